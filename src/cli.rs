@@ -1,0 +1,224 @@
+//! Command-line types. No logic beyond reading the order of rule flags.
+
+use std::path::PathBuf;
+
+use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
+
+use crate::report::Format;
+use crate::rules::Level;
+use crate::source::InputFormat;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "agui-lens",
+    version,
+    about = "Validate, fold, compact and diff AG-UI event streams",
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check captured streams: framing, JSON Schemas, and the protocol's rules.
+    Check(CheckArgs),
+    /// List every rule with its default level.
+    Rules(RulesArgs),
+    /// Explain a rule: what it checks, why it matters, an example that trips it.
+    Explain {
+        /// A rule name, e.g. schema/unknown-field.
+        rule: String,
+    },
+    /// List, show or export the JSON Schemas events are checked against.
+    #[command(subcommand)]
+    Schema(SchemaCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or directories to check; `-` (or nothing) reads stdin.
+    pub paths: Vec<PathBuf>,
+
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+
+    /// A directory of schemas laid over the built-in ones (same relative paths replace
+    /// ours; custom/NAME.json checks the value of CUSTOM events named NAME).
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+
+    /// Largest line or SSE frame read (e.g. 64MiB, 200MB, 1048576); larger ones are reported
+    /// and skipped.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Args)]
+pub struct RuleArgs {
+    /// Report a rule or family (`state/*`) as an error. Repeatable; later flags win.
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// Report a rule or family as a warning.
+    #[arg(long, value_name = "RULE")]
+    pub warn: Vec<String>,
+
+    /// Do not report a rule or family.
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Exit with status 1 when there are warnings, too.
+    #[arg(long)]
+    pub deny_warnings: bool,
+
+    /// Read settings from this file instead of the nearest agui-lens.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// Output format (human or json).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SchemaCommand {
+    /// List the schemas: one per event type, and the shared definitions.
+    List,
+    /// Print one schema: an event type (RUN_STARTED) or a definition (Message).
+    Show {
+        name: String,
+        /// A directory of schemas laid over the built-in ones.
+        #[arg(long, value_name = "DIR")]
+        schemas: Option<PathBuf>,
+    },
+    /// Write every schema into a directory, as files a JSON Schema tool can use.
+    Export {
+        dir: PathBuf,
+        /// A directory of schemas laid over the built-in ones.
+        #[arg(long, value_name = "DIR")]
+        schemas: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// The rule flags in the order they were given, so `--allow x --deny x` ends in deny.
+pub fn rule_flags_in_order(matches: &ArgMatches, args: &RuleArgs) -> Vec<(Level, String)> {
+    let mut flags = Vec::new();
+    for (id, level, values) in [
+        ("deny", Level::Deny, &args.deny),
+        ("warn", Level::Warn, &args.warn),
+        ("allow", Level::Allow, &args.allow),
+    ] {
+        let indices = matches.indices_of(id).map(Iterator::collect::<Vec<_>>);
+        for (i, value) in values.iter().enumerate() {
+            let position = indices.as_ref().and_then(|ix| ix.get(i).copied()).unwrap_or(0);
+            flags.push((position, level, value.clone()));
+        }
+    }
+    flags.sort_by_key(|(position, ..)| *position);
+    flags.into_iter().map(|(_, level, value)| (level, value)).collect()
+}
+
+/// Parses `64MiB`, `200MB`, `1g`, `1048576`.
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (e.g. 64MiB, 200MB, 1048576)"))?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mib" => 1024.0 * 1024.0,
+        "g" | "gb" => 1e9,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        other => return Err(format!("unknown size unit `{other}` (use KiB, MiB, GiB, KB, MB, GB)")),
+    };
+    let bytes = number * scale;
+    if !(1.0..=(usize::MAX as f64)).contains(&bytes) {
+        return Err(format!("`{text}` is out of range"));
+    }
+    Ok(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64MiB"), Ok(64 * 1024 * 1024));
+        assert_eq!(parse_size("200MB"), Ok(200_000_000));
+        assert_eq!(parse_size("1048576"), Ok(1_048_576));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn rule_flags_keep_command_line_order() {
+        let matches = Cli::command().get_matches_from([
+            "agui-lens", "check", "--allow", "a/*", "--deny", "b", "--warn", "c", "--allow", "d",
+        ]);
+        let (_, sub) = matches.subcommand().unwrap();
+        let Command::Check(args) = Cli::try_parse_from([
+            "agui-lens", "check", "--allow", "a/*", "--deny", "b", "--warn", "c", "--allow", "d",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!()
+        };
+        let got = rule_flags_in_order(sub, &args.rules);
+        assert_eq!(
+            got,
+            vec![
+                (Level::Allow, "a/*".to_string()),
+                (Level::Deny, "b".to_string()),
+                (Level::Warn, "c".to_string()),
+                (Level::Allow, "d".to_string()),
+            ]
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! `agui-lens check`: read inputs, run every rule, report.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use clap::ArgMatches;
+use rayon::prelude::*;
+
+use super::Outcome;
+use crate::cli::{CheckArgs, ColorChoice, parse_size, rule_flags_in_order};
+use crate::config::Config;
+use crate::diagnostic::Diagnostic;
+use crate::report::{self, FileSummary, Reporter, Summary};
+use crate::rules::engine::{Context, Engine, Stats};
+use crate::schema::SchemaSet;
+use crate::source::{self, Batch, InputSpec, ReadOptions};
+
+pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
+    let config = Config::load(args.rules.config.as_deref())?;
+    let levels = config.levels(&rule_flags_in_order(matches, &args.rules))?;
+    let deny_warnings = args.rules.deny_warnings || config.file.deny_warnings;
+    let max_line = match (args.max_line, &config.file.max_line) {
+        (Some(max), _) => max,
+        (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
+        (None, None) => source::DEFAULT_MAX_LINE,
+    };
+    let schemas_dir = args.schemas.clone().or_else(|| config.schemas_dir());
+    let schemas = SchemaSet::load(schemas_dir.as_deref())?;
+    let paths = if args.paths.is_empty() {
+        if io::stdin().is_terminal() {
+            bail!("no input: give files or directories, or pipe a stream into `agui-lens check -`");
+        }
+        vec![PathBuf::from("-")]
+    } else {
+        args.paths.clone()
+    };
+    let inputs = source::expand_inputs(&paths)?;
+    let read = ReadOptions {
+        format: args.input_format,
+        max_line,
+    };
+    let ctx = Context {
+        schemas: &schemas,
+        levels: &levels,
+        max_line,
+    };
+    let color = use_color(args.output.color);
+    let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
+    let mut reporter = report::reporter(args.output.format, out, color);
+    let summary = check_inputs(&ctx, &inputs, &read, reporter.as_mut())?;
+    Ok(Outcome::from_summary(&summary, deny_warnings))
+}
+
+/// Whether to colour human output: `--color`, else a terminal without `NO_COLOR`.
+pub fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+/// The outcome of the whole run, with whether any input could not be read.
+pub struct RunSummary {
+    pub summary: Summary,
+    pub failed_inputs: u64,
+}
+
+/// Checks every input and reports in input order. One input streams its diagnostics as they
+/// are found; several are checked in parallel, a few at a time.
+pub fn check_inputs(
+    ctx: &Context<'_>,
+    inputs: &[InputSpec],
+    read: &ReadOptions,
+    reporter: &mut dyn Reporter,
+) -> Result<RunSummary> {
+    let mut run = RunSummary {
+        summary: Summary::default(),
+        failed_inputs: 0,
+    };
+    if let [input] = inputs {
+        let file = check_one(ctx, input, read, &mut |diagnostics| {
+            for d in diagnostics {
+                reporter.diagnostic(d)?;
+            }
+            reporter.flush()
+        })?;
+        finish_file(&mut run, &file, reporter)?;
+    } else {
+        let width = rayon::current_num_threads().max(1) * 2;
+        for group in inputs.chunks(width) {
+            let results: Vec<Result<(FileSummary, Vec<Diagnostic>)>> = group
+                .par_iter()
+                .map(|input| {
+                    let mut found = Vec::new();
+                    let file = check_one(ctx, input, read, &mut |diagnostics| {
+                        found.extend_from_slice(diagnostics);
+                        Ok(())
+                    })?;
+                    Ok((file, found))
+                })
+                .collect();
+            for result in results {
+                let (file, found) = result?;
+                reporter.start_file(&file.path)?;
+                for d in &found {
+                    reporter.diagnostic(d)?;
+                }
+                finish_file(&mut run, &file, reporter)?;
+            }
+        }
+    }
+    reporter.finish(&run.summary)?;
+    Ok(run)
+}
+
+fn finish_file(run: &mut RunSummary, file: &FileSummary, reporter: &mut dyn Reporter) -> Result<()> {
+    if let Some(failure) = &file.failure {
+        run.failed_inputs += 1;
+        // The report goes to stdout; say it on stderr too, where a person watching looks.
+        let _ = writeln!(io::stderr(), "error: {failure}");
+    }
+    run.summary.add(file);
+    reporter.end_file(file)?;
+    Ok(())
+}
+
+/// Checks one input, handing diagnostics to `emit` batch by batch. A failure to open or read
+/// the input is recorded in the summary (after what was read is reported); an `Err` means
+/// `emit` failed (e.g. a closed pipe).
+pub fn check_one(
+    ctx: &Context<'_>,
+    input: &InputSpec,
+    read: &ReadOptions,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    let name = input.display_name();
+    let mut opened = match source::open(input, read) {
+        Ok(opened) => opened,
+        Err(err) => return Ok(failed(name, Stats::default(), format!("{err:#}"))),
+    };
+    let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+    let mut batch = Batch::default();
+    let mut found = Vec::new();
+    let mut failure = None;
+    loop {
+        match opened.reader.next_batch(&mut batch) {
+            Ok(true) => {
+                engine.check_batch(&batch, &mut found);
+                emit(&found)?;
+                found.clear();
+            }
+            Ok(false) => break,
+            Err(err) => {
+                failure = Some(format!("reading {name}: {err}"));
+                break;
+            }
+        }
+    }
+    let stats = engine.finish(&mut found);
+    emit(&found)?;
+    Ok(match failure {
+        Some(message) => failed(name, stats, message),
+        None => FileSummary {
+            path: name,
+            stats,
+            failure: None,
+        },
+    })
+}
+
+fn failed(path: Arc<str>, stats: Stats, message: String) -> FileSummary {
+    FileSummary {
+        path,
+        stats,
+        failure: Some(message),
+    }
+}

@@ -1,0 +1,137 @@
+//! Diagnostics: what a rule found, where, and how bad it is. Plain serializable data.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::event::Location;
+use crate::rules::RuleId;
+
+/// How serious a finding is once the user's configuration has been applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One finding. A finding is never an `Err`: errors mean the tool could not do its job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub rule: RuleId,
+    pub severity: Severity,
+    pub path: Arc<str>,
+    /// 1-based line, when the finding belongs to a line of the input.
+    pub line: Option<u64>,
+    /// Byte offset of that line.
+    pub offset: Option<u64>,
+    /// 0-based frame index, when the finding belongs to one frame.
+    pub event_index: Option<u64>,
+    /// The event's `type`, when it has one.
+    pub event_type: Option<String>,
+    /// A lowercase statement of the fact, pointing at the data.
+    pub message: String,
+    /// How to fix it, on its own line.
+    pub help: Option<String>,
+    /// JSON Pointer into the event, for schema findings.
+    pub pointer: Option<String>,
+    /// The schema keyword that failed, for schema findings.
+    pub keyword: Option<String>,
+    /// The offending event, abbreviated.
+    pub excerpt: Option<String>,
+}
+
+impl Diagnostic {
+    /// A finding about the input as a whole (no line, no event).
+    pub fn whole_input(rule: RuleId, severity: Severity, path: Arc<str>, message: String) -> Self {
+        Diagnostic {
+            rule,
+            severity,
+            path,
+            line: None,
+            offset: None,
+            event_index: None,
+            event_type: None,
+            message,
+            help: None,
+            pointer: None,
+            keyword: None,
+            excerpt: None,
+        }
+    }
+
+    /// A finding about one frame of the input.
+    pub fn at(rule: RuleId, severity: Severity, loc: &Location, message: String) -> Self {
+        Diagnostic {
+            line: Some(loc.line),
+            offset: Some(loc.offset),
+            event_index: Some(loc.index),
+            ..Diagnostic::whole_input(rule, severity, loc.path.clone(), message)
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_event_type(mut self, ty: Option<&str>) -> Self {
+        self.event_type = ty.map(str::to_owned);
+        self
+    }
+
+    pub fn with_excerpt(mut self, excerpt: Option<String>) -> Self {
+        self.excerpt = excerpt;
+        self
+    }
+
+    /// The order diagnostics are reported in: position, then rule.
+    pub fn sort_key(&self) -> (u64, u64, RuleId) {
+        (
+            self.event_index.unwrap_or(u64::MAX),
+            self.line.unwrap_or(u64::MAX),
+            self.rule,
+        )
+    }
+}
+
+/// Shortens text for display: at most `max` characters, cut on a character boundary, with an
+/// ellipsis and the count of what was left out.
+pub fn abbreviate(text: &str, max: usize) -> String {
+    let text = text.trim_end_matches(['\r', '\n']);
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => {
+            let rest = text.len() - cut;
+            format!("{}… ({rest} more bytes)", &text[..cut])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abbreviate_cuts_on_char_boundary() {
+        assert_eq!(abbreviate("héllo", 10), "héllo");
+        assert_eq!(abbreviate("héllo wörld", 3), "hél… (9 more bytes)");
+        assert_eq!(abbreviate("line\r\n", 10), "line");
+    }
+}

@@ -1,0 +1,167 @@
+//! The shared event types: an AG-UI event as read, and where it was read from.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+macro_rules! event_types {
+    ($($variant:ident = $name:literal,)*) => {
+        /// Every event type agui-lens knows: the 31 of AG-UI 1.0 and the THINKING_* events
+        /// that 1.0 removed.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum EventType {
+            $($variant,)*
+        }
+
+        impl EventType {
+            /// All known types, in the order of the protocol's documentation.
+            pub const ALL: &'static [EventType] = &[$(EventType::$variant,)*];
+
+            /// The wire name, e.g. `TEXT_MESSAGE_START`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(EventType::$variant => $name,)*
+                }
+            }
+
+            /// The type for a wire name; `None` for names AG-UI does not define.
+            pub fn from_name(name: &str) -> Option<EventType> {
+                match name {
+                    $($name => Some(EventType::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+event_types! {
+    RunStarted = "RUN_STARTED",
+    RunFinished = "RUN_FINISHED",
+    RunError = "RUN_ERROR",
+    StepStarted = "STEP_STARTED",
+    StepFinished = "STEP_FINISHED",
+    TextMessageStart = "TEXT_MESSAGE_START",
+    TextMessageContent = "TEXT_MESSAGE_CONTENT",
+    TextMessageEnd = "TEXT_MESSAGE_END",
+    TextMessageChunk = "TEXT_MESSAGE_CHUNK",
+    ToolCallStart = "TOOL_CALL_START",
+    ToolCallArgs = "TOOL_CALL_ARGS",
+    ToolCallEnd = "TOOL_CALL_END",
+    ToolCallChunk = "TOOL_CALL_CHUNK",
+    ToolCallResult = "TOOL_CALL_RESULT",
+    StateSnapshot = "STATE_SNAPSHOT",
+    StateDelta = "STATE_DELTA",
+    MessagesSnapshot = "MESSAGES_SNAPSHOT",
+    ActivitySnapshot = "ACTIVITY_SNAPSHOT",
+    ActivityDelta = "ACTIVITY_DELTA",
+    ReasoningStart = "REASONING_START",
+    ReasoningMessageStart = "REASONING_MESSAGE_START",
+    ReasoningMessageContent = "REASONING_MESSAGE_CONTENT",
+    ReasoningMessageEnd = "REASONING_MESSAGE_END",
+    ReasoningMessageChunk = "REASONING_MESSAGE_CHUNK",
+    ReasoningEnd = "REASONING_END",
+    ReasoningEncryptedValue = "REASONING_ENCRYPTED_VALUE",
+    SubagentStarted = "SUBAGENT_STARTED",
+    SubagentFinished = "SUBAGENT_FINISHED",
+    SubagentError = "SUBAGENT_ERROR",
+    Raw = "RAW",
+    Custom = "CUSTOM",
+    ThinkingStart = "THINKING_START",
+    ThinkingEnd = "THINKING_END",
+    ThinkingTextMessageStart = "THINKING_TEXT_MESSAGE_START",
+    ThinkingTextMessageContent = "THINKING_TEXT_MESSAGE_CONTENT",
+    ThinkingTextMessageEnd = "THINKING_TEXT_MESSAGE_END",
+}
+
+impl EventType {
+    /// The REASONING_* event that replaced a THINKING_* event in 1.0, if this type was removed.
+    pub fn replaced_by(self) -> Option<EventType> {
+        use EventType::*;
+        match self {
+            ThinkingStart => Some(ReasoningStart),
+            ThinkingEnd => Some(ReasoningEnd),
+            ThinkingTextMessageStart => Some(ReasoningMessageStart),
+            ThinkingTextMessageContent => Some(ReasoningMessageContent),
+            ThinkingTextMessageEnd => Some(ReasoningMessageEnd),
+            _ => None,
+        }
+    }
+
+    /// Whether the type is part of AG-UI 1.0 (as opposed to a removed pre-1.0 type).
+    pub fn is_current(self) -> bool {
+        self.replaced_by().is_none()
+    }
+
+    /// A position in `ALL`, for tables indexed by type.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where an event (or a line that should have been one) was read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The file as the user named it, `-` for stdin, or a URL for live input.
+    pub path: Arc<str>,
+    /// 1-based line; for SSE, the line where the event's first `data:` field starts.
+    pub line: u64,
+    /// Byte offset of that line from the start of the (decompressed) input.
+    pub offset: u64,
+    /// 0-based index of the frame among all frames of the input, readable or not.
+    pub index: u64,
+}
+
+/// One parsed event: a JSON object and its type, if it names a known one.
+#[derive(Clone, Debug)]
+pub struct Event {
+    pub loc: Location,
+    /// The `type` field when it names a known event type.
+    pub kind: Option<EventType>,
+    /// The whole event as read.
+    pub value: Value,
+}
+
+impl Event {
+    /// The `type` field as written, known or not.
+    pub fn type_name(&self) -> Option<&str> {
+        self.value.get("type").and_then(Value::as_str)
+    }
+
+    /// A string field of the event, if present and a string.
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        self.value.get(key).and_then(Value::as_str)
+    }
+
+    /// Any field of the event.
+    pub fn field(&self, key: &str) -> Option<&Value> {
+        self.value.get(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for ty in EventType::ALL {
+            assert_eq!(EventType::from_name(ty.as_str()), Some(*ty));
+        }
+        assert_eq!(EventType::from_name("text_message_start"), None);
+    }
+
+    #[test]
+    fn thirty_one_current_types() {
+        let current = EventType::ALL.iter().filter(|t| t.is_current()).count();
+        assert_eq!(current, 31);
+        assert_eq!(EventType::ALL.len(), 36);
+    }
+}

@@ -1,0 +1,16 @@
+//! agui-lens: read AG-UI event streams, check them against the protocol, fold them into what
+//! a client ends with, compact and compare them.
+//!
+//! The stages, in the order data moves: [`source`] (bytes → located frames and events),
+//! [`rules`] (events → [`diagnostic::Diagnostic`]s), [`report`] (diagnostics → output).
+//! [`commands`] wires them for the binary.
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod diagnostic;
+pub mod event;
+pub mod report;
+pub mod rules;
+pub mod schema;
+pub mod source;

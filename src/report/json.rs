@@ -1,0 +1,49 @@
+//! One JSON document at the end: `{"diagnostics": […], "summary": {…}}`.
+
+use std::io::{self, Write};
+
+use serde_json::json;
+
+use super::{DiagnosticRecord, FileSummary, Reporter, Summary};
+use crate::diagnostic::Diagnostic;
+
+pub struct Json {
+    out: Box<dyn Write>,
+    diagnostics: Vec<serde_json::Value>,
+    files: Vec<serde_json::Value>,
+}
+
+impl Json {
+    pub fn new(out: Box<dyn Write>) -> Self {
+        Json {
+            out,
+            diagnostics: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+}
+
+impl Reporter for Json {
+    fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
+        self.diagnostics
+            .push(serde_json::to_value(DiagnosticRecord::from(d)).map_err(io::Error::other)?);
+        Ok(())
+    }
+
+    fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        self.files
+            .push(serde_json::to_value(file).map_err(io::Error::other)?);
+        Ok(())
+    }
+
+    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        let document = json!({
+            "diagnostics": self.diagnostics,
+            "files": self.files,
+            "summary": summary,
+        });
+        serde_json::to_writer_pretty(&mut self.out, &document).map_err(io::Error::other)?;
+        writeln!(self.out)?;
+        self.out.flush()
+    }
+}

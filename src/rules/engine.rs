@@ -1,0 +1,203 @@
+//! The rules stage: takes frames, parses and schema-checks them (stateless, so in parallel),
+//! then runs the stateful rules in stream order and applies the user's levels.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::event::Event;
+use crate::rules::{Levels, RuleId};
+use crate::schema::SchemaSet;
+use crate::source::parse::{self, excerpt};
+use crate::source::{Batch, Frame, describe_non_stream};
+
+/// How many findings are held back while no event has been seen, in case the input turns
+/// out not to be a stream at all (then one `framing/no-events` says so instead).
+const HOLD_LIMIT: usize = 32;
+
+/// Everything the stateless step learnt about one frame.
+#[derive(Debug)]
+pub struct Prepared {
+    pub event: Option<Event>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Counts for one input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    pub frames: u64,
+    pub events: u64,
+    pub errors: u64,
+    pub warnings: u64,
+}
+
+/// Settings shared by every input of a run.
+pub struct Context<'a> {
+    pub schemas: &'a SchemaSet,
+    pub levels: &'a Levels,
+    pub max_line: usize,
+}
+
+/// Checks one input.
+pub struct Engine<'a> {
+    ctx: &'a Context<'a>,
+    path: Arc<str>,
+    head: Vec<u8>,
+    stats: Stats,
+    /// Events with a known AG-UI type seen so far.
+    known_events: u64,
+    held: Vec<Diagnostic>,
+    holding: bool,
+}
+
+impl<'a> Engine<'a> {
+    /// `head` is the first bytes of the input, used to describe it if it holds no events.
+    pub fn new(ctx: &'a Context<'a>, path: Arc<str>, head: Vec<u8>) -> Self {
+        Engine {
+            ctx,
+            path,
+            head,
+            stats: Stats::default(),
+            known_events: 0,
+            held: Vec::new(),
+            holding: true,
+        }
+    }
+
+    /// Parses and schema-checks one frame. Needs no state, so frames of a batch can be
+    /// prepared in parallel.
+    pub fn prepare(&self, batch: &Batch, frame: &Frame) -> Prepared {
+        let parsed = parse::parse_frame(&self.path, batch, frame, self.ctx.max_line);
+        let mut diagnostics = parsed.problems;
+        if let Some(event) = &parsed.event {
+            super::schema::check(event, self.ctx.schemas, self.ctx.levels, &mut diagnostics);
+        }
+        Prepared {
+            event: parsed.event,
+            diagnostics,
+        }
+    }
+
+    /// Checks a whole batch: prepares its frames in parallel, then feeds them in order.
+    pub fn check_batch(&mut self, batch: &Batch, out: &mut Vec<Diagnostic>) {
+        let prepared: Vec<Prepared> = if batch.frames.len() > 64 {
+            batch
+                .frames
+                .par_iter()
+                .with_min_len(32)
+                .map(|frame| self.prepare(batch, frame))
+                .collect()
+        } else {
+            batch.frames.iter().map(|frame| self.prepare(batch, frame)).collect()
+        };
+        for (frame, prepared) in batch.frames.iter().zip(prepared) {
+            self.feed(prepared, batch.bytes(frame), out);
+        }
+    }
+
+    /// Runs the stateful rules on one prepared frame, in stream order.
+    pub fn feed(&mut self, prepared: Prepared, raw: &[u8], out: &mut Vec<Diagnostic>) {
+        self.stats.frames += 1;
+        let mut found = prepared.diagnostics;
+        if let Some(event) = &prepared.event {
+            self.stats.events += 1;
+            if event.kind.is_some() {
+                self.known_events += 1;
+            }
+            let ty = event.type_name();
+            for d in &mut found {
+                if d.event_type.is_none() {
+                    d.event_type = ty.map(str::to_owned);
+                }
+                if d.excerpt.is_none() {
+                    d.excerpt = excerpt(raw);
+                }
+            }
+        }
+        found.sort_by_key(|d| d.rule);
+        for d in found {
+            self.emit(d, out);
+        }
+        if self.holding && (self.known_events > 0 || self.held.len() > HOLD_LIMIT) {
+            self.release(out);
+        }
+    }
+
+    /// Ends the input: reports what only the end can tell. Returns the input's counts.
+    pub fn finish(mut self, out: &mut Vec<Diagnostic>) -> Stats {
+        if self.holding && self.known_events == 0 {
+            // Findings that only say "this is not an event" are folded into one.
+            let explained = |d: &Diagnostic| {
+                matches!(
+                    d.rule,
+                    RuleId::FramingInvalidJson | RuleId::FramingNotAnObject | RuleId::SchemaMissingType
+                )
+            };
+            let folded = self.held.iter().filter(|d| explained(d)).count();
+            self.held.retain(|d| !explained(d));
+            let mut message = format!(
+                "no AG-UI events: {}",
+                describe_non_stream(&self.head)
+            );
+            if folded > 0 {
+                message.push_str(&format!(
+                    " ({folded} {} could not be read as events)",
+                    if folded == 1 { "frame" } else { "frames" }
+                ));
+            }
+            let severity = self.ctx.levels.severity(RuleId::FramingNoEvents);
+            self.holding = false;
+            let kept = std::mem::take(&mut self.held);
+            for d in kept {
+                self.emit(d, out);
+            }
+            if severity.is_some() {
+                let d = parse::finding(RuleId::FramingNoEvents, &self.whole_input(), message)
+                    .with_help(
+                        "capture the response body of a successful run (Accept: text/event-stream)",
+                    );
+                self.emit(d, out);
+            }
+        }
+        self.release(out);
+        self.stats
+    }
+
+    fn whole_input(&self) -> crate::event::Location {
+        crate::event::Location {
+            path: self.path.clone(),
+            line: 1,
+            offset: 0,
+            index: 0,
+        }
+    }
+
+    fn release(&mut self, out: &mut Vec<Diagnostic>) {
+        self.holding = false;
+        for d in self.held.drain(..) {
+            count(&mut self.stats, &d);
+            out.push(d);
+        }
+    }
+
+    fn emit(&mut self, mut d: Diagnostic, out: &mut Vec<Diagnostic>) {
+        let Some(severity) = self.ctx.levels.severity(d.rule) else {
+            return;
+        };
+        d.severity = severity;
+        if self.holding {
+            self.held.push(d);
+        } else {
+            count(&mut self.stats, &d);
+            out.push(d);
+        }
+    }
+}
+
+fn count(stats: &mut Stats, d: &Diagnostic) {
+    match d.severity {
+        Severity::Error => stats.errors += 1,
+        Severity::Warning => stats.warnings += 1,
+    }
+}

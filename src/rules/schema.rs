@@ -1,0 +1,240 @@
+//! Schema rules: does each event match the JSON Schema of its type (AG-UI 1.0).
+
+use super::{Level, Rule};
+
+pub const MISSING_TYPE: Rule = Rule {
+    name: "schema/missing-type",
+    default: Level::Deny,
+    summary: "an event object has no `type` string",
+    why: "The `type` field is how every client dispatches an event; without it the event is \
+          dropped or rejected.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"messageId":"m1","delta":"hello"}
+"#,
+};
+
+pub const UNKNOWN_EVENT_TYPE: Rule = Rule {
+    name: "schema/unknown-event-type",
+    default: Level::Deny,
+    summary: "an event's `type` is not one AG-UI defines",
+    why: "The 1.0 client validates every event against a closed union of types and rejects \
+          the stream on an unknown one. Application-specific events belong in CUSTOM.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_DELTA","messageId":"m1","delta":"hi"}
+"#,
+};
+
+pub const VIOLATION: Rule = Rule {
+    name: "schema/violation",
+    default: Level::Deny,
+    summary: "an event does not match the JSON Schema of its type",
+    why: "The 1.0 client parses each event with the SDK's schema and fails the run on the \
+          first mismatch: a missing required field, a wrong type, a bad enum value.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":42}
+"#,
+};
+
+pub const UNKNOWN_FIELD: Rule = Rule {
+    name: "schema/unknown-field",
+    default: Level::Warn,
+    summary: "an event carries a field its type does not define",
+    why: "Unknown fields are allowed and passed through, but they are usually a typo or a \
+          snake_case name where the protocol uses camelCase (`message_id` for `messageId`), \
+          which leaves the real field missing.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant","message_id":"m1"}
+"#,
+};
+
+pub const NULL_FOR_OPTIONAL: Rule = Rule {
+    name: "schema/null-for-optional",
+    default: Level::Deny,
+    summary: "an optional field is present with the value null",
+    why: "AG-UI 1.0 means \"absent\" by leaving a field out; the 1.0 client rejects null for \
+          optional fields. Clients before 1.0 tolerated some of these (parentMessageId, \
+          outcome), so a team still on an older client may downgrade this rule.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"search","parentMessageId":null}
+"#,
+};
+
+pub const DEPRECATED_EVENT: Rule = Rule {
+    name: "schema/deprecated-event",
+    default: Level::Warn,
+    summary: "a THINKING_* event, removed in AG-UI 1.0",
+    why: "1.0 replaced THINKING_* with REASONING_*; the 1.0 client drops THINKING_* events \
+          (or translates them at its compatibility boundary), so their content may never be \
+          shown.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"THINKING_START","title":"planning"}
+"#,
+};
+
+use crate::diagnostic::Diagnostic;
+use crate::event::{Event, EventType};
+use crate::rules::{Levels, RuleId};
+use crate::schema::{SchemaFinding, SchemaSet};
+use crate::source::parse::{finding, kind_name};
+
+/// Checks one event against its schema. Stateless, so events can be checked in parallel.
+pub fn check(event: &Event, schemas: &SchemaSet, levels: &Levels, out: &mut Vec<Diagnostic>) {
+    let loc = &event.loc;
+    let ty = match event.value.get("type") {
+        None => {
+            out.push(
+                finding(RuleId::SchemaMissingType, loc, "the event has no `type` field".into())
+                    .with_help("every AG-UI event names its type, e.g. \"type\": \"RUN_STARTED\""),
+            );
+            return;
+        }
+        Some(serde_json::Value::String(name)) => name,
+        Some(other) => {
+            out.push(
+                finding(
+                    RuleId::SchemaMissingType,
+                    loc,
+                    format!("`type` is a {}, not a string", kind_name(other)),
+                )
+                .with_help("every AG-UI event names its type as a string, e.g. \"type\": \"RUN_STARTED\""),
+            );
+            return;
+        }
+    };
+    let Some(kind) = event.kind else {
+        let mut diagnostic = finding(
+            RuleId::SchemaUnknownEventType,
+            loc,
+            format!("unknown event type \"{ty}\""),
+        )
+        .with_event_type(Some(ty));
+        diagnostic.help = Some(match closest_type(ty) {
+            Some(known) => format!("did you mean \"{known}\"?"),
+            None => "application events belong in a CUSTOM event: {\"type\": \"CUSTOM\", \"name\": …, \"value\": …}".into(),
+        });
+        out.push(diagnostic);
+        return;
+    };
+    if let Some(replacement) = kind.replaced_by() {
+        out.push(
+            finding(
+                RuleId::SchemaDeprecatedEvent,
+                loc,
+                format!("{kind} was removed in AG-UI 1.0"),
+            )
+            .with_help(format!("send {replacement} instead")),
+        );
+    }
+    let wanted = [
+        RuleId::SchemaViolation,
+        RuleId::SchemaNullForOptional,
+        RuleId::SchemaUnknownField,
+    ];
+    if !wanted.iter().any(|id| levels.enabled(*id)) {
+        return;
+    }
+    let mut findings = schemas.validate_event(kind, &event.value);
+    if kind == EventType::Custom {
+        let name = event.str_field("name").unwrap_or_default();
+        if let (Some(value), true) = (event.field("value"), schemas.has_custom(name)) {
+            findings.extend(schemas.validate_custom(name, value).unwrap_or_default());
+        }
+    }
+    for found in findings {
+        out.push(to_diagnostic(found, kind, event));
+    }
+}
+
+fn to_diagnostic(found: SchemaFinding, kind: EventType, event: &Event) -> Diagnostic {
+    let loc = &event.loc;
+    let schema_help = format!("see `agui-lens schema show {kind}`");
+    match found {
+        SchemaFinding::Violation {
+            pointer,
+            keyword,
+            message,
+            help,
+        } => {
+            let mut d = finding(RuleId::SchemaViolation, loc, message).with_help(help.unwrap_or(schema_help));
+            d.pointer = Some(pointer);
+            d.keyword = Some(keyword);
+            d
+        }
+        SchemaFinding::NullForOptional { pointer, help } => {
+            let mut d = finding(
+                RuleId::SchemaNullForOptional,
+                loc,
+                format!("{pointer} is null; AG-UI 1.0 leaves an optional field out instead"),
+            )
+            .with_help(help.unwrap_or_else(|| {
+                "omit the field; the 1.0 client rejects null for optional fields".into()
+            }));
+            d.pointer = Some(pointer);
+            d
+        }
+        SchemaFinding::UnknownField {
+            pointer,
+            field,
+            suggestion,
+        } => {
+            let parent = pointer.rsplit_once('/').map(|(p, _)| p).unwrap_or_default();
+            let within = if parent.is_empty() {
+                format!("{kind}")
+            } else {
+                format!("{parent}")
+            };
+            let mut d = finding(
+                RuleId::SchemaUnknownField,
+                loc,
+                format!("unknown field \"{field}\" in {within}"),
+            );
+            d.help = Some(match suggestion {
+                Some(name) => format!("did you mean \"{name}\"? AG-UI field names are camelCase"),
+                None => schema_help,
+            });
+            d.pointer = Some(pointer);
+            d
+        }
+    }
+}
+
+/// The known type a misspelt one most likely meant.
+fn closest_type(name: &str) -> Option<&'static str> {
+    let upper = name.to_ascii_uppercase().replace(['-', ' ', '.'], "_");
+    let mut best: Option<(usize, &'static str)> = None;
+    for ty in EventType::ALL.iter().filter(|t| t.is_current()) {
+        let known = ty.as_str();
+        let distance = edit_distance(&upper, known);
+        if distance <= 3 && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, known));
+        }
+    }
+    best.map(|(_, known)| known)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_suggestions() {
+        assert_eq!(closest_type("text_message_start"), Some("TEXT_MESSAGE_START"));
+        assert_eq!(closest_type("RUN_STARTD"), Some("RUN_STARTED"));
+        assert_eq!(closest_type("my_app_event"), None);
+    }
+}

@@ -1,0 +1,283 @@
+//! The schema registry: the JSON Schemas in `schemas/` (embedded in the binary), a user's
+//! overlay directory, and validators compiled once per event type. No schema can fetch
+//! anything: every `$ref` must resolve inside the set.
+
+mod findings;
+mod walk;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow, bail};
+use jsonschema::{Draft, Resource, Validator};
+use serde_json::Value;
+
+pub use findings::SchemaFinding;
+
+use crate::event::EventType;
+
+include!(concat!(env!("OUT_DIR"), "/embedded_schemas.rs"));
+
+/// The base every schema's `$id` hangs from. `.invalid` can never resolve, by RFC 2606.
+pub const BASE_URL: &str = "https://agui-lens.invalid/schemas/";
+
+/// The two validators of one schema: as published (unknown fields allowed) and strict
+/// (unknown fields rejected), which tells unknown fields apart from real violations.
+struct Compiled {
+    root: String,
+    lax: Validator,
+    strict: Validator,
+}
+
+/// All schemas, by path relative to the schema directory (`events/RUN_STARTED.json`).
+pub struct SchemaSet {
+    docs: BTreeMap<String, Value>,
+    strict_docs: BTreeMap<String, Value>,
+    events: Vec<Option<Compiled>>,
+    /// Schemas for CUSTOM events' `value`, by event `name` (`custom/<name>.json`).
+    custom: BTreeMap<String, Compiled>,
+}
+
+impl SchemaSet {
+    /// The embedded schemas only.
+    pub fn embedded() -> Result<SchemaSet> {
+        SchemaSet::load(None)
+    }
+
+    /// The embedded schemas with a user's directory laid over them: a file at the same
+    /// relative path replaces ours, other files are added (`custom/<name>.json` validates the
+    /// `value` of CUSTOM events with that `name`).
+    pub fn load(overlay: Option<&Path>) -> Result<SchemaSet> {
+        let mut docs = BTreeMap::new();
+        for (rel, text) in EMBEDDED {
+            let value: Value = serde_json::from_str(text)
+                .with_context(|| format!("embedded schema {rel} is not valid JSON"))?;
+            docs.insert((*rel).to_owned(), value);
+        }
+        if let Some(dir) = overlay {
+            load_overlay(dir, dir, &mut docs)?;
+        }
+        for (rel, doc) in docs.iter_mut() {
+            if let Value::Object(map) = doc {
+                map.insert("$id".into(), Value::String(url_of(rel)));
+            } else {
+                bail!("schema {rel} is not a JSON object");
+            }
+        }
+        let strict_docs = docs
+            .iter()
+            .map(|(rel, doc)| {
+                let mut strict = doc.clone();
+                walk::make_strict(&mut strict);
+                (rel.clone(), strict)
+            })
+            .collect();
+        let mut set = SchemaSet {
+            docs,
+            strict_docs,
+            events: Vec::new(),
+            custom: BTreeMap::new(),
+        };
+        set.compile()?;
+        Ok(set)
+    }
+
+    fn compile(&mut self) -> Result<()> {
+        let lax = registry(&self.docs)?;
+        let strict = registry(&self.strict_docs)?;
+        let build = |rel: &str| -> Result<Compiled> {
+            let lax_validator = build_validator(&lax, &self.docs[rel])
+                .with_context(|| format!("compiling schema {rel}"))?;
+            let strict_validator = build_validator(&strict, &self.strict_docs[rel])
+                .with_context(|| format!("compiling schema {rel} (strict)"))?;
+            Ok(Compiled {
+                root: rel.to_owned(),
+                lax: lax_validator,
+                strict: strict_validator,
+            })
+        };
+        let mut events = Vec::with_capacity(EventType::ALL.len());
+        for ty in EventType::ALL {
+            let rel = event_schema_path(*ty);
+            events.push(if self.docs.contains_key(&rel) {
+                Some(build(&rel)?)
+            } else {
+                None
+            });
+        }
+        let mut custom = BTreeMap::new();
+        for rel in self.docs.keys() {
+            if let Some(name) = rel
+                .strip_prefix("custom/")
+                .and_then(|r| r.strip_suffix(".json"))
+            {
+                custom.insert(name.to_owned(), build(rel)?);
+            }
+        }
+        self.events = events;
+        self.custom = custom;
+        Ok(())
+    }
+
+    /// Every schema file, by relative path.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.docs.iter().map(|(rel, doc)| (rel.as_str(), doc))
+    }
+
+    /// A schema by event type name (`RUN_STARTED`), definition name (`Message`), CUSTOM name
+    /// (`custom/progress`) or relative path.
+    pub fn find(&self, name: &str) -> Option<(&str, &Value)> {
+        let candidates = [
+            name.to_owned(),
+            format!("{name}.json"),
+            format!("events/{name}.json"),
+            format!("defs/{name}.json"),
+            format!("events/{}.json", name.to_ascii_uppercase()),
+        ];
+        candidates
+            .iter()
+            .find_map(|rel| self.docs.get_key_value(rel.as_str()))
+            .map(|(rel, doc)| (rel.as_str(), doc))
+    }
+
+    /// Validates an event of a known type. Empty when it conforms.
+    pub fn validate_event(&self, ty: EventType, event: &Value) -> Vec<SchemaFinding> {
+        match &self.events[ty.index()] {
+            Some(compiled) => self.validate(compiled, event, ""),
+            None => Vec::new(),
+        }
+    }
+
+    /// Validates a CUSTOM event's `value` against the user's schema for its `name`, if any.
+    pub fn validate_custom(&self, name: &str, value: &Value) -> Option<Vec<SchemaFinding>> {
+        let compiled = self.custom.get(name)?;
+        Some(self.validate(compiled, value, "/value"))
+    }
+
+    /// Whether a user schema exists for CUSTOM events of this name.
+    pub fn has_custom(&self, name: &str) -> bool {
+        self.custom.contains_key(name)
+    }
+
+    fn validate(&self, compiled: &Compiled, instance: &Value, prefix: &str) -> Vec<SchemaFinding> {
+        if compiled.strict.is_valid(instance) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for error in compiled.lax.iter_errors(instance) {
+            out.push(findings::classify(self, &compiled.root, instance, &error, prefix));
+        }
+        for error in compiled.strict.iter_errors(instance) {
+            findings::unknown_fields(self, &compiled.root, &error, prefix, &mut out);
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    pub(crate) fn doc(&self, rel: &str) -> Option<&Value> {
+        self.docs.get(rel)
+    }
+}
+
+/// `events/RUN_STARTED.json` for RUN_STARTED.
+pub fn event_schema_path(ty: EventType) -> String {
+    format!("events/{}.json", ty.as_str())
+}
+
+pub fn url_of(rel: &str) -> String {
+    format!("{BASE_URL}{rel}")
+}
+
+fn load_overlay(root: &Path, dir: &Path, docs: &mut BTreeMap<String, Value>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let mut paths: Vec<_> = entries
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("reading {}", dir.display()))?;
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            load_overlay(root, &path, docs)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let value: Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not valid JSON", path.display()))?;
+            let rel = path
+                .strip_prefix(root)
+                .map_err(|_| anyhow!("{} is outside {}", path.display(), root.display()))?
+                .to_string_lossy()
+                .replace('\\', "/");
+            docs.insert(rel, value);
+        }
+    }
+    Ok(())
+}
+
+fn registry(docs: &BTreeMap<String, Value>) -> Result<jsonschema::Registry<'static>> {
+    let resources = docs
+        .iter()
+        .map(|(rel, doc)| (url_of(rel), Resource::from_contents(doc.clone())));
+    jsonschema::Registry::new()
+        .draft(Draft::Draft202012)
+        .extend(resources)
+        .and_then(|builder| builder.prepare())
+        .map_err(|e| anyhow!("the schema set does not resolve: {e}"))
+}
+
+fn build_validator(registry: &jsonschema::Registry<'static>, doc: &Value) -> Result<Validator> {
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .offline()
+        .with_registry(registry)
+        .build(doc)
+        .map_err(|e| anyhow!("{e}"))
+}
+
+/// Compiles a schema that arrived in the data (a tool's `parameters`), with the same
+/// no-network rule: a `$ref` that points outside the schema itself fails to compile.
+pub fn compile_inline(schema: &Value) -> Result<Validator, String> {
+    jsonschema::options()
+        .offline()
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_type_has_a_schema_and_all_compile() {
+        let set = SchemaSet::embedded().expect("embedded schemas compile");
+        for ty in EventType::ALL {
+            assert!(
+                set.events[ty.index()].is_some(),
+                "no schema for {}",
+                ty.as_str()
+            );
+        }
+    }
+
+    #[test]
+    fn refs_never_leave_the_set() {
+        let set = SchemaSet::embedded().unwrap();
+        for (rel, doc) in set.files() {
+            walk::for_each_ref(doc, &mut |r| {
+                assert!(
+                    !r.contains("://"),
+                    "{rel}: $ref {r} is absolute; refs must be relative within schemas/"
+                );
+            });
+        }
+    }
+
+    #[test]
+    fn inline_schemas_cannot_fetch() {
+        let err = compile_inline(&serde_json::json!({"$ref": "https://example.com/x.json"}));
+        assert!(err.is_err());
+        let err = compile_inline(&serde_json::json!({"$ref": "file:///etc/passwd"}));
+        assert!(err.is_err());
+    }
+}

@@ -1,0 +1,258 @@
+//! Telling inputs apart: compression by magic bytes, format by extension, then by content.
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use super::InputFormat;
+
+/// How many bytes the format sniffer looks at, at most.
+pub const SNIFF_LEN: usize = 4096;
+
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// The file extension this compression is written with, if any.
+    pub fn extension(self) -> Option<&'static str> {
+        match self {
+            Compression::None => None,
+            Compression::Gzip => Some("gz"),
+            Compression::Zstd => Some("zst"),
+        }
+    }
+}
+
+/// Wraps the input in a decoder when its first bytes are a gzip or zstd header.
+pub fn decompress(mut raw: Box<dyn Read + Send>) -> io::Result<(Compression, Box<dyn Read + Send>)> {
+    let mut magic = Vec::with_capacity(4);
+    while magic.len() < 4 {
+        let mut byte = [0u8; 4];
+        let want = 4 - magic.len();
+        match raw.read(&mut byte[..want]) {
+            Ok(0) => break,
+            Ok(n) => magic.extend_from_slice(&byte[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        if !GZIP_MAGIC.starts_with(&magic[..magic.len().min(2)])
+            && !ZSTD_MAGIC.starts_with(&magic)
+        {
+            break;
+        }
+    }
+    let whole: Box<dyn Read + Send> = Box::new(io::Cursor::new(magic.clone()).chain(raw));
+    if magic.starts_with(GZIP_MAGIC) {
+        Ok((Compression::Gzip, Box::new(flate2::read::MultiGzDecoder::new(whole))))
+    } else if magic.starts_with(ZSTD_MAGIC) {
+        Ok((Compression::Zstd, Box::new(zstd::stream::read::Decoder::new(whole)?)))
+    } else {
+        Ok((Compression::None, whole))
+    }
+}
+
+/// Splits `.gz` / `.zst` off a path: `a.jsonl.gz` → (`a.jsonl`, Gzip).
+pub fn strip_compression_ext(path: &Path) -> (PathBuf, Compression) {
+    let compression = match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) if ext.eq_ignore_ascii_case("gz") => Compression::Gzip,
+        Some(ext) if ext.eq_ignore_ascii_case("zst") || ext.eq_ignore_ascii_case("zstd") => {
+            Compression::Zstd
+        }
+        _ => return (path.to_path_buf(), Compression::None),
+    };
+    (path.with_extension(""), compression)
+}
+
+/// The format a file name promises, if it promises one.
+pub fn format_from_extension(path: &Path) -> Option<InputFormat> {
+    let (stem, _) = strip_compression_ext(path);
+    let ext = stem.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "jsonl" | "ndjson" => Some(InputFormat::Jsonl),
+        "sse" => Some(InputFormat::Sse),
+        "json" => Some(InputFormat::Json),
+        _ => None,
+    }
+}
+
+/// Guesses the format from the first bytes: `[` an array, `{` JSONL, an SSE field name SSE.
+/// Anything else is read as JSONL, which reports what it finds line by line.
+pub fn sniff_format(head: &[u8]) -> InputFormat {
+    let text = trim_start(head);
+    if text.starts_with(b"[") {
+        InputFormat::Json
+    } else if text.starts_with(b"{") {
+        InputFormat::Jsonl
+    } else if [&b"data:"[..], b"data\n", b"event:", b"id:", b"retry:", b":"]
+        .iter()
+        .any(|field| text.starts_with(field))
+    {
+        InputFormat::Sse
+    } else {
+        InputFormat::Jsonl
+    }
+}
+
+/// Whether the first non-blank line holds a complete JSON value (JSONL), as opposed to the
+/// start of a pretty-printed one.
+pub fn first_line_is_whole_value(head: &[u8]) -> bool {
+    let text = trim_start(head);
+    let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+    serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok()
+}
+
+fn trim_start(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    &bytes[start..]
+}
+
+/// Describes bytes that hold no AG-UI event, for `framing/no-events`.
+pub fn describe_non_stream(head: &[u8]) -> String {
+    let text = trim_start(head);
+    if text.is_empty() {
+        return "the input is empty".into();
+    }
+    if text.starts_with(b"\xEF\xBB\xBF") {
+        return "the input starts with a second byte-order mark (U+FEFF); only one is stripped"
+            .into();
+    }
+    let lower: Vec<u8> = text.iter().take(256).map(u8::to_ascii_lowercase).collect();
+    if lower.starts_with(b"<!doctype html") || lower.starts_with(b"<html") || lower.starts_with(b"<")
+    {
+        let title = html_title(text);
+        return match title {
+            Some(title) => format!("it looks like an HTML page (title \"{title}\"), e.g. a login or error page saved instead of the stream"),
+            None => "it looks like an HTML page, e.g. a login or error page saved instead of the stream".into(),
+        };
+    }
+    let first_line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(first_line) {
+        return describe_json(&value);
+    }
+    if text.starts_with(b"HTTP/") {
+        return "it looks like a raw HTTP response with headers".into();
+    }
+    let printable = String::from_utf8_lossy(&first_line[..first_line.len().min(80)]).into_owned();
+    format!("it starts with {printable:?}")
+}
+
+fn describe_json(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(body)) = map.get("_non_sse_body") {
+                let inner = serde_json::from_str::<Value>(body)
+                    .map(|v| describe_json(&v))
+                    .unwrap_or_else(|_| "plain text".into());
+                return format!(
+                    "it is a captured HTTP response body that was not an event stream ({inner})"
+                );
+            }
+            let keys: Vec<&str> = map.keys().map(String::as_str).take(6).collect();
+            let error_like = map.keys().any(|k| {
+                matches!(k.as_str(), "error" | "errors" | "detail" | "details" | "message" | "status")
+            });
+            if error_like {
+                format!(
+                    "it looks like an HTTP error body: a JSON object with keys {}",
+                    keys.join(", ")
+                )
+            } else {
+                format!("it holds JSON objects without a `type` (keys {})", keys.join(", "))
+            }
+        }
+        Value::Array(items) => {
+            let error_like = items.first().and_then(Value::as_object).is_some_and(|o| {
+                o.contains_key("loc") || o.contains_key("msg") || o.contains_key("message")
+            });
+            if error_like {
+                "it looks like an HTTP error body: a JSON array of validation errors".into()
+            } else {
+                format!("it is a JSON array of {} non-event values", items.len())
+            }
+        }
+        other => format!("it holds a bare JSON value ({})", json_kind(other)),
+    }
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn html_title(text: &[u8]) -> Option<String> {
+    let lower: Vec<u8> = text.iter().map(u8::to_ascii_lowercase).collect();
+    let start = memchr::memmem::find(&lower, b"<title>")? + "<title>".len();
+    let end = start + memchr::memmem::find(&lower[start..], b"</title>")?;
+    let title = String::from_utf8_lossy(&text[start..end]).trim().to_owned();
+    (!title.is_empty()).then_some(title)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing() {
+        assert_eq!(sniff_format(b"  [{}]"), InputFormat::Json);
+        assert_eq!(sniff_format(b"{\"type\":1}\n"), InputFormat::Jsonl);
+        assert_eq!(sniff_format(b": comment\n"), InputFormat::Sse);
+        assert_eq!(sniff_format(b"data: {}\n"), InputFormat::Sse);
+        assert_eq!(sniff_format(b"event: x\n"), InputFormat::Sse);
+        assert_eq!(sniff_format(b"<html>"), InputFormat::Jsonl);
+        assert!(first_line_is_whole_value(b"{\"a\":1}\n{"));
+        assert!(!first_line_is_whole_value(b"{\n  \"a\": 1\n}"));
+    }
+
+    #[test]
+    fn descriptions() {
+        assert_eq!(describe_non_stream(b""), "the input is empty");
+        assert!(describe_non_stream(b"<!DOCTYPE html><html><head><title>Sign in</title>")
+            .contains("title \"Sign in\""));
+        assert!(describe_non_stream(b"{\"error\":\"bad\",\"detail\":[]}").contains("HTTP error body"));
+        assert!(describe_non_stream(b"[{\"type\":\"missing\",\"loc\":[\"threadId\"]}]")
+            .contains("validation errors"));
+        let wrapped = br#"{"_non_sse_body": "{\"error\":\"x\"}"}"#;
+        assert!(describe_non_stream(wrapped).contains("captured HTTP response body"));
+    }
+
+    #[test]
+    fn compression_by_magic() {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"{\"a\":1}\n").unwrap();
+        let bytes = gz.finish().unwrap();
+        let (kind, mut reader) = decompress(Box::new(io::Cursor::new(bytes))).unwrap();
+        let mut out = String::new();
+        reader.read_to_string(&mut out).unwrap();
+        assert_eq!((kind, out.as_str()), (Compression::Gzip, "{\"a\":1}\n"));
+
+        let bytes = zstd::encode_all(&b"{\"b\":2}\n"[..], 1).unwrap();
+        let (kind, mut reader) = decompress(Box::new(io::Cursor::new(bytes))).unwrap();
+        let mut out = String::new();
+        reader.read_to_string(&mut out).unwrap();
+        assert_eq!((kind, out.as_str()), (Compression::Zstd, "{\"b\":2}\n"));
+
+        let (kind, mut reader) = decompress(Box::new(io::Cursor::new(b"x".to_vec()))).unwrap();
+        let mut out = String::new();
+        reader.read_to_string(&mut out).unwrap();
+        assert_eq!((kind, out.as_str()), (Compression::None, "x"));
+    }
+}

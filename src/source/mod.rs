@@ -1,0 +1,339 @@
+//! Sources: bytes in, located frames out. Files, directories, stdin; JSONL, JSON and SSE;
+//! plain, gzip or zstd. Parsing a frame into an [`Event`](crate::event::Event) is `parse`.
+
+mod detect;
+mod json;
+mod jsonl;
+mod lines;
+pub mod parse;
+mod sse;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+
+pub use detect::{Compression, describe_non_stream, sniff_format};
+
+/// Default cap on one line or frame: larger ones are reported and skipped, never held.
+pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// How the events are laid out in the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputFormat {
+    /// One JSON event per line.
+    Jsonl,
+    /// One JSON array of events, or JSON values one after another.
+    Json,
+    /// Server-Sent Events as captured from the wire.
+    Sse,
+}
+
+impl fmt::Display for InputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InputFormat::Jsonl => "jsonl",
+            InputFormat::Json => "json",
+            InputFormat::Sse => "sse",
+        })
+    }
+}
+
+/// One frame: the bytes that should hold one event, or a note about bytes that could not be
+/// framed. Data frames point into [`Batch::data`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub kind: FrameKind,
+    /// 1-based line where the frame starts.
+    pub line: u64,
+    /// Byte offset of that line in the decompressed input.
+    pub offset: u64,
+    /// 0-based index among the frames of the input.
+    pub index: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// The frame's text is `Batch::data[start..end]`.
+    Data {
+        start: usize,
+        end: usize,
+        /// SSE only: the input ended before the frame's closing blank line.
+        unterminated: bool,
+    },
+    /// A line or frame over the cap, skipped without being held.
+    TooLong { len: u64 },
+    /// Bytes that do not fit the format's structure (e.g. text after a JSON array's `]`).
+    Malformed { message: String },
+}
+
+/// A run of frames read together. Reused from one read to the next.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub data: Vec<u8>,
+    pub frames: Vec<Frame>,
+}
+
+impl Batch {
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.frames.clear();
+    }
+
+    /// The text of a data frame.
+    pub fn bytes(&self, frame: &Frame) -> &[u8] {
+        match frame.kind {
+            FrameKind::Data { start, end, .. } => &self.data[start..end],
+            _ => &[],
+        }
+    }
+
+    fn push_data(&mut self, bytes: &[u8], line: u64, offset: u64, index: u64, unterminated: bool) {
+        let start = self.data.len();
+        self.data.extend_from_slice(bytes);
+        self.frames.push(Frame {
+            kind: FrameKind::Data {
+                start,
+                end: self.data.len(),
+                unterminated,
+            },
+            line,
+            offset,
+            index,
+        });
+    }
+
+    fn push_note(&mut self, kind: FrameKind, line: u64, offset: u64, index: u64) {
+        self.frames.push(Frame {
+            kind,
+            line,
+            offset,
+            index,
+        });
+    }
+}
+
+/// Cuts an input into frames.
+pub trait FrameReader: Send {
+    /// Replaces the batch's contents with the next frames. Returns as soon as at least one
+    /// frame is complete and the bytes read so far are used up, so a live input is reported
+    /// as it arrives. `Ok(false)` at the end of the input.
+    fn next_batch(&mut self, batch: &mut Batch) -> io::Result<bool>;
+}
+
+/// What the user asked to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputSpec {
+    Stdin,
+    File(PathBuf),
+}
+
+impl InputSpec {
+    /// The name used in diagnostics.
+    pub fn display_name(&self) -> Arc<str> {
+        match self {
+            InputSpec::Stdin => Arc::from("-"),
+            InputSpec::File(path) => Arc::from(path.to_string_lossy().as_ref()),
+        }
+    }
+}
+
+/// Options that shape how inputs are read.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    pub format: Option<InputFormat>,
+    pub max_line: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+}
+
+/// An opened input: its frame reader and what was learnt while opening it.
+pub struct Opened {
+    pub name: Arc<str>,
+    pub format: InputFormat,
+    pub compression: Compression,
+    /// The first bytes of the decompressed input, to describe it when it holds no events.
+    pub head: Vec<u8>,
+    pub reader: Box<dyn FrameReader>,
+}
+
+/// Extensions recognised when walking a directory.
+const STREAM_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "sse", "json"];
+
+/// Expands the paths given on the command line: `-` is stdin, directories are walked for
+/// stream files (sorted, so output is stable). A missing path is an error.
+pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<InputSpec>> {
+    let mut inputs = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            inputs.push(InputSpec::Stdin);
+            continue;
+        }
+        let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+        if meta.is_dir() {
+            let before = inputs.len();
+            walk_dir(path, &mut inputs)?;
+            if inputs.len() == before {
+                bail!(
+                    "{} holds no stream files (*.jsonl, *.ndjson, *.sse, *.json, or their .gz/.zst forms)",
+                    path.display()
+                );
+            }
+        } else {
+            inputs.push(InputSpec::File(path.clone()));
+        }
+    }
+    Ok(inputs)
+}
+
+fn walk_dir(dir: &Path, out: &mut Vec<InputSpec>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading directory {}", dir.display()))?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<io::Result<_>>()
+        .with_context(|| format!("reading directory {}", dir.display()))?;
+    entries.sort();
+    for path in entries {
+        let file_type = std::fs::metadata(&path)
+            .with_context(|| format!("reading {}", path.display()))?
+            .file_type();
+        if file_type.is_dir() {
+            walk_dir(&path, out)?;
+        } else if file_type.is_file() && is_stream_file(&path) {
+            out.push(InputSpec::File(path));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a file name looks like a stream capture: `*.jsonl`, `*.sse.gz`, `*.json.zst` …
+pub fn is_stream_file(path: &Path) -> bool {
+    let (stem, _) = detect::strip_compression_ext(path);
+    stem.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|ext| STREAM_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+/// Opens an input: decompresses by magic bytes, picks the format (forced, else by extension,
+/// else by content), and returns a frame reader over it.
+pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
+    let name = input.display_name();
+    let raw: Box<dyn Read + Send> = match input {
+        InputSpec::Stdin => Box::new(io::stdin()),
+        InputSpec::File(path) => {
+            let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+            if file
+                .metadata()
+                .with_context(|| format!("reading {}", path.display()))?
+                .is_dir()
+            {
+                bail!("{} is a directory", path.display());
+            }
+            Box::new(file)
+        }
+    };
+    let ext_hint = match input {
+        InputSpec::File(path) => detect::format_from_extension(path),
+        InputSpec::Stdin => None,
+    };
+    open_reader(name, raw, ext_hint, options)
+}
+
+/// Opens any byte stream (a socket body, a test buffer) the way [`open`] opens a file.
+pub fn open_reader(
+    name: Arc<str>,
+    raw: Box<dyn Read + Send>,
+    ext_hint: Option<InputFormat>,
+    options: &ReadOptions,
+) -> Result<Opened> {
+    let (compression, decoded) =
+        detect::decompress(raw).with_context(|| format!("reading {name}"))?;
+    let mut input = lines::Input::new(decoded);
+    let head = input
+        .peek(detect::SNIFF_LEN)
+        .with_context(|| format!("reading {name}"))?
+        .to_vec();
+    let format = options
+        .format
+        .or_else(|| refine_extension_hint(ext_hint, &head))
+        .unwrap_or_else(|| sniff_format(&head));
+    let max = options.max_line;
+    let reader: Box<dyn FrameReader> = match format {
+        InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(input, max)),
+        InputFormat::Json => Box::new(json::JsonReader::new(input, max)),
+        InputFormat::Sse => Box::new(sse::SseReader::new(input, max)),
+    };
+    Ok(Opened {
+        name,
+        format,
+        compression,
+        head,
+        reader,
+    })
+}
+
+/// `.json` says little: an array, one pretty-printed event, or JSONL under another name.
+fn refine_extension_hint(hint: Option<InputFormat>, head: &[u8]) -> Option<InputFormat> {
+    match hint {
+        Some(InputFormat::Json) => Some(match sniff_format(head) {
+            InputFormat::Jsonl if !detect::first_line_is_whole_value(head) => InputFormat::Json,
+            sniffed => sniffed,
+        }),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// Reads all frames of a byte string with the given format, delivering the bytes in
+    /// chunks of `chunk` so buffer boundaries are exercised.
+    pub fn frames(format: InputFormat, bytes: &[u8], chunk: usize, max: usize) -> Vec<(Frame, String)> {
+        let reader = ChunkedReader {
+            data: bytes.to_vec(),
+            pos: 0,
+            chunk,
+        };
+        let options = ReadOptions {
+            format: Some(format),
+            max_line: max,
+        };
+        let mut opened = open_reader(Arc::from("t"), Box::new(reader), None, &options).unwrap();
+        let mut out = Vec::new();
+        let mut batch = Batch::default();
+        while opened.reader.next_batch(&mut batch).unwrap() {
+            for frame in &batch.frames {
+                let text = String::from_utf8_lossy(batch.bytes(frame)).into_owned();
+                out.push((frame.clone(), text));
+            }
+        }
+        out
+    }
+
+    struct ChunkedReader {
+        data: Vec<u8>,
+        pos: usize,
+        chunk: usize,
+    }
+
+    impl Read for ChunkedReader {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.chunk.min(buf.len()).min(self.data.len() - self.pos);
+            buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+            self.pos += n;
+            Ok(n)
+        }
+    }
+}

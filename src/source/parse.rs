@@ -1,0 +1,304 @@
+//! From a frame's bytes to a located event, or to the framing problem that prevents one.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Batch, Frame, FrameKind};
+use crate::diagnostic::{Diagnostic, Severity, abbreviate};
+use crate::event::{Event, EventType, Location};
+use crate::rules::RuleId;
+
+/// Longest excerpt of an event shown with a diagnostic.
+pub const EXCERPT_LEN: usize = 160;
+
+/// What one frame yielded: an event (if its bytes are a JSON object) and framing findings.
+#[derive(Debug)]
+pub struct Parsed {
+    pub event: Option<Event>,
+    pub problems: Vec<Diagnostic>,
+}
+
+/// A finding with the rule's default severity; the engine applies the user's levels.
+pub fn finding(rule: RuleId, loc: &Location, message: String) -> Diagnostic {
+    let severity = rule.rule().default.severity().unwrap_or(Severity::Warning);
+    Diagnostic::at(rule, severity, loc, message)
+}
+
+/// An abbreviated, printable excerpt of a frame's bytes.
+pub fn excerpt(bytes: &[u8]) -> Option<String> {
+    if bytes.is_empty() {
+        return None;
+    }
+    Some(abbreviate(&String::from_utf8_lossy(bytes), EXCERPT_LEN))
+}
+
+pub fn location(path: &Arc<str>, frame: &Frame) -> Location {
+    Location {
+        path: path.clone(),
+        line: frame.line,
+        offset: frame.offset,
+        index: frame.index,
+    }
+}
+
+/// Parses one frame.
+pub fn parse_frame(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usize) -> Parsed {
+    let loc = location(path, frame);
+    let mut problems = Vec::new();
+    let bytes = batch.bytes(frame);
+    match &frame.kind {
+        FrameKind::TooLong { len } => {
+            problems.push(
+                finding(
+                    RuleId::FramingLineTooLong,
+                    &loc,
+                    format!(
+                        "a frame of {} is over the {} cap and was skipped",
+                        human_bytes(*len),
+                        human_bytes(max_line as u64)
+                    ),
+                )
+                .with_help("raise the cap with --max-line if events this large are expected"),
+            );
+            return Parsed {
+                event: None,
+                problems,
+            };
+        }
+        FrameKind::Malformed { message } => {
+            problems.push(finding(
+                RuleId::FramingInvalidJson,
+                &loc,
+                format!("invalid JSON: {message}"),
+            ));
+            return Parsed {
+                event: None,
+                problems,
+            };
+        }
+        FrameKind::Data { unterminated, .. } => {
+            if *unterminated {
+                problems.push(
+                    finding(
+                        RuleId::FramingSseUnterminatedFrame,
+                        &loc,
+                        "the input ends inside an SSE frame: no blank line after its last field"
+                            .into(),
+                    )
+                    .with_help(
+                        "end every SSE event with a blank line; an EventSource drops an \
+                         unterminated last event",
+                    ),
+                );
+            }
+        }
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => {
+            let at = err.valid_up_to();
+            let bad = bytes.get(at).copied().unwrap_or_default();
+            problems.push(
+                finding(
+                    RuleId::FramingInvalidUtf8,
+                    &loc,
+                    format!("invalid UTF-8 at byte {at} of the event (0x{bad:02X})"),
+                )
+                .with_help("events are UTF-8 JSON; the capture may have been re-encoded (e.g. as Latin-1)")
+                .with_excerpt(excerpt(bytes)),
+            );
+            return Parsed {
+                event: None,
+                problems,
+            };
+        }
+    };
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(err) => {
+            problems.push(invalid_json(&loc, text, &err).with_excerpt(excerpt(bytes)));
+            return Parsed {
+                event: None,
+                problems,
+            };
+        }
+    };
+    if !value.is_object() {
+        problems.push(
+            finding(
+                RuleId::FramingNotAnObject,
+                &loc,
+                format!("the event is a JSON {}, not an object", kind_name(&value)),
+            )
+            .with_help("every AG-UI event is a JSON object with a `type` field")
+            .with_excerpt(excerpt(bytes)),
+        );
+        return Parsed {
+            event: None,
+            problems,
+        };
+    }
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(EventType::from_name);
+    Parsed {
+        event: Some(Event { loc, kind, value }),
+        problems,
+    }
+}
+
+fn invalid_json(loc: &Location, text: &str, err: &serde_json::Error) -> Diagnostic {
+    use serde_json::error::Category;
+    let full = err.to_string();
+    // serde_json appends " at line L column C"; we say where ourselves.
+    let what = full
+        .rsplit_once(" at line ")
+        .map(|(what, _)| what.to_owned())
+        .unwrap_or(full.clone());
+    let place = if text.contains('\n') {
+        format!("line {} of the event, column {}", err.line(), err.column())
+    } else {
+        format!("column {}", err.column())
+    };
+    let (message, help) = if what.contains("recursion limit") {
+        (
+            format!("the event nests arrays or objects deeper than 128 levels ({place})"),
+            Some("no AG-UI event nests that deep; the data is probably corrupt or hostile"),
+        )
+    } else if what.contains("surrogate") || (what.contains("hex escape") && has_surrogate_escape(text)) {
+        (
+            format!("invalid JSON: a string holds a lone UTF-16 surrogate escape ({place})"),
+            Some(
+                "a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair) is not \
+                 Unicode text; fix the encoder that produced it",
+            ),
+        )
+    } else if err.classify() == Category::Eof {
+        (
+            format!("the event's JSON is cut off: {what} ({place})"),
+            Some("the line was probably truncated when the stream was captured"),
+        )
+    } else if text.starts_with('\u{feff}') {
+        (
+            format!("invalid JSON: the event starts with a byte-order mark (U+FEFF) ({place})"),
+            Some("only one byte-order mark at the very start of the input is ignored"),
+        )
+    } else if text.contains('\0') {
+        (
+            format!("invalid JSON: {what} ({place}); the event contains NUL bytes"),
+            None,
+        )
+    } else {
+        (format!("invalid JSON: {what} ({place})"), None)
+    };
+    let diagnostic = finding(RuleId::FramingInvalidJson, loc, message);
+    match help {
+        Some(help) => diagnostic.with_help(help),
+        None => diagnostic,
+    }
+}
+
+/// Whether the text holds a `\uD800`–`\uDFFF` escape, the half of a UTF-16 pair.
+fn has_surrogate_escape(text: &str) -> bool {
+    text.as_bytes().windows(4).any(|w| {
+        w[0] == b'\\' && w[1] == b'u' && matches!(w[2], b'd' | b'D') && matches!(w[3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+    })
+}
+
+pub fn kind_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// `1536` → `1.5 KiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: &[&str] = &["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} bytes")
+    } else if value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_one(text: &[u8]) -> Parsed {
+        let mut batch = Batch::default();
+        batch.push_data(text, 7, 100, 3, false);
+        let frame = batch.frames[0].clone();
+        parse_frame(&Arc::from("f.jsonl"), &batch, &frame, 1024)
+    }
+
+    fn rule_and_message(text: &[u8]) -> (RuleId, String) {
+        let parsed = parse_one(text);
+        assert!(parsed.event.is_none());
+        let p = &parsed.problems[0];
+        (p.rule, p.message.clone())
+    }
+
+    #[test]
+    fn events_keep_their_location() {
+        let parsed = parse_one(br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#);
+        let event = parsed.event.unwrap();
+        assert_eq!(event.kind, Some(EventType::RunStarted));
+        assert_eq!((event.loc.line, event.loc.offset, event.loc.index), (7, 100, 3));
+        assert!(parsed.problems.is_empty());
+    }
+
+    #[test]
+    fn framing_problems() {
+        assert_eq!(
+            rule_and_message(b"{\"type\":"),
+            (
+                RuleId::FramingInvalidJson,
+                "the event's JSON is cut off: EOF while parsing a value (column 8)".into()
+            )
+        );
+        assert_eq!(rule_and_message(b"[1]").0, RuleId::FramingNotAnObject);
+        assert_eq!(rule_and_message(b"{\"a\":\"caf\xe9\"}").0, RuleId::FramingInvalidUtf8);
+        let (rule, message) = rule_and_message(br#"{"a":"\ud800"}"#);
+        assert_eq!(rule, RuleId::FramingInvalidJson);
+        assert!(message.contains("surrogate"), "{message}");
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let (_, message) = rule_and_message(deep.as_bytes());
+        assert!(message.contains("deeper than 128"), "{message}");
+        let (_, message) = rule_and_message(b"{\"a\":1}\0");
+        assert!(message.contains("NUL"), "{message}");
+    }
+
+    #[test]
+    fn huge_exponents_parse_without_rounding() {
+        let parsed = parse_one(br#"{"type":"CUSTOM","name":"n","value":1e999999}"#);
+        let value = parsed.event.unwrap().value;
+        // The value is kept exactly (as text), not rounded to infinity.
+        assert_eq!(value["value"].to_string(), "1e+999999");
+        let parsed = parse_one(br#"{"n":123456789012345678901234567890}"#);
+        let value = parsed.event.unwrap().value;
+        assert_eq!(value["n"].to_string(), "123456789012345678901234567890");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_bytes(12), "12 bytes");
+        assert_eq!(human_bytes(64 * 1024 * 1024), "64 MiB");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+    }
+}
