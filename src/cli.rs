@@ -141,12 +141,18 @@ pub fn rule_flags_in_order(matches: &ArgMatches, args: &RuleArgs) -> Vec<(Level,
     ] {
         let indices = matches.indices_of(id).map(Iterator::collect::<Vec<_>>);
         for (i, value) in values.iter().enumerate() {
-            let position = indices.as_ref().and_then(|ix| ix.get(i).copied()).unwrap_or(0);
+            let position = indices
+                .as_ref()
+                .and_then(|ix| ix.get(i).copied())
+                .unwrap_or(0);
             flags.push((position, level, value.clone()));
         }
     }
     flags.sort_by_key(|(position, ..)| *position);
-    flags.into_iter().map(|(_, level, value)| (level, value)).collect()
+    flags
+        .into_iter()
+        .map(|(_, level, value)| (level, value))
+        .collect()
 }
 
 /// Parses `64MiB`, `200MB`, `1g`, `1048576`.
@@ -167,7 +173,11 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         "mib" => 1024.0 * 1024.0,
         "g" | "gb" => 1e9,
         "gib" => 1024.0 * 1024.0 * 1024.0,
-        other => return Err(format!("unknown size unit `{other}` (use KiB, MiB, GiB, KB, MB, GB)")),
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` (use KiB, MiB, GiB, KB, MB, GB)"
+            ));
+        }
     };
     let bytes = number * scale;
     if !(1.0..=(usize::MAX as f64)).contains(&bytes) {
@@ -199,11 +209,29 @@ mod tests {
     #[test]
     fn rule_flags_keep_command_line_order() {
         let matches = Cli::command().get_matches_from([
-            "agui-lens", "check", "--allow", "a/*", "--deny", "b", "--warn", "c", "--allow", "d",
+            "agui-lens",
+            "check",
+            "--allow",
+            "a/*",
+            "--deny",
+            "b",
+            "--warn",
+            "c",
+            "--allow",
+            "d",
         ]);
         let (_, sub) = matches.subcommand().unwrap();
         let Command::Check(args) = Cli::try_parse_from([
-            "agui-lens", "check", "--allow", "a/*", "--deny", "b", "--warn", "c", "--allow", "d",
+            "agui-lens",
+            "check",
+            "--allow",
+            "a/*",
+            "--deny",
+            "b",
+            "--warn",
+            "c",
+            "--allow",
+            "d",
         ])
         .unwrap()
         .command

@@ -39,13 +39,15 @@ impl Config {
     pub fn load(explicit: Option<&Path>) -> Result<Config> {
         let path = match explicit {
             Some(path) => Some(path.to_path_buf()),
-            None => std::env::current_dir().ok().and_then(|dir| find_upwards(&dir)),
+            None => std::env::current_dir()
+                .ok()
+                .and_then(|dir| find_upwards(&dir)),
         };
         let Some(path) = path else {
             return Ok(Config::default());
         };
-        let text =
-            std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
         let file: ConfigFile =
             toml::from_str(&text).with_context(|| format!("in {}", path.display()))?;
         Ok(Config {
@@ -59,7 +61,9 @@ impl Config {
     pub fn levels(&self, flags: &[(Level, String)]) -> Result<Levels> {
         let mut levels = Levels::default();
         let mut entries: Vec<(&String, &String)> = self.file.rules.iter().collect();
-        entries.sort_by_key(|(selector, _)| !(selector.ends_with("/*") || !selector.contains('/')));
+        // Families (`state/*`, `state`) first, so a single rule's entry overrides its family's.
+        let is_single_rule = |s: &str| s.contains('/') && !s.ends_with("/*");
+        entries.sort_by_key(|(selector, _)| is_single_rule(selector));
         for (selector, level) in entries {
             let where_ = || {
                 self.path

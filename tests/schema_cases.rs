@@ -50,7 +50,9 @@ fn schemas_agree_with_the_sdk_on_every_case() {
                 .iter()
                 .map(|d| format!("{}: {}", d.rule, d.message))
                 .collect();
-            disagreements.push(format!("{name}: expected valid={expected}, got {messages:?}"));
+            disagreements.push(format!(
+                "{name}: expected valid={expected}, got {messages:?}"
+            ));
         }
     }
     assert!(compared > 800, "only {compared} cases");

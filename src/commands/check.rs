@@ -118,7 +118,11 @@ pub fn check_inputs(
     Ok(run)
 }
 
-fn finish_file(run: &mut RunSummary, file: &FileSummary, reporter: &mut dyn Reporter) -> Result<()> {
+fn finish_file(
+    run: &mut RunSummary,
+    file: &FileSummary,
+    reporter: &mut dyn Reporter,
+) -> Result<()> {
     if let Some(failure) = &file.failure {
         run.failed_inputs += 1;
         // The report goes to stdout; say it on stderr too, where a person watching looks.

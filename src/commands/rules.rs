@@ -29,7 +29,11 @@ pub fn list(args: &RulesArgs) -> Result<Outcome> {
             writeln!(out)?;
         }
         _ => {
-            let width = RuleId::ALL.iter().map(|id| id.name().len()).max().unwrap_or(0);
+            let width = RuleId::ALL
+                .iter()
+                .map(|id| id.name().len())
+                .max()
+                .unwrap_or(0);
             for id in RuleId::ALL {
                 let rule = id.rule();
                 writeln!(

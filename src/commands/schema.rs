@@ -33,7 +33,8 @@ pub fn run(command: &SchemaCommand) -> Result<Outcome> {
                 }
                 let mut text = serde_json::to_string_pretty(doc)?;
                 text.push('\n');
-                std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
                 count += 1;
             }
             eprintln!("wrote {count} schemas to {}", dir.display());

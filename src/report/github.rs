@@ -17,7 +17,9 @@ impl Github {
 
 /// Escapes a command's message (`%`, CR, LF).
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a command property (also `:` and `,`).
@@ -41,7 +43,12 @@ impl Reporter for Github {
             message.push_str("\nhelp: ");
             message.push_str(help);
         }
-        writeln!(self.out, "::{command} {}::{}", properties.join(","), escape_data(&message))?;
+        writeln!(
+            self.out,
+            "::{command} {}::{}",
+            properties.join(","),
+            escape_data(&message)
+        )?;
         Ok(())
     }
 

@@ -14,6 +14,11 @@ pub struct Human {
 
 impl Human {
     pub fn new(out: Box<dyn Write>, color: bool) -> Self {
+        if color {
+            // The user asked (or stdout is a terminal): colour even when `colored` would guess
+            // otherwise from the environment.
+            colored::control::set_override(true);
+        }
         Human { out, color }
     }
 
@@ -58,7 +63,11 @@ impl Reporter for Human {
         }
         let eq = self.paint("=", |s| s.blue().bold());
         if let (Some(pointer), Some(keyword)) = (&d.pointer, &d.keyword) {
-            let pointer = if pointer.is_empty() { "the event root" } else { pointer };
+            let pointer = if pointer.is_empty() {
+                "the event root"
+            } else {
+                pointer
+            };
             writeln!(self.out, "   {eq} at {pointer}, schema keyword `{keyword}`")?;
         }
         if let Some(help) = &d.help {

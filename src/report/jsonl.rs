@@ -17,7 +17,8 @@ impl Jsonl {
 
 impl Reporter for Jsonl {
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, &DiagnosticRecord::from(d)).map_err(io::Error::other)?;
+        serde_json::to_writer(&mut self.out, &DiagnosticRecord::from(d))
+            .map_err(io::Error::other)?;
         writeln!(self.out)?;
         Ok(())
     }

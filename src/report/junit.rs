@@ -145,6 +145,9 @@ mod tests {
 
     #[test]
     fn escapes_markup_and_control_characters() {
-        assert_eq!(xml_escape("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot;\\u0001");
+        assert_eq!(
+            xml_escape("a<b & \"c\"\u{1}"),
+            "a&lt;b &amp; &quot;c&quot;\\u0001"
+        );
     }
 }

@@ -108,5 +108,7 @@ impl Reporter for Sarif {
 
 /// A relative path as a URI reference (forward slashes, spaces escaped).
 fn uri(path: &str) -> String {
-    path.replace('\\', "/").replace('%', "%25").replace(' ', "%20")
+    path.replace('\\', "/")
+        .replace('%', "%25")
+        .replace(' ', "%20")
 }

@@ -89,7 +89,11 @@ impl<'a> Engine<'a> {
                 .map(|frame| self.prepare(batch, frame))
                 .collect()
         } else {
-            batch.frames.iter().map(|frame| self.prepare(batch, frame)).collect()
+            batch
+                .frames
+                .iter()
+                .map(|frame| self.prepare(batch, frame))
+                .collect()
         };
         for (frame, prepared) in batch.frames.iter().zip(prepared) {
             self.feed(prepared, batch.bytes(frame), out);
@@ -131,15 +135,15 @@ impl<'a> Engine<'a> {
             let explained = |d: &Diagnostic| {
                 matches!(
                     d.rule,
-                    RuleId::FramingInvalidJson | RuleId::FramingNotAnObject | RuleId::SchemaMissingType
+                    RuleId::FramingInvalidJson
+                        | RuleId::FramingInvalidUtf8
+                        | RuleId::FramingNotAnObject
+                        | RuleId::SchemaMissingType
                 )
             };
             let folded = self.held.iter().filter(|d| explained(d)).count();
             self.held.retain(|d| !explained(d));
-            let mut message = format!(
-                "no AG-UI events: {}",
-                describe_non_stream(&self.head)
-            );
+            let mut message = format!("no AG-UI events: {}", describe_non_stream(&self.head));
             if folded > 0 {
                 message.push_str(&format!(
                     " ({folded} {} could not be read as events)",

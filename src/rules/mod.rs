@@ -232,7 +232,10 @@ mod tests {
         assert!(!levels.enabled(RuleId::SchemaUnknownField));
         assert!(levels.enabled(RuleId::SchemaViolation));
         levels.set("framing", Level::Warn).unwrap();
-        assert_eq!(levels.severity(RuleId::FramingInvalidJson), Some(Severity::Warning));
+        assert_eq!(
+            levels.severity(RuleId::FramingInvalidJson),
+            Some(Severity::Warning)
+        );
         assert_eq!(
             levels.set("nope/*", Level::Deny),
             Err(UnknownSelector("nope/*".into()))

@@ -83,8 +83,12 @@ pub fn check(event: &Event, schemas: &SchemaSet, levels: &Levels, out: &mut Vec<
     let ty = match event.value.get("type") {
         None => {
             out.push(
-                finding(RuleId::SchemaMissingType, loc, "the event has no `type` field".into())
-                    .with_help("every AG-UI event names its type, e.g. \"type\": \"RUN_STARTED\""),
+                finding(
+                    RuleId::SchemaMissingType,
+                    loc,
+                    "the event has no `type` field".into(),
+                )
+                .with_help("every AG-UI event names its type, e.g. \"type\": \"RUN_STARTED\""),
             );
             return;
         }
@@ -96,7 +100,9 @@ pub fn check(event: &Event, schemas: &SchemaSet, levels: &Levels, out: &mut Vec<
                     loc,
                     format!("`type` is a {}, not a string", kind_name(other)),
                 )
-                .with_help("every AG-UI event names its type as a string, e.g. \"type\": \"RUN_STARTED\""),
+                .with_help(
+                    "every AG-UI event names its type as a string, e.g. \"type\": \"RUN_STARTED\"",
+                ),
             );
             return;
         }
@@ -155,7 +161,8 @@ fn to_diagnostic(found: SchemaFinding, kind: EventType, event: &Event) -> Diagno
             message,
             help,
         } => {
-            let mut d = finding(RuleId::SchemaViolation, loc, message).with_help(help.unwrap_or(schema_help));
+            let mut d = finding(RuleId::SchemaViolation, loc, message)
+                .with_help(help.unwrap_or(schema_help));
             d.pointer = Some(pointer);
             d.keyword = Some(keyword);
             d
@@ -179,9 +186,9 @@ fn to_diagnostic(found: SchemaFinding, kind: EventType, event: &Event) -> Diagno
         } => {
             let parent = pointer.rsplit_once('/').map(|(p, _)| p).unwrap_or_default();
             let within = if parent.is_empty() {
-                format!("{kind}")
+                kind.to_string()
             } else {
-                format!("{parent}")
+                parent.to_string()
             };
             let mut d = finding(
                 RuleId::SchemaUnknownField,
@@ -233,7 +240,10 @@ mod tests {
 
     #[test]
     fn type_suggestions() {
-        assert_eq!(closest_type("text_message_start"), Some("TEXT_MESSAGE_START"));
+        assert_eq!(
+            closest_type("text_message_start"),
+            Some("TEXT_MESSAGE_START")
+        );
         assert_eq!(closest_type("RUN_STARTD"), Some("RUN_STARTED"));
         assert_eq!(closest_type("my_app_event"), None);
     }

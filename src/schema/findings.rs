@@ -1,8 +1,8 @@
 //! Turning validator errors into findings a person can act on: which field, what was there,
 //! what the schema wanted, and whether it is really a null standing for "absent".
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::ValidationError;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use super::SchemaSet;
@@ -20,7 +20,10 @@ pub enum SchemaFinding {
         help: Option<String>,
     },
     /// An optional field is present with `null`.
-    NullForOptional { pointer: String, help: Option<String> },
+    NullForOptional {
+        pointer: String,
+        help: Option<String>,
+    },
     /// A field the schema does not define.
     UnknownField {
         pointer: String,
@@ -106,12 +109,20 @@ fn is_optional_member(instance: &Value, at: &str, steps: &[Step<'_>]) -> bool {
 fn describe(error: &ValidationError<'_>, pointer: &str) -> (String, String) {
     let value = error.instance();
     let shown = show(value.as_ref());
-    let place = if pointer.is_empty() { "the event".to_owned() } else { pointer.to_owned() };
+    let place = if pointer.is_empty() {
+        "the event".to_owned()
+    } else {
+        pointer.to_owned()
+    };
     let message = match error.kind() {
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
             let field = format!("{pointer}/{}", name.replace('~', "~0").replace('/', "~1"));
-            let within = if pointer.is_empty() { String::new() } else { format!(" in {pointer}") };
+            let within = if pointer.is_empty() {
+                String::new()
+            } else {
+                format!(" in {pointer}")
+            };
             return (field, format!("missing required field \"{name}\"{within}"));
         }
         ValidationErrorKind::Type { kind } => {
@@ -128,7 +139,13 @@ fn describe(error: &ValidationError<'_>, pointer: &str) -> (String, String) {
         ValidationErrorKind::Enum { options } => {
             let options = options
                 .as_array()
-                .map(|items| items.iter().map(Value::to_string).collect::<Vec<_>>().join(", "))
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(Value::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
                 .unwrap_or_default();
             format!("{place} is {shown}, expected one of {options}")
         }
@@ -162,7 +179,11 @@ fn describe(error: &ValidationError<'_>, pointer: &str) -> (String, String) {
 
 fn with_article(kind: &str) -> String {
     let first = kind.split(" or ").next().unwrap_or(kind);
-    let article = if first.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    let article = if first.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
     format!("{article} {kind}")
 }
 
@@ -198,7 +219,10 @@ pub(super) fn unknown_fields(
     let at = error.instance_path().as_str();
     for field in unexpected {
         out.push(SchemaFinding::UnknownField {
-            pointer: format!("{prefix}{at}/{}", field.replace('~', "~0").replace('/', "~1")),
+            pointer: format!(
+                "{prefix}{at}/{}",
+                field.replace('~', "~0").replace('/', "~1")
+            ),
             field: field.clone(),
             suggestion: suggest(field, &known),
         });

@@ -165,7 +165,13 @@ impl SchemaSet {
         }
         let mut out = Vec::new();
         for error in compiled.lax.iter_errors(instance) {
-            out.push(findings::classify(self, &compiled.root, instance, &error, prefix));
+            out.push(findings::classify(
+                self,
+                &compiled.root,
+                instance,
+                &error,
+                prefix,
+            ));
         }
         for error in compiled.strict.iter_errors(instance) {
             findings::unknown_fields(self, &compiled.root, &error, prefix, &mut out);

@@ -30,7 +30,8 @@ pub fn make_strict(schema: &mut Value) {
     let Value::Object(map) = schema else {
         return;
     };
-    let is_union = map.contains_key("allOf") || map.contains_key("anyOf") || map.contains_key("oneOf");
+    let is_union =
+        map.contains_key("allOf") || map.contains_key("anyOf") || map.contains_key("oneOf");
     let is_open = map.get("x-open") == Some(&Value::Bool(true));
     if map.contains_key("properties")
         && !map.contains_key("additionalProperties")
@@ -175,13 +176,30 @@ mod tests {
             "not": {"properties": {"f": {}}}
         });
         make_strict(&mut schema);
-        assert_eq!(schema.get("additionalProperties"), None, "a union wrapper stays open");
-        assert_eq!(schema["properties"]["a"]["additionalProperties"], json!(false));
-        assert_eq!(schema["properties"]["open"].get("additionalProperties"), None);
+        assert_eq!(
+            schema.get("additionalProperties"),
+            None,
+            "a union wrapper stays open"
+        );
+        assert_eq!(
+            schema["properties"]["a"]["additionalProperties"],
+            json!(false)
+        );
+        assert_eq!(
+            schema["properties"]["open"].get("additionalProperties"),
+            None
+        );
         assert_eq!(schema["allOf"][0]["if"].get("additionalProperties"), None);
-        assert_eq!(schema["allOf"][0]["then"]["additionalProperties"], json!(false));
+        assert_eq!(
+            schema["allOf"][0]["then"]["additionalProperties"],
+            json!(false)
+        );
         assert_eq!(schema["$defs"]["d"]["additionalProperties"], json!(false));
-        assert_eq!(schema["$defs"]["o"].get("additionalProperties"), None, "x-open stays open");
+        assert_eq!(
+            schema["$defs"]["o"].get("additionalProperties"),
+            None,
+            "x-open stays open"
+        );
         assert_eq!(schema["not"].get("additionalProperties"), None);
     }
 

@@ -31,7 +31,9 @@ impl Compression {
 }
 
 /// Wraps the input in a decoder when its first bytes are a gzip or zstd header.
-pub fn decompress(mut raw: Box<dyn Read + Send>) -> io::Result<(Compression, Box<dyn Read + Send>)> {
+pub fn decompress(
+    mut raw: Box<dyn Read + Send>,
+) -> io::Result<(Compression, Box<dyn Read + Send>)> {
     let mut magic = Vec::with_capacity(4);
     while magic.len() < 4 {
         let mut byte = [0u8; 4];
@@ -42,17 +44,22 @@ pub fn decompress(mut raw: Box<dyn Read + Send>) -> io::Result<(Compression, Box
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
-        if !GZIP_MAGIC.starts_with(&magic[..magic.len().min(2)])
-            && !ZSTD_MAGIC.starts_with(&magic)
+        if !GZIP_MAGIC.starts_with(&magic[..magic.len().min(2)]) && !ZSTD_MAGIC.starts_with(&magic)
         {
             break;
         }
     }
     let whole: Box<dyn Read + Send> = Box::new(io::Cursor::new(magic.clone()).chain(raw));
     if magic.starts_with(GZIP_MAGIC) {
-        Ok((Compression::Gzip, Box::new(flate2::read::MultiGzDecoder::new(whole))))
+        Ok((
+            Compression::Gzip,
+            Box::new(flate2::read::MultiGzDecoder::new(whole)),
+        ))
     } else if magic.starts_with(ZSTD_MAGIC) {
-        Ok((Compression::Zstd, Box::new(zstd::stream::read::Decoder::new(whole)?)))
+        Ok((
+            Compression::Zstd,
+            Box::new(zstd::stream::read::Decoder::new(whole)?),
+        ))
     } else {
         Ok((Compression::None, whole))
     }
@@ -126,13 +133,27 @@ pub fn describe_non_stream(head: &[u8]) -> String {
         return "the input starts with a second byte-order mark (U+FEFF); only one is stripped"
             .into();
     }
+    if looks_binary(text) {
+        let bytes: Vec<String> = text.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        return format!(
+            "it looks like binary data, not text (it starts with the bytes {})",
+            bytes.join(" ")
+        );
+    }
     let lower: Vec<u8> = text.iter().take(256).map(u8::to_ascii_lowercase).collect();
-    if lower.starts_with(b"<!doctype html") || lower.starts_with(b"<html") || lower.starts_with(b"<")
+    if lower.starts_with(b"<!doctype html")
+        || lower.starts_with(b"<html")
+        || lower.starts_with(b"<")
     {
         let title = html_title(text);
         return match title {
-            Some(title) => format!("it looks like an HTML page (title \"{title}\"), e.g. a login or error page saved instead of the stream"),
-            None => "it looks like an HTML page, e.g. a login or error page saved instead of the stream".into(),
+            Some(title) => format!(
+                "it looks like an HTML page (title \"{title}\"), e.g. a login or error page saved instead of the stream"
+            ),
+            None => {
+                "it looks like an HTML page, e.g. a login or error page saved instead of the stream"
+                    .into()
+            }
         };
     }
     let first_line = text.split(|&b| b == b'\n').next().unwrap_or_default();
@@ -144,6 +165,19 @@ pub fn describe_non_stream(head: &[u8]) -> String {
     }
     let printable = String::from_utf8_lossy(&first_line[..first_line.len().min(80)]).into_owned();
     format!("it starts with {printable:?}")
+}
+
+/// NUL bytes, or bytes that are not UTF-8 text, in the first bytes.
+fn looks_binary(head: &[u8]) -> bool {
+    let sample = &head[..head.len().min(512)];
+    if sample.contains(&0) {
+        return true;
+    }
+    match std::str::from_utf8(sample) {
+        Ok(_) => false,
+        // A multi-byte character cut at the end of the sample is still text.
+        Err(err) => err.error_len().is_some(),
+    }
 }
 
 fn describe_json(value: &serde_json::Value) -> String {
@@ -160,7 +194,10 @@ fn describe_json(value: &serde_json::Value) -> String {
             }
             let keys: Vec<&str> = map.keys().map(String::as_str).take(6).collect();
             let error_like = map.keys().any(|k| {
-                matches!(k.as_str(), "error" | "errors" | "detail" | "details" | "message" | "status")
+                matches!(
+                    k.as_str(),
+                    "error" | "errors" | "detail" | "details" | "message" | "status"
+                )
             });
             if error_like {
                 format!(
@@ -168,7 +205,10 @@ fn describe_json(value: &serde_json::Value) -> String {
                     keys.join(", ")
                 )
             } else {
-                format!("it holds JSON objects without a `type` (keys {})", keys.join(", "))
+                format!(
+                    "it holds JSON objects without a `type` (keys {})",
+                    keys.join(", ")
+                )
             }
         }
         Value::Array(items) => {
@@ -224,13 +264,23 @@ mod tests {
     #[test]
     fn descriptions() {
         assert_eq!(describe_non_stream(b""), "the input is empty");
-        assert!(describe_non_stream(b"<!DOCTYPE html><html><head><title>Sign in</title>")
-            .contains("title \"Sign in\""));
-        assert!(describe_non_stream(b"{\"error\":\"bad\",\"detail\":[]}").contains("HTTP error body"));
-        assert!(describe_non_stream(b"[{\"type\":\"missing\",\"loc\":[\"threadId\"]}]")
-            .contains("validation errors"));
+        assert!(
+            describe_non_stream(b"<!DOCTYPE html><html><head><title>Sign in</title>")
+                .contains("title \"Sign in\"")
+        );
+        assert!(
+            describe_non_stream(b"{\"error\":\"bad\",\"detail\":[]}").contains("HTTP error body")
+        );
+        assert!(
+            describe_non_stream(b"[{\"type\":\"missing\",\"loc\":[\"threadId\"]}]")
+                .contains("validation errors")
+        );
         let wrapped = br#"{"_non_sse_body": "{\"error\":\"x\"}"}"#;
         assert!(describe_non_stream(wrapped).contains("captured HTTP response body"));
+        assert!(describe_non_stream(b"\x8f\x3a\x00\x01garbage").starts_with(
+            "it looks like binary data, not text (it starts with the bytes 8f 3a 00 01"
+        ));
+        assert!(!describe_non_stream("caf\u{e9}".as_bytes()).contains("binary"));
     }
 
     #[test]

@@ -75,7 +75,12 @@ impl JsonReader {
     }
 
     fn note(&mut self, batch: &mut Batch, message: String, offset: u64) {
-        batch.push_note(FrameKind::Malformed { message }, self.line, offset, self.index);
+        batch.push_note(
+            FrameKind::Malformed { message },
+            self.line,
+            offset,
+            self.index,
+        );
         self.index += 1;
     }
 
@@ -101,7 +106,13 @@ impl JsonReader {
                 self.index,
             );
         } else {
-            batch.push_data(&self.elem.bytes, self.elem_line, self.elem_offset, self.index, false);
+            batch.push_data(
+                &self.elem.bytes,
+                self.elem_line,
+                self.elem_offset,
+                self.index,
+                false,
+            );
         }
         self.index += 1;
         self.scan = None;
@@ -195,7 +206,11 @@ impl JsonReader {
                     true
                 }
                 (Expect::Element, b']') => {
-                    self.note(batch, "a trailing comma before the closing `]`".into(), offset);
+                    self.note(
+                        batch,
+                        "a trailing comma before the closing `]`".into(),
+                        offset,
+                    );
                     self.mode = Mode::Done;
                     true
                 }
@@ -204,11 +219,19 @@ impl JsonReader {
                     true
                 }
                 (_, b',') => {
-                    self.note(batch, "a comma where an array element should be".into(), offset);
+                    self.note(
+                        batch,
+                        "a comma where an array element should be".into(),
+                        offset,
+                    );
                     true
                 }
                 (Expect::Separator, _) => {
-                    self.note(batch, "a missing comma between array elements".into(), offset);
+                    self.note(
+                        batch,
+                        "a missing comma between array elements".into(),
+                        offset,
+                    );
                     self.expect = Expect::Element;
                     false
                 }
@@ -332,7 +355,10 @@ mod tests {
         );
         assert_eq!(
             read(b"{\n \"a\": 1\n}\n{\"b\": 2}", 1),
-            vec![(1, "{\n \"a\": 1\n}".to_string()), (4, "{\"b\": 2}".to_string())]
+            vec![
+                (1, "{\n \"a\": 1\n}".to_string()),
+                (4, "{\"b\": 2}".to_string())
+            ]
         );
     }
 

@@ -34,7 +34,15 @@ impl JsonlReader {
 }
 
 /// Adds a complete line to the batch: a data frame, a too-long note, or nothing if blank.
-fn push_line(batch: &mut Batch, text: &[u8], len: u64, line: u64, offset: u64, index: &mut u64, max: usize) {
+fn push_line(
+    batch: &mut Batch,
+    text: &[u8],
+    len: u64,
+    line: u64,
+    offset: u64,
+    index: &mut u64,
+    max: usize,
+) {
     if len > max as u64 {
         batch.push_note(FrameKind::TooLong { len }, line, offset, *index);
         *index += 1;
@@ -58,7 +66,15 @@ impl FrameReader for JsonlReader {
                 if !self.input.fill()? {
                     if !self.partial.is_empty() {
                         let len = self.partial.len;
-                        push_line(batch, &self.partial.bytes, len, self.line, self.line_offset, &mut self.index, self.max);
+                        push_line(
+                            batch,
+                            &self.partial.bytes,
+                            len,
+                            self.line,
+                            self.line_offset,
+                            &mut self.index,
+                            self.max,
+                        );
                         self.partial.clear();
                         self.line += 1;
                     }
@@ -74,11 +90,27 @@ impl FrameReader for JsonlReader {
             };
             if self.partial.is_empty() {
                 // The whole line is in the buffer: copy it straight into the batch.
-                push_line(batch, &avail[..i], i as u64, self.line, self.line_offset, &mut self.index, self.max);
+                push_line(
+                    batch,
+                    &avail[..i],
+                    i as u64,
+                    self.line,
+                    self.line_offset,
+                    &mut self.index,
+                    self.max,
+                );
             } else {
                 self.partial.push(&avail[..i], self.max);
                 let len = self.partial.len;
-                push_line(batch, &self.partial.bytes, len, self.line, self.line_offset, &mut self.index, self.max);
+                push_line(
+                    batch,
+                    &self.partial.bytes,
+                    len,
+                    self.line,
+                    self.line_offset,
+                    &mut self.index,
+                    self.max,
+                );
                 self.partial.clear();
             }
             self.input.consume(i + 1);

@@ -172,7 +172,7 @@ pub struct Opened {
 const STREAM_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "sse", "json"];
 
 /// Expands the paths given on the command line: `-` is stdin, directories are walked for
-/// stream files (sorted, so output is stable). A missing path is an error.
+/// stream files (sorted, so output is stable). A directory with none is an error.
 pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<InputSpec>> {
     let mut inputs = Vec::new();
     for path in paths {
@@ -180,8 +180,9 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<InputSpec>> {
             inputs.push(InputSpec::Stdin);
             continue;
         }
-        let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
-        if meta.is_dir() {
+        // A path that cannot be inspected is kept: opening it reports the problem for that
+        // input alone, and the other inputs are still checked.
+        if path.is_dir() {
             let before = inputs.len();
             walk_dir(path, &mut inputs)?;
             if inputs.len() == before {
@@ -300,7 +301,12 @@ pub(crate) mod testing {
 
     /// Reads all frames of a byte string with the given format, delivering the bytes in
     /// chunks of `chunk` so buffer boundaries are exercised.
-    pub fn frames(format: InputFormat, bytes: &[u8], chunk: usize, max: usize) -> Vec<(Frame, String)> {
+    pub fn frames(
+        format: InputFormat,
+        bytes: &[u8],
+        chunk: usize,
+        max: usize,
+    ) -> Vec<(Frame, String)> {
         let reader = ChunkedReader {
             data: bytes.to_vec(),
             pos: 0,

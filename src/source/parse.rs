@@ -105,7 +105,9 @@ pub fn parse_frame(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usiz
                     &loc,
                     format!("invalid UTF-8 at byte {at} of the event (0x{bad:02X})"),
                 )
-                .with_help("events are UTF-8 JSON; the capture may have been re-encoded (e.g. as Latin-1)")
+                .with_help(
+                    "events are UTF-8 JSON; the capture may have been re-encoded (e.g. as Latin-1)",
+                )
                 .with_excerpt(excerpt(bytes)),
             );
             return Parsed {
@@ -167,7 +169,9 @@ fn invalid_json(loc: &Location, text: &str, err: &serde_json::Error) -> Diagnost
             format!("the event nests arrays or objects deeper than 128 levels ({place})"),
             Some("no AG-UI event nests that deep; the data is probably corrupt or hostile"),
         )
-    } else if what.contains("surrogate") || (what.contains("hex escape") && has_surrogate_escape(text)) {
+    } else if what.contains("surrogate")
+        || (what.contains("hex escape") && has_surrogate_escape(text))
+    {
         (
             format!("invalid JSON: a string holds a lone UTF-16 surrogate escape ({place})"),
             Some(
@@ -203,7 +207,10 @@ fn invalid_json(loc: &Location, text: &str, err: &serde_json::Error) -> Diagnost
 /// Whether the text holds a `\uD800`–`\uDFFF` escape, the half of a UTF-16 pair.
 fn has_surrogate_escape(text: &str) -> bool {
     text.as_bytes().windows(4).any(|w| {
-        w[0] == b'\\' && w[1] == b'u' && matches!(w[2], b'd' | b'D') && matches!(w[3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+        w[0] == b'\\'
+            && w[1] == b'u'
+            && matches!(w[2], b'd' | b'D')
+            && matches!(w[3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
     })
 }
 
@@ -259,7 +266,10 @@ mod tests {
         let parsed = parse_one(br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#);
         let event = parsed.event.unwrap();
         assert_eq!(event.kind, Some(EventType::RunStarted));
-        assert_eq!((event.loc.line, event.loc.offset, event.loc.index), (7, 100, 3));
+        assert_eq!(
+            (event.loc.line, event.loc.offset, event.loc.index),
+            (7, 100, 3)
+        );
         assert!(parsed.problems.is_empty());
     }
 
@@ -273,7 +283,10 @@ mod tests {
             )
         );
         assert_eq!(rule_and_message(b"[1]").0, RuleId::FramingNotAnObject);
-        assert_eq!(rule_and_message(b"{\"a\":\"caf\xe9\"}").0, RuleId::FramingInvalidUtf8);
+        assert_eq!(
+            rule_and_message(b"{\"a\":\"caf\xe9\"}").0,
+            RuleId::FramingInvalidUtf8
+        );
         let (rule, message) = rule_and_message(br#"{"a":"\ud800"}"#);
         assert_eq!(rule, RuleId::FramingInvalidJson);
         assert!(message.contains("surrogate"), "{message}");

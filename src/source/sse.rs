@@ -49,7 +49,11 @@ impl Line {
 
     /// The field value of a data line: after `data:` and one optional space.
     fn value_len(&self) -> u64 {
-        let skip = if self.head.get(5) == Some(&b' ') && self.head_len > 5 { 6 } else { 5 };
+        let skip = if self.head.get(5) == Some(&b' ') && self.head_len > 5 {
+            6
+        } else {
+            5
+        };
         self.len.saturating_sub(skip)
     }
 
@@ -124,7 +128,12 @@ impl SseReader {
                 self.data.push(b"\n", self.max);
             }
         } else if len > self.max as u64 {
-            batch.push_note(FrameKind::TooLong { len }, self.line_no, self.line_offset, self.index);
+            batch.push_note(
+                FrameKind::TooLong { len },
+                self.line_no,
+                self.line_offset,
+                self.index,
+            );
             self.index += 1;
         }
         self.line.clear();
@@ -204,7 +213,13 @@ mod tests {
         frames(InputFormat::Sse, bytes, chunk, 1 << 20)
             .into_iter()
             .map(|(f, t)| {
-                let unterminated = matches!(f.kind, FrameKind::Data { unterminated: true, .. });
+                let unterminated = matches!(
+                    f.kind,
+                    FrameKind::Data {
+                        unterminated: true,
+                        ..
+                    }
+                );
                 (f.line, t, unterminated)
             })
             .collect()
@@ -267,7 +282,10 @@ mod tests {
         input.extend(b"\ndata: {}\n\n");
         for chunk in [1, 7, 4096] {
             let got = frames(InputFormat::Sse, &input, chunk, 100);
-            let kinds: Vec<_> = got.iter().map(|(f, t)| (f.line, f.kind.clone(), t.clone())).collect();
+            let kinds: Vec<_> = got
+                .iter()
+                .map(|(f, t)| (f.line, f.kind.clone(), t.clone()))
+                .collect();
             assert_eq!(kinds.len(), 3, "chunk {chunk}: {kinds:?}");
             assert_eq!(kinds[0].1, FrameKind::TooLong { len: 200 });
             assert_eq!(kinds[1].0, 3);

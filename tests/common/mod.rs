@@ -1,8 +1,59 @@
 //! Helpers shared by the integration tests.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The real binary, run from the repository root.
+pub fn agui_lens() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+    cmd.current_dir(root())
+        .env_remove("NO_COLOR")
+        .env_remove("CI");
+    cmd
+}
+
+/// Runs the binary with arguments; returns (exit code, stdout, stderr).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let output = agui_lens().args(args).output().unwrap();
+    split(output)
+}
+
+pub fn split(output: Output) -> (i32, String, String) {
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Every file under a fixture directory, sorted, as paths relative to the root.
+pub fn fixture_files(dir: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    collect(&root(), &root().join(dir), &mut out);
+    out.sort();
+    out
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else if path.extension().is_none_or(|e| e != "args" && e != "md") {
+            out.push(path.strip_prefix(root).unwrap().to_path_buf());
+        }
+    }
+}
+
+/// Extra flags a fixture needs, from `<fixture>.args` beside it.
+pub fn fixture_args(fixture: &Path) -> Vec<String> {
+    let args = root().join(fixture).with_extension("args");
+    std::fs::read_to_string(args)
+        .map(|text| text.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
 }

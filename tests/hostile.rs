@@ -1,0 +1,275 @@
+//! Hostile inputs: each is answered with exit 0, 1 or 2 and a clear message, in bounded time
+//! and memory, and never a panic. Memory is the child's peak RSS as the kernel accounts it.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// What a run of the binary left behind.
+pub struct Ran {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub peak_rss_mib: f64,
+}
+
+/// Runs the binary, failing the test if it runs past `limit`; reports its peak resident memory
+/// (the kernel's high-water mark, read from /proc while it runs: rusage from wait4 would also
+/// count the test process, whose memory the child shares until it execs).
+pub fn run_measured(args: &[&str], limit: Duration) -> Ran {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+        .args(args)
+        .current_dir(crate::common::root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let stdout = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        out.read_to_end(&mut s).unwrap();
+        s
+    });
+    let stderr = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        err.read_to_end(&mut s).unwrap();
+        s
+    });
+    let started = Instant::now();
+    let mut peak_kib = 0u64;
+    let status = loop {
+        if let Some(hwm) = std::fs::read_to_string(&status_file)
+            .ok()
+            .and_then(|text| vm_hwm_kib(&text))
+        {
+            peak_kib = peak_kib.max(hwm);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("agui-lens {args:?} ran longer than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stdout = String::from_utf8_lossy(&stdout.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&stderr.join().unwrap()).into_owned();
+    let code = status
+        .code()
+        .unwrap_or_else(|| panic!("agui-lens {args:?} was killed by a signal; stderr: {stderr}"));
+    Ran {
+        code,
+        stdout,
+        stderr,
+        peak_rss_mib: peak_kib as f64 / 1024.0,
+    }
+}
+
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn check_json(path: &Path, extra: &[&str]) -> (Ran, Value) {
+    let mut args = vec!["check", "--format", "json"];
+    args.extend_from_slice(extra);
+    let path = path.to_str().unwrap();
+    args.push(path);
+    let ran = run_measured(&args, Duration::from_secs(120));
+    assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
+    let doc = serde_json::from_str(&ran.stdout).unwrap_or(Value::Null);
+    (ran, doc)
+}
+
+fn rules(doc: &Value) -> Vec<String> {
+    doc["diagnostics"]
+        .as_array()
+        .map(|ds| {
+            ds.iter()
+                .map(|d| d["rule"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn small_hostile_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let start = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+    let mut random = vec![0u8; 4096];
+    let mut x: u32 = 0x2545_f491;
+    for byte in &mut random {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        *byte = x as u8;
+    }
+    let deep = format!(
+        "{start}\n{{\"type\":\"CUSTOM\",\"name\":\"n\",\"value\":{}{}}}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let cases: Vec<(&str, Vec<u8>, i32, &str)> = vec![
+        ("empty.jsonl", Vec::new(), 1, "framing/no-events"),
+        ("random.bin", random, 1, "framing/no-events"),
+        ("deep.jsonl", deep.into_bytes(), 1, "framing/invalid-json"),
+        (
+            "truncated.jsonl",
+            format!("{start}\n{{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\"").into_bytes(),
+            1,
+            "framing/invalid-json",
+        ),
+        (
+            "utf8.jsonl",
+            [start.as_bytes(), b"\n{\"type\":\"CUSTOM\",\"name\":\"\xff\",\"value\":1}\n"].concat(),
+            1,
+            "framing/invalid-utf8",
+        ),
+        (
+            "nul.jsonl",
+            format!("{start}\n{{\"type\":\"CUSTOM\",\"name\":\"a\0b\",\"value\":1}}\n").into_bytes(),
+            1,
+            "framing/invalid-json",
+        ),
+        (
+            "huge-number.jsonl",
+            format!("{start}\n{{\"type\":\"CUSTOM\",\"name\":\"n\",\"value\":1e999999,\"timestamp\":1e999999}}\n")
+                .into_bytes(),
+            1,
+            "schema/violation",
+        ),
+        (
+            "surrogate.jsonl",
+            format!("{start}\n{{\"type\":\"CUSTOM\",\"name\":\"\\ud800\",\"value\":1}}\n").into_bytes(),
+            1,
+            "framing/invalid-json",
+        ),
+        (
+            "two-boms.jsonl",
+            format!("\u{feff}\u{feff}{start}\n").into_bytes(),
+            1,
+            "framing/no-events",
+        ),
+        (
+            "two-boms.sse",
+            format!("\u{feff}\u{feff}data: {start}\n\n").into_bytes(),
+            1,
+            "framing/no-events",
+        ),
+        (
+            "cr-only.sse",
+            format!("data: {start}\r\rdata: {{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}}\r\r").into_bytes(),
+            0,
+            "",
+        ),
+    ];
+    for (name, bytes, want_code, want_rule) in cases {
+        let path = write(d, name, &bytes);
+        let (ran, doc) = check_json(&path, &[]);
+        assert_eq!(ran.code, want_code, "{name}: {}", ran.stdout);
+        if !want_rule.is_empty() {
+            assert!(
+                rules(&doc).iter().any(|r| r == want_rule),
+                "{name}: expected {want_rule}, got {}",
+                ran.stdout
+            );
+        }
+        assert!(ran.peak_rss_mib < 64.0, "{name}: {} MiB", ran.peak_rss_mib);
+    }
+}
+
+#[test]
+fn paths_that_are_not_readable_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ran, _) = check_json(&dir.path().join("missing.jsonl"), &[]);
+    assert_eq!(ran.code, 2);
+    assert!(ran.stderr.contains("missing.jsonl"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("No such file"), "{}", ran.stderr);
+    // An empty directory holds no stream files.
+    let (ran, _) = check_json(dir.path(), &[]);
+    assert_eq!(ran.code, 2);
+    assert!(
+        ran.stderr.contains("holds no stream files"),
+        "{}",
+        ran.stderr
+    );
+    // A FIFO is read like stdin.
+    let fifo = dir.path().join("live.jsonl");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a plain mkfifo call on a path we own.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let writer_path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(writer_path)
+            .unwrap();
+        f.write_all(b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n")
+            .unwrap();
+    });
+    let (ran, doc) = check_json(&fifo, &[]);
+    writer.join().unwrap();
+    assert_eq!(ran.code, 0, "{}", ran.stdout);
+    assert_eq!(doc["summary"]["events"], 2);
+}
+
+/// A 150 MB line is reported and skipped without being held: memory is bounded by the cap
+/// (lowered here to 8 MiB; a line is only known to be too long once the cap is reached), not by
+/// the line.
+#[test]
+fn a_150_mb_line_is_skipped_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    file.write_all(b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"STATE_SNAPSHOT\",\"snapshot\":\"")
+        .unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..150 {
+        file.write_all(&chunk).unwrap();
+    }
+    file.write_all(b"\"}\n{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n")
+        .unwrap();
+    drop(file);
+    for format in ["jsonl", "json"] {
+        let (ran, doc) = check_json(&path, &["--input-format", format, "--max-line", "8MiB"]);
+        assert_eq!(ran.code, 1, "{format}: {}", ran.stdout);
+        assert_eq!(rules(&doc), vec!["framing/line-too-long"], "{format}");
+        assert!(
+            ran.peak_rss_mib < 48.0,
+            "{format}: peak RSS {} MiB for a 150 MB line",
+            ran.peak_rss_mib
+        );
+    }
+    // The same as one SSE frame.
+    let sse = dir.path().join("huge.sse");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&sse).unwrap());
+    file.write_all(
+        b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\ndata: \"",
+    )
+    .unwrap();
+    for _ in 0..150 {
+        file.write_all(&chunk).unwrap();
+    }
+    file.write_all(
+        b"\"\n\ndata: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n",
+    )
+    .unwrap();
+    drop(file);
+    let (ran, doc) = check_json(&sse, &["--max-line", "8MiB"]);
+    assert_eq!(rules(&doc), vec!["framing/line-too-long"]);
+    assert!(ran.peak_rss_mib < 48.0, "sse: {} MiB", ran.peak_rss_mib);
+}
