@@ -13,7 +13,12 @@ fn main() {
     out.push_str("pub static EMBEDDED: &[(&str, &str)] = &[\n");
     for (rel, abs) in &files {
         println!("cargo:rerun-if-changed={}", abs.display());
-        writeln!(out, "    ({rel:?}, include_str!({:?})),", abs.display().to_string()).unwrap();
+        writeln!(
+            out,
+            "    ({rel:?}, include_str!({:?})),",
+            abs.display().to_string()
+        )
+        .unwrap();
     }
     out.push_str("];\n");
     let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("embedded_schemas.rs");
@@ -30,7 +35,11 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
             println!("cargo:rerun-if-changed={}", path.display());
             collect(root, &path, out);
         } else if path.extension().is_some_and(|e| e == "json") {
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             out.push((rel, path));
         }
     }
