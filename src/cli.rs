@@ -61,6 +61,15 @@ pub struct CheckArgs {
     /// and skipped.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_line: Option<usize>,
+
+    /// Largest shared state (estimated in memory) a patch may grow to; larger is refused.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
+
+    /// The capture begins mid-run: no first-event error, and ids first seen before the
+    /// first RUN_STARTED are adopted instead of reported.
+    #[arg(long)]
+    pub attach: bool,
 }
 
 #[derive(Debug, Args)]

@@ -5,11 +5,14 @@
 //! [`rules`] (events → [`diagnostic::Diagnostic`]s), [`report`] (diagnostics → output).
 //! [`commands`] wires them for the binary.
 
+pub mod chunks;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod diagnostic;
 pub mod event;
+pub mod idset;
+pub mod patch;
 pub mod report;
 pub mod rules;
 pub mod schema;

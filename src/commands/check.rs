@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::diagnostic::Diagnostic;
 use crate::report::{self, FileSummary, Reporter, Summary};
 use crate::rules::engine::{Context, Engine, Stats};
+use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use crate::schema::SchemaSet;
 use crate::source::{self, Batch, InputSpec, ReadOptions};
 
@@ -45,6 +46,11 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         schemas: &schemas,
         levels: &levels,
         max_line,
+        protocol: ProtocolOptions {
+            attach: args.attach,
+            state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+            max_args: max_line,
+        },
     };
     let color = use_color(args.output.color);
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::event::Event;
+use crate::rules::protocol::{Protocol, ProtocolOptions};
 use crate::rules::{Levels, RuleId};
 use crate::schema::SchemaSet;
 use crate::source::parse::{self, excerpt};
@@ -37,6 +38,7 @@ pub struct Context<'a> {
     pub schemas: &'a SchemaSet,
     pub levels: &'a Levels,
     pub max_line: usize,
+    pub protocol: ProtocolOptions,
 }
 
 /// Checks one input.
@@ -49,6 +51,7 @@ pub struct Engine<'a> {
     known_events: u64,
     held: Vec<Diagnostic>,
     holding: bool,
+    protocol: Protocol,
 }
 
 impl<'a> Engine<'a> {
@@ -62,6 +65,7 @@ impl<'a> Engine<'a> {
             known_events: 0,
             held: Vec::new(),
             holding: true,
+            protocol: Protocol::new(ctx.protocol.clone()),
         }
     }
 
@@ -109,6 +113,9 @@ impl<'a> Engine<'a> {
             if event.kind.is_some() {
                 self.known_events += 1;
             }
+            let conforms = !found.iter().any(|d| d.rule == RuleId::SchemaViolation);
+            self.protocol
+                .on_event(event, conforms, self.ctx.levels, &mut found);
             let ty = event.type_name();
             for d in &mut found {
                 if d.event_type.is_none() {
@@ -130,6 +137,11 @@ impl<'a> Engine<'a> {
 
     /// Ends the input: reports what only the end can tell. Returns the input's counts.
     pub fn finish(mut self, out: &mut Vec<Diagnostic>) -> Stats {
+        let mut found = Vec::new();
+        self.protocol.finish(self.ctx.levels, &mut found);
+        for d in found {
+            self.emit(d, out);
+        }
         if self.holding && self.known_events == 0 {
             // Findings that only say "this is not an event" are folded into one.
             let explained = |d: &Diagnostic| {

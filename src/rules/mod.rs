@@ -5,7 +5,14 @@
 
 pub mod engine;
 pub mod framing;
+pub mod lifecycle;
+pub mod order;
+pub mod pairing;
+pub mod protocol;
+pub mod reference;
 pub mod schema;
+pub mod state;
+pub mod tool_args;
 
 use std::fmt;
 
@@ -104,6 +111,42 @@ registry! {
     SchemaUnknownField => schema::UNKNOWN_FIELD,
     SchemaNullForOptional => schema::NULL_FOR_OPTIONAL,
     SchemaDeprecatedEvent => schema::DEPRECATED_EVENT,
+    LifecycleFirstEvent => lifecycle::FIRST_EVENT,
+    LifecycleRunAlreadyActive => lifecycle::RUN_ALREADY_ACTIVE,
+    LifecycleEventAfterFinish => lifecycle::EVENT_AFTER_FINISH,
+    LifecycleEventAfterError => lifecycle::EVENT_AFTER_ERROR,
+    LifecycleOpenAtFinish => lifecycle::OPEN_AT_FINISH,
+    LifecycleOpenAtError => lifecycle::OPEN_AT_ERROR,
+    LifecycleUnterminatedRun => lifecycle::UNTERMINATED_RUN,
+    LifecycleRunIdMismatch => lifecycle::RUN_ID_MISMATCH,
+    LifecycleDuplicateRunId => lifecycle::DUPLICATE_RUN_ID,
+    LifecycleUnknownParentRun => lifecycle::UNKNOWN_PARENT_RUN,
+    LifecycleThreadChanged => lifecycle::THREAD_CHANGED,
+    PairingTextMessage => pairing::TEXT_MESSAGE,
+    PairingToolCall => pairing::TOOL_CALL,
+    PairingReasoning => pairing::REASONING,
+    PairingReasoningMessage => pairing::REASONING_MESSAGE,
+    PairingStep => pairing::STEP,
+    PairingSubagent => pairing::SUBAGENT,
+    PairingChunkMissingId => pairing::CHUNK_MISSING_ID,
+    PairingEmptyDelta => pairing::EMPTY_DELTA,
+    PairingMessageIdReused => pairing::MESSAGE_ID_REUSED,
+    PairingAttributionMismatch => pairing::ATTRIBUTION_MISMATCH,
+    StatePatchFailed => state::PATCH_FAILED,
+    StateNoBaseline => state::NO_BASELINE,
+    StateTooLarge => state::TOO_LARGE,
+    StateActivityPatchFailed => state::ACTIVITY_PATCH_FAILED,
+    StateActivityUnknown => state::ACTIVITY_UNKNOWN,
+    StateActivityTypeChanged => state::ACTIVITY_TYPE_CHANGED,
+    ReferenceUnknownToolCall => reference::UNKNOWN_TOOL_CALL,
+    ReferenceUnknownParentMessage => reference::UNKNOWN_PARENT_MESSAGE,
+    ReferenceUnknownEntity => reference::UNKNOWN_ENTITY,
+    ReferenceDuplicateMessageId => reference::DUPLICATE_MESSAGE_ID,
+    ToolArgsInvalidJson => tool_args::INVALID_JSON,
+    ToolArgsSchemaViolation => tool_args::SCHEMA_VIOLATION,
+    ToolArgsUndeclaredTool => tool_args::UNDECLARED_TOOL,
+    OrderTimestampDecreasing => order::TIMESTAMP_DECREASING,
+    OrderTimestampUnit => order::TIMESTAMP_UNIT,
 }
 
 impl RuleId {

@@ -1,0 +1,101 @@
+//! Sets and maps of ids kept by a 64-bit hash of the id: a stream-long memory of every run,
+//! message and tool call id costs a few bytes per id however long the ids are. A collision
+//! (about one in 10^11 for a million ids) could only hide a finding, never invent one.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The hash is already well mixed: use it as is.
+#[derive(Default)]
+pub struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type Build = BuildHasherDefault<PassThrough>;
+
+/// FNV-1a over the bytes, then a final avalanche so nearby ids spread over the table.
+pub fn id_hash(id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in id.as_bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+#[derive(Default)]
+pub struct IdSet(HashSet<u64, Build>);
+
+impl IdSet {
+    /// Adds an id; `true` if it was not there.
+    pub fn insert(&mut self, id: &str) -> bool {
+        self.0.insert(id_hash(id))
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.0.contains(&id_hash(id))
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// A map from ids to small values (a line number, a count).
+pub struct IdMap<V>(HashMap<u64, V, Build>);
+
+impl<V> Default for IdMap<V> {
+    fn default() -> Self {
+        IdMap(HashMap::default())
+    }
+}
+
+impl<V> IdMap<V> {
+    pub fn insert(&mut self, id: &str, value: V) -> Option<V> {
+        self.0.insert(id_hash(id), value)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&V> {
+        self.0.get(&id_hash(id))
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<V> {
+        self.0.remove(&id_hash(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_and_maps() {
+        let mut set = IdSet::default();
+        assert!(set.insert("run-1"));
+        assert!(!set.insert("run-1"));
+        assert!(set.contains("run-1"));
+        assert!(!set.contains("run-2"));
+        let mut map = IdMap::default();
+        map.insert("m1", 3u64);
+        assert_eq!(map.get("m1"), Some(&3));
+        assert_eq!(map.remove("m1"), Some(3));
+        assert_eq!(map.get("m1"), None);
+        assert_ne!(id_hash("a"), id_hash("b"));
+    }
+}

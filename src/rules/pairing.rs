@@ -1,0 +1,733 @@
+//! Pairing rules: every message, tool call, reasoning span and message, step and subagent is
+//! started once, continued and ended only while open, and by the producer that opened it.
+//! Several may be open at once. After a finding the stream is read as if the producer had
+//! meant the obvious thing (an unknown id is adopted), so one mistake is reported once.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::protocol::{Ev, Out, owner_name};
+use super::{Level, Rule, RuleId};
+use crate::event::EventType;
+use crate::idset::{IdMap, id_hash};
+
+pub const TEXT_MESSAGE: Rule = Rule {
+    name: "pairing/text-message",
+    default: Level::Deny,
+    summary: "TEXT_MESSAGE_CONTENT/END for a message never started or already ended, or a second START while it is open",
+    why: "Clients assemble a message from START, CONTENT and END by messageId; content for an \
+          unknown id is dropped or lands in the wrong message, and the official client \
+          rejects the stream.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_CONTENT","messageId":"m7","delta":"hi"}
+"#,
+};
+
+pub const TOOL_CALL: Rule = Rule {
+    name: "pairing/tool-call",
+    default: Level::Deny,
+    summary: "TOOL_CALL_ARGS/END for a tool call never started or already ended, or a second START while it is open",
+    why: "Clients build a tool call's arguments from its ARGS deltas by toolCallId; arguments \
+          for an unknown call are lost and the call is never executed.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
+"#,
+};
+
+pub const REASONING: Rule = Rule {
+    name: "pairing/reasoning",
+    default: Level::Deny,
+    summary: "REASONING_END for a span never started or already ended, or a second REASONING_START while it is open",
+    why: "A reasoning span brackets the reasoning messages inside it; an unbalanced span \
+          leaves clients showing \"thinking…\" forever or closing the wrong span.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"REASONING_END","messageId":"r1"}
+"#,
+};
+
+pub const REASONING_MESSAGE: Rule = Rule {
+    name: "pairing/reasoning-message",
+    default: Level::Deny,
+    summary: "REASONING_MESSAGE_CONTENT/END for a reasoning message never started or already ended, or a second START while it is open",
+    why: "Reasoning text is assembled like message text; fragments for an unknown id are \
+          dropped.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"REASONING_MESSAGE_CONTENT","messageId":"r1","delta":"hmm"}
+"#,
+};
+
+pub const STEP: Rule = Rule {
+    name: "pairing/step",
+    default: Level::Deny,
+    summary: "STEP_FINISHED that matches no open STEP_STARTED by name (per subagent), or a step started twice",
+    why: "Progress UIs show steps by name; an unmatched finish leaves a step spinning or \
+          closes someone else's.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"STEP_STARTED","stepName":"plan"}
+{"type":"STEP_FINISHED","stepName":"act"}
+"#,
+};
+
+pub const SUBAGENT: Rule = Rule {
+    name: "pairing/subagent",
+    default: Level::Deny,
+    summary: "SUBAGENT_FINISHED/ERROR for a subagent not active, a subagent started twice, or an unknown parentSubagentRunId",
+    why: "A subagentRunId names one invocation: it starts once and ends once, and its parent \
+          must have started before it.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"SUBAGENT_FINISHED","subagentRunId":"s1"}
+"#,
+};
+
+pub const CHUNK_MISSING_ID: Rule = Rule {
+    name: "pairing/chunk-missing-id",
+    default: Level::Deny,
+    summary: "the first CHUNK of a message lacks messageId, or the first TOOL_CALL_CHUNK lacks toolCallId or toolCallName",
+    why: "A chunk stream is opened by its first chunk, which must say what it opens; the \
+          official client fails the run on an id-less first chunk.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_CHUNK","delta":"hi"}
+"#,
+};
+
+pub const EMPTY_DELTA: Rule = Rule {
+    name: "pairing/empty-delta",
+    default: Level::Allow,
+    summary: "TEXT_MESSAGE_CONTENT or REASONING_MESSAGE_CONTENT with an empty delta",
+    why: "The docs say deltas are non-empty; 1.0 allows empty ones as keep-alives, so this is \
+          off unless a team wants the stricter reading (--warn pairing/empty-delta).",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":""}
+"#,
+};
+
+pub const MESSAGE_ID_REUSED: Rule = Rule {
+    name: "pairing/message-id-reused",
+    default: Level::Warn,
+    summary: "a START reuses the id of a message that already ended",
+    why: "Clients look messages up by id, so the new message's content is appended to the \
+          old one.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+{"type":"TEXT_MESSAGE_END","messageId":"m1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+"#,
+};
+
+pub const ATTRIBUTION_MISMATCH: Rule = Rule {
+    name: "pairing/attribution-mismatch",
+    default: Level::Deny,
+    summary: "an event's subagentRunId disagrees with the producer that opened its message, tool call, reasoning or activity",
+    why: "Continuations belong to whoever opened the entity; the official client rejects a \
+          disagreeing tag, since the content would land in another producer's message.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"hi","subagentRunId":"s1"}
+"#,
+};
+
+/// Something open, and where it opened.
+#[derive(Clone, Debug)]
+struct Open {
+    line: u64,
+}
+
+/// The producer an entity belongs to: a hash of its subagentRunId, 0 for the parent agent.
+type OwnerKey = u64;
+
+fn owner_key(owner: Option<&str>) -> OwnerKey {
+    owner.map_or(0, |o| id_hash(o) | 1)
+}
+
+/// Who owns what, by kind: ids are only unique within a kind.
+#[derive(Default)]
+struct Owners {
+    message: IdMap<(OwnerKey, Option<String>)>,
+    tool: IdMap<(OwnerKey, Option<String>)>,
+    activity: IdMap<(OwnerKey, Option<String>)>,
+    reasoning: IdMap<(OwnerKey, Option<String>)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Tool,
+    Span,
+    Reasoning,
+}
+
+impl Kind {
+    fn rule(self) -> RuleId {
+        match self {
+            Kind::Text => RuleId::PairingTextMessage,
+            Kind::Tool => RuleId::PairingToolCall,
+            Kind::Span => RuleId::PairingReasoning,
+            Kind::Reasoning => RuleId::PairingReasoningMessage,
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::Text => "message",
+            Kind::Tool => "tool call",
+            Kind::Span => "reasoning span",
+            Kind::Reasoning => "reasoning message",
+        }
+    }
+
+    fn start(self) -> &'static str {
+        match self {
+            Kind::Text => "TEXT_MESSAGE_START",
+            Kind::Tool => "TOOL_CALL_START",
+            Kind::Span => "REASONING_START",
+            Kind::Reasoning => "REASONING_MESSAGE_START",
+        }
+    }
+
+    fn end(self) -> &'static str {
+        match self {
+            Kind::Text => "TEXT_MESSAGE_END",
+            Kind::Tool => "TOOL_CALL_END",
+            Kind::Span => "REASONING_END",
+            Kind::Reasoning => "REASONING_MESSAGE_END",
+        }
+    }
+
+    fn id_field(self) -> &'static str {
+        match self {
+            Kind::Tool => "toolCallId",
+            _ => "messageId",
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Pairing {
+    text: HashMap<String, Open>,
+    tools: HashMap<String, Open>,
+    spans: HashMap<String, Open>,
+    reasoning: HashMap<String, Open>,
+    steps: HashMap<(Option<String>, String), Open>,
+    subagents: HashMap<String, Open>,
+    closed_subagents: HashSet<String>,
+    /// Ids continued without being open: reported once, then their further events are quiet
+    /// (and they are not "still open" when the run ends).
+    adopted: HashSet<(u8, String)>,
+    owners: Owners,
+    /// Messages that ended anywhere in the stream, with the line of their END.
+    ended_text: IdMap<u64>,
+    ended_reasoning: IdMap<u64>,
+    ended_tools: IdMap<u64>,
+}
+
+impl Pairing {
+    /// A new run: per-run state starts afresh (ids ended in earlier runs are remembered).
+    pub fn new_run(&mut self) {
+        self.close_all();
+        self.closed_subagents.clear();
+        self.adopted.clear();
+        self.owners = Owners::default();
+    }
+
+    /// The run ended: everything open is considered closed (already reported).
+    pub fn close_all(&mut self) {
+        self.text.clear();
+        self.tools.clear();
+        self.spans.clear();
+        self.reasoning.clear();
+        self.steps.clear();
+        self.subagents.clear();
+    }
+
+    /// What is open, in the order it was opened, for "still open" reports.
+    pub fn open_items(&self) -> Vec<String> {
+        let mut items: Vec<(u64, String)> = Vec::new();
+        for (map, noun) in [
+            (&self.text, "text message"),
+            (&self.tools, "tool call"),
+            (&self.spans, "reasoning span"),
+            (&self.reasoning, "reasoning message"),
+            (&self.subagents, "subagent"),
+        ] {
+            for (id, open) in map {
+                items.push((open.line, format!("{noun} \"{id}\" (line {})", open.line)));
+            }
+        }
+        for ((owner, name), open) in &self.steps {
+            let whose = owner
+                .as_ref()
+                .map(|o| format!(" of subagent \"{o}\""))
+                .unwrap_or_default();
+            items.push((
+                open.line,
+                format!("step \"{name}\"{whose} (line {})", open.line),
+            ));
+        }
+        items.sort();
+        items.into_iter().map(|(_, item)| item).collect()
+    }
+
+    pub fn on_event(&mut self, ev: &Ev<'_>, adopting: bool, out: &mut Out<'_>) {
+        use EventType::*;
+        match ev.ty {
+            TextMessageStart => self.start(Kind::Text, ev, out),
+            TextMessageContent => {
+                self.empty_delta(ev, out);
+                self.continue_or_end(Kind::Text, ev, false, adopting, out)
+            }
+            TextMessageEnd => self.continue_or_end(Kind::Text, ev, true, adopting, out),
+            ToolCallStart => self.tool_call_start(ev, out),
+            ToolCallArgs => self.continue_or_end(Kind::Tool, ev, false, adopting, out),
+            ToolCallEnd => self.continue_or_end(Kind::Tool, ev, true, adopting, out),
+            ReasoningStart => self.start(Kind::Span, ev, out),
+            ReasoningEnd => self.continue_or_end(Kind::Span, ev, true, adopting, out),
+            ReasoningMessageStart => self.start(Kind::Reasoning, ev, out),
+            ReasoningMessageContent => {
+                self.empty_delta(ev, out);
+                self.continue_or_end(Kind::Reasoning, ev, false, adopting, out)
+            }
+            ReasoningMessageEnd => self.continue_or_end(Kind::Reasoning, ev, true, adopting, out),
+            ReasoningEncryptedValue => self.encrypted_value(ev, out),
+            StepStarted => self.step_started(ev, out),
+            StepFinished => self.step_finished(ev, adopting, out),
+            SubagentStarted => self.subagent_started(ev, out),
+            SubagentFinished | SubagentError => self.subagent_ended(ev, adopting, out),
+            ActivitySnapshot => {
+                if let Some(id) = ev.str("messageId") {
+                    let replaces = ev.get("replace") != Some(&Value::Bool(false));
+                    if self.owners.activity.get(id).is_none() || replaces {
+                        self.owners.activity.insert(id, owned(ev.owner()));
+                    }
+                }
+            }
+            ActivityDelta => {
+                if let Some(id) = ev.str("messageId") {
+                    let owner = self.owners.activity.get(id).cloned();
+                    attribution(ev, owner.as_ref(), "activity", id, out);
+                }
+            }
+            ToolCallResult => {
+                if let Some(id) = ev.str("messageId") {
+                    self.owners.message.insert(id, owned(ev.owner()));
+                }
+            }
+            MessagesSnapshot => self.seed_owners(ev.get("messages"), true),
+            RunStarted => self.seed_owners(ev.get("input").and_then(|i| i.get("messages")), false),
+            _ => {}
+        }
+    }
+
+    fn open_map(&mut self, kind: Kind) -> &mut HashMap<String, Open> {
+        match kind {
+            Kind::Text => &mut self.text,
+            Kind::Tool => &mut self.tools,
+            Kind::Span => &mut self.spans,
+            Kind::Reasoning => &mut self.reasoning,
+        }
+    }
+
+    fn owner_map(&mut self, kind: Kind) -> &mut IdMap<(OwnerKey, Option<String>)> {
+        match kind {
+            Kind::Text => &mut self.owners.message,
+            Kind::Tool => &mut self.owners.tool,
+            Kind::Span | Kind::Reasoning => &mut self.owners.reasoning,
+        }
+    }
+
+    fn ended_map(&mut self, kind: Kind) -> Option<&mut IdMap<u64>> {
+        match kind {
+            Kind::Text => Some(&mut self.ended_text),
+            Kind::Reasoning => Some(&mut self.ended_reasoning),
+            Kind::Tool => Some(&mut self.ended_tools),
+            Kind::Span => None,
+        }
+    }
+
+    fn start(&mut self, kind: Kind, ev: &Ev<'_>, out: &mut Out<'_>) {
+        let Some(id) = ev.str(kind.id_field()) else {
+            return;
+        };
+        if let Some(open) = self.open_map(kind).get(id) {
+            let line = open.line;
+            out.report(
+                kind.rule(),
+                ev.loc,
+                format!(
+                    "second {} for {} \"{id}\", which is still open (started at line {line})",
+                    kind.start(),
+                    kind.noun()
+                ),
+                &format!(
+                    "end it with {} first, or use a new {}",
+                    kind.end(),
+                    kind.id_field()
+                ),
+            );
+            return;
+        }
+        let existing = self.owner_map(kind).get(id).cloned();
+        if existing.is_some() {
+            attribution(ev, existing.as_ref(), kind.noun(), id, out);
+        }
+        if kind != Kind::Tool {
+            if let Some(ended) = self.ended_map(kind).and_then(|m| m.get(id).copied()) {
+                out.report(
+                    RuleId::PairingMessageIdReused,
+                    ev.loc,
+                    format!(
+                        "{} reuses the id of {} \"{id}\", which ended at line {ended}",
+                        kind.start(),
+                        kind.noun()
+                    ),
+                    "clients append the new content to the old message; use a new messageId",
+                );
+            }
+        }
+        self.open_map(kind)
+            .insert(id.to_owned(), Open { line: ev.loc.line });
+        if existing.is_none() {
+            self.owner_map(kind).insert(id, owned(ev.owner()));
+        }
+    }
+
+    fn continue_or_end(
+        &mut self,
+        kind: Kind,
+        ev: &Ev<'_>,
+        ends: bool,
+        adopting: bool,
+        out: &mut Out<'_>,
+    ) {
+        let Some(id) = ev.str(kind.id_field()) else {
+            // The schema rules report the missing id. An END that lacks it most likely meant
+            // the one entity of its kind that is open: close that, rather than report it
+            // again as still open when the run ends.
+            let map = self.open_map(kind);
+            if ends && map.len() == 1 {
+                map.clear();
+            }
+            return;
+        };
+        if self.open_map(kind).contains_key(id) {
+            let owner = self.owner_map(kind).get(id).cloned();
+            attribution(ev, owner.as_ref(), kind.noun(), id, out);
+            if ends {
+                self.open_map(kind).remove(id);
+                if let Some(ended) = self.ended_map(kind) {
+                    ended.insert(id, ev.loc.line);
+                }
+            }
+            return;
+        }
+        let key = (kind as u8, id.to_owned());
+        if self.adopted.contains(&key) {
+            if ends {
+                self.adopted.remove(&key);
+                if let Some(ended) = self.ended_map(kind) {
+                    ended.insert(id, ev.loc.line);
+                }
+            }
+            return;
+        }
+        if !adopting {
+            let ended = self.ended_map(kind).and_then(|m| m.get(id).copied());
+            let why = match ended {
+                Some(line) => format!("which already ended at line {line}"),
+                None => "which was never started".to_owned(),
+            };
+            out.report(
+                kind.rule(),
+                ev.loc,
+                format!("{} for {} \"{id}\", {why}", ev.ty, kind.noun()),
+                &format!(
+                    "send {} first, or check the {}",
+                    kind.start(),
+                    kind.id_field()
+                ),
+            );
+        }
+        if ends {
+            if let Some(ended) = self.ended_map(kind) {
+                ended.insert(id, ev.loc.line);
+            }
+        } else {
+            self.adopted.insert(key);
+        }
+        if self.owner_map(kind).get(id).is_none() {
+            self.owner_map(kind).insert(id, owned(ev.owner()));
+        }
+    }
+
+    fn empty_delta(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
+        if !out.wants(RuleId::PairingEmptyDelta) {
+            return;
+        }
+        // For an event expanded from a chunk, only a chunk that sent "" counts.
+        let sent = if ev.synthetic {
+            ev.origin.get("delta")
+        } else {
+            ev.get("delta")
+        };
+        if sent.and_then(Value::as_str) == Some("") {
+            out.report(
+                RuleId::PairingEmptyDelta,
+                ev.loc,
+                format!("{} with an empty delta", ev.ty),
+                "1.0 allows empty deltas as keep-alives; the docs ask for non-empty ones",
+            );
+        }
+    }
+
+    fn tool_call_start(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
+        let Some(id) = ev.str("toolCallId") else {
+            return;
+        };
+        // A tool call belongs to the message that carries it.
+        let inherited = ev.str("parentMessageId").and_then(|parent| {
+            self.owners
+                .message
+                .get(parent)
+                .cloned()
+                .map(|o| (parent, o))
+        });
+        if let (Some((parent, parent_owner)), Some(tag)) = (&inherited, ev.owner()) {
+            if parent_owner.0 != owner_key(Some(tag)) && !self.tools.contains_key(id) {
+                out.report(
+                    RuleId::PairingAttributionMismatch,
+                    ev.loc,
+                    format!(
+                        "TOOL_CALL_START is attributed to subagent \"{tag}\", but its parent message \"{parent}\" belongs to {}",
+                        owner_name(parent_owner.1.as_deref())
+                    ),
+                    "a tool call belongs to the message that carries it; tag it like its message",
+                );
+                self.start(Kind::Tool, ev, out);
+                return;
+            }
+        }
+        let existing = self.owners.tool.get(id).cloned();
+        if let (Some(existing), None, Some((parent, parent_owner))) =
+            (&existing, ev.owner(), &inherited)
+        {
+            if existing.0 != parent_owner.0 && !self.tools.contains_key(id) {
+                out.report(
+                    RuleId::PairingAttributionMismatch,
+                    ev.loc,
+                    format!(
+                        "tool call \"{id}\" belongs to {}, but its parent message \"{parent}\" belongs to {}",
+                        owner_name(existing.1.as_deref()),
+                        owner_name(parent_owner.1.as_deref())
+                    ),
+                    "a tool call belongs to the message that carries it",
+                );
+            }
+        }
+        let was_open = self.tools.contains_key(id);
+        self.start(Kind::Tool, ev, out);
+        if !was_open && existing.is_none() && ev.owner().is_none() {
+            if let Some((_, parent_owner)) = inherited {
+                self.owners.tool.insert(id, parent_owner);
+            }
+        }
+    }
+
+    fn encrypted_value(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
+        let Some(id) = ev.str("entityId") else {
+            return;
+        };
+        let (owner, noun) = match ev.str("subtype") {
+            Some("tool-call") => (self.owners.tool.get(id).cloned(), "tool call"),
+            Some("message") => (
+                self.owners
+                    .message
+                    .get(id)
+                    .or_else(|| self.owners.reasoning.get(id))
+                    .cloned(),
+                "message",
+            ),
+            _ => (self.owners.reasoning.get(id).cloned(), "reasoning message"),
+        };
+        attribution(ev, owner.as_ref(), noun, id, out);
+    }
+
+    fn step_started(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
+        let Some(name) = ev.str("stepName") else {
+            return;
+        };
+        let key = (ev.owner().map(str::to_owned), name.to_owned());
+        if let Some(open) = self.steps.get(&key) {
+            out.report(
+                RuleId::PairingStep,
+                ev.loc,
+                format!(
+                    "STEP_STARTED for step \"{name}\"{}, which is already active (started at line {})",
+                    of_owner(ev.owner()),
+                    open.line
+                ),
+                "finish the step before starting it again, or give the inner step its own name",
+            );
+            return;
+        }
+        self.steps.insert(key, Open { line: ev.loc.line });
+    }
+
+    fn step_finished(&mut self, ev: &Ev<'_>, adopting: bool, out: &mut Out<'_>) {
+        let Some(name) = ev.str("stepName") else {
+            return;
+        };
+        let key = (ev.owner().map(str::to_owned), name.to_owned());
+        if self.steps.remove(&key).is_some() || adopting {
+            return;
+        }
+        let other = self
+            .steps
+            .keys()
+            .find(|(owner, n)| n == name && owner.as_deref() != ev.owner())
+            .map(|(owner, _)| owner.clone());
+        match other {
+            Some(other) => out.report(
+                RuleId::PairingStep,
+                ev.loc,
+                format!(
+                    "STEP_FINISHED for step \"{name}\" is attributed to {}, but that step is open under {}",
+                    owner_name(ev.owner()),
+                    owner_name(other.as_deref())
+                ),
+                "a step is finished by whoever started it: tag STEP_FINISHED like its STEP_STARTED",
+            ),
+            None => out.report(
+                RuleId::PairingStep,
+                ev.loc,
+                format!("STEP_FINISHED for step \"{name}\"{}, which was not started", of_owner(ev.owner())),
+                "send STEP_STARTED with the same stepName first",
+            ),
+        }
+    }
+
+    fn subagent_started(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
+        let Some(id) = ev.str("subagentRunId") else {
+            return;
+        };
+        if let Some(open) = self.subagents.get(id) {
+            let line = open.line;
+            out.report(
+                RuleId::PairingSubagent,
+                ev.loc,
+                format!("SUBAGENT_STARTED for subagent \"{id}\", which is already active (started at line {line})"),
+                "finish it with SUBAGENT_FINISHED or SUBAGENT_ERROR first",
+            );
+            return;
+        }
+        if self.closed_subagents.contains(id) {
+            out.report(
+                RuleId::PairingSubagent,
+                ev.loc,
+                format!(
+                    "SUBAGENT_STARTED for subagent \"{id}\", which already finished in this run"
+                ),
+                "a subagentRunId names one invocation; a new delegation needs a new id",
+            );
+        }
+        if let Some(parent) = ev.str("parentSubagentRunId") {
+            if !self.subagents.contains_key(parent) && !self.closed_subagents.contains(parent) {
+                out.report(
+                    RuleId::PairingSubagent,
+                    ev.loc,
+                    format!(
+                        "parentSubagentRunId \"{parent}\" names no subagent started in this run"
+                    ),
+                    "start the parent subagent first, or check the id",
+                );
+            }
+        }
+        self.subagents
+            .insert(id.to_owned(), Open { line: ev.loc.line });
+    }
+
+    fn subagent_ended(&mut self, ev: &Ev<'_>, adopting: bool, out: &mut Out<'_>) {
+        let Some(id) = ev.str("subagentRunId") else {
+            return;
+        };
+        if self.subagents.remove(id).is_none() && !adopting {
+            let why = if self.closed_subagents.contains(id) {
+                "which already ended"
+            } else {
+                "which was never started"
+            };
+            out.report(
+                RuleId::PairingSubagent,
+                ev.loc,
+                format!("{} for subagent \"{id}\", {why}", ev.ty),
+                "send SUBAGENT_STARTED first, or check the subagentRunId",
+            );
+        }
+        self.closed_subagents.insert(id.to_owned());
+    }
+
+    /// Replayed history (MESSAGES_SNAPSHOT, RUN_STARTED.input) names owners too. A snapshot
+    /// restates the conversation and replaces recorded owners; the input only fills gaps.
+    fn seed_owners(&mut self, messages: Option<&Value>, authoritative: bool) {
+        let Some(Value::Array(messages)) = messages else {
+            return;
+        };
+        for message in messages {
+            let Some(id) = message.get("id").and_then(Value::as_str) else {
+                continue;
+            };
+            let owner = message.get("subagentRunId").and_then(Value::as_str);
+            let bucket = match message.get("role").and_then(Value::as_str) {
+                Some("reasoning") => &mut self.owners.reasoning,
+                Some("activity") => &mut self.owners.activity,
+                _ => &mut self.owners.message,
+            };
+            if authoritative || bucket.get(id).is_none() {
+                bucket.insert(id, owned(owner));
+            }
+            let calls = message.get("toolCalls").and_then(Value::as_array);
+            for call in calls.into_iter().flatten() {
+                if let Some(call_id) = call.get("id").and_then(Value::as_str) {
+                    if authoritative || self.owners.tool.get(call_id).is_none() {
+                        self.owners.tool.insert(call_id, owned(owner));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn owned(owner: Option<&str>) -> (OwnerKey, Option<String>) {
+    (owner_key(owner), owner.map(str::to_owned))
+}
+
+fn of_owner(owner: Option<&str>) -> String {
+    owner
+        .map(|o| format!(" of subagent \"{o}\""))
+        .unwrap_or_default()
+}
+
+/// A continuation's tag must agree with its opener's (an absent tag always agrees).
+fn attribution(
+    ev: &Ev<'_>,
+    owner: Option<&(OwnerKey, Option<String>)>,
+    noun: &str,
+    id: &str,
+    out: &mut Out<'_>,
+) {
+    let (Some(tag), Some(owner)) = (ev.owner(), owner) else {
+        return;
+    };
+    if owner.0 != owner_key(Some(tag)) {
+        out.report(
+            RuleId::PairingAttributionMismatch,
+            ev.loc,
+            format!(
+                "{} is attributed to subagent \"{tag}\", but {noun} \"{id}\" was opened by {}",
+                ev.ty,
+                owner_name(owner.1.as_deref())
+            ),
+            "continue an entity with its opener's subagentRunId, or leave the tag out",
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! Tool-argument rules: the concatenated TOOL_CALL_ARGS deltas of a call are JSON, and match
+//! the `parameters` schema of the tool the run's input declared under that name.
+
+use std::collections::HashMap;
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use super::protocol::{Ev, Out};
+use super::{Level, Rule, RuleId};
+use crate::diagnostic::abbreviate;
+use crate::event::EventType;
+
+pub const INVALID_JSON: Rule = Rule {
+    name: "tool-args/invalid-json",
+    default: Level::Deny,
+    summary: "a tool call's concatenated TOOL_CALL_ARGS are not valid JSON at TOOL_CALL_END (empty included)",
+    why: "Clients and frameworks JSON.parse the arguments to execute the tool; broken JSON \
+          (often a model cut off mid-object) means the call cannot run.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}
+{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"city\": \"Par"}
+{"type":"TOOL_CALL_END","toolCallId":"c1"}
+"#,
+};
+
+pub const SCHEMA_VIOLATION: Rule = Rule {
+    name: "tool-args/schema-violation",
+    default: Level::Deny,
+    summary: "a tool call's arguments do not match the `parameters` schema of its tool in RUN_STARTED.input.tools",
+    why: "The frontend executes the tool with these arguments; missing or mistyped ones break \
+          the tool or make it do the wrong thing.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[{"name":"get_weather","description":"","parameters":{"type":"object","required":["city"]}}]}}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}
+{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
+{"type":"TOOL_CALL_END","toolCallId":"c1"}
+"#,
+};
+
+pub const UNDECLARED_TOOL: Rule = Rule {
+    name: "tool-args/undeclared-tool",
+    default: Level::Warn,
+    summary: "a tool call names a tool the run's input.tools does not declare",
+    why: "A frontend can only execute the tools it sent; an undeclared name is a typo or a \
+          backend tool the frontend will not recognise.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[]}}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"launch_rockets"}
+"#,
+};
+
+/// A tool the run's input declared, with its schema compiled on first use.
+struct Tool {
+    parameters: Option<Value>,
+    compiled: Option<Result<Validator, String>>,
+}
+
+struct OpenCall {
+    name: String,
+    args: String,
+    /// The arguments outgrew the cap and are no longer kept.
+    overflow: bool,
+}
+
+pub struct ToolArgs {
+    max_args: usize,
+    /// `None` when the run's input declared no tools.
+    tools: Option<HashMap<String, Tool>>,
+    open: HashMap<String, OpenCall>,
+}
+
+impl ToolArgs {
+    pub fn new(max_args: usize) -> Self {
+        ToolArgs {
+            max_args,
+            tools: None,
+            open: HashMap::new(),
+        }
+    }
+
+    /// A run started: its input declares the tools.
+    pub fn new_run(&mut self, ev: &Ev<'_>) {
+        self.open.clear();
+        let declared = ev
+            .get("input")
+            .and_then(|i| i.get("tools"))
+            .and_then(Value::as_array);
+        self.tools = declared.map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| {
+                    let name = tool.get("name")?.as_str()?.to_owned();
+                    let parameters = tool.get("parameters").filter(|p| !p.is_null()).cloned();
+                    Some((
+                        name,
+                        Tool {
+                            parameters,
+                            compiled: None,
+                        },
+                    ))
+                })
+                .collect()
+        });
+    }
+
+    pub fn close_all(&mut self) {
+        self.open.clear();
+    }
+
+    pub fn on_event(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
+        if !(out.wants(RuleId::ToolArgsInvalidJson)
+            || out.wants(RuleId::ToolArgsSchemaViolation)
+            || out.wants(RuleId::ToolArgsUndeclaredTool))
+        {
+            return;
+        }
+        match ev.ty {
+            EventType::ToolCallStart => {
+                let (Some(id), Some(name)) = (ev.str("toolCallId"), ev.str("toolCallName")) else {
+                    return;
+                };
+                if let Some(tools) = &self.tools {
+                    if !tools.contains_key(name) {
+                        out.report(
+                            RuleId::ToolArgsUndeclaredTool,
+                            ev.loc,
+                            format!("tool call \"{id}\" calls \"{name}\", which the run's input.tools does not declare"),
+                            "declared here are the tools the client can execute; check the name (backend tools the agent runs itself are fine)",
+                        );
+                    }
+                }
+                self.open.entry(id.to_owned()).or_insert(OpenCall {
+                    name: name.to_owned(),
+                    args: String::new(),
+                    overflow: false,
+                });
+            }
+            EventType::ToolCallArgs => {
+                let (Some(id), Some(delta)) = (ev.str("toolCallId"), ev.str("delta")) else {
+                    return;
+                };
+                if let Some(call) = self.open.get_mut(id) {
+                    if call.args.len() + delta.len() > self.max_args {
+                        call.overflow = true;
+                        call.args = String::new();
+                    } else if !call.overflow {
+                        call.args.push_str(delta);
+                    }
+                }
+            }
+            EventType::ToolCallEnd => {
+                let Some(id) = ev.str("toolCallId") else {
+                    return;
+                };
+                if let Some(call) = self.open.remove(id) {
+                    if !call.overflow {
+                        self.check(id, &call, ev, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn check(&mut self, id: &str, call: &OpenCall, ev: &Ev<'_>, out: &mut Out<'_>) {
+        let args: Value = match serde_json::from_str(&call.args) {
+            Ok(args) => args,
+            Err(err) => {
+                let message = if call.args.trim().is_empty() {
+                    format!(
+                        "tool call \"{id}\" ({}) ends with no arguments: an empty string is not JSON",
+                        call.name
+                    )
+                } else {
+                    let what = err.to_string();
+                    let what = what
+                        .rsplit_once(" at line ")
+                        .map_or(what.as_str(), |(w, _)| w)
+                        .to_owned();
+                    format!(
+                        "the arguments of tool call \"{id}\" ({}) are not valid JSON: {what} at column {}: {}",
+                        call.name,
+                        err.column(),
+                        abbreviate(&call.args, 80)
+                    )
+                };
+                out.report(
+                    RuleId::ToolArgsInvalidJson,
+                    ev.loc,
+                    message,
+                    "stream the arguments as one JSON document across the ARGS deltas (\"{}\" for none)",
+                );
+                return;
+            }
+        };
+        if !out.wants(RuleId::ToolArgsSchemaViolation) {
+            return;
+        }
+        let Some(tool) = self.tools.as_mut().and_then(|t| t.get_mut(&call.name)) else {
+            return;
+        };
+        let Some(parameters) = &tool.parameters else {
+            return;
+        };
+        let compiled = tool
+            .compiled
+            .get_or_insert_with(|| crate::schema::compile_inline(parameters));
+        let Ok(validator) = compiled else {
+            // A tool schema that does not compile (or reaches outside itself) checks nothing.
+            return;
+        };
+        for error in validator.iter_errors(&args).take(8) {
+            let at = error.instance_path().as_str();
+            let place = if at.is_empty() {
+                "the arguments".to_owned()
+            } else {
+                at.to_owned()
+            };
+            out.report(
+                RuleId::ToolArgsSchemaViolation,
+                ev.loc,
+                format!(
+                    "tool call \"{id}\" ({}): {place}: {} (keyword `{}`)",
+                    call.name,
+                    error,
+                    error.kind().keyword()
+                ),
+                "match the tool's parameters schema declared in RUN_STARTED.input.tools",
+            );
+        }
+    }
+}
