@@ -35,6 +35,34 @@ pub enum Command {
     /// List, show or export the JSON Schemas events are checked against.
     #[command(subcommand)]
     Schema(SchemaCommand),
+    /// Print what a client ends with after applying a stream: messages, state, runs.
+    Fold(FoldArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FoldArgs {
+    /// The stream to fold (`-` for stdin).
+    pub path: PathBuf,
+
+    /// Fold this thread when the input holds several (default: the thread of the last run).
+    #[arg(long, value_name = "ID")]
+    pub thread: Option<String>,
+
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    /// Largest line or SSE frame read.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+
+    /// Largest state (estimated in memory) a patch may grow to.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
+
+    /// One line of JSON instead of indented output.
+    #[arg(long)]
+    pub compact: bool,
 }
 
 #[derive(Debug, Args)]

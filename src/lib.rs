@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod diagnostic;
 pub mod event;
+pub mod fold;
 pub mod idset;
 pub mod patch;
 pub mod report;

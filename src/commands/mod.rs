@@ -1,6 +1,8 @@
 //! Commands: the only code that wires sources, rules and reporters together.
 
 pub mod check;
+pub mod events;
+pub mod fold;
 pub mod rules;
 pub mod schema;
 
@@ -54,5 +56,6 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Rules(args) => rules::list(args),
         Command::Explain { rule } => rules::explain(rule),
         Command::Schema(command) => schema::run(command),
+        Command::Fold(args) => fold::run(args),
     }
 }

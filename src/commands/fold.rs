@@ -1,0 +1,111 @@
+//! `agui-lens fold PATH`: what a client ends with after applying the stream, as JSON.
+
+use std::io::{self, Write};
+
+use anyhow::{Result, bail};
+
+use super::Outcome;
+use super::events::{for_each_event, warn_unreadable};
+use crate::cli::FoldArgs;
+use crate::event::EventType;
+use crate::fold::{Folded, Folder};
+use crate::rules::protocol::DEFAULT_STATE_LIMIT;
+use crate::source::{DEFAULT_MAX_LINE, InputSpec, ReadOptions};
+
+pub fn run(args: &FoldArgs) -> Result<Outcome> {
+    let input = if args.path.as_os_str() == "-" {
+        InputSpec::Stdin
+    } else {
+        InputSpec::File(args.path.clone())
+    };
+    let read = ReadOptions {
+        format: args.input_format,
+        max_line: args.max_line.unwrap_or(DEFAULT_MAX_LINE),
+    };
+    let limit = args.max_state.unwrap_or(DEFAULT_STATE_LIMIT);
+    let threads = fold_threads(&input, &read, limit, args.thread.as_deref())?;
+    let folded = pick(threads, args.thread.as_deref())?;
+    let mut out = io::stdout().lock();
+    let json = folded.to_json();
+    if args.compact {
+        serde_json::to_writer(&mut out, &json)?;
+    } else {
+        serde_json::to_writer_pretty(&mut out, &json)?;
+    }
+    writeln!(out)?;
+    Ok(Outcome::Clean)
+}
+
+/// Folds every thread of an input (or only `only`), in the order threads first appear.
+/// Events before any RUN_STARTED belong to the first thread that follows (or stand alone).
+pub fn fold_threads(
+    input: &InputSpec,
+    read: &ReadOptions,
+    limit: usize,
+    only: Option<&str>,
+) -> Result<Vec<(Option<String>, Folded)>> {
+    let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
+    let mut current: Option<usize> = None;
+    let (opened, stats) = for_each_event(input, read, |event, _| {
+        if event.kind == Some(EventType::RunStarted) {
+            let thread = event.str_field("threadId").map(str::to_owned);
+            current = match threads.iter().position(|(t, _)| *t == thread) {
+                Some(i) => Some(i),
+                // Events seen before the first run join the first thread.
+                None if threads.len() == 1 && threads[0].0.is_none() => {
+                    threads[0].0 = thread;
+                    Some(0)
+                }
+                None => {
+                    threads.push((thread, Folder::new(limit)));
+                    Some(threads.len() - 1)
+                }
+            };
+        }
+        let at = match current {
+            Some(at) => at,
+            None => {
+                threads.push((None, Folder::new(limit)));
+                current = Some(threads.len() - 1);
+                threads.len() - 1
+            }
+        };
+        if only.is_none_or(|want| threads[at].0.as_deref() == Some(want)) {
+            threads[at].1.apply(event);
+        }
+        Ok(())
+    })?;
+    warn_unreadable(&opened.name, &stats);
+    Ok(threads.into_iter().map(|(t, f)| (t, f.finish())).collect())
+}
+
+fn pick(threads: Vec<(Option<String>, Folded)>, want: Option<&str>) -> Result<Folded> {
+    let names: Vec<String> = threads.iter().filter_map(|(t, _)| t.clone()).collect();
+    match want {
+        Some(want) => match threads
+            .into_iter()
+            .find(|(t, _)| t.as_deref() == Some(want))
+        {
+            Some((_, folded)) => Ok(folded),
+            None => bail!(
+                "no thread \"{want}\" in the input (threads: {})",
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        },
+        None => {
+            // The thread of the last run.
+            let last = threads
+                .iter()
+                .rposition(|(_, f)| !f.runs.is_empty())
+                .unwrap_or(threads.len().saturating_sub(1));
+            match threads.into_iter().nth(last) {
+                Some((_, folded)) => Ok(folded),
+                None => Ok(Folder::new(0).finish()),
+            }
+        }
+    }
+}

@@ -1,0 +1,963 @@
+//! Fold: what a client ends with after applying a stream — its messages and state — with the
+//! semantics of the official reducer (chunk expansion, then `defaultApplyEvents`), in time
+//! linear in the stream: messages are found through id indexes, never by scanning, and nothing
+//! is copied per event.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::chunks::{ChunkExpander, Piece};
+use crate::event::{Event, EventType};
+use crate::patch;
+
+/// One run as the fold saw it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunRecord {
+    pub thread_id: Option<String>,
+    pub run_id: Option<String>,
+    pub parent_run_id: Option<String>,
+    /// `finished`, `error`, or `open` (the stream ended inside the run).
+    pub status: &'static str,
+    pub outcome: Option<Value>,
+    pub error: Option<Value>,
+    pub usage: Option<Value>,
+    /// Tool calls a successful run left for the client to answer.
+    pub pending_tool_calls: Vec<Value>,
+}
+
+/// Folds the events of one thread.
+pub struct Folder {
+    expander: ChunkExpander,
+    pieces: Vec<Piece>,
+    messages: Vec<Map<String, Value>>,
+    /// Message id → index of its first occurrence.
+    index: HashMap<String, usize>,
+    /// Tool call id → index of the first message whose `toolCalls` holds it.
+    tool_owner: HashMap<String, usize>,
+    state: Option<Value>,
+    state_size: usize,
+    state_limit: usize,
+    seen_run: bool,
+    run_tool_calls: Vec<String>,
+    run_tool_call_set: HashSet<String>,
+    answered: HashSet<String>,
+    runs: Vec<RunRecord>,
+    pending_interrupts: Vec<Value>,
+}
+
+impl Folder {
+    pub fn new(state_limit: usize) -> Self {
+        Folder {
+            expander: ChunkExpander::new(),
+            pieces: Vec::new(),
+            messages: Vec::new(),
+            index: HashMap::new(),
+            tool_owner: HashMap::new(),
+            state: None,
+            state_size: 0,
+            state_limit,
+            seen_run: false,
+            run_tool_calls: Vec::new(),
+            run_tool_call_set: HashSet::new(),
+            answered: HashSet::new(),
+            runs: Vec::new(),
+            pending_interrupts: Vec::new(),
+        }
+    }
+
+    /// Applies one event as read (chunks are expanded here).
+    pub fn apply(&mut self, event: &Event) {
+        let Some(ty) = event.kind else {
+            return;
+        };
+        let mut pieces = std::mem::take(&mut self.pieces);
+        // A chunk that cannot be expanded is dropped, as the official client stops there.
+        let _ = self.expander.expand(Some(ty), &event.value, &mut pieces);
+        for piece in &pieces {
+            match piece {
+                Piece::Original => self.apply_expanded(ty, &event.value),
+                Piece::Synthetic(value) => {
+                    let ty = value
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .and_then(EventType::from_name)
+                        .unwrap_or(ty);
+                    self.apply_expanded(ty, value);
+                }
+            }
+        }
+        self.pieces = pieces;
+    }
+
+    /// Applies one event after chunk expansion.
+    pub fn apply_expanded(&mut self, ty: EventType, ev: &Value) {
+        use EventType::*;
+        match ty {
+            TextMessageStart => self.message_start(ev, "assistant"),
+            TextMessageContent | ReasoningMessageContent => self.message_content(ev),
+            TextMessageEnd | ReasoningMessageEnd => self.message_end(ev),
+            ReasoningMessageStart => self.message_start(ev, "reasoning"),
+            ToolCallStart => self.tool_call_start(ev),
+            ToolCallArgs => self.tool_call_args(ev),
+            ToolCallEnd => {
+                if let Some(call) = self.tool_call_mut(str_of(ev, "toolCallId")) {
+                    merge_metadata(call, ev);
+                }
+            }
+            ToolCallResult => self.tool_call_result(ev),
+            StateSnapshot => {
+                let snapshot = ev.get("snapshot").cloned().unwrap_or(Value::Null);
+                self.state_size = patch::estimated_size(&snapshot, usize::MAX);
+                self.state = Some(snapshot);
+            }
+            StateDelta => self.state_delta(ev),
+            MessagesSnapshot => self.messages_snapshot(ev),
+            ActivitySnapshot => self.activity_snapshot(ev),
+            ActivityDelta => self.activity_delta(ev),
+            RunStarted => self.run_started(ev),
+            RunFinished => self.run_finished(ev),
+            RunError => {
+                if let Some(run) = self.runs.last_mut().filter(|r| r.status == "open") {
+                    run.status = "error";
+                    let mut error = Map::new();
+                    for key in ["message", "code"] {
+                        if let Some(v) = ev.get(key) {
+                            error.insert(key.into(), v.clone());
+                        }
+                    }
+                    run.error = Some(Value::Object(error));
+                    run.usage = ev.get("usage").cloned();
+                }
+            }
+            ReasoningEncryptedValue => self.encrypted_value(ev),
+            _ => {}
+        }
+    }
+
+    fn find(&self, id: Option<&str>) -> Option<usize> {
+        id.and_then(|id| self.index.get(id).copied())
+    }
+
+    fn push(&mut self, message: Map<String, Value>) -> usize {
+        let at = self.messages.len();
+        if let Some(id) = message.get("id").and_then(Value::as_str) {
+            self.index.entry(id.to_owned()).or_insert(at);
+        }
+        index_tool_calls(&mut self.tool_owner, &message, at);
+        self.messages.push(message);
+        at
+    }
+
+    fn is_activity(&self, at: usize) -> bool {
+        role_of(&self.messages[at]) == Some("activity")
+    }
+
+    fn message_start(&mut self, ev: &Value, default_role: &str) {
+        let id = str_of(ev, "messageId");
+        let existing = self.find(id);
+        if existing.is_some_and(|at| self.is_activity(at)) {
+            return;
+        }
+        let at = match existing {
+            Some(at) => at,
+            None => {
+                let mut message = Map::new();
+                copy_field(&mut message, "id", ev, "messageId");
+                let role = if default_role == "reasoning" {
+                    Value::String("reasoning".into())
+                } else {
+                    ev.get("role")
+                        .cloned()
+                        .unwrap_or_else(|| default_role.into())
+                };
+                message.insert("role".into(), role);
+                message.insert("content".into(), Value::String(String::new()));
+                if default_role != "reasoning" {
+                    if let Some(name) = ev.get("name") {
+                        message.insert("name".into(), name.clone());
+                    }
+                }
+                if let Some(owner) = ev.get("subagentRunId").filter(|v| !v.is_null()) {
+                    message.insert("subagentRunId".into(), owner.clone());
+                }
+                self.push(message)
+            }
+        };
+        merge_metadata(&mut self.messages[at], ev);
+    }
+
+    fn message_content(&mut self, ev: &Value) {
+        let Some(at) = self.find(str_of(ev, "messageId")) else {
+            return;
+        };
+        if self.is_activity(at) {
+            return;
+        }
+        let message = &mut self.messages[at];
+        let delta = js_string(ev.get("delta"));
+        match message.get_mut("content") {
+            Some(Value::String(content)) => content.push_str(&delta),
+            _ => {
+                message.insert("content".into(), Value::String(delta));
+            }
+        }
+        merge_metadata(message, ev);
+    }
+
+    fn message_end(&mut self, ev: &Value) {
+        if let Some(at) = self.find(str_of(ev, "messageId")) {
+            if !self.is_activity(at) {
+                merge_metadata(&mut self.messages[at], ev);
+            }
+        }
+    }
+
+    fn tool_call_mut(&mut self, id: Option<&str>) -> Option<&mut Map<String, Value>> {
+        let id = id?;
+        let at = *self.tool_owner.get(id)?;
+        let calls = self.messages[at].get_mut("toolCalls")?.as_array_mut()?;
+        calls
+            .iter_mut()
+            .find(|call| call.get("id").and_then(Value::as_str) == Some(id))?
+            .as_object_mut()
+    }
+
+    fn tool_call_start(&mut self, ev: &Value) {
+        let Some(id) = str_of(ev, "toolCallId") else {
+            return;
+        };
+        if self.run_tool_call_set.insert(id.to_owned()) {
+            self.run_tool_calls.push(id.to_owned());
+        }
+        let name = ev.get("toolCallName").cloned().unwrap_or(Value::Null);
+        if let Some(call) = self.tool_call_mut(Some(id)) {
+            if let Some(function) = call.get_mut("function").and_then(Value::as_object_mut) {
+                if function.get("name") != Some(&name) {
+                    function.insert("name".into(), name);
+                }
+            }
+            merge_metadata(call, ev);
+            return;
+        }
+        let parent = str_of(ev, "parentMessageId").filter(|p| !p.is_empty());
+        let target = match parent {
+            Some(parent) => match self.find(Some(parent)) {
+                Some(at) if role_of(&self.messages[at]) == Some("assistant") => at,
+                existing => {
+                    let id = if existing.is_some() { id } else { parent };
+                    self.new_assistant(id, ev)
+                }
+            },
+            None => self.new_assistant(id, ev),
+        };
+        let message = &mut self.messages[target];
+        if !matches!(message.get("toolCalls"), Some(Value::Array(_))) {
+            message.insert("toolCalls".into(), Value::Array(Vec::new()));
+        }
+        let mut function = Map::new();
+        function.insert("name".into(), name);
+        function.insert("arguments".into(), Value::String(String::new()));
+        let mut call = Map::new();
+        call.insert("id".into(), Value::String(id.to_owned()));
+        call.insert("type".into(), Value::String("function".into()));
+        call.insert("function".into(), Value::Object(function));
+        merge_metadata(&mut call, ev);
+        if let Some(Value::Array(calls)) = message.get_mut("toolCalls") {
+            calls.push(Value::Object(call));
+        }
+        let owner = self.tool_owner.entry(id.to_owned()).or_insert(target);
+        *owner = (*owner).min(target);
+    }
+
+    /// A new assistant message for a tool call, tagged with the call's subagent.
+    fn new_assistant(&mut self, id: &str, ev: &Value) -> usize {
+        let preexisting = self.index.contains_key(id);
+        let mut message = Map::new();
+        message.insert("id".into(), Value::String(id.to_owned()));
+        message.insert("role".into(), Value::String("assistant".into()));
+        message.insert("toolCalls".into(), Value::Array(Vec::new()));
+        if !preexisting {
+            if let Some(owner) = ev.get("subagentRunId").filter(|v| !v.is_null()) {
+                message.insert("subagentRunId".into(), owner.clone());
+            }
+        }
+        self.push(message)
+    }
+
+    fn tool_call_args(&mut self, ev: &Value) {
+        let delta = js_string(ev.get("delta"));
+        if let Some(call) = self.tool_call_mut(str_of(ev, "toolCallId")) {
+            if let Some(Value::Object(function)) = call.get_mut("function") {
+                match function.get_mut("arguments") {
+                    Some(Value::String(args)) => args.push_str(&delta),
+                    other => {
+                        let before = js_string(other.as_deref());
+                        function.insert("arguments".into(), Value::String(before + &delta));
+                    }
+                }
+            }
+            merge_metadata(call, ev);
+        }
+    }
+
+    fn tool_call_result(&mut self, ev: &Value) {
+        let call_id = str_of(ev, "toolCallId").unwrap_or_default().to_owned();
+        self.answered.insert(call_id.clone());
+        let mut message = Map::new();
+        copy_field(&mut message, "id", ev, "messageId");
+        copy_field(&mut message, "toolCallId", ev, "toolCallId");
+        let role = ev
+            .get("role")
+            .filter(|r| js_truthy(r))
+            .cloned()
+            .unwrap_or_else(|| "tool".into());
+        message.insert("role".into(), role);
+        copy_field(&mut message, "content", ev, "content");
+        if let Some(owner) = ev.get("subagentRunId").filter(|v| !v.is_null()) {
+            message.insert("subagentRunId".into(), owner.clone());
+        }
+        merge_metadata(&mut message, ev);
+        match self.assistant_owner(&call_id) {
+            None => {
+                self.push(message);
+            }
+            Some(owner) => {
+                let mut at = owner + 1;
+                while at < self.messages.len() && role_of(&self.messages[at]) == Some("tool") {
+                    at += 1;
+                }
+                self.insert_at(at, message);
+            }
+        }
+    }
+
+    /// The first assistant message holding a tool call.
+    fn assistant_owner(&self, call_id: &str) -> Option<usize> {
+        let first = *self.tool_owner.get(call_id)?;
+        if role_of(&self.messages[first]) == Some("assistant") {
+            return Some(first);
+        }
+        (first..self.messages.len()).find(|&at| {
+            role_of(&self.messages[at]) == Some("assistant")
+                && holds_call(&self.messages[at], call_id)
+        })
+    }
+
+    /// Inserts a message, shifting the indexes of the messages after it.
+    fn insert_at(&mut self, at: usize, message: Map<String, Value>) {
+        self.messages.insert(at, message);
+        for i in at + 1..self.messages.len() {
+            if let Some(id) = self.messages[i].get("id").and_then(Value::as_str) {
+                if let Some(slot) = self.index.get_mut(id) {
+                    if *slot == i - 1 {
+                        *slot = i;
+                    }
+                }
+            }
+            for call in calls_of(&self.messages[i]) {
+                if let Some(slot) = self.tool_owner.get_mut(call) {
+                    if *slot == i - 1 {
+                        *slot = i;
+                    }
+                }
+            }
+        }
+        if let Some(id) = self.messages[at].get("id").and_then(Value::as_str) {
+            let slot = self.index.entry(id.to_owned()).or_insert(at);
+            *slot = (*slot).min(at);
+        }
+    }
+
+    fn rebuild_indexes(&mut self) {
+        self.index.clear();
+        self.tool_owner.clear();
+        for (at, message) in self.messages.iter().enumerate() {
+            if let Some(id) = message.get("id").and_then(Value::as_str) {
+                self.index.entry(id.to_owned()).or_insert(at);
+            }
+            index_tool_calls(&mut self.tool_owner, message, at);
+        }
+    }
+
+    fn state_delta(&mut self, ev: &Value) {
+        let Some(delta) = ev.get("delta") else {
+            return;
+        };
+        // The official client clones an absent state to null before patching it; a patch
+        // that fails leaves the state (absent or not) as it was.
+        let absent = self.state.is_none();
+        let mut state = self.state.take().unwrap_or(Value::Null);
+        let mut size = self.state_size;
+        if patch::apply(&mut state, delta, &mut size, self.state_limit).is_ok() {
+            self.state_size = size;
+            self.state = Some(state);
+        } else if !absent {
+            self.state = Some(state);
+        }
+    }
+
+    fn messages_snapshot(&mut self, ev: &Value) {
+        let Some(Value::Array(incoming)) = ev.get("messages") else {
+            return;
+        };
+        let incoming: Vec<Map<String, Value>> = incoming
+            .iter()
+            .filter_map(Value::as_object)
+            .map(|m| {
+                let mut m = m.clone();
+                if m.get("subagentRunId") == Some(&Value::Null) {
+                    m.shift_remove("subagentRunId");
+                }
+                m
+            })
+            .collect();
+        // The last message of an id wins, as a JavaScript Map built from the list keeps it.
+        let mut by_id: HashMap<String, usize> = HashMap::new();
+        for (i, m) in incoming.iter().enumerate() {
+            if let Some(id) = id_key(m) {
+                by_id.insert(id, i);
+            }
+        }
+        let owned = authoritative_activity_types(ev);
+        let has_activity = incoming.iter().any(|m| role_of(m) == Some("activity"));
+        let has_reasoning = incoming.iter().any(|m| role_of(m) == Some("reasoning"));
+        let preserved = |m: &Map<String, Value>| match role_of(m) {
+            Some("activity") => match &owned {
+                Scope::Types(types) => !m
+                    .get("activityType")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| types.iter().any(|owned| owned == t)),
+                Scope::All => false,
+                Scope::Unset => !has_activity,
+            },
+            Some("reasoning") => !has_reasoning,
+            _ => false,
+        };
+        let old = std::mem::take(&mut self.messages);
+        let mut merged: Vec<Map<String, Value>> = Vec::with_capacity(incoming.len());
+        for m in old {
+            match id_key(&m).and_then(|id| by_id.get(&id).copied()) {
+                Some(i) => merged.push(incoming[i].clone()),
+                None if preserved(&m) => merged.push(m),
+                None => {}
+            }
+        }
+        let existing: HashSet<String> = merged.iter().filter_map(id_key).collect();
+        for m in &incoming {
+            if !id_key(m).is_some_and(|id| existing.contains(&id)) {
+                merged.push(m.clone());
+            }
+        }
+        self.messages = merged;
+        self.rebuild_indexes();
+    }
+
+    fn activity_snapshot(&mut self, ev: &Value) {
+        let existing = self.find(str_of(ev, "messageId"));
+        let replace = match ev.get("replace") {
+            None | Some(Value::Null) => true,
+            Some(v) => js_truthy(v),
+        };
+        let owner = ev.get("subagentRunId").filter(|v| !v.is_null());
+        let fresh = || {
+            let mut m = Map::new();
+            copy_field(&mut m, "id", ev, "messageId");
+            m.insert("role".into(), Value::String("activity".into()));
+            copy_field(&mut m, "activityType", ev, "activityType");
+            copy_field(&mut m, "content", ev, "content");
+            if let Some(owner) = owner {
+                m.insert("subagentRunId".into(), owner.clone());
+            }
+            m
+        };
+        let target = match existing {
+            None => Some(self.push(fresh())),
+            Some(at) if self.is_activity(at) => {
+                if replace {
+                    let message = &mut self.messages[at];
+                    set_or_remove(message, "activityType", ev.get("activityType"));
+                    set_or_remove(message, "content", ev.get("content"));
+                    match owner {
+                        Some(owner) => {
+                            message.insert("subagentRunId".into(), owner.clone());
+                        }
+                        None => {
+                            message.shift_remove("subagentRunId");
+                        }
+                    }
+                }
+                Some(at)
+            }
+            Some(at) if replace => {
+                let had_calls = self.messages[at].contains_key("toolCalls");
+                self.messages[at] = fresh();
+                if had_calls {
+                    self.rebuild_indexes();
+                }
+                Some(at)
+            }
+            Some(_) => None,
+        };
+        if let Some(at) = target {
+            merge_metadata(&mut self.messages[at], ev);
+        }
+    }
+
+    fn activity_delta(&mut self, ev: &Value) {
+        let Some(at) = self.find(str_of(ev, "messageId")) else {
+            return;
+        };
+        if !self.is_activity(at) {
+            return;
+        }
+        let limit = self.state_limit;
+        let message = &mut self.messages[at];
+        merge_metadata(message, ev);
+        let mut content = match message.get("content") {
+            None | Some(Value::Null) => patch::empty_object(),
+            Some(v) => v.clone(),
+        };
+        let empty = Value::Array(Vec::new());
+        let ops = ev.get("patch").unwrap_or(&empty);
+        let mut size = patch::estimated_size(&content, usize::MAX);
+        if patch::apply(&mut content, ops, &mut size, limit).is_ok() {
+            message.insert("content".into(), content);
+            set_or_remove(message, "activityType", ev.get("activityType"));
+        }
+    }
+
+    fn run_started(&mut self, ev: &Value) {
+        let input = ev.get("input");
+        if !self.seen_run {
+            self.seen_run = true;
+            // The first run's input is what the reducer starts from.
+            if let Some(state) = input.and_then(|i| i.get("state")).filter(|s| !s.is_null()) {
+                self.state_size = patch::estimated_size(state, usize::MAX);
+                self.state = Some(state.clone());
+            }
+        }
+        self.run_tool_calls.clear();
+        self.run_tool_call_set.clear();
+        self.answered.clear();
+        if let Some(Value::Array(messages)) = input.and_then(|i| i.get("messages")) {
+            for message in messages.iter().filter_map(Value::as_object) {
+                let mut message = message.clone();
+                if message.get("subagentRunId") == Some(&Value::Null) {
+                    message.shift_remove("subagentRunId");
+                }
+                if self
+                    .find(message.get("id").and_then(Value::as_str))
+                    .is_none()
+                {
+                    self.push(message);
+                }
+            }
+        }
+        self.runs.push(RunRecord {
+            thread_id: str_of(ev, "threadId").map(str::to_owned),
+            run_id: str_of(ev, "runId").map(str::to_owned),
+            parent_run_id: str_of(ev, "parentRunId").map(str::to_owned),
+            status: "open",
+            ..RunRecord::default()
+        });
+    }
+
+    fn run_finished(&mut self, ev: &Value) {
+        let outcome = ev.get("outcome").filter(|v| !v.is_null());
+        self.pending_interrupts = match outcome {
+            Some(o) if o.get("type").and_then(Value::as_str) == Some("interrupt") => o
+                .get("interrupts")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let pending: Vec<Value> = match outcome
+            .filter(|o| o.get("type").and_then(Value::as_str) == Some("success"))
+            .and_then(|o| o.get("pendingToolCallIds"))
+            .and_then(Value::as_array)
+            .filter(|ids| !ids.is_empty())
+        {
+            Some(ids) => ids.clone(),
+            None => self
+                .run_tool_calls
+                .iter()
+                .filter(|id| !self.answered.contains(*id))
+                .map(|id| Value::String(id.clone()))
+                .collect(),
+        };
+        if let Some(run) = self.runs.last_mut().filter(|r| r.status == "open") {
+            run.status = "finished";
+            let outcome = outcome.cloned().unwrap_or_else(|| {
+                let mut success = Map::new();
+                success.insert("type".into(), "success".into());
+                Value::Object(success)
+            });
+            if outcome.get("type").and_then(Value::as_str) == Some("success") {
+                run.pending_tool_calls = pending;
+            }
+            run.outcome = Some(outcome);
+            run.usage = ev.get("usage").cloned();
+        }
+    }
+
+    fn encrypted_value(&mut self, ev: &Value) {
+        let Some(entity) = str_of(ev, "entityId") else {
+            return;
+        };
+        let value = ev.get("encryptedValue").cloned().unwrap_or(Value::Null);
+        if str_of(ev, "subtype") == Some("tool-call") {
+            let owner = (0..self.messages.len()).find(|&at| {
+                role_of(&self.messages[at]) == Some("assistant")
+                    && holds_call(&self.messages[at], entity)
+            });
+            if let Some(at) = owner {
+                let calls = self.messages[at]
+                    .get_mut("toolCalls")
+                    .and_then(Value::as_array_mut);
+                if let Some(call) = calls
+                    .into_iter()
+                    .flatten()
+                    .find(|c| c.get("id").and_then(Value::as_str) == Some(entity))
+                    .and_then(Value::as_object_mut)
+                {
+                    call.insert("encryptedValue".into(), value);
+                }
+            }
+        } else if let Some(at) = self.find(Some(entity)) {
+            if !self.is_activity(at) {
+                self.messages[at].insert("encryptedValue".into(), value);
+            }
+        }
+    }
+
+    /// Ends the fold: the messages, the state and what happened to each run.
+    pub fn finish(self) -> Folded {
+        Folded {
+            messages: self.messages,
+            state: self.state,
+            runs: self.runs,
+            pending_interrupts: self.pending_interrupts,
+        }
+    }
+}
+
+/// What a client ends with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Folded {
+    pub messages: Vec<Map<String, Value>>,
+    pub state: Option<Value>,
+    pub runs: Vec<RunRecord>,
+    pub pending_interrupts: Vec<Value>,
+}
+
+impl Folded {
+    /// `{"messages": […], "state": …, "runs": […], "activities": {…}}`.
+    pub fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert(
+            "messages".into(),
+            Value::Array(self.messages.iter().cloned().map(Value::Object).collect()),
+        );
+        out.insert("state".into(), self.state.clone().unwrap_or(Value::Null));
+        let runs = self.runs.iter().map(run_json).collect();
+        out.insert("runs".into(), Value::Array(runs));
+        if !self.pending_interrupts.is_empty() {
+            out.insert(
+                "pendingInterrupts".into(),
+                Value::Array(self.pending_interrupts.clone()),
+            );
+        }
+        let activities: Map<String, Value> = self
+            .messages
+            .iter()
+            .filter(|m| role_of(m) == Some("activity"))
+            .filter_map(|m| {
+                let id = m.get("id")?.as_str()?.to_owned();
+                let mut a = Map::new();
+                a.insert(
+                    "activityType".into(),
+                    m.get("activityType").cloned().unwrap_or(Value::Null),
+                );
+                a.insert(
+                    "content".into(),
+                    m.get("content").cloned().unwrap_or(Value::Null),
+                );
+                Some((id, Value::Object(a)))
+            })
+            .collect();
+        if !activities.is_empty() {
+            out.insert("activities".into(), Value::Object(activities));
+        }
+        Value::Object(out)
+    }
+
+    /// The part clients compare: messages and state.
+    pub fn meaning(&self) -> Value {
+        let mut out = Map::new();
+        out.insert(
+            "messages".into(),
+            Value::Array(self.messages.iter().cloned().map(Value::Object).collect()),
+        );
+        out.insert("state".into(), self.state.clone().unwrap_or(Value::Null));
+        Value::Object(out)
+    }
+}
+
+fn run_json(run: &RunRecord) -> Value {
+    let mut out = Map::new();
+    let mut put = |k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            out.insert(k.into(), v);
+        }
+    };
+    put("threadId", run.thread_id.clone().map(Value::String));
+    put("runId", run.run_id.clone().map(Value::String));
+    put("parentRunId", run.parent_run_id.clone().map(Value::String));
+    put("status", Some(Value::String(run.status.into())));
+    put("outcome", run.outcome.clone());
+    if !run.pending_tool_calls.is_empty() {
+        put(
+            "pendingToolCallIds",
+            Some(Value::Array(run.pending_tool_calls.clone())),
+        );
+    }
+    put("error", run.error.clone());
+    put("usage", run.usage.clone());
+    Value::Object(out)
+}
+
+/// How a MESSAGES_SNAPSHOT scopes the activities it owns (its `@ag-ui/client` metadata).
+enum Scope {
+    /// No scope given: the snapshot owns activities if it holds any.
+    Unset,
+    /// It owns every activity.
+    All,
+    /// It owns these activity types.
+    Types(Vec<String>),
+}
+
+fn authoritative_activity_types(ev: &Value) -> Scope {
+    let Some(Value::Object(metadata)) = ev.get("metadata") else {
+        return Scope::Unset;
+    };
+    let Some(value) = metadata.get("@ag-ui/client") else {
+        return Scope::Unset;
+    };
+    let Value::Object(value) = value else {
+        return Scope::Types(Vec::new());
+    };
+    match value.get("authoritativeActivityTypes") {
+        None => Scope::Unset,
+        Some(Value::Null) => Scope::All,
+        Some(Value::Array(types)) if types.iter().all(Value::is_string) => Scope::Types(
+            types
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        ),
+        Some(_) => Scope::Types(Vec::new()),
+    }
+}
+
+/// Copies a field if the event has it: an absent field is absent in the message too (as
+/// `undefined` is, once serialised).
+fn copy_field(target: &mut Map<String, Value>, key: &str, ev: &Value, from: &str) {
+    if let Some(v) = ev.get(from) {
+        target.insert(key.into(), v.clone());
+    }
+}
+
+fn set_or_remove(target: &mut Map<String, Value>, key: &str, value: Option<&Value>) {
+    match value {
+        Some(v) => {
+            target.insert(key.into(), v.clone());
+        }
+        None => {
+            target.shift_remove(key);
+        }
+    }
+}
+
+fn str_of<'a>(ev: &'a Value, key: &str) -> Option<&'a str> {
+    ev.get(key).and_then(Value::as_str)
+}
+
+fn role_of(message: &Map<String, Value>) -> Option<&str> {
+    message.get("role").and_then(Value::as_str)
+}
+
+/// The key a JavaScript Map would use for a message id (only strings are compared here).
+fn id_key(message: &Map<String, Value>) -> Option<String> {
+    message.get("id").and_then(Value::as_str).map(str::to_owned)
+}
+
+fn calls_of(message: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    message
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("id").and_then(Value::as_str))
+}
+
+fn holds_call(message: &Map<String, Value>, id: &str) -> bool {
+    calls_of(message).any(|c| c == id)
+}
+
+fn index_tool_calls(owners: &mut HashMap<String, usize>, message: &Map<String, Value>, at: usize) {
+    for call in calls_of(message) {
+        let slot = owners.entry(call.to_owned()).or_insert(at);
+        *slot = (*slot).min(at);
+    }
+}
+
+/// Folds an event's metadata into a message or tool call, key by key, last write winning.
+fn merge_metadata(target: &mut Map<String, Value>, ev: &Value) {
+    let Some(incoming) = ev.get("metadata") else {
+        return;
+    };
+    let incoming = match incoming {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    match target.get_mut("metadata") {
+        Some(Value::Object(existing)) => {
+            for (k, v) in incoming {
+                existing.insert(k, v);
+            }
+        }
+        _ => {
+            target.insert("metadata".into(), Value::Object(incoming));
+        }
+    }
+}
+
+/// A value as JavaScript's template strings print it.
+fn js_string(value: Option<&Value>) -> String {
+    match value {
+        None => "undefined".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) => "null".into(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::Null => String::new(),
+                other => js_string(Some(other)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(Value::Object(_)) => "[object Object]".into(),
+    }
+}
+
+fn js_truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Location;
+    use serde_json::json;
+
+    fn fold(events: &[Value]) -> Value {
+        let mut folder = Folder::new(1 << 30);
+        for (i, value) in events.iter().enumerate() {
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            let event = Event {
+                loc: Location {
+                    path: "t".into(),
+                    line: i as u64 + 1,
+                    offset: 0,
+                    index: i as u64,
+                },
+                kind,
+                value: value.clone(),
+            };
+            folder.apply(&event);
+        }
+        folder.finish().meaning()
+    }
+
+    #[test]
+    fn text_and_tool_calls() {
+        let folded = fold(&[
+            json!({"type":"RUN_STARTED","threadId":"t","runId":"r","input":{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"hi"}]}}),
+            json!({"type":"TEXT_MESSAGE_CHUNK","messageId":"a1","delta":"Hel"}),
+            json!({"type":"TEXT_MESSAGE_CHUNK","delta":"lo","metadata":{"k":1}}),
+            json!({"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"f","parentMessageId":"a1"}),
+            json!({"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"x\":"}),
+            json!({"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"1}"}),
+            json!({"type":"TOOL_CALL_END","toolCallId":"c1"}),
+            json!({"type":"TOOL_CALL_START","toolCallId":"c2","toolCallName":"g"}),
+            json!({"type":"TOOL_CALL_RESULT","messageId":"t1","toolCallId":"c1","content":"ok"}),
+            json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+        ]);
+        assert_eq!(
+            folded["messages"],
+            json!([
+                {"id":"u1","role":"user","content":"hi"},
+                {"id":"a1","role":"assistant","content":"Hello","metadata":{"k":1},
+                 "toolCalls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]},
+                {"id":"t1","toolCallId":"c1","role":"tool","content":"ok"},
+                {"id":"c2","role":"assistant","toolCalls":[{"id":"c2","type":"function","function":{"name":"g","arguments":""}}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn snapshots_merge_by_id_and_keep_client_reasoning() {
+        let folded = fold(&[
+            json!({"type":"REASONING_MESSAGE_START","messageId":"r1","role":"reasoning"}),
+            json!({"type":"REASONING_MESSAGE_CONTENT","messageId":"r1","delta":"think"}),
+            json!({"type":"TEXT_MESSAGE_START","messageId":"a1","role":"assistant"}),
+            json!({"type":"MESSAGES_SNAPSHOT","messages":[{"id":"u1","role":"user","content":"q"},{"id":"a1","role":"assistant","content":"final"}]}),
+        ]);
+        assert_eq!(
+            folded["messages"],
+            json!([
+                {"id":"r1","role":"reasoning","content":"think"},
+                {"id":"a1","role":"assistant","content":"final"},
+                {"id":"u1","role":"user","content":"q"}
+            ])
+        );
+    }
+
+    #[test]
+    fn state_patches_apply_atomically() {
+        let folded = fold(&[
+            json!({"type":"STATE_SNAPSHOT","snapshot":{"n":1,"items":[]}}),
+            json!({"type":"STATE_DELTA","delta":[{"op":"add","path":"/items/-","value":"a"},{"op":"replace","path":"/missing","value":1}]}),
+            json!({"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":2}]}),
+        ]);
+        assert_eq!(folded["state"], json!({"n":2,"items":[]}));
+        // Without a state, a root operation still applies (the state starts as null).
+        let folded =
+            fold(&[json!({"type":"STATE_DELTA","delta":[{"op":"add","path":"","value":{"a":1}}]})]);
+        assert_eq!(folded["state"], json!({"a":1}));
+    }
+
+    #[test]
+    fn activities_snapshot_and_delta() {
+        let folded = fold(&[
+            json!({"type":"ACTIVITY_SNAPSHOT","messageId":"p1","activityType":"PLAN","content":{"steps":[{"done":false}]}}),
+            json!({"type":"ACTIVITY_DELTA","messageId":"p1","activityType":"PLAN","patch":[{"op":"replace","path":"/steps/0/done","value":true}]}),
+            json!({"type":"ACTIVITY_SNAPSHOT","messageId":"p1","activityType":"PLAN","content":{"x":1},"replace":false}),
+        ]);
+        assert_eq!(
+            folded["messages"],
+            json!([{"id":"p1","role":"activity","activityType":"PLAN","content":{"steps":[{"done":true}]}}])
+        );
+    }
+}
