@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
+use crate::compact::Level as CompactLevel;
 use crate::report::Format;
 use crate::rules::Level;
 use crate::source::InputFormat;
@@ -37,6 +38,43 @@ pub enum Command {
     Schema(SchemaCommand),
     /// Print what a client ends with after applying a stream: messages, state, runs.
     Fold(FoldArgs),
+    /// Rewrite stored streams smaller without changing what they fold to.
+    Compact(CompactArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// Streams or directories to compact.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// Where to write: a file for one input (`-` for stdout), a directory for several.
+    #[arg(short, long, value_name = "OUT", conflicts_with = "in_place")]
+    pub output: Option<PathBuf>,
+
+    /// Replace each input with its compacted form, atomically.
+    #[arg(long)]
+    pub in_place: bool,
+
+    /// How far to compact.
+    #[arg(long, value_enum, default_value_t = CompactLevel::Deltas)]
+    pub level: CompactLevel,
+
+    /// Write without folding and checking the result first.
+    #[arg(long)]
+    pub no_verify: bool,
+
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    /// Largest line or SSE frame read.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+
+    /// Largest state (estimated in memory) a patch may grow to.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
 }
 
 #[derive(Debug, Args)]

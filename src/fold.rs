@@ -38,6 +38,8 @@ pub struct Folder {
     state: Option<Value>,
     state_size: usize,
     state_limit: usize,
+    /// Whether the last STATE_DELTA applied.
+    delta_applied: bool,
     seen_run: bool,
     run_tool_calls: Vec<String>,
     run_tool_call_set: HashSet<String>,
@@ -57,6 +59,7 @@ impl Folder {
             state: None,
             state_size: 0,
             state_limit,
+            delta_applied: false,
             seen_run: false,
             run_tool_calls: Vec::new(),
             run_tool_call_set: HashSet::new(),
@@ -389,7 +392,8 @@ impl Folder {
         let absent = self.state.is_none();
         let mut state = self.state.take().unwrap_or(Value::Null);
         let mut size = self.state_size;
-        if patch::apply(&mut state, delta, &mut size, self.state_limit).is_ok() {
+        self.delta_applied = patch::apply(&mut state, delta, &mut size, self.state_limit).is_ok();
+        if self.delta_applied {
             self.state_size = size;
             self.state = Some(state);
         } else if !absent {
@@ -397,60 +401,33 @@ impl Folder {
         }
     }
 
+    /// Whether the last STATE_DELTA applied (a failed one changed nothing).
+    pub fn last_delta_applied(&self) -> bool {
+        self.delta_applied
+    }
+
     fn messages_snapshot(&mut self, ev: &Value) {
         let Some(Value::Array(incoming)) = ev.get("messages") else {
             return;
         };
-        let incoming: Vec<Map<String, Value>> = incoming
-            .iter()
-            .filter_map(Value::as_object)
-            .map(|m| {
-                let mut m = m.clone();
-                if m.get("subagentRunId") == Some(&Value::Null) {
-                    m.shift_remove("subagentRunId");
-                }
-                m
-            })
-            .collect();
-        // The last message of an id wins, as a JavaScript Map built from the list keeps it.
-        let mut by_id: HashMap<String, usize> = HashMap::new();
-        for (i, m) in incoming.iter().enumerate() {
-            if let Some(id) = id_key(m) {
-                by_id.insert(id, i);
-            }
-        }
-        let owned = authoritative_activity_types(ev);
-        let has_activity = incoming.iter().any(|m| role_of(m) == Some("activity"));
-        let has_reasoning = incoming.iter().any(|m| role_of(m) == Some("reasoning"));
-        let preserved = |m: &Map<String, Value>| match role_of(m) {
-            Some("activity") => match &owned {
-                Scope::Types(types) => !m
-                    .get("activityType")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| types.iter().any(|owned| owned == t)),
-                Scope::All => false,
-                Scope::Unset => !has_activity,
-            },
-            Some("reasoning") => !has_reasoning,
-            _ => false,
-        };
         let old = std::mem::take(&mut self.messages);
-        let mut merged: Vec<Map<String, Value>> = Vec::with_capacity(incoming.len());
-        for m in old {
-            match id_key(&m).and_then(|id| by_id.get(&id).copied()) {
-                Some(i) => merged.push(incoming[i].clone()),
-                None if preserved(&m) => merged.push(m),
-                None => {}
-            }
-        }
-        let existing: HashSet<String> = merged.iter().filter_map(id_key).collect();
-        for m in &incoming {
-            if !id_key(m).is_some_and(|id| existing.contains(&id)) {
-                merged.push(m.clone());
-            }
-        }
-        self.messages = merged;
+        self.messages = merge_snapshot(old, incoming, ev.get("metadata"));
         self.rebuild_indexes();
+    }
+
+    /// The state as it stands.
+    pub fn state(&self) -> Option<&Value> {
+        self.state.as_ref()
+    }
+
+    /// The messages as they stand.
+    pub fn messages(&self) -> &[Map<String, Value>] {
+        &self.messages
+    }
+
+    /// A message by id (its first occurrence).
+    pub fn message(&self, id: &str) -> Option<&Map<String, Value>> {
+        self.index.get(id).map(|&at| &self.messages[at])
     }
 
     fn activity_snapshot(&mut self, ev: &Value) {
@@ -705,6 +682,64 @@ impl Folded {
     }
 }
 
+/// What a MESSAGES_SNAPSHOT leaves: messages the snapshot names are replaced in place, others
+/// dropped unless the client keeps them (activity and reasoning messages the snapshot does not
+/// own), and the snapshot's new messages appended in its order.
+pub fn merge_snapshot(
+    old: Vec<Map<String, Value>>,
+    incoming: &[Value],
+    metadata: Option<&Value>,
+) -> Vec<Map<String, Value>> {
+    let incoming: Vec<Map<String, Value>> = incoming
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|m| {
+            let mut m = m.clone();
+            if m.get("subagentRunId") == Some(&Value::Null) {
+                m.shift_remove("subagentRunId");
+            }
+            m
+        })
+        .collect();
+    // The last message of an id wins, as a JavaScript Map built from the list keeps it.
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    for (i, m) in incoming.iter().enumerate() {
+        if let Some(id) = id_key(m) {
+            by_id.insert(id, i);
+        }
+    }
+    let owned = authoritative_activity_types(metadata);
+    let has_activity = incoming.iter().any(|m| role_of(m) == Some("activity"));
+    let has_reasoning = incoming.iter().any(|m| role_of(m) == Some("reasoning"));
+    let preserved = |m: &Map<String, Value>| match role_of(m) {
+        Some("activity") => match &owned {
+            Scope::Types(types) => !m
+                .get("activityType")
+                .and_then(Value::as_str)
+                .is_some_and(|t| types.iter().any(|owned| owned == t)),
+            Scope::All => false,
+            Scope::Unset => !has_activity,
+        },
+        Some("reasoning") => !has_reasoning,
+        _ => false,
+    };
+    let mut merged: Vec<Map<String, Value>> = Vec::with_capacity(incoming.len());
+    for m in old {
+        match id_key(&m).and_then(|id| by_id.get(&id).copied()) {
+            Some(i) => merged.push(incoming[i].clone()),
+            None if preserved(&m) => merged.push(m),
+            None => {}
+        }
+    }
+    let existing: HashSet<String> = merged.iter().filter_map(id_key).collect();
+    for m in &incoming {
+        if !id_key(m).is_some_and(|id| existing.contains(&id)) {
+            merged.push(m.clone());
+        }
+    }
+    merged
+}
+
 fn run_json(run: &RunRecord) -> Value {
     let mut out = Map::new();
     let mut put = |k: &str, v: Option<Value>| {
@@ -738,8 +773,8 @@ enum Scope {
     Types(Vec<String>),
 }
 
-fn authoritative_activity_types(ev: &Value) -> Scope {
-    let Some(Value::Object(metadata)) = ev.get("metadata") else {
+fn authoritative_activity_types(metadata: Option<&Value>) -> Scope {
+    let Some(Value::Object(metadata)) = metadata else {
         return Scope::Unset;
     };
     let Some(value) = metadata.get("@ag-ui/client") else {

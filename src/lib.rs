@@ -8,13 +8,17 @@
 pub mod chunks;
 pub mod cli;
 pub mod commands;
+pub mod compact;
 pub mod config;
 pub mod diagnostic;
+pub mod difference;
 pub mod event;
 pub mod fold;
 pub mod idset;
+pub mod interrupt;
 pub mod patch;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod sink;
 pub mod source;

@@ -2,6 +2,7 @@
 
 mod cli;
 mod common;
+mod compaction;
 mod fixtures;
 mod hostile;
 mod schema_cases;

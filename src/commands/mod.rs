@@ -1,6 +1,7 @@
 //! Commands: the only code that wires sources, rules and reporters together.
 
 pub mod check;
+pub mod compact;
 pub mod events;
 pub mod fold;
 pub mod rules;
@@ -57,5 +58,6 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Explain { rule } => rules::explain(rule),
         Command::Schema(command) => schema::run(command),
         Command::Fold(args) => fold::run(args),
+        Command::Compact(args) => compact::run(args),
     }
 }

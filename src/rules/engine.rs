@@ -85,6 +85,16 @@ impl<'a> Engine<'a> {
 
     /// Checks a whole batch: prepares its frames in parallel, then feeds them in order.
     pub fn check_batch(&mut self, batch: &Batch, out: &mut Vec<Diagnostic>) {
+        self.check_batch_with(batch, out, |_, _| {});
+    }
+
+    /// Checks a whole batch, handing every event (with its text) to `each` once checked.
+    pub fn check_batch_with(
+        &mut self,
+        batch: &Batch,
+        out: &mut Vec<Diagnostic>,
+        mut each: impl FnMut(&Event, &[u8]),
+    ) {
         let prepared: Vec<Prepared> = if batch.frames.len() > 64 {
             batch
                 .frames
@@ -100,12 +110,20 @@ impl<'a> Engine<'a> {
                 .collect()
         };
         for (frame, prepared) in batch.frames.iter().zip(prepared) {
-            self.feed(prepared, batch.bytes(frame), out);
+            let raw = batch.bytes(frame);
+            if let Some(event) = self.feed(prepared, raw, out) {
+                each(&event, raw);
+            }
         }
     }
 
-    /// Runs the stateful rules on one prepared frame, in stream order.
-    pub fn feed(&mut self, prepared: Prepared, raw: &[u8], out: &mut Vec<Diagnostic>) {
+    /// Runs the stateful rules on one prepared frame, in stream order. Gives the event back.
+    pub fn feed(
+        &mut self,
+        prepared: Prepared,
+        raw: &[u8],
+        out: &mut Vec<Diagnostic>,
+    ) -> Option<Event> {
         self.stats.frames += 1;
         let mut found = prepared.diagnostics;
         if let Some(event) = &prepared.event {
@@ -133,6 +151,7 @@ impl<'a> Engine<'a> {
         if self.holding && (self.known_events > 0 || self.held.len() > HOLD_LIMIT) {
             self.release(out);
         }
+        prepared.event
     }
 
     /// Ends the input: reports what only the end can tell. Returns the input's counts.

@@ -18,6 +18,11 @@ use anyhow::{Context, Result, bail};
 
 pub use detect::{Compression, describe_non_stream, sniff_format};
 
+/// The compression a file name asks for (`.gz`, `.zst`), if any.
+pub fn detect_compression_ext(path: &Path) -> Compression {
+    detect::strip_compression_ext(path).1
+}
+
 /// Default cap on one line or frame: larger ones are reported and skipped, never held.
 pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
 

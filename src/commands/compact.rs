@@ -1,0 +1,442 @@
+//! `agui-lens compact`: rewrite stored streams smaller, proving for each that the result
+//! folds to the same messages and state and checks with no new errors before writing it.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use rayon::prelude::*;
+
+use super::Outcome;
+use crate::cli::CompactArgs;
+use crate::compact::{Compactor, Level};
+use crate::diagnostic::{Diagnostic, Severity, abbreviate};
+use crate::difference::first_difference;
+use crate::fold::{Folded, Folder};
+use crate::interrupt;
+use crate::rules::engine::{Context as CheckContext, Engine};
+use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
+use crate::rules::{Levels, RuleId};
+use crate::schema::SchemaSet;
+use crate::sink::EventWriter;
+use crate::source::parse::human_bytes;
+use crate::source::{
+    self, Batch, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions,
+};
+
+/// Where one input's compacted stream goes.
+#[derive(Clone, Debug)]
+enum Target {
+    Stdout,
+    /// Replace this file atomically (the input itself, with --in-place, or an output path).
+    File(PathBuf),
+}
+
+/// What compacting one input did.
+struct Report {
+    name: Arc<str>,
+    events_in: u64,
+    events_out: u64,
+    bytes_in: u64,
+    bytes_out: u64,
+    /// Why the compacted stream was not written, when it was not.
+    refused: Option<String>,
+}
+
+pub fn run(args: &CompactArgs) -> Result<Outcome> {
+    let inputs = source::expand_inputs(&args.paths)?;
+    let targets = targets(args, &inputs)?;
+    let read = ReadOptions {
+        format: args.input_format,
+        max_line: args.max_line.unwrap_or(DEFAULT_MAX_LINE),
+    };
+    let schemas = if args.no_verify {
+        None
+    } else {
+        Some(SchemaSet::embedded()?)
+    };
+    let settings = Settings {
+        level: args.level,
+        read,
+        state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+        schemas: schemas.as_ref(),
+        levels: Levels::default(),
+    };
+    interrupt::catch();
+    let progress = progress_bar(inputs.len());
+    let reports: Vec<Result<Report>> = inputs
+        .par_iter()
+        .zip(targets.par_iter())
+        .map(|(input, target)| {
+            let report = compact_one(&settings, input, target);
+            if let Some(bar) = &progress {
+                bar.inc(1);
+            }
+            report
+        })
+        .collect();
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    summarize(reports)
+}
+
+struct Settings<'a> {
+    level: Level,
+    read: ReadOptions,
+    state_limit: usize,
+    schemas: Option<&'a SchemaSet>,
+    levels: Levels,
+}
+
+fn progress_bar(files: usize) -> Option<indicatif::ProgressBar> {
+    if files < 2 || !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(files as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("compacting {bar:30} {pos}/{len} files {elapsed}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(bar)
+}
+
+/// Decides where each input goes, refusing outputs that would overwrite an input.
+fn targets(args: &CompactArgs, inputs: &[InputSpec]) -> Result<Vec<Target>> {
+    if args.in_place {
+        return inputs
+            .iter()
+            .map(|input| match input {
+                InputSpec::Stdin => bail!("--in-place needs files, not stdin"),
+                InputSpec::File(path) => Ok(Target::File(path.clone())),
+            })
+            .collect();
+    }
+    let output = match &args.output {
+        None if inputs.len() == 1 => return Ok(vec![Target::Stdout]),
+        None => bail!("several inputs: give an output directory with -o DIR, or use --in-place"),
+        Some(out) if out.as_os_str() == "-" && inputs.len() == 1 => {
+            return Ok(vec![Target::Stdout]);
+        }
+        Some(out) => out,
+    };
+    let targets: Vec<Target> = if inputs.len() == 1 && !output.is_dir() {
+        vec![Target::File(output.clone())]
+    } else {
+        fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+        inputs
+            .iter()
+            .map(|input| match input {
+                InputSpec::Stdin => Ok(Target::File(output.join("stdin.jsonl"))),
+                InputSpec::File(path) => {
+                    let name = path
+                        .file_name()
+                        .ok_or_else(|| anyhow!("{} has no file name", path.display()))?;
+                    Ok(Target::File(output.join(name)))
+                }
+            })
+            .collect::<Result<_>>()?
+    };
+    for (input, target) in inputs.iter().zip(&targets) {
+        if let (InputSpec::File(input), Target::File(out)) = (input, target) {
+            if same_file(input, out) {
+                bail!(
+                    "the output {} is the input; use --in-place to replace a file",
+                    out.display()
+                );
+            }
+        }
+    }
+    Ok(targets)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
+        _ => false,
+    }
+}
+
+/// The compression a target is written with: what its name says, or the input's when the
+/// input is replaced in place; stdout is plain.
+fn target_compression(target: &Target, input: Compression) -> Compression {
+    match target {
+        Target::Stdout => Compression::None,
+        Target::File(path) => match source::detect_compression_ext(path) {
+            Compression::None if path.exists() => input,
+            by_name => by_name,
+        },
+    }
+}
+
+fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
+    let mut opened = source::open(input, &settings.read)?;
+    let name = opened.name.clone();
+    let format = opened.format;
+    let compression = target_compression(target, opened.compression);
+    let mut temp = temp_file(target)?;
+    let mut writer = EventWriter::new(temp.as_file_mut(), format, compression)?;
+    let mut compactor = Compactor::new(settings.level, settings.state_limit);
+    let check = settings.schemas.map(|schemas| CheckContext {
+        schemas,
+        levels: &settings.levels,
+        max_line: settings.read.max_line,
+        protocol: ProtocolOptions::default(),
+    });
+    let mut engine = check
+        .as_ref()
+        .map(|ctx| Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head)));
+    let mut errors_before: BTreeMap<RuleId, u64> = BTreeMap::new();
+    let mut batch = Batch::default();
+    let mut found = Vec::new();
+    let mut bytes_in = 0u64;
+    let mut events_in = 0u64;
+    let mut failure: Option<io::Error> = None;
+    while opened
+        .reader
+        .next_batch(&mut batch)
+        .with_context(|| format!("reading {name}"))?
+    {
+        if interrupt::requested() {
+            bail!("interrupted: {name} was left as it was");
+        }
+        bytes_in += batch.frames.len() as u64 + batch.data.len() as u64;
+        let mut push = |event: &crate::event::Event, raw: &[u8]| {
+            events_in += 1;
+            if failure.is_none() {
+                if let Err(err) = compactor.push(event, raw, &mut writer) {
+                    failure = Some(err);
+                }
+            }
+        };
+        match &mut engine {
+            Some(engine) => {
+                engine.check_batch_with(&batch, &mut found, &mut push);
+                count_errors(&mut errors_before, found.drain(..));
+            }
+            None => {
+                let parsed: Vec<_> = batch
+                    .frames
+                    .par_iter()
+                    .map(|f| source::parse::parse_frame(&name, &batch, f, settings.read.max_line))
+                    .collect();
+                for (frame, parsed) in batch.frames.iter().zip(parsed) {
+                    if let Some(event) = parsed.event {
+                        push(&event, batch.bytes(frame));
+                    }
+                }
+            }
+        }
+        if let Some(err) = failure.take() {
+            return Err(err).with_context(|| format!("writing the compacted {name}"));
+        }
+    }
+    if let Some(engine) = engine {
+        engine.finish(&mut found);
+        count_errors(&mut errors_before, found.drain(..));
+    }
+    let folded = compactor
+        .finish(&mut writer)
+        .with_context(|| format!("writing the compacted {name}"))?;
+    let events_out = writer.events();
+    let bytes_out = writer.bytes();
+    writer
+        .finish()
+        .with_context(|| format!("writing the compacted {name}"))?;
+    let mut report = Report {
+        name: name.clone(),
+        events_in,
+        events_out,
+        bytes_in,
+        bytes_out,
+        refused: None,
+    };
+    if let Some(ctx) = &check {
+        if let Some(why) = verify(
+            ctx,
+            &settings.read,
+            format,
+            temp.path(),
+            &folded,
+            &errors_before,
+        )? {
+            report.refused = Some(why);
+            return Ok(report);
+        }
+    }
+    if interrupt::requested() {
+        bail!("interrupted: {name} was left as it was");
+    }
+    commit(temp, target).with_context(|| format!("writing the compacted {name}"))?;
+    Ok(report)
+}
+
+/// A temp file beside the target (so the final rename is atomic), or in the temp directory
+/// for stdout.
+fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
+    let dir = match target {
+        Target::Stdout => std::env::temp_dir(),
+        Target::File(path) => match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        },
+    };
+    let stem = match target {
+        Target::File(path) => path
+            .file_name()
+            .map(|n| format!(".{}.", n.to_string_lossy()))
+            .unwrap_or_else(|| ".agui-lens.".into()),
+        Target::Stdout => ".agui-lens.".into(),
+    };
+    tempfile::Builder::new()
+        .prefix(&stem)
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .with_context(|| format!("creating a temp file in {}", dir.display()))
+}
+
+/// Puts the verified temp file in place: fsync, the target's permissions, rename, fsync the
+/// directory. Until the rename, the target is untouched; a failure removes the temp file.
+fn commit(temp: tempfile::NamedTempFile, target: &Target) -> Result<()> {
+    match target {
+        Target::Stdout => {
+            let mut file = File::open(temp.path())?;
+            let mut stdout = io::stdout().lock();
+            io::copy(&mut file, &mut stdout)?;
+            stdout.flush()?;
+            Ok(())
+        }
+        Target::File(path) => {
+            temp.as_file().sync_all()?;
+            if let Ok(meta) = fs::metadata(path) {
+                temp.as_file().set_permissions(meta.permissions())?;
+            }
+            temp.persist(path).map_err(|e| e.error)?;
+            let dir = match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            File::open(&dir)?.sync_all()?;
+            Ok(())
+        }
+    }
+}
+
+fn count_errors(counts: &mut BTreeMap<RuleId, u64>, found: impl Iterator<Item = Diagnostic>) {
+    for d in found {
+        if d.severity == Severity::Error {
+            *counts.entry(d.rule).or_default() += 1;
+        }
+    }
+}
+
+/// Reads the compacted stream back: it must fold to the same messages and state, and check
+/// with no more errors of any rule. Returns why not, if not.
+fn verify(
+    ctx: &CheckContext<'_>,
+    read: &ReadOptions,
+    format: InputFormat,
+    path: &Path,
+    original: &Folded,
+    errors_before: &BTreeMap<RuleId, u64>,
+) -> Result<Option<String>> {
+    let read = ReadOptions {
+        format: Some(format),
+        ..read.clone()
+    };
+    let mut opened = source::open(&InputSpec::File(path.to_path_buf()), &read)?;
+    let mut engine = Engine::new(
+        ctx,
+        Arc::from("compacted"),
+        std::mem::take(&mut opened.head),
+    );
+    let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1));
+    let mut batch = Batch::default();
+    let mut found = Vec::new();
+    let mut errors_after = BTreeMap::new();
+    while opened.reader.next_batch(&mut batch)? {
+        engine.check_batch_with(&batch, &mut found, |event, _| folder.apply(event));
+        count_errors(&mut errors_after, found.drain(..));
+    }
+    engine.finish(&mut found);
+    count_errors(&mut errors_after, found.drain(..));
+    let before = original.meaning();
+    let after = folder.finish().meaning();
+    if let Some(d) = first_difference(&before, &after) {
+        let show = |v: &Option<serde_json::Value>| match v {
+            Some(v) => abbreviate(&v.to_string(), 100),
+            None => "(absent)".into(),
+        };
+        return Ok(Some(format!(
+            "the compacted stream folds differently at {}: {} before, {} after",
+            if d.pointer.is_empty() {
+                "/"
+            } else {
+                &d.pointer
+            },
+            show(&d.left),
+            show(&d.right)
+        )));
+    }
+    for (rule, after) in &errors_after {
+        let before = errors_before.get(rule).copied().unwrap_or(0);
+        if *after > before {
+            return Ok(Some(format!(
+                "the compacted stream has {after} {rule} errors, the original {before}"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
+    let mut outcome = Outcome::Clean;
+    let (mut events_in, mut events_out, mut bytes_in, mut bytes_out, mut files) = (0, 0, 0, 0, 0);
+    for report in reports {
+        match report {
+            Err(err) => {
+                eprintln!("error: {err:#}");
+                outcome = Outcome::Failed;
+            }
+            Ok(report) => {
+                if let Some(why) = &report.refused {
+                    eprintln!("refused {}: {why}; nothing was written", report.name);
+                    if outcome == Outcome::Clean {
+                        outcome = Outcome::Findings;
+                    }
+                    continue;
+                }
+                eprintln!(
+                    "{}: {} → {} events, {} → {}",
+                    report.name,
+                    report.events_in,
+                    report.events_out,
+                    human_bytes(report.bytes_in),
+                    human_bytes(report.bytes_out)
+                );
+                files += 1;
+                events_in += report.events_in;
+                events_out += report.events_out;
+                bytes_in += report.bytes_in;
+                bytes_out += report.bytes_out;
+            }
+        }
+    }
+    if files > 1 {
+        let saved = if bytes_in > 0 {
+            100.0 * (1.0 - bytes_out as f64 / bytes_in as f64)
+        } else {
+            0.0
+        };
+        eprintln!(
+            "compacted {files} files: {events_in} → {events_out} events, {} → {} ({saved:.0}% smaller)",
+            human_bytes(bytes_in),
+            human_bytes(bytes_out)
+        );
+    }
+    Ok(outcome)
+}

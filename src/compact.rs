@@ -1,0 +1,644 @@
+//! Compaction: a stored stream rewritten smaller without changing what a client ends with.
+//!
+//! `deltas`: chunk events are expanded; each message's, reasoning message's and tool call's
+//! content deltas become one event, written where the stream ends them (or earlier, before
+//! anything that could read or replace them); each run's state events become one
+//! STATE_SNAPSHOT and each activity's later events one ACTIVITY_SNAPSHOT, written before the
+//! run's terminal event. Every other event is kept, byte for byte, in order.
+//!
+//! `snapshot`: each completed run becomes RUN_STARTED (its input holding only messages new to
+//! the history), one MESSAGES_SNAPSHOT and one STATE_SNAPSHOT with the run's result, and its
+//! terminal event. A run whose result a snapshot cannot reproduce (messages reordered), or
+//! that is still open at the end, is kept at the `deltas` level.
+//!
+//! Whether the result means the same is not assumed here: `agui-lens compact` folds both and
+//! compares before it writes anything.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+
+use serde_json::{Map, Value};
+
+use crate::chunks::{ChunkExpander, Piece};
+use crate::event::{Event, EventType};
+use crate::fold::{Folder, merge_snapshot};
+
+/// How far to compact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Merge deltas and collapse state and activity events; keep every run's events.
+    Deltas,
+    /// Replace each completed run by snapshots of its result.
+    Snapshot,
+}
+
+/// Where compacted events go.
+pub trait Output {
+    /// An event kept as it was read.
+    fn raw(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// An event made by compaction.
+    fn event(&mut self, value: &Value) -> io::Result<()>;
+}
+
+/// An event held back (a run waiting for its terminal event at the `snapshot` level).
+enum Held {
+    Raw(Vec<u8>),
+    Event(Value),
+}
+
+impl Output for Vec<Held> {
+    fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.push(Held::Raw(bytes.to_vec()));
+        Ok(())
+    }
+    fn event(&mut self, value: &Value) -> io::Result<()> {
+        self.push(Held::Event(value.clone()));
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum ContentKind {
+    Text,
+    Reasoning,
+    Tool,
+}
+
+impl ContentKind {
+    fn of(ty: EventType) -> Option<ContentKind> {
+        match ty {
+            EventType::TextMessageContent => Some(ContentKind::Text),
+            EventType::ReasoningMessageContent => Some(ContentKind::Reasoning),
+            EventType::ToolCallArgs => Some(ContentKind::Tool),
+            _ => None,
+        }
+    }
+
+    fn ending(ty: EventType) -> Option<ContentKind> {
+        match ty {
+            EventType::TextMessageEnd => Some(ContentKind::Text),
+            EventType::ReasoningMessageEnd => Some(ContentKind::Reasoning),
+            EventType::ToolCallEnd => Some(ContentKind::Tool),
+            _ => None,
+        }
+    }
+
+    fn event_type(self) -> EventType {
+        match self {
+            ContentKind::Text => EventType::TextMessageContent,
+            ContentKind::Reasoning => EventType::ReasoningMessageContent,
+            ContentKind::Tool => EventType::ToolCallArgs,
+        }
+    }
+
+    fn id_field(self) -> &'static str {
+        match self {
+            ContentKind::Tool => "toolCallId",
+            _ => "messageId",
+        }
+    }
+}
+
+/// Deltas of one message or tool call, merged so far.
+struct Merged {
+    kind: ContentKind,
+    id: String,
+    delta: String,
+    metadata: Option<Map<String, Value>>,
+    owner: Option<Value>,
+}
+
+/// What a run (or the stretch of stream between run boundaries) collapses.
+#[derive(Default)]
+struct Segment {
+    state_changed: bool,
+    /// A STATE_SNAPSHOT was among the state events.
+    state_snapshot: bool,
+    /// The operations of the deltas that applied, in order.
+    applied_ops: Vec<Value>,
+    state_metadata: Option<Map<String, Value>>,
+    /// Activities whose first event in the segment was written as is.
+    activities_written: HashSet<String>,
+    /// Activities whose later events collapse, in first-collapse order, with their metadata.
+    activities_collapsed: Vec<(String, Option<Map<String, Value>>)>,
+}
+
+/// A run held back at the `snapshot` level until its terminal event.
+struct OpenRun {
+    started: Value,
+    /// Message ids in the history before the run.
+    known_before: HashSet<String>,
+    /// The messages right after RUN_STARTED applied.
+    messages_at_start: Vec<Map<String, Value>>,
+    held: Vec<Held>,
+}
+
+pub struct Compactor {
+    level: Level,
+    expander: ChunkExpander,
+    pieces: Vec<Piece>,
+    folder: Folder,
+    merged: Vec<Merged>,
+    merged_index: HashMap<(ContentKind, String), usize>,
+    segment: Segment,
+    run: Option<OpenRun>,
+}
+
+impl Compactor {
+    pub fn new(level: Level, state_limit: usize) -> Self {
+        Compactor {
+            level,
+            expander: ChunkExpander::new(),
+            pieces: Vec::new(),
+            folder: Folder::new(state_limit),
+            merged: Vec::new(),
+            merged_index: HashMap::new(),
+            segment: Segment::default(),
+            run: None,
+        }
+    }
+
+    /// Compacts one event as read; `raw` is its text.
+    pub fn push(&mut self, event: &Event, raw: &[u8], out: &mut dyn Output) -> io::Result<()> {
+        let Some(ty) = event.kind else {
+            // Not an AG-UI event: kept as it is.
+            return self.sink(out).raw(raw);
+        };
+        let mut pieces = std::mem::take(&mut self.pieces);
+        let expanded = self.expander.expand(Some(ty), &event.value, &mut pieces);
+        let result = if expanded.is_err() {
+            // A chunk that cannot be expanded is kept as it is (a client drops it).
+            self.sink(out).raw(raw)
+        } else {
+            let mut result = Ok(());
+            for piece in &pieces {
+                result = match piece {
+                    Piece::Original => self.piece(ty, &event.value, Some(raw), out),
+                    Piece::Synthetic(value) => {
+                        let ty = value
+                            .get("type")
+                            .and_then(Value::as_str)
+                            .and_then(EventType::from_name)
+                            .unwrap_or(ty);
+                        self.piece(ty, value, None, out)
+                    }
+                };
+                if result.is_err() {
+                    break;
+                }
+            }
+            result
+        };
+        self.pieces = pieces;
+        result
+    }
+
+    /// Writes what is still held: deltas of messages never ended, the last segment's state,
+    /// a run still open.
+    /// Returns what the input folds to, for verification.
+    pub fn finish(mut self, out: &mut dyn Output) -> io::Result<crate::fold::Folded> {
+        self.flush_all_merged(out)?;
+        self.flush_segment(out)?;
+        if let Some(run) = self.run.take() {
+            write_held(run.held, out)?;
+        }
+        Ok(self.folder.finish())
+    }
+
+    /// Where output goes now: held with the open run at the `snapshot` level, else out.
+    fn sink<'a>(&'a mut self, out: &'a mut dyn Output) -> &'a mut dyn Output {
+        match &mut self.run {
+            Some(run) => &mut run.held,
+            None => out,
+        }
+    }
+
+    fn piece(
+        &mut self,
+        ty: EventType,
+        value: &Value,
+        raw: Option<&[u8]>,
+        out: &mut dyn Output,
+    ) -> io::Result<()> {
+        use EventType::*;
+        if let Some(kind) = ContentKind::of(ty) {
+            self.folder.apply_expanded(ty, value);
+            self.merge(kind, value);
+            return Ok(());
+        }
+        match ty {
+            StateSnapshot | StateDelta => {
+                self.folder.apply_expanded(ty, value);
+                self.segment.state_changed = true;
+                if ty == StateSnapshot {
+                    self.segment.state_snapshot = true;
+                } else if self.folder.last_delta_applied() {
+                    if let Some(Value::Array(ops)) = value.get("delta") {
+                        self.segment.applied_ops.extend(ops.iter().cloned());
+                    }
+                }
+                merge_into(&mut self.segment.state_metadata, value.get("metadata"));
+                Ok(())
+            }
+            ActivitySnapshot | ActivityDelta => self.activity(ty, value, raw, out),
+            RunStarted => {
+                self.flush_all_merged(out)?;
+                self.flush_segment(out)?;
+                if let Some(run) = self.run.take() {
+                    // A run that never ended: kept at the deltas level.
+                    write_held(run.held, out)?;
+                }
+                let known_before: HashSet<String> = self
+                    .folder
+                    .messages()
+                    .iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+                    .collect();
+                self.folder.apply_expanded(ty, value);
+                if self.level == Level::Snapshot {
+                    self.run = Some(OpenRun {
+                        started: value.clone(),
+                        known_before,
+                        messages_at_start: self.folder.messages().to_vec(),
+                        held: vec![raw_or_event(value, raw)],
+                    });
+                    Ok(())
+                } else {
+                    write_one(value, raw, out)
+                }
+            }
+            RunFinished | RunError => {
+                self.flush_all_merged(out)?;
+                self.flush_segment(out)?;
+                self.folder.apply_expanded(ty, value);
+                match self.run.take() {
+                    Some(run) => self.end_run(run, value, raw, out),
+                    None => write_one(value, raw, out),
+                }
+            }
+            MessagesSnapshot => {
+                self.flush_all_merged(out)?;
+                self.flush_activities(out)?;
+                self.segment.activities_written.clear();
+                self.folder.apply_expanded(ty, value);
+                write_one(value, raw, self.sink(out))
+            }
+            _ => {
+                if let Some(kind) = ContentKind::ending(ty) {
+                    if let Some(id) = value.get(kind.id_field()).and_then(Value::as_str) {
+                        self.flush_merged(kind, id, out)?;
+                    }
+                }
+                self.flush_referenced(value, out)?;
+                self.folder.apply_expanded(ty, value);
+                write_one(value, raw, self.sink(out))
+            }
+        }
+    }
+
+    fn merge(&mut self, kind: ContentKind, value: &Value) {
+        let Some(id) = value.get(kind.id_field()).and_then(Value::as_str) else {
+            return;
+        };
+        let key = (kind, id.to_owned());
+        let at = match self.merged_index.get(&key) {
+            Some(&at) => at,
+            None => {
+                self.merged.push(Merged {
+                    kind,
+                    id: id.to_owned(),
+                    delta: String::new(),
+                    metadata: None,
+                    owner: None,
+                });
+                self.merged_index.insert(key, self.merged.len() - 1);
+                self.merged.len() - 1
+            }
+        };
+        let merged = &mut self.merged[at];
+        if let Some(Value::String(delta)) = value.get("delta") {
+            merged.delta.push_str(delta);
+        }
+        merge_into(&mut merged.metadata, value.get("metadata"));
+        if let Some(owner) = value.get("subagentRunId").filter(|o| !o.is_null()) {
+            merged.owner.get_or_insert_with(|| owner.clone());
+        }
+    }
+
+    /// Writes the merged deltas of one message or tool call, if any are held.
+    fn flush_merged(
+        &mut self,
+        kind: ContentKind,
+        id: &str,
+        out: &mut dyn Output,
+    ) -> io::Result<()> {
+        let Some(at) = self.merged_index.remove(&(kind, id.to_owned())) else {
+            return Ok(());
+        };
+        let merged = self.merged.remove(at);
+        for slot in self.merged_index.values_mut() {
+            if *slot > at {
+                *slot -= 1;
+            }
+        }
+        write_merged(merged, self.sink(out))
+    }
+
+    fn flush_all_merged(&mut self, out: &mut dyn Output) -> io::Result<()> {
+        self.merged_index.clear();
+        for merged in std::mem::take(&mut self.merged) {
+            write_merged(merged, self.sink(out))?;
+        }
+        Ok(())
+    }
+
+    /// Before an event that names a message or tool call, its merged deltas are written.
+    fn flush_referenced(&mut self, value: &Value, out: &mut dyn Output) -> io::Result<()> {
+        if self.merged.is_empty() {
+            return Ok(());
+        }
+        for field in ["messageId", "toolCallId", "entityId", "parentMessageId"] {
+            if let Some(id) = value.get(field).and_then(Value::as_str) {
+                for kind in [ContentKind::Text, ContentKind::Reasoning, ContentKind::Tool] {
+                    self.flush_merged(kind, id, out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn activity(
+        &mut self,
+        ty: EventType,
+        value: &Value,
+        raw: Option<&[u8]>,
+        out: &mut dyn Output,
+    ) -> io::Result<()> {
+        let Some(id) = value
+            .get("messageId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            self.folder.apply_expanded(ty, value);
+            return write_one(value, raw, self.sink(out));
+        };
+        self.flush_referenced(value, out)?;
+        let collapsed = self
+            .segment
+            .activities_collapsed
+            .iter()
+            .position(|(a, _)| *a == id);
+        let is_activity = self
+            .folder
+            .message(&id)
+            .is_some_and(|m| m.get("role").and_then(Value::as_str) == Some("activity"));
+        let collapse = collapsed.is_some()
+            || self.segment.activities_written.contains(&id)
+            || (ty == EventType::ActivityDelta && is_activity);
+        self.folder.apply_expanded(ty, value);
+        if !collapse {
+            if ty == EventType::ActivitySnapshot {
+                self.segment.activities_written.insert(id);
+            }
+            return write_one(value, raw, self.sink(out));
+        }
+        let at = match collapsed {
+            Some(at) => at,
+            None => {
+                self.segment.activities_collapsed.push((id, None));
+                self.segment.activities_collapsed.len() - 1
+            }
+        };
+        merge_into(
+            &mut self.segment.activities_collapsed[at].1,
+            value.get("metadata"),
+        );
+        Ok(())
+    }
+
+    /// Writes one ACTIVITY_SNAPSHOT per collapsed activity: its content as it now stands.
+    fn flush_activities(&mut self, out: &mut dyn Output) -> io::Result<()> {
+        for (id, metadata) in std::mem::take(&mut self.segment.activities_collapsed) {
+            let Some(message) = self.folder.message(&id) else {
+                continue;
+            };
+            if message.get("role").and_then(Value::as_str) != Some("activity") {
+                continue;
+            }
+            let mut snapshot = Map::new();
+            snapshot.insert("type".into(), EventType::ActivitySnapshot.as_str().into());
+            snapshot.insert("messageId".into(), Value::String(id.clone()));
+            for field in ["activityType", "content"] {
+                if let Some(v) = message.get(field) {
+                    snapshot.insert(field.into(), v.clone());
+                }
+            }
+            snapshot.insert("replace".into(), Value::Bool(true));
+            if let Some(owner) = message.get("subagentRunId") {
+                snapshot.insert("subagentRunId".into(), owner.clone());
+            }
+            if let Some(metadata) = metadata {
+                snapshot.insert("metadata".into(), Value::Object(metadata));
+            }
+            let snapshot = Value::Object(snapshot);
+            self.sink(out).event(&snapshot)?;
+        }
+        Ok(())
+    }
+
+    /// Writes what the segment collapsed: its state, then its activities. The state goes as
+    /// one STATE_SNAPSHOT, or — when the segment had no snapshot and that is smaller — as one
+    /// STATE_DELTA holding the operations that applied.
+    fn flush_segment(&mut self, out: &mut dyn Output) -> io::Result<()> {
+        let segment = std::mem::take(&mut self.segment);
+        if segment.state_changed {
+            let metadata = segment.state_metadata.map(Value::Object);
+            let snapshot = self.folder.state().map(|state| {
+                let mut event = Map::new();
+                event.insert("type".into(), EventType::StateSnapshot.as_str().into());
+                event.insert("snapshot".into(), state.clone());
+                if let Some(metadata) = &metadata {
+                    event.insert("metadata".into(), metadata.clone());
+                }
+                Value::Object(event)
+            });
+            let delta = (!segment.state_snapshot && !segment.applied_ops.is_empty()).then(|| {
+                let mut event = Map::new();
+                event.insert("type".into(), EventType::StateDelta.as_str().into());
+                event.insert("delta".into(), Value::Array(segment.applied_ops));
+                if let Some(metadata) = &metadata {
+                    event.insert("metadata".into(), metadata.clone());
+                }
+                Value::Object(event)
+            });
+            let chosen = match (snapshot, delta) {
+                // Without a snapshot in the segment, only deltas that applied changed anything.
+                (Some(s), Some(d)) => Some(if serialized_len(&d) < serialized_len(&s) {
+                    d
+                } else {
+                    s
+                }),
+                (Some(s), None) if segment.state_snapshot => Some(s),
+                (_, d) => d,
+            };
+            if let Some(event) = chosen {
+                self.sink(out).event(&event)?;
+            }
+        }
+        self.segment.activities_collapsed = segment.activities_collapsed;
+        self.flush_activities(out)?;
+        Ok(())
+    }
+
+    /// A run ended: at the `snapshot` level, replaced by snapshots of its result when they
+    /// reproduce it, trip no reference rule, and are smaller; else written as held.
+    fn end_run(
+        &mut self,
+        run: OpenRun,
+        terminal: &Value,
+        raw: Option<&[u8]>,
+        out: &mut dyn Output,
+    ) -> io::Result<()> {
+        let snapshots = self.run_snapshots(&run);
+        let chosen = match snapshots {
+            Some(snapshots) if held_len(&snapshots) < held_len(&run.held) => snapshots,
+            _ => run.held,
+        };
+        write_held(chosen, out)?;
+        write_one(terminal, raw, out)
+    }
+
+    /// RUN_STARTED (its input holding only messages new to the history), MESSAGES_SNAPSHOT and
+    /// STATE_SNAPSHOT of the run's result, if a snapshot reproduces it cleanly.
+    fn run_snapshots(&self, run: &OpenRun) -> Option<Vec<Held>> {
+        let result = self.folder.messages();
+        let incoming: Vec<Value> = result.iter().cloned().map(Value::Object).collect();
+        if merge_snapshot(run.messages_at_start.clone(), &incoming, None) != result
+            || !references_hold(result)
+        {
+            return None;
+        }
+        let mut started = run.started.clone();
+        if let Some(Value::Array(messages)) =
+            started.get_mut("input").and_then(|i| i.get_mut("messages"))
+        {
+            messages.retain(|m| {
+                !m.get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| run.known_before.contains(id))
+            });
+        }
+        let mut held = vec![Held::Event(started)];
+        let mut snapshot = Map::new();
+        snapshot.insert("type".into(), EventType::MessagesSnapshot.as_str().into());
+        snapshot.insert("messages".into(), Value::Array(incoming));
+        held.push(Held::Event(Value::Object(snapshot)));
+        if let Some(state) = self.folder.state() {
+            let mut snapshot = Map::new();
+            snapshot.insert("type".into(), EventType::StateSnapshot.as_str().into());
+            snapshot.insert("snapshot".into(), state.clone());
+            held.push(Held::Event(Value::Object(snapshot)));
+        }
+        Some(held)
+    }
+}
+
+/// Whether a snapshot of these messages would pass the reference rules: unique ids, and every
+/// tool message answering a call an assistant message in it declares.
+fn references_hold(messages: &[Map<String, Value>]) -> bool {
+    let mut ids = HashSet::new();
+    let mut declared = HashSet::new();
+    for m in messages {
+        if let Some(id) = m.get("id").and_then(Value::as_str) {
+            if !ids.insert(id) {
+                return false;
+            }
+        }
+        for call in m
+            .get("toolCalls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(id) = call.get("id").and_then(Value::as_str) {
+                declared.insert(id);
+            }
+        }
+    }
+    messages.iter().all(|m| {
+        m.get("role").and_then(Value::as_str) != Some("tool")
+            || m.get("toolCallId")
+                .and_then(Value::as_str)
+                .is_some_and(|call| declared.contains(call))
+    })
+}
+
+fn held_len(held: &[Held]) -> usize {
+    held.iter()
+        .map(|h| match h {
+            Held::Raw(bytes) => bytes.len() + 1,
+            Held::Event(value) => serialized_len(value) + 1,
+        })
+        .sum()
+}
+
+fn raw_or_event(value: &Value, raw: Option<&[u8]>) -> Held {
+    match raw {
+        Some(raw) => Held::Raw(raw.to_vec()),
+        None => Held::Event(value.clone()),
+    }
+}
+
+fn write_one(value: &Value, raw: Option<&[u8]>, out: &mut dyn Output) -> io::Result<()> {
+    match raw {
+        Some(raw) => out.raw(raw),
+        None => out.event(value),
+    }
+}
+
+/// Writes a held run as it was compacted at the `deltas` level (its RUN_STARTED first).
+fn write_held(held: Vec<Held>, out: &mut dyn Output) -> io::Result<()> {
+    for item in held {
+        match item {
+            Held::Raw(bytes) => out.raw(&bytes)?,
+            Held::Event(value) => out.event(&value)?,
+        }
+    }
+    Ok(())
+}
+
+/// One content event holding the merged deltas. Like the official compaction, it carries no
+/// timestamp or raw event of its own.
+fn write_merged(merged: Merged, out: &mut dyn Output) -> io::Result<()> {
+    let mut event = Map::new();
+    event.insert("type".into(), merged.kind.event_type().as_str().into());
+    event.insert(merged.kind.id_field().into(), Value::String(merged.id));
+    event.insert("delta".into(), Value::String(merged.delta));
+    if let Some(owner) = merged.owner {
+        event.insert("subagentRunId".into(), owner);
+    }
+    if let Some(metadata) = merged.metadata {
+        event.insert("metadata".into(), Value::Object(metadata));
+    }
+    out.event(&Value::Object(event))
+}
+
+fn serialized_len(value: &Value) -> usize {
+    serde_json::to_vec(value)
+        .map(|v| v.len())
+        .unwrap_or(usize::MAX)
+}
+
+/// Merges an event's metadata into what was collected, key by key.
+fn merge_into(target: &mut Option<Map<String, Value>>, incoming: Option<&Value>) {
+    let Some(incoming) = incoming else {
+        return;
+    };
+    let merged = target.get_or_insert_with(Map::new);
+    if let Value::Object(map) = incoming {
+        for (k, v) in map {
+            merged.insert(k.clone(), v.clone());
+        }
+    }
+}

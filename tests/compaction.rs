@@ -1,0 +1,254 @@
+//! fold and compact through the real binary: compaction keeps the fold, is at least as good
+//! as doing nothing, replaces files atomically and leaves them untouched on any failure.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{root, run};
+
+fn recordings() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/valid"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+fn fold(path: &Path) -> Value {
+    let (code, stdout, stderr) = run(&["fold", "--compact", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "fold {}: {stderr}", path.display());
+    let mut folded: Value = serde_json::from_str(&stdout).unwrap();
+    // What compaction promises to keep: the messages and the state.
+    let object = folded.as_object_mut().unwrap();
+    object.retain(|k, _| k == "messages" || k == "state");
+    folded
+}
+
+fn compact(input: &Path, output: &Path, level: &str) -> (i32, String) {
+    let (code, _, stderr) = run(&[
+        "compact",
+        "--level",
+        level,
+        input.to_str().unwrap(),
+        "-o",
+        output.to_str().unwrap(),
+    ]);
+    (code, stderr)
+}
+
+#[test]
+fn compaction_keeps_the_fold_at_both_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    for input in recordings() {
+        let ext = input.extension().unwrap().to_str().unwrap();
+        for level in ["deltas", "snapshot"] {
+            let output = dir.path().join(format!("out-{level}.{ext}"));
+            let (code, stderr) = compact(&input, &output, level);
+            assert_eq!(code, 0, "{} at {level}: {stderr}", input.display());
+            assert_eq!(
+                fold(&input),
+                fold(&output),
+                "{} at {level}",
+                input.display()
+            );
+            // The compacted stream checks with no errors (the recordings have none).
+            let (code, stdout, _) = run(&["check", output.to_str().unwrap()]);
+            assert_eq!(code, 0, "{} at {level}:\n{stdout}", input.display());
+            // Compacting again changes nothing.
+            let again = dir.path().join(format!("again-{level}.{ext}"));
+            assert_eq!(compact(&output, &again, level).0, 0);
+            assert_eq!(
+                std::fs::read(&output).unwrap(),
+                std::fs::read(&again).unwrap(),
+                "{} at {level} is not a fixed point",
+                input.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn deltas_are_merged_and_chunks_expanded() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("out.jsonl");
+    let input = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    assert_eq!(compact(&input, &output, "deltas").0, 0);
+    let text = std::fs::read_to_string(&output).unwrap();
+    let types: Vec<String> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert!(!types.iter().any(|t| t.ends_with("_CHUNK")), "{types:?}");
+    let count = |t: &str| types.iter().filter(|x| *x == t).count();
+    assert_eq!(
+        count("TEXT_MESSAGE_CONTENT"),
+        2,
+        "one per message: {types:?}"
+    );
+    assert_eq!(count("REASONING_MESSAGE_CONTENT"), 1);
+    assert_eq!(
+        count("STATE_SNAPSHOT") + count("STATE_DELTA"),
+        1,
+        "one per run"
+    );
+    // Untouched events are written back byte for byte.
+    let original = std::fs::read_to_string(&input).unwrap();
+    let custom = original.lines().find(|l| l.contains("\"CUSTOM\"")).unwrap();
+    assert!(text.lines().any(|l| l == custom));
+}
+
+#[test]
+fn several_files_go_to_a_directory_and_keep_their_compression() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = std::fs::read(root().join("fixtures/valid/pydantic-ai-full.jsonl")).unwrap();
+    let gz = dir.path().join("a.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&input).unwrap();
+    std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+    let zst = dir.path().join("b.jsonl.zst");
+    std::fs::write(&zst, zstd::encode_all(&input[..], 3).unwrap()).unwrap();
+    let out = dir.path().join("out");
+    let (code, _, stderr) = run(&[
+        "compact",
+        gz.to_str().unwrap(),
+        zst.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("compacted 2 files"), "{stderr}");
+    let gz_out = std::fs::read(out.join("a.jsonl.gz")).unwrap();
+    assert_eq!(&gz_out[..2], &[0x1f, 0x8b], "still gzip");
+    let zst_out = std::fs::read(out.join("b.jsonl.zst")).unwrap();
+    assert_eq!(&zst_out[..4], &[0x28, 0xb5, 0x2f, 0xfd], "still zstd");
+    assert_eq!(fold(&gz), fold(&out.join("a.jsonl.gz")));
+    // Several inputs without a place to put them is a usage error.
+    assert_eq!(
+        run(&["compact", gz.to_str().unwrap(), zst.to_str().unwrap()]).0,
+        2
+    );
+}
+
+#[test]
+fn output_that_is_the_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    std::fs::copy(root().join("fixtures/valid/agui-sdk-full.jsonl"), &file).unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let (code, _, stderr) = run(&[
+        "compact",
+        file.to_str().unwrap(),
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--in-place"), "{stderr}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn in_place_replaces_atomically_and_keeps_permissions() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.sse");
+    std::fs::copy(root().join("fixtures/valid/copilotkit-full.sse"), &file).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let before = fold(&file);
+    let size_before = std::fs::metadata(&file).unwrap().len();
+    let (code, _, stderr) = run(&["compact", "--in-place", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(fold(&file), before);
+    let meta = std::fs::metadata(&file).unwrap();
+    assert!(meta.len() < size_before);
+    assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temp file left"
+    );
+}
+
+/// A write failure half-way (here: the file size limit, which makes writes fail the way a full
+/// disk does) leaves the original byte-identical and no temp file behind.
+#[test]
+fn a_failed_write_leaves_the_original_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.jsonl");
+    std::fs::copy(root().join("fixtures/valid/pydantic-ai-full.jsonl"), &file).unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+    command.args(["compact", "--in-place", file.to_str().unwrap()]);
+    // SAFETY: setrlimit and signal are async-signal-safe; nothing else runs in the child.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 512,
+                rlim_max: 512,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("File too large") || stderr.contains("writing"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the original changed"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "temp files left behind: {left:?}");
+}
+
+#[test]
+fn fold_picks_a_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            "{\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n",
+            "{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"a\",\"delta\":\"one\"}\n",
+            "{\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n",
+            "{\"type\":\"RUN_STARTED\",\"threadId\":\"t2\",\"runId\":\"r2\"}\n",
+            "{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"b\",\"delta\":\"two\"}\n",
+            "{\"type\":\"RUN_FINISHED\",\"threadId\":\"t2\",\"runId\":\"r2\"}\n",
+        ),
+    )
+    .unwrap();
+    let content = |args: &[&str]| {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, 0, "{stderr}");
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        v["messages"][0]["content"].as_str().unwrap().to_owned()
+    };
+    let path = file.to_str().unwrap();
+    assert_eq!(
+        content(&["fold", path]),
+        "two",
+        "the last thread by default"
+    );
+    assert_eq!(content(&["fold", "--thread", "t1", path]), "one");
+    let (code, _, stderr) = run(&["fold", "--thread", "t9", path]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("t1, t2"), "{stderr}");
+}
