@@ -607,15 +607,21 @@ mod tests {
         ]);
         assert!(problems.is_empty());
         assert_eq!(
-            out,
+            parsed(&out),
             vec![
-                r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
-                r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel"}"#,
-                r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"lo"}"#,
-                r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
-                r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+                json!({"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}),
+                json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel"}),
+                json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"lo"}),
+                json!({"type":"TEXT_MESSAGE_END","messageId":"m1"}),
+                json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
             ]
         );
+    }
+
+    fn parsed(out: &[String]) -> Vec<Value> {
+        out.iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect()
     }
 
     #[test]
@@ -702,10 +708,10 @@ mod tests {
             "metadata":{"k":1},"rawEvent":{"p":1},"extra":true
         })]);
         assert_eq!(
-            out,
+            parsed(&out),
             vec![
-                r#"{"type":"REASONING_MESSAGE_START","messageId":"r1","role":"reasoning","metadata":{"k":1}}"#,
-                r#"{"extra":true,"type":"REASONING_MESSAGE_CONTENT","messageId":"r1","delta":"x","metadata":{"k":1},"rawEvent":{"p":1}}"#,
+                json!({"type":"REASONING_MESSAGE_START","messageId":"r1","role":"reasoning","metadata":{"k":1}}),
+                json!({"extra":true,"type":"REASONING_MESSAGE_CONTENT","messageId":"r1","delta":"x","metadata":{"k":1},"rawEvent":{"p":1}}),
             ]
         );
     }

@@ -460,7 +460,7 @@ impl Folder {
                             message.insert("subagentRunId".into(), owner.clone());
                         }
                         None => {
-                            message.shift_remove("subagentRunId");
+                            message.remove("subagentRunId");
                         }
                     }
                 }
@@ -521,7 +521,7 @@ impl Folder {
             for message in messages.iter().filter_map(Value::as_object) {
                 let mut message = message.clone();
                 if message.get("subagentRunId") == Some(&Value::Null) {
-                    message.shift_remove("subagentRunId");
+                    message.remove("subagentRunId");
                 }
                 if self
                     .find(message.get("id").and_then(Value::as_str))
@@ -696,7 +696,7 @@ pub fn merge_snapshot(
         .map(|m| {
             let mut m = m.clone();
             if m.get("subagentRunId") == Some(&Value::Null) {
-                m.shift_remove("subagentRunId");
+                m.remove("subagentRunId");
             }
             m
         })
@@ -811,7 +811,7 @@ fn set_or_remove(target: &mut Map<String, Value>, key: &str, value: Option<&Valu
             target.insert(key.into(), v.clone());
         }
         None => {
-            target.shift_remove(key);
+            target.remove(key);
         }
     }
 }
