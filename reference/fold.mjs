@@ -1,5 +1,6 @@
 // The official reducer on a JSONL stream: transformChunks, then defaultApplyEvents, from the
-// first RUN_STARTED's input (as a client that sent that input would start). Prints
+// input of the RUN_STARTED that opens the stream (as the client that sent that input would
+// start; a stream that opens with anything else starts from no state). Prints
 // {"messages": [...], "state": ...} — what agui-lens fold must equal.
 //   node reference/fold.mjs FILE.jsonl          one file
 //   node reference/fold.mjs --cases < X.jsonl   one {"events": [...]} object per line
@@ -11,7 +12,7 @@ process.env.SUPPRESS_TRANSFORMATION_WARNINGS = "true";
 console.warn = () => {};
 
 async function fold(events) {
-  const firstRun = events.find((e) => e && e.type === "RUN_STARTED");
+  const firstRun = events[0] && events[0].type === "RUN_STARTED" ? events[0] : undefined;
   const input = {
     threadId: firstRun?.threadId ?? "thread",
     runId: firstRun?.runId ?? "run",

@@ -16,7 +16,8 @@ use crate::event::EventType;
 enum Pending {
     Text {
         message_id: String,
-        role: String,
+        /// As the first chunk said it; absent means "assistant" (null stays null).
+        role: Value,
         name: Option<String>,
         subagent: Option<String>,
     },
@@ -361,7 +362,10 @@ impl ChunkExpander {
         let pending = match kind {
             ChunkKind::Text => Pending::Text {
                 message_id: id.to_owned(),
-                role: str_field(chunk, "role").unwrap_or("assistant").to_owned(),
+                role: chunk
+                    .get("role")
+                    .cloned()
+                    .unwrap_or_else(|| Value::String("assistant".into())),
                 name: str_field(chunk, "name").map(str::to_owned),
                 subagent,
             },
@@ -499,7 +503,20 @@ fn check_agreement(kind: ChunkKind, pending: &Pending, chunk: &Value) -> Result<
     };
     match pending {
         Pending::Text { role, name, .. } => {
-            conflict("role", Some(role))?;
+            if let Some(incoming) = chunk.get("role").filter(|r| *r != role) {
+                return Err(ChunkProblem::Conflict {
+                    kind,
+                    id: pending.id().unwrap_or_default().to_owned(),
+                    field: "role",
+                    incoming: incoming
+                        .as_str()
+                        .map_or_else(|| incoming.to_string(), str::to_owned),
+                    established: Some(
+                        role.as_str()
+                            .map_or_else(|| role.to_string(), str::to_owned),
+                    ),
+                });
+            }
             conflict("name", name.as_deref())
         }
         Pending::Tool {
@@ -526,7 +543,7 @@ fn start_event(pending: &Pending, chunk: &Value) -> Value {
         } => {
             start.insert("type".into(), EventType::TextMessageStart.as_str().into());
             start.insert("messageId".into(), message_id.clone().into());
-            start.insert("role".into(), role.clone().into());
+            start.insert("role".into(), role.clone());
             if let Some(name) = name {
                 start.insert("name".into(), name.clone().into());
             }

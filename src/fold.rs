@@ -40,7 +40,9 @@ pub struct Folder {
     state_limit: usize,
     /// Whether the last STATE_DELTA applied.
     delta_applied: bool,
-    seen_run: bool,
+    /// Whether any event was applied yet: the first event's RUN_STARTED.input.state is where
+    /// the reducer starts.
+    seen_event: bool,
     run_tool_calls: Vec<String>,
     run_tool_call_set: HashSet<String>,
     answered: HashSet<String>,
@@ -60,7 +62,7 @@ impl Folder {
             state_size: 0,
             state_limit,
             delta_applied: false,
-            seen_run: false,
+            seen_event: false,
             run_tool_calls: Vec::new(),
             run_tool_call_set: HashSet::new(),
             answered: HashSet::new(),
@@ -96,6 +98,19 @@ impl Folder {
     /// Applies one event after chunk expansion.
     pub fn apply_expanded(&mut self, ty: EventType, ev: &Value) {
         use EventType::*;
+        let first = !self.seen_event;
+        self.seen_event = true;
+        if first && ty == RunStarted {
+            // The client that sent this run's input started from its state.
+            let state = ev
+                .get("input")
+                .and_then(|i| i.get("state"))
+                .filter(|s| !s.is_null());
+            if let Some(state) = state {
+                self.state_size = patch::estimated_size(state, usize::MAX);
+                self.state = Some(state.clone());
+            }
+        }
         match ty {
             TextMessageStart => self.message_start(ev, "assistant"),
             TextMessageContent | ReasoningMessageContent => self.message_content(ev),
@@ -110,9 +125,11 @@ impl Folder {
             }
             ToolCallResult => self.tool_call_result(ev),
             StateSnapshot => {
-                let snapshot = ev.get("snapshot").cloned().unwrap_or(Value::Null);
-                self.state_size = patch::estimated_size(&snapshot, usize::MAX);
-                self.state = Some(snapshot);
+                // An absent snapshot is `undefined`, which the reducer does not emit as state.
+                if let Some(snapshot) = ev.get("snapshot") {
+                    self.state_size = patch::estimated_size(snapshot, usize::MAX);
+                    self.state = Some(snapshot.clone());
+                }
             }
             StateDelta => self.state_delta(ev),
             MessagesSnapshot => self.messages_snapshot(ev),
@@ -233,11 +250,11 @@ impl Folder {
         if self.run_tool_call_set.insert(id.to_owned()) {
             self.run_tool_calls.push(id.to_owned());
         }
-        let name = ev.get("toolCallName").cloned().unwrap_or(Value::Null);
+        let name = ev.get("toolCallName").cloned();
         if let Some(call) = self.tool_call_mut(Some(id)) {
             if let Some(function) = call.get_mut("function").and_then(Value::as_object_mut) {
-                if function.get("name") != Some(&name) {
-                    function.insert("name".into(), name);
+                if function.get("name") != name.as_ref() {
+                    set_or_remove(function, "name", name.as_ref());
                 }
             }
             merge_metadata(call, ev);
@@ -259,7 +276,9 @@ impl Folder {
             message.insert("toolCalls".into(), Value::Array(Vec::new()));
         }
         let mut function = Map::new();
-        function.insert("name".into(), name);
+        if let Some(name) = name {
+            function.insert("name".into(), name);
+        }
         function.insert("arguments".into(), Value::String(String::new()));
         let mut call = Map::new();
         call.insert("id".into(), Value::String(id.to_owned()));
@@ -496,7 +515,7 @@ impl Folder {
             Some(v) => v.clone(),
         };
         let empty = Value::Array(Vec::new());
-        let ops = ev.get("patch").unwrap_or(&empty);
+        let ops = ev.get("patch").filter(|p| !p.is_null()).unwrap_or(&empty);
         let mut size = patch::estimated_size(&content, usize::MAX);
         if patch::apply(&mut content, ops, &mut size, limit).is_ok() {
             message.insert("content".into(), content);
@@ -506,14 +525,6 @@ impl Folder {
 
     fn run_started(&mut self, ev: &Value) {
         let input = ev.get("input");
-        if !self.seen_run {
-            self.seen_run = true;
-            // The first run's input is what the reducer starts from.
-            if let Some(state) = input.and_then(|i| i.get("state")).filter(|s| !s.is_null()) {
-                self.state_size = patch::estimated_size(state, usize::MAX);
-                self.state = Some(state.clone());
-            }
-        }
         self.run_tool_calls.clear();
         self.run_tool_call_set.clear();
         self.answered.clear();
@@ -583,7 +594,7 @@ impl Folder {
         let Some(entity) = str_of(ev, "entityId") else {
             return;
         };
-        let value = ev.get("encryptedValue").cloned().unwrap_or(Value::Null);
+        let value = ev.get("encryptedValue");
         if str_of(ev, "subtype") == Some("tool-call") {
             let owner = (0..self.messages.len()).find(|&at| {
                 role_of(&self.messages[at]) == Some("assistant")
@@ -599,12 +610,12 @@ impl Folder {
                     .find(|c| c.get("id").and_then(Value::as_str) == Some(entity))
                     .and_then(Value::as_object_mut)
                 {
-                    call.insert("encryptedValue".into(), value);
+                    set_or_remove(call, "encryptedValue", value);
                 }
             }
         } else if let Some(at) = self.find(Some(entity)) {
             if !self.is_activity(at) {
-                self.messages[at].insert("encryptedValue".into(), value);
+                set_or_remove(&mut self.messages[at], "encryptedValue", value);
             }
         }
     }
@@ -877,7 +888,7 @@ fn js_string(value: Option<&Value>) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) => "null".into(),
         Some(Value::Bool(b)) => b.to_string(),
-        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Number(n)) => js_number(n),
         Some(Value::Array(items)) => items
             .iter()
             .map(|v| match v {
@@ -888,6 +899,35 @@ fn js_string(value: Option<&Value>) -> String {
             .join(","),
         Some(Value::Object(_)) => "[object Object]".into(),
     }
+}
+
+/// A number as JavaScript prints it: `1.0` is `1`, `1e2` is `100`, large ones in exponent form.
+fn js_number(n: &serde_json::Number) -> String {
+    let Some(f) = n.as_f64() else {
+        return n.to_string();
+    };
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    let magnitude = f.abs();
+    if magnitude != 0.0 && !(1e-6..1e21).contains(&magnitude) {
+        // Exponent form: shortest digits, with an explicit sign on the exponent.
+        let text = format!("{f:e}");
+        return match text.split_once('e') {
+            Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp}"),
+            _ => text,
+        };
+    }
+    if f == 0.0 {
+        return "0".into();
+    }
+    format!("{f}")
 }
 
 fn js_truthy(value: &Value) -> bool {

@@ -232,27 +232,28 @@ fn parse_pointer(pointer: &str) -> Result<Vec<String>, PatchErrorKind> {
     Ok(keys)
 }
 
-/// An array index as the official client reads one: any run of digits (even empty), taken
-/// modulo 2^32 as a signed 32-bit number, the way JavaScript's `~~` does.
+/// An array index as the official client reads one: any run of digits (even empty), read as a
+/// JavaScript number (rounded to a double) and truncated to a signed 32-bit integer, the way
+/// `~~key` does.
 fn js_index(key: &str) -> Option<i64> {
     if !key.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let mut value: u64 = 0;
-    for b in key.bytes() {
-        value = (value * 10 + u64::from(b - b'0')) % (1 << 32);
+    let number: f64 = if key.is_empty() {
+        0.0
+    } else {
+        key.parse().ok()?
+    };
+    if !number.is_finite() {
+        return Some(0);
     }
-    Some(i64::from(value as u32 as i32))
+    let wrapped = number.trunc().rem_euclid(4_294_967_296.0);
+    Some(i64::from(wrapped as u32 as i32))
 }
 
 /// Whether `key` names an existing element (a canonical index below the length).
 fn array_has(items: &[Value], key: &str) -> Option<usize> {
-    let canonical = key == "0" || (!key.starts_with('0') && !key.is_empty());
-    if !canonical || !key.bytes().all(|b| b.is_ascii_digit()) || key.len() > 15 {
-        return None;
-    }
-    let i: usize = key.parse().ok()?;
-    (i < items.len()).then_some(i)
+    array_index(key).filter(|&i| i < items.len())
 }
 
 /// Resolves a path to a node (for `from` and `test`).
@@ -266,6 +267,76 @@ fn get<'a>(doc: &'a Value, keys: &[String]) -> Option<&'a Value> {
         };
     }
     Some(node)
+}
+
+/// Resolves a path for `test`, which the official client does not check for existence: array
+/// indices are read as `~~key` reads them ("01" is 1), anything else on an array is an error.
+fn get_coerced<'a>(doc: &'a Value, keys: &[String]) -> Result<Option<&'a Value>, PatchErrorKind> {
+    let mut node = doc;
+    for (n, key) in keys.iter().enumerate() {
+        let next = match node {
+            Value::Object(map) => map.get(key),
+            Value::Array(items) if key == "-" => None,
+            Value::Array(items) => {
+                let i = js_index(key).ok_or(PatchErrorKind::BadIndex)?;
+                usize::try_from(i).ok().and_then(|i| items.get(i))
+            }
+            _ => None,
+        };
+        match next {
+            Some(next) => node = next,
+            None if n + 1 == keys.len() => return Ok(None),
+            None => return Err(PatchErrorKind::NotAContainer),
+        }
+    }
+    Ok(Some(node))
+}
+
+/// An operation on a document that is a number, a boolean or a string, with a one-segment
+/// path. The official client writes to it as to an object, which JavaScript silently ignores;
+/// only a truthy document has its paths checked for existence first.
+fn on_primitive(
+    doc: &Value,
+    op: &str,
+    key: &str,
+    value: Option<&Value>,
+) -> Result<(), PatchErrorKind> {
+    let truthy = match doc {
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::Bool(b) => *b,
+        Value::String(s) => !s.is_empty(),
+        _ => false,
+    };
+    let member = match doc {
+        Value::String(s) if key == "length" => Some(Value::from(s.encode_utf16().count())),
+        Value::String(s) => array_index(key)
+            .and_then(|i| s.chars().nth(i))
+            .map(|c| Value::String(c.to_string())),
+        _ => None,
+    };
+    let exists = member.is_some() || INHERITED.contains(&key);
+    match op {
+        "add" => Ok(()),
+        "replace" | "remove" | "_get" if !truthy || exists => Ok(()),
+        "replace" | "remove" | "_get" => Err(PatchErrorKind::Missing),
+        "test" => match (member, value) {
+            (Some(found), Some(value)) if js_equal(&found, value) => Ok(()),
+            _ => Err(PatchErrorKind::TestFailed),
+        },
+        "move" | "copy" => Err(PatchErrorKind::Missing),
+        _ => Err(PatchErrorKind::Malformed(
+            "`op` must be add, remove, replace, move, copy or test",
+        )),
+    }
+}
+
+/// A canonical index ("0", "12"; not "01").
+fn array_index(key: &str) -> Option<usize> {
+    let canonical = key == "0" || (!key.starts_with('0') && !key.is_empty());
+    if !canonical || !key.bytes().all(|b| b.is_ascii_digit()) || key.len() > 15 {
+        return None;
+    }
+    key.parse().ok()
 }
 
 /// Resolves the parent of the last key, failing the way a validated operation fails.
@@ -310,10 +381,14 @@ fn apply_op(
         },
         _ => None,
     };
+    if value.is_none() && matches!(name, "add" | "replace" | "test") {
+        return Err(PatchErrorKind::Malformed("`value` is required"));
+    }
+    if let ([key], Value::Number(_) | Value::Bool(_) | Value::String(_)) = (keys.as_slice(), &*doc)
+    {
+        return on_primitive(doc, name, key, value);
+    }
     match name {
-        "add" | "replace" | "test" if value.is_none() => {
-            Err(PatchErrorKind::Malformed("`value` is required"))
-        }
         "add" => {
             let value = value.unwrap();
             grow(size, estimated_size(value, limit), limit)?;
@@ -326,7 +401,7 @@ fn apply_op(
         }
         "remove" => remove(doc, &keys, undo, size).map(drop),
         "test" => {
-            let found = get(doc, &keys);
+            let found = get_coerced(doc, &keys)?;
             if found.is_some_and(|v| js_equal(v, value.unwrap())) {
                 Ok(())
             } else {
@@ -337,6 +412,13 @@ fn apply_op(
             let from = from.unwrap();
             if get(doc, &from).is_none() {
                 return Err(PatchErrorKind::Missing);
+            }
+            if from.is_empty() && !keys.is_empty() {
+                // Moving the root into itself: the official client adds the document under
+                // its own path (a cycle, which a later operation may break); a copy of it
+                // holds the same value.
+                let copy = doc.clone();
+                return add(doc, &keys, copy, false, undo, size);
             }
             if keys.is_empty() {
                 let moved = get(doc, &from).cloned().unwrap_or(Value::Null);

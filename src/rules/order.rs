@@ -55,7 +55,7 @@ impl Order {
                     &event.loc,
                     format!(
                         "timestamp {ts} is {} ms earlier than the previous event's ({last})",
-                        last - ts
+                        last.abs_diff(ts)
                     ),
                     "events are sent in order; check for reordering or a second clock",
                 );

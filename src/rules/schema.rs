@@ -17,8 +17,9 @@ pub const UNKNOWN_EVENT_TYPE: Rule = Rule {
     name: "schema/unknown-event-type",
     default: Level::Deny,
     summary: "an event's `type` is not one AG-UI defines",
-    why: "The 1.0 client validates every event against a closed union of types and rejects \
-          the stream on an unknown one. Application-specific events belong in CUSTOM.",
+    why: "The 1.0 SDK's event schema is a closed union of types: a client either fails the run \
+          or drops the event with a console warning, so nothing it carried reaches the user. \
+          Application-specific events belong in CUSTOM.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_DELTA","messageId":"m1","delta":"hi"}
 "#,
@@ -28,8 +29,9 @@ pub const VIOLATION: Rule = Rule {
     name: "schema/violation",
     default: Level::Deny,
     summary: "an event does not match the JSON Schema of its type",
-    why: "The 1.0 client parses each event with the SDK's schema and fails the run on the \
-          first mismatch: a missing required field, a wrong type, a bad enum value.",
+    why: "The 1.0 SDK's schema rejects the event: a missing required field, a wrong type, a bad \
+          enum value. Depending on its pipeline a client fails the run or strips what it does not \
+          recognise, so what the agent sent is not what the user sees.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":42}
 "#,
