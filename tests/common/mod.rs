@@ -57,3 +57,43 @@ pub fn fixture_args(fixture: &Path) -> Vec<String> {
         .map(|text| text.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default()
 }
+
+/// Cases where agui-lens knowingly differs from the reference, with why: `name<TAB>reason`
+/// per line, `#` comments. A listed case that starts to agree is an error too, so the list
+/// cannot go stale.
+pub fn known_differences(file: &str) -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(root().join(file)).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (name, reason) = l.split_once('\t').unwrap_or((l, ""));
+            (name.to_owned(), reason.to_owned())
+        })
+        .collect()
+}
+
+/// Sorts case outcomes against a known-differences list: returns the failures to report
+/// (unlisted differences, and listed cases that now agree).
+pub fn against_known(file: &str, outcomes: &[(String, Option<String>)]) -> (Vec<String>, usize) {
+    let known = known_differences(file);
+    let mut failures = Vec::new();
+    let mut known_hits = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, difference) in outcomes {
+        seen.insert(name.clone());
+        match (difference, known.get(name)) {
+            (Some(_), Some(_)) => known_hits += 1,
+            (Some(difference), None) => failures.push(difference.clone()),
+            (None, Some(reason)) => failures.push(format!(
+                "{name} is listed in {file} ({reason}) but now agrees: remove it from the list"
+            )),
+            (None, None) => {}
+        }
+    }
+    for name in known.keys().filter(|n| !seen.contains(*n)) {
+        failures.push(format!(
+            "{name} is listed in {file} but is no longer in the corpus"
+        ));
+    }
+    (failures, known_hits)
+}
