@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Benchmarks agui-lens against plain-Rust floors and the official TypeScript SDK.
+#
+#   bench/run.sh [SIZES...]        default: 10MB 100MB (1GB works; MB = 10^6 bytes)
+#
+# Builds release, generates bench/data/stream-<size>.jsonl when missing, runs each command
+# BENCH_RUNS times (default 3): median wall time, largest peak RSS. Prints a markdown table per
+# size and writes it to bench/results-<size>.md. See bench/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SIZES=("$@")
+[ ${#SIZES[@]} -gt 0 ] || SIZES=(10MB 100MB)
+RUNS=${BENCH_RUNS:-3}
+NODE_HEAP_MB=${NODE_HEAP_MB:-8192}
+BIN=target/release/agui-lens
+EX=target/release/examples
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+die() { echo "bench: $*" >&2; exit 1; }
+log() { echo "bench: $*" >&2; }
+num() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }   # a number field of a one-line JSON file
+
+log "building (release)"
+cargo build --release --bin agui-lens --examples >&2
+
+HELP=$("$BIN" help)
+has_command() { grep -qE "^  $1( |$)" <<<"$HELP"; }
+HAVE_NODE=
+if command -v node >/dev/null && [ -d reference/node_modules ]; then HAVE_NODE=1; fi
+[ -n "$HAVE_NODE" ] || log "node or reference/node_modules missing: SDK rows skipped (npm ci in reference/)"
+TIME_BIN=
+if [ -x /usr/bin/time ]; then TIME_BIN=/usr/bin/time; else log "/usr/bin/time missing: RSS sampled from /proc"; fi
+
+# run_once CMD...: runs CMD once (stdout to $OUT or $TMP/out, stderr to $TMP/err); sets WALL
+# (seconds, from $EPOCHREALTIME) and KIB (peak RSS in KiB, or empty). Returns CMD's status.
+run_once() {
+  local t0 rc=0 key val _
+  KIB=
+  t0=$EPOCHREALTIME
+  if [ -n "$TIME_BIN" ]; then
+    "$TIME_BIN" -f '%M' -o "$TMP/rss" "$@" >"${OUT:-$TMP/out}" 2>"$TMP/err" || rc=$?
+    WALL=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f", b - a }')
+    KIB=$(tail -n 1 "$TMP/rss")
+  else
+    "$@" >"${OUT:-$TMP/out}" 2>"$TMP/err" &
+    local pid=$! sampler
+    : >"$TMP/rss"
+    (   # samples the high-water mark while the main shell waits, so WALL stays exact
+      peak=0
+      while kill -0 "$pid" 2>/dev/null; do
+        while read -r key val _; do
+          if [ "$key" = VmHWM: ] && [ "$val" -gt "$peak" ]; then peak=$val; echo "$peak" >"$TMP/rss"; fi
+        done 2>/dev/null <"/proc/$pid/status" || true
+        sleep 0.005
+      done
+    ) &
+    sampler=$!
+    wait "$pid" || rc=$?
+    WALL=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f", b - a }')
+    wait "$sampler" || true
+    KIB=$(cat "$TMP/rss")
+  fi
+  return "$rc"
+}
+
+# measure LABEL FATAL CMD...: RUNS runs; appends "label wall rss_kib" to $TMP/rows. A failing
+# command aborts the bench when FATAL is 1, else its row reads "failed".
+measure() {
+  local label=$1 fatal=$2 i walls=() peak=
+  shift 2
+  for ((i = 0; i < RUNS; i++)); do
+    if ! run_once "$@"; then
+      echo "---- '$*' failed; stdout/stderr tails:" >&2
+      tail -n 5 "$TMP/out" >&2; tail -n 20 "$TMP/err" >&2
+      [ "$fatal" = 1 ] && die "$label failed"
+      FAILED=1
+      printf '%s\tfailed\t\n' "$label" >>"$TMP/rows"
+      return 0
+    fi
+    walls+=("$WALL")
+    if [ -n "$KIB" ] && { [ -z "$peak" ] || [ "$KIB" -gt "$peak" ]; }; then peak=$KIB; fi
+  done
+  local median
+  median=$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(((RUNS + 1) / 2))p")
+  printf '%s\t%s\t%s\n' "$label" "$median" "$peak" >>"$TMP/rows"
+  log "$label: ${median}s median of $RUNS, peak RSS ${peak:-n/a} KiB"
+}
+
+FAILED=
+for size in "${SIZES[@]}"; do
+  file=bench/data/stream-$size.jsonl
+  mkdir -p bench/data
+  if [ ! -s "$file" ]; then
+    log "generating $file"
+    "$EX/generate" --size "$size" -o "$file.tmp" && mv "$file.tmp" "$file"
+  fi
+  bytes=$(stat -c %s "$file")
+  "$EX/floor" --mode lines "$file" >"$TMP/count"
+  events=$(num lines "$TMP/count")   # one event per line
+  log "$file: $bytes bytes, $events events"
+  : >"$TMP/rows"
+
+  measure "floor: read lines (BufReader)" 1 "$EX/floor" --mode lines "$file"
+  measure "floor: parse serde_json::Value" 1 "$EX/floor" --mode value "$file"
+  measure "agui-lens check" 1 "$BIN" check "$file"
+  log "  check says: $(tail -n 1 "$TMP/out")"
+  if has_command fold; then
+    OUT=/dev/null measure "agui-lens fold" 1 "$BIN" fold "$file"
+  fi
+  if has_command compact; then
+    measure "agui-lens compact" 1 "$BIN" compact "$file" -o "$TMP/compacted.jsonl"
+  fi
+  if [ -n "$HAVE_NODE" ]; then
+    measure "SDK: zod parse + verifyEvents" 0 node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs verify "$file"
+    measure "SDK: JSON.parse + compactEvents" 0 node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs compact "$file"
+  fi
+
+  floor=$(awk -F'\t' '$1 ~ /parse serde_json/ { print $2 }' "$TMP/rows")
+  {
+    echo "### $size: $file ($bytes bytes, $events events)"
+    echo
+    echo "| command | MB/s | events/s | peak RSS (MiB) | ratio vs value-parse floor |"
+    echo "|---|---:|---:|---:|---:|"
+    awk -F'\t' -v bytes="$bytes" -v events="$events" -v floor="$floor" '
+      $2 == "failed" { printf "| %s | failed | | | |\n", $1; next }
+      {
+        rss = ($3 == "") ? "n/a" : sprintf("%.1f", $3 / 1024)
+        printf "| %s | %.1f | %.0f | %s | %.2f× |\n", $1, bytes / 1e6 / $2, events / $2, rss, $2 / floor
+      }' "$TMP/rows"
+    echo
+    echo "Median wall time of $RUNS runs (process start to exit); MB = 10^6 bytes; ratio = time / time of the value-parse floor."
+    echo "Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1); $(date -u +%Y-%m-%d); agui-lens $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src 2>/dev/null || echo ' + uncommitted src changes')."
+  } | tee "bench/results-$size.md"
+  echo
+done
+[ -z "$FAILED" ] || die "some SDK rows failed (see above)"
