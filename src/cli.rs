@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
+use crate::commands::diff::Level as DiffLevel;
 use crate::compact::Level as CompactLevel;
 use crate::report::Format;
 use crate::rules::Level;
@@ -40,6 +41,101 @@ pub enum Command {
     Fold(FoldArgs),
     /// Rewrite stored streams smaller without changing what they fold to.
     Compact(CompactArgs),
+    /// Compare two streams by meaning: exit 0 when they mean the same, 1 when they differ.
+    Diff(DiffArgs),
+    /// Hold a stream to an expectation file; review and accept changes.
+    Snapshot(SnapshotArgs),
+}
+
+/// How streams are normalised before they are compared.
+#[derive(Debug, Args)]
+pub struct NormalizeArgs {
+    /// Keep a volatile field that is dropped by default (timestamp, rawEvent). Repeatable.
+    #[arg(long, value_name = "FIELD", value_parser = ["timestamp", "rawEvent"])]
+    pub keep: Vec<String>,
+
+    /// Remove what a JSON Pointer pattern matches (`*` one segment, `**` any), e.g.
+    /// /**/metadata. Repeatable.
+    #[arg(long, value_name = "SELECTOR")]
+    pub redact: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    pub a: PathBuf,
+    pub b: PathBuf,
+
+    /// What to compare: events one by one, the compacted streams, or the folded result.
+    #[arg(long, value_enum, default_value_t = DiffLevel::Compact)]
+    pub level: DiffLevel,
+
+    #[command(flatten)]
+    pub normalize: NormalizeArgs,
+
+    /// Output format (human or json).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Longest diff shown, in lines.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    pub max_lines: usize,
+
+    /// How the inputs are laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SnapshotArgs {
+    #[command(subcommand)]
+    pub action: Option<SnapshotAction>,
+
+    /// The stream to hold to the expectation.
+    pub stream: Option<PathBuf>,
+
+    /// The expectation file (written as FILE.new when missing or different).
+    #[arg(long, value_name = "FILE")]
+    pub expect: Option<PathBuf>,
+
+    /// Level for a new snapshot (an existing one keeps its own, unless updated).
+    #[arg(long, value_enum)]
+    pub level: Option<DiffLevel>,
+
+    #[command(flatten)]
+    pub normalize: NormalizeArgs,
+
+    /// Write the expectation from this stream (in CI, only with --reason).
+    #[arg(long)]
+    pub update: bool,
+
+    /// Why the expectation changes; recorded in the file's header.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// When to colour the diff.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+
+    /// Longest diff shown, in lines.
+    #[arg(long, value_name = "N", default_value_t = 400, global = true)]
+    pub max_lines: usize,
+
+    /// How the stream is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotAction {
+    /// Promote FILE.new to FILE.
+    Accept { file: PathBuf },
+    /// Walk the pending .new files under DIR: show each diff, then accept, reject or skip.
+    Review { dir: PathBuf },
 }
 
 #[derive(Debug, Args)]

@@ -27,8 +27,14 @@ fn main() -> ExitCode {
 /// A reader that stopped reading (`agui-lens check … | head`) is not an error.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
-        cause
+        let io_kind = cause
             .downcast_ref::<io::Error>()
-            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            .map(io::Error::kind)
+            .or_else(|| {
+                cause
+                    .downcast_ref::<serde_json::Error>()
+                    .and_then(serde_json::Error::io_error_kind)
+            });
+        io_kind == Some(io::ErrorKind::BrokenPipe)
     })
 }

@@ -3,6 +3,7 @@
 mod cli;
 mod common;
 mod compaction;
+mod comparing;
 mod fixtures;
 mod fold_agreement;
 mod hostile;

@@ -2,10 +2,12 @@
 
 pub mod check;
 pub mod compact;
+pub mod diff;
 pub mod events;
 pub mod fold;
 pub mod rules;
 pub mod schema;
+pub mod snapshot;
 
 use std::process::ExitCode;
 
@@ -59,5 +61,7 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Schema(command) => schema::run(command),
         Command::Fold(args) => fold::run(args),
         Command::Compact(args) => compact::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Snapshot(args) => snapshot::run(args),
     }
 }

@@ -1,0 +1,406 @@
+//! diff and snapshot through the real binary: streams that mean the same compare equal however
+//! their ids were generated and their deltas split; any change of meaning is a difference.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::common::{agui_lens, root, run, split};
+
+/// Fields that hold generated ids, renamed independently of agui-lens's own list.
+const ID_FIELDS: &[&str] = &[
+    "threadId",
+    "runId",
+    "parentRunId",
+    "messageId",
+    "parentMessageId",
+    "toolCallId",
+    "entityId",
+    "subagentRunId",
+    "parentSubagentRunId",
+    "parentToolCallId",
+    "interruptId",
+];
+
+fn rename_id(v: &mut Value) {
+    if let Value::String(s) = v {
+        *s = format!("other-{}", s.chars().rev().collect::<String>());
+    }
+}
+
+/// Renames every generated id, consistently, wherever the protocol carries one.
+fn rename_ids(event: &mut Value) {
+    fn message(m: &mut Value) {
+        for field in ["id", "toolCallId", "subagentRunId"] {
+            if let Some(v) = m.get_mut(field) {
+                rename_id(v);
+            }
+        }
+        if let Some(Value::Array(calls)) = m.get_mut("toolCalls") {
+            for c in calls {
+                if let Some(v) = c.get_mut("id") {
+                    rename_id(v);
+                }
+            }
+        }
+    }
+    for field in ID_FIELDS {
+        if let Some(v) = event.get_mut(*field) {
+            rename_id(v);
+        }
+    }
+    for at in ["/messages", "/input/messages"] {
+        if let Some(Value::Array(messages)) = event.pointer_mut(at) {
+            messages.iter_mut().for_each(message);
+        }
+    }
+    for field in ["threadId", "runId", "parentRunId"] {
+        if let Some(v) = event.pointer_mut(&format!("/input/{field}")) {
+            rename_id(v);
+        }
+    }
+    if let Some(Value::Array(ids)) = event.pointer_mut("/outcome/pendingToolCallIds") {
+        ids.iter_mut().for_each(rename_id);
+    }
+}
+
+/// Splits every delta in two (chunks too: the second piece continues without its id).
+fn rechunk(events: Vec<Value>) -> (Vec<Value>, bool) {
+    let mut out = Vec::new();
+    let mut split_any = false;
+    for event in events {
+        let ty = event["type"].as_str().unwrap_or_default().to_owned();
+        let delta = event
+            .get("delta")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let splittable = matches!(
+            ty.as_str(),
+            "TEXT_MESSAGE_CONTENT"
+                | "REASONING_MESSAGE_CONTENT"
+                | "TOOL_CALL_ARGS"
+                | "TEXT_MESSAGE_CHUNK"
+                | "REASONING_MESSAGE_CHUNK"
+                | "TOOL_CALL_CHUNK"
+        );
+        match delta {
+            Some(d) if splittable && d.chars().count() >= 2 => {
+                let cut = d.char_indices().nth(d.chars().count() / 2).unwrap().0;
+                let mut first = event.clone();
+                first["delta"] = json!(d[..cut]);
+                let second = if ty.ends_with("_CHUNK") {
+                    json!({"type": ty, "delta": d[cut..]})
+                } else {
+                    let mut second = event.clone();
+                    second["delta"] = json!(d[cut..]);
+                    second
+                };
+                out.push(first);
+                out.push(second);
+                split_any = true;
+            }
+            _ => out.push(event),
+        }
+    }
+    (out, split_any)
+}
+
+fn read_events(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn write_events(path: &Path, events: &[Value]) {
+    let text: String = events.iter().map(|e| format!("{e}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
+fn diff_code(a: &Path, b: &Path, level: &str) -> i32 {
+    run(&[
+        "diff",
+        "--level",
+        level,
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ])
+    .0
+}
+
+/// The real captures (fixtures/recordings, as recorded) that are event streams.
+fn recordings() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/recordings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl") && !p.to_string_lossy().contains("invalid")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn renamed_and_rechunked_copies_mean_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = recordings();
+    assert!(files.len() >= 3);
+    let mut compared_events = 0;
+    for original in files {
+        let mut events = read_events(&original);
+        events.iter_mut().for_each(rename_ids);
+        let (events, split) = rechunk(events);
+        let copy = dir.path().join("copy.jsonl");
+        write_events(&copy, &events);
+        let name = original.display();
+        assert_eq!(
+            diff_code(&original, &copy, "compact"),
+            0,
+            "{name} at compact"
+        );
+        assert_eq!(diff_code(&original, &copy, "fold"), 0, "{name} at fold");
+        if split {
+            compared_events += 1;
+            assert_eq!(diff_code(&original, &copy, "events"), 1, "{name} at events");
+        }
+        // Renamed ids alone are no difference even event by event.
+        let mut renamed = read_events(&original);
+        renamed.iter_mut().for_each(rename_ids);
+        write_events(&copy, &renamed);
+        assert_eq!(
+            diff_code(&original, &copy, "events"),
+            0,
+            "{name}: renamed ids at events"
+        );
+    }
+    assert!(compared_events > 0);
+}
+
+#[test]
+fn one_changed_character_is_a_difference_at_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = root().join("fixtures/valid/pydantic-ai-full.jsonl");
+    let mut events = read_events(&original);
+    let at = events
+        .iter()
+        .position(|e| e["type"] == "TEXT_MESSAGE_CONTENT")
+        .unwrap();
+    let delta = events[at]["delta"].as_str().unwrap().to_owned();
+    let mut changed = delta.clone();
+    let last = changed.pop().unwrap();
+    changed.push(if last == 'x' { 'y' } else { 'x' });
+    events[at]["delta"] = json!(changed);
+    let copy = dir.path().join("changed.jsonl");
+    write_events(&copy, &events);
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&original, &copy, level), 1, "at {level}");
+    }
+}
+
+#[test]
+fn a_reference_that_points_elsewhere_is_a_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("two-messages.jsonl");
+    let stream = |parent: &str| {
+        vec![
+            json!({"type":"RUN_STARTED","threadId":"t","runId":"r"}),
+            json!({"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}),
+            json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"one"}),
+            json!({"type":"TEXT_MESSAGE_END","messageId":"m1"}),
+            json!({"type":"TEXT_MESSAGE_START","messageId":"m2","role":"assistant"}),
+            json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"two"}),
+            json!({"type":"TEXT_MESSAGE_END","messageId":"m2"}),
+            json!({"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"f","parentMessageId":parent}),
+            json!({"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}),
+            json!({"type":"TOOL_CALL_END","toolCallId":"c1"}),
+            json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+        ]
+    };
+    write_events(&original, &stream("m1"));
+    let moved = dir.path().join("moved.jsonl");
+    write_events(&moved, &stream("m2"));
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&original, &moved, level), 1, "at {level}");
+    }
+    // The same structure with every id renamed is not a difference.
+    let mut renamed = stream("m1");
+    renamed.iter_mut().for_each(rename_ids);
+    let renamed_path = dir.path().join("renamed.jsonl");
+    write_events(&renamed_path, &renamed);
+    assert_eq!(diff_code(&original, &renamed_path, "events"), 0);
+}
+
+#[test]
+fn diff_output_names_what_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = root().join("fixtures/valid/pydantic-ai-full.jsonl");
+    let mut events = read_events(&original);
+    let at = events
+        .iter()
+        .position(|e| e["type"] == "TEXT_MESSAGE_CONTENT")
+        .unwrap();
+    events[at]["delta"] = json!("CHANGED");
+    let copy = dir.path().join("c.jsonl");
+    write_events(&copy, &events);
+    let (code, stdout, _) = run(&[
+        "diff",
+        "--level",
+        "events",
+        "--color",
+        "never",
+        original.to_str().unwrap(),
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains(&format!(
+            "first difference at item {at} (TEXT_MESSAGE_CONTENT / TEXT_MESSAGE_CONTENT)"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  at /delta"), "{stdout}");
+    assert!(stdout.contains("+  \"delta\": \"CHANGED\","), "{stdout}");
+    let (code, stdout, _) = run(&[
+        "diff",
+        "--format",
+        "json",
+        original.to_str().unwrap(),
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["equal"], false);
+    assert_eq!(doc["first_difference"]["pointer"], "/delta");
+    assert!(
+        doc["first_difference"]["right"]
+            .as_str()
+            .unwrap()
+            .starts_with("CHANGED")
+    );
+    // Redacting what differs makes the two equal; keeping timestamps makes copies differ.
+    let (code, _, _) = run(&[
+        "diff",
+        "--redact",
+        "/delta",
+        "--redact",
+        "/**/content",
+        original.to_str().unwrap(),
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        run(&[
+            "diff",
+            "--redact",
+            "no-slash",
+            original.to_str().unwrap(),
+            copy.to_str().unwrap()
+        ])
+        .0,
+        2
+    );
+    assert_eq!(
+        run(&["diff", original.to_str().unwrap(), "missing.jsonl"]).0,
+        2
+    );
+}
+
+#[test]
+fn snapshot_life_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("chat.jsonl");
+    std::fs::copy(
+        root().join("fixtures/valid/pydantic-ai-full.jsonl"),
+        &stream,
+    )
+    .unwrap();
+    let snap = dir.path().join("snaps/chat.snap");
+    let new = dir.path().join("snaps/chat.snap.new");
+    let s = stream.to_str().unwrap();
+    let f = snap.to_str().unwrap();
+
+    // No expectation yet: fail, and write one to review.
+    let (code, _, stderr) = run(&["snapshot", s, "--expect", f, "--redact", "/**/metadata"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!snap.exists() && new.exists(), "{stderr}");
+    let text = std::fs::read_to_string(&new).unwrap();
+    assert!(
+        text.starts_with("# agui-lens snapshot 1\n# level: compact\n# redact: /**/metadata\n"),
+        "{text}"
+    );
+
+    // Accept it; the same stream now matches, with no flags (the header says how).
+    assert_eq!(run(&["snapshot", "accept", f]).0, 0);
+    assert!(snap.exists() && !new.exists());
+    assert_eq!(run(&["snapshot", s, "--expect", f]).0, 0);
+
+    // A changed stream: fail, show the diff, write the new result beside the expectation.
+    let mut events = read_events(&stream);
+    let at = events
+        .iter()
+        .position(|e| e["type"] == "TEXT_MESSAGE_CONTENT")
+        .unwrap();
+    events[at]["delta"] = json!("a different answer");
+    write_events(&stream, &events);
+    let (code, stdout, _) = run(&["snapshot", s, "--expect", f, "--color", "never"]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("a different answer"), "{stdout}");
+    assert!(new.exists());
+
+    // Review: reject it, then produce it again and accept it.
+    let review = |answer: &str| {
+        split(
+            agui_lens()
+                .args([
+                    "snapshot",
+                    "review",
+                    dir.path().to_str().unwrap(),
+                    "--color",
+                    "never",
+                ])
+                .write_stdin(answer.to_owned())
+                .output()
+                .unwrap(),
+        )
+    };
+    let (code, stdout, _) = review("r\n");
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("accepted 0, rejected 1, skipped 0"),
+        "{stdout}"
+    );
+    assert!(!new.exists());
+    assert_eq!(run(&["snapshot", s, "--expect", f]).0, 1);
+    let (_, stdout, _) = review("a\n");
+    assert!(stdout.contains("accepted 1"), "{stdout}");
+    assert_eq!(run(&["snapshot", s, "--expect", f]).0, 0);
+
+    // --update in CI needs a reason, which the header then records.
+    let update = |ci: bool, reason: Option<&str>| {
+        let mut cmd = agui_lens();
+        cmd.args(["snapshot", s, "--expect", f, "--update", "--level", "fold"]);
+        if let Some(reason) = reason {
+            cmd.args(["--reason", reason]);
+        }
+        if ci {
+            cmd.env("CI", "true");
+        }
+        split(cmd.output().unwrap())
+    };
+    let (code, _, stderr) = update(true, None);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--reason"), "{stderr}");
+    let (code, _, _) = update(true, Some("fold level is what we promise"));
+    assert_eq!(code, 0);
+    let text = std::fs::read_to_string(&snap).unwrap();
+    assert!(text.contains("# level: fold\n"), "{text}");
+    assert!(
+        text.contains("# reason: fold level is what we promise\n"),
+        "{text}"
+    );
+    assert_eq!(run(&["snapshot", s, "--expect", f]).0, 0);
+    assert_eq!(run(&["snapshot", "accept", f]).0, 2, "nothing pending");
+}
