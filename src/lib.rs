@@ -5,6 +5,7 @@
 //! [`rules`] (events → [`diagnostic::Diagnostic`]s), [`report`] (diagnostics → output).
 //! [`commands`] wires them for the binary.
 
+pub mod alloc;
 pub mod chunks;
 pub mod cli;
 pub mod commands;

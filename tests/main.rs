@@ -4,6 +4,7 @@ mod cli;
 mod common;
 mod compaction;
 mod comparing;
+mod fast_path;
 mod fixtures;
 mod fold_agreement;
 mod hostile;

@@ -16,7 +16,7 @@ use crate::report::{self, FileSummary, Reporter, Summary};
 use crate::rules::engine::{Context, Engine, Stats};
 use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use crate::schema::SchemaSet;
-use crate::source::{self, Batch, InputSpec, ReadOptions};
+use crate::source::{self, InputSpec, ReadOptions};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let config = Config::load(args.rules.config.as_deref())?;
@@ -154,23 +154,19 @@ pub fn check_one(
         Err(err) => return Ok(failed(name, Stats::default(), format!("{err:#}"))),
     };
     let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
-    let mut batch = Batch::default();
     let mut found = Vec::new();
-    let mut failure = None;
-    loop {
-        match opened.reader.next_batch(&mut batch) {
-            Ok(true) => {
-                engine.check_batch(&batch, &mut found);
-                emit(&found)?;
+    let failure = engine
+        .check_reader(
+            opened.reader.as_mut(),
+            opened.live,
+            &mut found,
+            &mut |found| {
+                let result = emit(found);
                 found.clear();
-            }
-            Ok(false) => break,
-            Err(err) => {
-                failure = Some(format!("reading {name}: {err}"));
-                break;
-            }
-        }
-    }
+                result
+            },
+        )?
+        .map(|err| format!("reading {name}: {err}"));
     let stats = engine.finish(&mut found);
     emit(&found)?;
     Ok(match failure {
