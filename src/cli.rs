@@ -45,6 +45,47 @@ pub enum Command {
     Diff(DiffArgs),
     /// Hold a stream to an expectation file; review and accept changes.
     Snapshot(SnapshotArgs),
+    /// Slice a stream by type, run or index, and convert it between JSONL, SSE and JSON.
+    Cat(CatArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// The stream to read (`-` for stdin).
+    pub path: PathBuf,
+
+    /// Keep events whose type matches a glob (`TEXT_*`, `*_END`). Repeatable: any may match.
+    #[arg(long = "type", value_name = "GLOB")]
+    pub types: Vec<String>,
+
+    /// Keep the events of this run: its RUN_STARTED through its RUN_FINISHED or RUN_ERROR.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+
+    /// First event kept: a 0-based event index, as `check` reports it.
+    #[arg(long, value_name = "N")]
+    pub from: Option<u64>,
+
+    /// Last event kept (inclusive).
+    #[arg(long, value_name = "M")]
+    pub to: Option<u64>,
+
+    /// Where to write (default stdout). The extension picks the format (.jsonl, .ndjson,
+    /// .sse, .json) and compression (.gz, .zst).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+
+    /// The output format, whatever the extension says (stdout: jsonl unless given).
+    #[arg(long, value_name = "FORMAT")]
+    pub output_format: Option<InputFormat>,
+
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    /// Largest line or SSE frame read.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
 }
 
 /// How streams are normalised before they are compared.

@@ -15,6 +15,7 @@ pub mod diagnostic;
 pub mod difference;
 pub mod event;
 pub mod fold;
+pub mod glob;
 pub mod idset;
 pub mod interrupt;
 pub mod normalize;

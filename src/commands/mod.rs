@@ -1,5 +1,6 @@
 //! Commands: the only code that wires sources, rules and reporters together.
 
+pub mod cat;
 pub mod check;
 pub mod compact;
 pub mod diff;
@@ -63,5 +64,6 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Compact(args) => compact::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Snapshot(args) => snapshot::run(args),
+        Command::Cat(args) => cat::run(args),
     }
 }
