@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::diff::Level as DiffLevel;
+use crate::commands::inspect::Format as InspectFormat;
 use crate::compact::Level as CompactLevel;
 use crate::report::Format;
 use crate::rules::Level;
@@ -47,6 +48,52 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     /// Slice a stream by type, run or index, and convert it between JSONL, SSE and JSON.
     Cat(CatArgs),
+    /// See what happened in a stream: runs, messages, tool calls, state changes, timing and
+    /// problems; in the terminal, as JSON or statistics, or as an HTML report.
+    Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The stream to inspect (`-` for stdin).
+    pub path: PathBuf,
+
+    /// Output format of the terminal view and of --stats.
+    #[arg(long, value_enum, default_value_t = InspectFormat::Human)]
+    pub format: InspectFormat,
+
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Show long text, arguments and state values whole instead of folded.
+    #[arg(long)]
+    pub full: bool,
+
+    /// Show statistics instead: events and bytes per type, deltas per message, the largest
+    /// events, runs.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Write a self-contained HTML report to this file instead (timeline, conversation, state
+    /// at any event, event table).
+    #[arg(long, value_name = "OUT.html", conflicts_with_all = ["stats", "format"])]
+    pub html: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    /// Largest line or SSE frame read.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+
+    /// Largest state (estimated in memory) a patch may grow to.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,7 @@ pub mod event;
 pub mod fold;
 pub mod glob;
 pub mod idset;
+pub mod inspect;
 pub mod interrupt;
 pub mod normalize;
 pub mod patch;

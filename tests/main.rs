@@ -8,6 +8,7 @@ mod comparing;
 mod fixtures;
 mod fold_agreement;
 mod hostile;
+mod inspect;
 mod patch_agreement;
 mod properties;
 mod schema_cases;

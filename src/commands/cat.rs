@@ -137,12 +137,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                 }
             }
             let compression = source::detect_compression_ext(path);
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let mut temp = tempfile::NamedTempFile::new_in(dir)
-                .with_context(|| format!("creating a file in {}", dir.display()))?;
+            let mut temp = super::temp_beside(path)?;
             let mut writer = EventWriter::new(temp.as_file_mut(), format, compression)?;
             copy(&input, &read, &mut filter, &mut writer)?;
             writer
