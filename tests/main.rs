@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area.
 
+mod browser;
 mod cat;
 mod cli;
 mod common;
