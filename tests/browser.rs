@@ -539,6 +539,40 @@ fn state_at_every_event_is_the_state_fold_has_there() {
 }
 
 #[test]
+fn degenerate_inputs_render_without_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let garbage = dir.path().join("garbage.jsonl");
+    std::fs::write(
+        &garbage,
+        "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"x\",\"delta\":\"hi\"}\nnot json\n\
+         {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    )
+    .unwrap();
+    let mut browser = Browser::launch();
+    for stream in [
+        empty.to_str().unwrap(),
+        garbage.to_str().unwrap(),
+        "fixtures/recordings/pydantic-ai-invalid.jsonl",
+    ] {
+        let (_dir, page) = report(stream);
+        let mut page = browser.open(&page);
+        assert_eq!(
+            page.eval("document.body.dataset.ready"),
+            json!("yes"),
+            "{stream}"
+        );
+        assert_eq!(page.problems(), Vec::<String>::new(), "{stream}");
+        let listed = page.eval("document.querySelectorAll('#problems li').length");
+        assert!(
+            listed.as_u64().unwrap() >= 1,
+            "{stream}: its findings are listed"
+        );
+    }
+}
+
+#[test]
 fn screenshot_of_a_real_recording() {
     let (_dir, page) = report("fixtures/recordings/pydantic-ai-full.jsonl");
     let mut browser = Browser::launch();

@@ -228,7 +228,11 @@ impl<'a> Human<'a> {
             .map(|i| format!("#{i}"))
             .unwrap_or_default();
         let columns = self.columns(&at, &since(d.timestamp, run), widths);
-        let ty = d.diagnostic.event_type.as_deref().unwrap_or("frame");
+        let ty = match &d.diagnostic.event_type {
+            Some(ty) => ty.as_str(),
+            None if d.diagnostic.rule.name().starts_with("framing/") => "unreadable frame",
+            None => "stream",
+        };
         let ty = self.paint(ty, |s| s.cyan().bold());
         writeln!(self.out, "  {columns} {ty}")?;
         self.diagnostic(d, "      ")

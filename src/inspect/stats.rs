@@ -339,6 +339,9 @@ fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> io::Resu
         text.trim_end().to_owned()
     };
     writeln!(out, "{}", line(header.to_vec()))?;
+    if rows.is_empty() {
+        writeln!(out, "  (none)")?;
+    }
     for row in &rows {
         writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))?;
     }
