@@ -1,5 +1,7 @@
 //! Integration tests: one binary, one module per area.
 
+mod browser;
+mod cat;
 mod cli;
 mod common;
 mod compaction;
@@ -8,6 +10,7 @@ mod fast_path;
 mod fixtures;
 mod fold_agreement;
 mod hostile;
+mod inspect;
 mod patch_agreement;
 mod properties;
 mod schema_cases;

@@ -1,7 +1,7 @@
 //! `agui-lens check`: read inputs, run every rule, report.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
@@ -9,26 +9,23 @@ use clap::ArgMatches;
 use rayon::prelude::*;
 
 use super::Outcome;
-use crate::cli::{CheckArgs, ColorChoice, parse_size, rule_flags_in_order};
+use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
 use crate::config::Config;
 use crate::diagnostic::Diagnostic;
 use crate::report::{self, FileSummary, Reporter, Summary};
+use crate::rules::Levels;
 use crate::rules::engine::{Context, Engine, Stats};
 use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use crate::schema::SchemaSet;
 use crate::source::{self, InputSpec, ReadOptions};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
-    let config = Config::load(args.rules.config.as_deref())?;
-    let levels = config.levels(&rule_flags_in_order(matches, &args.rules))?;
-    let deny_warnings = args.rules.deny_warnings || config.file.deny_warnings;
-    let max_line = match (args.max_line, &config.file.max_line) {
-        (Some(max), _) => max,
-        (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
-        (None, None) => source::DEFAULT_MAX_LINE,
-    };
-    let schemas_dir = args.schemas.clone().or_else(|| config.schemas_dir());
-    let schemas = SchemaSet::load(schemas_dir.as_deref())?;
+    let Settings {
+        levels,
+        schemas,
+        max_line,
+        deny_warnings,
+    } = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
     let paths = if args.paths.is_empty() {
         if io::stdin().is_terminal() {
             bail!("no input: give files or directories, or pipe a stream into `agui-lens check -`");
@@ -57,6 +54,41 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let mut reporter = report::reporter(args.output.format, out, color);
     let summary = check_inputs(&ctx, &inputs, &read, reporter.as_mut())?;
     Ok(Outcome::from_summary(&summary, deny_warnings))
+}
+
+/// What checking needs from the flags and the nearest agui-lens.toml: rule levels, schemas,
+/// the line cap. Shared with `inspect`, which shows the same findings.
+pub struct Settings {
+    pub levels: Levels,
+    pub schemas: SchemaSet,
+    pub max_line: usize,
+    pub deny_warnings: bool,
+}
+
+pub fn settings(
+    rules: &RuleArgs,
+    matches: &ArgMatches,
+    max_line: Option<usize>,
+    schemas: Option<&Path>,
+) -> Result<Settings> {
+    let config = Config::load(rules.config.as_deref())?;
+    let levels = config.levels(&rule_flags_in_order(matches, rules))?;
+    let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
+    let max_line = match (max_line, &config.file.max_line) {
+        (Some(max), _) => max,
+        (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
+        (None, None) => source::DEFAULT_MAX_LINE,
+    };
+    let schemas_dir = schemas
+        .map(Path::to_path_buf)
+        .or_else(|| config.schemas_dir());
+    let schemas = SchemaSet::load(schemas_dir.as_deref())?;
+    Ok(Settings {
+        levels,
+        schemas,
+        max_line,
+        deny_warnings,
+    })
 }
 
 /// Whether to colour human output: `--color`, else a terminal without `NO_COLOR`.

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-pub use detect::{Compression, describe_non_stream, sniff_format};
+pub use detect::{Compression, describe_non_stream, format_from_extension, sniff_format};
 
 /// The compression a file name asks for (`.gz`, `.zst`), if any.
 pub fn detect_compression_ext(path: &Path) -> Compression {
