@@ -150,6 +150,9 @@ pub enum Transition {
     None,
     /// A run started: per-run state starts afresh.
     NewRun,
+    /// The RUN_STARTED of a run whose first events came before it (already reported as
+    /// `lifecycle/first-event`): it names the run those events belong to, which goes on.
+    LateStart,
     /// The run ended: whatever is open is reported and closed.
     Ends {
         error: bool,
@@ -160,6 +163,8 @@ struct Run {
     thread: Option<String>,
     run: Option<String>,
     started: Location,
+    /// Assumed from an event other than RUN_STARTED.
+    assumed: bool,
 }
 
 pub struct Lifecycle {
@@ -208,6 +213,7 @@ impl Lifecycle {
                     thread: None,
                     run: None,
                     started: ev.loc.clone(),
+                    assumed: true,
                 });
             }
         }
@@ -258,7 +264,13 @@ impl Lifecycle {
     }
 
     fn run_started(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) -> Transition {
-        if self.phase == Phase::Active {
+        // Without --attach, events before the first RUN_STARTED were reported as out of place;
+        // the RUN_STARTED that follows them starts the run they belong to, not a second one.
+        let late = !self.attach
+            && !self.any_run_started
+            && self.phase == Phase::Active
+            && self.run.as_ref().is_some_and(|r| r.assumed);
+        if self.phase == Phase::Active && !late {
             let started = self.run.as_ref().map(|r| r.started.line).unwrap_or(0);
             out.report(
                 RuleId::LifecycleRunAlreadyActive,
@@ -316,8 +328,13 @@ impl Lifecycle {
             thread,
             run,
             started: ev.loc.clone(),
+            assumed: false,
         });
-        Transition::NewRun
+        if late {
+            Transition::LateStart
+        } else {
+            Transition::NewRun
+        }
     }
 
     fn run_finished(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) -> Transition {

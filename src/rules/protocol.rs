@@ -260,6 +260,7 @@ impl Protocol {
                 self.pairing.new_run();
                 self.tool_args.new_run(ev);
             }
+            Transition::LateStart => self.tool_args.declare_tools(ev),
             Transition::Ends { error } => {
                 let open = self.pairing.open_items();
                 self.lifecycle.report_open(ev, error, &open, out);

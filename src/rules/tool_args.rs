@@ -80,6 +80,11 @@ impl ToolArgs {
     /// A run started: its input declares the tools.
     pub fn new_run(&mut self, ev: &Ev<'_>) {
         self.open.clear();
+        self.declare_tools(ev);
+    }
+
+    /// Takes the tools a RUN_STARTED declares (`input.tools`).
+    pub fn declare_tools(&mut self, ev: &Ev<'_>) {
         let declared = ev
             .get("input")
             .and_then(|i| i.get("tools"))
