@@ -1,8 +1,9 @@
 //! Command-line types. No logic beyond reading the order of rule flags.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::diff::Level as DiffLevel;
 use crate::compact::Level as CompactLevel;
@@ -27,6 +28,8 @@ pub struct Cli {
 pub enum Command {
     /// Check captured streams: framing, JSON Schemas, and the protocol's rules.
     Check(CheckArgs),
+    /// Call a live agent once and check its stream as it arrives.
+    Run(RunArgs),
     /// List every rule with its default level.
     Rules(RulesArgs),
     /// Explain a rule: what it checks, why it matters, an example that trips it.
@@ -235,6 +238,64 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("body").required(true).args(["input", "message"])))]
+pub struct RunArgs {
+    /// The agent's endpoint, http:// or https://.
+    pub url: String,
+
+    /// The RunAgentInput to POST (`-` for stdin), sent as it is.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+
+    /// POST a minimal RunAgentInput: this one user message, fresh threadId and runId.
+    #[arg(long, value_name = "TEXT")]
+    pub message: Option<String>,
+
+    /// An extra request header, `Name: value`. `${VAR}` in the value is read from the
+    /// environment. Repeatable. Values are never printed or recorded.
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+
+    /// Write the events to FILE as JSONL as they arrive.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Write the response body to FILE byte for byte as it arrives.
+    #[arg(long, value_name = "FILE")]
+    pub record_raw: Option<PathBuf>,
+
+    /// Give up when no bytes arrive for this many seconds.
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_seconds)]
+    pub idle_timeout: Duration,
+
+    /// Give up when the whole call takes longer than this many seconds.
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+
+    /// Also print one line per event, on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+
+    /// A directory of schemas laid over the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+
+    /// Largest SSE frame read; larger ones are reported and skipped.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+
+    /// Largest shared state (estimated in memory) a patch may grow to.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
+}
+
+#[derive(Debug, Args)]
 pub struct OutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -326,6 +387,18 @@ pub fn rule_flags_in_order(matches: &ArgMatches, args: &RuleArgs) -> Vec<(Level,
         .collect()
 }
 
+/// Parses a number of seconds: `60`, `1.5`.
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds (e.g. 60, 1.5)"))?;
+    if !(secs > 0.0 && secs < 1e9) {
+        return Err(format!("`{text}` seconds is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
 /// Parses `64MiB`, `200MB`, `1g`, `1048576`.
 pub fn parse_size(text: &str) -> Result<usize, String> {
     let text = text.trim();
@@ -365,6 +438,14 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("60"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("soon").is_err());
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod interrupt;
 pub mod normalize;
 pub mod patch;
 pub mod report;
+pub mod request;
 pub mod rules;
 pub mod schema;
 pub mod sink;

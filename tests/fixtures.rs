@@ -84,7 +84,7 @@ fn invalid_fixtures_trip_their_rule() {
     }
 }
 
-/// Rules no captured file can trip: they need a live connection.
+/// Rules no captured file can trip: they need a live connection (tests/live.rs trips each).
 const LIVE_ONLY: &[&str] = &["transport/"];
 
 #[test]

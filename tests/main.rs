@@ -7,6 +7,7 @@ mod comparing;
 mod fixtures;
 mod fold_agreement;
 mod hostile;
+mod live;
 mod patch_agreement;
 mod properties;
 mod schema_cases;

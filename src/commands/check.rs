@@ -1,7 +1,7 @@
 //! `agui-lens check`: read inputs, run every rule, report.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
@@ -9,26 +9,29 @@ use clap::ArgMatches;
 use rayon::prelude::*;
 
 use super::Outcome;
-use crate::cli::{CheckArgs, ColorChoice, parse_size, rule_flags_in_order};
+use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
 use crate::config::Config;
 use crate::diagnostic::Diagnostic;
 use crate::report::{self, FileSummary, Reporter, Summary};
+use crate::rules::Levels;
 use crate::rules::engine::{Context, Engine, Stats};
 use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use crate::schema::SchemaSet;
-use crate::source::{self, Batch, InputSpec, ReadOptions};
+use crate::source::{self, Batch, InputSpec, Opened, ReadOptions};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
-    let config = Config::load(args.rules.config.as_deref())?;
-    let levels = config.levels(&rule_flags_in_order(matches, &args.rules))?;
-    let deny_warnings = args.rules.deny_warnings || config.file.deny_warnings;
-    let max_line = match (args.max_line, &config.file.max_line) {
-        (Some(max), _) => max,
-        (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
-        (None, None) => source::DEFAULT_MAX_LINE,
-    };
-    let schemas_dir = args.schemas.clone().or_else(|| config.schemas_dir());
-    let schemas = SchemaSet::load(schemas_dir.as_deref())?;
+    let settings = Settings::load(
+        &args.rules,
+        matches,
+        args.schemas.as_deref(),
+        args.max_line,
+        ProtocolOptions {
+            attach: args.attach,
+            state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+            max_args: 0,
+            state: None,
+        },
+    )?;
     let paths = if args.paths.is_empty() {
         if io::stdin().is_terminal() {
             bail!("no input: give files or directories, or pipe a stream into `agui-lens check -`");
@@ -37,26 +40,72 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     } else {
         args.paths.clone()
     };
-    let inputs = source::expand_inputs(&paths)?;
     let read = ReadOptions {
         format: args.input_format,
-        max_line,
+        max_line: settings.max_line,
     };
-    let ctx = Context {
-        schemas: &schemas,
-        levels: &levels,
-        max_line,
-        protocol: ProtocolOptions {
-            attach: args.attach,
-            state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
-            max_args: max_line,
-        },
-    };
+    let ctx = settings.context();
     let color = use_color(args.output.color);
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
     let mut reporter = report::reporter(args.output.format, out, color);
+    let inputs = source::expand_inputs(&paths)?;
     let summary = check_inputs(&ctx, &inputs, &read, reporter.as_mut())?;
-    Ok(Outcome::from_summary(&summary, deny_warnings))
+    Ok(Outcome::from_summary(&summary, settings.deny_warnings))
+}
+
+/// What every command that checks streams settles before it reads one: the rules' levels
+/// (defaults, agui-lens.toml, flags), the schemas, and the caps.
+pub struct Settings {
+    pub config: Config,
+    pub levels: Levels,
+    pub schemas: SchemaSet,
+    pub max_line: usize,
+    pub deny_warnings: bool,
+    pub protocol: ProtocolOptions,
+}
+
+impl Settings {
+    /// `protocol.max_args` is set from the line cap.
+    pub fn load(
+        rules: &RuleArgs,
+        matches: &ArgMatches,
+        schemas: Option<&Path>,
+        max_line: Option<usize>,
+        protocol: ProtocolOptions,
+    ) -> Result<Settings> {
+        let config = Config::load(rules.config.as_deref())?;
+        let levels = config.levels(&rule_flags_in_order(matches, rules))?;
+        let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
+        let max_line = match (max_line, &config.file.max_line) {
+            (Some(max), _) => max,
+            (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
+            (None, None) => source::DEFAULT_MAX_LINE,
+        };
+        let schemas_dir = schemas
+            .map(Path::to_path_buf)
+            .or_else(|| config.schemas_dir());
+        let schemas = SchemaSet::load(schemas_dir.as_deref())?;
+        Ok(Settings {
+            config,
+            levels,
+            schemas,
+            max_line,
+            deny_warnings,
+            protocol: ProtocolOptions {
+                max_args: max_line,
+                ..protocol
+            },
+        })
+    }
+
+    pub fn context(&self) -> Context<'_> {
+        Context {
+            schemas: &self.schemas,
+            levels: &self.levels,
+            max_line: self.max_line,
+            protocol: self.protocol.clone(),
+        }
+    }
 }
 
 /// Whether to colour human output: `--color`, else a terminal without `NO_COLOR`.
@@ -149,10 +198,19 @@ pub fn check_one(
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     let name = input.display_name();
-    let mut opened = match source::open(input, read) {
-        Ok(opened) => opened,
-        Err(err) => return Ok(failed(name, Stats::default(), format!("{err:#}"))),
-    };
+    match source::open(input, read) {
+        Ok(opened) => check_opened(ctx, opened, emit),
+        Err(err) => Ok(failed(name, Stats::default(), format!("{err:#}"))),
+    }
+}
+
+/// Checks an opened input, handing diagnostics to `emit` batch by batch.
+pub fn check_opened(
+    ctx: &Context<'_>,
+    mut opened: Opened,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    let name = opened.name.clone();
     let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut batch = Batch::default();
     let mut found = Vec::new();

@@ -5,7 +5,9 @@ pub mod compact;
 pub mod diff;
 pub mod events;
 pub mod fold;
+pub mod live;
 pub mod rules;
+pub mod run;
 pub mod schema;
 pub mod snapshot;
 
@@ -56,6 +58,7 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
     let sub = matches.subcommand().map(|(_, m)| m).unwrap_or(matches);
     match &cli.command {
         Command::Check(args) => check::run(args, sub),
+        Command::Run(args) => run::run(args, sub),
         Command::Rules(args) => rules::list(args),
         Command::Explain { rule } => rules::explain(rule),
         Command::Schema(command) => schema::run(command),

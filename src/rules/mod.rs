@@ -1,7 +1,8 @@
 //! The rule registry: every rule agui-lens can report, its documentation and default level.
 //!
 //! Adding a rule touches three places: its definition (next to the code that reports it), one
-//! line in `registry!` below, and one fixture under `fixtures/invalid/`.
+//! line in `registry!` below, and one fixture under `fixtures/invalid/` (or, for the live-only
+//! `transport/` rules, a test in `tests/live.rs`).
 
 pub mod engine;
 pub mod framing;
@@ -13,6 +14,7 @@ pub mod reference;
 pub mod schema;
 pub mod state;
 pub mod tool_args;
+pub mod transport;
 
 use std::fmt;
 
@@ -147,6 +149,12 @@ registry! {
     ToolArgsUndeclaredTool => tool_args::UNDECLARED_TOOL,
     OrderTimestampDecreasing => order::TIMESTAMP_DECREASING,
     OrderTimestampUnit => order::TIMESTAMP_UNIT,
+    TransportHttpStatus => transport::HTTP_STATUS,
+    TransportContentType => transport::CONTENT_TYPE,
+    TransportConnectionLost => transport::CONNECTION_LOST,
+    TransportIdleTimeout => transport::IDLE_TIMEOUT,
+    TransportTimeout => transport::TIMEOUT,
+    TransportRunIdMismatch => transport::RUN_ID_MISMATCH,
 }
 
 impl RuleId {

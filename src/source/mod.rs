@@ -2,6 +2,7 @@
 //! plain, gzip or zstd. Parsing a frame into an [`Event`](crate::event::Event) is `parse`.
 
 mod detect;
+pub mod http;
 mod json;
 mod jsonl;
 mod lines;

@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests.
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
