@@ -235,6 +235,15 @@ pub struct CheckArgs {
     /// first RUN_STARTED are adopted instead of reported.
     #[arg(long)]
     pub attach: bool,
+
+    /// Follow one file as it grows (a capture still being written), checking events as they
+    /// are appended; stops at Ctrl-C, or after --idle-timeout without growth.
+    #[arg(long)]
+    pub follow: bool,
+
+    /// With --follow: stop after this many seconds without growth.
+    #[arg(long, value_name = "SECS", requires = "follow", value_parser = parse_seconds)]
+    pub idle_timeout: Option<Duration>,
 }
 
 #[derive(Debug, Args)]

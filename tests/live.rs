@@ -1,9 +1,9 @@
-//! `agui-lens run` against a scripted server on
+//! `agui-lens run` and `check --follow` against a scripted server on
 //! 127.0.0.1: every transport fault trips its rule with the right exit code, what arrived
 //! before a fault is still checked, output and recordings are written as events arrive, and
 //! secrets never show.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -651,6 +651,41 @@ fn every_format_works_for_run() {
     let (_, doc, _) = run_json(&url, &[]);
     assert_eq!(doc["files"][0]["path"], url);
     assert_eq!(doc["summary"]["errors"], 2);
+}
+
+#[test]
+fn check_follow_reports_appended_events_as_they_arrive() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("growing.jsonl");
+    std::fs::write(
+        &path,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    )
+    .unwrap();
+    let mut child = spawn(&[
+        "check",
+        "--follow",
+        "--idle-timeout",
+        "3",
+        "--format",
+        "jsonl",
+        path.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(b"{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":1}\n")
+        .unwrap();
+    let line = first_line_within(&mut child, Duration::from_secs(20), false)
+        .expect("reported while the file is still followed");
+    assert!(line.contains("schema/violation"), "{line}");
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "stops after the idle timeout");
+    let (code, _, stderr) = lens(&["check", "--follow", "-"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--follow takes a file"), "{stderr}");
 }
 
 #[test]

@@ -3,6 +3,7 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::ArgMatches;
@@ -48,8 +49,12 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let color = use_color(args.output.color);
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
     let mut reporter = report::reporter(args.output.format, out, color);
-    let inputs = source::expand_inputs(&paths)?;
-    let summary = check_inputs(&ctx, &inputs, &read, reporter.as_mut())?;
+    let summary = if args.follow {
+        follow(&ctx, &paths, &read, args.idle_timeout, reporter.as_mut())?
+    } else {
+        let inputs = source::expand_inputs(&paths)?;
+        check_inputs(&ctx, &inputs, &read, reporter.as_mut())?
+    };
     Ok(Outcome::from_summary(&summary, settings.deny_warnings))
 }
 
@@ -106,6 +111,39 @@ impl Settings {
             protocol: self.protocol.clone(),
         }
     }
+}
+
+/// `check --follow FILE`: one file, read as it grows, reported as events are appended. Ends
+/// at Ctrl-C (or SIGTERM), or after `idle` without growth; what only the end can tell (an
+/// unterminated run) is then reported as for any input.
+fn follow(
+    ctx: &Context<'_>,
+    paths: &[PathBuf],
+    read: &ReadOptions,
+    idle: Option<Duration>,
+    reporter: &mut dyn Reporter,
+) -> Result<RunSummary> {
+    let [path] = paths else {
+        bail!("--follow takes exactly one file");
+    };
+    if path.as_os_str() == "-" {
+        bail!("--follow takes a file; stdin is already read as it arrives (`agui-lens check -`)");
+    }
+    crate::interrupt::catch();
+    let opened = source::open_follow(path, read, idle, crate::interrupt::requested)?;
+    let mut run = RunSummary {
+        summary: Summary::default(),
+        failed_inputs: 0,
+    };
+    let file = check_opened(ctx, opened, &mut |diagnostics| {
+        for d in diagnostics {
+            reporter.diagnostic(d)?;
+        }
+        reporter.flush()
+    })?;
+    finish_file(&mut run, &file, reporter)?;
+    reporter.finish(&run.summary)?;
+    Ok(run)
 }
 
 /// Whether to colour human output: `--color`, else a terminal without `NO_COLOR`.

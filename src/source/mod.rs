@@ -2,6 +2,7 @@
 //! plain, gzip or zstd. Parsing a frame into an [`Event`](crate::event::Event) is `parse`.
 
 mod detect;
+mod follow;
 pub mod http;
 mod json;
 mod jsonl;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 
 pub use detect::{Compression, describe_non_stream, sniff_format};
+pub use follow::Follow;
 
 /// The compression a file name asks for (`.gz`, `.zst`), if any.
 pub fn detect_compression_ext(path: &Path) -> Compression {
@@ -255,6 +257,20 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
         InputSpec::Stdin => None,
     };
     open_reader(name, raw, ext_hint, options)
+}
+
+/// Opens a file that is still being written, to read it as it grows (see [`Follow`]).
+pub fn open_follow(
+    path: &Path,
+    options: &ReadOptions,
+    idle: Option<std::time::Duration>,
+    stop: fn() -> bool,
+) -> Result<Opened> {
+    let follow =
+        Follow::open(path, idle, stop).with_context(|| format!("opening {}", path.display()))?;
+    let name = InputSpec::File(path.to_path_buf()).display_name();
+    let hint = detect::format_from_extension(path);
+    open_reader(name, Box::new(follow), hint, options)
 }
 
 /// Opens any byte stream (a socket body, a test buffer) the way [`open`] opens a file.
