@@ -30,6 +30,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Call a live agent once and check its stream as it arrives.
     Run(RunArgs),
+    /// Run a conformance suite of live calls: a CI gate with a JUnit report.
+    Test(TestArgs),
     /// List every rule with its default level.
     Rules(RulesArgs),
     /// Explain a rule: what it checks, why it matters, an example that trips it.
@@ -302,6 +304,39 @@ pub struct RunArgs {
     /// Largest shared state (estimated in memory) a patch may grow to.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_state: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// The suite file: `[[case]]` tables, paths relative to it.
+    pub suite: PathBuf,
+
+    /// Also write a JUnit XML report to FILE: one testcase per case.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Write the cases' snapshots from their streams (in CI, only with --reason).
+    #[arg(long)]
+    pub update_snapshots: bool,
+
+    /// Why the snapshots change; recorded in their headers.
+    #[arg(long, value_name = "TEXT", requires = "update_snapshots")]
+    pub reason: Option<String>,
+
+    /// Run this many cases at a time (output stays in suite order).
+    #[arg(short, long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: u16,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    /// Read rule settings from this file instead of the nearest agui-lens.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// A directory of schemas laid over the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -25,3 +25,4 @@ pub mod rules;
 pub mod schema;
 pub mod sink;
 pub mod source;
+pub mod suite;

@@ -1,9 +1,10 @@
-//! `agui-lens run` and `check --follow` against a scripted server on
+//! `agui-lens run`, `check --follow` and `agui-lens test` against a scripted server on
 //! 127.0.0.1: every transport fault trips its rule with the right exit code, what arrived
 //! before a fault is still checked, output and recordings are written as events arrive, and
 //! secrets never show.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -686,6 +687,262 @@ fn check_follow_reports_appended_events_as_they_arrive() {
     let (code, _, stderr) = lens(&["check", "--follow", "-"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--follow takes a file"), "{stderr}");
+}
+
+// ---- agui-lens test ----
+
+fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn suite_server() -> Server {
+    let warns = String::from_utf8(clean_run()).unwrap().replacen(
+        "\"role\":\"assistant\"",
+        "\"role\":\"assistant\",\"mood\":\"calm\"",
+        1,
+    );
+    Server::routes(vec![
+        ("/chat", Script::sse(vec![Step::Send(clean_run())])),
+        (
+            "/bad",
+            Script::fixed(
+                "422 Unprocessable Entity",
+                "application/json",
+                r#"{"detail":[{"loc":["threadId"],"msg":"Field required"}]}"#,
+            ),
+        ),
+        ("/warns", Script::sse(vec![Step::Send(warns.into_bytes())])),
+        (
+            "/slow",
+            Script::sse(vec![
+                Step::Pause(Duration::from_millis(1200)),
+                Step::Send(clean_run()),
+            ]),
+        ),
+    ])
+}
+
+fn suite_text(server: &Server) -> String {
+    let url = |path: &str| server.url(path);
+    format!(
+        r#"# A suite as a team would write it.
+[[case]]
+name = "chat"
+url = "{chat}"
+input = "inputs/chat.json"
+headers = {{ Authorization = "Bearer ${{AGUI_TEST_TOKEN}}" }}
+require_events = ["TEXT_MESSAGE_START"]
+snapshot = "snapshots/chat.snap"
+max_first_event_ms = 5000
+
+[[case]]
+name = "bad body"
+url = "{bad}"
+message = "hi"
+expect_status = 422
+
+[[case]]
+name = "tools"
+url = "{chat}"
+message = "use a tool"
+require_events = ["TOOL_CALL_START", "TOOL_CALL_END"]
+
+[[case]]
+name = "strict"
+url = "{warns}"
+message = "hi"
+deny = ["schema/unknown-field"]
+
+[[case]]
+name = "lenient"
+url = "{warns}"
+message = "hi"
+
+[[case]]
+name = "slow"
+url = "{slow}"
+message = "hi"
+max_first_event_ms = 300
+
+[[case]]
+name = "from env"
+url_env = "AGUI_TEST_URL"
+message = "hi"
+"#,
+        chat = url("/chat"),
+        bad = url("/bad"),
+        warns = url("/warns"),
+        slow = url("/slow"),
+    )
+}
+
+fn test_cmd(dir: &Path, server: &Server, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = agui_lens();
+    cmd.current_dir(dir)
+        .env("AGUI_TEST_TOKEN", "tok-123")
+        .env("AGUI_TEST_URL", server.url("/chat"))
+        .arg("test")
+        .arg("suite.toml")
+        .args(["--color", "never"])
+        .args(args);
+    split(cmd.output().unwrap())
+}
+
+#[test]
+fn a_suite_end_to_end() {
+    let server = suite_server();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(dir, "suite.toml", &suite_text(&server));
+    write(
+        dir,
+        "inputs/chat.json",
+        r#"{"threadId":"t1","runId":"r1","messages":[{"id":"u1","role":"user","content":"hi"}]}"#,
+    );
+
+    // First run: the snapshot is written; three cases fail, each for its own reason.
+    let (code, stdout, stderr) = test_cmd(
+        dir,
+        &server,
+        &[
+            "--update-snapshots",
+            "--reason",
+            "first capture",
+            "-j",
+            "3",
+            "--junit",
+            "junit.xml",
+        ],
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let verdicts: Vec<&str> = stdout.lines().filter(|l| l.starts_with("case ")).collect();
+    let names: Vec<&str> = verdicts
+        .iter()
+        .map(|l| l["case ".len()..l.find(" ... ").unwrap()].trim())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "chat", "bad body", "tools", "strict", "lenient", "slow", "from env"
+        ],
+        "suite order whatever finishes first"
+    );
+    let failed: Vec<&str> = verdicts
+        .iter()
+        .filter(|l| l.contains(" ... FAILED"))
+        .map(|l| l["case ".len()..l.find(" ... ").unwrap()].trim())
+        .collect();
+    assert_eq!(failed, ["tools", "strict", "slow"], "{stdout}");
+    assert!(stdout.contains("suite/missing-event: TOOL_CALL_START, TOOL_CALL_END were never sent"));
+    assert!(
+        stdout.contains("error[schema/unknown-field]"),
+        "per-case deny: {stdout}"
+    );
+    assert!(
+        stdout.contains("case lenient ... ok") && stdout.contains("1 warning"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("suite/first-event-slow: the first event came after"));
+    assert!(stdout.contains("test result: FAILED. 4 passed; 3 failed; 7 cases in "));
+    let snapshot = std::fs::read_to_string(dir.join("snapshots/chat.snap")).unwrap();
+    assert!(snapshot.contains("# reason: first capture"), "{snapshot}");
+    let received = server.requests();
+    let chat = received
+        .iter()
+        .find(|r| r.body.starts_with(b"{\"threadId\":\"t1\""))
+        .unwrap();
+    assert_eq!(chat.headers["authorization"], "Bearer tok-123");
+    assert!(!stdout.contains("tok-123") && !stderr.contains("tok-123"));
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase ").count(), 7, "{junit}");
+    assert_eq!(junit.matches("classname=\"suite.toml\"").count(), 7);
+    assert_eq!(junit.matches("<failure ").count(), 3);
+    assert!(junit.contains("<testsuite name=\"suite.toml\" tests=\"7\" failures=\"3\""));
+    assert!(junit.contains("<failure message=\"suite/missing-event: TOOL_CALL_START"));
+    let masked_out = masked(&stdout, &server);
+    insta::assert_snapshot!("suite_first_run", masked_out);
+
+    // Second run: the snapshot holds; only the real failures remain.
+    let (code, stdout, _) = test_cmd(dir, &server, &["--format", "json"]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["summary"]["passed"], 4);
+    assert_eq!(doc["cases"][0]["name"], "chat");
+    assert_eq!(doc["cases"][0]["passed"], true);
+    assert_eq!(doc["cases"][1]["status"], 422);
+
+    // The stream no longer matches the snapshot: the case fails and FILE.new is written.
+    let changed = snapshot.replace("\"Hello\"", "\"Howdy\"");
+    std::fs::write(dir.join("snapshots/chat.snap"), changed).unwrap();
+    let (_, stdout, _) = test_cmd(dir, &server, &["--format", "jsonl"]);
+    let chat: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(chat["passed"], false);
+    assert_eq!(chat["diagnostics"][0]["rule"], "suite/snapshot-mismatch");
+    assert!(
+        chat["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("was \"Howdy\", is \"Hello\""),
+        "{chat}"
+    );
+    assert!(dir.join("snapshots/chat.snap.new").is_file());
+
+    // GitHub annotations point at the case's line in the suite file.
+    let (_, stdout, _) = test_cmd(dir, &server, &["--format", "github"]);
+    assert!(
+        stdout
+            .contains("::error file=suite.toml,line=2,title=suite/snapshot-mismatch::case chat: "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_broken_suite_exits_2_before_calling_anything() {
+    let server = suite_server();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"chat\"\nurl = \"{}\"\nmessage = \"hi\"\nexpect_stauts = 200\n",
+            server.url("/chat")
+        ),
+    );
+    let (code, _, stderr) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("line 5") && stderr.contains("expect_stauts"),
+        "{stderr}"
+    );
+    write(
+        dir,
+        "suite.toml",
+        "[[case]]\nname = \"chat\"\nurl_env = \"AGUI_TEST_UNSET\"\nmessage = \"hi\"\n",
+    );
+    let (code, _, stderr) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("suite.toml:1") && stderr.contains("AGUI_TEST_UNSET"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty());
+    // Updating snapshots in CI needs a reason.
+    write(&dir.join("ok"), "suite.toml", &suite_text(&server));
+    write(&dir.join("ok"), "inputs/chat.json", "{}");
+    let output = agui_lens()
+        .current_dir(dir.join("ok"))
+        .env("CI", "true")
+        .env("AGUI_TEST_TOKEN", "tok")
+        .env("AGUI_TEST_URL", server.url("/chat"))
+        .args(["test", "suite.toml", "--update-snapshots"])
+        .output()
+        .unwrap();
+    let (code, _, stderr) = split(output);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("without --reason"), "{stderr}");
 }
 
 #[test]

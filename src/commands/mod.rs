@@ -10,6 +10,7 @@ pub mod rules;
 pub mod run;
 pub mod schema;
 pub mod snapshot;
+pub mod test;
 
 use std::process::ExitCode;
 
@@ -59,6 +60,7 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
     match &cli.command {
         Command::Check(args) => check::run(args, sub),
         Command::Run(args) => run::run(args, sub),
+        Command::Test(args) => test::run(args),
         Command::Rules(args) => rules::list(args),
         Command::Explain { rule } => rules::explain(rule),
         Command::Schema(command) => schema::run(command),

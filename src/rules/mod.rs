@@ -2,7 +2,7 @@
 //!
 //! Adding a rule touches three places: its definition (next to the code that reports it), one
 //! line in `registry!` below, and one fixture under `fixtures/invalid/` (or, for the live-only
-//! `transport/` rules, a test in `tests/live.rs`).
+//! `transport/` and `suite/` rules, a test in `tests/live.rs`).
 
 pub mod engine;
 pub mod framing;
@@ -13,6 +13,7 @@ pub mod protocol;
 pub mod reference;
 pub mod schema;
 pub mod state;
+pub mod suite;
 pub mod tool_args;
 pub mod transport;
 
@@ -155,6 +156,10 @@ registry! {
     TransportIdleTimeout => transport::IDLE_TIMEOUT,
     TransportTimeout => transport::TIMEOUT,
     TransportRunIdMismatch => transport::RUN_ID_MISMATCH,
+    SuiteStatusMismatch => suite::STATUS_MISMATCH,
+    SuiteMissingEvent => suite::MISSING_EVENT,
+    SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,
+    SuiteFirstEventSlow => suite::FIRST_EVENT_SLOW,
 }
 
 impl RuleId {
