@@ -9,6 +9,7 @@ mod fold_agreement;
 mod hostile;
 mod live;
 mod patch_agreement;
+mod peer;
 mod properties;
 mod schema_cases;
 mod verify_agreement;
