@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::server::{Script, Server, Step, clean_run, frame};
-use crate::common::{agui_lens, split};
+use crate::common::{PROXY_VARIABLES, agui_lens, split};
 
 /// Runs the binary; returns (exit code, stdout, stderr).
 fn lens(args: &[&str]) -> (i32, String, String) {
@@ -453,6 +453,20 @@ fn no_http_exchange_at_all_exits_2() {
         stderr.contains("not an http:// or https:// URL"),
         "{stderr}"
     );
+    // TLS is rustls: a server that does not speak it fails the handshake, before HTTP.
+    let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = plain.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (mut stream, _) = plain.accept().unwrap();
+        let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        std::thread::sleep(Duration::from_secs(2));
+    });
+    let (code, _, stderr) = run_url(&format!("https://127.0.0.1:{port}/"), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("could not connect to https://127.0.0.1:"),
+        "{stderr}"
+    );
     let (code, _, stderr) = run_url("http://user:hunter2@127.0.0.1:1/", &[]);
     assert_eq!(code, 2);
     assert!(!stderr.contains("hunter2"), "{stderr}");
@@ -530,9 +544,12 @@ impl Drop for Killed {
 }
 
 fn spawn(args: &[&str]) -> Killed {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+    for proxy in PROXY_VARIABLES {
+        cmd.env_remove(proxy);
+    }
     Killed(
-        Command::new(env!("CARGO_BIN_EXE_agui-lens"))
-            .args(args)
+        cmd.args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
