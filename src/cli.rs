@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::{ArgGroup, ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::diff::Level as DiffLevel;
+use crate::commands::inspect::Format as InspectFormat;
 use crate::compact::Level as CompactLevel;
 use crate::report::Format;
 use crate::rules::Level;
@@ -50,6 +51,93 @@ pub enum Command {
     Diff(DiffArgs),
     /// Hold a stream to an expectation file; review and accept changes.
     Snapshot(SnapshotArgs),
+    /// Slice a stream by type, run or index, and convert it between JSONL, SSE and JSON.
+    Cat(CatArgs),
+    /// See what happened in a stream: runs, messages, tool calls, state changes, timing and
+    /// problems; in the terminal, as JSON or statistics, or as an HTML report.
+    Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The stream to inspect (`-` for stdin).
+    pub path: PathBuf,
+
+    /// Output format of the terminal view and of --stats.
+    #[arg(long, value_enum, default_value_t = InspectFormat::Human)]
+    pub format: InspectFormat,
+
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Show long text, arguments and state values whole instead of folded.
+    #[arg(long)]
+    pub full: bool,
+
+    /// Show statistics instead: events and bytes per type, deltas per message, the largest
+    /// events, runs.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Write a self-contained HTML report to this file instead (timeline, conversation, state
+    /// at any event, event table).
+    #[arg(long, value_name = "OUT.html", conflicts_with_all = ["stats", "format"])]
+    pub html: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    /// Largest line or SSE frame read.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+
+    /// Largest state (estimated in memory) a patch may grow to.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// The stream to read (`-` for stdin).
+    pub path: PathBuf,
+
+    /// Keep events whose type matches a glob (`TEXT_*`, `*_END`). Repeatable: any may match.
+    #[arg(long = "type", value_name = "GLOB")]
+    pub types: Vec<String>,
+
+    /// Keep the events of this run: its RUN_STARTED through its RUN_FINISHED or RUN_ERROR.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+
+    /// First event kept: a 0-based event index, as `check` reports it.
+    #[arg(long, value_name = "N")]
+    pub from: Option<u64>,
+
+    /// Last event kept (inclusive).
+    #[arg(long, value_name = "M")]
+    pub to: Option<u64>,
+
+    /// Where to write (default stdout). The extension picks the format (.jsonl, .ndjson,
+    /// .sse, .json) and compression (.gz, .zst).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+
+    /// The output format, whatever the extension says (stdout: jsonl unless given).
+    #[arg(long, value_name = "FORMAT")]
+    pub output_format: Option<InputFormat>,
+
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    /// Largest line or SSE frame read.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
 }
 
 /// How streams are normalised before they are compared.

@@ -25,6 +25,38 @@ impl Hasher for PassThrough {
 
 type Build = BuildHasherDefault<PassThrough>;
 
+/// A fast hasher for maps keyed by ids the input chose: multiply-rotate over 8-byte words.
+/// Not resistant to collisions crafted on purpose, which costs a slow lookup, never a wrong one.
+#[derive(Default)]
+pub struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        let h = self.0;
+        (h ^ (h >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(n)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// Builds [`FastHasher`]s, for `HashMap<String, _, FastBuild>`.
+pub type FastBuild = BuildHasherDefault<FastHasher>;
+
 /// FNV-1a over the bytes, then a final avalanche so nearby ids spread over the table.
 pub fn id_hash(id: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

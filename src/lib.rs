@@ -5,6 +5,7 @@
 //! [`rules`] (events → [`diagnostic::Diagnostic`]s), [`report`] (diagnostics → output).
 //! [`commands`] wires them for the binary.
 
+pub mod alloc;
 pub mod chunks;
 pub mod cli;
 pub mod commands;
@@ -15,7 +16,9 @@ pub mod diagnostic;
 pub mod difference;
 pub mod event;
 pub mod fold;
+pub mod glob;
 pub mod idset;
+pub mod inspect;
 pub mod interrupt;
 pub mod normalize;
 pub mod patch;

@@ -8,7 +8,11 @@ use clap::{CommandFactory, FromArgMatches};
 use agui_lens::cli::Cli;
 use agui_lens::commands;
 
+#[global_allocator]
+static ALLOCATOR: agui_lens::alloc::Split = agui_lens::alloc::Split;
+
 fn main() -> ExitCode {
+    agui_lens::alloc::init();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,

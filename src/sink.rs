@@ -59,6 +59,11 @@ impl<W: Write> EventWriter<W> {
         })
     }
 
+    /// The format events are written in.
+    pub fn format(&self) -> InputFormat {
+        self.format
+    }
+
     /// Events written so far.
     pub fn events(&self) -> u64 {
         self.events

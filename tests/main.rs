@@ -1,12 +1,16 @@
 //! Integration tests: one binary, one module per area.
 
+mod browser;
+mod cat;
 mod cli;
 mod common;
 mod compaction;
 mod comparing;
+mod fast_path;
 mod fixtures;
 mod fold_agreement;
 mod hostile;
+mod inspect;
 mod live;
 mod patch_agreement;
 mod peer;

@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};
 
-use crate::verify_agreement::{check_with, jsonl};
+use crate::verify_agreement::{check_in_full, check_with, jsonl};
 
 fn schemas() -> &'static SchemaSet {
     static SCHEMAS: OnceLock<SchemaSet> = OnceLock::new();
@@ -266,6 +266,8 @@ proptest! {
         }
         let diags = check_with(schemas(), text.as_bytes(), Some(InputFormat::Jsonl));
         assert_sane(&diags, rendered.len())?;
+        // The fast path for plain deltas changes nothing.
+        prop_assert_eq!(&diags, &check_in_full(schemas(), text.as_bytes(), Some(InputFormat::Jsonl)));
 
         // The same lines as SSE frames go through the same rules.
         let mut sse = String::new();

@@ -52,6 +52,25 @@ pub fn check_with(
     bytes: &[u8],
     format: Option<InputFormat>,
 ) -> Vec<Diagnostic> {
+    run_checker(schemas, bytes, format, true)
+}
+
+/// Runs the checker with every event built in full, batch by batch: what the fast path of
+/// `check_with` must agree with.
+pub fn check_in_full(
+    schemas: &SchemaSet,
+    bytes: &[u8],
+    format: Option<InputFormat>,
+) -> Vec<Diagnostic> {
+    run_checker(schemas, bytes, format, false)
+}
+
+fn run_checker(
+    schemas: &SchemaSet,
+    bytes: &[u8],
+    format: Option<InputFormat>,
+    fast: bool,
+) -> Vec<Diagnostic> {
     let levels = Levels::default();
     let ctx = Context {
         schemas,
@@ -68,10 +87,18 @@ pub fn check_with(
     )
     .unwrap();
     let mut engine = Engine::new(&ctx, name, opened.head.clone());
-    let mut batch = Batch::default();
     let mut diags = Vec::new();
-    while opened.reader.next_batch(&mut batch).unwrap() {
-        engine.check_batch(&batch, &mut diags);
+    if fast {
+        let failure = engine
+            .check_reader(opened.reader.as_mut(), false, &mut diags, &mut |_| Ok(()))
+            .unwrap();
+        assert!(failure.is_none(), "reading from memory failed: {failure:?}");
+    } else {
+        engine = engine.without_fast_path();
+        let mut batch = Batch::default();
+        while opened.reader.next_batch(&mut batch).unwrap() {
+            engine.check_batch(&batch, &mut diags);
+        }
     }
     engine.finish(&mut diags);
     diags

@@ -18,21 +18,10 @@ use crate::rules::Levels;
 use crate::rules::engine::{Context, Engine, Stats};
 use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use crate::schema::SchemaSet;
-use crate::source::{self, Batch, InputSpec, Opened, ReadOptions};
+use crate::source::{self, InputSpec, Opened, ReadOptions};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
-    let settings = Settings::load(
-        &args.rules,
-        matches,
-        args.schemas.as_deref(),
-        args.max_line,
-        ProtocolOptions {
-            attach: args.attach,
-            state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
-            max_args: 0,
-            state: None,
-        },
-    )?;
+    let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
     let paths = if args.paths.is_empty() {
         if io::stdin().is_terminal() {
             bail!("no input: give files or directories, or pipe a stream into `agui-lens check -`");
@@ -45,7 +34,11 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         format: args.input_format,
         max_line: settings.max_line,
     };
-    let ctx = settings.context();
+    let ctx = settings.context(ProtocolOptions {
+        attach: args.attach,
+        state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+        ..ProtocolOptions::default()
+    });
     let color = use_color(args.output.color);
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
     let mut reporter = report::reporter(args.output.format, out, color);
@@ -56,61 +49,6 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         check_inputs(&ctx, &inputs, &read, reporter.as_mut())?
     };
     Ok(Outcome::from_summary(&summary, settings.deny_warnings))
-}
-
-/// What every command that checks streams settles before it reads one: the rules' levels
-/// (defaults, agui-lens.toml, flags), the schemas, and the caps.
-pub struct Settings {
-    pub config: Config,
-    pub levels: Levels,
-    pub schemas: SchemaSet,
-    pub max_line: usize,
-    pub deny_warnings: bool,
-    pub protocol: ProtocolOptions,
-}
-
-impl Settings {
-    /// `protocol.max_args` is set from the line cap.
-    pub fn load(
-        rules: &RuleArgs,
-        matches: &ArgMatches,
-        schemas: Option<&Path>,
-        max_line: Option<usize>,
-        protocol: ProtocolOptions,
-    ) -> Result<Settings> {
-        let config = Config::load(rules.config.as_deref())?;
-        let levels = config.levels(&rule_flags_in_order(matches, rules))?;
-        let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
-        let max_line = match (max_line, &config.file.max_line) {
-            (Some(max), _) => max,
-            (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
-            (None, None) => source::DEFAULT_MAX_LINE,
-        };
-        let schemas_dir = schemas
-            .map(Path::to_path_buf)
-            .or_else(|| config.schemas_dir());
-        let schemas = SchemaSet::load(schemas_dir.as_deref())?;
-        Ok(Settings {
-            config,
-            levels,
-            schemas,
-            max_line,
-            deny_warnings,
-            protocol: ProtocolOptions {
-                max_args: max_line,
-                ..protocol
-            },
-        })
-    }
-
-    pub fn context(&self) -> Context<'_> {
-        Context {
-            schemas: &self.schemas,
-            levels: &self.levels,
-            max_line: self.max_line,
-            protocol: self.protocol.clone(),
-        }
-    }
 }
 
 /// `check --follow FILE`: one file, read as it grows, reported as events are appended. Ends
@@ -144,6 +82,56 @@ fn follow(
     finish_file(&mut run, &file, reporter)?;
     reporter.finish(&run.summary)?;
     Ok(run)
+}
+
+/// What checking needs from the flags and the nearest agui-lens.toml: rule levels, schemas,
+/// the line cap. Shared with `inspect`, which shows the same findings.
+pub struct Settings {
+    pub levels: Levels,
+    pub schemas: SchemaSet,
+    pub max_line: usize,
+    pub deny_warnings: bool,
+}
+
+impl Settings {
+    /// The context streams are checked in; tool-call arguments are capped like lines.
+    pub fn context(&self, protocol: ProtocolOptions) -> Context<'_> {
+        Context {
+            schemas: &self.schemas,
+            levels: &self.levels,
+            max_line: self.max_line,
+            protocol: ProtocolOptions {
+                max_args: self.max_line,
+                ..protocol
+            },
+        }
+    }
+}
+
+pub fn settings(
+    rules: &RuleArgs,
+    matches: &ArgMatches,
+    max_line: Option<usize>,
+    schemas: Option<&Path>,
+) -> Result<Settings> {
+    let config = Config::load(rules.config.as_deref())?;
+    let levels = config.levels(&rule_flags_in_order(matches, rules))?;
+    let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
+    let max_line = match (max_line, &config.file.max_line) {
+        (Some(max), _) => max,
+        (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
+        (None, None) => source::DEFAULT_MAX_LINE,
+    };
+    let schemas_dir = schemas
+        .map(Path::to_path_buf)
+        .or_else(|| config.schemas_dir());
+    let schemas = SchemaSet::load(schemas_dir.as_deref())?;
+    Ok(Settings {
+        levels,
+        schemas,
+        max_line,
+        deny_warnings,
+    })
 }
 
 /// Whether to colour human output: `--color`, else a terminal without `NO_COLOR`.
@@ -250,23 +238,19 @@ pub fn check_opened(
 ) -> io::Result<FileSummary> {
     let name = opened.name.clone();
     let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
-    let mut batch = Batch::default();
     let mut found = Vec::new();
-    let mut failure = None;
-    loop {
-        match opened.reader.next_batch(&mut batch) {
-            Ok(true) => {
-                engine.check_batch(&batch, &mut found);
-                emit(&found)?;
+    let failure = engine
+        .check_reader(
+            opened.reader.as_mut(),
+            opened.live,
+            &mut found,
+            &mut |found| {
+                let result = emit(found);
                 found.clear();
-            }
-            Ok(false) => break,
-            Err(err) => {
-                failure = Some(format!("reading {name}: {err}"));
-                break;
-            }
-        }
-    }
+                result
+            },
+        )?
+        .map(|err| format!("reading {name}: {err}"));
     let stats = engine.finish(&mut found);
     emit(&found)?;
     Ok(match failure {

@@ -1,10 +1,12 @@
 //! Commands: the only code that wires sources, rules and reporters together.
 
+pub mod cat;
 pub mod check;
 pub mod compact;
 pub mod diff;
 pub mod events;
 pub mod fold;
+pub mod inspect;
 pub mod live;
 pub mod rules;
 pub mod run;
@@ -54,6 +56,27 @@ impl Outcome {
     }
 }
 
+/// A temp file beside `path`, to be persisted over it once complete, so a failed write never
+/// leaves half a file. Created with the permissions a new file gets (0666 less the umask).
+pub(crate) fn temp_beside(path: &std::path::Path) -> Result<tempfile::NamedTempFile> {
+    use anyhow::Context;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let prefix = path
+        .file_name()
+        .map(|n| format!(".{}.", n.to_string_lossy()))
+        .unwrap_or_else(|| ".agui-lens.".into());
+    tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a file in {}", dir.display()))
+}
+
 /// Runs the command the user asked for.
 pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
     let sub = matches.subcommand().map(|(_, m)| m).unwrap_or(matches);
@@ -68,5 +91,7 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Compact(args) => compact::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Snapshot(args) => snapshot::run(args),
+        Command::Cat(args) => cat::run(args),
+        Command::Inspect(args) => inspect::run(args, sub),
     }
 }

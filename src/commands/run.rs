@@ -12,7 +12,7 @@ use anyhow::{Context as _, Result, bail};
 use clap::ArgMatches;
 
 use super::Outcome;
-use super::check::{RunSummary, Settings, use_color};
+use super::check::{RunSummary, settings, use_color};
 use super::live::{Call, Exchange, LiveError, Taps, check_call};
 use crate::cli::RunArgs;
 use crate::event::Event;
@@ -23,18 +23,7 @@ use crate::source::http::{display_url, seconds};
 use crate::source::parse::excerpt;
 
 pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
-    let settings = Settings::load(
-        &args.rules,
-        matches,
-        args.schemas.as_deref(),
-        args.max_line,
-        ProtocolOptions {
-            attach: false,
-            state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
-            max_args: 0,
-            state: None,
-        },
-    )?;
+    let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
     let input = agent_input(args)?;
     let headers = args
         .headers
@@ -80,7 +69,10 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         timeout: args.timeout,
         expect_status: None,
     };
-    let ctx = settings.context();
+    let ctx = settings.context(ProtocolOptions {
+        state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+        ..ProtocolOptions::default()
+    });
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
     let mut reporter = report::reporter(args.output.format, out, use_color(args.output.color));
     let result = check_call(&ctx, &call, name.clone(), taps, &mut |diagnostics| {

@@ -1,17 +1,20 @@
 //! The rules stage: takes frames, parses and schema-checks them (stateless, so in parallel),
 //! then runs the stateful rules in stream order and applies the user's levels.
 
+use std::io;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::event::Event;
-use crate::rules::protocol::{Protocol, ProtocolOptions};
+use crate::event::Location;
+use crate::rules::protocol::{DeltaView, Protocol, ProtocolOptions};
 use crate::rules::{Levels, RuleId};
 use crate::schema::SchemaSet;
+use crate::source::delta::{self, Delta};
 use crate::source::parse::{self, excerpt};
-use crate::source::{Batch, Frame, describe_non_stream};
+use crate::source::{Batch, Frame, FrameKind, FrameReader, describe_non_stream};
 
 /// How many findings are held back while no event has been seen, in case the input turns
 /// out not to be a stream at all (then one `framing/no-events` says so instead).
@@ -21,6 +24,9 @@ const HOLD_LIMIT: usize = 32;
 #[derive(Debug)]
 pub struct Prepared {
     pub event: Option<Event>,
+    /// A delta event read on the fast path (then `event` is `None`).
+    pub delta: Option<Delta>,
+    pub loc: Option<Location>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -31,6 +37,66 @@ pub struct Stats {
     pub events: u64,
     pub errors: u64,
     pub warnings: u64,
+}
+
+/// The stateless step: parsing and schema checks, shareable across the pool.
+#[derive(Clone)]
+pub struct Preparer<'a> {
+    ctx: &'a Context<'a>,
+    path: Arc<str>,
+    /// Read plain delta events on the fast path (their `Event` is then not built).
+    fast: bool,
+}
+
+impl Preparer<'_> {
+    /// Parses and schema-checks one frame.
+    pub fn prepare(&self, batch: &Batch, frame: &Frame) -> Prepared {
+        if self.fast {
+            if let FrameKind::Data {
+                unterminated: false,
+                ..
+            } = frame.kind
+            {
+                if let Some(delta) = delta::parse(batch.bytes(frame)) {
+                    return Prepared {
+                        event: None,
+                        delta: Some(delta),
+                        loc: Some(parse::location(&self.path, frame)),
+                        diagnostics: Vec::new(),
+                    };
+                }
+            }
+        }
+        let parsed = parse::parse_frame(&self.path, batch, frame, self.ctx.max_line);
+        let mut diagnostics = parsed.problems;
+        if let Some(event) = &parsed.event {
+            super::schema::check(event, self.ctx.schemas, self.ctx.levels, &mut diagnostics);
+        }
+        Prepared {
+            event: parsed.event,
+            delta: None,
+            loc: None,
+            diagnostics,
+        }
+    }
+
+    /// Prepares every frame of a batch, in parallel when it is worth it.
+    pub fn prepare_batch(&self, batch: &Batch) -> Vec<Prepared> {
+        if batch.frames.len() > 64 {
+            batch
+                .frames
+                .par_iter()
+                .with_min_len(32)
+                .map(|frame| self.prepare(batch, frame))
+                .collect()
+        } else {
+            batch
+                .frames
+                .iter()
+                .map(|frame| self.prepare(batch, frame))
+                .collect()
+        }
+    }
 }
 
 /// Settings shared by every input of a run.
@@ -54,6 +120,8 @@ pub struct Engine<'a> {
     /// The input was cut short for a reason already reported (a live connection failed).
     cut_short: bool,
     protocol: Protocol,
+    /// Read plain delta events without building them (see [`crate::source::delta`]).
+    fast: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -69,21 +137,32 @@ impl<'a> Engine<'a> {
             holding: true,
             cut_short: false,
             protocol: Protocol::new(ctx.protocol.clone()),
+            // The fast path stands in for the embedded schemas; a user's may say otherwise.
+            fast: ctx.schemas.is_stock(),
+        }
+    }
+
+    /// Builds every event in full, as the fast path must agree with (for tests and
+    /// measurements).
+    pub fn without_fast_path(mut self) -> Self {
+        self.fast = false;
+        self
+    }
+
+    /// The stateless half of the engine, which can work on one batch while the engine feeds
+    /// another.
+    pub fn preparer(&self) -> Preparer<'a> {
+        Preparer {
+            ctx: self.ctx,
+            path: self.path.clone(),
+            fast: false,
         }
     }
 
     /// Parses and schema-checks one frame. Needs no state, so frames of a batch can be
     /// prepared in parallel.
     pub fn prepare(&self, batch: &Batch, frame: &Frame) -> Prepared {
-        let parsed = parse::parse_frame(&self.path, batch, frame, self.ctx.max_line);
-        let mut diagnostics = parsed.problems;
-        if let Some(event) = &parsed.event {
-            super::schema::check(event, self.ctx.schemas, self.ctx.levels, &mut diagnostics);
-        }
-        Prepared {
-            event: parsed.event,
-            diagnostics,
-        }
+        self.preparer().prepare(batch, frame)
     }
 
     /// Checks a whole batch: prepares its frames in parallel, then feeds them in order.
@@ -96,27 +175,96 @@ impl<'a> Engine<'a> {
         &mut self,
         batch: &Batch,
         out: &mut Vec<Diagnostic>,
+        each: impl FnMut(&Event, &[u8]),
+    ) {
+        let mut prepared = self.preparer().prepare_batch(batch);
+        self.feed_batch(batch, &mut prepared, out, each);
+    }
+
+    /// Feeds a prepared batch in order. The events stay in `prepared` (so they can be dropped
+    /// elsewhere); their findings are moved out.
+    fn feed_batch(
+        &mut self,
+        batch: &Batch,
+        prepared: &mut [Prepared],
+        out: &mut Vec<Diagnostic>,
         mut each: impl FnMut(&Event, &[u8]),
     ) {
-        let prepared: Vec<Prepared> = if batch.frames.len() > 64 {
-            batch
-                .frames
-                .par_iter()
-                .with_min_len(32)
-                .map(|frame| self.prepare(batch, frame))
-                .collect()
-        } else {
-            batch
-                .frames
-                .iter()
-                .map(|frame| self.prepare(batch, frame))
-                .collect()
-        };
         for (frame, prepared) in batch.frames.iter().zip(prepared) {
             let raw = batch.bytes(frame);
-            if let Some(event) = self.feed(prepared, raw, out) {
-                each(&event, raw);
+            let diagnostics = std::mem::take(&mut prepared.diagnostics);
+            if let (Some(delta), Some(loc)) = (&prepared.delta, &prepared.loc) {
+                if self.feed_delta(delta, loc, raw, out) {
+                    continue;
+                }
+                // A chunk stream is open: this event needs the whole path after all.
+                prepared.event =
+                    parse::parse_frame(&self.path, batch, frame, self.ctx.max_line).event;
             }
+            self.feed_ref(prepared.event.as_ref(), diagnostics, raw, out);
+            if let Some(event) = &prepared.event {
+                each(event, raw);
+            }
+        }
+    }
+
+    /// Checks everything a reader yields, handing diagnostics to `emit` after each batch. The
+    /// next batch is read and prepared on the pool while this one runs through the stateful
+    /// rules, so both cores stay busy; `live` inputs (a pipe, a socket) are instead handled one
+    /// batch at a time, so nothing waits for data that has not arrived. A read error ends the
+    /// input after what was read is checked, and is returned.
+    pub fn check_reader(
+        &mut self,
+        reader: &mut dyn FrameReader,
+        live: bool,
+        out: &mut Vec<Diagnostic>,
+        emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
+    ) -> io::Result<Option<io::Error>> {
+        let preparer = Preparer {
+            fast: self.fast,
+            ..self.preparer()
+        };
+        let mut current = Batch::default();
+        match reader.next_batch(&mut current) {
+            Ok(true) => {}
+            Ok(false) => return Ok(None),
+            Err(err) => return Ok(Some(err)),
+        }
+        let mut prepared = preparer.prepare_batch(&current);
+        let mut next = Batch::default();
+        // Events already checked, dropped on the pool rather than on this thread, which has
+        // the stateful rules to run.
+        let mut checked: Vec<Prepared> = Vec::new();
+        loop {
+            if live {
+                self.feed_batch(&current, &mut prepared, out, |_, _| {});
+                emit(out)?;
+                match reader.next_batch(&mut current) {
+                    Ok(true) => prepared = preparer.prepare_batch(&current),
+                    Ok(false) => return Ok(None),
+                    Err(err) => return Ok(Some(err)),
+                }
+                continue;
+            }
+            let read = reader.next_batch(&mut next);
+            let more = matches!(read, Ok(true));
+            let mut next_prepared = Vec::new();
+            let old = std::mem::take(&mut checked);
+            rayon::in_place_scope(|scope| {
+                if more {
+                    scope.spawn(|_| next_prepared = preparer.prepare_batch(&next));
+                }
+                scope.spawn(move |_| drop(old));
+                self.feed_batch(&current, &mut prepared, out, |_, _| {});
+            });
+            emit(out)?;
+            match read {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(err) => return Ok(Some(err)),
+            }
+            std::mem::swap(&mut current, &mut next);
+            checked = std::mem::replace(&mut prepared, next_prepared);
         }
     }
 
@@ -127,9 +275,60 @@ impl<'a> Engine<'a> {
         raw: &[u8],
         out: &mut Vec<Diagnostic>,
     ) -> Option<Event> {
+        self.feed_ref(prepared.event.as_ref(), prepared.diagnostics, raw, out);
+        prepared.event
+    }
+
+    /// Feeds a delta event read on the fast path; `false` when it needs the whole path.
+    fn feed_delta(
+        &mut self,
+        delta: &Delta,
+        loc: &Location,
+        raw: &[u8],
+        out: &mut Vec<Diagnostic>,
+    ) -> bool {
+        let view = DeltaView {
+            kind: delta.kind,
+            id: delta.id.get(raw),
+            delta: delta.delta.get(raw),
+            owner: delta.owner.as_ref().map(|o| o.get(raw)),
+            timestamp: delta.timestamp,
+        };
+        let mut found = Vec::new();
+        if !self
+            .protocol
+            .on_delta(&view, loc, self.ctx.levels, &mut found)
+        {
+            return false;
+        }
         self.stats.frames += 1;
-        let mut found = prepared.diagnostics;
-        if let Some(event) = &prepared.event {
+        self.stats.events += 1;
+        self.known_events += 1;
+        if !found.is_empty() {
+            for d in &mut found {
+                d.event_type = Some(delta.kind.as_str().to_owned());
+                d.excerpt = excerpt(raw);
+            }
+            found.sort_by_key(|d| d.rule);
+            for d in found {
+                self.emit(d, out);
+            }
+        }
+        if self.holding {
+            self.release(out);
+        }
+        true
+    }
+
+    fn feed_ref(
+        &mut self,
+        event: Option<&Event>,
+        mut found: Vec<Diagnostic>,
+        raw: &[u8],
+        out: &mut Vec<Diagnostic>,
+    ) {
+        self.stats.frames += 1;
+        if let Some(event) = event {
             self.stats.events += 1;
             if event.kind.is_some() {
                 self.known_events += 1;
@@ -137,24 +336,27 @@ impl<'a> Engine<'a> {
             let conforms = !found.iter().any(|d| d.rule == RuleId::SchemaViolation);
             self.protocol
                 .on_event(event, conforms, self.ctx.levels, &mut found);
-            let ty = event.type_name();
-            for d in &mut found {
-                if d.event_type.is_none() {
-                    d.event_type = ty.map(str::to_owned);
-                }
-                if d.excerpt.is_none() {
-                    d.excerpt = excerpt(raw);
+            if !found.is_empty() {
+                let ty = event.type_name();
+                for d in &mut found {
+                    if d.event_type.is_none() {
+                        d.event_type = ty.map(str::to_owned);
+                    }
+                    if d.excerpt.is_none() {
+                        d.excerpt = excerpt(raw);
+                    }
                 }
             }
         }
-        found.sort_by_key(|d| d.rule);
-        for d in found {
-            self.emit(d, out);
+        if !found.is_empty() {
+            found.sort_by_key(|d| d.rule);
+            for d in found {
+                self.emit(d, out);
+            }
         }
         if self.holding && (self.known_events > 0 || self.held.len() > HOLD_LIMIT) {
             self.release(out);
         }
-        prepared.event
     }
 
     /// Reports a finding from outside the stream (the connection it came over, the input that

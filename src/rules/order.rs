@@ -1,10 +1,8 @@
 //! Order rules: timestamps run forward, in milliseconds since the epoch.
 
-use serde_json::Value;
-
 use super::protocol::Out;
 use super::{Level, Rule, RuleId};
-use crate::event::Event;
+use crate::event::Location;
 
 pub const TIMESTAMP_DECREASING: Rule = Rule {
     name: "order/timestamp-decreasing",
@@ -34,8 +32,8 @@ pub struct Order {
 }
 
 impl Order {
-    pub fn on_event(&mut self, event: &Event, out: &mut Out<'_>) {
-        let Some(ts) = event.value.get("timestamp").and_then(Value::as_i64) else {
+    pub fn on_timestamp(&mut self, timestamp: Option<i64>, loc: &Location, out: &mut Out<'_>) {
+        let Some(ts) = timestamp else {
             return;
         };
         // 2001-09-09 to 2286-11-20 when read as seconds; years 1970-1973 as milliseconds.
@@ -43,7 +41,7 @@ impl Order {
             self.unit_reported = true;
             out.report(
                 RuleId::OrderTimestampUnit,
-                &event.loc,
+                loc,
                 format!("timestamp {ts} reads as seconds since the epoch, not milliseconds"),
                 "send milliseconds since the epoch (seconds × 1000)",
             );
@@ -52,7 +50,7 @@ impl Order {
             if ts < last {
                 out.report(
                     RuleId::OrderTimestampDecreasing,
-                    &event.loc,
+                    loc,
                     format!(
                         "timestamp {ts} is {} ms earlier than the previous event's ({last})",
                         last.abs_diff(ts)

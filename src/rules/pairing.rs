@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::protocol::{Ev, Out, owner_name};
 use super::{Level, Rule, RuleId};
 use crate::event::EventType;
-use crate::idset::{IdMap, id_hash};
+use crate::idset::{FastBuild, IdMap, id_hash};
 
 pub const TEXT_MESSAGE: Rule = Rule {
     name: "pairing/text-message",
@@ -205,16 +205,16 @@ impl Kind {
 
 #[derive(Default)]
 pub struct Pairing {
-    text: HashMap<String, Open>,
-    tools: HashMap<String, Open>,
-    spans: HashMap<String, Open>,
-    reasoning: HashMap<String, Open>,
-    steps: HashMap<(Option<String>, String), Open>,
-    subagents: HashMap<String, Open>,
-    closed_subagents: HashSet<String>,
+    text: HashMap<String, Open, FastBuild>,
+    tools: HashMap<String, Open, FastBuild>,
+    spans: HashMap<String, Open, FastBuild>,
+    reasoning: HashMap<String, Open, FastBuild>,
+    steps: HashMap<(Option<String>, String), Open, FastBuild>,
+    subagents: HashMap<String, Open, FastBuild>,
+    closed_subagents: HashSet<String, FastBuild>,
     /// Ids continued without being open: reported once, then their further events are quiet
     /// (and they are not "still open" when the run ends).
-    adopted: HashSet<(u8, String)>,
+    adopted: HashSet<(u8, String), FastBuild>,
     owners: Owners,
     /// Messages that ended anywhere in the stream, with the line of their END.
     ended_text: IdMap<u64>,
@@ -244,13 +244,14 @@ impl Pairing {
     /// What is open, in the order it was opened, for "still open" reports.
     pub fn open_items(&self) -> Vec<String> {
         let mut items: Vec<(u64, String)> = Vec::new();
-        for (map, noun) in [
+        let maps: [(&HashMap<String, Open, FastBuild>, &str); 5] = [
             (&self.text, "text message"),
             (&self.tools, "tool call"),
             (&self.spans, "reasoning span"),
             (&self.reasoning, "reasoning message"),
             (&self.subagents, "subagent"),
-        ] {
+        ];
+        for (map, noun) in maps {
             for (id, open) in map {
                 items.push((open.line, format!("{noun} \"{id}\" (line {})", open.line)));
             }
@@ -319,7 +320,7 @@ impl Pairing {
         }
     }
 
-    fn open_map(&mut self, kind: Kind) -> &mut HashMap<String, Open> {
+    fn open_map(&mut self, kind: Kind) -> &mut HashMap<String, Open, FastBuild> {
         match kind {
             Kind::Text => &mut self.text,
             Kind::Tool => &mut self.tools,
@@ -466,11 +467,11 @@ impl Pairing {
         }
         // For an event expanded from a chunk, only a chunk that sent "" counts.
         let sent = if ev.synthetic {
-            ev.origin.get("delta")
+            ev.origin.str("delta")
         } else {
-            ev.get("delta")
+            ev.str("delta")
         };
-        if sent.and_then(Value::as_str) == Some("") {
+        if sent == Some("") {
             out.report(
                 RuleId::PairingEmptyDelta,
                 ev.loc,

@@ -44,12 +44,53 @@ impl Default for ProtocolOptions {
     }
 }
 
+/// An event's fields: a parsed object, or a delta event read on the fast path.
+#[derive(Clone, Copy)]
+pub enum Fields<'a> {
+    Json(&'a Value),
+    Delta(&'a DeltaView<'a>),
+}
+
+/// A fast-path delta event's fields, resolved against its bytes.
+pub struct DeltaView<'a> {
+    pub kind: EventType,
+    pub id: &'a str,
+    pub delta: &'a str,
+    pub owner: Option<&'a str>,
+    pub timestamp: Option<i64>,
+}
+
+impl<'a> Fields<'a> {
+    pub fn str(self, key: &str) -> Option<&'a str> {
+        match self {
+            Fields::Json(value) => value.get(key).and_then(Value::as_str),
+            Fields::Delta(delta) => match key {
+                "messageId" if delta.kind != EventType::ToolCallArgs => Some(delta.id),
+                "toolCallId" if delta.kind == EventType::ToolCallArgs => Some(delta.id),
+                "delta" => Some(delta.delta),
+                "subagentRunId" => delta.owner,
+                "type" => Some(delta.kind.as_str()),
+                _ => None,
+            },
+        }
+    }
+
+    /// A field of any kind. A fast-path delta has nothing but strings and a timestamp, which
+    /// the rules read through `str`.
+    pub fn get(self, key: &str) -> Option<&'a Value> {
+        match self {
+            Fields::Json(value) => value.get(key),
+            Fields::Delta(_) => None,
+        }
+    }
+}
+
 /// One event as the rules see it: after chunk expansion, with where it came from.
 pub struct Ev<'a> {
     pub ty: EventType,
-    pub value: &'a Value,
+    pub value: Fields<'a>,
     /// The event as read (the chunk, for events expanded from one).
-    pub origin: &'a Value,
+    pub origin: Fields<'a>,
     pub loc: &'a Location,
     /// Made up by chunk expansion rather than sent.
     pub synthetic: bool,
@@ -60,7 +101,7 @@ pub struct Ev<'a> {
 
 impl<'a> Ev<'a> {
     pub fn str(&self, key: &str) -> Option<&'a str> {
-        self.value.get(key).and_then(Value::as_str)
+        self.value.str(key)
     }
 
     pub fn get(&self, key: &str) -> Option<&'a Value> {
@@ -156,7 +197,8 @@ impl Protocol {
             return;
         };
         let mut out = Out { levels, found };
-        self.order.on_event(event, &mut out);
+        let timestamp = event.value.get("timestamp").and_then(Value::as_i64);
+        self.order.on_timestamp(timestamp, &event.loc, &mut out);
         let mut pieces = std::mem::take(&mut self.pieces);
         if let Err(problem) = self.expander.expand(Some(ty), &event.value, &mut pieces) {
             report_chunk_problem(&problem, &event.loc, &mut out);
@@ -165,8 +207,8 @@ impl Protocol {
             let ev = match piece {
                 Piece::Original => Ev {
                     ty,
-                    value: &event.value,
-                    origin: &event.value,
+                    value: Fields::Json(&event.value),
+                    origin: Fields::Json(&event.value),
                     loc: &event.loc,
                     synthetic: false,
                     conforms,
@@ -177,8 +219,8 @@ impl Protocol {
                         .and_then(Value::as_str)
                         .and_then(EventType::from_name)
                         .unwrap_or(ty),
-                    value,
-                    origin: &event.value,
+                    value: Fields::Json(value),
+                    origin: Fields::Json(&event.value),
                     loc: &event.loc,
                     synthetic: true,
                     conforms,
@@ -187,6 +229,32 @@ impl Protocol {
             self.handle(&ev, &mut out);
         }
         self.pieces = pieces;
+    }
+
+    /// Follows a delta event read on the fast path. Returns `false`, having done nothing, when
+    /// a chunk stream is open (expansion then needs the whole event; use [`Protocol::on_event`]).
+    pub fn on_delta(
+        &mut self,
+        delta: &DeltaView<'_>,
+        loc: &Location,
+        levels: &Levels,
+        found: &mut Vec<Diagnostic>,
+    ) -> bool {
+        if !self.expander.is_idle() {
+            return false;
+        }
+        let mut out = Out { levels, found };
+        self.order.on_timestamp(delta.timestamp, loc, &mut out);
+        let ev = Ev {
+            ty: delta.kind,
+            value: Fields::Delta(delta),
+            origin: Fields::Delta(delta),
+            loc,
+            synthetic: false,
+            conforms: true,
+        };
+        self.handle(&ev, &mut out);
+        true
     }
 
     fn handle(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {

@@ -36,6 +36,8 @@ pub struct SchemaSet {
     events: Vec<Option<Compiled>>,
     /// Schemas for CUSTOM events' `value`, by event `name` (`custom/<name>.json`).
     custom: BTreeMap<String, Compiled>,
+    /// Only the embedded schemas, with no user directory laid over them.
+    stock: bool,
 }
 
 impl SchemaSet {
@@ -77,6 +79,7 @@ impl SchemaSet {
             strict_docs,
             events: Vec::new(),
             custom: BTreeMap::new(),
+            stock: overlay.is_none(),
         };
         set.compile()?;
         Ok(set)
@@ -117,6 +120,12 @@ impl SchemaSet {
         self.events = events;
         self.custom = custom;
         Ok(())
+    }
+
+    /// Whether these are the embedded schemas alone, whose verdict on the plainest events is
+    /// known without running them.
+    pub fn is_stock(&self) -> bool {
+        self.stock
     }
 
     /// Every schema file, by relative path.

@@ -3,7 +3,7 @@
 
 use std::io::{self, Read};
 
-const BUF_LEN: usize = 256 * 1024;
+const BUF_LEN: usize = 64 * 1024;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 pub struct Input {

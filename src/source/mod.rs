@@ -1,6 +1,7 @@
 //! Sources: bytes in, located frames out. Files, directories, stdin; JSONL, JSON and SSE;
 //! plain, gzip or zstd. Parsing a frame into an [`Event`](crate::event::Event) is `parse`.
 
+pub mod delta;
 mod detect;
 mod follow;
 pub mod http;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-pub use detect::{Compression, describe_non_stream, sniff_format};
+pub use detect::{Compression, describe_non_stream, format_from_extension, sniff_format};
 pub use follow::Follow;
 
 /// The compression a file name asks for (`.gz`, `.zst`), if any.
@@ -174,6 +175,9 @@ pub struct Opened {
     /// The first bytes of the decompressed input, to describe it when it holds no events.
     pub head: Vec<u8>,
     pub reader: Box<dyn FrameReader>,
+    /// Data arrives while it is read (stdin, a pipe, a socket): read no further ahead than
+    /// what has arrived.
+    pub live: bool,
 }
 
 /// Extensions recognised when walking a directory.
@@ -238,17 +242,18 @@ pub fn is_stream_file(path: &Path) -> bool {
 /// else by content), and returns a frame reader over it.
 pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
     let name = input.display_name();
+    let mut live = true;
     let raw: Box<dyn Read + Send> = match input {
         InputSpec::Stdin => Box::new(io::stdin()),
         InputSpec::File(path) => {
             let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-            if file
+            let meta = file
                 .metadata()
-                .with_context(|| format!("reading {}", path.display()))?
-                .is_dir()
-            {
+                .with_context(|| format!("reading {}", path.display()))?;
+            if meta.is_dir() {
                 bail!("{} is a directory", path.display());
             }
+            live = !meta.is_file();
             Box::new(file)
         }
     };
@@ -256,7 +261,9 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
         InputSpec::File(path) => detect::format_from_extension(path),
         InputSpec::Stdin => None,
     };
-    open_reader(name, raw, ext_hint, options)
+    let mut opened = open_reader(name, raw, ext_hint, options)?;
+    opened.live = live;
+    Ok(opened)
 }
 
 /// Opens a file that is still being written, to read it as it grows (see [`Follow`]).
@@ -303,6 +310,7 @@ pub fn open_reader(
         compression,
         head,
         reader,
+        live: true,
     })
 }
 

@@ -1,0 +1,263 @@
+//! `agui-lens cat PATH`: slice a stream (by type, run, index range) and convert it between
+//! JSONL, SSE and JSON arrays, plain or compressed. Events are written back as read.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::Outcome;
+use super::events::{for_each_event, warn_unreadable};
+use crate::cli::CatArgs;
+use crate::compact::Output;
+use crate::event::{Event, EventType};
+use crate::glob;
+use crate::sink::EventWriter;
+use crate::source::{
+    self, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions, format_from_extension,
+};
+
+/// Which events to keep.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Type globs; an event is kept when any matches (none given: every type).
+    pub types: Vec<String>,
+    /// Keep only the events of this run, RUN_STARTED to RUN_FINISHED or RUN_ERROR.
+    pub run: Option<String>,
+    /// Inclusive range of event indexes (as `check` numbers them).
+    pub from: Option<u64>,
+    pub to: Option<u64>,
+}
+
+/// Applies a [`Selection`] to events in stream order.
+pub struct Filter {
+    selection: Selection,
+    in_run: bool,
+}
+
+impl Filter {
+    pub fn new(selection: Selection) -> Self {
+        Filter {
+            selection,
+            in_run: false,
+        }
+    }
+
+    /// Whether the event is kept. Must see every event in order (runs are tracked).
+    pub fn keep(&mut self, event: &Event) -> bool {
+        let mut in_run = true;
+        if let Some(want) = &self.selection.run {
+            match event.kind {
+                Some(EventType::RunStarted) => {
+                    self.in_run = event.str_field("runId") == Some(want.as_str());
+                    in_run = self.in_run;
+                }
+                Some(EventType::RunFinished | EventType::RunError) => {
+                    in_run = self.in_run;
+                    self.in_run = false;
+                }
+                _ => in_run = self.in_run,
+            }
+        }
+        let index = event.loc.index;
+        in_run
+            && self.selection.from.is_none_or(|from| index >= from)
+            && self.selection.to.is_none_or(|to| index <= to)
+            && (self.selection.types.is_empty()
+                || event.type_name().is_some_and(|ty| {
+                    self.selection
+                        .types
+                        .iter()
+                        .any(|pattern| glob::matches(pattern, ty))
+                }))
+    }
+
+    /// Whether no later event can be kept (past `--to`).
+    pub fn done(&self, index: u64) -> bool {
+        self.selection.to.is_some_and(|to| index >= to)
+    }
+}
+
+/// Stops reading once the range is past; not an error.
+#[derive(Debug)]
+struct PastRange;
+
+impl std::fmt::Display for PastRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("past the requested range")
+    }
+}
+
+impl std::error::Error for PastRange {}
+
+pub fn run(args: &CatArgs) -> Result<Outcome> {
+    if let (Some(from), Some(to)) = (args.from, args.to) {
+        if from > to {
+            bail!("--from {from} is after --to {to}");
+        }
+    }
+    let input = if args.path.as_os_str() == "-" {
+        InputSpec::Stdin
+    } else {
+        InputSpec::File(args.path.clone())
+    };
+    let read = ReadOptions {
+        format: args.input_format,
+        max_line: args.max_line.unwrap_or(DEFAULT_MAX_LINE),
+    };
+    let mut filter = Filter::new(Selection {
+        types: args.types.clone(),
+        run: args.run.clone(),
+        from: args.from,
+        to: args.to,
+    });
+    let output = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    let format = match (args.output_format, output) {
+        (Some(format), _) => format,
+        (None, Some(path)) => format_from_extension(path).with_context(|| {
+            format!(
+                "cannot tell the output format from {}: name it .jsonl, .ndjson, .sse or .json (optionally .gz or .zst), or give --output-format",
+                path.display()
+            )
+        })?,
+        (None, None) => InputFormat::Jsonl,
+    };
+    match output {
+        None => {
+            let stdout = io::stdout().lock();
+            let mut writer = EventWriter::new(stdout, format, Compression::None)?;
+            copy(&input, &read, &mut filter, &mut writer)?;
+            writer.finish()?.flush()?;
+        }
+        Some(path) => {
+            if let InputSpec::File(input) = &input {
+                if same_file(input, path) {
+                    bail!("the output {} is the input", path.display());
+                }
+            }
+            let compression = source::detect_compression_ext(path);
+            let mut temp = super::temp_beside(path)?;
+            let mut writer = EventWriter::new(temp.as_file_mut(), format, compression)?;
+            copy(&input, &read, &mut filter, &mut writer)?;
+            writer
+                .finish()
+                .with_context(|| format!("writing {}", path.display()))?;
+            temp.persist(path)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(Outcome::Clean)
+}
+
+/// Copies the kept events. An event is written as read, unless JSONL needs it on one line and
+/// it spans several (a pretty-printed array element): then it is written compactly.
+fn copy<W: Write>(
+    input: &InputSpec,
+    read: &ReadOptions,
+    filter: &mut Filter,
+    writer: &mut EventWriter<W>,
+) -> Result<()> {
+    let format = writer.format();
+    let result = for_each_event(input, read, |event, raw| {
+        if filter.keep(event) {
+            if format == InputFormat::Jsonl && raw.iter().any(|&b| b == b'\n' || b == b'\r') {
+                writer.event(&event.value)?;
+            } else {
+                writer.raw(raw)?;
+            }
+        }
+        if filter.done(event.loc.index) {
+            return Err(PastRange.into());
+        }
+        Ok(())
+    });
+    match result {
+        Ok((opened, stats)) => {
+            warn_unreadable(&opened.name, &stats);
+            Ok(())
+        }
+        Err(err) if err.is::<PastRange>() => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Location;
+    use serde_json::json;
+
+    fn events(types: &[(&str, Option<&str>)]) -> Vec<Event> {
+        types
+            .iter()
+            .enumerate()
+            .map(|(i, (ty, run))| {
+                let mut value = json!({ "type": ty });
+                if let Some(run) = run {
+                    value["runId"] = json!(run);
+                }
+                Event {
+                    loc: Location {
+                        path: "t".into(),
+                        line: i as u64 + 1,
+                        offset: 0,
+                        index: i as u64,
+                    },
+                    kind: EventType::from_name(ty),
+                    value,
+                }
+            })
+            .collect()
+    }
+
+    fn kept(selection: Selection, stream: &[Event]) -> Vec<u64> {
+        let mut filter = Filter::new(selection);
+        stream
+            .iter()
+            .filter(|e| filter.keep(e))
+            .map(|e| e.loc.index)
+            .collect()
+    }
+
+    #[test]
+    fn selections_combine() {
+        let stream = events(&[
+            ("RUN_STARTED", Some("r1")),
+            ("TEXT_MESSAGE_START", None),
+            ("RUN_FINISHED", Some("r1")),
+            ("RUN_STARTED", Some("r2")),
+            ("TEXT_MESSAGE_CONTENT", None),
+            ("TOOL_CALL_START", None),
+            ("RUN_ERROR", None),
+            ("CUSTOM", None),
+        ]);
+        let run = |id: &str| Selection {
+            run: Some(id.into()),
+            ..Selection::default()
+        };
+        assert_eq!(kept(run("r1"), &stream), vec![0, 1, 2]);
+        assert_eq!(kept(run("r2"), &stream), vec![3, 4, 5, 6]);
+        assert_eq!(kept(run("nope"), &stream), Vec::<u64>::new());
+        let text = Selection {
+            types: vec!["TEXT_*".into(), "custom".into()],
+            ..Selection::default()
+        };
+        assert_eq!(kept(text, &stream), vec![1, 4, 7]);
+        let range = Selection {
+            types: vec!["*_STARTED".into()],
+            from: Some(1),
+            to: Some(5),
+            ..Selection::default()
+        };
+        assert_eq!(kept(range, &stream), vec![3]);
+    }
+}

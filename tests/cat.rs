@@ -1,0 +1,139 @@
+//! `agui-lens cat`: slicing by type, run and index, and converting between JSONL, SSE and
+//! JSON arrays (plain or compressed) without changing the events.
+
+use crate::common::{fixture_files, root, run};
+
+const FULL: &str = "fixtures/recordings/agui-sdk-full.jsonl";
+
+fn cat(args: &[&str]) -> String {
+    let mut all = vec!["cat"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run(&all);
+    assert_eq!(code, 0, "cat {args:?}: {stderr}");
+    assert!(stderr.is_empty(), "cat {args:?}: {stderr}");
+    stdout
+}
+
+#[test]
+fn conversions_round_trip_every_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for fixture in fixture_files("fixtures/recordings") {
+        let name = fixture.to_string_lossy().into_owned();
+        if !name.ends_with(".jsonl") || name.contains("-invalid") {
+            continue;
+        }
+        let sse = dir.path().join("a.sse");
+        let json = dir.path().join("b.json.zst");
+        let jsonl = dir.path().join("c.jsonl.gz");
+        let (sse, json, jsonl) = (
+            sse.to_str().unwrap(),
+            json.to_str().unwrap(),
+            jsonl.to_str().unwrap(),
+        );
+        cat(&[&name, "-o", sse]);
+        cat(&[sse, "-o", json]);
+        cat(&[json, "-o", jsonl]);
+        let back = cat(&[jsonl]);
+        let original = std::fs::read_to_string(root().join(&fixture)).unwrap();
+        assert_eq!(
+            back.lines().collect::<Vec<_>>(),
+            original.lines().collect::<Vec<_>>(),
+            "{name}: JSONL → SSE → JSON (zstd) → JSONL (gzip) changed the events"
+        );
+        // Every intermediate form is a valid stream to `check` too.
+        for form in [sse, json] {
+            let (code, stdout, _) = run(&["check", "--color", "never", form]);
+            let (original_code, _, _) = run(&["check", "--color", "never", &name]);
+            assert_eq!(code, original_code, "{name} as {form}:\n{stdout}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} recordings");
+}
+
+#[test]
+fn conversions_as_written() {
+    let slice = ["--run", "run-full-1", "--from", "0", "--to", "2", FULL];
+    let mut sse = vec!["--output-format", "sse"];
+    sse.extend_from_slice(&slice);
+    let mut json = vec!["--output-format", "json"];
+    json.extend_from_slice(&slice);
+    insta::assert_snapshot!(
+        "cat_forms",
+        format!(
+            "--- jsonl\n{}--- sse\n{}--- json\n{}",
+            cat(&slice),
+            cat(&sse),
+            cat(&json)
+        )
+    );
+    // Nothing kept is still a valid JSON array.
+    assert_eq!(
+        cat(&["--output-format", "json", "--type", "NOPE", FULL]),
+        "[]\n"
+    );
+}
+
+#[test]
+fn multi_line_frames_become_one_jsonl_line() {
+    // The SSE capture splits one event over two data: fields; JSONL needs it on one line.
+    let out = cat(&["fixtures/recordings/agui-sdk-sse-edge.sse"]);
+    assert_eq!(out.lines().count(), 5, "{out}");
+    for line in out.lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    }
+    assert!(out.contains(r#""delta":"line one\nline two, with unicode: café ☃""#));
+}
+
+#[test]
+fn slices() {
+    let text = cat(&["--type", "TEXT_*", "--type", "custom", FULL]);
+    insta::assert_snapshot!("cat_types", text);
+    let range = cat(&["--from", "16", "--to", "18", FULL]);
+    let types: Vec<String> = range
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            r#""TOOL_CALL_CHUNK""#,
+            r#""TOOL_CALL_CHUNK""#,
+            r#""TOOL_CALL_RESULT""#
+        ]
+    );
+    // A run: its RUN_STARTED through its end, nothing of the other run.
+    let dir = tempfile::tempdir().unwrap();
+    let both = dir.path().join("two-runs.jsonl");
+    let mut text = std::fs::read_to_string(root().join(FULL)).unwrap();
+    text.push_str(
+        &std::fs::read_to_string(root().join("fixtures/recordings/agui-sdk-multiturn-2.jsonl"))
+            .unwrap(),
+    );
+    std::fs::write(&both, text).unwrap();
+    let second = cat(&["--run", "run-full-2", both.to_str().unwrap()]);
+    let lines: Vec<&str> = second.lines().collect();
+    assert_eq!(lines.len(), 11, "{second}");
+    assert!(lines[0].contains("RUN_STARTED") && lines[0].contains("run-full-2"));
+    assert!(lines[10].contains("RUN_FINISHED"));
+    let first = cat(&["--run", "run-full-1", both.to_str().unwrap()]);
+    assert_eq!(first.lines().count(), 33, "{first}");
+}
+
+#[test]
+fn refusals() {
+    let (code, _, stderr) = run(&["cat", FULL, "-o", FULL]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("is the input"), "{stderr}");
+    let (code, _, stderr) = run(&["cat", FULL, "-o", "out.txt"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--output-format"), "{stderr}");
+    assert!(!root().join("out.txt").exists());
+    let (code, _, stderr) = run(&["cat", "--from", "5", "--to", "2", FULL]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--from 5 is after --to 2"), "{stderr}");
+    let (code, _, stderr) = run(&["cat", "no/such.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no/such.jsonl"), "{stderr}");
+}

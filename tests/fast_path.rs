@@ -1,0 +1,137 @@
+//! The fast path for plain delta events (read without building a JSON value) must report
+//! exactly what the full path reports: on every fixture, and on generated delta-heavy streams
+//! full of the near-misses that must leave the fast path (unknown or null fields, odd
+//! timestamps, escapes, wrong types, chunks, out-of-order and unopened deltas).
+
+use std::sync::OnceLock;
+
+use agui_lens::diagnostic::Diagnostic;
+use agui_lens::schema::SchemaSet;
+use agui_lens::source::InputFormat;
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use serde_json::{Value, json};
+
+use crate::common::{fixture_files, root};
+use crate::verify_agreement::{check_in_full, check_with};
+
+fn schemas() -> &'static SchemaSet {
+    static SCHEMAS: OnceLock<SchemaSet> = OnceLock::new();
+    SCHEMAS.get_or_init(|| SchemaSet::embedded().unwrap())
+}
+
+fn listing(found: &[Diagnostic]) -> String {
+    found
+        .iter()
+        .map(|d| format!("{:?} {} {}", d.event_index, d.rule, d.message))
+        .collect::<Vec<_>>()
+        .join("\n  ")
+}
+
+fn assert_same(bytes: &[u8], format: Option<InputFormat>, what: &str) {
+    let fast = check_with(schemas(), bytes, format);
+    let full = check_in_full(schemas(), bytes, format);
+    assert!(
+        fast == full,
+        "{what}: the fast path disagrees\nfast:\n  {}\nfull:\n  {}",
+        listing(&fast),
+        listing(&full)
+    );
+}
+
+#[test]
+fn every_fixture_is_checked_alike_on_both_paths() {
+    let mut seen = 0;
+    for dir in ["fixtures/valid", "fixtures/invalid", "fixtures/recordings"] {
+        for file in fixture_files(dir) {
+            let bytes = std::fs::read(root().join(&file)).unwrap();
+            assert_same(&bytes, None, &file.display().to_string());
+            seen += 1;
+        }
+    }
+    assert!(seen > 100, "only {seen} fixtures found");
+}
+
+/// A fast-path-shaped delta event, or one of its near-misses.
+fn delta_event(kind: u8, id: &str, delta: &str, twist: u8) -> Value {
+    let (ty, id_field) = match kind % 3 {
+        0 => ("TEXT_MESSAGE_CONTENT", "messageId"),
+        1 => ("TOOL_CALL_ARGS", "toolCallId"),
+        _ => ("REASONING_MESSAGE_CONTENT", "messageId"),
+    };
+    let mut event = json!({"type": ty, id_field: id, "delta": delta});
+    match twist {
+        0..=5 => {}
+        6 => event["timestamp"] = json!(1_700_000_000_000u64),
+        7 => event["timestamp"] = json!(1_600_000_000_000u64),
+        8 => event["timestamp"] = json!(9_007_199_254_740_993u64),
+        9 => event["timestamp"] = json!(-1),
+        10 => event["timestamp"] = json!(1.5),
+        11 => event["timestamp"] = Value::Null,
+        12 => event["subagentRunId"] = json!("s1"),
+        13 => event["subagentRunId"] = Value::Null,
+        14 => event["rawEvent"] = json!({"x": 1}),
+        15 => event["extra"] = json!(true),
+        16 => event["delta"] = json!(7),
+        17 => event[id_field] = json!(null),
+        18 => event["delta"] = json!("\u{0}\u{1f600}\"\\"),
+        19 => event["type"] = json!("TEXT_MESSAGE_CHUNK"),
+        _ => event["subagentRunId"] = json!("s2"),
+    }
+    event
+}
+
+/// A run of delta events around starts and ends, some missing or misplaced.
+fn stream() -> impl Strategy<Value = Vec<Value>> {
+    let step = (0u8..6, 0u8..3, 0u8..3, "[a-z\"\\\\\u{e9}]{0,4}", 0u8..21);
+    prop::collection::vec(step, 1..40).prop_map(|steps| {
+        let mut events = vec![json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})];
+        for (what, kind, id, text, twist) in steps {
+            let id = ["m1", "m2", ""][id as usize];
+            let opener = match kind {
+                0 => json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant"}),
+                1 => json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": "f"}),
+                _ => {
+                    json!({"type": "REASONING_MESSAGE_START", "messageId": id, "role": "reasoning"})
+                }
+            };
+            let closer = match kind {
+                0 => json!({"type": "TEXT_MESSAGE_END", "messageId": id}),
+                1 => json!({"type": "TOOL_CALL_END", "toolCallId": id}),
+                _ => json!({"type": "REASONING_MESSAGE_END", "messageId": id}),
+            };
+            match what {
+                0 => events.push(opener),
+                1 => events.push(closer),
+                _ => events.push(delta_event(kind, id, &text, twist)),
+            }
+        }
+        events.push(json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}));
+        events
+    })
+}
+
+proptest! {
+    #![proptest_config(Config {
+        cases: 256,
+        failure_persistence: None,
+        ..Config::default()
+    })]
+
+    #[test]
+    fn generated_delta_streams_are_checked_alike_on_both_paths(events in stream()) {
+        let mut text = String::new();
+        for event in &events {
+            text.push_str(&event.to_string());
+            text.push('\n');
+        }
+        assert_same(text.as_bytes(), Some(InputFormat::Jsonl), &text);
+        let mut sse = String::new();
+        for event in &events {
+            sse.push_str("data: ");
+            sse.push_str(&event.to_string());
+            sse.push_str("\n\n");
+        }
+        assert_same(sse.as_bytes(), Some(InputFormat::Sse), &sse);
+    }
+}

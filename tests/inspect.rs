@@ -1,0 +1,257 @@
+//! `agui-lens inspect`: the terminal view of real recordings, `--stats`, `--format json`, the
+//! HTML report's caps and escaping (its rendering is tested in a browser, in `browser`).
+
+use serde_json::Value;
+
+use crate::common::{fixture_files, root, run};
+
+const EVERYTHING: &str = "fixtures/inspect/everything.jsonl";
+/// The encrypted value in EVERYTHING, which no output may print.
+const SECRET: &str = "c2VjcmV0LXJlYXNvbmluZy1ibG9i";
+
+fn inspect(args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["inspect"];
+    all.extend_from_slice(args);
+    run(&all)
+}
+
+#[test]
+fn terminal_view_of_recordings() {
+    for stream in [
+        "fixtures/recordings/pydantic-ai-full.jsonl",
+        "fixtures/recordings/copilotkit-full.jsonl",
+        "fixtures/recordings/agui-sdk-full.jsonl",
+        "fixtures/recordings/microsoft-agent-framework-tool-error.jsonl",
+        EVERYTHING,
+    ] {
+        let (code, stdout, stderr) = inspect(&["--color", "never", stream]);
+        assert!(stderr.is_empty(), "{stream}: {stderr}");
+        let (check, _, _) = run(&["check", stream]);
+        assert_eq!(code, check, "{stream}: inspect exits as check does");
+        let name = stream.rsplit('/').next().unwrap();
+        insta::assert_snapshot!(format!("inspect_{name}"), stdout);
+    }
+}
+
+#[test]
+fn long_text_is_folded_unless_full() {
+    let (_, folded, _) = inspect(&["--color", "never", EVERYTHING]);
+    assert!(
+        folded.contains("more characters (--full shows all)"),
+        "{folded}"
+    );
+    assert!(!folded.contains("Paragraph 8"));
+    let (_, full, _) = inspect(&["--color", "never", "--full", EVERYTHING]);
+    assert!(!full.contains("--full shows all"), "{full}");
+    assert!(full.contains("Paragraph 8: the agent explains its plan"));
+}
+
+#[test]
+fn encrypted_values_are_never_printed() {
+    let text = std::fs::read_to_string(root().join(EVERYTHING)).unwrap();
+    assert!(text.contains(SECRET), "the fixture holds the value");
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    for args in [
+        vec!["--color", "never", "--full", EVERYTHING],
+        vec!["--format", "json", EVERYTHING],
+        vec!["--stats", "--full", EVERYTHING],
+        vec!["--html", page.to_str().unwrap(), EVERYTHING],
+    ] {
+        let (_, stdout, stderr) = inspect(&args);
+        assert!(!stdout.contains(SECRET), "{args:?}");
+        assert!(!stderr.contains(SECRET), "{args:?}");
+    }
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains(SECRET));
+    let (_, stdout, _) = inspect(&["--color", "never", EVERYTHING]);
+    assert!(stdout.contains("encrypted value: present (not shown)"));
+}
+
+#[test]
+fn diagnostics_are_coloured_by_severity() {
+    let (_, stdout, _) = inspect(&["--color", "always", EVERYTHING]);
+    assert!(
+        stdout.contains("\u{1b}[1;31merror[state/patch-failed]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\u{1b}[1;33mwarning[lifecycle/open-at-error]"));
+    let (_, plain, _) = inspect(&["--color", "never", EVERYTHING]);
+    assert!(!plain.contains('\u{1b}'));
+}
+
+#[test]
+fn sse_and_jsonl_captures_inspect_alike() {
+    let mut pairs = 0;
+    for jsonl in fixture_files("fixtures/recordings") {
+        let jsonl = jsonl.to_string_lossy().into_owned();
+        let Some(stem) = jsonl.strip_suffix(".jsonl") else {
+            continue;
+        };
+        if stem.ends_with("-invalid") {
+            continue;
+        }
+        let sse = format!("{stem}.sse");
+        let (_, a, _) = inspect(&["--color", "never", &jsonl]);
+        let (_, b, _) = inspect(&["--color", "never", &sse]);
+        let strip = |text: &str, path: &str| {
+            // Paths, byte counts and source lines differ between the two framings.
+            text.replace(path, "PATH")
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("events "))
+                .map(|l| l.split(" (line ").next().unwrap().to_owned())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(strip(&a, &jsonl), strip(&b, &sse), "{stem}");
+        pairs += 1;
+    }
+    assert!(pairs >= 20);
+}
+
+#[test]
+fn stats() {
+    let (code, stdout, stderr) =
+        inspect(&["--stats", "fixtures/recordings/pydantic-ai-full.jsonl"]);
+    assert_eq!(code, 0, "{stderr}");
+    insta::assert_snapshot!("inspect_stats", stdout);
+    let (_, json, _) = inspect(&["--stats", "--format", "json", EVERYTHING]);
+    let stats: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(stats["events"], 37);
+    let types = stats["types"].as_array().unwrap();
+    let counted: u64 = types.iter().map(|t| t["events"].as_u64().unwrap()).sum();
+    assert_eq!(counted, 37);
+    let bytes: u64 = types.iter().map(|t| t["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(bytes, stats["bytes"].as_u64().unwrap());
+    // The long text delta is the largest event; streams tie on deltas and go earliest first.
+    assert_eq!(stats["largest"][0]["event_index"], 24);
+    assert_eq!(stats["largest"][1]["type"], "RUN_STARTED");
+    let ids: Vec<&str> = stats["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["r1", "c1", "m1", "ghost", "m2"]);
+    assert_eq!(stats["runs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn json_is_the_same_as_data() {
+    let (code, stdout, _) = inspect(&["--format", "json", EVERYTHING]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (doc["errors"].as_u64(), doc["warnings"].as_u64()),
+        (Some(2), Some(1))
+    );
+    let run = &doc["runs"][0];
+    assert_eq!(run["status"], "finished");
+    assert_eq!(run["duration_ms"], 480);
+    assert_eq!(run["first_event_after_ms"], 40);
+    assert_eq!(run["usage"][0]["totalTokens"], 1540);
+    let kinds: Vec<&str> = run["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "state_change",
+            "message",
+            "reasoning",
+            "step",
+            "subagent",
+            "tool_call",
+            "state_change",
+            "subagent",
+            "activity",
+            "message",
+            "state_change",
+            "message",
+            "state_change"
+        ]
+    );
+    let tool = &run["items"][5];
+    assert_eq!(tool["subagent"], "sub-1");
+    assert_eq!(tool["arguments"], r#"{"q": "AG-UI protocol"}"#);
+    assert_eq!(tool["result"]["event"], 14);
+    let failed = &run["items"][10];
+    assert_eq!(failed["applied"], false);
+    assert_eq!(
+        failed["diagnostics"][0]["rule"], "state/patch-failed",
+        "findings sit on the item they concern"
+    );
+    let change = &run["items"][6]["changes"][1];
+    assert_eq!(change["path"], "/plan/0");
+    assert!(change.get("old").is_none(), "absent, not null: {change}");
+    assert_eq!(doc["runs"][1]["error"]["code"], "OVERLOADED");
+}
+
+#[test]
+fn exit_codes() {
+    assert_eq!(inspect(&["fixtures/recordings/agui-sdk-full.jsonl"]).0, 0);
+    assert_eq!(inspect(&[EVERYTHING]).0, 1, "errors found");
+    let warns = "fixtures/recordings/copilotkit-full.jsonl";
+    assert_eq!(inspect(&[warns]).0, 0);
+    assert_eq!(inspect(&["--deny-warnings", warns]).0, 1);
+    assert_eq!(
+        inspect(&[
+            "--allow",
+            "state/*",
+            "--allow",
+            "pairing/*",
+            "--allow",
+            "lifecycle/*",
+            EVERYTHING
+        ])
+        .0,
+        0
+    );
+    let (code, _, stderr) = inspect(&["no/such.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no/such.jsonl"), "{stderr}");
+    let (code, _, _) = inspect(&["--stats", "--html", "x.html", EVERYTHING]);
+    assert_eq!(code, 2, "--html and --stats exclude each other");
+}
+
+#[test]
+fn html_escapes_what_it_embeds_and_says_what_it_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    let (_, _, stderr) = inspect(&["--html", page.to_str().unwrap(), EVERYTHING]);
+    assert_eq!(
+        stderr,
+        format!("wrote {}: 37 events, 2 errors, 1 warning\n", page.display())
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("</script>").count(), 2, "only the page's own");
+    assert_eq!(html.matches("<script").count(), 2);
+    assert!(!html.contains("<!-- <b>"));
+    assert!(html.contains("&lt;/script&gt;&lt;!-- &lt;b&gt;not bold&lt;/b&gt; &amp; more."));
+    assert!(html.contains("Content-Security-Policy"));
+    assert!(!html.contains("Capped"));
+    // A stream longer than the table holds: the page says what it left out.
+    let long = dir.path().join("long.jsonl");
+    let mut text = String::from("{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    for i in 0..10_050 {
+        text.push_str(&format!(
+            "{{\"type\":\"CUSTOM\",\"name\":\"tick\",\"value\":{i}}}\n"
+        ));
+    }
+    text.push_str("{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    std::fs::write(&long, text).unwrap();
+    let (code, _, stderr) = inspect(&["--html", page.to_str().unwrap(), long.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(
+            "Capped: the event table holds the first 10000 rows; 52 later events are left out."
+        ),
+        "{}",
+        &html[..2000.min(html.len())]
+    );
+    assert_eq!(html.matches("<tr data-row=").count(), 10_000);
+}
