@@ -110,11 +110,7 @@ pub fn check_call(
         Err(PostError::Cut(cut)) => {
             let mut engine = Engine::new(ctx, name.clone(), Vec::new());
             engine.report(cut_finding(&name, &cut, None), &mut found);
-            engine.cut_short();
-            exchange.stats = engine.finish(&mut found);
-            emit(&found)?;
-            exchange.elapsed = started.elapsed();
-            return Ok(exchange);
+            return stop_early(engine, &mut found, emit, exchange, 0, started);
         }
     };
     exchange.status = Some(response.status);
@@ -135,12 +131,14 @@ pub fn check_call(
             let d = status_finding(&name, &response, exchange.body_excerpt.clone());
             engine.report(d, &mut found);
         }
-        engine.cut_short();
-        exchange.stats = engine.finish(&mut found);
-        emit(&found)?;
-        exchange.bytes = progress.bytes();
-        exchange.elapsed = started.elapsed();
-        return Ok(exchange);
+        return stop_early(
+            engine,
+            &mut found,
+            emit,
+            exchange,
+            progress.bytes(),
+            started,
+        );
     }
 
     let read = ReadOptions {
@@ -166,12 +164,14 @@ pub fn check_call(
                 cut_finding(&name, &cut, Some((progress.bytes(), 0))),
                 &mut found,
             );
-            engine.cut_short();
-            exchange.stats = engine.finish(&mut found);
-            emit(&found)?;
-            exchange.bytes = progress.bytes();
-            exchange.elapsed = started.elapsed();
-            return Ok(exchange);
+            return stop_early(
+                engine,
+                &mut found,
+                emit,
+                exchange,
+                progress.bytes(),
+                started,
+            );
         }
     };
     let head = std::mem::take(&mut opened.head);
@@ -182,12 +182,14 @@ pub fn check_call(
         engine.report(d, &mut found);
         if !looks_like_sse {
             exchange.body_excerpt = body_excerpt(&head);
-            engine.cut_short();
-            exchange.stats = engine.finish(&mut found);
-            emit(&found)?;
-            exchange.bytes = progress.bytes();
-            exchange.elapsed = started.elapsed();
-            return Ok(exchange);
+            return stop_early(
+                engine,
+                &mut found,
+                emit,
+                exchange,
+                progress.bytes(),
+                started,
+            );
         }
     }
 
@@ -256,6 +258,24 @@ pub fn check_call(
     emit(&found)?;
     exchange.first_event = first_event;
     exchange.bytes = progress.bytes();
+    exchange.elapsed = started.elapsed();
+    Ok(exchange)
+}
+
+/// Ends a response that is not read as a stream, or no further: what the end tells (an open
+/// run), then the counts. The reason was reported already, so an empty input is not.
+fn stop_early(
+    mut engine: Engine<'_>,
+    found: &mut Vec<Diagnostic>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+    mut exchange: Exchange,
+    bytes: u64,
+    started: Instant,
+) -> Result<Exchange, LiveError> {
+    engine.cut_short();
+    exchange.stats = engine.finish(found);
+    emit(found)?;
+    exchange.bytes = bytes;
     exchange.elapsed = started.elapsed();
     Ok(exchange)
 }
