@@ -1,8 +1,9 @@
 //! Command-line types. No logic beyond reading the order of rule flags.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
-use clap::{ArgMatches, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::diff::Level as DiffLevel;
 use crate::commands::inspect::Format as InspectFormat;
@@ -28,6 +29,10 @@ pub struct Cli {
 pub enum Command {
     /// Check captured streams: framing, JSON Schemas, and the protocol's rules.
     Check(CheckArgs),
+    /// Call a live agent once and check its stream as it arrives.
+    Run(RunArgs),
+    /// Run a conformance suite of live calls: a CI gate with a JUnit report.
+    Test(TestArgs),
     /// List every rule with its default level.
     Rules(RulesArgs),
     /// Explain a rule: what it checks, why it matters, an example that trips it.
@@ -320,6 +325,106 @@ pub struct CheckArgs {
     /// first RUN_STARTED are adopted instead of reported.
     #[arg(long)]
     pub attach: bool,
+
+    /// Follow one file as it grows (a capture still being written), checking events as they
+    /// are appended; stops at Ctrl-C, or after --idle-timeout without growth.
+    #[arg(long)]
+    pub follow: bool,
+
+    /// With --follow: stop after this many seconds without growth.
+    #[arg(long, value_name = "SECS", requires = "follow", value_parser = parse_seconds)]
+    pub idle_timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("body").required(true).args(["input", "message"])))]
+pub struct RunArgs {
+    /// The agent's endpoint, http:// or https://.
+    pub url: String,
+
+    /// The RunAgentInput to POST (`-` for stdin), sent as it is.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+
+    /// POST a minimal RunAgentInput: this one user message, fresh threadId and runId.
+    #[arg(long, value_name = "TEXT")]
+    pub message: Option<String>,
+
+    /// An extra request header, `Name: value`. `${VAR}` in the value is read from the
+    /// environment. Repeatable. Values are never printed or recorded.
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+
+    /// Write the events to FILE as JSONL as they arrive.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Write the response body to FILE byte for byte as it arrives.
+    #[arg(long, value_name = "FILE")]
+    pub record_raw: Option<PathBuf>,
+
+    /// Give up when no bytes arrive for this many seconds.
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_seconds)]
+    pub idle_timeout: Duration,
+
+    /// Give up when the whole call takes longer than this many seconds.
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+
+    /// Also print one line per event, on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+
+    /// A directory of schemas laid over the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+
+    /// Largest SSE frame read; larger ones are reported and skipped.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+
+    /// Largest shared state (estimated in memory) a patch may grow to.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// The suite file: `[[case]]` tables, paths relative to it.
+    pub suite: PathBuf,
+
+    /// Also write a JUnit XML report to FILE: one testcase per case.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Write the cases' snapshots from their streams (in CI, only with --reason).
+    #[arg(long)]
+    pub update_snapshots: bool,
+
+    /// Why the snapshots change; recorded in their headers.
+    #[arg(long, value_name = "TEXT", requires = "update_snapshots")]
+    pub reason: Option<String>,
+
+    /// Run this many cases at a time (output stays in suite order).
+    #[arg(short, long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: u16,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    /// Read rule settings from this file instead of the nearest agui-lens.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// A directory of schemas laid over the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -414,6 +519,18 @@ pub fn rule_flags_in_order(matches: &ArgMatches, args: &RuleArgs) -> Vec<(Level,
         .collect()
 }
 
+/// Parses a number of seconds: `60`, `1.5`.
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds (e.g. 60, 1.5)"))?;
+    if !(secs > 0.0 && secs < 1e9) {
+        return Err(format!("`{text}` seconds is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
 /// Parses `64MiB`, `200MB`, `1g`, `1048576`.
 pub fn parse_size(text: &str) -> Result<usize, String> {
     let text = text.trim();
@@ -453,6 +570,14 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("60"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("soon").is_err());
     }
 
     #[test]

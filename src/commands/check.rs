@@ -3,6 +3,7 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::ArgMatches;
@@ -17,15 +18,10 @@ use crate::rules::Levels;
 use crate::rules::engine::{Context, Engine, Stats};
 use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use crate::schema::SchemaSet;
-use crate::source::{self, InputSpec, ReadOptions};
+use crate::source::{self, InputSpec, Opened, ReadOptions};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
-    let Settings {
-        levels,
-        schemas,
-        max_line,
-        deny_warnings,
-    } = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
+    let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
     let paths = if args.paths.is_empty() {
         if io::stdin().is_terminal() {
             bail!("no input: give files or directories, or pipe a stream into `agui-lens check -`");
@@ -34,26 +30,58 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     } else {
         args.paths.clone()
     };
-    let inputs = source::expand_inputs(&paths)?;
     let read = ReadOptions {
         format: args.input_format,
-        max_line,
+        max_line: settings.max_line,
     };
-    let ctx = Context {
-        schemas: &schemas,
-        levels: &levels,
-        max_line,
-        protocol: ProtocolOptions {
-            attach: args.attach,
-            state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
-            max_args: max_line,
-        },
-    };
+    let ctx = settings.context(ProtocolOptions {
+        attach: args.attach,
+        state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+        ..ProtocolOptions::default()
+    });
     let color = use_color(args.output.color);
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
     let mut reporter = report::reporter(args.output.format, out, color);
-    let summary = check_inputs(&ctx, &inputs, &read, reporter.as_mut())?;
-    Ok(Outcome::from_summary(&summary, deny_warnings))
+    let summary = if args.follow {
+        follow(&ctx, &paths, &read, args.idle_timeout, reporter.as_mut())?
+    } else {
+        let inputs = source::expand_inputs(&paths)?;
+        check_inputs(&ctx, &inputs, &read, reporter.as_mut())?
+    };
+    Ok(Outcome::from_summary(&summary, settings.deny_warnings))
+}
+
+/// `check --follow FILE`: one file, read as it grows, reported as events are appended. Ends
+/// at Ctrl-C (or SIGTERM), or after `idle` without growth; what only the end can tell (an
+/// unterminated run) is then reported as for any input.
+fn follow(
+    ctx: &Context<'_>,
+    paths: &[PathBuf],
+    read: &ReadOptions,
+    idle: Option<Duration>,
+    reporter: &mut dyn Reporter,
+) -> Result<RunSummary> {
+    let [path] = paths else {
+        bail!("--follow takes exactly one file");
+    };
+    if path.as_os_str() == "-" {
+        bail!("--follow takes a file; stdin is already read as it arrives (`agui-lens check -`)");
+    }
+    crate::interrupt::catch();
+    let opened = source::open_follow(path, read, idle, crate::interrupt::requested)?;
+    let mut run = RunSummary {
+        summary: Summary::default(),
+        failed_inputs: 0,
+    };
+    let file = check_opened(ctx, opened, &mut |diagnostics| {
+        for d in diagnostics {
+            reporter.diagnostic(d)?;
+        }
+        reporter.flush()
+    })?;
+    finish_file(&mut run, &file, reporter)?;
+    reporter.finish(&run.summary)?;
+    Ok(run)
 }
 
 /// What checking needs from the flags and the nearest agui-lens.toml: rule levels, schemas,
@@ -63,6 +91,21 @@ pub struct Settings {
     pub schemas: SchemaSet,
     pub max_line: usize,
     pub deny_warnings: bool,
+}
+
+impl Settings {
+    /// The context streams are checked in; tool-call arguments are capped like lines.
+    pub fn context(&self, protocol: ProtocolOptions) -> Context<'_> {
+        Context {
+            schemas: &self.schemas,
+            levels: &self.levels,
+            max_line: self.max_line,
+            protocol: ProtocolOptions {
+                max_args: self.max_line,
+                ..protocol
+            },
+        }
+    }
 }
 
 pub fn settings(
@@ -181,10 +224,19 @@ pub fn check_one(
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     let name = input.display_name();
-    let mut opened = match source::open(input, read) {
-        Ok(opened) => opened,
-        Err(err) => return Ok(failed(name, Stats::default(), format!("{err:#}"))),
-    };
+    match source::open(input, read) {
+        Ok(opened) => check_opened(ctx, opened, emit),
+        Err(err) => Ok(failed(name, Stats::default(), format!("{err:#}"))),
+    }
+}
+
+/// Checks an opened input, handing diagnostics to `emit` batch by batch.
+pub fn check_opened(
+    ctx: &Context<'_>,
+    mut opened: Opened,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    let name = opened.name.clone();
     let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut found = Vec::new();
     let failure = engine

@@ -50,6 +50,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
             attach: false,
             state_limit,
             max_args: max_line,
+            state: None,
         },
     };
     let name = input.display_name();

@@ -7,9 +7,12 @@ pub mod diff;
 pub mod events;
 pub mod fold;
 pub mod inspect;
+pub mod live;
 pub mod rules;
+pub mod run;
 pub mod schema;
 pub mod snapshot;
+pub mod test;
 
 use std::process::ExitCode;
 
@@ -79,6 +82,8 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
     let sub = matches.subcommand().map(|(_, m)| m).unwrap_or(matches);
     match &cli.command {
         Command::Check(args) => check::run(args, sub),
+        Command::Run(args) => run::run(args, sub),
+        Command::Test(args) => test::run(args),
         Command::Rules(args) => rules::list(args),
         Command::Explain { rule } => rules::explain(rule),
         Command::Schema(command) => schema::run(command),

@@ -120,10 +120,42 @@ fn pending(file: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn check(args: &SnapshotArgs) -> Result<Outcome> {
-    let (Some(stream), Some(file)) = (&args.stream, &args.expect) else {
-        bail!("give a stream and --expect FILE (or `snapshot accept FILE`, `snapshot review DIR`)");
-    };
+/// How to hold a stream to a snapshot file.
+#[derive(Clone, Debug, Default)]
+pub struct Hold {
+    /// Write the snapshot from the stream instead of comparing.
+    pub update: bool,
+    /// Why it changes; recorded in the header (an update in CI needs one).
+    pub reason: Option<String>,
+    /// Level for a new snapshot, or for an updated one when given; an existing snapshot is
+    /// compared at its own.
+    pub level: Option<Level>,
+    /// Normalisation for a new snapshot, or for an updated one when given.
+    pub settings: Option<Settings>,
+}
+
+/// What holding a stream to a snapshot came to.
+#[derive(Debug)]
+pub enum Verdict {
+    /// The stream means what the snapshot says.
+    Matches,
+    /// `update` wrote a snapshot that did not exist.
+    Written,
+    /// `update` rewrote the snapshot.
+    Updated,
+    /// There is no snapshot: the stream's is in `pending` for review.
+    New { pending: PathBuf },
+    /// The stream differs: the new result is in `pending` for review.
+    Changed {
+        pending: PathBuf,
+        stored: Vec<Value>,
+        current: Vec<Value>,
+    },
+}
+
+/// Holds a stream to a snapshot file, the way `agui-lens snapshot` does: a missing or
+/// different snapshot leaves `FILE.new` beside it, and is never accepted silently.
+pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> Result<Verdict> {
     let stored = match std::fs::read_to_string(file) {
         Ok(text) => Some(
             Snapshot::parse(&text)
@@ -133,7 +165,9 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
     };
-    if args.update && std::env::var_os("CI").is_some_and(|v| !v.is_empty()) && args.reason.is_none()
+    if request.update
+        && std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+        && request.reason.is_none()
     {
         bail!(
             "refusing to update {} in CI without --reason: say why the expectation changes",
@@ -141,89 +175,128 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
         );
     }
     // The stored header decides how to compare; flags apply to new snapshots and updates.
-    let flags_given = args.level.is_some()
-        || !args.normalize.keep.is_empty()
-        || !args.normalize.redact.is_empty();
-    let (level, settings) = match (&stored, args.update && flags_given) {
+    let flags_given = request.level.is_some() || request.settings.is_some();
+    let (level, settings) = match (&stored, request.update && flags_given) {
         (Some(stored), false) => (stored.level, stored.settings.clone()),
         _ => (
-            args.level.unwrap_or(Level::Compact),
-            normalize_settings(&args.normalize)?,
+            request.level.unwrap_or(Level::Compact),
+            request.settings.clone().unwrap_or_default(),
         ),
     };
-    let read = ReadOptions {
-        format: args.input_format,
-        max_line: DEFAULT_MAX_LINE,
-    };
-    let items = normalized(stream, &read, level, &settings)?;
+    let items = normalized(stream, read, level, &settings)?;
     let current = Snapshot {
         level,
         settings,
-        reason: args
+        reason: request
             .reason
             .clone()
             .or_else(|| stored.as_ref().and_then(|s| s.reason.clone())),
         items,
     };
     let new_file = pending(file);
-    let mut err = io::stderr().lock();
     match stored {
-        None if args.update => {
+        None if request.update => {
             write_atomically(file, &current.render())?;
-            writeln!(err, "wrote {}", file.display())?;
-            Ok(Outcome::Clean)
+            Ok(Verdict::Written)
         }
         None => {
             write_atomically(&new_file, &current.render())?;
-            writeln!(
-                err,
-                "no snapshot at {}: wrote {} — review it and accept it with `agui-lens snapshot accept {}`",
-                file.display(),
-                new_file.display(),
-                file.display()
-            )?;
-            Ok(Outcome::Findings)
+            Ok(Verdict::New { pending: new_file })
         }
         Some(stored) => {
             let comparison = compare(&stored.items, &current.items);
-            if comparison.equal && !(args.update && flags_given) {
+            if comparison.equal && !(request.update && flags_given) {
                 if new_file.exists() {
                     std::fs::remove_file(&new_file)
                         .with_context(|| format!("removing {}", new_file.display()))?;
                 }
-                return Ok(Outcome::Clean);
+                return Ok(Verdict::Matches);
             }
-            if args.update {
+            if request.update {
                 write_atomically(file, &current.render())?;
-                writeln!(err, "updated {}", file.display())?;
-                return Ok(Outcome::Clean);
+                return Ok(Verdict::Updated);
             }
+            write_atomically(&new_file, &current.render())?;
+            Ok(Verdict::Changed {
+                pending: new_file,
+                stored: stored.items,
+                current: current.items,
+            })
+        }
+    }
+}
+
+fn check(args: &SnapshotArgs) -> Result<Outcome> {
+    let (Some(stream), Some(file)) = (&args.stream, &args.expect) else {
+        bail!("give a stream and --expect FILE (or `snapshot accept FILE`, `snapshot review DIR`)");
+    };
+    let normalize_given = !args.normalize.keep.is_empty() || !args.normalize.redact.is_empty();
+    let request = Hold {
+        update: args.update,
+        reason: args.reason.clone(),
+        level: args.level,
+        settings: if normalize_given {
+            Some(normalize_settings(&args.normalize)?)
+        } else {
+            None
+        },
+    };
+    let read = ReadOptions {
+        format: args.input_format,
+        max_line: DEFAULT_MAX_LINE,
+    };
+    let verdict = hold(stream, &read, file, &request)?;
+    let mut err = io::stderr().lock();
+    match verdict {
+        Verdict::Matches => Ok(Outcome::Clean),
+        Verdict::Written => {
+            writeln!(err, "wrote {}", file.display())?;
+            Ok(Outcome::Clean)
+        }
+        Verdict::Updated => {
+            writeln!(err, "updated {}", file.display())?;
+            Ok(Outcome::Clean)
+        }
+        Verdict::New { pending } => {
+            writeln!(
+                err,
+                "no snapshot at {}: wrote {} — review it and accept it with `agui-lens snapshot accept {}`",
+                file.display(),
+                pending.display(),
+                file.display()
+            )?;
+            Ok(Outcome::Findings)
+        }
+        Verdict::Changed {
+            pending,
+            stored,
+            current,
+        } => {
             let mut out = io::stdout().lock();
             let labels = (
                 file.to_string_lossy().into_owned(),
                 format!("{} (now)", stream.display()),
             );
             let labels = (labels.0.as_str(), labels.1.as_str());
-            write!(out, "{}", summary(&comparison, labels))?;
+            write!(out, "{}", summary(&compare(&stored, &current), labels))?;
             writeln!(out)?;
             let color = use_color(args.color);
             write!(
                 out,
                 "{}",
                 unified_diff(
-                    &render(&stored.items),
-                    &render(&current.items),
+                    &render(&stored),
+                    &render(&current),
                     labels,
                     color,
                     args.max_lines
                 )
             )?;
-            write_atomically(&new_file, &current.render())?;
             writeln!(
                 err,
                 "the stream no longer matches {}: wrote {} (accept it with `agui-lens snapshot accept {}`)",
                 file.display(),
-                new_file.display(),
+                pending.display(),
                 file.display()
             )?;
             Ok(Outcome::Findings)

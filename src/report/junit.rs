@@ -47,7 +47,7 @@ pub fn xml_escape(text: &str) -> String {
     out
 }
 
-fn describe(d: &Diagnostic) -> String {
+pub(crate) fn describe(d: &Diagnostic) -> String {
     let mut text = format!("{}[{}]: {}", d.severity, d.rule, d.message);
     if let Some(line) = d.line {
         text.push_str(&format!("\n  at {}:{line}", d.path));

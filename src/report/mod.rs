@@ -8,6 +8,7 @@ mod json;
 mod jsonl;
 mod junit;
 mod sarif;
+pub mod suite;
 
 use std::io::{self, Write};
 use std::sync::Arc;

@@ -117,6 +117,8 @@ pub struct Engine<'a> {
     known_events: u64,
     held: Vec<Diagnostic>,
     holding: bool,
+    /// The input was cut short for a reason already reported (a live connection failed).
+    cut_short: bool,
     protocol: Protocol,
     /// Read plain delta events without building them (see [`crate::source::delta`]).
     fast: bool,
@@ -133,6 +135,7 @@ impl<'a> Engine<'a> {
             known_events: 0,
             held: Vec::new(),
             holding: true,
+            cut_short: false,
             protocol: Protocol::new(ctx.protocol.clone()),
             // The fast path stands in for the embedded schemas; a user's may say otherwise.
             fast: ctx.schemas.is_stock(),
@@ -356,6 +359,18 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Reports a finding from outside the stream (the connection it came over, the input that
+    /// was sent), under the user's levels and in the input's counts.
+    pub fn report(&mut self, d: Diagnostic, out: &mut Vec<Diagnostic>) {
+        self.emit(d, out);
+    }
+
+    /// Says the input ended early for a reason already reported with [`Engine::report`], so
+    /// an empty input is not reported again as `framing/no-events`.
+    pub fn cut_short(&mut self) {
+        self.cut_short = true;
+    }
+
     /// Ends the input: reports what only the end can tell. Returns the input's counts.
     pub fn finish(mut self, out: &mut Vec<Diagnostic>) -> Stats {
         let mut found = Vec::new();
@@ -363,7 +378,7 @@ impl<'a> Engine<'a> {
         for d in found {
             self.emit(d, out);
         }
-        if self.holding && self.known_events == 0 {
+        if self.holding && self.known_events == 0 && !self.cut_short {
             // Findings that only say "this is not an event" are folded into one.
             let explained = |d: &Diagnostic| {
                 matches!(

@@ -1,7 +1,8 @@
 //! The rule registry: every rule agui-lens can report, its documentation and default level.
 //!
 //! Adding a rule touches three places: its definition (next to the code that reports it), one
-//! line in `registry!` below, and one fixture under `fixtures/invalid/`.
+//! line in `registry!` below, and one fixture under `fixtures/invalid/` (or, for the live-only
+//! `transport/` and `suite/` rules, a test in `tests/live.rs`).
 
 pub mod engine;
 pub mod framing;
@@ -12,7 +13,9 @@ pub mod protocol;
 pub mod reference;
 pub mod schema;
 pub mod state;
+pub mod suite;
 pub mod tool_args;
+pub mod transport;
 
 use std::fmt;
 
@@ -147,6 +150,16 @@ registry! {
     ToolArgsUndeclaredTool => tool_args::UNDECLARED_TOOL,
     OrderTimestampDecreasing => order::TIMESTAMP_DECREASING,
     OrderTimestampUnit => order::TIMESTAMP_UNIT,
+    TransportHttpStatus => transport::HTTP_STATUS,
+    TransportContentType => transport::CONTENT_TYPE,
+    TransportConnectionLost => transport::CONNECTION_LOST,
+    TransportIdleTimeout => transport::IDLE_TIMEOUT,
+    TransportTimeout => transport::TIMEOUT,
+    TransportRunIdMismatch => transport::RUN_ID_MISMATCH,
+    SuiteStatusMismatch => suite::STATUS_MISMATCH,
+    SuiteMissingEvent => suite::MISSING_EVENT,
+    SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,
+    SuiteFirstEventSlow => suite::FIRST_EVENT_SLOW,
 }
 
 impl RuleId {

@@ -28,6 +28,9 @@ pub struct ProtocolOptions {
     pub state_limit: usize,
     /// Longest tool-call arguments kept for checking.
     pub max_args: usize,
+    /// The state the client holds before the stream: for a live call, the state of the
+    /// RunAgentInput it sent. A RUN_STARTED.input.state replaces it.
+    pub state: Option<Value>,
 }
 
 impl Default for ProtocolOptions {
@@ -36,6 +39,7 @@ impl Default for ProtocolOptions {
             attach: false,
             state_limit: DEFAULT_STATE_LIMIT,
             max_args: crate::source::DEFAULT_MAX_LINE,
+            state: None,
         }
     }
 }
@@ -170,7 +174,7 @@ impl Protocol {
         Protocol {
             lifecycle: Lifecycle::new(options.attach),
             pairing: Pairing::default(),
-            state: StateRules::new(options.state_limit),
+            state: StateRules::new(options.state_limit, options.state.clone()),
             references: References::default(),
             tool_args: ToolArgs::new(options.max_args),
             order: Order::default(),

@@ -102,15 +102,20 @@ pub struct StateRules {
 }
 
 impl StateRules {
-    pub fn new(limit: usize) -> Self {
-        StateRules {
+    /// `baseline` is the state held before the stream, if known.
+    pub fn new(limit: usize, baseline: Option<Value>) -> Self {
+        let mut rules = StateRules {
             limit,
             state: None,
             size: 0,
             no_baseline_reported: false,
             activities: HashMap::new(),
             unknown_activities_reported: Default::default(),
+        };
+        if let Some(state) = baseline.filter(|s| !s.is_null()) {
+            rules.set_state(state);
         }
+        rules
     }
 
     pub fn on_event(&mut self, ev: &Ev<'_>, adopting: bool, out: &mut Out<'_>) {

@@ -3,6 +3,8 @@
 
 pub mod delta;
 mod detect;
+mod follow;
+pub mod http;
 mod json;
 mod jsonl;
 mod lines;
@@ -18,6 +20,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 
 pub use detect::{Compression, describe_non_stream, format_from_extension, sniff_format};
+pub use follow::Follow;
 
 /// The compression a file name asks for (`.gz`, `.zst`), if any.
 pub fn detect_compression_ext(path: &Path) -> Compression {
@@ -261,6 +264,20 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
     let mut opened = open_reader(name, raw, ext_hint, options)?;
     opened.live = live;
     Ok(opened)
+}
+
+/// Opens a file that is still being written, to read it as it grows (see [`Follow`]).
+pub fn open_follow(
+    path: &Path,
+    options: &ReadOptions,
+    idle: Option<std::time::Duration>,
+    stop: fn() -> bool,
+) -> Result<Opened> {
+    let follow =
+        Follow::open(path, idle, stop).with_context(|| format!("opening {}", path.display()))?;
+    let name = InputSpec::File(path.to_path_buf()).display_name();
+    let hint = detect::format_from_extension(path);
+    open_reader(name, Box::new(follow), hint, options)
 }
 
 /// Opens any byte stream (a socket body, a test buffer) the way [`open`] opens a file.

@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests.
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -14,8 +16,21 @@ pub fn agui_lens() -> assert_cmd::Command {
     cmd.current_dir(root())
         .env_remove("NO_COLOR")
         .env_remove("CI");
+    for proxy in PROXY_VARIABLES {
+        cmd.env_remove(proxy);
+    }
     cmd
 }
+
+/// Live tests talk to 127.0.0.1 only, never through a proxy the environment names.
+pub const PROXY_VARIABLES: &[&str] = &[
+    "ALL_PROXY",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "all_proxy",
+    "https_proxy",
+    "http_proxy",
+];
 
 /// Runs the binary with arguments; returns (exit code, stdout, stderr).
 pub fn run(args: &[&str]) -> (i32, String, String) {

@@ -1,0 +1,40 @@
+//! Suite rules: a case of a conformance suite (`agui-lens test`) that does not meet what the
+//! suite file expects of it. Reported by `commands/test.rs` at the case's line in the suite.
+
+use super::{Level, Rule};
+
+pub const STATUS_MISMATCH: Rule = Rule {
+    name: "suite/status-mismatch",
+    default: Level::Deny,
+    summary: "a case's HTTP status is not its expect_status (any 2xx when none is given)",
+    why: "A case states how the agent must answer: a stream (200), or a refusal such as 422 \
+          for a case that sends a bad body. Any other answer fails the case.",
+    example: "[[case]]\nname = \"bad body\"\nexpect_status = 422\n(the agent answers 200)",
+};
+
+pub const MISSING_EVENT: Rule = Rule {
+    name: "suite/missing-event",
+    default: Level::Deny,
+    summary: "an event type in a case's require_events never appeared in its stream",
+    why: "A stream can be valid and still not do what the case is for: a tool call that never \
+          happens, a message that never starts.",
+    example: "[[case]]\nrequire_events = [\"TOOL_CALL_START\"]\n(the agent answers with text only)",
+};
+
+pub const SNAPSHOT_MISMATCH: Rule = Rule {
+    name: "suite/snapshot-mismatch",
+    default: Level::Deny,
+    summary: "a case's stream differs from its snapshot (compared as `agui-lens snapshot` does), or the snapshot does not exist yet",
+    why: "The snapshot holds what the stream meant when someone last accepted it; a change in \
+          meaning is either a regression or needs accepting. The new result is written beside \
+          the snapshot as FILE.new for `agui-lens snapshot review`.",
+    example: "[[case]]\nsnapshot = \"snapshots/chat.snap\"\n(the agent now answers \"Hi\" where the snapshot says \"Hello\")",
+};
+
+pub const FIRST_EVENT_SLOW: Rule = Rule {
+    name: "suite/first-event-slow",
+    default: Level::Deny,
+    summary: "a case's first event came later than its max_first_event_ms (or never)",
+    why: "Time to first event is what a user waits before anything moves on screen.",
+    example: "[[case]]\nmax_first_event_ms = 3000\n(RUN_STARTED arrives after 4.2 s)",
+};

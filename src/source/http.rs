@@ -1,0 +1,358 @@
+//! Live input: one POST of a RunAgentInput to an agent, the response's head, and a body reader
+//! that remembers why it stopped when the transport failed. Never retries and never
+//! reconnects: a second request would run the agent a second time.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ureq::http::{HeaderName, HeaderValue};
+
+/// What to send.
+#[derive(Clone, Debug)]
+pub struct Request<'a> {
+    pub url: &'a str,
+    /// Extra headers, values already expanded. Never printed.
+    pub headers: &'a [(String, String)],
+    pub body: &'a [u8],
+    /// Longest wait for the next bytes (of the response head or the body).
+    pub idle_timeout: Duration,
+    /// Longest the whole exchange may take.
+    pub timeout: Option<Duration>,
+}
+
+/// Why a response stopped before its end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// No bytes for this long.
+    IdleTimeout(Duration),
+    /// The exchange took longer than this in all.
+    Timeout(Duration),
+    /// Closed or reset; the text says which.
+    ConnectionLost(String),
+}
+
+/// Why a POST got no response head.
+#[derive(Debug)]
+pub enum PostError {
+    /// No HTTP exchange happened: a bad URL, an unknown host, a refused connection, a failed
+    /// TLS handshake.
+    Unreachable(String),
+    /// The request went out, but the response head never came.
+    Cut(Cut),
+}
+
+impl fmt::Display for PostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PostError::Unreachable(why) => f.write_str(why),
+            PostError::Cut(cut) => write!(f, "{cut:?}"),
+        }
+    }
+}
+
+/// A response head, with its body still to read.
+pub struct Response {
+    pub status: u16,
+    pub reason: Option<&'static str>,
+    pub content_type: Option<String>,
+    /// Where a redirect points.
+    pub location: Option<String>,
+    pub body: Body,
+    /// How reading the body is going; shared with the body, which is handed to a reader.
+    pub progress: Arc<Progress>,
+}
+
+/// What reading a body has come to, readable while another owner reads it.
+#[derive(Debug, Default)]
+pub struct Progress {
+    cut: Mutex<Option<Cut>>,
+    record_error: Mutex<Option<String>>,
+    bytes: AtomicU64,
+}
+
+impl Progress {
+    /// Why the body stopped early, if it did.
+    pub fn cut(&self) -> Option<Cut> {
+        self.cut.lock().map(|c| c.clone()).unwrap_or(None)
+    }
+
+    /// A failure to write the raw recording, which stops the read.
+    pub fn record_error(&self) -> Option<String> {
+        self.record_error.lock().map(|e| e.clone()).unwrap_or(None)
+    }
+
+    /// Body bytes received so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// Checks a header before anything is sent; the message names the header, never its value.
+pub fn check_header(name: &str, value: &str) -> Result<(), String> {
+    HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| format!("`{name}` is not a valid header name"))?;
+    HeaderValue::from_str(value)
+        .map_err(|_| format!("the value of header `{name}` holds characters a header cannot"))?;
+    Ok(())
+}
+
+/// A URL as it may be shown: without a password or user name in it.
+pub fn display_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+/// POSTs the body as JSON, asking for an event stream. `tee` receives the body's bytes
+/// exactly as they arrive.
+pub fn post(
+    request: &Request<'_>,
+    tee: Option<Box<dyn Write + Send>>,
+) -> Result<Response, PostError> {
+    let lower = request.url.to_ascii_lowercase();
+    if !lower.starts_with("http://") && !lower.starts_with("https://") {
+        return Err(PostError::Unreachable(format!(
+            "`{}` is not an http:// or https:// URL",
+            display_url(request.url)
+        )));
+    }
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        // A POST is not re-sent elsewhere: the redirect itself is the answer.
+        .max_redirects(0)
+        .user_agent(concat!("agui-lens/", env!("CARGO_PKG_VERSION")))
+        .timeout_connect(Some(request.idle_timeout))
+        .timeout_per_read(Some(request.idle_timeout))
+        .timeout_global(request.timeout)
+        .build();
+    let agent = ureq::Agent::new_with_config(config);
+    let mut builder = agent
+        .post(request.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "text/event-stream");
+    for (name, value) in request.headers {
+        check_header(name, value).map_err(PostError::Unreachable)?;
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    let response = builder
+        .send(request.body)
+        .map_err(|e| post_error(e, request))?;
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let status = response.status();
+    let progress = Arc::new(Progress::default());
+    Ok(Response {
+        status: status.as_u16(),
+        reason: status.canonical_reason(),
+        content_type: header("content-type"),
+        location: header("location"),
+        progress: progress.clone(),
+        body: Body {
+            inner: response.into_body().into_reader(),
+            tee,
+            progress,
+            idle_timeout: request.idle_timeout,
+            timeout: request.timeout,
+        },
+    })
+}
+
+/// Whether a Content-Type is an event stream (`text/event-stream; charset=utf-8` is).
+pub fn is_event_stream(content_type: Option<&str>) -> bool {
+    content_type.is_some_and(|ct| {
+        ct.split(';')
+            .next()
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("text/event-stream"))
+    })
+}
+
+fn post_error(err: ureq::Error, request: &Request<'_>) -> PostError {
+    use ureq::Timeout;
+    match err {
+        ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => {
+            PostError::Unreachable(format!(
+                "could not connect to {} within {}",
+                display_url(request.url),
+                seconds(request.idle_timeout)
+            ))
+        }
+        ureq::Error::Timeout(Timeout::PerRead) => {
+            PostError::Cut(Cut::IdleTimeout(request.idle_timeout))
+        }
+        ureq::Error::Timeout(_) => {
+            PostError::Cut(Cut::Timeout(request.timeout.unwrap_or_default()))
+        }
+        ureq::Error::Io(e) if connection_was_open(&e) => {
+            PostError::Cut(Cut::ConnectionLost(describe_io(&e)))
+        }
+        ureq::Error::Io(e) => PostError::Unreachable(format!(
+            "could not connect to {}: {}",
+            display_url(request.url),
+            describe_io(&e)
+        )),
+        ureq::Error::HostNotFound => PostError::Unreachable(format!(
+            "could not connect to {}: host not found",
+            display_url(request.url)
+        )),
+        other => PostError::Unreachable(format!("{}: {other}", display_url(request.url))),
+    }
+}
+
+/// Errors that only an open connection can give.
+fn connection_was_open(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::BrokenPipe
+    )
+}
+
+fn describe_io(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset => "the connection was reset".into(),
+        io::ErrorKind::ConnectionAborted => "the connection was aborted".into(),
+        // ureq reports a reset in the middle of a body as an unexpected end, too.
+        io::ErrorKind::UnexpectedEof => "the connection was closed or reset".into(),
+        io::ErrorKind::BrokenPipe => "the connection closed while the request was sent".into(),
+        io::ErrorKind::ConnectionRefused => "the connection was refused".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// `60 s`, `1.5 s`, `250 ms`.
+pub fn seconds(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+impl fmt::Display for Cut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cut::IdleTimeout(d) => write!(f, "no bytes for {}", seconds(*d)),
+            Cut::Timeout(d) => write!(f, "still going after {}", seconds(*d)),
+            Cut::ConnectionLost(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A response body. A transport failure is recorded in [`Progress`] and returned as an error,
+/// so the frame reader stops there and what arrived before is still checked.
+pub struct Body {
+    inner: ureq::BodyReader<'static>,
+    tee: Option<Box<dyn Write + Send>>,
+    progress: Arc<Progress>,
+    idle_timeout: Duration,
+    timeout: Option<Duration>,
+}
+
+impl Body {
+    fn classify(&self, err: io::Error) -> Cut {
+        match ureq::Error::from(err) {
+            ureq::Error::Timeout(ureq::Timeout::PerRead) => Cut::IdleTimeout(self.idle_timeout),
+            ureq::Error::Timeout(_) => Cut::Timeout(self.timeout.unwrap_or_default()),
+            ureq::Error::Io(e) if matches!(e.kind(), io::ErrorKind::TimedOut) => {
+                Cut::IdleTimeout(self.idle_timeout)
+            }
+            ureq::Error::Io(e) => Cut::ConnectionLost(describe_io(&e)),
+            ureq::Error::Protocol(e) => {
+                Cut::ConnectionLost(format!("the response body is malformed ({e})"))
+            }
+            other => Cut::ConnectionLost(other.to_string()),
+        }
+    }
+}
+
+impl Read for Body {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = loop {
+            match self.inner.read(buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let cut = self.classify(e);
+                    let message = cut.to_string();
+                    if let Ok(mut slot) = self.progress.cut.lock() {
+                        slot.get_or_insert(cut);
+                    }
+                    return Err(io::Error::other(message));
+                }
+            }
+        };
+        self.progress.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        if let Some(tee) = &mut self.tee
+            && let Err(e) = tee.write_all(&buf[..n]).and_then(|()| tee.flush())
+        {
+            let message = e.to_string();
+            if let Ok(mut slot) = self.progress.record_error.lock() {
+                *slot = Some(message.clone());
+            }
+            self.tee = None;
+            return Err(io::Error::other(message));
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_credentials() {
+        assert_eq!(
+            display_url("https://user:secret@example.com/agent?x=1"),
+            "https://example.com/agent?x=1"
+        );
+        assert_eq!(
+            display_url("http://127.0.0.1:8000/"),
+            "http://127.0.0.1:8000/"
+        );
+        assert_eq!(
+            display_url("http://h/path@not-userinfo"),
+            "http://h/path@not-userinfo"
+        );
+    }
+
+    #[test]
+    fn event_stream_types() {
+        assert!(is_event_stream(Some("text/event-stream")));
+        assert!(is_event_stream(Some("Text/Event-Stream; charset=utf-8")));
+        assert!(!is_event_stream(Some("text/html")));
+        assert!(!is_event_stream(None));
+    }
+
+    #[test]
+    fn header_problems_never_show_the_value() {
+        assert!(check_header("Authorization", "Bearer x").is_ok());
+        let err = check_header("Authorization", "Bearer sec\nret").unwrap_err();
+        assert!(!err.contains("sec"), "{err}");
+        assert!(check_header("Bad Name", "x").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(seconds(Duration::from_secs(60)), "60 s");
+        assert_eq!(seconds(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(seconds(Duration::from_millis(250)), "250 ms");
+    }
+}

@@ -1,0 +1,1010 @@
+//! `agui-lens run`, `check --follow` and `agui-lens test` against a scripted server on
+//! 127.0.0.1: every transport fault trips its rule with the right exit code, what arrived
+//! before a fault is still checked, output and recordings are written as events arrive, and
+//! secrets never show.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::server::{Script, Server, Step, clean_run, frame};
+use crate::common::{PROXY_VARIABLES, agui_lens, split};
+
+/// Runs the binary; returns (exit code, stdout, stderr).
+fn lens(args: &[&str]) -> (i32, String, String) {
+    split(agui_lens().args(args).output().unwrap())
+}
+
+/// `run URL --message hi` plus flags, human output without colour.
+fn run_url(url: &str, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["run", url, "--message", "hi", "--color", "never"];
+    args.extend_from_slice(extra);
+    lens(&args)
+}
+
+/// The report as JSON: `run --format json`.
+fn run_json(url: &str, extra: &[&str]) -> (i32, Value, String) {
+    let mut args = vec!["--format", "json"];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = run_url(url, &args);
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (code, doc, stderr)
+}
+
+fn rules(doc: &Value) -> Vec<String> {
+    doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// What a person sees, with what changes from run to run masked: the port and the times
+/// (`12 ms`, `(0.34 s`).
+fn masked(text: &str, server: &Server) -> String {
+    let text = text.replace(&server.addr.port().to_string(), "PORT");
+    let mut out = String::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split(' ').collect();
+        let shown: Vec<String> = words
+            .iter()
+            .enumerate()
+            .map(|(i, word)| {
+                let unit = words
+                    .get(i + 1)
+                    .map(|u| u.trim_end_matches([',', ';', ')', ':']));
+                let number = word.trim_start_matches('(');
+                let is_time = matches!(unit, Some("ms" | "s"))
+                    && !number.is_empty()
+                    && number.chars().all(|c| c.is_ascii_digit() || c == '.');
+                if is_time {
+                    word.replace(number, "N")
+                } else {
+                    (*word).to_owned()
+                }
+            })
+            .collect();
+        out.push_str(&shown.join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+const HTML_500: &str = "<!DOCTYPE html>\n<html><head><title>Internal Server Error</title></head>\n<body><h1>Traceback</h1><pre>KeyError: 'messages'</pre></body></html>\n";
+
+#[test]
+fn a_clean_stream_checks_clean_and_the_input_is_sent_as_given() {
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.json");
+    let body = "{\"threadId\": \"t-7\", \"runId\": \"r-7\", \"messages\": []}\n";
+    std::fs::write(&input, body).unwrap();
+    let (code, stdout, stderr) = lens(&[
+        "run",
+        &server.url("/agent"),
+        "--input",
+        input.to_str().unwrap(),
+        "--color",
+        "never",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(stdout, "checked 1 file, 5 events: 0 errors, 0 warnings\n");
+    assert!(
+        stderr.contains(": 200 OK (text/event-stream), first event after "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("in all; 5 events: 0 errors, 0 warnings\n"),
+        "{stderr}"
+    );
+    let [request] = &server.requests()[..] else {
+        panic!("one request, never a retry")
+    };
+    assert_eq!(request.path, "/agent");
+    assert_eq!(request.body, body.as_bytes(), "sent byte for byte");
+    assert_eq!(request.headers["accept"], "text/event-stream");
+    assert_eq!(request.headers["content-type"], "application/json");
+}
+
+#[test]
+fn a_message_becomes_a_minimal_input_with_fresh_ids() {
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    for _ in 0..2 {
+        let (code, stdout, _) = run_url(&server.url("/"), &[]);
+        assert_eq!(code, 0, "the stream echoes the ids: {stdout}");
+    }
+    let bodies: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    assert_eq!(bodies[0]["messages"][0]["role"], "user");
+    assert_eq!(bodies[0]["messages"][0]["content"], "hi");
+    assert_ne!(bodies[0]["runId"], bodies[1]["runId"]);
+    assert_ne!(bodies[0]["threadId"], bodies[1]["threadId"]);
+}
+
+#[test]
+fn an_error_status_shows_the_start_of_the_body() {
+    let server = Server::start(Script::fixed(
+        "500 Internal Server Error",
+        "text/html",
+        HTML_500,
+    ));
+    let (code, stdout, stderr) = run_url(&server.url("/"), &[]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout
+            .contains("error[transport/http-status]: the agent answered 500 Internal Server Error")
+    );
+    assert!(
+        stdout.contains("KeyError: 'messages'"),
+        "the body is shown: {stdout}"
+    );
+    assert!(
+        !stdout.contains("framing/no-events"),
+        "one finding, not a cascade"
+    );
+    assert!(
+        stderr.contains(": 500 Internal Server Error (text/html), no event"),
+        "{stderr}"
+    );
+    insta::assert_snapshot!("live_http_500", masked(&stdout, &server));
+}
+
+#[test]
+fn an_html_page_with_status_200_is_a_content_type_finding() {
+    let page = "<!doctype html><html><head><title>Sign in</title></head><body><form>…</form></body></html>";
+    let server = Server::start(Script::fixed("200 OK", "text/html; charset=utf-8", page));
+    let (code, stdout, _) = run_url(&server.url("/"), &[]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains(
+        "error[transport/content-type]: the response's Content-Type is `text/html; charset=utf-8`"
+    ));
+    assert!(stdout.contains("title \"Sign in\""), "{stdout}");
+    assert!(!stdout.contains("framing/no-events"), "{stdout}");
+    insta::assert_snapshot!("live_html_login_page", masked(&stdout, &server));
+}
+
+#[test]
+fn a_stream_with_the_wrong_content_type_is_still_checked() {
+    let mut script = Script::sse(vec![Step::Send(clean_run())]);
+    script.head = script.head.replace("text/event-stream", "text/plain");
+    let server = Server::start(script);
+    let (code, doc, _) = run_json(&server.url("/"), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(rules(&doc), ["transport/content-type"]);
+    assert_eq!(doc["summary"]["events"], 5);
+}
+
+#[test]
+fn a_reset_mid_event_is_connection_lost_and_what_came_before_is_checked() {
+    let server = Server::start(Script::sse(vec![
+        Step::Send(frame(
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        )),
+        Step::Send(frame(
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"robot"}"#,
+        )),
+        Step::Send(b"data: {\"type\":\"TEXT_MESSAGE_CONT".to_vec()),
+        // Long enough for the client to have read the bytes before the reset drops them.
+        Step::Pause(Duration::from_millis(500)),
+        Step::Reset,
+    ]));
+    let (code, doc, _) = run_json(&server.url("/"), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules(&doc),
+        [
+            "schema/violation",
+            "transport/connection-lost",
+            "lifecycle/unterminated-run"
+        ],
+        "the event before the reset was checked; the cut frame is not a JSON error"
+    );
+    assert_eq!(doc["diagnostics"][0]["event_index"], 1);
+    assert_eq!(doc["summary"]["events"], 2);
+    let lost = &doc["diagnostics"][1]["message"];
+    assert!(
+        lost.as_str().unwrap().contains("after ") && lost.as_str().unwrap().contains("2 events"),
+        "{lost}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.json");
+    std::fs::write(&input, r#"{"threadId":"t1","runId":"r1","messages":[]}"#).unwrap();
+    let (_, stdout, _) = lens(&[
+        "run",
+        &server.url("/"),
+        "--input",
+        input.to_str().unwrap(),
+        "--color",
+        "never",
+    ]);
+    insta::assert_snapshot!("live_reset_mid_event", masked(&stdout, &server));
+}
+
+#[test]
+fn a_close_before_the_last_chunk_is_connection_lost() {
+    let server = Server::start(Script::sse(vec![
+        Step::Send(frame(
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        )),
+        Step::Close,
+    ]));
+    let (code, doc, _) = run_json(&server.url("/"), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules(&doc),
+        ["transport/connection-lost", "lifecycle/unterminated-run"]
+    );
+}
+
+#[test]
+fn silence_after_the_headers_is_an_idle_timeout() {
+    let server = Server::start(Script::sse(vec![Step::Hang]));
+    let started = Instant::now();
+    let (code, doc, _) = run_json(&server.url("/"), &["--idle-timeout", "1"]);
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules(&doc),
+        ["transport/idle-timeout"],
+        "not also no-events"
+    );
+    assert_eq!(
+        doc["diagnostics"][0]["message"],
+        "nothing arrived for 1 s after 0 bytes and 0 events (--idle-timeout)"
+    );
+
+    let server = Server::start(Script::sse(vec![
+        Step::Send(frame(
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        )),
+        Step::Hang,
+    ]));
+    let (code, doc, _) = run_json(&server.url("/"), &["--idle-timeout", "1"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules(&doc),
+        ["transport/idle-timeout", "lifecycle/unterminated-run"]
+    );
+    assert_eq!(doc["summary"]["events"], 1);
+}
+
+#[test]
+fn no_response_head_is_an_idle_timeout_not_a_usage_error() {
+    let server = Server::start(Script {
+        head: String::new(),
+        steps: vec![Step::Hang],
+    });
+    let (code, doc, stderr) = run_json(&server.url("/"), &["--idle-timeout", "1"]);
+    assert_eq!(code, 1, "an HTTP exchange began: a finding, exit 1");
+    assert_eq!(rules(&doc), ["transport/idle-timeout"]);
+    assert!(
+        doc["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("before the response head arrived")
+    );
+    assert!(stderr.contains(": no response, no event"), "{stderr}");
+}
+
+#[test]
+fn the_total_timeout_cuts_a_stream_that_trickles_forever() {
+    let keep_alive = ": keep-alive\n\n".repeat(1000).into_bytes();
+    let server = Server::start(Script::sse(vec![
+        Step::Send(frame(
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        )),
+        Step::Trickle(keep_alive, Duration::from_millis(20)),
+    ]));
+    let started = Instant::now();
+    let (code, doc, _) = run_json(
+        &server.url("/"),
+        &["--timeout", "1.5", "--idle-timeout", "5"],
+    );
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules(&doc),
+        ["transport/timeout", "lifecycle/unterminated-run"]
+    );
+}
+
+#[test]
+fn one_byte_at_a_time_is_read_like_any_stream() {
+    let server = Server::start(Script::sse(vec![Step::Trickle(
+        clean_run(),
+        Duration::from_micros(300),
+    )]));
+    let (code, doc, _) = run_json(&server.url("/"), &[]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["summary"]["events"], 5);
+}
+
+#[test]
+fn crlf_framing_with_a_bom_and_comments() {
+    let mut body = b"\xEF\xBB\xBF: stream opened\r\nretry: 1000\r\n\r\n".to_vec();
+    for (i, event) in String::from_utf8(clean_run())
+        .unwrap()
+        .split("\n\n")
+        .filter(|e| !e.is_empty())
+        .enumerate()
+    {
+        body.extend(format!(": ping\r\nevent: message\r\nid: {i}\r\n{event}\r\n\r\n").bytes());
+    }
+    let server = Server::start(Script::sse(vec![Step::Send(body)]));
+    let (code, doc, _) = run_json(&server.url("/"), &[]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["summary"]["events"], 5);
+}
+
+#[test]
+fn a_very_long_event_is_read_whole_or_reported_over_the_cap() {
+    let big = "x".repeat(3 * 1024 * 1024);
+    let mut body = frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#);
+    body.extend(frame(&format!(
+        r#"{{"type":"STATE_SNAPSHOT","snapshot":{{"blob":"{big}"}}}}"#
+    )));
+    body.extend(frame(
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ));
+    let steps = body
+        .chunks(64 * 1024)
+        .map(|c| Step::Send(c.to_vec()))
+        .collect();
+    let server = Server::start(Script::sse(steps));
+    let (code, doc, _) = run_json(&server.url("/"), &[]);
+    assert_eq!(code, 0, "{}", doc["diagnostics"]);
+    assert_eq!(doc["summary"]["events"], 3);
+    let (code, doc, _) = run_json(&server.url("/"), &["--max-line", "1MiB"]);
+    assert_eq!(code, 1);
+    assert_eq!(rules(&doc), ["framing/line-too-long"]);
+    assert_eq!(
+        doc["summary"]["events"], 2,
+        "the events after it are still read"
+    );
+}
+
+#[test]
+fn run_started_must_echo_the_ids_sent() {
+    let server = Server::start(Script::sse(vec![Step::Send(
+        String::from_utf8(clean_run())
+            .unwrap()
+            .replacen("\"runId\":\"{runId}\"", "\"runId\":\"run-made-up\"", 1)
+            .into_bytes(),
+    )]));
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.json");
+    std::fs::write(&input, r#"{"threadId":"t1","runId":"r1","messages":[]}"#).unwrap();
+    let (code, stdout, _) = lens(&[
+        "run",
+        &server.url("/"),
+        "--input",
+        input.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let rules = rules(&doc);
+    assert!(
+        rules.contains(&"transport/run-id-mismatch".to_owned()),
+        "{rules:?}"
+    );
+    let d = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "transport/run-id-mismatch")
+        .unwrap();
+    assert_eq!(d["event_index"], 0);
+    assert_eq!(
+        d["message"],
+        "RUN_STARTED has runId \"run-made-up\" where the input sent \"r1\""
+    );
+    let (code, _, _) = lens(&[
+        "run",
+        &server.url("/"),
+        "--input",
+        input.to_str().unwrap(),
+        "--allow",
+        "transport/run-id-mismatch",
+        "--allow",
+        "lifecycle/run-id-mismatch",
+    ]);
+    assert_eq!(code, 0, "rule flags apply to transport rules");
+}
+
+#[test]
+fn redirects_are_reported_not_followed() {
+    let server = Server::start(Script {
+        head: "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/login?next=%2F\r\nContent-Length: 0\r\n".into(),
+        steps: vec![],
+    });
+    let (code, doc, _) = run_json(&server.url("/"), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(rules(&doc), ["transport/http-status"]);
+    assert!(
+        doc["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a redirect to http://127.0.0.1:1/login?next=%2F, which is not followed")
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn no_http_exchange_at_all_exits_2() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let (code, stdout, stderr) = run_url(&format!("http://127.0.0.1:{port}/"), &[]);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(stderr.contains("refused"), "{stderr}");
+    let (code, _, stderr) = run_url("ftp://127.0.0.1/", &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("not an http:// or https:// URL"),
+        "{stderr}"
+    );
+    // TLS is rustls: a server that does not speak it fails the handshake, before HTTP.
+    let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = plain.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (mut stream, _) = plain.accept().unwrap();
+        let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        std::thread::sleep(Duration::from_secs(2));
+    });
+    let (code, _, stderr) = run_url(&format!("https://127.0.0.1:{port}/"), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("could not connect to https://127.0.0.1:"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run_url("http://user:hunter2@127.0.0.1:1/", &[]);
+    assert_eq!(code, 2);
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+#[test]
+fn secrets_stay_out_of_output_and_recordings() {
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("run.jsonl");
+    let raw = dir.path().join("run.sse");
+    let output = agui_lens()
+        .env("AGUI_TEST_TOKEN", "s3cret-token")
+        .args([
+            "run",
+            &server.url("/"),
+            "--message",
+            "hi",
+            "-H",
+            "Authorization: Bearer ${AGUI_TEST_TOKEN}",
+            "-H",
+            "X-Api-Key: ${AGUI_TEST_TOKEN}",
+            "--verbose",
+            "--record",
+            record.to_str().unwrap(),
+            "--record-raw",
+            raw.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let (code, stdout, stderr) = split(output);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let request = &server.requests()[0];
+    assert_eq!(request.headers["authorization"], "Bearer s3cret-token");
+    assert_eq!(request.headers["x-api-key"], "s3cret-token");
+    assert!(stderr.contains("> Authorization: ***"), "{stderr}");
+    for text in [
+        stdout,
+        stderr,
+        std::fs::read_to_string(&record).unwrap(),
+        std::fs::read_to_string(&raw).unwrap(),
+    ] {
+        assert!(!text.contains("s3cret"), "{text}");
+    }
+    // A variable that is not set is a usage error, and nothing is sent.
+    let (code, _, stderr) = run_url(
+        &server.url("/"),
+        &["-H", "Authorization: Bearer ${AGUI_TEST_NOPE}"],
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("AGUI_TEST_NOPE is not set"), "{stderr}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// Waits for a condition, polling; false on timeout.
+fn eventually(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if ready() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// A child process we started, killed when the test ends however it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(args: &[&str]) -> Killed {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+    for proxy in PROXY_VARIABLES {
+        cmd.env_remove(proxy);
+    }
+    Killed(
+        cmd.args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+fn first_line_within(child: &mut Killed, limit: Duration, stderr: bool) -> Option<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pipe: Box<dyn std::io::Read + Send> = if stderr {
+        Box::new(child.0.stderr.take().unwrap())
+    } else {
+        Box::new(child.0.stdout.take().unwrap())
+    };
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(pipe);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = tx.send(line);
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    rx.recv_timeout(limit).ok()
+}
+
+#[test]
+fn recordings_are_written_as_events_arrive() {
+    let two = [
+        frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#),
+        frame(r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#),
+    ]
+    .concat();
+    let server = Server::start(Script::sse(vec![Step::Send(two), Step::Hang]));
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("run.jsonl");
+    let raw = dir.path().join("run.sse");
+    let url = server.url("/");
+    let child = spawn(&[
+        "run",
+        &url,
+        "--message",
+        "hi",
+        "--record",
+        record.to_str().unwrap(),
+        "--record-raw",
+        raw.to_str().unwrap(),
+    ]);
+    let lines = || {
+        std::fs::read_to_string(&record)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    assert!(
+        eventually(Duration::from_secs(20), || lines() == 2),
+        "the recording holds the events while the stream is still open"
+    );
+    drop(child);
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    let first: Value = serde_json::from_str(recorded.lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "RUN_STARTED");
+    let raw = std::fs::read_to_string(&raw).unwrap();
+    assert!(raw.starts_with("data: {\"type\":\"RUN_STARTED\""), "{raw}");
+    assert!(raw.ends_with("\n\n"));
+}
+
+#[test]
+fn diagnostics_and_verbose_lines_come_out_as_events_arrive() {
+    let server = Server::start(Script::sse(vec![
+        Step::Send(frame(
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        )),
+        Step::Send(frame(
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m9","delta":1}"#,
+        )),
+        Step::Hang,
+    ]));
+    let url = server.url("/");
+    let mut child = spawn(&["run", &url, "--message", "hi", "--format", "jsonl", "-v"]);
+    let line = first_line_within(&mut child, Duration::from_secs(20), false)
+        .expect("a diagnostic while the stream is still open");
+    assert!(line.contains("\"rule\":\"schema/violation\""), "{line}");
+    let mut child = spawn(&["run", &url, "--message", "hi", "-v"]);
+    let line = first_line_within(&mut child, Duration::from_secs(20), true).unwrap();
+    assert!(line.starts_with("> POST http://127.0.0.1:"), "{line}");
+}
+
+#[test]
+fn every_format_works_for_run() {
+    let server = Server::start(Script::sse(vec![
+        Step::Send(frame(
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        )),
+        Step::Close,
+    ]));
+    let url = server.url("/");
+    let (code, stdout, _) = run_url(&url, &["--format", "jsonl"]);
+    assert_eq!(code, 1);
+    let first: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(first["rule"], "transport/connection-lost");
+    assert_eq!(first["path"], url);
+    let (_, stdout, _) = run_url(&url, &["--format", "github"]);
+    assert!(
+        stdout.starts_with(&format!(
+            "::error file={},title=transport/connection-lost::",
+            url.replace(':', "%3A")
+        )),
+        "{stdout}"
+    );
+    let (_, stdout, _) = run_url(&url, &["--format", "junit"]);
+    assert!(stdout.starts_with("<?xml"));
+    assert_eq!(stdout.matches("<failure ").count(), 2, "{stdout}");
+    let (_, stdout, _) = run_url(&url, &["--format", "sarif"]);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["ruleId"],
+        "transport/connection-lost"
+    );
+    let (_, doc, _) = run_json(&url, &[]);
+    assert_eq!(doc["files"][0]["path"], url);
+    assert_eq!(doc["summary"]["errors"], 2);
+}
+
+#[test]
+fn check_follow_reports_appended_events_as_they_arrive() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("growing.jsonl");
+    std::fs::write(
+        &path,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    )
+    .unwrap();
+    let mut child = spawn(&[
+        "check",
+        "--follow",
+        "--idle-timeout",
+        "3",
+        "--format",
+        "jsonl",
+        path.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(b"{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":1}\n")
+        .unwrap();
+    let line = first_line_within(&mut child, Duration::from_secs(20), false)
+        .expect("reported while the file is still followed");
+    assert!(line.contains("schema/violation"), "{line}");
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "stops after the idle timeout");
+    let (code, _, stderr) = lens(&["check", "--follow", "-"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--follow takes a file"), "{stderr}");
+}
+
+// ---- agui-lens test ----
+
+fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn suite_server() -> Server {
+    let warns = String::from_utf8(clean_run()).unwrap().replacen(
+        "\"role\":\"assistant\"",
+        "\"role\":\"assistant\",\"mood\":\"calm\"",
+        1,
+    );
+    Server::routes(vec![
+        ("/chat", Script::sse(vec![Step::Send(clean_run())])),
+        (
+            "/bad",
+            Script::fixed(
+                "422 Unprocessable Entity",
+                "application/json",
+                r#"{"detail":[{"loc":["threadId"],"msg":"Field required"}]}"#,
+            ),
+        ),
+        ("/warns", Script::sse(vec![Step::Send(warns.into_bytes())])),
+        (
+            "/slow",
+            Script::sse(vec![
+                Step::Pause(Duration::from_millis(1200)),
+                Step::Send(clean_run()),
+            ]),
+        ),
+    ])
+}
+
+fn suite_text(server: &Server) -> String {
+    let url = |path: &str| server.url(path);
+    format!(
+        r#"# A suite as a team would write it.
+[[case]]
+name = "chat"
+url = "{chat}"
+input = "inputs/chat.json"
+headers = {{ Authorization = "Bearer ${{AGUI_TEST_TOKEN}}" }}
+require_events = ["TEXT_MESSAGE_START"]
+snapshot = "snapshots/chat.snap"
+max_first_event_ms = 5000
+
+[[case]]
+name = "bad body"
+url = "{bad}"
+message = "hi"
+expect_status = 422
+
+[[case]]
+name = "tools"
+url = "{chat}"
+message = "use a tool"
+require_events = ["TOOL_CALL_START", "TOOL_CALL_END"]
+
+[[case]]
+name = "strict"
+url = "{warns}"
+message = "hi"
+deny = ["schema/unknown-field"]
+
+[[case]]
+name = "lenient"
+url = "{warns}"
+message = "hi"
+
+[[case]]
+name = "slow"
+url = "{slow}"
+message = "hi"
+max_first_event_ms = 300
+
+[[case]]
+name = "from env"
+url_env = "AGUI_TEST_URL"
+message = "hi"
+"#,
+        chat = url("/chat"),
+        bad = url("/bad"),
+        warns = url("/warns"),
+        slow = url("/slow"),
+    )
+}
+
+fn test_cmd(dir: &Path, server: &Server, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = agui_lens();
+    cmd.current_dir(dir)
+        .env("AGUI_TEST_TOKEN", "tok-123")
+        .env("AGUI_TEST_URL", server.url("/chat"))
+        .arg("test")
+        .arg("suite.toml")
+        .args(["--color", "never"])
+        .args(args);
+    split(cmd.output().unwrap())
+}
+
+#[test]
+fn a_suite_end_to_end() {
+    let server = suite_server();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(dir, "suite.toml", &suite_text(&server));
+    write(
+        dir,
+        "inputs/chat.json",
+        r#"{"threadId":"t1","runId":"r1","messages":[{"id":"u1","role":"user","content":"hi"}]}"#,
+    );
+
+    // First run: the snapshot is written; three cases fail, each for its own reason.
+    let (code, stdout, stderr) = test_cmd(
+        dir,
+        &server,
+        &[
+            "--update-snapshots",
+            "--reason",
+            "first capture",
+            "-j",
+            "3",
+            "--junit",
+            "junit.xml",
+        ],
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let verdicts: Vec<&str> = stdout.lines().filter(|l| l.starts_with("case ")).collect();
+    let names: Vec<&str> = verdicts
+        .iter()
+        .map(|l| l["case ".len()..l.find(" ... ").unwrap()].trim())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "chat", "bad body", "tools", "strict", "lenient", "slow", "from env"
+        ],
+        "suite order whatever finishes first"
+    );
+    let failed: Vec<&str> = verdicts
+        .iter()
+        .filter(|l| l.contains(" ... FAILED"))
+        .map(|l| l["case ".len()..l.find(" ... ").unwrap()].trim())
+        .collect();
+    assert_eq!(failed, ["tools", "strict", "slow"], "{stdout}");
+    assert!(stdout.contains("suite/missing-event: TOOL_CALL_START, TOOL_CALL_END were never sent"));
+    assert!(
+        stdout.contains("error[schema/unknown-field]"),
+        "per-case deny: {stdout}"
+    );
+    assert!(
+        stdout.contains("case lenient ... ok") && stdout.contains("1 warning"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("suite/first-event-slow: the first event came after"));
+    assert!(stdout.contains("test result: FAILED. 4 passed; 3 failed; 7 cases in "));
+    let snapshot = std::fs::read_to_string(dir.join("snapshots/chat.snap")).unwrap();
+    assert!(snapshot.contains("# reason: first capture"), "{snapshot}");
+    let received = server.requests();
+    let chat = received
+        .iter()
+        .find(|r| r.body.starts_with(b"{\"threadId\":\"t1\""))
+        .unwrap();
+    assert_eq!(chat.headers["authorization"], "Bearer tok-123");
+    assert!(!stdout.contains("tok-123") && !stderr.contains("tok-123"));
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase ").count(), 7, "{junit}");
+    assert_eq!(junit.matches("classname=\"suite.toml\"").count(), 7);
+    assert_eq!(junit.matches("<failure ").count(), 3);
+    assert!(junit.contains("<testsuite name=\"suite.toml\" tests=\"7\" failures=\"3\""));
+    assert!(junit.contains("<failure message=\"suite/missing-event: TOOL_CALL_START"));
+    let masked_out = masked(&stdout, &server);
+    insta::assert_snapshot!("suite_first_run", masked_out);
+
+    // Second run: the snapshot holds; only the real failures remain.
+    let (code, stdout, _) = test_cmd(dir, &server, &["--format", "json"]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["summary"]["passed"], 4);
+    assert_eq!(doc["cases"][0]["name"], "chat");
+    assert_eq!(doc["cases"][0]["passed"], true);
+    assert_eq!(doc["cases"][1]["status"], 422);
+
+    // The stream no longer matches the snapshot: the case fails and FILE.new is written.
+    let changed = snapshot.replace("\"Hello\"", "\"Howdy\"");
+    std::fs::write(dir.join("snapshots/chat.snap"), changed).unwrap();
+    let (_, stdout, _) = test_cmd(dir, &server, &["--format", "jsonl"]);
+    let chat: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(chat["passed"], false);
+    assert_eq!(chat["diagnostics"][0]["rule"], "suite/snapshot-mismatch");
+    assert!(
+        chat["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("was \"Howdy\", is \"Hello\""),
+        "{chat}"
+    );
+    assert!(dir.join("snapshots/chat.snap.new").is_file());
+
+    // GitHub annotations point at the case's line in the suite file.
+    let (_, stdout, _) = test_cmd(dir, &server, &["--format", "github"]);
+    assert!(
+        stdout
+            .contains("::error file=suite.toml,line=2,title=suite/snapshot-mismatch::case chat: "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_broken_suite_exits_2_before_calling_anything() {
+    let server = suite_server();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"chat\"\nurl = \"{}\"\nmessage = \"hi\"\nexpect_stauts = 200\n",
+            server.url("/chat")
+        ),
+    );
+    let (code, _, stderr) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("line 5") && stderr.contains("expect_stauts"),
+        "{stderr}"
+    );
+    write(
+        dir,
+        "suite.toml",
+        "[[case]]\nname = \"chat\"\nurl_env = \"AGUI_TEST_UNSET\"\nmessage = \"hi\"\n",
+    );
+    let (code, _, stderr) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("suite.toml:1") && stderr.contains("AGUI_TEST_UNSET"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty());
+    // Updating snapshots in CI needs a reason.
+    write(&dir.join("ok"), "suite.toml", &suite_text(&server));
+    write(&dir.join("ok"), "inputs/chat.json", "{}");
+    let output = agui_lens()
+        .current_dir(dir.join("ok"))
+        .env("CI", "true")
+        .env("AGUI_TEST_TOKEN", "tok")
+        .env("AGUI_TEST_URL", server.url("/chat"))
+        .args(["test", "suite.toml", "--update-snapshots"])
+        .output()
+        .unwrap();
+    let (code, _, stderr) = split(output);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("without --reason"), "{stderr}");
+}
+
+#[test]
+fn the_state_sent_is_the_baseline_for_deltas() {
+    let delta = |op: &str| {
+        [
+            frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#),
+            frame(&format!(r#"{{"type":"STATE_DELTA","delta":[{op}]}}"#)),
+            frame(r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#),
+        ]
+        .concat()
+    };
+    let server = Server::routes(vec![
+        (
+            "/add",
+            Script::sse(vec![Step::Send(delta(
+                r#"{"op":"add","path":"/items/-","value":"b"}"#,
+            ))]),
+        ),
+        (
+            "/remove",
+            Script::sse(vec![Step::Send(delta(
+                r#"{"op":"remove","path":"/missing"}"#,
+            ))]),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.json");
+    std::fs::write(
+        &input,
+        r#"{"threadId":"t1","runId":"r1","messages":[],"state":{"items":["a"]}}"#,
+    )
+    .unwrap();
+    let run = |path: &str| {
+        let (code, stdout, _) = lens(&[
+            "run",
+            &server.url(path),
+            "--input",
+            input.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        (code, rules(&doc))
+    };
+    assert_eq!(run("/add"), (0, vec![]), "not state/no-baseline");
+    assert_eq!(run("/remove"), (1, vec!["state/patch-failed".to_owned()]));
+}
