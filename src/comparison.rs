@@ -165,7 +165,7 @@ pub fn summary(comparison: &Comparison, labels: (&str, &str)) -> String {
                 kind(&first.right_type)
             );
             let show = |v: &Option<Value>| match v {
-                Some(v) => crate::diagnostic::abbreviate(&v.to_string(), 120),
+                Some(v) => crate::diagnostic::abbreviate_value(v, 120),
                 None => "(absent)".into(),
             };
             let pointer = if first.pointer.is_empty() {

@@ -124,6 +124,48 @@ pub fn abbreviate(text: &str, max: usize) -> String {
     }
 }
 
+/// Shortens a value's JSON for display, like [`abbreviate`], without writing out more than a
+/// bounded amount of a large value: past 1 MiB the count of what was left out is a floor.
+pub fn abbreviate_value(value: &serde_json::Value, max: usize) -> String {
+    const COUNTED: usize = 1 << 20;
+    struct Bounded {
+        kept: Vec<u8>,
+        keep: usize,
+        total: usize,
+    }
+    impl std::io::Write for Bounded {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = self.keep.saturating_sub(self.kept.len());
+            self.kept.extend_from_slice(&buf[..buf.len().min(room)]);
+            self.total += buf.len();
+            if self.total > COUNTED {
+                return Err(std::io::Error::other("enough"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // Characters are at most four bytes, so this keeps enough for `max` of them.
+    let mut out = Bounded {
+        kept: Vec::new(),
+        keep: max.saturating_mul(4).saturating_add(4),
+        total: 0,
+    };
+    let complete = serde_json::to_writer(&mut out, value).is_ok();
+    let text = String::from_utf8_lossy(&out.kept);
+    let Some((cut, _)) = text.char_indices().nth(max) else {
+        return text.into_owned();
+    };
+    let rest = out.total - cut;
+    if complete {
+        format!("{}… ({rest} more bytes)", &text[..cut])
+    } else {
+        format!("{}… (over {rest} more bytes)", &text[..cut])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +174,12 @@ mod tests {
     fn abbreviate_cuts_on_char_boundary() {
         assert_eq!(abbreviate("héllo", 10), "héllo");
         assert_eq!(abbreviate("héllo wörld", 3), "hél… (9 more bytes)");
+        let value = serde_json::json!({"k": "héllo wörld"});
+        assert_eq!(abbreviate_value(&value, 8), "{\"k\":\"hé… (12 more bytes)");
+        assert_eq!(abbreviate_value(&value, 80), value.to_string());
+        let big = serde_json::Value::String("x".repeat(3 << 20));
+        let shown = abbreviate_value(&big, 2);
+        assert!(shown.starts_with("\"x… (over "), "{shown}");
         assert_eq!(abbreviate("line\r\n", 10), "line");
     }
 }

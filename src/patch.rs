@@ -449,8 +449,8 @@ fn apply_op(
     }
 }
 
-/// Accounts for `extra` more bytes, refusing to pass the limit.
-fn grow(size: &mut usize, extra: usize, limit: usize) -> Result<(), PatchErrorKind> {
+/// Refuses `extra` more bytes when they would take the document past the limit.
+fn grow(size: &usize, extra: usize, limit: usize) -> Result<(), PatchErrorKind> {
     let new = size.saturating_add(extra);
     if new > limit {
         return Err(PatchErrorKind::TooLarge { size: new, limit });
@@ -483,7 +483,10 @@ fn add(
                     *size = size.saturating_sub(estimated_size(&old, usize::MAX));
                     undo.push(Undo::SetKey(parent_keys, last.clone(), old));
                 }
-                None => undo.push(Undo::RemoveKey(parent_keys, last.clone())),
+                None => {
+                    *size += entry_cost(last);
+                    undo.push(Undo::RemoveKey(parent_keys, last.clone()));
+                }
             }
             Ok(())
         }
@@ -539,6 +542,7 @@ fn replace(
                 // The official client finds an inherited member and assigns an own one.
                 map.insert(last.clone(), value);
                 undo.push(Undo::RemoveKey(parent_keys, last.clone()));
+                *size += entry_cost(last);
                 Value::Null
             }
             None => return Err(PatchErrorKind::Missing),
@@ -573,6 +577,7 @@ fn remove(
         Value::Object(map) => match map.remove(last) {
             Some(old) => {
                 undo.push(Undo::InsertKey(parent_keys, last.clone(), old.clone()));
+                *size = size.saturating_sub(entry_cost(last));
                 old
             }
             // An inherited member "exists" and deleting it does nothing.
@@ -610,23 +615,25 @@ pub fn js_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// An estimate of the memory a value takes, in bytes, stopping early once past `cap`. Counts
-/// the value nodes, strings and keys the way a parsed document holds them, so the state limit
-/// is a limit on memory.
+/// An estimate of the memory a parsed value takes, in bytes, stopping early once past `cap`,
+/// so the state limit is a limit on memory. Calibrated on serde_json's layout: every value is a
+/// 32-byte slot; an object is a B-tree whose first node (632 bytes) is paid even for one entry,
+/// and whose entries cost about 72 bytes each once it grows (node space, slot included);
+/// strings, keys and numbers (kept as text) are heap blocks rounded up to 16 bytes. The sum is
+/// additive, so a patch's operations can keep it up to date without a fresh walk.
 pub fn estimated_size(value: &Value, cap: usize) -> usize {
-    const NODE: usize = 32;
-    const ENTRY: usize = 48;
     let mut total = 0usize;
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {
-        total += NODE;
+        total += SLOT;
         match v {
-            Value::String(s) => total += s.len(),
-            Value::Number(n) => total += n.as_str().len(),
+            Value::String(s) => total += heap(s.len()),
+            Value::Number(n) => total += heap(n.as_str().len()),
             Value::Array(items) => stack.extend(items.iter()),
             Value::Object(map) => {
+                total += OBJECT;
                 for (k, v) in map {
-                    total += ENTRY + k.len();
+                    total += entry_cost(k);
                     stack.push(v);
                 }
             }
@@ -637,6 +644,19 @@ pub fn estimated_size(value: &Value, cap: usize) -> usize {
         }
     }
     total
+}
+
+const SLOT: usize = 32;
+/// The part of an object's first B-tree node that its entries do not account for.
+const OBJECT: usize = 560;
+
+/// What an object entry costs besides its value: node space and the key.
+fn entry_cost(key: &str) -> usize {
+    40 + heap(key.len())
+}
+
+fn heap(len: usize) -> usize {
+    len.next_multiple_of(16)
 }
 
 /// The value at a pointer, for excerpts in diagnostics.
@@ -838,7 +858,10 @@ mod tests {
             {"op": "remove", "path": "/b/c"},
             {"op": "replace", "path": "/a/0", "value": "a longer string"},
             {"op": "copy", "from": "/a", "path": "/d"},
-            {"op": "move", "from": "/d", "path": "/e"}
+            {"op": "move", "from": "/d", "path": "/e"},
+            {"op": "add", "path": "/new key", "value": {"k": [true, null, 1.5]}},
+            {"op": "add", "path": "/new key", "value": "replaced by add"},
+            {"op": "remove", "path": "/a/1"}
         ]);
         apply(&mut doc, &patch, &mut size, 1 << 20).unwrap();
         assert_eq!(size, estimated_size(&doc, usize::MAX));

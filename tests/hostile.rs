@@ -171,6 +171,13 @@ fn small_hostile_inputs() {
             "framing/no-events",
         ),
         (
+            "duplicate-keys.jsonl",
+            format!("{start}\n{{\"type\":\"CUSTOM\",\"name\":\"a\",\"name\":\"b\",\"value\":1}}\n{}\n", r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#)
+                .into_bytes(),
+            0,
+            "framing/duplicate-key",
+        ),
+        (
             "cr-only.sse",
             format!("data: {start}\r\rdata: {{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}}\r\r").into_bytes(),
             0,
@@ -272,4 +279,197 @@ fn a_150_mb_line_is_skipped_in_bounded_memory() {
     let (ran, doc) = check_json(&sse, &["--max-line", "8MiB"]);
     assert_eq!(rules(&doc), vec!["framing/line-too-long"]);
     assert!(ran.peak_rss_mib < 48.0, "sse: {} MiB", ran.peak_rss_mib);
+}
+
+/// A run around `events`, one per line.
+fn run_of(events: impl IntoIterator<Item = Value>) -> Vec<u8> {
+    let mut out = br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_vec();
+    out.push(b'\n');
+    for event in events {
+        serde_json::to_writer(&mut out, &event).unwrap();
+        out.push(b'\n');
+    }
+    out.extend_from_slice(b"{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    out
+}
+
+/// The state `agui-lens fold` ends with.
+fn folded_state(path: &Path) -> Value {
+    let ran = run_measured(
+        &["fold", "--compact", path.to_str().unwrap()],
+        Duration::from_secs(300),
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let doc: Value = serde_json::from_str(&ran.stdout).unwrap();
+    doc["state"].clone()
+}
+
+#[test]
+fn patches_that_explode_or_reach_too_far_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = serde_json::json!({"type": "STATE_SNAPSHOT", "snapshot": {"a": {"b": [1, 2, 3]}}});
+
+    // Each copy of the root into itself doubles the state: refused at the state limit (256 MiB
+    // estimated), with the state as it was before the refused patch.
+    let mut events = vec![seed.clone()];
+    events.extend((0..40).map(|i| {
+        serde_json::json!({"type": "STATE_DELTA",
+            "delta": [{"op": "copy", "from": "", "path": format!("/x{i}")}]})
+    }));
+    let path = write(dir.path(), "root-copies.jsonl", &run_of(events));
+    let (ran, doc) = check_json(&path, &[]);
+    assert_eq!(ran.code, 1, "{}", ran.stdout);
+    let found = rules(&doc);
+    assert!(
+        !found.is_empty() && found.iter().all(|r| r == "state/too-large"),
+        "{found:?}"
+    );
+    assert!(ran.peak_rss_mib < 384.0, "{} MiB", ran.peak_rss_mib);
+    let message = doc["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("256 MiB limit"), "{message}");
+
+    // The same copies in one patch: refused whole, nothing of it applied.
+    let ops: Vec<Value> = (0..40)
+        .map(|i| serde_json::json!({"op": "copy", "from": "", "path": format!("/x{i}")}))
+        .collect();
+    let one = serde_json::json!({"type": "STATE_DELTA", "delta": ops});
+    let path = write(
+        dir.path(),
+        "root-copies-one-patch.jsonl",
+        &run_of([seed.clone(), one]),
+    );
+    let (ran, doc) = check_json(&path, &["--max-state", "16MiB"]);
+    assert_eq!(ran.code, 1);
+    assert_eq!(rules(&doc), vec!["state/too-large"]);
+    assert_eq!(
+        folded_state(&path),
+        serde_json::json!({"a": {"b": [1, 2, 3]}})
+    );
+
+    // An index no array has.
+    let far = serde_json::json!({"type": "STATE_DELTA",
+        "delta": [{"op": "add", "path": "/a/b/99999999999", "value": 1}]});
+    let path = write(dir.path(), "far-index.jsonl", &run_of([seed, far]));
+    let (ran, doc) = check_json(&path, &[]);
+    assert_eq!(ran.code, 1);
+    assert_eq!(rules(&doc), vec!["state/patch-failed"]);
+    let message = doc["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("past the end of an array of 3"),
+        "{message}"
+    );
+    assert!(ran.peak_rss_mib < 64.0, "{} MiB", ran.peak_rss_mib);
+}
+
+/// A million operations in one STATE_DELTA apply, and when the last one fails none of them
+/// does. The event is held whole while it is checked, so memory follows its size (a parsed
+/// JSON value takes about 20 times the bytes), not the state limit.
+#[test]
+fn a_patch_of_a_million_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = serde_json::json!({"type": "STATE_SNAPSHOT", "snapshot": {"a": []}});
+    let mut ops: Vec<Value> = (0..1_000_000)
+        .map(|i| serde_json::json!({"op": "add", "path": "/a/-", "value": i}))
+        .collect();
+    let delta = |ops: &[Value]| serde_json::json!({"type": "STATE_DELTA", "delta": ops});
+
+    let bytes = run_of([seed.clone(), delta(&ops)]);
+    let size_mib = bytes.len() as f64 / (1 << 20) as f64;
+    let path = write(dir.path(), "million.jsonl", &bytes);
+    let (ran, doc) = check_json(&path, &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stdout);
+    assert_eq!(doc["summary"]["events"], 4);
+    assert!(
+        ran.peak_rss_mib < 64.0 + 30.0 * size_mib,
+        "{} MiB for a {size_mib:.0} MiB event",
+        ran.peak_rss_mib
+    );
+    let state = folded_state(&path);
+    assert_eq!(state["a"].as_array().map(Vec::len), Some(1_000_000));
+    assert_eq!(state["a"][999_999], 999_999);
+
+    ops.push(serde_json::json!({"op": "remove", "path": "/missing"}));
+    let path = write(
+        dir.path(),
+        "million-failing.jsonl",
+        &run_of([seed, delta(&ops)]),
+    );
+    let (ran, doc) = check_json(&path, &[]);
+    assert_eq!(ran.code, 1);
+    assert_eq!(rules(&doc), vec!["state/patch-failed"]);
+    let message = doc["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("operation 1000000 (remove /missing)"),
+        "{message}"
+    );
+    assert_eq!(folded_state(&path), serde_json::json!({"a": []}));
+}
+
+#[test]
+fn broken_and_explosive_compressed_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    // A message in pseudo-random pieces: megabytes that compress into many blocks, so that a
+    // cut leaves some to decode.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut events = vec![
+        serde_json::json!({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}),
+    ];
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        events.push(
+            serde_json::json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
+            "delta": format!("{x:016x}{:016x}", x.rotate_left(29))}),
+        );
+    }
+    events.push(serde_json::json!({"type": "TEXT_MESSAGE_END", "messageId": "m"}));
+    let recording = run_of(events);
+
+    // Cut short: what was decoded is checked, then the read error ends the input (exit 2).
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&recording).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(&recording[..], 3).unwrap();
+    for (name, bytes, format) in [
+        ("cut.jsonl.gz", &gz[..gz.len() / 2], "gzip"),
+        ("cut.jsonl.zst", &zst[..zst.len() / 2], "zstd"),
+    ] {
+        let path = write(dir.path(), name, bytes);
+        let (ran, doc) = check_json(&path, &[]);
+        assert_eq!(ran.code, 2, "{name}: {}", ran.stdout);
+        assert!(
+            ran.stderr
+                .contains(&format!("the {format} data ends early")),
+            "{name}: {}",
+            ran.stderr
+        );
+        assert!(doc["summary"]["events"].as_u64().unwrap() > 0, "{name}");
+    }
+
+    // A gigabyte of zeros in 30 KiB of zstd: one line over the cap, skipped in bounded memory.
+    let bomb = dir.path().join("bomb.jsonl.zst");
+    let mut encoder = zstd::Encoder::new(std::fs::File::create(&bomb).unwrap(), 3).unwrap();
+    std::io::copy(&mut std::io::repeat(0).take(1 << 30), &mut encoder).unwrap();
+    encoder.finish().unwrap();
+    let (ran, doc) = check_json(&bomb, &[]);
+    assert_eq!(ran.code, 1);
+    assert_eq!(
+        rules(&doc),
+        vec!["framing/line-too-long", "framing/no-events"]
+    );
+    assert!(ran.peak_rss_mib < 128.0, "{} MiB", ran.peak_rss_mib);
+
+    // 256 MiB of empty lines in gzip: read through, in little memory.
+    let blank = dir.path().join("blank.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&blank).unwrap(),
+        flate2::Compression::fast(),
+    );
+    std::io::copy(&mut std::io::repeat(b'\n').take(256 << 20), &mut encoder).unwrap();
+    encoder.finish().unwrap();
+    let (ran, doc) = check_json(&blank, &[]);
+    assert_eq!(ran.code, 1);
+    assert_eq!(rules(&doc), vec!["framing/no-events"]);
+    assert!(ran.peak_rss_mib < 64.0, "{} MiB", ran.peak_rss_mib);
 }

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::Outcome;
 use crate::cli::CompactArgs;
 use crate::compact::{Compactor, Level};
-use crate::diagnostic::{Diagnostic, Severity, abbreviate};
+use crate::diagnostic::{Diagnostic, Severity, abbreviate_value};
 use crate::difference::first_difference;
 use crate::fold::{Folded, Folder};
 use crate::interrupt;
@@ -368,7 +368,7 @@ fn verify(
     let after = folder.finish().meaning();
     if let Some(d) = first_difference(&before, &after) {
         let show = |v: &Option<serde_json::Value>| match v {
-            Some(v) => abbreviate(&v.to_string(), 100),
+            Some(v) => abbreviate_value(v, 100),
             None => "(absent)".into(),
         };
         return Ok(Some(format!(

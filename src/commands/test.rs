@@ -473,7 +473,7 @@ impl Expectations<'_> {
                 let mut message = format!("the stream no longer matches {shown}");
                 if let Some(first) = &comparison.first {
                     let show = |v: &Option<serde_json::Value>| match v {
-                        Some(v) => crate::diagnostic::abbreviate(&v.to_string(), 80),
+                        Some(v) => crate::diagnostic::abbreviate_value(v, 80),
                         None => "(absent)".into(),
                     };
                     let pointer = if first.pointer.is_empty() {

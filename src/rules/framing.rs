@@ -36,6 +36,18 @@ pub const NOT_AN_OBJECT: Rule = Rule {
 "#,
 };
 
+pub const DUPLICATE_KEY: Rule = Rule {
+    name: "framing/duplicate-key",
+    default: Level::Warn,
+    summary: "a key appears twice in one JSON object of an event",
+    why: "JSON leaves repeated keys undefined: JSON.parse (and agui-lens) keep the last value, \
+          other parsers the first or reject the event, so clients in different languages see \
+          different events. Only the first repeat in an event is reported.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","messageId":"m2","role":"assistant"}
+"#,
+};
+
 pub const LINE_TOO_LONG: Rule = Rule {
     name: "framing/line-too-long",
     default: Level::Deny,

@@ -105,6 +105,7 @@ registry! {
     FramingInvalidJson => framing::INVALID_JSON,
     FramingInvalidUtf8 => framing::INVALID_UTF8,
     FramingNotAnObject => framing::NOT_AN_OBJECT,
+    FramingDuplicateKey => framing::DUPLICATE_KEY,
     FramingLineTooLong => framing::LINE_TOO_LONG,
     FramingSseUnterminatedFrame => framing::SSE_UNTERMINATED_FRAME,
     FramingNoEvents => framing::NO_EVENTS,

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::protocol::{Ev, Out};
 use super::{Level, Rule, RuleId};
-use crate::diagnostic::abbreviate;
+use crate::diagnostic::abbreviate_value;
 use crate::event::EventType;
 use crate::patch::{self, PatchError, PatchErrorKind};
 
@@ -321,7 +321,7 @@ fn report_patch_error(
         format!("{field}/{}", err.index)
     };
     let (at, node) = patch::nearest(doc, &err.pointer);
-    let shown = abbreviate(&node.to_string(), 120);
+    let shown = abbreviate_value(node, 120);
     let place = if at.is_empty() {
         "the root".to_owned()
     } else {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::SchemaSet;
 use super::walk::{Step, follow};
-use crate::diagnostic::abbreviate;
+use crate::diagnostic::abbreviate_value;
 
 /// What a schema check found in one event.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -193,7 +193,7 @@ fn show(value: &Value) -> String {
         Value::Object(_) => "an object".into(),
         Value::Array(items) if items.is_empty() => "an empty array".into(),
         Value::Array(_) => "an array".into(),
-        other => abbreviate(&other.to_string(), 60),
+        other => abbreviate_value(other, 60),
     }
 }
 

@@ -6,6 +6,9 @@
 //! path can only ever accept events the full path would find nothing wrong with.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 
 use serde::Deserialize;
 
@@ -94,8 +97,9 @@ struct Shape<'a> {
 /// Reads a delta event, if it is one of plain, valid shape.
 pub fn parse(raw: &[u8]) -> Option<Delta> {
     // Only try what can be a delta event: the type names sit in the bytes.
-    let finder = |needle: &[u8]| memchr::memmem::find(raw, needle).is_some();
-    if !(finder(b"_CONTENT\"") || finder(b"TOOL_CALL_ARGS\"")) {
+    static NAMES: LazyLock<[Finder<'static>; 2]> =
+        LazyLock::new(|| [Finder::new(b"_CONTENT\""), Finder::new(b"TOOL_CALL_ARGS\"")]);
+    if !NAMES.iter().any(|name| name.find(raw).is_some()) {
         return None;
     }
     let shape: Shape<'_> = serde_json::from_slice(raw).ok()?;

@@ -53,15 +53,48 @@ pub fn decompress(
     if magic.starts_with(GZIP_MAGIC) {
         Ok((
             Compression::Gzip,
-            Box::new(flate2::read::MultiGzDecoder::new(whole)),
+            Box::new(Decoded {
+                inner: flate2::read::MultiGzDecoder::new(whole),
+                format: "gzip",
+            }),
         ))
     } else if magic.starts_with(ZSTD_MAGIC) {
         Ok((
             Compression::Zstd,
-            Box::new(zstd::stream::read::Decoder::new(whole)?),
+            Box::new(Decoded {
+                inner: zstd::stream::read::Decoder::new(whole)?,
+                format: "zstd",
+            }),
         ))
     } else {
         Ok((Compression::None, whole))
+    }
+}
+
+/// A decoder whose errors say that the compressed data is at fault, and how.
+struct Decoded<R> {
+    inner: R,
+    format: &'static str,
+}
+
+impl<R: Read> Read for Decoded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).map_err(|err| {
+            let text = err.to_string();
+            let cut_short = err.kind() == io::ErrorKind::UnexpectedEof
+                || text.contains("incomplete")
+                || text.contains("unexpected end");
+            let what = if cut_short {
+                format!(
+                    "the {} data ends early ({text}): the file is truncated, or was still \
+                     being written",
+                    self.format
+                )
+            } else {
+                format!("the {} data is corrupt ({text})", self.format)
+            };
+            io::Error::new(err.kind(), what)
+        })
     }
 }
 

@@ -82,6 +82,14 @@ impl FrameReader for JsonlReader {
                 }
             }
             let avail = self.input.available();
+            if avail[0] == b'\n' && self.partial.is_empty() {
+                // A run of empty lines, skipped in one step.
+                let run = avail.iter().take_while(|&&b| b == b'\n').count();
+                self.input.consume(run);
+                self.line += run as u64;
+                self.line_offset = self.input.offset();
+                continue;
+            }
             let Some(i) = memchr(b'\n', avail) else {
                 let n = avail.len();
                 self.partial.push(avail, self.max);

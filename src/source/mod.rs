@@ -3,6 +3,7 @@
 
 pub mod delta;
 mod detect;
+pub mod dupkeys;
 mod follow;
 pub mod http;
 mod json;

@@ -141,6 +141,25 @@ pub fn parse_frame(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usiz
             problems,
         };
     }
+    if let Some(repeated) = super::dupkeys::first_repeated(bytes) {
+        let place = if repeated.pointer.is_empty() {
+            "the event".to_owned()
+        } else {
+            format!("the object at {}", repeated.pointer)
+        };
+        problems.push(
+            finding(
+                RuleId::FramingDuplicateKey,
+                &loc,
+                format!(
+                    "key \"{}\" appears more than once in {place}; the last value is the one read",
+                    repeated.key
+                ),
+            )
+            .with_help("write each key once; parsers disagree on which repeat wins")
+            .with_excerpt(excerpt(bytes)),
+        );
+    }
     let kind = value
         .get("type")
         .and_then(Value::as_str)
