@@ -4,7 +4,11 @@
 //! content deltas become one event, written where the stream ends them (or earlier, before
 //! anything that could read or replace them); each run's state events become one
 //! STATE_SNAPSHOT and each activity's later events one ACTIVITY_SNAPSHOT, written before the
-//! run's terminal event. Every other event is kept, byte for byte, in order.
+//! run's terminal event. Every other event is kept, byte for byte, in order — including
+//! chunks that cannot be expanded, before which everything held is written.
+//!
+//! Compacting a compacted stream at the same level changes nothing: what is held is always
+//! written where a second pass would write it again (tests/compaction_props.rs).
 //!
 //! `snapshot`: each completed run becomes RUN_STARTED (its input holding only messages new to
 //! the history), one MESSAGES_SNAPSHOT and one STATE_SNAPSHOT with the run's result, and its
@@ -167,9 +171,19 @@ impl Compactor {
         };
         let mut pieces = std::mem::take(&mut self.pieces);
         let expanded = self.expander.expand(Some(ty), &event.value, &mut pieces);
-        let result = if expanded.is_err() {
-            // A chunk that cannot be expanded is kept as it is (a client drops it).
-            self.sink(out).raw(raw)
+        let is_chunk = matches!(
+            ty,
+            EventType::TextMessageChunk
+                | EventType::ToolCallChunk
+                | EventType::ReasoningMessageChunk
+        );
+        let result = if expanded.is_err() || (is_chunk && pieces.is_empty()) {
+            // A chunk that cannot be expanded (or continues one that could not) is kept as it
+            // is; a client drops it. Deltas and state events end chunk streams where they are
+            // read, so what is held is written first: moved past this chunk, a second
+            // compaction would read it differently.
+            self.flush_boundary(out)
+                .and_then(|()| self.sink(out).raw(raw))
         } else {
             let mut result = Ok(());
             for piece in &pieces {
@@ -198,8 +212,7 @@ impl Compactor {
     /// a run still open.
     /// Returns what the input folds to, for verification.
     pub fn finish(mut self, out: &mut dyn Output) -> io::Result<crate::fold::Folded> {
-        self.flush_all_merged(out)?;
-        self.flush_segment(out)?;
+        self.flush_boundary(out)?;
         if let Some(run) = self.run.take() {
             write_held(run.held, out)?;
         }
@@ -243,8 +256,7 @@ impl Compactor {
             }
             ActivitySnapshot | ActivityDelta => self.activity(ty, value, raw, out),
             RunStarted => {
-                self.flush_all_merged(out)?;
-                self.flush_segment(out)?;
+                self.flush_boundary(out)?;
                 if let Some(run) = self.run.take() {
                     // A run that never ended: kept at the deltas level.
                     write_held(run.held, out)?;
@@ -269,8 +281,7 @@ impl Compactor {
                 }
             }
             RunFinished | RunError => {
-                self.flush_all_merged(out)?;
-                self.flush_segment(out)?;
+                self.flush_boundary(out)?;
                 self.folder.apply_expanded(ty, value);
                 match self.run.take() {
                     Some(run) => self.end_run(run, value, raw, out),
@@ -278,8 +289,8 @@ impl Compactor {
                 }
             }
             MessagesSnapshot => {
-                self.flush_all_merged(out)?;
                 self.flush_activities(out)?;
+                self.flush_all_merged(out)?;
                 self.segment.activities_written.clear();
                 self.folder.apply_expanded(ty, value);
                 write_one(value, raw, self.sink(out))
@@ -445,6 +456,15 @@ impl Compactor {
             self.sink(out).event(&snapshot)?;
         }
         Ok(())
+    }
+
+    /// Writes everything held at a run boundary, in the order a second compaction would
+    /// write it again (so that compacting is idempotent): collapsed activities (which a
+    /// second pass may write where it meets them), merged content, then the state.
+    fn flush_boundary(&mut self, out: &mut dyn Output) -> io::Result<()> {
+        self.flush_activities(out)?;
+        self.flush_all_merged(out)?;
+        self.flush_segment(out)
     }
 
     /// Writes what the segment collapsed: its state, then its activities. The state goes as

@@ -5,6 +5,7 @@ mod cat;
 mod cli;
 mod common;
 mod compaction;
+mod compaction_props;
 mod comparing;
 mod fast_path;
 mod fixtures;

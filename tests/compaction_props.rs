@@ -1,0 +1,181 @@
+//! Property tests of compaction, on generated streams that are valid and invalid alike (events
+//! out of order, unopened messages, patches that fail, chunks without ids, runs that error):
+//! - at both levels the compacted stream folds to the same messages and state;
+//! - compacting a compacted stream changes nothing.
+
+use std::sync::Arc;
+
+use agui_lens::compact::{Compactor, Level, Output};
+use agui_lens::event::{Event, EventType, Location};
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use serde_json::{Value, json};
+
+use crate::fold_agreement::fold_values;
+
+/// Collects what compaction writes, as values.
+struct Collect(Vec<Value>);
+
+impl Output for Collect {
+    fn raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.0
+            .push(serde_json::from_slice(bytes).expect("kept events are JSON"));
+        Ok(())
+    }
+    fn event(&mut self, value: &Value) -> std::io::Result<()> {
+        self.0.push(value.clone());
+        Ok(())
+    }
+}
+
+fn compact_values(events: &[Value], level: Level) -> Vec<Value> {
+    let path: Arc<str> = Arc::from("generated");
+    let mut compactor = Compactor::new(level, 1 << 30);
+    let mut out = Collect(Vec::new());
+    for (i, value) in events.iter().enumerate() {
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(EventType::from_name);
+        let event = Event {
+            loc: Location {
+                path: path.clone(),
+                line: i as u64 + 1,
+                offset: 0,
+                index: i as u64,
+            },
+            kind,
+            value: value.clone(),
+        };
+        let raw = serde_json::to_vec(value).unwrap();
+        compactor.push(&event, &raw, &mut out).unwrap();
+    }
+    compactor.finish(&mut out).unwrap();
+    out.0
+}
+
+/// One step of a generated stream, over small pools of ids so that they collide.
+fn step() -> impl Strategy<Value = Value> {
+    let id = prop_oneof![Just("m1"), Just("m2"), Just("m3")];
+    let text = "[a-z \"{}:]{0,6}";
+    prop_oneof![
+        2 => (0u8..3).prop_map(|r| json!({"type": "RUN_STARTED", "threadId": "t",
+            "runId": format!("r{r}")})),
+        1 => Just(json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r0"})),
+        1 => Just(json!({"type": "RUN_ERROR", "message": "boom"})),
+        3 => (id.clone(), prop_oneof![Just("assistant"), Just("user")]).prop_map(|(id, role)|
+            json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": role})),
+        8 => (id.clone(), text).prop_map(|(id, delta)|
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": delta})),
+        3 => id.clone().prop_map(|id| json!({"type": "TEXT_MESSAGE_END", "messageId": id})),
+        3 => (prop::option::of(id.clone()), text).prop_map(|(id, delta)| {
+            let mut chunk = json!({"type": "TEXT_MESSAGE_CHUNK", "delta": delta});
+            if let Some(id) = id {
+                chunk["messageId"] = id.into();
+            }
+            chunk
+        }),
+        2 => (id.clone(), prop::option::of(id.clone())).prop_map(|(call, parent)| {
+            let mut start = json!({"type": "TOOL_CALL_START", "toolCallId": format!("c{call}"),
+                "toolCallName": "search"});
+            if let Some(parent) = parent {
+                start["parentMessageId"] = parent.into();
+            }
+            start
+        }),
+        4 => (id.clone(), text).prop_map(|(call, delta)|
+            json!({"type": "TOOL_CALL_ARGS", "toolCallId": format!("c{call}"), "delta": delta})),
+        2 => id.clone().prop_map(|call|
+            json!({"type": "TOOL_CALL_END", "toolCallId": format!("c{call}")})),
+        1 => (id.clone(), text).prop_map(|(call, content)| json!({"type": "TOOL_CALL_RESULT",
+            "messageId": format!("res-{call}"), "toolCallId": format!("c{call}"),
+            "content": content})),
+        2 => id.clone().prop_map(|id| json!({"type": "REASONING_MESSAGE_START",
+            "messageId": format!("z{id}"), "role": "reasoning"})),
+        3 => (id.clone(), text).prop_map(|(id, delta)| json!({"type": "REASONING_MESSAGE_CONTENT",
+            "messageId": format!("z{id}"), "delta": delta})),
+        2 => id.clone().prop_map(|id| json!({"type": "REASONING_MESSAGE_END",
+            "messageId": format!("z{id}")})),
+        2 => (0u8..3).prop_map(|n| json!({"type": "STATE_SNAPSHOT",
+            "snapshot": {"n": n, "items": [], "nested": {"k": "v"}}})),
+        4 => patch().prop_map(|ops| json!({"type": "STATE_DELTA", "delta": ops})),
+        1 => id.clone().prop_map(|id| json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": id, "role": "assistant", "content": "from a snapshot"},
+            {"id": "u1", "role": "user", "content": "hi"}]})),
+        1 => (0u8..2).prop_map(|n| json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "act",
+            "activityType": "PLAN", "content": {"steps": [n]}, "replace": n == 0})),
+        2 => patch().prop_map(|ops| json!({"type": "ACTIVITY_DELTA", "messageId": "act",
+            "activityType": "PLAN", "patch": ops})),
+        1 => Just(json!({"type": "STEP_STARTED", "stepName": "plan"})),
+        1 => Just(json!({"type": "STEP_FINISHED", "stepName": "plan"})),
+        1 => Just(json!({"type": "CUSTOM", "name": "note", "value": {"x": 1}})),
+    ]
+}
+
+/// A JSON Patch from a small pool of operations, some of which fail on some documents.
+fn patch() -> impl Strategy<Value = Vec<Value>> {
+    let op = prop_oneof![
+        (0u8..9).prop_map(|v| json!({"op": "add", "path": "/items/-", "value": v})),
+        (0u8..9).prop_map(|v| json!({"op": "replace", "path": "/n", "value": v})),
+        Just(json!({"op": "remove", "path": "/items/0"})),
+        Just(json!({"op": "add", "path": "/steps", "value": ["a"]})),
+        Just(json!({"op": "add", "path": "/steps/-", "value": "b"})),
+        Just(json!({"op": "copy", "from": "/nested", "path": "/copy"})),
+        Just(json!({"op": "move", "from": "/copy", "path": "/moved"})),
+        Just(json!({"op": "test", "path": "/n", "value": 1})),
+        Just(json!({"op": "remove", "path": "/missing"})),
+    ];
+    prop::collection::vec(op, 1..4)
+}
+
+fn stream() -> impl Strategy<Value = Vec<Value>> {
+    (any::<bool>(), prop::collection::vec(step(), 0..40)).prop_map(|(start, mut steps)| {
+        if start {
+            steps.insert(
+                0,
+                json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r9"}),
+            );
+        }
+        steps
+    })
+}
+
+fn listing(events: &[Value]) -> String {
+    events
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+proptest! {
+    #![proptest_config(Config {
+        cases: 512,
+        failure_persistence: None,
+        ..Config::default()
+    })]
+
+    #[test]
+    fn compaction_keeps_the_fold_and_is_idempotent(events in stream()) {
+        let folded = fold_values(&events);
+        for level in [Level::Deltas, Level::Snapshot] {
+            let once = compact_values(&events, level);
+            prop_assert_eq!(
+                &fold_values(&once),
+                &folded,
+                "{:?} changed the fold of\n{}\ninto\n{}",
+                level,
+                listing(&events),
+                listing(&once)
+            );
+            let twice = compact_values(&once, level);
+            prop_assert_eq!(
+                &twice,
+                &once,
+                "{:?} is not idempotent on\n{}",
+                level,
+                listing(&events)
+            );
+        }
+    }
+}
