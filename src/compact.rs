@@ -165,6 +165,7 @@ impl Compactor {
 
     /// Compacts one event as read; `raw` is its text.
     pub fn push(&mut self, event: &Event, raw: &[u8], out: &mut dyn Output) -> io::Result<()> {
+        let raw = &*minified(raw);
         let Some(ty) = event.kind else {
             // Not an AG-UI event: kept as it is.
             return self.sink(out).raw(raw);
@@ -603,6 +604,40 @@ fn held_len(held: &[Held]) -> usize {
         .sum()
 }
 
+/// An event's text without the whitespace between its tokens, which means nothing; kept
+/// otherwise as written (key order, numbers, escapes). `raw` is valid JSON.
+fn minified(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let outside = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let mut out: Option<Vec<u8>> = None;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in raw.iter().enumerate() {
+        let keep = if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            true
+        } else {
+            in_string = b == b'"';
+            !outside(b)
+        };
+        match &mut out {
+            Some(out) if keep => out.push(b),
+            Some(_) => {}
+            None if keep => {}
+            None => out = Some(raw[..i].to_vec()),
+        }
+    }
+    match out {
+        Some(out) => std::borrow::Cow::Owned(out),
+        None => std::borrow::Cow::Borrowed(raw),
+    }
+}
+
 fn raw_or_event(value: &Value, raw: Option<&[u8]>) -> Held {
     match raw {
         Some(raw) => Held::Raw(raw.to_vec()),
@@ -660,5 +695,18 @@ fn merge_into(target: &mut Option<Map<String, Value>>, incoming: Option<&Value>)
         for (k, v) in map {
             merged.insert(k.clone(), v.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whitespace_between_tokens_goes_and_nothing_else_changes() {
+        let raw = br#"{ "b" : [1 , 2.50],	"a":"x y \" z\\" }"#;
+        assert_eq!(&*minified(raw), br#"{"b":[1,2.50],"a":"x y \" z\\"}"#);
+        let tight = br#"{"a":"with spaces inside"}"#;
+        assert!(matches!(minified(tight), std::borrow::Cow::Borrowed(_)));
     }
 }

@@ -252,3 +252,38 @@ fn fold_picks_a_thread() {
     assert_eq!(code, 2);
     assert!(stderr.contains("t1, t2"), "{stderr}");
 }
+
+/// On every recording the deltas level is no larger than the official compactEvents, whose
+/// sizes reference/compact-sizes.mjs wrote into fixtures/recordings/official-compact-sizes.tsv;
+/// where it is larger the file says why, and a note that no longer applies fails too.
+#[test]
+fn compaction_is_no_larger_than_the_official_compact_events() {
+    let table =
+        std::fs::read_to_string(root().join("fixtures/recordings/official-compact-sizes.tsv"))
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let mut fields = line.split('\t');
+        let (file, official) = (fields.next().unwrap(), fields.next().unwrap());
+        let official: u64 = official.parse().unwrap();
+        let note = fields.next();
+        let output = dir.path().join(file);
+        let input = root().join("fixtures/recordings").join(file);
+        let (code, stderr) = compact(&input, &output, "deltas");
+        assert_eq!(code, 0, "{file}: {stderr}");
+        let ours = std::fs::metadata(&output).unwrap().len();
+        match note {
+            None => assert!(
+                ours <= official,
+                "{file}: {ours} bytes, compactEvents {official}"
+            ),
+            Some(note) => assert!(
+                ours > official,
+                "{file}: {ours} bytes is no longer larger than {official}; drop the note ({note})"
+            ),
+        }
+        compared += 1;
+    }
+    assert!(compared >= 30, "only {compared} recordings compared");
+}

@@ -1,7 +1,8 @@
 //! Property tests of compaction, on generated streams that are valid and invalid alike (events
 //! out of order, unopened messages, patches that fail, chunks without ids, runs that error):
 //! - at both levels the compacted stream folds to the same messages and state;
-//! - compacting a compacted stream changes nothing.
+//! - compacting a compacted stream changes nothing;
+//! - how the deltas are split into events never changes the fold.
 
 use std::sync::Arc;
 
@@ -177,5 +178,51 @@ proptest! {
                 listing(&events)
             );
         }
+    }
+}
+
+/// The stream with the delta of every event whose `pick` is odd split in two at a character
+/// boundary (both halves non-empty), each half in a copy of the event.
+fn rechunk(events: &[Value], picks: &[u16]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        let pick = picks.get(i).copied().unwrap_or(0);
+        let delta = event.get("delta").and_then(Value::as_str);
+        match delta {
+            Some(delta) if pick % 2 == 1 && delta.chars().count() >= 2 => {
+                let cuts: Vec<usize> = delta.char_indices().map(|(at, _)| at).skip(1).collect();
+                let at = cuts[usize::from(pick / 2) % cuts.len()];
+                for half in [&delta[..at], &delta[at..]] {
+                    let mut piece = event.clone();
+                    piece["delta"] = half.into();
+                    out.push(piece);
+                }
+            }
+            _ => out.push(event.clone()),
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(Config {
+        cases: 512,
+        failure_persistence: None,
+        ..Config::default()
+    })]
+
+    #[test]
+    fn splitting_deltas_never_changes_the_fold(
+        events in stream(),
+        picks in prop::collection::vec(any::<u16>(), 40),
+    ) {
+        let split = rechunk(&events, &picks);
+        prop_assert_eq!(
+            fold_values(&split),
+            fold_values(&events),
+            "splitting changed the fold of\n{}\ninto\n{}",
+            listing(&events),
+            listing(&split)
+        );
     }
 }
