@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{ArgGroup, ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::diff::Level as DiffLevel;
-use crate::commands::inspect::Format as InspectFormat;
+use crate::commands::inspect::Format as ViewFormat;
 use crate::compact::Level as CompactLevel;
 use crate::report::Format;
 use crate::rules::Level;
@@ -64,8 +64,8 @@ pub struct InspectArgs {
     pub path: PathBuf,
 
     /// Output format of the terminal view and of --stats.
-    #[arg(long, value_enum, default_value_t = InspectFormat::Human)]
-    pub format: InspectFormat,
+    #[arg(long, value_enum, default_value_t = ViewFormat::Human)]
+    pub format: ViewFormat,
 
     /// When to colour human output.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
@@ -155,7 +155,9 @@ pub struct NormalizeArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
+    /// The stream taken as the reference (`-` for stdin).
     pub a: PathBuf,
+    /// The stream compared with it.
     pub b: PathBuf,
 
     /// What to compare: events one by one, the compacted streams, or the folded result.
@@ -165,9 +167,9 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub normalize: NormalizeArgs,
 
-    /// Output format (human or json).
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ViewFormat::Human)]
+    pub format: ViewFormat,
 
     /// When to colour human output.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]

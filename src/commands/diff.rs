@@ -14,7 +14,7 @@ use crate::compact::{Compactor, Level as CompactLevel, Output};
 use crate::comparison::{compare, render, summary, unified_diff};
 use crate::fold::Folder;
 use crate::normalize::{Normalizer, Selector, Settings};
-use crate::report::Format;
+use crate::commands::inspect::Format;
 use crate::rules::protocol::DEFAULT_STATE_LIMIT;
 use crate::source::{DEFAULT_MAX_LINE, InputSpec, ReadOptions};
 
@@ -84,7 +84,7 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
             serde_json::to_writer_pretty(&mut out, &document)?;
             writeln!(out)?;
         }
-        _ => {
+        Format::Human => {
             let color = use_color(args.color);
             write!(out, "{}", summary(&comparison, labels))?;
             if !comparison.equal {
