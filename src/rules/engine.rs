@@ -122,6 +122,9 @@ pub struct Engine<'a> {
     protocol: Protocol,
     /// Read plain delta events without building them (see [`crate::source::delta`]).
     fast: bool,
+    /// Some rule that follows the stream (not framing, schema, or the live-only transport and
+    /// suite rules) is on; when none is, the stream is not followed at all.
+    follow: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -139,6 +142,12 @@ impl<'a> Engine<'a> {
             protocol: Protocol::new(ctx.protocol.clone()),
             // The fast path stands in for the embedded schemas; a user's may say otherwise.
             fast: ctx.schemas.is_stock(),
+            follow: RuleId::ALL.iter().any(|&id| {
+                !matches!(
+                    id.rule().family(),
+                    "framing" | "schema" | "transport" | "suite"
+                ) && ctx.levels.enabled(id)
+            }),
         }
     }
 
@@ -295,9 +304,10 @@ impl<'a> Engine<'a> {
             timestamp: delta.timestamp,
         };
         let mut found = Vec::new();
-        if !self
-            .protocol
-            .on_delta(&view, loc, self.ctx.levels, &mut found)
+        if self.follow
+            && !self
+                .protocol
+                .on_delta(&view, loc, self.ctx.levels, &mut found)
         {
             return false;
         }
@@ -333,9 +343,11 @@ impl<'a> Engine<'a> {
             if event.kind.is_some() {
                 self.known_events += 1;
             }
-            let conforms = !found.iter().any(|d| d.rule == RuleId::SchemaViolation);
-            self.protocol
-                .on_event(event, conforms, self.ctx.levels, &mut found);
+            if self.follow {
+                let conforms = !found.iter().any(|d| d.rule == RuleId::SchemaViolation);
+                self.protocol
+                    .on_event(event, conforms, self.ctx.levels, &mut found);
+            }
             if !found.is_empty() {
                 let ty = event.type_name();
                 for d in &mut found {
@@ -374,7 +386,9 @@ impl<'a> Engine<'a> {
     /// Ends the input: reports what only the end can tell. Returns the input's counts.
     pub fn finish(mut self, out: &mut Vec<Diagnostic>) -> Stats {
         let mut found = Vec::new();
-        self.protocol.finish(self.ctx.levels, &mut found);
+        if self.follow {
+            self.protocol.finish(self.ctx.levels, &mut found);
+        }
         for d in found {
             self.emit(d, out);
         }
