@@ -237,6 +237,15 @@ impl Compactor {
     ) -> io::Result<()> {
         use EventType::*;
         if let Some(kind) = ContentKind::of(ty) {
+            if !matches!(value.get("delta"), Some(Value::String(_))) {
+                // Outside the schema (a client would append whatever JavaScript makes of the
+                // field): kept as it is, after what was merged before it.
+                if let Some(id) = value.get(kind.id_field()).and_then(Value::as_str) {
+                    self.flush_merged(kind, id, out)?;
+                }
+                self.folder.apply_expanded(ty, value);
+                return write_one(value, raw, self.sink(out));
+            }
             self.folder.apply_expanded(ty, value);
             self.merge(kind, value);
             return Ok(());

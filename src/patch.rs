@@ -417,11 +417,14 @@ fn apply_op(
                 // Moving the root into itself: the official client adds the document under
                 // its own path (a cycle, which a later operation may break); a copy of it
                 // holds the same value.
+                let headroom = limit.saturating_sub(*size).saturating_add(1);
+                grow(size, estimated_size(doc, headroom), limit)?;
                 let copy = doc.clone();
                 return add(doc, &keys, copy, false, undo, size);
             }
             if keys.is_empty() {
                 let moved = get(doc, &from).cloned().unwrap_or(Value::Null);
+                *size = estimated_size(&moved, usize::MAX);
                 undo.push(Undo::Root(std::mem::replace(doc, moved)));
                 return Ok(());
             }
@@ -437,6 +440,7 @@ fn apply_op(
             grow(size, estimated_size(source, headroom), limit)?;
             let copy = source.clone();
             if keys.is_empty() {
+                *size = estimated_size(&copy, usize::MAX);
                 undo.push(Undo::Root(std::mem::replace(doc, copy)));
                 return Ok(());
             }
@@ -847,6 +851,17 @@ mod tests {
             "{err:?}"
         );
         assert_eq!(doc, json!({"seed": "x"}));
+
+        // Moving the root into itself copies it too.
+        let patch: Vec<Value> = (0..40)
+            .map(|i| json!({"op": "move", "from": "", "path": format!("/m{i}")}))
+            .collect();
+        let err = apply(&mut doc, &Value::Array(patch), &mut size, 64 << 20).unwrap_err();
+        assert!(
+            matches!(err.kind, PatchErrorKind::TooLarge { .. }),
+            "{err:?}"
+        );
+        assert_eq!(doc, json!({"seed": "x"}));
     }
 
     #[test]
@@ -861,7 +876,11 @@ mod tests {
             {"op": "move", "from": "/d", "path": "/e"},
             {"op": "add", "path": "/new key", "value": {"k": [true, null, 1.5]}},
             {"op": "add", "path": "/new key", "value": "replaced by add"},
-            {"op": "remove", "path": "/a/1"}
+            {"op": "remove", "path": "/a/1"},
+            {"op": "move", "from": "", "path": "/self"},
+            {"op": "copy", "from": "/b", "path": ""},
+            {"op": "add", "path": "/x", "value": [1, 2]},
+            {"op": "move", "from": "/x", "path": ""}
         ]);
         apply(&mut doc, &patch, &mut size, 1 << 20).unwrap();
         assert_eq!(size, estimated_size(&doc, usize::MAX));

@@ -226,3 +226,29 @@ proptest! {
         );
     }
 }
+
+/// Found by fuzzing: a content event whose delta is missing or not a string (outside the
+/// schema) folds to whatever JavaScript makes of it, so it is kept, not merged.
+#[test]
+fn content_without_a_string_delta_is_kept_as_it_is() {
+    let events = vec![
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 7}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "b"}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "m"}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+    ];
+    for level in [Level::Deltas, Level::Snapshot] {
+        let once = compact_values(&events, level);
+        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
+        assert_eq!(compact_values(&once, level), once, "{level:?}");
+    }
+    let once = compact_values(&events, Level::Deltas);
+    assert!(
+        once.contains(&events[3]) && once.contains(&events[4]),
+        "{once:?}"
+    );
+}

@@ -10,11 +10,11 @@ use super::Outcome;
 use super::check::use_color;
 use super::events::{for_each_event, warn_unreadable};
 use crate::cli::{DiffArgs, NormalizeArgs};
+use crate::commands::inspect::Format;
 use crate::compact::{Compactor, Level as CompactLevel, Output};
 use crate::comparison::{compare, render, summary, unified_diff};
 use crate::fold::Folder;
 use crate::normalize::{Normalizer, Selector, Settings};
-use crate::commands::inspect::Format;
 use crate::rules::protocol::DEFAULT_STATE_LIMIT;
 use crate::source::{DEFAULT_MAX_LINE, InputSpec, ReadOptions};
 
