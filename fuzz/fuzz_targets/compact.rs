@@ -1,0 +1,76 @@
+//! Compaction: any JSONL stream compacts, at both levels, to one that folds to the same
+//! messages and state, and compacting that again changes nothing.
+#![no_main]
+
+use std::sync::Arc;
+
+use agui_lens::compact::{Compactor, Level, Output};
+use agui_lens::event::{Event, EventType, Location};
+use agui_lens::fold::Folder;
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+struct Collect(Vec<Value>);
+
+impl Output for Collect {
+    fn raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.0
+            .push(serde_json::from_slice(bytes).expect("a kept event is JSON"));
+        Ok(())
+    }
+    fn event(&mut self, value: &Value) -> std::io::Result<()> {
+        self.0.push(value.clone());
+        Ok(())
+    }
+}
+
+fn event(value: &Value, i: usize) -> Event {
+    Event {
+        loc: Location {
+            path: Arc::from("fuzz"),
+            line: i as u64 + 1,
+            offset: 0,
+            index: i as u64,
+        },
+        kind: value
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(EventType::from_name),
+        value: value.clone(),
+    }
+}
+
+fn fold(events: &[Value]) -> Value {
+    let mut folder = Folder::new(1 << 24);
+    for (i, value) in events.iter().enumerate() {
+        folder.apply(&event(value, i));
+    }
+    folder.finish().meaning()
+}
+
+fn compact(events: &[Value], level: Level) -> Vec<Value> {
+    let mut compactor = Compactor::new(level, 1 << 24);
+    let mut out = Collect(Vec::new());
+    for (i, value) in events.iter().enumerate() {
+        let raw = serde_json::to_vec(value).unwrap();
+        compactor.push(&event(value, i), &raw, &mut out).unwrap();
+    }
+    compactor.finish(&mut out).unwrap();
+    out.0
+}
+
+fuzz_target!(|input: &[u8]| {
+    // One event per line; lines that are not JSON objects are left out, as a reader would
+    // report and skip them.
+    let events: Vec<Value> = input
+        .split(|&b| b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+        .filter(Value::is_object)
+        .collect();
+    let folded = fold(&events);
+    for level in [Level::Deltas, Level::Snapshot] {
+        let once = compact(&events, level);
+        assert_eq!(fold(&once), folded, "{level:?} changed the fold");
+        assert_eq!(compact(&once, level), once, "{level:?} is not idempotent");
+    }
+});
