@@ -8,7 +8,10 @@
 //! chunks that cannot be expanded, before which everything held is written.
 //!
 //! Compacting a compacted stream at the same level changes nothing: what is held is always
-//! written where a second pass would write it again (tests/compaction_props.rs).
+//! written where a second pass would write it again (tests/compaction_props.rs). The one
+//! exception is a stream with a chunk that cannot be expanded (say, one whose role contradicts
+//! the chunk stream it continues): it is kept as it is, and once that stream is expanded it
+//! may read differently a second time. The fold is kept either way.
 //!
 //! `snapshot`: each completed run becomes RUN_STARTED (its input holding only messages new to
 //! the history), one MESSAGES_SNAPSHOT and one STATE_SNAPSHOT with the run's result, and its
@@ -322,9 +325,31 @@ impl Compactor {
         let Some(id) = value.get(kind.id_field()).and_then(Value::as_str) else {
             return;
         };
-        let key = (kind, id.to_owned());
-        let at = match self.merged_index.get(&key) {
-            Some(&at) => at,
+        let delta = match value.get("delta") {
+            Some(Value::String(delta)) => delta.as_str(),
+            _ => "",
+        };
+        let owner = value.get("subagentRunId").filter(|o| !o.is_null());
+        let merged = self.merged_entry(kind, id);
+        merged.delta.push_str(delta);
+        merge_into(&mut merged.metadata, value.get("metadata"));
+        if let Some(owner) = owner {
+            merged.owner.get_or_insert_with(|| owner.clone());
+        }
+    }
+
+    /// The deltas merged so far for one message or tool call, made empty when there are none.
+    fn merged_entry(&mut self, kind: ContentKind, id: &str) -> &mut Merged {
+        // Few are open at once: a scan beats hashing the id.
+        let found = if self.merged.len() <= 8 {
+            self.merged
+                .iter()
+                .position(|m| m.kind == kind && m.id == id)
+        } else {
+            self.merged_index.get(&(kind, id.to_owned())).copied()
+        };
+        let at = match found {
+            Some(at) => at,
             None => {
                 self.merged.push(Merged {
                     kind,
@@ -333,18 +358,38 @@ impl Compactor {
                     metadata: None,
                     owner: None,
                 });
-                self.merged_index.insert(key, self.merged.len() - 1);
+                self.merged_index
+                    .insert((kind, id.to_owned()), self.merged.len() - 1);
                 self.merged.len() - 1
             }
         };
-        let merged = &mut self.merged[at];
-        if let Some(Value::String(delta)) = value.get("delta") {
-            merged.delta.push_str(delta);
+        &mut self.merged[at]
+    }
+
+    /// Takes a plain content delta read without building the event (see
+    /// [`crate::source::delta`]): `false` when it needs [`Compactor::push`] after all (a chunk
+    /// stream is open, which the event would close).
+    pub fn push_delta(
+        &mut self,
+        ty: EventType,
+        id: &str,
+        delta: &str,
+        owner: Option<&str>,
+    ) -> bool {
+        let Some(kind) = ContentKind::of(ty) else {
+            return false;
+        };
+        if !self.expander.is_idle() || !self.folder.apply_delta(ty, id, delta) {
+            return false;
         }
-        merge_into(&mut merged.metadata, value.get("metadata"));
-        if let Some(owner) = value.get("subagentRunId").filter(|o| !o.is_null()) {
-            merged.owner.get_or_insert_with(|| owner.clone());
+        let merged = self.merged_entry(kind, id);
+        merged.delta.push_str(delta);
+        if let Some(owner) = owner {
+            merged
+                .owner
+                .get_or_insert_with(|| Value::String(owner.to_owned()));
         }
+        true
     }
 
     /// Writes the merged deltas of one message or tool call, if any are held.

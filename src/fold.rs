@@ -208,21 +208,49 @@ impl Folder {
     }
 
     fn message_content(&mut self, ev: &Value) {
-        let Some(at) = self.find(str_of(ev, "messageId")) else {
-            return;
+        let delta = match ev.get("delta") {
+            Some(Value::String(delta)) => std::borrow::Cow::Borrowed(delta.as_str()),
+            other => std::borrow::Cow::Owned(js_string(other)),
         };
+        if let Some(message) = self.append_content(str_of(ev, "messageId"), &delta) {
+            merge_metadata(message, ev);
+        }
+    }
+
+    /// Appends to a message's text; the message, if there is one to append to.
+    fn append_content(&mut self, id: Option<&str>, delta: &str) -> Option<&mut Map<String, Value>> {
+        let at = self.find(id)?;
         if self.is_activity(at) {
-            return;
+            return None;
         }
         let message = &mut self.messages[at];
-        let delta = js_string(ev.get("delta"));
         match message.get_mut("content") {
-            Some(Value::String(content)) => content.push_str(&delta),
+            Some(Value::String(content)) => content.push_str(delta),
             _ => {
-                message.insert("content".into(), Value::String(delta));
+                message.insert("content".into(), Value::String(delta.to_owned()));
             }
         }
-        merge_metadata(message, ev);
+        Some(message)
+    }
+
+    /// Applies a plain content delta (TEXT_MESSAGE_CONTENT, REASONING_MESSAGE_CONTENT or
+    /// TOOL_CALL_ARGS with a string delta and no metadata) read without building the event,
+    /// exactly as [`Folder::apply`] would. Refused (`false`) while a chunk stream is open,
+    /// which the event would close: then it must go through `apply`.
+    pub fn apply_delta(&mut self, ty: EventType, id: &str, delta: &str) -> bool {
+        if !self.expander.is_idle() {
+            return false;
+        }
+        self.seen_event = true;
+        match ty {
+            EventType::ToolCallArgs => {
+                self.append_args(Some(id), delta);
+            }
+            _ => {
+                self.append_content(Some(id), delta);
+            }
+        }
+        true
     }
 
     fn message_end(&mut self, ev: &Value) {
@@ -308,19 +336,28 @@ impl Folder {
     }
 
     fn tool_call_args(&mut self, ev: &Value) {
-        let delta = js_string(ev.get("delta"));
-        if let Some(call) = self.tool_call_mut(str_of(ev, "toolCallId")) {
-            if let Some(Value::Object(function)) = call.get_mut("function") {
-                match function.get_mut("arguments") {
-                    Some(Value::String(args)) => args.push_str(&delta),
-                    other => {
-                        let before = js_string(other.as_deref());
-                        function.insert("arguments".into(), Value::String(before + &delta));
-                    }
-                }
-            }
+        let delta = match ev.get("delta") {
+            Some(Value::String(delta)) => std::borrow::Cow::Borrowed(delta.as_str()),
+            other => std::borrow::Cow::Owned(js_string(other)),
+        };
+        if let Some(call) = self.append_args(str_of(ev, "toolCallId"), &delta) {
             merge_metadata(call, ev);
         }
+    }
+
+    /// Appends to a tool call's arguments; the tool call, if there is one.
+    fn append_args(&mut self, id: Option<&str>, delta: &str) -> Option<&mut Map<String, Value>> {
+        let call = self.tool_call_mut(id)?;
+        if let Some(Value::Object(function)) = call.get_mut("function") {
+            match function.get_mut("arguments") {
+                Some(Value::String(args)) => args.push_str(delta),
+                other => {
+                    let before = js_string(other.as_deref());
+                    function.insert("arguments".into(), Value::String(before + delta));
+                }
+            }
+        }
+        Some(call)
     }
 
     fn tool_call_result(&mut self, ev: &Value) {

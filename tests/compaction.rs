@@ -287,3 +287,58 @@ fn compaction_is_no_larger_than_the_official_compact_events() {
     }
     assert!(compared >= 30, "only {compared} recordings compared");
 }
+
+/// Errors per rule that `agui-lens check` reports.
+fn error_counts(path: &Path) -> std::collections::BTreeMap<String, usize> {
+    let (_, stdout, _) = run(&["check", "--format", "json", path.to_str().unwrap()]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let mut counts = std::collections::BTreeMap::new();
+    for d in doc["diagnostics"].as_array().unwrap() {
+        if d["severity"] == "error" {
+            *counts
+                .entry(d["rule"].as_str().unwrap().to_owned())
+                .or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// Streams with errors compact too: the original is read again to count its errors, and the
+/// result may have fewer of each rule, never more.
+#[test]
+fn streams_with_errors_compact_without_gaining_any() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = crate::common::fixture_files("fixtures/invalid");
+    let mut compacted = 0;
+    for fixture in fixtures
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "jsonl"))
+    {
+        let input = root().join(fixture);
+        if !crate::common::fixture_args(fixture).is_empty() {
+            continue;
+        }
+        let before = error_counts(&input);
+        for level in ["deltas", "snapshot"] {
+            let output = dir.path().join(format!("out-{level}.jsonl"));
+            let (code, stderr) = compact(&input, &output, level);
+            assert_eq!(code, 0, "{} at {level}: {stderr}", fixture.display());
+            assert_eq!(
+                fold(&input),
+                fold(&output),
+                "{} at {level}",
+                fixture.display()
+            );
+            for (rule, after) in error_counts(&output) {
+                let was = before.get(&rule).copied().unwrap_or(0);
+                assert!(
+                    after <= was,
+                    "{} at {level}: {after} {rule}, was {was}",
+                    fixture.display()
+                );
+            }
+        }
+        compacted += 1;
+    }
+    assert!(compacted > 40, "only {compacted} fixtures");
+}

@@ -15,6 +15,7 @@ use crate::cli::CompactArgs;
 use crate::compact::{Compactor, Level};
 use crate::diagnostic::{Diagnostic, Severity, abbreviate_value};
 use crate::difference::first_difference;
+use crate::event::Event;
 use crate::fold::{Folded, Folder};
 use crate::interrupt;
 use crate::rules::engine::{Context as CheckContext, Engine};
@@ -22,9 +23,13 @@ use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use crate::rules::{Levels, RuleId};
 use crate::schema::SchemaSet;
 use crate::sink::EventWriter;
+use crate::source::delta::{self, Delta};
 use crate::source::parse::human_bytes;
+use crate::source::parse::parse_frame;
+use crate::source::pipeline::pipelined;
 use crate::source::{
-    self, Batch, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions,
+    self, Batch, Compression, DEFAULT_MAX_LINE, Frame, FrameKind, InputFormat, InputSpec,
+    ReadOptions,
 };
 
 /// Where one input's compacted stream goes.
@@ -187,57 +192,94 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         max_line: settings.read.max_line,
         protocol: ProtocolOptions::default(),
     });
-    let mut engine = check
-        .as_ref()
-        .map(|ctx| Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head)));
-    let mut errors_before: BTreeMap<RuleId, u64> = BTreeMap::new();
-    let mut batch = Batch::default();
-    let mut found = Vec::new();
+    // The original's errors only matter if the compacted stream has some: they are counted
+    // then, by reading the original again. Stdin cannot be read again, so for it they are
+    // counted on the way.
+    let mut errors_before: Option<BTreeMap<RuleId, u64>> = None;
     let mut bytes_in = 0u64;
     let mut events_in = 0u64;
-    let mut failure: Option<io::Error> = None;
-    while opened
-        .reader
-        .next_batch(&mut batch)
-        .with_context(|| format!("reading {name}"))?
-    {
-        if interrupt::requested() {
-            bail!("interrupted: {name} was left as it was");
-        }
-        bytes_in += batch.frames.len() as u64 + batch.data.len() as u64;
-        let mut push = |event: &crate::event::Event, raw: &[u8]| {
-            events_in += 1;
-            if failure.is_none() {
-                if let Err(err) = compactor.push(event, raw, &mut writer) {
-                    failure = Some(err);
+    match check.as_ref().filter(|_| matches!(input, InputSpec::Stdin)) {
+        Some(ctx) => {
+            let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+            let mut counts = BTreeMap::new();
+            let mut batch = Batch::default();
+            let mut found = Vec::new();
+            let mut failure: Option<io::Error> = None;
+            while opened
+                .reader
+                .next_batch(&mut batch)
+                .with_context(|| format!("reading {name}"))?
+            {
+                if interrupt::requested() {
+                    bail!("interrupted: {name} was left as it was");
                 }
-            }
-        };
-        match &mut engine {
-            Some(engine) => {
-                engine.check_batch_with(&batch, &mut found, &mut push);
-                count_errors(&mut errors_before, found.drain(..));
-            }
-            None => {
-                let parsed: Vec<_> = batch
-                    .frames
-                    .par_iter()
-                    .map(|f| source::parse::parse_frame(&name, &batch, f, settings.read.max_line))
-                    .collect();
-                for (frame, parsed) in batch.frames.iter().zip(parsed) {
-                    if let Some(event) = parsed.event {
-                        push(&event, batch.bytes(frame));
+                bytes_in += batch.frames.len() as u64 + batch.data.len() as u64;
+                engine.check_batch_with(&batch, &mut found, |event, raw| {
+                    events_in += 1;
+                    if failure.is_none() {
+                        failure = compactor.push(event, raw, &mut writer).err();
                     }
+                });
+                count_errors(&mut counts, found.drain(..));
+                if let Some(err) = failure.take() {
+                    return Err(err).with_context(|| format!("writing the compacted {name}"));
                 }
             }
+            engine.finish(&mut found);
+            count_errors(&mut counts, found.drain(..));
+            errors_before = Some(counts);
         }
-        if let Some(err) = failure.take() {
-            return Err(err).with_context(|| format!("writing the compacted {name}"));
+        None => {
+            let max_line = settings.read.max_line;
+            let mut interrupted = false;
+            let read_failure = pipelined(
+                opened.reader.as_mut(),
+                opened.live,
+                |batch| prepare_batch(&name, batch, max_line),
+                |batch, items| {
+                    if interrupt::requested() {
+                        interrupted = true;
+                        return Err(io::ErrorKind::Interrupted.into());
+                    }
+                    bytes_in += batch.frames.len() as u64 + batch.data.len() as u64;
+                    for (frame, item) in batch.frames.iter().zip(items.iter_mut()) {
+                        let raw = batch.bytes(frame);
+                        match item {
+                            Item::Delta(delta) => {
+                                events_in += 1;
+                                let taken = compactor.push_delta(
+                                    delta.kind,
+                                    delta.id.get(raw),
+                                    delta.delta.get(raw),
+                                    delta.owner.as_ref().map(|o| o.get(raw)),
+                                );
+                                if !taken {
+                                    // A chunk stream is open: the whole event after all.
+                                    let parsed = parse_frame(&name, batch, frame, max_line);
+                                    if let Some(event) = parsed.event {
+                                        compactor.push(&event, raw, &mut writer)?;
+                                    }
+                                }
+                            }
+                            Item::Event(Some(event)) => {
+                                events_in += 1;
+                                compactor.push(event, raw, &mut writer)?;
+                            }
+                            Item::Event(None) => {}
+                        }
+                    }
+                    Ok(())
+                },
+            );
+            if interrupted {
+                bail!("interrupted: {name} was left as it was");
+            }
+            let read_failure =
+                read_failure.with_context(|| format!("writing the compacted {name}"))?;
+            if let Some(err) = read_failure {
+                return Err(err).with_context(|| format!("reading {name}"));
+            }
         }
-    }
-    if let Some(engine) = engine {
-        engine.finish(&mut found);
-        count_errors(&mut errors_before, found.drain(..));
     }
     let folded = compactor
         .finish(&mut writer)
@@ -262,7 +304,8 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             format,
             temp.path(),
             &folded,
-            &errors_before,
+            input,
+            errors_before.as_ref(),
         )? {
             report.refused = Some(why);
             return Ok(report);
@@ -275,28 +318,17 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     Ok(report)
 }
 
-/// A temp file beside the target (so the final rename is atomic), or in the temp directory
-/// for stdout.
+/// A temp file beside the target (so the final rename is atomic, and a new file gets the
+/// permissions a new file gets), or in the temp directory for stdout.
 fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
-    let dir = match target {
-        Target::Stdout => std::env::temp_dir(),
-        Target::File(path) => match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => PathBuf::from("."),
-        },
-    };
-    let stem = match target {
-        Target::File(path) => path
-            .file_name()
-            .map(|n| format!(".{}.", n.to_string_lossy()))
-            .unwrap_or_else(|| ".agui-lens.".into()),
-        Target::Stdout => ".agui-lens.".into(),
-    };
-    tempfile::Builder::new()
-        .prefix(&stem)
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .with_context(|| format!("creating a temp file in {}", dir.display()))
+    match target {
+        Target::File(path) => super::temp_beside(path),
+        Target::Stdout => tempfile::Builder::new()
+            .prefix(".agui-lens.")
+            .suffix(".tmp")
+            .tempfile()
+            .context("creating a temp file"),
+    }
 }
 
 /// Puts the verified temp file in place: fsync, the target's permissions, rename, fsync the
@@ -342,8 +374,10 @@ fn verify(
     format: InputFormat,
     path: &Path,
     original: &Folded,
-    errors_before: &BTreeMap<RuleId, u64>,
+    input: &InputSpec,
+    errors_before: Option<&BTreeMap<RuleId, u64>>,
 ) -> Result<Option<String>> {
+    let read_original = read;
     let read = ReadOptions {
         format: Some(format),
         ..read.clone()
@@ -382,6 +416,17 @@ fn verify(
             show(&d.right)
         )));
     }
+    if errors_after.is_empty() {
+        return Ok(None);
+    }
+    let counted;
+    let errors_before = match errors_before {
+        Some(counts) => counts,
+        None => {
+            counted = count_original_errors(ctx, read_original, input)?;
+            &counted
+        }
+    };
     for (rule, after) in &errors_after {
         let before = errors_before.get(rule).copied().unwrap_or(0);
         if *after > before {
@@ -439,4 +484,66 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
         );
     }
     Ok(outcome)
+}
+
+/// Checks the original (again) and counts its errors by rule.
+fn count_original_errors(
+    ctx: &CheckContext<'_>,
+    read: &ReadOptions,
+    input: &InputSpec,
+) -> Result<BTreeMap<RuleId, u64>> {
+    let mut opened = source::open(input, read)?;
+    let name = opened.name.clone();
+    let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+    let mut counts = BTreeMap::new();
+    let mut found = Vec::new();
+    let failure = engine
+        .check_reader(opened.reader.as_mut(), false, &mut found, &mut |found| {
+            count_errors(&mut counts, found.drain(..));
+            Ok(())
+        })
+        .with_context(|| format!("checking {name}"))?;
+    if let Some(err) = failure {
+        return Err(err).with_context(|| format!("reading {name}"));
+    }
+    engine.finish(&mut found);
+    count_errors(&mut counts, found.drain(..));
+    Ok(counts)
+}
+
+/// One frame of the original, prepared on the pool: a plain delta read on the fast path, or
+/// the event (none for a frame that holds no event).
+enum Item {
+    Delta(Delta),
+    Event(Option<Event>),
+}
+
+fn prepare_frame(name: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usize) -> Item {
+    if let FrameKind::Data {
+        unterminated: false,
+        ..
+    } = frame.kind
+    {
+        if let Some(delta) = delta::parse(batch.bytes(frame)) {
+            return Item::Delta(delta);
+        }
+    }
+    Item::Event(parse_frame(name, batch, frame, max_line).event)
+}
+
+fn prepare_batch(name: &Arc<str>, batch: &Batch, max_line: usize) -> Vec<Item> {
+    if batch.frames.len() > 64 {
+        batch
+            .frames
+            .par_iter()
+            .with_min_len(32)
+            .map(|frame| prepare_frame(name, batch, frame, max_line))
+            .collect()
+    } else {
+        batch
+            .frames
+            .iter()
+            .map(|frame| prepare_frame(name, batch, frame, max_line))
+            .collect()
+    }
 }

@@ -14,6 +14,7 @@ use crate::rules::{Levels, RuleId};
 use crate::schema::SchemaSet;
 use crate::source::delta::{self, Delta};
 use crate::source::parse::{self, excerpt};
+use crate::source::pipeline::pipelined;
 use crate::source::{Batch, Frame, FrameKind, FrameReader, describe_non_stream};
 
 /// How many findings are held back while no event has been seen, in case the input turns
@@ -233,59 +234,15 @@ impl<'a> Engine<'a> {
             fast: self.fast,
             ..self.preparer()
         };
-        let mut current = Batch::default();
-        match reader.next_batch(&mut current) {
-            Ok(true) => {}
-            Ok(false) => return Ok(None),
-            Err(err) => return Ok(Some(err)),
-        }
-        let mut prepared = preparer.prepare_batch(&current);
-        let mut next = Batch::default();
-        // Events already checked, dropped on the pool rather than on this thread, which has
-        // the stateful rules to run.
-        let mut checked: Vec<Prepared> = Vec::new();
-        loop {
-            if live {
-                self.feed_batch(&current, &mut prepared, out, |_, _| {});
-                emit(out)?;
-                match reader.next_batch(&mut current) {
-                    Ok(true) => prepared = preparer.prepare_batch(&current),
-                    Ok(false) => return Ok(None),
-                    Err(err) => return Ok(Some(err)),
-                }
-                continue;
-            }
-            let read = reader.next_batch(&mut next);
-            let more = matches!(read, Ok(true));
-            let mut next_prepared = Vec::new();
-            let old = std::mem::take(&mut checked);
-            rayon::in_place_scope(|scope| {
-                if more {
-                    scope.spawn(|_| next_prepared = preparer.prepare_batch(&next));
-                }
-                scope.spawn(move |_| drop(old));
-                self.feed_batch(&current, &mut prepared, out, |_, _| {});
-            });
-            emit(out)?;
-            match read {
-                Ok(true) => {}
-                Ok(false) => return Ok(None),
-                Err(err) => return Ok(Some(err)),
-            }
-            std::mem::swap(&mut current, &mut next);
-            checked = std::mem::replace(&mut prepared, next_prepared);
-        }
-    }
-
-    /// Runs the stateful rules on one prepared frame, in stream order. Gives the event back.
-    pub fn feed(
-        &mut self,
-        prepared: Prepared,
-        raw: &[u8],
-        out: &mut Vec<Diagnostic>,
-    ) -> Option<Event> {
-        self.feed_ref(prepared.event.as_ref(), prepared.diagnostics, raw, out);
-        prepared.event
+        pipelined(
+            reader,
+            live,
+            |batch| preparer.prepare_batch(batch),
+            |batch, prepared| {
+                self.feed_batch(batch, prepared, out, |_, _| {});
+                emit(out)
+            },
+        )
     }
 
     /// Feeds a delta event read on the fast path; `false` when it needs the whole path.

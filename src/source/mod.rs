@@ -10,6 +10,7 @@ mod json;
 mod jsonl;
 mod lines;
 pub mod parse;
+pub mod pipeline;
 mod sse;
 
 use std::fmt;
