@@ -106,6 +106,9 @@ for size in "${SIZES[@]}"; do
   measure "floor: parse serde_json::Value" 1 "$EX/floor" --mode value "$file"
   measure "agui-lens check" 1 "$BIN" check "$file"
   log "  check says: $(tail -n 1 "$TMP/out")"
+  # Framing and JSON Schemas only: every rule that follows the stream allowed.
+  measure "agui-lens check (schemas only)" 1 "$BIN" check "$file" \
+    --allow lifecycle --allow order --allow pairing --allow reference --allow state --allow tool-args
   if has_command fold; then
     OUT=/dev/null measure "agui-lens fold" 1 "$BIN" fold "$file"
   fi
@@ -128,6 +131,18 @@ for size in "${SIZES[@]}"; do
       {
         rss = ($3 == "") ? "n/a" : sprintf("%.1f", $3 / 1024)
         printf "| %s | %.1f | %.0f | %s | %.2f× |\n", $1, bytes / 1e6 / $2, events / $2, rss, $2 / floor
+      }' "$TMP/rows"
+    echo
+    # The targets, as ratios within this run.
+    awk -F'\t' '
+      { t[$1] = $2; r[$1] = $3 }
+      function ok(x) { return x != "" && x != "failed" }
+      END {
+        c = "agui-lens check"; s = "agui-lens check (schemas only)"
+        v = "SDK: zod parse + verifyEvents"; k = "agui-lens compact"; o = "SDK: JSON.parse + compactEvents"
+        if (ok(t[c]) && ok(t[s])) printf "- all rules cost %+.0f%% over schemas only\n", (t[c] / t[s] - 1) * 100
+        if (ok(t[c]) && ok(t[v])) printf "- check is %.1f× as fast as zod + verifyEvents\n", t[v] / t[c]
+        if (ok(t[k]) && ok(t[o])) printf "- compact is %.1f× as fast as compactEvents, in %.2f× its peak memory\n", t[o] / t[k], r[k] / r[o]
       }' "$TMP/rows"
     echo
     echo "Median wall time of $RUNS runs (process start to exit); MB = 10^6 bytes; ratio = time / time of the value-parse floor."
