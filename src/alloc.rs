@@ -20,13 +20,26 @@ pub const LARGE: usize = 1 << 20;
 
 pub struct Split;
 
-/// Sets the system allocator up for large blocks only: each is mapped on its own and unmapped
-/// when freed. (glibc otherwise raises that threshold as blocks are freed, and keeps them.)
+/// mimalloc's `mi_option_purge_delay` (its place in `mi_option_t`, mimalloc.h).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Tunes both allocators; called first thing in `main`, before any thread starts.
+///
+/// The system allocator gets large blocks only: each is mapped on its own and unmapped when
+/// freed (glibc otherwise raises that threshold as blocks are freed, and keeps them).
+/// mimalloc returns freed memory to the system after 10 ms instead of a second: a command
+/// that reads a stream twice (compaction, then its verification) otherwise holds the first
+/// pass's pages through the second, about 20 MiB more at its peak, at no measurable cost in
+/// time.
 pub fn init() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only adjusts glibc's tuning; it is called before any thread starts.
+    // SAFETY: mallopt only adjusts glibc's tuning; no other thread is running yet.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE as libc::c_int);
+    }
+    // SAFETY: mi_option_set is not thread safe, and no other thread is running yet.
+    unsafe {
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 10);
     }
 }
 

@@ -29,6 +29,7 @@ use serde_json::{Map, Value};
 use crate::chunks::{ChunkExpander, Piece};
 use crate::event::{Event, EventType};
 use crate::fold::{Folder, merge_snapshot};
+use crate::idset::FastBuild;
 
 /// How far to compact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -147,7 +148,7 @@ pub struct Compactor {
     pieces: Vec<Piece>,
     folder: Folder,
     merged: Vec<Merged>,
-    merged_index: HashMap<(ContentKind, String), usize>,
+    merged_index: HashMap<(ContentKind, String), usize, FastBuild>,
     segment: Segment,
     run: Option<OpenRun>,
 }
@@ -160,7 +161,7 @@ impl Compactor {
             pieces: Vec::new(),
             folder: Folder::new(state_limit),
             merged: Vec::new(),
-            merged_index: HashMap::new(),
+            merged_index: HashMap::default(),
             segment: Segment::default(),
             run: None,
         }

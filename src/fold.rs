@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::chunks::{ChunkExpander, Piece};
 use crate::event::{Event, EventType};
+use crate::idset::FastBuild;
 use crate::patch;
 
 /// One run as the fold saw it.
@@ -32,9 +33,9 @@ pub struct Folder {
     pieces: Vec<Piece>,
     messages: Vec<Map<String, Value>>,
     /// Message id → index of its first occurrence.
-    index: HashMap<String, usize>,
+    index: HashMap<String, usize, FastBuild>,
     /// Tool call id → index of the first message whose `toolCalls` holds it.
-    tool_owner: HashMap<String, usize>,
+    tool_owner: HashMap<String, usize, FastBuild>,
     state: Option<Value>,
     state_size: usize,
     state_limit: usize,
@@ -44,8 +45,8 @@ pub struct Folder {
     /// the reducer starts.
     seen_event: bool,
     run_tool_calls: Vec<String>,
-    run_tool_call_set: HashSet<String>,
-    answered: HashSet<String>,
+    run_tool_call_set: HashSet<String, FastBuild>,
+    answered: HashSet<String, FastBuild>,
     runs: Vec<RunRecord>,
     pending_interrupts: Vec<Value>,
 }
@@ -56,16 +57,16 @@ impl Folder {
             expander: ChunkExpander::new(),
             pieces: Vec::new(),
             messages: Vec::new(),
-            index: HashMap::new(),
-            tool_owner: HashMap::new(),
+            index: HashMap::default(),
+            tool_owner: HashMap::default(),
             state: None,
             state_size: 0,
             state_limit,
             delta_applied: false,
             seen_event: false,
             run_tool_calls: Vec::new(),
-            run_tool_call_set: HashSet::new(),
-            answered: HashSet::new(),
+            run_tool_call_set: HashSet::default(),
+            answered: HashSet::default(),
             runs: Vec::new(),
             pending_interrupts: Vec::new(),
         }
@@ -890,7 +891,11 @@ fn holds_call(message: &Map<String, Value>, id: &str) -> bool {
     calls_of(message).any(|c| c == id)
 }
 
-fn index_tool_calls(owners: &mut HashMap<String, usize>, message: &Map<String, Value>, at: usize) {
+fn index_tool_calls(
+    owners: &mut HashMap<String, usize, FastBuild>,
+    message: &Map<String, Value>,
+    at: usize,
+) {
     for call in calls_of(message) {
         let slot = owners.entry(call.to_owned()).or_insert(at);
         *slot = (*slot).min(at);

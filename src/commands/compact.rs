@@ -11,25 +11,22 @@ use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 
 use super::Outcome;
+use super::events::{for_each_fed, parse_frame};
 use crate::cli::CompactArgs;
 use crate::compact::{Compactor, Level};
 use crate::diagnostic::{Diagnostic, Severity, abbreviate_value};
 use crate::difference::first_difference;
-use crate::event::Event;
+use crate::event::{Event, EventType};
 use crate::fold::{Folded, Folder};
 use crate::interrupt;
-use crate::rules::engine::{Context as CheckContext, Engine};
+use crate::rules::engine::{Context as CheckContext, Engine, Fed};
 use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use crate::rules::{Levels, RuleId};
 use crate::schema::SchemaSet;
 use crate::sink::EventWriter;
-use crate::source::delta::{self, Delta};
 use crate::source::parse::human_bytes;
-use crate::source::parse::parse_frame;
-use crate::source::pipeline::pipelined;
 use crate::source::{
-    self, Batch, Compression, DEFAULT_MAX_LINE, Frame, FrameKind, InputFormat, InputSpec,
-    ReadOptions,
+    self, Batch, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions,
 };
 
 /// Where one input's compacted stream goes.
@@ -231,54 +228,37 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         }
         None => {
             let max_line = settings.read.max_line;
-            let mut interrupted = false;
-            let read_failure = pipelined(
-                opened.reader.as_mut(),
-                opened.live,
-                |batch| prepare_batch(&name, batch, max_line),
-                |batch, items| {
-                    if interrupt::requested() {
-                        interrupted = true;
-                        return Err(io::ErrorKind::Interrupted.into());
+            let stats = for_each_fed(&mut opened, max_line, true, |fed, batch, frame| {
+                let raw = batch.bytes(frame);
+                let taken = match fed {
+                    Fed::Delta {
+                        kind,
+                        id,
+                        delta,
+                        owner,
+                    } => compactor.push_delta(kind, id, delta, owner),
+                    Fed::Event(event) => {
+                        compactor.push(event, raw, &mut writer)?;
+                        true
                     }
-                    bytes_in += batch.frames.len() as u64 + batch.data.len() as u64;
-                    for (frame, item) in batch.frames.iter().zip(items.iter_mut()) {
-                        let raw = batch.bytes(frame);
-                        match item {
-                            Item::Delta(delta) => {
-                                events_in += 1;
-                                let taken = compactor.push_delta(
-                                    delta.kind,
-                                    delta.id.get(raw),
-                                    delta.delta.get(raw),
-                                    delta.owner.as_ref().map(|o| o.get(raw)),
-                                );
-                                if !taken {
-                                    // A chunk stream is open: the whole event after all.
-                                    let parsed = parse_frame(&name, batch, frame, max_line);
-                                    if let Some(event) = parsed.event {
-                                        compactor.push(&event, raw, &mut writer)?;
-                                    }
-                                }
-                            }
-                            Item::Event(Some(event)) => {
-                                events_in += 1;
-                                compactor.push(event, raw, &mut writer)?;
-                            }
-                            Item::Event(None) => {}
-                        }
+                };
+                if !taken {
+                    // A chunk stream is open: the whole event after all.
+                    if let Some(event) = parse_frame(&name, batch, frame, max_line).event {
+                        compactor.push(&event, raw, &mut writer)?;
                     }
-                    Ok(())
-                },
-            );
-            if interrupted {
-                bail!("interrupted: {name} was left as it was");
-            }
-            let read_failure =
-                read_failure.with_context(|| format!("writing the compacted {name}"))?;
-            if let Some(err) = read_failure {
-                return Err(err).with_context(|| format!("reading {name}"));
-            }
+                }
+                Ok(())
+            })
+            .map_err(|err| {
+                if interrupt::requested() {
+                    anyhow!("interrupted: {name} was left as it was")
+                } else {
+                    err.context(format!("compacting {name}"))
+                }
+            })?;
+            events_in = stats.events;
+            bytes_in = stats.bytes;
         }
     }
     let folded = compactor
@@ -389,12 +369,20 @@ fn verify(
         std::mem::take(&mut opened.head),
     );
     let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1));
-    let mut batch = Batch::default();
     let mut found = Vec::new();
     let mut errors_after = BTreeMap::new();
-    while opened.reader.next_batch(&mut batch)? {
-        engine.check_batch_with(&batch, &mut found, |event, _| folder.apply(event));
-        count_errors(&mut errors_after, found.drain(..));
+    let failure = engine.check_reader_with(
+        opened.reader.as_mut(),
+        false,
+        &mut found,
+        &mut |found| {
+            count_errors(&mut errors_after, found.drain(..));
+            Ok(())
+        },
+        &mut |fed, _| fold_fed(&mut folder, fed),
+    )?;
+    if let Some(err) = failure {
+        return Err(err).context("reading the compacted stream back");
     }
     engine.finish(&mut found);
     count_errors(&mut errors_after, found.drain(..));
@@ -511,39 +499,40 @@ fn count_original_errors(
     Ok(counts)
 }
 
-/// One frame of the original, prepared on the pool: a plain delta read on the fast path, or
-/// the event (none for a frame that holds no event).
-enum Item {
-    Delta(Delta),
-    Event(Option<Event>),
-}
-
-fn prepare_frame(name: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usize) -> Item {
-    if let FrameKind::Data {
-        unterminated: false,
-        ..
-    } = frame.kind
-    {
-        if let Some(delta) = delta::parse(batch.bytes(frame)) {
-            return Item::Delta(delta);
+/// Applies an event as the engine hands it over.
+fn fold_fed(folder: &mut Folder, fed: Fed<'_>) {
+    match fed {
+        Fed::Event(event) => folder.apply(event),
+        Fed::Delta {
+            kind,
+            id,
+            delta,
+            owner,
+        } => {
+            if !folder.apply_delta(kind, id, delta) {
+                // Not expected (the engine only reads plain deltas while no chunk stream is
+                // open, and the folder follows the same chunks), but exact if it happens.
+                let id_field = if kind == EventType::ToolCallArgs {
+                    "toolCallId"
+                } else {
+                    "messageId"
+                };
+                let mut value =
+                    serde_json::json!({"type": kind.as_str(), id_field: id, "delta": delta});
+                if let Some(owner) = owner {
+                    value["subagentRunId"] = owner.into();
+                }
+                folder.apply(&Event {
+                    loc: crate::event::Location {
+                        path: Arc::from("compacted"),
+                        line: 0,
+                        offset: 0,
+                        index: 0,
+                    },
+                    kind: Some(kind),
+                    value,
+                });
+            }
         }
-    }
-    Item::Event(parse_frame(name, batch, frame, max_line).event)
-}
-
-fn prepare_batch(name: &Arc<str>, batch: &Batch, max_line: usize) -> Vec<Item> {
-    if batch.frames.len() > 64 {
-        batch
-            .frames
-            .par_iter()
-            .with_min_len(32)
-            .map(|frame| prepare_frame(name, batch, frame, max_line))
-            .collect()
-    } else {
-        batch
-            .frames
-            .iter()
-            .map(|frame| prepare_frame(name, batch, frame, max_line))
-            .collect()
     }
 }

@@ -1,12 +1,19 @@
 //! Reading an input as a sequence of events for the commands that transform streams (fold,
 //! compact, diff): frames are parsed in parallel per batch and handed over in order.
 
+use std::io;
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use crate::event::Event;
-use crate::source::parse::{Parsed, parse_frame};
-use crate::source::{self, Batch, InputSpec, Opened, ReadOptions};
+use crate::interrupt;
+use crate::rules::engine::Fed;
+use crate::source::delta::{self, Delta};
+pub use crate::source::parse::parse_frame;
+use crate::source::pipeline::pipelined;
+use crate::source::{self, Batch, Frame, FrameKind, InputSpec, Opened, ReadOptions};
 
 /// What reading an input skipped.
 #[derive(Clone, Copy, Debug, Default)]
@@ -15,6 +22,8 @@ pub struct ReadStats {
     pub events: u64,
     /// Frames that could not be read as events (see `agui-lens check`).
     pub unreadable: u64,
+    /// The frames' bytes, with one line end each (about the input's size, decompressed).
+    pub bytes: u64,
 }
 
 /// Calls `each` with every event of an input, in order, with its frame's original bytes.
@@ -24,32 +33,118 @@ pub fn for_each_event(
     mut each: impl FnMut(&Event, &[u8]) -> Result<()>,
 ) -> Result<(Opened, ReadStats)> {
     let mut opened = source::open(input, read)?;
-    let name = opened.name.clone();
-    let mut batch = Batch::default();
-    let mut stats = ReadStats::default();
-    while opened
-        .reader
-        .next_batch(&mut batch)
-        .with_context(|| format!("reading {name}"))?
+    let stats = for_each_fed(
+        &mut opened,
+        read.max_line,
+        false,
+        |fed, batch, frame| match fed {
+            Fed::Event(event) => each(event, batch.bytes(frame)),
+            Fed::Delta { .. } => unreachable!("plain deltas are only read apart on request"),
+        },
+    )?;
+    Ok((opened, stats))
+}
+
+/// One frame, prepared on the pool: a plain delta read on the fast path, or the event (none
+/// for a frame that holds no event).
+enum Item {
+    Delta(Delta),
+    Event(Option<Event>),
+}
+
+fn prepare_frame(
+    name: &Arc<str>,
+    batch: &Batch,
+    frame: &Frame,
+    max_line: usize,
+    fast: bool,
+) -> Item {
+    if let FrameKind::Data {
+        unterminated: false,
+        ..
+    } = frame.kind
     {
-        let parsed: Vec<Parsed> = batch
-            .frames
-            .par_iter()
-            .with_min_len(64)
-            .map(|frame| parse_frame(&name, &batch, frame, read.max_line))
-            .collect();
-        for (frame, parsed) in batch.frames.iter().zip(parsed) {
-            stats.frames += 1;
-            match parsed.event {
-                Some(event) => {
-                    stats.events += 1;
-                    each(&event, batch.bytes(frame))?;
-                }
-                None => stats.unreadable += 1,
-            }
+        if let Some(delta) = fast.then(|| delta::parse(batch.bytes(frame))).flatten() {
+            return Item::Delta(delta);
         }
     }
-    Ok((opened, stats))
+    Item::Event(parse_frame(name, batch, frame, max_line).event)
+}
+
+fn prepare_batch(name: &Arc<str>, batch: &Batch, max_line: usize, fast: bool) -> Vec<Item> {
+    if batch.frames.len() > 64 {
+        batch
+            .frames
+            .par_iter()
+            .with_min_len(32)
+            .map(|frame| prepare_frame(name, batch, frame, max_line, fast))
+            .collect()
+    } else {
+        batch
+            .frames
+            .iter()
+            .map(|frame| prepare_frame(name, batch, frame, max_line, fast))
+            .collect()
+    }
+}
+
+/// Calls `each` with every event of an opened input, in order, with the frame it came from:
+/// parsed on the pool while the previous batch is handed over, and with `fast`, plain
+/// content deltas (see [`crate::source::delta`]) as borrowed strings rather than built
+/// events. A consumer that cannot take a delta that way can parse its frame
+/// ([`parse_frame`]). Stops at the first error `each` returns, and at a read error.
+pub fn for_each_fed(
+    opened: &mut Opened,
+    max_line: usize,
+    fast: bool,
+    mut each: impl FnMut(Fed<'_>, &Batch, &Frame) -> Result<()>,
+) -> Result<ReadStats> {
+    let name = opened.name.clone();
+    let mut stats = ReadStats::default();
+    let mut failed: Option<anyhow::Error> = None;
+    let read_failure = pipelined(
+        opened.reader.as_mut(),
+        opened.live,
+        |batch| prepare_batch(&name, batch, max_line, fast),
+        |batch, items| {
+            if interrupt::requested() {
+                failed = Some(anyhow::anyhow!("interrupted"));
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            stats.bytes += batch.data.len() as u64 + batch.frames.len() as u64;
+            for (frame, item) in batch.frames.iter().zip(items.iter()) {
+                stats.frames += 1;
+                let raw = batch.bytes(frame);
+                let fed = match item {
+                    Item::Delta(delta) => Fed::Delta {
+                        kind: delta.kind,
+                        id: delta.id.get(raw),
+                        delta: delta.delta.get(raw),
+                        owner: delta.owner.as_ref().map(|o| o.get(raw)),
+                    },
+                    Item::Event(Some(event)) => Fed::Event(event),
+                    Item::Event(None) => {
+                        stats.unreadable += 1;
+                        continue;
+                    }
+                };
+                stats.events += 1;
+                if let Err(err) = each(fed, batch, frame) {
+                    failed = Some(err);
+                    return Err(io::Error::other("stopped"));
+                }
+            }
+            Ok(())
+        },
+    );
+    if let Some(err) = failed {
+        return Err(err);
+    }
+    let read_failure = read_failure.with_context(|| format!("reading {name}"))?;
+    if let Some(err) = read_failure {
+        return Err(err).with_context(|| format!("reading {name}"));
+    }
+    Ok(stats)
 }
 
 /// Says on stderr that some frames were skipped, if any were.

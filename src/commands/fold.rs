@@ -5,12 +5,13 @@ use std::io::{self, Write};
 use anyhow::{Result, bail};
 
 use super::Outcome;
-use super::events::{for_each_event, warn_unreadable};
+use super::events::{for_each_fed, parse_frame, warn_unreadable};
 use crate::cli::FoldArgs;
 use crate::event::EventType;
 use crate::fold::{Folded, Folder};
+use crate::rules::engine::Fed;
 use crate::rules::protocol::DEFAULT_STATE_LIMIT;
-use crate::source::{DEFAULT_MAX_LINE, InputSpec, ReadOptions};
+use crate::source::{self, DEFAULT_MAX_LINE, InputSpec, ReadOptions};
 
 pub fn run(args: &FoldArgs) -> Result<Outcome> {
     let input = if args.path.as_os_str() == "-" {
@@ -46,21 +47,25 @@ pub fn fold_threads(
 ) -> Result<Vec<(Option<String>, Folded)>> {
     let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
     let mut current: Option<usize> = None;
-    let (opened, stats) = for_each_event(input, read, |event, _| {
-        if event.kind == Some(EventType::RunStarted) {
-            let thread = event.str_field("threadId").map(str::to_owned);
-            current = match threads.iter().position(|(t, _)| *t == thread) {
-                Some(i) => Some(i),
-                // Events seen before the first run join the first thread.
-                None if threads.len() == 1 && threads[0].0.is_none() => {
-                    threads[0].0 = thread;
-                    Some(0)
-                }
-                None => {
-                    threads.push((thread, Folder::new(limit)));
-                    Some(threads.len() - 1)
-                }
-            };
+    let mut opened = source::open(input, read)?;
+    let name = opened.name.clone();
+    let stats = for_each_fed(&mut opened, read.max_line, true, |fed, batch, frame| {
+        if let Fed::Event(event) = fed {
+            if event.kind == Some(EventType::RunStarted) {
+                let thread = event.str_field("threadId").map(str::to_owned);
+                current = match threads.iter().position(|(t, _)| *t == thread) {
+                    Some(i) => Some(i),
+                    // Events seen before the first run join the first thread.
+                    None if threads.len() == 1 && threads[0].0.is_none() => {
+                        threads[0].0 = thread;
+                        Some(0)
+                    }
+                    None => {
+                        threads.push((thread, Folder::new(limit)));
+                        Some(threads.len() - 1)
+                    }
+                };
+            }
         }
         let at = match current {
             Some(at) => at,
@@ -70,8 +75,22 @@ pub fn fold_threads(
                 threads.len() - 1
             }
         };
-        if only.is_none_or(|want| threads[at].0.as_deref() == Some(want)) {
-            threads[at].1.apply(event);
+        if only.is_some_and(|want| threads[at].0.as_deref() != Some(want)) {
+            return Ok(());
+        }
+        let folder = &mut threads[at].1;
+        match fed {
+            Fed::Event(event) => folder.apply(event),
+            Fed::Delta {
+                kind, id, delta, ..
+            } => {
+                if !folder.apply_delta(kind, id, delta) {
+                    // A chunk stream is open: the whole event after all.
+                    if let Some(event) = parse_frame(&name, batch, frame, read.max_line).event {
+                        folder.apply(&event);
+                    }
+                }
+            }
         }
         Ok(())
     })?;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::event::Event;
 use crate::event::Location;
+use crate::event::{Event, EventType};
 use crate::rules::protocol::{DeltaView, Protocol, ProtocolOptions};
 use crate::rules::{Levels, RuleId};
 use crate::schema::SchemaSet;
@@ -38,6 +38,20 @@ pub struct Stats {
     pub events: u64,
     pub errors: u64,
     pub warnings: u64,
+}
+
+/// An event as checked: built in full, or a plain content delta read on the fast path
+/// (TEXT_MESSAGE_CONTENT, REASONING_MESSAGE_CONTENT or TOOL_CALL_ARGS with a string delta,
+/// no metadata), which only comes while no chunk stream is open.
+#[derive(Clone, Copy)]
+pub enum Fed<'a> {
+    Event(&'a Event),
+    Delta {
+        kind: EventType,
+        id: &'a str,
+        delta: &'a str,
+        owner: Option<&'a str>,
+    },
 }
 
 /// The stateless step: parsing and schema checks, shareable across the pool.
@@ -187,8 +201,13 @@ impl<'a> Engine<'a> {
         out: &mut Vec<Diagnostic>,
         each: impl FnMut(&Event, &[u8]),
     ) {
+        let mut each = each;
         let mut prepared = self.preparer().prepare_batch(batch);
-        self.feed_batch(batch, &mut prepared, out, each);
+        self.feed_batch(batch, &mut prepared, out, |fed, raw| {
+            if let Fed::Event(event) = fed {
+                each(event, raw);
+            }
+        });
     }
 
     /// Feeds a prepared batch in order. The events stay in `prepared` (so they can be dropped
@@ -198,13 +217,22 @@ impl<'a> Engine<'a> {
         batch: &Batch,
         prepared: &mut [Prepared],
         out: &mut Vec<Diagnostic>,
-        mut each: impl FnMut(&Event, &[u8]),
+        mut each: impl FnMut(Fed<'_>, &[u8]),
     ) {
         for (frame, prepared) in batch.frames.iter().zip(prepared) {
             let raw = batch.bytes(frame);
             let diagnostics = std::mem::take(&mut prepared.diagnostics);
             if let (Some(delta), Some(loc)) = (&prepared.delta, &prepared.loc) {
                 if self.feed_delta(delta, loc, raw, out) {
+                    each(
+                        Fed::Delta {
+                            kind: delta.kind,
+                            id: delta.id.get(raw),
+                            delta: delta.delta.get(raw),
+                            owner: delta.owner.as_ref().map(|o| o.get(raw)),
+                        },
+                        raw,
+                    );
                     continue;
                 }
                 // A chunk stream is open: this event needs the whole path after all.
@@ -213,7 +241,7 @@ impl<'a> Engine<'a> {
             }
             self.feed_ref(prepared.event.as_ref(), diagnostics, raw, out);
             if let Some(event) = &prepared.event {
-                each(event, raw);
+                each(Fed::Event(event), raw);
             }
         }
     }
@@ -230,6 +258,19 @@ impl<'a> Engine<'a> {
         out: &mut Vec<Diagnostic>,
         emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
     ) -> io::Result<Option<io::Error>> {
+        self.check_reader_with(reader, live, out, emit, &mut |_, _| {})
+    }
+
+    /// [`Engine::check_reader`], handing every event to `each` once checked: built in full,
+    /// or a plain delta read on the fast path.
+    pub fn check_reader_with(
+        &mut self,
+        reader: &mut dyn FrameReader,
+        live: bool,
+        out: &mut Vec<Diagnostic>,
+        emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
+        each: &mut dyn FnMut(Fed<'_>, &[u8]),
+    ) -> io::Result<Option<io::Error>> {
         let preparer = Preparer {
             fast: self.fast,
             ..self.preparer()
@@ -239,7 +280,7 @@ impl<'a> Engine<'a> {
             live,
             |batch| preparer.prepare_batch(batch),
             |batch, prepared| {
-                self.feed_batch(batch, prepared, out, |_, _| {});
+                self.feed_batch(batch, prepared, out, &mut *each);
                 emit(out)
             },
         )

@@ -10,6 +10,7 @@ use super::protocol::{Ev, Out};
 use super::{Level, Rule, RuleId};
 use crate::diagnostic::abbreviate_value;
 use crate::event::EventType;
+use crate::idset::FastBuild;
 use crate::patch::{self, PatchError, PatchErrorKind};
 
 pub const PATCH_FAILED: Rule = Rule {
@@ -97,7 +98,7 @@ pub struct StateRules {
     size: usize,
     /// A delta without baseline was reported; quiet until a baseline arrives.
     no_baseline_reported: bool,
-    activities: HashMap<String, Activity>,
+    activities: HashMap<String, Activity, FastBuild>,
     unknown_activities_reported: crate::idset::IdSet,
 }
 
@@ -109,7 +110,7 @@ impl StateRules {
             state: None,
             size: 0,
             no_baseline_reported: false,
-            activities: HashMap::new(),
+            activities: HashMap::default(),
             unknown_activities_reported: Default::default(),
         };
         if let Some(state) = baseline.filter(|s| !s.is_null()) {

@@ -10,6 +10,7 @@ use super::protocol::{Ev, Out};
 use super::{Level, Rule, RuleId};
 use crate::diagnostic::abbreviate;
 use crate::event::EventType;
+use crate::idset::FastBuild;
 
 pub const INVALID_JSON: Rule = Rule {
     name: "tool-args/invalid-json",
@@ -65,7 +66,7 @@ pub struct ToolArgs {
     max_args: usize,
     /// `None` when the run's input declared no tools.
     tools: Option<HashMap<String, Tool>>,
-    open: HashMap<String, OpenCall>,
+    open: HashMap<String, OpenCall, FastBuild>,
 }
 
 impl ToolArgs {
@@ -73,7 +74,7 @@ impl ToolArgs {
         ToolArgs {
             max_args,
             tools: None,
-            open: HashMap::new(),
+            open: HashMap::default(),
         }
     }
 
