@@ -135,3 +135,39 @@ proptest! {
         assert_same(sse.as_bytes(), Some(InputFormat::Sse), &sse);
     }
 }
+
+/// Runs of deltas for one entity skip the lookups; whatever breaks the run is still caught.
+#[test]
+fn a_run_of_deltas_still_sees_what_breaks_it() {
+    let events = [
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "a"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "b"}),
+        // The same message, claimed by a subagent that did not open it.
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "c", "subagentRunId": "s1"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "d"}),
+        // Same id, other kind: never started as a tool call.
+        json!({"type": "TOOL_CALL_ARGS", "toolCallId": "m1", "delta": "{}"}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "m1"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "e"}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+    ];
+    let bytes = crate::verify_agreement::jsonl(&events);
+    let found = check_with(schemas(), &bytes, Some(InputFormat::Jsonl));
+    let seen: Vec<(Option<u64>, String)> = found
+        .iter()
+        .map(|d| (d.event_index, d.rule.to_string()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Some(4), "pairing/attribution-mismatch".to_owned()),
+            (Some(6), "pairing/tool-call".to_owned()),
+            (Some(8), "pairing/text-message".to_owned()),
+        ],
+        "{}",
+        listing(&found)
+    );
+    assert_same(&bytes, Some(InputFormat::Jsonl), "a run of deltas");
+}

@@ -54,6 +54,9 @@ pub enum Fed<'a> {
     },
 }
 
+/// What is handed every event once checked.
+type EachFed<'f> = dyn FnMut(Fed<'_>, &[u8]) + 'f;
+
 /// The stateless step: parsing and schema checks, shareable across the pool.
 #[derive(Clone)]
 pub struct Preparer<'a> {
@@ -203,11 +206,12 @@ impl<'a> Engine<'a> {
     ) {
         let mut each = each;
         let mut prepared = self.preparer().prepare_batch(batch);
-        self.feed_batch(batch, &mut prepared, out, |fed, raw| {
+        let mut events = |fed: Fed<'_>, raw: &[u8]| {
             if let Fed::Event(event) = fed {
                 each(event, raw);
             }
-        });
+        };
+        self.feed_batch(batch, &mut prepared, out, Some(&mut events));
     }
 
     /// Feeds a prepared batch in order. The events stay in `prepared` (so they can be dropped
@@ -217,22 +221,24 @@ impl<'a> Engine<'a> {
         batch: &Batch,
         prepared: &mut [Prepared],
         out: &mut Vec<Diagnostic>,
-        mut each: impl FnMut(Fed<'_>, &[u8]),
+        mut each: Option<&mut EachFed<'_>>,
     ) {
         for (frame, prepared) in batch.frames.iter().zip(prepared) {
             let raw = batch.bytes(frame);
             let diagnostics = std::mem::take(&mut prepared.diagnostics);
             if let (Some(delta), Some(loc)) = (&prepared.delta, &prepared.loc) {
                 if self.feed_delta(delta, loc, raw, out) {
-                    each(
-                        Fed::Delta {
-                            kind: delta.kind,
-                            id: delta.id.get(raw),
-                            delta: delta.delta.get(raw),
-                            owner: delta.owner.as_ref().map(|o| o.get(raw)),
-                        },
-                        raw,
-                    );
+                    if let Some(each) = each.as_mut() {
+                        each(
+                            Fed::Delta {
+                                kind: delta.kind,
+                                id: delta.id.get(raw),
+                                delta: delta.delta.get(raw),
+                                owner: delta.owner.as_ref().map(|o| o.get(raw)),
+                            },
+                            raw,
+                        );
+                    }
                     continue;
                 }
                 // A chunk stream is open: this event needs the whole path after all.
@@ -240,7 +246,7 @@ impl<'a> Engine<'a> {
                     parse::parse_frame(&self.path, batch, frame, self.ctx.max_line).event;
             }
             self.feed_ref(prepared.event.as_ref(), diagnostics, raw, out);
-            if let Some(event) = &prepared.event {
+            if let (Some(event), Some(each)) = (&prepared.event, each.as_mut()) {
                 each(Fed::Event(event), raw);
             }
         }
@@ -258,7 +264,7 @@ impl<'a> Engine<'a> {
         out: &mut Vec<Diagnostic>,
         emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
     ) -> io::Result<Option<io::Error>> {
-        self.check_reader_with(reader, live, out, emit, &mut |_, _| {})
+        self.check_reader_each(reader, live, out, emit, None)
     }
 
     /// [`Engine::check_reader`], handing every event to `each` once checked: built in full,
@@ -271,6 +277,17 @@ impl<'a> Engine<'a> {
         emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
         each: &mut dyn FnMut(Fed<'_>, &[u8]),
     ) -> io::Result<Option<io::Error>> {
+        self.check_reader_each(reader, live, out, emit, Some(each))
+    }
+
+    fn check_reader_each(
+        &mut self,
+        reader: &mut dyn FrameReader,
+        live: bool,
+        out: &mut Vec<Diagnostic>,
+        emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
+        mut each: Option<&mut EachFed<'_>>,
+    ) -> io::Result<Option<io::Error>> {
         let preparer = Preparer {
             fast: self.fast,
             ..self.preparer()
@@ -280,7 +297,8 @@ impl<'a> Engine<'a> {
             live,
             |batch| preparer.prepare_batch(batch),
             |batch, prepared| {
-                self.feed_batch(batch, prepared, out, &mut *each);
+                let each = each.as_mut().map(|e| &mut **e as &mut EachFed<'_>);
+                self.feed_batch(batch, prepared, out, each);
                 emit(out)
             },
         )
@@ -297,7 +315,8 @@ impl<'a> Engine<'a> {
         let view = DeltaView {
             kind: delta.kind,
             id: delta.id.get(raw),
-            delta: delta.delta.get(raw),
+            delta: &delta.delta,
+            raw,
             owner: delta.owner.as_ref().map(|o| o.get(raw)),
             timestamp: delta.timestamp,
         };

@@ -220,6 +220,15 @@ pub struct Pairing {
     ended_text: IdMap<u64>,
     ended_reasoning: IdMap<u64>,
     ended_tools: IdMap<u64>,
+    /// The open entity the last content event continued, with its owner: most content events
+    /// continue the same one, which then needs no lookup. Forgotten on any other event.
+    current: Option<Current>,
+}
+
+struct Current {
+    kind: Kind,
+    id: String,
+    owner: Option<OwnerKey>,
 }
 
 impl Pairing {
@@ -272,6 +281,12 @@ impl Pairing {
 
     pub fn on_event(&mut self, ev: &Ev<'_>, adopting: bool, out: &mut Out<'_>) {
         use EventType::*;
+        if !matches!(
+            ev.ty,
+            TextMessageContent | ToolCallArgs | ReasoningMessageContent
+        ) {
+            self.current = None;
+        }
         match ev.ty {
             TextMessageStart => self.start(Kind::Text, ev, out),
             TextMessageContent => {
@@ -411,9 +426,15 @@ impl Pairing {
             }
             return;
         };
+        if !ends && self.continues_current(kind, id, ev.owner()) {
+            return;
+        }
         if self.open_map(kind).contains_key(id) {
             let owner = self.owner_map(kind).get(id).cloned();
             attribution(ev, owner.as_ref(), kind.noun(), id, out);
+            if !ends {
+                self.remember_current(kind, id, owner.map(|o| o.0));
+            }
             if ends {
                 self.open_map(kind).remove(id);
                 if let Some(ended) = self.ended_map(kind) {
@@ -459,6 +480,32 @@ impl Pairing {
         if self.owner_map(kind).get(id).is_none() {
             self.owner_map(kind).insert(id, owned(ev.owner()));
         }
+    }
+
+    /// The event continues the entity the previous content event continued, and is attributed
+    /// like it: nothing to look up or report.
+    fn continues_current(&self, kind: Kind, id: &str, tag: Option<&str>) -> bool {
+        let Some(current) = &self.current else {
+            return false;
+        };
+        current.kind == kind
+            && current.id == id
+            && match (tag, current.owner) {
+                (Some(tag), Some(owner)) => owner == owner_key(Some(tag)),
+                _ => true,
+            }
+    }
+
+    fn remember_current(&mut self, kind: Kind, id: &str, owner: Option<OwnerKey>) {
+        let current = self.current.get_or_insert_with(|| Current {
+            kind,
+            id: String::new(),
+            owner,
+        });
+        current.kind = kind;
+        current.id.clear();
+        current.id.push_str(id);
+        current.owner = owner;
     }
 
     fn empty_delta(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {

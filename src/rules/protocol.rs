@@ -14,6 +14,7 @@ use super::{Levels, RuleId};
 use crate::chunks::{ChunkExpander, ChunkKind, ChunkProblem, Piece};
 use crate::diagnostic::Diagnostic;
 use crate::event::{Event, EventType, Location};
+use crate::source::delta::Text;
 use crate::source::parse::finding;
 
 /// Default cap on the estimated size of the shared state (and of each activity's content).
@@ -55,7 +56,9 @@ pub enum Fields<'a> {
 pub struct DeltaView<'a> {
     pub kind: EventType,
     pub id: &'a str,
-    pub delta: &'a str,
+    /// Resolved only when a rule reads it: most rules never look at the text.
+    pub delta: &'a Text,
+    pub raw: &'a [u8],
     pub owner: Option<&'a str>,
     pub timestamp: Option<i64>,
 }
@@ -67,7 +70,7 @@ impl<'a> Fields<'a> {
             Fields::Delta(delta) => match key {
                 "messageId" if delta.kind != EventType::ToolCallArgs => Some(delta.id),
                 "toolCallId" if delta.kind == EventType::ToolCallArgs => Some(delta.id),
-                "delta" => Some(delta.delta),
+                "delta" => Some(delta.delta.get(delta.raw)),
                 "subagentRunId" => delta.owner,
                 "type" => Some(delta.kind.as_str()),
                 _ => None,

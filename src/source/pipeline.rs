@@ -38,15 +38,17 @@ pub fn pipelined<T: Send>(
             }
             continue;
         }
-        let read = reader.next_batch(&mut next);
-        let more = matches!(read, Ok(true));
+        let mut read = Ok(false);
         let mut next_prepared = Vec::new();
         let old = std::mem::take(&mut consumed);
         let mut result = Ok(());
         rayon::in_place_scope(|scope| {
-            if more {
-                scope.spawn(|_| next_prepared = prepare(&next));
-            }
+            scope.spawn(|_| {
+                read = reader.next_batch(&mut next);
+                if matches!(read, Ok(true)) {
+                    next_prepared = prepare(&next);
+                }
+            });
             scope.spawn(move |_| drop(old));
             result = consume(&current, &mut prepared);
         });
