@@ -166,6 +166,8 @@ pub enum Piece {
 #[derive(Debug, Default)]
 pub struct ChunkExpander {
     lanes: Vec<(Option<String>, Pending)>,
+    /// The last event was a chunk swallowed as part of a stream that could not be opened.
+    swallowed: bool,
 }
 
 fn str_field<'a>(event: &'a Value, key: &str) -> Option<&'a str> {
@@ -182,6 +184,13 @@ impl ChunkExpander {
         self.lanes.is_empty()
     }
 
+    /// The last event expanded was a chunk continuing a stream whose opening chunk was
+    /// reported: it was dropped without a finding of its own. (A chunk that simply adds
+    /// nothing to a healthy stream also expands to nothing, but is not swallowed.)
+    pub fn swallowed(&self) -> bool {
+        self.swallowed
+    }
+
     /// Expands one event of type `ty` into `out` (cleared first): the events a client sees in
     /// its place, in order. Unknown types (`None`) pass through.
     pub fn expand(
@@ -191,6 +200,7 @@ impl ChunkExpander {
         out: &mut Vec<Piece>,
     ) -> Result<(), ChunkProblem> {
         out.clear();
+        self.swallowed = false;
         let Some(ty) = ty else {
             out.push(Piece::Original);
             return Ok(());
@@ -342,6 +352,7 @@ impl ChunkExpander {
         if continues {
             let pending = open.cloned().unwrap();
             if let Pending::Orphan { .. } = pending {
+                self.swallowed = true;
                 return Ok(());
             }
             check_agreement(kind, &pending, chunk)?;

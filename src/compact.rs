@@ -5,7 +5,8 @@
 //! anything that could read or replace them); each run's state events become one
 //! STATE_SNAPSHOT and each activity's later events one ACTIVITY_SNAPSHOT, written before the
 //! run's terminal event. Every other event is kept, byte for byte, in order — including
-//! chunks that cannot be expanded, before which everything held is written.
+//! chunks that cannot be expanded, before which everything held is written. A chunk that adds
+//! nothing to the stream it continues (no delta, nothing else to deliver) is dropped.
 //!
 //! Compacting a compacted stream at the same level changes nothing: what is held is always
 //! written where a second pass would write it again (tests/compaction_props.rs). The one
@@ -182,13 +183,18 @@ impl Compactor {
                 | EventType::ToolCallChunk
                 | EventType::ReasoningMessageChunk
         );
-        let result = if expanded.is_err() || (is_chunk && pieces.is_empty()) {
+        let result = if expanded.is_err() || (is_chunk && self.expander.swallowed()) {
             // A chunk that cannot be expanded (or continues one that could not) is kept as it
             // is; a client drops it. Deltas and state events end chunk streams where they are
             // read, so what is held is written first: moved past this chunk, a second
             // compaction would read it differently.
             self.flush_boundary(out)
                 .and_then(|()| self.sink(out).raw(raw))
+        } else if is_chunk && pieces.is_empty() {
+            // A chunk that adds nothing to its stream (no delta, nothing else to deliver):
+            // a client sees nothing, and kept, it would read as a new stream once the stream
+            // it continues is expanded.
+            Ok(())
         } else {
             let mut result = Ok(());
             for piece in &pieces {

@@ -252,3 +252,27 @@ fn content_without_a_string_delta_is_kept_as_it_is() {
         "{once:?}"
     );
 }
+
+/// Found by fuzzing: a chunk that adds nothing to the stream it continues (no delta, nothing
+/// else) was kept, and once that stream was expanded it read as a second stream opening.
+#[test]
+fn a_chunk_that_adds_nothing_is_dropped() {
+    let chunk = json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "timestamp": 1});
+    let events = vec![chunk.clone(), chunk];
+    for level in [Level::Deltas, Level::Snapshot] {
+        let once = compact_values(&events, level);
+        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
+        assert_eq!(compact_values(&once, level), once, "{level:?}");
+        assert_eq!(
+            once.iter()
+                .filter(|e| e["type"] == "TEXT_MESSAGE_START")
+                .count(),
+            1,
+            "{level:?}: {once:?}"
+        );
+        assert!(
+            once.iter().all(|e| e["type"] != "TEXT_MESSAGE_CHUNK"),
+            "{level:?}: {once:?}"
+        );
+    }
+}
