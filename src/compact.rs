@@ -4,15 +4,14 @@
 //! content deltas become one event, written where the stream ends them (or earlier, before
 //! anything that could read or replace them); each run's state events become one
 //! STATE_SNAPSHOT and each activity's later events one ACTIVITY_SNAPSHOT, written before the
-//! run's terminal event. Every other event is kept, byte for byte, in order — including
-//! chunks that cannot be expanded, before which everything held is written. A chunk that adds
-//! nothing to the stream it continues (no delta, nothing else to deliver) is dropped.
+//! run's terminal event. Every other event is kept, byte for byte, in order.
+//! Chunk events are the exception: what a client sees in their place is written instead, so a
+//! chunk a client drops (one that cannot be expanded, say because its role contradicts the
+//! chunk stream it continues, and the rest of a stream whose first chunk lacked its id) is left
+//! out, and counted. Kept, it would read differently once the chunks around it are expanded.
 //!
 //! Compacting a compacted stream at the same level changes nothing: what is held is always
-//! written where a second pass would write it again (tests/compaction_props.rs). The one
-//! exception is a stream with a chunk that cannot be expanded (say, one whose role contradicts
-//! the chunk stream it continues): it is kept as it is, and once that stream is expanded it
-//! may read differently a second time. The fold is kept either way.
+//! written where a second pass would write it again (tests/compaction_props.rs).
 //!
 //! `snapshot`: each completed run becomes RUN_STARTED (its input holding only messages new to
 //! the history), one MESSAGES_SNAPSHOT and one STATE_SNAPSHOT with the run's result, and its
@@ -152,6 +151,8 @@ pub struct Compactor {
     merged_index: HashMap<(ContentKind, String), usize, FastBuild>,
     segment: Segment,
     run: Option<OpenRun>,
+    /// Chunks left out because a client drops them.
+    dropped: u64,
 }
 
 impl Compactor {
@@ -165,7 +166,13 @@ impl Compactor {
             merged_index: HashMap::default(),
             segment: Segment::default(),
             run: None,
+            dropped: 0,
         }
+    }
+
+    /// How many chunks were left out because a client drops them (`check` reports each).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// Compacts one event as read; `raw` is its text.
@@ -183,17 +190,13 @@ impl Compactor {
                 | EventType::ToolCallChunk
                 | EventType::ReasoningMessageChunk
         );
-        let result = if expanded.is_err() || (is_chunk && self.expander.swallowed()) {
-            // A chunk that cannot be expanded (or continues one that could not) is kept as it
-            // is; a client drops it. Deltas and state events end chunk streams where they are
-            // read, so what is held is written first: moved past this chunk, a second
-            // compaction would read it differently.
-            self.flush_boundary(out)
-                .and_then(|()| self.sink(out).raw(raw))
-        } else if is_chunk && pieces.is_empty() {
-            // A chunk that adds nothing to its stream (no delta, nothing else to deliver):
-            // a client sees nothing, and kept, it would read as a new stream once the stream
-            // it continues is expanded.
+        if is_chunk && (expanded.is_err() || self.expander.swallowed()) {
+            self.dropped += 1;
+        }
+        let result = if is_chunk && pieces.is_empty() {
+            // A chunk a client drops (it cannot be expanded, or continues a stream that could
+            // not), or one that adds nothing to its stream: a client sees nothing in its place.
+            // Kept, it would read differently once the chunks around it are expanded.
             Ok(())
         } else {
             let mut result = Ok(());

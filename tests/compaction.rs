@@ -342,3 +342,20 @@ fn streams_with_errors_compact_without_gaining_any() {
     }
     assert!(compacted > 40, "only {compacted} fixtures");
 }
+
+#[test]
+fn chunks_a_client_drops_are_left_out_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join("fixtures/invalid/pairing/chunk-missing-id.jsonl");
+    let output = dir.path().join("out.jsonl");
+    let (code, stderr) = compact(&input, &output, "deltas");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("5 → 2 events")
+            && stderr.contains("3 chunks a client drops were left out (`check` reports them)"),
+        "{stderr}"
+    );
+    let written = std::fs::read_to_string(&output).unwrap();
+    assert!(!written.contains("CHUNK"), "{written}");
+    assert_eq!(fold(&input), fold(&output));
+}

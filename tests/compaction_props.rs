@@ -276,3 +276,22 @@ fn a_chunk_that_adds_nothing_is_dropped() {
         );
     }
 }
+
+/// Found by fuzzing: a chunk that contradicts its stream (another tool name) is dropped by a
+/// client; kept, it read as a new tool call once the chunk before it was expanded.
+#[test]
+fn a_chunk_a_client_drops_is_left_out() {
+    let events = vec![
+        json!({"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": "g"}),
+        json!({"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": ""}),
+    ];
+    for level in [Level::Deltas, Level::Snapshot] {
+        let once = compact_values(&events, level);
+        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
+        assert_eq!(compact_values(&once, level), once, "{level:?}");
+        assert!(
+            once.iter().all(|e| e["type"] != "TOOL_CALL_CHUNK"),
+            "{level:?}: {once:?}"
+        );
+    }
+}

@@ -44,6 +44,8 @@ struct Report {
     events_out: u64,
     bytes_in: u64,
     bytes_out: u64,
+    /// Chunks left out because a client drops them.
+    dropped: u64,
     /// Why the compacted stream was not written, when it was not.
     refused: Option<String>,
 }
@@ -261,6 +263,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             bytes_in = stats.bytes;
         }
     }
+    let dropped = compactor.dropped();
     let folded = compactor
         .finish(&mut writer)
         .with_context(|| format!("writing the compacted {name}"))?;
@@ -275,6 +278,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         events_out,
         bytes_in,
         bytes_out,
+        dropped,
         refused: None,
     };
     if let Some(ctx) = &check {
@@ -443,8 +447,15 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
                     }
                     continue;
                 }
+                let dropped = match report.dropped {
+                    0 => String::new(),
+                    1 => "; 1 chunk a client drops was left out (`check` reports it)".to_owned(),
+                    n => {
+                        format!("; {n} chunks a client drops were left out (`check` reports them)")
+                    }
+                };
                 eprintln!(
-                    "{}: {} → {} events, {} → {}",
+                    "{}: {} → {} events, {} → {}{dropped}",
                     report.name,
                     report.events_in,
                     report.events_out,
