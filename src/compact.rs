@@ -106,10 +106,20 @@ impl ContentKind {
             _ => "messageId",
         }
     }
+
+    /// Where the content lands, for holding it: text and reasoning content alike append to
+    /// the message with their id, so they are merged together, in the order they came.
+    fn target(self) -> ContentKind {
+        match self {
+            ContentKind::Reasoning => ContentKind::Text,
+            kind => kind,
+        }
+    }
 }
 
 /// Deltas of one message or tool call, merged so far.
 struct Merged {
+    /// The kind of the first content merged, which the written event takes.
     kind: ContentKind,
     id: String,
     delta: String,
@@ -354,9 +364,11 @@ impl Compactor {
         let found = if self.merged.len() <= 8 {
             self.merged
                 .iter()
-                .position(|m| m.kind == kind && m.id == id)
+                .position(|m| m.kind.target() == kind.target() && m.id == id)
         } else {
-            self.merged_index.get(&(kind, id.to_owned())).copied()
+            self.merged_index
+                .get(&(kind.target(), id.to_owned()))
+                .copied()
         };
         let at = match found {
             Some(at) => at,
@@ -369,7 +381,7 @@ impl Compactor {
                     owner: None,
                 });
                 self.merged_index
-                    .insert((kind, id.to_owned()), self.merged.len() - 1);
+                    .insert((kind.target(), id.to_owned()), self.merged.len() - 1);
                 self.merged.len() - 1
             }
         };
@@ -409,7 +421,7 @@ impl Compactor {
         id: &str,
         out: &mut dyn Output,
     ) -> io::Result<()> {
-        let Some(at) = self.merged_index.remove(&(kind, id.to_owned())) else {
+        let Some(at) = self.merged_index.remove(&(kind.target(), id.to_owned())) else {
             return Ok(());
         };
         let merged = self.merged.remove(at);

@@ -58,6 +58,8 @@ fn compact_values(events: &[Value], level: Level) -> Vec<Value> {
 /// One step of a generated stream, over small pools of ids so that they collide.
 fn step() -> impl Strategy<Value = Value> {
     let id = prop_oneof![Just("m1"), Just("m2"), Just("m3")];
+    // Reasoning content lands in the message with its id, text message or not.
+    let reasoning_id = prop_oneof![Just("zm1"), Just("zm2"), Just("m1")];
     let text = "[a-z \"{}:]{0,6}";
     prop_oneof![
         2 => (0u8..3).prop_map(|r| json!({"type": "RUN_STARTED", "threadId": "t",
@@ -91,12 +93,12 @@ fn step() -> impl Strategy<Value = Value> {
         1 => (id.clone(), text).prop_map(|(call, content)| json!({"type": "TOOL_CALL_RESULT",
             "messageId": format!("res-{call}"), "toolCallId": format!("c{call}"),
             "content": content})),
-        2 => id.clone().prop_map(|id| json!({"type": "REASONING_MESSAGE_START",
-            "messageId": format!("z{id}"), "role": "reasoning"})),
-        3 => (id.clone(), text).prop_map(|(id, delta)| json!({"type": "REASONING_MESSAGE_CONTENT",
-            "messageId": format!("z{id}"), "delta": delta})),
-        2 => id.clone().prop_map(|id| json!({"type": "REASONING_MESSAGE_END",
-            "messageId": format!("z{id}")})),
+        2 => reasoning_id.clone().prop_map(|id| json!({"type": "REASONING_MESSAGE_START",
+            "messageId": id, "role": "reasoning"})),
+        3 => (reasoning_id.clone(), text).prop_map(|(id, delta)|
+            json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": id, "delta": delta})),
+        2 => reasoning_id.prop_map(|id| json!({"type": "REASONING_MESSAGE_END",
+            "messageId": id})),
         2 => (0u8..3).prop_map(|n| json!({"type": "STATE_SNAPSHOT",
             "snapshot": {"n": n, "items": [], "nested": {"k": "v"}}})),
         4 => patch().prop_map(|ops| json!({"type": "STATE_DELTA", "delta": ops})),
@@ -293,5 +295,24 @@ fn a_chunk_a_client_drops_is_left_out() {
             once.iter().all(|e| e["type"] != "TOOL_CALL_CHUNK"),
             "{level:?}: {once:?}"
         );
+    }
+}
+
+/// Found by fuzzing: text and reasoning content for one id both land in that message, so
+/// neither may be held past the other.
+#[test]
+fn text_and_reasoning_content_for_one_message_keep_their_order() {
+    let events = vec![
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a"}),
+        json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": "m", "delta": "b"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "c"}),
+        json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": "m"}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "m"}),
+    ];
+    for level in [Level::Deltas, Level::Snapshot] {
+        let once = compact_values(&events, level);
+        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
+        assert_eq!(compact_values(&once, level), once, "{level:?}");
     }
 }
