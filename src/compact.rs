@@ -294,14 +294,14 @@ impl Compactor {
                     // A run that never ended: kept at the deltas level.
                     write_held(run.held, out)?;
                 }
-                let known_before: HashSet<String> = self
-                    .folder
-                    .messages()
-                    .iter()
-                    .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
-                    .collect();
-                self.folder.apply_expanded(ty, value);
                 if self.level == Level::Snapshot {
+                    let known_before: HashSet<String> = self
+                        .folder
+                        .messages()
+                        .iter()
+                        .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+                        .collect();
+                    self.folder.apply_expanded(ty, value);
                     self.run = Some(OpenRun {
                         started: value.clone(),
                         known_before,
@@ -310,6 +310,7 @@ impl Compactor {
                     });
                     Ok(())
                 } else {
+                    self.folder.apply_expanded(ty, value);
                     write_one(value, raw, out)
                 }
             }
@@ -471,7 +472,6 @@ impl Compactor {
             self.folder.apply_expanded(ty, value);
             return write_one(value, raw, self.sink(out));
         };
-        self.flush_referenced(value, out)?;
         let collapsed = self
             .segment
             .activities_collapsed
@@ -486,6 +486,9 @@ impl Compactor {
             || (ty == EventType::ActivityDelta && is_activity);
         self.folder.apply_expanded(ty, value);
         if !collapse {
+            // Written here, after what it names. A collapsed one is written at the boundary,
+            // without naming anything, and so is what it names.
+            self.flush_referenced(value, out)?;
             if ty == EventType::ActivitySnapshot {
                 self.segment.activities_written.insert(id);
             }

@@ -751,7 +751,7 @@ pub fn merge_snapshot(
         })
         .collect();
     // The last message of an id wins, as a JavaScript Map built from the list keeps it.
-    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let mut by_id: HashMap<String, usize, FastBuild> = HashMap::default();
     for (i, m) in incoming.iter().enumerate() {
         if let Some(id) = id_key(m) {
             by_id.insert(id, i);
@@ -780,7 +780,7 @@ pub fn merge_snapshot(
             None => {}
         }
     }
-    let existing: HashSet<String> = merged.iter().filter_map(id_key).collect();
+    let existing: HashSet<String, FastBuild> = merged.iter().filter_map(id_key).collect();
     for m in &incoming {
         if !id_key(m).is_some_and(|id| existing.contains(&id)) {
             merged.push(m.clone());

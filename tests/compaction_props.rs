@@ -105,8 +105,14 @@ fn step() -> impl Strategy<Value = Value> {
         1 => id.clone().prop_map(|id| json!({"type": "MESSAGES_SNAPSHOT", "messages": [
             {"id": id, "role": "assistant", "content": "from a snapshot"},
             {"id": "u1", "role": "user", "content": "hi"}]})),
-        1 => (0u8..2).prop_map(|n| json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "act",
-            "activityType": "PLAN", "content": {"steps": [n]}, "replace": n == 0})),
+        1 => (0u8..2, prop::option::of(id.clone())).prop_map(|(n, parent)| {
+            let mut snapshot = json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "act",
+                "activityType": "PLAN", "content": {"steps": [n]}, "replace": n == 0});
+            if let Some(parent) = parent {
+                snapshot["parentMessageId"] = format!("c{parent}").into();
+            }
+            snapshot
+        }),
         2 => patch().prop_map(|ops| json!({"type": "ACTIVITY_DELTA", "messageId": "act",
             "activityType": "PLAN", "patch": ops})),
         1 => Just(json!({"type": "STEP_STARTED", "stepName": "plan"})),
@@ -309,6 +315,24 @@ fn text_and_reasoning_content_for_one_message_keep_their_order() {
         json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "c"}),
         json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": "m"}),
         json!({"type": "TEXT_MESSAGE_END", "messageId": "m"}),
+    ];
+    for level in [Level::Deltas, Level::Snapshot] {
+        let once = compact_values(&events, level);
+        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
+        assert_eq!(compact_values(&once, level), once, "{level:?}");
+    }
+}
+
+/// Found by fuzzing: an activity event that names a tool call wrote the call's merged
+/// arguments before itself even when it was collapsed, and the collapsed snapshot names
+/// nothing, so a second pass wrote them elsewhere.
+#[test]
+fn a_collapsed_activity_does_not_move_what_it_names() {
+    let events = vec![
+        json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "PLAN", "content": {}}),
+        json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "A"}),
+        json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "PLAN",
+            "content": {"n": 1}, "parentMessageId": "c"}),
     ];
     for level in [Level::Deltas, Level::Snapshot] {
         let once = compact_values(&events, level);
