@@ -14,6 +14,7 @@ mod hostile;
 mod inspect;
 mod live;
 mod patch_agreement;
+mod patch_props;
 mod peer;
 mod properties;
 mod schema_cases;
