@@ -114,6 +114,8 @@ for size in "${SIZES[@]}"; do
   fi
   if has_command compact; then
     measure "agui-lens compact" 1 "$BIN" compact "$file" -o "$TMP/compacted.jsonl"
+    # Without folding and checking the result before it is written: what verification costs.
+    measure "agui-lens compact --no-verify" 1 "$BIN" compact --no-verify "$file" -o "$TMP/compacted.jsonl"
   fi
   if [ -n "$HAVE_NODE" ]; then
     measure "SDK: zod parse + verifyEvents" 0 node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs verify "$file"
@@ -143,6 +145,8 @@ for size in "${SIZES[@]}"; do
         if (ok(t[c]) && ok(t[s])) printf "- all rules cost %+.0f%% over schemas only\n", (t[c] / t[s] - 1) * 100
         if (ok(t[c]) && ok(t[v])) printf "- check is %.1f× as fast as zod + verifyEvents\n", t[v] / t[c]
         if (ok(t[k]) && ok(t[o])) printf "- compact is %.1f× as fast as compactEvents, in %.2f× its peak memory\n", t[o] / t[k], r[k] / r[o]
+        n = "agui-lens compact --no-verify"
+        if (ok(t[n]) && ok(t[o])) printf "- compact --no-verify (which, like compactEvents, does not check its result) is %.1f× as fast\n", t[o] / t[n]
       }' "$TMP/rows"
     echo
     echo "Median wall time of $RUNS runs (process start to exit); MB = 10^6 bytes; ratio = time / time of the value-parse floor."

@@ -136,8 +136,6 @@ struct Segment {
     /// The operations of the deltas that applied, in order.
     applied_ops: Vec<Value>,
     state_metadata: Option<Map<String, Value>>,
-    /// Activities whose first event in the segment was written as is.
-    activities_written: HashSet<String>,
     /// Activities whose later events collapse, in first-collapse order, with their metadata.
     activities_collapsed: Vec<(String, Option<Map<String, Value>>)>,
 }
@@ -325,7 +323,6 @@ impl Compactor {
             MessagesSnapshot => {
                 self.flush_activities(out)?;
                 self.flush_all_merged(out)?;
-                self.segment.activities_written.clear();
                 self.folder.apply_expanded(ty, value);
                 write_one(value, raw, self.sink(out))
             }
@@ -481,17 +478,15 @@ impl Compactor {
             .folder
             .message(&id)
             .is_some_and(|m| m.get("role").and_then(Value::as_str) == Some("activity"));
-        let collapse = collapsed.is_some()
-            || self.segment.activities_written.contains(&id)
-            || (ty == EventType::ActivityDelta && is_activity);
+        // Only an event that creates the activity's message is written in place (where the
+        // message takes its place in the list); any later one only changes its content, and
+        // is collapsed into one snapshot at the boundary.
+        let collapse = collapsed.is_some() || is_activity;
         self.folder.apply_expanded(ty, value);
         if !collapse {
             // Written here, after what it names. A collapsed one is written at the boundary,
             // without naming anything, and so is what it names.
             self.flush_referenced(value, out)?;
-            if ty == EventType::ActivitySnapshot {
-                self.segment.activities_written.insert(id);
-            }
             return write_one(value, raw, self.sink(out));
         }
         let at = match collapsed {

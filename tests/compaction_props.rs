@@ -340,3 +340,23 @@ fn a_collapsed_activity_does_not_move_what_it_names() {
         assert_eq!(compact_values(&once, level), once, "{level:?}");
     }
 }
+
+/// Found by fuzzing: a delta for an activity from an earlier segment was collapsed into a
+/// snapshot at the boundary, and the next pass wrote that snapshot in place (its id had not
+/// been written in the segment), ahead of the activity collapsed before it.
+#[test]
+fn later_activity_events_are_collapsed_in_first_appearance_order() {
+    let events = vec![
+        json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a0", "activityType": "PLAN", "content": {}}),
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": []}),
+        json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a1", "activityType": "PLAN", "content": {}}),
+        json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a1", "activityType": "PLAN", "content": {"n": 1}}),
+        json!({"type": "ACTIVITY_DELTA", "messageId": "a0", "activityType": "PLAN",
+            "patch": [{"op": "add", "path": "/m", "value": 3}]}),
+    ];
+    for level in [Level::Deltas, Level::Snapshot] {
+        let once = compact_values(&events, level);
+        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
+        assert_eq!(compact_values(&once, level), once, "{level:?}");
+    }
+}
