@@ -739,21 +739,18 @@ pub fn merge_snapshot(
     incoming: &[Value],
     metadata: Option<&Value>,
 ) -> Vec<Map<String, Value>> {
-    let incoming: Vec<Map<String, Value>> = incoming
-        .iter()
-        .filter_map(Value::as_object)
-        .map(|m| {
-            let mut m = m.clone();
-            if m.get("subagentRunId") == Some(&Value::Null) {
-                m.remove("subagentRunId");
-            }
-            m
-        })
-        .collect();
+    let incoming: Vec<&Map<String, Value>> = incoming.iter().filter_map(Value::as_object).collect();
+    let owned_copy = |m: &Map<String, Value>| {
+        let mut m = m.clone();
+        if m.get("subagentRunId") == Some(&Value::Null) {
+            m.remove("subagentRunId");
+        }
+        m
+    };
     // The last message of an id wins, as a JavaScript Map built from the list keeps it.
-    let mut by_id: HashMap<String, usize, FastBuild> = HashMap::default();
+    let mut by_id: HashMap<&str, usize, FastBuild> = HashMap::default();
     for (i, m) in incoming.iter().enumerate() {
-        if let Some(id) = id_key(m) {
+        if let Some(id) = id_of(m) {
             by_id.insert(id, i);
         }
     }
@@ -772,18 +769,23 @@ pub fn merge_snapshot(
         Some("reasoning") => !has_reasoning,
         _ => false,
     };
-    let mut merged: Vec<Map<String, Value>> = Vec::with_capacity(incoming.len());
+    let mut merged: Vec<Map<String, Value>> = Vec::with_capacity(old.len() + incoming.len());
+    // Ids of the snapshot that replaced an old message in place (an old message kept without
+    // being replaced has an id the snapshot does not name).
+    let mut placed: HashSet<&str, FastBuild> = HashSet::default();
     for m in old {
-        match id_key(&m).and_then(|id| by_id.get(&id).copied()) {
-            Some(i) => merged.push(incoming[i].clone()),
+        match id_of(&m).and_then(|id| by_id.get_key_value(id)) {
+            Some((&id, &i)) => {
+                placed.insert(id);
+                merged.push(owned_copy(incoming[i]));
+            }
             None if preserved(&m) => merged.push(m),
             None => {}
         }
     }
-    let existing: HashSet<String, FastBuild> = merged.iter().filter_map(id_key).collect();
     for m in &incoming {
-        if !id_key(m).is_some_and(|id| existing.contains(&id)) {
-            merged.push(m.clone());
+        if !id_of(m).is_some_and(|id| placed.contains(id)) {
+            merged.push(owned_copy(m));
         }
     }
     merged
@@ -874,8 +876,8 @@ fn role_of(message: &Map<String, Value>) -> Option<&str> {
 }
 
 /// The key a JavaScript Map would use for a message id (only strings are compared here).
-fn id_key(message: &Map<String, Value>) -> Option<String> {
-    message.get("id").and_then(Value::as_str).map(str::to_owned)
+fn id_of(message: &Map<String, Value>) -> Option<&str> {
+    message.get("id").and_then(Value::as_str)
 }
 
 fn calls_of(message: &Map<String, Value>) -> impl Iterator<Item = &str> {
