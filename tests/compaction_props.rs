@@ -55,6 +55,17 @@ fn compact_values(events: &[Value], level: Level) -> Vec<Value> {
     out.0
 }
 
+/// Compacts at both levels, asserting that the fold is kept and a second pass changes nothing;
+/// what each level wrote.
+fn compacts_faithfully(events: &[Value]) -> [Vec<Value>; 2] {
+    [Level::Deltas, Level::Snapshot].map(|level| {
+        let once = compact_values(events, level);
+        assert_eq!(fold_values(&once), fold_values(events), "{level:?}");
+        assert_eq!(compact_values(&once, level), once, "{level:?}");
+        once
+    })
+}
+
 /// One step of a generated stream, over small pools of ids so that they collide.
 fn step() -> impl Strategy<Value = Value> {
     let id = prop_oneof![Just("m1"), Just("m2"), Just("m3")];
@@ -249,12 +260,7 @@ fn content_without_a_string_delta_is_kept_as_it_is() {
         json!({"type": "TEXT_MESSAGE_END", "messageId": "m"}),
         json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
     ];
-    for level in [Level::Deltas, Level::Snapshot] {
-        let once = compact_values(&events, level);
-        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
-        assert_eq!(compact_values(&once, level), once, "{level:?}");
-    }
-    let once = compact_values(&events, Level::Deltas);
+    let [once, _] = compacts_faithfully(&events);
     assert!(
         once.contains(&events[3]) && once.contains(&events[4]),
         "{once:?}"
@@ -267,20 +273,12 @@ fn content_without_a_string_delta_is_kept_as_it_is() {
 fn a_chunk_that_adds_nothing_is_dropped() {
     let chunk = json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "timestamp": 1});
     let events = vec![chunk.clone(), chunk];
-    for level in [Level::Deltas, Level::Snapshot] {
-        let once = compact_values(&events, level);
-        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
-        assert_eq!(compact_values(&once, level), once, "{level:?}");
-        assert_eq!(
-            once.iter()
-                .filter(|e| e["type"] == "TEXT_MESSAGE_START")
-                .count(),
-            1,
-            "{level:?}: {once:?}"
-        );
+    for once in compacts_faithfully(&events) {
+        let starts = once.iter().filter(|e| e["type"] == "TEXT_MESSAGE_START");
+        assert_eq!(starts.count(), 1, "{once:?}");
         assert!(
             once.iter().all(|e| e["type"] != "TEXT_MESSAGE_CHUNK"),
-            "{level:?}: {once:?}"
+            "{once:?}"
         );
     }
 }
@@ -293,13 +291,10 @@ fn a_chunk_a_client_drops_is_left_out() {
         json!({"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": "g"}),
         json!({"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "toolCallName": ""}),
     ];
-    for level in [Level::Deltas, Level::Snapshot] {
-        let once = compact_values(&events, level);
-        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
-        assert_eq!(compact_values(&once, level), once, "{level:?}");
+    for once in compacts_faithfully(&events) {
         assert!(
             once.iter().all(|e| e["type"] != "TOOL_CALL_CHUNK"),
-            "{level:?}: {once:?}"
+            "{once:?}"
         );
     }
 }
@@ -316,11 +311,7 @@ fn text_and_reasoning_content_for_one_message_keep_their_order() {
         json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": "m"}),
         json!({"type": "TEXT_MESSAGE_END", "messageId": "m"}),
     ];
-    for level in [Level::Deltas, Level::Snapshot] {
-        let once = compact_values(&events, level);
-        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
-        assert_eq!(compact_values(&once, level), once, "{level:?}");
-    }
+    compacts_faithfully(&events);
 }
 
 /// Found by fuzzing: an activity event that names a tool call wrote the call's merged
@@ -334,11 +325,7 @@ fn a_collapsed_activity_does_not_move_what_it_names() {
         json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "PLAN",
             "content": {"n": 1}, "parentMessageId": "c"}),
     ];
-    for level in [Level::Deltas, Level::Snapshot] {
-        let once = compact_values(&events, level);
-        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
-        assert_eq!(compact_values(&once, level), once, "{level:?}");
-    }
+    compacts_faithfully(&events);
 }
 
 /// Found by fuzzing: a delta for an activity from an earlier segment was collapsed into a
@@ -354,9 +341,5 @@ fn later_activity_events_are_collapsed_in_first_appearance_order() {
         json!({"type": "ACTIVITY_DELTA", "messageId": "a0", "activityType": "PLAN",
             "patch": [{"op": "add", "path": "/m", "value": 3}]}),
     ];
-    for level in [Level::Deltas, Level::Snapshot] {
-        let once = compact_values(&events, level);
-        assert_eq!(fold_values(&once), fold_values(&events), "{level:?}");
-        assert_eq!(compact_values(&once, level), once, "{level:?}");
-    }
+    compacts_faithfully(&events);
 }
