@@ -178,7 +178,7 @@ impl Compactor {
         }
     }
 
-    /// How many chunks were left out because a client drops them (`check` reports each).
+    /// How many chunks were left out because a client drops them (`check` says why).
     pub fn dropped(&self) -> u64 {
         self.dropped
     }

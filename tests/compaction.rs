@@ -352,7 +352,7 @@ fn chunks_a_client_drops_are_left_out_and_counted() {
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("5 → 2 events")
-            && stderr.contains("3 chunks a client drops were left out (`check` reports them)"),
+            && stderr.contains("3 chunks a client drops were left out (`check` says why)"),
         "{stderr}"
     );
     let written = std::fs::read_to_string(&output).unwrap();

@@ -449,9 +449,9 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
                 }
                 let dropped = match report.dropped {
                     0 => String::new(),
-                    1 => "; 1 chunk a client drops was left out (`check` reports it)".to_owned(),
+                    1 => "; 1 chunk a client drops was left out (`check` says why)".to_owned(),
                     n => {
-                        format!("; {n} chunks a client drops were left out (`check` reports them)")
+                        format!("; {n} chunks a client drops were left out (`check` says why)")
                     }
                 };
                 eprintln!(
