@@ -7,8 +7,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::event::Location;
-use crate::event::{Event, EventType};
+use crate::event::{Event, EventType, Location};
 use crate::rules::protocol::{DeltaView, Protocol, ProtocolOptions};
 use crate::rules::{Levels, RuleId};
 use crate::schema::SchemaSet;
@@ -202,9 +201,8 @@ impl<'a> Engine<'a> {
         &mut self,
         batch: &Batch,
         out: &mut Vec<Diagnostic>,
-        each: impl FnMut(&Event, &[u8]),
+        mut each: impl FnMut(&Event, &[u8]),
     ) {
-        let mut each = each;
         let mut prepared = self.preparer().prepare_batch(batch);
         let mut events = |fed: Fed<'_>, raw: &[u8]| {
             if let Fed::Event(event) = fed {
