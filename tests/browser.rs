@@ -17,7 +17,6 @@ use std::sync::OnceLock;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use agui_lens::event::{Event, EventType, Location};
 use agui_lens::fold::Folder;
 use serde_json::{Value, json};
 
@@ -406,21 +405,12 @@ fn assert_states_match_fold(page: &mut Page<'_>, stream: &str) {
 fn states_by_fold(stream: &str) -> Vec<Option<Value>> {
     let text = std::fs::read_to_string(root().join(stream)).unwrap();
     let mut folder = Folder::new(1 << 30);
+    let path: std::sync::Arc<str> = "t".into();
     text.lines()
         .enumerate()
         .map(|(i, line)| {
             let value: Value = serde_json::from_str(line).unwrap();
-            let kind = value["type"].as_str().and_then(EventType::from_name);
-            folder.apply(&Event {
-                loc: Location {
-                    path: "t".into(),
-                    line: i as u64 + 1,
-                    offset: 0,
-                    index: i as u64,
-                },
-                kind,
-                value,
-            });
+            folder.apply(&crate::common::event_at(&path, i, value));
             folder.state().cloned()
         })
         .collect()

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use agui_lens::compact::{Compactor, Level, Output};
-use agui_lens::event::{Event, EventType, Location};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};
@@ -34,20 +33,7 @@ fn compact_values(events: &[Value], level: Level) -> Vec<Value> {
     let mut compactor = Compactor::new(level, 1 << 30);
     let mut out = Collect(Vec::new());
     for (i, value) in events.iter().enumerate() {
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .and_then(EventType::from_name);
-        let event = Event {
-            loc: Location {
-                path: path.clone(),
-                line: i as u64 + 1,
-                offset: 0,
-                index: i as u64,
-            },
-            kind,
-            value: value.clone(),
-        };
+        let event = crate::common::event_at(&path, i, value.clone());
         let raw = serde_json::to_vec(value).unwrap();
         compactor.push(&event, &raw, &mut out).unwrap();
     }

@@ -12,7 +12,6 @@
 
 use std::sync::Arc;
 
-use agui_lens::event::{Event, EventType, Location};
 use agui_lens::fold::Folder;
 use serde_json::Value;
 
@@ -26,21 +25,7 @@ pub fn fold_values(events: &[Value]) -> Value {
     let path: Arc<str> = Arc::from("fold-case");
     let mut folder = Folder::new(1 << 30);
     for (i, value) in events.iter().enumerate() {
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .and_then(EventType::from_name);
-        let event = Event {
-            loc: Location {
-                path: path.clone(),
-                line: i as u64 + 1,
-                offset: 0,
-                index: i as u64,
-            },
-            kind,
-            value: value.clone(),
-        };
-        folder.apply(&event);
+        folder.apply(&crate::common::event_at(&path, i, value.clone()));
     }
     folder.finish().meaning()
 }

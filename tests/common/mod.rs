@@ -4,6 +4,27 @@ pub mod server;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::Arc;
+
+/// The `i`th event (0-based, on line `i + 1`) of a stream read from `path`, as a reader
+/// would hand it over.
+pub fn event_at(path: &Arc<str>, i: usize, value: serde_json::Value) -> agui_lens::event::Event {
+    use agui_lens::event::{Event, EventType, Location};
+    let kind = value
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .and_then(EventType::from_name);
+    Event {
+        loc: Location {
+            path: path.clone(),
+            line: i as u64 + 1,
+            offset: 0,
+            index: i as u64,
+        },
+        kind,
+        value,
+    }
+}
 
 /// The repository root.
 pub fn root() -> PathBuf {
