@@ -36,6 +36,15 @@ pub struct Folder {
     index: HashMap<String, usize, FastBuild>,
     /// Tool call id → index of the first message whose `toolCalls` holds it.
     tool_owner: HashMap<String, usize, FastBuild>,
+    /// Whether two messages may share an id, or two messages hold one tool call: the indexes
+    /// are then rebuilt after a snapshot instead of remapped (see [`Folder::messages_snapshot`]).
+    shared_ids: bool,
+    shared_calls: bool,
+    /// For each kind of message ([`OTHER`], [`REASONING`], [`ACTIVITY`]), a position no
+    /// message of that kind comes before ([`NONE`] if there is none).
+    first: [usize; 3],
+    /// Merge every snapshot over the whole history and rebuild the indexes (for tests).
+    no_shortcuts: bool,
     state: Option<Value>,
     state_size: usize,
     state_limit: usize,
@@ -59,6 +68,10 @@ impl Folder {
             messages: Vec::new(),
             index: HashMap::default(),
             tool_owner: HashMap::default(),
+            shared_ids: false,
+            shared_calls: false,
+            first: [NONE; 3],
+            no_shortcuts: false,
             state: None,
             state_size: 0,
             state_limit,
@@ -70,6 +83,29 @@ impl Folder {
             runs: Vec::new(),
             pending_interrupts: Vec::new(),
         }
+    }
+
+    /// A folder that merges every snapshot over the whole history and rebuilds its indexes,
+    /// as a reference for the shortcut taken otherwise. For tests.
+    #[doc(hidden)]
+    pub fn without_shortcuts(mut self) -> Self {
+        self.no_shortcuts = true;
+        self
+    }
+
+    /// Whether the indexes hold what rebuilding them from the messages would give, and each
+    /// kind's first position is a lower bound. For tests.
+    #[doc(hidden)]
+    pub fn indexes_hold(&self) -> bool {
+        let mut fresh = Folder::new(0);
+        for message in &self.messages {
+            fresh.push(message.clone());
+        }
+        let bounds = (0..3).all(|kind| self.first[kind] <= fresh.first[kind]);
+        // A shared id or call may be remembered after it went away; never forgotten.
+        let flags =
+            (fresh.shared_ids <= self.shared_ids) && (fresh.shared_calls <= self.shared_calls);
+        fresh.index == self.index && fresh.tool_owner == self.tool_owner && bounds && flags
     }
 
     /// Applies one event as read (chunks are expanded here).
@@ -162,12 +198,53 @@ impl Folder {
 
     fn push(&mut self, message: Map<String, Value>) -> usize {
         let at = self.messages.len();
-        if let Some(id) = message.get("id").and_then(Value::as_str) {
-            self.index.entry(id.to_owned()).or_insert(at);
-        }
-        index_tool_calls(&mut self.tool_owner, &message, at);
+        self.index_message(&message, at);
         self.messages.push(message);
         at
+    }
+
+    /// Records a message at a position: its id, its tool calls and its kind.
+    fn index_message(&mut self, message: &Map<String, Value>, at: usize) {
+        if let Some(id) = id_of(message) {
+            self.index_id(id, at);
+        }
+        self.index_calls(message, at);
+        let first = &mut self.first[kind_of(message)];
+        *first = (*first).min(at);
+    }
+
+    /// Records a message id at a position (the first occurrence is the one found).
+    fn index_id(&mut self, id: &str, at: usize) {
+        match self.index.get_mut(id) {
+            Some(slot) => {
+                self.shared_ids = true;
+                *slot = (*slot).min(at);
+            }
+            None => {
+                self.index.insert(id.to_owned(), at);
+            }
+        }
+    }
+
+    /// Records the tool calls a message at a position holds.
+    fn index_calls(&mut self, message: &Map<String, Value>, at: usize) {
+        for call in calls_of(message) {
+            self.index_call(call, at);
+        }
+    }
+
+    fn index_call(&mut self, call: &str, at: usize) {
+        match self.tool_owner.get_mut(call) {
+            Some(slot) => {
+                if *slot != at {
+                    self.shared_calls = true;
+                    *slot = (*slot).min(at);
+                }
+            }
+            None => {
+                self.tool_owner.insert(call.to_owned(), at);
+            }
+        }
     }
 
     fn is_activity(&self, at: usize) -> bool {
@@ -317,8 +394,7 @@ impl Folder {
         if let Some(Value::Array(calls)) = message.get_mut("toolCalls") {
             calls.push(Value::Object(call));
         }
-        let owner = self.tool_owner.entry(id.to_owned()).or_insert(target);
-        *owner = (*owner).min(target);
+        self.index_call(id, target);
     }
 
     /// A new assistant message for a tool call, tagged with the call's subagent.
@@ -407,8 +483,9 @@ impl Folder {
     /// Inserts a message, shifting the indexes of the messages after it.
     fn insert_at(&mut self, at: usize, message: Map<String, Value>) {
         self.messages.insert(at, message);
-        for i in at + 1..self.messages.len() {
-            if let Some(id) = self.messages[i].get("id").and_then(Value::as_str) {
+        // From the end, so that an entry moved to `i` is not taken for one at `i` before.
+        for i in (at + 1..self.messages.len()).rev() {
+            if let Some(id) = id_of(&self.messages[i]) {
                 if let Some(slot) = self.index.get_mut(id) {
                     if *slot == i - 1 {
                         *slot = i;
@@ -423,21 +500,22 @@ impl Folder {
                 }
             }
         }
-        if let Some(id) = self.messages[at].get("id").and_then(Value::as_str) {
-            let slot = self.index.entry(id.to_owned()).or_insert(at);
-            *slot = (*slot).min(at);
-        }
+        let message = std::mem::take(&mut self.messages[at]);
+        self.index_message(&message, at);
+        self.messages[at] = message;
     }
 
     fn rebuild_indexes(&mut self) {
         self.index.clear();
         self.tool_owner.clear();
-        for (at, message) in self.messages.iter().enumerate() {
-            if let Some(id) = message.get("id").and_then(Value::as_str) {
-                self.index.entry(id.to_owned()).or_insert(at);
-            }
-            index_tool_calls(&mut self.tool_owner, message, at);
+        self.shared_ids = false;
+        self.shared_calls = false;
+        self.first = [NONE; 3];
+        let messages = std::mem::take(&mut self.messages);
+        for (at, message) in messages.iter().enumerate() {
+            self.index_message(message, at);
         }
+        self.messages = messages;
     }
 
     fn state_delta(&mut self, ev: &Value) {
@@ -463,13 +541,62 @@ impl Folder {
         self.delta_applied
     }
 
+    /// Merges a snapshot into the history. While no two messages share an id or a tool call,
+    /// only the history from the first message the snapshot can replace or drop onwards is
+    /// merged and re-indexed: messages before it (kept reasoning and activity messages) are
+    /// left where they are, so a snapshot costs its own length plus what changed since the
+    /// last one, not the whole history.
     fn messages_snapshot(&mut self, ev: &Value) {
         let Some(Value::Array(incoming)) = ev.get("messages") else {
             return;
         };
-        let old = std::mem::take(&mut self.messages);
-        self.messages = merge_snapshot(old, incoming, ev.get("metadata"));
-        self.rebuild_indexes();
+        let incoming: Vec<&Map<String, Value>> =
+            incoming.iter().filter_map(Value::as_object).collect();
+        let keep = Keep::new(&incoming, ev.get("metadata"));
+        let by_id = last_of_each_id(&incoming);
+        if self.shared_ids || self.shared_calls || self.no_shortcuts {
+            let old = std::mem::take(&mut self.messages);
+            let matched = match_by_id(&old, &by_id);
+            self.messages = merge_matched(old, &incoming, &matched, &keep);
+            self.rebuild_indexes();
+            return;
+        }
+        let named: Vec<(usize, usize)> = by_id
+            .iter()
+            .filter_map(|(&id, &k)| self.index.get(id).map(|&at| (at, k)))
+            .collect();
+        let mut start = named.iter().map(|&(at, _)| at).min().unwrap_or(NONE);
+        start = start.min(self.first[OTHER]);
+        if keep.may_drop_reasoning() {
+            start = start.min(self.first[REASONING]);
+        }
+        if keep.may_drop_activity() {
+            start = start.min(self.first[ACTIVITY]);
+        }
+        let tail = self.messages.split_off(start.min(self.messages.len()));
+        let start = self.messages.len();
+        for m in &tail {
+            if let Some(id) = id_of(m) {
+                self.index.remove(id);
+            }
+            for call in calls_of(m) {
+                self.tool_owner.remove(call);
+            }
+        }
+        let mut matched = vec![NONE; tail.len()];
+        for (at, k) in named {
+            matched[at - start] = k;
+        }
+        for first in &mut self.first {
+            if *first >= start {
+                *first = NONE;
+            }
+        }
+        for message in merge_matched(tail, &incoming, &matched, &keep) {
+            let at = self.messages.len();
+            self.index_message(&message, at);
+            self.messages.push(message);
+        }
     }
 
     /// The state as it stands.
@@ -526,6 +653,7 @@ impl Folder {
             Some(at) if replace => {
                 let had_calls = self.messages[at].contains_key("toolCalls");
                 self.messages[at] = fresh();
+                self.first[ACTIVITY] = self.first[ACTIVITY].min(at);
                 if had_calls {
                     self.rebuild_indexes();
                 }
@@ -740,6 +868,101 @@ pub fn merge_snapshot(
     metadata: Option<&Value>,
 ) -> Vec<Map<String, Value>> {
     let incoming: Vec<&Map<String, Value>> = incoming.iter().filter_map(Value::as_object).collect();
+    let matched = match_by_id(&old, &last_of_each_id(&incoming));
+    merge_matched(old, &incoming, &matched, &Keep::new(&incoming, metadata))
+}
+
+/// No position.
+const NONE: usize = usize::MAX;
+
+/// Kinds of message, as a snapshot treats those it does not name.
+const OTHER: usize = 0;
+const REASONING: usize = 1;
+const ACTIVITY: usize = 2;
+
+fn kind_of(message: &Map<String, Value>) -> usize {
+    match role_of(message) {
+        Some("reasoning") => REASONING,
+        Some("activity") => ACTIVITY,
+        _ => OTHER,
+    }
+}
+
+/// Which messages a snapshot keeps although it does not name them.
+struct Keep {
+    owned: Scope,
+    has_activity: bool,
+    has_reasoning: bool,
+}
+
+impl Keep {
+    fn new(incoming: &[&Map<String, Value>], metadata: Option<&Value>) -> Self {
+        Keep {
+            owned: authoritative_activity_types(metadata),
+            has_activity: incoming.iter().any(|m| kind_of(m) == ACTIVITY),
+            has_reasoning: incoming.iter().any(|m| kind_of(m) == REASONING),
+        }
+    }
+
+    fn keeps(&self, message: &Map<String, Value>) -> bool {
+        match kind_of(message) {
+            ACTIVITY => match &self.owned {
+                Scope::Types(types) => !message
+                    .get("activityType")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| types.iter().any(|owned| owned == t)),
+                Scope::All => false,
+                Scope::Unset => !self.has_activity,
+            },
+            REASONING => !self.has_reasoning,
+            _ => false,
+        }
+    }
+
+    fn may_drop_reasoning(&self) -> bool {
+        self.has_reasoning
+    }
+
+    fn may_drop_activity(&self) -> bool {
+        match &self.owned {
+            Scope::Types(types) => !types.is_empty(),
+            Scope::All => true,
+            Scope::Unset => self.has_activity,
+        }
+    }
+}
+
+/// Each id of a snapshot and the position of its last message, as a JavaScript Map built
+/// from the list keeps it.
+fn last_of_each_id<'a>(incoming: &[&'a Map<String, Value>]) -> HashMap<&'a str, usize, FastBuild> {
+    let mut by_id: HashMap<&str, usize, FastBuild> = HashMap::default();
+    for (i, m) in incoming.iter().enumerate() {
+        if let Some(id) = id_of(m) {
+            by_id.insert(id, i);
+        }
+    }
+    by_id
+}
+
+/// For each old message, the snapshot message replacing it ([`NONE`] if none does).
+fn match_by_id(old: &[Map<String, Value>], by_id: &HashMap<&str, usize, FastBuild>) -> Vec<usize> {
+    old.iter()
+        .map(|m| {
+            id_of(m)
+                .and_then(|id| by_id.get(id))
+                .copied()
+                .unwrap_or(NONE)
+        })
+        .collect()
+}
+
+/// [`merge_snapshot`] with the old messages already matched to the snapshot's.
+fn merge_matched(
+    old: Vec<Map<String, Value>>,
+    incoming: &[&Map<String, Value>],
+    matched: &[usize],
+    keep: &Keep,
+) -> Vec<Map<String, Value>> {
     let owned_copy = |m: &Map<String, Value>| {
         let mut m = m.clone();
         if m.get("subagentRunId") == Some(&Value::Null) {
@@ -747,44 +970,28 @@ pub fn merge_snapshot(
         }
         m
     };
-    // The last message of an id wins, as a JavaScript Map built from the list keeps it.
-    let mut by_id: HashMap<&str, usize, FastBuild> = HashMap::default();
-    for (i, m) in incoming.iter().enumerate() {
-        if let Some(id) = id_of(m) {
-            by_id.insert(id, i);
-        }
-    }
-    let owned = authoritative_activity_types(metadata);
-    let has_activity = incoming.iter().any(|m| role_of(m) == Some("activity"));
-    let has_reasoning = incoming.iter().any(|m| role_of(m) == Some("reasoning"));
-    let preserved = |m: &Map<String, Value>| match role_of(m) {
-        Some("activity") => match &owned {
-            Scope::Types(types) => !m
-                .get("activityType")
-                .and_then(Value::as_str)
-                .is_some_and(|t| types.iter().any(|owned| owned == t)),
-            Scope::All => false,
-            Scope::Unset => !has_activity,
-        },
-        Some("reasoning") => !has_reasoning,
-        _ => false,
-    };
-    let mut merged: Vec<Map<String, Value>> = Vec::with_capacity(old.len() + incoming.len());
-    // Ids of the snapshot that replaced an old message in place (an old message kept without
-    // being replaced has an id the snapshot does not name).
-    let mut placed: HashSet<&str, FastBuild> = HashSet::default();
-    for m in old {
-        match id_of(&m).and_then(|id| by_id.get_key_value(id)) {
-            Some((&id, &i)) => {
-                placed.insert(id);
-                merged.push(owned_copy(incoming[i]));
+    let mut merged = Vec::with_capacity(old.len() + incoming.len());
+    // Snapshot messages that replaced an old one in place (an old message kept without being
+    // replaced has an id the snapshot does not name).
+    let mut placed = vec![false; incoming.len()];
+    for (m, &k) in old.into_iter().zip(matched) {
+        match k {
+            NONE if keep.keeps(&m) => merged.push(m),
+            NONE => {}
+            k => {
+                placed[k] = true;
+                merged.push(owned_copy(incoming[k]));
             }
-            None if preserved(&m) => merged.push(m),
-            None => {}
         }
     }
-    for m in &incoming {
-        if !id_of(m).is_some_and(|id| placed.contains(id)) {
+    let placed_ids: HashSet<&str, FastBuild> = incoming
+        .iter()
+        .zip(&placed)
+        .filter(|(_, placed)| **placed)
+        .filter_map(|(m, _)| id_of(m))
+        .collect();
+    for m in incoming {
+        if !id_of(m).is_some_and(|id| placed_ids.contains(id)) {
             merged.push(owned_copy(m));
         }
     }
@@ -891,17 +1098,6 @@ fn calls_of(message: &Map<String, Value>) -> impl Iterator<Item = &str> {
 
 fn holds_call(message: &Map<String, Value>, id: &str) -> bool {
     calls_of(message).any(|c| c == id)
-}
-
-fn index_tool_calls(
-    owners: &mut HashMap<String, usize, FastBuild>,
-    message: &Map<String, Value>,
-    at: usize,
-) {
-    for call in calls_of(message) {
-        let slot = owners.entry(call.to_owned()).or_insert(at);
-        *slot = (*slot).min(at);
-    }
 }
 
 /// Folds an event's metadata into a message or tool call, key by key, last write winning.

@@ -10,6 +10,7 @@ mod comparing;
 mod fast_path;
 mod fixtures;
 mod fold_agreement;
+mod fold_props;
 mod hostile;
 mod inspect;
 mod live;
