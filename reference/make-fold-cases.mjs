@@ -172,6 +172,8 @@ function scenarios() {
   S("result/role-variants", [RS(), CS("c1"), CR("t1", "c1", "a", { role: "" }), CR("t2", "c1", "b", { role: null }), CR("t3", "c1", "c", { role: "tool" }), CR("t4", "c1", "d", { role: "user" }), RF()]);
   S("result/same-message-id", [RS(), CS("c1"), CR("t1", "c1", "a"), CR("t1", "c1", "b"), TC("t1", "+"), RF()]);
   S("result/message-id-collides", [RS(), TS("m1"), CS("c1", "f", { parentMessageId: "m1" }), CR("m1", "c1"), TC("m1", "x"), RF()]);
+  // A result inserted before two messages sharing an id: later content still lands on the first.
+  S("result/inserted-before-a-shared-id", [RS(), CS("c1"), CE("c1"), TS("m1"), CR("m1", "zz"), CR("t1", "c1"), TC("m1", "x"), RF()]);
   S("result/subagent-and-metadata", [RS(), CS("c1"), CR("t1", "c1", "x", { subagentRunId: "s1", metadata: { k: 1 } }), CR("t2", "c1", "y", { subagentRunId: null }), RF()]);
   S("result/content-missing", [RS(), CS("c1"), ev("TOOL_CALL_RESULT", { messageId: "t1", toolCallId: "c1" }), RF()]);
   S("result/between-tools-then-assistant", [RS(), CS("c1"), CR("t1", "c1"), CS("c2"), CR("t2", "c2"), CR("t3", "c1"), RF()]);

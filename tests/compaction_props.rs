@@ -329,3 +329,23 @@ fn later_activity_events_are_collapsed_in_first_appearance_order() {
     ];
     compacts_faithfully(&events);
 }
+
+/// Found by fuzzing: a tool result reusing a text message's id, then a result inserted before
+/// both. The fold shifted the shared id's position twice, so content held past the insertion
+/// landed on the tool message; the official client (first message with the id) keeps it on
+/// the text message.
+#[test]
+fn a_result_inserted_before_a_shared_id_keeps_later_content_on_the_first() {
+    let events = vec![
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"role": "assistant", "toolCalls": [{"id": "c"}]}, {"id": "other"}]}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m"}),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "m"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "text"}),
+        json!({"type": "TOOL_CALL_RESULT", "toolCallId": "c"}),
+    ];
+    let [deltas, _] = compacts_faithfully(&events);
+    let folded = crate::fold_agreement::fold_values(&deltas);
+    assert_eq!(folded["messages"][3]["content"], "text", "{folded:#}");
+    assert_eq!(folded["messages"][3]["role"], "assistant", "{folded:#}");
+}
