@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
@@ -178,26 +178,52 @@ fn target_compression(target: &Target, input: Compression) -> Compression {
 }
 
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
-    let mut opened = source::open(input, &settings.read)?;
-    let name = opened.name.clone();
-    let format = opened.format;
-    let compression = target_compression(target, opened.compression);
-    let mut temp = temp_file(target)?;
-    let mut writer = EventWriter::new(temp.as_file_mut(), format, compression)?;
-    let mut compactor = Compactor::new(settings.level, settings.state_limit);
     let check = settings.schemas.map(|schemas| CheckContext {
         schemas,
         levels: &settings.levels,
         max_line: settings.read.max_line,
         protocol: ProtocolOptions::default(),
     });
+    std::thread::scope(|scope| compact_one_in(scope, settings, check.as_ref(), input, target))
+}
+
+/// Compacts one input into a temp file, and unless told not to, reads the bytes written back
+/// on a thread of its own as they are written (the check and fold of the result overlap the
+/// compaction), then judges them before the temp file replaces the target.
+fn compact_one_in<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    settings: &'env Settings<'env>,
+    check: Option<&'env CheckContext<'env>>,
+    input: &InputSpec,
+    target: &Target,
+) -> Result<Report> {
+    let mut opened = source::open(input, &settings.read)?;
+    let name = opened.name.clone();
+    let format = opened.format;
+    let compression = target_compression(target, opened.compression);
+    let mut temp = temp_file(target)?;
+    let (tee, reading_back) = match check {
+        Some(ctx) => {
+            // A few of the writer's 256 KiB buffers in flight at most.
+            let (sender, receiver) = mpsc::sync_channel(8);
+            let read = &settings.read;
+            let reading_back = scope.spawn(move || read_back(ctx, read, format, receiver));
+            (
+                Tee::new(temp.as_file_mut(), Some(sender)),
+                Some(reading_back),
+            )
+        }
+        None => (Tee::new(temp.as_file_mut(), None), None),
+    };
+    let mut writer = EventWriter::new(tee, format, compression)?;
+    let mut compactor = Compactor::new(settings.level, settings.state_limit);
     // The original's errors only matter if the compacted stream has some: they are counted
     // then, by reading the original again. Stdin cannot be read again, so for it they are
     // counted on the way.
     let mut errors_before: Option<BTreeMap<RuleId, u64>> = None;
     let mut bytes_in = 0u64;
     let mut events_in = 0u64;
-    match check.as_ref().filter(|_| matches!(input, InputSpec::Stdin)) {
+    match check.filter(|_| matches!(input, InputSpec::Stdin)) {
         Some(ctx) => {
             let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
             let mut counts = BTreeMap::new();
@@ -269,9 +295,11 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         .with_context(|| format!("writing the compacted {name}"))?;
     let events_out = writer.events();
     let bytes_out = writer.bytes();
-    writer
+    let tee = writer
         .finish()
         .with_context(|| format!("writing the compacted {name}"))?;
+    // The end of what was written: the reading back ends too.
+    drop(tee);
     let mut report = Report {
         name: name.clone(),
         events_in,
@@ -281,14 +309,16 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         dropped,
         refused: None,
     };
-    if let Some(ctx) = &check {
-        if let Some(why) = verify(
+    if let (Some(ctx), Some(reading_back)) = (check, reading_back) {
+        let read_back = reading_back
+            .join()
+            .map_err(|_| anyhow!("reading the compacted {name} back failed"))??;
+        if let Some(why) = judge(
             ctx,
             &settings.read,
-            format,
-            temp.path(),
-            &folded,
             input,
+            &folded,
+            read_back,
             errors_before.as_ref(),
         )? {
             report.refused = Some(why);
@@ -300,6 +330,69 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     }
     commit(temp, target).with_context(|| format!("writing the compacted {name}"))?;
     Ok(report)
+}
+
+/// The bytes of the compacted stream as written (compressed, if it is), also handed to the
+/// thread reading them back. If that thread is gone, writing goes on alone.
+struct Tee<W: Write> {
+    inner: W,
+    copies: Option<mpsc::SyncSender<Vec<u8>>>,
+}
+
+impl<W: Write> Tee<W> {
+    fn new(inner: W, copies: Option<mpsc::SyncSender<Vec<u8>>>) -> Self {
+        Tee { inner, copies }
+    }
+}
+
+impl<W: Write> Write for Tee<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        if let Some(copies) = &self.copies {
+            if copies.send(buf[..n].to_vec()).is_err() {
+                self.copies = None;
+            }
+        }
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Reads what a [`Tee`] handed over, to its end.
+struct Received {
+    copies: mpsc::Receiver<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+}
+
+impl Received {
+    fn new(copies: mpsc::Receiver<Vec<u8>>) -> Self {
+        Received {
+            copies,
+            chunk: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl io::Read for Received {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.at == self.chunk.len() {
+            match self.copies.recv() {
+                Ok(chunk) => {
+                    self.chunk = chunk;
+                    self.at = 0;
+                }
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// A temp file beside the target (so the final rename is atomic, and a new file gets the
@@ -350,37 +443,38 @@ fn count_errors(counts: &mut BTreeMap<RuleId, u64>, found: impl Iterator<Item = 
     }
 }
 
-/// Reads the compacted stream back: it must fold to the same messages and state, and check
-/// with no more errors of any rule. Returns why not, if not.
-fn verify(
+/// What reading the compacted stream back found: its fold, and its errors by rule.
+struct ReadBack {
+    folded: Folded,
+    errors: BTreeMap<RuleId, u64>,
+}
+
+/// Reads the compacted stream back from the bytes written to the temp file, handed over as
+/// they are written, and checks and folds it; on this thread alone, as the pool's threads may
+/// be waiting to hand bytes over.
+fn read_back(
     ctx: &CheckContext<'_>,
     read: &ReadOptions,
     format: InputFormat,
-    path: &Path,
-    original: &Folded,
-    input: &InputSpec,
-    errors_before: Option<&BTreeMap<RuleId, u64>>,
-) -> Result<Option<String>> {
-    let read_original = read;
+    written: mpsc::Receiver<Vec<u8>>,
+) -> Result<ReadBack> {
     let read = ReadOptions {
         format: Some(format),
         ..read.clone()
     };
-    let mut opened = source::open(&InputSpec::File(path.to_path_buf()), &read)?;
-    let mut engine = Engine::new(
-        ctx,
-        Arc::from("compacted"),
-        std::mem::take(&mut opened.head),
-    );
+    let name: Arc<str> = Arc::from("compacted");
+    let mut opened =
+        source::open_reader(name.clone(), Box::new(Received::new(written)), None, &read)?;
+    let mut engine = Engine::new(ctx, name, std::mem::take(&mut opened.head)).on_this_thread();
     let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1));
     let mut found = Vec::new();
-    let mut errors_after = BTreeMap::new();
+    let mut errors = BTreeMap::new();
     let failure = engine.check_reader_with(
         opened.reader.as_mut(),
         false,
         &mut found,
         &mut |found| {
-            count_errors(&mut errors_after, found.drain(..));
+            count_errors(&mut errors, found.drain(..));
             Ok(())
         },
         &mut |fed, _| fold_fed(&mut folder, fed),
@@ -389,9 +483,26 @@ fn verify(
         return Err(err).context("reading the compacted stream back");
     }
     engine.finish(&mut found);
-    count_errors(&mut errors_after, found.drain(..));
+    count_errors(&mut errors, found.drain(..));
+    Ok(ReadBack {
+        folded: folder.finish(),
+        errors,
+    })
+}
+
+/// The compacted stream must fold to the same messages and state, and check with no more
+/// errors of any rule. Returns why not, if not.
+fn judge(
+    ctx: &CheckContext<'_>,
+    read_original: &ReadOptions,
+    input: &InputSpec,
+    original: &Folded,
+    read_back: ReadBack,
+    errors_before: Option<&BTreeMap<RuleId, u64>>,
+) -> Result<Option<String>> {
+    let errors_after = read_back.errors;
     let before = original.meaning();
-    let after = folder.finish().meaning();
+    let after = read_back.folded.meaning();
     if let Some(d) = first_difference(&before, &after) {
         let show = |v: &Option<serde_json::Value>| match v {
             Some(v) => abbreviate_value(v, 100),
@@ -545,5 +656,142 @@ fn fold_fed(folder: &mut Folder, fed: Fed<'_>) {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fold_of(text: &str) -> Folded {
+        let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
+        for (i, line) in text.lines().enumerate() {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            folder.apply(&Event {
+                loc: crate::event::Location {
+                    path: Arc::from("original"),
+                    line: i as u64 + 1,
+                    offset: 0,
+                    index: i as u64,
+                },
+                kind,
+                value,
+            });
+        }
+        folder.finish()
+    }
+
+    /// Hands `text` over the way a [`Tee`] does, in small pieces, and reads it back.
+    fn read_back_of(schemas: &SchemaSet, levels: &Levels, text: &str) -> ReadBack {
+        let ctx = CheckContext {
+            schemas,
+            levels,
+            max_line: DEFAULT_MAX_LINE,
+            protocol: ProtocolOptions::default(),
+        };
+        let read = ReadOptions {
+            format: None,
+            max_line: DEFAULT_MAX_LINE,
+        };
+        let (sender, receiver) = mpsc::sync_channel(2);
+        std::thread::scope(|scope| {
+            let reading = scope.spawn(|| read_back(&ctx, &read, InputFormat::Jsonl, receiver));
+            let mut tee = Tee::new(Vec::new(), Some(sender));
+            for piece in text.as_bytes().chunks(7) {
+                tee.write_all(piece).unwrap();
+            }
+            assert_eq!(tee.inner, text.as_bytes(), "the file gets every byte");
+            drop(tee);
+            reading.join().unwrap().unwrap()
+        })
+    }
+
+    const ORIGINAL: &str = concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"Hel"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"lo"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        "\n",
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+        "\n",
+    );
+
+    fn judged(compacted: &str) -> Option<String> {
+        let schemas = SchemaSet::embedded().unwrap();
+        let levels = Levels::default();
+        let back = read_back_of(&schemas, &levels, compacted);
+        let ctx = CheckContext {
+            schemas: &schemas,
+            levels: &levels,
+            max_line: DEFAULT_MAX_LINE,
+            protocol: ProtocolOptions::default(),
+        };
+        let read = ReadOptions {
+            format: None,
+            max_line: DEFAULT_MAX_LINE,
+        };
+        // The original's errors are given (as for stdin), so nothing is read again.
+        let before = BTreeMap::new();
+        judge(
+            &ctx,
+            &read,
+            &InputSpec::Stdin,
+            &fold_of(ORIGINAL),
+            back,
+            Some(&before),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_faithful_compaction_is_accepted() {
+        let compacted = ORIGINAL.replace(
+            "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"Hel\"}\n{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"lo\"}",
+            "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"Hello\"}",
+        );
+        assert_ne!(compacted, ORIGINAL);
+        assert_eq!(judged(&compacted), None);
+    }
+
+    #[test]
+    fn a_compaction_that_folds_differently_is_refused() {
+        let compacted = ORIGINAL.replace("\"lo\"", "\"p\"");
+        assert_eq!(
+            judged(&compacted).as_deref(),
+            Some(
+                "the compacted stream folds differently at /messages/0/content: \"Hello\" before, \"Help\" after"
+            )
+        );
+    }
+
+    #[test]
+    fn a_compaction_that_gains_errors_is_refused() {
+        // Same fold, but the message is never ended: the run finishes with it open.
+        let compacted =
+            ORIGINAL.replace("{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m\"}\n", "");
+        let why = judged(&compacted).expect("refused");
+        assert!(
+            why.starts_with(
+                "the compacted stream has 1 lifecycle/open-at-finish errors, the original 0"
+            ),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn writing_goes_on_when_the_reading_back_is_gone() {
+        let (sender, receiver) = mpsc::sync_channel(1);
+        drop(receiver);
+        let mut tee = Tee::new(Vec::new(), Some(sender));
+        tee.write_all(b"one").unwrap();
+        tee.write_all(b"two").unwrap();
+        assert!(tee.copies.is_none());
+        assert_eq!(tee.inner, b"onetwo");
     }
 }
