@@ -147,6 +147,8 @@ struct OpenRun {
     known_before: HashSet<String>,
     /// The messages right after RUN_STARTED applied.
     messages_at_start: Vec<Map<String, Value>>,
+    /// The state then (absent is null: nothing a client does tells them apart).
+    state_at_start: Value,
     held: Vec<Held>,
 }
 
@@ -304,6 +306,7 @@ impl Compactor {
                         started: value.clone(),
                         known_before,
                         messages_at_start: self.folder.messages().to_vec(),
+                        state_at_start: self.folder.state().cloned().unwrap_or(Value::Null),
                         held: vec![raw_or_event(value, raw)],
                     });
                     Ok(())
@@ -629,7 +632,8 @@ impl Compactor {
         snapshot.insert("type".into(), EventType::MessagesSnapshot.as_str().into());
         snapshot.insert("messages".into(), Value::Array(incoming));
         held.push(Held::Event(Value::Object(snapshot)));
-        if let Some(state) = self.folder.state() {
+        // A state the run left as it found it needs no snapshot.
+        if let Some(state) = self.folder.state().filter(|&s| *s != run.state_at_start) {
             let mut snapshot = Map::new();
             snapshot.insert("type".into(), EventType::StateSnapshot.as_str().into());
             snapshot.insert("snapshot".into(), state.clone());

@@ -349,3 +349,22 @@ fn a_result_inserted_before_a_shared_id_keeps_later_content_on_the_first() {
     assert_eq!(folded["messages"][3]["content"], "text", "{folded:#}");
     assert_eq!(folded["messages"][3]["role"], "assistant", "{folded:#}");
 }
+
+/// Found by fuzzing: an empty STATE_DELTA on an absent state leaves null, which means the same
+/// as absent; the snapshot form still carried a STATE_SNAPSHOT of null, so it lost to the run
+/// as written on the first pass and won on the second, where the delta was gone.
+#[test]
+fn a_run_that_leaves_the_state_as_it_was_needs_no_state_snapshot() {
+    let events = vec![
+        json!({"type": "RUN_STARTED", "d": "1"}),
+        json!({"type": "TEMESSAGECHUNK", "messaged": "msoo"}),
+        json!({"type": "STATE_DELTA", "delta": []}),
+        json!({"type": "RUN_FINISHED", "t": ""}),
+    ];
+    let [_, snapshot] = compacts_faithfully(&events);
+    assert!(
+        !snapshot.iter().any(|e| e["type"] == "STATE_SNAPSHOT"),
+        "{}",
+        listing(&snapshot)
+    );
+}
