@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
@@ -178,44 +178,19 @@ fn target_compression(target: &Target, input: Compression) -> Compression {
 }
 
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
+    let mut opened = source::open(input, &settings.read)?;
+    let name = opened.name.clone();
+    let format = opened.format;
+    let compression = target_compression(target, opened.compression);
+    let mut temp = temp_file(target)?;
     let check = settings.schemas.map(|schemas| CheckContext {
         schemas,
         levels: &settings.levels,
         max_line: settings.read.max_line,
         protocol: ProtocolOptions::default(),
     });
-    std::thread::scope(|scope| compact_one_in(scope, settings, check.as_ref(), input, target))
-}
-
-/// Compacts one input into a temp file, and unless told not to, reads the bytes written back
-/// on a thread of its own as they are written (the check and fold of the result overlap the
-/// compaction), then judges them before the temp file replaces the target.
-fn compact_one_in<'scope, 'env>(
-    scope: &'scope std::thread::Scope<'scope, 'env>,
-    settings: &'env Settings<'env>,
-    check: Option<&'env CheckContext<'env>>,
-    input: &InputSpec,
-    target: &Target,
-) -> Result<Report> {
-    let mut opened = source::open(input, &settings.read)?;
-    let name = opened.name.clone();
-    let format = opened.format;
-    let compression = target_compression(target, opened.compression);
-    let mut temp = temp_file(target)?;
-    let (tee, reading_back) = match check {
-        Some(ctx) => {
-            // A few of the writer's 256 KiB buffers in flight at most.
-            let (sender, receiver) = mpsc::sync_channel(8);
-            let read = &settings.read;
-            let reading_back = scope.spawn(move || read_back(ctx, read, format, receiver));
-            (
-                Tee::new(temp.as_file_mut(), Some(sender)),
-                Some(reading_back),
-            )
-        }
-        None => (Tee::new(temp.as_file_mut(), None), None),
-    };
-    let mut writer = EventWriter::new(tee, format, compression)?;
+    let check = check.as_ref();
+    let mut writer = EventWriter::new(temp.as_file_mut(), format, compression)?;
     let mut compactor = Compactor::new(settings.level, settings.state_limit);
     // The original's errors only matter if the compacted stream has some: they are counted
     // then, by reading the original again. Stdin cannot be read again, so for it they are
@@ -295,11 +270,9 @@ fn compact_one_in<'scope, 'env>(
         .with_context(|| format!("writing the compacted {name}"))?;
     let events_out = writer.events();
     let bytes_out = writer.bytes();
-    let tee = writer
+    writer
         .finish()
         .with_context(|| format!("writing the compacted {name}"))?;
-    // The end of what was written: the reading back ends too.
-    drop(tee);
     let mut report = Report {
         name: name.clone(),
         events_in,
@@ -309,10 +282,9 @@ fn compact_one_in<'scope, 'env>(
         dropped,
         refused: None,
     };
-    if let (Some(ctx), Some(reading_back)) = (check, reading_back) {
-        let read_back = reading_back
-            .join()
-            .map_err(|_| anyhow!("reading the compacted {name} back failed"))??;
+    if let Some(ctx) = check {
+        let written = File::open(temp.path()).context("reading the compacted stream back")?;
+        let read_back = read_back(ctx, &settings.read, format, Box::new(written))?;
         if let Some(why) = judge(
             ctx,
             &settings.read,
@@ -330,69 +302,6 @@ fn compact_one_in<'scope, 'env>(
     }
     commit(temp, target).with_context(|| format!("writing the compacted {name}"))?;
     Ok(report)
-}
-
-/// The bytes of the compacted stream as written (compressed, if it is), also handed to the
-/// thread reading them back. If that thread is gone, writing goes on alone.
-struct Tee<W: Write> {
-    inner: W,
-    copies: Option<mpsc::SyncSender<Vec<u8>>>,
-}
-
-impl<W: Write> Tee<W> {
-    fn new(inner: W, copies: Option<mpsc::SyncSender<Vec<u8>>>) -> Self {
-        Tee { inner, copies }
-    }
-}
-
-impl<W: Write> Write for Tee<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        if let Some(copies) = &self.copies {
-            if copies.send(buf[..n].to_vec()).is_err() {
-                self.copies = None;
-            }
-        }
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// Reads what a [`Tee`] handed over, to its end.
-struct Received {
-    copies: mpsc::Receiver<Vec<u8>>,
-    chunk: Vec<u8>,
-    at: usize,
-}
-
-impl Received {
-    fn new(copies: mpsc::Receiver<Vec<u8>>) -> Self {
-        Received {
-            copies,
-            chunk: Vec::new(),
-            at: 0,
-        }
-    }
-}
-
-impl io::Read for Received {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.at == self.chunk.len() {
-            match self.copies.recv() {
-                Ok(chunk) => {
-                    self.chunk = chunk;
-                    self.at = 0;
-                }
-                Err(_) => return Ok(0),
-            }
-        }
-        let n = buf.len().min(self.chunk.len() - self.at);
-        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
 }
 
 /// A temp file beside the target (so the final rename is atomic, and a new file gets the
@@ -449,23 +358,21 @@ struct ReadBack {
     errors: BTreeMap<RuleId, u64>,
 }
 
-/// Reads the compacted stream back from the bytes written to the temp file, handed over as
-/// they are written, and checks and folds it; on this thread alone, as the pool's threads may
-/// be waiting to hand bytes over.
+/// Reads the compacted stream back (the bytes written, compressed if they are), checks it and
+/// folds it.
 fn read_back(
     ctx: &CheckContext<'_>,
     read: &ReadOptions,
     format: InputFormat,
-    written: mpsc::Receiver<Vec<u8>>,
+    written: Box<dyn io::Read + Send>,
 ) -> Result<ReadBack> {
     let read = ReadOptions {
         format: Some(format),
         ..read.clone()
     };
     let name: Arc<str> = Arc::from("compacted");
-    let mut opened =
-        source::open_reader(name.clone(), Box::new(Received::new(written)), None, &read)?;
-    let mut engine = Engine::new(ctx, name, std::mem::take(&mut opened.head)).on_this_thread();
+    let mut opened = source::open_reader(name.clone(), written, None, &read)?;
+    let mut engine = Engine::new(ctx, name, std::mem::take(&mut opened.head));
     let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1));
     let mut found = Vec::new();
     let mut errors = BTreeMap::new();
@@ -682,7 +589,6 @@ mod tests {
         folder.finish()
     }
 
-    /// Hands `text` over the way a [`Tee`] does, in small pieces, and reads it back.
     fn read_back_of(schemas: &SchemaSet, levels: &Levels, text: &str) -> ReadBack {
         let ctx = CheckContext {
             schemas,
@@ -694,17 +600,8 @@ mod tests {
             format: None,
             max_line: DEFAULT_MAX_LINE,
         };
-        let (sender, receiver) = mpsc::sync_channel(2);
-        std::thread::scope(|scope| {
-            let reading = scope.spawn(|| read_back(&ctx, &read, InputFormat::Jsonl, receiver));
-            let mut tee = Tee::new(Vec::new(), Some(sender));
-            for piece in text.as_bytes().chunks(7) {
-                tee.write_all(piece).unwrap();
-            }
-            assert_eq!(tee.inner, text.as_bytes(), "the file gets every byte");
-            drop(tee);
-            reading.join().unwrap().unwrap()
-        })
+        let written = Box::new(io::Cursor::new(text.as_bytes().to_vec()));
+        read_back(&ctx, &read, InputFormat::Jsonl, written).unwrap()
     }
 
     const ORIGINAL: &str = concat!(
@@ -782,16 +679,5 @@ mod tests {
             ),
             "{why}"
         );
-    }
-
-    #[test]
-    fn writing_goes_on_when_the_reading_back_is_gone() {
-        let (sender, receiver) = mpsc::sync_channel(1);
-        drop(receiver);
-        let mut tee = Tee::new(Vec::new(), Some(sender));
-        tee.write_all(b"one").unwrap();
-        tee.write_all(b"two").unwrap();
-        assert!(tee.copies.is_none());
-        assert_eq!(tee.inner, b"onetwo");
     }
 }

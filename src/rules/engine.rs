@@ -63,8 +63,6 @@ pub struct Preparer<'a> {
     path: Arc<str>,
     /// Read plain delta events on the fast path (their `Event` is then not built).
     fast: bool,
-    /// Prepare a batch's frames across rayon's pool.
-    parallel: bool,
 }
 
 impl Preparer<'_> {
@@ -101,7 +99,7 @@ impl Preparer<'_> {
 
     /// Prepares every frame of a batch, in parallel when it is worth it.
     pub fn prepare_batch(&self, batch: &Batch) -> Vec<Prepared> {
-        if self.parallel && batch.frames.len() > 64 {
+        if batch.frames.len() > 64 {
             batch
                 .frames
                 .par_iter()
@@ -144,8 +142,6 @@ pub struct Engine<'a> {
     /// Some rule that follows the stream (not framing, schema, or the live-only transport and
     /// suite rules) is on; when none is, the stream is not followed at all.
     follow: bool,
-    /// Prepare batches across rayon's pool.
-    parallel: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -163,7 +159,6 @@ impl<'a> Engine<'a> {
             protocol: Protocol::new(ctx.protocol.clone()),
             // The fast path stands in for the embedded schemas; a user's may say otherwise.
             fast: ctx.schemas.is_stock(),
-            parallel: true,
             follow: RuleId::ALL.iter().any(|&id| {
                 !matches!(
                     id.rule().family(),
@@ -171,13 +166,6 @@ impl<'a> Engine<'a> {
                 ) && ctx.levels.enabled(id)
             }),
         }
-    }
-
-    /// Checks on the calling thread alone, never waiting for rayon's pool: for a checker that
-    /// blocks on its input while the pool's threads may block on handing it over.
-    pub fn on_this_thread(mut self) -> Self {
-        self.parallel = false;
-        self
     }
 
     /// Builds every event in full, as the fast path must agree with (for tests and
@@ -194,7 +182,6 @@ impl<'a> Engine<'a> {
             ctx: self.ctx,
             path: self.path.clone(),
             fast: false,
-            parallel: self.parallel,
         }
     }
 
@@ -303,10 +290,9 @@ impl<'a> Engine<'a> {
             fast: self.fast,
             ..self.preparer()
         };
-        // Reading ahead runs on rayon's pool; on this thread alone, read then consume.
         pipelined(
             reader,
-            live || !self.parallel,
+            live,
             |batch| preparer.prepare_batch(batch),
             |batch, prepared| {
                 let each = each.as_mut().map(|e| &mut **e as &mut EachFed<'_>);
