@@ -696,16 +696,14 @@ impl Folder {
         self.answered.clear();
         if let Some(Value::Array(messages)) = input.and_then(|i| i.get("messages")) {
             for message in messages.iter().filter_map(Value::as_object) {
+                if self.find(id_of(message)).is_some() {
+                    continue;
+                }
                 let mut message = message.clone();
                 if message.get("subagentRunId") == Some(&Value::Null) {
                     message.remove("subagentRunId");
                 }
-                if self
-                    .find(message.get("id").and_then(Value::as_str))
-                    .is_none()
-                {
-                    self.push(message);
-                }
+                self.push(message);
             }
         }
         self.runs.push(RunRecord {
