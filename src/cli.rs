@@ -10,7 +10,8 @@ use crate::commands::inspect::Format as ViewFormat;
 use crate::compact::Level as CompactLevel;
 use crate::report::Format;
 use crate::rules::Level;
-use crate::source::InputFormat;
+use crate::rules::protocol::DEFAULT_STATE_LIMIT;
+use crate::source::{DEFAULT_MAX_LINE, InputFormat, ReadOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -88,17 +89,8 @@ pub struct InspectArgs {
     #[command(flatten)]
     pub rules: RuleArgs,
 
-    /// How the input is laid out; detected from the extension, then the content.
-    #[arg(long, value_name = "FORMAT")]
-    pub input_format: Option<InputFormat>,
-
-    /// Largest line or SSE frame read.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_line: Option<usize>,
-
-    /// Largest state (estimated in memory) a patch may grow to.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_state: Option<usize>,
+    #[command(flatten)]
+    pub read: ReadArgs,
 }
 
 #[derive(Debug, Args)]
@@ -255,17 +247,8 @@ pub struct CompactArgs {
     #[arg(long)]
     pub no_verify: bool,
 
-    /// How the input is laid out; detected from the extension, then the content.
-    #[arg(long, value_name = "FORMAT")]
-    pub input_format: Option<InputFormat>,
-
-    /// Largest line or SSE frame read.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_line: Option<usize>,
-
-    /// Largest state (estimated in memory) a patch may grow to.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_state: Option<usize>,
+    #[command(flatten)]
+    pub read: ReadArgs,
 }
 
 #[derive(Debug, Args)]
@@ -277,21 +260,44 @@ pub struct FoldArgs {
     #[arg(long, value_name = "ID")]
     pub thread: Option<String>,
 
-    /// How the input is laid out; detected from the extension, then the content.
-    #[arg(long, value_name = "FORMAT")]
-    pub input_format: Option<InputFormat>,
-
-    /// Largest line or SSE frame read.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_line: Option<usize>,
-
-    /// Largest state (estimated in memory) a patch may grow to.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_state: Option<usize>,
+    #[command(flatten)]
+    pub read: ReadArgs,
 
     /// One line of JSON instead of indented output.
     #[arg(long)]
     pub compact: bool,
+}
+
+/// How a recorded stream is read, for the commands that read one.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    /// Largest line or SSE frame read (e.g. 64MiB, 200MB, 1048576); larger ones are reported
+    /// and skipped.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+
+    /// Largest shared state (estimated in memory) a patch may grow to; larger is refused.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
+}
+
+impl ReadArgs {
+    /// The reading options these flags ask for.
+    pub fn options(&self) -> ReadOptions {
+        ReadOptions {
+            format: self.input_format,
+            max_line: self.max_line.unwrap_or(DEFAULT_MAX_LINE),
+        }
+    }
+
+    /// The largest state a patch may grow to.
+    pub fn state_limit(&self) -> usize {
+        self.max_state.unwrap_or(DEFAULT_STATE_LIMIT)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -299,9 +305,8 @@ pub struct CheckArgs {
     /// Files or directories to check; `-` (or nothing) reads stdin.
     pub paths: Vec<PathBuf>,
 
-    /// How the input is laid out; detected from the extension, then the content.
-    #[arg(long, value_name = "FORMAT")]
-    pub input_format: Option<InputFormat>,
+    #[command(flatten)]
+    pub read: ReadArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -313,15 +318,6 @@ pub struct CheckArgs {
     /// ours; custom/NAME.json checks the value of CUSTOM events named NAME).
     #[arg(long, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
-
-    /// Largest line or SSE frame read (e.g. 64MiB, 200MB, 1048576); larger ones are reported
-    /// and skipped.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_line: Option<usize>,
-
-    /// Largest shared state (estimated in memory) a patch may grow to; larger is refused.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_state: Option<usize>,
 
     /// The capture begins mid-run: no first-event error, and ids first seen before the
     /// first RUN_STARTED are adopted instead of reported.

@@ -16,12 +16,17 @@ use crate::diagnostic::Diagnostic;
 use crate::report::{self, FileSummary, Reporter, Summary};
 use crate::rules::Levels;
 use crate::rules::engine::{Context, Engine, Stats};
-use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
+use crate::rules::protocol::ProtocolOptions;
 use crate::schema::SchemaSet;
 use crate::source::{self, InputSpec, Opened, ReadOptions};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
-    let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
+    let settings = settings(
+        &args.rules,
+        matches,
+        args.read.max_line,
+        args.schemas.as_deref(),
+    )?;
     let paths = if args.paths.is_empty() {
         if io::stdin().is_terminal() {
             bail!("no input: give files or directories, or pipe a stream into `agui-lens check -`");
@@ -31,12 +36,12 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         args.paths.clone()
     };
     let read = ReadOptions {
-        format: args.input_format,
+        format: args.read.input_format,
         max_line: settings.max_line,
     };
     let ctx = settings.context(ProtocolOptions {
         attach: args.attach,
-        state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+        state_limit: args.read.state_limit(),
         ..ProtocolOptions::default()
     });
     let color = use_color(args.output.color);

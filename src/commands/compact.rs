@@ -25,9 +25,7 @@ use crate::rules::{Levels, RuleId};
 use crate::schema::SchemaSet;
 use crate::sink::EventWriter;
 use crate::source::parse::human_bytes;
-use crate::source::{
-    self, Batch, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions,
-};
+use crate::source::{self, Batch, Compression, InputFormat, InputSpec, ReadOptions};
 
 /// Where one input's compacted stream goes.
 #[derive(Clone, Debug)]
@@ -53,10 +51,7 @@ struct Report {
 pub fn run(args: &CompactArgs) -> Result<Outcome> {
     let inputs = source::expand_inputs(&args.paths)?;
     let targets = targets(args, &inputs)?;
-    let read = ReadOptions {
-        format: args.input_format,
-        max_line: args.max_line.unwrap_or(DEFAULT_MAX_LINE),
-    };
+    let read = args.read.options();
     let schemas = if args.no_verify {
         None
     } else {
@@ -65,7 +60,7 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     let settings = Settings {
         level: args.level,
         read,
-        state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+        state_limit: args.read.state_limit(),
         schemas: schemas.as_ref(),
         levels: Levels::default(),
     };
@@ -569,6 +564,7 @@ fn fold_fed(folder: &mut Folder, fed: Fed<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::DEFAULT_MAX_LINE;
 
     fn fold_of(text: &str) -> Folded {
         let mut folder = Folder::new(DEFAULT_STATE_LIMIT);

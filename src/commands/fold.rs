@@ -10,8 +10,7 @@ use crate::cli::FoldArgs;
 use crate::event::EventType;
 use crate::fold::{Folded, Folder};
 use crate::rules::engine::Fed;
-use crate::rules::protocol::DEFAULT_STATE_LIMIT;
-use crate::source::{self, DEFAULT_MAX_LINE, InputSpec, ReadOptions};
+use crate::source::{self, InputSpec, ReadOptions};
 
 pub fn run(args: &FoldArgs) -> Result<Outcome> {
     let input = if args.path.as_os_str() == "-" {
@@ -19,11 +18,8 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     } else {
         InputSpec::File(args.path.clone())
     };
-    let read = ReadOptions {
-        format: args.input_format,
-        max_line: args.max_line.unwrap_or(DEFAULT_MAX_LINE),
-    };
-    let limit = args.max_state.unwrap_or(DEFAULT_STATE_LIMIT);
+    let read = args.read.options();
+    let limit = args.read.state_limit();
     let threads = fold_threads(&input, &read, limit, args.thread.as_deref())?;
     let folded = pick(threads, args.thread.as_deref())?;
     let mut out = io::stdout().lock();

@@ -13,7 +13,7 @@ use crate::inspect::human::{Human, plural};
 use crate::inspect::stats::{self, StatsCollector};
 use crate::inspect::{Inspection, Inspector, StateFrames, html};
 use crate::rules::engine::{Context, Engine};
-use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
+use crate::rules::protocol::ProtocolOptions;
 use crate::source::{self, Batch, InputSpec, ReadOptions};
 
 /// How the terminal view and the statistics are written.
@@ -31,17 +31,17 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         schemas,
         max_line,
         deny_warnings,
-    } = settings(&args.rules, matches, args.max_line, None)?;
+    } = settings(&args.rules, matches, args.read.max_line, None)?;
     let input = if args.path.as_os_str() == "-" {
         InputSpec::Stdin
     } else {
         InputSpec::File(args.path.clone())
     };
     let read = ReadOptions {
-        format: args.input_format,
+        format: args.read.input_format,
         max_line,
     };
-    let state_limit = args.max_state.unwrap_or(DEFAULT_STATE_LIMIT);
+    let state_limit = args.read.state_limit();
     let ctx = Context {
         schemas: &schemas,
         levels: &levels,
