@@ -286,10 +286,7 @@ impl Folder {
     }
 
     fn message_content(&mut self, ev: &Value) {
-        let delta = match ev.get("delta") {
-            Some(Value::String(delta)) => std::borrow::Cow::Borrowed(delta.as_str()),
-            other => std::borrow::Cow::Owned(js_string(other)),
-        };
+        let delta = delta_text(ev);
         if let Some(message) = self.append_content(str_of(ev, "messageId"), &delta) {
             merge_metadata(message, ev);
         }
@@ -413,10 +410,7 @@ impl Folder {
     }
 
     fn tool_call_args(&mut self, ev: &Value) {
-        let delta = match ev.get("delta") {
-            Some(Value::String(delta)) => std::borrow::Cow::Borrowed(delta.as_str()),
-            other => std::borrow::Cow::Owned(js_string(other)),
-        };
+        let delta = delta_text(ev);
         if let Some(call) = self.append_args(str_of(ev, "toolCallId"), &delta) {
             merge_metadata(call, ev);
         }
@@ -1116,6 +1110,15 @@ fn merge_metadata(target: &mut Map<String, Value>, ev: &Value) {
         _ => {
             target.insert("metadata".into(), Value::Object(incoming));
         }
+    }
+}
+
+/// An event's `delta` as the reducer appends it: a string as it is, anything else as
+/// JavaScript prints it.
+fn delta_text(ev: &Value) -> std::borrow::Cow<'_, str> {
+    match ev.get("delta") {
+        Some(Value::String(delta)) => std::borrow::Cow::Borrowed(delta.as_str()),
+        other => std::borrow::Cow::Owned(js_string(other)),
     }
 }
 
