@@ -96,6 +96,145 @@ struct Shape<'a> {
 
 /// Reads a delta event, if it is one of plain, valid shape.
 pub fn parse(raw: &[u8]) -> Option<Delta> {
+    if let Some(delta) = scan(raw) {
+        return Some(delta);
+    }
+    parse_with_serde(raw)
+}
+
+/// Reads a delta event the way producers write one — compact, `type` first, no `\u` escape —
+/// in a single pass over its bytes. `None` means "not sure", never "invalid": whatever this
+/// does not recognise byte for byte goes to [`parse_with_serde`], which decides. So a `Some`
+/// here is exactly what `parse_with_serde` returns for the same bytes (a test holds the two
+/// to that on generated lines).
+fn scan(raw: &[u8]) -> Option<Delta> {
+    let rest = raw.strip_prefix(b"{\"type\":\"")?;
+    let (kind, mut rest) = if let Some(rest) = rest.strip_prefix(b"TEXT_MESSAGE_CONTENT\"") {
+        (EventType::TextMessageContent, rest)
+    } else if let Some(rest) = rest.strip_prefix(b"TOOL_CALL_ARGS\"") {
+        (EventType::ToolCallArgs, rest)
+    } else if let Some(rest) = rest.strip_prefix(b"REASONING_MESSAGE_CONTENT\"") {
+        (EventType::ReasoningMessageContent, rest)
+    } else {
+        return None;
+    };
+    let id_key: &[u8] = match kind {
+        EventType::ToolCallArgs => b"\"toolCallId\":",
+        _ => b"\"messageId\":",
+    };
+    let mut id = None;
+    let mut delta = None;
+    let mut owner = None;
+    let mut timestamp = None;
+    loop {
+        match rest.split_first()? {
+            (b'}', []) => break,
+            (b',', tail) => rest = tail,
+            _ => return None,
+        }
+        // A field seen twice, the other kind's id or an unknown key: serde decides.
+        if let Some(tail) = rest.strip_prefix(id_key) {
+            let (text, tail) = string(raw, tail, id.is_none())?;
+            id = Some(text);
+            rest = tail;
+        } else if let Some(tail) = rest.strip_prefix(b"\"delta\":") {
+            let (text, tail) = string(raw, tail, delta.is_none())?;
+            delta = Some(text);
+            rest = tail;
+        } else if let Some(tail) = rest.strip_prefix(b"\"timestamp\":") {
+            if timestamp.is_some() {
+                return None;
+            }
+            let (value, tail) = integer(tail)?;
+            timestamp = Some(value);
+            rest = tail;
+        } else if let Some(tail) = rest.strip_prefix(b"\"subagentRunId\":") {
+            let (text, tail) = string(raw, tail, owner.is_none())?;
+            owner = Some(text);
+            rest = tail;
+        } else {
+            return None;
+        }
+    }
+    Some(Delta {
+        kind,
+        id: id?,
+        delta: delta?,
+        owner,
+        timestamp,
+    })
+}
+
+/// A JSON string at the start of `rest` (when `wanted`), and what follows it. Only the short
+/// escapes are unescaped here; `\u`, a control character or bytes that are not UTF-8 make
+/// it `None`.
+fn string<'a>(raw: &[u8], rest: &'a [u8], wanted: bool) -> Option<(Text, &'a [u8])> {
+    if !wanted {
+        return None;
+    }
+    let body = rest.strip_prefix(b"\"")?;
+    let stop = memchr::memchr2(b'"', b'\\', body)?;
+    if body[stop] == b'"' {
+        let text = &body[..stop];
+        if text.iter().any(|&b| b < 0x20) {
+            return None;
+        }
+        std::str::from_utf8(text).ok()?;
+        let start = (text.as_ptr() as usize) - (raw.as_ptr() as usize);
+        let at = Text::At(
+            start.try_into().ok()?,
+            (start + text.len()).try_into().ok()?,
+        );
+        return Some((at, &body[stop + 1..]));
+    }
+    let mut out = Vec::with_capacity(body.len().min(256));
+    let mut pos = 0;
+    loop {
+        let stop = pos + memchr::memchr2(b'"', b'\\', &body[pos..])?;
+        out.extend_from_slice(&body[pos..stop]);
+        if body[stop] == b'"' {
+            pos = stop + 1;
+            break;
+        }
+        out.push(match body.get(stop + 1)? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            _ => return None,
+        });
+        pos = stop + 2;
+    }
+    if body[..pos].iter().any(|&b| b < 0x20) {
+        return None;
+    }
+    let text = String::from_utf8(out).ok()?;
+    Some((Text::Owned(text.into_boxed_str()), &body[pos..]))
+}
+
+/// A timestamp written as a plain integer the schema accepts (no sign, no leading zero, no
+/// fraction or exponent, at most [`MAX_SAFE`]), and what follows it.
+fn integer(rest: &[u8]) -> Option<(i64, &[u8])> {
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 16 || (digits > 1 && rest[0] == b'0') {
+        return None;
+    }
+    let (number, tail) = rest.split_at(digits);
+    if matches!(tail.first(), Some(b'.' | b'e' | b'E')) {
+        return None;
+    }
+    let value = number
+        .iter()
+        .fold(0i64, |value, digit| value * 10 + i64::from(digit - b'0'));
+    (value <= MAX_SAFE).then_some((value, tail))
+}
+
+/// The general reader of a delta event: any key order, whitespace and escape.
+fn parse_with_serde(raw: &[u8]) -> Option<Delta> {
     // Only try what can be a delta event: the type names sit in the bytes.
     static NAMES: LazyLock<[Finder<'static>; 2]> =
         LazyLock::new(|| [Finder::new(b"_CONTENT\""), Finder::new(b"TOOL_CALL_ARGS\"")]);
@@ -178,6 +317,147 @@ mod tests {
         assert!(
             fast(r#"{"type":"REASONING_MESSAGE_CONTENT","messageId":"r","delta":""}"#).is_some()
         );
+    }
+
+    /// A line the scanner reads is read the same way by serde; and the lines producers
+    /// write (type first, compact, no `\u`) are all the scanner's.
+    #[test]
+    fn the_scanner_reads_what_serde_reads() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+
+        // JSON text pieces, valid or not: plain, escaped, unicode, control, lone backslash.
+        let piece = prop_oneof![
+            "[a-z ]{0,6}",
+            Just("\\\"".to_owned()),
+            Just("\\n".to_owned()),
+            Just("\\/".to_owned()),
+            Just("\\\\".to_owned()),
+            Just("\\u00e9".to_owned()),
+            Just("\\x".to_owned()),
+            Just("\\".to_owned()),
+            Just("\u{1}".to_owned()),
+            Just("\t".to_owned()),
+            Just("é東😀".to_owned()),
+            Just("\u{7f}".to_owned()),
+        ];
+        let text = proptest::collection::vec(piece, 0..4).prop_map(|p| p.concat());
+        let value = prop_oneof![
+            4 => text.clone().prop_map(|t| format!("\"{t}\"")),
+            1 => prop_oneof![
+                Just("0".to_owned()),
+                Just("017".to_owned()),
+                Just("-3".to_owned()),
+                Just("1.5".to_owned()),
+                Just("2e3".to_owned()),
+                Just("9007199254740991".to_owned()),
+                Just("9007199254740992".to_owned()),
+                Just("12345678901234567890".to_owned()),
+                Just("null".to_owned()),
+                Just("{}".to_owned()),
+            ],
+            1 => (0u64..2_000_000_000_000).prop_map(|n| n.to_string()),
+        ];
+        let key = prop_oneof![
+            Just("messageId"),
+            Just("toolCallId"),
+            Just("delta"),
+            Just("timestamp"),
+            Just("subagentRunId"),
+            Just("type"),
+            Just("extra"),
+        ];
+        let ty = prop_oneof![
+            Just("TEXT_MESSAGE_CONTENT"),
+            Just("REASONING_MESSAGE_CONTENT"),
+            Just("TOOL_CALL_ARGS"),
+            Just("TEXT_MESSAGE_CHUNK"),
+        ];
+        // Mostly the fields a delta of its type has, in any order; sometimes any fields.
+        let proper = (
+            text.clone(),
+            text.clone(),
+            proptest::option::of(0u64..2_000_000_000_000),
+            proptest::option::of(text),
+            any::<u64>(),
+        )
+            .prop_map(|(id, delta, timestamp, owner, order)| {
+                let mut fields = vec![
+                    ("ID", format!("\"{id}\"")),
+                    ("delta", format!("\"{delta}\"")),
+                ];
+                fields.extend(timestamp.map(|t| ("timestamp", t.to_string())));
+                fields.extend(owner.map(|o| ("subagentRunId", format!("\"{o}\""))));
+                let turn = (order % fields.len() as u64) as usize;
+                fields.rotate_left(turn);
+                if order & 256 != 0 {
+                    fields.reverse();
+                }
+                fields
+            });
+        let fields = prop_oneof![
+            3 => proper,
+            1 => proptest::collection::vec((key, value), 0..6),
+        ];
+        let line = (
+            ty,
+            fields,
+            prop_oneof![8 => Just(""), 1 => Just(" "), 1 => Just("\n"), 1 => Just("x")],
+        )
+            .prop_map(|(ty, fields, tail)| {
+                let id = if ty == "TOOL_CALL_ARGS" {
+                    "toolCallId"
+                } else {
+                    "messageId"
+                };
+                let mut line = format!("{{\"type\":\"{ty}\"");
+                for (key, value) in fields {
+                    let key = if key == "ID" { id } else { key };
+                    line.push_str(&format!(",\"{key}\":{value}"));
+                }
+                line.push('}');
+                line.push_str(tail);
+                line
+            });
+        let mut runner = TestRunner::new(Config {
+            cases: 20_000,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let scanned = std::cell::Cell::new(0u32);
+        runner
+            .run(&line, |line| {
+                let raw = line.as_bytes();
+                let by_serde = parse_with_serde(raw);
+                // What a reader gets out of each (serde owns ids it could borrow).
+                let read = |d: &Delta| {
+                    (
+                        d.kind,
+                        d.id.get(raw).to_owned(),
+                        d.delta.get(raw).to_owned(),
+                        d.owner.as_ref().map(|o| o.get(raw).to_owned()),
+                        d.timestamp,
+                    )
+                };
+                match scan(raw) {
+                    Some(delta) => {
+                        scanned.set(scanned.get() + 1);
+                        prop_assert_eq!(Some(read(&delta)), by_serde.as_ref().map(read));
+                    }
+                    None => {
+                        // Only what it leaves to serde for a reason.
+                        let plain = by_serde.is_some()
+                            && !line.contains("\\u")
+                            && !line.contains(":-")
+                            && line.ends_with('}');
+                        prop_assert!(!plain, "the scanner left a plain line to serde: {line}");
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        let scanned = scanned.get();
+        assert!(scanned > 1_000, "only {scanned} lines scanned");
     }
 
     #[test]
