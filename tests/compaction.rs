@@ -288,6 +288,91 @@ fn compaction_is_no_larger_than_the_official_compact_events() {
     assert!(compared >= 30, "only {compared} recordings compared");
 }
 
+/// Compaction never makes a stream larger: this recording's two chunk streams (one and two
+/// chunks) would grow when expanded, so its events are kept as they were read: written byte
+/// for byte to an output (in its compression), and a file compacted in place is left alone.
+#[test]
+fn a_stream_compaction_would_grow_is_kept_as_it_was() {
+    let input = root().join("fixtures/recordings/agui-sdk-tool-error.jsonl");
+    let original = std::fs::read(&input).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let relative = "fixtures/recordings/agui-sdk-tool-error.jsonl";
+
+    let output = dir.path().join("out.jsonl");
+    let (code, _, stderr) = run(&["compact", relative, "-o", output.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read(&output).unwrap(), original);
+    insta::assert_snapshot!("kept_as_it_was", stderr);
+
+    let gz = dir.path().join("out.jsonl.gz");
+    let (code, _, stderr) = run(&["compact", relative, "-o", gz.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let mut unzipped = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap()),
+        &mut unzipped,
+    )
+    .unwrap();
+    assert_eq!(unzipped, original);
+
+    // Compacting what was kept keeps it again.
+    let again = dir.path().join("again.jsonl");
+    let (code, _, stderr) = run(&[
+        "compact",
+        output.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read(&again).unwrap(), original);
+
+    // The snapshot level, one MESSAGES_SNAPSHOT for the run, is smaller: written.
+    let snapshot = dir.path().join("snapshot.jsonl");
+    let (code, _, stderr) = run(&[
+        "compact",
+        "--level",
+        "snapshot",
+        relative,
+        "-o",
+        snapshot.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("kept as they were"), "{stderr}");
+    let written = std::fs::read(&snapshot).unwrap();
+    assert!(
+        written.len() < original.len(),
+        "{}",
+        String::from_utf8_lossy(&written)
+    );
+    assert!(String::from_utf8_lossy(&written).contains("MESSAGES_SNAPSHOT"));
+
+    let in_place = dir.path().join("in-place.jsonl");
+    std::fs::write(&in_place, &original).unwrap();
+    let before = std::fs::metadata(&in_place).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let (code, _, stderr) = run(&["compact", "--in-place", in_place.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("kept as they were"), "{stderr}");
+    assert_eq!(std::fs::read(&in_place).unwrap(), original);
+    let after = std::fs::metadata(&in_place).unwrap().modified().unwrap();
+    assert_eq!(before, after, "the file was rewritten");
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            "again.jsonl",
+            "in-place.jsonl",
+            "out.jsonl",
+            "out.jsonl.gz",
+            "snapshot.jsonl"
+        ]
+    );
+}
+
 /// Errors per rule that `agui-lens check` reports.
 fn error_counts(path: &Path) -> std::collections::BTreeMap<String, usize> {
     let (_, stdout, _) = run(&["check", "--format", "json", path.to_str().unwrap()]);

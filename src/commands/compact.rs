@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::Outcome;
 use super::events::{for_each_fed, parse_frame};
 use crate::cli::CompactArgs;
-use crate::compact::{Compactor, Level};
+use crate::compact::{Compactor, Level, Output};
 use crate::diagnostic::{Diagnostic, Severity, abbreviate_value};
 use crate::difference::first_difference;
 use crate::event::{Event, EventType};
@@ -46,6 +46,9 @@ struct Report {
     dropped: u64,
     /// Why the compacted stream was not written, when it was not.
     refused: Option<String>,
+    /// Compacted, the stream would have been larger: its events were kept as they were read
+    /// (`events_out`/`bytes_out` then say what compaction would have made).
+    kept: bool,
 }
 
 pub fn run(args: &CompactArgs) -> Result<Outcome> {
@@ -276,7 +279,22 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         bytes_out,
         dropped,
         refused: None,
+        kept: false,
     };
+    if bytes_out > bytes_in && format == InputFormat::Jsonl && matches!(input, InputSpec::File(_)) {
+        // Compaction never makes a JSONL file larger (chunk streams too short for merging to
+        // pay for their expansion can): its lines are written back as they were read, which
+        // takes `bytes_in`. A file replaced in place is left alone. (Read from SSE or a JSON
+        // array, `bytes_in` does not count the framing the output has, so there is nothing
+        // to compare with; stdin cannot be read twice.)
+        report.kept = true;
+        if matches!((input, target), (InputSpec::File(i), Target::File(t)) if same_file(i, t)) {
+            return Ok(report);
+        }
+        temp = temp_file(target)?;
+        as_read(settings, input, &mut temp, format, compression)
+            .with_context(|| format!("writing {name} as it was read"))?;
+    }
     if let Some(ctx) = check {
         let written = File::open(temp.path()).context("reading the compacted stream back")?;
         let read_back = read_back(ctx, &settings.read, format, Box::new(written))?;
@@ -297,6 +315,34 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     }
     commit(temp, target).with_context(|| format!("writing the compacted {name}"))?;
     Ok(report)
+}
+
+/// Writes every frame of `input` as it was read, in `format` and `compression`: what
+/// compaction writes when compacting would make the stream larger. Frames that were not held
+/// (over the line cap, malformed) are left out here as compaction leaves them out.
+fn as_read(
+    settings: &Settings<'_>,
+    input: &InputSpec,
+    temp: &mut tempfile::NamedTempFile,
+    format: InputFormat,
+    compression: Compression,
+) -> Result<()> {
+    let mut opened = source::open(input, &settings.read)?;
+    let mut writer = EventWriter::new(temp.as_file_mut(), format, compression)?;
+    let mut batch = Batch::default();
+    while opened.reader.next_batch(&mut batch)? {
+        for frame in &batch.frames {
+            if let source::FrameKind::Data {
+                unterminated: false,
+                ..
+            } = frame.kind
+            {
+                writer.raw(batch.bytes(frame))?;
+            }
+        }
+    }
+    writer.finish()?;
+    Ok(())
 }
 
 /// A temp file beside the target (so the final rename is atomic, and a new file gets the
@@ -458,6 +504,22 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
                     if outcome == Outcome::Clean {
                         outcome = Outcome::Findings;
                     }
+                    continue;
+                }
+                if report.kept {
+                    eprintln!(
+                        "{}: {} events, {} kept as they were: compacted, they would take {} in {} events",
+                        report.name,
+                        report.events_in,
+                        human_bytes(report.bytes_in),
+                        human_bytes(report.bytes_out),
+                        report.events_out
+                    );
+                    files += 1;
+                    events_in += report.events_in;
+                    events_out += report.events_in;
+                    bytes_in += report.bytes_in;
+                    bytes_out += report.bytes_in;
                     continue;
                 }
                 let dropped = match report.dropped {
