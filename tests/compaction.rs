@@ -317,25 +317,13 @@ fn a_stream_compaction_would_grow_is_kept_as_it_was() {
 
     // Compacting what was kept keeps it again.
     let again = dir.path().join("again.jsonl");
-    let (code, _, stderr) = run(&[
-        "compact",
-        output.to_str().unwrap(),
-        "-o",
-        again.to_str().unwrap(),
-    ]);
+    let (code, stderr) = compact(&output, &again, "deltas");
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(std::fs::read(&again).unwrap(), original);
 
     // The snapshot level, one MESSAGES_SNAPSHOT for the run, is smaller: written.
     let snapshot = dir.path().join("snapshot.jsonl");
-    let (code, _, stderr) = run(&[
-        "compact",
-        "--level",
-        "snapshot",
-        relative,
-        "-o",
-        snapshot.to_str().unwrap(),
-    ]);
+    let (code, stderr) = compact(&input, &snapshot, "snapshot");
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("kept as they were"), "{stderr}");
     let written = std::fs::read(&snapshot).unwrap();

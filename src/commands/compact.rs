@@ -506,7 +506,8 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
                     }
                     continue;
                 }
-                if report.kept {
+                // What was written: the compacted stream, or the input's events as read.
+                let (events_after, bytes_after) = if report.kept {
                     eprintln!(
                         "{}: {} events, {} kept as they were: compacted, they would take {} in {} events",
                         report.name,
@@ -515,33 +516,30 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
                         human_bytes(report.bytes_out),
                         report.events_out
                     );
-                    files += 1;
-                    events_in += report.events_in;
-                    events_out += report.events_in;
-                    bytes_in += report.bytes_in;
-                    bytes_out += report.bytes_in;
-                    continue;
-                }
-                let dropped = match report.dropped {
-                    0 => String::new(),
-                    1 => "; 1 chunk a client drops was left out (`check` says why)".to_owned(),
-                    n => {
-                        format!("; {n} chunks a client drops were left out (`check` says why)")
-                    }
+                    (report.events_in, report.bytes_in)
+                } else {
+                    let dropped = match report.dropped {
+                        0 => String::new(),
+                        1 => "; 1 chunk a client drops was left out (`check` says why)".to_owned(),
+                        n => {
+                            format!("; {n} chunks a client drops were left out (`check` says why)")
+                        }
+                    };
+                    eprintln!(
+                        "{}: {} → {} events, {} → {}{dropped}",
+                        report.name,
+                        report.events_in,
+                        report.events_out,
+                        human_bytes(report.bytes_in),
+                        human_bytes(report.bytes_out)
+                    );
+                    (report.events_out, report.bytes_out)
                 };
-                eprintln!(
-                    "{}: {} → {} events, {} → {}{dropped}",
-                    report.name,
-                    report.events_in,
-                    report.events_out,
-                    human_bytes(report.bytes_in),
-                    human_bytes(report.bytes_out)
-                );
                 files += 1;
                 events_in += report.events_in;
-                events_out += report.events_out;
+                events_out += events_after;
                 bytes_in += report.bytes_in;
-                bytes_out += report.bytes_out;
+                bytes_out += bytes_after;
             }
         }
     }
