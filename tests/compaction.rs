@@ -288,9 +288,10 @@ fn compaction_is_no_larger_than_the_official_compact_events() {
     assert!(compared >= 30, "only {compared} recordings compared");
 }
 
-/// Compaction never makes a stream larger: this recording's two chunk streams (one and two
+/// Compaction never makes a file larger: this recording's two chunk streams (one and two
 /// chunks) would grow when expanded, so its events are kept as they were read: written byte
-/// for byte to an output (in its compression), and a file compacted in place is left alone.
+/// for byte to an output (in its compression and format), and a file compacted in place is
+/// left alone.
 #[test]
 fn a_stream_compaction_would_grow_is_kept_as_it_was() {
     let input = root().join("fixtures/recordings/agui-sdk-tool-error.jsonl");
@@ -314,6 +315,28 @@ fn a_stream_compaction_would_grow_is_kept_as_it_was() {
     )
     .unwrap();
     assert_eq!(unzipped, original);
+
+    // SSE and a JSON array the same: counted with their framing, written as read.
+    let sse = root().join("fixtures/recordings/agui-sdk-tool-error.sse");
+    let sse_out = dir.path().join("out.sse");
+    let (code, stderr) = compact(&sse, &sse_out, "deltas");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("562 bytes kept as they were"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&sse_out).unwrap(),
+        std::fs::read(&sse).unwrap()
+    );
+    let array = dir.path().join("array.json");
+    let lines: Vec<&str> = std::str::from_utf8(&original).unwrap().lines().collect();
+    std::fs::write(&array, format!("[\n{}\n]\n", lines.join(",\n"))).unwrap();
+    let array_out = dir.path().join("array-out.json");
+    let (code, stderr) = compact(&array, &array_out, "deltas");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("kept as they were"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&array_out).unwrap(),
+        std::fs::read(&array).unwrap()
+    );
 
     // Compacting what was kept keeps it again.
     let again = dir.path().join("again.jsonl");
@@ -353,9 +376,12 @@ fn a_stream_compaction_would_grow_is_kept_as_it_was() {
         left,
         [
             "again.jsonl",
+            "array-out.json",
+            "array.json",
             "in-place.jsonl",
             "out.jsonl",
             "out.jsonl.gz",
+            "out.sse",
             "snapshot.jsonl"
         ]
     );

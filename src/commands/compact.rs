@@ -46,9 +46,9 @@ struct Report {
     dropped: u64,
     /// Why the compacted stream was not written, when it was not.
     refused: Option<String>,
-    /// Compacted, the stream would have been larger: its events were kept as they were read
-    /// (`events_out`/`bytes_out` then say what compaction would have made).
-    kept: bool,
+    /// Compacted, the stream would have been larger: its events were kept as they were read,
+    /// in this many bytes (`events_out`/`bytes_out` then say what compaction would have made).
+    kept: Option<u64>,
 }
 
 pub fn run(args: &CompactArgs) -> Result<Outcome> {
@@ -279,21 +279,26 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         bytes_out,
         dropped,
         refused: None,
-        kept: false,
+        kept: None,
     };
-    if bytes_out > bytes_in && format == InputFormat::Jsonl && matches!(input, InputSpec::File(_)) {
-        // Compaction never makes a JSONL file larger (chunk streams too short for merging to
-        // pay for their expansion can): its lines are written back as they were read, which
-        // takes `bytes_in`. A file replaced in place is left alone. (Read from SSE or a JSON
-        // array, `bytes_in` does not count the framing the output has, so there is nothing
-        // to compare with; stdin cannot be read twice.)
-        report.kept = true;
-        if matches!((input, target), (InputSpec::File(i), Target::File(t)) if same_file(i, t)) {
-            return Ok(report);
+    if bytes_out > bytes_in && matches!(input, InputSpec::File(_)) {
+        // Compaction never makes a file larger (chunk streams too short for merging to pay
+        // for their expansion can). Written back as they were read, the events take
+        // `bytes_in` or more (SSE and JSON arrays add their framing; only frames neither
+        // keeps, over the line cap or malformed, count for less), so only then is it worth
+        // counting exactly. A file replaced in place is then left alone. (Stdin cannot be
+        // read twice: its compacted stream is written whatever its size.)
+        let as_read_bytes = as_read(settings, input, io::sink(), format, Compression::None)
+            .with_context(|| format!("reading {name} again"))?;
+        if as_read_bytes < bytes_out {
+            report.kept = Some(as_read_bytes);
+            if matches!((input, target), (InputSpec::File(i), Target::File(t)) if same_file(i, t)) {
+                return Ok(report);
+            }
+            temp = temp_file(target)?;
+            as_read(settings, input, temp.as_file_mut(), format, compression)
+                .with_context(|| format!("writing {name} as it was read"))?;
         }
-        temp = temp_file(target)?;
-        as_read(settings, input, &mut temp, format, compression)
-            .with_context(|| format!("writing {name} as it was read"))?;
     }
     if let Some(ctx) = check {
         let written = File::open(temp.path()).context("reading the compacted stream back")?;
@@ -320,15 +325,16 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
 /// Writes every frame of `input` as it was read, in `format` and `compression`: what
 /// compaction writes when compacting would make the stream larger. Frames that were not held
 /// (over the line cap, malformed) are left out here as compaction leaves them out.
+/// Returns the bytes written, before compression.
 fn as_read(
     settings: &Settings<'_>,
     input: &InputSpec,
-    temp: &mut tempfile::NamedTempFile,
+    out: impl Write,
     format: InputFormat,
     compression: Compression,
-) -> Result<()> {
+) -> Result<u64> {
     let mut opened = source::open(input, &settings.read)?;
-    let mut writer = EventWriter::new(temp.as_file_mut(), format, compression)?;
+    let mut writer = EventWriter::new(out, format, compression)?;
     let mut batch = Batch::default();
     while opened.reader.next_batch(&mut batch)? {
         for frame in &batch.frames {
@@ -341,8 +347,9 @@ fn as_read(
             }
         }
     }
+    let bytes = writer.bytes();
     writer.finish()?;
-    Ok(())
+    Ok(bytes)
 }
 
 /// A temp file beside the target (so the final rename is atomic, and a new file gets the
@@ -507,16 +514,17 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
                     continue;
                 }
                 // What was written: the compacted stream, or the input's events as read.
-                let (events_after, bytes_after) = if report.kept {
+                let (events_after, bytes_before, bytes_after) = if let Some(kept) = report.kept {
                     eprintln!(
                         "{}: {} events, {} kept as they were: compacted, they would take {} in {} events",
                         report.name,
                         report.events_in,
-                        human_bytes(report.bytes_in),
+                        human_bytes(kept),
                         human_bytes(report.bytes_out),
                         report.events_out
                     );
-                    (report.events_in, report.bytes_in)
+                    // An unchanged file counts as it was on both sides.
+                    (report.events_in, kept, kept)
                 } else {
                     let dropped = match report.dropped {
                         0 => String::new(),
@@ -533,12 +541,12 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
                         human_bytes(report.bytes_in),
                         human_bytes(report.bytes_out)
                     );
-                    (report.events_out, report.bytes_out)
+                    (report.events_out, report.bytes_in, report.bytes_out)
                 };
                 files += 1;
                 events_in += report.events_in;
                 events_out += events_after;
-                bytes_in += report.bytes_in;
+                bytes_in += bytes_before;
                 bytes_out += bytes_after;
             }
         }
