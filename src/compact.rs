@@ -144,10 +144,9 @@ struct Segment {
 struct OpenRun {
     started: Value,
     /// How many messages the history held before RUN_STARTED added its input's new ones (it
-    /// only appends): the first so many of `messages_at_start`.
+    /// only appends): the first so many of [`Compactor::at_start`].
     known_before: usize,
-    /// The messages right after RUN_STARTED applied.
-    messages_at_start: Vec<Map<String, Value>>,
+
     /// The state then (absent is null: nothing a client does tells them apart).
     state_at_start: Value,
     held: Vec<Held>,
@@ -162,6 +161,9 @@ pub struct Compactor {
     merged_index: HashMap<(ContentKind, String), usize, FastBuild>,
     segment: Segment,
     run: Option<OpenRun>,
+    /// At the `snapshot` level, the messages right after the open run's RUN_STARTED applied
+    /// (kept up to date by [`Folder::sync_copy`] from one run to the next).
+    at_start: Vec<Map<String, Value>>,
     /// Chunks left out because a client drops them.
     dropped: u64,
 }
@@ -177,6 +179,7 @@ impl Compactor {
             merged_index: HashMap::default(),
             segment: Segment::default(),
             run: None,
+            at_start: Vec::new(),
             dropped: 0,
         }
     }
@@ -298,10 +301,11 @@ impl Compactor {
                 if self.level == Level::Snapshot {
                     let known_before = self.folder.messages().len();
                     self.folder.apply_expanded(ty, value);
+                    self.folder.sync_copy(&mut self.at_start);
+                    debug_assert!(self.at_start == self.folder.messages());
                     self.run = Some(OpenRun {
                         started: value.clone(),
                         known_before,
-                        messages_at_start: self.folder.messages().to_vec(),
                         state_at_start: self.folder.state().cloned().unwrap_or(Value::Null),
                         held: vec![raw_or_event(value, raw)],
                     });
@@ -636,7 +640,7 @@ impl Compactor {
     fn run_snapshots(&self, run: &OpenRun) -> Option<Vec<Held>> {
         let result = self.folder.messages();
         let incoming: Vec<Value> = result.iter().cloned().map(Value::Object).collect();
-        if merge_snapshot(run.messages_at_start.clone(), &incoming, None) != result
+        if merge_snapshot(self.at_start.clone(), &incoming, None) != result
             || !references_hold(result)
         {
             return None;
@@ -645,7 +649,7 @@ impl Compactor {
         if let Some(Value::Array(messages)) =
             started.get_mut("input").and_then(|i| i.get_mut("messages"))
         {
-            let known: HashSet<&str> = run.messages_at_start[..run.known_before]
+            let known: HashSet<&str> = self.at_start[..run.known_before]
                 .iter()
                 .filter_map(|m| m.get("id").and_then(Value::as_str))
                 .collect();

@@ -32,6 +32,11 @@ pub struct Folder {
     expander: ChunkExpander,
     pieces: Vec<Piece>,
     messages: Vec<Map<String, Value>>,
+    /// Messages before this position are as they were at the last [`Folder::sync_copy`]:
+    /// every change to a message there lowers it (through [`Folder::message_mut`], at an
+    /// insertion, at a snapshot's merge). Messages pushed at the end need not: the copy is
+    /// extended from its own end.
+    changed_from: usize,
     /// Message id → index of its first occurrence.
     index: HashMap<String, usize, FastBuild>,
     /// Tool call id → index of the first message whose `toolCalls` holds it.
@@ -66,6 +71,7 @@ impl Folder {
             expander: ChunkExpander::new(),
             pieces: Vec::new(),
             messages: Vec::new(),
+            changed_from: 0,
             index: HashMap::default(),
             tool_owner: HashMap::default(),
             shared_ids: false,
@@ -196,6 +202,12 @@ impl Folder {
         id.and_then(|id| self.index.get(id).copied())
     }
 
+    /// A message to change: every change to one goes through here.
+    fn message_mut(&mut self, at: usize) -> &mut Map<String, Value> {
+        self.changed_from = self.changed_from.min(at);
+        &mut self.messages[at]
+    }
+
     fn push(&mut self, message: Map<String, Value>) -> usize {
         let at = self.messages.len();
         self.index_message(&message, at);
@@ -282,7 +294,7 @@ impl Folder {
                 self.push(message)
             }
         };
-        merge_metadata(&mut self.messages[at], ev);
+        merge_metadata(self.message_mut(at), ev);
     }
 
     fn message_content(&mut self, ev: &Value) {
@@ -298,7 +310,7 @@ impl Folder {
         if self.is_activity(at) {
             return None;
         }
-        let message = &mut self.messages[at];
+        let message = self.message_mut(at);
         match message.get_mut("content") {
             Some(Value::String(content)) => content.push_str(delta),
             _ => {
@@ -331,7 +343,7 @@ impl Folder {
     fn message_end(&mut self, ev: &Value) {
         if let Some(at) = self.find(str_of(ev, "messageId")) {
             if !self.is_activity(at) {
-                merge_metadata(&mut self.messages[at], ev);
+                merge_metadata(self.message_mut(at), ev);
             }
         }
     }
@@ -339,7 +351,7 @@ impl Folder {
     fn tool_call_mut(&mut self, id: Option<&str>) -> Option<&mut Map<String, Value>> {
         let id = id?;
         let at = *self.tool_owner.get(id)?;
-        let calls = self.messages[at].get_mut("toolCalls")?.as_array_mut()?;
+        let calls = self.message_mut(at).get_mut("toolCalls")?.as_array_mut()?;
         calls
             .iter_mut()
             .find(|call| call.get("id").and_then(Value::as_str) == Some(id))?
@@ -374,7 +386,7 @@ impl Folder {
             },
             None => self.new_assistant(id, ev),
         };
-        let message = &mut self.messages[target];
+        let message = self.message_mut(target);
         if !matches!(message.get("toolCalls"), Some(Value::Array(_))) {
             message.insert("toolCalls".into(), Value::Array(Vec::new()));
         }
@@ -476,6 +488,7 @@ impl Folder {
 
     /// Inserts a message, shifting the indexes of the messages after it.
     fn insert_at(&mut self, at: usize, message: Map<String, Value>) {
+        self.changed_from = self.changed_from.min(at);
         self.messages.insert(at, message);
         // From the end, so that an entry moved to `i` is not taken for one at `i` before.
         for i in (at + 1..self.messages.len()).rev() {
@@ -549,6 +562,7 @@ impl Folder {
         let keep = Keep::new(&incoming, ev.get("metadata"));
         let by_id = last_of_each_id(&incoming);
         if self.shared_ids || self.shared_calls || self.no_shortcuts {
+            self.changed_from = 0;
             let old = std::mem::take(&mut self.messages);
             let matched = match_by_id(&old, &by_id);
             self.messages = merge_matched(old, &incoming, &matched, &keep);
@@ -568,6 +582,7 @@ impl Folder {
             start = start.min(self.first[ACTIVITY]);
         }
         let tail = self.messages.split_off(start.min(self.messages.len()));
+        self.changed_from = self.changed_from.min(self.messages.len());
         let start = self.messages.len();
         for m in &tail {
             if let Some(id) = id_of(m) {
@@ -603,6 +618,17 @@ impl Folder {
         &self.messages
     }
 
+    /// Makes `copy` equal to the messages as they stand, copying only those at or after the
+    /// first change since the last call (`copy` is what that call left, and this folder's
+    /// only such copy): a caller keeping the history at each run's start pays for what the
+    /// runs changed, not for the whole history each time.
+    pub fn sync_copy(&mut self, copy: &mut Vec<Map<String, Value>>) {
+        let from = self.changed_from.min(copy.len()).min(self.messages.len());
+        copy.truncate(from);
+        copy.extend_from_slice(&self.messages[from..]);
+        self.changed_from = self.messages.len();
+    }
+
     /// A message by id (its first occurrence).
     pub fn message(&self, id: &str) -> Option<&Map<String, Value>> {
         self.index.get(id).map(|&at| &self.messages[at])
@@ -630,7 +656,7 @@ impl Folder {
             None => Some(self.push(fresh())),
             Some(at) if self.is_activity(at) => {
                 if replace {
-                    let message = &mut self.messages[at];
+                    let message = self.message_mut(at);
                     set_or_remove(message, "activityType", ev.get("activityType"));
                     set_or_remove(message, "content", ev.get("content"));
                     match owner {
@@ -646,7 +672,7 @@ impl Folder {
             }
             Some(at) if replace => {
                 let had_calls = self.messages[at].contains_key("toolCalls");
-                self.messages[at] = fresh();
+                *self.message_mut(at) = fresh();
                 self.first[ACTIVITY] = self.first[ACTIVITY].min(at);
                 if had_calls {
                     self.rebuild_indexes();
@@ -656,7 +682,7 @@ impl Folder {
             Some(_) => None,
         };
         if let Some(at) = target {
-            merge_metadata(&mut self.messages[at], ev);
+            merge_metadata(self.message_mut(at), ev);
         }
     }
 
@@ -668,7 +694,7 @@ impl Folder {
             return;
         }
         let limit = self.state_limit;
-        let message = &mut self.messages[at];
+        let message = self.message_mut(at);
         merge_metadata(message, ev);
         let mut content = match message.get("content") {
             None | Some(Value::Null) => patch::empty_object(),
@@ -759,7 +785,8 @@ impl Folder {
                     && holds_call(&self.messages[at], entity)
             });
             if let Some(at) = owner {
-                let calls = self.messages[at]
+                let calls = self
+                    .message_mut(at)
                     .get_mut("toolCalls")
                     .and_then(Value::as_array_mut);
                 if let Some(call) = calls
@@ -773,7 +800,7 @@ impl Folder {
             }
         } else if let Some(at) = self.find(Some(entity)) {
             if !self.is_activity(at) {
-                set_or_remove(&mut self.messages[at], "encryptedValue", value);
+                set_or_remove(self.message_mut(at), "encryptedValue", value);
             }
         }
     }

@@ -350,6 +350,69 @@ fn a_result_inserted_before_a_shared_id_keeps_later_content_on_the_first() {
     assert_eq!(folded["messages"][3]["role"], "assistant", "{folded:#}");
 }
 
+/// At the snapshot level the compactor keeps the history at each run's start up to date by
+/// copying only what changed since the last run started. A tool result for an earlier run's
+/// call is inserted before messages that were already there: what follows it has moved, so
+/// the copy must be redone from there (the compactor checks its copy against the history at
+/// every run in debug builds, which these tests are).
+#[test]
+fn a_result_for_an_earlier_run_moves_the_messages_after_its_call() {
+    let events = vec![
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"}),
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "f", "parentMessageId": "a1"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "a1"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "a2", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a2", "delta": "later"}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "a2"}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"}),
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r2"}),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": "ok"}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}),
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r3"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "a3", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a3", "delta": "x"}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "a3"}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r3"}),
+    ];
+    let [_, snapshot] = compacts_faithfully(&events);
+    let folded = crate::fold_agreement::fold_values(&snapshot);
+    let ids: Vec<&str> = folded["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a1", "t1", "a2", "a3"], "{folded:#}");
+}
+
+/// The same when two messages share an id: a snapshot is then merged over the whole history,
+/// which may change its first message.
+#[test]
+fn a_snapshot_over_shared_ids_changes_the_history_from_its_start() {
+    let events = vec![
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "first"}),
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "f", "parentMessageId": "a1"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+        json!({"type": "TEXT_MESSAGE_END", "messageId": "a1"}),
+        // The result takes the assistant message's id: two messages share it.
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "a1", "toolCallId": "c1", "content": "ok"}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"}),
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r2"}),
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "a1", "role": "assistant", "content": "changed"}]}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}),
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r3"}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r3"}),
+    ];
+    let [_, snapshot] = compacts_faithfully(&events);
+    let folded = crate::fold_agreement::fold_values(&snapshot);
+    assert_eq!(folded["messages"][0]["content"], "changed", "{folded:#}");
+}
+
 /// Found by fuzzing: an empty STATE_DELTA on an absent state leaves null, which means the same
 /// as absent; the snapshot form still carried a STATE_SNAPSHOT of null, so it lost to the run
 /// as written on the first pass and won on the second, where the delta was gone.
