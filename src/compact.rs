@@ -146,7 +146,6 @@ struct OpenRun {
     /// How many messages the history held before RUN_STARTED added its input's new ones (it
     /// only appends): the first so many of [`Compactor::at_start`].
     known_before: usize,
-
     /// The state then (absent is null: nothing a client does tells them apart).
     state_at_start: Value,
     held: Vec<Held>,
