@@ -827,21 +827,7 @@ pub struct Folded {
 
 impl Folded {
     /// `{"messages": […], "state": …, "runs": […], "activities": {…}}`.
-    pub fn to_json(&self) -> Value {
-        let mut out = Map::new();
-        out.insert(
-            "messages".into(),
-            Value::Array(self.messages.iter().cloned().map(Value::Object).collect()),
-        );
-        out.insert("state".into(), self.state.clone().unwrap_or(Value::Null));
-        let runs = self.runs.iter().map(run_json).collect();
-        out.insert("runs".into(), Value::Array(runs));
-        if !self.pending_interrupts.is_empty() {
-            out.insert(
-                "pendingInterrupts".into(),
-                Value::Array(self.pending_interrupts.clone()),
-            );
-        }
+    pub fn into_json(self) -> Value {
         let activities: Map<String, Value> = self
             .messages
             .iter()
@@ -860,6 +846,20 @@ impl Folded {
                 Some((id, Value::Object(a)))
             })
             .collect();
+        let mut out = Map::new();
+        let runs = self.runs.iter().map(run_json).collect();
+        out.insert(
+            "messages".into(),
+            Value::Array(self.messages.into_iter().map(Value::Object).collect()),
+        );
+        out.insert("state".into(), self.state.unwrap_or(Value::Null));
+        out.insert("runs".into(), Value::Array(runs));
+        if !self.pending_interrupts.is_empty() {
+            out.insert(
+                "pendingInterrupts".into(),
+                Value::Array(self.pending_interrupts),
+            );
+        }
         if !activities.is_empty() {
             out.insert("activities".into(), Value::Object(activities));
         }

@@ -23,7 +23,7 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     let threads = fold_threads(&input, &read, limit, args.thread.as_deref())?;
     let folded = pick(threads, args.thread.as_deref())?;
     let mut out = io::stdout().lock();
-    let json = folded.to_json();
+    let json = folded.into_json();
     if args.compact {
         serde_json::to_writer(&mut out, &json)?;
     } else {
