@@ -316,33 +316,26 @@ fn a_stream_compaction_would_grow_is_kept_as_it_was() {
     .unwrap();
     assert_eq!(unzipped, original);
 
+    // Compacts `input` into `out`, which must then hold its events as they were.
+    let kept = |input: &Path, out: &Path| {
+        let (code, stderr) = compact(input, out, "deltas");
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("kept as they were"), "{stderr}");
+        assert_eq!(std::fs::read(out).unwrap(), std::fs::read(input).unwrap());
+        stderr
+    };
+
     // SSE and a JSON array the same: counted with their framing, written as read.
     let sse = root().join("fixtures/recordings/agui-sdk-tool-error.sse");
-    let sse_out = dir.path().join("out.sse");
-    let (code, stderr) = compact(&sse, &sse_out, "deltas");
-    assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("562 bytes kept as they were"), "{stderr}");
-    assert_eq!(
-        std::fs::read(&sse_out).unwrap(),
-        std::fs::read(&sse).unwrap()
-    );
+    let stderr = kept(&sse, &dir.path().join("out.sse"));
+    assert!(stderr.contains(": 5 events, 562 bytes kept"), "{stderr}");
     let array = dir.path().join("array.json");
     let lines: Vec<&str> = std::str::from_utf8(&original).unwrap().lines().collect();
     std::fs::write(&array, format!("[\n{}\n]\n", lines.join(",\n"))).unwrap();
-    let array_out = dir.path().join("array-out.json");
-    let (code, stderr) = compact(&array, &array_out, "deltas");
-    assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("kept as they were"), "{stderr}");
-    assert_eq!(
-        std::fs::read(&array_out).unwrap(),
-        std::fs::read(&array).unwrap()
-    );
+    kept(&array, &dir.path().join("array-out.json"));
 
     // Compacting what was kept keeps it again.
-    let again = dir.path().join("again.jsonl");
-    let (code, stderr) = compact(&output, &again, "deltas");
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(std::fs::read(&again).unwrap(), original);
+    kept(&output, &dir.path().join("again.jsonl"));
 
     // The snapshot level, one MESSAGES_SNAPSHOT for the run, is smaller: written.
     let snapshot = dir.path().join("snapshot.jsonl");
