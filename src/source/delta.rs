@@ -133,28 +133,17 @@ fn scan(raw: &[u8]) -> Option<Delta> {
             _ => return None,
         }
         // A field seen twice, the other kind's id or an unknown key: serde decides.
-        if let Some(tail) = rest.strip_prefix(id_key) {
-            let (text, tail) = string(raw, tail, id.is_none())?;
-            id = Some(text);
-            rest = tail;
+        rest = if let Some(tail) = rest.strip_prefix(id_key) {
+            fill(&mut id, string(raw, tail))?
         } else if let Some(tail) = rest.strip_prefix(b"\"delta\":") {
-            let (text, tail) = string(raw, tail, delta.is_none())?;
-            delta = Some(text);
-            rest = tail;
+            fill(&mut delta, string(raw, tail))?
         } else if let Some(tail) = rest.strip_prefix(b"\"timestamp\":") {
-            if timestamp.is_some() {
-                return None;
-            }
-            let (value, tail) = integer(tail)?;
-            timestamp = Some(value);
-            rest = tail;
+            fill(&mut timestamp, integer(tail))?
         } else if let Some(tail) = rest.strip_prefix(b"\"subagentRunId\":") {
-            let (text, tail) = string(raw, tail, owner.is_none())?;
-            owner = Some(text);
-            rest = tail;
+            fill(&mut owner, string(raw, tail))?
         } else {
             return None;
-        }
+        };
     }
     Some(Delta {
         kind,
@@ -165,13 +154,20 @@ fn scan(raw: &[u8]) -> Option<Delta> {
     })
 }
 
-/// A JSON string at the start of `rest` (when `wanted`), and what follows it. Only the short
-/// escapes are unescaped here; `\u`, a control character or bytes that are not UTF-8 make
-/// it `None`.
-fn string<'a>(raw: &[u8], rest: &'a [u8], wanted: bool) -> Option<(Text, &'a [u8])> {
-    if !wanted {
+/// Puts a field's value read by `read` into its empty slot and returns what follows it;
+/// `None` for a field seen twice or a value not read.
+fn fill<'a, T>(slot: &mut Option<T>, read: Option<(T, &'a [u8])>) -> Option<&'a [u8]> {
+    if slot.is_some() {
         return None;
     }
+    let (value, tail) = read?;
+    *slot = Some(value);
+    Some(tail)
+}
+
+/// A JSON string at the start of `rest`, and what follows it. Only the short escapes are
+/// unescaped here; `\u`, a control character or bytes that are not UTF-8 make it `None`.
+fn string<'a>(raw: &[u8], rest: &'a [u8]) -> Option<(Text, &'a [u8])> {
     let body = rest.strip_prefix(b"\"")?;
     let stop = memchr::memchr2(b'"', b'\\', body)?;
     if body[stop] == b'"' {
