@@ -285,19 +285,25 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         // Compaction never makes a file larger (chunk streams too short for merging to pay
         // for their expansion can). Written back as they were read, the events take
         // `bytes_in` or more (SSE and JSON arrays add their framing; only frames neither
-        // keeps, over the line cap or malformed, count for less), so only then is it worth
-        // counting exactly. A file replaced in place is then left alone. (Stdin cannot be
-        // read twice: its compacted stream is written whatever its size.)
-        let as_read_bytes = as_read(settings, input, io::sink(), format, Compression::None)
-            .with_context(|| format!("reading {name} again"))?;
+        // keeps, over the line cap or malformed, count for less), so only then are they
+        // written, to a second temp file, and the smaller kept. A file replaced in place is
+        // then left alone. (Stdin cannot be read twice: its compacted stream is written
+        // whatever its size.)
+        let mut as_read_temp = temp_file(target)?;
+        let as_read_bytes = as_read(
+            settings,
+            input,
+            as_read_temp.as_file_mut(),
+            format,
+            compression,
+        )
+        .with_context(|| format!("writing {name} as it was read"))?;
         if as_read_bytes < bytes_out {
             report.kept = Some(as_read_bytes);
             if matches!((input, target), (InputSpec::File(i), Target::File(t)) if same_file(i, t)) {
                 return Ok(report);
             }
-            temp = temp_file(target)?;
-            as_read(settings, input, temp.as_file_mut(), format, compression)
-                .with_context(|| format!("writing {name} as it was read"))?;
+            temp = as_read_temp;
         }
     }
     if let Some(ctx) = check {
