@@ -31,11 +31,23 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// that reads a stream twice (compaction, then its verification) otherwise holds the first
 /// pass's pages through the second, about 20 MiB more at its peak, at no measurable cost in
 /// time.
+///
+/// Transparent huge pages are turned off for the process. mimalloc asks for them on its
+/// arenas, so every thread's first small block, and every block after a purge, faulted in
+/// and zeroed a whole 2 MiB page: an eighth of a compaction's CPU time went to clearing
+/// pages, and each thread's partly used huge pages counted whole in its resident size
+/// (compact at 100 MB peaked at 51 MiB with them, 33 MiB without).
 pub fn init() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only adjusts glibc's tuning; no other thread is running yet.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE as libc::c_int);
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process's address space; on a
+    // kernel without it the call fails and nothing changes.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
     // SAFETY: mi_option_set is not thread safe, and no other thread is running yet.
     unsafe {
