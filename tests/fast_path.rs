@@ -171,3 +171,49 @@ fn a_run_of_deltas_still_sees_what_breaks_it() {
     );
     assert_same(&bytes, Some(InputFormat::Jsonl), "a run of deltas");
 }
+
+/// Tool schemas are compiled once per stream and shared by the runs that declare the same
+/// schema; a run that declares another schema under the same tool name is held to its own.
+#[test]
+fn each_run_is_held_to_the_tool_schema_it_declares() {
+    let run = |id: &str, required: &str, args: &str| {
+        let input = json!({"threadId": "t", "runId": id, "messages": [], "tools": [{
+            "name": "lookup", "description": "",
+            "parameters": {"type": "object", "required": [required]}}]});
+        [
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": id, "input": input}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": format!("{id}-c"), "toolCallName": "lookup"}),
+            json!({"type": "TOOL_CALL_ARGS", "toolCallId": format!("{id}-c"), "delta": args}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": format!("{id}-c")}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": id}),
+        ]
+        .map(|e| e.to_string() + "\n")
+        .concat()
+    };
+    let stream = [
+        run("r1", "a", "{}"),
+        run("r2", "b", r#"{"a":1}"#),
+        run("r3", "b", r#"{"b":1}"#),
+        run("r4", "a", r#"{"b":1}"#),
+    ]
+    .concat();
+    let found = check_with(schemas(), stream.as_bytes(), None);
+    let violations: Vec<String> = found
+        .iter()
+        .filter(|d| d.rule.to_string() == "tool-args/schema-violation")
+        .map(|d| format!("{}: {}", d.event_index.unwrap_or_default(), d.message))
+        .collect();
+    assert_eq!(violations.len(), 3, "{}", listing(&found));
+    assert!(
+        violations[0].starts_with("3: ") && violations[0].contains("\"a\""),
+        "{violations:?}"
+    );
+    assert!(
+        violations[1].starts_with("8: ") && violations[1].contains("\"b\""),
+        "{violations:?}"
+    );
+    assert!(
+        violations[2].starts_with("18: ") && violations[2].contains("\"a\""),
+        "{violations:?}"
+    );
+}

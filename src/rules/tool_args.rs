@@ -2,6 +2,7 @@
 //! the `parameters` schema of the tool the run's input declared under that name.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use jsonschema::Validator;
 use serde_json::Value;
@@ -49,10 +50,16 @@ pub const UNDECLARED_TOOL: Rule = Rule {
 "#,
 };
 
+/// A tool's `parameters` schema, compiled (or why it does not compile).
+type Compiled = Arc<Result<Validator, String>>;
+
+/// How many compiled schemas are kept across runs; past it, the store starts over.
+const COMPILED_KEPT: usize = 256;
+
 /// A tool the run's input declared, with its schema compiled on first use.
 struct Tool {
     parameters: Option<Value>,
-    compiled: Option<Result<Validator, String>>,
+    compiled: Option<Compiled>,
 }
 
 struct OpenCall {
@@ -67,6 +74,9 @@ pub struct ToolArgs {
     /// `None` when the run's input declared no tools.
     tools: Option<HashMap<String, Tool>>,
     open: HashMap<String, OpenCall, FastBuild>,
+    /// Compiled schemas by their JSON text: a client sends the same tools with every run, so
+    /// each schema is compiled once per stream rather than once per run that calls it.
+    compiled: HashMap<String, Compiled>,
 }
 
 impl ToolArgs {
@@ -75,6 +85,7 @@ impl ToolArgs {
             max_args,
             tools: None,
             open: HashMap::default(),
+            compiled: HashMap::new(),
         }
     }
 
@@ -207,10 +218,20 @@ impl ToolArgs {
         let Some(parameters) = &tool.parameters else {
             return;
         };
-        let compiled = tool
-            .compiled
-            .get_or_insert_with(|| crate::schema::compile_inline(parameters));
-        let Ok(validator) = compiled else {
+        let store = &mut self.compiled;
+        let compiled = tool.compiled.get_or_insert_with(|| {
+            let text = parameters.to_string();
+            if let Some(compiled) = store.get(&text) {
+                return Arc::clone(compiled);
+            }
+            if store.len() >= COMPILED_KEPT {
+                store.clear();
+            }
+            let compiled = Arc::new(crate::schema::compile_inline(parameters));
+            store.insert(text, Arc::clone(&compiled));
+            compiled
+        });
+        let Ok(validator) = compiled.as_ref() else {
             // A tool schema that does not compile (or reaches outside itself) checks nothing.
             return;
         };
