@@ -11,7 +11,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 
 use super::Outcome;
-use super::events::{for_each_fed, parse_frame};
+use super::events::{for_each_fed, parse_event};
 use crate::cli::CompactArgs;
 use crate::compact::{Compactor, Level, Output};
 use crate::diagnostic::{Diagnostic, Severity, abbreviate_value};
@@ -245,7 +245,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
                 };
                 if !taken {
                     // A chunk stream is open: the whole event after all.
-                    if let Some(event) = parse_frame(&name, batch, frame, max_line).event {
+                    if let Some(event) = parse_event(&name, batch, frame, max_line) {
                         compactor.push(&event, raw, &mut writer)?;
                     }
                 }

@@ -11,7 +11,7 @@ use crate::event::Event;
 use crate::interrupt;
 use crate::rules::engine::Fed;
 use crate::source::delta::{self, Delta};
-pub use crate::source::parse::parse_frame;
+pub use crate::source::parse::parse_event;
 use crate::source::pipeline::pipelined;
 use crate::source::{self, Batch, Frame, FrameKind, InputSpec, Opened, ReadOptions};
 
@@ -68,7 +68,7 @@ fn prepare_frame(
             return Item::Delta(delta);
         }
     }
-    Item::Event(parse_frame(name, batch, frame, max_line).event)
+    Item::Event(parse_event(name, batch, frame, max_line))
 }
 
 fn prepare_batch(name: &Arc<str>, batch: &Batch, max_line: usize, fast: bool) -> Vec<Item> {
@@ -92,7 +92,7 @@ fn prepare_batch(name: &Arc<str>, batch: &Batch, max_line: usize, fast: bool) ->
 /// parsed on the pool while the previous batch is handed over, and with `fast`, plain
 /// content deltas (see [`crate::source::delta`]) as borrowed strings rather than built
 /// events. A consumer that cannot take a delta that way can parse its frame
-/// ([`parse_frame`]). Stops at the first error `each` returns, and at a read error.
+/// ([`parse_event`]). Stops at the first error `each` returns, and at a read error.
 pub fn for_each_fed(
     opened: &mut Opened,
     max_line: usize,

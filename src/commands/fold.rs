@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use anyhow::{Result, bail};
 
 use super::Outcome;
-use super::events::{for_each_fed, parse_frame, warn_unreadable};
+use super::events::{for_each_fed, parse_event, warn_unreadable};
 use crate::cli::FoldArgs;
 use crate::event::EventType;
 use crate::fold::{Folded, Folder};
@@ -82,7 +82,7 @@ pub fn fold_threads(
             } => {
                 if !folder.apply_delta(kind, id, delta) {
                     // A chunk stream is open: the whole event after all.
-                    if let Some(event) = parse_frame(&name, batch, frame, read.max_line).event {
+                    if let Some(event) = parse_event(&name, batch, frame, read.max_line) {
                         folder.apply(&event);
                     }
                 }

@@ -44,6 +44,22 @@ pub fn location(path: &Arc<str>, frame: &Frame) -> Location {
 
 /// Parses one frame.
 pub fn parse_frame(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usize) -> Parsed {
+    parse(path, batch, frame, max_line, true)
+}
+
+/// Parses one frame into its event, if it holds one, for a reader that reports nothing
+/// (fold, compact): the same event [`parse_frame`] yields, without looking for what would
+/// only be reported (repeated keys cost a second scan of every full event).
+pub fn parse_event(
+    path: &Arc<str>,
+    batch: &Batch,
+    frame: &Frame,
+    max_line: usize,
+) -> Option<Event> {
+    parse(path, batch, frame, max_line, false).event
+}
+
+fn parse(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usize, report: bool) -> Parsed {
     let loc = location(path, frame);
     let mut problems = Vec::new();
     let bytes = batch.bytes(frame);
@@ -141,7 +157,10 @@ pub fn parse_frame(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usiz
             problems,
         };
     }
-    if let Some(repeated) = super::dupkeys::first_repeated(bytes) {
+    if let Some(repeated) = report
+        .then(|| super::dupkeys::first_repeated(bytes))
+        .flatten()
+    {
         let place = if repeated.pointer.is_empty() {
             "the event".to_owned()
         } else {
