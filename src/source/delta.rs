@@ -172,10 +172,14 @@ fn string<'a>(raw: &[u8], rest: &'a [u8]) -> Option<(Text, &'a [u8])> {
     let stop = memchr::memchr2(b'"', b'\\', body)?;
     if body[stop] == b'"' {
         let text = &body[..stop];
-        if text.iter().any(|&b| b < 0x20) {
+        // Printable ASCII, the usual case, is UTF-8 with no control character: one pass
+        // (without an early exit, so it runs on whole vectors) settles both.
+        let unusual = text
+            .iter()
+            .fold(0u8, |seen, &b| seen | u8::from(b < 0x20) | (b & 0x80));
+        if unusual != 0 && (text.iter().any(|&b| b < 0x20) || std::str::from_utf8(text).is_err()) {
             return None;
         }
-        std::str::from_utf8(text).ok()?;
         let start = (text.as_ptr() as usize) - (raw.as_ptr() as usize);
         let at = Text::At(
             start.try_into().ok()?,
