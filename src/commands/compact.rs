@@ -211,7 +211,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
                 if interrupt::requested() {
                     bail!("interrupted: {name} was left as it was");
                 }
-                bytes_in += batch.frames.len() as u64 + batch.data.len() as u64;
+                bytes_in += batch.frames.len() as u64 + batch.data_len() as u64;
                 engine.check_batch_with(&batch, &mut found, |event, raw| {
                     events_in += 1;
                     if failure.is_none() {

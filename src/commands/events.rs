@@ -111,16 +111,15 @@ pub fn for_each_fed(
                 failed = Some(anyhow::anyhow!("interrupted"));
                 return Err(io::ErrorKind::Interrupted.into());
             }
-            stats.bytes += batch.data.len() as u64 + batch.frames.len() as u64;
+            stats.bytes += batch.data_len() as u64 + batch.frames.len() as u64;
             for (frame, item) in batch.frames.iter().zip(items.iter()) {
                 stats.frames += 1;
-                let raw = batch.bytes(frame);
                 let fed = match item {
                     Item::Delta(delta) => Fed::Delta {
                         kind: delta.kind,
-                        id: delta.id.get(raw),
-                        delta: delta.delta.get(raw),
-                        owner: delta.owner.as_ref().map(|o| o.get(raw)),
+                        id: delta.id.in_frame(batch, frame),
+                        delta: delta.delta.in_frame(batch, frame),
+                        owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
                     },
                     Item::Event(Some(event)) => Fed::Event(event),
                     Item::Event(None) => {

@@ -225,14 +225,14 @@ impl<'a> Engine<'a> {
             let raw = batch.bytes(frame);
             let diagnostics = std::mem::take(&mut prepared.diagnostics);
             if let (Some(delta), Some(loc)) = (&prepared.delta, &prepared.loc) {
-                if self.feed_delta(delta, loc, raw, out) {
+                if self.feed_delta(delta, loc, batch, frame, out) {
                     if let Some(each) = each.as_mut() {
                         each(
                             Fed::Delta {
                                 kind: delta.kind,
-                                id: delta.id.get(raw),
-                                delta: delta.delta.get(raw),
-                                owner: delta.owner.as_ref().map(|o| o.get(raw)),
+                                id: delta.id.in_frame(batch, frame),
+                                delta: delta.delta.in_frame(batch, frame),
+                                owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
                             },
                             raw,
                         );
@@ -307,15 +307,17 @@ impl<'a> Engine<'a> {
         &mut self,
         delta: &Delta,
         loc: &Location,
-        raw: &[u8],
+        batch: &Batch,
+        frame: &Frame,
         out: &mut Vec<Diagnostic>,
     ) -> bool {
+        let raw = batch.bytes(frame);
         let view = DeltaView {
             kind: delta.kind,
-            id: delta.id.get(raw),
+            id: delta.id.in_frame(batch, frame),
             delta: &delta.delta,
             raw,
-            owner: delta.owner.as_ref().map(|o| o.get(raw)),
+            owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
             timestamp: delta.timestamp,
         };
         let mut found = Vec::new();

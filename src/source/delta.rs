@@ -13,6 +13,7 @@ use memchr::memmem::Finder;
 use serde::Deserialize;
 
 use crate::event::EventType;
+use crate::source::{Batch, Frame};
 
 /// The largest integer a JSON number carries exactly; timestamps beyond it break the schema.
 const MAX_SAFE: i64 = 9_007_199_254_740_991;
@@ -47,6 +48,18 @@ impl Text {
             Text::At(start, end) => {
                 std::str::from_utf8(&raw[*start as usize..*end as usize]).unwrap_or_default()
             }
+            Text::Owned(text) => text,
+        }
+    }
+
+    /// The text, given the batch and frame the event was read from: what [`Text::get`]
+    /// returns for the frame's bytes, without checking the text again where the batch was
+    /// checked whole.
+    pub fn in_frame<'a>(&'a self, batch: &'a Batch, frame: &Frame) -> &'a str {
+        match self {
+            Text::At(start, end) => batch
+                .text(frame, *start as usize, *end as usize)
+                .unwrap_or_default(),
             Text::Owned(text) => text,
         }
     }

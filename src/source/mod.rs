@@ -85,14 +85,55 @@ pub enum FrameKind {
 /// A run of frames read together. Reused from one read to the next.
 #[derive(Debug, Default)]
 pub struct Batch {
-    pub data: Vec<u8>,
+    data: Vec<u8>,
     pub frames: Vec<Frame>,
+    /// `data` is UTF-8 as a whole: set only by [`Batch::check_utf8`], which checks it, and
+    /// cleared by every change to `data`.
+    utf8: bool,
 }
 
 impl Batch {
     pub fn clear(&mut self) {
         self.data.clear();
         self.frames.clear();
+        self.utf8 = false;
+    }
+
+    /// The bytes of every data frame together.
+    pub fn data_len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Checks once that the batch's bytes are UTF-8, so that [`Batch::text`] can hand out
+    /// strings within them without checking each. Done on the pool, off the thread that
+    /// follows the stream in order.
+    pub fn check_utf8(&mut self) {
+        self.utf8 = simdutf8::basic::from_utf8(&self.data).is_ok();
+    }
+
+    /// The text at `start..end` of a data frame's bytes, if it is UTF-8 (and the range lies
+    /// in the frame).
+    pub fn text(&self, frame: &Frame, start: usize, end: usize) -> Option<&str> {
+        let FrameKind::Data {
+            start: first,
+            end: last,
+            ..
+        } = frame.kind
+        else {
+            return None;
+        };
+        let (start, end) = (first.checked_add(start)?, first.checked_add(end)?);
+        if end > last {
+            return None;
+        }
+        if self.utf8 {
+            // SAFETY: `utf8` is only set right after the whole of `data` was found to be
+            // UTF-8, and every change to `data` clears it. `str::get` refuses a range that
+            // does not start and end on character boundaries.
+            unsafe { std::str::from_utf8_unchecked(&self.data) }.get(start..end)
+        } else {
+            std::str::from_utf8(self.data.get(start..end)?).ok()
+        }
     }
 
     /// The text of a data frame.
@@ -104,6 +145,7 @@ impl Batch {
     }
 
     fn push_data(&mut self, bytes: &[u8], line: u64, offset: u64, index: u64, unterminated: bool) {
+        self.utf8 = false;
         let start = self.data.len();
         self.data.extend_from_slice(bytes);
         self.frames.push(Frame {
@@ -373,5 +415,45 @@ pub(crate) mod testing {
             self.pos += n;
             Ok(n)
         }
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    fn batch(lines: &[&[u8]]) -> Batch {
+        let mut batch = Batch::default();
+        for (i, line) in lines.iter().enumerate() {
+            batch.push_data(line, i as u64 + 1, 0, i as u64, false);
+        }
+        batch
+    }
+
+    /// Text within a checked batch comes out without a second check, and only on character
+    /// boundaries within its frame; an unchecked or changed batch checks each range.
+    #[test]
+    fn text_is_handed_out_only_where_it_is_utf8() {
+        let mut b = batch(&["{\"d\":\"héllo\"}".as_bytes(), b"{\"d\":\"x\"}"]);
+        for checked in [false, true] {
+            if checked {
+                b.check_utf8();
+                assert!(b.utf8);
+            }
+            let (first, second) = (&b.frames[0], &b.frames[1]);
+            assert_eq!(b.text(first, 6, 12), Some("héllo"));
+            assert_eq!(b.text(first, 6, 8), None, "inside 'é'");
+            assert_eq!(b.text(second, 6, 7), Some("x"));
+            assert_eq!(b.text(second, 6, 20), None, "past its frame");
+        }
+        // A frame that is not UTF-8 leaves the batch unchecked; its neighbours still read.
+        b.push_data(b"{\"d\":\"\xff\"}", 3, 0, 2, false);
+        assert!(!b.utf8, "a change clears the mark");
+        b.check_utf8();
+        assert!(!b.utf8);
+        assert_eq!(b.text(&b.frames[2], 6, 7), None);
+        assert_eq!(b.text(&b.frames[1], 6, 7), Some("x"));
+        b.clear();
+        assert!(!b.utf8);
     }
 }

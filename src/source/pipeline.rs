@@ -21,7 +21,7 @@ pub fn pipelined<T: Send>(
 ) -> io::Result<Option<io::Error>> {
     let mut current = Batch::default();
     match reader.next_batch(&mut current) {
-        Ok(true) => {}
+        Ok(true) => current.check_utf8(),
         Ok(false) => return Ok(None),
         Err(err) => return Ok(Some(err)),
     }
@@ -32,7 +32,10 @@ pub fn pipelined<T: Send>(
         if live {
             consume(&current, &mut prepared)?;
             match reader.next_batch(&mut current) {
-                Ok(true) => prepared = prepare(&current),
+                Ok(true) => {
+                    current.check_utf8();
+                    prepared = prepare(&current);
+                }
                 Ok(false) => return Ok(None),
                 Err(err) => return Ok(Some(err)),
             }
@@ -46,6 +49,7 @@ pub fn pipelined<T: Send>(
             scope.spawn(|_| {
                 read = reader.next_batch(&mut next);
                 if matches!(read, Ok(true)) {
+                    next.check_utf8();
                     next_prepared = prepare(&next);
                 }
             });
