@@ -84,7 +84,13 @@ impl Preparer<'_> {
                 }
             }
         }
-        let parsed = parse::parse_frame(&self.path, batch, frame, self.ctx.max_line);
+        let parsed = parse::parse_frame_for(
+            &self.path,
+            batch,
+            frame,
+            self.ctx.max_line,
+            self.ctx.levels.enabled(RuleId::FramingDuplicateKey),
+        );
         let mut diagnostics = parsed.problems;
         if let Some(event) = &parsed.event {
             super::schema::check(event, self.ctx.schemas, self.ctx.levels, &mut diagnostics);
@@ -240,8 +246,7 @@ impl<'a> Engine<'a> {
                     continue;
                 }
                 // A chunk stream is open: this event needs the whole path after all.
-                prepared.event =
-                    parse::parse_frame(&self.path, batch, frame, self.ctx.max_line).event;
+                prepared.event = parse::parse_event(&self.path, batch, frame, self.ctx.max_line);
             }
             self.feed_ref(prepared.event.as_ref(), diagnostics, raw, out);
             if let (Some(event), Some(each)) = (&prepared.event, each.as_mut()) {

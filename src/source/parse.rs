@@ -47,6 +47,18 @@ pub fn parse_frame(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usiz
     parse(path, batch, frame, max_line, true)
 }
 
+/// [`parse_frame`], looking for repeated keys only when `repeated_keys` (they cost a second
+/// scan of every full event, worth it only when the rule that reports them is on).
+pub fn parse_frame_for(
+    path: &Arc<str>,
+    batch: &Batch,
+    frame: &Frame,
+    max_line: usize,
+    repeated_keys: bool,
+) -> Parsed {
+    parse(path, batch, frame, max_line, repeated_keys)
+}
+
 /// Parses one frame into its event, if it holds one, for a reader that reports nothing
 /// (fold, compact): the same event [`parse_frame`] yields, without looking for what would
 /// only be reported (repeated keys cost a second scan of every full event).
