@@ -124,13 +124,13 @@ impl StateRules {
             EventType::RunStarted => {
                 let input = ev.get("input");
                 if let Some(state) = input.and_then(|i| i.get("state")).filter(|s| !s.is_null()) {
-                    self.set_state(state.clone());
+                    self.take_state(state);
                 }
                 self.seed_activities(input.and_then(|i| i.get("messages")));
             }
             EventType::StateSnapshot => {
                 if let Some(snapshot) = ev.get("snapshot") {
-                    self.set_state(snapshot.clone());
+                    self.take_state(snapshot);
                 }
             }
             EventType::StateDelta if ev.conforms => self.delta(ev, adopting, out),
@@ -151,6 +151,15 @@ impl StateRules {
         self.size = patch::estimated_size(&state, usize::MAX);
         self.state = Some(state);
         self.no_baseline_reported = false;
+    }
+
+    /// [`Self::set_state`] from an event's value, copied only if it differs from the state
+    /// held: a client usually sends back the state the last run ended with.
+    fn take_state(&mut self, state: &Value) {
+        match self.state.take() {
+            Some(held) if held == *state => self.set_state(held),
+            _ => self.set_state(state.clone()),
+        }
     }
 
     fn delta(&mut self, ev: &Ev<'_>, adopting: bool, out: &mut Out<'_>) {

@@ -101,19 +101,23 @@ impl ToolArgs {
             .get("input")
             .and_then(|i| i.get("tools"))
             .and_then(Value::as_array);
+        // A client sends the same tools with every run: a tool declared as the last run
+        // declared it is carried over (compared, not copied again, with its compiled schema).
+        let mut before = self.tools.take().unwrap_or_default();
         self.tools = declared.map(|tools| {
             tools
                 .iter()
                 .filter_map(|tool| {
-                    let name = tool.get("name")?.as_str()?.to_owned();
-                    let parameters = tool.get("parameters").filter(|p| !p.is_null()).cloned();
-                    Some((
-                        name,
-                        Tool {
-                            parameters,
-                            compiled: None,
-                        },
-                    ))
+                    let name = tool.get("name")?.as_str()?;
+                    let parameters = tool.get("parameters").filter(|p| !p.is_null());
+                    let kept = before
+                        .remove(name)
+                        .filter(|kept| kept.parameters.as_ref() == parameters);
+                    let tool = kept.unwrap_or_else(|| Tool {
+                        parameters: parameters.cloned(),
+                        compiled: None,
+                    });
+                    Some((name.to_owned(), tool))
                 })
                 .collect()
         });
