@@ -30,6 +30,7 @@ use crate::chunks::{ChunkExpander, Piece};
 use crate::event::{Event, EventType};
 use crate::fold::{Folder, merge_snapshot};
 use crate::idset::FastBuild;
+use crate::sink::write_json_str;
 
 /// How far to compact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -158,6 +159,10 @@ pub struct Compactor {
     folder: Folder,
     merged: Vec<Merged>,
     merged_index: HashMap<(ContentKind, String), usize, FastBuild>,
+    /// Where merged events are serialised, kept between them.
+    scratch: Vec<u8>,
+    /// Where the last delta was merged (a hint: checked before it is used).
+    last_merged: usize,
     segment: Segment,
     run: Option<OpenRun>,
     /// At the `snapshot` level, the messages right after the open run's RUN_STARTED applied
@@ -176,6 +181,8 @@ impl Compactor {
             folder: Folder::new(state_limit),
             merged: Vec::new(),
             merged_index: HashMap::default(),
+            scratch: Vec::new(),
+            last_merged: 0,
             segment: Segment::default(),
             run: None,
             at_start: Vec::new(),
@@ -360,8 +367,14 @@ impl Compactor {
 
     /// The deltas merged so far for one message or tool call, made empty when there are none.
     fn merged_entry(&mut self, kind: ContentKind, id: &str) -> &mut Merged {
+        // Deltas of one message usually come in a row: the last one merged is tried first.
+        let hinted = self.merged.get(self.last_merged).is_some_and(|m| {
+            m.kind.target() == kind.target() && m.id == id
+        });
         // Few are open at once: a scan beats hashing the id.
-        let found = if self.merged.len() <= 8 {
+        let found = if hinted {
+            Some(self.last_merged)
+        } else if self.merged.len() <= 8 {
             self.merged
                 .iter()
                 .position(|m| m.kind.target() == kind.target() && m.id == id)
@@ -385,6 +398,7 @@ impl Compactor {
                 self.merged.len() - 1
             }
         };
+        self.last_merged = at;
         &mut self.merged[at]
     }
 
@@ -430,13 +444,21 @@ impl Compactor {
                 *slot -= 1;
             }
         }
-        write_merged(merged, self.sink(out))
+        self.write_merged(&merged, out)
+    }
+
+    fn write_merged(&mut self, merged: &Merged, out: &mut dyn Output) -> io::Result<()> {
+        let mut buf = std::mem::take(&mut self.scratch);
+        merged_json(merged, &mut buf)?;
+        self.sink(out).raw(&buf)?;
+        self.scratch = buf;
+        Ok(())
     }
 
     fn flush_all_merged(&mut self, out: &mut dyn Output) -> io::Result<()> {
         self.merged_index.clear();
         for merged in std::mem::take(&mut self.merged) {
-            write_merged(merged, self.sink(out))?;
+            self.write_merged(&merged, out)?;
         }
         Ok(())
     }
@@ -550,37 +572,35 @@ impl Compactor {
     fn flush_segment(&mut self, out: &mut dyn Output) -> io::Result<()> {
         let segment = std::mem::take(&mut self.segment);
         if segment.state_changed {
+            // Serialised with the state borrowed: a state is often large, and copying it to
+            // build the event would cost more than writing it.
             let metadata = segment.state_metadata.map(Value::Object);
             let snapshot = self.folder.state().map(|state| {
-                let mut event = Map::new();
-                event.insert("type".into(), EventType::StateSnapshot.as_str().into());
-                event.insert("snapshot".into(), state.clone());
-                if let Some(metadata) = &metadata {
-                    event.insert("metadata".into(), metadata.clone());
-                }
-                Value::Object(event)
-            });
+                serialized(&StateEvent {
+                    delta: None,
+                    metadata: metadata.as_ref(),
+                    snapshot: Some(state),
+                    ty: EventType::StateSnapshot.as_str(),
+                })
+            })
+            .transpose()?;
             let delta = (!segment.state_snapshot && !segment.applied_ops.is_empty()).then(|| {
-                let mut event = Map::new();
-                event.insert("type".into(), EventType::StateDelta.as_str().into());
-                event.insert("delta".into(), Value::Array(segment.applied_ops));
-                if let Some(metadata) = &metadata {
-                    event.insert("metadata".into(), metadata.clone());
-                }
-                Value::Object(event)
-            });
+                serialized(&StateEvent {
+                    delta: Some(&segment.applied_ops),
+                    metadata: metadata.as_ref(),
+                    snapshot: None,
+                    ty: EventType::StateDelta.as_str(),
+                })
+            })
+            .transpose()?;
             let chosen = match (snapshot, delta) {
                 // Without a snapshot in the segment, only deltas that applied changed anything.
-                (Some(s), Some(d)) => Some(if serialized_len(&d) < serialized_len(&s) {
-                    d
-                } else {
-                    s
-                }),
+                (Some(s), Some(d)) => Some(if d.len() < s.len() { d } else { s }),
                 (Some(s), None) if segment.state_snapshot => Some(s),
                 (_, d) => d,
             };
             if let Some(event) = chosen {
-                self.sink(out).event(&event)?;
+                self.sink(out).raw(&event)?;
             }
         }
         self.segment.activities_collapsed = segment.activities_collapsed;
@@ -773,19 +793,52 @@ fn write_held(held: Vec<Held>, out: &mut dyn Output) -> io::Result<()> {
 }
 
 /// One content event holding the merged deltas. Like the official compaction, it carries no
-/// timestamp or raw event of its own.
-fn write_merged(merged: Merged, out: &mut dyn Output) -> io::Result<()> {
-    let mut event = Map::new();
-    event.insert("type".into(), merged.kind.event_type().as_str().into());
-    event.insert(merged.kind.id_field().into(), Value::String(merged.id));
-    event.insert("delta".into(), Value::String(merged.delta));
-    if let Some(owner) = merged.owner {
-        event.insert("subagentRunId".into(), owner);
+/// timestamp or raw event of its own. Written straight into `buf` (cleared first), with its keys
+/// in the order the event's `Value` would serialise them: the merged text is most of what
+/// compaction writes, and building a `Value` around it only to serialise it costs a copy.
+fn merged_json(merged: &Merged, buf: &mut Vec<u8>) -> io::Result<()> {
+    let id_field = merged.kind.id_field();
+    buf.clear();
+    buf.extend_from_slice(b"{\"delta\":");
+    write_json_str(buf, &merged.delta);
+    if id_field == "messageId" {
+        buf.extend_from_slice(b",\"messageId\":");
+        write_json_str(buf, &merged.id);
     }
-    if let Some(metadata) = merged.metadata {
-        event.insert("metadata".into(), Value::Object(metadata));
+    if let Some(metadata) = &merged.metadata {
+        buf.extend_from_slice(b",\"metadata\":");
+        serde_json::to_writer(&mut *buf, metadata).map_err(io::Error::other)?;
     }
-    out.event(&Value::Object(event))
+    if let Some(owner) = &merged.owner {
+        buf.extend_from_slice(b",\"subagentRunId\":");
+        serde_json::to_writer(&mut *buf, owner).map_err(io::Error::other)?;
+    }
+    if id_field == "toolCallId" {
+        buf.extend_from_slice(b",\"toolCallId\":");
+        write_json_str(buf, &merged.id);
+    }
+    buf.extend_from_slice(b",\"type\":");
+    write_json_str(buf, merged.kind.event_type().as_str());
+    buf.push(b'}');
+    Ok(())
+}
+
+/// A STATE_SNAPSHOT or STATE_DELTA made by compaction, serialised as the event's `Value`
+/// would be (keys in order) without building it.
+#[derive(serde::Serialize)]
+struct StateEvent<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delta: Option<&'a [Value]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    snapshot: Option<&'a Value>,
+    #[serde(rename = "type")]
+    ty: &'static str,
+}
+
+fn serialized(value: &impl serde::Serialize) -> io::Result<Vec<u8>> {
+    serde_json::to_vec(value).map_err(io::Error::other)
 }
 
 fn serialized_len(value: &impl serde::Serialize) -> usize {
@@ -823,6 +876,45 @@ fn merge_into(target: &mut Option<Map<String, Value>>, incoming: Option<&Value>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// A merged event is written byte for byte as serialising its `Value` would write it.
+    #[test]
+    fn merged_events_are_written_as_their_value_serialises() {
+        for kind in [ContentKind::Text, ContentKind::Reasoning, ContentKind::Tool] {
+            for (metadata, owner) in [
+                (None, None),
+                (Some(json!({"b": 1, "a": "x\"y"})), None),
+                (None, Some(json!("sub-1"))),
+                (Some(json!({"k": [1, 2.5, null]})), Some(json!("sub\n2"))),
+            ] {
+                let merged = Merged {
+                    kind,
+                    id: "id \"1\"".into(),
+                    delta: "Hello,\n\t\"world\" \\ é 🦀 \u{1}".repeat(5),
+                    metadata: metadata.clone().map(|m| m.as_object().unwrap().clone()),
+                    owner: owner.clone(),
+                };
+                let mut value = json!({
+                    "type": kind.event_type().as_str(),
+                    kind.id_field(): merged.id,
+                    "delta": merged.delta,
+                });
+                if let Some(owner) = owner {
+                    value["subagentRunId"] = owner;
+                }
+                if let Some(metadata) = metadata {
+                    value["metadata"] = metadata;
+                }
+                let mut ours = Vec::new();
+                merged_json(&merged, &mut ours).unwrap();
+                assert_eq!(
+                    String::from_utf8(ours).unwrap(),
+                    serde_json::to_string(&value).unwrap()
+                );
+            }
+        }
+    }
 
     #[test]
     fn whitespace_between_tokens_goes_and_nothing_else_changes() {

@@ -38,6 +38,8 @@ pub struct EventWriter<W: Write> {
     format: InputFormat,
     events: u64,
     bytes: u64,
+    /// Where events made by compaction are serialised, kept between them.
+    scratch: Vec<u8>,
 }
 
 impl<W: Write> EventWriter<W> {
@@ -56,6 +58,7 @@ impl<W: Write> EventWriter<W> {
             format,
             events: 0,
             bytes: 0,
+            scratch: Vec::new(),
         })
     }
 
@@ -117,14 +120,71 @@ impl<W: Write> EventWriter<W> {
     }
 }
 
+/// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it (`\"`, `\\`,
+/// the short forms of \b \f \n \r \t, `\u00XX` for other control characters, nothing else),
+/// so what it writes is byte for byte what serialising a `Value` writes. Runs of 16 bytes with
+/// nothing to escape, which is nearly all of a merged message's text, are checked in one
+/// vectorisable pass and copied whole.
+pub fn write_json_str(out: &mut Vec<u8>, text: &str) {
+    fn needs_escape(b: u8) -> bool {
+        b < 0x20 || b == b'"' || b == b'\\'
+    }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut clean = 0; // bytes[clean..i] are still to copy
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 16) {
+            if !chunk.iter().fold(false, |any, &b| any | needs_escape(b)) {
+                i += 16;
+                continue;
+            }
+        }
+        let end = (i + 16).min(bytes.len());
+        while i < end {
+            let b = bytes[i];
+            if needs_escape(b) {
+                out.extend_from_slice(&bytes[clean..i]);
+                match b {
+                    b'"' => out.extend_from_slice(b"\\\""),
+                    b'\\' => out.extend_from_slice(b"\\\\"),
+                    0x08 => out.extend_from_slice(b"\\b"),
+                    0x0C => out.extend_from_slice(b"\\f"),
+                    b'\n' => out.extend_from_slice(b"\\n"),
+                    b'\r' => out.extend_from_slice(b"\\r"),
+                    b'\t' => out.extend_from_slice(b"\\t"),
+                    _ => out.extend_from_slice(&[
+                        b'\\',
+                        b'u',
+                        b'0',
+                        b'0',
+                        HEX[usize::from(b >> 4)],
+                        HEX[usize::from(b & 0xF)],
+                    ]),
+                }
+                clean = i + 1;
+            }
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&bytes[clean..]);
+    out.push(b'"');
+}
+
 impl<W: Write> Output for EventWriter<W> {
     fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.write_event(bytes)
     }
 
     fn event(&mut self, value: &Value) -> io::Result<()> {
-        let text = serde_json::to_vec(value).map_err(io::Error::other)?;
-        self.write_event(&text)
+        let mut text = std::mem::take(&mut self.scratch);
+        text.clear();
+        serde_json::to_writer(&mut text, value).map_err(io::Error::other)?;
+        let written = self.write_event(&text);
+        self.scratch = text;
+        written
     }
 }
 
@@ -138,6 +198,35 @@ mod tests {
         writer.raw(br#"{"type":"RUN_STARTED"}"#).unwrap();
         writer.event(&json!({"type": "RUN_FINISHED"})).unwrap();
         String::from_utf8(writer.finish().unwrap()).unwrap()
+    }
+
+    /// Strings are written byte for byte as serde_json writes them: every character that
+    /// needs escaping, at every position relative to the 16-byte runs checked at once.
+    #[test]
+    fn json_strings_are_escaped_as_serde_escapes_them() {
+        let specials = ["\"", "\\", "\u{8}", "\u{c}", "\n", "\r", "\t", "\u{0}", "\u{1f}", "\u{7f}", "é", "🦀", "/"];
+        let mut cases = vec![String::new()];
+        for special in specials {
+            for before in 0..34 {
+                let text = format!("{}{special}{}", "a".repeat(before), "b".repeat(before % 7));
+                cases.push(text.clone());
+                cases.push(text.repeat(3));
+            }
+        }
+        for text in cases {
+            let mut ours = Vec::new();
+            write_json_str(&mut ours, &text);
+            assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_string_is_escaped_as_serde_escapes_it(text in "(\\PC|[\\x00-\\x1f\"\\\\])*") {
+            let mut ours = Vec::new();
+            write_json_str(&mut ours, &text);
+            proptest::prop_assert_eq!(ours, serde_json::to_vec(&text).unwrap());
+        }
     }
 
     #[test]
