@@ -203,7 +203,9 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         protocol: ProtocolOptions::default(),
     });
     let check = check.as_ref();
-    let mut writer = EventWriter::new(temp.as_file_mut(), format, compression)?;
+    // Compressing and writing happen beside this thread, which follows the stream.
+    let written = temp.as_file().try_clone().context("creating a temp file")?;
+    let mut writer = EventWriter::background(written, format, compression)?;
     let mut compactor = Compactor::new(settings.level, settings.state_limit);
     // The original's errors only matter if the compacted stream has some: they are counted
     // then, by reading the original again. Stdin cannot be read again, so for it they are
