@@ -137,8 +137,10 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                 }
             }
             let compression = source::detect_compression_ext(path);
-            let mut temp = super::temp_beside(path)?;
-            let mut writer = EventWriter::new(temp.as_file_mut(), format, compression)?;
+            let temp = super::temp_beside(path)?;
+            // Compressing and writing happen beside this thread, which reads and filters.
+            let file = temp.as_file().try_clone().context("creating a temp file")?;
+            let mut writer = EventWriter::background(file, format, compression)?;
             copy(&input, &read, &mut filter, &mut writer)?;
             writer
                 .finish()
