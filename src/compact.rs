@@ -368,9 +368,10 @@ impl Compactor {
     /// The deltas merged so far for one message or tool call, made empty when there are none.
     fn merged_entry(&mut self, kind: ContentKind, id: &str) -> &mut Merged {
         // Deltas of one message usually come in a row: the last one merged is tried first.
-        let hinted = self.merged.get(self.last_merged).is_some_and(|m| {
-            m.kind.target() == kind.target() && m.id == id
-        });
+        let hinted = self
+            .merged
+            .get(self.last_merged)
+            .is_some_and(|m| m.kind.target() == kind.target() && m.id == id);
         // Few are open at once: a scan beats hashing the id.
         let found = if hinted {
             Some(self.last_merged)
@@ -575,24 +576,28 @@ impl Compactor {
             // Serialised with the state borrowed: a state is often large, and copying it to
             // build the event would cost more than writing it.
             let metadata = segment.state_metadata.map(Value::Object);
-            let snapshot = self.folder.state().map(|state| {
-                serialized(&StateEvent {
-                    delta: None,
-                    metadata: metadata.as_ref(),
-                    snapshot: Some(state),
-                    ty: EventType::StateSnapshot.as_str(),
+            let snapshot = self
+                .folder
+                .state()
+                .map(|state| {
+                    serialized(&StateEvent {
+                        delta: None,
+                        metadata: metadata.as_ref(),
+                        snapshot: Some(state),
+                        ty: EventType::StateSnapshot.as_str(),
+                    })
                 })
-            })
-            .transpose()?;
-            let delta = (!segment.state_snapshot && !segment.applied_ops.is_empty()).then(|| {
-                serialized(&StateEvent {
-                    delta: Some(&segment.applied_ops),
-                    metadata: metadata.as_ref(),
-                    snapshot: None,
-                    ty: EventType::StateDelta.as_str(),
+                .transpose()?;
+            let delta = (!segment.state_snapshot && !segment.applied_ops.is_empty())
+                .then(|| {
+                    serialized(&StateEvent {
+                        delta: Some(&segment.applied_ops),
+                        metadata: metadata.as_ref(),
+                        snapshot: None,
+                        ty: EventType::StateDelta.as_str(),
+                    })
                 })
-            })
-            .transpose()?;
+                .transpose()?;
             let chosen = match (snapshot, delta) {
                 // Without a snapshot in the segment, only deltas that applied changed anything.
                 (Some(s), Some(d)) => Some(if d.len() < s.len() { d } else { s }),
