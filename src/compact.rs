@@ -124,6 +124,10 @@ struct Merged {
     kind: ContentKind,
     id: String,
     delta: String,
+    /// Where the text of plain deltas the folder has not been given starts in `delta`, if
+    /// there are any (empty ones count: a first empty delta still gives a message content):
+    /// they are handed to it together, before it is next used ([`Compactor::fold_held`]).
+    unfolded: Option<usize>,
     metadata: Option<Map<String, Value>>,
     owner: Option<Value>,
 }
@@ -197,6 +201,7 @@ impl Compactor {
 
     /// Compacts one event as read; `raw` is its text.
     pub fn push(&mut self, event: &Event, raw: &[u8], out: &mut dyn Output) -> io::Result<()> {
+        self.fold_held();
         let raw = &*minified(raw);
         let Some(ty) = event.kind else {
             // Not an AG-UI event: kept as it is.
@@ -246,11 +251,25 @@ impl Compactor {
     /// a run still open.
     /// Returns what the input folds to, for verification.
     pub fn finish(mut self, out: &mut dyn Output) -> io::Result<crate::fold::Folded> {
+        self.fold_held();
         self.flush_boundary(out)?;
         if let Some(run) = self.run.take() {
             write_held(run.held, out)?;
         }
         Ok(self.folder.finish())
+    }
+
+    /// Hands the folder the text of the plain deltas merged since it was last used. Deltas
+    /// held for different messages or calls append to different strings, so applying each
+    /// one's text at once ends as applying the deltas in the order they came would.
+    fn fold_held(&mut self) {
+        for merged in &mut self.merged {
+            if let Some(from) = merged.unfolded.take() {
+                let text = &merged.delta[from..];
+                self.folder
+                    .append_taken(merged.kind.event_type(), &merged.id, text);
+            }
+        }
     }
 
     /// Where output goes now: held with the open run at the `snapshot` level, else out.
@@ -391,6 +410,7 @@ impl Compactor {
                     kind,
                     id: id.to_owned(),
                     delta: String::new(),
+                    unfolded: None,
                     metadata: None,
                     owner: None,
                 });
@@ -416,10 +436,13 @@ impl Compactor {
         let Some(kind) = ContentKind::of(ty) else {
             return false;
         };
-        if !self.expander.is_idle() || !self.folder.apply_delta(ty, id, delta) {
+        if !self.expander.is_idle() || !self.folder.take_delta() {
             return false;
         }
+        // The folder gets the text when it is next used (`fold_held`), all of a run of deltas
+        // at once: one lookup of the message rather than one per delta.
         let merged = self.merged_entry(kind, id);
+        merged.unfolded.get_or_insert(merged.delta.len());
         merged.delta.push_str(delta);
         if let Some(owner) = owner {
             merged
@@ -897,6 +920,7 @@ mod tests {
                     kind,
                     id: "id \"1\"".into(),
                     delta: "Hello,\n\t\"world\" \\ é 🦀 \u{1}".repeat(5),
+                    unfolded: None,
                     metadata: metadata.clone().map(|m| m.as_object().unwrap().clone()),
                     owner: owner.clone(),
                 };

@@ -325,19 +325,37 @@ impl Folder {
     /// exactly as [`Folder::apply`] would. Refused (`false`) while a chunk stream is open,
     /// which the event would close: then it must go through `apply`.
     pub fn apply_delta(&mut self, ty: EventType, id: &str, delta: &str) -> bool {
+        if !self.take_delta() {
+            return false;
+        }
+        self.append_taken(ty, id, delta);
+        true
+    }
+
+    /// The first half of [`Folder::apply_delta`]: whether a plain content delta can be applied
+    /// now (no chunk stream is open), marking the stream as begun if so. A caller may then
+    /// hold the text of such deltas and apply it later with [`Folder::append_taken`].
+    pub fn take_delta(&mut self) -> bool {
         if !self.expander.is_idle() {
             return false;
         }
         self.seen_event = true;
+        true
+    }
+
+    /// The second half of [`Folder::apply_delta`]: appends the text of plain deltas taken
+    /// with [`Folder::take_delta`] — several of them, concatenated, if nothing else was applied
+    /// since the first of them: appending to a message's content or a call's arguments one
+    /// delta at a time or all at once ends the same.
+    pub fn append_taken(&mut self, ty: EventType, id: &str, text: &str) {
         match ty {
             EventType::ToolCallArgs => {
-                self.append_args(Some(id), delta);
+                self.append_args(Some(id), text);
             }
             _ => {
-                self.append_content(Some(id), delta);
+                self.append_content(Some(id), text);
             }
         }
-        true
     }
 
     fn message_end(&mut self, ev: &Value) {

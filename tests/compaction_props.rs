@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use agui_lens::compact::{Compactor, Level, Output};
+use agui_lens::event::EventType;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};
@@ -39,6 +40,37 @@ fn compact_values(events: &[Value], level: Level) -> Vec<Value> {
     }
     compactor.finish(&mut out).unwrap();
     out.0
+}
+
+/// [`compact_values`] as the command runs it: plain deltas (a string delta, nothing but the
+/// type and id beside it) handed over with `push_delta`, the rest with `push`. Also returns
+/// what the compactor says the input folds to, which verification compares against.
+fn compact_values_fast(events: &[Value], level: Level) -> (Vec<Value>, Value) {
+    let path: Arc<str> = Arc::from("generated");
+    let mut compactor = Compactor::new(level, 1 << 30);
+    let mut out = Collect(Vec::new());
+    for (i, value) in events.iter().enumerate() {
+        let event = crate::common::event_at(&path, i, value.clone());
+        let plain = event.kind.and_then(|kind| {
+            let id_field = match kind {
+                EventType::TextMessageContent | EventType::ReasoningMessageContent => "messageId",
+                EventType::ToolCallArgs => "toolCallId",
+                _ => return None,
+            };
+            let map = value.as_object()?;
+            let id = map.get(id_field)?.as_str()?;
+            let delta = map.get("delta")?.as_str()?;
+            (map.len() == 3).then_some((kind, id, delta))
+        });
+        let taken =
+            plain.is_some_and(|(kind, id, delta)| compactor.push_delta(kind, id, delta, None));
+        if !taken {
+            let raw = serde_json::to_vec(value).unwrap();
+            compactor.push(&event, &raw, &mut out).unwrap();
+        }
+    }
+    let folded = compactor.finish(&mut out).unwrap();
+    (out.0, folded.meaning())
 }
 
 /// Compacts at both levels, asserting that the fold is kept and a second pass changes nothing;
@@ -182,6 +214,25 @@ proptest! {
                 level,
                 listing(&events)
             );
+        }
+    }
+
+    /// Deltas taken on the fast path (their text handed to the compactor's folder only when
+    /// it is next used) compact as whole events do, and the compactor folds the input as the
+    /// folder does event by event.
+    #[test]
+    fn deltas_taken_on_the_fast_path_compact_and_fold_the_same(events in stream()) {
+        let folded = fold_values(&events);
+        for level in [Level::Deltas, Level::Snapshot] {
+            let (fast, fast_fold) = compact_values_fast(&events, level);
+            prop_assert_eq!(
+                &fast,
+                &compact_values(&events, level),
+                "{:?} on\n{}",
+                level,
+                listing(&events)
+            );
+            prop_assert_eq!(&fast_fold, &folded, "{:?} on\n{}", level, listing(&events));
         }
     }
 }
