@@ -2,7 +2,7 @@
 //! the `parameters` schema of the tool the run's input declared under that name.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use jsonschema::Validator;
 use serde_json::Value;
@@ -56,10 +56,14 @@ type Compiled = Arc<Result<Validator, String>>;
 /// How many compiled schemas are kept across runs; past it, the store starts over.
 const COMPILED_KEPT: usize = 256;
 
+/// How many versions of one tool's declaration are remembered, and for how many names.
+const RECENT_VERSIONS: usize = 4;
+const RECENT_NAMES: usize = 256;
+
 /// A tool the run's input declared, with its schema compiled on first use.
 struct Tool {
     parameters: Option<Value>,
-    compiled: Option<Compiled>,
+    compiled: OnceLock<Compiled>,
 }
 
 struct OpenCall {
@@ -72,7 +76,11 @@ struct OpenCall {
 pub struct ToolArgs {
     max_args: usize,
     /// `None` when the run's input declared no tools.
-    tools: Option<HashMap<String, Tool>>,
+    tools: Option<HashMap<String, Arc<Tool>>>,
+    /// Tools declared lately, a few versions of each name: a client sends the same tools with
+    /// every run (or alternates between a few sets), so a declaration is compared with these
+    /// rather than copied again, and keeps its compiled schema.
+    recent: HashMap<String, Vec<Arc<Tool>>>,
     open: HashMap<String, OpenCall, FastBuild>,
     /// Compiled schemas by their JSON text: a client sends the same tools with every run, so
     /// each schema is compiled once per stream rather than once per run that calls it.
@@ -84,6 +92,7 @@ impl ToolArgs {
         ToolArgs {
             max_args,
             tools: None,
+            recent: HashMap::new(),
             open: HashMap::default(),
             compiled: HashMap::new(),
         }
@@ -101,23 +110,14 @@ impl ToolArgs {
             .get("input")
             .and_then(|i| i.get("tools"))
             .and_then(Value::as_array);
-        // A client sends the same tools with every run: a tool declared as the last run
-        // declared it is carried over (compared, not copied again, with its compiled schema).
-        let mut before = self.tools.take().unwrap_or_default();
+        let recent = &mut self.recent;
         self.tools = declared.map(|tools| {
             tools
                 .iter()
                 .filter_map(|tool| {
                     let name = tool.get("name")?.as_str()?;
                     let parameters = tool.get("parameters").filter(|p| !p.is_null());
-                    let kept = before
-                        .remove(name)
-                        .filter(|kept| kept.parameters.as_ref() == parameters);
-                    let tool = kept.unwrap_or_else(|| Tool {
-                        parameters: parameters.cloned(),
-                        compiled: None,
-                    });
-                    Some((name.to_owned(), tool))
+                    Some((name.to_owned(), remembered(recent, name, parameters)))
                 })
                 .collect()
         });
@@ -216,14 +216,14 @@ impl ToolArgs {
         if !out.wants(RuleId::ToolArgsSchemaViolation) {
             return;
         }
-        let Some(tool) = self.tools.as_mut().and_then(|t| t.get_mut(&call.name)) else {
+        let Some(tool) = self.tools.as_ref().and_then(|t| t.get(&call.name)).cloned() else {
             return;
         };
         let Some(parameters) = &tool.parameters else {
             return;
         };
         let store = &mut self.compiled;
-        let compiled = tool.compiled.get_or_insert_with(|| {
+        let compiled = tool.compiled.get_or_init(|| {
             let text = parameters.to_string();
             if let Some(compiled) = store.get(&text) {
                 return Arc::clone(compiled);
@@ -259,4 +259,33 @@ impl ToolArgs {
             );
         }
     }
+}
+
+/// The declaration of tool `name` with these parameters: one remembered from an earlier run
+/// if it is equal, else a new one, remembered.
+fn remembered(
+    recent: &mut HashMap<String, Vec<Arc<Tool>>>,
+    name: &str,
+    parameters: Option<&Value>,
+) -> Arc<Tool> {
+    if let Some(versions) = recent.get(name) {
+        if let Some(found) = versions
+            .iter()
+            .find(|t| t.parameters.as_ref() == parameters)
+        {
+            return Arc::clone(found);
+        }
+    } else if recent.len() >= RECENT_NAMES {
+        recent.clear();
+    }
+    let tool = Arc::new(Tool {
+        parameters: parameters.cloned(),
+        compiled: OnceLock::new(),
+    });
+    let versions = recent.entry(name.to_owned()).or_default();
+    if versions.len() >= RECENT_VERSIONS {
+        versions.remove(0);
+    }
+    versions.push(Arc::clone(&tool));
+    tool
 }
