@@ -221,7 +221,13 @@ fn parse_pointer(pointer: &str) -> Result<Vec<String>, PatchErrorKind> {
     };
     let keys: Vec<String> = rest
         .split('/')
-        .map(|k| k.replace("~1", "/").replace("~0", "~"))
+        .map(|k| {
+            if k.contains('~') {
+                k.replace("~1", "/").replace("~0", "~")
+            } else {
+                k.to_owned()
+            }
+        })
         .collect();
     let forbidden = keys.iter().enumerate().any(|(i, k)| {
         k == "__proto__" || (k == "prototype" && i > 0 && keys[i - 1] == "constructor")
