@@ -821,32 +821,28 @@ fn write_held(held: Vec<Held>, out: &mut dyn Output) -> io::Result<()> {
 }
 
 /// One content event holding the merged deltas. Like the official compaction, it carries no
-/// timestamp or raw event of its own. Written straight into `buf` (cleared first), with its keys
-/// in the order the event's `Value` would serialise them: the merged text is most of what
-/// compaction writes, and building a `Value` around it only to serialise it costs a copy.
+/// timestamp or raw event of its own. Written straight into `buf` (cleared first) rather than
+/// built as a `Value`: the merged text is most of what compaction writes. Its fields go in the
+/// order producers write them, `type` first, which is the order the fast path reads (see
+/// [`crate::source::delta`]), so reading a compacted stream back stays fast.
 fn merged_json(merged: &Merged, buf: &mut Vec<u8>) -> io::Result<()> {
-    let id_field = merged.kind.id_field();
     buf.clear();
-    buf.extend_from_slice(b"{\"delta\":");
+    buf.extend_from_slice(b"{\"type\":");
+    write_json_str(buf, merged.kind.event_type().as_str());
+    buf.extend_from_slice(b",\"");
+    buf.extend_from_slice(merged.kind.id_field().as_bytes());
+    buf.extend_from_slice(b"\":");
+    write_json_str(buf, &merged.id);
+    buf.extend_from_slice(b",\"delta\":");
     write_json_str(buf, &merged.delta);
-    if id_field == "messageId" {
-        buf.extend_from_slice(b",\"messageId\":");
-        write_json_str(buf, &merged.id);
+    if let Some(owner) = &merged.owner {
+        buf.extend_from_slice(b",\"subagentRunId\":");
+        serde_json::to_writer(&mut *buf, owner).map_err(io::Error::other)?;
     }
     if let Some(metadata) = &merged.metadata {
         buf.extend_from_slice(b",\"metadata\":");
         serde_json::to_writer(&mut *buf, metadata).map_err(io::Error::other)?;
     }
-    if let Some(owner) = &merged.owner {
-        buf.extend_from_slice(b",\"subagentRunId\":");
-        serde_json::to_writer(&mut *buf, owner).map_err(io::Error::other)?;
-    }
-    if id_field == "toolCallId" {
-        buf.extend_from_slice(b",\"toolCallId\":");
-        write_json_str(buf, &merged.id);
-    }
-    buf.extend_from_slice(b",\"type\":");
-    write_json_str(buf, merged.kind.event_type().as_str());
     buf.push(b'}');
     Ok(())
 }
@@ -906,9 +902,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A merged event is written byte for byte as serialising its `Value` would write it.
+    /// A merged event holds exactly the fields its `Value` would, `type` first, and plain
+    /// ones (no metadata) are read back on the fast path.
     #[test]
-    fn merged_events_are_written_as_their_value_serialises() {
+    fn merged_events_are_written_type_first_and_read_back_fast() {
         for kind in [ContentKind::Text, ContentKind::Reasoning, ContentKind::Tool] {
             for (metadata, owner) in [
                 (None, None),
@@ -929,17 +926,23 @@ mod tests {
                     kind.id_field(): merged.id,
                     "delta": merged.delta,
                 });
-                if let Some(owner) = owner {
-                    value["subagentRunId"] = owner;
+                if let Some(owner) = &owner {
+                    value["subagentRunId"] = owner.clone();
                 }
-                if let Some(metadata) = metadata {
-                    value["metadata"] = metadata;
+                if let Some(metadata) = &metadata {
+                    value["metadata"] = metadata.clone();
                 }
                 let mut ours = Vec::new();
                 merged_json(&merged, &mut ours).unwrap();
+                let read: Value = serde_json::from_slice(&ours).unwrap();
+                assert_eq!(read, value);
+                assert!(ours.starts_with(b"{\"type\":"));
+                let fast = crate::source::delta::parse(&ours);
                 assert_eq!(
-                    String::from_utf8(ours).unwrap(),
-                    serde_json::to_string(&value).unwrap()
+                    fast.is_some(),
+                    metadata.is_none(),
+                    "{}",
+                    String::from_utf8_lossy(&ours)
                 );
             }
         }
