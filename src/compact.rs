@@ -764,6 +764,9 @@ fn held_len(held: &[Held]) -> usize {
 /// An event's text without the whitespace between its tokens, which means nothing; kept
 /// otherwise as written (key order, numbers, escapes). `raw` is valid JSON.
 fn minified(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if is_minified(raw) {
+        return std::borrow::Cow::Borrowed(raw);
+    }
     let outside = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     let mut out: Option<Vec<u8>> = None;
     let mut in_string = false;
@@ -792,6 +795,39 @@ fn minified(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     match out {
         Some(out) => std::borrow::Cow::Owned(out),
         None => std::borrow::Cow::Borrowed(raw),
+    }
+}
+
+/// Whether valid JSON `raw` has no whitespace between its tokens: the usual case, settled
+/// without looking at every byte of its strings one at a time (they are skipped to their
+/// closing quote, and the short stretches between them are checked whole).
+fn is_minified(raw: &[u8]) -> bool {
+    let mut rest = raw;
+    loop {
+        let outside = match memchr::memchr(b'"', rest) {
+            Some(at) => &rest[..at],
+            None => rest,
+        };
+        if outside.iter().fold(false, |any, &b| {
+            any | matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+        }) {
+            return false;
+        }
+        if outside.len() == rest.len() {
+            return true;
+        }
+        // Inside a string: on to its closing quote, past escapes.
+        rest = &rest[outside.len() + 1..];
+        loop {
+            let Some(at) = memchr::memchr2(b'"', b'\\', rest) else {
+                return true; // not valid JSON: nothing outside a string follows
+            };
+            if rest[at] == b'"' {
+                rest = &rest[at + 1..];
+                break;
+            }
+            rest = rest.get(at + 2..).unwrap_or_default();
+        }
     }
 }
 
@@ -954,5 +990,60 @@ mod tests {
         assert_eq!(&*minified(raw), br#"{"b":[1,2.50],"a":"x y \" z\\"}"#);
         let tight = br#"{"a":"with spaces inside"}"#;
         assert!(matches!(minified(tight), std::borrow::Cow::Borrowed(_)));
+    }
+
+    proptest::proptest! {
+        /// The quick test for "nothing to take out" agrees with taking it out, on JSON
+        /// written compactly, pretty-printed and with stray whitespace around any token.
+        #[test]
+        fn is_minified_agrees_with_minifying(
+            text in "(\\PC|[\"\\\\ \t\n])*",
+            numbers in proptest::collection::vec(-1e6f64..1e6, 0..4),
+            pretty in proptest::bool::ANY,
+            pad in 0usize..40,
+        ) {
+            let value = json!({"type": "CUSTOM", "name": text, "value": {"n": numbers, "s": [text, "\\\""]}});
+            let mut raw = if pretty {
+                serde_json::to_vec_pretty(&value).unwrap()
+            } else {
+                serde_json::to_vec(&value).unwrap()
+            };
+            if pad > 0 {
+                // A space after the pad-th structural comma or colon, if there is one.
+                let mut in_string = false;
+                let mut escaped = false;
+                let mut seen = 0;
+                let mut at = None;
+                for (i, &b) in raw.iter().enumerate() {
+                    if in_string {
+                        if escaped { escaped = false } else if b == b'\\' { escaped = true } else if b == b'"' { in_string = false }
+                    } else if b == b'"' {
+                        in_string = true;
+                    } else if b == b',' || b == b':' {
+                        seen += 1;
+                        if seen == pad { at = Some(i + 1); break; }
+                    }
+                }
+                if let Some(at) = at { raw.insert(at, b' '); }
+            }
+            let slow_keeps_all = {
+                // minified() without its quick test: the state machine alone.
+                let outside = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+                let (mut in_string, mut escaped, mut all) = (false, false, true);
+                for &b in &raw {
+                    if in_string {
+                        if escaped { escaped = false } else if b == b'\\' { escaped = true } else if b == b'"' { in_string = false }
+                    } else {
+                        in_string = b == b'"';
+                        if outside(b) { all = false }
+                    }
+                }
+                all
+            };
+            proptest::prop_assert_eq!(is_minified(&raw), slow_keeps_all);
+            let out = minified(&raw);
+            let read: Value = serde_json::from_slice(&out).unwrap();
+            proptest::prop_assert_eq!(read, value);
+        }
     }
 }
