@@ -599,18 +599,12 @@ impl Compactor {
             // Serialised with the state borrowed: a state is often large, and copying it to
             // build the event would cost more than writing it.
             let metadata = segment.state_metadata.map(Value::Object);
-            let snapshot = self
-                .folder
-                .state()
-                .map(|state| {
-                    serialized(&StateEvent {
-                        delta: None,
-                        metadata: metadata.as_ref(),
-                        snapshot: Some(state),
-                        ty: EventType::StateSnapshot.as_str(),
-                    })
-                })
-                .transpose()?;
+            let snapshot = self.folder.state().map(|state| StateEvent {
+                delta: None,
+                metadata: metadata.as_ref(),
+                snapshot: Some(state),
+                ty: EventType::StateSnapshot.as_str(),
+            });
             let delta = (!segment.state_snapshot && !segment.applied_ops.is_empty())
                 .then(|| {
                     serialized(&StateEvent {
@@ -623,8 +617,13 @@ impl Compactor {
                 .transpose()?;
             let chosen = match (snapshot, delta) {
                 // Without a snapshot in the segment, only deltas that applied changed anything.
-                (Some(s), Some(d)) => Some(if d.len() < s.len() { d } else { s }),
-                (Some(s), None) if segment.state_snapshot => Some(s),
+                // The snapshot is counted only as far as the delta's length: usually the state
+                // is the larger, and then it is not written out in full just to be measured.
+                (Some(s), Some(d)) => Some(match serialized_len_within(&s, d.len()) {
+                    Some(_) => serialized(&s)?,
+                    None => d,
+                }),
+                (Some(s), None) if segment.state_snapshot => Some(serialized(&s)?),
                 (_, d) => d,
             };
             if let Some(event) = chosen {
@@ -902,22 +901,32 @@ fn serialized(value: &impl serde::Serialize) -> io::Result<Vec<u8>> {
 }
 
 fn serialized_len(value: &impl serde::Serialize) -> usize {
-    /// Counts what is written to it.
-    struct Count(usize);
+    serialized_len_within(value, usize::MAX).unwrap_or(usize::MAX)
+}
+
+/// The length of `value` serialised, if it is at most `limit`; counting stops past it.
+fn serialized_len_within(value: &impl serde::Serialize, limit: usize) -> Option<usize> {
+    /// Counts what is written to it, refusing what would take it past the limit.
+    struct Count {
+        len: usize,
+        limit: usize,
+    }
     impl io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0 += buf.len();
+            self.len = self.len.saturating_add(buf.len());
+            if self.len > self.limit {
+                return Err(io::ErrorKind::FileTooLarge.into());
+            }
             Ok(buf.len())
         }
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
     }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => usize::MAX,
-    }
+    let mut count = Count { len: 0, limit };
+    serde_json::to_writer(&mut count, value)
+        .ok()
+        .map(|()| count.len)
 }
 
 /// Merges an event's metadata into what was collected, key by key.
@@ -990,6 +999,89 @@ mod tests {
         assert_eq!(&*minified(raw), br#"{"b":[1,2.50],"a":"x y \" z\\"}"#);
         let tight = br#"{"a":"with spaces inside"}"#;
         assert!(matches!(minified(tight), std::borrow::Cow::Borrowed(_)));
+    }
+
+    /// What compacting a run at the `deltas` level writes for the state of its second run.
+    fn second_run_state(state: Value, ops: Value) -> Vec<Value> {
+        struct Collect(Vec<Value>);
+        impl Output for Collect {
+            fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+                self.0.push(serde_json::from_slice(bytes).unwrap());
+                Ok(())
+            }
+            fn event(&mut self, value: &Value) -> io::Result<()> {
+                self.0.push(value.clone());
+                Ok(())
+            }
+        }
+        let events = [
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}),
+            json!({"type": "STATE_SNAPSHOT", "snapshot": state}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"}),
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r2"}),
+            json!({"type": "STATE_DELTA", "delta": ops}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}),
+        ];
+        let mut compactor = Compactor::new(Level::Deltas, 1 << 20);
+        let mut out = Collect(Vec::new());
+        let path: std::sync::Arc<str> = std::sync::Arc::from("t");
+        for (index, value) in (0u64..).zip(events) {
+            let raw = serde_json::to_vec(&value).unwrap();
+            let loc = crate::event::Location {
+                path: path.clone(),
+                line: index + 1,
+                offset: 0,
+                index,
+            };
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            compactor
+                .push(&Event { loc, kind, value }, &raw, &mut out)
+                .unwrap();
+        }
+        compactor.finish(&mut out).unwrap();
+        let second = out.0.iter().position(|e| e["runId"] == "r2").unwrap();
+        out.0[second..]
+            .iter()
+            .filter(|e| e["type"].as_str().is_some_and(|t| t.starts_with("STATE_")))
+            .cloned()
+            .collect()
+    }
+
+    /// A run's state goes as the smaller of one STATE_DELTA of the operations that applied
+    /// and one STATE_SNAPSHOT of the result (the snapshot when they are the same length).
+    #[test]
+    fn a_runs_state_goes_as_the_smaller_of_delta_and_snapshot() {
+        let big = json!({"n": 1, "notes": "x".repeat(500)});
+        let one_op = json!([{"op": "replace", "path": "/n", "value": 2}]);
+        assert_eq!(
+            second_run_state(big, one_op.clone()),
+            [json!({"type": "STATE_DELTA", "delta": one_op})]
+        );
+        let small = json!({"n": 1});
+        let many: Vec<Value> = (0..40)
+            .map(|i| json!({"op": "replace", "path": "/n", "value": i}))
+            .collect();
+        assert_eq!(
+            second_run_state(small, Value::Array(many)),
+            [json!({"type": "STATE_SNAPSHOT", "snapshot": {"n": 39}})]
+        );
+        // {"type":"STATE_DELTA","delta":[…]} and {"snapshot":…,"type":"STATE_SNAPSHOT"} of
+        // one length: the snapshot.
+        let op = json!([{"op": "add", "path": "/k", "value": "v"}]);
+        let delta_len = serialized_len(&json!({"type": "STATE_DELTA", "delta": op}));
+        let pad = delta_len
+            - serialized_len(&json!({"type": "STATE_SNAPSHOT", "snapshot": {"k": "v", "p": ""}}));
+        let state = json!({"p": "y".repeat(pad)});
+        let mut result = state.clone();
+        result["k"] = json!("v");
+        assert_eq!(
+            serialized_len(&json!({"type": "STATE_SNAPSHOT", "snapshot": result})),
+            delta_len
+        );
+        assert_eq!(
+            second_run_state(state, op),
+            [json!({"type": "STATE_SNAPSHOT", "snapshot": result})]
+        );
     }
 
     proptest::proptest! {
