@@ -108,6 +108,14 @@ impl ContentKind {
         }
     }
 
+    /// Which of the merged-entry indexes holds this kind's ids.
+    fn slot(self) -> usize {
+        match self.target() {
+            ContentKind::Tool => 1,
+            _ => 0,
+        }
+    }
+
     /// Where the content lands, for holding it: text and reasoning content alike append to
     /// the message with their id, so they are merged together, in the order they came.
     fn target(self) -> ContentKind {
@@ -162,7 +170,11 @@ pub struct Compactor {
     pieces: Vec<Piece>,
     folder: Folder,
     merged: Vec<Merged>,
-    merged_index: HashMap<(ContentKind, String), usize, FastBuild>,
+    /// Where each merged entry is in `merged`, by id: one map per target (text and reasoning
+    /// content share the message's, tool arguments have their own).
+    merged_index: [HashMap<String, usize, FastBuild>; 2],
+    /// Text buffers of merged entries written out, kept for the next ones.
+    spare_text: Vec<String>,
     /// Where merged events are serialised, kept between them.
     scratch: Vec<u8>,
     /// Where the last delta was merged (a hint: checked before it is used).
@@ -184,7 +196,8 @@ impl Compactor {
             pieces: Vec::new(),
             folder: Folder::new(state_limit),
             merged: Vec::new(),
-            merged_index: HashMap::default(),
+            merged_index: Default::default(),
+            spare_text: Vec::new(),
             scratch: Vec::new(),
             last_merged: 0,
             segment: Segment::default(),
@@ -399,9 +412,7 @@ impl Compactor {
                 .iter()
                 .position(|m| m.kind.target() == kind.target() && m.id == id)
         } else {
-            self.merged_index
-                .get(&(kind.target(), id.to_owned()))
-                .copied()
+            self.merged_index[kind.slot()].get(id).copied()
         };
         let at = match found {
             Some(at) => at,
@@ -409,13 +420,12 @@ impl Compactor {
                 self.merged.push(Merged {
                     kind,
                     id: id.to_owned(),
-                    delta: String::new(),
+                    delta: self.spare_text.pop().unwrap_or_default(),
                     unfolded: None,
                     metadata: None,
                     owner: None,
                 });
-                self.merged_index
-                    .insert((kind.target(), id.to_owned()), self.merged.len() - 1);
+                self.merged_index[kind.slot()].insert(id.to_owned(), self.merged.len() - 1);
                 self.merged.len() - 1
             }
         };
@@ -459,30 +469,40 @@ impl Compactor {
         id: &str,
         out: &mut dyn Output,
     ) -> io::Result<()> {
-        let Some(at) = self.merged_index.remove(&(kind.target(), id.to_owned())) else {
+        let Some(at) = self.merged_index[kind.slot()].remove(id) else {
             return Ok(());
         };
         let merged = self.merged.remove(at);
-        for slot in self.merged_index.values_mut() {
+        for slot in self
+            .merged_index
+            .iter_mut()
+            .flat_map(|index| index.values_mut())
+        {
             if *slot > at {
                 *slot -= 1;
             }
         }
-        self.write_merged(&merged, out)
+        self.write_merged(merged, out)
     }
 
-    fn write_merged(&mut self, merged: &Merged, out: &mut dyn Output) -> io::Result<()> {
+    fn write_merged(&mut self, merged: Merged, out: &mut dyn Output) -> io::Result<()> {
         let mut buf = std::mem::take(&mut self.scratch);
-        merged_json(merged, &mut buf)?;
+        merged_json(&merged, &mut buf)?;
         self.sink(out).raw(&buf)?;
         self.scratch = buf;
+        // Its buffer is kept for the next message, unless it grew large.
+        let mut text = merged.delta;
+        if self.spare_text.len() < 8 && text.capacity() <= 64 * 1024 {
+            text.clear();
+            self.spare_text.push(text);
+        }
         Ok(())
     }
 
     fn flush_all_merged(&mut self, out: &mut dyn Output) -> io::Result<()> {
-        self.merged_index.clear();
+        self.merged_index.iter_mut().for_each(HashMap::clear);
         for merged in std::mem::take(&mut self.merged) {
-            self.write_merged(&merged, out)?;
+            self.write_merged(merged, out)?;
         }
         Ok(())
     }
@@ -494,7 +514,8 @@ impl Compactor {
         }
         for field in ["messageId", "toolCallId", "entityId", "parentMessageId"] {
             if let Some(id) = value.get(field).and_then(Value::as_str) {
-                for kind in [ContentKind::Text, ContentKind::Reasoning, ContentKind::Tool] {
+                // Reasoning content is merged with the text of its message: two targets.
+                for kind in [ContentKind::Text, ContentKind::Tool] {
                     self.flush_merged(kind, id, out)?;
                 }
             }
