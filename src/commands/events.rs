@@ -64,7 +64,7 @@ fn prepare_frame(
         ..
     } = frame.kind
     {
-        if let Some(delta) = fast.then(|| delta::parse(batch.bytes(frame))).flatten() {
+        if let Some(delta) = fast.then(|| delta::parse_in(batch, frame)).flatten() {
             return Item::Delta(delta);
         }
     }

@@ -74,7 +74,7 @@ impl Preparer<'_> {
                 ..
             } = frame.kind
             {
-                if let Some(delta) = delta::parse(batch.bytes(frame)) {
+                if let Some(delta) = delta::parse_in(batch, frame) {
                     return Prepared {
                         event: None,
                         delta: Some(delta),

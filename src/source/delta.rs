@@ -109,10 +109,14 @@ struct Shape<'a> {
 
 /// Reads a delta event, if it is one of plain, valid shape.
 pub fn parse(raw: &[u8]) -> Option<Delta> {
-    if let Some(delta) = scan(raw) {
-        return Some(delta);
-    }
-    parse_with_serde(raw)
+    scan(raw, false).or_else(|| parse_with_serde(raw))
+}
+
+/// [`parse`] of a frame of a batch, whose strings need no UTF-8 check of their own when the
+/// batch was checked whole ([`Batch::check_utf8`]).
+pub fn parse_in(batch: &Batch, frame: &Frame) -> Option<Delta> {
+    let raw = batch.bytes(frame);
+    scan(raw, batch.is_utf8()).or_else(|| parse_with_serde(raw))
 }
 
 /// Reads a delta event the way producers write one — compact, `type` first, no `\u` escape —
@@ -120,7 +124,8 @@ pub fn parse(raw: &[u8]) -> Option<Delta> {
 /// does not recognise byte for byte goes to [`parse_with_serde`], which decides. So a `Some`
 /// here is exactly what `parse_with_serde` returns for the same bytes (a test holds the two
 /// to that on generated lines).
-fn scan(raw: &[u8]) -> Option<Delta> {
+/// `utf8`: `raw` is known to be UTF-8.
+fn scan(raw: &[u8], utf8: bool) -> Option<Delta> {
     let rest = raw.strip_prefix(b"{\"type\":\"")?;
     let (kind, mut rest) = if let Some(rest) = rest.strip_prefix(b"TEXT_MESSAGE_CONTENT\"") {
         (EventType::TextMessageContent, rest)
@@ -147,13 +152,13 @@ fn scan(raw: &[u8]) -> Option<Delta> {
         }
         // A field seen twice, the other kind's id or an unknown key: serde decides.
         rest = if let Some(tail) = rest.strip_prefix(id_key) {
-            fill(&mut id, string(raw, tail))?
+            fill(&mut id, string(raw, tail, utf8))?
         } else if let Some(tail) = rest.strip_prefix(b"\"delta\":") {
-            fill(&mut delta, string(raw, tail))?
+            fill(&mut delta, string(raw, tail, utf8))?
         } else if let Some(tail) = rest.strip_prefix(b"\"timestamp\":") {
             fill(&mut timestamp, integer(tail))?
         } else if let Some(tail) = rest.strip_prefix(b"\"subagentRunId\":") {
-            fill(&mut owner, string(raw, tail))?
+            fill(&mut owner, string(raw, tail, utf8))?
         } else {
             return None;
         };
@@ -180,7 +185,7 @@ fn fill<'a, T>(slot: &mut Option<T>, read: Option<(T, &'a [u8])>) -> Option<&'a 
 
 /// A JSON string at the start of `rest`, and what follows it. Only the short escapes are
 /// unescaped here; `\u`, a control character or bytes that are not UTF-8 make it `None`.
-fn string<'a>(raw: &[u8], rest: &'a [u8]) -> Option<(Text, &'a [u8])> {
+fn string<'a>(raw: &[u8], rest: &'a [u8], utf8: bool) -> Option<(Text, &'a [u8])> {
     let body = rest.strip_prefix(b"\"")?;
     let stop = memchr::memchr2(b'"', b'\\', body)?;
     if body[stop] == b'"' {
@@ -190,7 +195,9 @@ fn string<'a>(raw: &[u8], rest: &'a [u8]) -> Option<(Text, &'a [u8])> {
         let unusual = text
             .iter()
             .fold(0u8, |seen, &b| seen | u8::from(b < 0x20) | (b & 0x80));
-        if unusual != 0 && (text.iter().any(|&b| b < 0x20) || std::str::from_utf8(text).is_err()) {
+        if unusual != 0
+            && (text.iter().any(|&b| b < 0x20) || (!utf8 && std::str::from_utf8(text).is_err()))
+        {
             return None;
         }
         let start = (text.as_ptr() as usize) - (raw.as_ptr() as usize);
@@ -452,7 +459,9 @@ mod tests {
                         d.timestamp,
                     )
                 };
-                match scan(raw) {
+                // Known to be UTF-8 (it is), the scanner reads the same.
+                prop_assert_eq!(scan(raw, true), scan(raw, false));
+                match scan(raw, false) {
                     Some(delta) => {
                         scanned.set(scanned.get() + 1);
                         prop_assert_eq!(Some(read(&delta)), by_serde.as_ref().map(read));

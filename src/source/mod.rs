@@ -104,6 +104,11 @@ impl Batch {
         self.data.len()
     }
 
+    /// Whether `data` was checked and found UTF-8 as a whole (see [`Batch::check_utf8`]).
+    pub fn is_utf8(&self) -> bool {
+        self.utf8
+    }
+
     /// Checks once that the batch's bytes are UTF-8, so that [`Batch::text`] can hand out
     /// strings within them without checking each. Done on the pool, off the thread that
     /// follows the stream in order.
