@@ -1,5 +1,6 @@
 //! Compaction: any JSONL stream compacts, at both levels, to one that folds to the same
-//! messages and state, and compacting that again changes nothing.
+//! messages and state, and compacting that again changes nothing; taking plain deltas on the
+//! fast path, as the command does, compacts the same and folds the input the same.
 #![no_main]
 
 use std::sync::Arc;
@@ -59,6 +60,24 @@ fn compact(events: &[Value], level: Level) -> Vec<Value> {
     out.0
 }
 
+/// As the command compacts: lines the delta scanner reads go to `push_delta`. Returns what
+/// was written and what the compactor says the input folds to.
+fn compact_fast(lines: &[(&[u8], Value)], level: Level) -> (Vec<Value>, Value) {
+    let mut compactor = Compactor::new(level, 1 << 24);
+    let mut out = Collect(Vec::new());
+    for (i, (raw, value)) in lines.iter().enumerate() {
+        let taken = agui_lens::source::delta::parse(raw).is_some_and(|d| {
+            let owner = d.owner.as_ref().map(|o| o.get(raw));
+            compactor.push_delta(d.kind, d.id.get(raw), d.delta.get(raw), owner)
+        });
+        if !taken {
+            compactor.push(&event(value, i), raw, &mut out).unwrap();
+        }
+    }
+    let folded = compactor.finish(&mut out).unwrap();
+    (out.0, folded.meaning())
+}
+
 fuzz_target!(|input: &[u8]| {
     // One event per line; lines that are not JSON objects are left out, as a reader would
     // report and skip them.
@@ -72,5 +91,25 @@ fuzz_target!(|input: &[u8]| {
         let once = compact(&events, level);
         assert_eq!(fold(&once), folded, "{level:?} changed the fold");
         assert_eq!(compact(&once, level), once, "{level:?} is not idempotent");
+    }
+    // The same lines as read: raw bytes beside their values.
+    let lines: Vec<(&[u8], Value)> = input
+        .split(|&b| b == b'\n')
+        .filter_map(|line| Some((line, serde_json::from_slice::<Value>(line).ok()?)))
+        .filter(|(_, value)| value.is_object())
+        .collect();
+    for level in [Level::Deltas, Level::Snapshot] {
+        let (fast, fast_fold) = compact_fast(&lines, level);
+        let whole = {
+            let mut compactor = Compactor::new(level, 1 << 24);
+            let mut out = Collect(Vec::new());
+            for (i, (raw, value)) in lines.iter().enumerate() {
+                compactor.push(&event(value, i), raw, &mut out).unwrap();
+            }
+            compactor.finish(&mut out).unwrap();
+            out.0
+        };
+        assert_eq!(fast, whole, "{level:?}: the fast path compacts differently");
+        assert_eq!(fast_fold, folded, "{level:?}: the fast path folds differently");
     }
 });
