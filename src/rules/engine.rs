@@ -84,7 +84,7 @@ impl Preparer<'_> {
                 }
             }
         }
-        let parsed = parse::parse_frame_for(
+        let parsed = parse::parse_frame(
             &self.path,
             batch,
             frame,

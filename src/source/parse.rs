@@ -42,36 +42,28 @@ pub fn location(path: &Arc<str>, frame: &Frame) -> Location {
     }
 }
 
-/// Parses one frame.
-pub fn parse_frame(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usize) -> Parsed {
-    parse(path, batch, frame, max_line, true)
-}
-
-/// [`parse_frame`], looking for repeated keys only when `repeated_keys` (they cost a second
-/// scan of every full event, worth it only when the rule that reports them is on).
-pub fn parse_frame_for(
-    path: &Arc<str>,
-    batch: &Batch,
-    frame: &Frame,
-    max_line: usize,
-    repeated_keys: bool,
-) -> Parsed {
-    parse(path, batch, frame, max_line, repeated_keys)
-}
-
 /// Parses one frame into its event, if it holds one, for a reader that reports nothing
 /// (fold, compact): the same event [`parse_frame`] yields, without looking for what would
-/// only be reported (repeated keys cost a second scan of every full event).
+/// only be reported.
 pub fn parse_event(
     path: &Arc<str>,
     batch: &Batch,
     frame: &Frame,
     max_line: usize,
 ) -> Option<Event> {
-    parse(path, batch, frame, max_line, false).event
+    parse_frame(path, batch, frame, max_line, false).event
 }
 
-fn parse(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usize, report: bool) -> Parsed {
+/// Parses one frame, with everything found wrong with it; repeated keys are looked for only
+/// when `repeated_keys` (a second scan of every full event, worth it only when the rule that
+/// reports them is on).
+pub fn parse_frame(
+    path: &Arc<str>,
+    batch: &Batch,
+    frame: &Frame,
+    max_line: usize,
+    repeated_keys: bool,
+) -> Parsed {
     let loc = location(path, frame);
     let mut problems = Vec::new();
     let bytes = batch.bytes(frame);
@@ -169,7 +161,7 @@ fn parse(path: &Arc<str>, batch: &Batch, frame: &Frame, max_line: usize, report:
             problems,
         };
     }
-    if let Some(repeated) = report
+    if let Some(repeated) = repeated_keys
         .then(|| super::dupkeys::first_repeated(bytes))
         .flatten()
     {
@@ -301,7 +293,7 @@ mod tests {
         let mut batch = Batch::default();
         batch.push_data(text, 7, 100, 3, false);
         let frame = batch.frames[0].clone();
-        parse_frame(&Arc::from("f.jsonl"), &batch, &frame, 1024)
+        parse_frame(&Arc::from("f.jsonl"), &batch, &frame, 1024, true)
     }
 
     fn rule_and_message(text: &[u8]) -> (RuleId, String) {
