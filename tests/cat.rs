@@ -121,6 +121,28 @@ fn slices() {
     assert_eq!(first.lines().count(), 33, "{first}");
 }
 
+/// `-o` over an existing file replaces it whole, keeping its permissions, and leaves no temp
+/// file beside it.
+#[test]
+fn an_output_replaced_keeps_its_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.sse");
+    std::fs::write(&out, "old\n").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let sse = cat(&[FULL, "-o", out.to_str().unwrap()]);
+    assert!(sse.is_empty(), "{sse}");
+    let meta = std::fs::metadata(&out).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+    let back = cat(&[out.to_str().unwrap()]);
+    assert_eq!(back, std::fs::read_to_string(root().join(FULL)).unwrap());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temp file left"
+    );
+}
+
 #[test]
 fn refusals() {
     let (code, _, stderr) = run(&["cat", FULL, "-o", FULL]);

@@ -393,8 +393,18 @@ fn snapshot_life_cycle() {
     let (code, _, stderr) = update(true, None);
     assert_eq!(code, 2);
     assert!(stderr.contains("--reason"), "{stderr}");
+    // The expectation is replaced whole, and keeps the permissions it had.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&snap, std::fs::Permissions::from_mode(0o640)).unwrap();
     let (code, _, _) = update(true, Some("fold level is what we promise"));
     assert_eq!(code, 0);
+    let mode = std::fs::metadata(&snap).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640);
+    let names: Vec<_> = std::fs::read_dir(snap.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["chat.snap"], "no temp file left");
     let text = std::fs::read_to_string(&snap).unwrap();
     assert!(text.contains("# level: fold\n"), "{text}");
     assert!(

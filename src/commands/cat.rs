@@ -1,14 +1,12 @@
 //! `agui-lens cat PATH`: slice a stream (by type, run, index range) and convert it between
 //! JSONL, SSE and JSON arrays, plain or compressed. Events are written back as read.
 
-use std::fs;
 use std::io::{self, Write};
-use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::Outcome;
 use super::events::{for_each_event, warn_unreadable};
+use super::{Outcome, persist, same_file};
 use crate::cli::CatArgs;
 use crate::compact::Output;
 use crate::event::{Event, EventType};
@@ -145,8 +143,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             writer
                 .finish()
                 .with_context(|| format!("writing {}", path.display()))?;
-            temp.persist(path)
-                .with_context(|| format!("writing {}", path.display()))?;
+            persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
         }
     }
     Ok(Outcome::Clean)
@@ -181,14 +178,6 @@ fn copy<W: Write>(
         }
         Err(err) if err.is::<PastRange>() => Ok(()),
         Err(err) => Err(err),
-    }
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (fs::metadata(a), fs::metadata(b)) {
-        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
-        _ => false,
     }
 }
 

@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 
-use super::Outcome;
 use super::events::{for_each_fed, parse_event};
+use super::{Outcome, persist, same_file};
 use crate::cli::CompactArgs;
 use crate::compact::{Compactor, Level, Output};
 use crate::diagnostic::{Diagnostic, Severity, abbreviate_value};
@@ -168,14 +168,6 @@ fn targets(args: &CompactArgs, inputs: &[InputSpec]) -> Result<Vec<Target>> {
         }
     }
     Ok(targets)
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (fs::metadata(a), fs::metadata(b)) {
-        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
-        _ => false,
-    }
 }
 
 /// The compression a target is written with: what its name says, or the input's when the
@@ -388,8 +380,7 @@ fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
     }
 }
 
-/// Puts the verified temp file in place: fsync, the target's permissions, rename, fsync the
-/// directory. Until the rename, the target is untouched; a failure removes the temp file.
+/// Puts the verified temp file in place (see [`persist`]), or copies it to stdout.
 fn commit(temp: tempfile::NamedTempFile, target: &Target) -> Result<()> {
     match target {
         Target::Stdout => {
@@ -399,19 +390,7 @@ fn commit(temp: tempfile::NamedTempFile, target: &Target) -> Result<()> {
             stdout.flush()?;
             Ok(())
         }
-        Target::File(path) => {
-            temp.as_file().sync_all()?;
-            if let Ok(meta) = fs::metadata(path) {
-                temp.as_file().set_permissions(meta.permissions())?;
-            }
-            temp.persist(path).map_err(|e| e.error)?;
-            let dir = match path.parent() {
-                Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            File::open(&dir)?.sync_all()?;
-            Ok(())
-        }
+        Target::File(path) => Ok(persist(temp, path)?),
     }
 }
 

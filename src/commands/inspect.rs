@@ -118,8 +118,7 @@ fn write(
             out.flush()
                 .with_context(|| format!("writing {}", path.display()))?;
         }
-        file.persist(path)
-            .with_context(|| format!("writing {}", path.display()))?;
+        super::persist(file, path).with_context(|| format!("writing {}", path.display()))?;
         eprintln!(
             "wrote {}: {}, {}, {}",
             path.display(),

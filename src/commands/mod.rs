@@ -14,6 +14,7 @@ pub mod schema;
 pub mod snapshot;
 pub mod test;
 
+use std::io;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -75,6 +76,33 @@ pub(crate) fn temp_beside(path: &std::path::Path) -> Result<tempfile::NamedTempF
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .with_context(|| format!("creating a file in {}", dir.display()))
+}
+
+/// Puts a finished temp file from [`temp_beside`] in place of `path`, durably: its bytes
+/// reach the disk, it takes the permissions `path` has (when `path` exists), it is renamed
+/// over `path`, and the directory's new entry reaches the disk. Until the rename `path` is
+/// untouched; on failure the temp file is removed. So after a crash `path` holds either its
+/// old bytes or all of the new ones.
+pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &std::path::Path) -> io::Result<()> {
+    temp.as_file().sync_all()?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        temp.as_file().set_permissions(meta.permissions())?;
+    }
+    temp.persist(path).map_err(|e| e.error)?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Whether two paths name the same file (an output that would overwrite its own input).
+pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
+        _ => false,
+    }
 }
 
 /// Runs the command the user asked for.

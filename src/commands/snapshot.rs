@@ -422,14 +422,10 @@ fn write_atomically(path: &Path, text: &str) -> Result<()> {
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut temp = tempfile::NamedTempFile::new_in(&dir)
+    let mut temp = super::temp_beside(path)?;
+    temp.write_all(text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    temp.write_all(text.as_bytes())?;
-    temp.as_file().sync_all()?;
-    temp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    super::persist(temp, path).with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]
