@@ -20,8 +20,8 @@ pub fn pipelined<T: Send>(
     mut consume: impl FnMut(&Batch, &mut Vec<T>) -> io::Result<()>,
 ) -> io::Result<Option<io::Error>> {
     let mut current = Batch::default();
-    match reader.next_batch(&mut current) {
-        Ok(true) => current.check_utf8(),
+    match next_checked(reader, &mut current) {
+        Ok(true) => {}
         Ok(false) => return Ok(None),
         Err(err) => return Ok(Some(err)),
     }
@@ -31,11 +31,8 @@ pub fn pipelined<T: Send>(
     loop {
         if live {
             consume(&current, &mut prepared)?;
-            match reader.next_batch(&mut current) {
-                Ok(true) => {
-                    current.check_utf8();
-                    prepared = prepare(&current);
-                }
+            match next_checked(reader, &mut current) {
+                Ok(true) => prepared = prepare(&current),
                 Ok(false) => return Ok(None),
                 Err(err) => return Ok(Some(err)),
             }
@@ -47,9 +44,8 @@ pub fn pipelined<T: Send>(
         let mut result = Ok(());
         rayon::in_place_scope(|scope| {
             scope.spawn(|_| {
-                read = reader.next_batch(&mut next);
+                read = next_checked(reader, &mut next);
                 if matches!(read, Ok(true)) {
-                    next.check_utf8();
                     next_prepared = prepare(&next);
                 }
             });
@@ -65,4 +61,13 @@ pub fn pipelined<T: Send>(
         std::mem::swap(&mut current, &mut next);
         consumed = std::mem::replace(&mut prepared, next_prepared);
     }
+}
+
+/// Reads the next batch and checks its bytes for UTF-8 once, for [`Batch::text`].
+fn next_checked(reader: &mut dyn FrameReader, batch: &mut Batch) -> io::Result<bool> {
+    let read = reader.next_batch(batch)?;
+    if read {
+        batch.check_utf8();
+    }
+    Ok(read)
 }
