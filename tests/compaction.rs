@@ -395,24 +395,28 @@ fn error_counts(path: &Path) -> std::collections::BTreeMap<String, usize> {
     counts
 }
 
-/// Streams with errors compact too: the original is read again to count its errors, and the
-/// result may have fewer of each rule, never more.
+/// Streams with errors compact too, in every format: the original is read again to count its
+/// errors, and the result may have fewer of each rule, never more.
 #[test]
 fn streams_with_errors_compact_without_gaining_any() {
     let dir = tempfile::tempdir().unwrap();
     let fixtures = crate::common::fixture_files("fixtures/invalid");
     let mut compacted = 0;
-    for fixture in fixtures
-        .iter()
-        .filter(|f| f.extension().is_some_and(|e| e == "jsonl"))
-    {
+    for fixture in &fixtures {
+        let Some(ext) = fixture
+            .extension()
+            .and_then(|e| e.to_str())
+            .filter(|e| ["jsonl", "sse", "json"].contains(e))
+        else {
+            continue;
+        };
         let input = root().join(fixture);
         if !crate::common::fixture_args(fixture).is_empty() {
             continue;
         }
         let before = error_counts(&input);
         for level in ["deltas", "snapshot"] {
-            let output = dir.path().join(format!("out-{level}.jsonl"));
+            let output = dir.path().join(format!("out-{level}.{ext}"));
             let (code, stderr) = compact(&input, &output, level);
             assert_eq!(code, 0, "{} at {level}: {stderr}", fixture.display());
             assert_eq!(

@@ -339,8 +339,9 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
 
 /// Writes every frame of `input` as it was read, in `format` and `compression`: what
 /// compaction writes when compacting would make the stream larger. Frames that were not held
-/// (over the line cap, malformed) are left out here as compaction leaves them out.
-/// Returns the bytes written, before compression.
+/// (over the line cap, malformed) are left out here as compaction leaves them out. An SSE
+/// frame the input ended inside is kept, as compaction keeps its event, and is written
+/// whole. Returns the bytes written, before compression.
 fn as_read(
     settings: &Settings<'_>,
     input: &InputSpec,
@@ -353,11 +354,7 @@ fn as_read(
     let mut batch = Batch::default();
     while opened.reader.next_batch(&mut batch)? {
         for frame in &batch.frames {
-            if let source::FrameKind::Data {
-                unterminated: false,
-                ..
-            } = frame.kind
-            {
+            if let source::FrameKind::Data { .. } = frame.kind {
                 writer.raw(batch.bytes(frame))?;
             }
         }
