@@ -38,9 +38,16 @@ struct Compiled {
 pub struct SchemaSet {
     docs: BTreeMap<String, Value>,
     strict_docs: BTreeMap<String, Value>,
+    /// The registry the strict schemas resolve in.
+    strict_registry: jsonschema::Registry<'static>,
     /// The registry the published schemas resolve in, built with their first validator.
     lax_registry: OnceLock<jsonschema::Registry<'static>>,
-    events: Vec<Option<Compiled>>,
+    /// Each event type's validators (none without a schema), by [`EventType::index`]. The
+    /// embedded ones are compiled on first use: a stream meets only some of the types, and
+    /// compiling them all held up every command that validates by ~8 ms before it read a
+    /// byte. A user's are compiled at load, so that one that does not compile is reported
+    /// before any stream is read.
+    events: Vec<OnceLock<Option<Compiled>>>,
     /// Schemas for CUSTOM events' `value`, by event `name` (`custom/<name>.json`).
     custom: BTreeMap<String, Compiled>,
     /// Only the embedded schemas, with no user directory laid over them.
@@ -81,11 +88,13 @@ impl SchemaSet {
                 (rel.clone(), strict)
             })
             .collect();
+        let strict_registry = registry(&strict_docs)?;
         let mut set = SchemaSet {
             docs,
             strict_docs,
+            strict_registry,
             lax_registry: OnceLock::new(),
-            events: Vec::new(),
+            events: EventType::ALL.iter().map(|_| OnceLock::new()).collect(),
             custom: BTreeMap::new(),
             stock: overlay.is_none(),
         };
@@ -93,47 +102,66 @@ impl SchemaSet {
         Ok(set)
     }
 
-    /// Compiles the strict validators, on the pool. A user's schemas (an overlay) get their
-    /// published validators compiled here too, so a schema that does not compile is reported
+    /// Compiles the schemas for CUSTOM events' values, and a user's schemas (an overlay) in
+    /// full, strict and published, on the pool, so that one that does not compile is reported
     /// before any stream is read; the embedded ones all compile (a test holds them to it).
     fn compile(&mut self) -> Result<()> {
-        let strict = registry(&self.strict_docs)?;
-        let build = |rel: &str| -> Result<Compiled> {
-            let strict_validator = build_validator(&strict, &self.strict_docs[rel])
-                .with_context(|| format!("compiling schema {rel} (strict)"))?;
-            Ok(Compiled {
-                root: rel.to_owned(),
-                strict: strict_validator,
-                lax: OnceLock::new(),
-            })
-        };
-        let events = EventType::ALL
-            .par_iter()
-            .map(|ty| {
-                let rel = event_schema_path(*ty);
-                self.docs
-                    .contains_key(&rel)
-                    .then(|| build(&rel))
-                    .transpose()
-            })
-            .collect::<Result<Vec<_>>>()?;
         let mut custom = BTreeMap::new();
         for rel in self.docs.keys() {
             if let Some(name) = rel
                 .strip_prefix("custom/")
                 .and_then(|r| r.strip_suffix(".json"))
             {
-                custom.insert(name.to_owned(), build(rel)?);
+                custom.insert(name.to_owned(), self.build(rel)?);
             }
         }
-        self.events = events;
         self.custom = custom;
         if !self.stock {
-            for compiled in self.events.iter().flatten().chain(self.custom.values()) {
+            let events = EventType::ALL
+                .par_iter()
+                .map(|ty| self.build_event(*ty))
+                .collect::<Result<Vec<_>>>()?;
+            for (slot, compiled) in self.events.iter().zip(events) {
+                let _ = slot.set(compiled);
+            }
+            for compiled in self.events.iter().flat_map(|c| c.get()).flatten() {
+                self.try_lax(compiled)?;
+            }
+            for compiled in self.custom.values() {
                 self.try_lax(compiled)?;
             }
         }
         Ok(())
+    }
+
+    /// The strict validator of one schema.
+    fn build(&self, rel: &str) -> Result<Compiled> {
+        let strict = build_validator(&self.strict_registry, &self.strict_docs[rel])
+            .with_context(|| format!("compiling schema {rel} (strict)"))?;
+        Ok(Compiled {
+            root: rel.to_owned(),
+            strict,
+            lax: OnceLock::new(),
+        })
+    }
+
+    fn build_event(&self, ty: EventType) -> Result<Option<Compiled>> {
+        let rel = event_schema_path(ty);
+        self.docs
+            .contains_key(&rel)
+            .then(|| self.build(&rel))
+            .transpose()
+    }
+
+    /// An event type's validators, compiled on first use.
+    fn event(&self, ty: EventType) -> Option<&Compiled> {
+        self.events[ty.index()]
+            .get_or_init(|| {
+                // A user's schemas were all compiled at load, so this is an embedded one.
+                self.build_event(ty)
+                    .expect("the embedded schemas compile (a test holds them to it)")
+            })
+            .as_ref()
     }
 
     /// The published validator of a schema, compiled on first use.
@@ -182,7 +210,7 @@ impl SchemaSet {
 
     /// Validates an event of a known type. Empty when it conforms.
     pub fn validate_event(&self, ty: EventType, event: &Value) -> Vec<SchemaFinding> {
-        match &self.events[ty.index()] {
+        match self.event(ty) {
             Some(compiled) => self.validate(compiled, event, ""),
             None => Vec::new(),
         }
@@ -300,8 +328,10 @@ mod tests {
     #[test]
     fn every_event_type_has_a_schema_and_all_compile() {
         let set = SchemaSet::embedded().expect("embedded schemas compile");
+        // The embedded ones are compiled on first use.
+        assert!(set.events.iter().all(|c| c.get().is_none()));
         for ty in EventType::ALL {
-            let compiled = set.events[ty.index()].as_ref();
+            let compiled = set.event(*ty);
             let compiled = compiled.unwrap_or_else(|| panic!("no schema for {}", ty.as_str()));
             // The published form is compiled on first use; it must compile too.
             assert!(compiled.lax.get().is_none());
@@ -324,7 +354,15 @@ mod tests {
         // With the overlay's schemas compiling, every published validator exists at once.
         std::fs::write(dir.path().join("custom/bad.json"), r#"{"type": "object"}"#).unwrap();
         let set = SchemaSet::load(Some(dir.path())).unwrap();
-        assert!(set.events.iter().flatten().all(|c| c.lax.get().is_some()));
+        // ... and every strict one, compiled at load rather than on first use.
+        assert!(
+            set.events.iter().all(|c| c.get().is_some()),
+            "compiled at load"
+        );
+        let compiled = set.events.iter().filter_map(|c| c.get()?.as_ref());
+        assert!(compiled.count() > 0);
+        let mut compiled = set.events.iter().filter_map(|c| c.get()?.as_ref());
+        assert!(compiled.all(|c| c.lax.get().is_some()));
         assert!(set.custom["bad"].lax.get().is_some());
     }
 
