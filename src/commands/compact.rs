@@ -10,17 +10,18 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 
-use super::events::{for_each_fed, parse_event};
+use super::events::{for_each_schema_checked, parse_event};
+use super::verify::{Current, ReadBack, Tee, Verifier, count_errors, read_back};
 use super::{Outcome, persist, same_file};
 use crate::cli::CompactArgs;
 use crate::compact::{Compactor, Level, Output};
-use crate::diagnostic::{Diagnostic, Severity, abbreviate_value};
+use crate::diagnostic::{Diagnostic, abbreviate_value};
 use crate::difference::first_difference;
-use crate::event::{Event, EventType};
-use crate::fold::{Folded, Folder};
+use crate::event::Event;
+use crate::fold::Folded;
 use crate::interrupt;
 use crate::rules::engine::{Context as CheckContext, Engine, Fed};
-use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
+use crate::rules::protocol::ProtocolOptions;
 use crate::rules::{Level as RuleLevel, Levels, RuleId};
 use crate::schema::SchemaSet;
 use crate::sink::EventWriter;
@@ -198,83 +199,22 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     // Compressing and writing happen beside this thread, which follows the stream.
     let written = temp.as_file().try_clone().context("creating a temp file")?;
     let mut writer = EventWriter::background(written, format, compression)?;
-    let mut compactor = Compactor::new(settings.level, settings.state_limit);
-    // The original's errors only matter if the compacted stream has some: they are counted
-    // then, by reading the original again. Stdin cannot be read again, so for it they are
-    // counted on the way.
-    let mut errors_before: Option<BTreeMap<RuleId, u64>> = None;
-    let mut bytes_in = 0u64;
-    let mut events_in = 0u64;
-    match check.filter(|_| matches!(input, InputSpec::Stdin)) {
-        Some(ctx) => {
-            let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
-            let mut counts = BTreeMap::new();
-            let mut batch = Batch::default();
-            let mut found = Vec::new();
-            let mut failure: Option<io::Error> = None;
-            while opened
-                .reader
-                .next_batch(&mut batch)
-                .with_context(|| format!("reading {name}"))?
-            {
-                if interrupt::requested() {
-                    bail!("interrupted: {name} was left as it was");
-                }
-                bytes_in += batch.frames.len() as u64 + batch.data_len() as u64;
-                engine.check_batch_with(&batch, &mut found, |event, raw| {
-                    events_in += 1;
-                    if failure.is_none() {
-                        failure = compactor.push(event, raw, &mut writer).err();
-                    }
-                });
-                count_errors(&mut counts, found.drain(..));
-                if let Some(err) = failure.take() {
-                    return Err(err).with_context(|| format!("writing the compacted {name}"));
-                }
-            }
-            engine.finish(&mut found);
-            count_errors(&mut counts, found.drain(..));
-            errors_before = Some(counts);
-        }
-        None => {
-            let max_line = settings.read.max_line;
-            let stats = for_each_fed(&mut opened, max_line, true, |fed, batch, frame| {
-                let raw = batch.bytes(frame);
-                let taken = match fed {
-                    Fed::Delta {
-                        kind,
-                        id,
-                        delta,
-                        owner,
-                    } => compactor.push_delta(kind, id, delta, owner),
-                    Fed::Event(event) => {
-                        compactor.push(event, raw, &mut writer)?;
-                        true
-                    }
-                };
-                if !taken {
-                    // A chunk stream is open: the whole event after all.
-                    if let Some(event) = parse_event(&name, batch, frame, max_line) {
-                        compactor.push(&event, raw, &mut writer)?;
-                    }
-                }
-                Ok(())
-            })
-            .map_err(|err| {
-                if interrupt::requested() {
-                    anyhow!("interrupted: {name} was left as it was")
-                } else {
-                    err.context(format!("compacting {name}"))
-                }
-            })?;
-            events_in = stats.events;
-            bytes_in = stats.bytes;
-        }
-    }
-    let dropped = compactor.dropped();
-    let folded = compactor
-        .finish(&mut writer)
-        .with_context(|| format!("writing the compacted {name}"))?;
+    // The compacted events are checked and folded as they are written (see `verify`).
+    let mut verifier = check.map(Verifier::new);
+    let FirstPass {
+        folded,
+        dropped,
+        events_in,
+        bytes_in,
+        errors_before,
+    } = first_pass(
+        settings,
+        input,
+        &mut opened,
+        check,
+        &mut writer,
+        verifier.as_mut(),
+    )?;
     let events_out = writer.events();
     let bytes_out = writer.bytes();
     writer
@@ -313,11 +253,25 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
                 return Ok(report);
             }
             temp = as_read_temp;
+            // What was verified on the way is not what is kept.
+            verifier = None;
         }
     }
     if let Some(ctx) = check {
-        let written = File::open(temp.path()).context("reading the compacted stream back")?;
-        let read_back = read_back(ctx, &settings.read, format, Box::new(written))?;
+        let open = || File::open(temp.path()).context("reading the compacted stream back");
+        // Checked on the way, if the file holds exactly what was checked; else read back.
+        let verified = match verifier.map(Verifier::finish) {
+            Some((back, written))
+                if written.confirm(Box::new(open()?), format, &settings.read)? =>
+            {
+                Some(back)
+            }
+            _ => None,
+        };
+        let read_back = match verified {
+            Some(back) => back,
+            None => read_back(ctx, &settings.read, format, Box::new(open()?))?,
+        };
         if let Some(why) = judge(
             ctx,
             &settings.read,
@@ -335,6 +289,154 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     }
     commit(temp, target).with_context(|| format!("writing the compacted {name}"))?;
     Ok(report)
+}
+
+/// What the first pass over an input found.
+struct FirstPass {
+    /// What the original folds to.
+    folded: Folded,
+    /// Chunks left out because a client drops them.
+    dropped: u64,
+    events_in: u64,
+    bytes_in: u64,
+    /// The original's errors, when they were counted on the way (stdin, which cannot be read
+    /// again).
+    errors_before: Option<BTreeMap<RuleId, u64>>,
+}
+
+/// Compacts an opened input into `writer`, handing every event written to `verifier` too.
+fn first_pass(
+    settings: &Settings<'_>,
+    input: &InputSpec,
+    opened: &mut source::Opened,
+    check: Option<&CheckContext<'_>>,
+    writer: &mut dyn Output,
+    mut verifier: Option<&mut Verifier<'_>>,
+) -> Result<FirstPass> {
+    let name = opened.name.clone();
+    let mut compactor = Compactor::new(settings.level, settings.state_limit);
+    let mut scratch = Vec::new();
+    // Compacts one event; `schema` is what the schemas found wrong with it, if that is known.
+    let mut push = |compactor: &mut Compactor,
+                    event: &Event,
+                    schema: Option<&[Diagnostic]>,
+                    raw: &[u8],
+                    writer: &mut dyn Output|
+     -> io::Result<()> {
+        match verifier.as_deref_mut() {
+            Some(verifier) => compactor.push(
+                event,
+                raw,
+                &mut Tee {
+                    out: writer,
+                    verifier,
+                    current: Some(Current {
+                        event,
+                        text: raw,
+                        schema,
+                    }),
+                    scratch: &mut scratch,
+                },
+            ),
+            None => compactor.push(event, raw, writer),
+        }
+    };
+    // The original's errors only matter if the compacted stream has some: they are counted
+    // then, by reading the original again. Stdin cannot be read again, so for it they are
+    // counted on the way.
+    let mut errors_before: Option<BTreeMap<RuleId, u64>> = None;
+    let mut bytes_in = 0u64;
+    let mut events_in = 0u64;
+    match check.filter(|_| matches!(input, InputSpec::Stdin)) {
+        Some(ctx) => {
+            let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+            let mut counts = BTreeMap::new();
+            let mut batch = Batch::default();
+            let mut found = Vec::new();
+            let mut failure: Option<io::Error> = None;
+            while opened
+                .reader
+                .next_batch(&mut batch)
+                .with_context(|| format!("reading {name}"))?
+            {
+                if interrupt::requested() {
+                    bail!("interrupted: {name} was left as it was");
+                }
+                bytes_in += batch.frames.len() as u64 + batch.data_len() as u64;
+                engine.check_batch_with(&batch, &mut found, |event, raw| {
+                    events_in += 1;
+                    if failure.is_none() {
+                        failure = push(&mut compactor, event, None, raw, writer).err();
+                    }
+                });
+                count_errors(&mut counts, found.drain(..));
+                if let Some(err) = failure.take() {
+                    return Err(err).with_context(|| format!("writing the compacted {name}"));
+                }
+            }
+            engine.finish(&mut found);
+            count_errors(&mut counts, found.drain(..));
+            errors_before = Some(counts);
+        }
+        None => {
+            let max_line = settings.read.max_line;
+            let stats = for_each_schema_checked(
+                opened,
+                max_line,
+                true,
+                check,
+                |fed, batch, frame, schema| {
+                    let raw = batch.bytes(frame);
+                    let taken = match fed {
+                        Fed::Delta {
+                            kind,
+                            id,
+                            delta,
+                            owner,
+                        } => compactor.push_delta(kind, id, delta, owner),
+                        Fed::Event(event) => {
+                            push(&mut compactor, event, Some(schema), raw, writer)?;
+                            true
+                        }
+                    };
+                    if !taken {
+                        // A chunk stream is open: the whole event after all.
+                        if let Some(event) = parse_event(&name, batch, frame, max_line) {
+                            push(&mut compactor, &event, None, raw, writer)?;
+                        }
+                    }
+                    Ok(())
+                },
+            )
+            .map_err(|err| {
+                if interrupt::requested() {
+                    anyhow!("interrupted: {name} was left as it was")
+                } else {
+                    err.context(format!("compacting {name}"))
+                }
+            })?;
+            events_in = stats.events;
+            bytes_in = stats.bytes;
+        }
+    }
+    let dropped = compactor.dropped();
+    let folded = match verifier {
+        Some(verifier) => compactor.finish(&mut Tee {
+            out: writer,
+            verifier,
+            current: None,
+            scratch: &mut scratch,
+        }),
+        None => compactor.finish(writer),
+    }
+    .with_context(|| format!("writing the compacted {name}"))?;
+    Ok(FirstPass {
+        folded,
+        dropped,
+        events_in,
+        bytes_in,
+        errors_before,
+    })
 }
 
 /// Writes every frame of `input` as it was read, in `format` and `compression`: what
@@ -389,59 +491,6 @@ fn commit(temp: tempfile::NamedTempFile, target: &Target) -> Result<()> {
         }
         Target::File(path) => Ok(persist(temp, path)?),
     }
-}
-
-fn count_errors(counts: &mut BTreeMap<RuleId, u64>, found: impl Iterator<Item = Diagnostic>) {
-    for d in found {
-        if d.severity == Severity::Error {
-            *counts.entry(d.rule).or_default() += 1;
-        }
-    }
-}
-
-/// What reading the compacted stream back found: its fold, and its errors by rule.
-struct ReadBack {
-    folded: Folded,
-    errors: BTreeMap<RuleId, u64>,
-}
-
-/// Reads the compacted stream back (the bytes written, compressed if they are), checks it and
-/// folds it.
-fn read_back(
-    ctx: &CheckContext<'_>,
-    read: &ReadOptions,
-    format: InputFormat,
-    written: Box<dyn io::Read + Send>,
-) -> Result<ReadBack> {
-    let read = ReadOptions {
-        format: Some(format),
-        ..read.clone()
-    };
-    let name: Arc<str> = Arc::from("compacted");
-    let mut opened = source::open_reader(name.clone(), written, None, &read)?;
-    let mut engine = Engine::new(ctx, name, std::mem::take(&mut opened.head));
-    let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1));
-    let mut found = Vec::new();
-    let mut errors = BTreeMap::new();
-    let failure = engine.check_reader_with(
-        opened.reader.as_mut(),
-        false,
-        &mut found,
-        &mut |found| {
-            count_errors(&mut errors, found.drain(..));
-            Ok(())
-        },
-        &mut |fed, _| fold_fed(&mut folder, fed),
-    )?;
-    if let Some(err) = failure {
-        return Err(err).context("reading the compacted stream back");
-    }
-    engine.finish(&mut found);
-    count_errors(&mut errors, found.drain(..));
-    Ok(ReadBack {
-        folded: folder.finish(),
-        errors,
-    })
 }
 
 /// The compacted stream must fold to the same messages and state, and check with no more
@@ -599,47 +648,12 @@ fn count_original_errors(
     Ok(counts)
 }
 
-/// Applies an event as the engine hands it over.
-fn fold_fed(folder: &mut Folder, fed: Fed<'_>) {
-    match fed {
-        Fed::Event(event) => folder.apply(event),
-        Fed::Delta {
-            kind,
-            id,
-            delta,
-            owner,
-        } => {
-            if !folder.apply_delta(kind, id, delta) {
-                // Not expected (the engine only reads plain deltas while no chunk stream is
-                // open, and the folder follows the same chunks), but exact if it happens.
-                let id_field = if kind == EventType::ToolCallArgs {
-                    "toolCallId"
-                } else {
-                    "messageId"
-                };
-                let mut value =
-                    serde_json::json!({"type": kind.as_str(), id_field: id, "delta": delta});
-                if let Some(owner) = owner {
-                    value["subagentRunId"] = owner.into();
-                }
-                folder.apply(&Event {
-                    loc: crate::event::Location {
-                        path: Arc::from("compacted"),
-                        line: 0,
-                        offset: 0,
-                        index: 0,
-                    },
-                    kind: Some(kind),
-                    value,
-                });
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::EventType;
+    use crate::fold::Folder;
+    use crate::rules::protocol::DEFAULT_STATE_LIMIT;
     use crate::source::DEFAULT_MAX_LINE;
 
     fn fold_of(text: &str) -> Folded {
@@ -720,6 +734,162 @@ mod tests {
             Some(&before),
         )
         .unwrap()
+    }
+
+    /// Compacts `path` at `level` into memory as `compact` does, verifying on the way.
+    /// Returns the bytes written, what verifying on the way found, and its digest.
+    fn compacted_in_memory(
+        ctx: &CheckContext<'_>,
+        settings: &Settings<'_>,
+        path: &std::path::Path,
+        compression: Compression,
+    ) -> Option<(
+        InputFormat,
+        Vec<u8>,
+        ReadBack,
+        super::super::verify::Written,
+    )> {
+        let input = InputSpec::File(path.to_owned());
+        let mut opened = source::open(&input, &settings.read).ok()?;
+        let format = opened.format;
+        let mut writer = EventWriter::new(Vec::new(), format, compression).unwrap();
+        let mut verifier = Verifier::new(ctx);
+        first_pass(
+            settings,
+            &input,
+            &mut opened,
+            Some(ctx),
+            &mut writer,
+            Some(&mut verifier),
+        )
+        .ok()?;
+        let bytes = writer.finish().unwrap();
+        let (found, written) = verifier.finish();
+        Some((format, bytes, found, written))
+    }
+
+    /// Verifying compacted events as they are written finds exactly what reading the written
+    /// file back finds (the same fold, the same errors of every rule), for every stream among
+    /// the fixtures, in every format, at both levels; and the file holds exactly the events
+    /// that were verified, while a file with one byte changed or one event left out does not.
+    #[test]
+    fn verifying_on_the_way_finds_what_reading_back_finds() {
+        let schemas = SchemaSet::embedded().unwrap();
+        let levels = verification_levels();
+        let ctx = CheckContext {
+            schemas: &schemas,
+            levels: &levels,
+            max_line: DEFAULT_MAX_LINE,
+            protocol: ProtocolOptions::default(),
+        };
+        let read = ReadOptions {
+            format: None,
+            max_line: DEFAULT_MAX_LINE,
+        };
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut paths = Vec::new();
+        let mut dirs = vec![root.join("fixtures")];
+        while let Some(dir) = dirs.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|e| e == "jsonl" || e == "sse" || e == "json")
+                {
+                    paths.push(path);
+                }
+            }
+        }
+        paths.sort();
+        // The fixtures hold no stream as a JSON array: one is made from a recording.
+        let dir = tempfile::tempdir().unwrap();
+        let lines = fs::read_to_string(root.join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
+        let array = format!("[\n{}\n]\n", lines.trim_end().replace('\n', ",\n"));
+        paths.push(dir.path().join("array.json"));
+        fs::write(paths.last().unwrap(), array).unwrap();
+        let (mut compared, mut formats) = (0, std::collections::BTreeSet::new());
+        for path in &paths {
+            for level in [Level::Deltas, Level::Snapshot] {
+                let settings = Settings {
+                    level,
+                    read: read.clone(),
+                    state_limit: DEFAULT_STATE_LIMIT,
+                    schemas: Some(&schemas),
+                    levels: levels.clone(),
+                };
+                let Some((format, bytes, found, written)) =
+                    compacted_in_memory(&ctx, &settings, path, Compression::None)
+                else {
+                    continue;
+                };
+                let file = || Box::new(io::Cursor::new(bytes.clone()));
+                let shown = format!("{} at {level:?}", path.display());
+                assert!(written.confirm(file(), format, &read).unwrap(), "{shown}");
+                let back = read_back(&ctx, &read, format, file()).unwrap();
+                assert_eq!(found.folded, back.folded, "{shown}");
+                assert_eq!(found.errors, back.errors, "{shown}");
+                compared += 1;
+                formats.insert(format!("{format:?}"));
+                // The file must hold what was verified, byte for byte and event for event.
+                if let Some(at) = bytes.iter().position(|&b| b == b'A') {
+                    let mut changed = bytes.clone();
+                    changed[at] = b'B';
+                    let changed = Box::new(io::Cursor::new(changed));
+                    assert!(!written.confirm(changed, format, &read).unwrap(), "{shown}");
+                }
+                if format == InputFormat::Jsonl && bytes.len() > 1 {
+                    let cut = bytes[..bytes.len() - 1]
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |i| i + 1);
+                    let shorter = Box::new(io::Cursor::new(bytes[..cut].to_vec()));
+                    assert!(!written.confirm(shorter, format, &read).unwrap(), "{shown}");
+                }
+            }
+        }
+        assert!(compared > 200, "only {compared} compared");
+        assert_eq!(formats.len(), 3, "{formats:?}");
+    }
+
+    /// What is confirmed is the file's decompressed text.
+    #[test]
+    fn a_compressed_file_is_confirmed_by_its_text() {
+        let schemas = SchemaSet::embedded().unwrap();
+        let levels = verification_levels();
+        let ctx = CheckContext {
+            schemas: &schemas,
+            levels: &levels,
+            max_line: DEFAULT_MAX_LINE,
+            protocol: ProtocolOptions::default(),
+        };
+        let read = ReadOptions {
+            format: None,
+            max_line: DEFAULT_MAX_LINE,
+        };
+        let settings = Settings {
+            level: Level::Deltas,
+            read: read.clone(),
+            state_limit: DEFAULT_STATE_LIMIT,
+            schemas: Some(&schemas),
+            levels: levels.clone(),
+        };
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/valid/agui-sdk-full.jsonl");
+        for compression in [Compression::Gzip, Compression::Zstd] {
+            let (format, bytes, found, written) =
+                compacted_in_memory(&ctx, &settings, &path, compression).unwrap();
+            assert!(!bytes.starts_with(b"{"), "{compression:?} is compressed");
+            let file = || Box::new(io::Cursor::new(bytes.clone()));
+            assert!(
+                written.confirm(file(), format, &read).unwrap(),
+                "{compression:?}"
+            );
+            let back = read_back(&ctx, &read, format, file()).unwrap();
+            assert_eq!(found.folded, back.folded);
+            assert_eq!(found.errors, back.errors);
+        }
     }
 
     /// Verification leaves out only what cannot fail a stream: every rule that reports an

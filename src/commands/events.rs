@@ -7,9 +7,11 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
+use crate::diagnostic::Diagnostic;
 use crate::event::Event;
 use crate::interrupt;
-use crate::rules::engine::Fed;
+use crate::rules::engine::{Context as CheckContext, Fed};
+use crate::rules::schema;
 use crate::source::delta::{self, Delta};
 pub use crate::source::parse::parse_event;
 use crate::source::pipeline::pipelined;
@@ -46,10 +48,10 @@ pub fn for_each_event(
 }
 
 /// One frame, prepared on the pool: a plain delta read on the fast path, or the event (none
-/// for a frame that holds no event).
+/// for a frame that holds no event) with what the schemas found wrong with it, when asked.
 enum Item {
     Delta(Delta),
-    Event(Option<Event>),
+    Event(Option<Event>, Vec<Diagnostic>),
 }
 
 fn prepare_frame(
@@ -58,6 +60,7 @@ fn prepare_frame(
     frame: &Frame,
     max_line: usize,
     fast: bool,
+    schemas: Option<&CheckContext<'_>>,
 ) -> Item {
     if let FrameKind::Data {
         unterminated: false,
@@ -68,22 +71,33 @@ fn prepare_frame(
             return Item::Delta(delta);
         }
     }
-    Item::Event(parse_event(name, batch, frame, max_line))
+    let event = parse_event(name, batch, frame, max_line);
+    let mut found = Vec::new();
+    if let (Some(event), Some(ctx)) = (&event, schemas) {
+        schema::check(event, ctx.schemas, ctx.levels, &mut found);
+    }
+    Item::Event(event, found)
 }
 
-fn prepare_batch(name: &Arc<str>, batch: &Batch, max_line: usize, fast: bool) -> Vec<Item> {
+fn prepare_batch(
+    name: &Arc<str>,
+    batch: &Batch,
+    max_line: usize,
+    fast: bool,
+    schemas: Option<&CheckContext<'_>>,
+) -> Vec<Item> {
     if batch.frames.len() > 64 {
         batch
             .frames
             .par_iter()
             .with_min_len(32)
-            .map(|frame| prepare_frame(name, batch, frame, max_line, fast))
+            .map(|frame| prepare_frame(name, batch, frame, max_line, fast, schemas))
             .collect()
     } else {
         batch
             .frames
             .iter()
-            .map(|frame| prepare_frame(name, batch, frame, max_line, fast))
+            .map(|frame| prepare_frame(name, batch, frame, max_line, fast, schemas))
             .collect()
     }
 }
@@ -99,13 +113,28 @@ pub fn for_each_fed(
     fast: bool,
     mut each: impl FnMut(Fed<'_>, &Batch, &Frame) -> Result<()>,
 ) -> Result<ReadStats> {
+    for_each_schema_checked(opened, max_line, fast, None, |fed, batch, frame, _| {
+        each(fed, batch, frame)
+    })
+}
+
+/// [`for_each_fed`], with every event built in full also checked against the schemas of
+/// `schemas`, on the pool: what they find is handed over with the event (nothing with a
+/// delta read on the fast path, or without `schemas`).
+pub fn for_each_schema_checked(
+    opened: &mut Opened,
+    max_line: usize,
+    fast: bool,
+    schemas: Option<&CheckContext<'_>>,
+    mut each: impl FnMut(Fed<'_>, &Batch, &Frame, &[Diagnostic]) -> Result<()>,
+) -> Result<ReadStats> {
     let name = opened.name.clone();
     let mut stats = ReadStats::default();
     let mut failed: Option<anyhow::Error> = None;
     let read_failure = pipelined(
         opened.reader.as_mut(),
         opened.live,
-        |batch| prepare_batch(&name, batch, max_line, fast),
+        |batch| prepare_batch(&name, batch, max_line, fast, schemas),
         |batch, items| {
             if interrupt::requested() {
                 failed = Some(anyhow::anyhow!("interrupted"));
@@ -114,21 +143,24 @@ pub fn for_each_fed(
             stats.bytes += batch.data_len() as u64 + batch.frames.len() as u64;
             for (frame, item) in batch.frames.iter().zip(items.iter()) {
                 stats.frames += 1;
-                let fed = match item {
-                    Item::Delta(delta) => Fed::Delta {
-                        kind: delta.kind,
-                        id: delta.id.in_frame(batch, frame),
-                        delta: delta.delta.in_frame(batch, frame),
-                        owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
-                    },
-                    Item::Event(Some(event)) => Fed::Event(event),
-                    Item::Event(None) => {
+                let (fed, found) = match item {
+                    Item::Delta(delta) => (
+                        Fed::Delta {
+                            kind: delta.kind,
+                            id: delta.id.in_frame(batch, frame),
+                            delta: delta.delta.in_frame(batch, frame),
+                            owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
+                        },
+                        &[][..],
+                    ),
+                    Item::Event(Some(event), found) => (Fed::Event(event), &found[..]),
+                    Item::Event(None, _) => {
                         stats.unreadable += 1;
                         continue;
                     }
                 };
                 stats.events += 1;
-                if let Err(err) = each(fed, batch, frame) {
+                if let Err(err) = each(fed, batch, frame, found) {
                     failed = Some(err);
                     return Err(io::Error::other("stopped"));
                 }

@@ -13,6 +13,7 @@ pub mod run;
 pub mod schema;
 pub mod snapshot;
 pub mod test;
+pub mod verify;
 
 use std::io;
 use std::process::ExitCode;

@@ -191,6 +191,56 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// The stateless half as the engine uses it on a stream: plain deltas read on the fast
+    /// path when the schemas allow it.
+    fn stream_preparer(&self) -> Preparer<'a> {
+        Preparer {
+            fast: self.fast,
+            ..self.preparer()
+        }
+    }
+
+    /// Checks every frame of `batch`, in order, exactly as reading them from a stream would,
+    /// handing every event to `each` once checked.
+    pub fn feed_frames(
+        &mut self,
+        batch: &Batch,
+        out: &mut Vec<Diagnostic>,
+        each: &mut dyn FnMut(Fed<'_>, &[u8]),
+    ) {
+        let mut prepared = self.stream_preparer().prepare_batch(batch);
+        self.feed_batch(batch, &mut prepared, out, Some(each));
+    }
+
+    /// Checks an event built elsewhere from `raw`, the whole text of a well-formed, terminated
+    /// data frame: what checking that frame would find, without parsing it again (parsing such
+    /// a frame yields this event and no finding of its own). `schema` is what the schemas
+    /// found wrong with it, if that is known (else they are checked here). The event must not
+    /// be a plain content delta, which a stream's reader may take on the fast path instead.
+    /// Returns `false`, having done nothing, when reading the frame would also scan it for
+    /// repeated keys: then it has to be fed as a frame.
+    pub fn feed_checked(
+        &mut self,
+        event: &Event,
+        schema: Option<&[Diagnostic]>,
+        raw: &[u8],
+        out: &mut Vec<Diagnostic>,
+    ) -> bool {
+        if self.ctx.levels.enabled(RuleId::FramingDuplicateKey) {
+            return false;
+        }
+        let found = match schema {
+            Some(found) => found.to_vec(),
+            None => {
+                let mut found = Vec::new();
+                super::schema::check(event, self.ctx.schemas, self.ctx.levels, &mut found);
+                found
+            }
+        };
+        self.feed_ref(Some(event), found, raw, out);
+        true
+    }
+
     /// Parses and schema-checks one frame. Needs no state, so frames of a batch can be
     /// prepared in parallel.
     pub fn prepare(&self, batch: &Batch, frame: &Frame) -> Prepared {
@@ -291,10 +341,7 @@ impl<'a> Engine<'a> {
         emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
         mut each: Option<&mut EachFed<'_>>,
     ) -> io::Result<Option<io::Error>> {
-        let preparer = Preparer {
-            fast: self.fast,
-            ..self.preparer()
-        };
+        let preparer = self.stream_preparer();
         pipelined(
             reader,
             live,

@@ -149,6 +149,13 @@ impl Batch {
         }
     }
 
+    /// Adds one whole data frame with these bytes, as a reader would hand over the frame
+    /// with that index (for checking events that were written, not read). Call
+    /// [`Batch::check_utf8`] once the batch is complete.
+    pub fn push_frame(&mut self, bytes: &[u8], index: u64) {
+        self.push_data(bytes, index + 1, 0, index, false);
+    }
+
     fn push_data(&mut self, bytes: &[u8], line: u64, offset: u64, index: u64, unterminated: bool) {
         self.utf8 = false;
         let start = self.data.len();
