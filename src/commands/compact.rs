@@ -676,16 +676,8 @@ mod tests {
     }
 
     fn read_back_of(schemas: &SchemaSet, levels: &Levels, text: &str) -> ReadBack {
-        let ctx = CheckContext {
-            schemas,
-            levels,
-            max_line: DEFAULT_MAX_LINE,
-            protocol: ProtocolOptions::default(),
-        };
-        let read = ReadOptions {
-            format: None,
-            max_line: DEFAULT_MAX_LINE,
-        };
+        let ctx = context(schemas, levels);
+        let read = read_options();
         let written = Box::new(io::Cursor::new(text.as_bytes().to_vec()));
         read_back(&ctx, &read, InputFormat::Jsonl, written).unwrap()
     }
@@ -713,16 +705,8 @@ mod tests {
         let schemas = SchemaSet::embedded().unwrap();
         let levels = Levels::default();
         let back = read_back_of(&schemas, &levels, compacted);
-        let ctx = CheckContext {
-            schemas: &schemas,
-            levels: &levels,
-            max_line: DEFAULT_MAX_LINE,
-            protocol: ProtocolOptions::default(),
-        };
-        let read = ReadOptions {
-            format: None,
-            max_line: DEFAULT_MAX_LINE,
-        };
+        let ctx = context(&schemas, &levels);
+        let read = read_options();
         // The original's errors are given (as for stdin), so nothing is read again.
         let before = BTreeMap::new();
         judge(
@@ -734,6 +718,33 @@ mod tests {
             Some(&before),
         )
         .unwrap()
+    }
+
+    fn context<'a>(schemas: &'a SchemaSet, levels: &'a Levels) -> CheckContext<'a> {
+        CheckContext {
+            schemas,
+            levels,
+            max_line: DEFAULT_MAX_LINE,
+            protocol: ProtocolOptions::default(),
+        }
+    }
+
+    fn read_options() -> ReadOptions {
+        ReadOptions {
+            format: None,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+
+    /// What `compact` runs with by default, at `level`.
+    fn settings(level: Level, schemas: &SchemaSet) -> Settings<'_> {
+        Settings {
+            level,
+            read: read_options(),
+            state_limit: DEFAULT_STATE_LIMIT,
+            schemas: Some(schemas),
+            levels: verification_levels(),
+        }
     }
 
     /// Compacts `path` at `level` into memory as `compact` does, verifying on the way.
@@ -776,16 +787,8 @@ mod tests {
     fn verifying_on_the_way_finds_what_reading_back_finds() {
         let schemas = SchemaSet::embedded().unwrap();
         let levels = verification_levels();
-        let ctx = CheckContext {
-            schemas: &schemas,
-            levels: &levels,
-            max_line: DEFAULT_MAX_LINE,
-            protocol: ProtocolOptions::default(),
-        };
-        let read = ReadOptions {
-            format: None,
-            max_line: DEFAULT_MAX_LINE,
-        };
+        let ctx = context(&schemas, &levels);
+        let read = read_options();
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut paths = Vec::new();
         let mut dirs = vec![root.join("fixtures")];
@@ -812,13 +815,7 @@ mod tests {
         let (mut compared, mut formats) = (0, std::collections::BTreeSet::new());
         for path in &paths {
             for level in [Level::Deltas, Level::Snapshot] {
-                let settings = Settings {
-                    level,
-                    read: read.clone(),
-                    state_limit: DEFAULT_STATE_LIMIT,
-                    schemas: Some(&schemas),
-                    levels: levels.clone(),
-                };
+                let settings = settings(level, &schemas);
                 let Some((format, bytes, found, written)) =
                     compacted_in_memory(&ctx, &settings, path, Compression::None)
                 else {
@@ -858,23 +855,9 @@ mod tests {
     fn a_compressed_file_is_confirmed_by_its_text() {
         let schemas = SchemaSet::embedded().unwrap();
         let levels = verification_levels();
-        let ctx = CheckContext {
-            schemas: &schemas,
-            levels: &levels,
-            max_line: DEFAULT_MAX_LINE,
-            protocol: ProtocolOptions::default(),
-        };
-        let read = ReadOptions {
-            format: None,
-            max_line: DEFAULT_MAX_LINE,
-        };
-        let settings = Settings {
-            level: Level::Deltas,
-            read: read.clone(),
-            state_limit: DEFAULT_STATE_LIMIT,
-            schemas: Some(&schemas),
-            levels: levels.clone(),
-        };
+        let ctx = context(&schemas, &levels);
+        let read = read_options();
+        let settings = settings(Level::Deltas, &schemas);
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/valid/agui-sdk-full.jsonl");
         for compression in [Compression::Gzip, Compression::Zstd] {
