@@ -359,10 +359,13 @@ mod tests {
             set.events.iter().all(|c| c.get().is_some()),
             "compiled at load"
         );
-        let compiled = set.events.iter().filter_map(|c| c.get()?.as_ref());
-        assert!(compiled.count() > 0);
-        let mut compiled = set.events.iter().filter_map(|c| c.get()?.as_ref());
-        assert!(compiled.all(|c| c.lax.get().is_some()));
+        let compiled: Vec<&Compiled> = set
+            .events
+            .iter()
+            .filter_map(|c| c.get()?.as_ref())
+            .collect();
+        assert!(!compiled.is_empty());
+        assert!(compiled.iter().all(|c| c.lax.get().is_some()));
         assert!(set.custom["bad"].lax.get().is_some());
     }
 
