@@ -93,7 +93,7 @@ fn follow(
 /// the line cap. Shared with `inspect`, which shows the same findings.
 pub struct Settings {
     pub levels: Levels,
-    pub schemas: SchemaSet,
+    pub schemas: &'static SchemaSet,
     pub max_line: usize,
     pub deny_warnings: bool,
 }
@@ -102,7 +102,7 @@ impl Settings {
     /// The context streams are checked in; tool-call arguments are capped like lines.
     pub fn context(&self, protocol: ProtocolOptions) -> Context<'_> {
         Context {
-            schemas: &self.schemas,
+            schemas: self.schemas,
             levels: &self.levels,
             max_line: self.max_line,
             protocol: ProtocolOptions {
@@ -130,7 +130,7 @@ pub fn settings(
     let schemas_dir = schemas
         .map(Path::to_path_buf)
         .or_else(|| config.schemas_dir());
-    let schemas = SchemaSet::load(schemas_dir.as_deref())?;
+    let schemas = SchemaSet::for_process(schemas_dir.as_deref())?;
     Ok(Settings {
         levels,
         schemas,

@@ -43,7 +43,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     };
     let state_limit = args.read.state_limit();
     let ctx = Context {
-        schemas: &schemas,
+        schemas,
         levels: &levels,
         max_line,
         protocol: ProtocolOptions {
