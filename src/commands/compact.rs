@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::events::{for_each_schema_checked, parse_event};
 use super::verify::{Current, ReadBack, Tee, Verifier, count_errors, read_back};
-use super::{Outcome, persist, same_file};
+use super::{Outcome, WriteBack, persist, same_file};
 use crate::cli::CompactArgs;
 use crate::compact::{Compactor, Level, Output};
 use crate::diagnostic::{Diagnostic, abbreviate_value};
@@ -198,7 +198,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let check = check.as_ref();
     // Compressing and writing happen beside this thread, which follows the stream.
     let written = temp.as_file().try_clone().context("creating a temp file")?;
-    let mut writer = EventWriter::background(written, format, compression)?;
+    let mut writer = EventWriter::background(WriteBack::new(written), format, compression)?;
     // The compacted events are checked and folded as they are written (see `verify`).
     let mut verifier = check.map(Verifier::new);
     let FirstPass {

