@@ -2,7 +2,7 @@
 
 use std::io;
 
-use memchr::memchr;
+use memchr::{memchr, memrchr};
 
 use super::lines::{Capped, Input};
 use super::{Batch, FrameKind, FrameReader};
@@ -33,26 +33,83 @@ impl JsonlReader {
     }
 }
 
-/// Adds a complete line to the batch: a data frame, a too-long note, or nothing if blank.
-fn push_line(
-    batch: &mut Batch,
-    text: &[u8],
-    len: u64,
+/// What a complete line holds: a data frame (without a CR before its LF), a line over the
+/// cap, or nothing (a blank line).
+enum Line<'a> {
+    Data(&'a [u8]),
+    TooLong(u64),
+    Blank,
+}
+
+impl<'a> Line<'a> {
+    fn of(text: &'a [u8], len: u64, max: usize) -> Self {
+        if len > max as u64 {
+            return Line::TooLong(len);
+        }
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            Line::Blank
+        } else {
+            Line::Data(text)
+        }
+    }
+}
+
+impl JsonlReader {
+    /// Adds a line that spanned reads, held in `partial`, and starts the next line.
+    fn push_partial(&mut self, batch: &mut Batch) {
+        match Line::of(&self.partial.bytes, self.partial.len, self.max) {
+            Line::Data(text) => {
+                batch.push_data(text, self.line, self.line_offset, self.index, false);
+                self.index += 1;
+            }
+            Line::TooLong(len) => {
+                batch.push_note(
+                    FrameKind::TooLong { len },
+                    self.line,
+                    self.line_offset,
+                    self.index,
+                );
+                self.index += 1;
+            }
+            Line::Blank => {}
+        }
+        self.partial.clear();
+        self.line += 1;
+    }
+}
+
+/// Where the next line stands: its number and its frame's index.
+struct Counters {
     line: u64,
-    offset: u64,
-    index: &mut u64,
-    max: usize,
-) {
-    if len > max as u64 {
-        batch.push_note(FrameKind::TooLong { len }, line, offset, *index);
-        *index += 1;
-        return;
+    index: u64,
+}
+
+/// Adds every complete line of `block` (which ends with a line end, and starts at
+/// `block_offset` in the input), copied into the batch in one piece.
+fn push_lines(batch: &mut Batch, block: &[u8], block_offset: u64, at: &mut Counters, max: usize) {
+    let base = batch.push_block(block);
+    let mut kept = base;
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', block) {
+        let offset = block_offset + start as u64;
+        match Line::of(&block[start..end], (end - start) as u64, max) {
+            Line::Data(text) => {
+                let from = base + start;
+                kept = from + text.len();
+                batch.push_data_at(from, kept, at.line, offset, at.index, false);
+                at.index += 1;
+            }
+            Line::TooLong(len) => {
+                batch.push_note(FrameKind::TooLong { len }, at.line, offset, at.index);
+                at.index += 1;
+            }
+            Line::Blank => {}
+        }
+        at.line += 1;
+        start = end + 1;
     }
-    let text = text.strip_suffix(b"\r").unwrap_or(text);
-    if !text.iter().all(u8::is_ascii_whitespace) {
-        batch.push_data(text, line, offset, *index, false);
-        *index += 1;
-    }
+    batch.trim_block(kept);
 }
 
 impl FrameReader for JsonlReader {
@@ -65,64 +122,46 @@ impl FrameReader for JsonlReader {
                 }
                 if !self.input.fill()? {
                     if !self.partial.is_empty() {
-                        let len = self.partial.len;
-                        push_line(
-                            batch,
-                            &self.partial.bytes,
-                            len,
-                            self.line,
-                            self.line_offset,
-                            &mut self.index,
-                            self.max,
-                        );
-                        self.partial.clear();
-                        self.line += 1;
+                        self.push_partial(batch);
                     }
                     return Ok(!batch.frames.is_empty());
                 }
             }
             let avail = self.input.available();
-            if avail[0] == b'\n' && self.partial.is_empty() {
-                // A run of empty lines, skipped in one step.
-                let run = avail.iter().take_while(|&&b| b == b'\n').count();
-                self.input.consume(run);
-                self.line += run as u64;
+            if !self.partial.is_empty() {
+                // A line that spans reads ends here, or goes on.
+                let Some(i) = memchr(b'\n', avail) else {
+                    let n = avail.len();
+                    self.partial.push(avail, self.max);
+                    self.input.consume(n);
+                    continue;
+                };
+                self.partial.push(&avail[..i], self.max);
+                self.push_partial(batch);
+                self.input.consume(i + 1);
                 self.line_offset = self.input.offset();
                 continue;
             }
-            let Some(i) = memchr(b'\n', avail) else {
+            // Every line the buffer holds whole, at once; the rest begins a partial line.
+            let Some(last) = memrchr(b'\n', avail) else {
                 let n = avail.len();
                 self.partial.push(avail, self.max);
                 self.input.consume(n);
                 continue;
             };
-            if self.partial.is_empty() {
-                // The whole line is in the buffer: copy it straight into the batch.
-                push_line(
-                    batch,
-                    &avail[..i],
-                    i as u64,
-                    self.line,
-                    self.line_offset,
-                    &mut self.index,
-                    self.max,
-                );
-            } else {
-                self.partial.push(&avail[..i], self.max);
-                let len = self.partial.len;
-                push_line(
-                    batch,
-                    &self.partial.bytes,
-                    len,
-                    self.line,
-                    self.line_offset,
-                    &mut self.index,
-                    self.max,
-                );
-                self.partial.clear();
-            }
-            self.input.consume(i + 1);
-            self.line += 1;
+            let mut at = Counters {
+                line: self.line,
+                index: self.index,
+            };
+            push_lines(
+                batch,
+                &avail[..=last],
+                self.input.offset(),
+                &mut at,
+                self.max,
+            );
+            (self.line, self.index) = (at.line, at.index);
+            self.input.consume(last + 1);
             self.line_offset = self.input.offset();
         }
     }
@@ -151,6 +190,20 @@ mod tests {
                     (4, 14, "{\"b\":2}".into()),
                     (5, 22, "{\"c\":3}".into()),
                 ],
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn runs_of_blank_lines_are_read_through() {
+        let mut input = b"\n\r\n".repeat(5000);
+        input.extend(b"{\"a\":1}\n");
+        input.extend(b" \n".repeat(5000));
+        for chunk in [3, 1000, 1 << 20] {
+            assert_eq!(
+                texts(&input, chunk),
+                vec![(10_001, 15_000, "{\"a\":1}".into())],
                 "chunk {chunk}"
             );
         }

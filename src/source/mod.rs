@@ -85,7 +85,11 @@ pub enum FrameKind {
 /// A run of frames read together. Reused from one read to the next.
 #[derive(Debug, Default)]
 pub struct Batch {
+    /// The frames' bytes, and possibly bytes around them (a reader may copy whole lines
+    /// with their line ends, see [`Batch::push_block`]).
     data: Vec<u8>,
+    /// The bytes of the data frames alone.
+    frame_bytes: usize,
     pub frames: Vec<Frame>,
     /// `data` is UTF-8 as a whole: set only by [`Batch::check_utf8`], which checks it, and
     /// cleared by every change to `data`.
@@ -95,13 +99,14 @@ pub struct Batch {
 impl Batch {
     pub fn clear(&mut self) {
         self.data.clear();
+        self.frame_bytes = 0;
         self.frames.clear();
         self.utf8 = false;
     }
 
     /// The bytes of every data frame together.
     pub fn data_len(&self) -> usize {
-        self.data.len()
+        self.frame_bytes
     }
 
     /// Whether `data` was checked and found UTF-8 as a whole (see [`Batch::check_utf8`]).
@@ -157,13 +162,46 @@ impl Batch {
     }
 
     fn push_data(&mut self, bytes: &[u8], line: u64, offset: u64, index: u64, unterminated: bool) {
+        let start = self.push_block(bytes);
+        self.push_data_at(start, self.data.len(), line, offset, index, unterminated);
+    }
+
+    /// Copies `bytes` into the batch in one piece, for frames to be cut from it with
+    /// [`Batch::push_data_at`]; returns where it starts. (A reader copying line by line spent
+    /// more on the many small copies than on reading the file.)
+    fn push_block(&mut self, bytes: &[u8]) -> usize {
         self.utf8 = false;
         let start = self.data.len();
         self.data.extend_from_slice(bytes);
+        start
+    }
+
+    /// Gives back the bytes of a block from `end` on, which no frame holds (the blank lines
+    /// after its last frame): a run of them must not pile up in a batch that gets no frame.
+    fn trim_block(&mut self, end: usize) {
+        debug_assert!(self.frames.last().is_none_or(|f| match f.kind {
+            FrameKind::Data { end: e, .. } => e <= end,
+            _ => true,
+        }));
+        self.data.truncate(end);
+    }
+
+    /// Adds a data frame of bytes already in the batch, `data[start..end]`.
+    fn push_data_at(
+        &mut self,
+        start: usize,
+        end: usize,
+        line: u64,
+        offset: u64,
+        index: u64,
+        unterminated: bool,
+    ) {
+        debug_assert!(start <= end && end <= self.data.len());
+        self.frame_bytes += end - start;
         self.frames.push(Frame {
             kind: FrameKind::Data {
                 start,
-                end: self.data.len(),
+                end,
                 unterminated,
             },
             line,
@@ -406,10 +444,20 @@ pub(crate) mod testing {
         let mut out = Vec::new();
         let mut batch = Batch::default();
         while opened.reader.next_batch(&mut batch).unwrap() {
+            let mut held = 0;
+            let mut last_end = 0;
             for frame in &batch.frames {
                 let text = String::from_utf8_lossy(batch.bytes(frame)).into_owned();
+                if let FrameKind::Data { end, .. } = frame.kind {
+                    held += text.len();
+                    last_end = end;
+                }
                 out.push((frame.clone(), text));
             }
+            // What a batch counts as read is its frames' bytes, and it holds nothing after
+            // its last frame (a run of blank lines does not pile up).
+            assert_eq!(batch.data_len(), held);
+            assert_eq!(batch.data.len(), last_end);
         }
         out
     }
