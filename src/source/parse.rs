@@ -114,7 +114,11 @@ pub fn parse_frame(
             }
         }
     }
-    let text = match std::str::from_utf8(bytes) {
+    // Checked once for the whole batch where the batch is UTF-8 (most are).
+    let text = match batch
+        .text(frame, 0, bytes.len())
+        .map_or_else(|| std::str::from_utf8(bytes), Ok)
+    {
         Ok(text) => text,
         Err(err) => {
             let at = err.valid_up_to();
