@@ -126,19 +126,19 @@ pub fn parse_in(batch: &Batch, frame: &Frame) -> Option<Delta> {
 /// to that on generated lines).
 /// `utf8`: `raw` is known to be UTF-8.
 fn scan(raw: &[u8], utf8: bool) -> Option<Delta> {
-    let rest = raw.strip_prefix(b"{\"type\":\"")?;
-    let (kind, mut rest) = if let Some(rest) = rest.strip_prefix(b"TEXT_MESSAGE_CONTENT\"") {
+    let rest = strip(raw, b"{\"type\":\"")?;
+    let (kind, mut rest) = if let Some(rest) = strip(rest, b"TEXT_MESSAGE_CONTENT\"") {
         (EventType::TextMessageContent, rest)
-    } else if let Some(rest) = rest.strip_prefix(b"TOOL_CALL_ARGS\"") {
+    } else if let Some(rest) = strip(rest, b"TOOL_CALL_ARGS\"") {
         (EventType::ToolCallArgs, rest)
-    } else if let Some(rest) = rest.strip_prefix(b"REASONING_MESSAGE_CONTENT\"") {
+    } else if let Some(rest) = strip(rest, b"REASONING_MESSAGE_CONTENT\"") {
         (EventType::ReasoningMessageContent, rest)
     } else {
         return None;
     };
-    let id_key: &[u8] = match kind {
-        EventType::ToolCallArgs => b"\"toolCallId\":",
-        _ => b"\"messageId\":",
+    let id_key = |rest| match kind {
+        EventType::ToolCallArgs => strip(rest, b"\"toolCallId\":"),
+        _ => strip(rest, b"\"messageId\":"),
     };
     let mut id = None;
     let mut delta = None;
@@ -151,13 +151,13 @@ fn scan(raw: &[u8], utf8: bool) -> Option<Delta> {
             _ => return None,
         }
         // A field seen twice, the other kind's id or an unknown key: serde decides.
-        rest = if let Some(tail) = rest.strip_prefix(id_key) {
+        rest = if let Some(tail) = id_key(rest) {
             fill(&mut id, string(raw, tail, utf8))?
-        } else if let Some(tail) = rest.strip_prefix(b"\"delta\":") {
+        } else if let Some(tail) = strip(rest, b"\"delta\":") {
             fill(&mut delta, string(raw, tail, utf8))?
-        } else if let Some(tail) = rest.strip_prefix(b"\"timestamp\":") {
+        } else if let Some(tail) = strip(rest, b"\"timestamp\":") {
             fill(&mut timestamp, integer(tail))?
-        } else if let Some(tail) = rest.strip_prefix(b"\"subagentRunId\":") {
+        } else if let Some(tail) = strip(rest, b"\"subagentRunId\":") {
             fill(&mut owner, string(raw, tail, utf8))?
         } else {
             return None;
@@ -170,6 +170,15 @@ fn scan(raw: &[u8], utf8: bool) -> Option<Delta> {
         owner,
         timestamp,
     })
+}
+
+/// What follows `prefix` at the start of `bytes`, if it is there. The prefix is an array, so
+/// that comparing it is a few wide loads rather than a call to `memcmp` (which `strip_prefix`
+/// made for each of the keys of ~700k events per 100 MB).
+#[inline(always)]
+fn strip<'a, const N: usize>(bytes: &'a [u8], prefix: &[u8; N]) -> Option<&'a [u8]> {
+    let (head, tail) = bytes.split_first_chunk::<N>()?;
+    (head == prefix).then_some(tail)
 }
 
 /// Puts a field's value read by `read` into its empty slot and returns what follows it;
