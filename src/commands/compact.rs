@@ -198,7 +198,8 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let check = check.as_ref();
     // Compressing and writing happen beside this thread, which follows the stream.
     let written = temp.as_file().try_clone().context("creating a temp file")?;
-    let mut writer = EventWriter::background(WriteBack::new(written), format, compression)?;
+    let written = WriteBack::new(written, matches!(target, Target::File(_)));
+    let mut writer = EventWriter::background(written, format, compression)?;
     // The compacted events are checked and folded as they are written (see `verify`).
     let mut verifier = check.map(Verifier::new);
     let FirstPass {
