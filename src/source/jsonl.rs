@@ -12,11 +12,9 @@ pub struct JsonlReader {
     max: usize,
     /// The line being read when it spans reads.
     partial: Capped,
-    /// Line number of the next line to start.
-    line: u64,
+    at: Counters,
     /// Offset where the current line started.
     line_offset: u64,
-    index: u64,
 }
 
 impl JsonlReader {
@@ -26,9 +24,8 @@ impl JsonlReader {
             input,
             max,
             partial: Capped::default(),
-            line: 1,
+            at: Counters { line: 1, index: 0 },
             line_offset,
-            index: 0,
         }
     }
 }
@@ -58,31 +55,32 @@ impl<'a> Line<'a> {
 impl JsonlReader {
     /// Adds a line that spanned reads, held in `partial`, and starts the next line.
     fn push_partial(&mut self, batch: &mut Batch) {
+        let at = &mut self.at;
         match Line::of(&self.partial.bytes, self.partial.len, self.max) {
             Line::Data(text) => {
-                batch.push_data(text, self.line, self.line_offset, self.index, false);
-                self.index += 1;
+                batch.push_data(text, at.line, self.line_offset, at.index, false);
+                at.index += 1;
             }
-            Line::TooLong(len) => {
-                batch.push_note(
-                    FrameKind::TooLong { len },
-                    self.line,
-                    self.line_offset,
-                    self.index,
-                );
-                self.index += 1;
-            }
+            Line::TooLong(len) => at.too_long(batch, len, self.line_offset),
             Line::Blank => {}
         }
         self.partial.clear();
-        self.line += 1;
+        at.line += 1;
     }
 }
 
-/// Where the next line stands: its number and its frame's index.
+/// Where the next line stands: its number, and the index its frame will have.
 struct Counters {
     line: u64,
     index: u64,
+}
+
+impl Counters {
+    /// Notes a line over the cap, of `len` bytes, starting at `offset`.
+    fn too_long(&mut self, batch: &mut Batch, len: u64, offset: u64) {
+        batch.push_note(FrameKind::TooLong { len }, self.line, offset, self.index);
+        self.index += 1;
+    }
 }
 
 /// Adds every complete line of `block` (which ends with a line end, and starts at
@@ -100,10 +98,7 @@ fn push_lines(batch: &mut Batch, block: &[u8], block_offset: u64, at: &mut Count
                 batch.push_data_at(from, kept, at.line, offset, at.index, false);
                 at.index += 1;
             }
-            Line::TooLong(len) => {
-                batch.push_note(FrameKind::TooLong { len }, at.line, offset, at.index);
-                at.index += 1;
-            }
+            Line::TooLong(len) => at.too_long(batch, len, offset),
             Line::Blank => {}
         }
         at.line += 1;
@@ -149,18 +144,8 @@ impl FrameReader for JsonlReader {
                 self.input.consume(n);
                 continue;
             };
-            let mut at = Counters {
-                line: self.line,
-                index: self.index,
-            };
-            push_lines(
-                batch,
-                &avail[..=last],
-                self.input.offset(),
-                &mut at,
-                self.max,
-            );
-            (self.line, self.index) = (at.line, at.index);
+            let offset = self.input.offset();
+            push_lines(batch, &avail[..=last], offset, &mut self.at, self.max);
             self.input.consume(last + 1);
             self.line_offset = self.input.offset();
         }
