@@ -449,7 +449,7 @@ pub(crate) mod testing {
             for frame in &batch.frames {
                 let text = String::from_utf8_lossy(batch.bytes(frame)).into_owned();
                 if let FrameKind::Data { end, .. } = frame.kind {
-                    held += text.len();
+                    held += batch.bytes(frame).len();
                     last_end = end;
                 }
                 out.push((frame.clone(), text));
