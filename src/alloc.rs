@@ -23,7 +23,7 @@ pub struct Split;
 /// mimalloc's `mi_option_purge_delay` (its place in `mi_option_t`, mimalloc.h).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Tunes both allocators; called first thing in `main`, before any thread starts.
+/// Tunes both allocators; called before `main` (see the binary), before any thread starts.
 ///
 /// The system allocator gets large blocks only: each is mapped on its own and unmapped when
 /// freed (glibc otherwise raises that threshold as blocks are freed, and keeps them).
