@@ -196,34 +196,37 @@ fn fill<'a, T>(slot: &mut Option<T>, read: Option<(T, &'a [u8])>) -> Option<&'a 
 /// unescaped here; `\u`, a control character or bytes that are not UTF-8 make it `None`.
 fn string<'a>(raw: &[u8], rest: &'a [u8], utf8: bool) -> Option<(Text, &'a [u8])> {
     let body = rest.strip_prefix(b"\"")?;
-    let stop = memchr::memchr2(b'"', b'\\', body)?;
-    if body[stop] == b'"' {
-        let text = &body[..stop];
-        // Printable ASCII, the usual case, is UTF-8 with no control character: one pass
-        // (without an early exit, so it runs on whole vectors) settles both.
-        let unusual = text
-            .iter()
-            .fold(0u8, |seen, &b| seen | u8::from(b < 0x20) | (b & 0x80));
-        if unusual != 0 && (control(text) || (!utf8 && std::str::from_utf8(text).is_err())) {
-            return None;
+    let stop = special(body)?;
+    match body[stop] {
+        b'"' => {
+            let text = &body[..stop];
+            if !utf8 && std::str::from_utf8(text).is_err() {
+                return None;
+            }
+            let start = (text.as_ptr() as usize) - (raw.as_ptr() as usize);
+            let at = Text::At(
+                start.try_into().ok()?,
+                (start + text.len()).try_into().ok()?,
+            );
+            Some((at, &body[stop + 1..]))
         }
-        let start = (text.as_ptr() as usize) - (raw.as_ptr() as usize);
-        let at = Text::At(
-            start.try_into().ok()?,
-            (start + text.len()).try_into().ok()?,
-        );
-        return Some((at, &body[stop + 1..]));
+        b'\\' => unescape(body, stop),
+        _ => None,
     }
+}
+
+/// [`string`] for a body with an escape at `stop`.
+fn unescape(body: &[u8], mut stop: usize) -> Option<(Text, &[u8])> {
     // The unescaped text is never longer than what is left of the event (a merged message
     // is one long string: growing from a small buffer copied it over and over).
     let mut out = Vec::with_capacity(body.len());
     let mut pos = 0;
     loop {
-        let stop = pos + memchr::memchr2(b'"', b'\\', &body[pos..])?;
         out.extend_from_slice(&body[pos..stop]);
-        if body[stop] == b'"' {
-            pos = stop + 1;
-            break;
+        match body[stop] {
+            b'"' => break,
+            b'\\' => {}
+            _ => return None,
         }
         out.push(match body.get(stop + 1)? {
             b'"' => b'"',
@@ -237,19 +240,37 @@ fn string<'a>(raw: &[u8], rest: &'a [u8], utf8: bool) -> Option<(Text, &'a [u8])
             _ => return None,
         });
         pos = stop + 2;
-    }
-    if control(&body[..pos]) {
-        return None;
+        stop = pos + special(body.get(pos..)?)?;
     }
     let text = String::from_utf8(out).ok()?;
-    Some((Text::Owned(text.into_boxed_str()), &body[pos..]))
+    Some((Text::Owned(text.into_boxed_str()), &body[stop + 1..]))
 }
 
-/// Whether `bytes` hold a control character, which a JSON string may not hold raw. One pass
-/// over whole vectors, with no early exit: a merged message read back to verify it is one
-/// string of megabytes, and a byte at a time took most of that read.
-fn control(bytes: &[u8]) -> bool {
-    bytes.iter().fold(false, |seen, &b| seen | (b < 0x20))
+/// Where the first byte of `bytes` that ends or interrupts a JSON string's plain text is: a
+/// quote, a backslash, or a control character (which a string may not hold raw). Eight bytes
+/// at a time: most strings here are a few words long, too short for `memchr` to pay for its
+/// set-up, and one pass finds all three.
+fn special(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Bytes of `word` below `n` (at most 0x80), as their high bits. A borrow may mark bytes
+    // after a marked one too, so only the first mark counts.
+    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
+    let chunks = bytes.chunks_exact(8);
+    let tail = chunks.remainder();
+    for (i, chunk) in chunks.enumerate() {
+        let word = u64::from_le_bytes(chunk.try_into().ok()?);
+        let found = below(word ^ (ONES * u64::from(b'"')), 1)
+            | below(word ^ (ONES * u64::from(b'\\')), 1)
+            | below(word, 0x20);
+        if found != 0 {
+            return Some(i * 8 + found.trailing_zeros() as usize / 8);
+        }
+    }
+    let at = bytes.len() - tail.len();
+    tail.iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|i| at + i)
 }
 
 /// A timestamp written as a plain integer the schema accepts (no sign, no leading zero, no
@@ -357,6 +378,31 @@ mod tests {
 
     /// A line the scanner reads is read the same way by serde; and the lines producers
     /// write (type first, compact, no `\u`) are all the scanner's.
+    #[test]
+    fn special_finds_the_first_quote_backslash_or_control_byte() {
+        let plain = |b: u8| b != b'"' && b != b'\\' && b >= 0x20;
+        let fillers = [b'a', b' ', 0x7f, 0x80, 0xc3, 0xff, b'!', b'#', b'[', b']'];
+        let specials = [b'"', b'\\', 0x00, 0x01, 0x1f, b'\n'];
+        for len in 0..40 {
+            for filler in fillers {
+                let mut bytes = vec![filler; len];
+                assert_eq!(special(&bytes), None, "{len} x {filler:#x}");
+                for at in 0..len {
+                    for first in specials {
+                        bytes[at] = first;
+                        // Whatever follows the first special byte does not move it.
+                        for later in at + 1..len.min(at + 10) {
+                            bytes[later] = specials[later % specials.len()];
+                        }
+                        let expected = bytes.iter().position(|&b| !plain(b));
+                        assert_eq!(special(&bytes), expected, "{bytes:?}");
+                        bytes.fill(filler);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_scanner_reads_what_serde_reads() {
         use proptest::prelude::*;
