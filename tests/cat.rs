@@ -159,3 +159,26 @@ fn refusals() {
     assert_eq!(code, 2);
     assert!(stderr.contains("no/such.jsonl"), "{stderr}");
 }
+
+/// A FIFO given as the output is written into and stays a FIFO (renaming a file over it, as
+/// over `/dev/null`, would leave a plain file in its place).
+#[test]
+fn an_output_that_is_a_fifo_is_written_into() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let pipe = dir.path().join("out.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let reader = {
+        let pipe = pipe.clone();
+        std::thread::spawn(move || std::fs::read_to_string(pipe).unwrap())
+    };
+    cat(&[FULL, "-o", pipe.to_str().unwrap()]);
+    // Checked first: had the FIFO been replaced, nothing would ever reach the reader.
+    let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
+    assert!(kind.is_fifo(), "{kind:?}");
+    assert_eq!(reader.join().unwrap(), cat(&[FULL]));
+}

@@ -455,3 +455,57 @@ fn chunks_a_client_drops_are_left_out_and_counted() {
     assert!(!written.contains("CHUNK"), "{written}");
     assert_eq!(fold(&input), fold(&output));
 }
+
+/// Makes a FIFO at `path`, and reads everything written into it on another thread.
+fn fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success());
+    let path = path.to_path_buf();
+    std::thread::spawn(move || std::fs::read(path).unwrap())
+}
+
+/// An output that is not a plain file is written through, never renamed over: a FIFO (as
+/// `/dev/null` or `/dev/stdout` would be) gets the compacted stream and stays a FIFO, and a
+/// symbolic link stays a link to the file that is replaced.
+#[test]
+fn outputs_that_cannot_be_replaced_are_written_into() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let input = input.to_str().unwrap();
+    let (code, expected, stderr) = run(&["compact", input]);
+    assert_eq!(code, 0, "{stderr}");
+
+    let pipe = dir.path().join("out.jsonl");
+    let reader = fifo(&pipe);
+    let (code, _, stderr) = run(&["compact", input, "-o", pipe.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    // Checked first: had the FIFO been replaced, nothing would ever reach the reader.
+    let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
+    assert!(kind.is_fifo(), "{kind:?}");
+    assert_eq!(String::from_utf8(reader.join().unwrap()).unwrap(), expected);
+
+    let real = dir.path().join("real.jsonl");
+    let link = dir.path().join("link.jsonl");
+    std::fs::write(&real, "old\n").unwrap();
+    std::os::unix::fs::symlink("real.jsonl", &link).unwrap();
+    let (code, _, stderr) = run(&["compact", input, "-o", link.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), expected);
+
+    std::fs::copy(input, &real).unwrap();
+    let (code, _, stderr) = run(&["compact", "--in-place", link.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), expected);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        3,
+        "no temp file left"
+    );
+
+    let (code, _, stderr) = run(&["compact", "--in-place", pipe.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+}

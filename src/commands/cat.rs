@@ -135,6 +135,15 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                 }
             }
             let compression = source::detect_compression_ext(path);
+            if super::is_stream(path) {
+                let mut writer = EventWriter::new(super::open_stream(path)?, format, compression)?;
+                copy(&input, &read, &mut filter, &mut writer)?;
+                writer
+                    .finish()
+                    .and_then(|mut out| out.flush())
+                    .with_context(|| format!("writing {}", path.display()))?;
+                return Ok(Outcome::Clean);
+            }
             let temp = super::temp_beside(path)?;
             // Compressing and writing happen beside this thread, which reads and filters.
             let file = temp.as_file().try_clone().context("creating a temp file")?;

@@ -34,6 +34,9 @@ enum Target {
     Stdout,
     /// Replace this file atomically (the input itself, with --in-place, or an output path).
     File(PathBuf),
+    /// Write into this device or FIFO (`/dev/null`, `/dev/stdout`), which cannot be
+    /// replaced: like stdout, once the stream is verified.
+    Stream(PathBuf),
 }
 
 /// What compacting one input did.
@@ -129,6 +132,12 @@ fn targets(args: &CompactArgs, inputs: &[InputSpec]) -> Result<Vec<Target>> {
             .iter()
             .map(|input| match input {
                 InputSpec::Stdin => bail!("--in-place needs files, not stdin"),
+                InputSpec::File(path) if super::is_stream(path) => {
+                    bail!(
+                        "{} is not a regular file: it cannot be replaced in place",
+                        path.display()
+                    )
+                }
                 InputSpec::File(path) => Ok(Target::File(path.clone())),
             })
             .collect();
@@ -141,19 +150,23 @@ fn targets(args: &CompactArgs, inputs: &[InputSpec]) -> Result<Vec<Target>> {
         }
         Some(out) => out,
     };
+    let to = |path: PathBuf| match super::is_stream(&path) {
+        true => Target::Stream(path),
+        false => Target::File(path),
+    };
     let targets: Vec<Target> = if inputs.len() == 1 && !output.is_dir() {
-        vec![Target::File(output.clone())]
+        vec![to(output.clone())]
     } else {
         fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
         inputs
             .iter()
             .map(|input| match input {
-                InputSpec::Stdin => Ok(Target::File(output.join("stdin.jsonl"))),
+                InputSpec::Stdin => Ok(to(output.join("stdin.jsonl"))),
                 InputSpec::File(path) => {
                     let name = path
                         .file_name()
                         .ok_or_else(|| anyhow!("{} has no file name", path.display()))?;
-                    Ok(Target::File(output.join(name)))
+                    Ok(to(output.join(name)))
                 }
             })
             .collect::<Result<_>>()?
@@ -176,6 +189,7 @@ fn targets(args: &CompactArgs, inputs: &[InputSpec]) -> Result<Vec<Target>> {
 fn target_compression(target: &Target, input: Compression) -> Compression {
     match target {
         Target::Stdout => Compression::None,
+        Target::Stream(path) => source::detect_compression_ext(path),
         Target::File(path) => match source::detect_compression_ext(path) {
             Compression::None if path.exists() => input,
             by_name => by_name,
@@ -269,7 +283,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     // there): one after the other, the two took about as long each.
     let synced = match target {
         Target::File(_) => Some(temp.as_file().try_clone().context("syncing a temp file")?),
-        Target::Stdout => None,
+        Target::Stdout | Target::Stream(_) => None,
     };
     std::thread::scope(|s| {
         let synced = synced.map(|file| s.spawn(move || file.sync_all()));
@@ -521,11 +535,11 @@ fn as_read(
 }
 
 /// A temp file beside the target (so the final rename is atomic, and a new file gets the
-/// permissions a new file gets), or in the temp directory for stdout.
+/// permissions a new file gets), or in the temp directory for stdout or a device.
 fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
     match target {
         Target::File(path) => super::temp_beside(path),
-        Target::Stdout => tempfile::Builder::new()
+        Target::Stdout | Target::Stream(_) => tempfile::Builder::new()
             .prefix(".agui-lens.")
             .suffix(".tmp")
             .tempfile()
@@ -533,7 +547,8 @@ fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
     }
 }
 
-/// Puts the verified temp file in place (see [`persist`]), or copies it to stdout.
+/// Puts the verified temp file in place (see [`persist`]), or copies it to stdout or into a
+/// device.
 fn commit(temp: tempfile::NamedTempFile, target: &Target) -> Result<()> {
     match target {
         Target::Stdout => {
@@ -541,6 +556,13 @@ fn commit(temp: tempfile::NamedTempFile, target: &Target) -> Result<()> {
             let mut stdout = io::stdout().lock();
             io::copy(&mut file, &mut stdout)?;
             stdout.flush()?;
+            Ok(())
+        }
+        Target::Stream(path) => {
+            let mut file = File::open(temp.path())?;
+            let mut out = super::open_stream(path)?;
+            io::copy(&mut file, &mut out)?;
+            out.flush()?;
             Ok(())
         }
         Target::File(path) => Ok(persist(temp, path)?),

@@ -110,15 +110,10 @@ fn write(
     page: Option<(html::Rows, StateFrames)>,
 ) -> Result<()> {
     if let (Some(path), Some((rows, states))) = (&args.html, page) {
-        let mut file = super::temp_beside(path)?;
-        {
-            let mut out = io::BufWriter::new(file.as_file_mut());
-            html::render(inspection, &rows, &states, &mut out)
-                .with_context(|| format!("writing {}", path.display()))?;
-            out.flush()
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-        super::persist(file, path).with_context(|| format!("writing {}", path.display()))?;
+        super::write_file(path, |out| {
+            html::render(inspection, &rows, &states, out)
+                .with_context(|| format!("writing {}", path.display()))
+        })?;
         eprintln!(
             "wrote {}: {}, {}, {}",
             path.display(),

@@ -15,7 +15,8 @@ pub mod snapshot;
 pub mod test;
 pub mod verify;
 
-use std::io;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -58,15 +59,70 @@ impl Outcome {
     }
 }
 
-/// A temp file beside `path`, to be persisted over it once complete, so a failed write never
-/// leaves half a file. Created with the permissions a new file gets (0666 less the umask).
-pub(crate) fn temp_beside(path: &std::path::Path) -> Result<tempfile::NamedTempFile> {
+/// Whether `path` names something that is written into rather than replaced: a device such
+/// as `/dev/null` or a terminal, a FIFO, a socket (through any symbolic links). Renaming a
+/// file over one of those would put a plain file in its place, so output goes straight into
+/// it instead.
+pub(crate) fn is_stream(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
+}
+
+/// Opens a [`is_stream`] path for writing, as it is.
+pub(crate) fn open_stream(path: &Path) -> Result<std::fs::File> {
+    use anyhow::Context;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))
+}
+
+/// The file replacing `path` replaces: the file a symbolic link leads to (so the link stays a
+/// link), else `path` itself.
+fn replaced(path: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        }
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Writes a file the user named with what `write` writes: a regular file (new, or existing,
+/// also through a link) is replaced atomically ([`temp_beside`], [`persist`]); a device or a
+/// FIFO ([`is_stream`]) is written into.
+pub(crate) fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn io::Write) -> Result<()>,
+) -> Result<()> {
+    use anyhow::Context;
+    if is_stream(path) {
+        let mut out = io::BufWriter::new(open_stream(path)?);
+        write(&mut out)?;
+        return out
+            .flush()
+            .with_context(|| format!("writing {}", path.display()));
+    }
+    let mut temp = temp_beside(path)?;
+    {
+        let mut out = io::BufWriter::new(temp.as_file_mut());
+        write(&mut out)?;
+        out.flush()
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    persist(temp, path).with_context(|| format!("writing {}", path.display()))
+}
+
+/// A temp file beside the file `path` names (see [`replaced`]), to be persisted over it once
+/// complete, so a failed write never leaves half a file. Created with the permissions a new
+/// file gets (0666 less the umask).
+pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     use anyhow::Context;
     use std::os::unix::fs::PermissionsExt;
+    let path = replaced(path);
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
+        .unwrap_or(Path::new("."));
     let prefix = path
         .file_name()
         .map(|n| format!(".{}.", n.to_string_lossy()))
@@ -79,21 +135,22 @@ pub(crate) fn temp_beside(path: &std::path::Path) -> Result<tempfile::NamedTempF
         .with_context(|| format!("creating a file in {}", dir.display()))
 }
 
-/// Puts a finished temp file from [`temp_beside`] in place of `path`, durably: its bytes
-/// reach the disk, it takes the permissions `path` has (when `path` exists), it is renamed
-/// over `path`, and the directory's new entry reaches the disk. Until the rename `path` is
-/// untouched; on failure the temp file is removed. So after a crash `path` holds either its
-/// old bytes or all of the new ones.
-pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &std::path::Path) -> io::Result<()> {
+/// Puts a finished temp file from [`temp_beside`] in place of the file `path` names (through
+/// a symbolic link, the file it leads to), durably: its bytes reach the disk, it takes the
+/// permissions that file has (when it exists), it is renamed over it, and the directory's new
+/// entry reaches the disk. Until the rename the file is untouched; on failure the temp file
+/// is removed. So after a crash it holds either its old bytes or all of the new ones.
+pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
+    let path = replaced(path);
     temp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
+    if let Ok(meta) = std::fs::metadata(&path) {
         temp.as_file().set_permissions(meta.permissions())?;
     }
-    temp.persist(path).map_err(|e| e.error)?;
+    temp.persist(&path).map_err(|e| e.error)?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
+        .unwrap_or(Path::new("."));
     std::fs::File::open(dir)?.sync_all()
 }
 
