@@ -83,6 +83,10 @@ impl SchemaSet {
     /// relative path replaces ours, other files are added (`custom/<name>.json` validates the
     /// `value` of CUSTOM events with that `name`).
     pub fn load(overlay: Option<&Path>) -> Result<SchemaSet> {
+        // Compiling a schema first checks it against the draft 2020-12 meta-schema, whose
+        // validator `jsonschema` builds on first use (~3 ms): started now on the pool, it is
+        // ready when the first schema is compiled, instead of holding up the first batch.
+        rayon::spawn(|| drop(jsonschema::draft202012::meta::validator()));
         let mut docs = BTreeMap::new();
         for (rel, text) in EMBEDDED {
             let value: Value = serde_json::from_str(text)
