@@ -247,30 +247,86 @@ fn unescape(body: &[u8], mut stop: usize) -> Option<(Text, &[u8])> {
 }
 
 /// Where the first byte of `bytes` that ends or interrupts a JSON string's plain text is: a
-/// quote, a backslash, or a control character (which a string may not hold raw). Eight bytes
-/// at a time: most strings here are a few words long, too short for `memchr` to pay for its
-/// set-up, and one pass finds all three.
+/// quote, a backslash, or a control character (which a string may not hold raw). One pass
+/// finds all three, a vector at a time: most strings here are a few words long, too short for
+/// `memchr` to pay for its set-up, and a second pass for control characters cost as much.
 fn special(bytes: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    let wide = special_blocks(bytes);
+    #[cfg(not(target_arch = "x86_64"))]
+    let wide = special_words(bytes);
+    special_after(bytes, wide)
+}
+
+/// What a wide pass found, else the first special byte from where it stopped.
+fn special_after(bytes: &[u8], (found, at): (Option<usize>, usize)) -> Option<usize> {
+    found.or_else(|| {
+        bytes[at..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .map(|i| at + i)
+    })
+}
+
+/// [`special`] over whole 16-byte blocks (SSE2, which every x86-64 has): what it found, else
+/// where the bytes it left for a plain loop begin.
+#[cfg(target_arch = "x86_64")]
+fn special_blocks(bytes: &[u8]) -> (Option<usize>, usize) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let chunks = bytes.chunks_exact(16);
+    let rest = chunks.remainder().len();
+    // SAFETY: SSE2 is part of x86-64, so its intrinsics can always run; each load reads the
+    // 16 bytes of `chunk`, and an unaligned load may read them from any address.
+    unsafe {
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let below_space = _mm_set1_epi8(0x1f);
+        for (i, chunk) in chunks.enumerate() {
+            let block = _mm_loadu_si128(chunk.as_ptr().cast());
+            // A control character is one whose minimum with 0x1f is itself.
+            let control = _mm_cmpeq_epi8(_mm_min_epu8(block, below_space), block);
+            let stops = _mm_or_si128(
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(block, quote),
+                    _mm_cmpeq_epi8(block, backslash),
+                ),
+                control,
+            );
+            let mask = _mm_movemask_epi8(stops);
+            if mask != 0 {
+                return (Some(i * 16 + mask.trailing_zeros() as usize), bytes.len());
+            }
+        }
+    }
+    (None, bytes.len() - rest)
+}
+
+/// [`special_blocks`] over whole 8-byte words, for where there is no SSE2.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn special_words(bytes: &[u8]) -> (Option<usize>, usize) {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     // Bytes of `word` below `n` (at most 0x80), as their high bits. A borrow may mark bytes
     // after a marked one too, so only the first mark counts.
     let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
     let chunks = bytes.chunks_exact(8);
-    let tail = chunks.remainder();
+    let rest = chunks.remainder().len();
     for (i, chunk) in chunks.enumerate() {
-        let word = u64::from_le_bytes(chunk.try_into().ok()?);
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
         let found = below(word ^ (ONES * u64::from(b'"')), 1)
             | below(word ^ (ONES * u64::from(b'\\')), 1)
             | below(word, 0x20);
         if found != 0 {
-            return Some(i * 8 + found.trailing_zeros() as usize / 8);
+            return (
+                Some(i * 8 + found.trailing_zeros() as usize / 8),
+                bytes.len(),
+            );
         }
     }
-    let at = bytes.len() - tail.len();
-    tail.iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .map(|i| at + i)
+    (None, bytes.len() - rest)
 }
 
 /// A timestamp written as a plain integer the schema accepts (no sign, no leading zero, no
@@ -396,6 +452,8 @@ mod tests {
                         }
                         let expected = bytes.iter().position(|&b| !plain(b));
                         assert_eq!(special(&bytes), expected, "{bytes:?}");
+                        let words = special_after(&bytes, special_words(&bytes));
+                        assert_eq!(words, expected, "words: {bytes:?}");
                         bytes.fill(filler);
                     }
                 }
