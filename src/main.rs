@@ -38,10 +38,10 @@ fn main() -> ExitCode {
     };
     // The command runs on one of rayon's threads rather than beside them. Readers and
     // checkers work in pipelines (see `source::pipeline`): this thread follows the stream in
-    // order while the pool parses what comes next. Run from a thread of the pool, a wait for the
-    // next batch takes on the pool's work instead of sleeping, and two
-    // busy threads share two cores instead of three. The pool's threads get the stack a main
-    // thread has, so that nothing recurses less deep than it would on the main thread.
+    // order while the pool parses what comes next. Run from a thread of the pool, a wait for
+    // the next batch takes on the pool's work instead of sleeping, and two busy threads share
+    // two cores instead of three. The pool's threads get the stack a main thread has, so that
+    // nothing recurses less deep than it would on the main thread.
     // (`check`, `compact`: about 6% less wall time on two cores.)
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(MAIN_STACK)

@@ -150,9 +150,12 @@ fn targets(args: &CompactArgs, inputs: &[InputSpec]) -> Result<Vec<Target>> {
         }
         Some(out) => out,
     };
-    let to = |path: PathBuf| match super::is_stream(&path) {
-        true => Target::Stream(path),
-        false => Target::File(path),
+    let to = |path: PathBuf| {
+        if super::is_stream(&path) {
+            Target::Stream(path)
+        } else {
+            Target::File(path)
+        }
     };
     let targets: Vec<Target> = if inputs.len() == 1 && !output.is_dir() {
         vec![to(output.clone())]
@@ -551,22 +554,18 @@ fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
 /// device.
 fn commit(temp: tempfile::NamedTempFile, target: &Target) -> Result<()> {
     match target {
-        Target::Stdout => {
-            let mut file = File::open(temp.path())?;
-            let mut stdout = io::stdout().lock();
-            io::copy(&mut file, &mut stdout)?;
-            stdout.flush()?;
-            Ok(())
-        }
-        Target::Stream(path) => {
-            let mut file = File::open(temp.path())?;
-            let mut out = super::open_stream(path)?;
-            io::copy(&mut file, &mut out)?;
-            out.flush()?;
-            Ok(())
-        }
+        Target::Stdout => copy_out(&temp, io::stdout().lock()),
+        Target::Stream(path) => copy_out(&temp, super::open_stream(path)?),
         Target::File(path) => Ok(persist(temp, path)?),
     }
+}
+
+/// Copies a verified temp file into `out`.
+fn copy_out(temp: &tempfile::NamedTempFile, mut out: impl Write) -> Result<()> {
+    let mut file = File::open(temp.path())?;
+    io::copy(&mut file, &mut out)?;
+    out.flush()?;
+    Ok(())
 }
 
 /// The compacted stream must fold to the same messages and state, and check with no more
