@@ -135,24 +135,23 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                 }
             }
             let compression = source::detect_compression_ext(path);
-            if super::is_stream(path) {
-                let mut writer = EventWriter::new(super::open_stream(path)?, format, compression)?;
-                copy(&input, &read, &mut filter, &mut writer)?;
-                writer
-                    .finish()
-                    .and_then(|mut out| out.flush())
-                    .with_context(|| format!("writing {}", path.display()))?;
-                return Ok(Outcome::Clean);
-            }
-            let temp = super::temp_beside(path)?;
+            // A device or FIFO is written into; a file is replaced by a finished temp file.
+            let (file, temp) = if super::is_stream(path) {
+                (super::open_stream(path)?, None)
+            } else {
+                let temp = super::temp_beside(path)?;
+                let file = temp.as_file().try_clone().context("creating a temp file")?;
+                (file, Some(temp))
+            };
             // Compressing and writing happen beside this thread, which reads and filters.
-            let file = temp.as_file().try_clone().context("creating a temp file")?;
             let mut writer = EventWriter::background(file, format, compression)?;
             copy(&input, &read, &mut filter, &mut writer)?;
             writer
                 .finish()
                 .with_context(|| format!("writing {}", path.display()))?;
-            persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
+            if let Some(temp) = temp {
+                persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
+            }
         }
     }
     Ok(Outcome::Clean)
