@@ -4,8 +4,9 @@
 #   bench/run.sh [SIZES...]        default: 10MB 100MB (1GB works; MB = 10^6 bytes)
 #
 # Builds release, generates bench/data/stream-<size>.jsonl when missing, runs each command
-# BENCH_RUNS times (default 3): median wall time, largest peak RSS. Prints a markdown table per
-# size and writes it to bench/results-<size>.md. See bench/README.md.
+# BENCH_RUNS times (default 3), in interleaved rounds: median wall time, largest peak RSS.
+# Prints a markdown table per size and writes it to bench/results-<size>.md. See
+# bench/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,27 +66,56 @@ run_once() {
   return "$rc"
 }
 
-# measure LABEL FATAL CMD...: RUNS runs; appends "label wall rss_kib" to $TMP/rows. A failing
-# command aborts the bench when FATAL is 1, else its row reads "failed".
-measure() {
-  local label=$1 fatal=$2 i walls=() peak=
-  shift 2
-  for ((i = 0; i < RUNS; i++)); do
-    if ! run_once "$@"; then
-      echo "---- '$*' failed; stdout/stderr tails:" >&2
-      tail -n 5 "$TMP/out" >&2; tail -n 20 "$TMP/err" >&2
-      [ "$fatal" = 1 ] && die "$label failed"
-      FAILED=1
-      printf '%s\tfailed\t\n' "$label" >>"$TMP/rows"
-      return 0
-    fi
-    walls+=("$WALL")
-    if [ -n "$KIB" ] && { [ -z "$peak" ] || [ "$KIB" -gt "$peak" ]; }; then peak=$KIB; fi
+# row LABEL FATAL OUT CMD...: adds a command to the rows measured for the current file. OUT is
+# where its stdout goes (empty: $TMP/out); a failing command aborts the bench when FATAL is 1,
+# else its row reads "failed".
+row() {
+  ROW_LABEL+=("$1"); ROW_FATAL+=("$2"); ROW_OUT+=("$3")
+  shift 3
+  ROW_CMD+=("$(printf '%q ' "$@")")
+}
+
+# measure_rows FILE: runs every row RUNS times, in rounds (each round runs every row once, in
+# order), so that a slow spell of the machine falls on all rows alike rather than on whichever
+# row was running; the ratios between rows come from the same minutes. Before each run, FILE is
+# read once, untimed, so that every run starts with the file in the page cache (this machine
+# takes cached pages back within seconds). Appends "label median_wall peak_rss_kib" per row
+# to $TMP/rows.
+measure_rows() {
+  local file=$1 n=${#ROW_LABEL[@]} i r peak median
+  local -a dead=()
+  for ((i = 0; i < n; i++)); do : >"$TMP/walls.$i"; : >"$TMP/peak.$i"; done
+  for ((r = 0; r < RUNS; r++)); do
+    for ((i = 0; i < n; i++)); do
+      [ -z "${dead[i]:-}" ] || continue
+      cat "$file" >/dev/null
+      OUT=${ROW_OUT[i]}
+      if ! eval "run_once ${ROW_CMD[i]}"; then
+        echo "---- '${ROW_CMD[i]}' failed; stdout/stderr tails:" >&2
+        tail -n 5 "${OUT:-$TMP/out}" >&2; tail -n 20 "$TMP/err" >&2
+        [ "${ROW_FATAL[i]}" = 1 ] && die "${ROW_LABEL[i]} failed"
+        FAILED=1
+        dead[i]=1
+        continue
+      fi
+      echo "$WALL" >>"$TMP/walls.$i"
+      peak=$(cat "$TMP/peak.$i")
+      if [ -n "$KIB" ] && { [ -z "$peak" ] || [ "$KIB" -gt "$peak" ]; }; then echo "$KIB" >"$TMP/peak.$i"; fi
+      if [ "$r" = 0 ] && [ "${ROW_LABEL[i]}" = "agui-lens check" ]; then log "  check says: $(tail -n 1 "$TMP/out")"; fi
+    done
+    log "round $((r + 1)) of $RUNS done"
   done
-  local median
-  median=$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(((RUNS + 1) / 2))p")
-  printf '%s\t%s\t%s\n' "$label" "$median" "$peak" >>"$TMP/rows"
-  log "$label: ${median}s median of $RUNS, peak RSS ${peak:-n/a} KiB"
+  OUT=
+  for ((i = 0; i < n; i++)); do
+    if [ -n "${dead[i]:-}" ]; then
+      printf '%s\tfailed\t\n' "${ROW_LABEL[i]}" >>"$TMP/rows"
+      continue
+    fi
+    median=$(sort -g "$TMP/walls.$i" | sed -n "$(((RUNS + 1) / 2))p")
+    peak=$(cat "$TMP/peak.$i")
+    printf '%s\t%s\t%s\n' "${ROW_LABEL[i]}" "$median" "$peak" >>"$TMP/rows"
+    log "${ROW_LABEL[i]}: ${median}s median of $RUNS, peak RSS ${peak:-n/a} KiB"
+  done
 }
 
 FAILED=
@@ -102,25 +132,26 @@ for size in "${SIZES[@]}"; do
   log "$file: $bytes bytes, $events events"
   : >"$TMP/rows"
 
-  measure "floor: read lines (BufReader)" 1 "$EX/floor" --mode lines "$file"
-  measure "floor: parse serde_json::Value" 1 "$EX/floor" --mode value "$file"
-  measure "agui-lens check" 1 "$BIN" check "$file"
-  log "  check says: $(tail -n 1 "$TMP/out")"
+  ROW_LABEL=(); ROW_FATAL=(); ROW_OUT=(); ROW_CMD=()
+  row "floor: read lines (BufReader)" 1 "" "$EX/floor" --mode lines "$file"
+  row "floor: parse serde_json::Value" 1 "" "$EX/floor" --mode value "$file"
+  row "agui-lens check" 1 "" "$BIN" check "$file"
   # Framing and JSON Schemas only: every rule that follows the stream allowed.
-  measure "agui-lens check (schemas only)" 1 "$BIN" check "$file" \
+  row "agui-lens check (schemas only)" 1 "" "$BIN" check "$file" \
     --allow lifecycle --allow order --allow pairing --allow reference --allow state --allow tool-args
   if has_command fold; then
-    OUT=/dev/null measure "agui-lens fold" 1 "$BIN" fold "$file"
+    row "agui-lens fold" 1 /dev/null "$BIN" fold "$file"
   fi
   if has_command compact; then
-    measure "agui-lens compact" 1 "$BIN" compact "$file" -o "$TMP/compacted.jsonl"
+    row "agui-lens compact" 1 "" "$BIN" compact "$file" -o "$TMP/compacted.jsonl"
     # Without folding and checking the result before it is written: what verification costs.
-    measure "agui-lens compact --no-verify" 1 "$BIN" compact --no-verify "$file" -o "$TMP/compacted.jsonl"
+    row "agui-lens compact --no-verify" 1 "" "$BIN" compact --no-verify "$file" -o "$TMP/compacted.jsonl"
   fi
   if [ -n "$HAVE_NODE" ]; then
-    measure "SDK: zod parse + verifyEvents" 0 node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs verify "$file"
-    measure "SDK: JSON.parse + compactEvents" 0 node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs compact "$file"
+    row "SDK: zod parse + verifyEvents" 0 "" node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs verify "$file"
+    row "SDK: JSON.parse + compactEvents" 0 "" node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs compact "$file"
   fi
+  measure_rows "$file"
 
   floor=$(awk -F'\t' '$1 ~ /parse serde_json/ { print $2 }' "$TMP/rows")
   {
@@ -149,7 +180,7 @@ for size in "${SIZES[@]}"; do
         if (ok(t[n]) && ok(t[o])) printf "- compact --no-verify (which, like compactEvents, does not check its result) is %.1f× as fast\n", t[o] / t[n]
       }' "$TMP/rows"
     echo
-    echo "Median wall time of $RUNS runs (process start to exit); MB = 10^6 bytes; ratio = time / time of the value-parse floor."
+    echo "Median wall time of $RUNS runs (process start to exit), the rows run in $RUNS interleaved rounds, the file read once before each run; MB = 10^6 bytes; ratio = time / time of the value-parse floor."
     echo "Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1); $(date -u +%Y-%m-%d); agui-lens $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src 2>/dev/null || echo ' + uncommitted src changes')."
   } | tee "bench/results-$size.md"
   echo
