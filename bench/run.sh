@@ -79,7 +79,8 @@ row() {
 # order), so that a slow spell of the machine falls on all rows alike rather than on whichever
 # row was running; the ratios between rows come from the same minutes. Before each run, FILE is
 # read once, untimed, so that every run starts with the file in the page cache (this machine
-# takes cached pages back within seconds). Appends "label median_wall peak_rss_kib" per row
+# takes cached pages back within seconds), and the previous run's compacted file is removed,
+# so that every compact run writes a new file as the first one did. Appends "label median_wall peak_rss_kib" per row
 # to $TMP/rows.
 measure_rows() {
   local file=$1 n=${#ROW_LABEL[@]} i r peak median
@@ -89,6 +90,7 @@ measure_rows() {
     for ((i = 0; i < n; i++)); do
       [ -z "${dead[i]:-}" ] || continue
       cat "$file" >/dev/null
+      rm -f "$TMP/compacted.jsonl"
       OUT=${ROW_OUT[i]}
       if ! eval "run_once ${ROW_CMD[i]}"; then
         echo "---- '${ROW_CMD[i]}' failed; stdout/stderr tails:" >&2
