@@ -494,6 +494,23 @@ fn outputs_that_cannot_be_replaced_are_written_into() {
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
     assert_eq!(std::fs::read_to_string(&real).unwrap(), expected);
 
+    // A link to a file not there yet, through a second link: the file is made where the
+    // chain leads, and both links stay links.
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let far = dir.path().join("far.jsonl");
+    let near = dir.path().join("near.jsonl");
+    std::os::unix::fs::symlink("sub/made.jsonl", &far).unwrap();
+    std::os::unix::fs::symlink("far.jsonl", &near).unwrap();
+    let (code, _, stderr) = run(&["compact", input, "-o", near.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::symlink_metadata(&near).unwrap().is_symlink());
+    assert!(std::fs::symlink_metadata(&far).unwrap().is_symlink());
+    let made = dir.path().join("sub/made.jsonl");
+    assert_eq!(std::fs::read_to_string(&made).unwrap(), expected);
+    std::fs::remove_file(&near).unwrap();
+    std::fs::remove_file(&far).unwrap();
+    std::fs::remove_dir_all(dir.path().join("sub")).unwrap();
+
     std::fs::copy(input, &real).unwrap();
     let (code, _, stderr) = run(&["compact", "--in-place", link.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");

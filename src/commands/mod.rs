@@ -76,15 +76,25 @@ pub(crate) fn open_stream(path: &Path) -> Result<std::fs::File> {
         .with_context(|| format!("opening {}", path.display()))
 }
 
-/// The file replacing `path` replaces: the file a symbolic link leads to (so the link stays a
-/// link), else `path` itself.
+/// The file replacing `path` replaces: the file a symbolic link leads to, also one that does
+/// not exist yet (so the link stays a link, as a shell's `>` keeps it), else `path` itself.
+/// A link is followed one step at a time, each relative target from the link's directory; a
+/// chain longer than the system would follow (a loop) leaves `path` as it is.
 fn replaced(path: &Path) -> PathBuf {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    /// Linux's limit on the links followed while resolving one path.
+    const MAX_HOPS: usize = 40;
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_HOPS {
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => match std::fs::read_link(&at) {
+                // `join` keeps an absolute target as it is.
+                Ok(target) => at = at.parent().unwrap_or(Path::new("")).join(target),
+                Err(_) => return path.to_path_buf(),
+            },
+            _ => return at,
         }
-        _ => path.to_path_buf(),
     }
+    path.to_path_buf()
 }
 
 /// Writes a file the user named with what `write` writes: a regular file (new, or existing,
