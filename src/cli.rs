@@ -119,7 +119,8 @@ pub struct CatArgs {
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
 
-    /// The output format, whatever the extension says (stdout: jsonl unless given).
+    /// The output format, whatever the extension says (stdout, or a device or FIFO whose name
+    /// does not tell: jsonl unless given).
     #[arg(long, value_name = "FORMAT")]
     pub output_format: Option<InputFormat>,
 

@@ -162,23 +162,39 @@ fn refusals() {
 
 /// A FIFO given as the output is written into and stays a FIFO (renaming a file over it, as
 /// over `/dev/null`, would leave a plain file in its place).
+/// Makes a FIFO at `path`, and reads everything written into it on another thread.
+fn fifo(path: &std::path::Path) -> std::thread::JoinHandle<String> {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let path = path.to_path_buf();
+    std::thread::spawn(move || std::fs::read_to_string(path).unwrap())
+}
+
 #[test]
 fn an_output_that_is_a_fifo_is_written_into() {
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
     let pipe = dir.path().join("out.jsonl");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&pipe)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let reader = {
-        let pipe = pipe.clone();
-        std::thread::spawn(move || std::fs::read_to_string(pipe).unwrap())
-    };
+    let reader = fifo(&pipe);
     cat(&[FULL, "-o", pipe.to_str().unwrap()]);
     // Checked first: had the FIFO been replaced, nothing would ever reach the reader.
     let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
     assert!(kind.is_fifo(), "{kind:?}");
     assert_eq!(reader.join().unwrap(), cat(&[FULL]));
+
+    // A pipe whose name tells no format gets what stdout gets.
+    let bare = dir.path().join("pipe");
+    let reader = fifo(&bare);
+    cat(&[FULL, "-o", bare.to_str().unwrap()]);
+    assert_eq!(reader.join().unwrap(), cat(&[FULL]));
+    cat(&[FULL, "-o", "/dev/null"]);
+    // A file is named for its format, or the format is given.
+    let named = dir.path().join("out.txt");
+    let (code, _, stderr) = run(&["cat", FULL, "-o", named.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot tell the output format"), "{stderr}");
+    assert!(!named.exists());
 }

@@ -113,6 +113,10 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
     let output = args.output.as_deref().filter(|p| p.as_os_str() != "-");
     let format = match (args.output_format, output) {
         (Some(format), _) => format,
+        // A device or FIFO (`/dev/null`, `/dev/stdout`, a pipe) is written as stdout is.
+        (None, Some(path)) if super::is_stream(path) && format_from_extension(path).is_none() => {
+            InputFormat::Jsonl
+        }
         (None, Some(path)) => format_from_extension(path).with_context(|| {
             format!(
                 "cannot tell the output format from {}: name it .jsonl, .ndjson, .sse or .json (optionally .gz or .zst), or give --output-format",
