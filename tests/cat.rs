@@ -1,7 +1,7 @@
 //! `agui-lens cat`: slicing by type, run and index, and converting between JSONL, SSE and
 //! JSON arrays (plain or compressed) without changing the events.
 
-use crate::common::{fixture_files, root, run};
+use crate::common::{fifo, fixture_files, root, run};
 
 const FULL: &str = "fixtures/recordings/agui-sdk-full.jsonl";
 
@@ -162,17 +162,6 @@ fn refusals() {
 
 /// A FIFO given as the output is written into and stays a FIFO (renaming a file over it, as
 /// over `/dev/null`, would leave a plain file in its place).
-/// Makes a FIFO at `path`, and reads everything written into it on another thread.
-fn fifo(path: &std::path::Path) -> std::thread::JoinHandle<String> {
-    let made = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let path = path.to_path_buf();
-    std::thread::spawn(move || std::fs::read_to_string(path).unwrap())
-}
-
 #[test]
 fn an_output_that_is_a_fifo_is_written_into() {
     use std::os::unix::fs::FileTypeExt;
@@ -183,13 +172,19 @@ fn an_output_that_is_a_fifo_is_written_into() {
     // Checked first: had the FIFO been replaced, nothing would ever reach the reader.
     let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
     assert!(kind.is_fifo(), "{kind:?}");
-    assert_eq!(reader.join().unwrap(), cat(&[FULL]));
+    assert_eq!(
+        String::from_utf8(reader.join().unwrap()).unwrap(),
+        cat(&[FULL])
+    );
 
     // A pipe whose name tells no format gets what stdout gets.
     let bare = dir.path().join("pipe");
     let reader = fifo(&bare);
     cat(&[FULL, "-o", bare.to_str().unwrap()]);
-    assert_eq!(reader.join().unwrap(), cat(&[FULL]));
+    assert_eq!(
+        String::from_utf8(reader.join().unwrap()).unwrap(),
+        cat(&[FULL])
+    );
     cat(&[FULL, "-o", "/dev/null"]);
     // A file is named for its format, or the format is given.
     let named = dir.path().join("out.txt");

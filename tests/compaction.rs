@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{root, run};
+use crate::common::{fifo, root, run};
 
 fn recordings() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/valid"))
@@ -454,14 +454,6 @@ fn chunks_a_client_drops_are_left_out_and_counted() {
     let written = std::fs::read_to_string(&output).unwrap();
     assert!(!written.contains("CHUNK"), "{written}");
     assert_eq!(fold(&input), fold(&output));
-}
-
-/// Makes a FIFO at `path`, and reads everything written into it on another thread.
-fn fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
-    let made = Command::new("mkfifo").arg(path).status().unwrap();
-    assert!(made.success());
-    let path = path.to_path_buf();
-    std::thread::spawn(move || std::fs::read(path).unwrap())
 }
 
 /// An output that is not a plain file is written through, never renamed over: a FIFO (as

@@ -133,3 +133,14 @@ pub fn against_known(file: &str, outcomes: &[(String, Option<String>)]) -> (Vec<
     }
     (failures, known_hits)
 }
+
+/// Makes a FIFO at `path`, and reads everything written into it on another thread.
+pub fn fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let path = path.to_path_buf();
+    std::thread::spawn(move || std::fs::read(path).unwrap())
+}
