@@ -80,8 +80,8 @@ row() {
 # row was running; the ratios between rows come from the same minutes. Before each run, FILE is
 # read once, untimed, so that every run starts with the file in the page cache (this machine
 # takes cached pages back within seconds), and the previous run's compacted file is removed,
-# so that every compact run writes a new file as the first one did. Appends "label median_wall peak_rss_kib" per row
-# to $TMP/rows.
+# so that every compact run writes a new file as the first one did. Appends
+# "label median_wall peak_rss_kib" per row to $TMP/rows.
 measure_rows() {
   local file=$1 n=${#ROW_LABEL[@]} i r peak median
   local -a dead=()
