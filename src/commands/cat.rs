@@ -111,10 +111,12 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
         to: args.to,
     });
     let output = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    // A device or FIFO (`/dev/null`, `/dev/stdout`, a pipe) is written into, not replaced.
+    let stream = output.is_some_and(super::is_stream);
     let format = match (args.output_format, output) {
         (Some(format), _) => format,
-        // A device or FIFO (`/dev/null`, `/dev/stdout`, a pipe) is written as stdout is.
-        (None, Some(path)) if super::is_stream(path) && format_from_extension(path).is_none() => {
+        // Such an output is written as stdout is, unless its name tells a format.
+        (None, Some(path)) if stream && format_from_extension(path).is_none() => {
             InputFormat::Jsonl
         }
         (None, Some(path)) => format_from_extension(path).with_context(|| {
@@ -139,8 +141,8 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                 }
             }
             let compression = source::detect_compression_ext(path);
-            // A device or FIFO is written into; a file is replaced by a finished temp file.
-            let (file, temp) = if super::is_stream(path) {
+            // A file is replaced by a finished temp file.
+            let (file, temp) = if stream {
                 (super::open_stream(path)?, None)
             } else {
                 let temp = super::temp_beside(path)?;

@@ -276,10 +276,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         }
     }
     let Some(ctx) = check else {
-        if interrupt::requested() {
-            bail!("interrupted: {name} was left as it was");
-        }
-        commit(temp, target).with_context(|| format!("writing the compacted {name}"))?;
+        commit(temp, target, &name)?;
         return Ok(report);
     };
     // The temp file's bytes go to the disk while it is verified (`persist` then finds them
@@ -312,10 +309,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             report.refused = Some(why);
             return Ok(report);
         }
-        if interrupt::requested() {
-            bail!("interrupted: {name} was left as it was");
-        }
-        commit(temp, target).with_context(|| format!("writing the compacted {name}"))?;
+        commit(temp, target, &name)?;
         Ok(report)
     })
 }
@@ -551,13 +545,17 @@ fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
 }
 
 /// Puts the verified temp file in place (see [`persist`]), or copies it to stdout or into a
-/// device.
-fn commit(temp: tempfile::NamedTempFile, target: &Target) -> Result<()> {
+/// device, unless the user has interrupted the run: then the target is left as it was.
+fn commit(temp: tempfile::NamedTempFile, target: &Target, name: &str) -> Result<()> {
+    if interrupt::requested() {
+        bail!("interrupted: {name} was left as it was");
+    }
     match target {
         Target::Stdout => copy_out(&temp, io::stdout().lock()),
         Target::Stream(path) => copy_out(&temp, super::open_stream(path)?),
         Target::File(path) => Ok(persist(temp, path)?),
     }
+    .with_context(|| format!("writing the compacted {name}"))
 }
 
 /// Copies a verified temp file into `out`.

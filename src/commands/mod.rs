@@ -129,10 +129,7 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     use anyhow::Context;
     use std::os::unix::fs::PermissionsExt;
     let path = replaced(path);
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = directory_of(&path);
     let prefix = path
         .file_name()
         .map(|n| format!(".{}.", n.to_string_lossy()))
@@ -157,11 +154,14 @@ pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &Path) -> io::Result<
         temp.as_file().set_permissions(meta.permissions())?;
     }
     temp.persist(&path).map_err(|e| e.error)?;
-    let dir = path
-        .parent()
+    std::fs::File::open(directory_of(&path))?.sync_all()
+}
+
+/// The directory a file's entry is in (`.` for a bare name).
+fn directory_of(path: &Path) -> &Path {
+    path.parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::File::open(dir)?.sync_all()
+        .unwrap_or(Path::new("."))
 }
 
 /// A temp file being written that [`persist`] will sync: each time another few MiB have been
