@@ -5,24 +5,27 @@
 //     JSON.parse each line, EventSchemas.parse it (the zod validators from @ag-ui/core/schemas),
 //     then run every event through the client's verifyEvents (an rxjs Observable over the array,
 //     piped through verifyEvents(false)).
-//   node reference/bench-sdk.mjs compact FILE
-//     JSON.parse each line, then compactEvents(events) from @ag-ui/client.
+//   node reference/bench-sdk.mjs compact FILE [--out OUT]
+//     JSON.parse each line, then compactEvents(events) from @ag-ui/client. With --out, the
+//     compacted events are then written to OUT as JSONL (JSON.stringify per event, written in
+//     8 MiB pieces, no fsync): the whole job `agui-lens compact FILE -o OUT` does.
 //
 // Prints one JSON line: {"mode", "bytes", "events", "seconds", "mb_per_s"} (MB = 10^6 bytes;
 // seconds from the first byte read to the verdict, module loading excluded). A schema or
 // protocol error names the event on stderr and exits 1: the streams benchmarked are meant to be
 // clean. The whole file is held in memory as objects, as the SDK's array APIs need; large files
 // need a larger heap (node --max-old-space-size=8192 ...).
-import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 
 if (!existsSync(new URL("./node_modules/@ag-ui/client/package.json", import.meta.url))) {
   console.error("bench-sdk: reference/node_modules is missing; run `npm ci` in reference/ first.");
   process.exit(2);
 }
 
-const [mode, file] = process.argv.slice(2);
-if (!["verify", "compact"].includes(mode) || !file) {
-  console.error("usage: node reference/bench-sdk.mjs verify|compact FILE.jsonl");
+const [mode, file, ...rest] = process.argv.slice(2);
+const out = rest[0] === "--out" && mode === "compact" ? rest[1] : undefined;
+if (!["verify", "compact"].includes(mode) || !file || (rest.length > 0 && !out) || rest.length > 2) {
+  console.error("usage: node reference/bench-sdk.mjs verify FILE.jsonl | compact FILE.jsonl [--out OUT]");
   process.exit(2);
 }
 
@@ -56,6 +59,30 @@ function* lines(path) {
       }
     }
     if (carry && carry.toString("utf8").trim() !== "") yield carry.toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes events as JSON lines, joined into pieces of about 8 MiB (one string per piece stays
+ * far below V8's string limit at any input size). */
+function writeJsonl(path, events) {
+  const fd = openSync(path, "w");
+  try {
+    let piece = [];
+    let length = 0;
+    const flush = () => {
+      writeSync(fd, piece.join(""));
+      piece = [];
+      length = 0;
+    };
+    for (const event of events) {
+      const line = JSON.stringify(event) + "\n";
+      piece.push(line);
+      length += line.length;
+      if (length >= 8 << 20) flush();
+    }
+    if (piece.length > 0) flush();
   } finally {
     closeSync(fd);
   }
@@ -107,6 +134,7 @@ if (mode === "verify") {
 } else {
   const compacted = compactEvents(events);
   console.error(`bench-sdk compact: ${events.length} events -> ${compacted.length}`);
+  if (out) writeJsonl(out, compacted);
 }
 const seconds = (performance.now() - t0) / 1000;
 
