@@ -210,13 +210,13 @@ fn string<'a>(raw: &[u8], rest: &'a [u8], utf8: bool) -> Option<(Text, &'a [u8])
             );
             Some((at, &body[stop + 1..]))
         }
-        b'\\' => unescape(body, stop),
+        b'\\' => unescape(body, stop, utf8),
         _ => None,
     }
 }
 
-/// [`string`] for a body with an escape at `stop`.
-fn unescape(body: &[u8], mut stop: usize) -> Option<(Text, &[u8])> {
+/// [`string`] for a body with an escape at `stop`; `utf8`: `body` is known to be UTF-8.
+fn unescape(body: &[u8], mut stop: usize, utf8: bool) -> Option<(Text, &[u8])> {
     // The unescaped text is never longer than what is left of the event (a merged message
     // is one long string: growing from a small buffer copied it over and over).
     let mut out = Vec::with_capacity(body.len());
@@ -242,7 +242,15 @@ fn unescape(body: &[u8], mut stop: usize) -> Option<(Text, &[u8])> {
         pos = stop + 2;
         stop = pos + special(body.get(pos..)?)?;
     }
-    let text = String::from_utf8(out).ok()?;
+    let text = if utf8 {
+        debug_assert!(std::str::from_utf8(&out).is_ok());
+        // SAFETY: `out` is pieces of `body`, which is UTF-8, each cut before and after an
+        // ASCII byte (a quote, a backslash, an escape's letter), so each is UTF-8 itself, and
+        // the unescaped characters between them are ASCII.
+        unsafe { String::from_utf8_unchecked(out) }
+    } else {
+        String::from_utf8(out).ok()?
+    };
     Some((Text::Owned(text.into_boxed_str()), &body[stop + 1..]))
 }
 
