@@ -1017,7 +1017,14 @@ fn merge_matched(
             NONE => {}
             k => {
                 placed[k] = true;
-                merged.push(owned_copy(incoming[k]));
+                // A message the snapshot repeats as it stands stays, rather than being freed
+                // and copied back: snapshots mostly repeat the history they follow.
+                let null_owner = incoming[k].get("subagentRunId") == Some(&Value::Null);
+                if !null_owner && m == *incoming[k] {
+                    merged.push(m);
+                } else {
+                    merged.push(owned_copy(incoming[k]));
+                }
             }
         }
     }
