@@ -11,7 +11,8 @@
 //     8 MiB pieces, no fsync): the whole job `agui-lens compact FILE -o OUT` does.
 //
 // Prints one JSON line: {"mode", "bytes", "events", "seconds", "mb_per_s"} (MB = 10^6 bytes;
-// seconds from the first byte read to the verdict, module loading excluded). A schema or
+// seconds from the first byte read to the verdict, or to the output written with --out; module
+// loading excluded). A schema or
 // protocol error names the event on stderr and exits 1: the streams benchmarked are meant to be
 // clean. The whole file is held in memory as objects, as the SDK's array APIs need; large files
 // need a larger heap (node --max-old-space-size=8192 ...).
