@@ -456,6 +456,33 @@ fn chunks_a_client_drops_are_left_out_and_counted() {
     assert_eq!(fold(&input), fold(&output));
 }
 
+/// The summary gives an input's size as it was read, its SSE framing (comments, `data:`
+/// prefixes, blank lines) included, as it gives the output's, and not only its events' bytes.
+#[test]
+fn the_summary_counts_an_sse_input_with_its_framing() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"Hel"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"lo"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ];
+    let mut text = String::from(": captured from a test agent\n\n");
+    for event in events {
+        text.push_str(&format!("data: {event}\n\n"));
+    }
+    let input = dir.path().join("in.sse");
+    std::fs::write(&input, &text).unwrap();
+    let output = dir.path().join("out.sse");
+    let (code, stderr) = compact(&input, &output, "deltas");
+    assert_eq!(code, 0, "{stderr}");
+    let written = std::fs::metadata(&output).unwrap().len();
+    let expected = format!("6 → 5 events, {} bytes → {written} bytes", text.len());
+    assert!(stderr.contains(&expected), "{expected:?} not in {stderr:?}");
+}
+
 /// An output that is not a plain file is written through, never renamed over: a FIFO (as
 /// `/dev/null` or `/dev/stdout` would be) gets the compacted stream and stays a FIFO, and a
 /// symbolic link stays a link to the file that is replaced.

@@ -44,7 +44,8 @@ struct Report {
     name: Arc<str>,
     events_in: u64,
     events_out: u64,
-    bytes_in: u64,
+    /// The input's bytes as read, framing included (decompressed).
+    bytes_read: u64,
     bytes_out: u64,
     /// Chunks left out because a client drops them.
     dropped: u64,
@@ -223,6 +224,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         folded,
         dropped,
         events_in,
+        bytes_read,
         bytes_in,
         errors_before,
     } = first_pass(
@@ -242,7 +244,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         name: name.clone(),
         events_in,
         events_out,
-        bytes_in,
+        bytes_read,
         bytes_out,
         dropped,
         refused: None,
@@ -363,6 +365,10 @@ struct FirstPass {
     /// Chunks left out because a client drops them.
     dropped: u64,
     events_in: u64,
+    /// The input's bytes as read, framing included (decompressed).
+    bytes_read: u64,
+    /// Its frames' bytes, with one line end each: the least its events take written as they
+    /// were read.
     bytes_in: u64,
     /// The original's errors, when they were counted on the way (stdin, which cannot be read
     /// again).
@@ -499,6 +505,7 @@ fn first_pass(
         folded,
         dropped,
         events_in,
+        bytes_read: opened.reader.bytes_read(),
         bytes_in,
         errors_before,
     })
@@ -668,10 +675,10 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
                         report.name,
                         report.events_in,
                         report.events_out,
-                        human_bytes(report.bytes_in),
+                        human_bytes(report.bytes_read),
                         human_bytes(report.bytes_out)
                     );
-                    (report.events_out, report.bytes_in, report.bytes_out)
+                    (report.events_out, report.bytes_read, report.bytes_out)
                 };
                 files += 1;
                 events_in += report.events_in;

@@ -298,6 +298,10 @@ impl FrameReader for JsonReader {
             }
         }
     }
+
+    fn bytes_read(&self) -> u64 {
+        self.input.offset()
+    }
 }
 
 impl JsonReader {

@@ -150,6 +150,10 @@ impl FrameReader for JsonlReader {
             self.line_offset = self.input.offset();
         }
     }
+
+    fn bytes_read(&self) -> u64 {
+        self.input.offset()
+    }
 }
 
 #[cfg(test)]

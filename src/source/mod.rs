@@ -226,6 +226,10 @@ pub trait FrameReader: Send {
     /// frame is complete and the bytes read so far are used up, so a live input is reported
     /// as it arrives. `Ok(false)` at the end of the input.
     fn next_batch(&mut self, batch: &mut Batch) -> io::Result<bool>;
+
+    /// The bytes taken from the input so far, framing, blank lines and a leading BOM included
+    /// (decompressed, if it was compressed): all of it once `next_batch` has said it ended.
+    fn bytes_read(&self) -> u64;
 }
 
 /// What the user asked to read.

@@ -219,6 +219,10 @@ mod tests {
             self.next += 1;
             Ok(true)
         }
+
+        fn bytes_read(&self) -> u64 {
+            0
+        }
     }
 
     fn counting(batches: u64, fail: bool) -> Counting {

@@ -202,6 +202,10 @@ impl FrameReader for SseReader {
             }
         }
     }
+
+    fn bytes_read(&self) -> u64 {
+        self.input.offset()
+    }
 }
 
 #[cfg(test)]
