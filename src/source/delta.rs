@@ -196,7 +196,8 @@ fn fill<'a, T>(slot: &mut Option<T>, read: Option<(T, &'a [u8])>) -> Option<&'a 
 /// unescaped here; `\u`, a control character or bytes that are not UTF-8 make it `None`.
 fn string<'a>(raw: &[u8], rest: &'a [u8], utf8: bool) -> Option<(Text, &'a [u8])> {
     let body = rest.strip_prefix(b"\"")?;
-    let stop = special(body)?;
+    // `rest` ends where `raw` ends: `body` is the end of `raw`.
+    let stop = special(raw, raw.len() - body.len())?;
     match body[stop] {
         b'"' => {
             let text = &body[..stop];
@@ -240,7 +241,7 @@ fn unescape(body: &[u8], mut stop: usize, utf8: bool) -> Option<(Text, &[u8])> {
             _ => return None,
         });
         pos = stop + 2;
-        stop = pos + special(body.get(pos..)?)?;
+        stop = pos + special(body, pos)?;
     }
     let text = if utf8 {
         debug_assert!(std::str::from_utf8(&out).is_ok());
@@ -254,16 +255,32 @@ fn unescape(body: &[u8], mut stop: usize, utf8: bool) -> Option<(Text, &[u8])> {
     Some((Text::Owned(text.into_boxed_str()), &body[stop + 1..]))
 }
 
-/// Where the first byte of `bytes` that ends or interrupts a JSON string's plain text is: a
-/// quote, a backslash, or a control character (which a string may not hold raw). One pass
-/// finds all three, a vector at a time: most strings here are a few words long, too short for
-/// `memchr` to pay for its set-up, and a second pass for control characters cost as much.
-fn special(bytes: &[u8]) -> Option<usize> {
+/// Where the first byte of `bytes[from..]` that ends or interrupts a JSON string's plain text
+/// is, counted from `from`: a quote, a backslash, or a control character (which a string may
+/// not hold raw). One pass finds all three, a vector at a time: most strings here are a few
+/// words long, too short for `memchr` to pay for its set-up, and a second pass for control
+/// characters cost as much. The bytes before `from` are only read, never found: a rest too
+/// short for a whole block is checked as the end of the block that ends where `bytes` ends
+/// (a delta's text is mostly shorter than a block, and a loop over its bytes took a third
+/// of the scanner's time).
+fn special(bytes: &[u8], from: usize) -> Option<usize> {
+    let tail = bytes.get(from..)?;
     #[cfg(target_arch = "x86_64")]
-    let wide = special_blocks(bytes);
+    {
+        let (found, at) = special_blocks(tail);
+        let rest = tail.len() - at;
+        if found.is_some() || rest == 0 {
+            return found;
+        }
+        if let Some(last) = bytes.last_chunk::<16>() {
+            // The rest is the last `rest` bytes of the last block.
+            let stops = block_stops(last) >> (16 - rest);
+            return (stops != 0).then(|| at + stops.trailing_zeros() as usize);
+        }
+        special_after(tail, (None, at))
+    }
     #[cfg(not(target_arch = "x86_64"))]
-    let wide = special_words(bytes);
-    special_after(bytes, wide)
+    special_after(tail, special_words(tail))
 }
 
 /// What a wide pass found, else the first special byte from where it stopped.
@@ -276,40 +293,47 @@ fn special_after(bytes: &[u8], (found, at): (Option<usize>, usize)) -> Option<us
     })
 }
 
-/// [`special`] over whole 16-byte blocks (SSE2, which every x86-64 has): what it found, else
-/// where the bytes it left for a plain loop begin.
+/// [`special`] over whole 16-byte blocks: what it found, else where the bytes it left begin.
 #[cfg(target_arch = "x86_64")]
 fn special_blocks(bytes: &[u8]) -> (Option<usize>, usize) {
+    let mut at = 0;
+    while let Some(block) = bytes[at..].first_chunk::<16>() {
+        let stops = block_stops(block);
+        if stops != 0 {
+            return (Some(at + stops.trailing_zeros() as usize), bytes.len());
+        }
+        at += 16;
+    }
+    (None, at)
+}
+
+/// The special bytes of a block, as the low 16 bits of a mask (SSE2, which every x86-64
+/// has).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn block_stops(block: &[u8; 16]) -> u32 {
     use std::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
         _mm_set1_epi8,
     };
-    let chunks = bytes.chunks_exact(16);
-    let rest = chunks.remainder().len();
-    // SAFETY: SSE2 is part of x86-64, so its intrinsics can always run; each load reads the
-    // 16 bytes of `chunk`, and an unaligned load may read them from any address.
+    // SAFETY: SSE2 is part of x86-64, so its intrinsics can always run; the load reads the
+    // 16 bytes of `block`, and an unaligned load may read them from any address.
     unsafe {
         let quote = _mm_set1_epi8(b'"' as i8);
         let backslash = _mm_set1_epi8(b'\\' as i8);
         let below_space = _mm_set1_epi8(0x1f);
-        for (i, chunk) in chunks.enumerate() {
-            let block = _mm_loadu_si128(chunk.as_ptr().cast());
-            // A control character is one whose minimum with 0x1f is itself.
-            let control = _mm_cmpeq_epi8(_mm_min_epu8(block, below_space), block);
-            let stops = _mm_or_si128(
-                _mm_or_si128(
-                    _mm_cmpeq_epi8(block, quote),
-                    _mm_cmpeq_epi8(block, backslash),
-                ),
-                control,
-            );
-            let mask = _mm_movemask_epi8(stops);
-            if mask != 0 {
-                return (Some(i * 16 + mask.trailing_zeros() as usize), bytes.len());
-            }
-        }
+        let block = _mm_loadu_si128(block.as_ptr().cast());
+        // A control character is one whose minimum with 0x1f is itself.
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(block, below_space), block);
+        let stops = _mm_or_si128(
+            _mm_or_si128(
+                _mm_cmpeq_epi8(block, quote),
+                _mm_cmpeq_epi8(block, backslash),
+            ),
+            control,
+        );
+        _mm_movemask_epi8(stops) as u32
     }
-    (None, bytes.len() - rest)
 }
 
 /// [`special_blocks`] over whole 8-byte words, for where there is no SSE2.
@@ -440,8 +464,6 @@ mod tests {
         );
     }
 
-    /// A line the scanner reads is read the same way by serde; and the lines producers
-    /// write (type first, compact, no `\u`) are all the scanner's.
     #[test]
     fn special_finds_the_first_quote_backslash_or_control_byte() {
         let plain = |b: u8| b != b'"' && b != b'\\' && b >= 0x20;
@@ -450,7 +472,8 @@ mod tests {
         for len in 0..40 {
             for filler in fillers {
                 let mut bytes = vec![filler; len];
-                assert_eq!(special(&bytes), None, "{len} x {filler:#x}");
+                assert_eq!(special(&bytes, 0), None, "{len} x {filler:#x}");
+                assert_eq!(special(&bytes, len + 1), None, "past the end");
                 for at in 0..len {
                     for first in specials {
                         bytes[at] = first;
@@ -459,7 +482,13 @@ mod tests {
                             bytes[later] = specials[later % specials.len()];
                         }
                         let expected = bytes.iter().position(|&b| !plain(b));
-                        assert_eq!(special(&bytes), expected, "{bytes:?}");
+                        assert_eq!(special(&bytes, 0), expected, "{bytes:?}");
+                        // Special bytes before where the search starts are not found.
+                        for skipped in [1, 5, 15, 16, 17, 40] {
+                            let mut before = vec![b'"'; skipped];
+                            before.extend_from_slice(&bytes);
+                            assert_eq!(special(&before, skipped), expected, "{skipped}: {bytes:?}");
+                        }
                         let words = special_after(&bytes, special_words(&bytes));
                         assert_eq!(words, expected, "words: {bytes:?}");
                         bytes.fill(filler);
@@ -469,6 +498,8 @@ mod tests {
         }
     }
 
+    /// A line the scanner reads is read the same way by serde; and the lines producers
+    /// write (type first, compact, no `\u`) are all the scanner's.
     #[test]
     fn the_scanner_reads_what_serde_reads() {
         use proptest::prelude::*;
