@@ -8,6 +8,7 @@ use std::thread;
 use serde_json::Value;
 
 use crate::compact::Output;
+use crate::source::delta::special as special_byte;
 use crate::source::{Compression, InputFormat};
 
 /// A compressing writer, finished explicitly so errors are not lost in a drop.
@@ -281,52 +282,38 @@ impl<W: Write + Send + 'static> EventWriter<W> {
 
 /// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it (`\"`, `\\`,
 /// the short forms of \b \f \n \r \t, `\u00XX` for other control characters, nothing else),
-/// so what it writes is byte for byte what serialising a `Value` writes. Runs of 16 bytes with
-/// nothing to escape, which is nearly all of a merged message's text, are checked in one
-/// vectorisable pass and copied whole.
+/// so what it writes is byte for byte what serialising a `Value` writes. The bytes to escape
+/// are the ones a JSON string cannot hold raw, found a vector at a time (as the delta scanner
+/// finds them), and the runs between them, nearly all of a merged message's text, are copied
+/// whole.
 pub fn write_json_str(out: &mut Vec<u8>, text: &str) {
-    fn needs_escape(b: u8) -> bool {
-        b < 0x20 || b == b'"' || b == b'\\'
-    }
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let mut clean = 0; // bytes[clean..i] are still to copy
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + 16) {
-            if !chunk.iter().fold(false, |any, &b| any | needs_escape(b)) {
-                i += 16;
-                continue;
-            }
+    let mut clean = 0; // bytes[clean..] are still to copy
+    while let Some(at) = special_byte(bytes, clean) {
+        let i = clean + at;
+        out.extend_from_slice(&bytes[clean..i]);
+        let b = bytes[i];
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xF)],
+            ]),
         }
-        let end = (i + 16).min(bytes.len());
-        while i < end {
-            let b = bytes[i];
-            if needs_escape(b) {
-                out.extend_from_slice(&bytes[clean..i]);
-                match b {
-                    b'"' => out.extend_from_slice(b"\\\""),
-                    b'\\' => out.extend_from_slice(b"\\\\"),
-                    0x08 => out.extend_from_slice(b"\\b"),
-                    0x0C => out.extend_from_slice(b"\\f"),
-                    b'\n' => out.extend_from_slice(b"\\n"),
-                    b'\r' => out.extend_from_slice(b"\\r"),
-                    b'\t' => out.extend_from_slice(b"\\t"),
-                    _ => out.extend_from_slice(&[
-                        b'\\',
-                        b'u',
-                        b'0',
-                        b'0',
-                        HEX[usize::from(b >> 4)],
-                        HEX[usize::from(b & 0xF)],
-                    ]),
-                }
-                clean = i + 1;
-            }
-            i += 1;
-        }
+        clean = i + 1;
     }
     out.extend_from_slice(&bytes[clean..]);
     out.push(b'"');

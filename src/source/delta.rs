@@ -263,7 +263,7 @@ fn unescape(body: &[u8], mut stop: usize, utf8: bool) -> Option<(Text, &[u8])> {
 /// short for a whole block is checked as the end of the block that ends where `bytes` ends
 /// (a delta's text is mostly shorter than a block, and a loop over its bytes took a third
 /// of the scanner's time).
-fn special(bytes: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn special(bytes: &[u8], from: usize) -> Option<usize> {
     let tail = bytes.get(from..)?;
     #[cfg(target_arch = "x86_64")]
     {
