@@ -986,8 +986,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A merged event holds exactly the fields its `Value` would, `type` first, and plain
-    /// ones (no metadata) are read back on the fast path.
+    /// The in-line comparison of ids answers as `==` does.
     #[test]
     fn same_id_is_string_equality() {
         let ids = [
@@ -1021,6 +1020,8 @@ mod tests {
         }
     }
 
+    /// A merged event holds exactly the fields its `Value` would, `type` first, and plain
+    /// ones (no metadata) are read back on the fast path.
     #[test]
     fn merged_events_are_written_type_first_and_read_back_fast() {
         for kind in [ContentKind::Text, ContentKind::Reasoning, ContentKind::Tool] {
