@@ -197,7 +197,9 @@ fn fill<'a, T>(slot: &mut Option<T>, read: Option<(T, &'a [u8])>) -> Option<&'a 
 fn string<'a>(raw: &[u8], rest: &'a [u8], utf8: bool) -> Option<(Text, &'a [u8])> {
     let body = rest.strip_prefix(b"\"")?;
     // `rest` ends where `raw` ends: `body` is the end of `raw`.
-    let stop = special(raw, raw.len() - body.len())?;
+    let from = raw.len().checked_sub(body.len())?;
+    debug_assert!(std::ptr::eq(raw[from..].as_ptr(), body.as_ptr()));
+    let stop = special(raw, from)?;
     match body[stop] {
         b'"' => {
             let text = &body[..stop];
