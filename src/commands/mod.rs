@@ -158,7 +158,7 @@ pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &Path) -> io::Result<
 }
 
 /// The directory a file's entry is in (`.` for a bare name).
-fn directory_of(path: &Path) -> &Path {
+pub(crate) fn directory_of(path: &Path) -> &Path {
     path.parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))

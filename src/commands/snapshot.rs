@@ -417,11 +417,8 @@ fn collect_pending(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
 
 /// Writes a file by renaming a finished temp file over it (see [`super::write_file`]).
 fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = super::directory_of(path);
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     super::write_file(path, |out| {
         out.write_all(text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))
