@@ -220,10 +220,23 @@ pub struct SnapshotArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SnapshotAction {
-    /// Promote FILE.new to FILE.
-    Accept { file: PathBuf },
-    /// Walk the pending .new files under DIR: show each diff, then accept, reject or skip.
-    Review { dir: PathBuf },
+    /// Promote FILE.new to FILE (in CI, only with --reason).
+    Accept {
+        /// The snapshot file whose pending FILE.new is accepted.
+        file: PathBuf,
+        /// Why the expectation changes; recorded in the file's header.
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// Walk the pending .new files under DIR: show each diff, then accept, reject or skip
+    /// (in CI, only with --reason).
+    Review {
+        /// The directory searched for pending FILE.new snapshots.
+        dir: PathBuf,
+        /// Why the accepted expectations change; recorded in their headers.
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -232,7 +245,9 @@ pub struct CompactArgs {
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
 
-    /// Where to write: a file for one input (`-` for stdout), a directory for several.
+    /// Where to write: a file for one input (`-` for stdout); for several inputs or a
+    /// directory, a directory (one that exists, or a name ending in `/`) in which each input
+    /// keeps its path below the directory it was found in.
     #[arg(short, long, value_name = "OUT", conflicts_with = "in_place")]
     pub output: Option<PathBuf>,
 
@@ -250,6 +265,9 @@ pub struct CompactArgs {
 
     #[command(flatten)]
     pub read: ReadArgs,
+
+    #[command(flatten)]
+    pub walk: WalkArgs,
 }
 
 #[derive(Debug, Args)]
@@ -308,6 +326,9 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub read: ReadArgs,
+
+    #[command(flatten)]
+    pub walk: WalkArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -435,6 +456,39 @@ pub struct OutputArgs {
     /// When to colour human output.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+
+    /// Show every finding: by default, repeats of one rule with the same subject in an input
+    /// (a tool the input does not declare, called again and again) are shown once, with the
+    /// count and places of the others.
+    #[arg(long)]
+    pub no_group: bool,
+}
+
+/// How directories given as inputs are walked.
+#[derive(Debug, Args)]
+pub struct WalkArgs {
+    /// Leave out paths matching this glob when walking a directory (gitignore syntax:
+    /// `*.bak.jsonl`, `archive/`). Repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Also walk hidden files and folders (left out by default).
+    #[arg(long)]
+    pub hidden: bool,
+
+    /// Walk what .gitignore and .ignore files leave out, too.
+    #[arg(long)]
+    pub no_ignore: bool,
+}
+
+impl WalkArgs {
+    pub fn walk(&self) -> crate::commands::inputs::Walk {
+        crate::commands::inputs::Walk {
+            exclude: self.exclude.clone(),
+            hidden: self.hidden,
+            no_ignore: self.no_ignore,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -55,6 +55,10 @@ pub struct Diagnostic {
     pub keyword: Option<String>,
     /// The offending event, abbreviated.
     pub excerpt: Option<String>,
+    /// What the finding is about when one cause repeats it (the tool a call names, the field
+    /// an event carries): findings of one rule with the same subject in one input are shown
+    /// once, with the count of the others, unless `--no-group`. None: never grouped.
+    pub subject: Option<String>,
 }
 
 impl Diagnostic {
@@ -73,6 +77,7 @@ impl Diagnostic {
             pointer: None,
             keyword: None,
             excerpt: None,
+            subject: None,
         }
     }
 
@@ -93,6 +98,11 @@ impl Diagnostic {
 
     pub fn with_event_type(mut self, ty: Option<&str>) -> Self {
         self.event_type = ty.map(str::to_owned);
+        self
+    }
+
+    pub fn with_subject(mut self, subject: impl Into<String>) -> Self {
+        self.subject = Some(subject.into());
         self
     }
 

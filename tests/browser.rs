@@ -531,8 +531,28 @@ fn state_at_every_event_is_the_state_fold_has_there() {
 #[test]
 fn degenerate_inputs_render_without_errors() {
     let dir = tempfile::tempdir().unwrap();
+    // Inputs with no AG-UI events are no streams: no report is written for them.
     let empty = dir.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
+    for stream in [
+        empty.to_str().unwrap(),
+        "fixtures/recordings/pydantic-ai-invalid.jsonl",
+    ] {
+        let page = dir.path().join("none.html");
+        let (code, _, stderr) = run(&["inspect", stream, "--html", page.to_str().unwrap()]);
+        assert_eq!(code, 2, "{stream}: {stderr}");
+        assert!(
+            stderr.contains("holds no AG-UI events"),
+            "{stream}: {stderr}"
+        );
+        assert!(!page.exists(), "{stream}");
+    }
+    let lone = dir.path().join("lone.jsonl");
+    std::fs::write(
+        &lone,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    )
+    .unwrap();
     let garbage = dir.path().join("garbage.jsonl");
     std::fs::write(
         &garbage,
@@ -541,11 +561,7 @@ fn degenerate_inputs_render_without_errors() {
     )
     .unwrap();
     let mut browser = Browser::launch();
-    for stream in [
-        empty.to_str().unwrap(),
-        garbage.to_str().unwrap(),
-        "fixtures/recordings/pydantic-ai-invalid.jsonl",
-    ] {
+    for stream in [lone.to_str().unwrap(), garbage.to_str().unwrap()] {
         let (_dir, page) = report(stream);
         let mut page = browser.open(&page);
         assert_eq!(

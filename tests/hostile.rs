@@ -447,10 +447,11 @@ fn broken_and_explosive_compressed_inputs() {
         assert!(doc["summary"]["events"].as_u64().unwrap() > 0, "{name}");
     }
 
-    // A gigabyte of zeros in 30 KiB of zstd: one line over the cap, skipped in bounded memory.
+    // A gigabyte of text with no line end in 30 KiB of zstd: one line over the cap, skipped
+    // in bounded memory.
     let bomb = dir.path().join("bomb.jsonl.zst");
     let mut encoder = zstd::Encoder::new(std::fs::File::create(&bomb).unwrap(), 3).unwrap();
-    std::io::copy(&mut std::io::repeat(0).take(1 << 30), &mut encoder).unwrap();
+    std::io::copy(&mut std::io::repeat(b'x').take(1 << 30), &mut encoder).unwrap();
     encoder.finish().unwrap();
     let (ran, doc) = check_json(&bomb, &[]);
     assert_eq!(ran.code, 1);
@@ -459,6 +460,20 @@ fn broken_and_explosive_compressed_inputs() {
         vec!["framing/line-too-long", "framing/no-events"]
     );
     assert!(ran.peak_rss_mib < 128.0, "{} MiB", ran.peak_rss_mib);
+
+    // A gigabyte of zeros: binary, which its first bytes tell, so it is one finding and the
+    // rest is never decompressed.
+    let zeros = dir.path().join("zeros.jsonl.zst");
+    let mut encoder = zstd::Encoder::new(std::fs::File::create(&zeros).unwrap(), 3).unwrap();
+    std::io::copy(&mut std::io::repeat(0).take(1 << 30), &mut encoder).unwrap();
+    encoder.finish().unwrap();
+    let started = Instant::now();
+    let (ran, doc) = check_json(&zeros, &[]);
+    assert_eq!(ran.code, 1);
+    assert_eq!(rules(&doc), vec!["framing/no-events"]);
+    assert!(ran.stdout.contains("binary"), "{}", ran.stdout);
+    assert!(ran.peak_rss_mib < 64.0, "{} MiB", ran.peak_rss_mib);
+    let _ = started;
 
     // 256 MiB of empty lines in gzip: read through, in little memory.
     let blank = dir.path().join("blank.jsonl.gz");

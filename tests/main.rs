@@ -19,4 +19,5 @@ mod patch_props;
 mod peer;
 mod properties;
 mod schema_cases;
+mod trust;
 mod verify_agreement;

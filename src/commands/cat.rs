@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use anyhow::{Context, Result, bail};
 
-use super::events::{for_each_event, warn_unreadable};
+use super::events::{for_each_event, require_events, warn_unreadable};
 use super::{Outcome, persist, same_file};
 use crate::cli::CatArgs;
 use crate::compact::Output;
@@ -164,36 +164,89 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
 }
 
 /// Copies the kept events. An event is written as read, unless JSONL needs it on one line and
-/// it spans several (a pretty-printed array element): then it is written compactly.
+/// it spans several (a pretty-printed array element): then it is written compactly. What is
+/// kept before the first AG-UI event is held back until one comes: an input with none (an
+/// error body, a sidecar) writes nothing and fails, as no stream.
 fn copy<W: Write>(
     input: &InputSpec,
     read: &ReadOptions,
     filter: &mut Filter,
     writer: &mut EventWriter<W>,
 ) -> Result<()> {
+    /// The most held back before an AG-UI event shows; past it, the input is no stream.
+    const HOLD_EVENTS: usize = 10_000;
+    const HOLD_BYTES: usize = 16 << 20;
     let format = writer.format();
+    let mut held: Vec<(Option<serde_json::Value>, Vec<u8>)> = Vec::new();
+    let mut held_bytes = 0;
+    let mut known = false;
+    let mut past_range = false;
+    let write =
+        |writer: &mut EventWriter<W>, event: Option<&serde_json::Value>, raw: &[u8]| match event {
+            Some(value) => writer.event(value),
+            None => writer.raw(raw),
+        };
     let result = for_each_event(input, read, |event, raw| {
+        if !known && event.kind.is_some() {
+            known = true;
+            for (value, raw) in held.drain(..) {
+                write(writer, value.as_ref(), &raw)?;
+            }
+        }
+        if past_range {
+            // Read on only to learn whether the input is a stream at all.
+            return if known { Err(PastRange.into()) } else { Ok(()) };
+        }
         if filter.keep(event) {
-            if format == InputFormat::Jsonl && raw.iter().any(|&b| b == b'\n' || b == b'\r') {
-                writer.event(&event.value)?;
+            let whole =
+                format == InputFormat::Jsonl && raw.iter().any(|&b| b == b'\n' || b == b'\r');
+            let value = whole.then_some(&event.value);
+            if known {
+                write(writer, value, raw)?;
+            } else if held.len() < HOLD_EVENTS && held_bytes < HOLD_BYTES {
+                held_bytes += raw.len();
+                held.push((value.cloned(), raw.to_vec()));
             } else {
-                writer.raw(raw)?;
+                return Err(NoEventsYet.into());
             }
         }
         if filter.done(event.loc.index) {
-            return Err(PastRange.into());
+            past_range = true;
+            if known {
+                return Err(PastRange.into());
+            }
         }
         Ok(())
     });
     match result {
         Ok((opened, stats)) => {
+            require_events(&opened, &stats)?;
             warn_unreadable(&opened.name, &stats);
             Ok(())
         }
         Err(err) if err.is::<PastRange>() => Ok(()),
+        Err(err) if err.is::<NoEventsYet>() => {
+            bail!(
+                "{} holds no AG-UI events in its first {HOLD_EVENTS} frames or {} MiB: it is no stream",
+                input.display_name(),
+                HOLD_BYTES >> 20
+            )
+        }
         Err(err) => Err(err),
     }
 }
+
+/// So many frames held back with no AG-UI event among them that the input is no stream.
+#[derive(Debug)]
+struct NoEventsYet;
+
+impl std::fmt::Display for NoEventsYet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no AG-UI events")
+    }
+}
+
+impl std::error::Error for NoEventsYet {}
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@ use clap::ArgMatches;
 use rayon::prelude::*;
 
 use super::Outcome;
+use super::inputs::{self, Input};
 use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
 use crate::config::Config;
 use crate::diagnostic::Diagnostic;
@@ -18,7 +19,7 @@ use crate::rules::Levels;
 use crate::rules::engine::{Context, Engine, Stats};
 use crate::rules::protocol::ProtocolOptions;
 use crate::schema::SchemaSet;
-use crate::source::{self, InputSpec, Opened, ReadOptions};
+use crate::source::{self, Opened, ReadOptions};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let settings = settings(
@@ -46,11 +47,11 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     });
     let color = use_color(args.output.color);
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
-    let mut reporter = report::reporter(args.output.format, out, color);
+    let mut reporter = report::reporter(args.output.format, out, color, !args.output.no_group);
     let summary = if args.follow {
         follow(&ctx, &paths, &read, args.idle_timeout, reporter.as_mut())?
     } else {
-        let inputs = source::expand_inputs(&paths)?;
+        let inputs = inputs::expand(&paths, &args.walk.walk())?;
         check_inputs(&ctx, &inputs, &read, reporter.as_mut())?
     };
     Ok(Outcome::from_summary(&summary, settings.deny_warnings))
@@ -78,7 +79,7 @@ fn follow(
         summary: Summary::default(),
         failed_inputs: 0,
     };
-    let file = check_opened(ctx, opened, &mut |diagnostics| {
+    let file = check_opened(ctx, opened, false, &mut |diagnostics| {
         for d in diagnostics {
             reporter.diagnostic(d)?;
         }
@@ -160,7 +161,7 @@ pub struct RunSummary {
 /// are found; several are checked in parallel, a few at a time.
 pub fn check_inputs(
     ctx: &Context<'_>,
-    inputs: &[InputSpec],
+    inputs: &[Input],
     read: &ReadOptions,
     reporter: &mut dyn Reporter,
 ) -> Result<RunSummary> {
@@ -168,6 +169,7 @@ pub fn check_inputs(
         summary: Summary::default(),
         failed_inputs: 0,
     };
+    reporter.start_run(inputs.len())?;
     if let [input] = inputs {
         let file = check_one(ctx, input, read, &mut |diagnostics| {
             for d in diagnostics {
@@ -224,54 +226,66 @@ fn finish_file(
 /// `emit` failed (e.g. a closed pipe).
 pub fn check_one(
     ctx: &Context<'_>,
-    input: &InputSpec,
+    input: &Input,
     read: &ReadOptions,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
-    let name = input.display_name();
-    match source::open(input, read) {
-        Ok(opened) => check_opened(ctx, opened, emit),
+    let name = input.spec.display_name();
+    if let Some(why) = &input.unreadable {
+        return Ok(failed(name, Stats::default(), why.clone()));
+    }
+    match source::open(&input.spec, read) {
+        Ok(opened) => check_opened(ctx, opened, !input.explicit, emit),
         Err(err) => Ok(failed(name, Stats::default(), format!("{err:#}"))),
     }
 }
 
-/// Checks an opened input, handing diagnostics to `emit` batch by batch.
+/// Checks an opened input, handing diagnostics to `emit` batch by batch. An input a walk
+/// found (`walked`) that turns out to be plainly no capture (JSON that is no event, such as
+/// a sidecar beside the captures) is skipped instead of reported, when nothing about it has
+/// been reported yet.
 pub fn check_opened(
     ctx: &Context<'_>,
     mut opened: Opened,
+    walked: bool,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     let name = opened.name.clone();
+    let head = if walked {
+        opened.head.clone()
+    } else {
+        Vec::new()
+    };
     let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut found = Vec::new();
+    let mut emitted = false;
     let failure = engine
         .check_reader(
             opened.reader.as_mut(),
             opened.live,
             &mut found,
             &mut |found| {
+                emitted |= !found.is_empty();
                 let result = emit(found);
                 found.clear();
                 result
             },
         )?
         .map(|err| format!("reading {name}: {err}"));
+    let known = engine.known_events();
     let stats = engine.finish(&mut found);
+    if walked && known == 0 && !emitted && failure.is_none() {
+        let (kind, what) = source::classify_non_stream(&head);
+        if kind.is_plainly_no_capture() {
+            let mut file = FileSummary::checked(name, Stats::default(), None);
+            file.skipped = Some(what);
+            return Ok(file);
+        }
+    }
     emit(&found)?;
-    Ok(match failure {
-        Some(message) => failed(name, stats, message),
-        None => FileSummary {
-            path: name,
-            stats,
-            failure: None,
-        },
-    })
+    Ok(FileSummary::checked(name, stats, failure))
 }
 
 fn failed(path: Arc<str>, stats: Stats, message: String) -> FileSummary {
-    FileSummary {
-        path,
-        stats,
-        failure: Some(message),
-    }
+    FileSummary::checked(path, stats, Some(message))
 }

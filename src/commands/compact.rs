@@ -11,6 +11,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 
 use super::events::{for_each_schema_checked, parse_event};
+use super::inputs::{self, Input};
 use super::verify::{Current, ReadBack, Tee, Verifier, count_errors, read_back};
 use super::{Outcome, WriteBack, persist, same_file};
 use crate::cli::CompactArgs;
@@ -54,11 +55,13 @@ struct Report {
     /// Compacted, the stream would have been larger: its events were kept as they were read,
     /// in this many bytes (`events_out`/`bytes_out` then say what compaction would have made).
     kept: Option<u64>,
+    /// The input holds no AG-UI event, so nothing was written: what it looks like instead.
+    skipped: Option<String>,
 }
 
 pub fn run(args: &CompactArgs) -> Result<Outcome> {
-    let inputs = source::expand_inputs(&args.paths)?;
-    let targets = targets(args, &inputs)?;
+    let inputs = inputs::expand(&args.paths, &args.walk.walk())?;
+    let (inputs, targets) = targets(args, inputs)?;
     let read = args.read.options();
     let schemas = if args.no_verify {
         None
@@ -74,15 +77,18 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     };
     interrupt::catch();
     let progress = progress_bar(inputs.len());
-    let reports: Vec<Result<Report>> = inputs
+    let reports: Vec<(bool, Result<Report>)> = inputs
         .par_iter()
         .zip(targets.par_iter())
         .map(|(input, target)| {
-            let report = compact_one(&settings, input, target);
+            let report = match &input.unreadable {
+                Some(why) => Err(anyhow!("{why}")),
+                None => compact_one(&settings, &input.spec, target),
+            };
             if let Some(bar) = &progress {
                 bar.inc(1);
             }
-            report
+            (input.explicit, report)
         })
         .collect();
     if let Some(bar) = progress {
@@ -126,12 +132,20 @@ fn progress_bar(files: usize) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// Decides where each input goes, refusing outputs that would overwrite an input.
-fn targets(args: &CompactArgs, inputs: &[InputSpec]) -> Result<Vec<Target>> {
+/// Decides where each input goes, before anything is written: with `--in-place` the input
+/// itself (a file reached twice, through a link or named twice, is compacted once); to stdout
+/// for one input; else under `-o`. Several inputs, or a directory, need `-o` to be a
+/// directory, in which each input keeps its path below the directory argument it was found
+/// in; two inputs that would be written to one path, or an output that is an input, are
+/// refused.
+fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Target>)> {
     if args.in_place {
-        return inputs
-            .iter()
-            .map(|input| match input {
+        let mut seen: std::collections::HashMap<(u64, u64), PathBuf> =
+            std::collections::HashMap::new();
+        let mut kept = Vec::new();
+        let mut targets = Vec::new();
+        for input in inputs {
+            let path = match &input.spec {
                 InputSpec::Stdin => bail!("--in-place needs files, not stdin"),
                 InputSpec::File(path) if super::is_stream(path) => {
                     bail!(
@@ -139,15 +153,33 @@ fn targets(args: &CompactArgs, inputs: &[InputSpec]) -> Result<Vec<Target>> {
                         path.display()
                     )
                 }
-                InputSpec::File(path) => Ok(Target::File(path.clone())),
-            })
-            .collect();
+                InputSpec::File(path) => path.clone(),
+            };
+            if let Some(id) = super::file_id(&path) {
+                if let Some(first) = seen.get(&id) {
+                    eprintln!(
+                        "{} is the same file as {}: compacted once",
+                        path.display(),
+                        first.display()
+                    );
+                    continue;
+                }
+                seen.insert(id, path.clone());
+            }
+            targets.push(Target::File(path));
+            kept.push(input);
+        }
+        return Ok((kept, targets));
     }
+    let several = inputs.len() > 1 || inputs::names_a_directory(&args.paths);
     let output = match &args.output {
-        None if inputs.len() == 1 => return Ok(vec![Target::Stdout]),
+        None if !several => return Ok((inputs, vec![Target::Stdout])),
         None => bail!("several inputs: give an output directory with -o DIR, or use --in-place"),
-        Some(out) if out.as_os_str() == "-" && inputs.len() == 1 => {
-            return Ok(vec![Target::Stdout]);
+        Some(out) if out.as_os_str() == "-" && !several => {
+            return Ok((inputs, vec![Target::Stdout]));
+        }
+        Some(out) if out.as_os_str() == "-" => {
+            bail!("several inputs cannot all go to stdout: give an output directory with -o DIR")
         }
         Some(out) => out,
     };
@@ -158,34 +190,57 @@ fn targets(args: &CompactArgs, inputs: &[InputSpec]) -> Result<Vec<Target>> {
             Target::File(path)
         }
     };
-    let targets: Vec<Target> = if inputs.len() == 1 && !output.is_dir() {
+    let ends_in_slash = output.as_os_str().as_encoded_bytes().ends_with(b"/");
+    let targets: Vec<Target> = if !several && !output.is_dir() && !ends_in_slash {
         vec![to(output.clone())]
     } else {
-        fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+        if output.exists() && !output.is_dir() {
+            bail!(
+                "{} is not a directory: the compacted inputs go into a directory (-o DIR/)",
+                output.display()
+            );
+        }
+        if !output.exists() && !ends_in_slash && !inputs::names_a_directory(&args.paths) {
+            bail!(
+                "several inputs need -o to be a directory: {} does not exist (end it in `/` to \
+                 have it made)",
+                output.display()
+            );
+        }
         inputs
             .iter()
-            .map(|input| match input {
-                InputSpec::Stdin => Ok(to(output.join("stdin.jsonl"))),
-                InputSpec::File(path) => {
-                    let name = path
-                        .file_name()
-                        .ok_or_else(|| anyhow!("{} has no file name", path.display()))?;
-                    Ok(to(output.join(name)))
-                }
-            })
-            .collect::<Result<_>>()?
+            .map(|input| to(output.join(&input.relative)))
+            .collect()
     };
+    // Two inputs may not meet in one output, nor an output be an input.
+    let mut claimed: std::collections::HashMap<PathBuf, &Input> = std::collections::HashMap::new();
     for (input, target) in inputs.iter().zip(&targets) {
-        if let (InputSpec::File(input), Target::File(out)) = (input, target) {
+        let (Target::File(out) | Target::Stream(out)) = target else {
+            continue;
+        };
+        let key: PathBuf = out.components().collect();
+        if let Some(first) = claimed.insert(key, input) {
+            bail!(
+                "{} and {} would both be written to {}: compact them into separate directories",
+                first.spec.display_name(),
+                input.spec.display_name(),
+                out.display()
+            );
+        }
+        if let (InputSpec::File(input), Target::File(out)) = (&input.spec, target) {
             if same_file(input, out) {
                 bail!(
-                    "the output {} is the input; use --in-place to replace a file",
-                    out.display()
+                    "the output {} is the input {}; use --in-place to replace a file",
+                    out.display(),
+                    input.display()
                 );
             }
         }
     }
-    Ok(targets)
+    if several {
+        fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+    }
+    Ok((inputs, targets))
 }
 
 /// The compression a target is written with: what its name says, or the input's when the
@@ -204,6 +259,7 @@ fn target_compression(target: &Target, input: Compression) -> Compression {
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
     let mut opened = source::open(input, &settings.read)?;
     let name = opened.name.clone();
+    let head = opened.head.clone();
     let format = opened.format;
     let compression = target_compression(target, opened.compression);
     let mut temp = temp_file(target)?;
@@ -224,6 +280,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         folded,
         dropped,
         events_in,
+        known,
         bytes_read,
         bytes_in,
         errors_before,
@@ -249,7 +306,14 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         dropped,
         refused: None,
         kept: None,
+        skipped: None,
     };
+    if known == 0 {
+        // Not a stream (an error body, a sidecar, an empty or binary file): whatever it
+        // holds, it is left exactly as it is, and nothing is made from it.
+        report.skipped = Some(source::describe_non_stream(&head));
+        return Ok(report);
+    }
     if bytes_out > bytes_in && matches!(input, InputSpec::File(_)) {
         // Compaction never makes a file larger (chunk streams too short for merging to pay
         // for their expansion can). Written back as they were read, the events take
@@ -365,6 +429,8 @@ struct FirstPass {
     /// Chunks left out because a client drops them.
     dropped: u64,
     events_in: u64,
+    /// Events of a type AG-UI defines.
+    known: u64,
     /// The input's bytes as read, framing included (decompressed).
     bytes_read: u64,
     /// Its frames' bytes, with one line end each: the least its events take written as they
@@ -418,6 +484,7 @@ fn first_pass(
     let mut errors_before: Option<BTreeMap<RuleId, u64>> = None;
     let mut bytes_in = 0u64;
     let mut events_in = 0u64;
+    let mut known = 0u64;
     match check.filter(|_| matches!(input, InputSpec::Stdin)) {
         Some(ctx) => {
             let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
@@ -436,6 +503,7 @@ fn first_pass(
                 bytes_in += batch.frames.len() as u64 + batch.data_len() as u64;
                 engine.check_batch_with(&batch, &mut found, |event, raw| {
                     events_in += 1;
+                    known += u64::from(event.kind.is_some());
                     if failure.is_none() {
                         failure = push(&mut compactor, event, None, raw, writer).err();
                     }
@@ -487,6 +555,7 @@ fn first_pass(
                 }
             })?;
             events_in = stats.events;
+            known = stats.known;
             bytes_in = stats.bytes;
         }
     }
@@ -505,6 +574,7 @@ fn first_pass(
         folded,
         dropped,
         events_in,
+        known,
         bytes_read: opened.reader.bytes_read(),
         bytes_in,
         errors_before,
@@ -633,14 +703,29 @@ fn judge(
     Ok(None)
 }
 
-fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
+/// Says what became of each input, then of all; the outcome is the worst of them. An input
+/// that could not be read, and one named on the command line that is no stream, fail the
+/// run; a non-stream a walk found is only listed.
+fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
     let mut outcome = Outcome::Clean;
     let (mut events_in, mut events_out, mut bytes_in, mut bytes_out, mut files) = (0, 0, 0, 0, 0);
-    for report in reports {
+    let mut skipped = 0;
+    for (explicit, report) in reports {
         match report {
             Err(err) => {
                 eprintln!("error: {err:#}");
                 outcome = Outcome::Failed;
+            }
+            Ok(Report {
+                name,
+                skipped: Some(why),
+                ..
+            }) => {
+                eprintln!("skipped {name}: no AG-UI events ({why}); left as it was");
+                skipped += 1;
+                if explicit {
+                    outcome = Outcome::Failed;
+                }
             }
             Ok(report) => {
                 if let Some(why) = &report.refused {
@@ -687,6 +772,12 @@ fn summarize(reports: Vec<Result<Report>>) -> Result<Outcome> {
                 bytes_out += bytes_after;
             }
         }
+    }
+    if skipped > 0 && files + skipped > 1 {
+        eprintln!(
+            "skipped {skipped} {} with no AG-UI events",
+            if skipped == 1 { "file" } else { "files" }
+        );
     }
     if files > 1 {
         let saved = if bytes_in > 0 {

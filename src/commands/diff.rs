@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::Outcome;
 use super::check::use_color;
-use super::events::{for_each_event, warn_unreadable};
+use super::events::{for_each_event, require_events, warn_unreadable};
 use crate::cli::{DiffArgs, NormalizeArgs};
 use crate::commands::inspect::Format;
 use crate::compact::{Compactor, Level as CompactLevel, Output};
@@ -139,30 +139,33 @@ pub fn normalized(
     match level {
         Level::Events => {
             let mut items = Vec::new();
-            let (_, stats) = for_each_event(&input, read, |event, _| {
+            let (opened, stats) = for_each_event(&input, read, |event, _| {
                 items.push(normalizer.event(&event.value));
                 Ok(())
             })?;
+            require_events(&opened, &stats)?;
             warn_unreadable(&name, &stats);
             Ok(items)
         }
         Level::Compact => {
             let mut compactor = Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT);
             let mut collected = Collected::default();
-            let (_, stats) = for_each_event(&input, read, |event, raw| {
+            let (opened, stats) = for_each_event(&input, read, |event, raw| {
                 compactor.push(event, raw, &mut collected)?;
                 Ok(())
             })?;
+            require_events(&opened, &stats)?;
             warn_unreadable(&name, &stats);
             compactor.finish(&mut collected)?;
             Ok(collected.0.iter().map(|e| normalizer.event(e)).collect())
         }
         Level::Fold => {
             let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
-            let (_, stats) = for_each_event(&input, read, |event, _| {
+            let (opened, stats) = for_each_event(&input, read, |event, _| {
                 folder.apply(event);
                 Ok(())
             })?;
+            require_events(&opened, &stats)?;
             warn_unreadable(&name, &stats);
             let folded = normalizer.folded(&folder.finish().meaning());
             let mut items: Vec<Value> = folded["messages"].as_array().cloned().unwrap_or_default();

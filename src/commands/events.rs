@@ -24,6 +24,8 @@ pub struct ReadStats {
     pub events: u64,
     /// Frames that could not be read as events (see `agui-lens check`).
     pub unreadable: u64,
+    /// Events of a type AG-UI defines: none means the input is no stream at all.
+    pub known: u64,
     /// The frames' bytes, with one line end each (about the input's size, decompressed).
     pub bytes: u64,
 }
@@ -160,6 +162,12 @@ pub fn for_each_schema_checked(
                     }
                 };
                 stats.events += 1;
+                if match fed {
+                    Fed::Delta { .. } => true,
+                    Fed::Event(event) => event.kind.is_some(),
+                } {
+                    stats.known += 1;
+                }
                 if let Err(err) = each(fed, batch, frame, found) {
                     failed = Some(err);
                     return Err(io::Error::other("stopped"));
@@ -176,6 +184,23 @@ pub fn for_each_schema_checked(
         return Err(err).with_context(|| format!("reading {name}"));
     }
     Ok(stats)
+}
+
+/// An input that holds no AG-UI event at all is not a stream, and no command may treat it as
+/// an empty one: this is the error that says so, naming the input and what it looks like.
+pub fn not_a_stream(name: &str, head: &[u8]) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{name} holds no AG-UI events: {}",
+        source::describe_non_stream(head)
+    )
+}
+
+/// Fails with [`not_a_stream`] when reading an input found no AG-UI event.
+pub fn require_events(opened: &Opened, stats: &ReadStats) -> Result<()> {
+    if stats.known == 0 {
+        return Err(not_a_stream(&opened.name, &opened.head));
+    }
+    Ok(())
 }
 
 /// Says on stderr that some frames were skipped, if any were.

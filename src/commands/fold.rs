@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use anyhow::{Result, bail};
 
 use super::Outcome;
-use super::events::{for_each_fed, parse_event, warn_unreadable};
+use super::events::{for_each_fed, parse_event, require_events, warn_unreadable};
 use crate::cli::FoldArgs;
 use crate::event::EventType;
 use crate::fold::{Folded, Folder};
@@ -90,6 +90,7 @@ pub fn fold_threads(
         }
         Ok(())
     })?;
+    require_events(&opened, &stats)?;
     warn_unreadable(&opened.name, &stats);
     Ok(threads.into_iter().map(|(t, f)| (t, f.finish())).collect())
 }

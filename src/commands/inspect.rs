@@ -58,6 +58,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let mut counts = args.stats.then(StatsCollector::default);
     let mut page = args.html.as_ref().map(|_| html::Rows::default());
     let mut opened = source::open(&input, &read)?;
+    let head = opened.head.clone();
     let mut engine = Engine::new(&ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut batch = Batch::default();
     let mut found = Vec::new();
@@ -83,6 +84,9 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
                 break;
             }
         }
+    }
+    if failure.is_none() && engine.known_events() == 0 {
+        return Err(super::events::not_a_stream(&name, &head));
     }
     let totals = engine.finish(&mut found);
     inspector.diagnostics(&found);

@@ -6,6 +6,7 @@ pub mod compact;
 pub mod diff;
 pub mod events;
 pub mod fold;
+pub mod inputs;
 pub mod inspect;
 pub mod live;
 pub mod rules;
@@ -124,12 +125,23 @@ pub(crate) fn write_file(
 
 /// A temp file beside the file `path` names (see [`replaced`]), to be persisted over it once
 /// complete, so a failed write never leaves half a file. Created with the permissions a new
-/// file gets (0666 less the umask).
+/// file gets (0666 less the umask). When the file's folders do not exist yet, the temp file
+/// is made in the nearest one that does, and [`persist`] makes the rest: nothing is made for
+/// a file that is never persisted.
 pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     use anyhow::Context;
     use std::os::unix::fs::PermissionsExt;
     let path = replaced(path);
-    let dir = directory_of(&path);
+    let mut dir = directory_of(&path);
+    while !dir.is_dir() {
+        match dir.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => dir = parent,
+            _ => {
+                dir = Path::new(".");
+                break;
+            }
+        }
+    }
     let prefix = path
         .file_name()
         .map(|n| format!(".{}.", n.to_string_lossy()))
@@ -150,6 +162,7 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
 pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
     let path = replaced(path);
     temp.as_file().sync_all()?;
+    std::fs::create_dir_all(directory_of(&path))?;
     if let Ok(meta) = std::fs::metadata(&path) {
         temp.as_file().set_permissions(meta.permissions())?;
     }
@@ -222,11 +235,13 @@ impl io::Write for WriteBack {
 
 /// Whether two paths name the same file (an output that would overwrite its own input).
 pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    matches!((file_id(a), file_id(b)), (Some(a), Some(b)) if a == b)
+}
+
+/// What tells a file apart from every other, through links: its device and inode.
+pub(crate) fn file_id(path: &std::path::Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
-        _ => false,
-    }
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Runs the command the user asked for.

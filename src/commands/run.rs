@@ -74,7 +74,12 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         ..ProtocolOptions::default()
     });
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
-    let mut reporter = report::reporter(args.output.format, out, use_color(args.output.color));
+    let mut reporter = report::reporter(
+        args.output.format,
+        out,
+        use_color(args.output.color),
+        !args.output.no_group,
+    );
     let result = check_call(&ctx, &call, name.clone(), taps, &mut |diagnostics| {
         for d in diagnostics {
             reporter.diagnostic(d)?;
@@ -89,11 +94,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(record) = &mut record {
         record.flush().context("writing the recording")?;
     }
-    let file = FileSummary {
-        path: name.clone(),
-        stats: exchange.stats,
-        failure: None,
-    };
+    let file = FileSummary::checked(name.clone(), exchange.stats, None);
     let mut run = RunSummary {
         summary: Summary::default(),
         failed_inputs: 0,

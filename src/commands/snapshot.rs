@@ -108,10 +108,15 @@ impl Snapshot {
 
 pub fn run(args: &SnapshotArgs) -> Result<Outcome> {
     match &args.action {
-        Some(SnapshotAction::Accept { file }) => accept(file),
-        Some(SnapshotAction::Review { dir }) => review(dir, args),
+        Some(SnapshotAction::Accept { file, reason }) => accept(file, reason.as_deref()),
+        Some(SnapshotAction::Review { dir, reason }) => review(dir, reason.as_deref(), args),
         None => check(args),
     }
+}
+
+/// Whether this runs in CI, where an expectation changes only with a reason.
+fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
 }
 
 fn pending(file: &Path) -> PathBuf {
@@ -165,10 +170,7 @@ pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> R
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
     };
-    if request.update
-        && std::env::var_os("CI").is_some_and(|v| !v.is_empty())
-        && request.reason.is_none()
-    {
+    if request.update && in_ci() && request.reason.is_none() {
         bail!(
             "refusing to update {} in CI without --reason: say why the expectation changes",
             file.display()
@@ -184,13 +186,18 @@ pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> R
         ),
     };
     let items = normalized(stream, read, level, &settings)?;
+    // A reason belongs to the change it explains: a changed expectation keeps only the one
+    // given now; one whose items stay the same keeps its own unless a new one is given.
+    let unchanged = stored
+        .as_ref()
+        .filter(|stored| compare(&stored.items, &items).equal);
     let current = Snapshot {
         level,
         settings,
         reason: request
             .reason
             .clone()
-            .or_else(|| stored.as_ref().and_then(|s| s.reason.clone())),
+            .or_else(|| unchanged.and_then(|s| s.reason.clone())),
         items,
     };
     let new_file = pending(file);
@@ -304,24 +311,43 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
     }
 }
 
-fn accept(file: &Path) -> Result<Outcome> {
+fn accept(file: &Path, reason: Option<&str>) -> Result<Outcome> {
     let new_file = pending(file);
     if !new_file.exists() {
         bail!("nothing to accept: {} does not exist", new_file.display());
     }
-    let text = std::fs::read_to_string(&new_file)
-        .with_context(|| format!("reading {}", new_file.display()))?;
-    Snapshot::parse(&text)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("reading {}", new_file.display()))?;
-    std::fs::rename(&new_file, file)
-        .with_context(|| format!("moving {} to {}", new_file.display(), file.display()))?;
+    if in_ci() && reason.is_none() {
+        bail!(
+            "refusing to accept {} in CI without --reason: say why the expectation changes",
+            new_file.display()
+        );
+    }
+    promote(&new_file, file, reason)?;
     eprintln!("accepted {}", file.display());
     Ok(Outcome::Clean)
 }
 
+/// Makes a pending snapshot the expectation, its header carrying `reason` (and no other).
+fn promote(new_file: &Path, file: &Path, reason: Option<&str>) -> Result<()> {
+    let text = std::fs::read_to_string(new_file)
+        .with_context(|| format!("reading {}", new_file.display()))?;
+    let mut snapshot = Snapshot::parse(&text)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("reading {}", new_file.display()))?;
+    if let Some(reason) = reason {
+        snapshot.reason = Some(reason.to_owned());
+    }
+    write_atomically(file, &snapshot.render())?;
+    std::fs::remove_file(new_file).with_context(|| format!("removing {}", new_file.display()))
+}
+
 /// Walks the pending `.new` files under a directory, showing each change and asking what to do.
-fn review(dir: &Path, args: &SnapshotArgs) -> Result<Outcome> {
+fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outcome> {
+    if in_ci() && reason.is_none() {
+        bail!(
+            "refusing to review snapshots in CI without --reason: say why the expectations change"
+        );
+    }
     let mut found = Vec::new();
     collect_pending(dir, &mut found)?;
     found.sort();
@@ -380,7 +406,7 @@ fn review(dir: &Path, args: &SnapshotArgs) -> Result<Outcome> {
         }
         match answer.trim() {
             "a" | "accept" => {
-                std::fs::rename(new_file, &file)
+                promote(new_file, &file, reason)
                     .with_context(|| format!("accepting {}", new_file.display()))?;
                 accepted += 1;
             }

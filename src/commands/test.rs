@@ -82,7 +82,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         )?;
         out.flush()?;
     }
-    let mut human = report::reporter(Format::Human, Box::new(io::stdout()), color);
+    let mut human = report::reporter(Format::Human, Box::new(io::stdout()), color, false);
     let mut outcomes = Vec::new();
     // Diagnostic blocks end with a blank line already.
     let mut blank = false;
@@ -144,7 +144,8 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
             // Annotate the suite file at each case's line: a stream is not a file in the
             // repository.
             out.flush()?;
-            let mut reporter = report::reporter(args.output.format, Box::new(io::stdout()), false);
+            let mut reporter =
+                report::reporter(args.output.format, Box::new(io::stdout()), false, false);
             let mut summary = Summary::default();
             for case in &outcomes {
                 for d in &case.diagnostics {

@@ -2,7 +2,8 @@
 
 use std::io::{self, Write};
 
-use super::{Reporter, Summary, plural};
+use super::group::{Repeated, places_text};
+use super::{FileSummary, Reporter, Summary};
 use crate::diagnostic::{Diagnostic, Severity};
 
 pub struct Github {
@@ -52,6 +53,43 @@ impl Reporter for Github {
         Ok(())
     }
 
+    fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
+        let mut properties = vec![format!("file={}", escape_property(&group.path))];
+        if let Some(line) = group.places.first().and_then(|p| p.line) {
+            properties.push(format!("line={line}"));
+        }
+        properties.push(format!("title={}", escape_property(group.rule.name())));
+        writeln!(
+            self.out,
+            "::notice {}::{}",
+            properties.join(","),
+            escape_data(&format!(
+                "and {} more {} like the first ({}; --no-group shows each)",
+                group.count,
+                group.rule,
+                places_text(group, 20)
+            ))
+        )
+    }
+
+    fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        let file_property = format!("file={}", escape_property(&file.path));
+        if let Some(failure) = &file.failure {
+            writeln!(
+                self.out,
+                "::error {file_property},title=agui-lens::{}",
+                escape_data(&format!("could not read {}: {failure}", file.path))
+            )?;
+        } else if let Some(skipped) = &file.skipped {
+            writeln!(
+                self.out,
+                "::notice {file_property},title=agui-lens::{}",
+                escape_data(&format!("skipped {}: not a capture ({skipped})", file.path))
+            )?;
+        }
+        Ok(())
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
@@ -59,11 +97,8 @@ impl Reporter for Github {
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
         writeln!(
             self.out,
-            "agui-lens: checked {}, {}: {}, {}",
-            plural(summary.files, "file"),
-            plural(summary.events, "event"),
-            plural(summary.errors, "error"),
-            plural(summary.warnings, "warning"),
+            "agui-lens: {}",
+            summary.line(&|text, _| text.to_owned())
         )?;
         self.out.flush()
     }

@@ -4,12 +4,15 @@ use std::io::{self, Write};
 
 use colored::{ColoredString, Colorize};
 
-use super::{Reporter, Summary, plural};
+use super::group::{Repeated, places_text};
+use super::{FileSummary, Reporter, Summary, plural};
 use crate::diagnostic::{Diagnostic, Severity};
 
 pub struct Human {
     out: Box<dyn Write>,
     color: bool,
+    /// Each input's verdict, listed before the summary when there are several.
+    verdicts: Option<Vec<(String, String)>>,
 }
 
 impl Human {
@@ -19,7 +22,11 @@ impl Human {
             // otherwise from the environment.
             colored::control::set_override(true);
         }
-        Human { out, color }
+        Human {
+            out,
+            color,
+            verdicts: None,
+        }
     }
 
     fn paint(&self, text: &str, style: fn(&str) -> ColoredString) -> String {
@@ -32,6 +39,35 @@ impl Human {
 }
 
 impl Reporter for Human {
+    fn start_run(&mut self, inputs: usize) -> io::Result<()> {
+        if inputs > 1 {
+            self.verdicts = Some(Vec::new());
+        }
+        Ok(())
+    }
+
+    fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        if self.verdicts.is_some() {
+            let verdict = file.verdict();
+            let shown = if file.failure.is_some() || file.stats.errors > 0 {
+                self.paint(&verdict, |s| s.red().bold())
+            } else if file.stats.warnings > 0 {
+                self.paint(&verdict, |s| s.yellow().bold())
+            } else {
+                verdict
+            };
+            let events = if file.skipped.is_some() {
+                String::new()
+            } else {
+                format!(" ({})", plural(file.stats.events, "event"))
+            };
+            if let Some(verdicts) = &mut self.verdicts {
+                verdicts.push((format!("{}{events}", file.path), shown));
+            }
+        }
+        Ok(())
+    }
+
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
         let label = match d.severity {
             Severity::Error => self.paint("error", |s| s.red().bold()),
@@ -77,27 +113,51 @@ impl Reporter for Human {
         writeln!(self.out)
     }
 
+    fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
+        let label = self.paint("note", |s| s.bold());
+        let rule = self.paint(&format!("[{}]", group.rule), |s| s.bold());
+        let about = if group.subject.is_empty() {
+            String::new()
+        } else {
+            format!(" for \"{}\"", group.subject)
+        };
+        writeln!(
+            self.out,
+            "{label}{rule}: and {} more like the {} above{about}",
+            group.count, group.severity
+        )?;
+        let arrow = self.paint("-->", |s| s.blue().bold());
+        writeln!(
+            self.out,
+            "  {arrow} {}: {}",
+            group.path,
+            places_text(group, 12)
+        )?;
+        let eq = self.paint("=", |s| s.blue().bold());
+        writeln!(self.out, "   {eq} --no-group shows each")?;
+        writeln!(self.out)
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
-        let verdict = if summary.errors > 0 {
-            self.paint(&plural(summary.errors, "error"), |s| s.red().bold())
-        } else {
-            plural(summary.errors, "error")
-        };
-        let warnings = if summary.warnings > 0 {
-            self.paint(&plural(summary.warnings, "warning"), |s| s.yellow().bold())
-        } else {
-            plural(summary.warnings, "warning")
-        };
-        writeln!(
-            self.out,
-            "checked {}, {}: {verdict}, {warnings}",
-            plural(summary.files, "file"),
-            plural(summary.events, "event"),
-        )?;
+        if let Some(verdicts) = self.verdicts.take() {
+            let width = verdicts
+                .iter()
+                .map(|(name, _)| name.len())
+                .max()
+                .unwrap_or(0);
+            for (name, verdict) in verdicts {
+                writeln!(self.out, "  {name:<width$}  {verdict}")?;
+            }
+        }
+        let line = summary.line(&|text, severity| match severity {
+            Severity::Error => self.paint(text, |s| s.red().bold()),
+            Severity::Warning => self.paint(text, |s| s.yellow().bold()),
+        });
+        writeln!(self.out, "{line}")?;
         self.out.flush()
     }
 }

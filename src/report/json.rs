@@ -4,7 +4,8 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
-use super::{DiagnosticRecord, FileSummary, Reporter, Summary};
+use super::group::Repeated;
+use super::{DiagnosticRecord, FileSummary, Reporter, Summary, places_json};
 use crate::diagnostic::Diagnostic;
 
 pub struct Json {
@@ -27,6 +28,19 @@ impl Reporter for Json {
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
         self.diagnostics
             .push(serde_json::to_value(DiagnosticRecord::from(d)).map_err(io::Error::other)?);
+        Ok(())
+    }
+
+    fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
+        let first = self.diagnostics.iter_mut().rev().find(|d| {
+            d["rule"] == group.rule.name()
+                && d["path"] == *group.path
+                && d["subject"] == group.subject.as_str()
+        });
+        if let Some(serde_json::Value::Object(first)) = first {
+            first.insert("repeats".into(), json!(group.count));
+            first.insert("more".into(), places_json(group));
+        }
         Ok(())
     }
 

@@ -2,7 +2,8 @@
 
 use std::io::{self, Write};
 
-use super::{DiagnosticRecord, Reporter, Summary};
+use super::group::Repeated;
+use super::{DiagnosticRecord, FileSummary, Reporter, Summary, places_json};
 use crate::diagnostic::Diagnostic;
 
 pub struct Jsonl {
@@ -21,6 +22,32 @@ impl Reporter for Jsonl {
             .map_err(io::Error::other)?;
         writeln!(self.out)?;
         Ok(())
+    }
+
+    fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
+        // The first finding went out as it was found: its repeats are a line of their own.
+        let record = serde_json::json!({
+            "rule": group.rule.name(),
+            "severity": group.severity.as_str(),
+            "path": group.path,
+            "subject": group.subject,
+            "message": group.message,
+            "repeats": group.count,
+            "more": places_json(group),
+        });
+        serde_json::to_writer(&mut self.out, &record).map_err(io::Error::other)?;
+        writeln!(self.out)
+    }
+
+    fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        // An input that could not be read, or was skipped, is a line of its own.
+        let record = match (&file.failure, &file.skipped) {
+            (Some(failure), _) => serde_json::json!({"path": file.path, "failure": failure}),
+            (None, Some(skipped)) => serde_json::json!({"path": file.path, "skipped": skipped}),
+            (None, None) => return Ok(()),
+        };
+        serde_json::to_writer(&mut self.out, &record).map_err(io::Error::other)?;
+        writeln!(self.out)
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -4,15 +4,21 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use super::group::{Repeated, places_text};
 use super::{FileSummary, Reporter, Summary};
 use crate::diagnostic::{Diagnostic, Severity};
 
 pub struct Junit {
     out: Box<dyn Write>,
     current: Vec<Diagnostic>,
+    /// The current input's repeats, by rule and subject: told in their first finding.
+    repeats: Vec<Repeated>,
     suites: String,
     tests: u64,
     failures: u64,
+    /// Inputs that could not be read: the run could not do its job for them.
+    errors: u64,
+    skipped: u64,
 }
 
 impl Junit {
@@ -20,9 +26,12 @@ impl Junit {
         Junit {
             out,
             current: Vec::new(),
+            repeats: Vec::new(),
             suites: String::new(),
             tests: 0,
             failures: 0,
+            errors: 0,
+            skipped: 0,
         }
     }
 }
@@ -67,15 +76,43 @@ impl Reporter for Junit {
         Ok(())
     }
 
+    fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
+        self.repeats.push(group.clone());
+        Ok(())
+    }
+
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
-        let diagnostics = std::mem::take(&mut self.current);
+        let mut diagnostics = std::mem::take(&mut self.current);
+        for group in std::mem::take(&mut self.repeats) {
+            let first = diagnostics
+                .iter_mut()
+                .find(|d| d.rule == group.rule && d.subject.as_deref() == Some(&group.subject));
+            if let Some(first) = first {
+                first.message.push_str(&format!(
+                    " (and {} more like it: {}; --no-group shows each)",
+                    group.count,
+                    places_text(&group, 20)
+                ));
+            }
+        }
         let errors: Vec<&Diagnostic> = diagnostics
             .iter()
             .filter(|d| d.severity == Severity::Error)
             .collect();
         let path = xml_escape(&file.path);
         let mut cases = String::new();
-        let failure_count = errors.len() as u64 + u64::from(file.failure.is_some());
+        if let Some(skipped) = &file.skipped {
+            let _ = write!(
+                self.suites,
+                "  <testsuite name=\"{path}\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n    <testcase name=\"conforms to AG-UI\" classname=\"{path}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n  </testsuite>\n",
+                xml_escape(&format!("not a capture: {skipped}"))
+            );
+            self.tests += 1;
+            self.skipped += 1;
+            return Ok(());
+        }
+        let failure_count = errors.len() as u64;
+        let error_count = u64::from(file.failure.is_some());
         let mut tests = errors.len() as u64;
         for d in &errors {
             let name = match d.line {
@@ -122,18 +159,19 @@ impl Reporter for Junit {
         };
         let _ = write!(
             self.suites,
-            "  <testsuite name=\"{path}\" tests=\"{tests}\" failures=\"{failure_count}\" errors=\"0\" skipped=\"0\">\n{cases}{system_out}  </testsuite>\n"
+            "  <testsuite name=\"{path}\" tests=\"{tests}\" failures=\"{failure_count}\" errors=\"{error_count}\" skipped=\"0\">\n{cases}{system_out}  </testsuite>\n"
         );
         self.tests += tests;
         self.failures += failure_count;
+        self.errors += error_count;
         Ok(())
     }
 
     fn finish(&mut self, _summary: &Summary) -> io::Result<()> {
         write!(
             self.out,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"agui-lens\" tests=\"{}\" failures=\"{}\">\n{}</testsuites>\n",
-            self.tests, self.failures, self.suites
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"agui-lens\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
+            self.tests, self.failures, self.errors, self.skipped, self.suites
         )?;
         self.out.flush()
     }

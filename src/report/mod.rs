@@ -3,6 +3,7 @@
 //! formats at the end.
 
 mod github;
+pub mod group;
 mod human;
 mod json;
 mod jsonl;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::rules::engine::Stats;
 
 /// Output formats.
@@ -43,33 +44,117 @@ pub struct FileSummary {
     pub stats: Stats,
     /// Set when the input could not be read to the end.
     pub failure: Option<String>,
+    /// Set when a directory walk found the input to be plainly no capture (JSON that is no
+    /// event, beside the captures): what it is. It was not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+impl FileSummary {
+    /// An input read to its end (or as far as it could be, with `failure`).
+    pub fn checked(path: Arc<str>, stats: Stats, failure: Option<String>) -> Self {
+        FileSummary {
+            path,
+            stats,
+            failure,
+            skipped: None,
+        }
+    }
+
+    /// The verdict on this input alone, for a list of inputs: `ok`, `2 errors`, `1 warning`,
+    /// `could not be read: …`, `skipped: …`.
+    pub fn verdict(&self) -> String {
+        if let Some(why) = &self.skipped {
+            return format!("skipped: not a capture ({why})");
+        }
+        if let Some(why) = &self.failure {
+            return format!("could not be read: {why}");
+        }
+        match (self.stats.errors, self.stats.warnings) {
+            (0, 0) => "ok".into(),
+            (0, w) => plural(w, "warning"),
+            (e, 0) => plural(e, "error"),
+            (e, w) => format!("{}, {}", plural(e, "error"), plural(w, "warning")),
+        }
+    }
 }
 
 /// The whole run's outcome.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Summary {
+    /// Inputs read to their end.
     pub files: u64,
     pub events: u64,
     pub errors: u64,
     pub warnings: u64,
+    /// Inputs that could not be opened or read to their end.
+    pub unreadable: u64,
+    /// Inputs a directory walk found to be no capture, not checked.
+    pub skipped: u64,
 }
 
 impl Summary {
     pub fn add(&mut self, file: &FileSummary) {
-        self.files += 1;
+        if file.skipped.is_some() {
+            self.skipped += 1;
+            return;
+        }
+        if file.failure.is_some() {
+            self.unreadable += 1;
+        } else {
+            self.files += 1;
+        }
         self.events += file.stats.events;
         self.errors += file.stats.errors;
         self.warnings += file.stats.warnings;
     }
+
+    /// `checked 2 files, 42 events: 1 error, 0 warnings; 1 file could not be read; 1 skipped
+    /// (not a capture)`, with the counts coloured by `paint` when asked.
+    pub fn line(&self, paint: &dyn Fn(&str, Severity) -> String) -> String {
+        let errors = plural(self.errors, "error");
+        let errors = if self.errors > 0 {
+            paint(&errors, Severity::Error)
+        } else {
+            errors
+        };
+        let warnings = plural(self.warnings, "warning");
+        let warnings = if self.warnings > 0 {
+            paint(&warnings, Severity::Warning)
+        } else {
+            warnings
+        };
+        let mut line = format!(
+            "checked {}, {}: {errors}, {warnings}",
+            plural(self.files, "file"),
+            plural(self.events, "event"),
+        );
+        if self.unreadable > 0 {
+            let unreadable = format!("{} could not be read", plural(self.unreadable, "file"));
+            line.push_str("; ");
+            line.push_str(&paint(&unreadable, Severity::Error));
+        }
+        if self.skipped > 0 {
+            line.push_str(&format!("; {} skipped (not a capture)", self.skipped));
+        }
+        line
+    }
 }
 
-/// Receives a run's findings, in order: per input, `start_file`, its diagnostics, `end_file`;
-/// then `finish` once.
+/// Receives a run's findings, in order: `start_run` once, then per input `start_file`, its
+/// diagnostics, `end_file`; then `finish` once.
 pub trait Reporter {
+    /// How many inputs the run reads.
+    fn start_run(&mut self, _inputs: usize) -> io::Result<()> {
+        Ok(())
+    }
     fn start_file(&mut self, _path: &str) -> io::Result<()> {
         Ok(())
     }
     fn diagnostic(&mut self, diagnostic: &Diagnostic) -> io::Result<()>;
+    /// The repeats of a finding already given, held back by [`group::Grouping`]: told at
+    /// the end of their input, before `end_file`.
+    fn repeated(&mut self, group: &group::Repeated) -> io::Result<()>;
     fn end_file(&mut self, _file: &FileSummary) -> io::Result<()> {
         Ok(())
     }
@@ -80,16 +165,36 @@ pub trait Reporter {
     }
 }
 
-/// A reporter for a format, writing to `out`.
-pub fn reporter(format: Format, out: Box<dyn Write>, color: bool) -> Box<dyn Reporter> {
-    match format {
+/// A reporter for a format, writing to `out`; with `group`, repeats of one cause are shown
+/// once (see [`group::Grouping`]).
+pub fn reporter(
+    format: Format,
+    out: Box<dyn Write>,
+    color: bool,
+    group: bool,
+) -> Box<dyn Reporter> {
+    let reporter: Box<dyn Reporter> = match format {
         Format::Human => Box::new(human::Human::new(out, color)),
         Format::Json => Box::new(json::Json::new(out)),
         Format::Jsonl => Box::new(jsonl::Jsonl::new(out)),
         Format::Github => Box::new(github::Github::new(out)),
         Format::Junit => Box::new(junit::Junit::new(out)),
         Format::Sarif => Box::new(sarif::Sarif::new(out)),
+    };
+    if group {
+        Box::new(group::Grouping::new(reporter))
+    } else {
+        reporter
     }
+}
+
+/// The places of a group's repeats, for the machine formats: `[{"line", "event_index"}]`.
+pub(crate) fn places_json(group: &group::Repeated) -> serde_json::Value {
+    group
+        .places
+        .iter()
+        .map(|p| serde_json::json!({"line": p.line, "event_index": p.event_index}))
+        .collect()
 }
 
 /// The fields every machine-readable format shares.
@@ -106,6 +211,8 @@ pub(crate) struct DiagnosticRecord<'a> {
     pub help: Option<&'a str>,
     pub pointer: Option<&'a str>,
     pub keyword: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<&'a str>,
 }
 
 impl<'a> From<&'a Diagnostic> for DiagnosticRecord<'a> {
@@ -122,6 +229,7 @@ impl<'a> From<&'a Diagnostic> for DiagnosticRecord<'a> {
             help: d.help.as_deref(),
             pointer: d.pointer.as_deref(),
             keyword: d.keyword.as_deref(),
+            subject: d.subject.as_deref(),
         }
     }
 }

@@ -5,13 +5,19 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::{Reporter, Summary};
+use super::group::Repeated;
+use super::{FileSummary, Reporter, Summary};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::rules::{Level, RuleId};
 
 pub struct Sarif {
     out: Box<dyn Write>,
     results: Vec<Value>,
+    /// What the tool says about its own run: inputs it could not read (errors), inputs it
+    /// skipped (notes).
+    notifications: Vec<Value>,
+    /// Whether every input could be read.
+    successful: bool,
 }
 
 impl Sarif {
@@ -19,6 +25,8 @@ impl Sarif {
         Sarif {
             out,
             results: Vec::new(),
+            notifications: Vec::new(),
+            successful: true,
         }
     }
 }
@@ -76,6 +84,9 @@ impl Reporter for Sarif {
         if let Some(pointer) = &d.pointer {
             properties.insert("pointer".into(), json!(pointer));
         }
+        if let Some(subject) = &d.subject {
+            properties.insert("subject".into(), json!(subject));
+        }
         self.results.push(json!({
             "ruleId": d.rule.name(),
             "ruleIndex": RuleId::ALL.iter().position(|id| *id == d.rule),
@@ -87,7 +98,68 @@ impl Reporter for Sarif {
         Ok(())
     }
 
+    fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
+        let first = self.results.iter_mut().rev().find(|r| {
+            r["ruleId"] == group.rule.name()
+                && r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                    == uri(&group.path)
+                && r["properties"]["subject"] == group.subject.as_str()
+        });
+        if let Some(first) = first {
+            let related: Vec<Value> = group
+                .places
+                .iter()
+                .enumerate()
+                .map(|(i, place)| {
+                    let mut location = json!({
+                        "id": i + 1,
+                        "physicalLocation": {"artifactLocation": {"uri": uri(&group.path)}},
+                    });
+                    if let Some(line) = place.line {
+                        location["physicalLocation"]["region"] = json!({"startLine": line});
+                    }
+                    location
+                })
+                .collect();
+            first["properties"]["repeats"] = json!(group.count);
+            first["relatedLocations"] = Value::Array(related);
+            if let Some(text) = first["message"]["text"].as_str() {
+                first["message"]["text"] = json!(format!(
+                    "{text}\n(and {} more like it; --no-group shows each)",
+                    group.count
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        let (level, text) = match (&file.failure, &file.skipped) {
+            (Some(failure), _) => {
+                self.successful = false;
+                ("error", format!("could not read {}: {failure}", file.path))
+            }
+            (None, Some(skipped)) => (
+                "note",
+                format!("skipped {}: not a capture ({skipped})", file.path),
+            ),
+            (None, None) => return Ok(()),
+        };
+        self.notifications.push(json!({
+            "level": level,
+            "message": {"text": text},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri(&file.path)}}}],
+        }));
+        Ok(())
+    }
+
     fn finish(&mut self, _summary: &Summary) -> io::Result<()> {
+        // A dashboard that reads only results would show an unreadable input as a clean run:
+        // the invocation says the run did not succeed, and why.
+        let invocation = json!({
+            "executionSuccessful": self.successful,
+            "toolExecutionNotifications": self.notifications,
+        });
         let document = json!({
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",
@@ -97,6 +169,7 @@ impl Reporter for Sarif {
                     "version": env!("CARGO_PKG_VERSION"),
                     "rules": rules(),
                 }},
+                "invocations": [invocation],
                 "results": self.results,
             }],
         });

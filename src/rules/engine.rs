@@ -440,6 +440,11 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Events of a type AG-UI defines seen so far: none means the input is no stream.
+    pub fn known_events(&self) -> u64 {
+        self.known_events
+    }
+
     /// Reports a finding from outside the stream (the connection it came over, the input that
     /// was sent), under the user's levels and in the input's counts.
     pub fn report(&mut self, d: Diagnostic, out: &mut Vec<Diagnostic>) {

@@ -310,9 +310,10 @@ impl Lifecycle {
         }
         if let (Some(previous), Some(current)) = (&self.last_thread, &thread) {
             if previous != current {
-                out.report(
+                out.report_about(
                     RuleId::LifecycleThreadChanged,
                     ev.loc,
+                    current,
                     format!("threadId changes from \"{previous}\" to \"{current}\""),
                     "a stored history holds one thread; fold or compact threads separately",
                 );

@@ -48,9 +48,10 @@ impl Order {
         }
         if let Some(last) = self.last {
             if ts < last {
-                out.report(
+                out.report_about(
                     RuleId::OrderTimestampDecreasing,
                     loc,
+                    "",
                     format!(
                         "timestamp {ts} is {} ms earlier than the previous event's ({last})",
                         last.abs_diff(ts)

@@ -519,9 +519,10 @@ impl Pairing {
             ev.str("delta")
         };
         if sent == Some("") {
-            out.report(
+            out.report_about(
                 RuleId::PairingEmptyDelta,
                 ev.loc,
+                ev.ty.as_str(),
                 format!("{} with an empty delta", ev.ty),
                 "1.0 allows empty deltas as keep-alives; the docs ask for non-empty ones",
             );

@@ -139,6 +139,21 @@ impl Out<'_> {
         }
     }
 
+    /// Reports a finding at `loc` whose cause can repeat it (see [`Diagnostic::subject`]).
+    pub fn report_about(
+        &mut self,
+        rule: RuleId,
+        loc: &Location,
+        subject: &str,
+        message: String,
+        help: &str,
+    ) {
+        self.report(rule, loc, message, help);
+        if let Some(d) = self.found.last_mut().filter(|d| d.rule == rule) {
+            d.subject = Some(subject.to_owned());
+        }
+    }
+
     /// Reports a finding about a JSON Pointer inside the event.
     pub fn report_at(
         &mut self,

@@ -115,7 +115,8 @@ pub fn check(event: &Event, schemas: &SchemaSet, levels: &Levels, out: &mut Vec<
             loc,
             format!("unknown event type \"{ty}\""),
         )
-        .with_event_type(Some(ty));
+        .with_event_type(Some(ty))
+        .with_subject(ty);
         diagnostic.help = Some(match closest_type(ty) {
             Some(known) => format!("did you mean \"{known}\"?"),
             None => "application events belong in a CUSTOM event: {\"type\": \"CUSTOM\", \"name\": …, \"value\": …}".into(),
@@ -130,7 +131,8 @@ pub fn check(event: &Event, schemas: &SchemaSet, levels: &Levels, out: &mut Vec<
                 loc,
                 format!("{kind} was removed in AG-UI 1.0"),
             )
-            .with_help(format!("send {replacement} instead")),
+            .with_help(format!("send {replacement} instead"))
+            .with_subject(kind.as_str()),
         );
     }
     let wanted = [
@@ -163,8 +165,9 @@ fn to_diagnostic(found: SchemaFinding, kind: EventType, event: &Event) -> Diagno
             message,
             help,
         } => {
-            let mut d = finding(RuleId::SchemaViolation, loc, message)
-                .with_help(help.unwrap_or(schema_help));
+            let mut d = finding(RuleId::SchemaViolation, loc, message.clone())
+                .with_help(help.unwrap_or(schema_help))
+                .with_subject(format!("{kind} {message}"));
             d.pointer = Some(pointer);
             d.keyword = Some(keyword);
             d
@@ -177,7 +180,8 @@ fn to_diagnostic(found: SchemaFinding, kind: EventType, event: &Event) -> Diagno
             )
             .with_help(help.unwrap_or_else(|| {
                 "omit the field; the 1.0 client rejects null for optional fields".into()
-            }));
+            }))
+            .with_subject(format!("{kind} {}", any_index(&pointer)));
             d.pointer = Some(pointer);
             d
         }
@@ -196,7 +200,8 @@ fn to_diagnostic(found: SchemaFinding, kind: EventType, event: &Event) -> Diagno
                 RuleId::SchemaUnknownField,
                 loc,
                 format!("unknown field \"{field}\" in {within}"),
-            );
+            )
+            .with_subject(format!("{kind} {}", any_index(&pointer)));
             d.help = Some(match suggestion {
                 Some(name) => format!("did you mean \"{name}\"? AG-UI field names are camelCase"),
                 None => schema_help,
@@ -205,6 +210,22 @@ fn to_diagnostic(found: SchemaFinding, kind: EventType, event: &Event) -> Diagno
             d
         }
     }
+}
+
+/// A JSON Pointer with array indexes made `*`: one field unknown in every element of a list
+/// is one cause.
+fn any_index(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .map(|segment| {
+            if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+                "*"
+            } else {
+                segment
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The known type a misspelt one most likely meant.

@@ -141,9 +141,10 @@ impl ToolArgs {
                 };
                 if let Some(tools) = &self.tools {
                     if !tools.contains_key(name) {
-                        out.report(
+                        out.report_about(
                             RuleId::ToolArgsUndeclaredTool,
                             ev.loc,
+                            name,
                             format!("tool call \"{id}\" calls \"{name}\", which the run's input.tools does not declare"),
                             "declared here are the tools the client can execute; check the name (backend tools the agent runs itself are fine)",
                         );

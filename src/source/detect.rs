@@ -156,21 +156,60 @@ fn trim_start(bytes: &[u8]) -> &[u8] {
     &bytes[start..]
 }
 
+/// What bytes that hold no AG-UI event are, judged from their first bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NonStream {
+    Empty,
+    /// A second byte-order mark, which hides the text behind it.
+    Bom,
+    Binary,
+    /// A web page: a login or error page saved in place of the stream.
+    Html,
+    /// The body of a refused request: a JSON error object or a list of validation errors.
+    ErrorBody,
+    /// A capture tool's note that the response was no event stream.
+    CapturedBody,
+    /// A raw HTTP response, headers and all.
+    RawHttp,
+    /// JSON that is no event: a sidecar, a configuration, a list of other things.
+    OtherJson,
+    /// Any other text.
+    Text,
+}
+
+impl NonStream {
+    /// Whether such a file, met on a walk, is plainly no capture (a sidecar beside the
+    /// captures) rather than a capture of something that went wrong.
+    pub fn is_plainly_no_capture(self) -> bool {
+        self == NonStream::OtherJson
+    }
+}
+
 /// Describes bytes that hold no AG-UI event, for `framing/no-events`.
 pub fn describe_non_stream(head: &[u8]) -> String {
+    classify_non_stream(head).1
+}
+
+/// What bytes that hold no AG-UI event are, and a sentence saying so.
+pub fn classify_non_stream(head: &[u8]) -> (NonStream, String) {
     let text = trim_start(head);
     if text.is_empty() {
-        return "the input is empty".into();
+        return (NonStream::Empty, "the input is empty".into());
     }
     if text.starts_with(b"\xEF\xBB\xBF") {
-        return "the input starts with a second byte-order mark (U+FEFF); only one is stripped"
-            .into();
+        return (
+            NonStream::Bom,
+            "the input starts with a second byte-order mark (U+FEFF); only one is stripped".into(),
+        );
     }
     if looks_binary(text) {
         let bytes: Vec<String> = text.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        return format!(
-            "it looks like binary data, not text (it starts with the bytes {})",
-            bytes.join(" ")
+        return (
+            NonStream::Binary,
+            format!(
+                "it looks like binary data, not text (it starts with the bytes {})",
+                bytes.join(" ")
+            ),
         );
     }
     let lower: Vec<u8> = text.iter().take(256).map(u8::to_ascii_lowercase).collect();
@@ -179,7 +218,7 @@ pub fn describe_non_stream(head: &[u8]) -> String {
         || lower.starts_with(b"<")
     {
         let title = html_title(text);
-        return match title {
+        let text = match title {
             Some(title) => format!(
                 "it looks like an HTML page (title \"{title}\"), e.g. a login or error page saved instead of the stream"
             ),
@@ -188,16 +227,90 @@ pub fn describe_non_stream(head: &[u8]) -> String {
                     .into()
             }
         };
+        return (NonStream::Html, text);
     }
     let first_line = text.split(|&b| b == b'\n').next().unwrap_or_default();
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(first_line) {
         return describe_json(&value);
     }
+    // A pretty-printed value spans lines: the first whole value of the head, if it holds one.
+    let mut values = serde_json::Deserializer::from_slice(text).into_iter::<serde_json::Value>();
+    match values.next() {
+        Some(Ok(value)) => return describe_json(&value),
+        Some(Err(err)) if err.is_eof() && matches!(text[0], b'{' | b'[') => {
+            return (
+                NonStream::OtherJson,
+                "it looks like a long JSON document that holds no AG-UI events".into(),
+            );
+        }
+        _ => {}
+    }
     if text.starts_with(b"HTTP/") {
-        return "it looks like a raw HTTP response with headers".into();
+        return (
+            NonStream::RawHttp,
+            "it looks like a raw HTTP response with headers".into(),
+        );
     }
     let printable = String::from_utf8_lossy(&first_line[..first_line.len().min(80)]).into_owned();
-    format!("it starts with {printable:?}")
+    (NonStream::Text, format!("it starts with {printable:?}"))
+}
+
+/// Whether an input is binary, decided once from its first bytes whatever its size: a known
+/// binary header (an executable, an archive, an image, a database), or a head in which more
+/// than one byte in ten is no text (NUL, control characters other than tab, line ends, form
+/// feed and escape, bytes that are not UTF-8). A stream with a stray NUL or a broken character
+/// is still text, and is read and reported line by line.
+pub fn is_binary(head: &[u8]) -> bool {
+    const MAGIC: &[&[u8]] = &[
+        b"\x7fELF",            // ELF executables and libraries
+        b"\xcf\xfa\xed\xfe",   // Mach-O, 64-bit
+        b"\xce\xfa\xed\xfe",   // Mach-O, 32-bit
+        b"\xca\xfe\xba\xbe",   // Mach-O universal, Java classes
+        b"PK\x03\x04",         // zip, jar, docx
+        b"\x89PNG",            // PNG
+        b"\xff\xd8\xff",       // JPEG
+        b"GIF8",               // GIF
+        b"%PDF-",              // PDF
+        b"SQLite format 3\0",  // SQLite
+        b"\0asm",              // WebAssembly
+        b"\xfd7zXZ\0",         // xz
+        b"7z\xbc\xaf\x27\x1c", // 7-zip
+    ];
+    if head.is_empty() {
+        return false;
+    }
+    if MAGIC.iter().any(|magic| head.starts_with(magic)) {
+        return true;
+    }
+    let mut odd = 0usize;
+    let mut rest = head;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(text) => {
+                odd += text
+                    .bytes()
+                    .filter(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
+                    .count();
+                break;
+            }
+            Err(err) => {
+                let (valid, after) = rest.split_at(err.valid_up_to());
+                odd += valid
+                    .iter()
+                    .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
+                    .count();
+                match err.error_len() {
+                    Some(len) => {
+                        odd += len;
+                        rest = &after[len..];
+                    }
+                    // A character cut at the end of the head is still text.
+                    None => break,
+                }
+            }
+        }
+    }
+    odd * 10 > head.len()
 }
 
 /// NUL bytes, or bytes that are not UTF-8 text, in the first bytes.
@@ -213,16 +326,19 @@ fn looks_binary(head: &[u8]) -> bool {
     }
 }
 
-fn describe_json(value: &serde_json::Value) -> String {
+fn describe_json(value: &serde_json::Value) -> (NonStream, String) {
     use serde_json::Value;
     match value {
         Value::Object(map) => {
             if let Some(Value::String(body)) = map.get("_non_sse_body") {
                 let inner = serde_json::from_str::<Value>(body)
-                    .map(|v| describe_json(&v))
+                    .map(|v| describe_json(&v).1)
                     .unwrap_or_else(|_| "plain text".into());
-                return format!(
-                    "it is a captured HTTP response body that was not an event stream ({inner})"
+                return (
+                    NonStream::CapturedBody,
+                    format!(
+                        "it is a captured HTTP response body that was not an event stream ({inner})"
+                    ),
                 );
             }
             let keys: Vec<&str> = map.keys().map(String::as_str).take(6).collect();
@@ -233,14 +349,28 @@ fn describe_json(value: &serde_json::Value) -> String {
                 )
             });
             if error_like {
-                format!(
-                    "it looks like an HTTP error body: a JSON object with keys {}",
-                    keys.join(", ")
+                (
+                    NonStream::ErrorBody,
+                    format!(
+                        "it looks like an HTTP error body: a JSON object with keys {}",
+                        keys.join(", ")
+                    ),
+                )
+            } else if let Some(Value::String(ty)) = map.get("type") {
+                (
+                    NonStream::OtherJson,
+                    format!(
+                        "it holds JSON objects whose `type` ({ty:?}) is no AG-UI event type (keys {})",
+                        keys.join(", ")
+                    ),
                 )
             } else {
-                format!(
-                    "it holds JSON objects without a `type` (keys {})",
-                    keys.join(", ")
+                (
+                    NonStream::OtherJson,
+                    format!(
+                        "it holds JSON objects without a `type` (keys {})",
+                        keys.join(", ")
+                    ),
                 )
             }
         }
@@ -249,12 +379,21 @@ fn describe_json(value: &serde_json::Value) -> String {
                 o.contains_key("loc") || o.contains_key("msg") || o.contains_key("message")
             });
             if error_like {
-                "it looks like an HTTP error body: a JSON array of validation errors".into()
+                (
+                    NonStream::ErrorBody,
+                    "it looks like an HTTP error body: a JSON array of validation errors".into(),
+                )
             } else {
-                format!("it is a JSON array of {} non-event values", items.len())
+                (
+                    NonStream::OtherJson,
+                    format!("it is a JSON array of {} non-event values", items.len()),
+                )
             }
         }
-        other => format!("it holds a bare JSON value ({})", json_kind(other)),
+        other => (
+            NonStream::OtherJson,
+            format!("it holds a bare JSON value ({})", json_kind(other)),
+        ),
     }
 }
 
@@ -292,6 +431,27 @@ mod tests {
         assert_eq!(sniff_format(b"<html>"), InputFormat::Jsonl);
         assert!(first_line_is_whole_value(b"{\"a\":1}\n{"));
         assert!(!first_line_is_whole_value(b"{\n  \"a\": 1\n}"));
+    }
+
+    #[test]
+    fn binary_is_judged_by_magic_numbers_and_the_share_of_non_text_bytes() {
+        assert!(is_binary(
+            b"\x7fELF\x02\x01\x01\0{\"type\":\"RUN_STARTED\"}\n"
+        ));
+        assert!(is_binary(b"PK\x03\x04 almost text after"));
+        let noisy: Vec<u8> = (0..400u32).map(|i| (i * 97 % 256) as u8).collect();
+        assert!(is_binary(&noisy));
+        // A stream with a stray NUL or a broken character is text, read line by line.
+        assert!(!is_binary(
+            b"{\"type\":\"RUN_STARTED\"}\n{\"name\":\"a\0b\"}\n"
+        ));
+        assert!(!is_binary(b"{\"type\":\"CUSTOM\",\"name\":\"\xff\"}\n"));
+        assert!(!is_binary(
+            "data: {\"delta\":\"caf\u{e9} \u{1f600}\"}\r\n\r\n".as_bytes()
+        ));
+        // A character cut at the end of the head is not counted against it.
+        assert!(!is_binary(&"\u{e9}".as_bytes()[..1]));
+        assert!(!is_binary(b""));
     }
 
     #[test]

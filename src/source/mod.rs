@@ -21,7 +21,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-pub use detect::{Compression, describe_non_stream, format_from_extension, sniff_format};
+pub use detect::{
+    Compression, NonStream, classify_non_stream, describe_non_stream, format_from_extension,
+    sniff_format,
+};
 pub use follow::Follow;
 
 /// The compression a file name asks for (`.gz`, `.zst`), if any.
@@ -281,53 +284,6 @@ pub struct Opened {
 /// Extensions recognised when walking a directory.
 const STREAM_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "sse", "json"];
 
-/// Expands the paths given on the command line: `-` is stdin, directories are walked for
-/// stream files (sorted, so output is stable). A directory with none is an error.
-pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<InputSpec>> {
-    let mut inputs = Vec::new();
-    for path in paths {
-        if path.as_os_str() == "-" {
-            inputs.push(InputSpec::Stdin);
-            continue;
-        }
-        // A path that cannot be inspected is kept: opening it reports the problem for that
-        // input alone, and the other inputs are still checked.
-        if path.is_dir() {
-            let before = inputs.len();
-            walk_dir(path, &mut inputs)?;
-            if inputs.len() == before {
-                bail!(
-                    "{} holds no stream files (*.jsonl, *.ndjson, *.sse, *.json, or their .gz/.zst forms)",
-                    path.display()
-                );
-            }
-        } else {
-            inputs.push(InputSpec::File(path.clone()));
-        }
-    }
-    Ok(inputs)
-}
-
-fn walk_dir(dir: &Path, out: &mut Vec<InputSpec>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading directory {}", dir.display()))?
-        .map(|entry| entry.map(|e| e.path()))
-        .collect::<io::Result<_>>()
-        .with_context(|| format!("reading directory {}", dir.display()))?;
-    entries.sort();
-    for path in entries {
-        let file_type = std::fs::metadata(&path)
-            .with_context(|| format!("reading {}", path.display()))?
-            .file_type();
-        if file_type.is_dir() {
-            walk_dir(&path, out)?;
-        } else if file_type.is_file() && is_stream_file(&path) {
-            out.push(InputSpec::File(path));
-        }
-    }
-    Ok(())
-}
-
 /// Whether a file name looks like a stream capture: `*.jsonl`, `*.sse.gz`, `*.json.zst` …
 pub fn is_stream_file(path: &Path) -> bool {
     let (stem, _) = detect::strip_compression_ext(path);
@@ -397,10 +353,18 @@ pub fn open_reader(
         .or_else(|| refine_extension_hint(ext_hint, &head))
         .unwrap_or_else(|| sniff_format(&head));
     let max = options.max_line;
-    let reader: Box<dyn FrameReader> = match format {
-        InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(input, max)),
-        InputFormat::Json => Box::new(json::JsonReader::new(input, max)),
-        InputFormat::Sse => Box::new(sse::SseReader::new(input, max)),
+    // Binary is decided once, from the first bytes: an executable named `.jsonl` is one
+    // finding, not one per "line" of it.
+    let reader: Box<dyn FrameReader> = if detect::is_binary(&head) {
+        Box::new(NoFrames {
+            bytes: head.len() as u64,
+        })
+    } else {
+        match format {
+            InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(input, max)),
+            InputFormat::Json => Box::new(json::JsonReader::new(input, max)),
+            InputFormat::Sse => Box::new(sse::SseReader::new(input, max)),
+        }
     };
     Ok(Opened {
         name,
@@ -410,6 +374,22 @@ pub fn open_reader(
         reader,
         live: true,
     })
+}
+
+/// The reader of an input that is not read at all (a binary one): it has no frames.
+struct NoFrames {
+    bytes: u64,
+}
+
+impl FrameReader for NoFrames {
+    fn next_batch(&mut self, batch: &mut Batch) -> io::Result<bool> {
+        batch.clear();
+        Ok(false)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
 }
 
 /// `.json` says little: an array, one pretty-printed event, or JSONL under another name.

@@ -184,6 +184,7 @@ pub fn parse_frame(
                 ),
             )
             .with_help("write each key once; parsers disagree on which repeat wins")
+            .with_subject(format!("{} {}", repeated.pointer, repeated.key))
             .with_excerpt(excerpt(bytes)),
         );
     }

@@ -1,0 +1,635 @@
+//! Trust, tested from the outside: folders of mixed files, files that are not what their names
+//! say, missing ones, the same names in different folders. Nothing a user stores is lost, and
+//! nothing that is not a clean stream is called one, in any output format.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use crate::common::{root, run};
+
+fn recording(name: &str) -> PathBuf {
+    root().join("fixtures/recordings").join(name)
+}
+
+/// Copies a recording to `to`, making its folders.
+fn place(name: &str, to: &Path) {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(recording(name), to).unwrap();
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// What compaction promises to keep: the messages and the state a stream folds to.
+fn fold(path: &Path) -> Value {
+    let (code, stdout, stderr) = run(&["fold", "--compact", s(path)]);
+    assert_eq!(code, 0, "fold {}: {stderr}", path.display());
+    let mut folded: Value = serde_json::from_str(&stdout).unwrap();
+    folded
+        .as_object_mut()
+        .unwrap()
+        .retain(|k, _| k == "messages" || k == "state");
+    folded
+}
+
+/// Every file under `dir`, relative to it, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(at) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() {
+                dirs.push(path);
+            } else {
+                out.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A file's bytes and modification time, to show it was left alone.
+fn untouched(path: &Path) -> (Vec<u8>, SystemTime) {
+    (
+        std::fs::read(path).unwrap(),
+        std::fs::metadata(path).unwrap().modified().unwrap(),
+    )
+}
+
+/// A folder of what users keep beside their captures: streams, an HTTP error body saved as
+/// `.sse`, a timing sidecar, an empty file, binary bytes named `.jsonl`.
+struct Mixed {
+    dir: tempfile::TempDir,
+}
+
+impl Mixed {
+    const STREAMS: &[&str] = &["ok.sse", "deep/ok.jsonl"];
+    const NON_STREAMS: &[&str] = &[
+        "error-422.sse",
+        "timing.json",
+        "empty.jsonl",
+        "binary.jsonl",
+        "copilot-error.jsonl",
+    ];
+
+    fn new() -> Mixed {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join("in").join(name);
+        place("pydantic-ai-full.sse", &at("ok.sse"));
+        place("agui-sdk-full.jsonl", &at("deep/ok.jsonl"));
+        place("pydantic-ai-invalid.sse", &at("error-422.sse"));
+        place("copilotkit-invalid.sse", &at("copilot-error.jsonl"));
+        write(
+            &at("timing.json"),
+            b"{\n  \"elapsed_ms\": 532,\n  \"server\": \"pydantic-ai\"\n}\n",
+        );
+        write(&at("empty.jsonl"), b"");
+        let binary: Vec<u8> = (0..4096u32).map(|i| (i * 37 % 256) as u8).collect();
+        write(&at("binary.jsonl"), &binary);
+        Mixed { dir }
+    }
+
+    fn input(&self) -> PathBuf {
+        self.dir.path().join("in")
+    }
+}
+
+/// Item 1: the tree under `-o` mirrors the inputs' relative paths, so two files of one name
+/// in different folders both survive, and a deep file keeps its folders.
+#[test]
+fn compact_mirrors_the_input_tree_under_the_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let col = dir.path().join("col");
+    place("pydantic-ai-full.jsonl", &col.join("a/x.jsonl"));
+    place("copilotkit-full.jsonl", &col.join("b/x.jsonl"));
+    place("agui-sdk-full.sse", &col.join("2024/01/t1.sse"));
+    let out = dir.path().join("out");
+    let (code, _, stderr) = run(&["compact", s(&col), "-o", s(&out)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        files_under(&out),
+        ["2024/01/t1.sse", "a/x.jsonl", "b/x.jsonl"]
+            .map(PathBuf::from)
+            .to_vec()
+    );
+    for name in ["a/x.jsonl", "b/x.jsonl", "2024/01/t1.sse"] {
+        assert_eq!(fold(&col.join(name)), fold(&out.join(name)), "{name}");
+    }
+    // Both same-named inputs are named in the summary by their own paths.
+    assert!(
+        stderr.contains("a/x.jsonl") && stderr.contains("b/x.jsonl"),
+        "{stderr}"
+    );
+}
+
+/// Item 1: two inputs that would be written to one output path are a usage error, found
+/// before anything is written.
+#[test]
+fn compact_refuses_inputs_that_would_write_one_output() {
+    let dir = tempfile::tempdir().unwrap();
+    place("pydantic-ai-full.jsonl", &dir.path().join("d1/x.jsonl"));
+    place("copilotkit-full.jsonl", &dir.path().join("d2/x.jsonl"));
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let d1 = dir.path().join("d1");
+    let d2 = dir.path().join("d2");
+    for args in [
+        vec![s(&d1), s(&d2)],
+        vec![s(&d1.join("x.jsonl")), s(&d2.join("x.jsonl"))],
+    ] {
+        let mut full = vec!["compact"];
+        full.extend(args);
+        full.extend(["-o", s(&out)]);
+        let (code, _, stderr) = run(&full);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains("d1/x.jsonl") && stderr.contains("d2/x.jsonl"),
+            "{stderr}"
+        );
+        assert!(files_under(&out).is_empty(), "{:?}", files_under(&out));
+    }
+}
+
+/// Item 3: several inputs need `-o` to be a directory that exists (or a name ending in `/`,
+/// which is made); a plain new name is a usage error that writes nothing.
+#[test]
+fn compact_of_several_inputs_needs_an_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.sse");
+    let b = dir.path().join("b.sse");
+    place("pydantic-ai-full.sse", &a);
+    place("agui-sdk-full.sse", &b);
+    let one = dir.path().join("one.jsonl");
+    let (code, _, stderr) = run(&["compact", s(&a), s(&b), "-o", s(&one)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("directory"), "{stderr}");
+    assert!(!one.exists(), "nothing may be made at {}", one.display());
+
+    let made = format!("{}/", dir.path().join("made").display());
+    let (code, _, stderr) = run(&["compact", s(&a), s(&b), "-o", &made]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        files_under(&dir.path().join("made")),
+        ["a.sse", "b.sse"].map(PathBuf::from).to_vec()
+    );
+
+    // A file already at the output path is not a directory either.
+    std::fs::write(&one, b"keep me").unwrap();
+    let (code, _, stderr) = run(&["compact", s(&a), s(&b), "-o", s(&one)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(std::fs::read(&one).unwrap(), b"keep me");
+}
+
+/// Item 2: a file with no AG-UI events is never written or replaced, in place or to `-o`;
+/// it is listed as skipped with the reason. Found by a walk it does not fail the run; named
+/// on the command line it makes the exit status 2.
+#[test]
+fn compact_never_writes_a_file_that_holds_no_events() {
+    let mixed = Mixed::new();
+    let input = mixed.input();
+    let before: Vec<_> = Mixed::NON_STREAMS
+        .iter()
+        .map(|name| untouched(&input.join(name)))
+        .collect();
+    let streams_before: Vec<Value> = Mixed::STREAMS
+        .iter()
+        .map(|name| fold(&input.join(name)))
+        .collect();
+
+    // To another directory: only the streams are written.
+    let out = mixed.dir.path().join("out");
+    let (code, _, stderr) = run(&["compact", s(&input), "-o", s(&out)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        files_under(&out),
+        {
+            let mut streams: Vec<PathBuf> = Mixed::STREAMS.iter().map(PathBuf::from).collect();
+            streams.sort();
+            streams
+        },
+        "{stderr}"
+    );
+    for name in Mixed::NON_STREAMS {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains("skipped") && l.contains(name)),
+            "{name} is not listed as skipped:\n{stderr}"
+        );
+    }
+
+    // In place: the non-streams keep their bytes and their modification times.
+    let (code, _, stderr) = run(&["compact", s(&input), "--in-place"]);
+    assert_eq!(code, 0, "{stderr}");
+    for (name, before) in Mixed::NON_STREAMS.iter().zip(&before) {
+        assert_eq!(&untouched(&input.join(name)), before, "{name} was touched");
+    }
+    for (name, folded) in Mixed::STREAMS.iter().zip(&streams_before) {
+        assert_eq!(&fold(&input.join(name)), folded, "{name}");
+    }
+    let mut expected: Vec<PathBuf> = Mixed::STREAMS
+        .iter()
+        .chain(Mixed::NON_STREAMS)
+        .map(PathBuf::from)
+        .collect();
+    expected.sort();
+    assert_eq!(files_under(&input), expected, "no temp file is left behind");
+
+    // Named on the command line, each is skipped with exit status 2, in every mode.
+    for name in Mixed::NON_STREAMS {
+        let path = input.join(name);
+        let target = mixed.dir.path().join("single.jsonl");
+        for args in [
+            vec!["compact", s(&path), "--in-place"],
+            vec!["compact", s(&path), "-o", s(&target)],
+            vec!["compact", s(&path)],
+        ] {
+            let (code, stdout, stderr) = run(&args);
+            assert_eq!(code, 2, "{args:?}: {stderr}");
+            assert!(stdout.is_empty(), "{args:?} wrote {stdout:?}");
+            assert!(stderr.contains("skipped"), "{args:?}: {stderr}");
+            assert!(!target.exists(), "{args:?} made {}", target.display());
+        }
+    }
+    for (name, before) in Mixed::NON_STREAMS.iter().zip(&before) {
+        assert_eq!(&untouched(&input.join(name)), before, "{name} was touched");
+    }
+}
+
+/// Item 5: no command calls an input with no AG-UI events clean or equal: each reports it as
+/// an error naming the file and what it looks like, with exit status 2.
+#[test]
+fn no_command_calls_a_non_stream_clean_or_equal() {
+    let mixed = Mixed::new();
+    let input = mixed.input();
+    let e1 = input.join("error-422.sse");
+    let e2 = input.join("copilot-error.jsonl");
+    let sidecar = input.join("timing.json");
+    let html = mixed.dir.path().join("login.sse");
+    write(
+        &html,
+        b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>Sign in</body></html>\n",
+    );
+    let good = recording("pydantic-ai-full.sse");
+    let binary = input.join("binary.jsonl");
+    let empty = input.join("empty.jsonl");
+    let cases: Vec<(Vec<&str>, &Path, &str)> = vec![
+        (vec!["diff", s(&e1), s(&e2)], &e1, "error body"),
+        (vec!["diff", s(&good), s(&e2)], &e2, "error body"),
+        (vec!["fold", s(&sidecar)], &sidecar, "JSON"),
+        (vec!["inspect", s(&sidecar)], &sidecar, "JSON"),
+        (vec!["inspect", "--stats", s(&e1)], &e1, "error body"),
+        (vec!["cat", s(&sidecar)], &sidecar, "JSON"),
+        (vec!["cat", s(&html)], &html, "HTML"),
+        (vec!["fold", s(&binary)], &binary, "binary"),
+        (vec!["fold", s(&empty)], &empty, "empty"),
+    ];
+    for (args, named, looks) in cases {
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 2, "{args:?}\n{stdout}\n{stderr}");
+        assert!(
+            stderr.contains(s(named)) && stderr.contains("no AG-UI events"),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains(looks),
+            "{args:?} should say {looks}: {stderr}"
+        );
+        assert!(!stdout.contains("mean the same"), "{args:?}: {stdout}");
+    }
+
+    // A snapshot of an error body cannot be accepted, and a login page cannot match it.
+    let snap = mixed.dir.path().join("snaps/e.snap");
+    let (code, _, stderr) = run(&["snapshot", s(&e1), "--expect", s(&snap)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!snap.exists() && !snap.with_extension("snap.new").exists());
+    let (code, _, stderr) = run(&["snapshot", s(&good), "--expect", s(&snap), "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["snapshot", s(&html), "--expect", s(&snap)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("HTML"), "{stderr}");
+}
+
+/// The summary and report lines that say an input could not be read, per format.
+fn check_with_missing(format: &str) -> (i32, String, String) {
+    let good = recording("pydantic-ai-full.sse");
+    run(&[
+        "check",
+        "--format",
+        format,
+        "nosuch-capture.jsonl",
+        s(&good),
+    ])
+}
+
+/// Item 6: an input that cannot be read shows in every output format, not only on stderr.
+#[test]
+fn an_unreadable_input_shows_in_every_format() {
+    let (code, stdout, _) = check_with_missing("human");
+    assert_eq!(code, 2);
+    let summary = stdout.lines().last().unwrap();
+    assert!(
+        summary.contains("1 file could not be read"),
+        "summary: {summary}"
+    );
+
+    let (code, stdout, _) = check_with_missing("sarif");
+    assert_eq!(code, 2);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    let invocation = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false, "{invocation}");
+    let notes = invocation["toolExecutionNotifications"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{invocation}");
+    assert_eq!(notes[0]["level"], "error");
+    assert!(
+        notes[0].to_string().contains("nosuch-capture.jsonl"),
+        "{}",
+        notes[0]
+    );
+
+    let (code, stdout, _) = check_with_missing("github");
+    assert_eq!(code, 2);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("::error") && l.contains("nosuch-capture.jsonl")),
+        "{stdout}"
+    );
+
+    let (code, stdout, _) = check_with_missing("junit");
+    assert_eq!(code, 2);
+    let suites = stdout
+        .lines()
+        .find(|l| l.starts_with("<testsuites"))
+        .unwrap();
+    assert!(suites.contains("errors=\"1\""), "{suites}");
+    assert!(suites.contains("failures=\"0\""), "{suites}");
+    let suite = stdout
+        .lines()
+        .find(|l| l.contains("<testsuite ") && l.contains("nosuch-capture"))
+        .unwrap();
+    assert!(
+        suite.contains("errors=\"1\"") && suite.contains("failures=\"0\""),
+        "{suite}"
+    );
+
+    let (code, stdout, _) = check_with_missing("json");
+    assert_eq!(code, 2);
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["summary"]["unreadable"], 1, "{}", json["summary"]);
+
+    let (code, stdout, _) = check_with_missing("jsonl");
+    assert_eq!(code, 2);
+    assert!(
+        stdout.lines().any(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["path"] == "nosuch-capture.jsonl" && v["failure"].is_string()
+        }),
+        "{stdout}"
+    );
+}
+
+/// Item 7: in CI, accepting a snapshot needs a reason as updating does; the accepted file's
+/// header carries the reason for this change, never the one of the change before.
+#[test]
+fn accepting_a_snapshot_in_ci_needs_a_reason_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("run.snap");
+    let pending = dir.path().join("run.snap.new");
+    let first = recording("pydantic-ai-full.jsonl");
+    let second = recording("pydantic-ai-text.jsonl");
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        s(&first),
+        "--expect",
+        s(&snap),
+        "--update",
+        "--reason",
+        "first greeting",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, _) = run(&["snapshot", s(&second), "--expect", s(&snap)]);
+    assert_eq!(code, 1);
+    assert!(pending.exists());
+    let pending_text = std::fs::read_to_string(&pending).unwrap();
+    assert!(
+        !pending_text.contains("first greeting"),
+        "a changed snapshot must not carry the old reason:\n{pending_text}"
+    );
+
+    let output = crate::common::agui_lens()
+        .args(["snapshot", "accept", s(&snap)])
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    let (code, _, stderr) = crate::common::split(output);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--reason"), "{stderr}");
+    assert!(pending.exists(), "a refused accept keeps the pending file");
+
+    let output = crate::common::agui_lens()
+        .args([
+            "snapshot",
+            "accept",
+            s(&snap),
+            "--reason",
+            "the text scenario now",
+        ])
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    let (code, _, stderr) = crate::common::split(output);
+    assert_eq!(code, 0, "{stderr}");
+    let accepted = std::fs::read_to_string(&snap).unwrap();
+    assert!(
+        accepted.contains("# reason: the text scenario now\n"),
+        "{accepted}"
+    );
+    assert!(!accepted.contains("first greeting"), "{accepted}");
+    let (code, _, stderr) = run(&["snapshot", s(&second), "--expect", s(&snap)]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// Item 10: whether an input is binary is decided once, from its first bytes, whatever its
+/// size: one finding, not one per "line" of an executable.
+#[test]
+fn a_large_binary_file_gets_one_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("program.jsonl");
+    // An executable's shape: a header, then code and data with newlines here and there.
+    let mut bytes = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0".to_vec();
+    let mut x: u32 = 12345;
+    while bytes.len() < 8 << 20 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        bytes.push((x >> 16) as u8);
+    }
+    write(&path, &bytes);
+    let (code, stdout, stderr) = run(&["check", "--format", "json", s(&path)]);
+    assert_eq!(code, 1, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    let diagnostics = json["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{stdout:.2000}");
+    assert_eq!(diagnostics[0]["rule"], "framing/no-events");
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("binary"),
+        "{}",
+        diagnostics[0]
+    );
+    let (_, human, _) = run(&["check", s(&path)]);
+    assert!(human.len() < 2000, "{} bytes of output", human.len());
+}
+
+/// Item 11: repeated findings of one cause (a tool the input does not declare, called over
+/// and over) are one finding with "and N more"; `--no-group` shows each, and the machine
+/// formats list the other places.
+#[test]
+fn repeated_findings_of_one_cause_are_grouped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    let mut lines = vec![
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","input":{"threadId":"t","runId":"r","messages":[],"tools":[{"name":"declared","description":"d","parameters":{"type":"object"}}],"context":[],"state":{},"forwardedProps":{}}}"#.to_owned(),
+    ];
+    for i in 0..40 {
+        let tool = if i % 10 == 9 { "fetch" } else { "search" };
+        lines.push(format!(
+            r#"{{"type":"TOOL_CALL_START","toolCallId":"c{i}","toolCallName":"{tool}"}}"#
+        ));
+        lines.push(format!(
+            r#"{{"type":"TOOL_CALL_ARGS","toolCallId":"c{i}","delta":"{{}}"}}"#
+        ));
+        lines.push(format!(r#"{{"type":"TOOL_CALL_END","toolCallId":"c{i}"}}"#));
+    }
+    lines.push(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.to_owned());
+    write(&path, (lines.join("\n") + "\n").as_bytes());
+
+    let (code, stdout, _) = run(&["check", s(&path)]);
+    assert_eq!(code, 0, "{stdout}");
+    let shown = stdout.matches("warning[tool-args/undeclared-tool]").count();
+    assert_eq!(shown, 2, "one per tool:\n{stdout}");
+    assert!(stdout.contains("and 35 more"), "{stdout}");
+    assert!(stdout.contains("and 3 more"), "{stdout}");
+    assert!(
+        stdout.contains("40 warnings"),
+        "every finding still counts:\n{stdout}"
+    );
+
+    let (_, stdout, _) = run(&["check", "--no-group", s(&path)]);
+    assert_eq!(
+        stdout.matches("warning[tool-args/undeclared-tool]").count(),
+        40
+    );
+
+    let (_, stdout, _) = run(&["check", "--format", "json", s(&path)]);
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    let diagnostics = json["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 2, "{stdout}");
+    let search = diagnostics
+        .iter()
+        .find(|d| d["message"].as_str().unwrap().contains("search"))
+        .unwrap();
+    let more = search["more"].as_array().unwrap();
+    assert_eq!(more.len(), 35);
+    assert!(more.iter().all(|m| m["line"].is_u64()), "{search}");
+
+    let (_, stdout, _) = run(&["check", "--format", "jsonl", s(&path)]);
+    let records: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Each finding is a line, and a group's repeats one line more that counts them.
+    let total: u64 = records
+        .iter()
+        .map(|r| r["repeats"].as_u64().unwrap_or(1))
+        .sum();
+    assert_eq!(total, 40, "{stdout}");
+    let repeats = records.iter().find(|r| r["repeats"] == 35).unwrap();
+    assert_eq!(repeats["more"].as_array().unwrap().len(), 35);
+}
+
+/// Item 12: a directory walk skips hidden files and folders, what ignore files and
+/// `--exclude` leave out, and files that are plainly no capture (JSON that is no event),
+/// counting them; each file's verdict is listed. Named explicitly, a sidecar is an error.
+#[test]
+fn directory_walks_skip_what_is_not_a_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    place("pydantic-ai-full.sse", &rec.join("run1.sse"));
+    place("agui-sdk-full.jsonl", &rec.join("run2.jsonl"));
+    // Broken: a capture with an error in it still fails the run.
+    std::fs::copy(
+        root().join("fixtures/invalid/lifecycle/unterminated-run.jsonl"),
+        rec.join("run3.jsonl"),
+    )
+    .unwrap();
+    write(
+        &rec.join("run1.meta.json"),
+        b"{\"elapsed_ms\": 532, \"model\": \"scripted\"}\n",
+    );
+    write(&rec.join(".hidden/bad.jsonl"), b"not json\n");
+    write(&rec.join(".bad.jsonl"), b"not json\n");
+    write(&rec.join("ignored/bad.jsonl"), b"not json\n");
+    write(&rec.join("old.bak.jsonl"), b"not json\n");
+    write(&rec.join(".gitignore"), b"ignored/\n");
+
+    let (code, stdout, stderr) = run(&["check", s(&rec), "--exclude", "*.bak.jsonl"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(!stdout.contains("bad.jsonl"), "{stdout}");
+    assert!(!stdout.contains("framing/no-events"), "{stdout}");
+    let summary = stdout.lines().last().unwrap();
+    assert!(summary.contains("checked 3 files"), "{summary}");
+    assert!(summary.contains("1 skipped"), "{summary}");
+    // Each file's verdict.
+    for (name, verdict) in [
+        ("run1.sse", "ok"),
+        ("run2.jsonl", "ok"),
+        ("run3.jsonl", "error"),
+        ("run1.meta.json", "skipped"),
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains(name) && l.contains(verdict) && !l.contains("-->")),
+            "{name} {verdict}:\n{stdout}"
+        );
+    }
+    // The walk's errors are those of run3 alone.
+    let (_, json, _) = run(&[
+        "check",
+        "--format",
+        "json",
+        s(&rec),
+        "--exclude",
+        "*.bak.jsonl",
+    ]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    assert!(
+        json["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["path"].as_str().unwrap().ends_with("run3.jsonl")),
+        "{json}"
+    );
+    assert_eq!(json["summary"]["skipped"], 1);
+
+    // Named on the command line, the sidecar is reported.
+    let (code, stdout, _) = run(&["check", s(&rec.join("run1.meta.json"))]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("framing/no-events"), "{stdout}");
+}
