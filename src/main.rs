@@ -46,13 +46,19 @@ fn main() -> ExitCode {
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(MAIN_STACK)
         .build_global();
-    match rayon::scope(|_| commands::run(&cli, &matches)) {
+    let code = match rayon::scope(|_| commands::run(&cli, &matches)) {
         Ok(outcome) => outcome.exit_code(),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let _ = writeln!(io::stderr(), "error: {err:#}");
             ExitCode::from(2)
         }
+    };
+    // A command stopped by Ctrl-C or SIGTERM has written what it could; its status says it
+    // was stopped, whatever it found (a cancelled CI job is never a pass).
+    match agui_lens::interrupt::signal() {
+        Some(signal) => ExitCode::from(128 + signal as u8),
+        None => code,
     }
 }
 

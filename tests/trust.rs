@@ -633,3 +633,240 @@ fn directory_walks_skip_what_is_not_a_capture() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("framing/no-events"), "{stdout}");
 }
+
+/// A child run of the binary, with its output collected on other threads, that a test can
+/// signal; killed if the test ends first.
+struct Child {
+    child: std::process::Child,
+    stdout: Option<std::thread::JoinHandle<String>>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Child {
+    fn spawn(args: &[&str], tmp: Option<&Path>) -> Child {
+        use std::io::Read;
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+        command
+            .args(args)
+            .current_dir(root())
+            .env_remove("CI")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        for proxy in crate::common::PROXY_VARIABLES {
+            command.env_remove(proxy);
+        }
+        if let Some(tmp) = tmp {
+            command.env("TMPDIR", tmp);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let mut err = child.stderr.take().unwrap();
+        Child {
+            child,
+            stdout: Some(std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = out.read_to_string(&mut s);
+                s
+            })),
+            stderr: Some(std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = err.read_to_string(&mut s);
+                s
+            })),
+        }
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: kill on the pid of a child this value owns and has not waited for.
+        assert_eq!(
+            unsafe { libc::kill(self.child.id() as libc::pid_t, signal) },
+            0
+        );
+    }
+
+    /// Waits up to `limit` for the exit; returns (code, stdout, stderr).
+    fn wait(mut self, limit: std::time::Duration) -> (i32, String, String) {
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(started.elapsed() < limit, "the command did not stop");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let stdout = self.stdout.take().unwrap().join().unwrap();
+        let stderr = self.stderr.take().unwrap().join().unwrap();
+        (status.code().unwrap_or(-1), stdout, stderr)
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `ready` holds, for up to ten seconds.
+fn until(mut ready: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "timed out"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A server that sends the start of a run and then stays silent, as an agent that thinks for
+/// a long time does.
+fn hanging_agent() -> crate::common::server::Server {
+    use crate::common::server::{Script, Server, Step, frame};
+    let head = [
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Thinking"}"#,
+    ]
+    .iter()
+    .flat_map(|e| frame(e))
+    .collect();
+    Server::start(Script::sse(vec![Step::Send(head), Step::Hang]))
+}
+
+/// Item 8: Ctrl-C or SIGTERM halfway through `run` stops the call, checks what arrived, writes
+/// the whole report, and exits 130 or 143.
+#[test]
+fn an_interrupted_run_still_writes_its_report() {
+    let server = hanging_agent();
+    for (signal, code, format) in [
+        (libc::SIGINT, 130, "json"),
+        (libc::SIGTERM, 143, "sarif"),
+        (libc::SIGTERM, 143, "junit"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("run.jsonl");
+        let child = Child::spawn(
+            &[
+                "run",
+                &server.url("/"),
+                "--message",
+                "hi",
+                "--format",
+                format,
+                "--record",
+                s(&record),
+            ],
+            None,
+        );
+        until(|| std::fs::read_to_string(&record).is_ok_and(|text| text.lines().count() == 3));
+        child.signal(signal);
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+        assert_eq!(exit, code, "{format}: {stdout}\n{stderr}");
+        assert!(stderr.contains("interrupted"), "{stderr}");
+        assert!(stderr.contains("3 events"), "{stderr}");
+        match format {
+            "json" => {
+                let doc: Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(doc["summary"]["events"], 3, "{doc}");
+                // The run was cut by the user, not left open by the agent.
+                assert!(!stdout.contains("lifecycle/unterminated-run"), "{stdout}");
+            }
+            "sarif" => {
+                let doc: Value = serde_json::from_str(&stdout).unwrap();
+                let invocation = &doc["runs"][0]["invocations"][0];
+                assert_eq!(invocation["executionSuccessful"], false, "{invocation}");
+            }
+            _ => assert!(stdout.trim_end().ends_with("</testsuites>"), "{stdout}"),
+        }
+    }
+}
+
+/// Item 8: a cancelled CI job (SIGTERM) during `test` writes every report it was asked for,
+/// with the unfinished case as a JUnit error and the ones never started as skipped, and
+/// leaves no temp file behind.
+#[test]
+fn an_interrupted_suite_writes_every_report_and_leaves_no_temp_files() {
+    let server = hanging_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let suite = dir.path().join("suite.toml");
+    write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"slow\"\nurl = \"{0}\"\nmessage = \"hi\"\nsnapshot = \"snaps/slow.snap\"\n\n\
+             [[case]]\nname = \"later\"\nurl = \"{0}\"\nmessage = \"hi\"\n",
+            server.url("/")
+        )
+        .as_bytes(),
+    );
+    let junit = dir.path().join("junit.xml");
+    let child = Child::spawn(
+        &["test", s(&suite), "--junit", s(&junit), "--format", "json"],
+        Some(&tmp),
+    );
+    until(|| !server.requests().is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.signal(libc::SIGTERM);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    let junit = std::fs::read_to_string(&junit).unwrap();
+    assert!(junit.contains("<testcase name=\"slow\""), "{junit}");
+    assert!(junit.contains("<error message=\"interrupted"), "{junit}");
+    assert!(junit.contains("<skipped"), "{junit}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["cases"].as_array().unwrap().len(), 2, "{doc}");
+    assert_eq!(files_under(&tmp), Vec::<PathBuf>::new(), "temp files left");
+    // Half a stream is no expectation: no pending snapshot is written for it.
+    assert!(!dir.path().join("snaps/slow.snap.new").exists());
+    assert_eq!(server.requests().len(), 1, "the second case never ran");
+}
+
+/// Item 8: `check --follow` stops at Ctrl-C with its summary, and says by its exit status
+/// that it was stopped.
+#[test]
+fn an_interrupted_follow_reports_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("growing.jsonl");
+    write(
+        &path,
+        b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    );
+    let child = Child::spawn(&["check", "--follow", s(&path)], None);
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    child.signal(libc::SIGINT);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 130, "{stdout}\n{stderr}");
+    assert!(stdout.contains("checked 1 file, 1 event"), "{stdout}");
+}
+
+/// Item 8: Ctrl-C during `compact` leaves nothing half-written: no output, no temp file.
+#[test]
+fn an_interrupted_compaction_leaves_nothing_behind() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("live.jsonl");
+    let c_path = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: a plain mkfifo call on a path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let target = out.join("compacted.jsonl");
+    let child = Child::spawn(&["compact", s(&fifo), "-o", s(&target)], None);
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
+    let half = stream.len() / 2;
+    writer.write_all(&stream[..half]).unwrap();
+    writer.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.signal(libc::SIGINT);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let _ = writer.write_all(&stream[half..]);
+    drop(writer);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 130, "{stdout}\n{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(files_under(&out), Vec::<PathBuf>::new());
+}

@@ -60,6 +60,9 @@ pub struct Exchange {
     /// Body bytes received.
     pub bytes: u64,
     pub stats: Stats,
+    /// The user asked to stop (Ctrl-C, SIGTERM) before the response ended: what arrived was
+    /// checked, but not what only its end can tell.
+    pub interrupted: bool,
 }
 
 /// Why a call could not be checked.
@@ -101,6 +104,7 @@ pub fn check_call(
         body: &call.input.body,
         idle_timeout: call.idle_timeout,
         timeout: call.timeout,
+        stop: crate::interrupt::requested,
     };
     let mut exchange = Exchange::default();
     let mut found = Vec::new();
@@ -109,7 +113,10 @@ pub fn check_call(
         Err(PostError::Unreachable(why)) => return Err(LiveError::Unreachable(why)),
         Err(PostError::Cut(cut)) => {
             let mut engine = Engine::new(ctx, name.clone(), Vec::new());
-            engine.report(cut_finding(&name, &cut, None), &mut found);
+            match cut_finding(&name, &cut, None) {
+                Some(d) => engine.report(d, &mut found),
+                None => exchange.interrupted = true,
+            }
             return stop_early(engine, &mut found, emit, exchange, 0, started);
         }
     };
@@ -160,10 +167,10 @@ pub fn check_call(
             let cut = progress
                 .cut()
                 .unwrap_or_else(|| Cut::ConnectionLost(format!("{err:#}")));
-            engine.report(
-                cut_finding(&name, &cut, Some((progress.bytes(), 0))),
-                &mut found,
-            );
+            match cut_finding(&name, &cut, Some((progress.bytes(), 0))) {
+                Some(d) => engine.report(d, &mut found),
+                None => exchange.interrupted = true,
+            }
             return stop_early(
                 engine,
                 &mut found,
@@ -247,9 +254,18 @@ pub fn check_call(
                 let cut = progress.cut().unwrap_or_else(|| {
                     Cut::ConnectionLost(format!("reading the body failed: {err}"))
                 });
-                let d = cut_finding(&name, &cut, Some((progress.bytes(), events)));
-                engine.report(d, &mut found);
-                engine.cut_short();
+                match cut_finding(&name, &cut, Some((progress.bytes(), events))) {
+                    Some(d) => {
+                        engine.report(d, &mut found);
+                        engine.cut_short();
+                    }
+                    None => {
+                        // Stopped by the user: the stream did not end, so what only its
+                        // end could tell is not reported.
+                        exchange.interrupted = true;
+                        engine.stopped_early();
+                    }
+                }
                 break;
             }
         }
@@ -295,8 +311,9 @@ fn whole(name: &Arc<str>, rule: RuleId, message: String) -> Diagnostic {
     Diagnostic::whole_input(rule, severity, name.clone(), message)
 }
 
-/// A transport failure. `so_far` is (bytes, events) once the body had begun.
-fn cut_finding(name: &Arc<str>, cut: &Cut, so_far: Option<(u64, u64)>) -> Diagnostic {
+/// A transport failure, as a finding: none for a stop the user asked for. `so_far` is
+/// (bytes, events) once the body had begun.
+fn cut_finding(name: &Arc<str>, cut: &Cut, so_far: Option<(u64, u64)>) -> Option<Diagnostic> {
     let after = match so_far {
         Some((bytes, events)) => format!(
             "after {} and {}",
@@ -305,7 +322,8 @@ fn cut_finding(name: &Arc<str>, cut: &Cut, so_far: Option<(u64, u64)>) -> Diagno
         ),
         None => "before the response head arrived".to_owned(),
     };
-    match cut {
+    Some(match cut {
+        Cut::Interrupted => return None,
         Cut::IdleTimeout(d) => whole(
             name,
             RuleId::TransportIdleTimeout,
@@ -336,7 +354,7 @@ fn cut_finding(name: &Arc<str>, cut: &Cut, so_far: Option<(u64, u64)>) -> Diagno
             "the agent, or a proxy in front of it, ended the response early: see its logs \
              (agui-lens does not reconnect, which would run the agent again)",
         ),
-    }
+    })
 }
 
 fn status_finding(name: &Arc<str>, response: &http::Response, body: Option<String>) -> Diagnostic {

@@ -73,6 +73,8 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
         ..ProtocolOptions::default()
     });
+    // Ctrl-C or SIGTERM stops the call, and what arrived is still checked and reported.
+    crate::interrupt::catch();
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
     let mut reporter = report::reporter(
         args.output.format,
@@ -94,7 +96,14 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(record) = &mut record {
         record.flush().context("writing the recording")?;
     }
-    let file = FileSummary::checked(name.clone(), exchange.stats, None);
+    let file = if exchange.interrupted {
+        FileSummary::stopped(name.clone(), exchange.stats)
+    } else {
+        FileSummary::checked(name.clone(), exchange.stats, None)
+    };
+    if let Some(failure) = file.failure_text() {
+        let _ = writeln!(io::stderr(), "{failure}");
+    }
     let mut run = RunSummary {
         summary: Summary::default(),
         failed_inputs: 0,

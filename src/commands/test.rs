@@ -25,7 +25,7 @@ use crate::event::{Event, EventType};
 use crate::report::suite::{self, CaseOutcome};
 use crate::report::{self, Format, Summary};
 use crate::request::process_env;
-use crate::rules::engine::{Context, Stats};
+use crate::rules::engine::Context;
 use crate::rules::protocol::ProtocolOptions;
 use crate::rules::{Levels, RuleId};
 use crate::schema::SchemaSet;
@@ -70,6 +70,9 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         update: args.update_snapshots,
         reason: args.reason.as_deref(),
     };
+    // Ctrl-C or SIGTERM (a cancelled CI job) stops the case under way, which is reported as
+    // an error, and the cases not started, which are reported as not run.
+    crate::interrupt::catch();
     let color = use_color(args.output.color);
     let started = Instant::now();
     let mut out = io::BufWriter::new(io::stdout());
@@ -126,13 +129,15 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         Format::Json => {
             let cases: Vec<_> = outcomes.iter().map(suite::case_json).collect();
             let passed = outcomes.iter().filter(|c| c.passed).count();
+            let not_run = outcomes.iter().filter(|c| c.skipped.is_some()).count();
             let document = serde_json::json!({
                 "suite": args.suite.to_string_lossy(),
                 "cases": cases,
                 "summary": {
                     "cases": outcomes.len(),
                     "passed": passed,
-                    "failed": outcomes.len() - passed,
+                    "failed": outcomes.len() - passed - not_run,
+                    "not_run": not_run,
                     "time_ms": elapsed.as_millis() as u64,
                 },
             });
@@ -195,6 +200,9 @@ fn run_cases(
             let next = &next;
             scope.spawn(move || {
                 loop {
+                    if crate::interrupt::requested() {
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(case) = cases.get(i) else { break };
                     if tx.send((i, run_case(shared, case))).is_err() {
@@ -217,6 +225,18 @@ fn run_cases(
                 }
             }
         }
+        // Stopped early: the cases never started are reported as not run.
+        for (i, case) in cases.iter().enumerate().skip(due) {
+            let outcome = waiting.remove(&i).unwrap_or_else(|| {
+                let mut outcome = CaseOutcome::new(case);
+                outcome.skipped = Some(format!(
+                    "not run: interrupted by {}",
+                    crate::interrupt::signal_name()
+                ));
+                outcome
+            });
+            done(outcome)?;
+        }
         Ok(())
     })
 }
@@ -233,18 +253,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
             ..ProtocolOptions::default()
         },
     };
-    let mut outcome = CaseOutcome {
-        name: case.name.clone(),
-        line: case.line,
-        passed: false,
-        elapsed: Duration::ZERO,
-        status: None,
-        first_event: None,
-        stats: Stats::default(),
-        diagnostics: Vec::new(),
-        notes: Vec::new(),
-        failure: None,
-    };
+    let mut outcome = CaseOutcome::new(case);
     // The stream is recorded only to be compared with the snapshot.
     let mut record = match &case.snapshot {
         Some(_) => match tempfile::Builder::new().suffix(".jsonl").tempfile() {
@@ -307,6 +316,19 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
             None
         }
     };
+    if let Some(exchange) = exchange.as_ref().filter(|e| e.interrupted) {
+        // Half a stream holds no verdict on the case, and no expectation is written from it.
+        outcome.stats = exchange.stats;
+        outcome.status = exchange.status;
+        outcome.diagnostics = found;
+        outcome.failure = Some(format!(
+            "interrupted by {} after {}: the stream was not read to its end",
+            crate::interrupt::signal_name(),
+            crate::report::plural(exchange.stats.events, "event")
+        ));
+        outcome.elapsed = started.elapsed();
+        return outcome;
+    }
     if let Some(exchange) = &exchange {
         outcome.status = exchange.status;
         outcome.first_event = exchange.first_event;

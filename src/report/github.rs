@@ -74,11 +74,11 @@ impl Reporter for Github {
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
         let file_property = format!("file={}", escape_property(&file.path));
-        if let Some(failure) = &file.failure {
+        if let Some(failure) = file.failure_text() {
             writeln!(
                 self.out,
                 "::error {file_property},title=agui-lens::{}",
-                escape_data(&format!("could not read {}: {failure}", file.path))
+                escape_data(&failure)
             )?;
         } else if let Some(skipped) = &file.skipped {
             writeln!(

@@ -48,6 +48,10 @@ pub struct FileSummary {
     /// event, beside the captures): what it is. It was not checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Reading stopped at the user's request (Ctrl-C, SIGTERM) before the input ended;
+    /// `failure` says after how much.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl FileSummary {
@@ -58,7 +62,31 @@ impl FileSummary {
             stats,
             failure,
             skipped: None,
+            interrupted: false,
         }
+    }
+
+    /// An input whose reading the user stopped (Ctrl-C, SIGTERM) after what `stats` counts.
+    pub fn stopped(path: Arc<str>, stats: Stats) -> Self {
+        let failure = format!(
+            "interrupted by {} after {}: the rest was not read",
+            crate::interrupt::signal_name(),
+            plural(stats.events, "event")
+        );
+        FileSummary {
+            interrupted: true,
+            ..FileSummary::checked(path, stats, Some(failure))
+        }
+    }
+
+    /// What went wrong reading the input, as a sentence naming it.
+    pub fn failure_text(&self) -> Option<String> {
+        let failure = self.failure.as_ref()?;
+        Some(if self.interrupted {
+            format!("{}: {failure}", self.path)
+        } else {
+            format!("could not read {}: {failure}", self.path)
+        })
     }
 
     /// The verdict on this input alone, for a list of inputs: `ok`, `2 errors`, `1 warning`,
@@ -68,7 +96,11 @@ impl FileSummary {
             return format!("skipped: not a capture ({why})");
         }
         if let Some(why) = &self.failure {
-            return format!("could not be read: {why}");
+            return if self.interrupted {
+                why.clone()
+            } else {
+                format!("could not be read: {why}")
+            };
         }
         match (self.stats.errors, self.stats.warnings) {
             (0, 0) => "ok".into(),
@@ -91,6 +123,8 @@ pub struct Summary {
     pub unreadable: u64,
     /// Inputs a directory walk found to be no capture, not checked.
     pub skipped: u64,
+    /// Inputs whose reading the user stopped (Ctrl-C, SIGTERM).
+    pub interrupted: u64,
 }
 
 impl Summary {
@@ -99,7 +133,9 @@ impl Summary {
             self.skipped += 1;
             return;
         }
-        if file.failure.is_some() {
+        if file.interrupted {
+            self.interrupted += 1;
+        } else if file.failure.is_some() {
             self.unreadable += 1;
         } else {
             self.files += 1;
@@ -136,6 +172,14 @@ impl Summary {
         }
         if self.skipped > 0 {
             line.push_str(&format!("; {} skipped (not a capture)", self.skipped));
+        }
+        if self.interrupted > 0 {
+            let stopped = format!(
+                "{} interrupted before its end",
+                plural(self.interrupted, "input")
+            );
+            line.push_str("; ");
+            line.push_str(&paint(&stopped, Severity::Error));
         }
         line
     }

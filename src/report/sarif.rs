@@ -134,10 +134,10 @@ impl Reporter for Sarif {
     }
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
-        let (level, text) = match (&file.failure, &file.skipped) {
+        let (level, text) = match (file.failure_text(), &file.skipped) {
             (Some(failure), _) => {
                 self.successful = false;
-                ("error", format!("could not read {}: {failure}", file.path))
+                ("error", failure)
             }
             (None, Some(skipped)) => (
                 "note",

@@ -31,13 +31,36 @@ pub struct CaseOutcome {
     pub diagnostics: Vec<Diagnostic>,
     /// What the case did besides checking (a snapshot written).
     pub notes: Vec<String>,
-    /// Set when agui-lens could not do its job for the case (an unreadable snapshot file).
+    /// Set when agui-lens could not do its job for the case (an unreadable snapshot file, a
+    /// call stopped by Ctrl-C).
     pub failure: Option<String>,
+    /// Set when the case was never run, and why (the suite was interrupted before it).
+    pub skipped: Option<String>,
 }
 
 impl CaseOutcome {
+    /// A case before it runs: not passed, nothing found.
+    pub fn new(case: &crate::suite::Case) -> Self {
+        CaseOutcome {
+            name: case.name.clone(),
+            line: case.line,
+            passed: false,
+            elapsed: Duration::ZERO,
+            status: None,
+            first_event: None,
+            stats: Stats::default(),
+            diagnostics: Vec::new(),
+            notes: Vec::new(),
+            failure: None,
+            skipped: None,
+        }
+    }
+
     /// Why the case failed, in a few words: the first error, and how many more there are.
     pub fn why(&self) -> Option<String> {
+        if let Some(skipped) = &self.skipped {
+            return Some(skipped.clone());
+        }
         if let Some(failure) = &self.failure {
             return Some(failure.clone());
         }
@@ -66,6 +89,7 @@ impl CaseOutcome {
 /// `case chat ... ok (0.34 s)` or `case tools ... FAILED (1.20 s): why`.
 pub fn human_line(case: &CaseOutcome, color: bool) -> String {
     let verdict = match (&case.failure, case.passed) {
+        _ if case.skipped.is_some() => paint("not run", color, |s| s.yellow().to_string()),
         (Some(_), _) => paint("ERROR", color, |s| s.red().bold().to_string()),
         (None, true) => paint("ok", color, |s| s.green().to_string()),
         (None, false) => paint("FAILED", color, |s| s.red().bold().to_string()),
@@ -85,14 +109,20 @@ pub fn human_line(case: &CaseOutcome, color: bool) -> String {
 /// `test result: FAILED. 2 passed; 1 failed; 3 cases in 1.56 s`
 pub fn human_summary(cases: &[CaseOutcome], elapsed: Duration, color: bool) -> String {
     let passed = cases.iter().filter(|c| c.passed).count();
-    let failed = cases.len() - passed;
-    let verdict = if failed == 0 {
+    let not_run = cases.iter().filter(|c| c.skipped.is_some()).count();
+    let failed = cases.len() - passed - not_run;
+    let verdict = if failed == 0 && not_run == 0 {
         paint("ok", color, |s| s.green().to_string())
     } else {
         paint("FAILED", color, |s| s.red().bold().to_string())
     };
+    let not_run = if not_run > 0 {
+        format!(" {not_run} not run;")
+    } else {
+        String::new()
+    };
     format!(
-        "test result: {verdict}. {passed} passed; {failed} failed; {} in {}",
+        "test result: {verdict}. {passed} passed; {failed} failed;{not_run} {} in {}",
         plural(cases.len() as u64, "case"),
         secs(elapsed)
     )
@@ -117,9 +147,10 @@ pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
     let class = xml_escape(&suite_name);
     let failures = cases
         .iter()
-        .filter(|c| !c.passed && c.failure.is_none())
+        .filter(|c| !c.passed && c.failure.is_none() && c.skipped.is_none())
         .count();
     let errors = cases.iter().filter(|c| c.failure.is_some()).count();
+    let skipped = cases.iter().filter(|c| c.skipped.is_some()).count();
     let mut body = String::new();
     for case in cases {
         let _ = write!(
@@ -131,7 +162,13 @@ pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
         let details: Vec<String> = case.diagnostics.iter().map(describe).collect();
         let details = xml_escape(&details.join("\n\n"));
         let mut inner = String::new();
-        if let Some(failure) = &case.failure {
+        if let Some(skipped) = &case.skipped {
+            let _ = writeln!(
+                inner,
+                "      <skipped message=\"{}\"/>",
+                xml_escape(skipped)
+            );
+        } else if let Some(failure) = &case.failure {
             let _ = writeln!(
                 inner,
                 "      <error message=\"{}\">{details}</error>",
@@ -159,7 +196,7 @@ pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
         elapsed.as_secs_f64()
     );
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"agui-lens\" {totals}>\n  <testsuite name=\"{class}\" {totals} skipped=\"0\">\n{body}  </testsuite>\n</testsuites>\n"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"agui-lens\" {totals}>\n  <testsuite name=\"{class}\" {totals} skipped=\"{skipped}\">\n{body}  </testsuite>\n</testsuites>\n"
     )
 }
 
@@ -184,6 +221,7 @@ pub fn case_json(case: &CaseOutcome) -> Value {
         "diagnostics": diagnostics,
         "notes": case.notes,
         "failure": case.failure,
+        "skipped": case.skipped,
     })
 }
 
@@ -228,6 +266,7 @@ mod tests {
             diagnostics,
             notes: Vec::new(),
             failure: None,
+            skipped: None,
         }
     }
 

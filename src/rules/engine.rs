@@ -142,6 +142,9 @@ pub struct Engine<'a> {
     holding: bool,
     /// The input was cut short for a reason already reported (a live connection failed).
     cut_short: bool,
+    /// Reading stopped before the input ended, at the user's request: what only the end can
+    /// tell (a run left open) is not known.
+    stopped: bool,
     protocol: Protocol,
     /// Read plain delta events without building them (see [`crate::source::delta`]).
     fast: bool,
@@ -162,6 +165,7 @@ impl<'a> Engine<'a> {
             held: Vec::new(),
             holding: true,
             cut_short: false,
+            stopped: false,
             protocol: Protocol::new(ctx.protocol.clone()),
             // The fast path stands in for the embedded schemas; a user's may say otherwise.
             fast: ctx.schemas.is_stock(),
@@ -457,10 +461,17 @@ impl<'a> Engine<'a> {
         self.cut_short = true;
     }
 
+    /// Says reading stopped before the input ended, at the user's request (Ctrl-C during a
+    /// live call): the end-of-stream rules are not run, and an empty input is not reported.
+    pub fn stopped_early(&mut self) {
+        self.stopped = true;
+        self.cut_short = true;
+    }
+
     /// Ends the input: reports what only the end can tell. Returns the input's counts.
     pub fn finish(mut self, out: &mut Vec<Diagnostic>) -> Stats {
         let mut found = Vec::new();
-        if self.follow {
+        if self.follow && !self.stopped {
             self.protocol.finish(self.ctx.levels, &mut found);
         }
         for d in found {

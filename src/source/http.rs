@@ -5,7 +5,7 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use ureq::http::{HeaderName, HeaderValue};
@@ -21,6 +21,8 @@ pub struct Request<'a> {
     pub idle_timeout: Duration,
     /// Longest the whole exchange may take.
     pub timeout: Option<Duration>,
+    /// Asked now and then while waiting: true stops the exchange ([`Cut::Interrupted`]).
+    pub stop: fn() -> bool,
 }
 
 /// Why a response stopped before its end.
@@ -32,6 +34,8 @@ pub enum Cut {
     Timeout(Duration),
     /// Closed or reset; the text says which.
     ConnectionLost(String),
+    /// The user asked to stop (Ctrl-C, SIGTERM): not the agent's doing.
+    Interrupted,
 }
 
 /// Why a POST got no response head.
@@ -142,9 +146,27 @@ pub fn post(
         check_header(name, value).map_err(PostError::Unreachable)?;
         builder = builder.header(name.as_str(), value.as_str());
     }
-    let response = builder
-        .send(request.body)
-        .map_err(|e| post_error(e, request))?;
+    // The request is sent, and its head waited for, on a thread of its own, so that a stop
+    // asked for meanwhile is heard (the thread is left to its blocked read).
+    let body = request.body.to_vec();
+    let (sent_tx, sent_rx) = mpsc::sync_channel(1);
+    std::thread::spawn(move || {
+        let _ = sent_tx.send(builder.send(&body[..]));
+    });
+    let response = loop {
+        match sent_rx.recv_timeout(POLL) {
+            Ok(result) => break result.map_err(|e| post_error(e, request))?,
+            Err(mpsc::RecvTimeoutError::Timeout) if (request.stop)() => {
+                return Err(PostError::Cut(Cut::Interrupted));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(PostError::Unreachable(
+                    "the request could not be sent".into(),
+                ));
+            }
+        }
+    };
     let header = |name: &str| {
         response
             .headers()
@@ -154,20 +176,60 @@ pub fn post(
     };
     let status = response.status();
     let progress = Arc::new(Progress::default());
+    let (content_type, location) = (header("content-type"), header("location"));
+    let limits = Limits {
+        idle_timeout: request.idle_timeout,
+        timeout: request.timeout,
+    };
     Ok(Response {
         status: status.as_u16(),
         reason: status.canonical_reason(),
-        content_type: header("content-type"),
-        location: header("location"),
+        content_type,
+        location,
         progress: progress.clone(),
         body: Body {
-            inner: response.into_body().into_reader(),
+            chunks: pump(response.into_body().into_reader(), limits),
+            chunk: Vec::new(),
+            at: 0,
             tee,
             progress,
-            idle_timeout: request.idle_timeout,
-            timeout: request.timeout,
+            stop: request.stop,
         },
     })
+}
+
+/// How often a wait looks at whether the user asked to stop.
+const POLL: Duration = Duration::from_millis(100);
+
+/// The timeouts a transport failure is told apart by.
+#[derive(Clone, Copy)]
+struct Limits {
+    idle_timeout: Duration,
+    timeout: Option<Duration>,
+}
+
+/// What the thread reading a body hands over: bytes (empty at the end) or why it stopped.
+type Chunk = Result<Vec<u8>, Cut>;
+
+/// Reads a body on a thread of its own, handing its bytes over as they come, a few reads
+/// ahead at most; the reader can then wait for them and still hear a request to stop.
+fn pump(mut inner: ureq::BodyReader<'static>, limits: Limits) -> mpsc::Receiver<Chunk> {
+    let (tx, rx) = mpsc::sync_channel(4);
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let chunk = match inner.read(&mut buf) {
+                Ok(n) => Ok(buf[..n].to_vec()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => Err(classify(e, limits)),
+            };
+            let last = !matches!(&chunk, Ok(bytes) if !bytes.is_empty());
+            if tx.send(chunk).is_err() || last {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 /// Whether a Content-Type is an event stream (`text/event-stream; charset=utf-8` is).
@@ -251,53 +313,70 @@ impl fmt::Display for Cut {
             Cut::IdleTimeout(d) => write!(f, "no bytes for {}", seconds(*d)),
             Cut::Timeout(d) => write!(f, "still going after {}", seconds(*d)),
             Cut::ConnectionLost(why) => f.write_str(why),
+            Cut::Interrupted => f.write_str("interrupted"),
         }
     }
 }
 
-/// A response body. A transport failure is recorded in [`Progress`] and returned as an error,
-/// so the frame reader stops there and what arrived before is still checked.
+fn classify(err: io::Error, limits: Limits) -> Cut {
+    match ureq::Error::from(err) {
+        ureq::Error::Timeout(ureq::Timeout::PerRead) => Cut::IdleTimeout(limits.idle_timeout),
+        ureq::Error::Timeout(_) => Cut::Timeout(limits.timeout.unwrap_or_default()),
+        ureq::Error::Io(e) if matches!(e.kind(), io::ErrorKind::TimedOut) => {
+            Cut::IdleTimeout(limits.idle_timeout)
+        }
+        ureq::Error::Io(e) => Cut::ConnectionLost(describe_io(&e)),
+        ureq::Error::Protocol(e) => {
+            Cut::ConnectionLost(format!("the response body is malformed ({e})"))
+        }
+        other => Cut::ConnectionLost(other.to_string()),
+    }
+}
+
+/// A response body. A transport failure, or a request to stop, is recorded in [`Progress`]
+/// and returned as an error, so the frame reader stops there and what arrived before is
+/// still checked.
 pub struct Body {
-    inner: ureq::BodyReader<'static>,
+    chunks: mpsc::Receiver<Chunk>,
+    /// The chunk being handed out, from `at` on.
+    chunk: Vec<u8>,
+    at: usize,
     tee: Option<Box<dyn Write + Send>>,
     progress: Arc<Progress>,
-    idle_timeout: Duration,
-    timeout: Option<Duration>,
+    stop: fn() -> bool,
 }
 
 impl Body {
-    fn classify(&self, err: io::Error) -> Cut {
-        match ureq::Error::from(err) {
-            ureq::Error::Timeout(ureq::Timeout::PerRead) => Cut::IdleTimeout(self.idle_timeout),
-            ureq::Error::Timeout(_) => Cut::Timeout(self.timeout.unwrap_or_default()),
-            ureq::Error::Io(e) if matches!(e.kind(), io::ErrorKind::TimedOut) => {
-                Cut::IdleTimeout(self.idle_timeout)
-            }
-            ureq::Error::Io(e) => Cut::ConnectionLost(describe_io(&e)),
-            ureq::Error::Protocol(e) => {
-                Cut::ConnectionLost(format!("the response body is malformed ({e})"))
-            }
-            other => Cut::ConnectionLost(other.to_string()),
+    /// Records why the body stopped and makes the error the reader returns.
+    fn cut(&self, cut: Cut) -> io::Error {
+        let message = cut.to_string();
+        if let Ok(mut slot) = self.progress.cut.lock() {
+            slot.get_or_insert(cut);
         }
+        io::Error::other(message)
     }
 }
 
 impl Read for Body {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = loop {
-            match self.inner.read(buf) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    let cut = self.classify(e);
-                    let message = cut.to_string();
-                    if let Ok(mut slot) = self.progress.cut.lock() {
-                        slot.get_or_insert(cut);
-                    }
-                    return Err(io::Error::other(message));
+        while self.at == self.chunk.len() {
+            match self.chunks.recv_timeout(POLL) {
+                Ok(Ok(bytes)) if bytes.is_empty() => return Ok(0),
+                Ok(Ok(bytes)) => {
+                    self.chunk = bytes;
+                    self.at = 0;
                 }
+                Ok(Err(cut)) => return Err(self.cut(cut)),
+                Err(mpsc::RecvTimeoutError::Timeout) if (self.stop)() => {
+                    return Err(self.cut(Cut::Interrupted));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(0),
             }
-        };
+        }
+        let n = buf.len().min(self.chunk.len() - self.at);
+        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
+        self.at += n;
         self.progress.bytes.fetch_add(n as u64, Ordering::Relaxed);
         if let Some(tee) = &mut self.tee
             && let Err(e) = tee.write_all(&buf[..n]).and_then(|()| tee.flush())
