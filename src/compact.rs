@@ -23,11 +23,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::chunks::{ChunkExpander, Piece};
-use crate::event::{Event, EventType};
+use crate::event::{Event, EventType, RawPatch};
 use crate::fold::{Folder, merge_snapshot};
 use crate::idset::FastBuild;
 use crate::sink::write_json_str;
@@ -164,8 +165,9 @@ struct Segment {
     state_changed: bool,
     /// A STATE_SNAPSHOT was among the state events.
     state_snapshot: bool,
-    /// The operations of the deltas that applied, in order.
-    applied_ops: Vec<Value>,
+    /// The operations of the deltas that applied, in order: the JSON text of each, between
+    /// commas (held as values, a large patch's operations take twenty times their text).
+    applied_ops: Vec<u8>,
     state_metadata: Option<Map<String, Value>>,
     /// Activities whose later events collapse, in first-collapse order, with their metadata.
     activities_collapsed: Vec<(String, Option<Map<String, Value>>)>,
@@ -204,6 +206,8 @@ pub struct Compactor {
     at_start: Vec<Map<String, Value>>,
     /// Chunks left out because a client drops them.
     dropped: u64,
+    /// The large patch of the event being compacted, read as text (see [`Event::patch`]).
+    patch: Option<Arc<RawPatch>>,
 }
 
 impl Compactor {
@@ -222,6 +226,7 @@ impl Compactor {
             run: None,
             at_start: Vec::new(),
             dropped: 0,
+            patch: None,
         }
     }
 
@@ -258,7 +263,12 @@ impl Compactor {
             let mut result = Ok(());
             for piece in &pieces {
                 result = match piece {
-                    Piece::Original => self.piece(ty, &event.value, Some(raw), out),
+                    Piece::Original => {
+                        self.patch = event.patch.clone();
+                        let result = self.piece(ty, &event.value, Some(raw), out);
+                        self.patch = None;
+                        result
+                    }
                     Piece::Synthetic(value) => {
                         let ty = value
                             .get("type")
@@ -335,13 +345,21 @@ impl Compactor {
         }
         match ty {
             StateSnapshot | StateDelta => {
-                self.folder.apply_expanded(ty, value);
+                self.folder
+                    .apply_expanded_patched(ty, value, self.patch.as_deref());
                 self.segment.state_changed = true;
                 if ty == StateSnapshot {
                     self.segment.state_snapshot = true;
                 } else if self.folder.last_delta_applied() {
-                    if let Some(Value::Array(ops)) = value.get("delta") {
-                        self.segment.applied_ops.extend(ops.iter().cloned());
+                    let ops = &mut self.segment.applied_ops;
+                    match (self.patch.as_deref(), value.get("delta")) {
+                        (Some(raw), _) => raw.each(|_, op| append_op(ops, &op).is_ok()),
+                        (None, Some(Value::Array(items))) => {
+                            for op in items.iter() {
+                                append_op(ops, op)?;
+                            }
+                        }
+                        (None, _) => {}
                     }
                 }
                 merge_into(&mut self.segment.state_metadata, value.get("metadata"));
@@ -553,7 +571,8 @@ impl Compactor {
             .and_then(Value::as_str)
             .map(str::to_owned)
         else {
-            self.folder.apply_expanded(ty, value);
+            self.folder
+                .apply_expanded_patched(ty, value, self.patch.as_deref());
             return write_one(value, raw, self.sink(out));
         };
         let collapsed = self
@@ -569,7 +588,8 @@ impl Compactor {
         // message takes its place in the list); any later one only changes its content, and
         // is collapsed into one snapshot at the boundary.
         let collapse = collapsed.is_some() || is_activity;
-        self.folder.apply_expanded(ty, value);
+        self.folder
+            .apply_expanded_patched(ty, value, self.patch.as_deref());
         if !collapse {
             // Written here, after what it names. A collapsed one is written at the boundary,
             // without naming anything, and so is what it names.
@@ -644,10 +664,14 @@ impl Compactor {
                 snapshot: Some(state),
                 ty: EventType::StateSnapshot.as_str(),
             });
-            let delta = (!segment.state_snapshot && !segment.applied_ops.is_empty())
-                .then(|| {
+            let ops = (!segment.state_snapshot && !segment.applied_ops.is_empty())
+                .then(|| ops_array(segment.applied_ops))
+                .transpose()?;
+            let delta = ops
+                .as_deref()
+                .map(|ops| {
                     serialized(&StateEvent {
-                        delta: Some(&segment.applied_ops),
+                        delta: Some(ops),
                         metadata: metadata.as_ref(),
                         snapshot: None,
                         ty: EventType::StateDelta.as_str(),
@@ -926,13 +950,29 @@ fn merged_json(merged: &Merged, buf: &mut Vec<u8>) -> io::Result<()> {
 #[derive(serde::Serialize)]
 struct StateEvent<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    delta: Option<&'a [Value]>,
+    delta: Option<&'a serde_json::value::RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     metadata: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     snapshot: Option<&'a Value>,
     #[serde(rename = "type")]
     ty: &'static str,
+}
+
+/// Adds one operation to the text of a list of them (see [`Segment::applied_ops`]).
+fn append_op(ops: &mut Vec<u8>, op: &Value) -> io::Result<()> {
+    if !ops.is_empty() {
+        ops.push(b',');
+    }
+    serde_json::to_writer(&mut *ops, op).map_err(io::Error::other)
+}
+
+/// The text of a list of operations as the JSON array it is the inside of.
+fn ops_array(mut ops: Vec<u8>) -> io::Result<Box<serde_json::value::RawValue>> {
+    ops.insert(0, b'[');
+    ops.push(b']');
+    let text = String::from_utf8(ops).map_err(io::Error::other)?;
+    serde_json::value::RawValue::from_string(text).map_err(io::Error::other)
 }
 
 fn serialized(value: &impl serde::Serialize) -> io::Result<Vec<u8>> {
@@ -1108,7 +1148,7 @@ mod tests {
             };
             let kind = value["type"].as_str().and_then(EventType::from_name);
             compactor
-                .push(&Event { loc, kind, value }, &raw, &mut out)
+                .push(&Event::new(loc, kind, value), &raw, &mut out)
                 .unwrap();
         }
         compactor.finish(&mut out).unwrap();

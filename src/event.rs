@@ -100,6 +100,70 @@ impl EventType {
     }
 }
 
+impl EventType {
+    /// The field holding an event's JSON Patch: `delta` of STATE_DELTA, `patch` of
+    /// ACTIVITY_DELTA.
+    pub fn patch_field(self) -> Option<&'static str> {
+        match self {
+            EventType::StateDelta => Some("delta"),
+            EventType::ActivityDelta => Some("patch"),
+            _ => None,
+        }
+    }
+}
+
+/// The operations of a JSON Patch as the JSON text of their array, read one at a time.
+#[derive(Debug)]
+pub struct RawPatch {
+    text: Box<str>,
+}
+
+impl RawPatch {
+    /// A patch from the text of a JSON array (which the caller has read as valid JSON).
+    pub fn new(text: &str) -> Option<RawPatch> {
+        text.trim_start()
+            .starts_with('[')
+            .then(|| RawPatch { text: text.into() })
+    }
+
+    /// The array's text, as read.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Calls `each` with every operation in order, with its index, until it returns false.
+    pub fn each(&self, mut each: impl FnMut(usize, Value) -> bool) {
+        use serde::de::{Deserializer as _, IgnoredAny, SeqAccess, Visitor};
+        struct Ops<'f>(&'f mut dyn FnMut(usize, Value) -> bool);
+        impl<'de> Visitor<'de> for Ops<'_> {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of operations")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                let mut index = 0;
+                while let Some(op) = seq.next_element::<Value>()? {
+                    if !(self.0)(index, op) {
+                        // The rest is read past, not built.
+                        while seq.next_element::<IgnoredAny>()?.is_some() {}
+                        break;
+                    }
+                    index += 1;
+                }
+                Ok(())
+            }
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(&self.text);
+        // The text was read as valid JSON before it was kept.
+        let _ = deserializer.deserialize_seq(Ops(&mut each));
+    }
+
+    /// The operations as one value.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Array(Vec::new()))
+    }
+}
+
 impl fmt::Display for EventType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -125,11 +189,42 @@ pub struct Event {
     pub loc: Location,
     /// The `type` field when it names a known event type.
     pub kind: Option<EventType>,
-    /// The whole event as read.
+    /// The whole event as read; for a large patch (see `patch`), with its operations left
+    /// out: the patch field holds `[]`.
     pub value: Value,
+    /// The operations of a large STATE_DELTA's `delta` or ACTIVITY_DELTA's `patch`, kept as
+    /// the text they were read from. Held as values, a million small operations take twenty
+    /// times their text, so they are read one at a time where they are used.
+    pub patch: Option<Arc<RawPatch>>,
 }
 
 impl Event {
+    /// An event read whole.
+    pub fn new(loc: Location, kind: Option<EventType>, value: Value) -> Event {
+        Event {
+            loc,
+            kind,
+            value,
+            patch: None,
+        }
+    }
+
+    /// The event with a large patch's operations in place, as it was written: for the few
+    /// uses that need the whole value (comparing events one by one, writing one out that was
+    /// read over several lines). Costs what holding the operations costs.
+    pub fn whole_value(&self) -> std::borrow::Cow<'_, Value> {
+        match (&self.patch, self.kind.and_then(EventType::patch_field)) {
+            (Some(patch), Some(field)) => {
+                let mut value = self.value.clone();
+                if let Value::Object(map) = &mut value {
+                    map.insert(field.into(), patch.to_value());
+                }
+                std::borrow::Cow::Owned(value)
+            }
+            _ => std::borrow::Cow::Borrowed(&self.value),
+        }
+    }
+
     /// The `type` field as written, known or not.
     pub fn type_name(&self) -> Option<&str> {
         self.value.get("type").and_then(Value::as_str)

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use crate::chunks::{ChunkExpander, Piece};
-use crate::event::{Event, EventType};
+use crate::event::{Event, EventType, RawPatch};
 use crate::idset::FastBuild;
 use crate::patch;
 
@@ -124,7 +124,9 @@ impl Folder {
         let _ = self.expander.expand(Some(ty), &event.value, &mut pieces);
         for piece in &pieces {
             match piece {
-                Piece::Original => self.apply_expanded(ty, &event.value),
+                Piece::Original => {
+                    self.apply_expanded_patched(ty, &event.value, event.patch.as_deref())
+                }
                 Piece::Synthetic(value) => {
                     let ty = value
                         .get("type")
@@ -140,6 +142,12 @@ impl Folder {
 
     /// Applies one event after chunk expansion.
     pub fn apply_expanded(&mut self, ty: EventType, ev: &Value) {
+        self.apply_expanded_patched(ty, ev, None);
+    }
+
+    /// [`Folder::apply_expanded`] for an event whose large patch was read as text
+    /// (see [`crate::event::Event::patch`]).
+    pub fn apply_expanded_patched(&mut self, ty: EventType, ev: &Value, raw: Option<&RawPatch>) {
         use EventType::*;
         let first = !self.seen_event;
         self.seen_event = true;
@@ -174,10 +182,10 @@ impl Folder {
                     self.state = Some(snapshot.clone());
                 }
             }
-            StateDelta => self.state_delta(ev),
+            StateDelta => self.state_delta(ev, raw),
             MessagesSnapshot => self.messages_snapshot(ev),
             ActivitySnapshot => self.activity_snapshot(ev),
-            ActivityDelta => self.activity_delta(ev),
+            ActivityDelta => self.activity_delta(ev, raw),
             RunStarted => self.run_started(ev),
             RunFinished => self.run_finished(ev),
             RunError => {
@@ -543,16 +551,19 @@ impl Folder {
         self.messages = messages;
     }
 
-    fn state_delta(&mut self, ev: &Value) {
-        let Some(delta) = ev.get("delta") else {
-            return;
+    fn state_delta(&mut self, ev: &Value, raw: Option<&RawPatch>) {
+        let delta = match (raw, ev.get("delta")) {
+            (Some(raw), _) => patch::Ops::Raw(raw),
+            (None, Some(delta)) => patch::Ops::Value(delta),
+            (None, None) => return,
         };
         // The official client clones an absent state to null before patching it; a patch
         // that fails leaves the state (absent or not) as it was.
         let absent = self.state.is_none();
         let mut state = self.state.take().unwrap_or(Value::Null);
         let mut size = self.state_size;
-        self.delta_applied = patch::apply(&mut state, delta, &mut size, self.state_limit).is_ok();
+        self.delta_applied =
+            patch::apply_ops(&mut state, delta, &mut size, self.state_limit).is_ok();
         if self.delta_applied {
             self.state_size = size;
             self.state = Some(state);
@@ -704,7 +715,7 @@ impl Folder {
         }
     }
 
-    fn activity_delta(&mut self, ev: &Value) {
+    fn activity_delta(&mut self, ev: &Value, raw: Option<&RawPatch>) {
         let Some(at) = self.find(str_of(ev, "messageId")) else {
             return;
         };
@@ -719,9 +730,12 @@ impl Folder {
             Some(v) => v.clone(),
         };
         let empty = Value::Array(Vec::new());
-        let ops = ev.get("patch").filter(|p| !p.is_null()).unwrap_or(&empty);
+        let ops = match raw {
+            Some(raw) => patch::Ops::Raw(raw),
+            None => patch::Ops::Value(ev.get("patch").filter(|p| !p.is_null()).unwrap_or(&empty)),
+        };
         let mut size = patch::estimated_size(&content, usize::MAX);
-        if patch::apply(&mut content, ops, &mut size, limit).is_ok() {
+        if patch::apply_ops(&mut content, ops, &mut size, limit).is_ok() {
             message.insert("content".into(), content);
             set_or_remove(message, "activityType", ev.get("activityType"));
         }
@@ -1252,6 +1266,7 @@ mod tests {
                 },
                 kind,
                 value: value.clone(),
+                patch: None,
             };
             folder.apply(&event);
         }

@@ -10,6 +10,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::event::RawPatch;
 use crate::source::parse::human_bytes;
 
 /// Why a patch was not applied. `index` is the failing operation's position in the patch.
@@ -84,6 +85,14 @@ impl fmt::Display for PatchError {
     }
 }
 
+/// The operations of a patch: a parsed array, or the text of a large one, read one
+/// operation at a time (see [`RawPatch`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Ops<'a> {
+    Value(&'a Value),
+    Raw(&'a RawPatch),
+}
+
 /// Applies a patch to a document in place, all or nothing. `limit` caps the document's
 /// estimated size (see [`estimated_size`]); `size` is the document's current estimate and is
 /// updated on success.
@@ -93,41 +102,104 @@ pub fn apply(
     size: &mut usize,
     limit: usize,
 ) -> Result<(), PatchError> {
-    let Value::Array(ops) = patch else {
-        return Err(PatchError {
-            index: 0,
-            op: String::new(),
-            pointer: String::new(),
-            kind: PatchErrorKind::NotAnArray,
-        });
+    apply_ops(doc, Ops::Value(patch), size, limit)
+}
+
+/// [`apply`] for the operations of a patch however they are held.
+pub fn apply_ops(
+    doc: &mut Value,
+    ops: Ops<'_>,
+    size: &mut usize,
+    limit: usize,
+) -> Result<(), PatchError> {
+    apply_atomically(doc, ops, size, limit, 1 << 16)
+}
+
+/// [`apply_ops`], copying the document first rather than logging what each operation undoes
+/// when the patch weighs more than `copy_over` bytes and more than the document.
+fn apply_atomically(
+    doc: &mut Value,
+    ops: Ops<'_>,
+    size: &mut usize,
+    limit: usize,
+    copy_over: usize,
+) -> Result<(), PatchError> {
+    // All or nothing: an undo log costs what the patch touches, a copy of the document what
+    // the document holds. A patch that outweighs its document (a million replaces of a few
+    // small values) is made atomic by a copy taken first, not a log as long as the patch.
+    let weight = match ops {
+        Ops::Value(Value::Array(items)) => items.len().saturating_mul(64),
+        Ops::Value(_) => 0,
+        Ops::Raw(raw) => raw.text().len(),
     };
+    let copy = (weight > copy_over && weight > *size).then(|| doc.clone());
     let mut undo = Vec::new();
     let mut new_size = *size;
-    for (index, op) in ops.iter().enumerate() {
-        if let Err(kind) = apply_op(doc, op, &mut undo, &mut new_size, limit) {
-            for step in undo.into_iter().rev() {
-                revert(doc, step);
+    let mut failure = None;
+    let mut step =
+        |index: usize, op: &Value| match apply_op(doc, op, &mut undo, &mut new_size, limit) {
+            Ok(()) => {
+                if copy.is_some() {
+                    undo.clear();
+                }
+                true
             }
-            let field = |k: &str| {
-                op.get(k)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            let pointer = match (&kind, field("op").as_str()) {
-                (PatchErrorKind::Missing, "move" | "copy") => field("from"),
-                _ => field("path"),
-            };
+            Err(kind) => {
+                failure = Some(op_error(index, op, kind));
+                false
+            }
+        };
+    match ops {
+        Ops::Value(Value::Array(items)) => {
+            for (index, op) in items.iter().enumerate() {
+                if !step(index, op) {
+                    break;
+                }
+            }
+        }
+        Ops::Value(_) => {
             return Err(PatchError {
-                index,
-                op: field("op"),
-                pointer,
-                kind,
+                index: 0,
+                op: String::new(),
+                pointer: String::new(),
+                kind: PatchErrorKind::NotAnArray,
             });
         }
+        Ops::Raw(raw) => raw.each(|index, op| step(index, &op)),
+    }
+    if let Some(err) = failure {
+        match copy {
+            Some(copy) => *doc = copy,
+            None => {
+                for step in undo.into_iter().rev() {
+                    revert(doc, step);
+                }
+            }
+        }
+        return Err(err);
     }
     *size = new_size;
     Ok(())
+}
+
+/// The error of the operation at `index`, naming it as it was written.
+fn op_error(index: usize, op: &Value, kind: PatchErrorKind) -> PatchError {
+    let field = |k: &str| {
+        op.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let pointer = match (&kind, field("op").as_str()) {
+        (PatchErrorKind::Missing, "move" | "copy") => field("from"),
+        _ => field("path"),
+    };
+    PatchError {
+        index,
+        op: field("op"),
+        pointer,
+        kind,
+    }
 }
 
 /// How to undo one step.
@@ -709,6 +781,39 @@ pub fn empty_object() -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A patch read as text applies exactly as the same patch read as values, made atomic by
+    /// an undo log or by a copy: the same document after, the same error, on every case of
+    /// the corpus the applier is held to (fixtures/patch-cases).
+    #[test]
+    fn a_patch_read_as_text_applies_as_its_values_do() {
+        let corpus = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/patch-cases/cases.jsonl"
+        );
+        let text = std::fs::read_to_string(corpus).unwrap();
+        let mut compared = 0;
+        for line in text.lines() {
+            let case: Value = serde_json::from_str(line).unwrap();
+            let patch = &case["patch"];
+            let Some(raw) = RawPatch::new(&patch.to_string()) else {
+                continue;
+            };
+            let run = |ops: Ops<'_>, copy_over: usize| {
+                let mut doc = case["doc"].clone();
+                let mut size = estimated_size(&doc, usize::MAX);
+                let result = apply_atomically(&mut doc, ops, &mut size, 1 << 30, copy_over);
+                (doc, size, result)
+            };
+            let values = run(Ops::Value(patch), usize::MAX);
+            for copy_over in [usize::MAX, 0] {
+                assert_eq!(run(Ops::Raw(&raw), copy_over), values, "{line}");
+                assert_eq!(run(Ops::Value(patch), copy_over), values, "{line}");
+            }
+            compared += 1;
+        }
+        assert!(compared > 1000, "only {compared} cases");
+    }
 
     fn run(doc: Value, patch: Value) -> Result<Value, PatchErrorKind> {
         let mut doc = doc;

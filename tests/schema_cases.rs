@@ -39,6 +39,7 @@ fn schemas_agree_with_the_sdk_on_every_case() {
             },
             kind,
             value,
+            patch: None,
         };
         let mut found = Vec::new();
         schema::check(&event, &set, &levels, &mut found);

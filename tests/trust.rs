@@ -870,3 +870,161 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert_eq!(files_under(&out), Vec::<PathBuf>::new());
 }
+
+/// Item 9: one large event does not take twenty times its size. A STATE_DELTA of about 1.3
+/// million `replace` operations, just under the default 64 MiB line cap, goes through every
+/// command that reads a stream in under 512 MiB, and is not refused.
+#[test]
+fn one_large_patch_stays_under_512_mib_in_every_command() {
+    use crate::hostile::run_measured;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large-patch.jsonl");
+    let mut text = String::from(
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\
+         {\"type\":\"STATE_SNAPSHOT\",\"snapshot\":{\"items\":[",
+    );
+    text.push_str(
+        &(0..100)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    text.push_str("]}}\n{\"type\":\"STATE_DELTA\",\"delta\":[");
+    let ops = 1_270_000u64;
+    for i in 0..ops {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!(
+            "{{\"op\":\"replace\",\"path\":\"/items/{}\",\"value\":{i}}}",
+            i % 100
+        ));
+    }
+    text.push_str("]}\n{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    let line = text.lines().nth(2).unwrap().len();
+    assert!(line < 64 << 20 && line > 60 << 20, "{line} bytes");
+    write(&path, text.as_bytes());
+    drop(text);
+    let out = |name: &str| dir.path().join(name);
+    let commands: Vec<Vec<String>> = vec![
+        vec!["check".into(), s(&path).into()],
+        vec!["fold".into(), s(&path).into()],
+        vec![
+            "compact".into(),
+            s(&path).into(),
+            "-o".into(),
+            s(&out("compacted.jsonl")).into(),
+        ],
+        vec!["inspect".into(), s(&path).into()],
+        vec!["inspect".into(), "--stats".into(), s(&path).into()],
+        vec![
+            "inspect".into(),
+            s(&path).into(),
+            "--html".into(),
+            s(&out("report.html")).into(),
+        ],
+        vec![
+            "cat".into(),
+            s(&path).into(),
+            "-o".into(),
+            s(&out("copy.sse")).into(),
+        ],
+        vec!["diff".into(), s(&path).into(), s(&path).into()],
+        vec![
+            "snapshot".into(),
+            s(&path).into(),
+            "--expect".into(),
+            s(&out("large.snap")).into(),
+        ],
+    ];
+    // Each command alone is measured; three run at a time.
+    let ran: Vec<_> = commands
+        .chunks(3)
+        .flat_map(|group| {
+            let handles: Vec<_> = group
+                .iter()
+                .map(|args| {
+                    let args = args.clone();
+                    std::thread::spawn(move || {
+                        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                        let ran = run_measured(&refs, Duration::from_secs(300));
+                        (args, ran)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for (args, ran) in ran {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert!(
+            ran.code == 0 || (args[0] == "snapshot" && ran.code == 1),
+            "{args:?}: {}\n{}",
+            ran.stdout,
+            ran.stderr
+        );
+        assert!(
+            ran.peak_rss_mib < 512.0,
+            "{args:?}: {:.0} MiB",
+            ran.peak_rss_mib
+        );
+        if args[0] == "fold" {
+            // The last replace of each item is the state's value there.
+            let folded: Value = serde_json::from_str(&ran.stdout).unwrap();
+            let items = folded["state"]["items"].as_array().unwrap();
+            assert_eq!(items.len(), 100);
+            assert_eq!(items[7], ops - 100 + 7);
+        }
+    }
+}
+
+/// Item 9: reading a patch's operations as text (as a large one is read) changes no verdict,
+/// no fold and no compaction: every fixture that holds a patch gives the same output both
+/// ways (`AGUI_LENS_LARGE_PATCH=1` reads every patch as text).
+#[test]
+fn patches_read_as_text_give_the_same_results() {
+    let mut compared = 0;
+    for dir in [
+        "fixtures/valid",
+        "fixtures/invalid",
+        "fixtures/recordings",
+        "fixtures/inspect",
+    ] {
+        for fixture in crate::common::fixture_files(dir) {
+            let path = root().join(&fixture);
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            if !text.contains("STATE_DELTA") && !text.contains("ACTIVITY_DELTA") {
+                continue;
+            }
+            let extra = crate::common::fixture_args(&fixture);
+            for command in [
+                vec!["check", "--format", "json"],
+                vec!["fold", "--compact"],
+                vec!["compact"],
+                vec!["inspect", "--format", "json"],
+            ] {
+                let mut args: Vec<&str> = command.clone();
+                args.extend(extra.iter().map(String::as_str));
+                args.push(s(&path));
+                let normal =
+                    crate::common::split(crate::common::agui_lens().args(&args).output().unwrap());
+                let as_text = crate::common::split(
+                    crate::common::agui_lens()
+                        .args(&args)
+                        .env("AGUI_LENS_LARGE_PATCH", "1")
+                        .output()
+                        .unwrap(),
+                );
+                assert_eq!(normal, as_text, "{args:?}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 40, "only {compared} compared");
+}

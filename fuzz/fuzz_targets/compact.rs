@@ -38,6 +38,7 @@ fn event(value: &Value, i: usize) -> Event {
             .and_then(Value::as_str)
             .and_then(EventType::from_name),
         value: value.clone(),
+        patch: None,
     }
 }
 

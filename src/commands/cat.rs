@@ -200,12 +200,12 @@ fn copy<W: Write>(
         if filter.keep(event) {
             let whole =
                 format == InputFormat::Jsonl && raw.iter().any(|&b| b == b'\n' || b == b'\r');
-            let value = whole.then_some(&event.value);
+            let value = whole.then(|| event.whole_value());
             if known {
-                write(writer, value, raw)?;
+                write(writer, value.as_deref(), raw)?;
             } else if held.len() < HOLD_EVENTS && held_bytes < HOLD_BYTES {
                 held_bytes += raw.len();
-                held.push((value.cloned(), raw.to_vec()));
+                held.push((value.map(|v| v.into_owned()), raw.to_vec()));
             } else {
                 return Err(NoEventsYet.into());
             }
@@ -272,6 +272,7 @@ mod tests {
                     },
                     kind: EventType::from_name(ty),
                     value,
+                    patch: None,
                 }
             })
             .collect()

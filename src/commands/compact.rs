@@ -841,6 +841,7 @@ mod tests {
                 },
                 kind,
                 value,
+                patch: None,
             });
         }
         folder.finish()

@@ -140,7 +140,7 @@ pub fn normalized(
         Level::Events => {
             let mut items = Vec::new();
             let (opened, stats) = for_each_event(&input, read, |event, _| {
-                items.push(normalizer.event(&event.value));
+                items.push(normalizer.event(&event.whole_value()));
                 Ok(())
             })?;
             require_events(&opened, &stats)?;

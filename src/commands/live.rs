@@ -299,7 +299,7 @@ fn stop_early(
 /// One event as a JSONL line: as it arrived, unless it spans lines (SSE data may).
 fn write_event(out: &mut dyn Write, event: &Event, raw: &[u8]) -> io::Result<()> {
     if raw.contains(&b'\n') || raw.contains(&b'\r') {
-        serde_json::to_writer(&mut *out, &event.value).map_err(io::Error::other)?;
+        serde_json::to_writer(&mut *out, &*event.whole_value()).map_err(io::Error::other)?;
     } else {
         out.write_all(raw)?;
     }

@@ -159,6 +159,9 @@ fn delta_stream(event: &Event) -> Option<String> {
     Some(event.str_field(field).unwrap_or_default().to_owned())
 }
 
+/// How much of a patch's operations a row of the event table lists.
+const SUMMARY_OPS_LEN: usize = 4000;
+
 fn delta_of(event: &Event) -> String {
     match event.field("delta") {
         Some(Value::String(s)) => s.clone(),
@@ -203,20 +206,32 @@ fn summary_of(event: &Event) -> String {
             format!("{} · {}", s("toolCallId"), content)
         }
         Some(StateDelta) => {
-            let ops: Vec<String> = event
-                .field("delta")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .map(|op| {
-                    format!(
-                        "{} {}",
-                        op.get("op").and_then(Value::as_str).unwrap_or("?"),
-                        op.get("path").and_then(Value::as_str).unwrap_or("?")
-                    )
-                })
-                .collect();
-            ops.join(", ")
+            // The operations, as far as a row shows them; a large patch is counted past that.
+            let mut shown = String::new();
+            let mut count = 0usize;
+            let mut add = |op: &Value| {
+                if shown.len() < SUMMARY_OPS_LEN {
+                    if count > 0 {
+                        shown.push_str(", ");
+                    }
+                    shown.push_str(op.get("op").and_then(Value::as_str).unwrap_or("?"));
+                    shown.push(' ');
+                    shown.push_str(op.get("path").and_then(Value::as_str).unwrap_or("?"));
+                }
+                count += 1;
+            };
+            match (&event.patch, event.field("delta")) {
+                (Some(raw), _) => raw.each(|_, op| {
+                    add(&op);
+                    true
+                }),
+                (None, Some(Value::Array(ops))) => ops.iter().for_each(&mut add),
+                (None, _) => {}
+            }
+            if shown.len() >= SUMMARY_OPS_LEN {
+                shown.push_str(&format!(", … ({count} operations)"));
+            }
+            shown
         }
         Some(StateSnapshot) => event
             .field("snapshot")

@@ -570,8 +570,19 @@ impl Inspector {
                 })
             }
             Some(EventType::StateDelta) => {
-                let ops = event.field("delta").and_then(Value::as_array);
-                let watched = watched_pointers(ops.map(Vec::as_slice).unwrap_or_default());
+                let (watched, operations) = match (&event.patch, event.field("delta")) {
+                    (Some(raw), _) => {
+                        let (mut watched, mut count) = (Watched::default(), 0);
+                        raw.each(|_, op| {
+                            watched.add(&op);
+                            count += 1;
+                            true
+                        });
+                        (watched.outermost(), Some(count))
+                    }
+                    (None, Some(Value::Array(ops))) => (watched_pointers(ops), Some(ops.len())),
+                    (None, _) => (Vec::new(), None),
+                };
                 let before: Vec<Option<Value>> = watched
                     .iter()
                     .map(|p| pointed(folder.state(), p).cloned())
@@ -580,7 +591,7 @@ impl Inspector {
                 let applied = folder.last_delta_applied();
                 let mut view = StateChangeView {
                     source: "delta",
-                    operations: ops.map(Vec::len),
+                    operations,
                     applied,
                     changes: Vec::new(),
                     more: 0,
@@ -1313,8 +1324,20 @@ fn pointed<'a>(state: Option<&'a Value>, pointer: &str) -> Option<&'a Value> {
 /// move's source), or its parent when the last segment may be an array index (an insertion or
 /// removal shifts the elements after it).
 fn watched_pointers(ops: &[Value]) -> Vec<String> {
-    let mut pointers: Vec<String> = Vec::new();
+    let mut watched = Watched::default();
     for op in ops {
+        watched.add(op);
+    }
+    watched.outermost()
+}
+
+/// The places a patch's operations change, gathered one operation at a time (each once,
+/// however many operations touch it).
+#[derive(Default)]
+struct Watched(std::collections::BTreeSet<String>);
+
+impl Watched {
+    fn add(&mut self, op: &Value) {
         let mut add = |pointer: &str| {
             let (parent, last) = match pointer.rfind('/') {
                 Some(at) => (&pointer[..at], &pointer[at + 1..]),
@@ -1322,7 +1345,10 @@ fn watched_pointers(ops: &[Value]) -> Vec<String> {
             };
             let index_like =
                 last == "-" || (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()));
-            pointers.push(if index_like { parent } else { pointer }.to_owned());
+            let watched = if index_like { parent } else { pointer };
+            if !self.0.contains(watched) {
+                self.0.insert(watched.to_owned());
+            }
         };
         if let Some(path) = op.get("path").and_then(Value::as_str) {
             add(path);
@@ -1333,18 +1359,20 @@ fn watched_pointers(ops: &[Value]) -> Vec<String> {
             }
         }
     }
-    pointers.sort();
-    pointers.dedup();
-    let mut outermost: Vec<String> = Vec::new();
-    for p in pointers {
-        let covered = outermost
-            .iter()
-            .any(|o| o.is_empty() || p == *o || p.starts_with(&format!("{o}/")));
-        if !covered {
-            outermost.push(p);
+
+    /// The outermost of the places: a change inside one is a change of it.
+    fn outermost(self) -> Vec<String> {
+        let mut outermost: Vec<String> = Vec::new();
+        for p in self.0 {
+            let covered = outermost
+                .iter()
+                .any(|o| o.is_empty() || p == *o || p.starts_with(&format!("{o}/")));
+            if !covered {
+                outermost.push(p);
+            }
         }
+        outermost
     }
-    outermost
 }
 
 /// A delta as text: strings as they are, anything else as JSON.

@@ -13,7 +13,8 @@ use super::tool_args::ToolArgs;
 use super::{Levels, RuleId};
 use crate::chunks::{ChunkExpander, ChunkKind, ChunkProblem, Piece};
 use crate::diagnostic::Diagnostic;
-use crate::event::{Event, EventType, Location};
+use crate::event::{Event, EventType, Location, RawPatch};
+use crate::patch;
 use crate::source::delta::Text;
 use crate::source::parse::finding;
 
@@ -100,6 +101,8 @@ pub struct Ev<'a> {
     /// The event as read matched its schema (state is not patched with a malformed delta,
     /// which the schema rules already report).
     pub conforms: bool,
+    /// A large patch's operations, read as text (see [`Event::patch`]).
+    pub patch: Option<&'a RawPatch>,
 }
 
 impl<'a> Ev<'a> {
@@ -109,6 +112,15 @@ impl<'a> Ev<'a> {
 
     pub fn get(&self, key: &str) -> Option<&'a Value> {
         self.value.get(key)
+    }
+
+    /// The operations of the event's JSON Patch (STATE_DELTA's `delta`, ACTIVITY_DELTA's
+    /// `patch`), however they were read.
+    pub fn patch_ops(&self) -> Option<patch::Ops<'a>> {
+        if let Some(raw) = self.patch {
+            return Some(patch::Ops::Raw(raw));
+        }
+        self.get(self.ty.patch_field()?).map(patch::Ops::Value)
     }
 
     /// The subagent the event is attributed to.
@@ -230,6 +242,7 @@ impl Protocol {
                     loc: &event.loc,
                     synthetic: false,
                     conforms,
+                    patch: event.patch.as_deref(),
                 },
                 Piece::Synthetic(value) => Ev {
                     ty: value
@@ -242,6 +255,7 @@ impl Protocol {
                     loc: &event.loc,
                     synthetic: true,
                     conforms,
+                    patch: None,
                 },
             };
             self.handle(&ev, &mut out);
@@ -270,6 +284,7 @@ impl Protocol {
             loc,
             synthetic: false,
             conforms: true,
+            patch: None,
         };
         self.handle(&ev, &mut out);
         true

@@ -144,6 +144,14 @@ pub fn check(event: &Event, schemas: &SchemaSet, levels: &Levels, out: &mut Vec<
         return;
     }
     let mut findings = schemas.validate_event(kind, &event.value);
+    if let (Some(patch), Some(field)) = (&event.patch, kind.patch_field()) {
+        // A large patch's operations were left out of the value: each is checked on its own,
+        // against the schema the event's holds them to.
+        patch.each(|index, op| {
+            findings.extend(schemas.validate_patch_op(&op, &format!("/{field}/{index}")));
+            true
+        });
+    }
     if kind == EventType::Custom {
         let name = event.str_field("name").unwrap_or_default();
         if let (Some(value), true) = (event.field("value"), schemas.has_custom(name)) {

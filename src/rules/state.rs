@@ -166,7 +166,7 @@ impl StateRules {
         if !Self::wanted(out) {
             return;
         }
-        let Some(delta) = ev.get("delta") else {
+        let Some(delta) = ev.patch_ops() else {
             return;
         };
         let Some(state) = &mut self.state else {
@@ -181,7 +181,7 @@ impl StateRules {
             }
             return;
         };
-        if let Err(err) = patch::apply(state, delta, &mut self.size, self.limit) {
+        if let Err(err) = patch::apply_ops(state, delta, &mut self.size, self.limit) {
             report_patch_error(
                 &err,
                 state,
@@ -241,7 +241,7 @@ impl StateRules {
     }
 
     fn activity_delta(&mut self, ev: &Ev<'_>, adopting: bool, out: &mut Out<'_>) {
-        let (Some(id), Some(patch_ops)) = (ev.str("messageId"), ev.get("patch")) else {
+        let (Some(id), Some(patch_ops)) = (ev.str("messageId"), ev.patch_ops()) else {
             return;
         };
         let Some(activity) = self.activities.get_mut(id) else {
@@ -260,7 +260,7 @@ impl StateRules {
         if let Some(activity_type) = ev.str("activityType") {
             check_type(activity, id, activity_type, ev, out);
         }
-        if let Err(err) = patch::apply(
+        if let Err(err) = patch::apply_ops(
             &mut activity.content,
             patch_ops,
             &mut activity.size,

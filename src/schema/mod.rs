@@ -50,6 +50,9 @@ pub struct SchemaSet {
     events: Vec<OnceLock<Option<Compiled>>>,
     /// Schemas for CUSTOM events' `value`, by event `name` (`custom/<name>.json`).
     custom: BTreeMap<String, Compiled>,
+    /// The validators of one JSON Patch operation, for the operations of a large patch,
+    /// which are checked one at a time (see [`crate::event::Event::patch`]).
+    patch_op: OnceLock<Option<Compiled>>,
     /// Only the embedded schemas, with no user directory laid over them.
     stock: bool,
 }
@@ -119,6 +122,7 @@ impl SchemaSet {
             lax_registry: OnceLock::new(),
             events: EventType::ALL.iter().map(|_| OnceLock::new()).collect(),
             custom: BTreeMap::new(),
+            patch_op: OnceLock::new(),
             stock: overlay.is_none(),
         };
         set.compile()?;
@@ -239,6 +243,21 @@ impl SchemaSet {
         }
     }
 
+    /// Validates one operation of a JSON Patch, found at `pointer` in its event.
+    pub fn validate_patch_op(&self, op: &Value, pointer: &str) -> Vec<SchemaFinding> {
+        let compiled = self.patch_op.get_or_init(|| {
+            let rel = PATCH_OPERATION;
+            self.docs.contains_key(rel).then(|| {
+                self.build(rel)
+                    .expect("the patch operation schema compiles (a test holds them to it)")
+            })
+        });
+        match compiled {
+            Some(compiled) => self.validate(compiled, op, pointer),
+            None => Vec::new(),
+        }
+    }
+
     /// Validates a CUSTOM event's `value` against the user's schema for its `name`, if any.
     pub fn validate_custom(&self, name: &str, value: &Value) -> Option<Vec<SchemaFinding>> {
         let compiled = self.custom.get(name)?;
@@ -279,6 +298,9 @@ impl SchemaSet {
         self.docs.get(rel)
     }
 }
+
+/// The schema of one JSON Patch operation.
+const PATCH_OPERATION: &str = "defs/JsonPatchOperation.json";
 
 /// `events/RUN_STARTED.json` for RUN_STARTED.
 pub fn event_schema_path(ty: EventType) -> String {

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Batch, Frame, FrameKind};
 use crate::diagnostic::{Diagnostic, Severity, abbreviate};
-use crate::event::{Event, EventType, Location};
+use crate::event::{Event, EventType, Location, RawPatch};
 use crate::rules::RuleId;
 
 /// Longest excerpt of an event shown with a diagnostic.
@@ -140,15 +140,21 @@ pub fn parse_frame(
             };
         }
     };
-    let value: Value = match serde_json::from_str(text) {
-        Ok(value) => value,
-        Err(err) => {
-            problems.push(invalid_json(&loc, text, &err).with_excerpt(excerpt(bytes)));
-            return Parsed {
-                event: None,
-                problems,
-            };
-        }
+    let large = (text.len() >= large_patch_threshold())
+        .then(|| parse_large_patch(text))
+        .flatten();
+    let (value, patch) = match large {
+        Some((value, patch)) => (value, Some(Arc::new(patch))),
+        None => match serde_json::from_str(text) {
+            Ok(value) => (value, None),
+            Err(err) => {
+                problems.push(invalid_json(&loc, text, &err).with_excerpt(excerpt(bytes)));
+                return Parsed {
+                    event: None,
+                    problems,
+                };
+            }
+        },
     };
     if !value.is_object() {
         problems.push(
@@ -192,10 +198,48 @@ pub fn parse_frame(
         .get("type")
         .and_then(Value::as_str)
         .and_then(EventType::from_name);
+    let mut event = Event::new(loc, kind, value);
+    event.patch = patch;
     Parsed {
-        event: Some(Event { loc, kind, value }),
+        event: Some(event),
         problems,
     }
+}
+
+/// Frames at least this long that hold a JSON Patch keep its operations as text (see
+/// [`Event::patch`]). `AGUI_LENS_LARGE_PATCH` (bytes) lowers it, for tests that hold both
+/// ways of reading a patch to one verdict.
+pub fn large_patch_threshold() -> usize {
+    static AT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AT.get_or_init(|| {
+        std::env::var("AGUI_LENS_LARGE_PATCH")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(4 << 20)
+    })
+}
+
+/// Reads a STATE_DELTA or ACTIVITY_DELTA with its patch's operations kept as text, and every
+/// other field as a value (the patch field holds `[]`); `None` for any other event, which is
+/// then read whole.
+fn parse_large_patch(text: &str) -> Option<(Value, RawPatch)> {
+    use std::borrow::Cow;
+    use std::collections::BTreeMap;
+    let fields: BTreeMap<Cow<'_, str>, &serde_json::value::RawValue> =
+        serde_json::from_str(text).ok()?;
+    let ty: Cow<'_, str> = serde_json::from_str(fields.get("type")?.get()).ok()?;
+    let field = EventType::from_name(&ty)?.patch_field()?;
+    let patch = RawPatch::new(fields.get(field)?.get())?;
+    let mut value = serde_json::Map::new();
+    for (key, raw) in fields {
+        let field_value = if key == field {
+            Value::Array(Vec::new())
+        } else {
+            serde_json::from_str(raw.get()).ok()?
+        };
+        value.insert(key.into_owned(), field_value);
+    }
+    Some((Value::Object(value), patch))
 }
 
 fn invalid_json(loc: &Location, text: &str, err: &serde_json::Error) -> Diagnostic {

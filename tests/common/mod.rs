@@ -23,6 +23,7 @@ pub fn event_at(path: &Arc<str>, i: usize, value: serde_json::Value) -> agui_len
         },
         kind,
         value,
+        patch: None,
     }
 }
 
