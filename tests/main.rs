@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod compaction;
 mod compaction_props;
+mod compaction_trees;
 mod comparing;
 mod fast_path;
 mod fixtures;

@@ -1028,3 +1028,75 @@ fn patches_read_as_text_give_the_same_results() {
     }
     assert!(compared > 40, "only {compared} compared");
 }
+
+/// Item 5: in `test`, a case that expects a stream and gets a 2xx body with no AG-UI events
+/// fails, whatever the rule levels say about the stream's own findings.
+#[test]
+fn a_suite_case_that_gets_no_stream_fails() {
+    use crate::common::server::{Script, Server};
+    let server = Server::routes(vec![
+        (
+            "/error",
+            Script::fixed(
+                "200 OK",
+                "text/event-stream",
+                "{\"error\":\"the model is overloaded\"}",
+            ),
+        ),
+        ("/empty", Script::fixed("200 OK", "text/event-stream", "")),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"error body\"\nurl = \"{}\"\nmessage = \"hi\"\nallow = [\"framing/*\", \"transport/*\", \"lifecycle/*\"]\n\n\
+             [[case]]\nname = \"empty\"\nurl = \"{}\"\nmessage = \"hi\"\nallow = [\"framing/*\"]\n",
+            server.url("/error"),
+            server.url("/empty")
+        )
+        .as_bytes(),
+    );
+    let (code, stdout, stderr) = run(&["test", s(&suite), "--format", "json"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    for case in doc["cases"].as_array().unwrap() {
+        assert_eq!(case["passed"], false, "{case}");
+        assert!(
+            case["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["rule"] == "suite/no-stream"),
+            "{case}"
+        );
+    }
+}
+
+/// A file that is not what its name says is read by what it holds: a JSON array named `.sse`,
+/// an SSE capture named `.jsonl`, JSONL named `.sse` fold and check as they do under their
+/// own names.
+#[test]
+fn a_stream_under_another_format_s_name_is_read_by_its_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = std::fs::read_to_string(recording("agui-sdk-full.jsonl")).unwrap();
+    let lines: Vec<&str> = jsonl.lines().collect();
+    let sse: String = lines.iter().map(|l| format!("data: {l}\n\n")).collect();
+    let array = format!("[\n{}\n]\n", lines.join(",\n"));
+    let one_line = format!("[{}]\n", lines.join(","));
+    let reference = dir.path().join("reference.jsonl");
+    write(&reference, jsonl.as_bytes());
+    for (name, content) in [
+        ("array.sse", array.as_str()),
+        ("capture.jsonl", sse.as_str()),
+        ("lines.sse", jsonl.as_str()),
+        ("array.jsonl", array.as_str()),
+        ("one-line.jsonl", one_line.as_str()),
+    ] {
+        let path = dir.path().join(name);
+        write(&path, content.as_bytes());
+        assert_eq!(fold(&path), fold(&reference), "{name}");
+        let (code, stdout, _) = run(&["check", s(&path)]);
+        assert_eq!(code, 0, "{name}: {stdout}");
+    }
+}

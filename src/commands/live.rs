@@ -60,6 +60,8 @@ pub struct Exchange {
     /// Body bytes received.
     pub bytes: u64,
     pub stats: Stats,
+    /// Events of a type AG-UI defines: none means the body was no stream at all.
+    pub known_events: u64,
     /// The user asked to stop (Ctrl-C, SIGTERM) before the response ended: what arrived was
     /// checked, but not what only its end can tell.
     pub interrupted: bool,
@@ -270,6 +272,7 @@ pub fn check_call(
             }
         }
     }
+    exchange.known_events = engine.known_events();
     exchange.stats = engine.finish(&mut found);
     emit(&found)?;
     exchange.first_event = first_event;

@@ -336,6 +336,17 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
         let streamed = exchange.status.is_some_and(|s| (200..300).contains(&s));
         expectations.status(exchange.status, exchange.body_excerpt.clone());
         if streamed {
+            if exchange.known_events == 0 {
+                expectations.report(
+                    RuleId::SuiteNoStream,
+                    format!(
+                        "the agent answered {} with no AG-UI events in {}",
+                        exchange.status.unwrap_or_default(),
+                        crate::report::plural(exchange.bytes, "byte")
+                    ),
+                    "the agent did not run: see its logs and the body above",
+                );
+            }
             expectations.events(&seen);
             expectations.first_event(exchange.first_event);
             if let (Some(snapshot), Some(record)) = (&case.snapshot, record.take()) {

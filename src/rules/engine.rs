@@ -477,6 +477,10 @@ impl<'a> Engine<'a> {
         for d in found {
             self.emit(d, out);
         }
+        if self.known_events == 0 {
+            // Objects of no AG-UI type are not events: an input of them holds none.
+            self.stats.events = 0;
+        }
         if self.holding && self.known_events == 0 && !self.cut_short {
             // Findings that only say "this is not an event" are folded into one.
             let explained = |d: &Diagnostic| {
@@ -486,6 +490,7 @@ impl<'a> Engine<'a> {
                         | RuleId::FramingInvalidUtf8
                         | RuleId::FramingNotAnObject
                         | RuleId::SchemaMissingType
+                        | RuleId::SchemaUnknownEventType
                 )
             };
             let folded = self.held.iter().filter(|d| explained(d)).count();

@@ -161,6 +161,7 @@ registry! {
     SuiteMissingEvent => suite::MISSING_EVENT,
     SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,
     SuiteFirstEventSlow => suite::FIRST_EVENT_SLOW,
+    SuiteNoStream => suite::NO_STREAM,
 }
 
 impl RuleId {

@@ -38,3 +38,13 @@ pub const FIRST_EVENT_SLOW: Rule = Rule {
     why: "Time to first event is what a user waits before anything moves on screen.",
     example: "[[case]]\nmax_first_event_ms = 3000\n(RUN_STARTED arrives after 4.2 s)",
 };
+
+pub const NO_STREAM: Rule = Rule {
+    name: "suite/no-stream",
+    default: Level::Deny,
+    summary: "a case answered with a 2xx status got a body with no AG-UI events",
+    why: "A case that expects a stream and gets none (an empty body, an error object sent with \
+          status 200) did not run the agent, whatever the rules say about the body: with no \
+          events there is nothing the stream rules can fail on.",
+    example: "[[case]]\nname = \"chat\"\n(the agent answers 200 with {\"error\": \"overloaded\"})",
+};

@@ -140,6 +140,23 @@ pub fn sniff_format(head: &[u8]) -> InputFormat {
     }
 }
 
+/// Whether the first non-blank bytes open a JSON object or array.
+pub fn opens_json(head: &[u8]) -> bool {
+    matches!(trim_start(head).first(), Some(b'{' | b'['))
+}
+
+/// Whether the first non-blank line is a whole JSON array whose first element is an object
+/// with a `type`: events written as one array on one line.
+pub fn first_line_is_array_of_events(head: &[u8]) -> bool {
+    let text = trim_start(head);
+    let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+    serde_json::from_slice::<Vec<serde_json::Value>>(line).is_ok_and(|items| {
+        items
+            .first()
+            .is_some_and(|first| first.get("type").is_some())
+    })
+}
+
 /// Whether the first non-blank line holds a complete JSON value (JSONL), as opposed to the
 /// start of a pretty-printed one.
 pub fn first_line_is_whole_value(head: &[u8]) -> bool {

@@ -392,11 +392,31 @@ impl FrameReader for NoFrames {
     }
 }
 
-/// `.json` says little: an array, one pretty-printed event, or JSONL under another name.
+/// What a file name says, unless the content plainly says otherwise: a file need not be what
+/// its name says. `.json` says little (an array, one pretty-printed event, or JSONL under
+/// another name); SSE never starts with `{` or `[`; JSONL never starts with an SSE field, nor
+/// with a `[` that opens an array of events.
 fn refine_extension_hint(hint: Option<InputFormat>, head: &[u8]) -> Option<InputFormat> {
+    let sniffed = sniff_format(head);
+    let opens_json = detect::opens_json(head);
     match hint {
-        Some(InputFormat::Json) => Some(match sniff_format(head) {
+        Some(InputFormat::Json) => Some(match sniffed {
             InputFormat::Jsonl if !detect::first_line_is_whole_value(head) => InputFormat::Json,
+            sniffed => sniffed,
+        }),
+        Some(InputFormat::Sse) if opens_json => Some(match sniffed {
+            InputFormat::Jsonl if !detect::first_line_is_whole_value(head) => InputFormat::Json,
+            sniffed => sniffed,
+        }),
+        Some(InputFormat::Jsonl) => Some(match sniffed {
+            // A `[` line in JSONL is an array of events written on one line, or a line that is
+            // no event; a `[` line that does not end the value opens a pretty-printed array.
+            InputFormat::Json
+                if detect::first_line_is_whole_value(head)
+                    && !detect::first_line_is_array_of_events(head) =>
+            {
+                InputFormat::Jsonl
+            }
             sniffed => sniffed,
         }),
         other => other,

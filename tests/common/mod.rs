@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 pub mod server;
+pub mod trees;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
