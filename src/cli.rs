@@ -5,13 +5,12 @@ use std::time::Duration;
 
 use clap::{ArgGroup, ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
-use crate::commands::diff::Level as DiffLevel;
-use crate::commands::inspect::Format as ViewFormat;
+use crate::check::catalog::Level;
+use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use crate::compact::Level as CompactLevel;
+use crate::compare::Level as DiffLevel;
+use crate::read::{DEFAULT_MAX_LINE, InputFormat, ReadOptions};
 use crate::report::Format;
-use crate::rules::Level;
-use crate::rules::protocol::DEFAULT_STATE_LIMIT;
-use crate::source::{DEFAULT_MAX_LINE, InputFormat, ReadOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -481,16 +480,6 @@ pub struct WalkArgs {
     pub no_ignore: bool,
 }
 
-impl WalkArgs {
-    pub fn walk(&self) -> crate::commands::inputs::Walk {
-        crate::commands::inputs::Walk {
-            exclude: self.exclude.clone(),
-            hidden: self.hidden,
-            no_ignore: self.no_ignore,
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct RuleArgs {
     /// Report a rule or family (`state/*`) as an error. Repeatable; later flags win.
@@ -539,6 +528,15 @@ pub enum SchemaCommand {
         #[arg(long, value_name = "DIR")]
         schemas: Option<PathBuf>,
     },
+}
+
+/// How the terminal view and the statistics are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ViewFormat {
+    /// Text for a person, coloured on a terminal.
+    Human,
+    /// One JSON document with the same content.
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

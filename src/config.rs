@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use crate::rules::{Level, Levels};
+use crate::check::catalog::{Level, Levels};
 
 pub const FILE_NAME: &str = "agui-lens.toml";
 
@@ -108,7 +108,7 @@ fn find_upwards(start: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::RuleId;
+    use crate::check::catalog::RuleId;
 
     fn config(text: &str) -> Result<Config> {
         Ok(Config {

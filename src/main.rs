@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     };
     // A command stopped by Ctrl-C or SIGTERM has written what it could; its status says it
     // was stopped, whatever it found (a cancelled CI job is never a pass).
-    match agui_lens::interrupt::signal() {
+    match agui_lens::stop::signal() {
         Some(signal) => ExitCode::from(128 + signal as u8),
         None => code,
     }

@@ -9,10 +9,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::event::EventType;
-use crate::request::{AgentInput, expand};
-use crate::rules::{Level, Levels};
-use crate::source::http::check_header;
+use crate::check::catalog::{Level, Levels};
+use crate::live::http::check_header;
+use crate::live::request::{AgentInput, expand};
+use crate::protocol::event::EventType;
 
 /// How long a case waits for bytes unless it says otherwise.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -273,7 +273,7 @@ timeout = 1.5
         assert_eq!(chat.require_events, vec![EventType::TextMessageStart]);
         let levels = chat.levels(&Levels::default());
         assert_eq!(
-            levels.level(crate::rules::RuleId::OrderTimestampDecreasing),
+            levels.level(crate::check::catalog::RuleId::OrderTimestampDecreasing),
             Level::Deny,
             "deny is applied last"
         );

@@ -162,7 +162,7 @@ fn sarif_format() {
     assert_eq!(doc["version"], "2.1.0");
     let run = &doc["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), agui_lens::rules::RuleId::ALL.len());
+    assert_eq!(rules.len(), agui_lens::check::catalog::RuleId::ALL.len());
     let result = &run["results"][0];
     assert_eq!(result["ruleId"], "schema/violation");
     assert_eq!(result["level"], "error");
@@ -333,13 +333,13 @@ fn config_file_sets_levels_and_flags_win() {
 fn rules_and_explain() {
     let (code, stdout, _) = run(&["rules"]);
     assert_eq!(code, 0);
-    for id in agui_lens::rules::RuleId::ALL {
+    for id in agui_lens::check::catalog::RuleId::ALL {
         assert!(stdout.contains(id.name()), "{} not listed", id.name());
     }
     let (code, stdout, _) = run(&["rules", "--format", "json"]);
     assert_eq!(code, 0);
     let rules: Vec<Value> = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(rules.len(), agui_lens::rules::RuleId::ALL.len());
+    assert_eq!(rules.len(), agui_lens::check::catalog::RuleId::ALL.len());
     let (code, stdout, _) = run(&["explain", "schema/null-for-optional"]);
     assert_eq!(code, 0);
     assert!(stdout.contains("Why it matters"));
@@ -444,7 +444,7 @@ fn broken_pipe_exits_quietly() {
 #[test]
 fn readme_lists_every_rule() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    for id in agui_lens::rules::RuleId::ALL {
+    for id in agui_lens::check::catalog::RuleId::ALL {
         let rule = id.rule();
         let row = format!("| `{}` | {} |", rule.name, rule.default.as_str());
         assert!(readme.contains(&row), "README.md has no row starting {row}");

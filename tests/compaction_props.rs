@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
-use agui_lens::compact::{Compactor, Level, Output};
-use agui_lens::event::EventType;
+use agui_lens::compact::{Compactor, Level};
+use agui_lens::protocol::event::EventType;
+use agui_lens::write::Output;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};

@@ -5,9 +5,9 @@
 
 use std::sync::OnceLock;
 
-use agui_lens::diagnostic::Diagnostic;
-use agui_lens::schema::SchemaSet;
-use agui_lens::source::InputFormat;
+use agui_lens::check::diagnostic::Diagnostic;
+use agui_lens::check::schema::SchemaSet;
+use agui_lens::read::InputFormat;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};

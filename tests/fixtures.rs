@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use agui_lens::rules::RuleId;
+use agui_lens::check::catalog::RuleId;
 
 use crate::common::{fixture_args, fixture_files, run};
 

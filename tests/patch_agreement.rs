@@ -105,8 +105,8 @@ fn patch_agrees_with_fast_json_patch() {
         let before = case["doc"].clone();
         let expected = &case["expected"];
         let mut doc = before.clone();
-        let mut size = agui_lens::patch::estimated_size(&doc, usize::MAX);
-        let got = agui_lens::patch::apply(&mut doc, &case["patch"], &mut size, 1 << 30);
+        let mut size = agui_lens::protocol::patch::estimated_size(&doc, usize::MAX);
+        let got = agui_lens::protocol::patch::apply(&mut doc, &case["patch"], &mut size, 1 << 30);
         let want_ok = expected["ok"].as_bool().unwrap();
         let patch = case["patch"].to_string();
         let doc_text = before.to_string();

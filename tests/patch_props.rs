@@ -3,7 +3,7 @@
 //! one piece equals applying its operations one by one, and the tracked size always equals a
 //! fresh estimate.
 
-use agui_lens::patch::{apply, estimated_size};
+use agui_lens::protocol::patch::{apply, estimated_size};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read};
 use std::sync::{Arc, OnceLock};
 
-use agui_lens::diagnostic::{Diagnostic, Severity};
-use agui_lens::event::EventType;
-use agui_lens::schema::SchemaSet;
-use agui_lens::source::{self, Batch, FrameKind, InputFormat, ReadOptions};
+use agui_lens::check::diagnostic::{Diagnostic, Severity};
+use agui_lens::check::schema::SchemaSet;
+use agui_lens::protocol::event::EventType;
+use agui_lens::read::{self, Batch, FrameKind, InputFormat, ReadOptions};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};
@@ -746,7 +746,7 @@ proptest! {
     ) {
         let bytes = sse_capture(&events, &extras, endings, &picks, terminate_last);
         let reader = Trickle { data: bytes.clone(), pos: 0, sizes, next: 0 };
-        let mut opened = source::open_reader(
+        let mut opened = read::open_reader(
             Arc::from("sse"),
             Box::new(reader),
             Some(InputFormat::Sse),

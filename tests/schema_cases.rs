@@ -1,10 +1,11 @@
 //! The JSON Schemas give the same verdict as the 1.0 SDK's own zod validators on every case in
 //! fixtures/schema-cases/cases.jsonl (verdicts stamped by reference/zod-validate.mjs).
 
-use agui_lens::diagnostic::Severity;
-use agui_lens::event::{Event, EventType, Location};
-use agui_lens::rules::{Levels, schema};
-use agui_lens::schema::SchemaSet;
+use agui_lens::check::catalog::Levels;
+use agui_lens::check::diagnostic::Severity;
+use agui_lens::check::rules::schema;
+use agui_lens::check::schema::SchemaSet;
+use agui_lens::protocol::event::{Event, EventType, Location};
 use serde_json::Value;
 
 use crate::common::root;

@@ -959,6 +959,9 @@ fn one_large_patch_stays_under_512_mib_in_every_command() {
                 .collect::<Vec<_>>()
         })
         .collect();
+    for (args, ran) in &ran {
+        eprintln!("{args:?}: {:.0} MiB", ran.peak_rss_mib);
+    }
     for (args, ran) in ran {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         assert!(

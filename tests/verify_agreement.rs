@@ -12,12 +12,12 @@ use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::sync::Arc;
 
-use agui_lens::diagnostic::{Diagnostic, Severity};
-use agui_lens::rules::Levels;
-use agui_lens::rules::engine::{Context, Engine};
-use agui_lens::rules::protocol::ProtocolOptions;
-use agui_lens::schema::SchemaSet;
-use agui_lens::source::{self, Batch, InputFormat, ReadOptions};
+use agui_lens::check::catalog::Levels;
+use agui_lens::check::diagnostic::{Diagnostic, Severity};
+use agui_lens::check::engine::{Context, Engine};
+use agui_lens::check::rules::protocol::ProtocolOptions;
+use agui_lens::check::schema::SchemaSet;
+use agui_lens::read::{self, Batch, InputFormat, ReadOptions};
 use serde_json::Value;
 
 use crate::common::root;
@@ -75,11 +75,11 @@ fn run_checker(
     let ctx = Context {
         schemas,
         levels: &levels,
-        max_line: source::DEFAULT_MAX_LINE,
+        max_line: read::DEFAULT_MAX_LINE,
         protocol: ProtocolOptions::default(),
     };
     let name: Arc<str> = Arc::from("case");
-    let mut opened = source::open_reader(
+    let mut opened = read::open_reader(
         name.clone(),
         Box::new(Cursor::new(bytes.to_vec())),
         format,

@@ -31,7 +31,7 @@ fn pool() -> &'static [Vec<u8>] {
 
 fn fold(path: &Path) -> Value {
     use agui_lens::commands::fold::fold_threads;
-    use agui_lens::source::{InputSpec, ReadOptions};
+    use agui_lens::read::{InputSpec, ReadOptions};
     let threads = fold_threads(
         &InputSpec::File(path.to_path_buf()),
         &ReadOptions::default(),

@@ -4,12 +4,12 @@
 use std::io::{self, Cursor, Read};
 use std::sync::{Arc, OnceLock};
 
-use agui_lens::diagnostic::Diagnostic;
-use agui_lens::rules::Levels;
-use agui_lens::rules::engine::{Context, Engine};
-use agui_lens::rules::protocol::ProtocolOptions;
-use agui_lens::schema::SchemaSet;
-use agui_lens::source::{self, Batch, FrameKind, InputFormat, ReadOptions};
+use agui_lens::check::diagnostic::Diagnostic;
+use agui_lens::check::catalog::Levels;
+use agui_lens::check::engine::{Context, Engine};
+use agui_lens::check::rules::protocol::ProtocolOptions;
+use agui_lens::check::schema::SchemaSet;
+use agui_lens::read::{self, Batch, FrameKind, InputFormat, ReadOptions};
 
 pub fn schemas() -> &'static SchemaSet {
     static SCHEMAS: OnceLock<SchemaSet> = OnceLock::new();
@@ -79,7 +79,7 @@ pub fn frames(
         format,
         max_line: 1 << 16,
     };
-    let mut opened = match source::open_reader(Arc::from("fuzz"), raw, format, &options) {
+    let mut opened = match read::open_reader(Arc::from("fuzz"), raw, format, &options) {
         Ok(opened) => opened,
         Err(err) => return (Vec::new(), Some(format!("{err:#}"))),
     };
@@ -123,7 +123,7 @@ pub fn check(bytes: &[u8], format: Option<InputFormat>, fast: bool) -> Vec<Diagn
         format,
         max_line: 1 << 16,
     };
-    let Ok(mut opened) = source::open_reader(
+    let Ok(mut opened) = read::open_reader(
         name.clone(),
         Box::new(Cursor::new(bytes.to_vec())),
         format,

@@ -5,16 +5,16 @@ use std::io::{self, Write};
 
 use anyhow::{Context, Result, bail};
 
-use super::events::{for_each_event, require_events, warn_unreadable};
 use super::{Outcome, persist, same_file};
+use crate::check::stream::{for_each_event, require_events, warn_unreadable};
 use crate::cli::CatArgs;
-use crate::compact::Output;
-use crate::event::{Event, EventType};
 use crate::glob;
-use crate::sink::EventWriter;
-use crate::source::{
+use crate::protocol::event::{Event, EventType};
+use crate::read::{
     self, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions, format_from_extension,
 };
+use crate::write::EventWriter;
+use crate::write::Output;
 
 /// Which events to keep.
 #[derive(Clone, Debug, Default)]
@@ -140,7 +140,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                     bail!("the output {} is the input", path.display());
                 }
             }
-            let compression = source::detect_compression_ext(path);
+            let compression = read::detect_compression_ext(path);
             // A file is replaced by a finished temp file.
             let (file, temp) = if stream {
                 (super::open_stream(path)?, None)
@@ -251,7 +251,7 @@ impl std::error::Error for NoEventsYet {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Location;
+    use crate::protocol::event::Location;
     use serde_json::json;
 
     fn events(types: &[(&str, Option<&str>)]) -> Vec<Event> {

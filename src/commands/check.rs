@@ -11,15 +11,15 @@ use rayon::prelude::*;
 
 use super::Outcome;
 use super::inputs::{self, Input};
+use crate::check::catalog::Levels;
+use crate::check::diagnostic::Diagnostic;
+use crate::check::engine::{Context, Engine, Stats};
+use crate::check::rules::protocol::ProtocolOptions;
+use crate::check::schema::SchemaSet;
 use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
 use crate::config::Config;
-use crate::diagnostic::Diagnostic;
-use crate::report::{self, FileSummary, Reporter, Summary};
-use crate::rules::Levels;
-use crate::rules::engine::{Context, Engine, Stats};
-use crate::rules::protocol::ProtocolOptions;
-use crate::schema::SchemaSet;
-use crate::source::{self, Opened, ReadOptions};
+use crate::read::{self, Opened, ReadOptions};
+use crate::report::{FileSummary, Reporter, Summary};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let settings = settings(
@@ -47,11 +47,12 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     });
     let color = use_color(args.output.color);
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
-    let mut reporter = report::reporter(args.output.format, out, color, !args.output.no_group);
+    let mut reporter =
+        crate::render::reporter(args.output.format, out, color, !args.output.no_group);
     let summary = if args.follow {
         follow(&ctx, &paths, &read, args.idle_timeout, reporter.as_mut())?
     } else {
-        let inputs = inputs::expand(&paths, &args.walk.walk())?;
+        let inputs = inputs::expand(&paths, &inputs::Walk::from_args(&args.walk))?;
         check_inputs(&ctx, &inputs, &read, reporter.as_mut())?
     };
     Ok(Outcome::from_summary(&summary, settings.deny_warnings))
@@ -73,8 +74,8 @@ fn follow(
     if path.as_os_str() == "-" {
         bail!("--follow takes a file; stdin is already read as it arrives (`agui-lens check -`)");
     }
-    crate::interrupt::catch();
-    let opened = source::open_follow(path, read, idle, crate::interrupt::requested)?;
+    crate::signals::catch();
+    let opened = read::open_follow(path, read, idle, crate::stop::requested)?;
     let mut run = RunSummary {
         summary: Summary::default(),
         failed_inputs: 0,
@@ -126,7 +127,7 @@ pub fn settings(
     let max_line = match (max_line, &config.file.max_line) {
         (Some(max), _) => max,
         (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
-        (None, None) => source::DEFAULT_MAX_LINE,
+        (None, None) => read::DEFAULT_MAX_LINE,
     };
     let schemas_dir = schemas
         .map(Path::to_path_buf)
@@ -234,7 +235,7 @@ pub fn check_one(
     if let Some(why) = &input.unreadable {
         return Ok(failed(name, Stats::default(), why.clone()));
     }
-    match source::open(&input.spec, read) {
+    match read::open(&input.spec, read) {
         Ok(opened) => check_opened(ctx, opened, !input.explicit, emit),
         Err(err) => Ok(failed(name, Stats::default(), format!("{err:#}"))),
     }
@@ -275,7 +276,7 @@ pub fn check_opened(
     let known = engine.known_events();
     let stats = engine.finish(&mut found);
     if walked && known == 0 && !emitted && failure.is_none() {
-        let (kind, what) = source::classify_non_stream(&head);
+        let (kind, what) = read::classify_non_stream(&head);
         if kind.is_plainly_no_capture() {
             let mut file = FileSummary::checked(name, Stats::default(), None);
             file.skipped = Some(what);

@@ -10,24 +10,26 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 
-use super::events::{for_each_schema_checked, parse_event};
 use super::inputs::{self, Input};
-use super::verify::{Current, ReadBack, Tee, Verifier, count_errors, read_back};
 use super::{Outcome, WriteBack, persist, same_file};
+use crate::check::catalog::{Level as RuleLevel, Levels, RuleId};
+use crate::check::diagnostic::Diagnostic;
+use crate::check::engine::{Context as CheckContext, Engine, Fed};
+use crate::check::rules::protocol::ProtocolOptions;
+use crate::check::schema::SchemaSet;
+use crate::check::stream::{for_each_schema_checked, parse_event};
 use crate::cli::CompactArgs;
-use crate::compact::{Compactor, Level, Output};
-use crate::diagnostic::{Diagnostic, abbreviate_value};
-use crate::difference::first_difference;
-use crate::event::Event;
+use crate::compact::verify::{Current, ReadBack, Tee, Verifier, count_errors, read_back};
+use crate::compact::{Compactor, Level};
+use crate::compare::difference::first_difference;
 use crate::fold::Folded;
-use crate::interrupt;
-use crate::rules::engine::{Context as CheckContext, Engine, Fed};
-use crate::rules::protocol::ProtocolOptions;
-use crate::rules::{Level as RuleLevel, Levels, RuleId};
-use crate::schema::SchemaSet;
-use crate::sink::EventWriter;
-use crate::source::parse::human_bytes;
-use crate::source::{self, Batch, Compression, InputFormat, InputSpec, ReadOptions};
+use crate::protocol::event::Event;
+use crate::read::{self, Batch, Compression, InputFormat, InputSpec, ReadOptions};
+use crate::stop;
+use crate::text::abbreviate_value;
+use crate::text::human_bytes;
+use crate::write::EventWriter;
+use crate::write::Output;
 
 /// Where one input's compacted stream goes.
 #[derive(Clone, Debug)]
@@ -60,7 +62,7 @@ struct Report {
 }
 
 pub fn run(args: &CompactArgs) -> Result<Outcome> {
-    let inputs = inputs::expand(&args.paths, &args.walk.walk())?;
+    let inputs = inputs::expand(&args.paths, &inputs::Walk::from_args(&args.walk))?;
     let (inputs, targets) = targets(args, inputs)?;
     let read = args.read.options();
     let schemas = if args.no_verify {
@@ -75,7 +77,7 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         schemas,
         levels: verification_levels(),
     };
-    interrupt::catch();
+    crate::signals::catch();
     let progress = progress_bar(inputs.len());
     let reports: Vec<(bool, Result<Report>)> = inputs
         .par_iter()
@@ -248,8 +250,8 @@ fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Ta
 fn target_compression(target: &Target, input: Compression) -> Compression {
     match target {
         Target::Stdout => Compression::None,
-        Target::Stream(path) => source::detect_compression_ext(path),
-        Target::File(path) => match source::detect_compression_ext(path) {
+        Target::Stream(path) => read::detect_compression_ext(path),
+        Target::File(path) => match read::detect_compression_ext(path) {
             Compression::None if path.exists() => input,
             by_name => by_name,
         },
@@ -257,7 +259,7 @@ fn target_compression(target: &Target, input: Compression) -> Compression {
 }
 
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
-    let mut opened = source::open(input, &settings.read)?;
+    let mut opened = read::open(input, &settings.read)?;
     let name = opened.name.clone();
     let head = opened.head.clone();
     let format = opened.format;
@@ -311,7 +313,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     if known == 0 {
         // Not a stream (an error body, a sidecar, an empty or binary file): whatever it
         // holds, it is left exactly as it is, and nothing is made from it.
-        report.skipped = Some(source::describe_non_stream(&head));
+        report.skipped = Some(read::describe_non_stream(&head));
         return Ok(report);
     }
     if bytes_out > bytes_in && matches!(input, InputSpec::File(_)) {
@@ -445,7 +447,7 @@ struct FirstPass {
 fn first_pass(
     settings: &Settings<'_>,
     input: &InputSpec,
-    opened: &mut source::Opened,
+    opened: &mut read::Opened,
     check: Option<&CheckContext<'_>>,
     writer: &mut dyn Output,
     mut verifier: Option<&mut Verifier<'_>>,
@@ -497,7 +499,7 @@ fn first_pass(
                 .next_batch(&mut batch)
                 .with_context(|| format!("reading {name}"))?
             {
-                if interrupt::requested() {
+                if stop::requested() {
                     bail!("interrupted: {name} was left as it was");
                 }
                 bytes_in += batch.frames.len() as u64 + batch.data_len() as u64;
@@ -548,7 +550,7 @@ fn first_pass(
                 },
             )
             .map_err(|err| {
-                if interrupt::requested() {
+                if stop::requested() {
                     anyhow!("interrupted: {name} was left as it was")
                 } else {
                     err.context(format!("compacting {name}"))
@@ -593,12 +595,12 @@ fn as_read(
     format: InputFormat,
     compression: Compression,
 ) -> Result<u64> {
-    let mut opened = source::open(input, &settings.read)?;
+    let mut opened = read::open(input, &settings.read)?;
     let mut writer = EventWriter::new(out, format, compression)?;
     let mut batch = Batch::default();
     while opened.reader.next_batch(&mut batch)? {
         for frame in &batch.frames {
-            if let source::FrameKind::Data { .. } = frame.kind {
+            if let read::FrameKind::Data { .. } = frame.kind {
                 writer.raw(batch.bytes(frame))?;
             }
         }
@@ -624,7 +626,7 @@ fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
 /// Puts the verified temp file in place (see [`persist`]), or copies it to stdout or into a
 /// device, unless the user has interrupted the run: then the target is left as it was.
 fn commit(temp: tempfile::NamedTempFile, target: &Target, name: &str) -> Result<()> {
-    if interrupt::requested() {
+    if stop::requested() {
         bail!("interrupted: {name} was left as it was");
     }
     match target {
@@ -800,7 +802,7 @@ fn count_original_errors(
     read: &ReadOptions,
     input: &InputSpec,
 ) -> Result<BTreeMap<RuleId, u64>> {
-    let mut opened = source::open(input, read)?;
+    let mut opened = read::open(input, read)?;
     let name = opened.name.clone();
     let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut counts = BTreeMap::new();
@@ -822,10 +824,10 @@ fn count_original_errors(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::EventType;
+    use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
     use crate::fold::Folder;
-    use crate::rules::protocol::DEFAULT_STATE_LIMIT;
-    use crate::source::DEFAULT_MAX_LINE;
+    use crate::protocol::event::EventType;
+    use crate::read::DEFAULT_MAX_LINE;
 
     fn fold_of(text: &str) -> Folded {
         let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
@@ -833,7 +835,7 @@ mod tests {
             let value: serde_json::Value = serde_json::from_str(line).unwrap();
             let kind = value["type"].as_str().and_then(EventType::from_name);
             folder.apply(&Event {
-                loc: crate::event::Location {
+                loc: crate::protocol::event::Location {
                     path: Arc::from("original"),
                     line: i as u64 + 1,
                     offset: 0,
@@ -930,10 +932,10 @@ mod tests {
         InputFormat,
         Vec<u8>,
         ReadBack,
-        super::super::verify::Written,
+        crate::compact::verify::Written,
     )> {
         let input = InputSpec::File(path.to_owned());
-        let mut opened = source::open(&input, &settings.read).ok()?;
+        let mut opened = read::open(&input, &settings.read).ok()?;
         let format = opened.format;
         let mut writer = EventWriter::new(Vec::new(), format, compression).unwrap();
         let mut verifier = Verifier::new(ctx);

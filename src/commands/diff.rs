@@ -8,45 +8,17 @@ use serde_json::{Value, json};
 
 use super::Outcome;
 use super::check::use_color;
-use super::events::{for_each_event, require_events, warn_unreadable};
+use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
+use crate::check::stream::{for_each_event, require_events, warn_unreadable};
 use crate::cli::{DiffArgs, NormalizeArgs};
 use crate::commands::inspect::Format;
-use crate::compact::{Compactor, Level as CompactLevel, Output};
-use crate::comparison::{compare, render, summary, unified_diff};
+use crate::compact::{Compactor, Level as CompactLevel};
+pub use crate::compare::Level;
+use crate::compare::comparison::{compare, render, summary, unified_diff};
+use crate::compare::normalize::{Normalizer, Selector, Settings};
 use crate::fold::Folder;
-use crate::normalize::{Normalizer, Selector, Settings};
-use crate::rules::protocol::DEFAULT_STATE_LIMIT;
-use crate::source::{DEFAULT_MAX_LINE, InputSpec, ReadOptions};
-
-/// What two streams are compared as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Level {
-    /// Event by event, after normalisation.
-    Events,
-    /// After compacting both (so how deltas were split does not matter).
-    Compact,
-    /// Only the messages and state both fold to.
-    Fold,
-}
-
-impl Level {
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::Events => "events",
-            Level::Compact => "compact",
-            Level::Fold => "fold",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Level> {
-        match text {
-            "events" => Some(Level::Events),
-            "compact" => Some(Level::Compact),
-            "fold" => Some(Level::Fold),
-            _ => None,
-        }
-    }
-}
+use crate::read::{DEFAULT_MAX_LINE, InputSpec, ReadOptions};
+use crate::write::Output;
 
 pub fn run(args: &DiffArgs) -> Result<Outcome> {
     let settings = settings(&args.normalize)?;

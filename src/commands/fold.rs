@@ -5,12 +5,12 @@ use std::io::{self, Write};
 use anyhow::{Result, bail};
 
 use super::Outcome;
-use super::events::{for_each_fed, parse_event, require_events, warn_unreadable};
+use crate::check::engine::Fed;
+use crate::check::stream::{for_each_fed, parse_event, require_events, warn_unreadable};
 use crate::cli::FoldArgs;
-use crate::event::EventType;
 use crate::fold::{Folded, Folder};
-use crate::rules::engine::Fed;
-use crate::source::{self, InputSpec, ReadOptions};
+use crate::protocol::event::EventType;
+use crate::read::{self, InputSpec, ReadOptions};
 
 pub fn run(args: &FoldArgs) -> Result<Outcome> {
     let input = if args.path.as_os_str() == "-" {
@@ -43,7 +43,7 @@ pub fn fold_threads(
 ) -> Result<Vec<(Option<String>, Folded)>> {
     let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
     let mut current: Option<usize> = None;
-    let mut opened = source::open(input, read)?;
+    let mut opened = read::open(input, read)?;
     let name = opened.name.clone();
     let stats = for_each_fed(&mut opened, read.max_line, true, |fed, batch, frame| {
         if let Fed::Event(event) = fed {

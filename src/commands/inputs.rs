@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use crate::source::{InputSpec, is_stream_file};
+use crate::read::{InputSpec, is_stream_file};
 
 /// How directories are walked.
 #[derive(Clone, Debug, Default)]
@@ -31,6 +31,17 @@ pub struct Input {
     pub explicit: bool,
     /// Why a walk could not list or open this entry (an unreadable folder, say).
     pub unreadable: Option<String>,
+}
+
+impl Walk {
+    /// The walk the flags ask for.
+    pub fn from_args(args: &crate::cli::WalkArgs) -> Walk {
+        Walk {
+            exclude: args.exclude.clone(),
+            hidden: args.hidden,
+            no_ignore: args.no_ignore,
+        }
+    }
 }
 
 impl Input {

@@ -8,22 +8,14 @@ use clap::ArgMatches;
 
 use super::Outcome;
 use super::check::{Settings, settings, use_color};
+use crate::check::engine::{Context, Engine};
+use crate::check::rules::protocol::ProtocolOptions;
 use crate::cli::InspectArgs;
+pub use crate::cli::ViewFormat as Format;
 use crate::inspect::human::{Human, plural};
 use crate::inspect::stats::{self, StatsCollector};
 use crate::inspect::{Inspection, Inspector, StateFrames, html};
-use crate::rules::engine::{Context, Engine};
-use crate::rules::protocol::ProtocolOptions;
-use crate::source::{self, Batch, InputSpec, ReadOptions};
-
-/// How the terminal view and the statistics are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Text for a person, coloured on a terminal.
-    Human,
-    /// One JSON document with the same content.
-    Json,
-}
+use crate::read::{self, Batch, InputSpec, ReadOptions};
 
 pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let Settings {
@@ -57,7 +49,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let mut inspector = Inspector::new(&name, state_limit, args.html.is_some());
     let mut counts = args.stats.then(StatsCollector::default);
     let mut page = args.html.as_ref().map(|_| html::Rows::default());
-    let mut opened = source::open(&input, &read)?;
+    let mut opened = read::open(&input, &read)?;
     let head = opened.head.clone();
     let mut engine = Engine::new(&ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut batch = Batch::default();
@@ -86,7 +78,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         }
     }
     if failure.is_none() && engine.known_events() == 0 {
-        return Err(super::events::not_a_stream(&name, &head));
+        return Err(crate::check::stream::not_a_stream(&name, &head));
     }
     let totals = engine.finish(&mut found);
     inspector.diagnostics(&found);

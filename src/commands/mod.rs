@@ -4,17 +4,14 @@ pub mod cat;
 pub mod check;
 pub mod compact;
 pub mod diff;
-pub mod events;
 pub mod fold;
 pub mod inputs;
 pub mod inspect;
-pub mod live;
 pub mod rules;
 pub mod run;
 pub mod schema;
 pub mod snapshot;
 pub mod test;
-pub mod verify;
 
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};

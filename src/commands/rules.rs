@@ -5,9 +5,9 @@ use std::io::{self, Write};
 use anyhow::{Result, bail};
 
 use super::Outcome;
+use crate::check::catalog::RuleId;
 use crate::cli::RulesArgs;
 use crate::report::Format;
-use crate::rules::RuleId;
 
 pub fn list(args: &RulesArgs) -> Result<Outcome> {
     let mut out = io::stdout().lock();

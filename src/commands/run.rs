@@ -13,14 +13,14 @@ use clap::ArgMatches;
 
 use super::Outcome;
 use super::check::{RunSummary, settings, use_color};
-use super::live::{Call, Exchange, LiveError, Taps, check_call};
+use crate::check::parse::excerpt;
+use crate::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use crate::cli::RunArgs;
-use crate::event::Event;
-use crate::report::{self, FileSummary, Summary, plural};
-use crate::request::{AgentInput, parse_header, process_env};
-use crate::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
-use crate::source::http::{display_url, seconds};
-use crate::source::parse::excerpt;
+use crate::live::call::{Call, Exchange, LiveError, Taps, check_call};
+use crate::live::http::{display_url, seconds};
+use crate::live::request::{AgentInput, parse_header, process_env};
+use crate::protocol::event::Event;
+use crate::report::{FileSummary, Summary, plural};
 
 pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
@@ -74,9 +74,9 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         ..ProtocolOptions::default()
     });
     // Ctrl-C or SIGTERM stops the call, and what arrived is still checked and reported.
-    crate::interrupt::catch();
+    crate::signals::catch();
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
-    let mut reporter = report::reporter(
+    let mut reporter = crate::render::reporter(
         args.output.format,
         out,
         use_color(args.output.color),

@@ -6,8 +6,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use super::Outcome;
+use crate::check::schema::SchemaSet;
 use crate::cli::SchemaCommand;
-use crate::schema::SchemaSet;
 
 pub fn run(command: &SchemaCommand) -> Result<Outcome> {
     match command {

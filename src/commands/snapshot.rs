@@ -26,9 +26,9 @@ use super::Outcome;
 use super::check::use_color;
 use super::diff::{Level, normalized, settings as normalize_settings};
 use crate::cli::{SnapshotAction, SnapshotArgs};
-use crate::comparison::{compare, render, summary, unified_diff};
-use crate::normalize::{Selector, Settings};
-use crate::source::{DEFAULT_MAX_LINE, ReadOptions};
+use crate::compare::comparison::{compare, render, summary, unified_diff};
+use crate::compare::normalize::{Selector, Settings};
+use crate::read::{DEFAULT_MAX_LINE, ReadOptions};
 
 const MAGIC: &str = "# agui-lens snapshot 1";
 

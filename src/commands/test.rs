@@ -15,21 +15,21 @@ use anyhow::{Context as _, Result, bail};
 
 use super::Outcome;
 use super::check::use_color;
-use super::live::{Call, LiveError, Taps, check_call};
 use super::snapshot::{Hold, Verdict, hold};
+use crate::check::catalog::{Levels, RuleId};
+use crate::check::diagnostic::{Diagnostic, Severity};
+use crate::check::engine::Context;
+use crate::check::rules::protocol::ProtocolOptions;
+use crate::check::schema::SchemaSet;
 use crate::cli::{TestArgs, parse_size};
-use crate::comparison::compare;
+use crate::compare::comparison::compare;
 use crate::config::Config;
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::event::{Event, EventType};
-use crate::report::suite::{self, CaseOutcome};
+use crate::live::call::{Call, LiveError, Taps, check_call};
+use crate::live::request::process_env;
+use crate::protocol::event::{Event, EventType};
+use crate::read::{self, InputFormat, ReadOptions};
+use crate::render::suite::{self, CaseOutcome};
 use crate::report::{self, Format, Summary};
-use crate::request::process_env;
-use crate::rules::engine::Context;
-use crate::rules::protocol::ProtocolOptions;
-use crate::rules::{Levels, RuleId};
-use crate::schema::SchemaSet;
-use crate::source::{self, InputFormat, ReadOptions};
 use crate::suite::{Case, Suite};
 
 /// What every case shares.
@@ -48,7 +48,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     let levels = config.levels(&[])?;
     let max_line = match &config.file.max_line {
         Some(text) => parse_size(text).map_err(anyhow::Error::msg)?,
-        None => source::DEFAULT_MAX_LINE,
+        None => read::DEFAULT_MAX_LINE,
     };
     let schemas_dir = args.schemas.clone().or_else(|| config.schemas_dir());
     let schemas = SchemaSet::load(schemas_dir.as_deref())?;
@@ -72,7 +72,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     };
     // Ctrl-C or SIGTERM (a cancelled CI job) stops the case under way, which is reported as
     // an error, and the cases not started, which are reported as not run.
-    crate::interrupt::catch();
+    crate::signals::catch();
     let color = use_color(args.output.color);
     let started = Instant::now();
     let mut out = io::BufWriter::new(io::stdout());
@@ -85,7 +85,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         )?;
         out.flush()?;
     }
-    let mut human = report::reporter(Format::Human, Box::new(io::stdout()), color, false);
+    let mut human = crate::render::reporter(Format::Human, Box::new(io::stdout()), color, false);
     let mut outcomes = Vec::new();
     // Diagnostic blocks end with a blank line already.
     let mut blank = false;
@@ -150,7 +150,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
             // repository.
             out.flush()?;
             let mut reporter =
-                report::reporter(args.output.format, Box::new(io::stdout()), false, false);
+                crate::render::reporter(args.output.format, Box::new(io::stdout()), false, false);
             let mut summary = Summary::default();
             for case in &outcomes {
                 for d in &case.diagnostics {
@@ -200,7 +200,7 @@ fn run_cases(
             let next = &next;
             scope.spawn(move || {
                 loop {
-                    if crate::interrupt::requested() {
+                    if crate::stop::requested() {
                         break;
                     }
                     let i = next.fetch_add(1, Ordering::SeqCst);
@@ -231,7 +231,7 @@ fn run_cases(
                 let mut outcome = CaseOutcome::new(case);
                 outcome.skipped = Some(format!(
                     "not run: interrupted by {}",
-                    crate::interrupt::signal_name()
+                    crate::stop::signal_name()
                 ));
                 outcome
             });
@@ -323,7 +323,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
         outcome.diagnostics = found;
         outcome.failure = Some(format!(
             "interrupted by {} after {}: the stream was not read to its end",
-            crate::interrupt::signal_name(),
+            crate::stop::signal_name(),
             crate::report::plural(exchange.stats.events, "event")
         ));
         outcome.elapsed = started.elapsed();
@@ -507,7 +507,7 @@ impl Expectations<'_> {
                 let mut message = format!("the stream no longer matches {shown}");
                 if let Some(first) = &comparison.first {
                     let show = |v: &Option<serde_json::Value>| match v {
-                        Some(v) => crate::diagnostic::abbreviate_value(v, 80),
+                        Some(v) => crate::text::abbreviate_value(v, 80),
                         None => "(absent)".into(),
                     };
                     let pointer = if first.pointer.is_empty() {

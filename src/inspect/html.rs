@@ -9,8 +9,8 @@ use serde_json::{Map, Value, json};
 
 use super::human::{describe_outcome, describe_usage, millis, plural, pretty_json_text, shorten};
 use super::{DiagnosticView, FrameKind, Inspection, Item, ItemKind, RunView, StateFrames};
-use crate::diagnostic::Severity;
-use crate::event::{Event, EventType};
+use crate::check::diagnostic::Severity;
+use crate::protocol::event::{Event, EventType};
 
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");

@@ -10,8 +10,8 @@ use super::{
     ActivityView, DiagnosticView, Inspection, Item, ItemKind, MessageView, ReasoningView, RunView,
     StateChangeView, SubagentView, ToolCallView,
 };
-use crate::diagnostic::Severity;
-use crate::source::parse::human_bytes;
+use crate::check::diagnostic::Severity;
+use crate::text::human_bytes;
 
 /// Lines of text shown before folding.
 const FOLD_LINES: usize = 8;

@@ -11,12 +11,12 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::chunks::{ChunkExpander, Piece};
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::difference::all_differences;
-use crate::event::{Event, EventType};
+use crate::check::diagnostic::{Diagnostic, Severity};
+use crate::compare::difference::all_differences;
 use crate::fold::{Folded, Folder};
-use crate::patch;
+use crate::protocol::chunks::{ChunkExpander, Piece};
+use crate::protocol::event::{Event, EventType};
+use crate::protocol::patch;
 use crate::report::DiagnosticRecord;
 
 /// Most changed paths kept for one state change; the rest are counted.

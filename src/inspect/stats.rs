@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::human::{millis, plural};
 use super::{Inspection, ItemKind};
-use crate::event::Event;
-use crate::source::parse::human_bytes;
+use crate::protocol::event::Event;
+use crate::text::human_bytes;
 
 /// How many of the largest events are kept.
 const LARGEST: usize = 10;

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::io;
 
 use super::{FileSummary, Reporter, Summary};
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::RuleId;
+use crate::check::catalog::RuleId;
+use crate::check::diagnostic::{Diagnostic, Severity};
 
 /// The most places of one group kept to show; past it they are only counted.
 const PLACES_KEPT: usize = 1000;

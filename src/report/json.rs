@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::group::Repeated;
 use super::{DiagnosticRecord, FileSummary, Reporter, Summary, places_json};
-use crate::diagnostic::Diagnostic;
+use crate::check::diagnostic::Diagnostic;
 
 pub struct Json {
     out: Box<dyn Write>,

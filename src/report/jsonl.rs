@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::group::Repeated;
 use super::{DiagnosticRecord, FileSummary, Reporter, Summary, places_json};
-use crate::diagnostic::Diagnostic;
+use crate::check::diagnostic::Diagnostic;
 
 pub struct Jsonl {
     out: Box<dyn Write>,

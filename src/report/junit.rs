@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::group::{Repeated, places_text};
 use super::{FileSummary, Reporter, Summary};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::check::diagnostic::{Diagnostic, Severity};
 
 pub struct Junit {
     out: Box<dyn Write>,

@@ -2,25 +2,24 @@
 //! it never decides the exit code. Streaming formats write as diagnostics arrive, whole-run
 //! formats at the end.
 
-mod github;
+pub mod github;
 pub mod group;
-mod human;
-mod json;
-mod jsonl;
-mod junit;
-mod sarif;
-pub mod suite;
+pub mod json;
+pub mod jsonl;
+pub mod junit;
+pub mod sarif;
 
 use std::io::{self, Write};
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::engine::Stats;
+use crate::check::diagnostic::{Diagnostic, Severity};
+use crate::check::engine::Stats;
 
 /// Output formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
     /// rustc-like text, coloured on a terminal.
     Human,
@@ -70,7 +69,7 @@ impl FileSummary {
     pub fn stopped(path: Arc<str>, stats: Stats) -> Self {
         let failure = format!(
             "interrupted by {} after {}: the rest was not read",
-            crate::interrupt::signal_name(),
+            crate::stop::signal_name(),
             plural(stats.events, "event")
         );
         FileSummary {
@@ -209,22 +208,23 @@ pub trait Reporter {
     }
 }
 
-/// A reporter for a format, writing to `out`; with `group`, repeats of one cause are shown
-/// once (see [`group::Grouping`]).
-pub fn reporter(
-    format: Format,
-    out: Box<dyn Write>,
-    color: bool,
-    group: bool,
-) -> Box<dyn Reporter> {
+/// A reporter for a machine format, writing to `out`: every format but `human`, which is the
+/// front end's (it renders for a terminal). With `group`, repeats of one cause are shown once
+/// (see [`group::Grouping`]).
+pub fn reporter(format: Format, out: Box<dyn Write>, group: bool) -> Option<Box<dyn Reporter>> {
     let reporter: Box<dyn Reporter> = match format {
-        Format::Human => Box::new(human::Human::new(out, color)),
+        Format::Human => return None,
         Format::Json => Box::new(json::Json::new(out)),
         Format::Jsonl => Box::new(jsonl::Jsonl::new(out)),
         Format::Github => Box::new(github::Github::new(out)),
         Format::Junit => Box::new(junit::Junit::new(out)),
         Format::Sarif => Box::new(sarif::Sarif::new(out)),
     };
+    Some(grouped(reporter, group))
+}
+
+/// `reporter` behind [`group::Grouping`] when `group`.
+pub fn grouped(reporter: Box<dyn Reporter>, group: bool) -> Box<dyn Reporter> {
     if group {
         Box::new(group::Grouping::new(reporter))
     } else {
@@ -233,7 +233,7 @@ pub fn reporter(
 }
 
 /// The places of a group's repeats, for the machine formats: `[{"line", "event_index"}]`.
-pub(crate) fn places_json(group: &group::Repeated) -> serde_json::Value {
+pub fn places_json(group: &group::Repeated) -> serde_json::Value {
     group
         .places
         .iter()
@@ -243,7 +243,7 @@ pub(crate) fn places_json(group: &group::Repeated) -> serde_json::Value {
 
 /// The fields every machine-readable format shares.
 #[derive(Serialize)]
-pub(crate) struct DiagnosticRecord<'a> {
+pub struct DiagnosticRecord<'a> {
     pub rule: &'static str,
     pub severity: &'static str,
     pub path: &'a str,
@@ -278,11 +278,4 @@ impl<'a> From<&'a Diagnostic> for DiagnosticRecord<'a> {
     }
 }
 
-/// `1 error`, `2 warnings`.
-pub(crate) fn plural(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
+pub use crate::text::plural;

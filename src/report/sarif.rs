@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::group::Repeated;
 use super::{FileSummary, Reporter, Summary};
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::rules::{Level, RuleId};
+use crate::check::catalog::{Level, RuleId};
+use crate::check::diagnostic::{Diagnostic, Severity};
 
 pub struct Sarif {
     out: Box<dyn Write>,

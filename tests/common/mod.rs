@@ -9,8 +9,12 @@ use std::sync::Arc;
 
 /// The `i`th event (0-based, on line `i + 1`) of a stream read from `path`, as a reader
 /// would hand it over.
-pub fn event_at(path: &Arc<str>, i: usize, value: serde_json::Value) -> agui_lens::event::Event {
-    use agui_lens::event::{Event, EventType, Location};
+pub fn event_at(
+    path: &Arc<str>,
+    i: usize,
+    value: serde_json::Value,
+) -> agui_lens::protocol::event::Event {
+    use agui_lens::protocol::event::{Event, EventType, Location};
     let kind = value
         .get("type")
         .and_then(serde_json::Value::as_str)

@@ -1,0 +1,324 @@
+//! The rule catalog: every rule agui-lens can report, its documentation and default level,
+//! and the levels a user sets. Plain data, below everything that reports or shows a finding.
+//!
+//! Adding a rule touches four places: its definition in this folder's file of its family, one
+//! line in `registry!` below, the check that reports it (`check/rules/`, or the command for
+//! the live-only `transport/` and `suite/` rules), and one fixture under `fixtures/invalid/`
+//! (for the live-only rules, a test in `tests/live.rs`).
+
+pub mod framing;
+pub mod lifecycle;
+pub mod order;
+pub mod pairing;
+pub mod reference;
+pub mod schema;
+pub mod state;
+pub mod suite;
+pub mod tool_args;
+pub mod transport;
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// How serious a finding is once the user's configuration has been applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a rule reports as, before or after the user's overrides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Allow,
+    Warn,
+    Deny,
+}
+
+impl Level {
+    pub fn severity(self) -> Option<Severity> {
+        match self {
+            Level::Allow => None,
+            Level::Warn => Some(Severity::Warning),
+            Level::Deny => Some(Severity::Error),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Allow => "off",
+            Level::Warn => "warning",
+            Level::Deny => "error",
+        }
+    }
+
+    /// Parses the spellings a config file may use.
+    pub fn parse(text: &str) -> Option<Level> {
+        match text {
+            "allow" | "off" => Some(Level::Allow),
+            "warn" | "warning" => Some(Level::Warn),
+            "deny" | "error" => Some(Level::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// A rule's definition and documentation. `agui-lens explain` prints these.
+#[derive(Debug)]
+pub struct Rule {
+    /// `family/what-is-wrong`. Public interface: never renamed, never reused.
+    pub name: &'static str,
+    pub default: Level,
+    /// One line: what the rule checks.
+    pub summary: &'static str,
+    /// Why it matters to a client or a user.
+    pub why: &'static str,
+    /// A stream (JSONL) that trips the rule.
+    pub example: &'static str,
+}
+
+impl Rule {
+    pub fn family(&self) -> &'static str {
+        self.name.split('/').next().unwrap_or(self.name)
+    }
+}
+
+macro_rules! registry {
+    ($($id:ident => $def:path,)*) => {
+        /// A rule's identity: cheap to copy, compare, and index tables by.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum RuleId {
+            $($id,)*
+        }
+
+        impl RuleId {
+            /// Every rule, in registry order.
+            pub const ALL: &'static [RuleId] = &[$(RuleId::$id,)*];
+
+            pub fn rule(self) -> &'static Rule {
+                match self {
+                    $(RuleId::$id => &$def,)*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    FramingInvalidJson => framing::INVALID_JSON,
+    FramingInvalidUtf8 => framing::INVALID_UTF8,
+    FramingNotAnObject => framing::NOT_AN_OBJECT,
+    FramingDuplicateKey => framing::DUPLICATE_KEY,
+    FramingLineTooLong => framing::LINE_TOO_LONG,
+    FramingSseUnterminatedFrame => framing::SSE_UNTERMINATED_FRAME,
+    FramingNoEvents => framing::NO_EVENTS,
+    SchemaMissingType => schema::MISSING_TYPE,
+    SchemaUnknownEventType => schema::UNKNOWN_EVENT_TYPE,
+    SchemaViolation => schema::VIOLATION,
+    SchemaUnknownField => schema::UNKNOWN_FIELD,
+    SchemaNullForOptional => schema::NULL_FOR_OPTIONAL,
+    SchemaDeprecatedEvent => schema::DEPRECATED_EVENT,
+    LifecycleFirstEvent => lifecycle::FIRST_EVENT,
+    LifecycleRunAlreadyActive => lifecycle::RUN_ALREADY_ACTIVE,
+    LifecycleEventAfterFinish => lifecycle::EVENT_AFTER_FINISH,
+    LifecycleEventAfterError => lifecycle::EVENT_AFTER_ERROR,
+    LifecycleOpenAtFinish => lifecycle::OPEN_AT_FINISH,
+    LifecycleOpenAtError => lifecycle::OPEN_AT_ERROR,
+    LifecycleUnterminatedRun => lifecycle::UNTERMINATED_RUN,
+    LifecycleRunIdMismatch => lifecycle::RUN_ID_MISMATCH,
+    LifecycleDuplicateRunId => lifecycle::DUPLICATE_RUN_ID,
+    LifecycleUnknownParentRun => lifecycle::UNKNOWN_PARENT_RUN,
+    LifecycleThreadChanged => lifecycle::THREAD_CHANGED,
+    PairingTextMessage => pairing::TEXT_MESSAGE,
+    PairingToolCall => pairing::TOOL_CALL,
+    PairingReasoning => pairing::REASONING,
+    PairingReasoningMessage => pairing::REASONING_MESSAGE,
+    PairingStep => pairing::STEP,
+    PairingSubagent => pairing::SUBAGENT,
+    PairingChunkMissingId => pairing::CHUNK_MISSING_ID,
+    PairingEmptyDelta => pairing::EMPTY_DELTA,
+    PairingMessageIdReused => pairing::MESSAGE_ID_REUSED,
+    PairingAttributionMismatch => pairing::ATTRIBUTION_MISMATCH,
+    StatePatchFailed => state::PATCH_FAILED,
+    StateNoBaseline => state::NO_BASELINE,
+    StateTooLarge => state::TOO_LARGE,
+    StateActivityPatchFailed => state::ACTIVITY_PATCH_FAILED,
+    StateActivityUnknown => state::ACTIVITY_UNKNOWN,
+    StateActivityTypeChanged => state::ACTIVITY_TYPE_CHANGED,
+    ReferenceUnknownToolCall => reference::UNKNOWN_TOOL_CALL,
+    ReferenceUnknownParentMessage => reference::UNKNOWN_PARENT_MESSAGE,
+    ReferenceUnknownEntity => reference::UNKNOWN_ENTITY,
+    ReferenceDuplicateMessageId => reference::DUPLICATE_MESSAGE_ID,
+    ToolArgsInvalidJson => tool_args::INVALID_JSON,
+    ToolArgsSchemaViolation => tool_args::SCHEMA_VIOLATION,
+    ToolArgsUndeclaredTool => tool_args::UNDECLARED_TOOL,
+    OrderTimestampDecreasing => order::TIMESTAMP_DECREASING,
+    OrderTimestampUnit => order::TIMESTAMP_UNIT,
+    TransportHttpStatus => transport::HTTP_STATUS,
+    TransportContentType => transport::CONTENT_TYPE,
+    TransportConnectionLost => transport::CONNECTION_LOST,
+    TransportIdleTimeout => transport::IDLE_TIMEOUT,
+    TransportTimeout => transport::TIMEOUT,
+    TransportRunIdMismatch => transport::RUN_ID_MISMATCH,
+    SuiteStatusMismatch => suite::STATUS_MISMATCH,
+    SuiteMissingEvent => suite::MISSING_EVENT,
+    SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,
+    SuiteFirstEventSlow => suite::FIRST_EVENT_SLOW,
+    SuiteNoStream => suite::NO_STREAM,
+}
+
+impl RuleId {
+    pub fn name(self) -> &'static str {
+        self.rule().name
+    }
+
+    pub fn from_name(name: &str) -> Option<RuleId> {
+        RuleId::ALL.iter().copied().find(|id| id.name() == name)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The level of every rule after defaults, config file and flags.
+#[derive(Clone, Debug)]
+pub struct Levels {
+    levels: Vec<Level>,
+}
+
+impl Default for Levels {
+    fn default() -> Self {
+        Levels {
+            levels: RuleId::ALL.iter().map(|id| id.rule().default).collect(),
+        }
+    }
+}
+
+/// A selector that names no rule.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UnknownSelector(pub String);
+
+impl fmt::Display for UnknownSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` names no rule or family (see `agui-lens rules`)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownSelector {}
+
+impl Levels {
+    /// Sets the level of the rules a selector names: `family/name`, `family/*`, `family`, or `*`.
+    pub fn set(&mut self, selector: &str, level: Level) -> Result<(), UnknownSelector> {
+        let matched: Vec<RuleId> = RuleId::ALL
+            .iter()
+            .copied()
+            .filter(|id| selector_matches(selector, id.rule()))
+            .collect();
+        if matched.is_empty() {
+            return Err(UnknownSelector(selector.to_owned()));
+        }
+        for id in matched {
+            self.levels[id.index()] = level;
+        }
+        Ok(())
+    }
+
+    pub fn level(&self, id: RuleId) -> Level {
+        self.levels[id.index()]
+    }
+
+    pub fn severity(&self, id: RuleId) -> Option<Severity> {
+        self.level(id).severity()
+    }
+
+    pub fn enabled(&self, id: RuleId) -> bool {
+        self.level(id) != Level::Allow
+    }
+}
+
+fn selector_matches(selector: &str, rule: &Rule) -> bool {
+    if selector == "*" || selector == rule.name {
+        return true;
+    }
+    let family = selector.strip_suffix("/*").unwrap_or(selector);
+    family == rule.family()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for id in RuleId::ALL {
+            let rule = id.rule();
+            assert!(seen.insert(rule.name), "duplicate rule {}", rule.name);
+            let (family, what) = rule.name.split_once('/').expect("family/name");
+            assert!(!family.is_empty() && !what.is_empty());
+            assert!(
+                rule.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '-' || c == '/' || c.is_ascii_digit()),
+                "{}",
+                rule.name
+            );
+            assert!(!rule.summary.is_empty() && !rule.why.is_empty() && !rule.example.is_empty());
+            assert_eq!(RuleId::from_name(rule.name), Some(*id));
+        }
+    }
+
+    #[test]
+    fn selectors() {
+        let mut levels = Levels::default();
+        assert_eq!(
+            levels.level(RuleId::SchemaUnknownField),
+            Level::Warn,
+            "default"
+        );
+        levels.set("schema/*", Level::Deny).unwrap();
+        assert_eq!(levels.level(RuleId::SchemaUnknownField), Level::Deny);
+        levels.set("schema/unknown-field", Level::Allow).unwrap();
+        assert!(!levels.enabled(RuleId::SchemaUnknownField));
+        assert!(levels.enabled(RuleId::SchemaViolation));
+        levels.set("framing", Level::Warn).unwrap();
+        assert_eq!(
+            levels.severity(RuleId::FramingInvalidJson),
+            Some(Severity::Warning)
+        );
+        assert_eq!(
+            levels.set("nope/*", Level::Deny),
+            Err(UnknownSelector("nope/*".into()))
+        );
+        assert!(levels.set("schema/violatio", Level::Deny).is_err());
+    }
+}

@@ -1,0 +1,120 @@
+//! The pairing rules: what each checks, why, an example that trips it, its default level.
+//! The checks themselves are in `check/rules/pairing.rs`.
+
+use super::{Level, Rule};
+
+pub const TEXT_MESSAGE: Rule = Rule {
+    name: "pairing/text-message",
+    default: Level::Deny,
+    summary: "TEXT_MESSAGE_CONTENT/END for a message never started or already ended, or a second START while it is open",
+    why: "Clients assemble a message from START, CONTENT and END by messageId; content for an \
+          unknown id is dropped or lands in the wrong message, and the official client \
+          rejects the stream.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_CONTENT","messageId":"m7","delta":"hi"}
+"#,
+};
+
+pub const TOOL_CALL: Rule = Rule {
+    name: "pairing/tool-call",
+    default: Level::Deny,
+    summary: "TOOL_CALL_ARGS/END for a tool call never started or already ended, or a second START while it is open",
+    why: "Clients build a tool call's arguments from its ARGS deltas by toolCallId; arguments \
+          for an unknown call are lost and the call is never executed.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
+"#,
+};
+
+pub const REASONING: Rule = Rule {
+    name: "pairing/reasoning",
+    default: Level::Deny,
+    summary: "REASONING_END for a span never started or already ended, or a second REASONING_START while it is open",
+    why: "A reasoning span brackets the reasoning messages inside it; an unbalanced span \
+          leaves clients showing \"thinking…\" forever or closing the wrong span.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"REASONING_END","messageId":"r1"}
+"#,
+};
+
+pub const REASONING_MESSAGE: Rule = Rule {
+    name: "pairing/reasoning-message",
+    default: Level::Deny,
+    summary: "REASONING_MESSAGE_CONTENT/END for a reasoning message never started or already ended, or a second START while it is open",
+    why: "Reasoning text is assembled like message text; fragments for an unknown id are \
+          dropped.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"REASONING_MESSAGE_CONTENT","messageId":"r1","delta":"hmm"}
+"#,
+};
+
+pub const STEP: Rule = Rule {
+    name: "pairing/step",
+    default: Level::Deny,
+    summary: "STEP_FINISHED that matches no open STEP_STARTED by name (per subagent), or a step started twice",
+    why: "Progress UIs show steps by name; an unmatched finish leaves a step spinning or \
+          closes someone else's.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"STEP_STARTED","stepName":"plan"}
+{"type":"STEP_FINISHED","stepName":"act"}
+"#,
+};
+
+pub const SUBAGENT: Rule = Rule {
+    name: "pairing/subagent",
+    default: Level::Deny,
+    summary: "SUBAGENT_FINISHED/ERROR for a subagent not active, a subagent started twice, or an unknown parentSubagentRunId",
+    why: "A subagentRunId names one invocation: it starts once and ends once, and its parent \
+          must have started before it.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"SUBAGENT_FINISHED","subagentRunId":"s1"}
+"#,
+};
+
+pub const CHUNK_MISSING_ID: Rule = Rule {
+    name: "pairing/chunk-missing-id",
+    default: Level::Deny,
+    summary: "the first CHUNK of a message lacks messageId, or the first TOOL_CALL_CHUNK lacks toolCallId or toolCallName",
+    why: "A chunk stream is opened by its first chunk, which must say what it opens; the \
+          official client fails the run on an id-less first chunk.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_CHUNK","delta":"hi"}
+"#,
+};
+
+pub const EMPTY_DELTA: Rule = Rule {
+    name: "pairing/empty-delta",
+    default: Level::Allow,
+    summary: "TEXT_MESSAGE_CONTENT or REASONING_MESSAGE_CONTENT with an empty delta",
+    why: "The docs say deltas are non-empty; 1.0 allows empty ones as keep-alives, so this is \
+          off unless a team wants the stricter reading (--warn pairing/empty-delta).",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":""}
+"#,
+};
+
+pub const MESSAGE_ID_REUSED: Rule = Rule {
+    name: "pairing/message-id-reused",
+    default: Level::Warn,
+    summary: "a START reuses the id of a message that already ended",
+    why: "Clients look messages up by id, so the new message's content is appended to the \
+          old one.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+{"type":"TEXT_MESSAGE_END","messageId":"m1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+"#,
+};
+
+pub const ATTRIBUTION_MISMATCH: Rule = Rule {
+    name: "pairing/attribution-mismatch",
+    default: Level::Deny,
+    summary: "an event's subagentRunId disagrees with the producer that opened its message, tool call, reasoning or activity",
+    why: "Continuations belong to whoever opened the entity; the official client rejects a \
+          disagreeing tag, since the content would land in another producer's message.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"hi","subagentRunId":"s1"}
+"#,
+};

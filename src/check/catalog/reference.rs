@@ -1,0 +1,48 @@
+//! The reference rules: what each checks, why, an example that trips it, its default level.
+//! The checks themselves are in `check/rules/reference.rs`.
+
+use super::{Level, Rule};
+
+pub const UNKNOWN_TOOL_CALL: Rule = Rule {
+    name: "reference/unknown-tool-call",
+    default: Level::Deny,
+    summary: "a tool result for a toolCallId no tool call declares (TOOL_CALL_RESULT, or a tool message in MESSAGES_SNAPSHOT)",
+    why: "Clients attach a result to its call; a result for an unknown call is shown detached \
+          or dropped, and model providers reject a history whose tool message answers no call.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TOOL_CALL_RESULT","messageId":"t1","toolCallId":"c9","content":"ok"}
+"#,
+};
+
+pub const UNKNOWN_PARENT_MESSAGE: Rule = Rule {
+    name: "reference/unknown-parent-message",
+    default: Level::Warn,
+    summary: "TOOL_CALL_START.parentMessageId names no known message",
+    why: "Clients attach the call to its parent message, or open a new assistant message when \
+          they cannot find it, splitting one turn in two.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"search","parentMessageId":"m404"}
+"#,
+};
+
+pub const UNKNOWN_ENTITY: Rule = Rule {
+    name: "reference/unknown-entity",
+    default: Level::Warn,
+    summary: "REASONING_ENCRYPTED_VALUE names no known message or tool call",
+    why: "The encrypted value is attached to its entity so it can be sent back on the next \
+          turn; one that names nothing is lost.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"REASONING_ENCRYPTED_VALUE","subtype":"message","entityId":"r404","encryptedValue":"gAAA"}
+"#,
+};
+
+pub const DUPLICATE_MESSAGE_ID: Rule = Rule {
+    name: "reference/duplicate-message-id",
+    default: Level::Deny,
+    summary: "a message id repeated inside one MESSAGES_SNAPSHOT (or RUN_STARTED.input)",
+    why: "Clients merge snapshots by id; two messages with one id collapse into one, losing \
+          the other.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"m1","role":"user","content":"a"},{"id":"m1","role":"user","content":"b"}]}
+"#,
+};

@@ -1,0 +1,11 @@
+//! Checking: frames parsed into events, each held to the JSON Schema of its type and to the
+//! protocol's rules in stream order, every finding a [`diagnostic::Diagnostic`] of a rule in
+//! the [`catalog`].
+
+pub mod catalog;
+pub mod diagnostic;
+pub mod engine;
+pub mod parse;
+pub mod rules;
+pub mod schema;
+pub mod stream;

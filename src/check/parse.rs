@@ -1,0 +1,391 @@
+//! From a frame's bytes to a located event, or to the framing problem that prevents one.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::check::catalog::RuleId;
+use crate::check::diagnostic::{Diagnostic, Severity};
+use crate::protocol::event::{Event, EventType, Location, RawPatch};
+use crate::read::{Batch, Frame, FrameKind};
+use crate::text::{abbreviate, human_bytes};
+
+/// Longest excerpt of an event shown with a diagnostic.
+pub const EXCERPT_LEN: usize = 160;
+
+/// What one frame yielded: an event (if its bytes are a JSON object) and framing findings.
+#[derive(Debug)]
+pub struct Parsed {
+    pub event: Option<Event>,
+    pub problems: Vec<Diagnostic>,
+}
+
+/// A finding with the rule's default severity; the engine applies the user's levels.
+pub fn finding(rule: RuleId, loc: &Location, message: String) -> Diagnostic {
+    let severity = rule.rule().default.severity().unwrap_or(Severity::Warning);
+    Diagnostic::at(rule, severity, loc, message)
+}
+
+/// An abbreviated, printable excerpt of a frame's bytes.
+pub fn excerpt(bytes: &[u8]) -> Option<String> {
+    if bytes.is_empty() {
+        return None;
+    }
+    Some(abbreviate(&String::from_utf8_lossy(bytes), EXCERPT_LEN))
+}
+
+pub fn location(path: &Arc<str>, frame: &Frame) -> Location {
+    Location {
+        path: path.clone(),
+        line: frame.line,
+        offset: frame.offset,
+        index: frame.index,
+    }
+}
+
+/// Parses one frame into its event, if it holds one, for a reader that reports nothing
+/// (fold, compact): the same event [`parse_frame`] yields, without looking for what would
+/// only be reported.
+pub fn parse_event(
+    path: &Arc<str>,
+    batch: &Batch,
+    frame: &Frame,
+    max_line: usize,
+) -> Option<Event> {
+    parse_frame(path, batch, frame, max_line, false).event
+}
+
+/// Parses one frame, with everything found wrong with it; repeated keys are looked for only
+/// when `repeated_keys` (a second scan of every full event, worth it only when the rule that
+/// reports them is on).
+pub fn parse_frame(
+    path: &Arc<str>,
+    batch: &Batch,
+    frame: &Frame,
+    max_line: usize,
+    repeated_keys: bool,
+) -> Parsed {
+    let loc = location(path, frame);
+    let mut problems = Vec::new();
+    let bytes = batch.bytes(frame);
+    match &frame.kind {
+        FrameKind::TooLong { len } => {
+            problems.push(
+                finding(
+                    RuleId::FramingLineTooLong,
+                    &loc,
+                    format!(
+                        "a frame of {} is over the {} cap and was skipped",
+                        human_bytes(*len),
+                        human_bytes(max_line as u64)
+                    ),
+                )
+                .with_help("raise the cap with --max-line if events this large are expected"),
+            );
+            return Parsed {
+                event: None,
+                problems,
+            };
+        }
+        FrameKind::Malformed { message } => {
+            problems.push(finding(
+                RuleId::FramingInvalidJson,
+                &loc,
+                format!("invalid JSON: {message}"),
+            ));
+            return Parsed {
+                event: None,
+                problems,
+            };
+        }
+        FrameKind::Data { unterminated, .. } => {
+            if *unterminated {
+                problems.push(
+                    finding(
+                        RuleId::FramingSseUnterminatedFrame,
+                        &loc,
+                        "the input ends inside an SSE frame: no blank line after its last field"
+                            .into(),
+                    )
+                    .with_help(
+                        "end every SSE event with a blank line; an EventSource drops an \
+                         unterminated last event",
+                    ),
+                );
+            }
+        }
+    }
+    // Checked once for the whole batch where the batch is UTF-8 (most are).
+    let text = match batch
+        .text(frame, 0, bytes.len())
+        .map_or_else(|| std::str::from_utf8(bytes), Ok)
+    {
+        Ok(text) => text,
+        Err(err) => {
+            let at = err.valid_up_to();
+            let bad = bytes.get(at).copied().unwrap_or_default();
+            problems.push(
+                finding(
+                    RuleId::FramingInvalidUtf8,
+                    &loc,
+                    format!("invalid UTF-8 at byte {at} of the event (0x{bad:02X})"),
+                )
+                .with_help(
+                    "events are UTF-8 JSON; the capture may have been re-encoded (e.g. as Latin-1)",
+                )
+                .with_excerpt(excerpt(bytes)),
+            );
+            return Parsed {
+                event: None,
+                problems,
+            };
+        }
+    };
+    let large = (text.len() >= large_patch_threshold())
+        .then(|| parse_large_patch(text))
+        .flatten();
+    let (value, patch) = match large {
+        Some((value, patch)) => (value, Some(Arc::new(patch))),
+        None => match serde_json::from_str(text) {
+            Ok(value) => (value, None),
+            Err(err) => {
+                problems.push(invalid_json(&loc, text, &err).with_excerpt(excerpt(bytes)));
+                return Parsed {
+                    event: None,
+                    problems,
+                };
+            }
+        },
+    };
+    if !value.is_object() {
+        problems.push(
+            finding(
+                RuleId::FramingNotAnObject,
+                &loc,
+                format!("the event is a JSON {}, not an object", kind_name(&value)),
+            )
+            .with_help("every AG-UI event is a JSON object with a `type` field")
+            .with_excerpt(excerpt(bytes)),
+        );
+        return Parsed {
+            event: None,
+            problems,
+        };
+    }
+    if let Some(repeated) = repeated_keys
+        .then(|| crate::read::dupkeys::first_repeated(bytes))
+        .flatten()
+    {
+        let place = if repeated.pointer.is_empty() {
+            "the event".to_owned()
+        } else {
+            format!("the object at {}", repeated.pointer)
+        };
+        problems.push(
+            finding(
+                RuleId::FramingDuplicateKey,
+                &loc,
+                format!(
+                    "key \"{}\" appears more than once in {place}; the last value is the one read",
+                    repeated.key
+                ),
+            )
+            .with_help("write each key once; parsers disagree on which repeat wins")
+            .with_subject(format!("{} {}", repeated.pointer, repeated.key))
+            .with_excerpt(excerpt(bytes)),
+        );
+    }
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(EventType::from_name);
+    let mut event = Event::new(loc, kind, value);
+    event.patch = patch;
+    Parsed {
+        event: Some(event),
+        problems,
+    }
+}
+
+/// Frames at least this long that hold a JSON Patch keep its operations as text (see
+/// [`Event::patch`]). `AGUI_LENS_LARGE_PATCH` (bytes) lowers it, for tests that hold both
+/// ways of reading a patch to one verdict.
+pub fn large_patch_threshold() -> usize {
+    static AT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *AT.get_or_init(|| {
+        std::env::var("AGUI_LENS_LARGE_PATCH")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(4 << 20)
+    })
+}
+
+/// Reads a STATE_DELTA or ACTIVITY_DELTA with its patch's operations kept as text, and every
+/// other field as a value (the patch field holds `[]`); `None` for any other event, which is
+/// then read whole.
+fn parse_large_patch(text: &str) -> Option<(Value, RawPatch)> {
+    use std::borrow::Cow;
+    use std::collections::BTreeMap;
+    let fields: BTreeMap<Cow<'_, str>, &serde_json::value::RawValue> =
+        serde_json::from_str(text).ok()?;
+    let ty: Cow<'_, str> = serde_json::from_str(fields.get("type")?.get()).ok()?;
+    let field = EventType::from_name(&ty)?.patch_field()?;
+    let patch = RawPatch::new(fields.get(field)?.get())?;
+    let mut value = serde_json::Map::new();
+    for (key, raw) in fields {
+        let field_value = if key == field {
+            Value::Array(Vec::new())
+        } else {
+            serde_json::from_str(raw.get()).ok()?
+        };
+        value.insert(key.into_owned(), field_value);
+    }
+    Some((Value::Object(value), patch))
+}
+
+fn invalid_json(loc: &Location, text: &str, err: &serde_json::Error) -> Diagnostic {
+    use serde_json::error::Category;
+    let full = err.to_string();
+    // serde_json appends " at line L column C"; we say where ourselves.
+    let what = full
+        .rsplit_once(" at line ")
+        .map(|(what, _)| what.to_owned())
+        .unwrap_or(full.clone());
+    let place = if text.contains('\n') {
+        format!("line {} of the event, column {}", err.line(), err.column())
+    } else {
+        format!("column {}", err.column())
+    };
+    let (message, help) = if what.contains("recursion limit") {
+        (
+            format!("the event nests arrays or objects deeper than 128 levels ({place})"),
+            Some("no AG-UI event nests that deep; the data is probably corrupt or hostile"),
+        )
+    } else if what.contains("surrogate")
+        || (what.contains("hex escape") && has_surrogate_escape(text))
+    {
+        (
+            format!("invalid JSON: a string holds a lone UTF-16 surrogate escape ({place})"),
+            Some(
+                "a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair) is not \
+                 Unicode text; fix the encoder that produced it",
+            ),
+        )
+    } else if err.classify() == Category::Eof {
+        (
+            format!("the event's JSON is cut off: {what} ({place})"),
+            Some("the line was probably truncated when the stream was captured"),
+        )
+    } else if text.starts_with('\u{feff}') {
+        (
+            format!("invalid JSON: the event starts with a byte-order mark (U+FEFF) ({place})"),
+            Some("only one byte-order mark at the very start of the input is ignored"),
+        )
+    } else if text.contains('\0') {
+        (
+            format!("invalid JSON: {what} ({place}); the event contains NUL bytes"),
+            None,
+        )
+    } else {
+        (format!("invalid JSON: {what} ({place})"), None)
+    };
+    let diagnostic = finding(RuleId::FramingInvalidJson, loc, message);
+    match help {
+        Some(help) => diagnostic.with_help(help),
+        None => diagnostic,
+    }
+}
+
+/// Whether the text holds a `\uD800`–`\uDFFF` escape, the half of a UTF-16 pair.
+fn has_surrogate_escape(text: &str) -> bool {
+    text.as_bytes().windows(4).any(|w| {
+        w[0] == b'\\'
+            && w[1] == b'u'
+            && matches!(w[2], b'd' | b'D')
+            && matches!(w[3], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+    })
+}
+
+pub fn kind_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_one(text: &[u8]) -> Parsed {
+        let mut batch = Batch::default();
+        batch.push_data(text, 7, 100, 3, false);
+        let frame = batch.frames[0].clone();
+        parse_frame(&Arc::from("f.jsonl"), &batch, &frame, 1024, true)
+    }
+
+    fn rule_and_message(text: &[u8]) -> (RuleId, String) {
+        let parsed = parse_one(text);
+        assert!(parsed.event.is_none());
+        let p = &parsed.problems[0];
+        (p.rule, p.message.clone())
+    }
+
+    #[test]
+    fn events_keep_their_location() {
+        let parsed = parse_one(br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#);
+        let event = parsed.event.unwrap();
+        assert_eq!(event.kind, Some(EventType::RunStarted));
+        assert_eq!(
+            (event.loc.line, event.loc.offset, event.loc.index),
+            (7, 100, 3)
+        );
+        assert!(parsed.problems.is_empty());
+    }
+
+    #[test]
+    fn framing_problems() {
+        assert_eq!(
+            rule_and_message(b"{\"type\":"),
+            (
+                RuleId::FramingInvalidJson,
+                "the event's JSON is cut off: EOF while parsing a value (column 8)".into()
+            )
+        );
+        assert_eq!(rule_and_message(b"[1]").0, RuleId::FramingNotAnObject);
+        assert_eq!(
+            rule_and_message(b"{\"a\":\"caf\xe9\"}").0,
+            RuleId::FramingInvalidUtf8
+        );
+        let (rule, message) = rule_and_message(br#"{"a":"\ud800"}"#);
+        assert_eq!(rule, RuleId::FramingInvalidJson);
+        assert!(message.contains("surrogate"), "{message}");
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let (_, message) = rule_and_message(deep.as_bytes());
+        assert!(message.contains("deeper than 128"), "{message}");
+        let (_, message) = rule_and_message(b"{\"a\":1}\0");
+        assert!(message.contains("NUL"), "{message}");
+    }
+
+    #[test]
+    fn huge_exponents_parse_without_rounding() {
+        let parsed = parse_one(br#"{"type":"CUSTOM","name":"n","value":1e999999}"#);
+        let value = parsed.event.unwrap().value;
+        // The value is kept exactly (as text), not rounded to infinity.
+        assert_eq!(value["value"].to_string(), "1e+999999");
+        let parsed = parse_one(br#"{"n":123456789012345678901234567890}"#);
+        let value = parsed.event.unwrap().value;
+        assert_eq!(value["n"].to_string(), "123456789012345678901234567890");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_bytes(12), "12 bytes");
+        assert_eq!(human_bytes(64 * 1024 * 1024), "64 MiB");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+    }
+}

@@ -1,0 +1,451 @@
+//! The schema registry: the JSON Schemas in `schemas/` (embedded in the binary), a user's
+//! overlay directory, and validators compiled once per event type. No schema can fetch
+//! anything: every `$ref` must resolve inside the set.
+
+mod findings;
+mod walk;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use anyhow::{Context, Result, anyhow, bail};
+use jsonschema::{Draft, Resource, Validator};
+use rayon::prelude::*;
+use serde_json::Value;
+
+pub use findings::SchemaFinding;
+
+use crate::protocol::event::EventType;
+
+include!(concat!(env!("OUT_DIR"), "/embedded_schemas.rs"));
+
+/// The base every schema's `$id` hangs from. `.invalid` can never resolve, by RFC 2606.
+pub const BASE_URL: &str = "https://agui-lens.invalid/schemas/";
+
+/// The two validators of one schema: strict (unknown fields rejected), which every event
+/// passes through, and as published (unknown fields allowed), which tells unknown fields
+/// apart from real violations once an event fails the strict one. Most streams never fail
+/// it, so the published one is compiled on first use: compiling it took half of the ~12 ms
+/// every command that validates spent on its schemas before reading a byte.
+struct Compiled {
+    root: String,
+    strict: Validator,
+    lax: OnceLock<Validator>,
+}
+
+/// All schemas, by path relative to the schema directory (`events/RUN_STARTED.json`).
+pub struct SchemaSet {
+    docs: BTreeMap<String, Value>,
+    strict_docs: BTreeMap<String, Value>,
+    /// The registry the strict schemas resolve in.
+    strict_registry: jsonschema::Registry<'static>,
+    /// The registry the published schemas resolve in, built with their first validator.
+    lax_registry: OnceLock<jsonschema::Registry<'static>>,
+    /// Each event type's validators (none without a schema), by [`EventType::index`]. The
+    /// embedded ones are compiled on first use: a stream meets only some of the types, and
+    /// compiling them all held up every command that validates by ~8 ms before it read a
+    /// byte. A user's are compiled at load, so that one that does not compile is reported
+    /// before any stream is read.
+    events: Vec<OnceLock<Option<Compiled>>>,
+    /// Schemas for CUSTOM events' `value`, by event `name` (`custom/<name>.json`).
+    custom: BTreeMap<String, Compiled>,
+    /// The validators of one JSON Patch operation, for the operations of a large patch,
+    /// which are checked one at a time (see [`crate::protocol::event::Event::patch`]).
+    patch_op: OnceLock<Option<Compiled>>,
+    /// Only the embedded schemas, with no user directory laid over them.
+    stock: bool,
+}
+
+impl SchemaSet {
+    /// The embedded schemas only.
+    pub fn embedded() -> Result<SchemaSet> {
+        SchemaSet::load(None)
+    }
+
+    /// The schemas a command validates with for the rest of the process: the embedded ones
+    /// (one set, loaded on first use), or those with a user's directory laid over them. They
+    /// are never freed: a set is thousands of small allocations, and freeing them one by one
+    /// as the process ends took ~5 ms of every `check` and `compact` (the system frees them
+    /// at once). Call it once per command, not per file.
+    pub fn for_process(overlay: Option<&Path>) -> Result<&'static SchemaSet> {
+        static STOCK: OnceLock<SchemaSet> = OnceLock::new();
+        match overlay {
+            Some(dir) => Ok(Box::leak(Box::new(SchemaSet::load(Some(dir))?))),
+            None => match STOCK.get() {
+                Some(set) => Ok(set),
+                None => {
+                    let set = SchemaSet::embedded()?;
+                    Ok(STOCK.get_or_init(|| set))
+                }
+            },
+        }
+    }
+
+    /// The embedded schemas with a user's directory laid over them: a file at the same
+    /// relative path replaces ours, other files are added (`custom/<name>.json` validates the
+    /// `value` of CUSTOM events with that `name`).
+    pub fn load(overlay: Option<&Path>) -> Result<SchemaSet> {
+        // Compiling a schema first checks it against the draft 2020-12 meta-schema, whose
+        // validator `jsonschema` builds on first use (~3 ms): started now on the pool, it is
+        // ready when the first schema is compiled, instead of holding up the first batch.
+        rayon::spawn(|| drop(jsonschema::draft202012::meta::validator()));
+        let mut docs = BTreeMap::new();
+        for (rel, text) in EMBEDDED {
+            let value: Value = serde_json::from_str(text)
+                .with_context(|| format!("embedded schema {rel} is not valid JSON"))?;
+            docs.insert((*rel).to_owned(), value);
+        }
+        if let Some(dir) = overlay {
+            load_overlay(dir, dir, &mut docs)?;
+        }
+        for (rel, doc) in docs.iter_mut() {
+            if let Value::Object(map) = doc {
+                map.insert("$id".into(), Value::String(url_of(rel)));
+            } else {
+                bail!("schema {rel} is not a JSON object");
+            }
+        }
+        let strict_docs = docs
+            .iter()
+            .map(|(rel, doc)| {
+                let mut strict = doc.clone();
+                walk::make_strict(&mut strict);
+                (rel.clone(), strict)
+            })
+            .collect();
+        let strict_registry = registry(&strict_docs)?;
+        let mut set = SchemaSet {
+            docs,
+            strict_docs,
+            strict_registry,
+            lax_registry: OnceLock::new(),
+            events: EventType::ALL.iter().map(|_| OnceLock::new()).collect(),
+            custom: BTreeMap::new(),
+            patch_op: OnceLock::new(),
+            stock: overlay.is_none(),
+        };
+        set.compile()?;
+        Ok(set)
+    }
+
+    /// Compiles the schemas for CUSTOM events' values, and a user's schemas (an overlay) in
+    /// full, strict and published, on the pool, so that one that does not compile is reported
+    /// before any stream is read; the embedded ones all compile (a test holds them to it).
+    fn compile(&mut self) -> Result<()> {
+        let mut custom = BTreeMap::new();
+        for rel in self.docs.keys() {
+            if let Some(name) = rel
+                .strip_prefix("custom/")
+                .and_then(|r| r.strip_suffix(".json"))
+            {
+                custom.insert(name.to_owned(), self.build(rel)?);
+            }
+        }
+        self.custom = custom;
+        if !self.stock {
+            let events = EventType::ALL
+                .par_iter()
+                .map(|ty| self.build_event(*ty))
+                .collect::<Result<Vec<_>>>()?;
+            for (slot, compiled) in self.events.iter().zip(events) {
+                let _ = slot.set(compiled);
+            }
+            for compiled in self.events.iter().flat_map(|c| c.get()).flatten() {
+                self.try_lax(compiled)?;
+            }
+            for compiled in self.custom.values() {
+                self.try_lax(compiled)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The strict validator of one schema.
+    fn build(&self, rel: &str) -> Result<Compiled> {
+        let strict = build_validator(&self.strict_registry, &self.strict_docs[rel])
+            .with_context(|| format!("compiling schema {rel} (strict)"))?;
+        Ok(Compiled {
+            root: rel.to_owned(),
+            strict,
+            lax: OnceLock::new(),
+        })
+    }
+
+    fn build_event(&self, ty: EventType) -> Result<Option<Compiled>> {
+        let rel = event_schema_path(ty);
+        self.docs
+            .contains_key(&rel)
+            .then(|| self.build(&rel))
+            .transpose()
+    }
+
+    /// An event type's validators, compiled on first use.
+    fn event(&self, ty: EventType) -> Option<&Compiled> {
+        self.events[ty.index()]
+            .get_or_init(|| {
+                // A user's schemas were all compiled at load, so this is an embedded one.
+                self.build_event(ty)
+                    .expect("the embedded schemas compile (a test holds them to it)")
+            })
+            .as_ref()
+    }
+
+    /// The published validator of a schema, compiled on first use.
+    fn try_lax<'a>(&self, compiled: &'a Compiled) -> Result<&'a Validator> {
+        if let Some(validator) = compiled.lax.get() {
+            return Ok(validator);
+        }
+        let registry = match self.lax_registry.get() {
+            Some(registry) => registry,
+            None => {
+                let built = registry(&self.docs)?;
+                self.lax_registry.get_or_init(|| built)
+            }
+        };
+        let validator = build_validator(registry, &self.docs[&compiled.root])
+            .with_context(|| format!("compiling schema {}", compiled.root))?;
+        Ok(compiled.lax.get_or_init(|| validator))
+    }
+
+    /// Whether these are the embedded schemas alone, whose verdict on the plainest events is
+    /// known without running them.
+    pub fn is_stock(&self) -> bool {
+        self.stock
+    }
+
+    /// Every schema file, by relative path.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.docs.iter().map(|(rel, doc)| (rel.as_str(), doc))
+    }
+
+    /// A schema by event type name (`RUN_STARTED`), definition name (`Message`), CUSTOM name
+    /// (`custom/progress`) or relative path.
+    pub fn find(&self, name: &str) -> Option<(&str, &Value)> {
+        let candidates = [
+            name.to_owned(),
+            format!("{name}.json"),
+            format!("events/{name}.json"),
+            format!("defs/{name}.json"),
+            format!("events/{}.json", name.to_ascii_uppercase()),
+        ];
+        candidates
+            .iter()
+            .find_map(|rel| self.docs.get_key_value(rel.as_str()))
+            .map(|(rel, doc)| (rel.as_str(), doc))
+    }
+
+    /// Validates an event of a known type. Empty when it conforms.
+    pub fn validate_event(&self, ty: EventType, event: &Value) -> Vec<SchemaFinding> {
+        match self.event(ty) {
+            Some(compiled) => self.validate(compiled, event, ""),
+            None => Vec::new(),
+        }
+    }
+
+    /// Validates one operation of a JSON Patch, found at `pointer` in its event.
+    pub fn validate_patch_op(&self, op: &Value, pointer: &str) -> Vec<SchemaFinding> {
+        let compiled = self.patch_op.get_or_init(|| {
+            let rel = PATCH_OPERATION;
+            self.docs.contains_key(rel).then(|| {
+                self.build(rel)
+                    .expect("the patch operation schema compiles (a test holds them to it)")
+            })
+        });
+        match compiled {
+            Some(compiled) => self.validate(compiled, op, pointer),
+            None => Vec::new(),
+        }
+    }
+
+    /// Validates a CUSTOM event's `value` against the user's schema for its `name`, if any.
+    pub fn validate_custom(&self, name: &str, value: &Value) -> Option<Vec<SchemaFinding>> {
+        let compiled = self.custom.get(name)?;
+        Some(self.validate(compiled, value, "/value"))
+    }
+
+    /// Whether a user schema exists for CUSTOM events of this name.
+    pub fn has_custom(&self, name: &str) -> bool {
+        self.custom.contains_key(name)
+    }
+
+    fn validate(&self, compiled: &Compiled, instance: &Value, prefix: &str) -> Vec<SchemaFinding> {
+        if compiled.strict.is_valid(instance) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let lax = self
+            .try_lax(compiled)
+            .expect("the embedded schemas all compile (tested); a user's were compiled at load");
+        for error in lax.iter_errors(instance) {
+            out.push(findings::classify(
+                self,
+                &compiled.root,
+                instance,
+                &error,
+                prefix,
+            ));
+        }
+        for error in compiled.strict.iter_errors(instance) {
+            findings::unknown_fields(self, &compiled.root, &error, prefix, &mut out);
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    pub(crate) fn doc(&self, rel: &str) -> Option<&Value> {
+        self.docs.get(rel)
+    }
+}
+
+/// The schema of one JSON Patch operation.
+const PATCH_OPERATION: &str = "defs/JsonPatchOperation.json";
+
+/// `events/RUN_STARTED.json` for RUN_STARTED.
+pub fn event_schema_path(ty: EventType) -> String {
+    format!("events/{}.json", ty.as_str())
+}
+
+pub fn url_of(rel: &str) -> String {
+    format!("{BASE_URL}{rel}")
+}
+
+fn load_overlay(root: &Path, dir: &Path, docs: &mut BTreeMap<String, Value>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let mut paths: Vec<_> = entries
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("reading {}", dir.display()))?;
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            load_overlay(root, &path, docs)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let value: Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not valid JSON", path.display()))?;
+            let rel = path
+                .strip_prefix(root)
+                .map_err(|_| anyhow!("{} is outside {}", path.display(), root.display()))?
+                .to_string_lossy()
+                .replace('\\', "/");
+            docs.insert(rel, value);
+        }
+    }
+    Ok(())
+}
+
+fn registry(docs: &BTreeMap<String, Value>) -> Result<jsonschema::Registry<'static>> {
+    let resources = docs
+        .iter()
+        .map(|(rel, doc)| (url_of(rel), Resource::from_contents(doc.clone())));
+    jsonschema::Registry::new()
+        .draft(Draft::Draft202012)
+        .extend(resources)
+        .and_then(|builder| builder.prepare())
+        .map_err(|e| anyhow!("the schema set does not resolve: {e}"))
+}
+
+fn build_validator(registry: &jsonschema::Registry<'static>, doc: &Value) -> Result<Validator> {
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .offline()
+        .with_registry(registry)
+        .build(doc)
+        .map_err(|e| anyhow!("{e}"))
+}
+
+/// Compiles a schema that arrived in the data (a tool's `parameters`), with the same
+/// no-network rule: a `$ref` that points outside the schema itself fails to compile.
+pub fn compile_inline(schema: &Value) -> Result<Validator, String> {
+    jsonschema::options()
+        .offline()
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_type_has_a_schema_and_all_compile() {
+        let set = SchemaSet::embedded().expect("embedded schemas compile");
+        // The embedded ones are compiled on first use.
+        assert!(set.events.iter().all(|c| c.get().is_none()));
+        for ty in EventType::ALL {
+            let compiled = set.event(*ty);
+            let compiled = compiled.unwrap_or_else(|| panic!("no schema for {}", ty.as_str()));
+            // The published form is compiled on first use; it must compile too.
+            assert!(compiled.lax.get().is_none());
+            set.try_lax(compiled)
+                .unwrap_or_else(|e| panic!("{}: {e:#}", ty.as_str()));
+        }
+    }
+
+    #[test]
+    fn a_user_schema_that_does_not_compile_is_refused_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("custom")).unwrap();
+        std::fs::write(
+            dir.path().join("custom/bad.json"),
+            r#"{"type": "nonsense"}"#,
+        )
+        .unwrap();
+        let err = SchemaSet::load(Some(dir.path())).err().expect("refused");
+        assert!(format!("{err:#}").contains("custom/bad.json"), "{err:#}");
+        // With the overlay's schemas compiling, every published validator exists at once.
+        std::fs::write(dir.path().join("custom/bad.json"), r#"{"type": "object"}"#).unwrap();
+        let set = SchemaSet::load(Some(dir.path())).unwrap();
+        // ... and every strict one, compiled at load rather than on first use.
+        assert!(
+            set.events.iter().all(|c| c.get().is_some()),
+            "compiled at load"
+        );
+        let compiled: Vec<&Compiled> = set
+            .events
+            .iter()
+            .filter_map(|c| c.get()?.as_ref())
+            .collect();
+        assert!(!compiled.is_empty());
+        assert!(compiled.iter().all(|c| c.lax.get().is_some()));
+        assert!(set.custom["bad"].lax.get().is_some());
+    }
+
+    #[test]
+    fn a_process_loads_the_embedded_set_once_and_each_overlay_anew() {
+        let stock = SchemaSet::for_process(None).unwrap();
+        assert!(stock.is_stock());
+        assert!(std::ptr::eq(stock, SchemaSet::for_process(None).unwrap()));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("custom")).unwrap();
+        std::fs::write(dir.path().join("custom/x.json"), r#"{"type": "string"}"#).unwrap();
+        let overlaid = SchemaSet::for_process(Some(dir.path())).unwrap();
+        assert!(!overlaid.is_stock());
+        assert!(overlaid.custom.contains_key("x"));
+        assert!(!std::ptr::eq(overlaid, stock));
+    }
+
+    #[test]
+    fn refs_never_leave_the_set() {
+        let set = SchemaSet::embedded().unwrap();
+        for (rel, doc) in set.files() {
+            walk::for_each_ref(doc, &mut |r| {
+                assert!(
+                    !r.contains("://"),
+                    "{rel}: $ref {r} is absolute; refs must be relative within schemas/"
+                );
+            });
+        }
+    }
+
+    #[test]
+    fn inline_schemas_cannot_fetch() {
+        let err = compile_inline(&serde_json::json!({"$ref": "https://example.com/x.json"}));
+        assert!(err.is_err());
+        let err = compile_inline(&serde_json::json!({"$ref": "file:///etc/passwd"}));
+        assert!(err.is_err());
+    }
+}

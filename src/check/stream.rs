@@ -1,0 +1,214 @@
+//! Reading an input as a sequence of events for the commands that transform streams (fold,
+//! compact, diff): frames are parsed in parallel per batch and handed over in order.
+
+use std::io;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+
+use crate::check::diagnostic::Diagnostic;
+use crate::check::engine::{Context as CheckContext, Fed};
+pub use crate::check::parse::parse_event;
+use crate::check::rules::schema;
+use crate::protocol::event::Event;
+use crate::read::delta::{self, Delta};
+use crate::read::pipeline::pipelined;
+use crate::read::{self, Batch, Frame, FrameKind, InputSpec, Opened, ReadOptions};
+use crate::stop;
+
+/// What reading an input skipped.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadStats {
+    pub frames: u64,
+    pub events: u64,
+    /// Frames that could not be read as events (see `agui-lens check`).
+    pub unreadable: u64,
+    /// Events of a type AG-UI defines: none means the input is no stream at all.
+    pub known: u64,
+    /// The frames' bytes, with one line end each (about the input's size, decompressed).
+    pub bytes: u64,
+}
+
+/// Calls `each` with every event of an input, in order, with its frame's original bytes.
+pub fn for_each_event(
+    input: &InputSpec,
+    read: &ReadOptions,
+    mut each: impl FnMut(&Event, &[u8]) -> Result<()>,
+) -> Result<(Opened, ReadStats)> {
+    let mut opened = read::open(input, read)?;
+    let stats = for_each_fed(
+        &mut opened,
+        read.max_line,
+        false,
+        |fed, batch, frame| match fed {
+            Fed::Event(event) => each(event, batch.bytes(frame)),
+            Fed::Delta { .. } => unreachable!("plain deltas are only read apart on request"),
+        },
+    )?;
+    Ok((opened, stats))
+}
+
+/// One frame, prepared on the pool: a plain delta read on the fast path, or the event (none
+/// for a frame that holds no event) with what the schemas found wrong with it, when asked.
+enum Item {
+    Delta(Delta),
+    Event(Option<Event>, Vec<Diagnostic>),
+}
+
+fn prepare_frame(
+    name: &Arc<str>,
+    batch: &Batch,
+    frame: &Frame,
+    max_line: usize,
+    fast: bool,
+    schemas: Option<&CheckContext<'_>>,
+) -> Item {
+    if let FrameKind::Data {
+        unterminated: false,
+        ..
+    } = frame.kind
+    {
+        if let Some(delta) = fast.then(|| delta::parse_in(batch, frame)).flatten() {
+            return Item::Delta(delta);
+        }
+    }
+    let event = parse_event(name, batch, frame, max_line);
+    let mut found = Vec::new();
+    if let (Some(event), Some(ctx)) = (&event, schemas) {
+        schema::check(event, ctx.schemas, ctx.levels, &mut found);
+    }
+    Item::Event(event, found)
+}
+
+fn prepare_batch(
+    name: &Arc<str>,
+    batch: &Batch,
+    max_line: usize,
+    fast: bool,
+    schemas: Option<&CheckContext<'_>>,
+) -> Vec<Item> {
+    if batch.frames.len() > 64 {
+        batch
+            .frames
+            .par_iter()
+            .with_min_len(32)
+            .map(|frame| prepare_frame(name, batch, frame, max_line, fast, schemas))
+            .collect()
+    } else {
+        batch
+            .frames
+            .iter()
+            .map(|frame| prepare_frame(name, batch, frame, max_line, fast, schemas))
+            .collect()
+    }
+}
+
+/// Calls `each` with every event of an opened input, in order, with the frame it came from:
+/// parsed on the pool while the previous batch is handed over, and with `fast`, plain
+/// content deltas (see [`crate::read::delta`]) as borrowed strings rather than built
+/// events. A consumer that cannot take a delta that way can parse its frame
+/// ([`parse_event`]). Stops at the first error `each` returns, and at a read error.
+pub fn for_each_fed(
+    opened: &mut Opened,
+    max_line: usize,
+    fast: bool,
+    mut each: impl FnMut(Fed<'_>, &Batch, &Frame) -> Result<()>,
+) -> Result<ReadStats> {
+    for_each_schema_checked(opened, max_line, fast, None, |fed, batch, frame, _| {
+        each(fed, batch, frame)
+    })
+}
+
+/// [`for_each_fed`], with every event built in full also checked against the schemas of
+/// `schemas`, on the pool: what they find is handed over with the event (nothing with a
+/// delta read on the fast path, or without `schemas`).
+pub fn for_each_schema_checked(
+    opened: &mut Opened,
+    max_line: usize,
+    fast: bool,
+    schemas: Option<&CheckContext<'_>>,
+    mut each: impl FnMut(Fed<'_>, &Batch, &Frame, &[Diagnostic]) -> Result<()>,
+) -> Result<ReadStats> {
+    let name = opened.name.clone();
+    let mut stats = ReadStats::default();
+    let mut failed: Option<anyhow::Error> = None;
+    let read_failure = pipelined(
+        opened.reader.as_mut(),
+        opened.live,
+        |batch| prepare_batch(&name, batch, max_line, fast, schemas),
+        |batch, items| {
+            if stop::requested() {
+                failed = Some(anyhow::anyhow!("interrupted"));
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            stats.bytes += batch.data_len() as u64 + batch.frames.len() as u64;
+            for (frame, item) in batch.frames.iter().zip(items.iter()) {
+                stats.frames += 1;
+                let (fed, found) = match item {
+                    Item::Delta(delta) => (
+                        Fed::Delta {
+                            kind: delta.kind,
+                            id: delta.id.in_frame(batch, frame),
+                            delta: delta.delta.in_frame(batch, frame),
+                            owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
+                        },
+                        &[][..],
+                    ),
+                    Item::Event(Some(event), found) => (Fed::Event(event), &found[..]),
+                    Item::Event(None, _) => {
+                        stats.unreadable += 1;
+                        continue;
+                    }
+                };
+                stats.events += 1;
+                if match fed {
+                    Fed::Delta { .. } => true,
+                    Fed::Event(event) => event.kind.is_some(),
+                } {
+                    stats.known += 1;
+                }
+                if let Err(err) = each(fed, batch, frame, found) {
+                    failed = Some(err);
+                    return Err(io::Error::other("stopped"));
+                }
+            }
+            Ok(())
+        },
+    );
+    if let Some(err) = failed {
+        return Err(err);
+    }
+    let read_failure = read_failure.with_context(|| format!("reading {name}"))?;
+    if let Some(err) = read_failure {
+        return Err(err).with_context(|| format!("reading {name}"));
+    }
+    Ok(stats)
+}
+
+/// An input that holds no AG-UI event at all is not a stream, and no command may treat it as
+/// an empty one: this is the error that says so, naming the input and what it looks like.
+pub fn not_a_stream(name: &str, head: &[u8]) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{name} holds no AG-UI events: {}",
+        read::describe_non_stream(head)
+    )
+}
+
+/// Fails with [`not_a_stream`] when reading an input found no AG-UI event.
+pub fn require_events(opened: &Opened, stats: &ReadStats) -> Result<()> {
+    if stats.known == 0 {
+        return Err(not_a_stream(&opened.name, &opened.head));
+    }
+    Ok(())
+}
+
+/// Says on stderr that some frames were skipped, if any were.
+pub fn warn_unreadable(name: &str, stats: &ReadStats) {
+    if stats.unreadable > 0 {
+        eprintln!(
+            "warning: {name}: {} of {} frames could not be read as events and were skipped (see `agui-lens check {name}`)",
+            stats.unreadable, stats.frames
+        );
+    }
+}

@@ -1,0 +1,303 @@
+//! Verifying a compacted stream: checking and folding it as a reader of the written file
+//! would, so that `compact` can compare it with the original before it replaces anything.
+//!
+//! Two ways reach the same result. [`read_back`] reads the file written and checks it.
+//! [`Verifier`] checks the compacted events as the first pass writes them, and keeps a digest
+//! of every event's text; [`Written::confirm`] then reads the file's frames (without parsing
+//! them) and accepts the result only if they are those very texts, in that order. An event
+//! written byte for byte as it was read is not parsed a second time: it is checked as the
+//! event the first pass built from those same bytes (parsing is deterministic), with what the
+//! schemas found wrong with it there, on the pool. `compact` falls back on [`read_back`]
+//! whenever the file does not confirm. The digest (XXH3, 128 bits) is there to catch a
+//! writer and a reader that disagree, not an adversary: whoever could change the file between
+//! the two could as well change it after it is written.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::check::catalog::RuleId;
+use crate::check::diagnostic::{Diagnostic, Severity};
+use crate::check::engine::{Context as CheckContext, Engine, Fed};
+use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
+use crate::fold::{Folded, Folder};
+use crate::protocol::event::{Event, EventType, Location};
+use crate::read::{self, Batch, FrameKind, InputFormat, ReadOptions};
+use crate::write::Output;
+
+/// What checking the compacted stream found: its fold, and its errors by rule.
+pub struct ReadBack {
+    pub folded: Folded,
+    pub errors: BTreeMap<RuleId, u64>,
+}
+
+pub fn count_errors(counts: &mut BTreeMap<RuleId, u64>, found: impl Iterator<Item = Diagnostic>) {
+    for d in found {
+        if d.severity == Severity::Error {
+            *counts.entry(d.rule).or_default() += 1;
+        }
+    }
+}
+
+/// Reads the compacted stream back (the bytes written, compressed if they are), checks it and
+/// folds it.
+pub fn read_back(
+    ctx: &CheckContext<'_>,
+    read: &ReadOptions,
+    format: InputFormat,
+    written: Box<dyn io::Read + Send>,
+) -> Result<ReadBack> {
+    let read = ReadOptions {
+        format: Some(format),
+        ..read.clone()
+    };
+    let name: Arc<str> = Arc::from("compacted");
+    let mut opened = read::open_reader(name.clone(), written, None, &read)?;
+    let mut engine = Engine::new(ctx, name, std::mem::take(&mut opened.head));
+    let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1));
+    let mut found = Vec::new();
+    let mut errors = BTreeMap::new();
+    let failure = engine.check_reader_with(
+        opened.reader.as_mut(),
+        false,
+        &mut found,
+        &mut |found| {
+            count_errors(&mut errors, found.drain(..));
+            Ok(())
+        },
+        &mut |fed, _| fold_fed(&mut folder, fed),
+    )?;
+    if let Some(err) = failure {
+        return Err(err).context("reading the compacted stream back");
+    }
+    engine.finish(&mut found);
+    count_errors(&mut errors, found.drain(..));
+    Ok(ReadBack {
+        folded: folder.finish(),
+        errors,
+    })
+}
+
+/// Checks and folds compacted events as they are written, in order, as [`read_back`] would
+/// find them in the file, and keeps a digest of their texts for [`Written::confirm`].
+pub struct Verifier<'a> {
+    engine: Engine<'a>,
+    folder: Folder,
+    found: Vec<Diagnostic>,
+    errors: BTreeMap<RuleId, u64>,
+    /// Holds one event's text at a time, for events that are parsed here.
+    batch: Batch,
+    written: Written,
+}
+
+impl<'a> Verifier<'a> {
+    pub fn new(ctx: &'a CheckContext<'a>) -> Self {
+        Verifier {
+            engine: Engine::new(ctx, Arc::from("compacted"), Vec::new()),
+            folder: Folder::new(DEFAULT_STATE_LIMIT.max(1)),
+            found: Vec::new(),
+            errors: BTreeMap::new(),
+            batch: Batch::default(),
+            written: Written::default(),
+        }
+    }
+
+    /// An event written as `text`, read as a reader of the file would.
+    fn text(&mut self, text: &[u8]) {
+        self.batch.clear();
+        self.batch.push_frame(text, self.written.events);
+        self.batch.check_utf8();
+        self.written.add(text);
+        let folder = &mut self.folder;
+        self.engine
+            .feed_frames(&self.batch, &mut self.found, &mut |fed, _| {
+                fold_fed(folder, fed)
+            });
+        self.count();
+    }
+
+    /// An event written as `text`, the very text the first pass built `event` from (see
+    /// [`Engine::feed_checked`]; `schema`, what the schemas found wrong with it, if known).
+    fn built(&mut self, event: &Event, schema: Option<&[Diagnostic]>, text: &[u8]) {
+        if is_content_delta(event)
+            || !self
+                .engine
+                .feed_checked(event, schema, text, &mut self.found)
+        {
+            return self.text(text);
+        }
+        self.written.add(text);
+        self.folder.apply(event);
+        self.count();
+    }
+
+    fn count(&mut self) {
+        if !self.found.is_empty() {
+            count_errors(&mut self.errors, self.found.drain(..));
+        }
+    }
+
+    /// Ends the stream: what checking it found, and what the file must hold.
+    pub fn finish(mut self) -> (ReadBack, Written) {
+        self.engine.finish(&mut self.found);
+        count_errors(&mut self.errors, self.found.drain(..));
+        let back = ReadBack {
+            folded: self.folder.finish(),
+            errors: self.errors,
+        };
+        (back, self.written)
+    }
+}
+
+/// A plain content delta may be read on a reader's fast path, and is then handed over as a
+/// delta rather than as a built event: such events are read as a reader would.
+fn is_content_delta(event: &Event) -> bool {
+    matches!(
+        event.kind,
+        Some(
+            EventType::TextMessageContent
+                | EventType::ReasoningMessageContent
+                | EventType::ToolCallArgs
+        )
+    )
+}
+
+/// The texts of the events written, as a count and a digest.
+#[derive(Default)]
+pub struct Written {
+    events: u64,
+    digest: Digest,
+}
+
+/// A 128-bit XXH3 digest of a sequence of texts, each preceded by its length so that no two
+/// sequences run together into the same bytes.
+struct Digest(Xxh3);
+
+impl Default for Digest {
+    fn default() -> Self {
+        Digest(Xxh3::new())
+    }
+}
+
+impl Written {
+    fn add(&mut self, text: &[u8]) {
+        self.events += 1;
+        self.digest.0.update(&(text.len() as u64).to_le_bytes());
+        self.digest.0.update(text);
+    }
+
+    /// Whether `file`, read in `format` (decompressed if it is compressed), holds exactly
+    /// these texts as its frames, in this order, and nothing else.
+    pub fn confirm(
+        &self,
+        file: Box<dyn io::Read + Send>,
+        format: InputFormat,
+        read: &ReadOptions,
+    ) -> Result<bool> {
+        let read = ReadOptions {
+            format: Some(format),
+            ..read.clone()
+        };
+        let mut opened = read::open_reader(Arc::from("compacted"), file, None, &read)?;
+        let mut found = Written::default();
+        let mut batch = Batch::default();
+        while opened.reader.next_batch(&mut batch)? {
+            for frame in &batch.frames {
+                match frame.kind {
+                    FrameKind::Data {
+                        unterminated: false,
+                        ..
+                    } => found.add(batch.bytes(frame)),
+                    _ => return Ok(false),
+                }
+            }
+        }
+        Ok(found.events == self.events && found.digest.0.digest128() == self.digest.0.digest128())
+    }
+}
+
+/// The event being compacted, as its first pass built it.
+#[derive(Clone, Copy)]
+pub struct Current<'a> {
+    pub event: &'a Event,
+    /// The text it was built from.
+    pub text: &'a [u8],
+    /// What the schemas found wrong with it, if that is known.
+    pub schema: Option<&'a [Diagnostic]>,
+}
+
+/// Writes compacted events to `out` and hands each to a [`Verifier`] as well.
+pub struct Tee<'o, 'v, 'a> {
+    pub out: &'o mut dyn Output,
+    pub verifier: &'v mut Verifier<'a>,
+    /// The event being compacted: when compaction writes the very text it was built from,
+    /// it is checked as it was built.
+    pub current: Option<Current<'o>>,
+    /// Where events made by compaction are serialised.
+    pub scratch: &'o mut Vec<u8>,
+}
+
+impl Output for Tee<'_, '_, '_> {
+    fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.raw(bytes)?;
+        match self.current {
+            // Mostly the very slice it was read as (no need to compare its bytes then).
+            Some(current) if std::ptr::eq(current.text, bytes) || current.text == bytes => {
+                self.verifier.built(current.event, current.schema, bytes)
+            }
+            _ => self.verifier.text(bytes),
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, value: &Value) -> io::Result<()> {
+        self.scratch.clear();
+        serde_json::to_writer(&mut *self.scratch, value).map_err(io::Error::other)?;
+        self.out.raw(self.scratch)?;
+        self.verifier.text(self.scratch);
+        Ok(())
+    }
+}
+
+/// Applies an event as the engine hands it over.
+pub fn fold_fed(folder: &mut Folder, fed: Fed<'_>) {
+    match fed {
+        Fed::Event(event) => folder.apply(event),
+        Fed::Delta {
+            kind,
+            id,
+            delta,
+            owner,
+        } => {
+            if !folder.apply_delta(kind, id, delta) {
+                // Not expected (the engine only reads plain deltas while no chunk stream is
+                // open, and the folder follows the same chunks), but exact if it happens.
+                let id_field = if kind == EventType::ToolCallArgs {
+                    "toolCallId"
+                } else {
+                    "messageId"
+                };
+                let mut value =
+                    serde_json::json!({"type": kind.as_str(), id_field: id, "delta": delta});
+                if let Some(owner) = owner {
+                    value["subagentRunId"] = owner.into();
+                }
+                folder.apply(&Event {
+                    loc: Location {
+                        path: Arc::from("compacted"),
+                        line: 0,
+                        offset: 0,
+                        index: 0,
+                    },
+                    kind: Some(kind),
+                    value,
+                    patch: None,
+                });
+            }
+        }
+    }
+}

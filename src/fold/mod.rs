@@ -1,0 +1,1346 @@
+//! Fold: what a client ends with after applying a stream — its messages and state — with the
+//! semantics of the official reducer (chunk expansion, then `defaultApplyEvents`), in time
+//! linear in the stream: messages are found through id indexes, never by scanning, and nothing
+//! is copied per event.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::protocol::chunks::{ChunkExpander, Piece};
+use crate::protocol::event::{Event, EventType, RawPatch};
+use crate::protocol::ids::FastBuild;
+use crate::protocol::patch;
+
+/// One run as the fold saw it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunRecord {
+    pub thread_id: Option<String>,
+    pub run_id: Option<String>,
+    pub parent_run_id: Option<String>,
+    /// `finished`, `error`, or `open` (the stream ended inside the run).
+    pub status: &'static str,
+    pub outcome: Option<Value>,
+    pub error: Option<Value>,
+    pub usage: Option<Value>,
+    /// Tool calls a successful run left for the client to answer.
+    pub pending_tool_calls: Vec<Value>,
+}
+
+/// Folds the events of one thread.
+pub struct Folder {
+    expander: ChunkExpander,
+    pieces: Vec<Piece>,
+    messages: Vec<Map<String, Value>>,
+    /// Messages before this position are as they were at the last [`Folder::sync_copy`]:
+    /// every change to a message there lowers it (through [`Folder::message_mut`], at an
+    /// insertion, at a snapshot's merge). Messages pushed at the end need not: the copy is
+    /// extended from its own end.
+    changed_from: usize,
+    /// Message id → index of its first occurrence.
+    index: HashMap<String, usize, FastBuild>,
+    /// Tool call id → index of the first message whose `toolCalls` holds it.
+    tool_owner: HashMap<String, usize, FastBuild>,
+    /// Whether two messages may share an id, or two messages hold one tool call: the indexes
+    /// are then rebuilt after a snapshot instead of remapped (see [`Folder::messages_snapshot`]).
+    shared_ids: bool,
+    shared_calls: bool,
+    /// For each kind of message ([`OTHER`], [`REASONING`], [`ACTIVITY`]), a position no
+    /// message of that kind comes before ([`NONE`] if there is none).
+    first: [usize; 3],
+    /// Merge every snapshot over the whole history and rebuild the indexes (for tests).
+    no_shortcuts: bool,
+    state: Option<Value>,
+    state_size: usize,
+    state_limit: usize,
+    /// Whether the last STATE_DELTA applied.
+    delta_applied: bool,
+    /// Whether any event was applied yet: the first event's RUN_STARTED.input.state is where
+    /// the reducer starts.
+    seen_event: bool,
+    run_tool_calls: Vec<String>,
+    run_tool_call_set: HashSet<String, FastBuild>,
+    answered: HashSet<String, FastBuild>,
+    runs: Vec<RunRecord>,
+    pending_interrupts: Vec<Value>,
+}
+
+impl Folder {
+    pub fn new(state_limit: usize) -> Self {
+        Folder {
+            expander: ChunkExpander::new(),
+            pieces: Vec::new(),
+            messages: Vec::new(),
+            changed_from: 0,
+            index: HashMap::default(),
+            tool_owner: HashMap::default(),
+            shared_ids: false,
+            shared_calls: false,
+            first: [NONE; 3],
+            no_shortcuts: false,
+            state: None,
+            state_size: 0,
+            state_limit,
+            delta_applied: false,
+            seen_event: false,
+            run_tool_calls: Vec::new(),
+            run_tool_call_set: HashSet::default(),
+            answered: HashSet::default(),
+            runs: Vec::new(),
+            pending_interrupts: Vec::new(),
+        }
+    }
+
+    /// A folder that merges every snapshot over the whole history and rebuilds its indexes,
+    /// as a reference for the shortcut taken otherwise. For tests.
+    #[doc(hidden)]
+    pub fn without_shortcuts(mut self) -> Self {
+        self.no_shortcuts = true;
+        self
+    }
+
+    /// Whether the indexes hold what rebuilding them from the messages would give, and each
+    /// kind's first position is a lower bound. For tests.
+    #[doc(hidden)]
+    pub fn indexes_hold(&self) -> bool {
+        let mut fresh = Folder::new(0);
+        for message in &self.messages {
+            fresh.push(message.clone());
+        }
+        let bounds = (0..3).all(|kind| self.first[kind] <= fresh.first[kind]);
+        // A shared id or call may be remembered after it went away; never forgotten.
+        let flags =
+            (fresh.shared_ids <= self.shared_ids) && (fresh.shared_calls <= self.shared_calls);
+        fresh.index == self.index && fresh.tool_owner == self.tool_owner && bounds && flags
+    }
+
+    /// Applies one event as read (chunks are expanded here).
+    pub fn apply(&mut self, event: &Event) {
+        let Some(ty) = event.kind else {
+            return;
+        };
+        let mut pieces = std::mem::take(&mut self.pieces);
+        // A chunk that cannot be expanded is dropped, as the official client stops there.
+        let _ = self.expander.expand(Some(ty), &event.value, &mut pieces);
+        for piece in &pieces {
+            match piece {
+                Piece::Original => {
+                    self.apply_expanded_patched(ty, &event.value, event.patch.as_deref())
+                }
+                Piece::Synthetic(value) => {
+                    let ty = value
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .and_then(EventType::from_name)
+                        .unwrap_or(ty);
+                    self.apply_expanded(ty, value);
+                }
+            }
+        }
+        self.pieces = pieces;
+    }
+
+    /// Applies one event after chunk expansion.
+    pub fn apply_expanded(&mut self, ty: EventType, ev: &Value) {
+        self.apply_expanded_patched(ty, ev, None);
+    }
+
+    /// [`Folder::apply_expanded`] for an event whose large patch was read as text
+    /// (see [`crate::protocol::event::Event::patch`]).
+    pub fn apply_expanded_patched(&mut self, ty: EventType, ev: &Value, raw: Option<&RawPatch>) {
+        use EventType::*;
+        let first = !self.seen_event;
+        self.seen_event = true;
+        if first && ty == RunStarted {
+            // The client that sent this run's input started from its state.
+            let state = ev
+                .get("input")
+                .and_then(|i| i.get("state"))
+                .filter(|s| !s.is_null());
+            if let Some(state) = state {
+                self.state_size = patch::estimated_size(state, usize::MAX);
+                self.state = Some(state.clone());
+            }
+        }
+        match ty {
+            TextMessageStart => self.message_start(ev, "assistant"),
+            TextMessageContent | ReasoningMessageContent => self.message_content(ev),
+            TextMessageEnd | ReasoningMessageEnd => self.message_end(ev),
+            ReasoningMessageStart => self.message_start(ev, "reasoning"),
+            ToolCallStart => self.tool_call_start(ev),
+            ToolCallArgs => self.tool_call_args(ev),
+            ToolCallEnd => {
+                if let Some(call) = self.tool_call_mut(str_of(ev, "toolCallId")) {
+                    merge_metadata(call, ev);
+                }
+            }
+            ToolCallResult => self.tool_call_result(ev),
+            StateSnapshot => {
+                // An absent snapshot is `undefined`, which the reducer does not emit as state.
+                if let Some(snapshot) = ev.get("snapshot") {
+                    self.state_size = patch::estimated_size(snapshot, usize::MAX);
+                    self.state = Some(snapshot.clone());
+                }
+            }
+            StateDelta => self.state_delta(ev, raw),
+            MessagesSnapshot => self.messages_snapshot(ev),
+            ActivitySnapshot => self.activity_snapshot(ev),
+            ActivityDelta => self.activity_delta(ev, raw),
+            RunStarted => self.run_started(ev),
+            RunFinished => self.run_finished(ev),
+            RunError => {
+                if let Some(run) = self.runs.last_mut().filter(|r| r.status == "open") {
+                    run.status = "error";
+                    let mut error = Map::new();
+                    for key in ["message", "code"] {
+                        if let Some(v) = ev.get(key) {
+                            error.insert(key.into(), v.clone());
+                        }
+                    }
+                    run.error = Some(Value::Object(error));
+                    run.usage = ev.get("usage").cloned();
+                }
+            }
+            ReasoningEncryptedValue => self.encrypted_value(ev),
+            _ => {}
+        }
+    }
+
+    fn find(&self, id: Option<&str>) -> Option<usize> {
+        id.and_then(|id| self.index.get(id).copied())
+    }
+
+    /// A message to change: every change to one goes through here.
+    fn message_mut(&mut self, at: usize) -> &mut Map<String, Value> {
+        self.changed_from = self.changed_from.min(at);
+        &mut self.messages[at]
+    }
+
+    fn push(&mut self, message: Map<String, Value>) -> usize {
+        let at = self.messages.len();
+        self.index_message(&message, at);
+        self.messages.push(message);
+        at
+    }
+
+    /// Records a message at a position: its id, its tool calls and its kind.
+    fn index_message(&mut self, message: &Map<String, Value>, at: usize) {
+        if let Some(id) = id_of(message) {
+            self.index_id(id, at);
+        }
+        self.index_calls(message, at);
+        let first = &mut self.first[kind_of(message)];
+        *first = (*first).min(at);
+    }
+
+    /// Records a message id at a position (the first occurrence is the one found).
+    fn index_id(&mut self, id: &str, at: usize) {
+        match self.index.get_mut(id) {
+            Some(slot) => {
+                self.shared_ids = true;
+                *slot = (*slot).min(at);
+            }
+            None => {
+                self.index.insert(id.to_owned(), at);
+            }
+        }
+    }
+
+    /// Records the tool calls a message at a position holds.
+    fn index_calls(&mut self, message: &Map<String, Value>, at: usize) {
+        for call in calls_of(message) {
+            self.index_call(call, at);
+        }
+    }
+
+    fn index_call(&mut self, call: &str, at: usize) {
+        match self.tool_owner.get_mut(call) {
+            Some(slot) => {
+                if *slot != at {
+                    self.shared_calls = true;
+                    *slot = (*slot).min(at);
+                }
+            }
+            None => {
+                self.tool_owner.insert(call.to_owned(), at);
+            }
+        }
+    }
+
+    fn is_activity(&self, at: usize) -> bool {
+        role_of(&self.messages[at]) == Some("activity")
+    }
+
+    fn message_start(&mut self, ev: &Value, default_role: &str) {
+        let id = str_of(ev, "messageId");
+        let existing = self.find(id);
+        if existing.is_some_and(|at| self.is_activity(at)) {
+            return;
+        }
+        let at = match existing {
+            Some(at) => at,
+            None => {
+                let mut message = Map::new();
+                copy_field(&mut message, "id", ev, "messageId");
+                let role = if default_role == "reasoning" {
+                    Value::String("reasoning".into())
+                } else {
+                    ev.get("role")
+                        .cloned()
+                        .unwrap_or_else(|| default_role.into())
+                };
+                message.insert("role".into(), role);
+                message.insert("content".into(), Value::String(String::new()));
+                if default_role != "reasoning" {
+                    if let Some(name) = ev.get("name") {
+                        message.insert("name".into(), name.clone());
+                    }
+                }
+                if let Some(owner) = ev.get("subagentRunId").filter(|v| !v.is_null()) {
+                    message.insert("subagentRunId".into(), owner.clone());
+                }
+                self.push(message)
+            }
+        };
+        merge_metadata(self.message_mut(at), ev);
+    }
+
+    fn message_content(&mut self, ev: &Value) {
+        let delta = delta_text(ev);
+        if let Some(message) = self.append_content(str_of(ev, "messageId"), &delta) {
+            merge_metadata(message, ev);
+        }
+    }
+
+    /// Appends to a message's text; the message, if there is one to append to.
+    fn append_content(&mut self, id: Option<&str>, delta: &str) -> Option<&mut Map<String, Value>> {
+        let at = self.find(id)?;
+        if self.is_activity(at) {
+            return None;
+        }
+        let message = self.message_mut(at);
+        match message.get_mut("content") {
+            Some(Value::String(content)) => content.push_str(delta),
+            _ => {
+                message.insert("content".into(), Value::String(delta.to_owned()));
+            }
+        }
+        Some(message)
+    }
+
+    /// Applies a plain content delta (TEXT_MESSAGE_CONTENT, REASONING_MESSAGE_CONTENT or
+    /// TOOL_CALL_ARGS with a string delta and no metadata) read without building the event,
+    /// exactly as [`Folder::apply`] would. Refused (`false`) while a chunk stream is open,
+    /// which the event would close: then it must go through `apply`.
+    pub fn apply_delta(&mut self, ty: EventType, id: &str, delta: &str) -> bool {
+        if !self.take_delta() {
+            return false;
+        }
+        self.append_taken(ty, id, delta);
+        true
+    }
+
+    /// The first half of [`Folder::apply_delta`]: whether a plain content delta can be applied
+    /// now (no chunk stream is open), marking the stream as begun if so. A caller may then
+    /// hold the text of such deltas and apply it later with [`Folder::append_taken`].
+    pub fn take_delta(&mut self) -> bool {
+        if !self.expander.is_idle() {
+            return false;
+        }
+        self.seen_event = true;
+        true
+    }
+
+    /// The second half of [`Folder::apply_delta`]: appends the text of plain deltas taken
+    /// with [`Folder::take_delta`] — several of them, concatenated, if nothing else was applied
+    /// since the first of them: appending to a message's content or a call's arguments one
+    /// delta at a time or all at once ends the same.
+    pub fn append_taken(&mut self, ty: EventType, id: &str, text: &str) {
+        match ty {
+            EventType::ToolCallArgs => {
+                self.append_args(Some(id), text);
+            }
+            _ => {
+                self.append_content(Some(id), text);
+            }
+        }
+    }
+
+    fn message_end(&mut self, ev: &Value) {
+        if let Some(at) = self.find(str_of(ev, "messageId")) {
+            if !self.is_activity(at) {
+                merge_metadata(self.message_mut(at), ev);
+            }
+        }
+    }
+
+    fn tool_call_mut(&mut self, id: Option<&str>) -> Option<&mut Map<String, Value>> {
+        let id = id?;
+        let at = *self.tool_owner.get(id)?;
+        let calls = self.message_mut(at).get_mut("toolCalls")?.as_array_mut()?;
+        calls
+            .iter_mut()
+            .find(|call| call.get("id").and_then(Value::as_str) == Some(id))?
+            .as_object_mut()
+    }
+
+    fn tool_call_start(&mut self, ev: &Value) {
+        let Some(id) = str_of(ev, "toolCallId") else {
+            return;
+        };
+        if self.run_tool_call_set.insert(id.to_owned()) {
+            self.run_tool_calls.push(id.to_owned());
+        }
+        let name = ev.get("toolCallName").cloned();
+        if let Some(call) = self.tool_call_mut(Some(id)) {
+            if let Some(function) = call.get_mut("function").and_then(Value::as_object_mut) {
+                if function.get("name") != name.as_ref() {
+                    set_or_remove(function, "name", name.as_ref());
+                }
+            }
+            merge_metadata(call, ev);
+            return;
+        }
+        let parent = str_of(ev, "parentMessageId").filter(|p| !p.is_empty());
+        let target = match parent {
+            Some(parent) => match self.find(Some(parent)) {
+                Some(at) if role_of(&self.messages[at]) == Some("assistant") => at,
+                existing => {
+                    let id = if existing.is_some() { id } else { parent };
+                    self.new_assistant(id, ev)
+                }
+            },
+            None => self.new_assistant(id, ev),
+        };
+        let message = self.message_mut(target);
+        if !matches!(message.get("toolCalls"), Some(Value::Array(_))) {
+            message.insert("toolCalls".into(), Value::Array(Vec::new()));
+        }
+        let mut function = Map::new();
+        if let Some(name) = name {
+            function.insert("name".into(), name);
+        }
+        function.insert("arguments".into(), Value::String(String::new()));
+        let mut call = Map::new();
+        call.insert("id".into(), Value::String(id.to_owned()));
+        call.insert("type".into(), Value::String("function".into()));
+        call.insert("function".into(), Value::Object(function));
+        merge_metadata(&mut call, ev);
+        if let Some(Value::Array(calls)) = message.get_mut("toolCalls") {
+            calls.push(Value::Object(call));
+        }
+        self.index_call(id, target);
+    }
+
+    /// A new assistant message for a tool call, tagged with the call's subagent.
+    fn new_assistant(&mut self, id: &str, ev: &Value) -> usize {
+        let preexisting = self.index.contains_key(id);
+        let mut message = Map::new();
+        message.insert("id".into(), Value::String(id.to_owned()));
+        message.insert("role".into(), Value::String("assistant".into()));
+        message.insert("toolCalls".into(), Value::Array(Vec::new()));
+        if !preexisting {
+            if let Some(owner) = ev.get("subagentRunId").filter(|v| !v.is_null()) {
+                message.insert("subagentRunId".into(), owner.clone());
+            }
+        }
+        self.push(message)
+    }
+
+    fn tool_call_args(&mut self, ev: &Value) {
+        let delta = delta_text(ev);
+        if let Some(call) = self.append_args(str_of(ev, "toolCallId"), &delta) {
+            merge_metadata(call, ev);
+        }
+    }
+
+    /// Appends to a tool call's arguments; the tool call, if there is one.
+    fn append_args(&mut self, id: Option<&str>, delta: &str) -> Option<&mut Map<String, Value>> {
+        let call = self.tool_call_mut(id)?;
+        if let Some(Value::Object(function)) = call.get_mut("function") {
+            match function.get_mut("arguments") {
+                Some(Value::String(args)) => args.push_str(delta),
+                other => {
+                    let before = js_string(other.as_deref());
+                    function.insert("arguments".into(), Value::String(before + delta));
+                }
+            }
+        }
+        Some(call)
+    }
+
+    fn tool_call_result(&mut self, ev: &Value) {
+        let call_id = str_of(ev, "toolCallId").unwrap_or_default().to_owned();
+        self.answered.insert(call_id.clone());
+        let mut message = Map::new();
+        copy_field(&mut message, "id", ev, "messageId");
+        copy_field(&mut message, "toolCallId", ev, "toolCallId");
+        let role = ev
+            .get("role")
+            .filter(|r| js_truthy(r))
+            .cloned()
+            .unwrap_or_else(|| "tool".into());
+        message.insert("role".into(), role);
+        copy_field(&mut message, "content", ev, "content");
+        if let Some(owner) = ev.get("subagentRunId").filter(|v| !v.is_null()) {
+            message.insert("subagentRunId".into(), owner.clone());
+        }
+        merge_metadata(&mut message, ev);
+        match self.assistant_owner(&call_id) {
+            None => {
+                self.push(message);
+            }
+            Some(owner) => {
+                let mut at = owner + 1;
+                while at < self.messages.len() && role_of(&self.messages[at]) == Some("tool") {
+                    at += 1;
+                }
+                self.insert_at(at, message);
+            }
+        }
+    }
+
+    /// The first assistant message holding a tool call.
+    fn assistant_owner(&self, call_id: &str) -> Option<usize> {
+        let first = *self.tool_owner.get(call_id)?;
+        if role_of(&self.messages[first]) == Some("assistant") {
+            return Some(first);
+        }
+        (first..self.messages.len()).find(|&at| {
+            role_of(&self.messages[at]) == Some("assistant")
+                && holds_call(&self.messages[at], call_id)
+        })
+    }
+
+    /// Inserts a message, shifting the indexes of the messages after it.
+    fn insert_at(&mut self, at: usize, message: Map<String, Value>) {
+        self.changed_from = self.changed_from.min(at);
+        self.messages.insert(at, message);
+        // From the end, so that an entry moved to `i` is not taken for one at `i` before.
+        for i in (at + 1..self.messages.len()).rev() {
+            if let Some(id) = id_of(&self.messages[i]) {
+                if let Some(slot) = self.index.get_mut(id) {
+                    if *slot == i - 1 {
+                        *slot = i;
+                    }
+                }
+            }
+            for call in calls_of(&self.messages[i]) {
+                if let Some(slot) = self.tool_owner.get_mut(call) {
+                    if *slot == i - 1 {
+                        *slot = i;
+                    }
+                }
+            }
+        }
+        let message = std::mem::take(&mut self.messages[at]);
+        self.index_message(&message, at);
+        self.messages[at] = message;
+    }
+
+    fn rebuild_indexes(&mut self) {
+        self.index.clear();
+        self.tool_owner.clear();
+        self.shared_ids = false;
+        self.shared_calls = false;
+        self.first = [NONE; 3];
+        let messages = std::mem::take(&mut self.messages);
+        for (at, message) in messages.iter().enumerate() {
+            self.index_message(message, at);
+        }
+        self.messages = messages;
+    }
+
+    fn state_delta(&mut self, ev: &Value, raw: Option<&RawPatch>) {
+        let delta = match (raw, ev.get("delta")) {
+            (Some(raw), _) => patch::Ops::Raw(raw),
+            (None, Some(delta)) => patch::Ops::Value(delta),
+            (None, None) => return,
+        };
+        // The official client clones an absent state to null before patching it; a patch
+        // that fails leaves the state (absent or not) as it was.
+        let absent = self.state.is_none();
+        let mut state = self.state.take().unwrap_or(Value::Null);
+        let mut size = self.state_size;
+        self.delta_applied =
+            patch::apply_ops(&mut state, delta, &mut size, self.state_limit).is_ok();
+        if self.delta_applied {
+            self.state_size = size;
+            self.state = Some(state);
+        } else if !absent {
+            self.state = Some(state);
+        }
+    }
+
+    /// Whether the last STATE_DELTA applied (a failed one changed nothing).
+    pub fn last_delta_applied(&self) -> bool {
+        self.delta_applied
+    }
+
+    /// Merges a snapshot into the history. While no two messages share an id or a tool call,
+    /// only the history from the first message the snapshot can replace or drop onwards is
+    /// merged and re-indexed: messages before it (kept reasoning and activity messages) are
+    /// left where they are, so a snapshot costs its own length plus what changed since the
+    /// last one, not the whole history.
+    fn messages_snapshot(&mut self, ev: &Value) {
+        let Some(Value::Array(incoming)) = ev.get("messages") else {
+            return;
+        };
+        let incoming: Vec<&Map<String, Value>> =
+            incoming.iter().filter_map(Value::as_object).collect();
+        let keep = Keep::new(&incoming, ev.get("metadata"));
+        let by_id = last_of_each_id(&incoming);
+        if self.shared_ids || self.shared_calls || self.no_shortcuts {
+            self.changed_from = 0;
+            let old = std::mem::take(&mut self.messages);
+            let matched = match_by_id(&old, &by_id);
+            self.messages = merge_matched(old, &incoming, &matched, &keep);
+            self.rebuild_indexes();
+            return;
+        }
+        let named: Vec<(usize, usize)> = by_id
+            .iter()
+            .filter_map(|(&id, &k)| self.index.get(id).map(|&at| (at, k)))
+            .collect();
+        let mut start = named.iter().map(|&(at, _)| at).min().unwrap_or(NONE);
+        start = start.min(self.first[OTHER]);
+        if keep.may_drop_reasoning() {
+            start = start.min(self.first[REASONING]);
+        }
+        if keep.may_drop_activity() {
+            start = start.min(self.first[ACTIVITY]);
+        }
+        let tail = self.messages.split_off(start.min(self.messages.len()));
+        self.changed_from = self.changed_from.min(self.messages.len());
+        let start = self.messages.len();
+        for m in &tail {
+            if let Some(id) = id_of(m) {
+                self.index.remove(id);
+            }
+            for call in calls_of(m) {
+                self.tool_owner.remove(call);
+            }
+        }
+        let mut matched = vec![NONE; tail.len()];
+        for (at, k) in named {
+            matched[at - start] = k;
+        }
+        for first in &mut self.first {
+            if *first >= start {
+                *first = NONE;
+            }
+        }
+        for message in merge_matched(tail, &incoming, &matched, &keep) {
+            let at = self.messages.len();
+            self.index_message(&message, at);
+            self.messages.push(message);
+        }
+    }
+
+    /// The state as it stands.
+    pub fn state(&self) -> Option<&Value> {
+        self.state.as_ref()
+    }
+
+    /// The messages as they stand.
+    pub fn messages(&self) -> &[Map<String, Value>] {
+        &self.messages
+    }
+
+    /// Makes `copy` equal to the messages as they stand, copying only those at or after the
+    /// first change since the last call (`copy` is what that call left, and this folder's
+    /// only such copy): a caller keeping the history at each run's start pays for what the
+    /// runs changed, not for the whole history each time.
+    pub fn sync_copy(&mut self, copy: &mut Vec<Map<String, Value>>) {
+        let from = self.changed_from.min(copy.len()).min(self.messages.len());
+        copy.truncate(from);
+        copy.extend_from_slice(&self.messages[from..]);
+        self.changed_from = self.messages.len();
+    }
+
+    /// A message by id (its first occurrence).
+    pub fn message(&self, id: &str) -> Option<&Map<String, Value>> {
+        self.index.get(id).map(|&at| &self.messages[at])
+    }
+
+    fn activity_snapshot(&mut self, ev: &Value) {
+        let existing = self.find(str_of(ev, "messageId"));
+        let replace = match ev.get("replace") {
+            None | Some(Value::Null) => true,
+            Some(v) => js_truthy(v),
+        };
+        let owner = ev.get("subagentRunId").filter(|v| !v.is_null());
+        let fresh = || {
+            let mut m = Map::new();
+            copy_field(&mut m, "id", ev, "messageId");
+            m.insert("role".into(), Value::String("activity".into()));
+            copy_field(&mut m, "activityType", ev, "activityType");
+            copy_field(&mut m, "content", ev, "content");
+            if let Some(owner) = owner {
+                m.insert("subagentRunId".into(), owner.clone());
+            }
+            m
+        };
+        let target = match existing {
+            None => Some(self.push(fresh())),
+            Some(at) if self.is_activity(at) => {
+                if replace {
+                    let message = self.message_mut(at);
+                    set_or_remove(message, "activityType", ev.get("activityType"));
+                    set_or_remove(message, "content", ev.get("content"));
+                    match owner {
+                        Some(owner) => {
+                            message.insert("subagentRunId".into(), owner.clone());
+                        }
+                        None => {
+                            message.remove("subagentRunId");
+                        }
+                    }
+                }
+                Some(at)
+            }
+            Some(at) if replace => {
+                let had_calls = self.messages[at].contains_key("toolCalls");
+                *self.message_mut(at) = fresh();
+                self.first[ACTIVITY] = self.first[ACTIVITY].min(at);
+                if had_calls {
+                    self.rebuild_indexes();
+                }
+                Some(at)
+            }
+            Some(_) => None,
+        };
+        if let Some(at) = target {
+            merge_metadata(self.message_mut(at), ev);
+        }
+    }
+
+    fn activity_delta(&mut self, ev: &Value, raw: Option<&RawPatch>) {
+        let Some(at) = self.find(str_of(ev, "messageId")) else {
+            return;
+        };
+        if !self.is_activity(at) {
+            return;
+        }
+        let limit = self.state_limit;
+        let message = self.message_mut(at);
+        merge_metadata(message, ev);
+        let mut content = match message.get("content") {
+            None | Some(Value::Null) => patch::empty_object(),
+            Some(v) => v.clone(),
+        };
+        let empty = Value::Array(Vec::new());
+        let ops = match raw {
+            Some(raw) => patch::Ops::Raw(raw),
+            None => patch::Ops::Value(ev.get("patch").filter(|p| !p.is_null()).unwrap_or(&empty)),
+        };
+        let mut size = patch::estimated_size(&content, usize::MAX);
+        if patch::apply_ops(&mut content, ops, &mut size, limit).is_ok() {
+            message.insert("content".into(), content);
+            set_or_remove(message, "activityType", ev.get("activityType"));
+        }
+    }
+
+    fn run_started(&mut self, ev: &Value) {
+        let input = ev.get("input");
+        self.run_tool_calls.clear();
+        self.run_tool_call_set.clear();
+        self.answered.clear();
+        if let Some(Value::Array(messages)) = input.and_then(|i| i.get("messages")) {
+            for message in messages.iter().filter_map(Value::as_object) {
+                if self.find(id_of(message)).is_some() {
+                    continue;
+                }
+                let mut message = message.clone();
+                if message.get("subagentRunId") == Some(&Value::Null) {
+                    message.remove("subagentRunId");
+                }
+                self.push(message);
+            }
+        }
+        self.runs.push(RunRecord {
+            thread_id: str_of(ev, "threadId").map(str::to_owned),
+            run_id: str_of(ev, "runId").map(str::to_owned),
+            parent_run_id: str_of(ev, "parentRunId").map(str::to_owned),
+            status: "open",
+            ..RunRecord::default()
+        });
+    }
+
+    fn run_finished(&mut self, ev: &Value) {
+        let outcome = ev.get("outcome").filter(|v| !v.is_null());
+        self.pending_interrupts = match outcome {
+            Some(o) if o.get("type").and_then(Value::as_str) == Some("interrupt") => o
+                .get("interrupts")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let pending: Vec<Value> = match outcome
+            .filter(|o| o.get("type").and_then(Value::as_str) == Some("success"))
+            .and_then(|o| o.get("pendingToolCallIds"))
+            .and_then(Value::as_array)
+            .filter(|ids| !ids.is_empty())
+        {
+            Some(ids) => ids.clone(),
+            None => self
+                .run_tool_calls
+                .iter()
+                .filter(|id| !self.answered.contains(*id))
+                .map(|id| Value::String(id.clone()))
+                .collect(),
+        };
+        if let Some(run) = self.runs.last_mut().filter(|r| r.status == "open") {
+            run.status = "finished";
+            let outcome = outcome.cloned().unwrap_or_else(|| {
+                let mut success = Map::new();
+                success.insert("type".into(), "success".into());
+                Value::Object(success)
+            });
+            if outcome.get("type").and_then(Value::as_str) == Some("success") {
+                run.pending_tool_calls = pending;
+            }
+            run.outcome = Some(outcome);
+            run.usage = ev.get("usage").cloned();
+        }
+    }
+
+    fn encrypted_value(&mut self, ev: &Value) {
+        let Some(entity) = str_of(ev, "entityId") else {
+            return;
+        };
+        let value = ev.get("encryptedValue");
+        if str_of(ev, "subtype") == Some("tool-call") {
+            let owner = (0..self.messages.len()).find(|&at| {
+                role_of(&self.messages[at]) == Some("assistant")
+                    && holds_call(&self.messages[at], entity)
+            });
+            if let Some(at) = owner {
+                let calls = self
+                    .message_mut(at)
+                    .get_mut("toolCalls")
+                    .and_then(Value::as_array_mut);
+                if let Some(call) = calls
+                    .into_iter()
+                    .flatten()
+                    .find(|c| c.get("id").and_then(Value::as_str) == Some(entity))
+                    .and_then(Value::as_object_mut)
+                {
+                    set_or_remove(call, "encryptedValue", value);
+                }
+            }
+        } else if let Some(at) = self.find(Some(entity)) {
+            if !self.is_activity(at) {
+                set_or_remove(self.message_mut(at), "encryptedValue", value);
+            }
+        }
+    }
+
+    /// Ends the fold: the messages, the state and what happened to each run.
+    pub fn finish(self) -> Folded {
+        Folded {
+            messages: self.messages,
+            state: self.state,
+            runs: self.runs,
+            pending_interrupts: self.pending_interrupts,
+        }
+    }
+}
+
+/// What a client ends with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Folded {
+    pub messages: Vec<Map<String, Value>>,
+    pub state: Option<Value>,
+    pub runs: Vec<RunRecord>,
+    pub pending_interrupts: Vec<Value>,
+}
+
+impl Folded {
+    /// `{"messages": […], "state": …, "runs": […], "activities": {…}}`.
+    pub fn into_json(self) -> Value {
+        let activities: Map<String, Value> = self
+            .messages
+            .iter()
+            .filter(|m| role_of(m) == Some("activity"))
+            .filter_map(|m| {
+                let id = m.get("id")?.as_str()?.to_owned();
+                let mut a = Map::new();
+                a.insert(
+                    "activityType".into(),
+                    m.get("activityType").cloned().unwrap_or(Value::Null),
+                );
+                a.insert(
+                    "content".into(),
+                    m.get("content").cloned().unwrap_or(Value::Null),
+                );
+                Some((id, Value::Object(a)))
+            })
+            .collect();
+        let mut out = Map::new();
+        let runs = self.runs.iter().map(run_json).collect();
+        out.insert(
+            "messages".into(),
+            Value::Array(self.messages.into_iter().map(Value::Object).collect()),
+        );
+        out.insert("state".into(), self.state.unwrap_or(Value::Null));
+        out.insert("runs".into(), Value::Array(runs));
+        if !self.pending_interrupts.is_empty() {
+            out.insert(
+                "pendingInterrupts".into(),
+                Value::Array(self.pending_interrupts),
+            );
+        }
+        if !activities.is_empty() {
+            out.insert("activities".into(), Value::Object(activities));
+        }
+        Value::Object(out)
+    }
+
+    /// The part clients compare: messages and state.
+    pub fn meaning(&self) -> Value {
+        let mut out = Map::new();
+        out.insert(
+            "messages".into(),
+            Value::Array(self.messages.iter().cloned().map(Value::Object).collect()),
+        );
+        out.insert("state".into(), self.state.clone().unwrap_or(Value::Null));
+        Value::Object(out)
+    }
+}
+
+/// What a MESSAGES_SNAPSHOT leaves: messages the snapshot names are replaced in place, others
+/// dropped unless the client keeps them (activity and reasoning messages the snapshot does not
+/// own), and the snapshot's new messages appended in its order.
+pub fn merge_snapshot(
+    old: Vec<Map<String, Value>>,
+    incoming: &[Value],
+    metadata: Option<&Value>,
+) -> Vec<Map<String, Value>> {
+    let incoming: Vec<&Map<String, Value>> = incoming.iter().filter_map(Value::as_object).collect();
+    let matched = match_by_id(&old, &last_of_each_id(&incoming));
+    merge_matched(old, &incoming, &matched, &Keep::new(&incoming, metadata))
+}
+
+/// No position.
+const NONE: usize = usize::MAX;
+
+/// Kinds of message, as a snapshot treats those it does not name.
+const OTHER: usize = 0;
+const REASONING: usize = 1;
+const ACTIVITY: usize = 2;
+
+fn kind_of(message: &Map<String, Value>) -> usize {
+    match role_of(message) {
+        Some("reasoning") => REASONING,
+        Some("activity") => ACTIVITY,
+        _ => OTHER,
+    }
+}
+
+/// Which messages a snapshot keeps although it does not name them.
+struct Keep {
+    owned: Scope,
+    has_activity: bool,
+    has_reasoning: bool,
+}
+
+impl Keep {
+    fn new(incoming: &[&Map<String, Value>], metadata: Option<&Value>) -> Self {
+        Keep {
+            owned: authoritative_activity_types(metadata),
+            has_activity: incoming.iter().any(|m| kind_of(m) == ACTIVITY),
+            has_reasoning: incoming.iter().any(|m| kind_of(m) == REASONING),
+        }
+    }
+
+    fn keeps(&self, message: &Map<String, Value>) -> bool {
+        match kind_of(message) {
+            ACTIVITY => match &self.owned {
+                Scope::Types(types) => !message
+                    .get("activityType")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| types.iter().any(|owned| owned == t)),
+                Scope::All => false,
+                Scope::Unset => !self.has_activity,
+            },
+            REASONING => !self.has_reasoning,
+            _ => false,
+        }
+    }
+
+    fn may_drop_reasoning(&self) -> bool {
+        self.has_reasoning
+    }
+
+    fn may_drop_activity(&self) -> bool {
+        match &self.owned {
+            Scope::Types(types) => !types.is_empty(),
+            Scope::All => true,
+            Scope::Unset => self.has_activity,
+        }
+    }
+}
+
+/// Each id of a snapshot and the position of its last message, as a JavaScript Map built
+/// from the list keeps it.
+fn last_of_each_id<'a>(incoming: &[&'a Map<String, Value>]) -> HashMap<&'a str, usize, FastBuild> {
+    let mut by_id: HashMap<&str, usize, FastBuild> = HashMap::default();
+    for (i, m) in incoming.iter().enumerate() {
+        if let Some(id) = id_of(m) {
+            by_id.insert(id, i);
+        }
+    }
+    by_id
+}
+
+/// For each old message, the snapshot message replacing it ([`NONE`] if none does).
+fn match_by_id(old: &[Map<String, Value>], by_id: &HashMap<&str, usize, FastBuild>) -> Vec<usize> {
+    old.iter()
+        .map(|m| {
+            id_of(m)
+                .and_then(|id| by_id.get(id))
+                .copied()
+                .unwrap_or(NONE)
+        })
+        .collect()
+}
+
+/// [`merge_snapshot`] with the old messages already matched to the snapshot's.
+fn merge_matched(
+    old: Vec<Map<String, Value>>,
+    incoming: &[&Map<String, Value>],
+    matched: &[usize],
+    keep: &Keep,
+) -> Vec<Map<String, Value>> {
+    let owned_copy = |m: &Map<String, Value>| {
+        let mut m = m.clone();
+        if m.get("subagentRunId") == Some(&Value::Null) {
+            m.remove("subagentRunId");
+        }
+        m
+    };
+    let mut merged = Vec::with_capacity(old.len() + incoming.len());
+    // Snapshot messages that replaced an old one in place (an old message kept without being
+    // replaced has an id the snapshot does not name).
+    let mut placed = vec![false; incoming.len()];
+    for (m, &k) in old.into_iter().zip(matched) {
+        match k {
+            NONE if keep.keeps(&m) => merged.push(m),
+            NONE => {}
+            k => {
+                placed[k] = true;
+                // A message the snapshot repeats as it stands stays, rather than being freed
+                // and copied back: snapshots mostly repeat the history they follow.
+                let null_owner = incoming[k].get("subagentRunId") == Some(&Value::Null);
+                if !null_owner && m == *incoming[k] {
+                    merged.push(m);
+                } else {
+                    merged.push(owned_copy(incoming[k]));
+                }
+            }
+        }
+    }
+    let placed_ids: HashSet<&str, FastBuild> = incoming
+        .iter()
+        .zip(&placed)
+        .filter(|(_, placed)| **placed)
+        .filter_map(|(m, _)| id_of(m))
+        .collect();
+    for m in incoming {
+        if !id_of(m).is_some_and(|id| placed_ids.contains(id)) {
+            merged.push(owned_copy(m));
+        }
+    }
+    merged
+}
+
+fn run_json(run: &RunRecord) -> Value {
+    let mut out = Map::new();
+    let mut put = |k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            out.insert(k.into(), v);
+        }
+    };
+    put("threadId", run.thread_id.clone().map(Value::String));
+    put("runId", run.run_id.clone().map(Value::String));
+    put("parentRunId", run.parent_run_id.clone().map(Value::String));
+    put("status", Some(Value::String(run.status.into())));
+    put("outcome", run.outcome.clone());
+    if !run.pending_tool_calls.is_empty() {
+        put(
+            "pendingToolCallIds",
+            Some(Value::Array(run.pending_tool_calls.clone())),
+        );
+    }
+    put("error", run.error.clone());
+    put("usage", run.usage.clone());
+    Value::Object(out)
+}
+
+/// How a MESSAGES_SNAPSHOT scopes the activities it owns (its `@ag-ui/client` metadata).
+enum Scope {
+    /// No scope given: the snapshot owns activities if it holds any.
+    Unset,
+    /// It owns every activity.
+    All,
+    /// It owns these activity types.
+    Types(Vec<String>),
+}
+
+fn authoritative_activity_types(metadata: Option<&Value>) -> Scope {
+    let Some(Value::Object(metadata)) = metadata else {
+        return Scope::Unset;
+    };
+    let Some(value) = metadata.get("@ag-ui/client") else {
+        return Scope::Unset;
+    };
+    let Value::Object(value) = value else {
+        return Scope::Types(Vec::new());
+    };
+    match value.get("authoritativeActivityTypes") {
+        None => Scope::Unset,
+        Some(Value::Null) => Scope::All,
+        Some(Value::Array(types)) if types.iter().all(Value::is_string) => Scope::Types(
+            types
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        ),
+        Some(_) => Scope::Types(Vec::new()),
+    }
+}
+
+/// Copies a field if the event has it: an absent field is absent in the message too (as
+/// `undefined` is, once serialised).
+fn copy_field(target: &mut Map<String, Value>, key: &str, ev: &Value, from: &str) {
+    if let Some(v) = ev.get(from) {
+        target.insert(key.into(), v.clone());
+    }
+}
+
+fn set_or_remove(target: &mut Map<String, Value>, key: &str, value: Option<&Value>) {
+    match value {
+        Some(v) => {
+            target.insert(key.into(), v.clone());
+        }
+        None => {
+            target.remove(key);
+        }
+    }
+}
+
+fn str_of<'a>(ev: &'a Value, key: &str) -> Option<&'a str> {
+    ev.get(key).and_then(Value::as_str)
+}
+
+fn role_of(message: &Map<String, Value>) -> Option<&str> {
+    message.get("role").and_then(Value::as_str)
+}
+
+/// The key a JavaScript Map would use for a message id (only strings are compared here).
+fn id_of(message: &Map<String, Value>) -> Option<&str> {
+    message.get("id").and_then(Value::as_str)
+}
+
+fn calls_of(message: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    message
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("id").and_then(Value::as_str))
+}
+
+fn holds_call(message: &Map<String, Value>, id: &str) -> bool {
+    calls_of(message).any(|c| c == id)
+}
+
+/// Folds an event's metadata into a message or tool call, key by key, last write winning.
+fn merge_metadata(target: &mut Map<String, Value>, ev: &Value) {
+    let Some(incoming) = ev.get("metadata") else {
+        return;
+    };
+    let incoming = match incoming {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    match target.get_mut("metadata") {
+        Some(Value::Object(existing)) => {
+            for (k, v) in incoming {
+                existing.insert(k, v);
+            }
+        }
+        _ => {
+            target.insert("metadata".into(), Value::Object(incoming));
+        }
+    }
+}
+
+/// An event's `delta` as the reducer appends it: a string as it is, anything else as
+/// JavaScript prints it.
+fn delta_text(ev: &Value) -> std::borrow::Cow<'_, str> {
+    match ev.get("delta") {
+        Some(Value::String(delta)) => std::borrow::Cow::Borrowed(delta.as_str()),
+        other => std::borrow::Cow::Owned(js_string(other)),
+    }
+}
+
+/// A value as JavaScript's template strings print it.
+fn js_string(value: Option<&Value>) -> String {
+    match value {
+        None => "undefined".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) => "null".into(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => js_number(n),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::Null => String::new(),
+                other => js_string(Some(other)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(Value::Object(_)) => "[object Object]".into(),
+    }
+}
+
+/// A number as JavaScript prints it: `1.0` is `1`, `1e2` is `100`, large ones in exponent form.
+fn js_number(n: &serde_json::Number) -> String {
+    let Some(f) = n.as_f64() else {
+        return n.to_string();
+    };
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    let magnitude = f.abs();
+    if magnitude != 0.0 && !(1e-6..1e21).contains(&magnitude) {
+        // Exponent form: shortest digits, with an explicit sign on the exponent.
+        let text = format!("{f:e}");
+        return match text.split_once('e') {
+            Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp}"),
+            _ => text,
+        };
+    }
+    if f == 0.0 {
+        return "0".into();
+    }
+    format!("{f}")
+}
+
+fn js_truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::event::Location;
+    use serde_json::json;
+
+    fn fold(events: &[Value]) -> Value {
+        let mut folder = Folder::new(1 << 30);
+        for (i, value) in events.iter().enumerate() {
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            let event = Event {
+                loc: Location {
+                    path: "t".into(),
+                    line: i as u64 + 1,
+                    offset: 0,
+                    index: i as u64,
+                },
+                kind,
+                value: value.clone(),
+                patch: None,
+            };
+            folder.apply(&event);
+        }
+        folder.finish().meaning()
+    }
+
+    #[test]
+    fn text_and_tool_calls() {
+        let folded = fold(&[
+            json!({"type":"RUN_STARTED","threadId":"t","runId":"r","input":{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"hi"}]}}),
+            json!({"type":"TEXT_MESSAGE_CHUNK","messageId":"a1","delta":"Hel"}),
+            json!({"type":"TEXT_MESSAGE_CHUNK","delta":"lo","metadata":{"k":1}}),
+            json!({"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"f","parentMessageId":"a1"}),
+            json!({"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"x\":"}),
+            json!({"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"1}"}),
+            json!({"type":"TOOL_CALL_END","toolCallId":"c1"}),
+            json!({"type":"TOOL_CALL_START","toolCallId":"c2","toolCallName":"g"}),
+            json!({"type":"TOOL_CALL_RESULT","messageId":"t1","toolCallId":"c1","content":"ok"}),
+            json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+        ]);
+        assert_eq!(
+            folded["messages"],
+            json!([
+                {"id":"u1","role":"user","content":"hi"},
+                {"id":"a1","role":"assistant","content":"Hello","metadata":{"k":1},
+                 "toolCalls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]},
+                {"id":"t1","toolCallId":"c1","role":"tool","content":"ok"},
+                {"id":"c2","role":"assistant","toolCalls":[{"id":"c2","type":"function","function":{"name":"g","arguments":""}}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn snapshots_merge_by_id_and_keep_client_reasoning() {
+        let folded = fold(&[
+            json!({"type":"REASONING_MESSAGE_START","messageId":"r1","role":"reasoning"}),
+            json!({"type":"REASONING_MESSAGE_CONTENT","messageId":"r1","delta":"think"}),
+            json!({"type":"TEXT_MESSAGE_START","messageId":"a1","role":"assistant"}),
+            json!({"type":"MESSAGES_SNAPSHOT","messages":[{"id":"u1","role":"user","content":"q"},{"id":"a1","role":"assistant","content":"final"}]}),
+        ]);
+        assert_eq!(
+            folded["messages"],
+            json!([
+                {"id":"r1","role":"reasoning","content":"think"},
+                {"id":"a1","role":"assistant","content":"final"},
+                {"id":"u1","role":"user","content":"q"}
+            ])
+        );
+    }
+
+    #[test]
+    fn state_patches_apply_atomically() {
+        let folded = fold(&[
+            json!({"type":"STATE_SNAPSHOT","snapshot":{"n":1,"items":[]}}),
+            json!({"type":"STATE_DELTA","delta":[{"op":"add","path":"/items/-","value":"a"},{"op":"replace","path":"/missing","value":1}]}),
+            json!({"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":2}]}),
+        ]);
+        assert_eq!(folded["state"], json!({"n":2,"items":[]}));
+        // Without a state, a root operation still applies (the state starts as null).
+        let folded =
+            fold(&[json!({"type":"STATE_DELTA","delta":[{"op":"add","path":"","value":{"a":1}}]})]);
+        assert_eq!(folded["state"], json!({"a":1}));
+    }
+
+    #[test]
+    fn activities_snapshot_and_delta() {
+        let folded = fold(&[
+            json!({"type":"ACTIVITY_SNAPSHOT","messageId":"p1","activityType":"PLAN","content":{"steps":[{"done":false}]}}),
+            json!({"type":"ACTIVITY_DELTA","messageId":"p1","activityType":"PLAN","patch":[{"op":"replace","path":"/steps/0/done","value":true}]}),
+            json!({"type":"ACTIVITY_SNAPSHOT","messageId":"p1","activityType":"PLAN","content":{"x":1},"replace":false}),
+        ]);
+        assert_eq!(
+            folded["messages"],
+            json!([{"id":"p1","role":"activity","activityType":"PLAN","content":{"steps":[{"done":true}]}}])
+        );
+    }
+}

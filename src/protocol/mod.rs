@@ -1,0 +1,9 @@
+//! The protocol's model, shared by every stage: events and where they were read, chunk
+//! expansion, JSON Patch as clients apply it, sets of ids.
+
+pub mod chunks;
+pub mod event;
+pub mod ids;
+pub mod patch;
+
+pub use event::{Event, EventType, Location, RawPatch};

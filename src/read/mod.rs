@@ -1,0 +1,531 @@
+//! Sources: bytes in, located frames out. Files, directories, stdin; JSONL, JSON and SSE;
+//! plain, gzip or zstd. Parsing a frame into an [`Event`](crate::protocol::event::Event) is `parse`.
+
+pub mod delta;
+mod detect;
+pub mod dupkeys;
+mod follow;
+mod json;
+mod jsonl;
+mod lines;
+pub mod pipeline;
+mod sse;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+
+pub use detect::{
+    Compression, NonStream, classify_non_stream, describe_non_stream, format_from_extension,
+    sniff_format,
+};
+pub use follow::Follow;
+
+/// The compression a file name asks for (`.gz`, `.zst`), if any.
+pub fn detect_compression_ext(path: &Path) -> Compression {
+    detect::strip_compression_ext(path).1
+}
+
+/// Default cap on one line or frame: larger ones are reported and skipped, never held.
+pub const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// How the events are laid out in the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum InputFormat {
+    /// One JSON event per line.
+    Jsonl,
+    /// One JSON array of events, or JSON values one after another.
+    Json,
+    /// Server-Sent Events as captured from the wire.
+    Sse,
+}
+
+impl fmt::Display for InputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InputFormat::Jsonl => "jsonl",
+            InputFormat::Json => "json",
+            InputFormat::Sse => "sse",
+        })
+    }
+}
+
+/// One frame: the bytes that should hold one event, or a note about bytes that could not be
+/// framed. Data frames point into [`Batch::data`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub kind: FrameKind,
+    /// 1-based line where the frame starts.
+    pub line: u64,
+    /// Byte offset of that line in the decompressed input.
+    pub offset: u64,
+    /// 0-based index among the frames of the input.
+    pub index: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// The frame's text is `Batch::data[start..end]`.
+    Data {
+        start: usize,
+        end: usize,
+        /// SSE only: the input ended before the frame's closing blank line.
+        unterminated: bool,
+    },
+    /// A line or frame over the cap, skipped without being held.
+    TooLong { len: u64 },
+    /// Bytes that do not fit the format's structure (e.g. text after a JSON array's `]`).
+    Malformed { message: String },
+}
+
+/// A run of frames read together. Reused from one read to the next.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// The frames' bytes, and possibly bytes around them (a reader may copy whole lines
+    /// with their line ends, see [`Batch::push_block`]).
+    data: Vec<u8>,
+    /// The bytes of the data frames alone.
+    frame_bytes: usize,
+    pub frames: Vec<Frame>,
+    /// `data` is UTF-8 as a whole: set only by [`Batch::check_utf8`], which checks it, and
+    /// cleared by every change to `data`.
+    utf8: bool,
+}
+
+impl Batch {
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.frame_bytes = 0;
+        self.frames.clear();
+        self.utf8 = false;
+    }
+
+    /// The bytes of every data frame together.
+    pub fn data_len(&self) -> usize {
+        self.frame_bytes
+    }
+
+    /// Whether `data` was checked and found UTF-8 as a whole (see [`Batch::check_utf8`]).
+    pub fn is_utf8(&self) -> bool {
+        self.utf8
+    }
+
+    /// Checks once that the batch's bytes are UTF-8, so that [`Batch::text`] can hand out
+    /// strings within them without checking each. Done on the pool, off the thread that
+    /// follows the stream in order.
+    pub fn check_utf8(&mut self) {
+        self.utf8 = simdutf8::basic::from_utf8(&self.data).is_ok();
+    }
+
+    /// The text at `start..end` of a data frame's bytes, if it is UTF-8 (and the range lies
+    /// in the frame).
+    pub fn text(&self, frame: &Frame, start: usize, end: usize) -> Option<&str> {
+        let FrameKind::Data {
+            start: first,
+            end: last,
+            ..
+        } = frame.kind
+        else {
+            return None;
+        };
+        let (start, end) = (first.checked_add(start)?, first.checked_add(end)?);
+        if end > last {
+            return None;
+        }
+        if self.utf8 {
+            // SAFETY: `utf8` is only set right after the whole of `data` was found to be
+            // UTF-8, and every change to `data` clears it. `str::get` refuses a range that
+            // does not start and end on character boundaries.
+            unsafe { std::str::from_utf8_unchecked(&self.data) }.get(start..end)
+        } else {
+            std::str::from_utf8(self.data.get(start..end)?).ok()
+        }
+    }
+
+    /// The text of a data frame.
+    pub fn bytes(&self, frame: &Frame) -> &[u8] {
+        match frame.kind {
+            FrameKind::Data { start, end, .. } => &self.data[start..end],
+            _ => &[],
+        }
+    }
+
+    /// Adds one whole data frame with these bytes, as a reader would hand over the frame
+    /// with that index (for checking events that were written, not read). Call
+    /// [`Batch::check_utf8`] once the batch is complete.
+    pub fn push_frame(&mut self, bytes: &[u8], index: u64) {
+        self.push_data(bytes, index + 1, 0, index, false);
+    }
+
+    /// Adds one whole data frame with these bytes, read at `line` and `offset` as the frame
+    /// numbered `index` (a reader's own frames; tests that need a frame from anywhere).
+    pub fn push_data(
+        &mut self,
+        bytes: &[u8],
+        line: u64,
+        offset: u64,
+        index: u64,
+        unterminated: bool,
+    ) {
+        let start = self.push_block(bytes);
+        self.push_data_at(start, self.data.len(), line, offset, index, unterminated);
+    }
+
+    /// Copies `bytes` into the batch in one piece, for frames to be cut from it with
+    /// [`Batch::push_data_at`]; returns where it starts. (A reader copying line by line spent
+    /// more on the many small copies than on reading the file.)
+    fn push_block(&mut self, bytes: &[u8]) -> usize {
+        self.utf8 = false;
+        let start = self.data.len();
+        self.data.extend_from_slice(bytes);
+        start
+    }
+
+    /// Gives back the bytes of a block from `end` on, which no frame holds (the blank lines
+    /// after its last frame): a run of them must not pile up in a batch that gets no frame.
+    fn trim_block(&mut self, end: usize) {
+        debug_assert!(self.frames.last().is_none_or(|f| match f.kind {
+            FrameKind::Data { end: e, .. } => e <= end,
+            _ => true,
+        }));
+        self.data.truncate(end);
+    }
+
+    /// Adds a data frame of bytes already in the batch, `data[start..end]`.
+    fn push_data_at(
+        &mut self,
+        start: usize,
+        end: usize,
+        line: u64,
+        offset: u64,
+        index: u64,
+        unterminated: bool,
+    ) {
+        debug_assert!(start <= end && end <= self.data.len());
+        self.frame_bytes += end - start;
+        self.frames.push(Frame {
+            kind: FrameKind::Data {
+                start,
+                end,
+                unterminated,
+            },
+            line,
+            offset,
+            index,
+        });
+    }
+
+    fn push_note(&mut self, kind: FrameKind, line: u64, offset: u64, index: u64) {
+        self.frames.push(Frame {
+            kind,
+            line,
+            offset,
+            index,
+        });
+    }
+}
+
+/// Cuts an input into frames.
+pub trait FrameReader: Send {
+    /// Replaces the batch's contents with the next frames. Returns as soon as at least one
+    /// frame is complete and the bytes read so far are used up, so a live input is reported
+    /// as it arrives. `Ok(false)` at the end of the input.
+    fn next_batch(&mut self, batch: &mut Batch) -> io::Result<bool>;
+
+    /// The bytes taken from the input so far, framing, blank lines and a leading BOM included
+    /// (decompressed, if it was compressed): all of it once `next_batch` has said it ended.
+    fn bytes_read(&self) -> u64;
+}
+
+/// What the user asked to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputSpec {
+    Stdin,
+    File(PathBuf),
+}
+
+impl InputSpec {
+    /// The name used in diagnostics.
+    pub fn display_name(&self) -> Arc<str> {
+        match self {
+            InputSpec::Stdin => Arc::from("-"),
+            InputSpec::File(path) => Arc::from(path.to_string_lossy().as_ref()),
+        }
+    }
+}
+
+/// Options that shape how inputs are read.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    pub format: Option<InputFormat>,
+    pub max_line: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+}
+
+/// An opened input: its frame reader and what was learnt while opening it.
+pub struct Opened {
+    pub name: Arc<str>,
+    pub format: InputFormat,
+    pub compression: Compression,
+    /// The first bytes of the decompressed input, to describe it when it holds no events.
+    pub head: Vec<u8>,
+    pub reader: Box<dyn FrameReader>,
+    /// Data arrives while it is read (stdin, a pipe, a socket): read no further ahead than
+    /// what has arrived.
+    pub live: bool,
+}
+
+/// Extensions recognised when walking a directory.
+const STREAM_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "sse", "json"];
+
+/// Whether a file name looks like a stream capture: `*.jsonl`, `*.sse.gz`, `*.json.zst` …
+pub fn is_stream_file(path: &Path) -> bool {
+    let (stem, _) = detect::strip_compression_ext(path);
+    stem.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|ext| STREAM_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+/// Opens an input: decompresses by magic bytes, picks the format (forced, else by extension,
+/// else by content), and returns a frame reader over it.
+pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
+    let name = input.display_name();
+    let mut live = true;
+    let raw: Box<dyn Read + Send> = match input {
+        InputSpec::Stdin => Box::new(io::stdin()),
+        InputSpec::File(path) => {
+            let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+            let meta = file
+                .metadata()
+                .with_context(|| format!("reading {}", path.display()))?;
+            if meta.is_dir() {
+                bail!("{} is a directory", path.display());
+            }
+            live = !meta.is_file();
+            Box::new(file)
+        }
+    };
+    let ext_hint = match input {
+        InputSpec::File(path) => detect::format_from_extension(path),
+        InputSpec::Stdin => None,
+    };
+    let mut opened = open_reader(name, raw, ext_hint, options)?;
+    opened.live = live;
+    Ok(opened)
+}
+
+/// Opens a file that is still being written, to read it as it grows (see [`Follow`]).
+pub fn open_follow(
+    path: &Path,
+    options: &ReadOptions,
+    idle: Option<std::time::Duration>,
+    stop: fn() -> bool,
+) -> Result<Opened> {
+    let follow =
+        Follow::open(path, idle, stop).with_context(|| format!("opening {}", path.display()))?;
+    let name = InputSpec::File(path.to_path_buf()).display_name();
+    let hint = detect::format_from_extension(path);
+    open_reader(name, Box::new(follow), hint, options)
+}
+
+/// Opens any byte stream (a socket body, a test buffer) the way [`open`] opens a file.
+pub fn open_reader(
+    name: Arc<str>,
+    raw: Box<dyn Read + Send>,
+    ext_hint: Option<InputFormat>,
+    options: &ReadOptions,
+) -> Result<Opened> {
+    let (compression, decoded) =
+        detect::decompress(raw).with_context(|| format!("reading {name}"))?;
+    let mut input = lines::Input::new(decoded);
+    let head = input
+        .peek(detect::SNIFF_LEN)
+        .with_context(|| format!("reading {name}"))?
+        .to_vec();
+    let format = options
+        .format
+        .or_else(|| refine_extension_hint(ext_hint, &head))
+        .unwrap_or_else(|| sniff_format(&head));
+    let max = options.max_line;
+    // Binary is decided once, from the first bytes: an executable named `.jsonl` is one
+    // finding, not one per "line" of it.
+    let reader: Box<dyn FrameReader> = if detect::is_binary(&head) {
+        Box::new(NoFrames {
+            bytes: head.len() as u64,
+        })
+    } else {
+        match format {
+            InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(input, max)),
+            InputFormat::Json => Box::new(json::JsonReader::new(input, max)),
+            InputFormat::Sse => Box::new(sse::SseReader::new(input, max)),
+        }
+    };
+    Ok(Opened {
+        name,
+        format,
+        compression,
+        head,
+        reader,
+        live: true,
+    })
+}
+
+/// The reader of an input that is not read at all (a binary one): it has no frames.
+struct NoFrames {
+    bytes: u64,
+}
+
+impl FrameReader for NoFrames {
+    fn next_batch(&mut self, batch: &mut Batch) -> io::Result<bool> {
+        batch.clear();
+        Ok(false)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// What a file name says, unless the content plainly says otherwise: a file need not be what
+/// its name says. `.json` says little (an array, one pretty-printed event, or JSONL under
+/// another name); SSE never starts with `{` or `[`; JSONL never starts with an SSE field, nor
+/// with a `[` that opens an array of events.
+fn refine_extension_hint(hint: Option<InputFormat>, head: &[u8]) -> Option<InputFormat> {
+    let sniffed = sniff_format(head);
+    let opens_json = detect::opens_json(head);
+    match hint {
+        Some(InputFormat::Json) => Some(match sniffed {
+            InputFormat::Jsonl if !detect::first_line_is_whole_value(head) => InputFormat::Json,
+            sniffed => sniffed,
+        }),
+        Some(InputFormat::Sse) if opens_json => Some(match sniffed {
+            InputFormat::Jsonl if !detect::first_line_is_whole_value(head) => InputFormat::Json,
+            sniffed => sniffed,
+        }),
+        Some(InputFormat::Jsonl) => Some(match sniffed {
+            // A `[` line in JSONL is an array of events written on one line, or a line that is
+            // no event; a `[` line that does not end the value opens a pretty-printed array.
+            InputFormat::Json
+                if detect::first_line_is_whole_value(head)
+                    && !detect::first_line_is_array_of_events(head) =>
+            {
+                InputFormat::Jsonl
+            }
+            sniffed => sniffed,
+        }),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// Reads all frames of a byte string with the given format, delivering the bytes in
+    /// chunks of `chunk` so buffer boundaries are exercised.
+    pub fn frames(
+        format: InputFormat,
+        bytes: &[u8],
+        chunk: usize,
+        max: usize,
+    ) -> Vec<(Frame, String)> {
+        let reader = ChunkedReader {
+            data: bytes.to_vec(),
+            pos: 0,
+            chunk,
+        };
+        let options = ReadOptions {
+            format: Some(format),
+            max_line: max,
+        };
+        let mut opened = open_reader(Arc::from("t"), Box::new(reader), None, &options).unwrap();
+        let mut out = Vec::new();
+        let mut batch = Batch::default();
+        while opened.reader.next_batch(&mut batch).unwrap() {
+            let mut held = 0;
+            let mut last_end = 0;
+            for frame in &batch.frames {
+                let text = String::from_utf8_lossy(batch.bytes(frame)).into_owned();
+                if let FrameKind::Data { end, .. } = frame.kind {
+                    held += batch.bytes(frame).len();
+                    last_end = end;
+                }
+                out.push((frame.clone(), text));
+            }
+            // What a batch counts as read is its frames' bytes, and it holds nothing after
+            // its last frame (a run of blank lines does not pile up).
+            assert_eq!(batch.data_len(), held);
+            assert_eq!(batch.data.len(), last_end);
+        }
+        out
+    }
+
+    struct ChunkedReader {
+        data: Vec<u8>,
+        pos: usize,
+        chunk: usize,
+    }
+
+    impl Read for ChunkedReader {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.chunk.min(buf.len()).min(self.data.len() - self.pos);
+            buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+            self.pos += n;
+            Ok(n)
+        }
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+
+    fn batch(lines: &[&[u8]]) -> Batch {
+        let mut batch = Batch::default();
+        for (i, line) in lines.iter().enumerate() {
+            batch.push_data(line, i as u64 + 1, 0, i as u64, false);
+        }
+        batch
+    }
+
+    /// Text within a checked batch comes out without a second check, and only on character
+    /// boundaries within its frame; an unchecked or changed batch checks each range.
+    #[test]
+    fn text_is_handed_out_only_where_it_is_utf8() {
+        let mut b = batch(&["{\"d\":\"héllo\"}".as_bytes(), b"{\"d\":\"x\"}"]);
+        for checked in [false, true] {
+            if checked {
+                b.check_utf8();
+                assert!(b.utf8);
+            }
+            let (first, second) = (&b.frames[0], &b.frames[1]);
+            assert_eq!(b.text(first, 6, 12), Some("héllo"));
+            assert_eq!(b.text(first, 6, 8), None, "inside 'é'");
+            assert_eq!(b.text(second, 6, 7), Some("x"));
+            assert_eq!(b.text(second, 6, 20), None, "past its frame");
+        }
+        // A frame that is not UTF-8 leaves the batch unchecked; its neighbours still read.
+        b.push_data(b"{\"d\":\"\xff\"}", 3, 0, 2, false);
+        assert!(!b.utf8, "a change clears the mark");
+        b.check_utf8();
+        assert!(!b.utf8);
+        assert_eq!(b.text(&b.frames[2], 6, 7), None);
+        assert_eq!(b.text(&b.frames[1], 6, 7), Some("x"));
+        b.clear();
+        assert!(!b.utf8);
+    }
+}

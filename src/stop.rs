@@ -1,0 +1,38 @@
+//! A request to stop, as a process receives one (Ctrl-C, SIGTERM): the stages that read long
+//! inputs look at it between batches and end early, so a command can still write what it
+//! found and remove what it had half made. A front end sets it ([`request`]); the library only
+//! reads it.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal that asked to stop, or 0.
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// Asks every reader to stop, for the given signal number (anything but 0). Returns whether a
+/// stop had been asked for already. Only touches an atomic, so it may be called from a
+/// signal handler.
+pub fn request(signal: i32) -> bool {
+    SIGNAL.swap(signal, Ordering::SeqCst) != 0
+}
+
+/// Whether a stop was requested.
+pub fn requested() -> bool {
+    SIGNAL.load(Ordering::SeqCst) != 0
+}
+
+/// The signal that asked to stop, if one did.
+pub fn signal() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+/// The signal's name, for messages: `SIGINT`, `SIGTERM`.
+pub fn signal_name() -> &'static str {
+    match signal() {
+        Some(2) => "SIGINT",
+        Some(15) => "SIGTERM",
+        _ => "a signal",
+    }
+}
