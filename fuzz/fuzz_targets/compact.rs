@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use agui_lens::compact::{Compactor, Level};
-use agui_lens::write::Output;
-use agui_lens::protocol::event::{Event, EventType, Location};
-use agui_lens::fold::Folder;
+use agui_lens_core::compact::{Compactor, Level};
+use agui_lens_core::write::Output;
+use agui_lens_core::protocol::event::{Event, EventType, Location};
+use agui_lens_core::fold::Folder;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -68,7 +68,7 @@ fn compact_fast(lines: &[(&[u8], Value)], level: Level) -> (Vec<Value>, Value) {
     let mut compactor = Compactor::new(level, 1 << 24);
     let mut out = Collect(Vec::new());
     for (i, (raw, value)) in lines.iter().enumerate() {
-        let taken = agui_lens::read::delta::parse(raw).is_some_and(|d| {
+        let taken = agui_lens_core::read::delta::parse(raw).is_some_and(|d| {
             let owner = d.owner.as_ref().map(|o| o.get(raw));
             compactor.push_delta(d.kind, d.id.get(raw), d.delta.get(raw), owner)
         });

@@ -2,7 +2,7 @@
 //! exactly as it was, and the tracked size always equals a fresh estimate.
 #![no_main]
 
-use agui_lens::protocol::patch::{apply, estimated_size};
+use agui_lens_core::protocol::patch::{apply, estimated_size};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! sidecars, empty and binary files under stream names, hidden files, same names in different
 //! folders, symbolic links), keep every stream's fold, leave every other file as it was, lose
 //! nothing and write nothing elsewhere. The promises are the property test's
-//! (tests/compaction_trees.rs), in tests/common/trees.rs.
+//! (crates/agui-lens/tests/compaction_trees.rs), in crates/agui-lens/tests/common/trees.rs.
 #![no_main]
 
 use std::path::Path;
@@ -15,7 +15,7 @@ use clap::{CommandFactory, FromArgMatches};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
-#[path = "../../tests/common/trees.rs"]
+#[path = "../../crates/agui-lens/tests/common/trees.rs"]
 mod trees;
 
 fn pool() -> &'static [Vec<u8>] {
@@ -31,7 +31,7 @@ fn pool() -> &'static [Vec<u8>] {
 
 fn fold(path: &Path) -> Value {
     use agui_lens::commands::fold::fold_threads;
-    use agui_lens::read::{InputSpec, ReadOptions};
+    use agui_lens_core::read::{InputSpec, ReadOptions};
     let threads = fold_threads(
         &InputSpec::File(path.to_path_buf()),
         &ReadOptions::default(),

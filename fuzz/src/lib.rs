@@ -4,12 +4,12 @@
 use std::io::{self, Cursor, Read};
 use std::sync::{Arc, OnceLock};
 
-use agui_lens::check::diagnostic::Diagnostic;
-use agui_lens::check::catalog::Levels;
-use agui_lens::check::engine::{Context, Engine};
-use agui_lens::check::rules::protocol::ProtocolOptions;
-use agui_lens::check::schema::SchemaSet;
-use agui_lens::read::{self, Batch, FrameKind, InputFormat, ReadOptions};
+use agui_lens_core::check::diagnostic::Diagnostic;
+use agui_lens_core::check::catalog::Levels;
+use agui_lens_core::check::engine::{Context, Engine};
+use agui_lens_core::check::rules::protocol::ProtocolOptions;
+use agui_lens_core::check::schema::SchemaSet;
+use agui_lens_core::read::{self, Batch, FrameKind, InputFormat, ReadOptions};
 
 pub fn schemas() -> &'static SchemaSet {
     static SCHEMAS: OnceLock<SchemaSet> = OnceLock::new();

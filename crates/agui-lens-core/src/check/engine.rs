@@ -1,0 +1,572 @@
+//! The rules stage: takes frames, parses and schema-checks them (stateless, so in parallel),
+//! then runs the stateful rules in stream order and applies the user's levels.
+
+use std::io;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::check::catalog::{Levels, RuleId};
+use crate::check::diagnostic::{Diagnostic, Severity};
+use crate::check::parse::{self, excerpt};
+use crate::check::rules::protocol::{DeltaView, Protocol, ProtocolOptions};
+use crate::check::schema::SchemaSet;
+use crate::protocol::event::{Event, EventType, Location};
+use crate::read::delta::{self, Delta};
+use crate::read::pipeline::pipelined;
+use crate::read::{Batch, Frame, FrameKind, FrameReader, describe_non_stream};
+
+/// How many findings are held back while no event has been seen, in case the input turns
+/// out not to be a stream at all (then one `framing/no-events` says so instead).
+const HOLD_LIMIT: usize = 32;
+
+/// Everything the stateless step learnt about one frame.
+#[derive(Debug)]
+pub struct Prepared {
+    pub event: Option<Event>,
+    /// A delta event read on the fast path (then `event` is `None`).
+    pub delta: Option<Delta>,
+    pub loc: Option<Location>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Counts for one input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    pub frames: u64,
+    pub events: u64,
+    pub errors: u64,
+    pub warnings: u64,
+}
+
+/// An event as checked: built in full, or a plain content delta read on the fast path
+/// (TEXT_MESSAGE_CONTENT, REASONING_MESSAGE_CONTENT or TOOL_CALL_ARGS with a string delta,
+/// no metadata), which only comes while no chunk stream is open.
+#[derive(Clone, Copy)]
+pub enum Fed<'a> {
+    Event(&'a Event),
+    Delta {
+        kind: EventType,
+        id: &'a str,
+        delta: &'a str,
+        owner: Option<&'a str>,
+    },
+}
+
+/// What is handed every event once checked.
+type EachFed<'f> = dyn FnMut(Fed<'_>, &[u8]) + 'f;
+
+/// The stateless step: parsing and schema checks, shareable across the pool.
+#[derive(Clone)]
+pub struct Preparer<'a> {
+    ctx: &'a Context<'a>,
+    path: Arc<str>,
+    /// Read plain delta events on the fast path (their `Event` is then not built).
+    fast: bool,
+}
+
+impl Preparer<'_> {
+    /// Parses and schema-checks one frame.
+    pub fn prepare(&self, batch: &Batch, frame: &Frame) -> Prepared {
+        if self.fast {
+            if let FrameKind::Data {
+                unterminated: false,
+                ..
+            } = frame.kind
+            {
+                if let Some(delta) = delta::parse_in(batch, frame) {
+                    return Prepared {
+                        event: None,
+                        delta: Some(delta),
+                        loc: Some(parse::location(&self.path, frame)),
+                        diagnostics: Vec::new(),
+                    };
+                }
+            }
+        }
+        let parsed = parse::parse_frame(
+            &self.path,
+            batch,
+            frame,
+            self.ctx.max_line,
+            self.ctx.levels.enabled(RuleId::FramingDuplicateKey),
+        );
+        let mut diagnostics = parsed.problems;
+        if let Some(event) = &parsed.event {
+            super::rules::schema::check(event, self.ctx.schemas, self.ctx.levels, &mut diagnostics);
+        }
+        Prepared {
+            event: parsed.event,
+            delta: None,
+            loc: None,
+            diagnostics,
+        }
+    }
+
+    /// Prepares every frame of a batch, in parallel when it is worth it.
+    pub fn prepare_batch(&self, batch: &Batch) -> Vec<Prepared> {
+        if batch.frames.len() > 64 {
+            batch
+                .frames
+                .par_iter()
+                .with_min_len(32)
+                .map(|frame| self.prepare(batch, frame))
+                .collect()
+        } else {
+            batch
+                .frames
+                .iter()
+                .map(|frame| self.prepare(batch, frame))
+                .collect()
+        }
+    }
+}
+
+/// Settings shared by every input of a run.
+pub struct Context<'a> {
+    pub schemas: &'a SchemaSet,
+    pub levels: &'a Levels,
+    pub max_line: usize,
+    pub protocol: ProtocolOptions,
+}
+
+impl<'a> Context<'a> {
+    /// Checking with these schemas and levels, and the defaults for the rest: the default
+    /// line cap, a whole capture (not attached mid-run), the default state limit.
+    pub fn new(schemas: &'a SchemaSet, levels: &'a Levels) -> Self {
+        Context {
+            schemas,
+            levels,
+            max_line: crate::read::DEFAULT_MAX_LINE,
+            protocol: ProtocolOptions::default(),
+        }
+    }
+}
+
+/// Checks one input.
+pub struct Engine<'a> {
+    ctx: &'a Context<'a>,
+    path: Arc<str>,
+    head: Vec<u8>,
+    stats: Stats,
+    /// Events with a known AG-UI type seen so far.
+    known_events: u64,
+    held: Vec<Diagnostic>,
+    holding: bool,
+    /// The input was cut short for a reason already reported (a live connection failed).
+    cut_short: bool,
+    /// Reading stopped before the input ended, at the user's request: what only the end can
+    /// tell (a run left open) is not known.
+    stopped: bool,
+    protocol: Protocol,
+    /// Read plain delta events without building them (see [`crate::read::delta`]).
+    fast: bool,
+    /// Some rule that follows the stream (not framing, schema, or the live-only transport and
+    /// suite rules) is on; when none is, the stream is not followed at all.
+    follow: bool,
+}
+
+impl<'a> Engine<'a> {
+    /// `head` is the first bytes of the input, used to describe it if it holds no events.
+    pub fn new(ctx: &'a Context<'a>, path: Arc<str>, head: Vec<u8>) -> Self {
+        Engine {
+            ctx,
+            path,
+            head,
+            stats: Stats::default(),
+            known_events: 0,
+            held: Vec::new(),
+            holding: true,
+            cut_short: false,
+            stopped: false,
+            protocol: Protocol::new(ctx.protocol.clone()),
+            // The fast path stands in for the embedded schemas; a user's may say otherwise.
+            fast: ctx.schemas.is_stock(),
+            follow: RuleId::ALL.iter().any(|&id| {
+                !matches!(
+                    id.rule().family(),
+                    "framing" | "schema" | "transport" | "suite"
+                ) && ctx.levels.enabled(id)
+            }),
+        }
+    }
+
+    /// Builds every event in full, as the fast path must agree with (for tests and
+    /// measurements).
+    pub fn without_fast_path(mut self) -> Self {
+        self.fast = false;
+        self
+    }
+
+    /// The stateless half of the engine, which can work on one batch while the engine feeds
+    /// another.
+    pub fn preparer(&self) -> Preparer<'a> {
+        Preparer {
+            ctx: self.ctx,
+            path: self.path.clone(),
+            fast: false,
+        }
+    }
+
+    /// The stateless half as the engine uses it on a stream: plain deltas read on the fast
+    /// path when the schemas allow it.
+    fn stream_preparer(&self) -> Preparer<'a> {
+        Preparer {
+            fast: self.fast,
+            ..self.preparer()
+        }
+    }
+
+    /// Checks every frame of `batch`, in order, exactly as reading them from a stream would,
+    /// handing every event to `each` once checked.
+    pub fn feed_frames(
+        &mut self,
+        batch: &Batch,
+        out: &mut Vec<Diagnostic>,
+        each: &mut dyn FnMut(Fed<'_>, &[u8]),
+    ) {
+        let mut prepared = self.stream_preparer().prepare_batch(batch);
+        self.feed_batch(batch, &mut prepared, out, Some(each));
+    }
+
+    /// Checks an event built elsewhere from `raw`, the whole text of a well-formed, terminated
+    /// data frame: what checking that frame would find, without parsing it again (parsing such
+    /// a frame yields this event and no finding of its own). `schema` is what the schemas
+    /// found wrong with it, if that is known (else they are checked here). The event must not
+    /// be a plain content delta, which a stream's reader may take on the fast path instead.
+    /// Returns `false`, having done nothing, when reading the frame would also scan it for
+    /// repeated keys: then it has to be fed as a frame.
+    pub fn feed_checked(
+        &mut self,
+        event: &Event,
+        schema: Option<&[Diagnostic]>,
+        raw: &[u8],
+        out: &mut Vec<Diagnostic>,
+    ) -> bool {
+        if self.ctx.levels.enabled(RuleId::FramingDuplicateKey) {
+            return false;
+        }
+        let found = match schema {
+            Some(found) => found.to_vec(),
+            None => {
+                let mut found = Vec::new();
+                super::rules::schema::check(event, self.ctx.schemas, self.ctx.levels, &mut found);
+                found
+            }
+        };
+        self.feed_ref(Some(event), found, raw, out);
+        true
+    }
+
+    /// Parses and schema-checks one frame. Needs no state, so frames of a batch can be
+    /// prepared in parallel.
+    pub fn prepare(&self, batch: &Batch, frame: &Frame) -> Prepared {
+        self.preparer().prepare(batch, frame)
+    }
+
+    /// Checks a whole batch: prepares its frames in parallel, then feeds them in order.
+    pub fn check_batch(&mut self, batch: &Batch, out: &mut Vec<Diagnostic>) {
+        self.check_batch_with(batch, out, |_, _| {});
+    }
+
+    /// Checks a whole batch, handing every event (with its text) to `each` once checked.
+    pub fn check_batch_with(
+        &mut self,
+        batch: &Batch,
+        out: &mut Vec<Diagnostic>,
+        mut each: impl FnMut(&Event, &[u8]),
+    ) {
+        let mut prepared = self.preparer().prepare_batch(batch);
+        let mut events = |fed: Fed<'_>, raw: &[u8]| {
+            if let Fed::Event(event) = fed {
+                each(event, raw);
+            }
+        };
+        self.feed_batch(batch, &mut prepared, out, Some(&mut events));
+    }
+
+    /// Feeds a prepared batch in order. The events stay in `prepared` (so they can be dropped
+    /// elsewhere); their findings are moved out.
+    fn feed_batch(
+        &mut self,
+        batch: &Batch,
+        prepared: &mut [Prepared],
+        out: &mut Vec<Diagnostic>,
+        mut each: Option<&mut EachFed<'_>>,
+    ) {
+        for (frame, prepared) in batch.frames.iter().zip(prepared) {
+            let raw = batch.bytes(frame);
+            let diagnostics = std::mem::take(&mut prepared.diagnostics);
+            if let (Some(delta), Some(loc)) = (&prepared.delta, &prepared.loc) {
+                if self.feed_delta(delta, loc, batch, frame, out) {
+                    if let Some(each) = each.as_mut() {
+                        each(
+                            Fed::Delta {
+                                kind: delta.kind,
+                                id: delta.id.in_frame(batch, frame),
+                                delta: delta.delta.in_frame(batch, frame),
+                                owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
+                            },
+                            raw,
+                        );
+                    }
+                    continue;
+                }
+                // A chunk stream is open: this event needs the whole path after all.
+                prepared.event = parse::parse_event(&self.path, batch, frame, self.ctx.max_line);
+            }
+            self.feed_ref(prepared.event.as_ref(), diagnostics, raw, out);
+            if let (Some(event), Some(each)) = (&prepared.event, each.as_mut()) {
+                each(Fed::Event(event), raw);
+            }
+        }
+    }
+
+    /// Checks everything a reader yields, handing diagnostics to `emit` after each batch. The
+    /// next batch is read and prepared on the pool while this one runs through the stateful
+    /// rules, so both cores stay busy; `live` inputs (a pipe, a socket) are instead handled one
+    /// batch at a time, so nothing waits for data that has not arrived. A read error ends the
+    /// input after what was read is checked, and is returned.
+    pub fn check_reader(
+        &mut self,
+        reader: &mut dyn FrameReader,
+        live: bool,
+        out: &mut Vec<Diagnostic>,
+        emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
+    ) -> io::Result<Option<io::Error>> {
+        self.check_reader_each(reader, live, out, emit, None)
+    }
+
+    /// [`Engine::check_reader`], handing every event to `each` once checked: built in full,
+    /// or a plain delta read on the fast path.
+    pub fn check_reader_with(
+        &mut self,
+        reader: &mut dyn FrameReader,
+        live: bool,
+        out: &mut Vec<Diagnostic>,
+        emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
+        each: &mut dyn FnMut(Fed<'_>, &[u8]),
+    ) -> io::Result<Option<io::Error>> {
+        self.check_reader_each(reader, live, out, emit, Some(each))
+    }
+
+    fn check_reader_each(
+        &mut self,
+        reader: &mut dyn FrameReader,
+        live: bool,
+        out: &mut Vec<Diagnostic>,
+        emit: &mut dyn FnMut(&mut Vec<Diagnostic>) -> io::Result<()>,
+        mut each: Option<&mut EachFed<'_>>,
+    ) -> io::Result<Option<io::Error>> {
+        let preparer = self.stream_preparer();
+        pipelined(
+            reader,
+            live,
+            |batch| preparer.prepare_batch(batch),
+            |batch, prepared| {
+                let each = each.as_mut().map(|e| &mut **e as &mut EachFed<'_>);
+                self.feed_batch(batch, prepared, out, each);
+                emit(out)
+            },
+        )
+    }
+
+    /// Feeds a delta event read on the fast path; `false` when it needs the whole path.
+    fn feed_delta(
+        &mut self,
+        delta: &Delta,
+        loc: &Location,
+        batch: &Batch,
+        frame: &Frame,
+        out: &mut Vec<Diagnostic>,
+    ) -> bool {
+        let raw = batch.bytes(frame);
+        let view = DeltaView {
+            kind: delta.kind,
+            id: delta.id.in_frame(batch, frame),
+            delta: &delta.delta,
+            raw,
+            owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
+            timestamp: delta.timestamp,
+        };
+        let mut found = Vec::new();
+        if self.follow
+            && !self
+                .protocol
+                .on_delta(&view, loc, self.ctx.levels, &mut found)
+        {
+            return false;
+        }
+        self.stats.frames += 1;
+        self.stats.events += 1;
+        self.known_events += 1;
+        if !found.is_empty() {
+            for d in &mut found {
+                d.event_type = Some(delta.kind.as_str().to_owned());
+                d.excerpt = excerpt(raw);
+            }
+            found.sort_by_key(|d| d.rule);
+            for d in found {
+                self.emit(d, out);
+            }
+        }
+        if self.holding {
+            self.release(out);
+        }
+        true
+    }
+
+    fn feed_ref(
+        &mut self,
+        event: Option<&Event>,
+        mut found: Vec<Diagnostic>,
+        raw: &[u8],
+        out: &mut Vec<Diagnostic>,
+    ) {
+        self.stats.frames += 1;
+        if let Some(event) = event {
+            self.stats.events += 1;
+            if event.kind.is_some() {
+                self.known_events += 1;
+            }
+            if self.follow {
+                let conforms = !found.iter().any(|d| d.rule == RuleId::SchemaViolation);
+                self.protocol
+                    .on_event(event, conforms, self.ctx.levels, &mut found);
+            }
+            if !found.is_empty() {
+                let ty = event.type_name();
+                for d in &mut found {
+                    if d.event_type.is_none() {
+                        d.event_type = ty.map(str::to_owned);
+                    }
+                    if d.excerpt.is_none() {
+                        d.excerpt = excerpt(raw);
+                    }
+                }
+            }
+        }
+        if !found.is_empty() {
+            found.sort_by_key(|d| d.rule);
+            for d in found {
+                self.emit(d, out);
+            }
+        }
+        if self.holding && (self.known_events > 0 || self.held.len() > HOLD_LIMIT) {
+            self.release(out);
+        }
+    }
+
+    /// Events of a type AG-UI defines seen so far: none means the input is no stream.
+    pub fn known_events(&self) -> u64 {
+        self.known_events
+    }
+
+    /// Reports a finding from outside the stream (the connection it came over, the input that
+    /// was sent), under the user's levels and in the input's counts.
+    pub fn report(&mut self, d: Diagnostic, out: &mut Vec<Diagnostic>) {
+        self.emit(d, out);
+    }
+
+    /// Says the input ended early for a reason already reported with [`Engine::report`], so
+    /// an empty input is not reported again as `framing/no-events`.
+    pub fn cut_short(&mut self) {
+        self.cut_short = true;
+    }
+
+    /// Says reading stopped before the input ended, at the user's request (Ctrl-C during a
+    /// live call): the end-of-stream rules are not run, and an empty input is not reported.
+    pub fn stopped_early(&mut self) {
+        self.stopped = true;
+        self.cut_short = true;
+    }
+
+    /// Ends the input: reports what only the end can tell. Returns the input's counts.
+    pub fn finish(mut self, out: &mut Vec<Diagnostic>) -> Stats {
+        let mut found = Vec::new();
+        if self.follow && !self.stopped {
+            self.protocol.finish(self.ctx.levels, &mut found);
+        }
+        for d in found {
+            self.emit(d, out);
+        }
+        if self.known_events == 0 {
+            // Objects of no AG-UI type are not events: an input of them holds none.
+            self.stats.events = 0;
+        }
+        if self.holding && self.known_events == 0 && !self.cut_short {
+            // Findings that only say "this is not an event" are folded into one.
+            let explained = |d: &Diagnostic| {
+                matches!(
+                    d.rule,
+                    RuleId::FramingInvalidJson
+                        | RuleId::FramingInvalidUtf8
+                        | RuleId::FramingNotAnObject
+                        | RuleId::SchemaMissingType
+                        | RuleId::SchemaUnknownEventType
+                )
+            };
+            let folded = self.held.iter().filter(|d| explained(d)).count();
+            self.held.retain(|d| !explained(d));
+            let mut message = format!("no AG-UI events: {}", describe_non_stream(&self.head));
+            if folded > 0 {
+                message.push_str(&format!(
+                    " ({folded} {} could not be read as events)",
+                    if folded == 1 { "frame" } else { "frames" }
+                ));
+            }
+            let severity = self.ctx.levels.severity(RuleId::FramingNoEvents);
+            self.holding = false;
+            let kept = std::mem::take(&mut self.held);
+            for d in kept {
+                self.emit(d, out);
+            }
+            if severity.is_some() {
+                let d = parse::finding(RuleId::FramingNoEvents, &self.whole_input(), message)
+                    .with_help(
+                        "capture the response body of a successful run (Accept: text/event-stream)",
+                    );
+                self.emit(d, out);
+            }
+        }
+        self.release(out);
+        self.stats
+    }
+
+    fn whole_input(&self) -> crate::protocol::event::Location {
+        crate::protocol::event::Location {
+            path: self.path.clone(),
+            line: 1,
+            offset: 0,
+            index: 0,
+        }
+    }
+
+    fn release(&mut self, out: &mut Vec<Diagnostic>) {
+        self.holding = false;
+        for d in self.held.drain(..) {
+            count(&mut self.stats, &d);
+            out.push(d);
+        }
+    }
+
+    fn emit(&mut self, mut d: Diagnostic, out: &mut Vec<Diagnostic>) {
+        let Some(severity) = self.ctx.levels.severity(d.rule) else {
+            return;
+        };
+        d.severity = severity;
+        if self.holding {
+            self.held.push(d);
+        } else {
+            count(&mut self.stats, &d);
+            out.push(d);
+        }
+    }
+}
+
+fn count(stats: &mut Stats, d: &Diagnostic) {
+    match d.severity {
+        Severity::Error => stats.errors += 1,
+        Severity::Warning => stats.warnings += 1,
+    }
+}

@@ -1,0 +1,220 @@
+//! Comparing two normalised streams: equal or not, what a person needs first (event counts per
+//! type, the first differing event and JSON path), and a unified diff of the two.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::compare::difference::{Difference, first_difference};
+
+/// Where two sequences first part.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FirstDifference {
+    /// Index of the first item that differs (or is missing on one side).
+    pub index: usize,
+    pub left_type: Option<String>,
+    pub right_type: Option<String>,
+    /// JSON Pointer inside the item.
+    pub pointer: String,
+    pub left: Option<Value>,
+    pub right: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub equal: bool,
+    pub left_counts: BTreeMap<String, u64>,
+    pub right_counts: BTreeMap<String, u64>,
+    pub first: Option<FirstDifference>,
+}
+
+/// What kind of item this is, for counts: an event's type, a message's role, or `state`.
+pub fn item_kind(item: &Value) -> String {
+    if let Some(ty) = item.get("type").and_then(Value::as_str) {
+        return ty.to_owned();
+    }
+    if let Some(role) = item.get("role").and_then(Value::as_str) {
+        return format!("{role} message");
+    }
+    if item.get("state").is_some() {
+        return "state".into();
+    }
+    "other".into()
+}
+
+fn counts(items: &[Value]) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for item in items {
+        *counts.entry(item_kind(item)).or_default() += 1;
+    }
+    counts
+}
+
+/// Compares two normalised sequences item by item (numbers by value, keys in any order).
+pub fn compare(left: &[Value], right: &[Value]) -> Comparison {
+    let mut first = None;
+    for i in 0..left.len().max(right.len()) {
+        let difference = match (left.get(i), right.get(i)) {
+            (Some(a), Some(b)) => first_difference(a, b),
+            (a, b) => Some(Difference {
+                pointer: String::new(),
+                left: a.cloned(),
+                right: b.cloned(),
+            }),
+        };
+        if let Some(d) = difference {
+            first = Some(FirstDifference {
+                index: i,
+                left_type: left.get(i).map(item_kind),
+                right_type: right.get(i).map(item_kind),
+                pointer: d.pointer,
+                left: d.left,
+                right: d.right,
+            });
+            break;
+        }
+    }
+    Comparison {
+        equal: first.is_none(),
+        left_counts: counts(left),
+        right_counts: counts(right),
+        first,
+    }
+}
+
+/// Each item as indented JSON, one after another, for a line diff.
+pub fn render(items: &[Value]) -> String {
+    let mut text = String::new();
+    for item in items {
+        text.push_str(&serde_json::to_string_pretty(item).unwrap_or_default());
+        text.push('\n');
+    }
+    text
+}
+
+/// What a line of a unified diff is, for a front end that colours it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffLine {
+    /// `--- a` / `+++ b`.
+    Header,
+    Added,
+    Removed,
+    /// `@@ -1,3 +1,4 @@`.
+    Hunk,
+    Context,
+}
+
+/// A line of a diff as it is: for output that is not coloured.
+pub fn plain(_: DiffLine, line: &str) -> String {
+    line.to_owned()
+}
+
+/// A unified diff of two texts, each line as `paint` makes it, cut after `max_lines` lines.
+pub fn unified_diff(
+    left: &str,
+    right: &str,
+    labels: (&str, &str),
+    paint: &dyn Fn(DiffLine, &str) -> String,
+    max_lines: usize,
+) -> String {
+    let diff = similar::TextDiff::from_lines(left, right);
+    let text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(labels.0, labels.1)
+        .to_string();
+    let mut out = String::new();
+    let total = text.lines().count();
+    for (n, line) in text.lines().enumerate() {
+        if n == max_lines {
+            let _ = writeln!(out, "… {} more lines of diff", total - max_lines);
+            break;
+        }
+        let kind = if line.starts_with("+++") || line.starts_with("---") {
+            DiffLine::Header
+        } else if line.starts_with('+') {
+            DiffLine::Added
+        } else if line.starts_with('-') {
+            DiffLine::Removed
+        } else if line.starts_with("@@") {
+            DiffLine::Hunk
+        } else {
+            DiffLine::Context
+        };
+        out.push_str(&paint(kind, line));
+        out.push('\n');
+    }
+    out
+}
+
+/// The header a person reads first: counts side by side, then where the sides part.
+pub fn summary(comparison: &Comparison, labels: (&str, &str)) -> String {
+    let mut out = String::new();
+    let kinds: std::collections::BTreeSet<&String> = comparison
+        .left_counts
+        .keys()
+        .chain(comparison.right_counts.keys())
+        .collect();
+    let width = kinds.iter().map(|k| k.len()).max().unwrap_or(4).max(4);
+    let _ = writeln!(out, "{:<width$}  {:>8}  {:>8}", "", labels.0, labels.1);
+    for kind in kinds {
+        let a = comparison.left_counts.get(kind).copied().unwrap_or(0);
+        let b = comparison.right_counts.get(kind).copied().unwrap_or(0);
+        let mark = if a == b { "" } else { "  ≠" };
+        let _ = writeln!(out, "{kind:<width$}  {a:>8}  {b:>8}{mark}");
+    }
+    match &comparison.first {
+        None => {
+            let _ = writeln!(out, "\nthe two mean the same");
+        }
+        Some(first) => {
+            let kind = |k: &Option<String>| k.clone().unwrap_or_else(|| "(none)".into());
+            let _ = writeln!(
+                out,
+                "\nfirst difference at item {} ({} / {})",
+                first.index,
+                kind(&first.left_type),
+                kind(&first.right_type)
+            );
+            let show = |v: &Option<Value>| match v {
+                Some(v) => crate::text::abbreviate_value(v, 120),
+                None => "(absent)".into(),
+            };
+            let pointer = if first.pointer.is_empty() {
+                "/"
+            } else {
+                &first.pointer
+            };
+            let _ = writeln!(out, "  at {pointer}");
+            let _ = writeln!(out, "  {}: {}", labels.0, show(&first.left));
+            let _ = writeln!(out, "  {}: {}", labels.1, show(&first.right));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn first_difference_and_counts() {
+        let a = vec![json!({"type":"A","x":1}), json!({"type":"B","y":[1,2]})];
+        let b = vec![
+            json!({"type":"A","x":1.0}),
+            json!({"type":"B","y":[1,3]}),
+            json!({"type":"C"}),
+        ];
+        let c = compare(&a, &b);
+        assert!(!c.equal);
+        let first = c.first.as_ref().unwrap();
+        assert_eq!((first.index, first.pointer.as_str()), (1, "/y/1"));
+        assert_eq!(c.right_counts["C"], 1);
+        assert!(compare(&a, &a).equal);
+        let text = unified_diff(&render(&a), &render(&b), ("a", "b"), &plain, 100);
+        assert!(text.contains("-    3") || text.contains("+    3"), "{text}");
+    }
+}

@@ -1,0 +1,532 @@
+//! Telling inputs apart: compression by magic bytes, format by extension, then by content.
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use super::InputFormat;
+
+/// How many bytes the format sniffer looks at, at most.
+pub const SNIFF_LEN: usize = 4096;
+
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// The file extension this compression is written with, if any.
+    pub fn extension(self) -> Option<&'static str> {
+        match self {
+            Compression::None => None,
+            Compression::Gzip => Some("gz"),
+            Compression::Zstd => Some("zst"),
+        }
+    }
+}
+
+/// Wraps the input in a decoder when its first bytes are a gzip or zstd header.
+pub fn decompress(
+    mut raw: Box<dyn Read + Send>,
+) -> io::Result<(Compression, Box<dyn Read + Send>)> {
+    let mut magic = Vec::with_capacity(4);
+    while magic.len() < 4 {
+        let mut byte = [0u8; 4];
+        let want = 4 - magic.len();
+        match raw.read(&mut byte[..want]) {
+            Ok(0) => break,
+            Ok(n) => magic.extend_from_slice(&byte[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        if !GZIP_MAGIC.starts_with(&magic[..magic.len().min(2)]) && !ZSTD_MAGIC.starts_with(&magic)
+        {
+            break;
+        }
+    }
+    let whole: Box<dyn Read + Send> = Box::new(io::Cursor::new(magic.clone()).chain(raw));
+    if magic.starts_with(GZIP_MAGIC) {
+        Ok((
+            Compression::Gzip,
+            Box::new(Decoded {
+                inner: flate2::read::MultiGzDecoder::new(whole),
+                format: "gzip",
+            }),
+        ))
+    } else if magic.starts_with(ZSTD_MAGIC) {
+        Ok((Compression::Zstd, zstd_decoder(whole)?))
+    } else {
+        Ok((Compression::None, whole))
+    }
+}
+
+#[cfg(feature = "zstd")]
+fn zstd_decoder(whole: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
+    Ok(Box::new(Decoded {
+        inner: zstd::stream::read::Decoder::new(whole)?,
+        format: "zstd",
+    }))
+}
+
+/// Without the `zstd` feature a zstd stream is recognised, and refused for what it is.
+#[cfg(not(feature = "zstd"))]
+fn zstd_decoder(_: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "the input is zstd-compressed, and this build reads no zstd (the `zstd` feature)",
+    ))
+}
+
+/// A decoder whose errors say that the compressed data is at fault, and how.
+struct Decoded<R> {
+    inner: R,
+    format: &'static str,
+}
+
+impl<R: Read> Read for Decoded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).map_err(|err| {
+            let text = err.to_string();
+            let cut_short = err.kind() == io::ErrorKind::UnexpectedEof
+                || text.contains("incomplete")
+                || text.contains("unexpected end");
+            let what = if cut_short {
+                format!(
+                    "the {} data ends early ({text}): the file is truncated, or was still \
+                     being written",
+                    self.format
+                )
+            } else {
+                format!("the {} data is corrupt ({text})", self.format)
+            };
+            io::Error::new(err.kind(), what)
+        })
+    }
+}
+
+/// Splits `.gz` / `.zst` off a path: `a.jsonl.gz` → (`a.jsonl`, Gzip).
+pub fn strip_compression_ext(path: &Path) -> (PathBuf, Compression) {
+    let compression = match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) if ext.eq_ignore_ascii_case("gz") => Compression::Gzip,
+        Some(ext) if ext.eq_ignore_ascii_case("zst") || ext.eq_ignore_ascii_case("zstd") => {
+            Compression::Zstd
+        }
+        _ => return (path.to_path_buf(), Compression::None),
+    };
+    (path.with_extension(""), compression)
+}
+
+/// The format a file name promises, if it promises one.
+pub fn format_from_extension(path: &Path) -> Option<InputFormat> {
+    let (stem, _) = strip_compression_ext(path);
+    let ext = stem.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.as_str() {
+        "jsonl" | "ndjson" => Some(InputFormat::Jsonl),
+        "sse" => Some(InputFormat::Sse),
+        "json" => Some(InputFormat::Json),
+        _ => None,
+    }
+}
+
+/// Guesses the format from the first bytes: `[` an array, `{` JSONL, an SSE field name SSE.
+/// Anything else is read as JSONL, which reports what it finds line by line.
+pub fn sniff_format(head: &[u8]) -> InputFormat {
+    let text = trim_start(head);
+    if text.starts_with(b"[") {
+        InputFormat::Json
+    } else if text.starts_with(b"{") {
+        InputFormat::Jsonl
+    } else if [&b"data:"[..], b"data\n", b"event:", b"id:", b"retry:", b":"]
+        .iter()
+        .any(|field| text.starts_with(field))
+    {
+        InputFormat::Sse
+    } else {
+        InputFormat::Jsonl
+    }
+}
+
+/// Whether the first non-blank bytes open a JSON object or array.
+pub fn opens_json(head: &[u8]) -> bool {
+    matches!(trim_start(head).first(), Some(b'{' | b'['))
+}
+
+/// Whether the first non-blank line is a whole JSON array whose first element is an object
+/// with a `type`: events written as one array on one line.
+pub fn first_line_is_array_of_events(head: &[u8]) -> bool {
+    let text = trim_start(head);
+    let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+    serde_json::from_slice::<Vec<serde_json::Value>>(line).is_ok_and(|items| {
+        items
+            .first()
+            .is_some_and(|first| first.get("type").is_some())
+    })
+}
+
+/// Whether the first non-blank line holds a complete JSON value (JSONL), as opposed to the
+/// start of a pretty-printed one.
+pub fn first_line_is_whole_value(head: &[u8]) -> bool {
+    let text = trim_start(head);
+    let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+    serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok()
+}
+
+fn trim_start(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    &bytes[start..]
+}
+
+/// What bytes that hold no AG-UI event are, judged from their first bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NonStream {
+    Empty,
+    /// A second byte-order mark, which hides the text behind it.
+    Bom,
+    Binary,
+    /// A web page: a login or error page saved in place of the stream.
+    Html,
+    /// The body of a refused request: a JSON error object or a list of validation errors.
+    ErrorBody,
+    /// A capture tool's note that the response was no event stream.
+    CapturedBody,
+    /// A raw HTTP response, headers and all.
+    RawHttp,
+    /// JSON that is no event: a sidecar, a configuration, a list of other things.
+    OtherJson,
+    /// Any other text.
+    Text,
+}
+
+impl NonStream {
+    /// Whether such a file, met on a walk, is plainly no capture (a sidecar beside the
+    /// captures) rather than a capture of something that went wrong.
+    pub fn is_plainly_no_capture(self) -> bool {
+        self == NonStream::OtherJson
+    }
+}
+
+/// Describes bytes that hold no AG-UI event, for `framing/no-events`.
+pub fn describe_non_stream(head: &[u8]) -> String {
+    classify_non_stream(head).1
+}
+
+/// What bytes that hold no AG-UI event are, and a sentence saying so.
+pub fn classify_non_stream(head: &[u8]) -> (NonStream, String) {
+    let text = trim_start(head);
+    if text.is_empty() {
+        return (NonStream::Empty, "the input is empty".into());
+    }
+    if text.starts_with(b"\xEF\xBB\xBF") {
+        return (
+            NonStream::Bom,
+            "the input starts with a second byte-order mark (U+FEFF); only one is stripped".into(),
+        );
+    }
+    if looks_binary(text) {
+        let bytes: Vec<String> = text.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        return (
+            NonStream::Binary,
+            format!(
+                "it looks like binary data, not text (it starts with the bytes {})",
+                bytes.join(" ")
+            ),
+        );
+    }
+    let lower: Vec<u8> = text.iter().take(256).map(u8::to_ascii_lowercase).collect();
+    if lower.starts_with(b"<!doctype html")
+        || lower.starts_with(b"<html")
+        || lower.starts_with(b"<")
+    {
+        let title = html_title(text);
+        let text = match title {
+            Some(title) => format!(
+                "it looks like an HTML page (title \"{title}\"), e.g. a login or error page saved instead of the stream"
+            ),
+            None => {
+                "it looks like an HTML page, e.g. a login or error page saved instead of the stream"
+                    .into()
+            }
+        };
+        return (NonStream::Html, text);
+    }
+    let first_line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(first_line) {
+        return describe_json(&value);
+    }
+    // A pretty-printed value spans lines: the first whole value of the head, if it holds one.
+    let mut values = serde_json::Deserializer::from_slice(text).into_iter::<serde_json::Value>();
+    match values.next() {
+        Some(Ok(value)) => return describe_json(&value),
+        Some(Err(err)) if err.is_eof() && matches!(text[0], b'{' | b'[') => {
+            return (
+                NonStream::OtherJson,
+                "it looks like a long JSON document that holds no AG-UI events".into(),
+            );
+        }
+        _ => {}
+    }
+    if text.starts_with(b"HTTP/") {
+        return (
+            NonStream::RawHttp,
+            "it looks like a raw HTTP response with headers".into(),
+        );
+    }
+    let printable = String::from_utf8_lossy(&first_line[..first_line.len().min(80)]).into_owned();
+    (NonStream::Text, format!("it starts with {printable:?}"))
+}
+
+/// Whether an input is binary, decided once from its first bytes whatever its size: a known
+/// binary header (an executable, an archive, an image, a database), or a head in which more
+/// than one byte in ten is no text (NUL, control characters other than tab, line ends, form
+/// feed and escape, bytes that are not UTF-8). A stream with a stray NUL or a broken character
+/// is still text, and is read and reported line by line.
+pub fn is_binary(head: &[u8]) -> bool {
+    const MAGIC: &[&[u8]] = &[
+        b"\x7fELF",            // ELF executables and libraries
+        b"\xcf\xfa\xed\xfe",   // Mach-O, 64-bit
+        b"\xce\xfa\xed\xfe",   // Mach-O, 32-bit
+        b"\xca\xfe\xba\xbe",   // Mach-O universal, Java classes
+        b"PK\x03\x04",         // zip, jar, docx
+        b"\x89PNG",            // PNG
+        b"\xff\xd8\xff",       // JPEG
+        b"GIF8",               // GIF
+        b"%PDF-",              // PDF
+        b"SQLite format 3\0",  // SQLite
+        b"\0asm",              // WebAssembly
+        b"\xfd7zXZ\0",         // xz
+        b"7z\xbc\xaf\x27\x1c", // 7-zip
+    ];
+    if head.is_empty() {
+        return false;
+    }
+    if MAGIC.iter().any(|magic| head.starts_with(magic)) {
+        return true;
+    }
+    let mut odd = 0usize;
+    let mut rest = head;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(text) => {
+                odd += text
+                    .bytes()
+                    .filter(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
+                    .count();
+                break;
+            }
+            Err(err) => {
+                let (valid, after) = rest.split_at(err.valid_up_to());
+                odd += valid
+                    .iter()
+                    .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
+                    .count();
+                match err.error_len() {
+                    Some(len) => {
+                        odd += len;
+                        rest = &after[len..];
+                    }
+                    // A character cut at the end of the head is still text.
+                    None => break,
+                }
+            }
+        }
+    }
+    odd * 10 > head.len()
+}
+
+/// NUL bytes, or bytes that are not UTF-8 text, in the first bytes.
+fn looks_binary(head: &[u8]) -> bool {
+    let sample = &head[..head.len().min(512)];
+    if sample.contains(&0) {
+        return true;
+    }
+    match std::str::from_utf8(sample) {
+        Ok(_) => false,
+        // A multi-byte character cut at the end of the sample is still text.
+        Err(err) => err.error_len().is_some(),
+    }
+}
+
+fn describe_json(value: &serde_json::Value) -> (NonStream, String) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(body)) = map.get("_non_sse_body") {
+                let inner = serde_json::from_str::<Value>(body)
+                    .map(|v| describe_json(&v).1)
+                    .unwrap_or_else(|_| "plain text".into());
+                return (
+                    NonStream::CapturedBody,
+                    format!(
+                        "it is a captured HTTP response body that was not an event stream ({inner})"
+                    ),
+                );
+            }
+            let keys: Vec<&str> = map.keys().map(String::as_str).take(6).collect();
+            let error_like = map.keys().any(|k| {
+                matches!(
+                    k.as_str(),
+                    "error" | "errors" | "detail" | "details" | "message" | "status"
+                )
+            });
+            if error_like {
+                (
+                    NonStream::ErrorBody,
+                    format!(
+                        "it looks like an HTTP error body: a JSON object with keys {}",
+                        keys.join(", ")
+                    ),
+                )
+            } else if let Some(Value::String(ty)) = map.get("type") {
+                (
+                    NonStream::OtherJson,
+                    format!(
+                        "it holds JSON objects whose `type` ({ty:?}) is no AG-UI event type (keys {})",
+                        keys.join(", ")
+                    ),
+                )
+            } else {
+                (
+                    NonStream::OtherJson,
+                    format!(
+                        "it holds JSON objects without a `type` (keys {})",
+                        keys.join(", ")
+                    ),
+                )
+            }
+        }
+        Value::Array(items) => {
+            let error_like = items.first().and_then(Value::as_object).is_some_and(|o| {
+                o.contains_key("loc") || o.contains_key("msg") || o.contains_key("message")
+            });
+            if error_like {
+                (
+                    NonStream::ErrorBody,
+                    "it looks like an HTTP error body: a JSON array of validation errors".into(),
+                )
+            } else {
+                (
+                    NonStream::OtherJson,
+                    format!("it is a JSON array of {} non-event values", items.len()),
+                )
+            }
+        }
+        other => (
+            NonStream::OtherJson,
+            format!("it holds a bare JSON value ({})", json_kind(other)),
+        ),
+    }
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn html_title(text: &[u8]) -> Option<String> {
+    let lower: Vec<u8> = text.iter().map(u8::to_ascii_lowercase).collect();
+    let start = memchr::memmem::find(&lower, b"<title>")? + "<title>".len();
+    let end = start + memchr::memmem::find(&lower[start..], b"</title>")?;
+    let title = String::from_utf8_lossy(&text[start..end]).trim().to_owned();
+    (!title.is_empty()).then_some(title)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing() {
+        assert_eq!(sniff_format(b"  [{}]"), InputFormat::Json);
+        assert_eq!(sniff_format(b"{\"type\":1}\n"), InputFormat::Jsonl);
+        assert_eq!(sniff_format(b": comment\n"), InputFormat::Sse);
+        assert_eq!(sniff_format(b"data: {}\n"), InputFormat::Sse);
+        assert_eq!(sniff_format(b"event: x\n"), InputFormat::Sse);
+        assert_eq!(sniff_format(b"<html>"), InputFormat::Jsonl);
+        assert!(first_line_is_whole_value(b"{\"a\":1}\n{"));
+        assert!(!first_line_is_whole_value(b"{\n  \"a\": 1\n}"));
+    }
+
+    #[test]
+    fn binary_is_judged_by_magic_numbers_and_the_share_of_non_text_bytes() {
+        assert!(is_binary(
+            b"\x7fELF\x02\x01\x01\0{\"type\":\"RUN_STARTED\"}\n"
+        ));
+        assert!(is_binary(b"PK\x03\x04 almost text after"));
+        let noisy: Vec<u8> = (0..400u32).map(|i| (i * 97 % 256) as u8).collect();
+        assert!(is_binary(&noisy));
+        // A stream with a stray NUL or a broken character is text, read line by line.
+        assert!(!is_binary(
+            b"{\"type\":\"RUN_STARTED\"}\n{\"name\":\"a\0b\"}\n"
+        ));
+        assert!(!is_binary(b"{\"type\":\"CUSTOM\",\"name\":\"\xff\"}\n"));
+        assert!(!is_binary(
+            "data: {\"delta\":\"caf\u{e9} \u{1f600}\"}\r\n\r\n".as_bytes()
+        ));
+        // A character cut at the end of the head is not counted against it.
+        assert!(!is_binary(&"\u{e9}".as_bytes()[..1]));
+        assert!(!is_binary(b""));
+    }
+
+    #[test]
+    fn descriptions() {
+        assert_eq!(describe_non_stream(b""), "the input is empty");
+        assert!(
+            describe_non_stream(b"<!DOCTYPE html><html><head><title>Sign in</title>")
+                .contains("title \"Sign in\"")
+        );
+        assert!(
+            describe_non_stream(b"{\"error\":\"bad\",\"detail\":[]}").contains("HTTP error body")
+        );
+        assert!(
+            describe_non_stream(b"[{\"type\":\"missing\",\"loc\":[\"threadId\"]}]")
+                .contains("validation errors")
+        );
+        let wrapped = br#"{"_non_sse_body": "{\"error\":\"x\"}"}"#;
+        assert!(describe_non_stream(wrapped).contains("captured HTTP response body"));
+        assert!(describe_non_stream(b"\x8f\x3a\x00\x01garbage").starts_with(
+            "it looks like binary data, not text (it starts with the bytes 8f 3a 00 01"
+        ));
+        assert!(!describe_non_stream("caf\u{e9}".as_bytes()).contains("binary"));
+    }
+
+    #[test]
+    fn compression_by_magic() {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"{\"a\":1}\n").unwrap();
+        let bytes = gz.finish().unwrap();
+        let (kind, mut reader) = decompress(Box::new(io::Cursor::new(bytes))).unwrap();
+        let mut out = String::new();
+        reader.read_to_string(&mut out).unwrap();
+        assert_eq!((kind, out.as_str()), (Compression::Gzip, "{\"a\":1}\n"));
+
+        #[cfg(feature = "zstd")]
+        {
+            let bytes = zstd::encode_all(&b"{\"b\":2}\n"[..], 1).unwrap();
+            let (kind, mut reader) = decompress(Box::new(io::Cursor::new(bytes))).unwrap();
+            let mut out = String::new();
+            reader.read_to_string(&mut out).unwrap();
+            assert_eq!((kind, out.as_str()), (Compression::Zstd, "{\"b\":2}\n"));
+        }
+
+        let (kind, mut reader) = decompress(Box::new(io::Cursor::new(b"x".to_vec()))).unwrap();
+        let mut out = String::new();
+        reader.read_to_string(&mut out).unwrap();
+        assert_eq!((kind, out.as_str()), (Compression::None, "x"));
+    }
+}

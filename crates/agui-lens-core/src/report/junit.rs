@@ -1,0 +1,191 @@
+//! JUnit XML, which every CI shows: one testsuite per input; each error is a failing test
+//! case, an input without errors one passing case. Warnings go to the suite's system-out.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use super::group::{Repeated, places_text};
+use super::{FileSummary, Reporter, Summary};
+use crate::check::diagnostic::{Diagnostic, Severity};
+
+pub struct Junit {
+    out: Box<dyn Write>,
+    current: Vec<Diagnostic>,
+    /// The current input's repeats, by rule and subject: told in their first finding.
+    repeats: Vec<Repeated>,
+    suites: String,
+    tests: u64,
+    failures: u64,
+    /// Inputs that could not be read: the run could not do its job for them.
+    errors: u64,
+    skipped: u64,
+}
+
+impl Junit {
+    pub fn new(out: Box<dyn Write>) -> Self {
+        Junit {
+            out,
+            current: Vec::new(),
+            repeats: Vec::new(),
+            suites: String::new(),
+            tests: 0,
+            failures: 0,
+            errors: 0,
+            skipped: 0,
+        }
+    }
+}
+
+/// Escapes text for XML content and attributes.
+pub fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 cannot carry most control characters, even escaped.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+pub fn describe(d: &Diagnostic) -> String {
+    let mut text = format!("{}[{}]: {}", d.severity, d.rule, d.message);
+    if let Some(line) = d.line {
+        text.push_str(&format!("\n  at {}:{line}", d.path));
+    }
+    if let Some(ty) = &d.event_type {
+        text.push_str(&format!(" ({ty})"));
+    }
+    if let Some(help) = &d.help {
+        text.push_str(&format!("\n  help: {help}"));
+    }
+    text
+}
+
+impl Reporter for Junit {
+    fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
+        self.current.push(d.clone());
+        Ok(())
+    }
+
+    fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
+        self.repeats.push(group.clone());
+        Ok(())
+    }
+
+    fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        let mut diagnostics = std::mem::take(&mut self.current);
+        for group in std::mem::take(&mut self.repeats) {
+            let first = diagnostics
+                .iter_mut()
+                .find(|d| d.rule == group.rule && d.subject.as_deref() == Some(&group.subject));
+            if let Some(first) = first {
+                first.message.push_str(&format!(
+                    " (and {} more like it: {}; --no-group shows each)",
+                    group.count,
+                    places_text(&group, 20)
+                ));
+            }
+        }
+        let errors: Vec<&Diagnostic> = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect();
+        let path = xml_escape(&file.path);
+        let mut cases = String::new();
+        if let Some(skipped) = &file.skipped {
+            let _ = write!(
+                self.suites,
+                "  <testsuite name=\"{path}\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n    <testcase name=\"conforms to AG-UI\" classname=\"{path}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n  </testsuite>\n",
+                xml_escape(&format!("not a capture: {skipped}"))
+            );
+            self.tests += 1;
+            self.skipped += 1;
+            return Ok(());
+        }
+        let failure_count = errors.len() as u64;
+        let error_count = u64::from(file.failure.is_some());
+        let mut tests = errors.len() as u64;
+        for d in &errors {
+            let name = match d.line {
+                Some(line) => format!("{} at line {line}", d.rule),
+                None => d.rule.to_string(),
+            };
+            let _ = write!(
+                cases,
+                "    <testcase name=\"{}\" classname=\"{path}\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+                xml_escape(&name),
+                xml_escape(&d.message),
+                xml_escape(d.rule.name()),
+                xml_escape(&describe(d)),
+            );
+        }
+        if let Some(failure) = &file.failure {
+            tests += 1;
+            let _ = write!(
+                cases,
+                "    <testcase name=\"read\" classname=\"{path}\">\n      <error message=\"{}\">{}</error>\n    </testcase>\n",
+                xml_escape(failure),
+                xml_escape(failure),
+            );
+        }
+        if tests == 0 {
+            tests = 1;
+            let _ = writeln!(
+                cases,
+                "    <testcase name=\"conforms to AG-UI\" classname=\"{path}\"/>"
+            );
+        }
+        let warnings: Vec<String> = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .map(describe)
+            .collect();
+        let system_out = if warnings.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "    <system-out>{}</system-out>\n",
+                xml_escape(&warnings.join("\n"))
+            )
+        };
+        let _ = write!(
+            self.suites,
+            "  <testsuite name=\"{path}\" tests=\"{tests}\" failures=\"{failure_count}\" errors=\"{error_count}\" skipped=\"0\">\n{cases}{system_out}  </testsuite>\n"
+        );
+        self.tests += tests;
+        self.failures += failure_count;
+        self.errors += error_count;
+        Ok(())
+    }
+
+    fn finish(&mut self, _summary: &Summary) -> io::Result<()> {
+        write!(
+            self.out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"agui-lens\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
+            self.tests, self.failures, self.errors, self.skipped, self.suites
+        )?;
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_control_characters() {
+        assert_eq!(
+            xml_escape("a<b & \"c\"\u{1}"),
+            "a&lt;b &amp; &quot;c&quot;\\u0001"
+        );
+    }
+}

@@ -1,0 +1,687 @@
+//! Command-line types. No logic beyond reading the order of rule flags.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgGroup, ArgMatches, Args, Parser, Subcommand, ValueEnum};
+
+use agui_lens_core::check::catalog::Level;
+use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
+use agui_lens_core::compact::Level as CompactLevel;
+use agui_lens_core::compare::Level as DiffLevel;
+use agui_lens_core::read::{DEFAULT_MAX_LINE, InputFormat, ReadOptions};
+use agui_lens_core::report::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "agui-lens",
+    version,
+    about = "Validate, fold, compact and diff AG-UI event streams",
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check captured streams: framing, JSON Schemas, and the protocol's rules.
+    Check(CheckArgs),
+    /// Call a live agent once and check its stream as it arrives.
+    Run(RunArgs),
+    /// Run a conformance suite of live calls: a CI gate with a JUnit report.
+    Test(TestArgs),
+    /// List every rule with its default level.
+    Rules(RulesArgs),
+    /// Explain a rule: what it checks, why it matters, an example that trips it.
+    Explain {
+        /// A rule name, e.g. schema/unknown-field.
+        rule: String,
+    },
+    /// List, show or export the JSON Schemas events are checked against.
+    #[command(subcommand)]
+    Schema(SchemaCommand),
+    /// Print what a client ends with after applying a stream: messages, state, runs.
+    Fold(FoldArgs),
+    /// Rewrite stored streams smaller without changing what they fold to.
+    Compact(CompactArgs),
+    /// Compare two streams by meaning: exit 0 when they mean the same, 1 when they differ.
+    Diff(DiffArgs),
+    /// Hold a stream to an expectation file; review and accept changes.
+    Snapshot(SnapshotArgs),
+    /// Slice a stream by type, run or index, and convert it between JSONL, SSE and JSON.
+    Cat(CatArgs),
+    /// See what happened in a stream: runs, messages, tool calls, state changes, timing and
+    /// problems; in the terminal, as JSON or statistics, or as an HTML report.
+    Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The stream to inspect (`-` for stdin).
+    pub path: PathBuf,
+
+    /// Output format of the terminal view and of --stats.
+    #[arg(long, value_enum, default_value_t = ViewFormat::Human)]
+    pub format: ViewFormat,
+
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Show long text, arguments and state values whole instead of folded.
+    #[arg(long)]
+    pub full: bool,
+
+    /// Show statistics instead: events and bytes per type, deltas per message, the largest
+    /// events, runs.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Write a self-contained HTML report to this file instead (timeline, conversation, state
+    /// at any event, event table).
+    #[arg(long, value_name = "OUT.html", conflicts_with_all = ["stats", "format"])]
+    pub html: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// The stream to read (`-` for stdin).
+    pub path: PathBuf,
+
+    /// Keep events whose type matches a glob (`TEXT_*`, `*_END`). Repeatable: any may match.
+    #[arg(long = "type", value_name = "GLOB")]
+    pub types: Vec<String>,
+
+    /// Keep the events of this run: its RUN_STARTED through its RUN_FINISHED or RUN_ERROR.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+
+    /// First event kept: a 0-based event index, as `check` reports it.
+    #[arg(long, value_name = "N")]
+    pub from: Option<u64>,
+
+    /// Last event kept (inclusive).
+    #[arg(long, value_name = "M")]
+    pub to: Option<u64>,
+
+    /// Where to write (default stdout). The extension picks the format (.jsonl, .ndjson,
+    /// .sse, .json) and compression (.gz, .zst).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+
+    /// The output format, whatever the extension says (stdout, or a device or FIFO whose name
+    /// does not tell: jsonl unless given).
+    #[arg(long, value_name = "FORMAT")]
+    pub output_format: Option<InputFormat>,
+
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    /// Largest line or SSE frame read.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+}
+
+/// How streams are normalised before they are compared.
+#[derive(Debug, Args)]
+pub struct NormalizeArgs {
+    /// Keep a volatile field that is dropped by default (timestamp, rawEvent). Repeatable.
+    #[arg(long, value_name = "FIELD", value_parser = ["timestamp", "rawEvent"])]
+    pub keep: Vec<String>,
+
+    /// Remove what a JSON Pointer pattern matches (`*` one segment, `**` any), e.g.
+    /// /**/metadata. Repeatable.
+    #[arg(long, value_name = "SELECTOR")]
+    pub redact: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The stream taken as the reference (`-` for stdin).
+    pub a: PathBuf,
+    /// The stream compared with it.
+    pub b: PathBuf,
+
+    /// What to compare: events one by one, the compacted streams, or the folded result.
+    #[arg(long, value_enum, default_value_t = DiffLevel::Compact)]
+    pub level: DiffLevel,
+
+    #[command(flatten)]
+    pub normalize: NormalizeArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ViewFormat::Human)]
+    pub format: ViewFormat,
+
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Longest diff shown, in lines.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    pub max_lines: usize,
+
+    /// How the inputs are laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SnapshotArgs {
+    #[command(subcommand)]
+    pub action: Option<SnapshotAction>,
+
+    /// The stream to hold to the expectation.
+    pub stream: Option<PathBuf>,
+
+    /// The expectation file (written as FILE.new when missing or different).
+    #[arg(long, value_name = "FILE")]
+    pub expect: Option<PathBuf>,
+
+    /// Level for a new snapshot (an existing one keeps its own, unless updated).
+    #[arg(long, value_enum)]
+    pub level: Option<DiffLevel>,
+
+    #[command(flatten)]
+    pub normalize: NormalizeArgs,
+
+    /// Write the expectation from this stream (in CI, only with --reason).
+    #[arg(long)]
+    pub update: bool,
+
+    /// Why the expectation changes; recorded in the file's header.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+
+    /// When to colour the diff.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+
+    /// Longest diff shown, in lines.
+    #[arg(long, value_name = "N", default_value_t = 400, global = true)]
+    pub max_lines: usize,
+
+    /// How the stream is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotAction {
+    /// Promote FILE.new to FILE (in CI, only with --reason).
+    Accept {
+        /// The snapshot file whose pending FILE.new is accepted.
+        file: PathBuf,
+        /// Why the expectation changes; recorded in the file's header.
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// Walk the pending .new files under DIR: show each diff, then accept, reject or skip
+    /// (in CI, only with --reason).
+    Review {
+        /// The directory searched for pending FILE.new snapshots.
+        dir: PathBuf,
+        /// Why the accepted expectations change; recorded in their headers.
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// Streams or directories to compact.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// Where to write: a file for one input (`-` for stdout); for several inputs or a
+    /// directory, a directory (one that exists, or a name ending in `/`) in which each input
+    /// keeps its path below the directory it was found in.
+    #[arg(short, long, value_name = "OUT", conflicts_with = "in_place")]
+    pub output: Option<PathBuf>,
+
+    /// Replace each input with its compacted form, atomically.
+    #[arg(long)]
+    pub in_place: bool,
+
+    /// How far to compact.
+    #[arg(long, value_enum, default_value_t = CompactLevel::Deltas)]
+    pub level: CompactLevel,
+
+    /// Write without folding and checking the result first.
+    #[arg(long)]
+    pub no_verify: bool,
+
+    #[command(flatten)]
+    pub read: ReadArgs,
+
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct FoldArgs {
+    /// The stream to fold (`-` for stdin).
+    pub path: PathBuf,
+
+    /// Fold this thread when the input holds several (default: the thread of the last run).
+    #[arg(long, value_name = "ID")]
+    pub thread: Option<String>,
+
+    #[command(flatten)]
+    pub read: ReadArgs,
+
+    /// One line of JSON instead of indented output.
+    #[arg(long)]
+    pub compact: bool,
+}
+
+/// How a recorded stream is read, for the commands that read one.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// How the input is laid out; detected from the extension, then the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
+    /// Largest line or SSE frame read (e.g. 64MiB, 200MB, 1048576); larger ones are reported
+    /// and skipped.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+
+    /// Largest shared state (estimated in memory) a patch may grow to; larger is refused.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
+}
+
+impl ReadArgs {
+    /// The reading options these flags ask for.
+    pub fn options(&self) -> ReadOptions {
+        ReadOptions {
+            format: self.input_format,
+            max_line: self.max_line.unwrap_or(DEFAULT_MAX_LINE),
+        }
+    }
+
+    /// The largest state a patch may grow to.
+    pub fn state_limit(&self) -> usize {
+        self.max_state.unwrap_or(DEFAULT_STATE_LIMIT)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or directories to check; `-` (or nothing) reads stdin.
+    pub paths: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub read: ReadArgs,
+
+    #[command(flatten)]
+    pub walk: WalkArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+
+    /// A directory of schemas laid over the built-in ones (same relative paths replace
+    /// ours; custom/NAME.json checks the value of CUSTOM events named NAME).
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+
+    /// The capture begins mid-run: no first-event error, and ids first seen before the
+    /// first RUN_STARTED are adopted instead of reported.
+    #[arg(long)]
+    pub attach: bool,
+
+    /// Follow one file as it grows (a capture still being written), checking events as they
+    /// are appended; stops at Ctrl-C, or after --idle-timeout without growth.
+    #[arg(long)]
+    pub follow: bool,
+
+    /// With --follow: stop after this many seconds without growth.
+    #[arg(long, value_name = "SECS", requires = "follow", value_parser = parse_seconds)]
+    pub idle_timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("body").required(true).args(["input", "message"])))]
+pub struct RunArgs {
+    /// The agent's endpoint, http:// or https://.
+    pub url: String,
+
+    /// The RunAgentInput to POST (`-` for stdin), sent as it is.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+
+    /// POST a minimal RunAgentInput: this one user message, fresh threadId and runId.
+    #[arg(long, value_name = "TEXT")]
+    pub message: Option<String>,
+
+    /// An extra request header, `Name: value`. `${VAR}` in the value is read from the
+    /// environment. Repeatable. Values are never printed or recorded.
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+
+    /// Write the events to FILE as JSONL as they arrive.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Write the response body to FILE byte for byte as it arrives.
+    #[arg(long, value_name = "FILE")]
+    pub record_raw: Option<PathBuf>,
+
+    /// Give up when no bytes arrive for this many seconds.
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_seconds)]
+    pub idle_timeout: Duration,
+
+    /// Give up when the whole call takes longer than this many seconds.
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+
+    /// Also print one line per event, on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+
+    /// A directory of schemas laid over the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+
+    /// Largest SSE frame read; larger ones are reported and skipped.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_line: Option<usize>,
+
+    /// Largest shared state (estimated in memory) a patch may grow to.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_state: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// The suite file: `[[case]]` tables, paths relative to it.
+    pub suite: PathBuf,
+
+    /// Also write a JUnit XML report to FILE: one testcase per case.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Write the cases' snapshots from their streams (in CI, only with --reason).
+    #[arg(long)]
+    pub update_snapshots: bool,
+
+    /// Why the snapshots change; recorded in their headers.
+    #[arg(long, value_name = "TEXT", requires = "update_snapshots")]
+    pub reason: Option<String>,
+
+    /// Run this many cases at a time (output stays in suite order).
+    #[arg(short, long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: u16,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    /// Read rule settings from this file instead of the nearest agui-lens.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// A directory of schemas laid over the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Show every finding: by default, repeats of one rule with the same subject in an input
+    /// (a tool the input does not declare, called again and again) are shown once, with the
+    /// count and places of the others.
+    #[arg(long)]
+    pub no_group: bool,
+}
+
+/// How directories given as inputs are walked.
+#[derive(Debug, Args)]
+pub struct WalkArgs {
+    /// Leave out paths matching this glob when walking a directory (gitignore syntax:
+    /// `*.bak.jsonl`, `archive/`). Repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Also walk hidden files and folders (left out by default).
+    #[arg(long)]
+    pub hidden: bool,
+
+    /// Walk what .gitignore and .ignore files leave out, too.
+    #[arg(long)]
+    pub no_ignore: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RuleArgs {
+    /// Report a rule or family (`state/*`) as an error. Repeatable; later flags win.
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// Report a rule or family as a warning.
+    #[arg(long, value_name = "RULE")]
+    pub warn: Vec<String>,
+
+    /// Do not report a rule or family.
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Exit with status 1 when there are warnings, too.
+    #[arg(long)]
+    pub deny_warnings: bool,
+
+    /// Read settings from this file instead of the nearest agui-lens.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// Output format (human or json).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SchemaCommand {
+    /// List the schemas: one per event type, and the shared definitions.
+    List,
+    /// Print one schema: an event type (RUN_STARTED) or a definition (Message).
+    Show {
+        name: String,
+        /// A directory of schemas laid over the built-in ones.
+        #[arg(long, value_name = "DIR")]
+        schemas: Option<PathBuf>,
+    },
+    /// Write every schema into a directory, as files a JSON Schema tool can use.
+    Export {
+        dir: PathBuf,
+        /// A directory of schemas laid over the built-in ones.
+        #[arg(long, value_name = "DIR")]
+        schemas: Option<PathBuf>,
+    },
+}
+
+/// How the terminal view and the statistics are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ViewFormat {
+    /// Text for a person, coloured on a terminal.
+    Human,
+    /// One JSON document with the same content.
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// The rule flags in the order they were given, so `--allow x --deny x` ends in deny.
+pub fn rule_flags_in_order(matches: &ArgMatches, args: &RuleArgs) -> Vec<(Level, String)> {
+    let mut flags = Vec::new();
+    for (id, level, values) in [
+        ("deny", Level::Deny, &args.deny),
+        ("warn", Level::Warn, &args.warn),
+        ("allow", Level::Allow, &args.allow),
+    ] {
+        let indices = matches.indices_of(id).map(Iterator::collect::<Vec<_>>);
+        for (i, value) in values.iter().enumerate() {
+            let position = indices
+                .as_ref()
+                .and_then(|ix| ix.get(i).copied())
+                .unwrap_or(0);
+            flags.push((position, level, value.clone()));
+        }
+    }
+    flags.sort_by_key(|(position, ..)| *position);
+    flags
+        .into_iter()
+        .map(|(_, level, value)| (level, value))
+        .collect()
+}
+
+/// Parses a number of seconds: `60`, `1.5`.
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds (e.g. 60, 1.5)"))?;
+    if !(secs > 0.0 && secs < 1e9) {
+        return Err(format!("`{text}` seconds is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses `64MiB`, `200MB`, `1g`, `1048576`.
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (e.g. 64MiB, 200MB, 1048576)"))?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mib" => 1024.0 * 1024.0,
+        "g" | "gb" => 1e9,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` (use KiB, MiB, GiB, KB, MB, GB)"
+            ));
+        }
+    };
+    let bytes = number * scale;
+    if !(1.0..=(usize::MAX as f64)).contains(&bytes) {
+        return Err(format!("`{text}` is out of range"));
+    }
+    Ok(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("60"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("soon").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64MiB"), Ok(64 * 1024 * 1024));
+        assert_eq!(parse_size("200MB"), Ok(200_000_000));
+        assert_eq!(parse_size("1048576"), Ok(1_048_576));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn rule_flags_keep_command_line_order() {
+        let matches = Cli::command().get_matches_from([
+            "agui-lens",
+            "check",
+            "--allow",
+            "a/*",
+            "--deny",
+            "b",
+            "--warn",
+            "c",
+            "--allow",
+            "d",
+        ]);
+        let (_, sub) = matches.subcommand().unwrap();
+        let Command::Check(args) = Cli::try_parse_from([
+            "agui-lens",
+            "check",
+            "--allow",
+            "a/*",
+            "--deny",
+            "b",
+            "--warn",
+            "c",
+            "--allow",
+            "d",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!()
+        };
+        let got = rule_flags_in_order(sub, &args.rules);
+        assert_eq!(
+            got,
+            vec![
+                (Level::Allow, "a/*".to_string()),
+                (Level::Deny, "b".to_string()),
+                (Level::Warn, "c".to_string()),
+                (Level::Allow, "d".to_string()),
+            ]
+        );
+    }
+}

@@ -1,0 +1,322 @@
+//! `agui-lens cat PATH`: slice a stream (by type, run, index range) and convert it between
+//! JSONL, SSE and JSON arrays, plain or compressed. Events are written back as read.
+
+use std::io::{self, Write};
+
+use anyhow::{Context, Result, bail};
+
+use super::{Outcome, persist, same_file};
+use crate::cli::CatArgs;
+use crate::glob;
+use agui_lens_core::check::stream::{for_each_event, require_events, warn_unreadable};
+use agui_lens_core::protocol::event::{Event, EventType};
+use agui_lens_core::read::{
+    self, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions, format_from_extension,
+};
+use agui_lens_core::write::EventWriter;
+use agui_lens_core::write::Output;
+
+/// Which events to keep.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Type globs; an event is kept when any matches (none given: every type).
+    pub types: Vec<String>,
+    /// Keep only the events of this run, RUN_STARTED to RUN_FINISHED or RUN_ERROR.
+    pub run: Option<String>,
+    /// Inclusive range of event indexes (as `check` numbers them).
+    pub from: Option<u64>,
+    pub to: Option<u64>,
+}
+
+/// Applies a [`Selection`] to events in stream order.
+pub struct Filter {
+    selection: Selection,
+    in_run: bool,
+}
+
+impl Filter {
+    pub fn new(selection: Selection) -> Self {
+        Filter {
+            selection,
+            in_run: false,
+        }
+    }
+
+    /// Whether the event is kept. Must see every event in order (runs are tracked).
+    pub fn keep(&mut self, event: &Event) -> bool {
+        let mut in_run = true;
+        if let Some(want) = &self.selection.run {
+            match event.kind {
+                Some(EventType::RunStarted) => {
+                    self.in_run = event.str_field("runId") == Some(want.as_str());
+                    in_run = self.in_run;
+                }
+                Some(EventType::RunFinished | EventType::RunError) => {
+                    in_run = self.in_run;
+                    self.in_run = false;
+                }
+                _ => in_run = self.in_run,
+            }
+        }
+        let index = event.loc.index;
+        in_run
+            && self.selection.from.is_none_or(|from| index >= from)
+            && self.selection.to.is_none_or(|to| index <= to)
+            && (self.selection.types.is_empty()
+                || event.type_name().is_some_and(|ty| {
+                    self.selection
+                        .types
+                        .iter()
+                        .any(|pattern| glob::matches(pattern, ty))
+                }))
+    }
+
+    /// Whether no later event can be kept (past `--to`).
+    pub fn done(&self, index: u64) -> bool {
+        self.selection.to.is_some_and(|to| index >= to)
+    }
+}
+
+/// Stops reading once the range is past; not an error.
+#[derive(Debug)]
+struct PastRange;
+
+impl std::fmt::Display for PastRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("past the requested range")
+    }
+}
+
+impl std::error::Error for PastRange {}
+
+pub fn run(args: &CatArgs) -> Result<Outcome> {
+    if let (Some(from), Some(to)) = (args.from, args.to) {
+        if from > to {
+            bail!("--from {from} is after --to {to}");
+        }
+    }
+    let input = if args.path.as_os_str() == "-" {
+        InputSpec::Stdin
+    } else {
+        InputSpec::File(args.path.clone())
+    };
+    let read = ReadOptions {
+        format: args.input_format,
+        max_line: args.max_line.unwrap_or(DEFAULT_MAX_LINE),
+    };
+    let mut filter = Filter::new(Selection {
+        types: args.types.clone(),
+        run: args.run.clone(),
+        from: args.from,
+        to: args.to,
+    });
+    let output = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    // A device or FIFO (`/dev/null`, `/dev/stdout`, a pipe) is written into, not replaced.
+    let stream = output.is_some_and(super::is_stream);
+    let format = match (args.output_format, output) {
+        (Some(format), _) => format,
+        // Such an output is written as stdout is, unless its name tells a format.
+        (None, Some(path)) if stream && format_from_extension(path).is_none() => {
+            InputFormat::Jsonl
+        }
+        (None, Some(path)) => format_from_extension(path).with_context(|| {
+            format!(
+                "cannot tell the output format from {}: name it .jsonl, .ndjson, .sse or .json (optionally .gz or .zst), or give --output-format",
+                path.display()
+            )
+        })?,
+        (None, None) => InputFormat::Jsonl,
+    };
+    match output {
+        None => {
+            let stdout = io::stdout().lock();
+            let mut writer = EventWriter::new(stdout, format, Compression::None)?;
+            copy(&input, &read, &mut filter, &mut writer)?;
+            writer.finish()?.flush()?;
+        }
+        Some(path) => {
+            if let InputSpec::File(input) = &input {
+                if same_file(input, path) {
+                    bail!("the output {} is the input", path.display());
+                }
+            }
+            let compression = read::detect_compression_ext(path);
+            // A file is replaced by a finished temp file.
+            let (file, temp) = if stream {
+                (super::open_stream(path)?, None)
+            } else {
+                let temp = super::temp_beside(path)?;
+                let file = temp.as_file().try_clone().context("creating a temp file")?;
+                (file, Some(temp))
+            };
+            // Compressing and writing happen beside this thread, which reads and filters.
+            let mut writer = EventWriter::background(file, format, compression)?;
+            copy(&input, &read, &mut filter, &mut writer)?;
+            writer
+                .finish()
+                .with_context(|| format!("writing {}", path.display()))?;
+            if let Some(temp) = temp {
+                persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+    }
+    Ok(Outcome::Clean)
+}
+
+/// Copies the kept events. An event is written as read, unless JSONL needs it on one line and
+/// it spans several (a pretty-printed array element): then it is written compactly. What is
+/// kept before the first AG-UI event is held back until one comes: an input with none (an
+/// error body, a sidecar) writes nothing and fails, as no stream.
+fn copy<W: Write>(
+    input: &InputSpec,
+    read: &ReadOptions,
+    filter: &mut Filter,
+    writer: &mut EventWriter<W>,
+) -> Result<()> {
+    /// The most held back before an AG-UI event shows; past it, the input is no stream.
+    const HOLD_EVENTS: usize = 10_000;
+    const HOLD_BYTES: usize = 16 << 20;
+    let format = writer.format();
+    let mut held: Vec<(Option<serde_json::Value>, Vec<u8>)> = Vec::new();
+    let mut held_bytes = 0;
+    let mut known = false;
+    let mut past_range = false;
+    let write =
+        |writer: &mut EventWriter<W>, event: Option<&serde_json::Value>, raw: &[u8]| match event {
+            Some(value) => writer.event(value),
+            None => writer.raw(raw),
+        };
+    let result = for_each_event(input, read, |event, raw| {
+        if !known && event.kind.is_some() {
+            known = true;
+            for (value, raw) in held.drain(..) {
+                write(writer, value.as_ref(), &raw)?;
+            }
+        }
+        if past_range {
+            // Read on only to learn whether the input is a stream at all.
+            return if known { Err(PastRange.into()) } else { Ok(()) };
+        }
+        if filter.keep(event) {
+            let whole =
+                format == InputFormat::Jsonl && raw.iter().any(|&b| b == b'\n' || b == b'\r');
+            let value = whole.then(|| event.whole_value());
+            if known {
+                write(writer, value.as_deref(), raw)?;
+            } else if held.len() < HOLD_EVENTS && held_bytes < HOLD_BYTES {
+                held_bytes += raw.len();
+                held.push((value.map(|v| v.into_owned()), raw.to_vec()));
+            } else {
+                return Err(NoEventsYet.into());
+            }
+        }
+        if filter.done(event.loc.index) {
+            past_range = true;
+            if known {
+                return Err(PastRange.into());
+            }
+        }
+        Ok(())
+    });
+    match result {
+        Ok((opened, stats)) => {
+            require_events(&opened, &stats)?;
+            warn_unreadable(&opened.name, &stats);
+            Ok(())
+        }
+        Err(err) if err.is::<PastRange>() => Ok(()),
+        Err(err) if err.is::<NoEventsYet>() => {
+            bail!(
+                "{} holds no AG-UI events in its first {HOLD_EVENTS} frames or {} MiB: it is no stream",
+                input.display_name(),
+                HOLD_BYTES >> 20
+            )
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// So many frames held back with no AG-UI event among them that the input is no stream.
+#[derive(Debug)]
+struct NoEventsYet;
+
+impl std::fmt::Display for NoEventsYet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no AG-UI events")
+    }
+}
+
+impl std::error::Error for NoEventsYet {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agui_lens_core::protocol::event::Location;
+    use serde_json::json;
+
+    fn events(types: &[(&str, Option<&str>)]) -> Vec<Event> {
+        types
+            .iter()
+            .enumerate()
+            .map(|(i, (ty, run))| {
+                let mut value = json!({ "type": ty });
+                if let Some(run) = run {
+                    value["runId"] = json!(run);
+                }
+                Event {
+                    loc: Location {
+                        path: "t".into(),
+                        line: i as u64 + 1,
+                        offset: 0,
+                        index: i as u64,
+                    },
+                    kind: EventType::from_name(ty),
+                    value,
+                    patch: None,
+                }
+            })
+            .collect()
+    }
+
+    fn kept(selection: Selection, stream: &[Event]) -> Vec<u64> {
+        let mut filter = Filter::new(selection);
+        stream
+            .iter()
+            .filter(|e| filter.keep(e))
+            .map(|e| e.loc.index)
+            .collect()
+    }
+
+    #[test]
+    fn selections_combine() {
+        let stream = events(&[
+            ("RUN_STARTED", Some("r1")),
+            ("TEXT_MESSAGE_START", None),
+            ("RUN_FINISHED", Some("r1")),
+            ("RUN_STARTED", Some("r2")),
+            ("TEXT_MESSAGE_CONTENT", None),
+            ("TOOL_CALL_START", None),
+            ("RUN_ERROR", None),
+            ("CUSTOM", None),
+        ]);
+        let run = |id: &str| Selection {
+            run: Some(id.into()),
+            ..Selection::default()
+        };
+        assert_eq!(kept(run("r1"), &stream), vec![0, 1, 2]);
+        assert_eq!(kept(run("r2"), &stream), vec![3, 4, 5, 6]);
+        assert_eq!(kept(run("nope"), &stream), Vec::<u64>::new());
+        let text = Selection {
+            types: vec!["TEXT_*".into(), "custom".into()],
+            ..Selection::default()
+        };
+        assert_eq!(kept(text, &stream), vec![1, 4, 7]);
+        let range = Selection {
+            types: vec!["*_STARTED".into()],
+            from: Some(1),
+            to: Some(5),
+            ..Selection::default()
+        };
+        assert_eq!(kept(range, &stream), vec![3]);
+    }
+}

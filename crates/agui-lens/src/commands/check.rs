@@ -1,0 +1,292 @@
+//! `agui-lens check`: read inputs, run every rule, report.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::ArgMatches;
+use rayon::prelude::*;
+
+use super::Outcome;
+use super::inputs::{self, Input};
+use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
+use crate::config::Config;
+use agui_lens_core::check::catalog::Levels;
+use agui_lens_core::check::diagnostic::Diagnostic;
+use agui_lens_core::check::engine::{Context, Engine, Stats};
+use agui_lens_core::check::rules::protocol::ProtocolOptions;
+use agui_lens_core::check::schema::SchemaSet;
+use agui_lens_core::read::{self, Opened, ReadOptions};
+use agui_lens_core::report::{FileSummary, Reporter, Summary};
+
+pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
+    let settings = settings(
+        &args.rules,
+        matches,
+        args.read.max_line,
+        args.schemas.as_deref(),
+    )?;
+    let paths = if args.paths.is_empty() {
+        if io::stdin().is_terminal() {
+            bail!("no input: give files or directories, or pipe a stream into `agui-lens check -`");
+        }
+        vec![PathBuf::from("-")]
+    } else {
+        args.paths.clone()
+    };
+    let read = ReadOptions {
+        format: args.read.input_format,
+        max_line: settings.max_line,
+    };
+    let ctx = settings.context(ProtocolOptions {
+        attach: args.attach,
+        state_limit: args.read.state_limit(),
+        ..ProtocolOptions::default()
+    });
+    let color = use_color(args.output.color);
+    let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
+    let mut reporter =
+        crate::render::reporter(args.output.format, out, color, !args.output.no_group);
+    let summary = if args.follow {
+        follow(&ctx, &paths, &read, args.idle_timeout, reporter.as_mut())?
+    } else {
+        let inputs = inputs::expand(&paths, &inputs::Walk::from_args(&args.walk))?;
+        check_inputs(&ctx, &inputs, &read, reporter.as_mut())?
+    };
+    Ok(Outcome::from_summary(&summary, settings.deny_warnings))
+}
+
+/// `check --follow FILE`: one file, read as it grows, reported as events are appended. Ends
+/// at Ctrl-C (or SIGTERM), or after `idle` without growth; what only the end can tell (an
+/// unterminated run) is then reported as for any input.
+fn follow(
+    ctx: &Context<'_>,
+    paths: &[PathBuf],
+    read: &ReadOptions,
+    idle: Option<Duration>,
+    reporter: &mut dyn Reporter,
+) -> Result<RunSummary> {
+    let [path] = paths else {
+        bail!("--follow takes exactly one file");
+    };
+    if path.as_os_str() == "-" {
+        bail!("--follow takes a file; stdin is already read as it arrives (`agui-lens check -`)");
+    }
+    crate::signals::catch();
+    let opened = read::open_follow(path, read, idle, agui_lens_core::stop::requested)?;
+    let mut run = RunSummary {
+        summary: Summary::default(),
+        failed_inputs: 0,
+    };
+    let file = check_opened(ctx, opened, false, &mut |diagnostics| {
+        for d in diagnostics {
+            reporter.diagnostic(d)?;
+        }
+        reporter.flush()
+    })?;
+    finish_file(&mut run, &file, reporter)?;
+    reporter.finish(&run.summary)?;
+    Ok(run)
+}
+
+/// What checking needs from the flags and the nearest agui-lens.toml: rule levels, schemas,
+/// the line cap. Shared with `inspect`, which shows the same findings.
+pub struct Settings {
+    pub levels: Levels,
+    pub schemas: &'static SchemaSet,
+    pub max_line: usize,
+    pub deny_warnings: bool,
+}
+
+impl Settings {
+    /// The context streams are checked in; tool-call arguments are capped like lines.
+    pub fn context(&self, protocol: ProtocolOptions) -> Context<'_> {
+        Context {
+            schemas: self.schemas,
+            levels: &self.levels,
+            max_line: self.max_line,
+            protocol: ProtocolOptions {
+                max_args: self.max_line,
+                ..protocol
+            },
+        }
+    }
+}
+
+pub fn settings(
+    rules: &RuleArgs,
+    matches: &ArgMatches,
+    max_line: Option<usize>,
+    schemas: Option<&Path>,
+) -> Result<Settings> {
+    let config = Config::load(rules.config.as_deref())?;
+    let levels = config.levels(&rule_flags_in_order(matches, rules))?;
+    let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
+    let max_line = match (max_line, &config.file.max_line) {
+        (Some(max), _) => max,
+        (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
+        (None, None) => read::DEFAULT_MAX_LINE,
+    };
+    let schemas_dir = schemas
+        .map(Path::to_path_buf)
+        .or_else(|| config.schemas_dir());
+    let schemas = SchemaSet::for_process(schemas_dir.as_deref())?;
+    Ok(Settings {
+        levels,
+        schemas,
+        max_line,
+        deny_warnings,
+    })
+}
+
+/// Whether to colour human output: `--color`, else a terminal without `NO_COLOR`.
+pub fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}
+
+/// The outcome of the whole run, with whether any input could not be read.
+pub struct RunSummary {
+    pub summary: Summary,
+    pub failed_inputs: u64,
+}
+
+/// Checks every input and reports in input order. One input streams its diagnostics as they
+/// are found; several are checked in parallel, a few at a time.
+pub fn check_inputs(
+    ctx: &Context<'_>,
+    inputs: &[Input],
+    read: &ReadOptions,
+    reporter: &mut dyn Reporter,
+) -> Result<RunSummary> {
+    let mut run = RunSummary {
+        summary: Summary::default(),
+        failed_inputs: 0,
+    };
+    reporter.start_run(inputs.len())?;
+    if let [input] = inputs {
+        let file = check_one(ctx, input, read, &mut |diagnostics| {
+            for d in diagnostics {
+                reporter.diagnostic(d)?;
+            }
+            reporter.flush()
+        })?;
+        finish_file(&mut run, &file, reporter)?;
+    } else {
+        let width = rayon::current_num_threads().max(1) * 2;
+        for group in inputs.chunks(width) {
+            let results: Vec<Result<(FileSummary, Vec<Diagnostic>)>> = group
+                .par_iter()
+                .map(|input| {
+                    let mut found = Vec::new();
+                    let file = check_one(ctx, input, read, &mut |diagnostics| {
+                        found.extend_from_slice(diagnostics);
+                        Ok(())
+                    })?;
+                    Ok((file, found))
+                })
+                .collect();
+            for result in results {
+                let (file, found) = result?;
+                reporter.start_file(&file.path)?;
+                for d in &found {
+                    reporter.diagnostic(d)?;
+                }
+                finish_file(&mut run, &file, reporter)?;
+            }
+        }
+    }
+    reporter.finish(&run.summary)?;
+    Ok(run)
+}
+
+fn finish_file(
+    run: &mut RunSummary,
+    file: &FileSummary,
+    reporter: &mut dyn Reporter,
+) -> Result<()> {
+    if let Some(failure) = &file.failure {
+        run.failed_inputs += 1;
+        // The report goes to stdout; say it on stderr too, where a person watching looks.
+        let _ = writeln!(io::stderr(), "error: {failure}");
+    }
+    run.summary.add(file);
+    reporter.end_file(file)?;
+    Ok(())
+}
+
+/// Checks one input, handing diagnostics to `emit` batch by batch. A failure to open or read
+/// the input is recorded in the summary (after what was read is reported); an `Err` means
+/// `emit` failed (e.g. a closed pipe).
+pub fn check_one(
+    ctx: &Context<'_>,
+    input: &Input,
+    read: &ReadOptions,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    let name = input.spec.display_name();
+    if let Some(why) = &input.unreadable {
+        return Ok(failed(name, Stats::default(), why.clone()));
+    }
+    match read::open(&input.spec, read) {
+        Ok(opened) => check_opened(ctx, opened, !input.explicit, emit),
+        Err(err) => Ok(failed(name, Stats::default(), format!("{err:#}"))),
+    }
+}
+
+/// Checks an opened input, handing diagnostics to `emit` batch by batch. An input a walk
+/// found (`walked`) that turns out to be plainly no capture (JSON that is no event, such as
+/// a sidecar beside the captures) is skipped instead of reported, when nothing about it has
+/// been reported yet.
+pub fn check_opened(
+    ctx: &Context<'_>,
+    mut opened: Opened,
+    walked: bool,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    let name = opened.name.clone();
+    let head = if walked {
+        opened.head.clone()
+    } else {
+        Vec::new()
+    };
+    let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+    let mut found = Vec::new();
+    let mut emitted = false;
+    let failure = engine
+        .check_reader(
+            opened.reader.as_mut(),
+            opened.live,
+            &mut found,
+            &mut |found| {
+                emitted |= !found.is_empty();
+                let result = emit(found);
+                found.clear();
+                result
+            },
+        )?
+        .map(|err| format!("reading {name}: {err}"));
+    let known = engine.known_events();
+    let stats = engine.finish(&mut found);
+    if walked && known == 0 && !emitted && failure.is_none() {
+        let (kind, what) = read::classify_non_stream(&head);
+        if kind.is_plainly_no_capture() {
+            let mut file = FileSummary::checked(name, Stats::default(), None);
+            file.skipped = Some(what);
+            return Ok(file);
+        }
+    }
+    emit(&found)?;
+    Ok(FileSummary::checked(name, stats, failure))
+}
+
+fn failed(path: Arc<str>, stats: Stats, message: String) -> FileSummary {
+    FileSummary::checked(path, stats, Some(message))
+}

@@ -1,0 +1,1120 @@
+//! `agui-lens compact`: rewrite stored streams smaller, proving for each that the result
+//! folds to the same messages and state and checks with no new errors before writing it.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use rayon::prelude::*;
+
+use super::inputs::{self, Input};
+use super::{Outcome, WriteBack, persist, same_file};
+use crate::cli::CompactArgs;
+use agui_lens_core::check::catalog::{Level as RuleLevel, Levels, RuleId};
+use agui_lens_core::check::diagnostic::Diagnostic;
+use agui_lens_core::check::engine::{Context as CheckContext, Engine, Fed};
+use agui_lens_core::check::rules::protocol::ProtocolOptions;
+use agui_lens_core::check::schema::SchemaSet;
+use agui_lens_core::check::stream::{for_each_schema_checked, parse_event};
+use agui_lens_core::compact::verify::{Current, ReadBack, Tee, Verifier, count_errors, read_back};
+use agui_lens_core::compact::{Compactor, Level};
+use agui_lens_core::compare::difference::first_difference;
+use agui_lens_core::fold::Folded;
+use agui_lens_core::protocol::event::Event;
+use agui_lens_core::read::{self, Batch, Compression, InputFormat, InputSpec, ReadOptions};
+use agui_lens_core::stop;
+use agui_lens_core::text::abbreviate_value;
+use agui_lens_core::text::human_bytes;
+use agui_lens_core::write::EventWriter;
+use agui_lens_core::write::Output;
+
+/// Where one input's compacted stream goes.
+#[derive(Clone, Debug)]
+enum Target {
+    Stdout,
+    /// Replace this file atomically (the input itself, with --in-place, or an output path).
+    File(PathBuf),
+    /// Write into this device or FIFO (`/dev/null`, `/dev/stdout`), which cannot be
+    /// replaced: like stdout, once the stream is verified.
+    Stream(PathBuf),
+}
+
+/// What compacting one input did.
+struct Report {
+    name: Arc<str>,
+    events_in: u64,
+    events_out: u64,
+    /// The input's bytes as read, framing included (decompressed).
+    bytes_read: u64,
+    bytes_out: u64,
+    /// Chunks left out because a client drops them.
+    dropped: u64,
+    /// Why the compacted stream was not written, when it was not.
+    refused: Option<String>,
+    /// Compacted, the stream would have been larger: its events were kept as they were read,
+    /// in this many bytes (`events_out`/`bytes_out` then say what compaction would have made).
+    kept: Option<u64>,
+    /// The input holds no AG-UI event, so nothing was written: what it looks like instead.
+    skipped: Option<String>,
+}
+
+pub fn run(args: &CompactArgs) -> Result<Outcome> {
+    let inputs = inputs::expand(&args.paths, &inputs::Walk::from_args(&args.walk))?;
+    let (inputs, targets) = targets(args, inputs)?;
+    let read = args.read.options();
+    let schemas = if args.no_verify {
+        None
+    } else {
+        Some(SchemaSet::for_process(None)?)
+    };
+    let settings = Settings {
+        level: args.level,
+        read,
+        state_limit: args.read.state_limit(),
+        schemas,
+        levels: verification_levels(),
+    };
+    crate::signals::catch();
+    let progress = progress_bar(inputs.len());
+    let reports: Vec<(bool, Result<Report>)> = inputs
+        .par_iter()
+        .zip(targets.par_iter())
+        .map(|(input, target)| {
+            let report = match &input.unreadable {
+                Some(why) => Err(anyhow!("{why}")),
+                None => compact_one(&settings, &input.spec, target),
+            };
+            if let Some(bar) = &progress {
+                bar.inc(1);
+            }
+            (input.explicit, report)
+        })
+        .collect();
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    summarize(reports)
+}
+
+/// The rules verification runs: it compares errors only, so a rule that can only warn is
+/// left out (the repeated-key scan, for one, would read every full event a second time). The
+/// original's errors are counted under the same levels, so both sides count the same rules.
+fn verification_levels() -> Levels {
+    let mut levels = Levels::default();
+    for id in RuleId::ALL {
+        if levels.level(*id) == RuleLevel::Warn {
+            levels
+                .set(id.name(), RuleLevel::Allow)
+                .expect("a rule's own name selects it");
+        }
+    }
+    levels
+}
+
+struct Settings<'a> {
+    level: Level,
+    read: ReadOptions,
+    state_limit: usize,
+    schemas: Option<&'a SchemaSet>,
+    levels: Levels,
+}
+
+fn progress_bar(files: usize) -> Option<indicatif::ProgressBar> {
+    if files < 2 || !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(files as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("compacting {bar:30} {pos}/{len} files {elapsed}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(bar)
+}
+
+/// Decides where each input goes, before anything is written: with `--in-place` the input
+/// itself (a file reached twice, through a link or named twice, is compacted once); to stdout
+/// for one input; else under `-o`. Several inputs, or a directory, need `-o` to be a
+/// directory, in which each input keeps its path below the directory argument it was found
+/// in; two inputs that would be written to one path, or an output that is an input, are
+/// refused.
+fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Target>)> {
+    if args.in_place {
+        let mut seen: std::collections::HashMap<(u64, u64), PathBuf> =
+            std::collections::HashMap::new();
+        let mut kept = Vec::new();
+        let mut targets = Vec::new();
+        for input in inputs {
+            let path = match &input.spec {
+                InputSpec::Stdin => bail!("--in-place needs files, not stdin"),
+                InputSpec::File(path) if super::is_stream(path) => {
+                    bail!(
+                        "{} is not a regular file: it cannot be replaced in place",
+                        path.display()
+                    )
+                }
+                InputSpec::File(path) => path.clone(),
+            };
+            if let Some(id) = super::file_id(&path) {
+                if let Some(first) = seen.get(&id) {
+                    eprintln!(
+                        "{} is the same file as {}: compacted once",
+                        path.display(),
+                        first.display()
+                    );
+                    continue;
+                }
+                seen.insert(id, path.clone());
+            }
+            targets.push(Target::File(path));
+            kept.push(input);
+        }
+        return Ok((kept, targets));
+    }
+    let several = inputs.len() > 1 || inputs::names_a_directory(&args.paths);
+    let output = match &args.output {
+        None if !several => return Ok((inputs, vec![Target::Stdout])),
+        None => bail!("several inputs: give an output directory with -o DIR, or use --in-place"),
+        Some(out) if out.as_os_str() == "-" && !several => {
+            return Ok((inputs, vec![Target::Stdout]));
+        }
+        Some(out) if out.as_os_str() == "-" => {
+            bail!("several inputs cannot all go to stdout: give an output directory with -o DIR")
+        }
+        Some(out) => out,
+    };
+    let to = |path: PathBuf| {
+        if super::is_stream(&path) {
+            Target::Stream(path)
+        } else {
+            Target::File(path)
+        }
+    };
+    let ends_in_slash = output.as_os_str().as_encoded_bytes().ends_with(b"/");
+    let targets: Vec<Target> = if !several && !output.is_dir() && !ends_in_slash {
+        vec![to(output.clone())]
+    } else {
+        if output.exists() && !output.is_dir() {
+            bail!(
+                "{} is not a directory: the compacted inputs go into a directory (-o DIR/)",
+                output.display()
+            );
+        }
+        if !output.exists() && !ends_in_slash && !inputs::names_a_directory(&args.paths) {
+            bail!(
+                "several inputs need -o to be a directory: {} does not exist (end it in `/` to \
+                 have it made)",
+                output.display()
+            );
+        }
+        inputs
+            .iter()
+            .map(|input| to(output.join(&input.relative)))
+            .collect()
+    };
+    // Two inputs may not meet in one output, nor an output be an input.
+    let mut claimed: std::collections::HashMap<PathBuf, &Input> = std::collections::HashMap::new();
+    for (input, target) in inputs.iter().zip(&targets) {
+        let (Target::File(out) | Target::Stream(out)) = target else {
+            continue;
+        };
+        let key: PathBuf = out.components().collect();
+        if let Some(first) = claimed.insert(key, input) {
+            bail!(
+                "{} and {} would both be written to {}: compact them into separate directories",
+                first.spec.display_name(),
+                input.spec.display_name(),
+                out.display()
+            );
+        }
+        if let (InputSpec::File(input), Target::File(out)) = (&input.spec, target) {
+            if same_file(input, out) {
+                bail!(
+                    "the output {} is the input {}; use --in-place to replace a file",
+                    out.display(),
+                    input.display()
+                );
+            }
+        }
+    }
+    if several {
+        fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+    }
+    Ok((inputs, targets))
+}
+
+/// The compression a target is written with: what its name says, or the input's when the
+/// input is replaced in place; stdout is plain.
+fn target_compression(target: &Target, input: Compression) -> Compression {
+    match target {
+        Target::Stdout => Compression::None,
+        Target::Stream(path) => read::detect_compression_ext(path),
+        Target::File(path) => match read::detect_compression_ext(path) {
+            Compression::None if path.exists() => input,
+            by_name => by_name,
+        },
+    }
+}
+
+fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
+    let mut opened = read::open(input, &settings.read)?;
+    let name = opened.name.clone();
+    let head = opened.head.clone();
+    let format = opened.format;
+    let compression = target_compression(target, opened.compression);
+    let mut temp = temp_file(target)?;
+    let check = settings.schemas.map(|schemas| CheckContext {
+        schemas,
+        levels: &settings.levels,
+        max_line: settings.read.max_line,
+        protocol: ProtocolOptions::default(),
+    });
+    let check = check.as_ref();
+    // Compressing and writing happen beside this thread, which follows the stream.
+    let written = temp.as_file().try_clone().context("creating a temp file")?;
+    let written = WriteBack::new(written, matches!(target, Target::File(_)));
+    let mut writer = EventWriter::background(written, format, compression)?;
+    // The compacted events are checked and folded as they are written (see `verify`).
+    let mut verifier = check.map(Verifier::new);
+    let FirstPass {
+        folded,
+        dropped,
+        events_in,
+        known,
+        bytes_read,
+        bytes_in,
+        errors_before,
+    } = first_pass(
+        settings,
+        input,
+        &mut opened,
+        check,
+        &mut writer,
+        verifier.as_mut(),
+    )?;
+    let events_out = writer.events();
+    let bytes_out = writer.bytes();
+    writer
+        .finish()
+        .with_context(|| format!("writing the compacted {name}"))?;
+    let mut report = Report {
+        name: name.clone(),
+        events_in,
+        events_out,
+        bytes_read,
+        bytes_out,
+        dropped,
+        refused: None,
+        kept: None,
+        skipped: None,
+    };
+    if known == 0 {
+        // Not a stream (an error body, a sidecar, an empty or binary file): whatever it
+        // holds, it is left exactly as it is, and nothing is made from it.
+        report.skipped = Some(read::describe_non_stream(&head));
+        return Ok(report);
+    }
+    if bytes_out > bytes_in && matches!(input, InputSpec::File(_)) {
+        // Compaction never makes a file larger (chunk streams too short for merging to pay
+        // for their expansion can). Written back as they were read, the events take
+        // `bytes_in` or more (SSE and JSON arrays add their framing; only frames neither
+        // keeps, over the line cap or malformed, count for less), so only then are they
+        // written, to a second temp file, and the smaller kept. A file replaced in place is
+        // then left alone. (Stdin cannot be read twice: its compacted stream is written
+        // whatever its size.)
+        let mut as_read_temp = temp_file(target)?;
+        let as_read_bytes = as_read(
+            settings,
+            input,
+            as_read_temp.as_file_mut(),
+            format,
+            compression,
+        )
+        .with_context(|| format!("writing {name} as it was read"))?;
+        if as_read_bytes < bytes_out {
+            report.kept = Some(as_read_bytes);
+            if matches!((input, target), (InputSpec::File(i), Target::File(t)) if same_file(i, t)) {
+                return Ok(report);
+            }
+            temp = as_read_temp;
+            // What was verified on the way is not what is kept.
+            verifier = None;
+        }
+    }
+    let Some(ctx) = check else {
+        commit(temp, target, &name)?;
+        return Ok(report);
+    };
+    // The temp file's bytes go to the disk while it is verified (`persist` then finds them
+    // there): one after the other, the two took about as long each.
+    let synced = match target {
+        Target::File(_) => Some(temp.as_file().try_clone().context("syncing a temp file")?),
+        Target::Stdout | Target::Stream(_) => None,
+    };
+    std::thread::scope(|s| {
+        let synced = synced.map(|file| s.spawn(move || file.sync_all()));
+        let verified = verify_written(
+            ctx,
+            settings,
+            input,
+            format,
+            &temp,
+            folded,
+            verifier,
+            errors_before.as_ref(),
+        );
+        let synced = synced.map(|handle| handle.join().expect("syncing does not panic"));
+        let (refused, folds) = verified?;
+        // Both folds are long-lived trees of small allocations: they are freed beside the
+        // commit, which had to wait ~3 ms for them.
+        s.spawn(move || drop(folds));
+        if let Some(synced) = synced {
+            synced.with_context(|| format!("writing the compacted {name}"))?;
+        }
+        if let Some(why) = refused {
+            report.refused = Some(why);
+            return Ok(report);
+        }
+        commit(temp, target, &name)?;
+        Ok(report)
+    })
+}
+
+/// Checks and folds the compacted stream in `temp`, and judges it against the original
+/// (see [`judge`]): why it may not replace the original, if it may not, and both folds. What
+/// `verifier` found on the way is taken if the file holds exactly what it saw (the file is
+/// confirmed and that judged at once, on both threads); else the file is read back.
+#[allow(clippy::too_many_arguments)]
+fn verify_written(
+    ctx: &CheckContext<'_>,
+    settings: &Settings<'_>,
+    input: &InputSpec,
+    format: InputFormat,
+    temp: &tempfile::NamedTempFile,
+    folded: Folded,
+    verifier: Option<Verifier<'_>>,
+    errors_before: Option<&BTreeMap<RuleId, u64>>,
+) -> Result<(Option<String>, (Folded, ReadBack))> {
+    let open = || -> Result<Box<dyn io::Read + Send>> {
+        Ok(Box::new(
+            File::open(temp.path()).context("reading the compacted stream back")?,
+        ))
+    };
+    let judged = |back: &ReadBack| judge(ctx, &settings.read, input, &folded, back, errors_before);
+    let on_the_way = match verifier.map(Verifier::finish) {
+        Some((back, written)) => {
+            let (confirmed, judged) = rayon::join(
+                || written.confirm(open()?, format, &settings.read),
+                || judged(&back),
+            );
+            confirmed?.then_some((back, judged))
+        }
+        None => None,
+    };
+    let (back, refused) = match on_the_way {
+        Some((back, judged)) => (back, judged?),
+        None => {
+            let back = read_back(ctx, &settings.read, format, open()?)?;
+            let refused = judged(&back)?;
+            (back, refused)
+        }
+    };
+    Ok((refused, (folded, back)))
+}
+
+/// What the first pass over an input found.
+struct FirstPass {
+    /// What the original folds to.
+    folded: Folded,
+    /// Chunks left out because a client drops them.
+    dropped: u64,
+    events_in: u64,
+    /// Events of a type AG-UI defines.
+    known: u64,
+    /// The input's bytes as read, framing included (decompressed).
+    bytes_read: u64,
+    /// Its frames' bytes, with one line end each: the least its events take written as they
+    /// were read.
+    bytes_in: u64,
+    /// The original's errors, when they were counted on the way (stdin, which cannot be read
+    /// again).
+    errors_before: Option<BTreeMap<RuleId, u64>>,
+}
+
+/// Compacts an opened input into `writer`, handing every event written to `verifier` too.
+fn first_pass(
+    settings: &Settings<'_>,
+    input: &InputSpec,
+    opened: &mut read::Opened,
+    check: Option<&CheckContext<'_>>,
+    writer: &mut dyn Output,
+    mut verifier: Option<&mut Verifier<'_>>,
+) -> Result<FirstPass> {
+    let name = opened.name.clone();
+    let mut compactor = Compactor::new(settings.level, settings.state_limit);
+    let mut scratch = Vec::new();
+    // Compacts one event; `schema` is what the schemas found wrong with it, if that is known.
+    let mut push = |compactor: &mut Compactor,
+                    event: &Event,
+                    schema: Option<&[Diagnostic]>,
+                    raw: &[u8],
+                    writer: &mut dyn Output|
+     -> io::Result<()> {
+        match verifier.as_deref_mut() {
+            Some(verifier) => compactor.push(
+                event,
+                raw,
+                &mut Tee {
+                    out: writer,
+                    verifier,
+                    current: Some(Current {
+                        event,
+                        text: raw,
+                        schema,
+                    }),
+                    scratch: &mut scratch,
+                },
+            ),
+            None => compactor.push(event, raw, writer),
+        }
+    };
+    // The original's errors only matter if the compacted stream has some: they are counted
+    // then, by reading the original again. Stdin cannot be read again, so for it they are
+    // counted on the way.
+    let mut errors_before: Option<BTreeMap<RuleId, u64>> = None;
+    let mut bytes_in = 0u64;
+    let mut events_in = 0u64;
+    let mut known = 0u64;
+    match check.filter(|_| matches!(input, InputSpec::Stdin)) {
+        Some(ctx) => {
+            let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+            let mut counts = BTreeMap::new();
+            let mut batch = Batch::default();
+            let mut found = Vec::new();
+            let mut failure: Option<io::Error> = None;
+            while opened
+                .reader
+                .next_batch(&mut batch)
+                .with_context(|| format!("reading {name}"))?
+            {
+                if stop::requested() {
+                    bail!("interrupted: {name} was left as it was");
+                }
+                bytes_in += batch.frames.len() as u64 + batch.data_len() as u64;
+                engine.check_batch_with(&batch, &mut found, |event, raw| {
+                    events_in += 1;
+                    known += u64::from(event.kind.is_some());
+                    if failure.is_none() {
+                        failure = push(&mut compactor, event, None, raw, writer).err();
+                    }
+                });
+                count_errors(&mut counts, found.drain(..));
+                if let Some(err) = failure.take() {
+                    return Err(err).with_context(|| format!("writing the compacted {name}"));
+                }
+            }
+            engine.finish(&mut found);
+            count_errors(&mut counts, found.drain(..));
+            errors_before = Some(counts);
+        }
+        None => {
+            let max_line = settings.read.max_line;
+            let stats = for_each_schema_checked(
+                opened,
+                max_line,
+                true,
+                check,
+                |fed, batch, frame, schema| {
+                    let raw = batch.bytes(frame);
+                    let taken = match fed {
+                        Fed::Delta {
+                            kind,
+                            id,
+                            delta,
+                            owner,
+                        } => compactor.push_delta(kind, id, delta, owner),
+                        Fed::Event(event) => {
+                            push(&mut compactor, event, Some(schema), raw, writer)?;
+                            true
+                        }
+                    };
+                    if !taken {
+                        // A chunk stream is open: the whole event after all.
+                        if let Some(event) = parse_event(&name, batch, frame, max_line) {
+                            push(&mut compactor, &event, None, raw, writer)?;
+                        }
+                    }
+                    Ok(())
+                },
+            )
+            .map_err(|err| {
+                if stop::requested() {
+                    anyhow!("interrupted: {name} was left as it was")
+                } else {
+                    err.context(format!("compacting {name}"))
+                }
+            })?;
+            events_in = stats.events;
+            known = stats.known;
+            bytes_in = stats.bytes;
+        }
+    }
+    let dropped = compactor.dropped();
+    let folded = match verifier {
+        Some(verifier) => compactor.finish(&mut Tee {
+            out: writer,
+            verifier,
+            current: None,
+            scratch: &mut scratch,
+        }),
+        None => compactor.finish(writer),
+    }
+    .with_context(|| format!("writing the compacted {name}"))?;
+    Ok(FirstPass {
+        folded,
+        dropped,
+        events_in,
+        known,
+        bytes_read: opened.reader.bytes_read(),
+        bytes_in,
+        errors_before,
+    })
+}
+
+/// Writes every frame of `input` as it was read, in `format` and `compression`: what
+/// compaction writes when compacting would make the stream larger. Frames that were not held
+/// (over the line cap, malformed) are left out here as compaction leaves them out. An SSE
+/// frame the input ended inside is kept, as compaction keeps its event, and is written
+/// whole. Returns the bytes written, before compression.
+fn as_read(
+    settings: &Settings<'_>,
+    input: &InputSpec,
+    out: impl Write,
+    format: InputFormat,
+    compression: Compression,
+) -> Result<u64> {
+    let mut opened = read::open(input, &settings.read)?;
+    let mut writer = EventWriter::new(out, format, compression)?;
+    let mut batch = Batch::default();
+    while opened.reader.next_batch(&mut batch)? {
+        for frame in &batch.frames {
+            if let read::FrameKind::Data { .. } = frame.kind {
+                writer.raw(batch.bytes(frame))?;
+            }
+        }
+    }
+    let bytes = writer.bytes();
+    writer.finish()?;
+    Ok(bytes)
+}
+
+/// A temp file beside the target (so the final rename is atomic, and a new file gets the
+/// permissions a new file gets), or in the temp directory for stdout or a device.
+fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
+    match target {
+        Target::File(path) => super::temp_beside(path),
+        Target::Stdout | Target::Stream(_) => tempfile::Builder::new()
+            .prefix(".agui-lens.")
+            .suffix(".tmp")
+            .tempfile()
+            .context("creating a temp file"),
+    }
+}
+
+/// Puts the verified temp file in place (see [`persist`]), or copies it to stdout or into a
+/// device, unless the user has interrupted the run: then the target is left as it was.
+fn commit(temp: tempfile::NamedTempFile, target: &Target, name: &str) -> Result<()> {
+    if stop::requested() {
+        bail!("interrupted: {name} was left as it was");
+    }
+    match target {
+        Target::Stdout => copy_out(&temp, io::stdout().lock()),
+        Target::Stream(path) => copy_out(&temp, super::open_stream(path)?),
+        Target::File(path) => Ok(persist(temp, path)?),
+    }
+    .with_context(|| format!("writing the compacted {name}"))
+}
+
+/// Copies a verified temp file into `out`.
+fn copy_out(temp: &tempfile::NamedTempFile, mut out: impl Write) -> Result<()> {
+    let mut file = File::open(temp.path())?;
+    io::copy(&mut file, &mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The compacted stream must fold to the same messages and state, and check with no more
+/// errors of any rule. Returns why not, if not.
+fn judge(
+    ctx: &CheckContext<'_>,
+    read_original: &ReadOptions,
+    input: &InputSpec,
+    original: &Folded,
+    read_back: &ReadBack,
+    errors_before: Option<&BTreeMap<RuleId, u64>>,
+) -> Result<Option<String>> {
+    let errors_after = &read_back.errors;
+    // Equal as they stand, they mean the same; only otherwise are both copied into the form
+    // that compares by meaning (numbers by value), which would copy a long history twice.
+    let null = serde_json::Value::Null;
+    let same = original.messages == read_back.folded.messages
+        && original.state.as_ref().unwrap_or(&null)
+            == read_back.folded.state.as_ref().unwrap_or(&null);
+    let difference = if same {
+        None
+    } else {
+        first_difference(&original.meaning(), &read_back.folded.meaning())
+    };
+    if let Some(d) = difference {
+        let show = |v: &Option<serde_json::Value>| match v {
+            Some(v) => abbreviate_value(v, 100),
+            None => "(absent)".into(),
+        };
+        return Ok(Some(format!(
+            "the compacted stream folds differently at {}: {} before, {} after",
+            if d.pointer.is_empty() {
+                "/"
+            } else {
+                &d.pointer
+            },
+            show(&d.left),
+            show(&d.right)
+        )));
+    }
+    if errors_after.is_empty() {
+        return Ok(None);
+    }
+    let counted;
+    let errors_before = match errors_before {
+        Some(counts) => counts,
+        None => {
+            counted = count_original_errors(ctx, read_original, input)?;
+            &counted
+        }
+    };
+    for (rule, after) in errors_after {
+        let before = errors_before.get(rule).copied().unwrap_or(0);
+        if *after > before {
+            return Ok(Some(format!(
+                "the compacted stream has {after} {rule} errors, the original {before}"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// Says what became of each input, then of all; the outcome is the worst of them. An input
+/// that could not be read, and one named on the command line that is no stream, fail the
+/// run; a non-stream a walk found is only listed.
+fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
+    let mut outcome = Outcome::Clean;
+    let (mut events_in, mut events_out, mut bytes_in, mut bytes_out, mut files) = (0, 0, 0, 0, 0);
+    let mut skipped = 0;
+    for (explicit, report) in reports {
+        match report {
+            Err(err) => {
+                eprintln!("error: {err:#}");
+                outcome = Outcome::Failed;
+            }
+            Ok(Report {
+                name,
+                skipped: Some(why),
+                ..
+            }) => {
+                eprintln!("skipped {name}: no AG-UI events ({why}); left as it was");
+                skipped += 1;
+                if explicit {
+                    outcome = Outcome::Failed;
+                }
+            }
+            Ok(report) => {
+                if let Some(why) = &report.refused {
+                    eprintln!("refused {}: {why}; nothing was written", report.name);
+                    if outcome == Outcome::Clean {
+                        outcome = Outcome::Findings;
+                    }
+                    continue;
+                }
+                // What was written: the compacted stream, or the input's events as read.
+                let (events_after, bytes_before, bytes_after) = if let Some(kept) = report.kept {
+                    eprintln!(
+                        "{}: {} events, {} kept as they were: compacted, they would take {} in {} events",
+                        report.name,
+                        report.events_in,
+                        human_bytes(kept),
+                        human_bytes(report.bytes_out),
+                        report.events_out
+                    );
+                    // An unchanged file counts as it was on both sides.
+                    (report.events_in, kept, kept)
+                } else {
+                    let dropped = match report.dropped {
+                        0 => String::new(),
+                        1 => "; 1 chunk a client drops was left out (`check` says why)".to_owned(),
+                        n => {
+                            format!("; {n} chunks a client drops were left out (`check` says why)")
+                        }
+                    };
+                    eprintln!(
+                        "{}: {} → {} events, {} → {}{dropped}",
+                        report.name,
+                        report.events_in,
+                        report.events_out,
+                        human_bytes(report.bytes_read),
+                        human_bytes(report.bytes_out)
+                    );
+                    (report.events_out, report.bytes_read, report.bytes_out)
+                };
+                files += 1;
+                events_in += report.events_in;
+                events_out += events_after;
+                bytes_in += bytes_before;
+                bytes_out += bytes_after;
+            }
+        }
+    }
+    if skipped > 0 && files + skipped > 1 {
+        eprintln!(
+            "skipped {skipped} {} with no AG-UI events",
+            if skipped == 1 { "file" } else { "files" }
+        );
+    }
+    if files > 1 {
+        let saved = if bytes_in > 0 {
+            100.0 * (1.0 - bytes_out as f64 / bytes_in as f64)
+        } else {
+            0.0
+        };
+        eprintln!(
+            "compacted {files} files: {events_in} → {events_out} events, {} → {} ({saved:.0}% smaller)",
+            human_bytes(bytes_in),
+            human_bytes(bytes_out)
+        );
+    }
+    Ok(outcome)
+}
+
+/// Checks the original (again) and counts its errors by rule.
+fn count_original_errors(
+    ctx: &CheckContext<'_>,
+    read: &ReadOptions,
+    input: &InputSpec,
+) -> Result<BTreeMap<RuleId, u64>> {
+    let mut opened = read::open(input, read)?;
+    let name = opened.name.clone();
+    let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+    let mut counts = BTreeMap::new();
+    let mut found = Vec::new();
+    let failure = engine
+        .check_reader(opened.reader.as_mut(), false, &mut found, &mut |found| {
+            count_errors(&mut counts, found.drain(..));
+            Ok(())
+        })
+        .with_context(|| format!("checking {name}"))?;
+    if let Some(err) = failure {
+        return Err(err).with_context(|| format!("reading {name}"));
+    }
+    engine.finish(&mut found);
+    count_errors(&mut counts, found.drain(..));
+    Ok(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
+    use agui_lens_core::fold::Folder;
+    use agui_lens_core::protocol::event::EventType;
+    use agui_lens_core::read::DEFAULT_MAX_LINE;
+
+    fn fold_of(text: &str) -> Folded {
+        let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
+        for (i, line) in text.lines().enumerate() {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            folder.apply(&Event {
+                loc: agui_lens_core::protocol::event::Location {
+                    path: Arc::from("original"),
+                    line: i as u64 + 1,
+                    offset: 0,
+                    index: i as u64,
+                },
+                kind,
+                value,
+                patch: None,
+            });
+        }
+        folder.finish()
+    }
+
+    fn read_back_of(schemas: &SchemaSet, levels: &Levels, text: &str) -> ReadBack {
+        let ctx = context(schemas, levels);
+        let read = read_options();
+        let written = Box::new(io::Cursor::new(text.as_bytes().to_vec()));
+        read_back(&ctx, &read, InputFormat::Jsonl, written).unwrap()
+    }
+
+    const ORIGINAL: &str = concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"Hel"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"lo"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        "\n",
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+        "\n",
+    );
+
+    fn judged(compacted: &str) -> Option<String> {
+        judged_against(ORIGINAL, compacted)
+    }
+
+    fn judged_against(original: &str, compacted: &str) -> Option<String> {
+        let schemas = SchemaSet::embedded().unwrap();
+        let levels = Levels::default();
+        let back = read_back_of(&schemas, &levels, compacted);
+        let ctx = context(&schemas, &levels);
+        let read = read_options();
+        // The original's errors are given (as for stdin), so nothing is read again.
+        let before = BTreeMap::new();
+        judge(
+            &ctx,
+            &read,
+            &InputSpec::Stdin,
+            &fold_of(original),
+            &back,
+            Some(&before),
+        )
+        .unwrap()
+    }
+
+    fn context<'a>(schemas: &'a SchemaSet, levels: &'a Levels) -> CheckContext<'a> {
+        CheckContext {
+            schemas,
+            levels,
+            max_line: DEFAULT_MAX_LINE,
+            protocol: ProtocolOptions::default(),
+        }
+    }
+
+    fn read_options() -> ReadOptions {
+        ReadOptions {
+            format: None,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+
+    /// What `compact` runs with by default, at `level`.
+    fn settings(level: Level, schemas: &SchemaSet) -> Settings<'_> {
+        Settings {
+            level,
+            read: read_options(),
+            state_limit: DEFAULT_STATE_LIMIT,
+            schemas: Some(schemas),
+            levels: verification_levels(),
+        }
+    }
+
+    /// Compacts `path` at `level` into memory as `compact` does, verifying on the way.
+    /// Returns the bytes written, what verifying on the way found, and its digest.
+    fn compacted_in_memory(
+        ctx: &CheckContext<'_>,
+        settings: &Settings<'_>,
+        path: &std::path::Path,
+        compression: Compression,
+    ) -> Option<(
+        InputFormat,
+        Vec<u8>,
+        ReadBack,
+        agui_lens_core::compact::verify::Written,
+    )> {
+        let input = InputSpec::File(path.to_owned());
+        let mut opened = read::open(&input, &settings.read).ok()?;
+        let format = opened.format;
+        let mut writer = EventWriter::new(Vec::new(), format, compression).unwrap();
+        let mut verifier = Verifier::new(ctx);
+        first_pass(
+            settings,
+            &input,
+            &mut opened,
+            Some(ctx),
+            &mut writer,
+            Some(&mut verifier),
+        )
+        .ok()?;
+        let bytes = writer.finish().unwrap();
+        let (found, written) = verifier.finish();
+        Some((format, bytes, found, written))
+    }
+
+    /// Verifying compacted events as they are written finds exactly what reading the written
+    /// file back finds (the same fold, the same errors of every rule), for every stream among
+    /// the fixtures, in every format, at both levels; and the file holds exactly the events
+    /// that were verified, while a file with one byte changed or one event left out does not.
+    #[test]
+    fn verifying_on_the_way_finds_what_reading_back_finds() {
+        let schemas = SchemaSet::embedded().unwrap();
+        let levels = verification_levels();
+        let ctx = context(&schemas, &levels);
+        let read = read_options();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut paths = Vec::new();
+        let mut dirs = vec![root.join("fixtures")];
+        while let Some(dir) = dirs.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|e| e == "jsonl" || e == "sse" || e == "json")
+                {
+                    paths.push(path);
+                }
+            }
+        }
+        paths.sort();
+        // The fixtures hold no stream as a JSON array: one is made from a recording.
+        let dir = tempfile::tempdir().unwrap();
+        let lines = fs::read_to_string(root.join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
+        let array = format!("[\n{}\n]\n", lines.trim_end().replace('\n', ",\n"));
+        paths.push(dir.path().join("array.json"));
+        fs::write(paths.last().unwrap(), array).unwrap();
+        let (mut compared, mut formats) = (0, std::collections::BTreeSet::new());
+        for path in &paths {
+            for level in [Level::Deltas, Level::Snapshot] {
+                let settings = settings(level, &schemas);
+                let Some((format, bytes, found, written)) =
+                    compacted_in_memory(&ctx, &settings, path, Compression::None)
+                else {
+                    continue;
+                };
+                let file = || Box::new(io::Cursor::new(bytes.clone()));
+                let shown = format!("{} at {level:?}", path.display());
+                assert!(written.confirm(file(), format, &read).unwrap(), "{shown}");
+                let back = read_back(&ctx, &read, format, file()).unwrap();
+                assert_eq!(found.folded, back.folded, "{shown}");
+                assert_eq!(found.errors, back.errors, "{shown}");
+                compared += 1;
+                formats.insert(format!("{format:?}"));
+                // The file must hold what was verified, byte for byte and event for event.
+                if let Some(at) = bytes.iter().position(|&b| b == b'A') {
+                    let mut changed = bytes.clone();
+                    changed[at] = b'B';
+                    let changed = Box::new(io::Cursor::new(changed));
+                    assert!(!written.confirm(changed, format, &read).unwrap(), "{shown}");
+                }
+                if format == InputFormat::Jsonl && bytes.len() > 1 {
+                    let cut = bytes[..bytes.len() - 1]
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |i| i + 1);
+                    let shorter = Box::new(io::Cursor::new(bytes[..cut].to_vec()));
+                    assert!(!written.confirm(shorter, format, &read).unwrap(), "{shown}");
+                }
+            }
+        }
+        assert!(compared > 200, "only {compared} compared");
+        assert_eq!(formats.len(), 3, "{formats:?}");
+    }
+
+    /// What is confirmed is the file's decompressed text.
+    #[test]
+    fn a_compressed_file_is_confirmed_by_its_text() {
+        let schemas = SchemaSet::embedded().unwrap();
+        let levels = verification_levels();
+        let ctx = context(&schemas, &levels);
+        let read = read_options();
+        let settings = settings(Level::Deltas, &schemas);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/valid/agui-sdk-full.jsonl");
+        for compression in [Compression::Gzip, Compression::Zstd] {
+            let (format, bytes, found, written) =
+                compacted_in_memory(&ctx, &settings, &path, compression).unwrap();
+            assert!(!bytes.starts_with(b"{"), "{compression:?} is compressed");
+            let file = || Box::new(io::Cursor::new(bytes.clone()));
+            assert!(
+                written.confirm(file(), format, &read).unwrap(),
+                "{compression:?}"
+            );
+            let back = read_back(&ctx, &read, format, file()).unwrap();
+            assert_eq!(found.folded, back.folded);
+            assert_eq!(found.errors, back.errors);
+        }
+    }
+
+    /// Verification leaves out only what cannot fail a stream: every rule that reports an
+    /// error is run, no rule that only warns is.
+    #[test]
+    fn verification_runs_every_rule_that_reports_errors() {
+        let levels = verification_levels();
+        let defaults = Levels::default();
+        let mut left_out = 0;
+        for id in RuleId::ALL {
+            match defaults.level(*id) {
+                RuleLevel::Deny => assert_eq!(levels.level(*id), RuleLevel::Deny, "{id:?}"),
+                RuleLevel::Warn => {
+                    assert_eq!(levels.level(*id), RuleLevel::Allow, "{id:?}");
+                    left_out += 1;
+                }
+                RuleLevel::Allow => assert_eq!(levels.level(*id), RuleLevel::Allow, "{id:?}"),
+            }
+        }
+        assert!(left_out > 0 && !levels.enabled(RuleId::FramingDuplicateKey));
+    }
+
+    #[test]
+    fn a_faithful_compaction_is_accepted() {
+        let compacted = ORIGINAL.replace(
+            "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"Hel\"}\n{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"lo\"}",
+            "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"Hello\"}",
+        );
+        assert_ne!(compacted, ORIGINAL);
+        assert_eq!(judged(&compacted), None);
+    }
+
+    /// Not equal as written (`1.0` and `1`), equal in meaning: accepted.
+    #[test]
+    fn numbers_compare_by_value() {
+        let with_state = |n: &str| {
+            ORIGINAL.replacen(
+                "\n",
+                &format!("\n{{\"type\":\"STATE_SNAPSHOT\",\"snapshot\":{{\"n\":{n}}}}}\n"),
+                1,
+            )
+        };
+        assert_eq!(judged_against(&with_state("1.0"), &with_state("1")), None);
+        assert!(judged_against(&with_state("1.5"), &with_state("1")).is_some());
+    }
+
+    #[test]
+    fn a_compaction_that_folds_differently_is_refused() {
+        let compacted = ORIGINAL.replace("\"lo\"", "\"p\"");
+        assert_eq!(
+            judged(&compacted).as_deref(),
+            Some(
+                "the compacted stream folds differently at /messages/0/content: \"Hello\" before, \"Help\" after"
+            )
+        );
+    }
+
+    #[test]
+    fn a_compaction_that_gains_errors_is_refused() {
+        // Same fold, but the message is never ended: the run finishes with it open.
+        let compacted =
+            ORIGINAL.replace("{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m\"}\n", "");
+        let why = judged(&compacted).expect("refused");
+        assert!(
+            why.starts_with(
+                "the compacted stream has 1 lifecycle/open-at-finish errors, the original 0"
+            ),
+            "{why}"
+        );
+    }
+}

@@ -1,0 +1,283 @@
+//! What the user named on the command line: files, `-` for stdin, and directories walked for
+//! captures the way ripgrep walks a tree (hidden entries and what ignore files name are left
+//! out), each input remembering where it sits under the argument it was found through.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use agui_lens_core::read::{InputSpec, is_stream_file};
+
+/// How directories are walked.
+#[derive(Clone, Debug, Default)]
+pub struct Walk {
+    /// Globs of paths to leave out (gitignore syntax, relative to each directory walked).
+    pub exclude: Vec<String>,
+    /// Also walk hidden files and folders.
+    pub hidden: bool,
+    /// Do not read `.gitignore`, `.ignore` and git's exclude file.
+    pub no_ignore: bool,
+}
+
+/// One input to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    pub spec: InputSpec,
+    /// Where the input sits under what named it: a file's own name when it was named itself,
+    /// its path below the directory when a walk found it (`stdin.jsonl` for stdin).
+    pub relative: PathBuf,
+    /// Named on the command line (or stdin), as opposed to found by a walk.
+    pub explicit: bool,
+    /// Why a walk could not list or open this entry (an unreadable folder, say).
+    pub unreadable: Option<String>,
+}
+
+impl Walk {
+    /// The walk the flags ask for.
+    pub fn from_args(args: &crate::cli::WalkArgs) -> Walk {
+        Walk {
+            exclude: args.exclude.clone(),
+            hidden: args.hidden,
+            no_ignore: args.no_ignore,
+        }
+    }
+}
+
+impl Input {
+    fn named(spec: InputSpec, relative: PathBuf) -> Input {
+        Input {
+            spec,
+            relative,
+            explicit: true,
+            unreadable: None,
+        }
+    }
+}
+
+/// Expands the command line's paths: `-` is stdin, a directory is walked for capture files
+/// (`*.jsonl`, `*.ndjson`, `*.sse`, `*.json`, and their `.gz`/`.zst` forms), in sorted order
+/// so output is stable; anything else is a file, kept even when it cannot be read (opening it
+/// reports that, for that input alone). A path named twice is read once. A directory holding
+/// no capture files is an error.
+pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
+    let mut inputs = Vec::new();
+    let mut seen = HashSet::new();
+    let mut push = |inputs: &mut Vec<Input>, input: Input| {
+        let key = match &input.spec {
+            InputSpec::Stdin => None,
+            InputSpec::File(path) => Some(clean(path)),
+        };
+        if key.is_none() || seen.insert(key) {
+            inputs.push(input);
+        }
+    };
+    for path in paths {
+        if path.as_os_str() == "-" {
+            push(
+                &mut inputs,
+                Input::named(InputSpec::Stdin, PathBuf::from("stdin.jsonl")),
+            );
+            continue;
+        }
+        if path.is_dir() {
+            let found = walk_dir(path, walk)?;
+            if found.is_empty() {
+                bail!(
+                    "{} holds no stream files (*.jsonl, *.ndjson, *.sse, *.json, or their \
+                     .gz/.zst forms) outside hidden folders and what ignore files and --exclude \
+                     leave out",
+                    path.display()
+                );
+            }
+            for input in found {
+                push(&mut inputs, input);
+            }
+        } else {
+            let relative = path
+                .file_name()
+                .map(PathBuf::from)
+                .unwrap_or_else(|| path.clone());
+            push(
+                &mut inputs,
+                Input::named(InputSpec::File(path.clone()), relative),
+            );
+        }
+    }
+    Ok(inputs)
+}
+
+/// Whether any of the paths names a directory (so an output is a tree, not a file).
+pub fn names_a_directory(paths: &[PathBuf]) -> bool {
+    paths.iter().any(|p| p.as_os_str() != "-" && p.is_dir())
+}
+
+/// A path without `.` segments or doubled separators, for telling repeats apart.
+fn clean(path: &Path) -> PathBuf {
+    path.components().collect()
+}
+
+fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
+    let mut overrides = ignore::overrides::OverrideBuilder::new(dir);
+    for glob in &walk.exclude {
+        overrides
+            .add(&format!("!{glob}"))
+            .map_err(|e| anyhow::anyhow!("--exclude {glob}: {e}"))?;
+    }
+    let overrides = overrides
+        .build()
+        .map_err(|e| anyhow::anyhow!("--exclude: {e}"))?;
+    let respect = !walk.no_ignore;
+    let walker = ignore::WalkBuilder::new(dir)
+        .hidden(!walk.hidden)
+        .ignore(respect)
+        .git_ignore(respect)
+        .git_exclude(respect)
+        .git_global(false)
+        .parents(respect)
+        // A captures folder need not be a git repository for its .gitignore to count.
+        .require_git(false)
+        // Linked folders are not entered (a link can lead out of the tree, or around in a
+        // loop); linked files are read like the others.
+        .follow_links(false)
+        .overrides(overrides)
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .build();
+    let mut found = Vec::new();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                // An entry the walk could not read still shows, as an input that fails.
+                let path = error_path(&err).unwrap_or_else(|| dir.to_path_buf());
+                found.push(Input {
+                    relative: relative_to(dir, &path),
+                    spec: InputSpec::File(path),
+                    explicit: false,
+                    unreadable: Some(format!("{err}")),
+                });
+                continue;
+            }
+        };
+        let path = entry.path();
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
+        let is_file = if file_type.is_symlink() {
+            std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        } else {
+            file_type.is_file()
+        };
+        if is_file && is_stream_file(path) {
+            found.push(Input {
+                spec: InputSpec::File(path.to_path_buf()),
+                relative: relative_to(dir, path),
+                explicit: false,
+                unreadable: None,
+            });
+        }
+    }
+    Ok(found)
+}
+
+fn relative_to(dir: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(dir)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+fn error_path(err: &ignore::Error) -> Option<PathBuf> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, b"{}\n").unwrap();
+    }
+
+    fn relatives(inputs: &[Input]) -> Vec<String> {
+        inputs
+            .iter()
+            .map(|i| i.relative.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn walks_keep_relative_paths_and_leave_out_hidden_ignored_and_excluded_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for name in [
+            "a/x.jsonl",
+            "b/x.jsonl",
+            "2024/01/t1.sse.gz",
+            "notes.txt",
+            ".hidden.jsonl",
+            ".cache/y.jsonl",
+            "ignored/z.jsonl",
+            "old.bak.jsonl",
+        ] {
+            touch(&root.join(name));
+        }
+        std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
+        let walk = Walk {
+            exclude: vec!["*.bak.jsonl".into()],
+            ..Walk::default()
+        };
+        let inputs = expand(&[root.to_path_buf()], &walk).unwrap();
+        assert_eq!(
+            relatives(&inputs),
+            ["2024/01/t1.sse.gz", "a/x.jsonl", "b/x.jsonl"]
+        );
+        assert!(inputs.iter().all(|i| !i.explicit));
+
+        let everything = Walk {
+            hidden: true,
+            no_ignore: true,
+            ..Walk::default()
+        };
+        let inputs = expand(&[root.to_path_buf()], &everything).unwrap();
+        assert_eq!(inputs.len(), 7, "{:?}", relatives(&inputs));
+    }
+
+    #[test]
+    fn a_path_named_twice_is_read_once_and_named_files_keep_their_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("d/run.jsonl");
+        touch(&file);
+        let dotted = dir.path().join("d/./run.jsonl");
+        let inputs = expand(
+            &[file.clone(), dotted, dir.path().join("d")],
+            &Walk::default(),
+        )
+        .unwrap();
+        assert_eq!(inputs.len(), 1);
+        assert!(inputs[0].explicit);
+        assert_eq!(inputs[0].relative, PathBuf::from("run.jsonl"));
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        assert!(expand(&[empty], &Walk::default()).is_err());
+    }
+
+    #[test]
+    fn linked_files_are_read_and_linked_folders_are_not_entered() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("tree");
+        touch(&root.join("a.jsonl"));
+        touch(&dir.path().join("outside/b.jsonl"));
+        std::os::unix::fs::symlink(root.join("a.jsonl"), root.join("link.jsonl")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside"), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(&root, root.join("loop")).unwrap();
+        let inputs = expand(&[root], &Walk::default()).unwrap();
+        assert_eq!(relatives(&inputs), ["a.jsonl", "link.jsonl"]);
+    }
+}

@@ -1,0 +1,141 @@
+//! `agui-lens inspect PATH`: what happened in a stream, with `check`'s findings where they
+//! occur — in the terminal, as JSON, as statistics, or as a self-contained HTML report.
+
+use std::io::{self, Write};
+
+use anyhow::{Context as _, Result};
+use clap::ArgMatches;
+
+use super::Outcome;
+use super::check::{Settings, settings, use_color};
+use crate::cli::InspectArgs;
+pub use crate::cli::ViewFormat as Format;
+use crate::inspect::human::{Human, plural};
+use crate::inspect::stats::{self, StatsCollector};
+use crate::inspect::{Inspection, Inspector, StateFrames, html};
+use agui_lens_core::check::engine::{Context, Engine};
+use agui_lens_core::check::rules::protocol::ProtocolOptions;
+use agui_lens_core::read::{self, Batch, InputSpec, ReadOptions};
+
+pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
+    let Settings {
+        levels,
+        schemas,
+        max_line,
+        deny_warnings,
+    } = settings(&args.rules, matches, args.read.max_line, None)?;
+    let input = if args.path.as_os_str() == "-" {
+        InputSpec::Stdin
+    } else {
+        InputSpec::File(args.path.clone())
+    };
+    let read = ReadOptions {
+        format: args.read.input_format,
+        max_line,
+    };
+    let state_limit = args.read.state_limit();
+    let ctx = Context {
+        schemas,
+        levels: &levels,
+        max_line,
+        protocol: ProtocolOptions {
+            attach: false,
+            state_limit,
+            max_args: max_line,
+            state: None,
+        },
+    };
+    let name = input.display_name();
+    let mut inspector = Inspector::new(&name, state_limit, args.html.is_some());
+    let mut counts = args.stats.then(StatsCollector::default);
+    let mut page = args.html.as_ref().map(|_| html::Rows::default());
+    let mut opened = read::open(&input, &read)?;
+    let head = opened.head.clone();
+    let mut engine = Engine::new(&ctx, name.clone(), std::mem::take(&mut opened.head));
+    let mut batch = Batch::default();
+    let mut found = Vec::new();
+    let mut failure = None;
+    loop {
+        match opened.reader.next_batch(&mut batch) {
+            Ok(true) => {
+                engine.check_batch_with(&batch, &mut found, |event, raw| {
+                    inspector.event(event, raw);
+                    if let Some(counts) = &mut counts {
+                        counts.event(event, raw);
+                    }
+                    if let Some(page) = &mut page {
+                        page.event(event, raw);
+                    }
+                });
+                inspector.diagnostics(&found);
+                found.clear();
+            }
+            Ok(false) => break,
+            Err(err) => {
+                failure = Some(format!("reading {name}: {err}"));
+                break;
+            }
+        }
+    }
+    if failure.is_none() && engine.known_events() == 0 {
+        return Err(agui_lens_core::check::stream::not_a_stream(&name, &head));
+    }
+    let totals = engine.finish(&mut found);
+    inspector.diagnostics(&found);
+    inspector.set_frames(totals.frames);
+    let states = inspector.take_state_frames();
+    let inspection = inspector.finish();
+    write(args, &inspection, counts, page.zip(states))?;
+    if let Some(failure) = failure {
+        let _ = writeln!(io::stderr(), "error: {failure}");
+        return Ok(Outcome::Failed);
+    }
+    Ok(
+        if inspection.errors > 0 || (deny_warnings && inspection.warnings > 0) {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        },
+    )
+}
+
+fn write(
+    args: &InspectArgs,
+    inspection: &Inspection,
+    counts: Option<StatsCollector>,
+    page: Option<(html::Rows, StateFrames)>,
+) -> Result<()> {
+    if let (Some(path), Some((rows, states))) = (&args.html, page) {
+        super::write_file(path, |out| {
+            html::render(inspection, &rows, &states, out)
+                .with_context(|| format!("writing {}", path.display()))
+        })?;
+        eprintln!(
+            "wrote {}: {}, {}, {}",
+            path.display(),
+            plural(inspection.events, "event"),
+            plural(inspection.errors, "error"),
+            plural(inspection.warnings, "warning")
+        );
+        return Ok(());
+    }
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match (counts, args.format) {
+        (Some(counts), Format::Json) => {
+            serde_json::to_writer_pretty(&mut out, &counts.finish(inspection))?;
+            writeln!(out)?;
+        }
+        (Some(counts), Format::Human) => {
+            stats::render(&counts.finish(inspection), args.full, &mut out)?;
+        }
+        (None, Format::Json) => {
+            serde_json::to_writer_pretty(&mut out, inspection)?;
+            writeln!(out)?;
+        }
+        (None, Format::Human) => {
+            Human::new(&mut out, use_color(args.color), args.full).render(inspection)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,183 @@
+//! `agui-lens run URL`: POST one RunAgentInput to a live agent and check the stream as it
+//! arrives. Diagnostics go to stdout in the chosen format as they are found; the exchange's
+//! summary (status, time to first event, total time) and `--verbose` event lines go to
+//! stderr, so a json, junit or sarif report on stdout stays one document.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use clap::ArgMatches;
+
+use super::Outcome;
+use super::check::{RunSummary, settings, use_color};
+use crate::cli::RunArgs;
+use crate::live::call::{Call, Exchange, LiveError, Taps, check_call};
+use crate::live::http::{display_url, seconds};
+use crate::live::request::{AgentInput, parse_header, process_env};
+use agui_lens_core::check::parse::excerpt;
+use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
+use agui_lens_core::protocol::event::Event;
+use agui_lens_core::report::{FileSummary, Summary, plural};
+
+pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
+    let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
+    let input = agent_input(args)?;
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| parse_header(h, process_env))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut record = match &args.record {
+        Some(path) => Some(io::BufWriter::new(
+            File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )),
+        None => None,
+    };
+    let record_raw: Option<Box<dyn Write + Send>> = match &args.record_raw {
+        Some(path) => Some(Box::new(
+            File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )),
+        None => None,
+    };
+    let name: Arc<str> = Arc::from(display_url(&args.url));
+    if args.verbose {
+        let mut err = io::stderr().lock();
+        writeln!(err, "> POST {name}")?;
+        for (header, _) in &headers {
+            // Values may be credentials: the name is enough to see what was sent.
+            writeln!(err, "> {header}: ***")?;
+        }
+    }
+    let mut on_event = |event: &Event, raw: &[u8], at: Duration| print_event(event, raw, at);
+    let taps = Taps {
+        record: record.as_mut().map(|r| r as &mut dyn Write),
+        record_raw,
+        on_event: if args.verbose {
+            Some(&mut on_event)
+        } else {
+            None
+        },
+    };
+    let call = Call {
+        url: &args.url,
+        headers: &headers,
+        input: &input,
+        idle_timeout: args.idle_timeout,
+        timeout: args.timeout,
+        expect_status: None,
+    };
+    let ctx = settings.context(ProtocolOptions {
+        state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+        ..ProtocolOptions::default()
+    });
+    // Ctrl-C or SIGTERM stops the call, and what arrived is still checked and reported.
+    crate::signals::catch();
+    let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
+    let mut reporter = crate::render::reporter(
+        args.output.format,
+        out,
+        use_color(args.output.color),
+        !args.output.no_group,
+    );
+    let result = check_call(&ctx, &call, name.clone(), taps, &mut |diagnostics| {
+        for d in diagnostics {
+            reporter.diagnostic(d)?;
+        }
+        reporter.flush()
+    });
+    let exchange = match result {
+        Ok(exchange) => exchange,
+        Err(LiveError::Unreachable(why)) => bail!("{why}"),
+        Err(LiveError::Failed(err)) => return Err(err),
+    };
+    if let Some(record) = &mut record {
+        record.flush().context("writing the recording")?;
+    }
+    let file = if exchange.interrupted {
+        FileSummary::stopped(name.clone(), exchange.stats)
+    } else {
+        FileSummary::checked(name.clone(), exchange.stats, None)
+    };
+    if let Some(failure) = file.failure_text() {
+        let _ = writeln!(io::stderr(), "{failure}");
+    }
+    let mut run = RunSummary {
+        summary: Summary::default(),
+        failed_inputs: 0,
+    };
+    run.summary.add(&file);
+    reporter.end_file(&file)?;
+    reporter.finish(&run.summary)?;
+    let _ = writeln!(io::stderr(), "{}", summary_line(&name, &exchange));
+    Ok(Outcome::from_summary(&run, settings.deny_warnings))
+}
+
+fn agent_input(args: &RunArgs) -> Result<AgentInput> {
+    if let Some(text) = &args.message {
+        return Ok(AgentInput::from_message(text));
+    }
+    let Some(path) = &args.input else {
+        bail!("give --input FILE or --message TEXT");
+    };
+    let body = if path.as_os_str() == "-" {
+        let mut body = Vec::new();
+        io::Read::read_to_end(&mut io::stdin(), &mut body).context("reading stdin")?;
+        body
+    } else {
+        std::fs::read(path).with_context(|| format!("reading {}", path.display()))?
+    };
+    AgentInput::from_bytes(body).with_context(|| format!("reading {}", path.display()))
+}
+
+/// `--verbose`: one line per event, as it is checked.
+fn print_event(event: &Event, raw: &[u8], at: Duration) {
+    let ty = event.type_name().unwrap_or("(no type)");
+    let shown = excerpt(raw).unwrap_or_default().replace(['\n', '\r'], " ");
+    let _ = writeln!(
+        io::stderr(),
+        "{:>9}  event {:<4} {ty}  {shown}",
+        format!("+{:.3}s", at.as_secs_f64()),
+        event.loc.index
+    );
+}
+
+/// `POST URL: 200 OK (text/event-stream), first event after 12 ms, 340 ms in all; 42 events: 0 errors, 0 warnings`
+pub fn summary_line(name: &str, exchange: &Exchange) -> String {
+    let answer = match exchange.status {
+        Some(status) => {
+            let mut text = status.to_string();
+            if let Some(reason) = exchange.reason {
+                text.push(' ');
+                text.push_str(reason);
+            }
+            if let Some(ct) = &exchange.content_type {
+                text.push_str(&format!(" ({ct})"));
+            }
+            text
+        }
+        None => "no response".to_owned(),
+    };
+    let first = match exchange.first_event {
+        Some(at) => format!("first event after {}", precise(at)),
+        None => "no event".to_owned(),
+    };
+    format!(
+        "POST {name}: {answer}, {first}, {} in all; {}: {}, {}",
+        precise(exchange.elapsed),
+        plural(exchange.stats.events, "event"),
+        plural(exchange.stats.errors, "error"),
+        plural(exchange.stats.warnings, "warning"),
+    )
+}
+
+/// Milliseconds below ten seconds, else seconds.
+fn precise(d: Duration) -> String {
+    if d < Duration::from_secs(10) {
+        format!("{} ms", d.as_millis())
+    } else {
+        seconds(d)
+    }
+}

@@ -1,0 +1,480 @@
+//! `agui-lens snapshot`: hold a stream to an expectation stored in a file, the way insta holds
+//! values to snapshots — a new or changed result is written beside the expectation as
+//! `FILE.new` for review, never accepted silently.
+//!
+//! A snapshot file is a short header then the normalised items, one JSON object per line with
+//! keys in a fixed order:
+//!
+//! ```text
+//! # agui-lens snapshot 1
+//! # level: compact
+//! # keep: timestamp
+//! # redact: /**/metadata
+//! # reason: the greeting changed on purpose
+//! {"delta":"Hello","messageId":"msg-1","type":"TEXT_MESSAGE_CONTENT"}
+//! ```
+//!
+//! The header says how the stream was normalised, so a comparison needs no flags.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use super::Outcome;
+use super::check::use_color;
+use super::diff::{Level, normalized, settings as normalize_settings};
+use crate::cli::{SnapshotAction, SnapshotArgs};
+use agui_lens_core::compare::comparison::{compare, render, summary, unified_diff};
+use agui_lens_core::compare::normalize::{Selector, Settings};
+use agui_lens_core::read::{DEFAULT_MAX_LINE, ReadOptions};
+
+const MAGIC: &str = "# agui-lens snapshot 1";
+
+/// A snapshot file, parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    pub level: Level,
+    pub settings: Settings,
+    pub reason: Option<String>,
+    pub items: Vec<Value>,
+}
+
+impl Snapshot {
+    pub fn render(&self) -> String {
+        let mut out = format!("{MAGIC}\n# level: {}\n", self.level.name());
+        for keep in &self.settings.keep {
+            out.push_str(&format!("# keep: {keep}\n"));
+        }
+        for redact in &self.settings.redact {
+            out.push_str(&format!("# redact: {redact}\n"));
+        }
+        if let Some(reason) = &self.reason {
+            out.push_str(&format!("# reason: {}\n", reason.replace('\n', " ")));
+        }
+        for item in &self.items {
+            // serde_json's maps keep keys sorted: a canonical order.
+            out.push_str(&serde_json::to_string(item).unwrap_or_default());
+            out.push('\n');
+        }
+        out
+    }
+
+    pub fn parse(text: &str) -> Result<Snapshot, String> {
+        let mut lines = text.lines().enumerate();
+        match lines.next() {
+            Some((_, first)) if first.trim_end() == MAGIC => {}
+            _ => return Err(format!("line 1 is not `{MAGIC}`")),
+        }
+        let mut level = Level::Compact;
+        let mut settings = Settings::default();
+        let mut reason = None;
+        let mut items = Vec::new();
+        for (n, line) in lines {
+            if let Some(header) = line.strip_prefix("# ") {
+                if !items.is_empty() {
+                    return Err(format!("line {}: a header line after the items", n + 1));
+                }
+                let (key, value) = header
+                    .split_once(": ")
+                    .ok_or_else(|| format!("line {}: a header line is `# key: value`", n + 1))?;
+                match key {
+                    "level" => {
+                        level = Level::parse(value)
+                            .ok_or_else(|| format!("line {}: unknown level `{value}`", n + 1))?
+                    }
+                    "keep" => settings.keep.push(value.to_owned()),
+                    "redact" => settings
+                        .redact
+                        .push(Selector::parse(value).map_err(|e| format!("line {}: {e}", n + 1))?),
+                    "reason" => reason = Some(value.to_owned()),
+                    other => return Err(format!("line {}: unknown header `{other}`", n + 1)),
+                }
+            } else if !line.trim().is_empty() {
+                let item = serde_json::from_str(line)
+                    .map_err(|e| format!("line {}: not JSON: {e}", n + 1))?;
+                items.push(item);
+            }
+        }
+        Ok(Snapshot {
+            level,
+            settings,
+            reason,
+            items,
+        })
+    }
+}
+
+pub fn run(args: &SnapshotArgs) -> Result<Outcome> {
+    match &args.action {
+        Some(SnapshotAction::Accept { file, reason }) => accept(file, reason.as_deref()),
+        Some(SnapshotAction::Review { dir, reason }) => review(dir, reason.as_deref(), args),
+        None => check(args),
+    }
+}
+
+/// Whether this runs in CI, where an expectation changes only with a reason.
+fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+fn pending(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".new");
+    PathBuf::from(name)
+}
+
+/// How to hold a stream to a snapshot file.
+#[derive(Clone, Debug, Default)]
+pub struct Hold {
+    /// Write the snapshot from the stream instead of comparing.
+    pub update: bool,
+    /// Why it changes; recorded in the header (an update in CI needs one).
+    pub reason: Option<String>,
+    /// Level for a new snapshot, or for an updated one when given; an existing snapshot is
+    /// compared at its own.
+    pub level: Option<Level>,
+    /// Normalisation for a new snapshot, or for an updated one when given.
+    pub settings: Option<Settings>,
+}
+
+/// What holding a stream to a snapshot came to.
+#[derive(Debug)]
+pub enum Verdict {
+    /// The stream means what the snapshot says.
+    Matches,
+    /// `update` wrote a snapshot that did not exist.
+    Written,
+    /// `update` rewrote the snapshot.
+    Updated,
+    /// There is no snapshot: the stream's is in `pending` for review.
+    New { pending: PathBuf },
+    /// The stream differs: the new result is in `pending` for review.
+    Changed {
+        pending: PathBuf,
+        stored: Vec<Value>,
+        current: Vec<Value>,
+    },
+}
+
+/// Holds a stream to a snapshot file, the way `agui-lens snapshot` does: a missing or
+/// different snapshot leaves `FILE.new` beside it, and is never accepted silently.
+pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> Result<Verdict> {
+    let stored = match std::fs::read_to_string(file) {
+        Ok(text) => Some(
+            Snapshot::parse(&text)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("reading {}", file.display()))?,
+        ),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    };
+    if request.update && in_ci() && request.reason.is_none() {
+        bail!(
+            "refusing to update {} in CI without --reason: say why the expectation changes",
+            file.display()
+        );
+    }
+    // The stored header decides how to compare; flags apply to new snapshots and updates.
+    let flags_given = request.level.is_some() || request.settings.is_some();
+    let (level, settings) = match (&stored, request.update && flags_given) {
+        (Some(stored), false) => (stored.level, stored.settings.clone()),
+        _ => (
+            request.level.unwrap_or(Level::Compact),
+            request.settings.clone().unwrap_or_default(),
+        ),
+    };
+    let items = normalized(stream, read, level, &settings)?;
+    // A reason belongs to the change it explains: a changed expectation keeps only the one
+    // given now; one whose items stay the same keeps its own unless a new one is given.
+    let unchanged = stored
+        .as_ref()
+        .filter(|stored| compare(&stored.items, &items).equal);
+    let current = Snapshot {
+        level,
+        settings,
+        reason: request
+            .reason
+            .clone()
+            .or_else(|| unchanged.and_then(|s| s.reason.clone())),
+        items,
+    };
+    let new_file = pending(file);
+    match stored {
+        None if request.update => {
+            write_atomically(file, &current.render())?;
+            Ok(Verdict::Written)
+        }
+        None => {
+            write_atomically(&new_file, &current.render())?;
+            Ok(Verdict::New { pending: new_file })
+        }
+        Some(stored) => {
+            let comparison = compare(&stored.items, &current.items);
+            if comparison.equal && !(request.update && flags_given) {
+                if new_file.exists() {
+                    std::fs::remove_file(&new_file)
+                        .with_context(|| format!("removing {}", new_file.display()))?;
+                }
+                return Ok(Verdict::Matches);
+            }
+            if request.update {
+                write_atomically(file, &current.render())?;
+                return Ok(Verdict::Updated);
+            }
+            write_atomically(&new_file, &current.render())?;
+            Ok(Verdict::Changed {
+                pending: new_file,
+                stored: stored.items,
+                current: current.items,
+            })
+        }
+    }
+}
+
+fn check(args: &SnapshotArgs) -> Result<Outcome> {
+    let (Some(stream), Some(file)) = (&args.stream, &args.expect) else {
+        bail!("give a stream and --expect FILE (or `snapshot accept FILE`, `snapshot review DIR`)");
+    };
+    let normalize_given = !args.normalize.keep.is_empty() || !args.normalize.redact.is_empty();
+    let request = Hold {
+        update: args.update,
+        reason: args.reason.clone(),
+        level: args.level,
+        settings: if normalize_given {
+            Some(normalize_settings(&args.normalize)?)
+        } else {
+            None
+        },
+    };
+    let read = ReadOptions {
+        format: args.input_format,
+        max_line: DEFAULT_MAX_LINE,
+    };
+    let verdict = hold(stream, &read, file, &request)?;
+    let mut err = io::stderr().lock();
+    match verdict {
+        Verdict::Matches => Ok(Outcome::Clean),
+        Verdict::Written => {
+            writeln!(err, "wrote {}", file.display())?;
+            Ok(Outcome::Clean)
+        }
+        Verdict::Updated => {
+            writeln!(err, "updated {}", file.display())?;
+            Ok(Outcome::Clean)
+        }
+        Verdict::New { pending } => {
+            writeln!(
+                err,
+                "no snapshot at {}: wrote {} — review it and accept it with `agui-lens snapshot accept {}`",
+                file.display(),
+                pending.display(),
+                file.display()
+            )?;
+            Ok(Outcome::Findings)
+        }
+        Verdict::Changed {
+            pending,
+            stored,
+            current,
+        } => {
+            let mut out = io::stdout().lock();
+            let labels = (
+                file.to_string_lossy().into_owned(),
+                format!("{} (now)", stream.display()),
+            );
+            let labels = (labels.0.as_str(), labels.1.as_str());
+            write!(out, "{}", summary(&compare(&stored, &current), labels))?;
+            writeln!(out)?;
+            let color = use_color(args.color);
+            write!(
+                out,
+                "{}",
+                unified_diff(
+                    &render(&stored),
+                    &render(&current),
+                    labels,
+                    &crate::render::diff_painter(color),
+                    args.max_lines
+                )
+            )?;
+            writeln!(
+                err,
+                "the stream no longer matches {}: wrote {} (accept it with `agui-lens snapshot accept {}`)",
+                file.display(),
+                pending.display(),
+                file.display()
+            )?;
+            Ok(Outcome::Findings)
+        }
+    }
+}
+
+fn accept(file: &Path, reason: Option<&str>) -> Result<Outcome> {
+    let new_file = pending(file);
+    if !new_file.exists() {
+        bail!("nothing to accept: {} does not exist", new_file.display());
+    }
+    if in_ci() && reason.is_none() {
+        bail!(
+            "refusing to accept {} in CI without --reason: say why the expectation changes",
+            new_file.display()
+        );
+    }
+    promote(&new_file, file, reason)?;
+    eprintln!("accepted {}", file.display());
+    Ok(Outcome::Clean)
+}
+
+/// Makes a pending snapshot the expectation, its header carrying `reason` (and no other).
+fn promote(new_file: &Path, file: &Path, reason: Option<&str>) -> Result<()> {
+    let text = std::fs::read_to_string(new_file)
+        .with_context(|| format!("reading {}", new_file.display()))?;
+    let mut snapshot = Snapshot::parse(&text)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("reading {}", new_file.display()))?;
+    if let Some(reason) = reason {
+        snapshot.reason = Some(reason.to_owned());
+    }
+    write_atomically(file, &snapshot.render())?;
+    std::fs::remove_file(new_file).with_context(|| format!("removing {}", new_file.display()))
+}
+
+/// Walks the pending `.new` files under a directory, showing each change and asking what to do.
+fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outcome> {
+    if in_ci() && reason.is_none() {
+        bail!(
+            "refusing to review snapshots in CI without --reason: say why the expectations change"
+        );
+    }
+    let mut found = Vec::new();
+    collect_pending(dir, &mut found)?;
+    found.sort();
+    let mut out = io::stdout().lock();
+    if found.is_empty() {
+        writeln!(out, "no pending snapshots under {}", dir.display())?;
+        return Ok(Outcome::Clean);
+    }
+    let color = use_color(args.color);
+    let stdin = io::stdin();
+    let interactive = stdin.is_terminal();
+    let mut answers = stdin.lock().lines();
+    let (mut accepted, mut rejected, mut skipped) = (0, 0, 0);
+    for new_file in &found {
+        let file = new_file.with_extension("");
+        let new_text = std::fs::read_to_string(new_file)
+            .with_context(|| format!("reading {}", new_file.display()))?;
+        let new = Snapshot::parse(&new_text)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("reading {}", new_file.display()))?;
+        let old = match std::fs::read_to_string(&file) {
+            Ok(text) => {
+                Snapshot::parse(&text)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("reading {}", file.display()))?
+                    .items
+            }
+            Err(_) => Vec::new(),
+        };
+        writeln!(out, "── {} ──", file.display())?;
+        let labels = ("old", "new");
+        write!(out, "{}", summary(&compare(&old, &new.items), labels))?;
+        write!(
+            out,
+            "{}",
+            unified_diff(
+                &render(&old),
+                &render(&new.items),
+                labels,
+                &crate::render::diff_painter(color),
+                args.max_lines
+            )
+        )?;
+        write!(out, "accept (a), reject (r), skip (s)? ")?;
+        out.flush()?;
+        let answer = match answers.next() {
+            Some(line) => line?,
+            None => {
+                writeln!(out)?;
+                skipped += 1;
+                continue;
+            }
+        };
+        if !interactive {
+            writeln!(out, "{}", answer.trim())?;
+        }
+        match answer.trim() {
+            "a" | "accept" => {
+                promote(new_file, &file, reason)
+                    .with_context(|| format!("accepting {}", new_file.display()))?;
+                accepted += 1;
+            }
+            "r" | "reject" => {
+                std::fs::remove_file(new_file)
+                    .with_context(|| format!("rejecting {}", new_file.display()))?;
+                rejected += 1;
+            }
+            _ => skipped += 1,
+        }
+    }
+    writeln!(
+        out,
+        "accepted {accepted}, rejected {rejected}, skipped {skipped}"
+    )?;
+    Ok(if skipped > 0 {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+fn collect_pending(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_pending(&path, found)?;
+        } else if path.extension().is_some_and(|e| e == "new") {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Writes a file by renaming a finished temp file over it (see [`super::write_file`]).
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let dir = super::directory_of(path);
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    super::write_file(path, |out| {
+        out.write_all(text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn files_round_trip() {
+        let snapshot = Snapshot {
+            level: Level::Fold,
+            settings: Settings {
+                keep: vec!["timestamp".into()],
+                redact: vec![Selector::parse("/**/metadata").unwrap()],
+            },
+            reason: Some("new greeting".into()),
+            items: vec![
+                json!({"role":"user","id":"msg-1","content":"hi"}),
+                json!({"state":null}),
+            ],
+        };
+        let text = snapshot.render();
+        assert!(text.starts_with("# agui-lens snapshot 1\n# level: fold\n# keep: timestamp\n# redact: /**/metadata\n# reason: new greeting\n"));
+        assert!(text.contains("{\"content\":\"hi\",\"id\":\"msg-1\",\"role\":\"user\"}\n"));
+        assert_eq!(Snapshot::parse(&text).unwrap(), snapshot);
+        assert!(Snapshot::parse("# agui-lens snapshot 1\n# colour: red\n").is_err());
+        assert!(Snapshot::parse("{}\n").is_err());
+    }
+}

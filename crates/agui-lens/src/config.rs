@@ -1,0 +1,150 @@
+//! Settings from `agui-lens.toml` (the nearest one in the current directory or above, or
+//! `--config FILE`), merged under the command-line flags.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+use agui_lens_core::check::catalog::{Level, Levels};
+
+pub const FILE_NAME: &str = "agui-lens.toml";
+
+/// The file's contents. Unknown keys are errors, so a typo cannot silently do nothing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ConfigFile {
+    /// Exit 1 on warnings too.
+    #[serde(default)]
+    pub deny_warnings: bool,
+    /// Largest line or frame, e.g. "64MiB".
+    pub max_line: Option<String>,
+    /// A directory of schemas laid over the built-in ones, relative to the file.
+    pub schemas: Option<PathBuf>,
+    /// Rule or family (`order/*`) → "deny" | "warn" | "allow".
+    #[serde(default)]
+    pub rules: BTreeMap<String, String>,
+}
+
+/// A loaded config file and where it was found.
+#[derive(Debug, Default)]
+pub struct Config {
+    pub path: Option<PathBuf>,
+    pub file: ConfigFile,
+}
+
+impl Config {
+    /// Loads `explicit`, or else the nearest `agui-lens.toml` from the current directory up.
+    pub fn load(explicit: Option<&Path>) -> Result<Config> {
+        let path = match explicit {
+            Some(path) => Some(path.to_path_buf()),
+            None => std::env::current_dir()
+                .ok()
+                .and_then(|dir| find_upwards(&dir)),
+        };
+        let Some(path) = path else {
+            return Ok(Config::default());
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let file: ConfigFile =
+            toml::from_str(&text).with_context(|| format!("in {}", path.display()))?;
+        Ok(Config {
+            path: Some(path),
+            file,
+        })
+    }
+
+    /// Rule levels: defaults, then this file (families before single rules), then the flags
+    /// in the order they were given.
+    pub fn levels(&self, flags: &[(Level, String)]) -> Result<Levels> {
+        let mut levels = Levels::default();
+        let mut entries: Vec<(&String, &String)> = self.file.rules.iter().collect();
+        // Families (`state/*`, `state`) first, so a single rule's entry overrides its family's.
+        let is_single_rule = |s: &str| s.contains('/') && !s.ends_with("/*");
+        entries.sort_by_key(|(selector, _)| is_single_rule(selector));
+        for (selector, level) in entries {
+            let where_ = || {
+                self.path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            };
+            let level = Level::parse(level).with_context(|| {
+                format!(
+                    "{}: rule `{selector}` has level `{level}`; use deny, warn or allow",
+                    where_()
+                )
+            })?;
+            levels
+                .set(selector, level)
+                .with_context(|| format!("in {}", where_()))?;
+        }
+        for (level, selector) in flags {
+            levels.set(selector, *level)?;
+        }
+        Ok(levels)
+    }
+
+    /// The overlay schema directory, resolved against the config file's directory.
+    pub fn schemas_dir(&self) -> Option<PathBuf> {
+        let dir = self.file.schemas.as_ref()?;
+        let base = self.path.as_ref().and_then(|p| p.parent());
+        Some(match base {
+            Some(base) if dir.is_relative() => base.join(dir),
+            _ => dir.clone(),
+        })
+    }
+}
+
+fn find_upwards(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .map(|dir| dir.join(FILE_NAME))
+        .find(|candidate| candidate.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agui_lens_core::check::catalog::RuleId;
+
+    fn config(text: &str) -> Result<Config> {
+        Ok(Config {
+            path: Some("agui-lens.toml".into()),
+            file: toml::from_str(text)?,
+        })
+    }
+
+    #[test]
+    fn file_then_flags() {
+        let config = config(
+            r#"
+            deny-warnings = true
+            [rules]
+            "schema/unknown-field" = "allow"
+            "schema/*" = "warn"
+            "#,
+        )
+        .unwrap();
+        assert!(config.file.deny_warnings);
+        let levels = config.levels(&[]).unwrap();
+        // The single rule wins over its family whatever the order in the file.
+        assert_eq!(levels.level(RuleId::SchemaUnknownField), Level::Allow);
+        assert_eq!(levels.level(RuleId::SchemaViolation), Level::Warn);
+        let levels = config
+            .levels(&[(Level::Deny, "schema/unknown-field".into())])
+            .unwrap();
+        assert_eq!(levels.level(RuleId::SchemaUnknownField), Level::Deny);
+    }
+
+    #[test]
+    fn mistakes_are_errors() {
+        assert!(config("deny_warnings = true").is_err(), "unknown key");
+        let bad_level = config("[rules]\n\"schema/*\" = \"loud\"").unwrap();
+        assert!(bad_level.levels(&[]).is_err());
+        let bad_rule = config("[rules]\n\"schema/nope\" = \"deny\"").unwrap();
+        assert!(bad_rule.levels(&[]).is_err());
+    }
+}

@@ -1,0 +1,1053 @@
+//! The HTML report: one self-contained page (inline style and script, nothing fetched; a
+//! Content-Security-Policy forbids anything else) with a timeline, the conversation as a client
+//! renders it, the state at any selected event, a filterable event table, and diagnostics marked
+//! on the timeline and in the table. Everything embedded is escaped for where it goes.
+
+use std::io::{self, Write};
+
+use serde_json::{Map, Value, json};
+
+use super::human::{describe_outcome, describe_usage, millis, plural, pretty_json_text, shorten};
+use super::{DiagnosticView, FrameKind, Inspection, Item, ItemKind, RunView, StateFrames};
+use agui_lens_core::check::diagnostic::Severity;
+use agui_lens_core::protocol::event::{Event, EventType};
+
+const STYLE: &str = include_str!("page.css");
+const SCRIPT: &str = include_str!("page.js");
+
+/// Rows in the event table; later events are left out (and the page says so).
+const MAX_ROWS: usize = 10_000;
+/// Characters of one event's JSON kept for the page.
+const MAX_EVENT_TEXT: usize = 4_000;
+/// Characters of merged delta text kept per row.
+const MAX_MERGED_TEXT: usize = 4_000;
+/// Lanes on the timeline.
+const MAX_LANES: usize = 500;
+/// Characters of one message's text in the conversation.
+const MAX_MESSAGE_TEXT: usize = 100_000;
+
+/// The event table, gathered while the stream is read. Consecutive deltas of one message or
+/// tool call share a row, with a count.
+#[derive(Debug, Default)]
+pub struct Rows {
+    rows: Vec<Row>,
+    /// Events left out once the table was full.
+    left_out: u64,
+    /// Events merged into an earlier row.
+    merged: u64,
+    /// Rows whose text was cut.
+    cut: u64,
+}
+
+#[derive(Debug)]
+struct Row {
+    first: u64,
+    last: u64,
+    count: u64,
+    timestamp: Option<i64>,
+    event_type: String,
+    /// The message or tool call a delta belongs to; rows merge on it.
+    stream: Option<String>,
+    summary: String,
+    bytes: u64,
+    text: String,
+    merged_text: String,
+}
+
+impl Rows {
+    pub fn event(&mut self, event: &Event, raw: &[u8]) {
+        let ty = event.type_name().unwrap_or("(no type)");
+        let stream = delta_stream(event);
+        if let (Some(stream), Some(last)) = (&stream, self.rows.last_mut()) {
+            let continues = last.event_type == ty
+                && last.last + 1 == event.loc.index
+                && (stream.is_empty() || last.stream.as_ref() == Some(stream));
+            if continues {
+                last.last = event.loc.index;
+                last.count += 1;
+                last.bytes += raw.len() as u64;
+                self.merged += 1;
+                let delta = delta_of(event);
+                if last.merged_text.len() < MAX_MERGED_TEXT {
+                    last.merged_text.push_str(&delta);
+                    if last.merged_text.len() >= MAX_MERGED_TEXT {
+                        last.merged_text = shorten(&last.merged_text, MAX_MERGED_TEXT);
+                        self.cut += 1;
+                    }
+                }
+                last.summary = summary_of_deltas(last.stream.as_deref(), &last.merged_text);
+                return;
+            }
+        }
+        if self.rows.len() >= MAX_ROWS {
+            self.left_out += 1;
+            return;
+        }
+        let text = if memchr::memmem::find(raw, b"encryptedValue").is_some() {
+            let mut value = event.value.clone();
+            redact_encrypted(&mut value);
+            value.to_string().into()
+        } else {
+            String::from_utf8_lossy(raw)
+        };
+        let text = if text.chars().count() > MAX_EVENT_TEXT {
+            self.cut += 1;
+            format!(
+                "{} (cut: {} bytes in all)",
+                shorten(&text, MAX_EVENT_TEXT),
+                raw.len()
+            )
+        } else {
+            text.into_owned()
+        };
+        let merged_text = if stream.is_some() {
+            delta_of(event)
+        } else {
+            String::new()
+        };
+        let summary = match &stream {
+            Some(stream) => summary_of_deltas(Some(stream), &merged_text),
+            None => summary_of(event),
+        };
+        self.rows.push(Row {
+            first: event.loc.index,
+            last: event.loc.index,
+            count: 1,
+            timestamp: event.field("timestamp").and_then(Value::as_i64),
+            event_type: ty.to_owned(),
+            stream,
+            summary,
+            bytes: raw.len() as u64,
+            text,
+            merged_text,
+        });
+    }
+}
+
+/// Replaces every `encryptedValue` with a note: encrypted values are shown as present, never
+/// printed.
+fn redact_encrypted(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if key == "encryptedValue" {
+                    let len = v.as_str().map_or(0, str::len);
+                    *v = Value::String(format!("(encrypted value, {len} bytes, not shown)"));
+                } else {
+                    redact_encrypted(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_encrypted),
+        _ => {}
+    }
+}
+
+/// For a delta event, the id of its message or tool call (empty for a chunk that continues
+/// the previous one without naming it); `None` for other events.
+fn delta_stream(event: &Event) -> Option<String> {
+    use EventType::*;
+    let field = match event.kind? {
+        TextMessageContent
+        | TextMessageChunk
+        | ReasoningMessageContent
+        | ReasoningMessageChunk
+        | ThinkingTextMessageContent => "messageId",
+        ToolCallArgs | ToolCallChunk => "toolCallId",
+        _ => return None,
+    };
+    Some(event.str_field(field).unwrap_or_default().to_owned())
+}
+
+/// How much of a patch's operations a row of the event table lists.
+const SUMMARY_OPS_LEN: usize = 4000;
+
+fn delta_of(event: &Event) -> String {
+    match event.field("delta") {
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn summary_of_deltas(stream: Option<&str>, text: &str) -> String {
+    let text = shorten(text, 160);
+    match stream {
+        Some(id) if !id.is_empty() => format!("{id} · “{text}”"),
+        _ => format!("“{text}”"),
+    }
+}
+
+/// A line about an event for the table.
+fn summary_of(event: &Event) -> String {
+    use EventType::*;
+    let s = |k: &str| event.str_field(k).unwrap_or("").to_owned();
+    let text = match event.kind {
+        Some(RunStarted) => {
+            let mut text = format!("run {} · thread {}", s("runId"), s("threadId"));
+            if let Some(parent) = event.str_field("parentRunId") {
+                text.push_str(&format!(" · parent {parent}"));
+            }
+            text
+        }
+        Some(RunFinished) => match event.field("outcome") {
+            Some(outcome) => describe_outcome(outcome),
+            None => "finished".into(),
+        },
+        Some(RunError) => format!("{} {}", s("code"), s("message")),
+        Some(TextMessageStart) => format!("{} {}", s("role"), s("messageId")),
+        Some(ToolCallStart) => format!("{} {}", s("toolCallName"), s("toolCallId")),
+        Some(ToolCallResult) => {
+            let content = match event.field("content") {
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            format!("{} · {}", s("toolCallId"), content)
+        }
+        Some(StateDelta) => {
+            // The operations, as far as a row shows them; a large patch is counted past that.
+            let mut shown = String::new();
+            let mut count = 0usize;
+            let mut add = |op: &Value| {
+                if shown.len() < SUMMARY_OPS_LEN {
+                    if count > 0 {
+                        shown.push_str(", ");
+                    }
+                    shown.push_str(op.get("op").and_then(Value::as_str).unwrap_or("?"));
+                    shown.push(' ');
+                    shown.push_str(op.get("path").and_then(Value::as_str).unwrap_or("?"));
+                }
+                count += 1;
+            };
+            match (&event.patch, event.field("delta")) {
+                (Some(raw), _) => raw.each(|_, op| {
+                    add(&op);
+                    true
+                }),
+                (None, Some(Value::Array(ops))) => ops.iter().for_each(&mut add),
+                (None, _) => {}
+            }
+            if shown.len() >= SUMMARY_OPS_LEN {
+                shown.push_str(&format!(", … ({count} operations)"));
+            }
+            shown
+        }
+        Some(StateSnapshot) => event
+            .field("snapshot")
+            .map(|v| v.to_string())
+            .unwrap_or_default(),
+        Some(MessagesSnapshot) => plural(
+            event
+                .field("messages")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len) as u64,
+            "message",
+        ),
+        Some(StepStarted | StepFinished) => s("stepName"),
+        Some(Custom) => format!(
+            "{} {}",
+            s("name"),
+            event
+                .field("value")
+                .map(|v| v.to_string())
+                .unwrap_or_default()
+        ),
+        Some(ReasoningEncryptedValue) => {
+            format!("{} {} (value not shown)", s("subtype"), s("entityId"))
+        }
+        Some(SubagentStarted) => format!("{} {}", s("name"), s("subagentRunId")),
+        Some(SubagentError) => format!("{} {}", s("subagentRunId"), s("message")),
+        Some(ActivitySnapshot | ActivityDelta) => {
+            format!("{} {}", s("activityType"), s("messageId"))
+        }
+        _ => ["messageId", "toolCallId", "subagentRunId", "name"]
+            .iter()
+            .filter_map(|k| event.str_field(k))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    shorten(text.trim(), 160)
+}
+
+/// Text escaped for HTML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON to embed in a `<script type="application/json">`: no `<`, `>` or `&` appear as such,
+/// so no text inside (`</script>`, `<!--`) can end the element early.
+pub fn script_json(value: &Value) -> String {
+    let text = value.to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Where events sit on the timeline: by timestamp when every event has one, else by index.
+struct Axis {
+    by_time: bool,
+    start: f64,
+    end: f64,
+}
+
+impl Axis {
+    fn new(inspection: &Inspection) -> Axis {
+        let runs = &inspection.runs;
+        if inspection.timestamped {
+            let start = runs.iter().filter_map(|r| r.started_at).min();
+            let end = runs.iter().filter_map(|r| r.ended_at).max();
+            if let (Some(start), Some(end)) = (start, end) {
+                if end > start {
+                    return Axis {
+                        by_time: true,
+                        start: start as f64,
+                        end: end as f64,
+                    };
+                }
+            }
+        }
+        let start = runs.iter().map(|r| r.first_event).min().unwrap_or(0);
+        let end = runs.iter().map(|r| r.last_event).max().unwrap_or(0);
+        Axis {
+            by_time: false,
+            start: start as f64,
+            end: (end.max(start + 1)) as f64,
+        }
+    }
+
+    /// A position from 0 to 1.
+    fn at(&self, index: u64, timestamp: Option<i64>) -> f64 {
+        let v = match (self.by_time, timestamp) {
+            (true, Some(t)) => t as f64,
+            _ => index as f64,
+        };
+        ((v - self.start) / (self.end - self.start)).clamp(0.0, 1.0)
+    }
+
+    fn label(&self, at_end: bool) -> String {
+        if self.by_time {
+            if at_end {
+                millis((self.end - self.start) as i64)
+            } else {
+                "0 ms".into()
+            }
+        } else if at_end {
+            format!("event #{}", self.end as u64)
+        } else {
+            format!("event #{}", self.start as u64)
+        }
+    }
+}
+
+fn percent(x: f64) -> String {
+    format!("{:.3}%", x * 100.0)
+}
+
+/// Writes the page.
+pub fn render(
+    inspection: &Inspection,
+    rows: &Rows,
+    states: &StateFrames,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let axis = Axis::new(inspection);
+    let title = escape(&inspection.path);
+    write!(
+        out,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>agui-lens inspect: {title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n"
+    )?;
+    header(inspection, rows, states, &axis, out)?;
+    timeline(inspection, &axis, out)?;
+    writeln!(out, "<div class=\"columns\">")?;
+    conversation(inspection, out)?;
+    writeln!(
+        out,
+        "<section id=\"state\"><h2>State</h2><p id=\"state-at\">Select an event.</p>\
+         <pre id=\"state-view\"></pre><h2>Event</h2><pre id=\"event-view\"></pre></section>"
+    )?;
+    writeln!(out, "</div>")?;
+    let problems = all_diagnostics(inspection);
+    table(rows, &problems, &axis, out)?;
+    diagnostics(&problems, out)?;
+    let mut data = json!({
+        "frames": frames_json(states),
+        "rows": rows.rows.iter().map(|r| {
+            let mut row = Map::new();
+            row.insert("t".into(), Value::String(r.text.clone()));
+            if r.count > 1 {
+                row.insert("m".into(), Value::String(r.merged_text.clone()));
+            }
+            Value::Object(row)
+        }).collect::<Vec<_>>(),
+    });
+    if let Some(at) = states.capped_at {
+        data["capped"] = json!(at);
+    }
+    writeln!(
+        out,
+        "<script type=\"application/json\" id=\"data\">{}</script>",
+        script_json(&data)
+    )?;
+    writeln!(out, "<script>\n{SCRIPT}</script>\n</body>\n</html>")
+}
+
+fn header(
+    inspection: &Inspection,
+    rows: &Rows,
+    states: &StateFrames,
+    axis: &Axis,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let runs = inspection
+        .runs
+        .iter()
+        .filter(|r| r.status != "none")
+        .count();
+    writeln!(
+        out,
+        "<header><h1>agui-lens inspect <span class=\"path\">{}</span></h1>",
+        escape(&inspection.path)
+    )?;
+    writeln!(
+        out,
+        "<p class=\"summary\">{} · {} · <span class=\"{}\">{}</span> · <span class=\"{}\">{}</span> · timeline by {}</p>",
+        plural(inspection.events, "event"),
+        plural(runs as u64, "run"),
+        if inspection.errors > 0 {
+            "error"
+        } else {
+            "none"
+        },
+        plural(inspection.errors, "error"),
+        if inspection.warnings > 0 {
+            "warning"
+        } else {
+            "none"
+        },
+        plural(inspection.warnings, "warning"),
+        if axis.by_time {
+            "timestamp"
+        } else {
+            "event index"
+        },
+    )?;
+    let mut notes = Vec::new();
+    if rows.merged > 0 {
+        notes.push(format!(
+            "{} consecutive deltas of one message or tool call share a row with the delta before them (the row shows how many).",
+            rows.merged
+        ));
+    }
+    if rows.left_out > 0 {
+        notes.push(format!(
+            "Capped: the event table holds the first {MAX_ROWS} rows; {} later events are left out.",
+            rows.left_out
+        ));
+    }
+    if rows.cut > 0 {
+        notes.push(format!(
+            "Capped: {} rows show their event's text cut to {MAX_EVENT_TEXT} characters.",
+            rows.cut
+        ));
+    }
+    if let Some(at) = states.capped_at {
+        notes.push(format!(
+            "Capped: the state is kept up to event #{at} only (the page holds at most 48 MiB of state history)."
+        ));
+    }
+    let lanes = inspection
+        .runs
+        .iter()
+        .flat_map(|r| &r.items)
+        .filter(|i| lane_of(i))
+        .count();
+    if lanes > MAX_LANES {
+        notes.push(format!(
+            "Capped: the timeline shows the first {MAX_LANES} of {lanes} lanes."
+        ));
+    }
+    if !notes.is_empty() {
+        writeln!(out, "<ul class=\"notes\">")?;
+        for note in notes {
+            let class = if note.starts_with("Capped") {
+                " class=\"capped\""
+            } else {
+                ""
+            };
+            writeln!(out, "<li{class}>{}</li>", escape(&note))?;
+        }
+        writeln!(out, "</ul>")?;
+    }
+    writeln!(out, "<div id=\"runs\">")?;
+    for run in &inspection.runs {
+        run_card(run, out)?;
+    }
+    writeln!(out, "</div></header>")
+}
+
+fn run_card(run: &RunView, out: &mut dyn Write) -> io::Result<()> {
+    let mut parts = Vec::new();
+    let title = if run.status == "none" {
+        "events outside any run".to_owned()
+    } else {
+        format!("run {}", run.run_id.as_deref().unwrap_or("(no runId)"))
+    };
+    if let Some(thread) = &run.thread_id {
+        parts.push(format!("thread {thread}"));
+    }
+    if let Some(parent) = &run.parent_run_id {
+        parts.push(format!("parent run {parent}"));
+    }
+    match run.status {
+        "finished" => parts.push(format!(
+            "finished: {}",
+            run.outcome
+                .as_ref()
+                .map_or("success (no outcome given)".into(), describe_outcome)
+        )),
+        "error" => parts.push(format!(
+            "error: {}",
+            run.error
+                .as_ref()
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str)
+                .unwrap_or("(no message)")
+        )),
+        "open" => parts.push("unfinished: the stream ends inside the run".into()),
+        _ => {}
+    }
+    parts.push(format!(
+        "events #{}–{} ({})",
+        run.first_event,
+        run.last_event,
+        plural(run.events, "event")
+    ));
+    if let Some(ms) = run.duration_ms {
+        parts.push(format!("{} in all", millis(ms)));
+    }
+    if let Some(ms) = run.first_event_after_ms {
+        parts.push(format!("first event after {}", millis(ms)));
+    }
+    if let Some(usage) = &run.usage {
+        parts.push(format!("usage {}", describe_usage(usage).join("; ")));
+    }
+    writeln!(
+        out,
+        "<div class=\"run status-{}\" data-event=\"{}\"><b>{}</b> · {}</div>",
+        run.status,
+        run.first_event,
+        escape(&title),
+        escape(&parts.join(" · "))
+    )
+}
+
+fn lane_of(item: &Item) -> bool {
+    match &item.kind {
+        ItemKind::Message(m) => !m.from_input,
+        other => other.has_lane(),
+    }
+}
+
+fn lane_label(item: &Item) -> (&'static str, String) {
+    match &item.kind {
+        ItemKind::Message(m) => (
+            "message",
+            format!(
+                "{} {}",
+                if m.role == "?" { "message" } else { &m.role },
+                m.id.as_deref().unwrap_or("")
+            ),
+        ),
+        ItemKind::ToolCall(c) => (
+            "tool",
+            format!(
+                "tool {} {}",
+                c.name.as_deref().unwrap_or("(unnamed)"),
+                c.id.as_deref().unwrap_or("")
+            ),
+        ),
+        ItemKind::Step(s) => ("step", format!("step {}", s.name)),
+        ItemKind::Reasoning(r) => (
+            "reasoning",
+            format!("reasoning {}", r.id.as_deref().unwrap_or("")),
+        ),
+        ItemKind::Subagent(s) => (
+            "subagent",
+            format!(
+                "subagent {}",
+                s.name.as_deref().or(s.id.as_deref()).unwrap_or("")
+            ),
+        ),
+        _ => ("other", String::new()),
+    }
+}
+
+fn mark(d: &DiagnosticView, axis: &Axis, out: &mut dyn Write) -> io::Result<()> {
+    let Some(index) = d.diagnostic.event_index else {
+        return Ok(());
+    };
+    let x = axis.at(index, d.timestamp);
+    let class = severity_class(d.diagnostic.severity);
+    write!(
+        out,
+        "<span class=\"mark {class}\" style=\"left:{}\" data-event=\"{index}\" title=\"{}\"></span>",
+        percent(x),
+        escape(&format!(
+            "{class}[{}] #{index}: {}",
+            d.diagnostic.rule, d.diagnostic.message
+        ))
+    )
+}
+
+fn severity_class(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+fn timeline(inspection: &Inspection, axis: &Axis, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "<section id=\"timeline\"><h2>Timeline</h2>\n<div class=\"axis\"><span>{}</span><span>{}</span></div>\n<div class=\"lanes\">",
+        escape(&axis.label(false)),
+        escape(&axis.label(true))
+    )?;
+    let mut lanes = 0;
+    for run in &inspection.runs {
+        let (a, b) = (
+            axis.at(run.first_event, run.started_at),
+            axis.at(run.last_event, run.ended_at),
+        );
+        let label = if run.status == "none" {
+            "outside any run".to_owned()
+        } else {
+            format!("run {}", run.run_id.as_deref().unwrap_or(""))
+        };
+        write!(
+            out,
+            "<div class=\"lane run\" data-first=\"{}\" data-last=\"{}\"><span class=\"label\" title=\"{}\">{}</span><span class=\"track\"><span class=\"bar\" style=\"left:{};width:{}\"></span>",
+            run.first_event,
+            run.last_event,
+            escape(&label),
+            escape(&label),
+            percent(a),
+            percent(b - a)
+        )?;
+        for d in &run.diagnostics {
+            mark(d, axis, out)?;
+        }
+        writeln!(out, "</span></div>")?;
+        for item in run.items.iter().filter(|i| lane_of(i)) {
+            lanes += 1;
+            if lanes > MAX_LANES {
+                break;
+            }
+            let (class, label) = lane_label(item);
+            let a = axis.at(item.first_event, item.started_at);
+            let b = axis.at(item.last_event, item.ended_at);
+            write!(
+                out,
+                "<div class=\"lane {class}\" data-first=\"{}\" data-last=\"{}\"><span class=\"label\" title=\"{}\">{}</span><span class=\"track\"><span class=\"bar\" style=\"left:{};width:{}\"></span>",
+                item.first_event,
+                item.last_event,
+                escape(&label),
+                escape(&label),
+                percent(a),
+                percent(b - a)
+            )?;
+            for d in &item.diagnostics {
+                mark(d, axis, out)?;
+            }
+            writeln!(out, "</span></div>")?;
+        }
+    }
+    // One lane with a tick per state change, one with every problem.
+    write!(
+        out,
+        "<div class=\"lane state\"><span class=\"label\">state changes</span><span class=\"track\">"
+    )?;
+    for run in &inspection.runs {
+        for item in &run.items {
+            if let ItemKind::StateChange(change) = &item.kind {
+                write!(
+                    out,
+                    "<span class=\"tick\" style=\"left:{}\" data-event=\"{}\" title=\"{}\"></span>",
+                    percent(axis.at(item.first_event, item.started_at)),
+                    item.first_event,
+                    escape(&format!(
+                        "#{} state {}: {} changed paths",
+                        item.first_event,
+                        change.source,
+                        change.changes.len() + change.more
+                    ))
+                )?;
+            }
+        }
+    }
+    writeln!(out, "</span></div>")?;
+    write!(
+        out,
+        "<div class=\"lane problems\"><span class=\"label\">problems</span><span class=\"track\">"
+    )?;
+    for d in all_diagnostics(inspection) {
+        mark(d, axis, out)?;
+    }
+    writeln!(out, "</span></div>")?;
+    writeln!(out, "<div id=\"cursor\" hidden></div></div></section>")
+}
+
+fn conversation(inspection: &Inspection, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "<section id=\"conversation\"><h2>Conversation</h2>")?;
+    for (thread, folded) in &inspection.threads {
+        if inspection.threads.len() > 1 || thread.is_some() {
+            writeln!(
+                out,
+                "<h3>thread {}</h3>",
+                escape(thread.as_deref().unwrap_or("(none)"))
+            )?;
+        }
+        if folded.messages.is_empty() {
+            writeln!(out, "<p class=\"empty\">No messages.</p>")?;
+        }
+        for message in &folded.messages {
+            conversation_message(message, out)?;
+        }
+        if !folded.pending_interrupts.is_empty() {
+            writeln!(
+                out,
+                "<div class=\"msg interrupt\"><div class=\"who\">pending interrupts</div><pre>{}</pre></div>",
+                escape(
+                    &serde_json::to_string_pretty(&folded.pending_interrupts).unwrap_or_default()
+                )
+            )?;
+        }
+    }
+    writeln!(out, "</section>")
+}
+
+fn conversation_message(message: &Map<String, Value>, out: &mut dyn Write) -> io::Result<()> {
+    let s = |k: &str| message.get(k).and_then(Value::as_str).unwrap_or("");
+    let role = s("role");
+    let role_class: String = role
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    write!(
+        out,
+        "<div class=\"msg role-{role_class}\"><div class=\"who\">{} <code>{}</code></div>",
+        escape(if role.is_empty() { "(no role)" } else { role }),
+        escape(s("id"))
+    )?;
+    let content = message.get("content");
+    match role {
+        "reasoning" => {
+            write!(
+                out,
+                "<details><summary>reasoning</summary><div class=\"text\">{}</div></details>",
+                escape(&content_text(content))
+            )?;
+        }
+        "activity" => {
+            write!(
+                out,
+                "<div class=\"activity-type\">{}</div><pre>{}</pre>",
+                escape(s("activityType")),
+                escape(
+                    &serde_json::to_string_pretty(content.unwrap_or(&Value::Null))
+                        .unwrap_or_default()
+                )
+            )?;
+        }
+        "tool" => {
+            write!(
+                out,
+                "<div class=\"for\">result of <code>{}</code></div><pre>{}</pre>",
+                escape(s("toolCallId")),
+                escape(&pretty_json_text(&content_text(content)))
+            )?;
+        }
+        _ => {
+            let text = content_text(content);
+            if !text.is_empty() {
+                write!(out, "<div class=\"text\">{}</div>", escape(&text))?;
+            }
+        }
+    }
+    for call in message
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let function = call.get("function");
+        let name = function
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("(unnamed)");
+        let args = function
+            .and_then(|f| f.get("arguments"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        write!(
+            out,
+            "<div class=\"tool-call\"><div class=\"who\">tool call {} <code>{}</code></div><pre>{}</pre>{}</div>",
+            escape(name),
+            escape(call.get("id").and_then(Value::as_str).unwrap_or("")),
+            escape(&shorten(&pretty_json_text(args), MAX_MESSAGE_TEXT)),
+            if call.get("encryptedValue").is_some() {
+                "<div class=\"encrypted\">encrypted value present (not shown)</div>"
+            } else {
+                ""
+            }
+        )?;
+    }
+    if message.get("encryptedValue").is_some() {
+        write!(
+            out,
+            "<div class=\"encrypted\">encrypted value present (not shown)</div>"
+        )?;
+    }
+    writeln!(out, "</div>")
+}
+
+/// A message's content as text: a string, or the text parts of a list (other parts named).
+fn content_text(content: Option<&Value>) -> String {
+    let text = match content {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|part| match part.get("type").and_then(Value::as_str) {
+                Some("text") => part
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+                Some(other) => format!("[{other}]"),
+                None => part.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(other) => serde_json::to_string_pretty(other).unwrap_or_default(),
+    };
+    if text.chars().count() > MAX_MESSAGE_TEXT {
+        format!(
+            "{} (cut: {} characters in all)",
+            shorten(&text, MAX_MESSAGE_TEXT),
+            text.chars().count()
+        )
+    } else {
+        text
+    }
+}
+
+/// Every diagnostic of the inspection, in stream order.
+fn all_diagnostics(inspection: &Inspection) -> Vec<&DiagnosticView> {
+    let mut all: Vec<&DiagnosticView> = inspection
+        .runs
+        .iter()
+        .flat_map(|r| {
+            r.diagnostics
+                .iter()
+                .chain(r.items.iter().flat_map(|i| &i.diagnostics))
+        })
+        .chain(&inspection.diagnostics)
+        .collect();
+    all.sort_by_key(|d| d.diagnostic.sort_key());
+    all
+}
+
+fn table(
+    rows: &Rows,
+    problems: &[&DiagnosticView],
+    axis: &Axis,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut types: Vec<&str> = rows.rows.iter().map(|r| r.event_type.as_str()).collect();
+    types.sort_unstable();
+    types.dedup();
+    writeln!(
+        out,
+        "<section id=\"events\"><h2>Events</h2>\n<div class=\"filters\">\
+         <input id=\"filter\" type=\"search\" placeholder=\"filter: type, id, text\" aria-label=\"filter rows\">\
+         <select id=\"type-filter\" aria-label=\"event type\"><option value=\"\">all types</option>"
+    )?;
+    for ty in &types {
+        write!(out, "<option>{}</option>", escape(ty))?;
+    }
+    writeln!(
+        out,
+        "</select><label><input type=\"checkbox\" id=\"problems-only\"> with problems only</label>\
+         <span id=\"shown\"></span></div>\n<table><thead><tr><th>#</th><th>time</th><th>type</th>\
+         <th>summary</th><th>bytes</th><th>problems</th></tr></thead><tbody>"
+    )?;
+    let start = rows.rows.iter().find_map(|r| r.timestamp);
+    let mut pending = problems
+        .iter()
+        .filter(|d| d.diagnostic.event_index.is_some())
+        .peekable();
+    for (i, row) in rows.rows.iter().enumerate() {
+        let mut found = Vec::new();
+        while let Some(d) = pending.next_if(|d| d.diagnostic.event_index <= Some(row.last)) {
+            found.push(*d);
+        }
+        let worst = found.iter().map(|d| d.diagnostic.severity).max();
+        let class = match worst {
+            Some(Severity::Error) => " class=\"problem error\"",
+            Some(Severity::Warning) => " class=\"problem warning\"",
+            None => "",
+        };
+        let at = if row.count > 1 {
+            format!("{}–{}", row.first, row.last)
+        } else {
+            row.first.to_string()
+        };
+        let ty = if row.count > 1 {
+            format!("{} ×{}", escape(&row.event_type), row.count)
+        } else {
+            escape(&row.event_type)
+        };
+        let time = match (row.timestamp, start) {
+            (Some(t), Some(s)) => format!("+{}", millis(t - s)),
+            _ => String::new(),
+        };
+        write!(
+            out,
+            "<tr{class} data-row=\"{i}\" data-first=\"{}\" data-last=\"{}\" data-type=\"{}\" data-x=\"{:.5}\">\
+             <td>{at}</td><td>{time}</td><td>{ty}</td><td>{}</td><td>{}</td><td>",
+            row.first,
+            row.last,
+            escape(&row.event_type),
+            axis.at(row.last, row.timestamp),
+            escape(&row.summary),
+            row.bytes
+        )?;
+        for d in found {
+            let class = severity_class(d.diagnostic.severity);
+            write!(
+                out,
+                "<div class=\"{class}\">{class}[{}]: {}</div>",
+                d.diagnostic.rule,
+                escape(&d.diagnostic.message)
+            )?;
+        }
+        writeln!(out, "</td></tr>")?;
+    }
+    writeln!(out, "</tbody></table></section>")
+}
+
+fn diagnostics(problems: &[&DiagnosticView], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "<section id=\"problems\"><h2>Problems</h2>")?;
+    if problems.is_empty() {
+        writeln!(out, "<p class=\"empty\">`check` finds nothing wrong.</p>")?;
+    } else {
+        writeln!(out, "<ul>")?;
+        for d in problems {
+            let class = severity_class(d.diagnostic.severity);
+            let at = d
+                .diagnostic
+                .event_index
+                .map(|i| format!(" data-event=\"{i}\""))
+                .unwrap_or_default();
+            let place = d
+                .diagnostic
+                .event_index
+                .map(|i| format!(" #{i}"))
+                .unwrap_or_default();
+            write!(
+                out,
+                "<li class=\"{class}\"{at}><b>{class}[{}]</b>{place}: {}",
+                d.diagnostic.rule,
+                escape(&d.diagnostic.message)
+            )?;
+            if let Some(help) = &d.diagnostic.help {
+                write!(out, "<div class=\"help\">help: {}</div>", escape(help))?;
+            }
+            writeln!(out, "</li>")?;
+        }
+        writeln!(out, "</ul>")?;
+    }
+    writeln!(out, "</section>")
+}
+
+fn frames_json(states: &StateFrames) -> Value {
+    Value::Array(
+        states
+            .frames
+            .iter()
+            .map(|f| {
+                let mut frame = Map::new();
+                frame.insert("e".into(), json!(f.event));
+                frame.insert("t".into(), json!(f.thread));
+                match &f.kind {
+                    FrameKind::Whole(state) => {
+                        frame.insert("w".into(), state.clone());
+                    }
+                    FrameKind::Changes(changes) => {
+                        let changes = changes
+                            .iter()
+                            .map(|(pointer, value)| match value {
+                                Some(v) => json!([pointer, v]),
+                                None => json!([pointer]),
+                            })
+                            .collect();
+                        frame.insert("c".into(), Value::Array(changes));
+                    }
+                }
+                Value::Object(frame)
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encrypted_values_are_redacted() {
+        let mut value = json!({"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "r", "encryptedValue": "abc",
+            "toolCalls": [{"id": "c", "encryptedValue": "defg"}]}]});
+        redact_encrypted(&mut value);
+        let text = value.to_string();
+        assert!(!text.contains("abc") && !text.contains("defg"), "{text}");
+        assert!(text.contains("(encrypted value, 4 bytes, not shown)"));
+    }
+
+    #[test]
+    fn embedded_json_cannot_end_its_script() {
+        let value = json!({"t": "</script><script>alert(1)</script><!-- & \u{2028}"});
+        let text = script_json(&value);
+        assert!(!text.contains('<') && !text.contains('>') && !text.contains('&'));
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
+        assert_eq!(
+            escape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+}

@@ -1,0 +1,1408 @@
+//! Inspect: what happened in a stream, run by run and item by item (messages, tool calls,
+//! steps, reasoning, subagents, state changes, activities), with `check`'s diagnostics attached
+//! where they occur. Built in one pass; holds what it shows, never the raw events.
+
+pub mod html;
+pub mod human;
+pub mod stats;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
+use agui_lens_core::compare::difference::all_differences;
+use agui_lens_core::fold::{Folded, Folder};
+use agui_lens_core::protocol::chunks::{ChunkExpander, Piece};
+use agui_lens_core::protocol::event::{Event, EventType};
+use agui_lens_core::protocol::patch;
+use agui_lens_core::report::DiagnosticRecord;
+
+/// Most changed paths kept for one state change; the rest are counted.
+const MAX_CHANGES: usize = 1000;
+
+/// Everything `inspect` shows about one input.
+#[derive(Debug, Serialize)]
+pub struct Inspection {
+    pub path: String,
+    pub frames: u64,
+    pub events: u64,
+    pub errors: u64,
+    pub warnings: u64,
+    /// Whether every event carried a timestamp.
+    pub timestamped: bool,
+    pub runs: Vec<RunView>,
+    /// Findings that belong to no event of any run (e.g. the input holds no events).
+    pub diagnostics: Vec<DiagnosticView>,
+    /// What a client ends with, per thread (for the HTML report's conversation).
+    #[serde(skip)]
+    pub threads: Vec<(Option<String>, Folded)>,
+}
+
+/// A diagnostic as shown: the check's finding, and the timestamp of its event if known.
+#[derive(Clone, Debug)]
+pub struct DiagnosticView {
+    pub diagnostic: Diagnostic,
+    pub timestamp: Option<i64>,
+}
+
+impl Serialize for DiagnosticView {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        DiagnosticRecord::from(&self.diagnostic).serialize(serializer)
+    }
+}
+
+/// One run: RUN_STARTED to RUN_FINISHED or RUN_ERROR. Events outside any run form a run of
+/// status `none`.
+#[derive(Debug, Serialize)]
+pub struct RunView {
+    pub thread_id: Option<String>,
+    pub run_id: Option<String>,
+    pub parent_run_id: Option<String>,
+    /// `finished`, `error`, `open` (the stream ended inside it) or `none` (not a run).
+    pub status: &'static str,
+    pub outcome: Option<Value>,
+    pub error: Option<Value>,
+    pub usage: Option<Value>,
+    pub first_event: u64,
+    pub last_event: u64,
+    pub events: u64,
+    pub bytes: u64,
+    pub started_at: Option<i64>,
+    pub ended_at: Option<i64>,
+    /// From RUN_STARTED to the run's last event, when both carry timestamps.
+    pub duration_ms: Option<i64>,
+    /// From RUN_STARTED to the event after it.
+    pub first_event_after_ms: Option<i64>,
+    /// Tools the run's input declares.
+    pub tools: Vec<String>,
+    pub items: Vec<Item>,
+    /// CUSTOM events by name.
+    pub custom: BTreeMap<String, u64>,
+    pub raw: u64,
+    /// Findings on the run's own events, or on events no item holds, in stream order.
+    pub diagnostics: Vec<DiagnosticView>,
+}
+
+/// One thing that happened in a run.
+#[derive(Debug, Serialize)]
+pub struct Item {
+    pub first_event: u64,
+    pub last_event: u64,
+    pub started_at: Option<i64>,
+    pub ended_at: Option<i64>,
+    /// The subagent invocation that produced it, if not the agent itself.
+    pub subagent: Option<String>,
+    #[serde(flatten)]
+    pub kind: ItemKind,
+    pub diagnostics: Vec<DiagnosticView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ItemKind {
+    Message(MessageView),
+    ToolCall(ToolCallView),
+    Step(StepView),
+    Reasoning(ReasoningView),
+    Subagent(SubagentView),
+    StateChange(StateChangeView),
+    Activity(ActivityView),
+    MessagesSnapshot(SnapshotView),
+    Encrypted(EncryptedView),
+}
+
+impl ItemKind {
+    /// Whether the item gets its own lane on the HTML timeline.
+    pub fn has_lane(&self) -> bool {
+        matches!(
+            self,
+            ItemKind::Message(_)
+                | ItemKind::ToolCall(_)
+                | ItemKind::Step(_)
+                | ItemKind::Reasoning(_)
+                | ItemKind::Subagent(_)
+        )
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct MessageView {
+    pub id: Option<String>,
+    pub role: String,
+    pub name: Option<String>,
+    pub text: String,
+    pub deltas: u64,
+    pub ended: bool,
+    /// Taken from RUN_STARTED.input rather than streamed.
+    pub from_input: bool,
+    pub encrypted: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ToolCallView {
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub parent_message_id: Option<String>,
+    /// The concatenated TOOL_CALL_ARGS, as sent.
+    pub arguments: String,
+    pub deltas: u64,
+    pub ended: bool,
+    pub result: Option<ToolResultView>,
+    pub encrypted: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ToolResultView {
+    pub message_id: Option<String>,
+    pub content: Value,
+    pub event: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StepView {
+    pub name: String,
+    pub finished: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReasoningView {
+    pub id: Option<String>,
+    /// The reasoning summary, as streamed in REASONING_MESSAGE_CONTENT.
+    pub text: String,
+    pub deltas: u64,
+    /// Opened by REASONING_START (a span), not only by reasoning messages.
+    pub span: bool,
+    pub ended: bool,
+    /// A REASONING_ENCRYPTED_VALUE names it; the value itself is never shown.
+    pub encrypted: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SubagentView {
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub parent: Option<String>,
+    /// `running`, `finished` or `error`.
+    pub status: &'static str,
+    pub outcome: Option<Value>,
+    pub result: Option<Value>,
+    pub error: Option<Value>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StateChangeView {
+    /// `input` (RUN_STARTED.input.state), `snapshot` or `delta`.
+    pub source: &'static str,
+    /// Operations in a STATE_DELTA.
+    pub operations: Option<usize>,
+    /// False when a STATE_DELTA did not apply (the state is unchanged).
+    pub applied: bool,
+    pub changes: Vec<Change>,
+    /// Changed paths beyond those listed.
+    pub more: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Change {
+    pub path: String,
+    /// Left out when the path did not exist before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old: Option<Value>,
+    /// Left out when the path was removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new: Option<Value>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ActivityView {
+    pub id: Option<String>,
+    pub activity_type: Option<String>,
+    /// The content after the last update, as fold leaves it.
+    pub content: Value,
+    pub updates: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SnapshotView {
+    pub messages: usize,
+}
+
+/// An encrypted value whose entity is not shown anywhere else.
+#[derive(Debug, Serialize)]
+pub struct EncryptedView {
+    pub subtype: Option<String>,
+    pub entity_id: Option<String>,
+}
+
+/// The state after an event, as the HTML report embeds it: whole, or as the changes since the
+/// previous frame of its thread.
+#[derive(Debug)]
+pub struct StateFrame {
+    pub event: u64,
+    pub thread: usize,
+    pub kind: FrameKind,
+}
+
+#[derive(Debug)]
+pub enum FrameKind {
+    Whole(Value),
+    /// Pointer and new value; `None` removes.
+    Changes(Vec<(String, Option<Value>)>),
+}
+
+/// Where an event's findings go.
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    Run(usize),
+    Item(usize, usize),
+}
+
+type ItemRef = (usize, usize);
+
+/// Builds an [`Inspection`] from events in stream order, then findings batch by batch.
+pub struct Inspector {
+    path: String,
+    expander: ChunkExpander,
+    pieces: Vec<Piece>,
+    runs: Vec<RunView>,
+    current: Option<usize>,
+    messages: HashMap<String, ItemRef>,
+    tool_calls: HashMap<String, ItemRef>,
+    reasoning: HashMap<String, ItemRef>,
+    steps: HashMap<(Option<String>, String), ItemRef>,
+    subagents: HashMap<String, ItemRef>,
+    activities: HashMap<String, ItemRef>,
+    thinking: Option<ItemRef>,
+    threads: Vec<(Option<String>, Folder)>,
+    thread: Option<usize>,
+    state_limit: usize,
+    /// The events of the batch being checked: where their findings go.
+    touched: HashMap<u64, (Option<Target>, Option<i64>)>,
+    file_diagnostics: Vec<DiagnosticView>,
+    frames: u64,
+    events: u64,
+    errors: u64,
+    warnings: u64,
+    timestamped: bool,
+    /// Kept only for the HTML report.
+    state_frames: Option<StateFrames>,
+}
+
+/// The state history the HTML report embeds, with a cap on its size.
+#[derive(Debug, Default)]
+pub struct StateFrames {
+    pub frames: Vec<StateFrame>,
+    /// Estimated bytes embedded so far.
+    pub bytes: usize,
+    /// The event after which no more states were kept, if the cap was reached.
+    pub capped_at: Option<u64>,
+    /// Per thread: frames and bytes of changes since its last whole state.
+    since_whole: HashMap<usize, (usize, usize)>,
+}
+
+/// Most bytes of state history embedded in a page.
+const MAX_STATE_BYTES: usize = 48 * 1024 * 1024;
+
+impl Inspector {
+    pub fn new(path: &str, state_limit: usize, keep_states: bool) -> Self {
+        Inspector {
+            path: path.to_owned(),
+            expander: ChunkExpander::new(),
+            pieces: Vec::new(),
+            runs: Vec::new(),
+            current: None,
+            messages: HashMap::new(),
+            tool_calls: HashMap::new(),
+            reasoning: HashMap::new(),
+            steps: HashMap::new(),
+            subagents: HashMap::new(),
+            activities: HashMap::new(),
+            thinking: None,
+            threads: Vec::new(),
+            thread: None,
+            state_limit,
+            touched: HashMap::new(),
+            file_diagnostics: Vec::new(),
+            frames: 0,
+            events: 0,
+            errors: 0,
+            warnings: 0,
+            timestamped: true,
+            state_frames: keep_states.then(StateFrames::default),
+        }
+    }
+
+    /// Takes one event, in stream order, with its bytes as read.
+    pub fn event(&mut self, event: &Event, raw: &[u8]) {
+        self.events += 1;
+        let index = event.loc.index;
+        let ts = event.field("timestamp").and_then(Value::as_i64);
+        if ts.is_none() {
+            self.timestamped = false;
+        }
+        if event.kind == Some(EventType::RunStarted) {
+            self.start_run(event, ts);
+        }
+        let run = self.current_run(index, ts);
+        {
+            let r = &mut self.runs[run];
+            r.last_event = index;
+            r.events += 1;
+            r.bytes += raw.len() as u64;
+            if ts.is_some() {
+                r.ended_at = ts;
+            }
+            if r.first_event_after_ms.is_none() && r.events == 2 {
+                r.first_event_after_ms = match (r.started_at, ts) {
+                    (Some(a), Some(b)) if r.status != "none" => Some(b - a),
+                    _ => None,
+                };
+            }
+        }
+        let state_item = self.fold(event, run, ts);
+        let mut target = state_item.map(|at| Target::Item(run, at));
+        let Some(ty) = event.kind else {
+            self.touched.insert(index, (None, ts));
+            return;
+        };
+        let mut pieces = std::mem::take(&mut self.pieces);
+        // A chunk that cannot be expanded is shown as its findings say.
+        let _ = self.expander.expand(Some(ty), &event.value, &mut pieces);
+        for piece in &pieces {
+            let (ty, value, synthetic) = match piece {
+                Piece::Original => (ty, &event.value, false),
+                Piece::Synthetic(value) => {
+                    let ty = value
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .and_then(EventType::from_name)
+                        .unwrap_or(ty);
+                    (ty, value, true)
+                }
+            };
+            if let Some(t) = self.apply(ty, value, run, index, ts, synthetic) {
+                if !synthetic || target.is_none() {
+                    target = Some(t);
+                }
+            }
+        }
+        self.pieces = pieces;
+        self.touched.insert(index, (target, ts));
+    }
+
+    /// Takes the findings of the events given since the last call (and any held back).
+    pub fn diagnostics(&mut self, found: &[Diagnostic]) {
+        for d in found {
+            match d.severity {
+                Severity::Error => self.errors += 1,
+                Severity::Warning => self.warnings += 1,
+            }
+            let at = d.event_index.and_then(|i| self.touched.get(&i).copied());
+            let view = DiagnosticView {
+                diagnostic: d.clone(),
+                timestamp: at.and_then(|(_, ts)| ts),
+            };
+            match (at.and_then(|(t, _)| t), d.event_index) {
+                (Some(Target::Item(run, item)), _) => {
+                    self.runs[run].items[item].diagnostics.push(view)
+                }
+                (Some(Target::Run(run)), _) => self.runs[run].diagnostics.push(view),
+                (None, Some(index)) if !self.runs.is_empty() => {
+                    let run = self
+                        .runs
+                        .partition_point(|r| r.first_event <= index)
+                        .saturating_sub(1);
+                    let list = &mut self.runs[run].diagnostics;
+                    let key = |v: &DiagnosticView| v.diagnostic.event_index.unwrap_or(u64::MAX);
+                    let at = list.partition_point(|v| key(v) <= index);
+                    list.insert(at, view);
+                }
+                (None, _) => self.file_diagnostics.push(view),
+            }
+        }
+        self.touched.clear();
+    }
+
+    /// Sets how many frames the input held, readable or not.
+    pub fn set_frames(&mut self, frames: u64) {
+        self.frames = frames;
+    }
+
+    /// The state history, when kept.
+    pub fn take_state_frames(&mut self) -> Option<StateFrames> {
+        self.state_frames.take()
+    }
+
+    pub fn finish(self) -> Inspection {
+        let mut runs = self.runs;
+        for run in &mut runs {
+            run.duration_ms = match (run.started_at, run.ended_at) {
+                (Some(a), Some(b)) if run.status != "none" => Some(b - a),
+                _ => None,
+            };
+        }
+        Inspection {
+            path: self.path,
+            frames: self.frames.max(self.events),
+            events: self.events,
+            errors: self.errors,
+            warnings: self.warnings,
+            timestamped: self.timestamped && self.events > 0,
+            runs,
+            diagnostics: self.file_diagnostics,
+            threads: self
+                .threads
+                .into_iter()
+                .map(|(thread, folder)| (thread, folder.finish()))
+                .collect(),
+        }
+    }
+
+    fn start_run(&mut self, event: &Event, ts: Option<i64>) {
+        let s = |k: &str| event.str_field(k).map(str::to_owned);
+        let tools = event
+            .field("input")
+            .and_then(|i| i.get("tools"))
+            .and_then(Value::as_array)
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.runs.push(RunView {
+            thread_id: s("threadId"),
+            run_id: s("runId"),
+            parent_run_id: s("parentRunId"),
+            status: "open",
+            outcome: None,
+            error: None,
+            usage: None,
+            first_event: event.loc.index,
+            last_event: event.loc.index,
+            events: 0,
+            bytes: 0,
+            started_at: ts,
+            ended_at: ts,
+            duration_ms: None,
+            first_event_after_ms: None,
+            tools,
+            items: Vec::new(),
+            custom: BTreeMap::new(),
+            raw: 0,
+            diagnostics: Vec::new(),
+        });
+        self.current = Some(self.runs.len() - 1);
+    }
+
+    /// The run an event belongs to: the last one started, else a run of status `none`.
+    fn current_run(&mut self, index: u64, ts: Option<i64>) -> usize {
+        if let Some(run) = self.current {
+            return run;
+        }
+        self.runs.push(RunView {
+            thread_id: None,
+            run_id: None,
+            parent_run_id: None,
+            status: "none",
+            outcome: None,
+            error: None,
+            usage: None,
+            first_event: index,
+            last_event: index,
+            events: 0,
+            bytes: 0,
+            started_at: ts,
+            ended_at: ts,
+            duration_ms: None,
+            first_event_after_ms: None,
+            tools: Vec::new(),
+            items: Vec::new(),
+            custom: BTreeMap::new(),
+            raw: 0,
+            diagnostics: Vec::new(),
+        });
+        self.current = Some(self.runs.len() - 1);
+        self.runs.len() - 1
+    }
+
+    /// Applies the event to its thread's fold; records a state change as an item. Returns the
+    /// item's index in the run, if one was made.
+    fn fold(&mut self, event: &Event, run: usize, ts: Option<i64>) -> Option<usize> {
+        let switched = self.pick_thread(event);
+        let thread = self.thread.unwrap_or(0);
+        let index = event.loc.index;
+        if switched {
+            let state = self.threads[thread].1.state().cloned();
+            self.keep_frame(
+                index,
+                thread,
+                FrameKind::Whole(state.unwrap_or(Value::Null)),
+            );
+        }
+        let folder = &mut self.threads[thread].1;
+        let change = match event.kind {
+            Some(EventType::RunStarted) => {
+                let before = folder.state().is_some();
+                folder.apply(event);
+                match folder.state() {
+                    Some(state) if !before => Some(StateChangeView {
+                        source: "input",
+                        operations: None,
+                        applied: true,
+                        ..changes_between(None, Some(state), "")
+                    }),
+                    _ => None,
+                }
+            }
+            Some(EventType::StateSnapshot) => {
+                let old = folder.state().cloned();
+                folder.apply(event);
+                Some(StateChangeView {
+                    source: "snapshot",
+                    operations: None,
+                    applied: true,
+                    ..changes_between(old.as_ref(), folder.state(), "")
+                })
+            }
+            Some(EventType::StateDelta) => {
+                let (watched, operations) = match (&event.patch, event.field("delta")) {
+                    (Some(raw), _) => {
+                        let (mut watched, mut count) = (Watched::default(), 0);
+                        raw.each(|_, op| {
+                            watched.add(&op);
+                            count += 1;
+                            true
+                        });
+                        (watched.outermost(), Some(count))
+                    }
+                    (None, Some(Value::Array(ops))) => (watched_pointers(ops), Some(ops.len())),
+                    (None, _) => (Vec::new(), None),
+                };
+                let before: Vec<Option<Value>> = watched
+                    .iter()
+                    .map(|p| pointed(folder.state(), p).cloned())
+                    .collect();
+                folder.apply(event);
+                let applied = folder.last_delta_applied();
+                let mut view = StateChangeView {
+                    source: "delta",
+                    operations,
+                    applied,
+                    changes: Vec::new(),
+                    more: 0,
+                };
+                if applied {
+                    for (pointer, old) in watched.iter().zip(&before) {
+                        let part = changes_between(
+                            old.as_ref(),
+                            pointed(folder.state(), pointer),
+                            pointer,
+                        );
+                        let room = MAX_CHANGES.saturating_sub(view.changes.len());
+                        view.more += part.more + part.changes.len().saturating_sub(room);
+                        view.changes.extend(part.changes.into_iter().take(room));
+                    }
+                }
+                Some(view)
+            }
+            _ => {
+                folder.apply(event);
+                None
+            }
+        }?;
+        if change.applied && (change.source != "input" || !change.changes.is_empty()) {
+            self.keep_state_frame(index, thread, &change);
+        }
+        let at = self.push_item(run, index, ts, None, ItemKind::StateChange(change));
+        Some(at)
+    }
+
+    /// Follows RUN_STARTED's thread, as fold does. Says whether the thread changed.
+    fn pick_thread(&mut self, event: &Event) -> bool {
+        let before = self.thread;
+        if event.kind == Some(EventType::RunStarted) {
+            let thread = event.str_field("threadId").map(str::to_owned);
+            self.thread = match self.threads.iter().position(|(t, _)| *t == thread) {
+                Some(i) => Some(i),
+                // Events seen before the first run join the first thread.
+                None if self.threads.len() == 1 && self.threads[0].0.is_none() => {
+                    self.threads[0].0 = thread;
+                    Some(0)
+                }
+                None => {
+                    self.threads.push((thread, Folder::new(self.state_limit)));
+                    Some(self.threads.len() - 1)
+                }
+            };
+        }
+        if self.thread.is_none() {
+            self.threads.push((None, Folder::new(self.state_limit)));
+            self.thread = Some(self.threads.len() - 1);
+        }
+        before.is_some() && before != self.thread
+    }
+
+    fn keep_state_frame(&mut self, index: u64, thread: usize, change: &StateChangeView) {
+        let Some(frames) = &self.state_frames else {
+            return;
+        };
+        let state = self.threads[thread].1.state();
+        let state_size = state.map_or(0, |s| patch::estimated_size(s, usize::MAX));
+        let changes: Vec<(String, Option<Value>)> = change
+            .changes
+            .iter()
+            .map(|c| (c.path.clone(), c.new.clone()))
+            .collect();
+        let changes_size: usize = changes
+            .iter()
+            .map(|(p, v)| {
+                p.len()
+                    + v.as_ref()
+                        .map_or(0, |v| patch::estimated_size(v, usize::MAX))
+            })
+            .sum();
+        // A whole state now and then, so the page never replays more than about one state's
+        // worth of changes to show any event.
+        let whole = match frames.since_whole.get(&thread) {
+            None => true,
+            Some(&(count, bytes)) => {
+                change.more > 0
+                    || change.source != "delta"
+                    || count >= 64
+                    || bytes + changes_size > state_size.max(16 * 1024)
+            }
+        };
+        let kind = if whole {
+            FrameKind::Whole(state.cloned().unwrap_or(Value::Null))
+        } else {
+            FrameKind::Changes(changes)
+        };
+        self.keep_frame(index, thread, kind);
+    }
+
+    fn keep_frame(&mut self, index: u64, thread: usize, kind: FrameKind) {
+        let Some(frames) = &mut self.state_frames else {
+            return;
+        };
+        if frames.capped_at.is_some() {
+            return;
+        }
+        let size = match &kind {
+            FrameKind::Whole(v) => patch::estimated_size(v, usize::MAX),
+            FrameKind::Changes(c) => c
+                .iter()
+                .map(|(p, v)| {
+                    p.len()
+                        + v.as_ref()
+                            .map_or(0, |v| patch::estimated_size(v, usize::MAX))
+                })
+                .sum(),
+        };
+        if frames.bytes + size > MAX_STATE_BYTES {
+            frames.capped_at = Some(index);
+            return;
+        }
+        frames.bytes += size;
+        let since = frames.since_whole.entry(thread).or_default();
+        match kind {
+            FrameKind::Whole(_) => *since = (0, 0),
+            FrameKind::Changes(_) => *since = (since.0 + 1, since.1 + size),
+        }
+        frames.frames.push(StateFrame {
+            event: index,
+            thread,
+            kind,
+        });
+    }
+
+    fn push_item(
+        &mut self,
+        run: usize,
+        index: u64,
+        ts: Option<i64>,
+        subagent: Option<String>,
+        kind: ItemKind,
+    ) -> usize {
+        let items = &mut self.runs[run].items;
+        items.push(Item {
+            first_event: index,
+            last_event: index,
+            started_at: ts,
+            ended_at: ts,
+            subagent,
+            kind,
+            diagnostics: Vec::new(),
+        });
+        items.len() - 1
+    }
+
+    fn item(&mut self, at: ItemRef) -> &mut Item {
+        &mut self.runs[at.0].items[at.1]
+    }
+
+    /// Marks an item as touched by an event (its lane grows to it).
+    fn touch(&mut self, at: ItemRef, index: u64, ts: Option<i64>) -> Target {
+        let item = self.item(at);
+        item.last_event = item.last_event.max(index);
+        if ts.is_some() {
+            item.ended_at = ts;
+            if item.started_at.is_none() {
+                item.started_at = ts;
+            }
+        }
+        Target::Item(at.0, at.1)
+    }
+
+    /// Applies one event (after chunk expansion) to the items of its run.
+    fn apply(
+        &mut self,
+        ty: EventType,
+        ev: &Value,
+        run: usize,
+        index: u64,
+        ts: Option<i64>,
+        synthetic: bool,
+    ) -> Option<Target> {
+        use EventType::*;
+        let s = |k: &str| ev.get(k).and_then(Value::as_str).map(str::to_owned);
+        let owner = s("subagentRunId");
+        match ty {
+            RunStarted => {
+                self.input_messages(ev, run, index, ts);
+                Some(Target::Run(run))
+            }
+            RunFinished | RunError => {
+                let r = &mut self.runs[run];
+                if r.status == "open" {
+                    if ty == RunFinished {
+                        r.status = "finished";
+                        r.outcome = ev.get("outcome").filter(|v| !v.is_null()).cloned();
+                    } else {
+                        r.status = "error";
+                        let mut error = serde_json::Map::new();
+                        for key in ["message", "code"] {
+                            if let Some(v) = ev.get(key) {
+                                error.insert(key.into(), v.clone());
+                            }
+                        }
+                        r.error = Some(Value::Object(error));
+                    }
+                    r.usage = ev.get("usage").cloned();
+                }
+                if r.status != "none" {
+                    self.current = None;
+                }
+                Some(Target::Run(run))
+            }
+            TextMessageStart => {
+                let id = s("messageId");
+                let role = ev
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .unwrap_or("assistant")
+                    .to_owned();
+                let view = MessageView {
+                    id: id.clone(),
+                    role,
+                    name: s("name"),
+                    text: String::new(),
+                    deltas: 0,
+                    ended: false,
+                    from_input: false,
+                    encrypted: false,
+                };
+                let at = self.push_item(run, index, ts, owner, ItemKind::Message(view));
+                if let Some(id) = id {
+                    self.messages.insert(id, (run, at));
+                }
+                Some(Target::Item(run, at))
+            }
+            TextMessageContent => {
+                let at = self.message_for(ev, run, index, ts, &owner);
+                if let ItemKind::Message(m) = &mut self.item(at).kind {
+                    m.text.push_str(&delta_text(ev.get("delta")));
+                    m.deltas += 1;
+                }
+                Some(self.touch(at, index, ts))
+            }
+            TextMessageEnd => {
+                let at = self.message_for(ev, run, index, ts, &owner);
+                if let ItemKind::Message(m) = &mut self.item(at).kind {
+                    m.ended = true;
+                }
+                if synthetic {
+                    return Some(Target::Item(at.0, at.1));
+                }
+                Some(self.touch(at, index, ts))
+            }
+            ToolCallStart => {
+                let id = s("toolCallId");
+                let view = ToolCallView {
+                    id: id.clone(),
+                    name: s("toolCallName"),
+                    parent_message_id: s("parentMessageId"),
+                    arguments: String::new(),
+                    deltas: 0,
+                    ended: false,
+                    result: None,
+                    encrypted: false,
+                };
+                let at = self.push_item(run, index, ts, owner, ItemKind::ToolCall(view));
+                if let Some(id) = id {
+                    self.tool_calls.insert(id, (run, at));
+                }
+                Some(Target::Item(run, at))
+            }
+            ToolCallArgs => {
+                let at = self.tool_call_for(ev, run, index, ts, &owner);
+                if let ItemKind::ToolCall(c) = &mut self.item(at).kind {
+                    c.arguments.push_str(&delta_text(ev.get("delta")));
+                    c.deltas += 1;
+                }
+                Some(self.touch(at, index, ts))
+            }
+            ToolCallEnd => {
+                let at = self.tool_call_for(ev, run, index, ts, &owner);
+                if let ItemKind::ToolCall(c) = &mut self.item(at).kind {
+                    c.ended = true;
+                }
+                if synthetic {
+                    return Some(Target::Item(at.0, at.1));
+                }
+                Some(self.touch(at, index, ts))
+            }
+            ToolCallResult => {
+                let at = self.tool_call_for(ev, run, index, ts, &owner);
+                if let ItemKind::ToolCall(c) = &mut self.item(at).kind {
+                    c.result = Some(ToolResultView {
+                        message_id: s("messageId"),
+                        content: ev.get("content").cloned().unwrap_or(Value::Null),
+                        event: index,
+                    });
+                }
+                Some(self.touch(at, index, ts))
+            }
+            ReasoningStart | ThinkingStart => {
+                let view = ReasoningView {
+                    id: s("messageId"),
+                    text: String::new(),
+                    deltas: 0,
+                    span: true,
+                    ended: false,
+                    encrypted: false,
+                };
+                let at = self.push_item(run, index, ts, owner, ItemKind::Reasoning(view));
+                match (ty, s("messageId")) {
+                    (ThinkingStart, _) => self.thinking = Some((run, at)),
+                    (_, Some(id)) => {
+                        self.reasoning.insert(id, (run, at));
+                    }
+                    _ => {}
+                }
+                Some(Target::Item(run, at))
+            }
+            ReasoningMessageStart => {
+                let at = self.reasoning_for(ev, run, index, ts, &owner);
+                Some(self.touch(at, index, ts))
+            }
+            ReasoningMessageContent | ThinkingTextMessageContent => {
+                let at = if ty == ThinkingTextMessageContent {
+                    self.thinking_for(run, index, ts, &owner)
+                } else {
+                    self.reasoning_for(ev, run, index, ts, &owner)
+                };
+                if let ItemKind::Reasoning(r) = &mut self.item(at).kind {
+                    r.text.push_str(&delta_text(ev.get("delta")));
+                    r.deltas += 1;
+                }
+                Some(self.touch(at, index, ts))
+            }
+            ReasoningMessageEnd | ThinkingTextMessageStart | ThinkingTextMessageEnd => {
+                let at = if ty == ReasoningMessageEnd {
+                    self.reasoning_for(ev, run, index, ts, &owner)
+                } else {
+                    self.thinking_for(run, index, ts, &owner)
+                };
+                if synthetic {
+                    return Some(Target::Item(at.0, at.1));
+                }
+                Some(self.touch(at, index, ts))
+            }
+            ReasoningEnd | ThinkingEnd => {
+                let at = if ty == ThinkingEnd {
+                    self.thinking_for(run, index, ts, &owner)
+                } else {
+                    self.reasoning_for(ev, run, index, ts, &owner)
+                };
+                if let ItemKind::Reasoning(r) = &mut self.item(at).kind {
+                    r.ended = true;
+                }
+                if ty == ThinkingEnd {
+                    self.thinking = None;
+                }
+                Some(self.touch(at, index, ts))
+            }
+            ReasoningEncryptedValue => Some(self.encrypted(ev, run, index, ts, owner)),
+            StepStarted => {
+                let name = s("stepName").unwrap_or_default();
+                let view = StepView {
+                    name: name.clone(),
+                    finished: false,
+                };
+                let at = self.push_item(run, index, ts, owner.clone(), ItemKind::Step(view));
+                self.steps.insert((owner, name), (run, at));
+                Some(Target::Item(run, at))
+            }
+            StepFinished => {
+                let name = s("stepName").unwrap_or_default();
+                let at = match self.steps.remove(&(owner.clone(), name.clone())) {
+                    Some(at) => at,
+                    None => {
+                        let view = StepView {
+                            name,
+                            finished: false,
+                        };
+                        (
+                            run,
+                            self.push_item(run, index, ts, owner, ItemKind::Step(view)),
+                        )
+                    }
+                };
+                if let ItemKind::Step(step) = &mut self.item(at).kind {
+                    step.finished = true;
+                }
+                Some(self.touch(at, index, ts))
+            }
+            SubagentStarted => {
+                let id = s("subagentRunId");
+                let view = SubagentView {
+                    id: id.clone(),
+                    name: s("name"),
+                    description: s("description"),
+                    parent: s("parentSubagentRunId"),
+                    status: "running",
+                    outcome: None,
+                    result: None,
+                    error: None,
+                };
+                let at = self.push_item(run, index, ts, None, ItemKind::Subagent(view));
+                if let Some(id) = id {
+                    self.subagents.insert(id, (run, at));
+                }
+                Some(Target::Item(run, at))
+            }
+            SubagentFinished | SubagentError => {
+                let at = match owner.as_ref().and_then(|id| self.subagents.get(id)) {
+                    Some(&at) => at,
+                    None => {
+                        let view = SubagentView {
+                            id: owner.clone(),
+                            name: None,
+                            description: None,
+                            parent: None,
+                            status: "running",
+                            outcome: None,
+                            result: None,
+                            error: None,
+                        };
+                        (
+                            run,
+                            self.push_item(run, index, ts, None, ItemKind::Subagent(view)),
+                        )
+                    }
+                };
+                if let ItemKind::Subagent(sub) = &mut self.item(at).kind {
+                    if ty == SubagentFinished {
+                        sub.status = "finished";
+                        sub.outcome = ev.get("outcome").cloned();
+                        sub.result = ev.get("result").cloned();
+                    } else {
+                        sub.status = "error";
+                        let mut error = serde_json::Map::new();
+                        for key in ["message", "code"] {
+                            if let Some(v) = ev.get(key) {
+                                error.insert(key.into(), v.clone());
+                            }
+                        }
+                        sub.error = Some(Value::Object(error));
+                    }
+                }
+                Some(self.touch(at, index, ts))
+            }
+            ActivitySnapshot | ActivityDelta => {
+                let id = s("messageId");
+                let content = self.activity_content(id.as_deref());
+                let at = match id.as_ref().and_then(|id| self.activities.get(id)) {
+                    Some(&at) => at,
+                    None => {
+                        let view = ActivityView {
+                            id: id.clone(),
+                            activity_type: None,
+                            content: Value::Null,
+                            updates: 0,
+                        };
+                        let at = self.push_item(run, index, ts, owner, ItemKind::Activity(view));
+                        if let Some(id) = id {
+                            self.activities.insert(id, (run, at));
+                        }
+                        (run, at)
+                    }
+                };
+                if let ItemKind::Activity(a) = &mut self.item(at).kind {
+                    a.updates += 1;
+                    if let Some(t) = ev.get("activityType").and_then(Value::as_str) {
+                        a.activity_type = Some(t.to_owned());
+                    }
+                    if let Some(content) = content {
+                        a.content = content;
+                    }
+                }
+                Some(self.touch(at, index, ts))
+            }
+            MessagesSnapshot => {
+                let view = SnapshotView {
+                    messages: ev
+                        .get("messages")
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len),
+                };
+                let at = self.push_item(run, index, ts, None, ItemKind::MessagesSnapshot(view));
+                Some(Target::Item(run, at))
+            }
+            Custom => {
+                let name = s("name").unwrap_or_default();
+                *self.runs[run].custom.entry(name).or_default() += 1;
+                None
+            }
+            Raw => {
+                self.runs[run].raw += 1;
+                None
+            }
+            // State changes are items made by the fold; chunks were expanded above.
+            _ => None,
+        }
+    }
+
+    /// The messages of RUN_STARTED.input the thread did not hold yet.
+    fn input_messages(&mut self, ev: &Value, run: usize, index: u64, ts: Option<i64>) {
+        let Some(messages) = ev
+            .get("input")
+            .and_then(|i| i.get("messages"))
+            .and_then(Value::as_array)
+        else {
+            return;
+        };
+        for m in messages {
+            let id = m.get("id").and_then(Value::as_str).map(str::to_owned);
+            if id.as_ref().is_some_and(|id| self.messages.contains_key(id)) {
+                continue;
+            }
+            let text = match m.get("content") {
+                Some(Value::String(text)) => text.clone(),
+                None | Some(Value::Null) => String::new(),
+                Some(other) => other.to_string(),
+            };
+            let view = MessageView {
+                id: id.clone(),
+                role: m
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_owned(),
+                name: m.get("name").and_then(Value::as_str).map(str::to_owned),
+                text,
+                deltas: 0,
+                ended: true,
+                from_input: true,
+                encrypted: m.get("encryptedValue").is_some(),
+            };
+            let at = self.push_item(run, index, ts, None, ItemKind::Message(view));
+            if let Some(id) = id {
+                self.messages.insert(id, (run, at));
+            }
+        }
+    }
+
+    /// The message an event names; one is made for an event whose message never started.
+    fn message_for(
+        &mut self,
+        ev: &Value,
+        run: usize,
+        index: u64,
+        ts: Option<i64>,
+        owner: &Option<String>,
+    ) -> ItemRef {
+        let id = ev.get("messageId").and_then(Value::as_str);
+        if let Some(&at) = id.and_then(|id| self.messages.get(id)) {
+            return at;
+        }
+        let view = MessageView {
+            id: id.map(str::to_owned),
+            role: "?".into(),
+            name: None,
+            text: String::new(),
+            deltas: 0,
+            ended: false,
+            from_input: false,
+            encrypted: false,
+        };
+        let at = self.push_item(run, index, ts, owner.clone(), ItemKind::Message(view));
+        if let Some(id) = id {
+            self.messages.insert(id.to_owned(), (run, at));
+        }
+        (run, at)
+    }
+
+    fn tool_call_for(
+        &mut self,
+        ev: &Value,
+        run: usize,
+        index: u64,
+        ts: Option<i64>,
+        owner: &Option<String>,
+    ) -> ItemRef {
+        let id = ev.get("toolCallId").and_then(Value::as_str);
+        if let Some(&at) = id.and_then(|id| self.tool_calls.get(id)) {
+            return at;
+        }
+        let view = ToolCallView {
+            id: id.map(str::to_owned),
+            name: None,
+            parent_message_id: None,
+            arguments: String::new(),
+            deltas: 0,
+            ended: false,
+            result: None,
+            encrypted: false,
+        };
+        let at = self.push_item(run, index, ts, owner.clone(), ItemKind::ToolCall(view));
+        if let Some(id) = id {
+            self.tool_calls.insert(id.to_owned(), (run, at));
+        }
+        (run, at)
+    }
+
+    fn reasoning_for(
+        &mut self,
+        ev: &Value,
+        run: usize,
+        index: u64,
+        ts: Option<i64>,
+        owner: &Option<String>,
+    ) -> ItemRef {
+        let id = ev.get("messageId").and_then(Value::as_str);
+        if let Some(&at) = id.and_then(|id| self.reasoning.get(id)) {
+            return at;
+        }
+        let view = ReasoningView {
+            id: id.map(str::to_owned),
+            text: String::new(),
+            deltas: 0,
+            span: false,
+            ended: false,
+            encrypted: false,
+        };
+        let at = self.push_item(run, index, ts, owner.clone(), ItemKind::Reasoning(view));
+        if let Some(id) = id {
+            self.reasoning.insert(id.to_owned(), (run, at));
+        }
+        (run, at)
+    }
+
+    /// The open THINKING_* span (removed in 1.0, still shown as reasoning).
+    fn thinking_for(
+        &mut self,
+        run: usize,
+        index: u64,
+        ts: Option<i64>,
+        owner: &Option<String>,
+    ) -> ItemRef {
+        if let Some(at) = self.thinking {
+            return at;
+        }
+        let view = ReasoningView {
+            id: None,
+            text: String::new(),
+            deltas: 0,
+            span: true,
+            ended: false,
+            encrypted: false,
+        };
+        let at = self.push_item(run, index, ts, owner.clone(), ItemKind::Reasoning(view));
+        self.thinking = Some((run, at));
+        (run, at)
+    }
+
+    /// Marks what an encrypted value belongs to; the value is never kept.
+    fn encrypted(
+        &mut self,
+        ev: &Value,
+        run: usize,
+        index: u64,
+        ts: Option<i64>,
+        owner: Option<String>,
+    ) -> Target {
+        let entity = ev.get("entityId").and_then(Value::as_str);
+        let subtype = ev.get("subtype").and_then(Value::as_str);
+        let found = entity.and_then(|id| match subtype {
+            Some("tool-call") => self.tool_calls.get(id).copied(),
+            _ => self
+                .reasoning
+                .get(id)
+                .or_else(|| self.messages.get(id))
+                .copied(),
+        });
+        match found {
+            Some(at) => {
+                match &mut self.item(at).kind {
+                    ItemKind::Message(m) => m.encrypted = true,
+                    ItemKind::ToolCall(c) => c.encrypted = true,
+                    ItemKind::Reasoning(r) => r.encrypted = true,
+                    _ => {}
+                }
+                Target::Item(at.0, at.1)
+            }
+            None => {
+                let view = EncryptedView {
+                    subtype: subtype.map(str::to_owned),
+                    entity_id: entity.map(str::to_owned),
+                };
+                let at = self.push_item(run, index, ts, owner, ItemKind::Encrypted(view));
+                Target::Item(run, at)
+            }
+        }
+    }
+
+    /// An activity's content as fold left it after the current event.
+    fn activity_content(&self, id: Option<&str>) -> Option<Value> {
+        let folder = &self.threads[self.thread?].1;
+        let message = folder.message(id?)?;
+        if message.get("role").and_then(Value::as_str) != Some("activity") {
+            return None;
+        }
+        Some(message.get("content").cloned().unwrap_or(Value::Null))
+    }
+}
+
+/// The changes from one state (or part of it) to another. An absent or null state becoming
+/// an object is shown as the object's members being added.
+fn changes_between(old: Option<&Value>, new: Option<&Value>, base: &str) -> StateChangeView {
+    let empty = patch::empty_object();
+    let old = match (old, new) {
+        (None | Some(Value::Null), Some(Value::Object(_))) if base.is_empty() => Some(&empty),
+        _ => old,
+    };
+    let found = all_differences(old, new, base, MAX_CHANGES);
+    StateChangeView {
+        source: "delta",
+        operations: None,
+        applied: true,
+        more: found.total - found.found.len(),
+        changes: found
+            .found
+            .into_iter()
+            .map(|d| Change {
+                path: d.pointer,
+                old: d.left,
+                new: d.right,
+            })
+            .collect(),
+    }
+}
+
+/// The value at a pointer of a state that may be absent.
+fn pointed<'a>(state: Option<&'a Value>, pointer: &str) -> Option<&'a Value> {
+    state.and_then(|state| patch::get_pointer(state, pointer))
+}
+
+/// The parts of the state a patch can change, outermost only: each operation's path (and a
+/// move's source), or its parent when the last segment may be an array index (an insertion or
+/// removal shifts the elements after it).
+fn watched_pointers(ops: &[Value]) -> Vec<String> {
+    let mut watched = Watched::default();
+    for op in ops {
+        watched.add(op);
+    }
+    watched.outermost()
+}
+
+/// The places a patch's operations change, gathered one operation at a time (each once,
+/// however many operations touch it).
+#[derive(Default)]
+struct Watched(std::collections::BTreeSet<String>);
+
+impl Watched {
+    fn add(&mut self, op: &Value) {
+        let mut add = |pointer: &str| {
+            let (parent, last) = match pointer.rfind('/') {
+                Some(at) => (&pointer[..at], &pointer[at + 1..]),
+                None => ("", ""),
+            };
+            let index_like =
+                last == "-" || (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()));
+            let watched = if index_like { parent } else { pointer };
+            if !self.0.contains(watched) {
+                self.0.insert(watched.to_owned());
+            }
+        };
+        if let Some(path) = op.get("path").and_then(Value::as_str) {
+            add(path);
+        }
+        if op.get("op").and_then(Value::as_str) == Some("move") {
+            if let Some(from) = op.get("from").and_then(Value::as_str) {
+                add(from);
+            }
+        }
+    }
+
+    /// The outermost of the places: a change inside one is a change of it.
+    fn outermost(self) -> Vec<String> {
+        let mut outermost: Vec<String> = Vec::new();
+        for p in self.0 {
+            let covered = outermost
+                .iter()
+                .any(|o| o.is_empty() || p == *o || p.starts_with(&format!("{o}/")));
+            if !covered {
+                outermost.push(p);
+            }
+        }
+        outermost
+    }
+}
+
+/// A delta as text: strings as they are, anything else as JSON.
+fn delta_text(delta: Option<&Value>) -> String {
+    match delta {
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn watched_pointers_are_outermost_and_cover_array_shifts() {
+        let ops = json!([
+            {"op": "add", "path": "/items/-", "value": 1},
+            {"op": "replace", "path": "/items/0/name", "value": "x"},
+            {"op": "replace", "path": "/counter", "value": 2},
+            {"op": "move", "from": "/a/b", "path": "/c"},
+            {"op": "remove", "path": "/list/3"},
+        ]);
+        assert_eq!(
+            watched_pointers(ops.as_array().unwrap()),
+            vec!["/a/b", "/c", "/counter", "/items", "/list"]
+        );
+        let root = json!([{"op": "replace", "path": "", "value": {}}, {"op": "add", "path": "/x", "value": 1}]);
+        assert_eq!(watched_pointers(root.as_array().unwrap()), vec![""]);
+    }
+}

@@ -1,0 +1,16 @@
+//! The agui-lens command line, as a library for its tests and fuzz targets: the clap types
+//! ([`cli`]), the commands that wire the core's stages together ([`commands`]), and what only
+//! a front end does: terminal and HTML rendering ([`render`], [`inspect`]), live agents over
+//! HTTP ([`live`], [`suite`]), directory walks, signals and the allocator. The stages
+//! themselves are in `agui_lens_core`.
+
+pub mod alloc;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod glob;
+pub mod inspect;
+pub mod live;
+pub mod render;
+pub mod signals;
+pub mod suite;

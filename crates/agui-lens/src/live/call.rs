@@ -1,0 +1,463 @@
+//! Checking a live agent: one POST, the response checked as it arrives, and what went wrong
+//! on the way reported as `transport/*` findings. Shared by `run` and `test`.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::live::http::{self, Cut, PostError, display_url, seconds};
+use crate::live::request::AgentInput;
+use agui_lens_core::check::catalog::RuleId;
+use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
+use agui_lens_core::check::engine::{Context, Engine, Stats};
+use agui_lens_core::check::parse::{excerpt, finding};
+use agui_lens_core::check::rules::protocol::ProtocolOptions;
+use agui_lens_core::protocol::event::{Event, EventType};
+use agui_lens_core::read::{self, Batch, InputFormat, ReadOptions, describe_non_stream};
+use agui_lens_core::report::plural;
+
+/// How much of a body that is not a stream is read, to show and record.
+const ERROR_BODY_LEN: u64 = 64 * 1024;
+
+/// One call to make.
+pub struct Call<'a> {
+    pub url: &'a str,
+    /// Extra headers, expanded. Never printed.
+    pub headers: &'a [(String, String)],
+    pub input: &'a AgentInput,
+    pub idle_timeout: Duration,
+    pub timeout: Option<Duration>,
+    /// The status the caller expects (a suite case's `expect_status`). When set, the status
+    /// is the caller's to judge, and `transport/http-status` is not reported.
+    pub expect_status: Option<u16>,
+}
+
+/// Sees each event once checked: the event, its bytes, the time since the call began.
+pub type EventTap<'a> = dyn FnMut(&Event, &[u8], Duration) + 'a;
+
+/// What to do with the response besides checking it.
+#[derive(Default)]
+pub struct Taps<'a> {
+    /// Each event as one JSONL line, flushed after every batch.
+    pub record: Option<&'a mut dyn Write>,
+    /// The body's bytes as they arrive.
+    pub record_raw: Option<Box<dyn Write + Send>>,
+    /// Each event once checked, with its bytes and the time since the call began.
+    pub on_event: Option<&'a mut EventTap<'a>>,
+}
+
+/// How the exchange went.
+#[derive(Clone, Debug, Default)]
+pub struct Exchange {
+    /// None when no response head arrived.
+    pub status: Option<u16>,
+    pub reason: Option<&'static str>,
+    pub content_type: Option<String>,
+    /// The start of a body that was not checked as a stream (an error page), abbreviated.
+    pub body_excerpt: Option<String>,
+    pub first_event: Option<Duration>,
+    pub elapsed: Duration,
+    /// Body bytes received.
+    pub bytes: u64,
+    pub stats: Stats,
+    /// Events of a type AG-UI defines: none means the body was no stream at all.
+    pub known_events: u64,
+    /// The user asked to stop (Ctrl-C, SIGTERM) before the response ended: what arrived was
+    /// checked, but not what only its end can tell.
+    pub interrupted: bool,
+}
+
+/// Why a call could not be checked.
+#[derive(Debug)]
+pub enum LiveError {
+    /// No HTTP exchange happened: a bad URL, an unknown host, a refused connection.
+    Unreachable(String),
+    /// Writing the report or a recording failed.
+    Failed(anyhow::Error),
+}
+
+impl From<io::Error> for LiveError {
+    fn from(e: io::Error) -> Self {
+        LiveError::Failed(e.into())
+    }
+}
+
+/// Makes the call and checks the response as it arrives, handing diagnostics to `emit` batch
+/// by batch. `name` is what diagnostics say the input is.
+pub fn check_call(
+    ctx: &Context<'_>,
+    call: &Call<'_>,
+    name: Arc<str>,
+    mut taps: Taps<'_>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> Result<Exchange, LiveError> {
+    let started = Instant::now();
+    // The client holds the state it sent: deltas apply to it.
+    let ctx = &Context {
+        protocol: ProtocolOptions {
+            state: call.input.state.clone(),
+            ..ctx.protocol.clone()
+        },
+        ..*ctx
+    };
+    let request = http::Request {
+        url: call.url,
+        headers: call.headers,
+        body: &call.input.body,
+        idle_timeout: call.idle_timeout,
+        timeout: call.timeout,
+        stop: agui_lens_core::stop::requested,
+    };
+    let mut exchange = Exchange::default();
+    let mut found = Vec::new();
+    let mut response = match http::post(&request, taps.record_raw.take()) {
+        Ok(response) => response,
+        Err(PostError::Unreachable(why)) => return Err(LiveError::Unreachable(why)),
+        Err(PostError::Cut(cut)) => {
+            let mut engine = Engine::new(ctx, name.clone(), Vec::new());
+            match cut_finding(&name, &cut, None) {
+                Some(d) => engine.report(d, &mut found),
+                None => exchange.interrupted = true,
+            }
+            return stop_early(engine, &mut found, emit, exchange, 0, started);
+        }
+    };
+    exchange.status = Some(response.status);
+    exchange.reason = response.reason;
+    exchange.content_type = response.content_type.clone();
+    let progress = response.progress.clone();
+    let event_stream = http::is_event_stream(response.content_type.as_deref());
+
+    if !(200..300).contains(&response.status) {
+        // No stream is expected: show the start of the body, which usually says why.
+        let mut body = Vec::new();
+        let _ = (&mut response.body)
+            .take(ERROR_BODY_LEN)
+            .read_to_end(&mut body);
+        exchange.body_excerpt = body_excerpt(&body);
+        let mut engine = Engine::new(ctx, name.clone(), Vec::new());
+        if call.expect_status.is_none() {
+            let d = status_finding(&name, &response, exchange.body_excerpt.clone());
+            engine.report(d, &mut found);
+        }
+        return stop_early(
+            engine,
+            &mut found,
+            emit,
+            exchange,
+            progress.bytes(),
+            started,
+        );
+    }
+
+    let read = ReadOptions {
+        format: event_stream.then_some(InputFormat::Sse),
+        max_line: ctx.max_line,
+    };
+    let content_type = response.content_type.clone();
+    let opened = read::open_reader(name.clone(), Box::new(response.body), None, &read);
+    let mut opened = match opened {
+        Ok(opened) => opened,
+        Err(err) => {
+            // Nothing could be framed: the response stopped before its first line.
+            if let Some(message) = progress.record_error() {
+                return Err(LiveError::Failed(anyhow::anyhow!(
+                    "writing the raw recording: {message}"
+                )));
+            }
+            let mut engine = Engine::new(ctx, name.clone(), Vec::new());
+            let cut = progress
+                .cut()
+                .unwrap_or_else(|| Cut::ConnectionLost(format!("{err:#}")));
+            match cut_finding(&name, &cut, Some((progress.bytes(), 0))) {
+                Some(d) => engine.report(d, &mut found),
+                None => exchange.interrupted = true,
+            }
+            return stop_early(
+                engine,
+                &mut found,
+                emit,
+                exchange,
+                progress.bytes(),
+                started,
+            );
+        }
+    };
+    let head = std::mem::take(&mut opened.head);
+    let mut engine = Engine::new(ctx, name.clone(), head.clone());
+    if !event_stream {
+        let looks_like_sse = opened.format == InputFormat::Sse;
+        let d = content_type_finding(&name, content_type.as_deref(), &head, looks_like_sse);
+        engine.report(d, &mut found);
+        if !looks_like_sse {
+            exchange.body_excerpt = body_excerpt(&head);
+            return stop_early(
+                engine,
+                &mut found,
+                emit,
+                exchange,
+                progress.bytes(),
+                started,
+            );
+        }
+    }
+
+    let mut batch = Batch::default();
+    let mut pending = Vec::new();
+    let mut events = 0u64;
+    let mut run_started_seen = false;
+    let mut record_error: Option<io::Error> = None;
+    let mut first_event = None;
+    loop {
+        match opened.reader.next_batch(&mut batch) {
+            Ok(true) => {
+                engine.check_batch_with(&batch, &mut found, |event, raw| {
+                    let at = started.elapsed();
+                    first_event.get_or_insert(at);
+                    events += 1;
+                    if let Some(record) = taps.record.as_mut()
+                        && record_error.is_none()
+                        && let Err(e) = write_event(&mut **record, event, raw)
+                    {
+                        record_error = Some(e);
+                    }
+                    if let Some(on_event) = taps.on_event.as_mut() {
+                        on_event(event, raw, at);
+                    }
+                    if !run_started_seen && event.kind == Some(EventType::RunStarted) {
+                        run_started_seen = true;
+                        pending.extend(id_mismatch(call.input, event, raw));
+                    }
+                });
+                for d in pending.drain(..) {
+                    engine.report(d, &mut found);
+                }
+                if let Some(record) = taps.record.as_mut()
+                    && record_error.is_none()
+                    && let Err(e) = record.flush()
+                {
+                    record_error = Some(e);
+                }
+                if let Some(e) = record_error {
+                    return Err(LiveError::Failed(
+                        anyhow::Error::new(e).context("writing the recording"),
+                    ));
+                }
+                emit(&found)?;
+                found.clear();
+            }
+            Ok(false) => break,
+            Err(err) => {
+                if let Some(message) = progress.record_error() {
+                    return Err(LiveError::Failed(anyhow::anyhow!(
+                        "writing the raw recording: {message}"
+                    )));
+                }
+                let cut = progress.cut().unwrap_or_else(|| {
+                    Cut::ConnectionLost(format!("reading the body failed: {err}"))
+                });
+                match cut_finding(&name, &cut, Some((progress.bytes(), events))) {
+                    Some(d) => {
+                        engine.report(d, &mut found);
+                        engine.cut_short();
+                    }
+                    None => {
+                        // Stopped by the user: the stream did not end, so what only its
+                        // end could tell is not reported.
+                        exchange.interrupted = true;
+                        engine.stopped_early();
+                    }
+                }
+                break;
+            }
+        }
+    }
+    exchange.known_events = engine.known_events();
+    exchange.stats = engine.finish(&mut found);
+    emit(&found)?;
+    exchange.first_event = first_event;
+    exchange.bytes = progress.bytes();
+    exchange.elapsed = started.elapsed();
+    Ok(exchange)
+}
+
+/// Ends a response that is not read as a stream, or no further: what the end tells (an open
+/// run), then the counts. The reason was reported already, so an empty input is not.
+fn stop_early(
+    mut engine: Engine<'_>,
+    found: &mut Vec<Diagnostic>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+    mut exchange: Exchange,
+    bytes: u64,
+    started: Instant,
+) -> Result<Exchange, LiveError> {
+    engine.cut_short();
+    exchange.stats = engine.finish(found);
+    emit(found)?;
+    exchange.bytes = bytes;
+    exchange.elapsed = started.elapsed();
+    Ok(exchange)
+}
+
+/// One event as a JSONL line: as it arrived, unless it spans lines (SSE data may).
+fn write_event(out: &mut dyn Write, event: &Event, raw: &[u8]) -> io::Result<()> {
+    if raw.contains(&b'\n') || raw.contains(&b'\r') {
+        serde_json::to_writer(&mut *out, &*event.whole_value()).map_err(io::Error::other)?;
+    } else {
+        out.write_all(raw)?;
+    }
+    out.write_all(b"\n")
+}
+
+fn whole(name: &Arc<str>, rule: RuleId, message: String) -> Diagnostic {
+    let severity = rule.rule().default.severity().unwrap_or(Severity::Error);
+    Diagnostic::whole_input(rule, severity, name.clone(), message)
+}
+
+/// A transport failure, as a finding: none for a stop the user asked for. `so_far` is
+/// (bytes, events) once the body had begun.
+fn cut_finding(name: &Arc<str>, cut: &Cut, so_far: Option<(u64, u64)>) -> Option<Diagnostic> {
+    let after = match so_far {
+        Some((bytes, events)) => format!(
+            "after {} and {}",
+            plural(bytes, "byte"),
+            plural(events, "event")
+        ),
+        None => "before the response head arrived".to_owned(),
+    };
+    Some(match cut {
+        Cut::Interrupted => return None,
+        Cut::IdleTimeout(d) => whole(
+            name,
+            RuleId::TransportIdleTimeout,
+            format!(
+                "nothing arrived for {} {after} (--idle-timeout)",
+                seconds(*d)
+            ),
+        )
+        .with_help(
+            "an agent that works for long should keep the stream alive, e.g. with SSE comment \
+             lines (`: keep-alive`); or raise --idle-timeout",
+        ),
+        Cut::Timeout(d) => whole(
+            name,
+            RuleId::TransportTimeout,
+            format!(
+                "the response was still going after {} {after} (--timeout)",
+                seconds(*d)
+            ),
+        )
+        .with_help("raise --timeout if runs this long are expected"),
+        Cut::ConnectionLost(why) => whole(
+            name,
+            RuleId::TransportConnectionLost,
+            format!("{why} {after}, before the response ended"),
+        )
+        .with_help(
+            "the agent, or a proxy in front of it, ended the response early: see its logs \
+             (agui-lens does not reconnect, which would run the agent again)",
+        ),
+    })
+}
+
+fn status_finding(name: &Arc<str>, response: &http::Response, body: Option<String>) -> Diagnostic {
+    let status = format!(
+        "{}{}",
+        response.status,
+        response.reason.map(|r| format!(" {r}")).unwrap_or_default()
+    );
+    let (message, help) = if response.status < 400 {
+        let to = response
+            .location
+            .as_deref()
+            .map(|l| format!(" to {}", display_url(l)))
+            .unwrap_or_default();
+        (
+            format!("the agent answered {status}, a redirect{to}, which is not followed"),
+            "POST to the URL the redirect names; a redirect to a login page means the request \
+             was not authenticated (pass a token with -H 'Authorization: Bearer ${TOKEN}')",
+        )
+    } else {
+        let help = match response.status {
+            401 | 403 => {
+                "the agent refused the credentials: pass them with -H 'Authorization: Bearer \
+                 ${TOKEN}'"
+            }
+            404 | 405 => "check the URL: the agent's endpoint takes a POST",
+            400..=499 => {
+                "the agent refused the request; the body above usually names the field of the \
+                 RunAgentInput it could not accept"
+            }
+            _ => "the agent failed before streaming; the body above and its logs say why",
+        };
+        (format!("the agent answered {status}"), help)
+    };
+    whole(name, RuleId::TransportHttpStatus, message)
+        .with_help(help)
+        .with_excerpt(body)
+}
+
+fn content_type_finding(
+    name: &Arc<str>,
+    content_type: Option<&str>,
+    head: &[u8],
+    looks_like_sse: bool,
+) -> Diagnostic {
+    let declared = match content_type {
+        Some(ct) => format!("the response's Content-Type is `{ct}`, not `text/event-stream`"),
+        None => "the response has no Content-Type (an event stream is `text/event-stream`)".into(),
+    };
+    let (message, help) = if looks_like_sse {
+        (
+            format!("{declared}; the body looks like SSE and is checked as such"),
+            "send the stream with `Content-Type: text/event-stream`, or proxies may buffer it",
+        )
+    } else {
+        (
+            format!(
+                "{declared}, and the body is no event stream: {}",
+                describe_non_stream(head)
+            ),
+            "check the URL and the credentials: a page in place of the stream usually comes \
+             from a login or error page in front of the agent",
+        )
+    };
+    let mut d = whole(name, RuleId::TransportContentType, message).with_help(help);
+    if !looks_like_sse {
+        d = d.with_excerpt(body_excerpt(head));
+    }
+    d
+}
+
+/// RUN_STARTED must name the thread and run the input sent.
+fn id_mismatch(input: &AgentInput, event: &Event, raw: &[u8]) -> Option<Diagnostic> {
+    let mut differences = Vec::new();
+    for (key, sent) in [("threadId", &input.thread_id), ("runId", &input.run_id)] {
+        let Some(sent) = sent else { continue };
+        let got = event.str_field(key);
+        if got != Some(sent.as_str()) {
+            let got = got.map_or_else(|| "none".to_owned(), |g| format!("{g:?}"));
+            differences.push(format!("{key} {got} where the input sent {sent:?}"));
+        }
+    }
+    if differences.is_empty() {
+        return None;
+    }
+    Some(
+        finding(
+            RuleId::TransportRunIdMismatch,
+            &event.loc,
+            format!("RUN_STARTED has {}", differences.join(", and ")),
+        )
+        .with_help("echo the RunAgentInput's threadId and runId in RUN_STARTED")
+        .with_event_type(Some("RUN_STARTED"))
+        .with_excerpt(excerpt(raw)),
+    )
+}
+
+/// The start of a body on one line, for a diagnostic's excerpt.
+fn body_excerpt(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let flat: Vec<&str> = text.split_whitespace().collect();
+    excerpt(flat.join(" ").as_bytes())
+}

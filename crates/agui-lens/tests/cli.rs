@@ -1,0 +1,458 @@
+//! The binary as a user meets it: exit codes, every output format, stdin, directories,
+//! compressed input, configuration, and the informational commands.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{agui_lens, root, run, split};
+
+const VALID: &str = "fixtures/valid/agui-sdk-full.jsonl";
+const INVALID: &str = "fixtures/invalid/schema/violation.jsonl";
+const WARNS: &str = "fixtures/invalid/schema/unknown-field.jsonl";
+
+#[test]
+fn exit_codes() {
+    assert_eq!(run(&["check", VALID]).0, 0);
+    assert_eq!(run(&["check", INVALID]).0, 1);
+    assert_eq!(run(&["check", WARNS]).0, 0, "warnings alone pass");
+    assert_eq!(run(&["check", "--deny-warnings", WARNS]).0, 1);
+    assert_eq!(
+        run(&[
+            "check",
+            "--allow",
+            "pairing/*",
+            "fixtures/invalid/pairing/text-message.jsonl"
+        ])
+        .0,
+        0
+    );
+    let (code, _, stderr) = run(&["check", "no/such/file.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no/such/file.jsonl"), "{stderr}");
+    let (code, _, stderr) = run(&["check", "--deny", "schema/nope", VALID]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("schema/nope"), "{stderr}");
+    assert_eq!(run(&["check", "--format", "yaml", VALID]).0, 2, "bad flag");
+    assert_eq!(run(&["frobnicate"]).0, 2, "unknown command");
+}
+
+#[test]
+fn several_inputs_are_checked_independently_and_reported_in_order() {
+    let (code, stdout, stderr) = run(&[
+        "check",
+        "--color",
+        "never",
+        INVALID,
+        "no/such/file.jsonl",
+        VALID,
+    ]);
+    assert_eq!(code, 2, "an unreadable input makes the run fail");
+    assert!(stderr.contains("no/such/file.jsonl"));
+    assert!(
+        stdout.contains("violation.jsonl:3"),
+        "the readable inputs were still checked"
+    );
+    // The summary counts what was read, and says what could not be.
+    let summary = stdout.lines().last().unwrap();
+    assert!(summary.starts_with("checked 2 files"), "{stdout}");
+    assert!(summary.contains("1 file could not be read"), "{stdout}");
+}
+
+#[test]
+fn directories_are_walked() {
+    let (code, stdout, _) = run(&["check", "--color", "never", "fixtures/valid"]);
+    assert_eq!(code, 0, "{stdout}");
+    let files = std::fs::read_dir(root().join("fixtures/valid"))
+        .unwrap()
+        .count();
+    assert!(
+        stdout.contains(&format!("checked {files} files")),
+        "{stdout}"
+    );
+    let (code, _, stderr) = run(&["check", "crates/agui-lens-core/src/report"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no stream files"), "{stderr}");
+}
+
+#[test]
+fn json_format() {
+    let (code, stdout, _) = run(&["check", "--format", "json", INVALID]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let first = &doc["diagnostics"][0];
+    for field in [
+        "rule",
+        "severity",
+        "path",
+        "line",
+        "event_index",
+        "event_type",
+        "message",
+        "help",
+    ] {
+        assert!(first.get(field).is_some(), "missing {field} in {first}");
+    }
+    assert_eq!(first["rule"], "schema/violation");
+    assert_eq!(first["line"], 3);
+    assert_eq!(first["event_index"], 2);
+    assert_eq!(first["event_type"], "TEXT_MESSAGE_START");
+    assert_eq!(first["pointer"], "/role");
+    assert_eq!(first["keyword"], "enum");
+    assert_eq!(doc["summary"]["files"], 1);
+    assert_eq!(doc["summary"]["errors"], 7);
+    assert_eq!(doc["summary"]["warnings"], 1);
+}
+
+#[test]
+fn jsonl_format_is_one_diagnostic_per_line() {
+    let (_, stdout, _) = run(&["check", "--format", "jsonl", INVALID]);
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8);
+    assert!(
+        lines
+            .iter()
+            .all(|d| d["rule"].is_string() && d["line"].is_u64())
+    );
+}
+
+#[test]
+fn github_format_annotates_file_and_line() {
+    let (_, stdout, _) = run(&["check", "--format", "github", INVALID]);
+    let first = stdout.lines().next().unwrap();
+    assert!(
+        first.starts_with(
+            "::error file=fixtures/invalid/schema/violation.jsonl,line=3,title=schema/violation::"
+        ),
+        "{first}"
+    );
+    assert!(stdout.contains("::warning "), "{stdout}");
+    assert!(!first.contains('\n'));
+}
+
+#[test]
+fn junit_format_has_a_suite_per_file() {
+    let (_, stdout, _) = run(&["check", "--format", "junit", INVALID, VALID]);
+    assert!(stdout.starts_with("<?xml"));
+    assert_eq!(stdout.matches("<testsuite ").count(), 2, "{stdout}");
+    assert!(
+        stdout.contains(
+            "<testsuites name=\"agui-lens\" tests=\"8\" failures=\"7\" errors=\"0\" skipped=\"0\">"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("name=\"conforms to AG-UI\""));
+    assert_eq!(stdout.matches("<failure ").count(), 7);
+    // Every opened element is closed.
+    assert_eq!(
+        stdout.matches("<testsuite ").count(),
+        stdout.matches("</testsuite>").count()
+    );
+}
+
+#[test]
+fn sarif_format() {
+    let (_, stdout, _) = run(&["check", "--format", "sarif", INVALID]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["version"], "2.1.0");
+    let run = &doc["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(
+        rules.len(),
+        agui_lens_core::check::catalog::RuleId::ALL.len()
+    );
+    let result = &run["results"][0];
+    assert_eq!(result["ruleId"], "schema/violation");
+    assert_eq!(result["level"], "error");
+    let index = result["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(rules[index]["id"], "schema/violation");
+    assert_eq!(
+        result["locations"][0]["physicalLocation"]["region"]["startLine"],
+        3
+    );
+}
+
+#[test]
+fn human_format_colours_only_when_asked() {
+    let (_, plain, _) = run(&["check", INVALID]);
+    assert!(!plain.contains('\u{1b}'), "not a terminal: no colour");
+    let (_, coloured, _) = run(&["check", "--color", "always", INVALID]);
+    assert!(coloured.contains("\u{1b}["));
+}
+
+#[test]
+fn stdin_is_read_with_a_dash_or_no_path() {
+    let input = std::fs::read(root().join(INVALID)).unwrap();
+    let (code, stdout, _) = split(
+        agui_lens()
+            .args(["check", "-"])
+            .write_stdin(input.clone())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("-:3 (event 2, TEXT_MESSAGE_START)"),
+        "{stdout}"
+    );
+    let (code, _, _) = split(
+        agui_lens()
+            .arg("check")
+            .write_stdin(input)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 1);
+}
+
+/// Diagnostics for stdin appear as events arrive, not when the input ends.
+#[test]
+fn stdin_is_reported_as_it_arrives() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+        .args(["check", "--format", "jsonl", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":1}\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        tx.send(line).unwrap();
+        // Keep reading: a closed pipe would end the check early (and quietly).
+        std::io::copy(&mut reader, &mut std::io::sink()).unwrap();
+    });
+    // stdin is still open: the diagnostic must already be out.
+    let line = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no diagnostic before EOF");
+    assert!(line.contains("schema/violation"), "{line}");
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+}
+
+#[test]
+fn compressed_inputs_are_read_transparently() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read(root().join(INVALID)).unwrap();
+    let gz = dir.path().join("capture.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&text).unwrap();
+    std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+    let zst = dir.path().join("capture.sse.zst");
+    let sse: Vec<u8> = String::from_utf8(text.clone())
+        .unwrap()
+        .lines()
+        .map(|l| format!("data: {l}\r\n\r\n"))
+        .collect::<String>()
+        .into_bytes();
+    std::fs::write(&zst, zstd::encode_all(&sse[..], 3).unwrap()).unwrap();
+    for path in [&gz, &zst] {
+        let (code, stdout, _) = run(&["check", "--format", "json", path.to_str().unwrap()]);
+        assert_eq!(code, 1);
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(doc["summary"]["errors"], 7, "{}", path.display());
+        assert_eq!(
+            doc["diagnostics"][0]["line"],
+            if path == &gz { 3 } else { 5 }
+        );
+    }
+    // A directory walk finds the compressed forms too.
+    let (_, stdout, _) = run(&["check", "--format", "json", dir.path().to_str().unwrap()]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["summary"]["files"], 2);
+}
+
+#[test]
+fn input_format_can_be_forced() {
+    let (code, stdout, _) = run(&["check", "--format", "json", "--input-format", "sse", VALID]);
+    assert_eq!(code, 1, "JSONL read as SSE holds no events");
+    assert!(stdout.contains("framing/no-events"));
+}
+
+#[test]
+fn config_file_sets_levels_and_flags_win() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join(WARNS), dir.path().join("w.jsonl")).unwrap();
+    std::fs::write(
+        dir.path().join("agui-lens.toml"),
+        "[rules]\n\"schema/unknown-field\" = \"deny\"\n",
+    )
+    .unwrap();
+    let nested = dir.path().join("sub");
+    std::fs::create_dir(&nested).unwrap();
+    let bin = env!("CARGO_BIN_EXE_agui-lens");
+    let status = |args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .current_dir(&nested)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(
+        status(&["check", "../w.jsonl"]),
+        Some(1),
+        "found in a parent directory"
+    );
+    assert_eq!(
+        status(&["check", "--warn", "schema/unknown-field", "../w.jsonl"]),
+        Some(0)
+    );
+    std::fs::write(
+        dir.path().join("agui-lens.toml"),
+        "[rules]\n\"schema/x\" = \"deny\"\n",
+    )
+    .unwrap();
+    let output = Command::new(bin)
+        .args(["check", "../w.jsonl"])
+        .current_dir(&nested)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("schema/x"));
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, "deny-warnings = true\n").unwrap();
+    assert_eq!(
+        status(&["check", "--config", other.to_str().unwrap(), "../w.jsonl"]),
+        Some(1)
+    );
+}
+
+#[test]
+fn rules_and_explain() {
+    let (code, stdout, _) = run(&["rules"]);
+    assert_eq!(code, 0);
+    for id in agui_lens_core::check::catalog::RuleId::ALL {
+        assert!(stdout.contains(id.name()), "{} not listed", id.name());
+    }
+    let (code, stdout, _) = run(&["rules", "--format", "json"]);
+    assert_eq!(code, 0);
+    let rules: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        rules.len(),
+        agui_lens_core::check::catalog::RuleId::ALL.len()
+    );
+    let (code, stdout, _) = run(&["explain", "schema/null-for-optional"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("Why it matters"));
+    assert!(stdout.contains("\"parentMessageId\":null"));
+    let (code, _, stderr) = run(&["explain", "null-for-optional"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("schema/null-for-optional"),
+        "suggests the full name: {stderr}"
+    );
+}
+
+#[test]
+fn schema_commands() {
+    let (code, stdout, _) = run(&["schema", "list"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("events/SUBAGENT_FINISHED.json"));
+    assert!(stdout.contains("removed in 1.0"));
+    let (code, stdout, _) = run(&["schema", "show", "RUN_FINISHED"]);
+    assert_eq!(code, 0);
+    let schema: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(schema["properties"]["type"]["const"], "RUN_FINISHED");
+    let (code, stdout, _) = run(&["schema", "show", "Message"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(run(&["schema", "show", "NOPE"]).0, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, _) = run(&["schema", "export", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(dir.path().join("events/RUN_STARTED.json").is_file());
+    assert!(dir.path().join("defs/Message.json").is_file());
+}
+
+#[test]
+fn schema_overlay_checks_custom_values() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("custom")).unwrap();
+    std::fs::write(
+        dir.path().join("custom/progress.json"),
+        r#"{"type":"object","required":["percent"],"properties":{"percent":{"type":"integer","maximum":100}}}"#,
+    )
+    .unwrap();
+    let stream = dir.path().join("s.jsonl");
+    std::fs::write(
+        &stream,
+        concat!(
+            "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+            "{\"type\":\"CUSTOM\",\"name\":\"progress\",\"value\":{\"percent\":140}}\n",
+            "{\"type\":\"CUSTOM\",\"name\":\"other\",\"value\":1}\n",
+            "{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+        ),
+    )
+    .unwrap();
+    let (code, stdout, _) = run(&[
+        "check",
+        "--format",
+        "json",
+        "--schemas",
+        dir.path().to_str().unwrap(),
+        stream.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stdout}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let diagnostics = doc["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{stdout}");
+    assert_eq!(diagnostics[0]["pointer"], "/value/percent");
+    // A broken overlay is a usage error, not a finding.
+    std::fs::write(dir.path().join("custom/bad.json"), "{").unwrap();
+    assert_eq!(
+        run(&["check", "--schemas", dir.path().to_str().unwrap(), VALID]).0,
+        2
+    );
+}
+
+#[test]
+fn broken_pipe_exits_quietly() {
+    // Many diagnostics, and a reader that goes away after the first line.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let line = "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":1}\n";
+    std::fs::write(&big, line.repeat(200_000)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+        .args(["check", big.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    drop(stdout);
+    let started = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn readme_lists_every_rule() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    for id in agui_lens_core::check::catalog::RuleId::ALL {
+        let rule = id.rule();
+        let row = format!("| `{}` | {} |", rule.name, rule.default.as_str());
+        assert!(readme.contains(&row), "README.md has no row starting {row}");
+    }
+}

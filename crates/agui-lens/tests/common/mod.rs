@@ -1,0 +1,155 @@
+//! Helpers shared by the integration tests.
+
+pub mod server;
+pub mod trees;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::Arc;
+
+/// The `i`th event (0-based, on line `i + 1`) of a stream read from `path`, as a reader
+/// would hand it over.
+pub fn event_at(
+    path: &Arc<str>,
+    i: usize,
+    value: serde_json::Value,
+) -> agui_lens_core::protocol::event::Event {
+    use agui_lens_core::protocol::event::{Event, EventType, Location};
+    let kind = value
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .and_then(EventType::from_name);
+    Event {
+        loc: Location {
+            path: path.clone(),
+            line: i as u64 + 1,
+            offset: 0,
+            index: i as u64,
+        },
+        kind,
+        value,
+        patch: None,
+    }
+}
+
+/// The repository root (the workspace's, where fixtures/ and schemas/ are).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The real binary, run from the repository root.
+pub fn agui_lens() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+    cmd.current_dir(root())
+        .env_remove("NO_COLOR")
+        .env_remove("CI");
+    for proxy in PROXY_VARIABLES {
+        cmd.env_remove(proxy);
+    }
+    cmd
+}
+
+/// Live tests talk to 127.0.0.1 only, never through a proxy the environment names.
+pub const PROXY_VARIABLES: &[&str] = &[
+    "ALL_PROXY",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "all_proxy",
+    "https_proxy",
+    "http_proxy",
+];
+
+/// Runs the binary with arguments; returns (exit code, stdout, stderr).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let output = agui_lens().args(args).output().unwrap();
+    split(output)
+}
+
+pub fn split(output: Output) -> (i32, String, String) {
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Every file under a fixture directory, sorted, as paths relative to the root.
+pub fn fixture_files(dir: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    collect(&root(), &root().join(dir), &mut out);
+    out.sort();
+    out
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else if path.extension().is_none_or(|e| e != "args" && e != "md") {
+            out.push(path.strip_prefix(root).unwrap().to_path_buf());
+        }
+    }
+}
+
+/// Extra flags a fixture needs, from `<fixture>.args` beside it.
+pub fn fixture_args(fixture: &Path) -> Vec<String> {
+    let args = root().join(fixture).with_extension("args");
+    std::fs::read_to_string(args)
+        .map(|text| text.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Cases where agui-lens knowingly differs from the reference, with why: `name<TAB>reason`
+/// per line, `#` comments. A listed case that starts to agree is an error too, so the list
+/// cannot go stale.
+pub fn known_differences(file: &str) -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(root().join(file)).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (name, reason) = l.split_once('\t').unwrap_or((l, ""));
+            (name.to_owned(), reason.to_owned())
+        })
+        .collect()
+}
+
+/// Sorts case outcomes against a known-differences list: returns the failures to report
+/// (unlisted differences, and listed cases that now agree).
+pub fn against_known(file: &str, outcomes: &[(String, Option<String>)]) -> (Vec<String>, usize) {
+    let known = known_differences(file);
+    let mut failures = Vec::new();
+    let mut known_hits = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, difference) in outcomes {
+        seen.insert(name.clone());
+        match (difference, known.get(name)) {
+            (Some(_), Some(_)) => known_hits += 1,
+            (Some(difference), None) => failures.push(difference.clone()),
+            (None, Some(reason)) => failures.push(format!(
+                "{name} is listed in {file} ({reason}) but now agrees: remove it from the list"
+            )),
+            (None, None) => {}
+        }
+    }
+    for name in known.keys().filter(|n| !seen.contains(*n)) {
+        failures.push(format!(
+            "{name} is listed in {file} but is no longer in the corpus"
+        ));
+    }
+    (failures, known_hits)
+}
+
+/// Makes a FIFO at `path`, and reads everything written into it on another thread.
+pub fn fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let path = path.to_path_buf();
+    std::thread::spawn(move || std::fs::read(path).unwrap())
+}

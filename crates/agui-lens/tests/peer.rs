@@ -1,0 +1,150 @@
+//! Against a real AG-UI server: the pydantic-ai peer (tests/peers/pydantic-ai, its AG-UI
+//! adapter driving a scripted model, no LLM). The test sets up its Python environment on
+//! first use (tests/peers/pydantic-ai/setup.sh: a venv under target/, pinned packages from
+//! PyPI, about half a minute), starts it on a free port of 127.0.0.1, and stops it at the end.
+//! `AGUI_LENS_SKIP_PEERS=1` skips it where PyPI cannot be reached.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{agui_lens, root, split};
+
+/// The peer's server process, stopped however the test ends.
+struct Peer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Peer {
+    fn start() -> Peer {
+        let setup = Command::new("bash")
+            .arg(root().join("crates/agui-lens/tests/peers/pydantic-ai/setup.sh"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("running crates/agui-lens/tests/peers/pydantic-ai/setup.sh");
+        assert!(
+            setup.status.success(),
+            "setting up the pydantic-ai peer failed (PyPI unreachable? AGUI_LENS_SKIP_PEERS=1 skips this test)"
+        );
+        let python = String::from_utf8(setup.stdout).unwrap();
+        let python = python.lines().last().unwrap().trim().to_owned();
+        let port = {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let child = Command::new(python)
+            .arg(root().join("crates/agui-lens/tests/peers/pydantic-ai/server.py"))
+            .arg(port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting the pydantic-ai peer");
+        let mut peer = Peer { child, port };
+        let started = Instant::now();
+        while !peer.healthy() {
+            if let Ok(Some(status)) = peer.child.try_wait() {
+                let mut stderr = String::new();
+                let _ = peer
+                    .child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut stderr);
+                panic!("the peer exited ({status}):\n{stderr}");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "the peer did not answer /health within 90 s"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        peer
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+
+    fn healthy(&self) -> bool {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut answer = String::new();
+        stream
+            .write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            .is_ok()
+            && stream.read_to_string(&mut answer).is_ok()
+            && answer.starts_with("HTTP/1.1 200")
+    }
+}
+
+#[test]
+fn pydantic_ai_peer_streams_check_clean() {
+    if std::env::var_os("AGUI_LENS_SKIP_PEERS").is_some_and(|v| !v.is_empty()) {
+        eprintln!("skipped: AGUI_LENS_SKIP_PEERS is set");
+        return;
+    }
+    let peer = Peer::start();
+
+    // The `full` scenario: reasoning, text, parallel server tools that change state, a
+    // frontend tool. It must check clean, with nothing at warning level either.
+    let (code, stdout, stderr) = split(
+        agui_lens()
+            .args([
+                "run",
+                &peer.url(),
+                "--input",
+                "crates/agui-lens/tests/peers/pydantic-ai/input.json",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["summary"]["errors"], 0, "{stdout}");
+    assert_eq!(doc["summary"]["warnings"], 0, "{stdout}");
+    assert!(doc["summary"]["events"].as_u64().unwrap() >= 30, "{stdout}");
+    assert!(stderr.contains(": 200 OK (text/event-stream"), "{stderr}");
+
+    // Every scenario the peer has, as a suite, four at a time.
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    let (code, stdout, stderr) = split(
+        agui_lens()
+            .env("AGUI_PEER_URL", peer.url())
+            .args([
+                "test",
+                "crates/agui-lens/tests/peers/pydantic-ai/suite.toml",
+                "-j",
+                "4",
+                "--color",
+                "never",
+                "--junit",
+                junit.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("test result: ok. 10 passed; 0 failed"),
+        "{stdout}"
+    );
+    let junit = std::fs::read_to_string(junit).unwrap();
+    assert_eq!(junit.matches("<testcase ").count(), 10);
+    assert!(!junit.contains("<failure"));
+}
