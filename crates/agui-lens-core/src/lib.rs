@@ -14,7 +14,7 @@
 //!
 //! Beside checking, reading the same events: [`fold`] (the messages and state a client ends
 //! with), [`compact`] (a stored history rewritten smaller, verified to fold the same),
-//! [`compare`] (two streams by meaning), [`write`] (events written back out). [`protocol`]
+//! [`compare`] (two streams by meaning), [`write`](mod@write) (events written back out). [`protocol`]
 //! is the model they all share: events, chunk expansion, JSON Patch. [`text`] shortens what
 //! people read; [`stop`] is how a front end asks a long read to end.
 //!

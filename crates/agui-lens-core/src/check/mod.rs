@@ -3,9 +3,12 @@
 //! the [`catalog`].
 
 pub mod catalog;
+pub mod checker;
 pub mod diagnostic;
 pub mod engine;
 pub mod parse;
 pub mod rules;
 pub mod schema;
 pub mod stream;
+
+pub use checker::Checker;

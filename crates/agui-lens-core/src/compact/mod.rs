@@ -19,7 +19,26 @@
 //! that is still open at the end, is kept at the `deltas` level.
 //!
 //! Whether the result means the same is not assumed here: `agui-lens compact` folds both and
-//! compares before it writes anything.
+//! compares before it writes anything ([`verify`] does it as the events are written).
+//!
+//! ```
+//! use agui_lens_core::check::stream::for_each_event;
+//! use agui_lens_core::compact::{Compactor, Level};
+//! use agui_lens_core::read::{Compression, InputFormat, InputSpec, ReadOptions};
+//! use agui_lens_core::write::EventWriter;
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/valid/agui-sdk-full.jsonl");
+//! let mut compactor = Compactor::new(Level::Deltas, 256 << 20);
+//! let mut out = EventWriter::new(Vec::new(), InputFormat::Jsonl, Compression::None)?;
+//! for_each_event(&InputSpec::File(path.into()), &ReadOptions::default(), |event, raw| {
+//!     Ok(compactor.push(event, raw, &mut out)?)
+//! })?;
+//! let folded = compactor.finish(&mut out)?;
+//! let jsonl = out.finish()?;
+//! assert_eq!(jsonl.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count(), 30);
+//! assert_eq!(folded.messages.len(), 6);
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
 pub mod verify;
 

@@ -2,6 +2,23 @@
 //! semantics of the official reducer (chunk expansion, then `defaultApplyEvents`), in time
 //! linear in the stream: messages are found through id indexes, never by scanning, and nothing
 //! is copied per event.
+//!
+//! ```
+//! use agui_lens_core::check::stream::for_each_event;
+//! use agui_lens_core::fold::Folder;
+//! use agui_lens_core::read::{InputSpec, ReadOptions};
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/valid/agui-sdk-full.jsonl");
+//! let mut folder = Folder::new(256 << 20);
+//! for_each_event(&InputSpec::File(path.into()), &ReadOptions::default(), |event, _raw| {
+//!     folder.apply(event);
+//!     Ok(())
+//! })?;
+//! let folded = folder.finish();
+//! assert_eq!(folded.messages.len(), 6);
+//! assert_eq!(folded.state.unwrap()["weather"]["city"], "Paris");
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
 use std::collections::{HashMap, HashSet};
 

@@ -57,7 +57,7 @@ impl fmt::Display for InputFormat {
 }
 
 /// One frame: the bytes that should hold one event, or a note about bytes that could not be
-/// framed. Data frames point into [`Batch::data`].
+/// framed. Data frames point into their batch's bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
     pub kind: FrameKind,

@@ -11,7 +11,7 @@ use super::{Batch, FrameReader};
 /// Reads every batch of `reader`, prepares it with `prepare` (which may fan out on rayon's
 /// pool) and hands it to `consume` in stream order. While `consume` works on a batch, the
 /// next few are read and prepared on the pool, where what `consume` left of the earlier ones
-/// is dropped too (see [`ahead`]). A `live` input (a pipe, a socket) goes batch by batch instead, so that nothing waits for
+/// is dropped too (see `ahead`). A `live` input (a pipe, a socket) goes batch by batch instead, so that nothing waits for
 /// data that has not arrived.
 ///
 /// An error from `consume` is returned as `Err`; a read error ends the input once what was
@@ -49,7 +49,7 @@ fn stepwise<T: Send>(
 /// How many prepared batches may wait for `consume`.
 const AHEAD: usize = 3;
 
-/// What the reading job and the consuming thread share (see [`ahead`]).
+/// What the reading job and the consuming thread share (see `ahead`).
 struct Shared<T> {
     /// Prepared batches in stream order; a read error ends them.
     ready: VecDeque<io::Result<(Batch, Vec<T>)>>,

@@ -30,7 +30,7 @@ pub struct Repeated {
     pub message: String,
     /// How many more findings there were after the one shown.
     pub count: u64,
-    /// Where the first [`PLACES_KEPT`] of them were.
+    /// Where the first thousand of them were.
     pub places: Vec<Place>,
 }
 
