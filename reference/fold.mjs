@@ -1,7 +1,9 @@
 // The official reducer on a JSONL stream: transformChunks, then defaultApplyEvents, from the
 // input of the RUN_STARTED that opens the stream (as the client that sent that input would
-// start; a stream that opens with anything else starts from no state). Prints
-// {"messages": [...], "state": ...} — what agui-lens fold must equal.
+// start). Without a state in that input the agent holds `{}`, as the official client's agent
+// does from its construction (`initialState ?? {}`): a delta before any snapshot patches it.
+// Prints {"messages": [...], "state": ...} — what agui-lens fold must equal; the state is null
+// when the stream never set one.
 //   node reference/fold.mjs FILE.jsonl          one file
 //   node reference/fold.mjs --cases < X.jsonl   one {"events": [...]} object per line
 import { readFileSync } from "node:fs";
@@ -22,9 +24,11 @@ async function fold(events) {
     ...(firstRun?.input ?? {}),
   };
   if (firstRun?.input?.state === null) delete input.state;
+  // The state a stream set or was given; the agent itself starts from `{}` and sends it.
+  let state = input.state;
+  input.state = input.state ?? {};
   const agent = { messages: [], state: input.state, pendingInterrupts: [] };
   let messages = [];
-  let state = input.state;
   try {
     const mutations = await lastValueFrom(
       defaultApplyEvents(input, from(events).pipe(transformChunks()), agent, []).pipe(toArray()),

@@ -37,6 +37,7 @@ fn fold(path: &Path) -> Value {
         &ReadOptions::default(),
         1 << 28,
         None,
+        None,
     )
     .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
     Value::Array(threads.iter().map(|(_, folded)| folded.meaning()).collect())

@@ -301,9 +301,32 @@ pub struct ReadArgs {
     /// Largest shared state (estimated in memory) a patch may grow to; larger is refused.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_state: Option<usize>,
+
+    /// The state a client held before the stream, which a recording does not carry (it
+    /// starts mid-thread): a JSON value, or a file holding one. Without it, a delta before
+    /// any snapshot applies to the `{}` a client starts with.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub initial_state: Option<String>,
 }
 
 impl ReadArgs {
+    /// The state `--initial-state` gives: its JSON, or the JSON of the file it names.
+    pub fn initial_state(&self) -> anyhow::Result<Option<serde_json::Value>> {
+        use anyhow::Context;
+        let Some(given) = &self.initial_state else {
+            return Ok(None);
+        };
+        if let Ok(value) = serde_json::from_str(given) {
+            return Ok(Some(value));
+        }
+        let text = std::fs::read_to_string(given).with_context(|| {
+            format!("--initial-state {given}: neither JSON nor a file that can be read")
+        })?;
+        let value = serde_json::from_str(&text)
+            .with_context(|| format!("--initial-state {given}: the file is not JSON"))?;
+        Ok(Some(value))
+    }
+
     /// The reading options these flags ask for.
     pub fn options(&self) -> ReadOptions {
         ReadOptions {

@@ -21,4 +21,5 @@ mod peer;
 mod properties;
 mod schema_cases;
 mod trust;
+mod verdicts;
 mod verify_agreement;

@@ -182,6 +182,9 @@ struct Segment {
     /// The operations of the deltas that applied, in order: the JSON text of each, between
     /// commas (held as values, a large patch's operations take twenty times their text).
     applied_ops: Vec<u8>,
+    /// No state was set when the segment's first state event came: a delta that applies then
+    /// sets one (on the `{}` a client starts with), even with no operation in it.
+    state_was_unset: bool,
     state_metadata: Option<Map<String, Value>>,
     /// Activities whose later events collapse, in first-collapse order, with their metadata.
     activities_collapsed: Vec<(String, Option<Map<String, Value>>)>,
@@ -242,6 +245,13 @@ impl Compactor {
             dropped: 0,
             patch: None,
         }
+    }
+
+    /// Starts from a state the stream does not carry (`--initial-state`): what the
+    /// original and the compacted stream are both folded from.
+    pub fn with_state(mut self, state: Option<Value>) -> Self {
+        self.folder = std::mem::replace(&mut self.folder, Folder::new(0)).with_state(state);
+        self
     }
 
     /// How many chunks were left out because a client drops them (`check` says why).
@@ -359,6 +369,9 @@ impl Compactor {
         }
         match ty {
             StateSnapshot | StateDelta => {
+                if !self.segment.state_changed {
+                    self.segment.state_was_unset = self.folder.state().is_none();
+                }
                 self.folder
                     .apply_expanded_patched(ty, value, self.patch.as_deref());
                 self.segment.state_changed = true;
@@ -678,7 +691,9 @@ impl Compactor {
                 snapshot: Some(state),
                 ty: EventType::StateSnapshot.as_str(),
             });
-            let ops = (!segment.state_snapshot && !segment.applied_ops.is_empty())
+            // Deltas that applied, or that set the state where none was, even as `[]`.
+            let sets_state = segment.state_was_unset && self.folder.state().is_some();
+            let ops = (!segment.state_snapshot && (!segment.applied_ops.is_empty() || sets_state))
                 .then(|| ops_array(segment.applied_ops))
                 .transpose()?;
             let delta = ops

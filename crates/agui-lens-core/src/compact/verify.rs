@@ -58,7 +58,7 @@ pub fn read_back(
     let name: Arc<str> = Arc::from("compacted");
     let mut opened = read::open_reader(name.clone(), written, None, &read)?;
     let mut engine = Engine::new(ctx, name, std::mem::take(&mut opened.head));
-    let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1));
+    let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1)).with_state(ctx.protocol.state.clone());
     let mut found = Vec::new();
     let mut errors = BTreeMap::new();
     let failure = engine.check_reader_with(
@@ -98,7 +98,7 @@ impl<'a> Verifier<'a> {
     pub fn new(ctx: &'a CheckContext<'a>) -> Self {
         Verifier {
             engine: Engine::new(ctx, Arc::from("compacted"), Vec::new()),
-            folder: Folder::new(DEFAULT_STATE_LIMIT.max(1)),
+            folder: Folder::new(DEFAULT_STATE_LIMIT.max(1)).with_state(ctx.protocol.state.clone()),
             found: Vec::new(),
             errors: BTreeMap::new(),
             batch: Batch::default(),

@@ -574,11 +574,15 @@ impl Folder {
             (None, Some(delta)) => patch::Ops::Value(delta),
             (None, None) => return,
         };
-        // The official client clones an absent state to null before patching it; a patch
-        // that fails leaves the state (absent or not) as it was.
+        // Before any state is known the official client holds the `{}` its agent starts with,
+        // and patches that; a patch that fails leaves the state (unset or not) as it was.
         let absent = self.state.is_none();
-        let mut state = self.state.take().unwrap_or(Value::Null);
-        let mut size = self.state_size;
+        let mut state = self.state.take().unwrap_or_else(patch::empty_object);
+        let mut size = if absent {
+            patch::estimated_size(&state, usize::MAX)
+        } else {
+            self.state_size
+        };
         self.delta_applied =
             patch::apply_ops(&mut state, delta, &mut size, self.state_limit).is_ok();
         if self.delta_applied {
@@ -587,6 +591,17 @@ impl Folder {
         } else if !absent {
             self.state = Some(state);
         }
+    }
+
+    /// Starts from a state the stream does not carry (a recording's baseline): what a client
+    /// that held it before the stream ends with. A RUN_STARTED whose input has a state still
+    /// replaces it, as it does any state.
+    pub fn with_state(mut self, state: Option<Value>) -> Self {
+        if let Some(state) = state {
+            self.state_size = patch::estimated_size(&state, usize::MAX);
+            self.state = Some(state);
+        }
+        self
     }
 
     /// Whether the last STATE_DELTA applied (a failed one changed nothing).

@@ -43,6 +43,7 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let ctx = settings.context(ProtocolOptions {
         attach: args.attach,
         state_limit: args.read.state_limit(),
+        state: args.read.initial_state()?,
         ..ProtocolOptions::default()
     });
     let color = use_color(args.output.color);

@@ -73,6 +73,7 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     let settings = Settings {
         level: args.level,
         read,
+        initial_state: args.read.initial_state()?,
         state_limit: args.read.state_limit(),
         schemas,
         levels: verification_levels(),
@@ -117,6 +118,8 @@ fn verification_levels() -> Levels {
 struct Settings<'a> {
     level: Level,
     read: ReadOptions,
+    /// The state a client held before each input (`--initial-state`), if given.
+    initial_state: Option<serde_json::Value>,
     state_limit: usize,
     schemas: Option<&'a SchemaSet>,
     levels: Levels,
@@ -269,7 +272,10 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         schemas,
         levels: &settings.levels,
         max_line: settings.read.max_line,
-        protocol: ProtocolOptions::default(),
+        protocol: ProtocolOptions {
+            state: settings.initial_state.clone(),
+            ..ProtocolOptions::default()
+        },
     });
     let check = check.as_ref();
     // Compressing and writing happen beside this thread, which follows the stream.
@@ -453,7 +459,8 @@ fn first_pass(
     mut verifier: Option<&mut Verifier<'_>>,
 ) -> Result<FirstPass> {
     let name = opened.name.clone();
-    let mut compactor = Compactor::new(settings.level, settings.state_limit);
+    let mut compactor = Compactor::new(settings.level, settings.state_limit)
+        .with_state(settings.initial_state.clone());
     let mut scratch = Vec::new();
     // Compacts one event; `schema` is what the schemas found wrong with it, if that is known.
     let mut push = |compactor: &mut Compactor,
@@ -915,6 +922,7 @@ mod tests {
         Settings {
             level,
             read: read_options(),
+            initial_state: None,
             state_limit: DEFAULT_STATE_LIMIT,
             schemas: Some(schemas),
             levels: verification_levels(),

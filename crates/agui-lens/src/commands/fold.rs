@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use anyhow::{Result, bail};
+use serde_json::Value;
 
 use super::Outcome;
 use crate::cli::FoldArgs;
@@ -20,7 +21,14 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     };
     let read = args.read.options();
     let limit = args.read.state_limit();
-    let threads = fold_threads(&input, &read, limit, args.thread.as_deref())?;
+    let initial = args.read.initial_state()?;
+    let threads = fold_threads(
+        &input,
+        &read,
+        limit,
+        initial.as_ref(),
+        args.thread.as_deref(),
+    )?;
     let folded = pick(threads, args.thread.as_deref())?;
     let mut out = io::stdout().lock();
     let json = folded.into_json();
@@ -39,6 +47,7 @@ pub fn fold_threads(
     input: &InputSpec,
     read: &ReadOptions,
     limit: usize,
+    initial: Option<&Value>,
     only: Option<&str>,
 ) -> Result<Vec<(Option<String>, Folded)>> {
     let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
@@ -57,7 +66,7 @@ pub fn fold_threads(
                         Some(0)
                     }
                     None => {
-                        threads.push((thread, Folder::new(limit)));
+                        threads.push((thread, Folder::new(limit).with_state(initial.cloned())));
                         Some(threads.len() - 1)
                     }
                 };
@@ -66,7 +75,7 @@ pub fn fold_threads(
         let at = match current {
             Some(at) => at,
             None => {
-                threads.push((None, Folder::new(limit)));
+                threads.push((None, Folder::new(limit).with_state(initial.cloned())));
                 current = Some(threads.len() - 1);
                 threads.len() - 1
             }

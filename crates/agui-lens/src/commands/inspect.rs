@@ -34,6 +34,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         max_line,
     };
     let state_limit = args.read.state_limit();
+    let initial_state = args.read.initial_state()?;
     let ctx = Context {
         schemas,
         levels: &levels,
@@ -42,11 +43,12 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
             attach: false,
             state_limit,
             max_args: max_line,
-            state: None,
+            state: initial_state.clone(),
         },
     };
     let name = input.display_name();
-    let mut inspector = Inspector::new(&name, state_limit, args.html.is_some());
+    let mut inspector =
+        Inspector::new(&name, state_limit, args.html.is_some()).with_state(initial_state);
     let mut counts = args.stats.then(StatsCollector::default);
     let mut page = args.html.as_ref().map(|_| html::Rows::default());
     let mut opened = read::open(&input, &read)?;

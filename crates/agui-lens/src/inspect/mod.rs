@@ -279,6 +279,8 @@ pub struct Inspector {
     threads: Vec<(Option<String>, Folder)>,
     thread: Option<usize>,
     state_limit: usize,
+    /// The state a client held before the stream (`--initial-state`), if given.
+    initial_state: Option<Value>,
     /// The events of the batch being checked: where their findings go.
     touched: HashMap<u64, (Option<Target>, Option<i64>)>,
     file_diagnostics: Vec<DiagnosticView>,
@@ -307,6 +309,12 @@ pub struct StateFrames {
 const MAX_STATE_BYTES: usize = 48 * 1024 * 1024;
 
 impl Inspector {
+    /// Starts every thread from this state (`--initial-state`), when given.
+    pub fn with_state(mut self, state: Option<Value>) -> Self {
+        self.initial_state = state;
+        self
+    }
+
     pub fn new(path: &str, state_limit: usize, keep_states: bool) -> Self {
         Inspector {
             path: path.to_owned(),
@@ -324,6 +332,7 @@ impl Inspector {
             threads: Vec::new(),
             thread: None,
             state_limit,
+            initial_state: None,
             touched: HashMap::new(),
             file_diagnostics: Vec::new(),
             frames: 0,
@@ -635,13 +644,16 @@ impl Inspector {
                     Some(0)
                 }
                 None => {
-                    self.threads.push((thread, Folder::new(self.state_limit)));
+                    let folder =
+                        Folder::new(self.state_limit).with_state(self.initial_state.clone());
+                    self.threads.push((thread, folder));
                     Some(self.threads.len() - 1)
                 }
             };
         }
         if self.thread.is_none() {
-            self.threads.push((None, Folder::new(self.state_limit)));
+            let folder = Folder::new(self.state_limit).with_state(self.initial_state.clone());
+            self.threads.push((None, folder));
             self.thread = Some(self.threads.len() - 1);
         }
         before.is_some() && before != self.thread

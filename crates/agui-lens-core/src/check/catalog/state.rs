@@ -19,9 +19,11 @@ pub const PATCH_FAILED: Rule = Rule {
 pub const NO_BASELINE: Rule = Rule {
     name: "state/no-baseline",
     default: Level::Warn,
-    summary: "a STATE_DELTA before any known state (no input.state, no STATE_SNAPSHOT)",
-    why: "A delta only means something against the state it was computed from; without a \
-          snapshot first, a client that joins fresh cannot apply it.",
+    summary: "a STATE_DELTA before any known state (no input.state, no STATE_SNAPSHOT): applied to the {} a client starts with, and a patch that fails there",
+    why: "A delta only means something against the state it was computed from. A client that \
+          has no state applies it to the {} its agent starts with, as agui-lens does; if the \
+          agent meant another state (the capture starts mid-thread), the client's state \
+          differs from the agent's. --initial-state gives the baseline a recording lacks.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"STATE_DELTA","delta":[{"op":"add","path":"/count","value":1}]}
 "#,

@@ -28,6 +28,9 @@ pub struct StateRules {
     size: usize,
     /// A delta without baseline was reported; quiet until a baseline arrives.
     no_baseline_reported: bool,
+    /// The state is the `{}` a client starts with, assumed because a delta came before any
+    /// known state: a patch that fails on it says more about the capture than the agent.
+    assumed: bool,
     activities: HashMap<String, Activity, FastBuild>,
     unknown_activities_reported: crate::protocol::ids::IdSet,
 }
@@ -40,6 +43,7 @@ impl StateRules {
             state: None,
             size: 0,
             no_baseline_reported: false,
+            assumed: false,
             activities: HashMap::default(),
             unknown_activities_reported: Default::default(),
         };
@@ -81,6 +85,7 @@ impl StateRules {
         self.size = patch::estimated_size(&state, usize::MAX);
         self.state = Some(state);
         self.no_baseline_reported = false;
+        self.assumed = false;
     }
 
     /// [`Self::set_state`] from an event's value, copied only if it differs from the state
@@ -99,19 +104,40 @@ impl StateRules {
         let Some(delta) = ev.patch_ops() else {
             return;
         };
-        let Some(state) = &mut self.state else {
-            if !self.no_baseline_reported && !adopting {
+        if self.state.is_none() {
+            // A client starts from the `{}` its agent is made with, and patches that.
+            self.set_state(patch::empty_object());
+            self.assumed = true;
+            if !adopting {
                 self.no_baseline_reported = true;
                 out.report(
                     RuleId::StateNoBaseline,
                     ev.loc,
-                    "STATE_DELTA before any known state: no RUN_STARTED.input.state and no STATE_SNAPSHOT yet".into(),
-                    "send a STATE_SNAPSHOT before the first delta; deltas are not checked until one arrives",
+                    "STATE_DELTA before any known state (no RUN_STARTED.input.state, no STATE_SNAPSHOT): applied to {}, as a client that starts with no state does".into(),
+                    "send a STATE_SNAPSHOT before the first delta; if the capture starts mid-thread, give the state it started from with --initial-state",
                 );
             }
+        }
+        let Some(state) = &mut self.state else {
             return;
         };
         if let Err(err) = patch::apply_ops(state, delta, &mut self.size, self.limit) {
+            if self.assumed {
+                // Against a baseline that was only assumed: the capture may not hold the state
+                // the agent patched, so this is told as such, not as the agent's error.
+                if !adopting {
+                    report_patch_error(
+                        &err,
+                        state,
+                        ev,
+                        "/delta",
+                        RuleId::StateNoBaseline,
+                        "the state this delta was computed from is not in the capture; give it with --initial-state",
+                        out,
+                    );
+                }
+                return;
+            }
             report_patch_error(
                 &err,
                 state,
