@@ -5,7 +5,7 @@
 1. Loads every schemas/**/*.json into a referencing Registry keyed by its $id
    and checks the set's conventions (ids, relative refs, valid 2020-12 schemas).
 2. Validates each fixtures/schema-cases/cases.jsonl event against
-   schemas/events/<type>.json and prints every case whose verdict differs from
+   schemas/1.0/events/<type>.json and prints every case whose verdict differs from
    its zod_valid (or, for skip_zod cases, from expected_schema_valid). It also
    re-runs zod-validate.mjs to catch stale zod_valid stamps.
 3. Validates every line of the given recordings with both, printing the lines
@@ -21,7 +21,7 @@ from referencing import Registry, Resource
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
-SCHEMAS = REPO / "schemas"
+SCHEMAS = REPO / "schemas" / "1.0"  # the 1.0 wire format; 1.1 and 0.x are derived from it
 CASES = REPO / "fixtures" / "schema-cases" / "cases.jsonl"
 ID_BASE = "https://agui-lens.invalid/schemas/"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"

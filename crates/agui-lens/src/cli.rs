@@ -392,6 +392,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT")]
     pub message: Option<String>,
 
+    /// Send the input even when it breaks the RunAgentInput schema (to test how an agent
+    /// answers a bad request); without it, such an input is refused before anything is sent.
+    #[arg(long)]
+    pub send_invalid: bool,
+
     /// An extra request header, `Name: value`. `${VAR}` in the value is read from the
     /// environment. Repeatable. Values are never printed or recorded.
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
@@ -521,6 +526,12 @@ pub struct RuleArgs {
     #[arg(long)]
     pub deny_warnings: bool,
 
+    /// The protocol version runs are held to when their RUN_STARTED declares none: 1.1, 1.0,
+    /// or 0.x for the releases before 1.0 (0.0.48, 0.1.22 …). Default: the newest, 1.1. A
+    /// declared version is always the one used.
+    #[arg(long, value_name = "VERSION")]
+    pub protocol: Option<agui_lens_core::protocol::version::Version>,
+
     /// Read settings from this file instead of the nearest agui-lens.toml.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -528,9 +539,18 @@ pub struct RuleArgs {
 
 #[derive(Debug, Args)]
 pub struct RulesArgs {
-    /// Output format (human or json).
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
+    pub format: RulesFormat,
+}
+
+/// How the list of rules is written: the two formats that mean something for a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RulesFormat {
+    /// A table for a person.
+    Human,
+    /// One JSON array of the rules, for tools.
+    Json,
 }
 
 #[derive(Debug, Subcommand)]

@@ -476,12 +476,14 @@ fn report_renders_with_its_elements_and_escapes_what_it_embeds() {
         })",
     );
     let counts: Value = serde_json::from_str(counts.as_str().unwrap()).unwrap();
+    // Three problems, and the note that the stream declares no protocol version (listed,
+    // never marked as a problem on the timeline).
     assert_eq!(
         counts,
         json!({
             "lanes": 10, "messageLanes": 3, "toolLanes": 1, "stepLanes": 1,
             "reasoningLanes": 1, "subagentLanes": 2, "errorMarks": 2, "warningMarks": 1,
-            "ticks": 4, "messages": 7, "rows": 34, "problemRows": 3, "problems": 3,
+            "ticks": 4, "messages": 7, "rows": 34, "problemRows": 3, "problems": 4,
             "scripts": 2, "selected": 1
         })
     );

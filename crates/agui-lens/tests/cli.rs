@@ -221,7 +221,7 @@ fn stdin_is_reported_as_it_arrives() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin
-        .write_all(b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":1}\n")
+        .write_all(b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\",\"protocolVersion\":\"1.1\"}\n{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":1}\n")
         .unwrap();
     stdin.flush().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -391,7 +391,7 @@ fn schema_overlay_checks_custom_values() {
     std::fs::write(
         &stream,
         concat!(
-            "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+            "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\",\"protocolVersion\":\"1.1\"}\n",
             "{\"type\":\"CUSTOM\",\"name\":\"progress\",\"value\":{\"percent\":140}}\n",
             "{\"type\":\"CUSTOM\",\"name\":\"other\",\"value\":1}\n",
             "{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",

@@ -140,7 +140,7 @@ proptest! {
 #[test]
 fn a_run_of_deltas_still_sees_what_breaks_it() {
     let events = [
-        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.1"}),
         json!({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}),
         json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "a"}),
         json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "b"}),

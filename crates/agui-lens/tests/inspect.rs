@@ -194,7 +194,7 @@ fn json_is_the_same_as_data() {
 fn exit_codes() {
     assert_eq!(inspect(&["fixtures/recordings/agui-sdk-full.jsonl"]).0, 0);
     assert_eq!(inspect(&[EVERYTHING]).0, 1, "errors found");
-    let warns = "fixtures/recordings/copilotkit-full.jsonl";
+    let warns = "fixtures/recordings/microsoft-agent-framework-full.jsonl";
     assert_eq!(inspect(&[warns]).0, 0);
     assert_eq!(inspect(&["--deny-warnings", warns]).0, 1);
     assert_eq!(

@@ -185,7 +185,7 @@ fn a_stream_with_the_wrong_content_type_is_still_checked() {
 fn a_reset_mid_event_is_connection_lost_and_what_came_before_is_checked() {
     let server = Server::start(Script::sse(vec![
         Step::Send(frame(
-            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
         )),
         Step::Send(frame(
             r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"robot"}"#,
@@ -231,7 +231,7 @@ fn a_reset_mid_event_is_connection_lost_and_what_came_before_is_checked() {
 fn a_close_before_the_last_chunk_is_connection_lost() {
     let server = Server::start(Script::sse(vec![
         Step::Send(frame(
-            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
         )),
         Step::Close,
     ]));
@@ -262,7 +262,7 @@ fn silence_after_the_headers_is_an_idle_timeout() {
 
     let server = Server::start(Script::sse(vec![
         Step::Send(frame(
-            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
         )),
         Step::Hang,
     ]));
@@ -298,7 +298,7 @@ fn the_total_timeout_cuts_a_stream_that_trickles_forever() {
     let keep_alive = ": keep-alive\n\n".repeat(1000).into_bytes();
     let server = Server::start(Script::sse(vec![
         Step::Send(frame(
-            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
         )),
         Step::Trickle(keep_alive, Duration::from_millis(20)),
     ]));
@@ -346,7 +346,9 @@ fn crlf_framing_with_a_bom_and_comments() {
 #[test]
 fn a_very_long_event_is_read_whole_or_reported_over_the_cap() {
     let big = "x".repeat(3 * 1024 * 1024);
-    let mut body = frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#);
+    let mut body = frame(
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
+    );
     body.extend(frame(&format!(
         r#"{{"type":"STATE_SNAPSHOT","snapshot":{{"blob":"{big}"}}}}"#
     )));
@@ -577,7 +579,7 @@ fn first_line_within(child: &mut Killed, limit: Duration, stderr: bool) -> Optio
 #[test]
 fn recordings_are_written_as_events_arrive() {
     let two = [
-        frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#),
+        frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#),
         frame(r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#),
     ]
     .concat();
@@ -618,7 +620,7 @@ fn recordings_are_written_as_events_arrive() {
 fn diagnostics_and_verbose_lines_come_out_as_events_arrive() {
     let server = Server::start(Script::sse(vec![
         Step::Send(frame(
-            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
         )),
         Step::Send(frame(
             r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m9","delta":1}"#,
@@ -639,7 +641,7 @@ fn diagnostics_and_verbose_lines_come_out_as_events_arrive() {
 fn every_format_works_for_run() {
     let server = Server::start(Script::sse(vec![
         Step::Send(frame(
-            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
         )),
         Step::Close,
     ]));
@@ -677,7 +679,7 @@ fn check_follow_reports_appended_events_as_they_arrive() {
     let path = dir.path().join("growing.jsonl");
     std::fs::write(
         &path,
-        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\",\"protocolVersion\":\"1.1\"}\n",
     )
     .unwrap();
     let mut child = spawn(&[
@@ -966,7 +968,7 @@ fn a_broken_suite_exits_2_before_calling_anything() {
 fn the_state_sent_is_the_baseline_for_deltas() {
     let delta = |op: &str| {
         [
-            frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#),
+            frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#),
             frame(&format!(r#"{{"type":"STATE_DELTA","delta":[{op}]}}"#)),
             frame(r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#),
         ]
@@ -1007,4 +1009,118 @@ fn the_state_sent_is_the_baseline_for_deltas() {
     };
     assert_eq!(run("/add"), (0, vec![]), "not state/no-baseline");
     assert_eq!(run("/remove"), (1, vec!["state/patch-failed".to_owned()]));
+}
+
+/// Writes a RunAgentInput for the live tests of what `run` knows from what it sent.
+fn input_file(dir: &Path, value: &Value) -> std::path::PathBuf {
+    let path = dir.join("input.json");
+    std::fs::write(&path, value.to_string()).unwrap();
+    path
+}
+
+/// A stream that does not echo its input: only the input sent says which tools the client
+/// has and which calls its history holds.
+fn unechoed(events: &[&str]) -> Script {
+    let mut body = frame(
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
+    );
+    for event in events {
+        body.extend(frame(event));
+    }
+    body.extend(frame(
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ));
+    Script::sse(vec![Step::Send(body)])
+}
+
+/// `run` holds tool calls to the tools it sent and results to the history it sent, when the
+/// stream does not echo them: arguments that break the sent schema are an error, a call to a
+/// tool it did not send that the run leaves unanswered is a warning (a backend tool that
+/// failed silently), and a result for a call in the sent history is no finding.
+#[test]
+fn what_run_sent_is_what_the_stream_is_held_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = input_file(
+        dir.path(),
+        &serde_json::json!({
+            "threadId": "t-1", "runId": "r-1", "state": {}, "context": [], "forwardedProps": {},
+            "messages": [
+                {"id": "u1", "role": "user", "content": "hi"},
+                {"id": "a1", "role": "assistant", "toolCalls": [{"id": "earlier", "type": "function", "function": {"name": "pick", "arguments": "{}"}}]}
+            ],
+            "tools": [{"name": "pick", "description": "d", "parameters": {"type": "object", "properties": {"n": {"type": "string"}}}}]
+        }),
+    );
+    let server = Server::start(unechoed(&[
+        r#"{"type":"TOOL_CALL_RESULT","messageId":"tm","toolCallId":"earlier","content":"ok"}"#,
+        r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"pick"}"#,
+        r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"n\": 3}"}"#,
+        r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+        r#"{"type":"TOOL_CALL_START","toolCallId":"c2","toolCallName":"lookup"}"#,
+        r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c2","delta":"{}"}"#,
+        r#"{"type":"TOOL_CALL_END","toolCallId":"c2"}"#,
+    ]));
+    let (code, stdout, stderr) = lens(&[
+        "run",
+        &server.url("/"),
+        "--input",
+        input.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        rules(&doc),
+        ["tool-args/schema-violation", "tool-args/undeclared-tool"],
+        "{stdout}"
+    );
+}
+
+/// `run` holds its input to the RunAgentInput schema before sending: an invalid one is
+/// refused with what breaks it and nothing is sent, unless `--send-invalid` asks to see how
+/// the agent answers it.
+#[test]
+fn an_invalid_input_is_refused_before_anything_is_sent() {
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    let input = input_file(
+        dir.path(),
+        &serde_json::json!({
+            "threadId": "t-1", "runId": "r-1", "tools": [], "context": [],
+            "messages": [{"id": "u1", "role": "wizard", "content": "hi"}]
+        }),
+    );
+    let args = ["run", &server.url("/"), "--input", input.to_str().unwrap()];
+    let (code, stdout, stderr) = lens(&args);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("input: error: /messages/0/role"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing was sent"), "{stderr}");
+    assert!(server.requests().is_empty(), "refused before the request");
+
+    let mut sent = args.to_vec();
+    sent.push("--send-invalid");
+    let (code, stdout, stderr) = lens(&sent);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("sending it anyway (--send-invalid)"),
+        "{stderr}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// An agent that answers 200 with an empty event stream is told about as a live call.
+#[test]
+fn an_empty_answer_is_worded_for_a_live_call() {
+    let server = Server::start(Script::fixed("200 OK", "text/event-stream", ""));
+    let (code, stdout, _) = run_url(&server.url("/"), &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("no AG-UI events: the agent answered with an empty body"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("capture the response body"), "{stdout}");
 }

@@ -120,6 +120,38 @@ fn pydantic_ai_peer_streams_check_clean() {
     assert!(doc["summary"]["events"].as_u64().unwrap() >= 30, "{stdout}");
     assert!(stderr.contains(": 200 OK (text/event-stream"), "{stderr}");
 
+    // The tools a live call sent are what the client can execute: the peer calls the
+    // frontend tool with a string colour, which a client that declared an integer cannot
+    // take. The peer does not echo its input in RUN_STARTED, so only the input sent knows.
+    let dir = tempfile::tempdir().unwrap();
+    let mut input: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            root().join("crates/agui-lens/tests/peers/pydantic-ai/input.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    input["tools"][0]["parameters"]["properties"]["color"] = serde_json::json!({"type": "integer"});
+    let integer = dir.path().join("integer-colour.json");
+    std::fs::write(&integer, input.to_string()).unwrap();
+    let (code, stdout, stderr) = split(
+        agui_lens()
+            .args(["run", &peer.url(), "--input", integer.to_str().unwrap()])
+            .args(["--format", "json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let found: Vec<&str> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, ["tool-args/schema-violation"], "{stdout}");
+    assert!(stdout.contains("call_frontend_1"), "{stdout}");
+
     // Every scenario the peer has, as a suite, four at a time.
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("junit.xml");

@@ -503,7 +503,7 @@ fn repeated_findings_of_one_cause_are_grouped() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("calls.jsonl");
     let mut lines = vec![
-        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","input":{"threadId":"t","runId":"r","messages":[],"tools":[{"name":"declared","description":"d","parameters":{"type":"object"}}],"context":[],"state":{},"forwardedProps":{}}}"#.to_owned(),
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1","input":{"threadId":"t","runId":"r","messages":[],"tools":[{"name":"declared","description":"d","parameters":{"type":"object"}}],"context":[],"state":{},"forwardedProps":{}}}"#.to_owned(),
     ];
     for i in 0..40 {
         let tool = if i % 10 == 9 { "fetch" } else { "search" };

@@ -26,6 +26,17 @@ fn folded_state(args: &[&str]) -> Value {
     serde_json::from_str::<Value>(&stdout).unwrap()["state"].clone()
 }
 
+/// The rules of what `check` found, less the note every stream that declares no version
+/// gets.
+fn problems(args: &[&str]) -> (i32, Vec<String>) {
+    let (code, rules, _) = rules_found(args);
+    let rules = rules
+        .into_iter()
+        .filter(|r| r != "version/undeclared")
+        .collect();
+    (code, rules)
+}
+
 fn rules_found(args: &[&str]) -> (i32, Vec<String>, Value) {
     let mut full = vec!["check", "--format", "json"];
     full.extend_from_slice(args);
@@ -54,9 +65,10 @@ fn a_delta_before_any_snapshot_applies_to_the_empty_state() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(folded_state(&[s(&out)]), json!({"counter": 2}));
 
-    let (code, rules, doc) = rules_found(&[s(&fixture)]);
+    let (code, rules) = problems(&[s(&fixture)]);
     assert_eq!(code, 0);
     assert_eq!(rules, ["state/no-baseline"]);
+    let (_, _, doc) = rules_found(&["--allow", "version/undeclared", s(&fixture)]);
     let message = doc["diagnostics"][0]["message"].as_str().unwrap();
     assert!(message.contains("applied to {}"), "{message}");
 }
@@ -76,7 +88,7 @@ fn initial_state_gives_the_baseline_a_recording_lacks() {
             json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
         ],
     );
-    let (code, rules, _) = rules_found(&[s(&stream)]);
+    let (code, rules) = problems(&[s(&stream)]);
     assert_eq!(code, 0, "an assumed baseline is no error of the agent");
     assert_eq!(rules, ["state/no-baseline", "state/no-baseline"]);
     assert_eq!(
@@ -88,7 +100,7 @@ fn initial_state_gives_the_baseline_a_recording_lacks() {
     let baseline = dir.path().join("baseline.json");
     std::fs::write(&baseline, r#"{"counter": 1, "name": "kept"}"#).unwrap();
     for given in [r#"{"counter": 1, "name": "kept"}"#, s(&baseline)] {
-        let (code, rules, _) = rules_found(&["--initial-state", given, s(&stream)]);
+        let (code, rules) = problems(&["--initial-state", given, s(&stream)]);
         assert_eq!((code, rules), (0, Vec::<String>::new()), "{given}");
         assert_eq!(
             folded_state(&["--initial-state", given, s(&stream)]),
@@ -115,4 +127,455 @@ fn initial_state_gives_the_baseline_a_recording_lacks() {
     let (code, _, stderr) = run(&["fold", "--initial-state", "{not json", s(&stream)]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--initial-state"), "{stderr}");
+}
+
+fn thinking(version: Option<&str>) -> Vec<Value> {
+    let mut started = json!({"type":"RUN_STARTED","threadId":"t","runId":"r"});
+    if let Some(version) = version {
+        started["protocolVersion"] = json!(version);
+    }
+    vec![
+        started,
+        json!({"type":"THINKING_START","title":"planning"}),
+        json!({"type":"THINKING_TEXT_MESSAGE_START"}),
+        json!({"type":"THINKING_TEXT_MESSAGE_CONTENT","delta":"hmm"}),
+        json!({"type":"THINKING_TEXT_MESSAGE_END"}),
+        json!({"type":"THINKING_END"}),
+        json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+    ]
+}
+
+/// THINKING_* events belong to the releases before 1.0: allowed there, an error in a run that
+/// declares 1.0 or later, a warning in a stream that declares nothing (judged by the newest
+/// version, whose producers may still be old ones).
+#[test]
+fn thinking_events_are_judged_by_the_version_their_run_declares() {
+    let dir = tempfile::tempdir().unwrap();
+    let undeclared = write(dir.path(), "undeclared.jsonl", &thinking(None));
+    let (code, rules, _) = rules_found(&[s(&undeclared)]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        rules
+            .iter()
+            .filter(|r| *r == "schema/deprecated-event")
+            .count(),
+        5
+    );
+    assert!(
+        rules.contains(&"version/undeclared".to_owned()),
+        "{rules:?}"
+    );
+
+    for declared in ["1.0", "1.1"] {
+        let path = write(dir.path(), "declared.jsonl", &thinking(Some(declared)));
+        let (code, rules, _) = rules_found(&[s(&path)]);
+        assert_eq!(code, 1, "{declared}");
+        assert_eq!(rules, vec!["version/removed-event"; 5], "{declared}");
+    }
+
+    let (code, rules, doc) = rules_found(&["--protocol", "0.0.48", s(&undeclared)]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        rules,
+        ["version/undeclared"],
+        "the pre-1.0 rules allow THINKING_*"
+    );
+    let used = &doc["files"][0]["protocol"][0];
+    assert_eq!(used["version"], "0.x", "{doc}");
+    assert_eq!(used["why"], "--protocol");
+    assert!(
+        doc["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("judged by 0.x (--protocol)")
+    );
+}
+
+/// What the releases before 1.0 allowed (nulls in optional fields, fractional timestamps, a
+/// null rawEvent) is allowed in a stream judged by them, and nowhere else.
+#[test]
+fn pre_1_0_shapes_are_allowed_only_under_the_pre_1_0_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = write(
+        dir.path(),
+        "old.jsonl",
+        &[
+            json!({"type":"RUN_STARTED","threadId":"t","runId":"r","timestamp":1732000000.5}),
+            json!({"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant","rawEvent":null}),
+            json!({"type":"TOOL_CALL_START","toolCallId":"c","toolCallName":"f","parentMessageId":null}),
+            json!({"type":"TOOL_CALL_ARGS","toolCallId":"c","delta":"{}"}),
+            json!({"type":"TOOL_CALL_END","toolCallId":"c"}),
+            json!({"type":"TEXT_MESSAGE_END","messageId":"m"}),
+            json!({"type":"RUN_FINISHED","threadId":"t","runId":"r","result":{"done":true},"outcome":null}),
+        ],
+    );
+    let (code, rules, _) = rules_found(&[s(&stream)]);
+    assert_eq!(code, 1);
+    for rule in ["schema/null-for-optional", "schema/violation"] {
+        assert!(rules.contains(&rule.to_owned()), "{rule}: {rules:?}");
+    }
+    let (code, rules, _) = rules_found(&["--protocol", "0.x", s(&stream)]);
+    assert_eq!((code, rules), (0, vec!["version/undeclared".to_owned()]));
+}
+
+/// 1.1's `encryptedValueType` is valid in a 1.1 run (never without its value), unknown in a
+/// 1.0 run.
+#[test]
+fn encrypted_value_type_is_1_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |version: &str, message: Value| {
+        vec![
+            json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":version}),
+            json!({"type":"MESSAGES_SNAPSHOT","messages":[message]}),
+            json!({"type":"REASONING_ENCRYPTED_VALUE","subtype":"message","entityId":"a1","encryptedValue":"e","encryptedValueType":"anthropic.redacted_thinking"}),
+            json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+        ]
+    };
+    let with_value = json!({"id":"a1","role":"assistant","content":"hi","encryptedValue":"x","encryptedValueType":"openai.encrypted_content"});
+    let without_value = json!({"id":"a1","role":"assistant","content":"hi","encryptedValueType":"openai.encrypted_content"});
+
+    let path = write(dir.path(), "v11.jsonl", &run("1.1", with_value.clone()));
+    assert_eq!(rules_found(&[s(&path)]).1, Vec::<String>::new());
+    let path = write(dir.path(), "v11-bad.jsonl", &run("1.1", without_value));
+    let (code, rules, _) = rules_found(&[s(&path)]);
+    assert_eq!((code, rules), (1, vec!["schema/violation".to_owned()]));
+    let path = write(dir.path(), "v10.jsonl", &run("1.0", with_value));
+    let (code, rules, _) = rules_found(&[s(&path)]);
+    assert_eq!(code, 0);
+    assert_eq!(rules, vec!["schema/unknown-field"; 2]);
+}
+
+/// The real servers: pydantic-ai and the official SDK declare 1.0 and are held to it with
+/// no version finding; the CopilotKit runtime and Microsoft's framework declare nothing and
+/// get one note each.
+#[test]
+fn real_servers_are_judged_by_what_they_declare() {
+    for (prefix, declared) in [
+        ("pydantic-ai", true),
+        ("agui-sdk", true),
+        ("copilotkit", false),
+        ("microsoft-agent-framework", false),
+    ] {
+        let path = root().join(format!("fixtures/recordings/{prefix}-full.jsonl"));
+        let (_, rules, doc) = rules_found(&[s(&path)]);
+        let notes = rules.iter().filter(|r| r.starts_with("version/")).count();
+        let used = &doc["files"][0]["protocol"];
+        if declared {
+            assert_eq!(notes, 0, "{prefix}: {rules:?}");
+            assert_eq!(used[0]["version"], "1.0", "{prefix}");
+            assert_eq!(used[0]["why"], "declared", "{prefix}");
+        } else {
+            assert_eq!(
+                rules.iter().filter(|r| *r == "version/undeclared").count(),
+                1
+            );
+            assert_eq!(used[0]["version"], "1.1", "{prefix}");
+            assert_eq!(used[0]["why"], "newest known", "{prefix}");
+        }
+    }
+}
+
+/// A run with tools declared in its input, then `events`, then RUN_FINISHED (or `end`).
+fn tool_run(events: &[Value], end: Value) -> Vec<Value> {
+    let mut lines = vec![json!({
+        "type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.1",
+        "input": {"threadId": "t", "runId": "r", "messages": [], "context": [], "state": {},
+                  "forwardedProps": {},
+                  "tools": [{"name": "confirm", "description": "d", "parameters": {"type": "object"}}]}
+    })];
+    lines.extend_from_slice(events);
+    lines.push(end);
+    lines
+}
+
+fn call(id: &str, name: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": name}),
+        json!({"type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": "{}"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": id}),
+    ]
+}
+
+fn finished() -> Value {
+    json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+}
+
+/// A backend tool the agent runs itself (a call to a tool the input does not declare, with
+/// its result) is what agents do: no finding. A call to an undeclared tool that the run
+/// finishes without answering is (a misspelt frontend tool, a backend tool that failed
+/// silently); a run that ends in an error or an interrupt already says why.
+#[test]
+fn undeclared_tools_are_reported_only_when_left_unanswered() {
+    let dir = tempfile::tempdir().unwrap();
+    let result =
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "tm", "toolCallId": "b1", "content": "ok"});
+    let mut answered = call("b1", "search_docs");
+    answered.push(result);
+    let backend = write(
+        dir.path(),
+        "backend.jsonl",
+        &tool_run(&answered, finished()),
+    );
+    assert_eq!(problems(&[s(&backend)]), (0, vec![]));
+
+    let snapshot = json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+        {"id": "a1", "role": "assistant", "toolCalls": [{"id": "b1", "type": "function", "function": {"name": "search_docs", "arguments": "{}"}}]},
+        {"id": "tm", "role": "tool", "toolCallId": "b1", "content": "ok"}]});
+    let mut in_snapshot = call("b1", "search_docs");
+    in_snapshot.push(snapshot);
+    let snapshotted = write(
+        dir.path(),
+        "snapshotted.jsonl",
+        &tool_run(&in_snapshot, finished()),
+    );
+    assert_eq!(problems(&[s(&snapshotted)]), (0, vec![]));
+
+    let swallowed = write(
+        dir.path(),
+        "swallowed.jsonl",
+        &tool_run(&call("b1", "search_docs"), finished()),
+    );
+    let (code, rules, doc) = rules_found(&[s(&swallowed)]);
+    assert_eq!(
+        (code, rules),
+        (0, vec!["tool-args/undeclared-tool".to_owned()])
+    );
+    let d = &doc["diagnostics"][0];
+    assert_eq!(d["line"], 2, "at the call: {d}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("finished without its result"),
+        "{d}"
+    );
+
+    let declared = write(
+        dir.path(),
+        "declared.jsonl",
+        &tool_run(&call("c1", "confirm"), finished()),
+    );
+    assert_eq!(
+        problems(&[s(&declared)]),
+        (0, vec![]),
+        "a frontend tool waits for the client"
+    );
+
+    let error = json!({"type": "RUN_ERROR", "message": "tool failed"});
+    let failed = write(
+        dir.path(),
+        "failed.jsonl",
+        &tool_run(&call("b1", "search_docs"), error),
+    );
+    assert_eq!(problems(&[s(&failed)]), (0, vec![]));
+
+    let interrupt = json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r",
+        "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "confirm"}]}});
+    let waiting = write(
+        dir.path(),
+        "waiting.jsonl",
+        &tool_run(&call("b1", "search_docs"), interrupt),
+    );
+    let (_, rules) = problems(&[s(&waiting)]);
+    assert!(
+        !rules.contains(&"tool-args/undeclared-tool".to_owned()),
+        "{rules:?}"
+    );
+
+    // The CopilotKit runtime echoes its input, so every backend call used to warn; its
+    // failing tool is swallowed (no result, no error), which is still found.
+    let full = root().join("fixtures/recordings/copilotkit-full.jsonl");
+    assert_eq!(problems(&[s(&full)]), (0, vec![]));
+    let swallowing = root().join("fixtures/recordings/copilotkit-tool-error.jsonl");
+    assert_eq!(
+        problems(&[s(&swallowing)]),
+        (0, vec!["tool-args/undeclared-tool".to_owned()])
+    );
+}
+
+/// A parentMessageId that names no message is legal when no text is open (the client
+/// creates that assistant message for the call); while another text message is open, the
+/// call lands apart from it, as Microsoft's adapter does.
+#[test]
+fn an_unknown_parent_is_reported_only_beside_an_open_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "confirm", "parentMessageId": "m-new"});
+    let rest = [
+        json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{}"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+    ];
+    let mut alone = vec![start.clone()];
+    alone.extend_from_slice(&rest);
+    let created = write(dir.path(), "created.jsonl", &tool_run(&alone, finished()));
+    assert_eq!(problems(&[s(&created)]), (0, vec![]));
+
+    let mut beside = vec![
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Let me check."}),
+        start,
+    ];
+    beside.extend_from_slice(&rest);
+    beside.push(json!({"type": "TEXT_MESSAGE_END", "messageId": "m1"}));
+    let split = write(dir.path(), "split.jsonl", &tool_run(&beside, finished()));
+    assert_eq!(
+        problems(&[s(&split)]),
+        (0, vec!["reference/unknown-parent-message".to_owned()])
+    );
+    let maf = root().join("fixtures/recordings/microsoft-agent-framework-full.jsonl");
+    let (_, rules) = problems(&[s(&maf)]);
+    assert_eq!(
+        rules,
+        vec!["reference/unknown-parent-message"; 2],
+        "the known defect"
+    );
+}
+
+/// A TOOL_CALL_RESULT may answer a call from the history the client sent: with no history
+/// in the stream (the official .NET server's second turn) nothing can be said; with the
+/// history known, a result that answers nothing in it is an error.
+#[test]
+fn an_unknown_tool_call_is_an_error_only_where_the_history_is_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = json!({"type": "TOOL_CALL_RESULT", "messageId": "tm", "toolCallId": "from-turn-1", "content": "ok"});
+    let bare = write(
+        dir.path(),
+        "second-turn.jsonl",
+        &[
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r2", "protocolVersion": "1.1"}),
+            result.clone(),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}),
+        ],
+    );
+    assert_eq!(problems(&[s(&bare)]), (0, vec![]));
+
+    let known = write(
+        dir.path(),
+        "known.jsonl",
+        &tool_run(std::slice::from_ref(&result), finished()),
+    );
+    assert_eq!(
+        problems(&[s(&known)]),
+        (1, vec!["reference/unknown-tool-call".to_owned()])
+    );
+
+    let mut lines = tool_run(&[result], finished());
+    lines[0]["input"]["messages"] = json!([
+        {"id": "a1", "role": "assistant", "toolCalls": [{"id": "from-turn-1", "type": "function", "function": {"name": "confirm", "arguments": "{}"}}]}
+    ]);
+    let answered = write(dir.path(), "answered.jsonl", &lines);
+    assert_eq!(problems(&[s(&answered)]), (0, vec![]));
+}
+
+/// 1.1 says a closed message is closed, not sealed: a second START continues it. Runs held
+/// to 1.1 (declared, or by default) get no finding; runs that declare 1.0 keep the warning.
+#[test]
+fn reopening_a_message_is_legal_in_1_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let reopen = |version: Option<&str>| {
+        let mut started = json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"});
+        if let Some(version) = version {
+            started["protocolVersion"] = json!(version);
+        }
+        vec![
+            started,
+            json!({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}),
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "First."}),
+            json!({"type": "TEXT_MESSAGE_END", "messageId": "m1"}),
+            json!({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}),
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": " Second."}),
+            json!({"type": "TEXT_MESSAGE_END", "messageId": "m1"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ]
+    };
+    for (name, version, expected) in [
+        ("v11.jsonl", Some("1.1"), vec![]),
+        ("undeclared.jsonl", None, vec![]),
+        (
+            "v10.jsonl",
+            Some("1.0"),
+            vec!["pairing/message-id-reused".to_owned()],
+        ),
+    ] {
+        let path = write(dir.path(), name, &reopen(version));
+        assert_eq!(problems(&[s(&path)]), (0, expected), "{name}");
+        if version == Some("1.1") {
+            let (code, stdout, _) = run(&["fold", "--compact", s(&path)]);
+            assert_eq!(code, 0);
+            let folded: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(
+                folded["messages"][0]["content"], "First. Second.",
+                "{stdout}"
+            );
+        }
+    }
+    let (_, undeclared) = problems(&[
+        "--protocol",
+        "1.0",
+        s(&write(dir.path(), "p.jsonl", &reopen(None))),
+    ]);
+    assert_eq!(undeclared, ["pairing/message-id-reused"], "--protocol 1.0");
+}
+
+/// A call with no arguments at all is read as `{}` by the official client: a warning of its
+/// own, checked against the tool's schema as `{}`; broken non-empty JSON stays an error.
+#[test]
+fn empty_arguments_are_a_warning_and_checked_as_an_empty_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = vec![
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "confirm"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+    ];
+    let path = write(dir.path(), "empty.jsonl", &tool_run(&empty, finished()));
+    assert_eq!(
+        problems(&[s(&path)]),
+        (0, vec!["tool-args/empty-arguments".to_owned()])
+    );
+    let mut strict = tool_run(&empty, finished());
+    strict[0]["input"]["tools"][0]["parameters"] =
+        json!({"type": "object", "required": ["answer"]});
+    let path = write(dir.path(), "strict.jsonl", &strict);
+    assert_eq!(
+        problems(&[s(&path)]),
+        (
+            1,
+            vec![
+                "tool-args/schema-violation".to_owned(),
+                "tool-args/empty-arguments".to_owned()
+            ]
+        )
+    );
+    let broken = vec![
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "confirm"}),
+        json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{\"a\":"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+    ];
+    let path = write(dir.path(), "broken.jsonl", &tool_run(&broken, finished()));
+    assert_eq!(
+        problems(&[s(&path)]),
+        (1, vec!["tool-args/invalid-json".to_owned()])
+    );
+}
+
+/// `rules` and `explain` say which versions a rule applies to.
+#[test]
+fn rules_and_explain_show_the_versions() {
+    let (code, stdout, _) = run(&["rules", "--format", "json"]);
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let reused = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "pairing/message-id-reused")
+        .unwrap();
+    assert_eq!(
+        reused["versions"],
+        "0.x and 1.0 (1.1 makes reopening legal)"
+    );
+    let (code, stdout, _) = run(&["explain", "version/removed-event"]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("Protocol versions: 1.0 and later"),
+        "{stdout}"
+    );
 }

@@ -11,6 +11,7 @@ use crate::check::diagnostic::{Diagnostic, Severity};
 use crate::check::parse::{self, excerpt};
 use crate::check::rules::protocol::{DeltaView, Protocol, ProtocolOptions};
 use crate::check::schema::SchemaSet;
+use crate::check::version::Versioning;
 use crate::protocol::event::{Event, EventType, Location};
 use crate::read::delta::{self, Delta};
 use crate::read::pipeline::pipelined;
@@ -37,6 +38,8 @@ pub struct Stats {
     pub events: u64,
     pub errors: u64,
     pub warnings: u64,
+    /// Notes: worth knowing, never failing a run.
+    pub notes: u64,
 }
 
 /// An event as checked: built in full, or a plain content delta read on the fast path
@@ -164,6 +167,8 @@ pub struct Engine<'a> {
     /// Some rule that follows the stream (not framing, schema, or the live-only transport and
     /// suite rules) is on; when none is, the stream is not followed at all.
     follow: bool,
+    /// The protocol version each run is held to.
+    versioning: Versioning,
 }
 
 impl<'a> Engine<'a> {
@@ -188,6 +193,7 @@ impl<'a> Engine<'a> {
                     "framing" | "schema" | "transport" | "suite"
                 ) && ctx.levels.enabled(id)
             }),
+            versioning: Versioning::new(ctx.protocol.version),
         }
     }
 
@@ -429,6 +435,11 @@ impl<'a> Engine<'a> {
             if event.kind.is_some() {
                 self.known_events += 1;
             }
+            if event.kind == Some(EventType::RunStarted) {
+                self.versioning.run_started(event, &mut found);
+                self.protocol.set_version(self.versioning.current());
+            }
+            self.judge_by_version(event, raw, &mut found);
             if self.follow {
                 let conforms = !found.iter().any(|d| d.rule == RuleId::SchemaViolation);
                 self.protocol
@@ -455,6 +466,52 @@ impl<'a> Engine<'a> {
         if self.holding && (self.known_events > 0 || self.held.len() > HOLD_LIMIT) {
             self.release(out);
         }
+    }
+
+    /// Holds an event to the schemas of the version its run is held to. Events were checked
+    /// on the pool against the newest version's; only an event those found something in (or
+    /// that carries what the newest version added) is checked again, against its own.
+    fn judge_by_version(&mut self, event: &Event, raw: &[u8], found: &mut Vec<Diagnostic>) {
+        let version = self.versioning.current();
+        let schemas = self.ctx.schemas;
+        let recheck = version != schemas.version()
+            && (found.iter().any(|d| d.rule.rule().family() == "schema")
+                || memchr::memmem::find(raw, b"encryptedValueType").is_some());
+        if recheck {
+            found.retain(|d| d.rule.rule().family() != "schema");
+            super::rules::schema::check(
+                event,
+                schemas.for_version(version),
+                self.ctx.levels,
+                found,
+            );
+        }
+        let removed = event.kind.is_some_and(|kind| kind.replaced_by().is_some());
+        if removed && version.has_thinking_events() {
+            found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
+        } else if removed && self.versioning.declared() {
+            found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
+            let kind = event.kind.map(|k| k.as_str()).unwrap_or_default();
+            let replacement = event
+                .kind
+                .and_then(|k| k.replaced_by())
+                .map(|k| k.as_str())
+                .unwrap_or_default();
+            found.push(
+                parse::finding(
+                    RuleId::VersionRemovedEvent,
+                    &event.loc,
+                    format!("{kind} in a run that declares protocol {version}, which has no such event: 1.0 removed THINKING_*"),
+                )
+                .with_help(format!("send {replacement} instead"))
+                .with_subject(kind),
+            );
+        }
+    }
+
+    /// The protocol versions the stream was judged by, and why.
+    pub fn versions(&self) -> &[super::version::VersionUse] {
+        self.versioning.uses()
     }
 
     /// Events of a type AG-UI defines seen so far: none means the input is no stream.
@@ -508,7 +565,18 @@ impl<'a> Engine<'a> {
             };
             let folded = self.held.iter().filter(|d| explained(d)).count();
             self.held.retain(|d| !explained(d));
-            let mut message = format!("no AG-UI events: {}", describe_non_stream(&self.head));
+            // A live call's input is the response to a request it made: say so.
+            let live = self.ctx.protocol.input.is_some();
+            let mut message = if live && self.head.iter().all(u8::is_ascii_whitespace) {
+                "no AG-UI events: the agent answered with an empty body".to_owned()
+            } else if live {
+                format!(
+                    "no AG-UI events in the response: {}",
+                    describe_non_stream(&self.head).replace("the input", "the body")
+                )
+            } else {
+                format!("no AG-UI events: {}", describe_non_stream(&self.head))
+            };
             if folded > 0 {
                 message.push_str(&format!(
                     " ({folded} {} could not be read as events)",
@@ -522,10 +590,13 @@ impl<'a> Engine<'a> {
                 self.emit(d, out);
             }
             if severity.is_some() {
+                let help = if live {
+                    "the agent took the request and streamed nothing: its log says why (a run that fails before its first event often ends like this)"
+                } else {
+                    "capture the response body of a successful run (Accept: text/event-stream)"
+                };
                 let d = parse::finding(RuleId::FramingNoEvents, &self.whole_input(), message)
-                    .with_help(
-                        "capture the response body of a successful run (Accept: text/event-stream)",
-                    );
+                    .with_help(help);
                 self.emit(d, out);
             }
         }
@@ -568,5 +639,6 @@ fn count(stats: &mut Stats, d: &Diagnostic) {
     match d.severity {
         Severity::Error => stats.errors += 1,
         Severity::Warning => stats.warnings += 1,
+        Severity::Note => stats.notes += 1,
     }
 }

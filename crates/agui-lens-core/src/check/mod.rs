@@ -10,5 +10,6 @@ pub mod parse;
 pub mod rules;
 pub mod schema;
 pub mod stream;
+pub mod version;
 
 pub use checker::Checker;

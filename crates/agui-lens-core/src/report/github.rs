@@ -33,6 +33,7 @@ impl Reporter for Github {
         let command = match d.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "notice",
         };
         let mut properties = vec![format!("file={}", escape_property(&d.path))];
         if let Some(line) = d.line {

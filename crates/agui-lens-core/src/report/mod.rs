@@ -51,6 +51,9 @@ pub struct FileSummary {
     /// `failure` says after how much.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The protocol versions the input was judged by, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub protocol: Vec<crate::check::version::VersionUse>,
 }
 
 impl FileSummary {
@@ -62,6 +65,7 @@ impl FileSummary {
             failure,
             skipped: None,
             interrupted: false,
+            protocol: Vec::new(),
         }
     }
 
@@ -124,6 +128,8 @@ pub struct Summary {
     pub skipped: u64,
     /// Inputs whose reading the user stopped (Ctrl-C, SIGTERM).
     pub interrupted: u64,
+    /// Notes: worth knowing, never failing a run.
+    pub notes: u64,
 }
 
 impl Summary {
@@ -142,6 +148,7 @@ impl Summary {
         self.events += file.stats.events;
         self.errors += file.stats.errors;
         self.warnings += file.stats.warnings;
+        self.notes += file.stats.notes;
     }
 
     /// `checked 2 files, 42 events: 1 error, 0 warnings; 1 file could not be read; 1 skipped
@@ -164,6 +171,9 @@ impl Summary {
             plural(self.files, "file"),
             plural(self.events, "event"),
         );
+        if self.notes > 0 {
+            line.push_str(&format!(", {}", plural(self.notes, "note")));
+        }
         if self.unreadable > 0 {
             let unreadable = format!("{} could not be read", plural(self.unreadable, "file"));
             line.push_str("; ");

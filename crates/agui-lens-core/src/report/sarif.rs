@@ -35,6 +35,7 @@ fn level(level: Level) -> &'static str {
     match level {
         Level::Deny => "error",
         Level::Warn => "warning",
+        Level::Note => "note",
         Level::Allow => "none",
     }
 }
@@ -90,7 +91,11 @@ impl Reporter for Sarif {
         self.results.push(json!({
             "ruleId": d.rule.name(),
             "ruleIndex": RuleId::ALL.iter().position(|id| *id == d.rule),
-            "level": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
+            "level": match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Note => "note",
+            },
             "message": {"text": message},
             "locations": [location],
             "properties": properties,

@@ -44,6 +44,7 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         attach: args.attach,
         state_limit: args.read.state_limit(),
         state: args.read.initial_state()?,
+        version: args.rules.protocol,
         ..ProtocolOptions::default()
     });
     let color = use_color(args.output.color);
@@ -275,6 +276,7 @@ pub fn check_opened(
         )?
         .map(|err| format!("reading {name}: {err}"));
     let known = engine.known_events();
+    let versions = engine.versions().to_vec();
     let stats = engine.finish(&mut found);
     if walked && known == 0 && !emitted && failure.is_none() {
         let (kind, what) = read::classify_non_stream(&head);
@@ -285,7 +287,9 @@ pub fn check_opened(
         }
     }
     emit(&found)?;
-    Ok(FileSummary::checked(name, stats, failure))
+    let mut file = FileSummary::checked(name, stats, failure);
+    file.protocol = versions;
+    Ok(file)
 }
 
 fn failed(path: Arc<str>, stats: Stats, message: String) -> FileSummary {

@@ -100,13 +100,14 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     summarize(reports)
 }
 
-/// The rules verification runs: it compares errors only, so a rule that can only warn is
-/// left out (the repeated-key scan, for one, would read every full event a second time). The
-/// original's errors are counted under the same levels, so both sides count the same rules.
+/// The rules verification runs: it compares errors only, so a rule that can only warn (or
+/// note) is left out (the repeated-key scan, for one, would read every full event a second
+/// time). The original's errors are counted under the same levels, so both sides count the
+/// same rules.
 fn verification_levels() -> Levels {
     let mut levels = Levels::default();
     for id in RuleId::ALL {
-        if levels.level(*id) == RuleLevel::Warn {
+        if matches!(levels.level(*id), RuleLevel::Warn | RuleLevel::Note) {
             levels
                 .set(id.name(), RuleLevel::Allow)
                 .expect("a rule's own name selects it");
@@ -1067,7 +1068,7 @@ mod tests {
         for id in RuleId::ALL {
             match defaults.level(*id) {
                 RuleLevel::Deny => assert_eq!(levels.level(*id), RuleLevel::Deny, "{id:?}"),
-                RuleLevel::Warn => {
+                RuleLevel::Warn | RuleLevel::Note => {
                     assert_eq!(levels.level(*id), RuleLevel::Allow, "{id:?}");
                     left_out += 1;
                 }

@@ -44,6 +44,8 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
             state_limit,
             max_args: max_line,
             state: initial_state.clone(),
+            version: args.rules.protocol,
+            input: None,
         },
     };
     let name = input.display_name();

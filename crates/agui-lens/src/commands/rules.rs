@@ -5,14 +5,13 @@ use std::io::{self, Write};
 use anyhow::{Result, bail};
 
 use super::Outcome;
-use crate::cli::RulesArgs;
+use crate::cli::{RulesArgs, RulesFormat};
 use agui_lens_core::check::catalog::RuleId;
-use agui_lens_core::report::Format;
 
 pub fn list(args: &RulesArgs) -> Result<Outcome> {
     let mut out = io::stdout().lock();
     match args.format {
-        Format::Json | Format::Jsonl => {
+        RulesFormat::Json => {
             let rules: Vec<_> = RuleId::ALL
                 .iter()
                 .map(|id| {
@@ -21,6 +20,7 @@ pub fn list(args: &RulesArgs) -> Result<Outcome> {
                         "name": rule.name,
                         "family": rule.family(),
                         "default": rule.default.as_str(),
+                        "versions": rule.versions,
                         "summary": rule.summary,
                     })
                 })
@@ -28,7 +28,7 @@ pub fn list(args: &RulesArgs) -> Result<Outcome> {
             serde_json::to_writer_pretty(&mut out, &rules)?;
             writeln!(out)?;
         }
-        _ => {
+        RulesFormat::Human => {
             let width = RuleId::ALL
                 .iter()
                 .map(|id| id.name().len())
@@ -43,6 +43,13 @@ pub fn list(args: &RulesArgs) -> Result<Outcome> {
                     rule.default.as_str(),
                     rule.summary
                 )?;
+                if rule.versions != "every version" {
+                    writeln!(
+                        out,
+                        "{:<width$}  {:<7}  (versions: {})",
+                        "", "", rule.versions
+                    )?;
+                }
             }
         }
     }
@@ -64,6 +71,8 @@ pub fn explain(name: &str) -> Result<Outcome> {
     let rule = id.rule();
     let mut out = io::stdout().lock();
     writeln!(out, "{}  (default: {})", rule.name, rule.default.as_str())?;
+    writeln!(out)?;
+    writeln!(out, "Protocol versions: {}.", rule.versions)?;
     writeln!(out)?;
     writeln!(out, "What it checks: {}.", rule.summary)?;
     writeln!(out)?;

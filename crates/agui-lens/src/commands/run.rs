@@ -19,12 +19,15 @@ use crate::live::http::{display_url, seconds};
 use crate::live::request::{AgentInput, parse_header, process_env};
 use agui_lens_core::check::parse::excerpt;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
+use agui_lens_core::check::schema::{SchemaFinding, SchemaSet};
 use agui_lens_core::protocol::event::Event;
+use agui_lens_core::protocol::version::{Declared, Version, read_declared};
 use agui_lens_core::report::{FileSummary, Summary, plural};
 
 pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
     let input = agent_input(args)?;
+    judge_input(&input, settings.schemas, args)?;
     let headers = args
         .headers
         .iter()
@@ -71,6 +74,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     };
     let ctx = settings.context(ProtocolOptions {
         state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),
+        version: args.rules.protocol,
         ..ProtocolOptions::default()
     });
     // Ctrl-C or SIGTERM stops the call, and what arrived is still checked and reported.
@@ -96,11 +100,12 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(record) = &mut record {
         record.flush().context("writing the recording")?;
     }
-    let file = if exchange.interrupted {
+    let mut file = if exchange.interrupted {
         FileSummary::stopped(name.clone(), exchange.stats)
     } else {
         FileSummary::checked(name.clone(), exchange.stats, None)
     };
+    file.protocol = exchange.protocol.clone();
     if let Some(failure) = file.failure_text() {
         let _ = writeln!(io::stderr(), "{failure}");
     }
@@ -113,6 +118,68 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     reporter.finish(&run.summary)?;
     let _ = writeln!(io::stderr(), "{}", summary_line(&name, &exchange));
     Ok(Outcome::from_summary(&run, settings.deny_warnings))
+}
+
+/// Holds the input to the RunAgentInput schema of the version it declares (else
+/// `--protocol`, else the newest) before it is sent: what breaks it is said on stderr, and
+/// the call is refused unless `--send-invalid` asks for it. Unknown fields are only noted.
+fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Result<()> {
+    let declared = input.value.get("protocolVersion").and_then(|v| v.as_str());
+    let version = match declared.map(read_declared) {
+        Some(Declared::Known(version)) => version,
+        _ => args.rules.protocol.unwrap_or(Version::NEWEST),
+    };
+    let findings = schemas.for_version(version).validate_input(&input.value)?;
+    let mut err = io::stderr().lock();
+    let mut breaks = 0;
+    for finding in &findings {
+        let line = match finding {
+            SchemaFinding::Violation {
+                pointer, message, ..
+            } => {
+                breaks += 1;
+                if !pointer.is_empty() && message.starts_with(pointer.as_str()) {
+                    format!("error: {message}")
+                } else {
+                    format!("error: {}: {message}", shown_pointer(pointer))
+                }
+            }
+            SchemaFinding::NullForOptional { pointer, .. } => {
+                breaks += 1;
+                format!(
+                    "error: {}: null for an optional field (leave it out)",
+                    shown_pointer(pointer)
+                )
+            }
+            SchemaFinding::UnknownField { pointer, field, .. } => format!(
+                "note: {}: `{field}` is not a RunAgentInput field (servers ignore it)",
+                shown_pointer(pointer)
+            ),
+        };
+        writeln!(err, "input: {line}")?;
+    }
+    if breaks == 0 {
+        return Ok(());
+    }
+    let what = format!(
+        "the input breaks the RunAgentInput schema of protocol {version} in {}",
+        plural(breaks, "place")
+    );
+    if args.send_invalid {
+        writeln!(err, "input: {what}; sending it anyway (--send-invalid)")?;
+        return Ok(());
+    }
+    bail!(
+        "{what}: nothing was sent; fix it, or pass --send-invalid to see how the agent answers a bad request"
+    )
+}
+
+fn shown_pointer(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "(the input)"
+    } else {
+        pointer
+    }
 }
 
 fn agent_input(args: &RunArgs) -> Result<AgentInput> {

@@ -362,6 +362,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
         match d.severity {
             Severity::Error => outcome.stats.errors += 1,
             Severity::Warning => outcome.stats.warnings += 1,
+            Severity::Note => outcome.stats.notes += 1,
         }
     }
     found.append(&mut expectations.found);

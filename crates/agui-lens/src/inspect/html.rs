@@ -627,6 +627,7 @@ fn severity_class(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Note => "note",
     }
 }
 
@@ -920,7 +921,7 @@ fn table(
         let class = match worst {
             Some(Severity::Error) => " class=\"problem error\"",
             Some(Severity::Warning) => " class=\"problem warning\"",
-            None => "",
+            Some(Severity::Note) | None => "",
         };
         let at = if row.count > 1 {
             format!("{}–{}", row.first, row.last)

@@ -524,6 +524,7 @@ impl<'a> Human<'a> {
         let label = match d.severity {
             Severity::Error => self.paint(&format!("error[{}]", d.rule), |s| s.red().bold()),
             Severity::Warning => self.paint(&format!("warning[{}]", d.rule), |s| s.yellow().bold()),
+            Severity::Note => self.paint(&format!("note[{}]", d.rule), |s| s.bold()),
         };
         let at = d
             .event_index

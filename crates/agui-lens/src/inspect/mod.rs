@@ -408,6 +408,7 @@ impl Inspector {
             match d.severity {
                 Severity::Error => self.errors += 1,
                 Severity::Warning => self.warnings += 1,
+                Severity::Note => {}
             }
             let at = d.event_index.and_then(|i| self.touched.get(&i).copied());
             let view = DiagnosticView {

@@ -12,6 +12,7 @@ use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::{Context, Engine, Stats};
 use agui_lens_core::check::parse::{excerpt, finding};
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
+use agui_lens_core::check::version::VersionUse;
 use agui_lens_core::protocol::event::{Event, EventType};
 use agui_lens_core::read::{self, Batch, InputFormat, ReadOptions, describe_non_stream};
 use agui_lens_core::report::plural;
@@ -65,6 +66,8 @@ pub struct Exchange {
     /// The user asked to stop (Ctrl-C, SIGTERM) before the response ended: what arrived was
     /// checked, but not what only its end can tell.
     pub interrupted: bool,
+    /// The protocol versions the stream was judged by, and why.
+    pub protocol: Vec<VersionUse>,
 }
 
 /// Why a call could not be checked.
@@ -96,6 +99,7 @@ pub fn check_call(
     let ctx = &Context {
         protocol: ProtocolOptions {
             state: call.input.state.clone(),
+            input: Some(call.input.value.clone()),
             ..ctx.protocol.clone()
         },
         ..*ctx
@@ -273,6 +277,7 @@ pub fn check_call(
         }
     }
     exchange.known_events = engine.known_events();
+    exchange.protocol = engine.versions().to_vec();
     exchange.stats = engine.finish(&mut found);
     emit(&found)?;
     exchange.first_event = first_event;
@@ -292,6 +297,7 @@ fn stop_early(
     started: Instant,
 ) -> Result<Exchange, LiveError> {
     engine.cut_short();
+    exchange.protocol = engine.versions().to_vec();
     exchange.stats = engine.finish(found);
     emit(found)?;
     exchange.bytes = bytes;

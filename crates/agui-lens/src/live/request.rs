@@ -16,6 +16,8 @@ pub struct AgentInput {
     /// The state sent: what the client holds before the stream, so the baseline for
     /// STATE_DELTA.
     pub state: Option<Value>,
+    /// The body as JSON: the tools the client declared and the history it sent.
+    pub value: Value,
 }
 
 /// Why a request could not be prepared. Usage errors: nothing was sent.
@@ -72,6 +74,7 @@ impl AgentInput {
             run_id: id("runId"),
             state: map.get("state").filter(|s| !s.is_null()).cloned(),
             body,
+            value,
         })
     }
 
@@ -94,6 +97,7 @@ impl AgentInput {
             thread_id: Some(thread_id),
             run_id: Some(run_id),
             state: Some(json!({})),
+            value,
         }
     }
 }

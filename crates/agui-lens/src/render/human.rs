@@ -72,6 +72,7 @@ impl Reporter for Human {
         let label = match d.severity {
             Severity::Error => self.paint("error", |s| s.red().bold()),
             Severity::Warning => self.paint("warning", |s| s.yellow().bold()),
+            Severity::Note => self.paint("note", |s| s.bold()),
         };
         let rule = self.paint(&format!("[{}]", d.rule), |s| s.bold());
         let message = self.paint(&d.message, |s| s.bold());
@@ -156,6 +157,7 @@ impl Reporter for Human {
         let line = summary.line(&|text, severity| match severity {
             Severity::Error => self.paint(text, |s| s.red().bold()),
             Severity::Warning => self.paint(text, |s| s.yellow().bold()),
+            Severity::Note => text.to_owned(),
         });
         writeln!(self.out, "{line}")?;
         self.out.flush()

@@ -240,7 +240,7 @@ pub fn frame(json: &str) -> Vec<u8> {
 /// A complete, clean run that echoes the request's ids.
 pub fn clean_run() -> Vec<u8> {
     [
-        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
         r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
         r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hello"}"#,
         r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,

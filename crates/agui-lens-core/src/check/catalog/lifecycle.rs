@@ -6,6 +6,7 @@ use super::{Level, Rule};
 pub const FIRST_EVENT: Rule = Rule {
     name: "lifecycle/first-event",
     default: Level::Deny,
+    versions: "every version",
     summary: "the first event is not RUN_STARTED (RUN_ERROR is also allowed first)",
     why: "A client opens its run state on RUN_STARTED; the official client rejects a stream \
           that begins with anything else. A capture that starts mid-run can be checked with \
@@ -18,6 +19,7 @@ pub const FIRST_EVENT: Rule = Rule {
 pub const RUN_ALREADY_ACTIVE: Rule = Rule {
     name: "lifecycle/run-already-active",
     default: Level::Deny,
+    versions: "every version",
     summary: "RUN_STARTED while a run is still active",
     why: "Runs do not nest: the previous run must end with RUN_FINISHED or RUN_ERROR first, \
           or its messages and tool calls are left dangling.",
@@ -29,6 +31,7 @@ pub const RUN_ALREADY_ACTIVE: Rule = Rule {
 pub const EVENT_AFTER_FINISH: Rule = Rule {
     name: "lifecycle/event-after-finish",
     default: Level::Deny,
+    versions: "every version",
     summary: "an event other than RUN_STARTED or RUN_ERROR after RUN_FINISHED",
     why: "RUN_FINISHED is terminal: the client stops applying events, so anything sent after \
           it is lost (start a new run for more).",
@@ -41,6 +44,7 @@ pub const EVENT_AFTER_FINISH: Rule = Rule {
 pub const EVENT_AFTER_ERROR: Rule = Rule {
     name: "lifecycle/event-after-error",
     default: Level::Deny,
+    versions: "every version",
     summary: "an event other than RUN_STARTED after RUN_ERROR (RUN_FINISHED included)",
     why: "RUN_ERROR ends the run for good; a client rejects anything but a new run after it.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
@@ -52,6 +56,7 @@ pub const EVENT_AFTER_ERROR: Rule = Rule {
 pub const OPEN_AT_FINISH: Rule = Rule {
     name: "lifecycle/open-at-finish",
     default: Level::Deny,
+    versions: "every version",
     summary: "RUN_FINISHED while a message, tool call, step, reasoning span or subagent is open",
     why: "A run that finishes cleanly has closed everything it opened; the official client \
           rejects RUN_FINISHED otherwise, and a half-streamed message stays half-streamed.",
@@ -64,6 +69,7 @@ pub const OPEN_AT_FINISH: Rule = Rule {
 pub const OPEN_AT_ERROR: Rule = Rule {
     name: "lifecycle/open-at-error",
     default: Level::Warn,
+    versions: "every version",
     summary: "RUN_ERROR while a message, tool call, step, reasoning span or subagent is open",
     why: "Allowed (a run can fail mid-message), but the open items stay incomplete in the \
           client's history; closing them first gives users a clean transcript.",
@@ -76,6 +82,7 @@ pub const OPEN_AT_ERROR: Rule = Rule {
 pub const UNTERMINATED_RUN: Rule = Rule {
     name: "lifecycle/unterminated-run",
     default: Level::Deny,
+    versions: "every version",
     summary: "the stream ends inside a run: no RUN_FINISHED or RUN_ERROR",
     why: "A truncated capture or a dropped connection; a client waiting for the terminal \
           event never learns whether the run succeeded.",
@@ -88,6 +95,7 @@ pub const UNTERMINATED_RUN: Rule = Rule {
 pub const RUN_ID_MISMATCH: Rule = Rule {
     name: "lifecycle/run-id-mismatch",
     default: Level::Deny,
+    versions: "every version",
     summary: "RUN_FINISHED or RUN_ERROR names another threadId or runId than the open run",
     why: "Clients match the terminal event to the run they started; a mismatch usually means \
           events of two runs got interleaved.",
@@ -99,6 +107,7 @@ pub const RUN_ID_MISMATCH: Rule = Rule {
 pub const DUPLICATE_RUN_ID: Rule = Rule {
     name: "lifecycle/duplicate-run-id",
     default: Level::Deny,
+    versions: "every version",
     summary: "a runId already used by an earlier run of the stream",
     why: "Run ids identify runs in stored histories and in parentRunId lineage; a reused id \
           makes both ambiguous.",
@@ -112,6 +121,7 @@ pub const DUPLICATE_RUN_ID: Rule = Rule {
 pub const UNKNOWN_PARENT_RUN: Rule = Rule {
     name: "lifecycle/unknown-parent-run",
     default: Level::Warn,
+    versions: "every version",
     summary: "parentRunId names no earlier run of the stream",
     why: "Lineage should point at a run the history holds. A capture may start mid-thread, \
           so this is a warning.",
@@ -123,6 +133,7 @@ pub const UNKNOWN_PARENT_RUN: Rule = Rule {
 pub const THREAD_CHANGED: Rule = Rule {
     name: "lifecycle/thread-changed",
     default: Level::Warn,
+    versions: "every version",
     summary: "a later run of the stream has another threadId",
     why: "One stored history is one thread; a change usually means two conversations were \
           concatenated (fold them separately with --thread).",

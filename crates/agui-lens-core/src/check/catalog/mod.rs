@@ -16,6 +16,7 @@ pub mod state;
 pub mod suite;
 pub mod tool_args;
 pub mod transport;
+pub mod version;
 
 use std::fmt;
 
@@ -25,6 +26,8 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Worth knowing, never a problem (a stream that declares no protocol version).
+    Note,
     Warning,
     Error,
 }
@@ -32,6 +35,7 @@ pub enum Severity {
 impl Severity {
     pub fn as_str(self) -> &'static str {
         match self {
+            Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
@@ -49,6 +53,8 @@ impl fmt::Display for Severity {
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Allow,
+    /// Reported as a note: shown, counted apart, never failing a run.
+    Note,
     Warn,
     Deny,
 }
@@ -57,6 +63,7 @@ impl Level {
     pub fn severity(self) -> Option<Severity> {
         match self {
             Level::Allow => None,
+            Level::Note => Some(Severity::Note),
             Level::Warn => Some(Severity::Warning),
             Level::Deny => Some(Severity::Error),
         }
@@ -65,6 +72,7 @@ impl Level {
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Allow => "off",
+            Level::Note => "note",
             Level::Warn => "warning",
             Level::Deny => "error",
         }
@@ -74,6 +82,7 @@ impl Level {
     pub fn parse(text: &str) -> Option<Level> {
         match text {
             "allow" | "off" => Some(Level::Allow),
+            "note" => Some(Level::Note),
             "warn" | "warning" => Some(Level::Warn),
             "deny" | "error" => Some(Level::Deny),
             _ => None,
@@ -87,6 +96,8 @@ pub struct Rule {
     /// `family/what-is-wrong`. Public interface: never renamed, never reused.
     pub name: &'static str,
     pub default: Level,
+    /// The protocol versions it holds streams to: `every version`, `1.0 and later` …
+    pub versions: &'static str,
     /// One line: what the rule checks.
     pub summary: &'static str,
     /// Why it matters to a client or a user.
@@ -170,6 +181,7 @@ registry! {
     ToolArgsInvalidJson => tool_args::INVALID_JSON,
     ToolArgsSchemaViolation => tool_args::SCHEMA_VIOLATION,
     ToolArgsUndeclaredTool => tool_args::UNDECLARED_TOOL,
+    ToolArgsEmptyArguments => tool_args::EMPTY_ARGUMENTS,
     OrderTimestampDecreasing => order::TIMESTAMP_DECREASING,
     OrderTimestampUnit => order::TIMESTAMP_UNIT,
     TransportHttpStatus => transport::HTTP_STATUS,
@@ -183,6 +195,10 @@ registry! {
     SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,
     SuiteFirstEventSlow => suite::FIRST_EVENT_SLOW,
     SuiteNoStream => suite::NO_STREAM,
+    VersionUndeclared => version::UNDECLARED,
+    VersionNewer => version::NEWER,
+    VersionUninterpretable => version::UNINTERPRETABLE,
+    VersionRemovedEvent => version::REMOVED_EVENT,
 }
 
 impl RuleId {

@@ -6,6 +6,7 @@ use super::{Level, Rule};
 pub const TIMESTAMP_DECREASING: Rule = Rule {
     name: "order/timestamp-decreasing",
     default: Level::Warn,
+    versions: "every version",
     summary: "an event's timestamp is earlier than the previous event's",
     why: "Timelines and durations are computed from timestamps; going back in time usually \
           means events were reordered or two clocks were mixed.",
@@ -17,6 +18,7 @@ pub const TIMESTAMP_DECREASING: Rule = Rule {
 pub const TIMESTAMP_UNIT: Rule = Rule {
     name: "order/timestamp-unit",
     default: Level::Warn,
+    versions: "every version",
     summary: "timestamps that read as seconds, not milliseconds since the epoch",
     why: "AG-UI timestamps are milliseconds; seconds (Python's int(time.time())) put every \
           event in January 1970 for a client.",

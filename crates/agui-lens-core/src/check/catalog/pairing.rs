@@ -6,6 +6,7 @@ use super::{Level, Rule};
 pub const TEXT_MESSAGE: Rule = Rule {
     name: "pairing/text-message",
     default: Level::Deny,
+    versions: "every version",
     summary: "TEXT_MESSAGE_CONTENT/END for a message never started or already ended, or a second START while it is open",
     why: "Clients assemble a message from START, CONTENT and END by messageId; content for an \
           unknown id is dropped or lands in the wrong message, and the official client \
@@ -18,6 +19,7 @@ pub const TEXT_MESSAGE: Rule = Rule {
 pub const TOOL_CALL: Rule = Rule {
     name: "pairing/tool-call",
     default: Level::Deny,
+    versions: "every version",
     summary: "TOOL_CALL_ARGS/END for a tool call never started or already ended, or a second START while it is open",
     why: "Clients build a tool call's arguments from its ARGS deltas by toolCallId; arguments \
           for an unknown call are lost and the call is never executed.",
@@ -29,6 +31,7 @@ pub const TOOL_CALL: Rule = Rule {
 pub const REASONING: Rule = Rule {
     name: "pairing/reasoning",
     default: Level::Deny,
+    versions: "every version",
     summary: "REASONING_END for a span never started or already ended, or a second REASONING_START while it is open",
     why: "A reasoning span brackets the reasoning messages inside it; an unbalanced span \
           leaves clients showing \"thinking…\" forever or closing the wrong span.",
@@ -40,6 +43,7 @@ pub const REASONING: Rule = Rule {
 pub const REASONING_MESSAGE: Rule = Rule {
     name: "pairing/reasoning-message",
     default: Level::Deny,
+    versions: "every version",
     summary: "REASONING_MESSAGE_CONTENT/END for a reasoning message never started or already ended, or a second START while it is open",
     why: "Reasoning text is assembled like message text; fragments for an unknown id are \
           dropped.",
@@ -51,6 +55,7 @@ pub const REASONING_MESSAGE: Rule = Rule {
 pub const STEP: Rule = Rule {
     name: "pairing/step",
     default: Level::Deny,
+    versions: "every version",
     summary: "STEP_FINISHED that matches no open STEP_STARTED by name (per subagent), or a step started twice",
     why: "Progress UIs show steps by name; an unmatched finish leaves a step spinning or \
           closes someone else's.",
@@ -63,6 +68,7 @@ pub const STEP: Rule = Rule {
 pub const SUBAGENT: Rule = Rule {
     name: "pairing/subagent",
     default: Level::Deny,
+    versions: "every version",
     summary: "SUBAGENT_FINISHED/ERROR for a subagent not active, a subagent started twice, or an unknown parentSubagentRunId",
     why: "A subagentRunId names one invocation: it starts once and ends once, and its parent \
           must have started before it.",
@@ -74,6 +80,7 @@ pub const SUBAGENT: Rule = Rule {
 pub const CHUNK_MISSING_ID: Rule = Rule {
     name: "pairing/chunk-missing-id",
     default: Level::Deny,
+    versions: "every version",
     summary: "the first CHUNK of a message lacks messageId, or the first TOOL_CALL_CHUNK lacks toolCallId or toolCallName",
     why: "A chunk stream is opened by its first chunk, which must say what it opens; the \
           official client fails the run on an id-less first chunk.",
@@ -85,6 +92,7 @@ pub const CHUNK_MISSING_ID: Rule = Rule {
 pub const EMPTY_DELTA: Rule = Rule {
     name: "pairing/empty-delta",
     default: Level::Allow,
+    versions: "every version",
     summary: "TEXT_MESSAGE_CONTENT or REASONING_MESSAGE_CONTENT with an empty delta",
     why: "The docs say deltas are non-empty; 1.0 allows empty ones as keep-alives, so this is \
           off unless a team wants the stricter reading (--warn pairing/empty-delta).",
@@ -97,10 +105,12 @@ pub const EMPTY_DELTA: Rule = Rule {
 pub const MESSAGE_ID_REUSED: Rule = Rule {
     name: "pairing/message-id-reused",
     default: Level::Warn,
-    summary: "a START reuses the id of a message that already ended",
+    versions: "0.x and 1.0 (1.1 makes reopening legal)",
+    summary: "a START reuses the id of a message that already ended, in a run held to a version before 1.1",
     why: "Clients look messages up by id, so the new message's content is appended to the \
-          old one.",
-    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+          old one. 1.1 says so in the spec: a closed message is closed, not sealed, and a second \
+          START continues it; before 1.1 that was only what the reference client happened to do.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"TEXT_MESSAGE_END","messageId":"m1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
@@ -110,6 +120,7 @@ pub const MESSAGE_ID_REUSED: Rule = Rule {
 pub const ATTRIBUTION_MISMATCH: Rule = Rule {
     name: "pairing/attribution-mismatch",
     default: Level::Deny,
+    versions: "every version",
     summary: "an event's subagentRunId disagrees with the producer that opened its message, tool call, reasoning or activity",
     why: "Continuations belong to whoever opened the entity; the official client rejects a \
           disagreeing tag, since the content would land in another producer's message.",

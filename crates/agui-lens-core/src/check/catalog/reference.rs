@@ -6,10 +6,14 @@ use super::{Level, Rule};
 pub const UNKNOWN_TOOL_CALL: Rule = Rule {
     name: "reference/unknown-tool-call",
     default: Level::Deny,
-    summary: "a tool result for a toolCallId no tool call declares (TOOL_CALL_RESULT, or a tool message in MESSAGES_SNAPSHOT)",
+    versions: "every version",
+    summary: "a tool result for a toolCallId no tool call declares (TOOL_CALL_RESULT, or a tool message in MESSAGES_SNAPSHOT), where the history is known",
     why: "Clients attach a result to its call; a result for an unknown call is shown detached \
-          or dropped, and model providers reject a history whose tool message answers no call.",
-    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+          or dropped, and model providers reject a history whose tool message answers no call. \
+          A result may answer a call from the history the client sent, so a TOOL_CALL_RESULT is \
+          only judged once that history is known: a RUN_STARTED.input with messages, a \
+          MESSAGES_SNAPSHOT, or the request of a live call.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[]}}
 {"type":"TOOL_CALL_RESULT","messageId":"t1","toolCallId":"c9","content":"ok"}
 "#,
 };
@@ -17,10 +21,14 @@ pub const UNKNOWN_TOOL_CALL: Rule = Rule {
 pub const UNKNOWN_PARENT_MESSAGE: Rule = Rule {
     name: "reference/unknown-parent-message",
     default: Level::Warn,
-    summary: "TOOL_CALL_START.parentMessageId names no known message",
-    why: "Clients attach the call to its parent message, or open a new assistant message when \
-          they cannot find it, splitting one turn in two.",
+    versions: "every version",
+    summary: "TOOL_CALL_START.parentMessageId names no known message while another text message is open",
+    why: "A client that cannot find the parent creates an assistant message with that id for \
+          the call, which is legal and what an agent that streams a call with no text relies \
+          on. While another text message is open, though, the call lands in a message of its \
+          own and one turn shows as two.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"search","parentMessageId":"m404"}
 "#,
 };
@@ -28,6 +36,7 @@ pub const UNKNOWN_PARENT_MESSAGE: Rule = Rule {
 pub const UNKNOWN_ENTITY: Rule = Rule {
     name: "reference/unknown-entity",
     default: Level::Warn,
+    versions: "every version",
     summary: "REASONING_ENCRYPTED_VALUE names no known message or tool call",
     why: "The encrypted value is attached to its entity so it can be sent back on the next \
           turn; one that names nothing is lost.",
@@ -39,6 +48,7 @@ pub const UNKNOWN_ENTITY: Rule = Rule {
 pub const DUPLICATE_MESSAGE_ID: Rule = Rule {
     name: "reference/duplicate-message-id",
     default: Level::Deny,
+    versions: "every version",
     summary: "a message id repeated inside one MESSAGES_SNAPSHOT (or RUN_STARTED.input)",
     why: "Clients merge snapshots by id; two messages with one id collapse into one, losing \
           the other.",

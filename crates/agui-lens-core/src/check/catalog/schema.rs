@@ -6,6 +6,7 @@ use super::{Level, Rule};
 pub const MISSING_TYPE: Rule = Rule {
     name: "schema/missing-type",
     default: Level::Deny,
+    versions: "every version",
     summary: "an event object has no `type` string",
     why: "The `type` field is how every client dispatches an event; without it the event is \
           dropped or rejected.",
@@ -17,6 +18,7 @@ pub const MISSING_TYPE: Rule = Rule {
 pub const UNKNOWN_EVENT_TYPE: Rule = Rule {
     name: "schema/unknown-event-type",
     default: Level::Deny,
+    versions: "every version",
     summary: "an event's `type` is not one AG-UI defines",
     why: "The 1.0 SDK's event schema is a closed union of types: a client either fails the run \
           or drops the event with a console warning, so nothing it carried reaches the user. \
@@ -29,6 +31,7 @@ pub const UNKNOWN_EVENT_TYPE: Rule = Rule {
 pub const VIOLATION: Rule = Rule {
     name: "schema/violation",
     default: Level::Deny,
+    versions: "every version",
     summary: "an event does not match the JSON Schema of its type",
     why: "The 1.0 SDK's schema rejects the event: a missing required field, a wrong type, a bad \
           enum value. Depending on its pipeline a client fails the run or strips what it does not \
@@ -41,6 +44,7 @@ pub const VIOLATION: Rule = Rule {
 pub const UNKNOWN_FIELD: Rule = Rule {
     name: "schema/unknown-field",
     default: Level::Warn,
+    versions: "every version",
     summary: "an event carries a field its type does not define",
     why: "Unknown fields are allowed and passed through, but they are usually a typo or a \
           snake_case name where the protocol uses camelCase (`message_id` for `messageId`), \
@@ -53,6 +57,7 @@ pub const UNKNOWN_FIELD: Rule = Rule {
 pub const NULL_FOR_OPTIONAL: Rule = Rule {
     name: "schema/null-for-optional",
     default: Level::Deny,
+    versions: "every version",
     summary: "an optional field is present with the value null",
     why: "AG-UI 1.0 means \"absent\" by leaving a field out; the 1.0 client rejects null for \
           optional fields. Clients before 1.0 tolerated some of these (parentMessageId, \
@@ -65,6 +70,7 @@ pub const NULL_FOR_OPTIONAL: Rule = Rule {
 pub const DEPRECATED_EVENT: Rule = Rule {
     name: "schema/deprecated-event",
     default: Level::Warn,
+    versions: "streams that declare no version (a run that declares 1.0 or later: version/removed-event; one judged by 0.x: allowed)",
     summary: "a THINKING_* event, removed in AG-UI 1.0",
     why: "1.0 replaced THINKING_* with REASONING_*; the 1.0 client drops THINKING_* events \
           (or translates them at its compatibility boundary), so their content may never be \

@@ -6,6 +6,7 @@ use super::{Level, Rule};
 pub const PATCH_FAILED: Rule = Rule {
     name: "state/patch-failed",
     default: Level::Deny,
+    versions: "every version",
     summary: "a STATE_DELTA does not apply to the current state",
     why: "Clients apply each delta to the state they have; a patch that does not apply is \
           skipped (the official client only logs a warning), so the UI silently drifts from \
@@ -19,6 +20,7 @@ pub const PATCH_FAILED: Rule = Rule {
 pub const NO_BASELINE: Rule = Rule {
     name: "state/no-baseline",
     default: Level::Warn,
+    versions: "every version",
     summary: "a STATE_DELTA before any known state (no input.state, no STATE_SNAPSHOT): applied to the {} a client starts with, and a patch that fails there",
     why: "A delta only means something against the state it was computed from. A client that \
           has no state applies it to the {} its agent starts with, as agui-lens does; if the \
@@ -32,6 +34,7 @@ pub const NO_BASELINE: Rule = Rule {
 pub const TOO_LARGE: Rule = Rule {
     name: "state/too-large",
     default: Level::Deny,
+    versions: "every version",
     summary: "a patch that would grow the state past the limit (256 MiB unless --max-state)",
     why: "Copying the root into itself doubles the state with each operation; a client \
           applying such a patch runs out of memory. The patch is refused instead.",
@@ -44,6 +47,7 @@ pub const TOO_LARGE: Rule = Rule {
 pub const ACTIVITY_PATCH_FAILED: Rule = Rule {
     name: "state/activity-patch-failed",
     default: Level::Deny,
+    versions: "every version",
     summary: "an ACTIVITY_DELTA does not apply to its activity's content",
     why: "The activity widget keeps its previous content and stops following the agent.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
@@ -55,6 +59,7 @@ pub const ACTIVITY_PATCH_FAILED: Rule = Rule {
 pub const ACTIVITY_UNKNOWN: Rule = Rule {
     name: "state/activity-unknown",
     default: Level::Warn,
+    versions: "every version",
     summary: "an ACTIVITY_DELTA for an activity no snapshot has created",
     why: "Clients drop a delta for an activity they have not seen. The snapshot may be in an \
           earlier capture, so this is a warning.",
@@ -66,6 +71,7 @@ pub const ACTIVITY_UNKNOWN: Rule = Rule {
 pub const ACTIVITY_TYPE_CHANGED: Rule = Rule {
     name: "state/activity-type-changed",
     default: Level::Warn,
+    versions: "every version",
     summary: "an activity event names another activityType than the activity has",
     why: "Clients pick the widget by activityType; a change swaps the widget or drops the \
           event.",

@@ -6,6 +6,7 @@ use super::{Level, Rule};
 pub const STATUS_MISMATCH: Rule = Rule {
     name: "suite/status-mismatch",
     default: Level::Deny,
+    versions: "every version",
     summary: "a case's HTTP status is not its expect_status (any 2xx when none is given)",
     why: "A case states how the agent must answer: a stream (200), or a refusal such as 422 \
           for a case that sends a bad body. Any other answer fails the case.",
@@ -15,6 +16,7 @@ pub const STATUS_MISMATCH: Rule = Rule {
 pub const MISSING_EVENT: Rule = Rule {
     name: "suite/missing-event",
     default: Level::Deny,
+    versions: "every version",
     summary: "an event type in a case's require_events never appeared in its stream",
     why: "A stream can be valid and still not do what the case is for: a tool call that never \
           happens, a message that never starts.",
@@ -24,6 +26,7 @@ pub const MISSING_EVENT: Rule = Rule {
 pub const SNAPSHOT_MISMATCH: Rule = Rule {
     name: "suite/snapshot-mismatch",
     default: Level::Deny,
+    versions: "every version",
     summary: "a case's stream differs from its snapshot (compared as `agui-lens snapshot` does), or the snapshot does not exist yet",
     why: "The snapshot holds what the stream meant when someone last accepted it; a change in \
           meaning is either a regression or needs accepting. The new result is written beside \
@@ -34,6 +37,7 @@ pub const SNAPSHOT_MISMATCH: Rule = Rule {
 pub const FIRST_EVENT_SLOW: Rule = Rule {
     name: "suite/first-event-slow",
     default: Level::Deny,
+    versions: "every version",
     summary: "a case's first event came later than its max_first_event_ms (or never)",
     why: "Time to first event is what a user waits before anything moves on screen.",
     example: "[[case]]\nmax_first_event_ms = 3000\n(RUN_STARTED arrives after 4.2 s)",
@@ -42,6 +46,7 @@ pub const FIRST_EVENT_SLOW: Rule = Rule {
 pub const NO_STREAM: Rule = Rule {
     name: "suite/no-stream",
     default: Level::Deny,
+    versions: "every version",
     summary: "a case answered with a 2xx status got a body with no AG-UI events",
     why: "A case that expects a stream and gets none (an empty body, an error object sent with \
           status 200) did not run the agent, whatever the rules say about the body: with no \

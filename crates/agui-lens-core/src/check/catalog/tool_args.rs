@@ -6,7 +6,8 @@ use super::{Level, Rule};
 pub const INVALID_JSON: Rule = Rule {
     name: "tool-args/invalid-json",
     default: Level::Deny,
-    summary: "a tool call's concatenated TOOL_CALL_ARGS are not valid JSON at TOOL_CALL_END (empty included)",
+    versions: "every version",
+    summary: "a tool call's concatenated TOOL_CALL_ARGS are not valid JSON at TOOL_CALL_END (no arguments at all is tool-args/empty-arguments)",
     why: "Clients and frameworks JSON.parse the arguments to execute the tool; broken JSON \
           (often a model cut off mid-object) means the call cannot run.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
@@ -19,6 +20,7 @@ pub const INVALID_JSON: Rule = Rule {
 pub const SCHEMA_VIOLATION: Rule = Rule {
     name: "tool-args/schema-violation",
     default: Level::Deny,
+    versions: "every version",
     summary: "a tool call's arguments do not match the `parameters` schema of its tool in RUN_STARTED.input.tools",
     why: "The frontend executes the tool with these arguments; missing or mistyped ones break \
           the tool or make it do the wrong thing.",
@@ -32,10 +34,32 @@ pub const SCHEMA_VIOLATION: Rule = Rule {
 pub const UNDECLARED_TOOL: Rule = Rule {
     name: "tool-args/undeclared-tool",
     default: Level::Warn,
-    summary: "a tool call names a tool the run's input.tools does not declare",
-    why: "A frontend can only execute the tools it sent; an undeclared name is a typo or a \
-          backend tool the frontend will not recognise.",
+    versions: "every version",
+    summary: "a call to a tool the run's input.tools does not declare is left unanswered: the run finishes with no TOOL_CALL_RESULT for it",
+    why: "The client can only execute the tools it declared. A call to another tool is fine when \
+          the agent runs that tool itself (a backend tool) and streams its result; with no result \
+          before RUN_FINISHED, it is a misspelt frontend tool or a backend tool that failed \
+          silently, and the conversation holds a call nobody answers. A run that ends in \
+          RUN_ERROR, an interrupt or a cancellation is not reported; nor is a run whose input \
+          declares no tools at all (for a live call, the tools sent count).",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[]}}
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"launch_rockets"}
+{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
+{"type":"TOOL_CALL_END","toolCallId":"c1"}
+{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}
+"#,
+};
+
+pub const EMPTY_ARGUMENTS: Rule = Rule {
+    name: "tool-args/empty-arguments",
+    default: Level::Warn,
+    versions: "every version",
+    summary: "a tool call ends with no arguments at all (no TOOL_CALL_ARGS, or only empty deltas)",
+    why: "The official client reads missing arguments as `{}` and runs the tool, so the call \
+          works; but an empty string is not JSON, and a client or provider that parses it \
+          strictly fails. The arguments are checked as `{}` against the tool's schema.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_time"}
+{"type":"TOOL_CALL_END","toolCallId":"c1"}
 "#,
 };

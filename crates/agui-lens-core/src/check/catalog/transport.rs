@@ -6,6 +6,7 @@ use super::{Level, Rule};
 pub const HTTP_STATUS: Rule = Rule {
     name: "transport/http-status",
     default: Level::Deny,
+    versions: "every version",
     summary: "the agent answered with an error status (400 or above), or a redirect, which is not followed",
     why: "A client gets no events from an error response: the run fails before it starts. The \
           body (shown abbreviated) usually says why: a validation error in the RunAgentInput, \
@@ -20,6 +21,7 @@ pub const HTTP_STATUS: Rule = Rule {
 pub const CONTENT_TYPE: Rule = Rule {
     name: "transport/content-type",
     default: Level::Deny,
+    versions: "every version",
     summary: "a successful response whose Content-Type is not text/event-stream",
     why: "Proxies and browsers buffer or transform what is not declared an event stream, and \
           a wrong type usually means the body is not one: an HTML login page from an \
@@ -34,6 +36,7 @@ pub const CONTENT_TYPE: Rule = Rule {
 pub const CONNECTION_LOST: Rule = Rule {
     name: "transport/connection-lost",
     default: Level::Deny,
+    versions: "every version",
     summary: "the connection closed or was reset before the response body ended",
     why: "The client sees a stream cut short: messages and tool calls stay open and the run \
           never finishes. Usually the agent process crashed, or a proxy or load balancer cut \
@@ -51,6 +54,7 @@ pub const CONNECTION_LOST: Rule = Rule {
 pub const IDLE_TIMEOUT: Rule = Rule {
     name: "transport/idle-timeout",
     default: Level::Deny,
+    versions: "every version",
     summary: "no bytes arrived for --idle-timeout seconds (60 unless set), waiting for the response or inside it",
     why: "Proxies and load balancers close connections that stay silent (often after 60 s), \
           and users give up. An agent doing long work should keep the stream alive, e.g. with \
@@ -66,6 +70,7 @@ pub const IDLE_TIMEOUT: Rule = Rule {
 pub const TIMEOUT: Rule = Rule {
     name: "transport/timeout",
     default: Level::Deny,
+    versions: "every version",
     summary: "the response took longer in all than --timeout allows",
     why: "A run that goes on past the budget a CI gate or a user allows is a failure even if \
           every byte is valid, including a stream that trickles on forever.",
@@ -75,6 +80,7 @@ pub const TIMEOUT: Rule = Rule {
 pub const RUN_ID_MISMATCH: Rule = Rule {
     name: "transport/run-id-mismatch",
     default: Level::Deny,
+    versions: "every version",
     summary: "RUN_STARTED names another threadId or runId than the RunAgentInput that was sent",
     why: "A client files the run's messages and state under the ids it sent; a server that \
           makes up its own ids leaves the client's thread without the answer.",

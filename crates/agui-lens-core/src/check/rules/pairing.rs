@@ -11,6 +11,7 @@ use super::protocol::{Ev, Out, owner_name};
 use crate::check::catalog::RuleId;
 use crate::protocol::event::EventType;
 use crate::protocol::ids::{FastBuild, IdMap, id_hash};
+use crate::protocol::version::Version;
 
 /// Something open, and where it opened.
 #[derive(Clone, Debug)]
@@ -107,6 +108,9 @@ pub struct Pairing {
     /// The open entity the last content event continued, with its owner: most content events
     /// continue the same one, which then needs no lookup. Forgotten on any other event.
     current: Option<Current>,
+    /// Reopening an ended message is reported: the run is held to a version before 1.1,
+    /// which says a closed message is closed, not sealed.
+    reopen_reported: bool,
 }
 
 struct Current {
@@ -116,6 +120,11 @@ struct Current {
 }
 
 impl Pairing {
+    /// The protocol version the run is held to.
+    pub fn set_version(&mut self, version: Version) {
+        self.reopen_reported = version < Version::V1_1;
+    }
+
     /// A new run: per-run state starts afresh (ids ended in earlier runs are remembered).
     pub fn new_run(&mut self) {
         self.close_all();
@@ -271,7 +280,7 @@ impl Pairing {
         if existing.is_some() {
             attribution(ev, existing.as_ref(), kind.noun(), id, out);
         }
-        if kind != Kind::Tool {
+        if kind != Kind::Tool && self.reopen_reported {
             if let Some(ended) = self.ended_map(kind).and_then(|m| m.get(id).copied()) {
                 out.report(
                     RuleId::PairingMessageIdReused,

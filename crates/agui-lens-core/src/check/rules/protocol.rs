@@ -16,6 +16,7 @@ use crate::check::parse::finding;
 use crate::protocol::chunks::{ChunkExpander, ChunkKind, ChunkProblem, Piece};
 use crate::protocol::event::{Event, EventType, Location, RawPatch};
 use crate::protocol::patch;
+use crate::protocol::version::Version;
 use crate::read::delta::Text;
 
 /// Default cap on the estimated size of the shared state (and of each activity's content).
@@ -33,6 +34,12 @@ pub struct ProtocolOptions {
     /// The state the client holds before the stream: for a live call, the state of the
     /// RunAgentInput it sent. A RUN_STARTED.input.state replaces it.
     pub state: Option<Value>,
+    /// The protocol version runs that declare none are held to (`--protocol`); the newest
+    /// agui-lens knows when none is given.
+    pub version: Option<crate::protocol::version::Version>,
+    /// The RunAgentInput a live call sent: its tools are what the client can execute, its
+    /// messages the history results may answer. A RUN_STARTED.input replaces it.
+    pub input: Option<Value>,
 }
 
 impl Default for ProtocolOptions {
@@ -42,6 +49,8 @@ impl Default for ProtocolOptions {
             state_limit: DEFAULT_STATE_LIMIT,
             max_args: crate::read::DEFAULT_MAX_LINE,
             state: None,
+            version: None,
+            input: None,
         }
     }
 }
@@ -201,17 +210,24 @@ pub struct Protocol {
 
 impl Protocol {
     pub fn new(options: ProtocolOptions) -> Self {
+        let mut pairing = Pairing::default();
+        pairing.set_version(options.version.unwrap_or(Version::NEWEST));
         Protocol {
             lifecycle: Lifecycle::new(options.attach),
-            pairing: Pairing::default(),
+            pairing,
             state: StateRules::new(options.state_limit, options.state.clone()),
-            references: References::default(),
-            tool_args: ToolArgs::new(options.max_args),
+            references: References::default().with_input(options.input.as_ref()),
+            tool_args: ToolArgs::new(options.max_args).with_sent_tools(options.input.as_ref()),
             order: Order::default(),
             expander: ChunkExpander::new(),
             pieces: Vec::new(),
             options,
         }
+    }
+
+    /// The protocol version the current run is held to (its RUN_STARTED decides it).
+    pub fn set_version(&mut self, version: Version) {
+        self.pairing.set_version(version);
     }
 
     /// Follows one event. Events of unknown types are not followed (the schema rules report
@@ -303,6 +319,7 @@ impl Protocol {
                 self.lifecycle.report_open(ev, error, &open, out);
                 self.pairing.close_all();
                 self.tool_args.close_all();
+                self.tool_args.end_run(error, ev, out);
             }
             Transition::None => {}
         }

@@ -15,29 +15,71 @@ use crate::protocol::ids::IdSet;
 pub struct References {
     messages: IdSet,
     tool_calls: IdSet,
+    /// The history the client sent is known (a run's input, a snapshot, or the request of a
+    /// live call): only then can a result be said to answer no call.
+    history_known: bool,
+    /// Text messages open in the current run.
+    open_text: Vec<String>,
 }
 
 impl References {
+    /// For a live call: the messages of the RunAgentInput it sent are the history.
+    pub fn with_input(mut self, input: Option<&Value>) -> Self {
+        if let Some(Value::Array(messages)) = input.and_then(|i| i.get("messages")) {
+            self.history_known = true;
+            for message in messages {
+                if let Some(id) = message.get("id").and_then(Value::as_str) {
+                    self.messages.insert(id);
+                }
+                for call in message
+                    .get("toolCalls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(id) = call.get("id").and_then(Value::as_str) {
+                        self.tool_calls.insert(id);
+                    }
+                }
+            }
+        }
+        self
+    }
+
     pub fn on_event(&mut self, ev: &Ev<'_>, adopting: bool, out: &mut Out<'_>) {
         use EventType::*;
         match ev.ty {
             TextMessageStart | ReasoningMessageStart | ReasoningStart | ActivitySnapshot => {
                 if let Some(id) = ev.str("messageId") {
                     self.messages.insert(id);
+                    if ev.ty == TextMessageStart && self.open_text.len() < 64 {
+                        self.open_text.push(id.to_owned());
+                    }
                 }
             }
+            TextMessageEnd => {
+                if let Some(id) = ev.str("messageId") {
+                    self.open_text.retain(|open| open != id);
+                }
+            }
+            RunFinished | RunError => self.open_text.clear(),
             ToolCallStart => {
                 if let Some(id) = ev.str("toolCallId") {
                     self.tool_calls.insert(id);
                 }
                 if let Some(parent) = ev.str("parentMessageId") {
+                    // A parent no message has is legal on its own: the client creates an
+                    // assistant message with that id for the call. While another text message
+                    // is open, though, that splits one turn in two.
                     if !self.messages.contains(parent) && !adopting {
-                        out.report(
-                            RuleId::ReferenceUnknownParentMessage,
-                            ev.loc,
-                            format!("TOOL_CALL_START names parentMessageId \"{parent}\", which no message in the stream has"),
-                            "name the assistant message the call belongs to (started before the call), or leave parentMessageId out",
-                        );
+                        if let Some(open) = self.open_text.last() {
+                            out.report(
+                                RuleId::ReferenceUnknownParentMessage,
+                                ev.loc,
+                                format!("TOOL_CALL_START names parentMessageId \"{parent}\", which no message in the stream has, while text message \"{open}\" is open"),
+                                "a client attaches the call to a new message of that id, apart from the open one: name the open message as the parent (or leave parentMessageId out)",
+                            );
+                        }
                         // Once is enough for one unknown parent.
                         self.messages.insert(parent);
                     }
@@ -48,11 +90,11 @@ impl References {
                     self.messages.insert(id);
                 }
                 if let Some(call) = ev.str("toolCallId") {
-                    if !self.tool_calls.contains(call) && !adopting {
+                    if !self.tool_calls.contains(call) && !adopting && self.history_known {
                         out.report(
                             RuleId::ReferenceUnknownToolCall,
                             ev.loc,
-                            format!("TOOL_CALL_RESULT for toolCallId \"{call}\", which no tool call in the stream or the run's input declares"),
+                            format!("TOOL_CALL_RESULT for toolCallId \"{call}\", which no tool call in the stream or the history the client sent declares"),
                             "send the result for a call started with TOOL_CALL_START (or present in RUN_STARTED.input)",
                         );
                     }
@@ -72,9 +114,14 @@ impl References {
                     }
                 }
             }
-            MessagesSnapshot => self.history(ev, "/messages", ev.get("messages"), true, out),
+            MessagesSnapshot => {
+                self.history_known |= ev.get("messages").is_some_and(Value::is_array);
+                self.history(ev, "/messages", ev.get("messages"), true, out)
+            }
             RunStarted => {
+                self.open_text.clear();
                 let messages = ev.get("input").and_then(|i| i.get("messages"));
+                self.history_known |= messages.is_some_and(Value::is_array);
                 self.history(ev, "/input/messages", messages, false, out);
             }
             _ => {}

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::protocol::{Ev, Out};
 use crate::check::catalog::RuleId;
-use crate::protocol::event::EventType;
+use crate::protocol::event::{EventType, Location};
 use crate::protocol::ids::FastBuild;
 use crate::text::abbreviate;
 
@@ -29,6 +29,17 @@ struct Tool {
     compiled: OnceLock<Compiled>,
 }
 
+/// How many unanswered calls to undeclared tools one run remembers.
+const PENDING_KEPT: usize = 1024;
+
+/// A call to a tool the run's input did not declare, not answered yet: the agent may run it
+/// itself (a backend tool), and then its result follows before the run ends.
+struct Unanswered {
+    id: String,
+    name: String,
+    loc: Location,
+}
+
 struct OpenCall {
     name: String,
     args: String,
@@ -45,6 +56,9 @@ pub struct ToolArgs {
     /// rather than copied again, and keeps its compiled schema.
     recent: HashMap<String, Vec<Arc<Tool>>>,
     open: HashMap<String, OpenCall, FastBuild>,
+    unanswered: Vec<Unanswered>,
+    /// The tools of the RunAgentInput a live call sent.
+    sent: Option<Value>,
     /// Compiled schemas by their JSON text: a client sends the same tools with every run, so
     /// each schema is compiled once per stream rather than once per run that calls it.
     compiled: HashMap<String, Compiled>,
@@ -57,6 +71,8 @@ impl ToolArgs {
             tools: None,
             recent: HashMap::new(),
             open: HashMap::default(),
+            unanswered: Vec::new(),
+            sent: None,
             compiled: HashMap::new(),
         }
     }
@@ -64,7 +80,18 @@ impl ToolArgs {
     /// A run started: its input declares the tools.
     pub fn new_run(&mut self, ev: &Ev<'_>) {
         self.open.clear();
+        self.unanswered.clear();
         self.declare_tools(ev);
+    }
+
+    /// Tools the client declared itself, for a live call: the `tools` of the RunAgentInput it
+    /// sent. A RUN_STARTED.input that lists tools replaces them.
+    pub fn with_sent_tools(mut self, input: Option<&Value>) -> Self {
+        self.sent = input
+            .and_then(|i| i.get("tools"))
+            .filter(|t| t.is_array())
+            .cloned();
+        self
     }
 
     /// Takes the tools a RUN_STARTED declares (`input.tools`).
@@ -72,6 +99,7 @@ impl ToolArgs {
         let declared = ev
             .get("input")
             .and_then(|i| i.get("tools"))
+            .or(self.sent.as_ref())
             .and_then(Value::as_array);
         let recent = &mut self.recent;
         self.tools = declared.map(|tools| {
@@ -90,8 +118,36 @@ impl ToolArgs {
         self.open.clear();
     }
 
+    /// The run ended. A call to an undeclared tool that nobody answered is reported now: the
+    /// client cannot execute a tool it did not declare, so a run that finishes without that
+    /// call's result leaves it unanswered for good. A run that failed, or finished waiting on
+    /// the client (an interrupt) or cancelled, says why already.
+    pub fn end_run(&mut self, error: bool, ev: &Ev<'_>, out: &mut Out<'_>) {
+        let unanswered = std::mem::take(&mut self.unanswered);
+        let outcome = ev
+            .get("outcome")
+            .and_then(|o| o.get("type").or(Some(o)))
+            .and_then(Value::as_str);
+        if error || matches!(outcome, Some(kind) if kind != "success") {
+            return;
+        }
+        for call in unanswered {
+            out.report_about(
+                RuleId::ToolArgsUndeclaredTool,
+                &call.loc,
+                &call.name,
+                format!(
+                    "tool call \"{}\" calls \"{}\", which the run's input.tools does not declare, and the run finished without its result",
+                    call.id, call.name
+                ),
+                "the client can only execute the tools it declared, so nobody answers this call: check the name, or, when the agent runs the tool itself, send its TOOL_CALL_RESULT (or RUN_ERROR if it failed) before RUN_FINISHED",
+            );
+        }
+    }
+
     pub fn on_event(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
         if !(out.wants(RuleId::ToolArgsInvalidJson)
+            || out.wants(RuleId::ToolArgsEmptyArguments)
             || out.wants(RuleId::ToolArgsSchemaViolation)
             || out.wants(RuleId::ToolArgsUndeclaredTool))
         {
@@ -103,14 +159,15 @@ impl ToolArgs {
                     return;
                 };
                 if let Some(tools) = &self.tools {
-                    if !tools.contains_key(name) {
-                        out.report_about(
-                            RuleId::ToolArgsUndeclaredTool,
-                            ev.loc,
-                            name,
-                            format!("tool call \"{id}\" calls \"{name}\", which the run's input.tools does not declare"),
-                            "declared here are the tools the client can execute; check the name (backend tools the agent runs itself are fine)",
-                        );
+                    if !tools.contains_key(name)
+                        && out.wants(RuleId::ToolArgsUndeclaredTool)
+                        && self.unanswered.len() < PENDING_KEPT
+                    {
+                        self.unanswered.push(Unanswered {
+                            id: id.to_owned(),
+                            name: name.to_owned(),
+                            loc: ev.loc.clone(),
+                        });
                     }
                 }
                 self.open.entry(id.to_owned()).or_insert(OpenCall {
@@ -132,6 +189,22 @@ impl ToolArgs {
                     }
                 }
             }
+            EventType::ToolCallResult => {
+                if let Some(id) = ev.str("toolCallId") {
+                    self.unanswered.retain(|call| call.id != id);
+                }
+            }
+            EventType::MessagesSnapshot if !self.unanswered.is_empty() => {
+                let answered = ev
+                    .get("messages")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m.get("toolCallId").and_then(Value::as_str));
+                for id in answered {
+                    self.unanswered.retain(|call| call.id != id);
+                }
+            }
             EventType::ToolCallEnd => {
                 let Some(id) = ev.str("toolCallId") else {
                     return;
@@ -147,34 +220,41 @@ impl ToolArgs {
     }
 
     fn check(&mut self, id: &str, call: &OpenCall, ev: &Ev<'_>, out: &mut Out<'_>) {
-        let args: Value = match serde_json::from_str(&call.args) {
-            Ok(args) => args,
-            Err(err) => {
-                let message = if call.args.trim().is_empty() {
-                    format!(
-                        "tool call \"{id}\" ({}) ends with no arguments: an empty string is not JSON",
-                        call.name
-                    )
-                } else {
+        let args: Value = if call.args.trim().is_empty() {
+            // The official client reads no arguments as `{}`: a warning, then checked as that.
+            out.report(
+                RuleId::ToolArgsEmptyArguments,
+                ev.loc,
+                format!(
+                    "tool call \"{id}\" ({}) ends with no arguments; clients that parse them strictly fail on an empty string",
+                    call.name
+                ),
+                "send \"{}\" in a TOOL_CALL_ARGS when the tool takes no arguments",
+            );
+            Value::Object(serde_json::Map::new())
+        } else {
+            match serde_json::from_str(&call.args) {
+                Ok(args) => args,
+                Err(err) => {
                     let what = err.to_string();
                     let what = what
                         .rsplit_once(" at line ")
                         .map_or(what.as_str(), |(w, _)| w)
                         .to_owned();
-                    format!(
+                    let message = format!(
                         "the arguments of tool call \"{id}\" ({}) are not valid JSON: {what} at column {}: {}",
                         call.name,
                         err.column(),
                         abbreviate(&call.args, 80)
-                    )
-                };
-                out.report(
-                    RuleId::ToolArgsInvalidJson,
-                    ev.loc,
-                    message,
-                    "stream the arguments as one JSON document across the ARGS deltas (\"{}\" for none)",
-                );
-                return;
+                    );
+                    out.report(
+                        RuleId::ToolArgsInvalidJson,
+                        ev.loc,
+                        message,
+                        "stream the arguments as one JSON document across the ARGS deltas (\"{}\" for none)",
+                    );
+                    return;
+                }
             }
         };
         if !out.wants(RuleId::ToolArgsSchemaViolation) {

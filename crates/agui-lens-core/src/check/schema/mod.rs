@@ -1,12 +1,13 @@
-//! The schema registry: the JSON Schemas in `schemas/` (embedded in the binary), a user's
-//! overlay directory, and validators compiled once per event type. No schema can fetch
-//! anything: every `$ref` must resolve inside the set.
+//! The schema registry: the JSON Schemas in `schemas/<version>/` (embedded in the binary), a
+//! user's overlay directory, and validators compiled once per event type. A set holds one
+//! protocol version's schemas and reaches the others' ([`SchemaSet::for_version`]). No schema
+//! can fetch anything: every `$ref` must resolve inside its set.
 
 mod findings;
 mod walk;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -17,6 +18,7 @@ use serde_json::Value;
 pub use findings::SchemaFinding;
 
 use crate::protocol::event::EventType;
+use crate::protocol::version::Version;
 
 include!(concat!(env!("OUT_DIR"), "/embedded_schemas.rs"));
 
@@ -55,6 +57,14 @@ pub struct SchemaSet {
     patch_op: OnceLock<Option<Compiled>>,
     /// Only the embedded schemas, with no user directory laid over them.
     stock: bool,
+    /// The version these are the schemas of.
+    version: Version,
+    /// The user's directory laid over every version's schemas, if any.
+    overlay: Option<PathBuf>,
+    /// The other versions' sets, by [`Version::index`]: loaded on first use from the embedded
+    /// schemas, at load with a user's overlay (so that one that does not compile is reported
+    /// before any stream is read).
+    others: Vec<OnceLock<Box<SchemaSet>>>,
 }
 
 impl SchemaSet {
@@ -82,19 +92,37 @@ impl SchemaSet {
         }
     }
 
-    /// The embedded schemas with a user's directory laid over them: a file at the same
-    /// relative path replaces ours, other files are added (`custom/<name>.json` validates the
-    /// `value` of CUSTOM events with that `name`).
+    /// The embedded schemas of the newest version with a user's directory laid over them: a
+    /// file at the same relative path replaces ours, other files are added
+    /// (`custom/<name>.json` validates the `value` of CUSTOM events with that `name`). The
+    /// directory is laid over every version's schemas alike.
     pub fn load(overlay: Option<&Path>) -> Result<SchemaSet> {
+        let set = SchemaSet::load_version(Version::NEWEST, overlay)?;
+        if overlay.is_some() {
+            for &version in Version::ALL.iter().filter(|&&v| v != Version::NEWEST) {
+                let other = SchemaSet::load_version(version, overlay)
+                    .with_context(|| format!("the schemas of protocol {version}"))?;
+                let _ = set.others[version.index()].set(Box::new(other));
+            }
+        }
+        Ok(set)
+    }
+
+    /// The schemas of one protocol version, with a user's directory laid over them.
+    pub fn load_version(version: Version, overlay: Option<&Path>) -> Result<SchemaSet> {
         // Compiling a schema first checks it against the draft 2020-12 meta-schema, whose
         // validator `jsonschema` builds on first use (~3 ms): started now on the pool, it is
         // ready when the first schema is compiled, instead of holding up the first batch.
         rayon::spawn(|| drop(jsonschema::draft202012::meta::validator()));
         let mut docs = BTreeMap::new();
+        let prefix = format!("{}/", version.name());
         for (rel, text) in EMBEDDED {
+            let Some(rel) = rel.strip_prefix(&prefix) else {
+                continue;
+            };
             let value: Value = serde_json::from_str(text)
-                .with_context(|| format!("embedded schema {rel} is not valid JSON"))?;
-            docs.insert((*rel).to_owned(), value);
+                .with_context(|| format!("embedded schema {prefix}{rel} is not valid JSON"))?;
+            docs.insert(rel.to_owned(), value);
         }
         if let Some(dir) = overlay {
             load_overlay(dir, dir, &mut docs)?;
@@ -124,6 +152,9 @@ impl SchemaSet {
             custom: BTreeMap::new(),
             patch_op: OnceLock::new(),
             stock: overlay.is_none(),
+            version,
+            overlay: overlay.map(Path::to_path_buf),
+            others: Version::ALL.iter().map(|_| OnceLock::new()).collect(),
         };
         set.compile()?;
         Ok(set)
@@ -208,6 +239,26 @@ impl SchemaSet {
         Ok(compiled.lax.get_or_init(|| validator))
     }
 
+    /// The protocol version these are the schemas of.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The schemas of another protocol version (this set, for its own).
+    pub fn for_version(&self, version: Version) -> &SchemaSet {
+        if version == self.version {
+            return self;
+        }
+        self.others[version.index()].get_or_init(|| {
+            // An overlay's sets were all loaded with this one; these are the embedded ones.
+            Box::new(
+                SchemaSet::load_version(version, self.overlay.as_deref()).expect(
+                    "the embedded schemas of every version compile (a test holds them to it)",
+                ),
+            )
+        })
+    }
+
     /// Whether these are the embedded schemas alone, whose verdict on the plainest events is
     /// known without running them.
     pub fn is_stock(&self) -> bool {
@@ -264,6 +315,16 @@ impl SchemaSet {
         Some(self.validate(compiled, value, "/value"))
     }
 
+    /// Validates a RunAgentInput, the body a client POSTs (`defs/RunAgentInput.json`). Empty
+    /// when it conforms, or when no such schema is loaded.
+    pub fn validate_input(&self, input: &Value) -> Result<Vec<SchemaFinding>> {
+        if !self.docs.contains_key(RUN_AGENT_INPUT) {
+            return Ok(Vec::new());
+        }
+        let compiled = self.build(RUN_AGENT_INPUT)?;
+        Ok(self.validate(&compiled, input, ""))
+    }
+
     /// Whether a user schema exists for CUSTOM events of this name.
     pub fn has_custom(&self, name: &str) -> bool {
         self.custom.contains_key(name)
@@ -298,6 +359,9 @@ impl SchemaSet {
         self.docs.get(rel)
     }
 }
+
+/// The schema of the body a client POSTs.
+const RUN_AGENT_INPUT: &str = "defs/RunAgentInput.json";
 
 /// The schema of one JSON Patch operation.
 const PATCH_OPERATION: &str = "defs/JsonPatchOperation.json";
