@@ -193,3 +193,28 @@ fn an_output_that_is_a_fifo_is_written_into() {
     assert!(stderr.contains("cannot tell the output format"), "{stderr}");
     assert!(!named.exists());
 }
+
+/// `--run` naming no run of the input is said, and fails (exit 1): a slice that matched
+/// nothing is not a copy. An output file is left as it was.
+#[test]
+fn a_run_that_is_not_there_is_said_and_fails() {
+    let (code, stdout, stderr) = run(&["cat", "--run", "nope", FULL]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.contains("no run \"nope\" in fixtures/recordings/agui-sdk-full.jsonl"),
+        "{stderr}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("kept.jsonl");
+    std::fs::write(&out, "what was there\n").unwrap();
+    let (code, _, stderr) = run(&["cat", "--run", "nope", FULL, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("was left as it was"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "what was there\n");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temp file left"
+    );
+}

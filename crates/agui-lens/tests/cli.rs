@@ -456,3 +456,16 @@ fn readme_lists_every_rule() {
         assert!(readme.contains(&row), "README.md has no row starting {row}");
     }
 }
+
+/// `rules` offers only the formats that mean something for a list: a table and JSON.
+#[test]
+fn rules_offers_only_the_formats_it_writes() {
+    for format in ["sarif", "github", "junit", "jsonl"] {
+        let (code, _, stderr) = run(&["rules", "--format", format]);
+        assert_eq!(code, 2, "{format}: {stderr}");
+        assert!(stderr.contains("possible values: human, json"), "{stderr}");
+    }
+    let (code, stdout, _) = run(&["rules", "--format", "json"]);
+    assert_eq!(code, 0);
+    assert!(serde_json::from_str::<Value>(&stdout).unwrap().is_array());
+}

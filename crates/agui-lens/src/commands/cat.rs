@@ -32,6 +32,8 @@ pub struct Selection {
 pub struct Filter {
     selection: Selection,
     in_run: bool,
+    /// A RUN_STARTED of the `--run` asked for was seen.
+    found_run: bool,
 }
 
 impl Filter {
@@ -39,7 +41,13 @@ impl Filter {
         Filter {
             selection,
             in_run: false,
+            found_run: false,
         }
+    }
+
+    /// The `--run` asked for, when no RUN_STARTED of it was seen.
+    pub fn missing_run(&self) -> Option<&str> {
+        self.selection.run.as_deref().filter(|_| !self.found_run)
     }
 
     /// Whether the event is kept. Must see every event in order (runs are tracked).
@@ -49,6 +57,7 @@ impl Filter {
             match event.kind {
                 Some(EventType::RunStarted) => {
                     self.in_run = event.str_field("runId") == Some(want.as_str());
+                    self.found_run |= self.in_run;
                     in_run = self.in_run;
                 }
                 Some(EventType::RunFinished | EventType::RunError) => {
@@ -133,6 +142,9 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             let mut writer = EventWriter::new(stdout, format, Compression::None)?;
             copy(&input, &read, &mut filter, &mut writer)?;
             writer.finish()?.flush()?;
+            if let Some(run) = filter.missing_run() {
+                return Ok(no_such_run(run, &args.path, None));
+            }
         }
         Some(path) => {
             if let InputSpec::File(input) = &input {
@@ -155,12 +167,31 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             writer
                 .finish()
                 .with_context(|| format!("writing {}", path.display()))?;
+            if let Some(run) = filter.missing_run() {
+                // The temp file goes; what the output held stays.
+                return Ok(no_such_run(run, &args.path, Some(path)));
+            }
             if let Some(temp) = temp {
                 persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
             }
         }
     }
     Ok(Outcome::Clean)
+}
+
+/// `--run` names no run of the input: said on stderr, and a failing status (exit 1), as a
+/// filter that matched nothing is not a copy.
+fn no_such_run(run: &str, input: &std::path::Path, output: Option<&std::path::Path>) -> Outcome {
+    let kept = match output {
+        Some(path) => format!("; {} was left as it was", path.display()),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        io::stderr(),
+        "cat: no run \"{run}\" in {}: no RUN_STARTED has that runId, so nothing was written{kept}",
+        input.display()
+    );
+    Outcome::Findings
 }
 
 /// Copies the kept events. An event is written as read, unless JSONL needs it on one line and
