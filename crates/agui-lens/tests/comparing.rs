@@ -374,8 +374,13 @@ fn snapshot_life_cycle() {
     );
     assert!(!new.exists());
     assert_eq!(run(&["snapshot", s, "--expect", f]).0, 1);
-    let (_, stdout, _) = review("a\n");
-    assert!(stdout.contains("accepted 1"), "{stdout}");
+    // An answer that is none of a, r, s is asked again, never taken as a skip.
+    let (_, stdout, _) = review("y\n\na\n");
+    assert!(stdout.contains("\"y\" is not an answer"), "{stdout}");
+    assert!(
+        stdout.contains("accepted 1, rejected 0, skipped 0"),
+        "{stdout}"
+    );
     assert_eq!(run(&["snapshot", s, "--expect", f]).0, 0);
 
     // --update in CI needs a reason, which the header then records.

@@ -342,6 +342,13 @@ fn promote(new_file: &Path, file: &Path, reason: Option<&str>) -> Result<()> {
 }
 
 /// Walks the pending `.new` files under a directory, showing each change and asking what to do.
+/// What a reviewer answered for one pending snapshot.
+enum Choice {
+    Accept,
+    Reject,
+    Skip,
+}
+
 fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outcome> {
     if in_ci() && reason.is_none() {
         bail!(
@@ -391,31 +398,39 @@ fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outco
                 args.max_lines
             )
         )?;
-        write!(out, "accept (a), reject (r), skip (s)? ")?;
-        out.flush()?;
-        let answer = match answers.next() {
-            Some(line) => line?,
-            None => {
-                writeln!(out)?;
-                skipped += 1;
-                continue;
+        // An answer that is none of the three is asked again: a typo never decides.
+        let choice = loop {
+            write!(out, "accept (a), reject (r), skip (s)? ")?;
+            out.flush()?;
+            let answer = match answers.next() {
+                Some(line) => line?,
+                None => {
+                    writeln!(out)?;
+                    break Choice::Skip;
+                }
+            };
+            if !interactive {
+                writeln!(out, "{}", answer.trim())?;
+            }
+            match answer.trim() {
+                "a" | "accept" => break Choice::Accept,
+                "r" | "reject" => break Choice::Reject,
+                "s" | "skip" => break Choice::Skip,
+                other => writeln!(out, "\"{other}\" is not an answer: type a, r or s")?,
             }
         };
-        if !interactive {
-            writeln!(out, "{}", answer.trim())?;
-        }
-        match answer.trim() {
-            "a" | "accept" => {
+        match choice {
+            Choice::Accept => {
                 promote(new_file, &file, reason)
                     .with_context(|| format!("accepting {}", new_file.display()))?;
                 accepted += 1;
             }
-            "r" | "reject" => {
+            Choice::Reject => {
                 std::fs::remove_file(new_file)
                     .with_context(|| format!("rejecting {}", new_file.display()))?;
                 rejected += 1;
             }
-            _ => skipped += 1,
+            Choice::Skip => skipped += 1,
         }
     }
     writeln!(
