@@ -31,15 +31,8 @@ impl References {
                 if let Some(id) = message.get("id").and_then(Value::as_str) {
                     self.messages.insert(id);
                 }
-                for call in message
-                    .get("toolCalls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(id) = call.get("id").and_then(Value::as_str) {
-                        self.tool_calls.insert(id);
-                    }
+                for id in declared_calls(message) {
+                    self.tool_calls.insert(id);
                 }
             }
         }
@@ -143,16 +136,9 @@ impl References {
         let mut ids = HashSet::new();
         let mut declared = HashSet::new();
         for message in messages {
-            for call in message
-                .get("toolCalls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(id) = call.get("id").and_then(Value::as_str) {
-                    declared.insert(id);
-                    self.tool_calls.insert(id);
-                }
+            for id in declared_calls(message) {
+                declared.insert(id);
+                self.tool_calls.insert(id);
             }
         }
         for (i, message) in messages.iter().enumerate() {
@@ -185,4 +171,14 @@ impl References {
             }
         }
     }
+}
+
+/// The ids of the tool calls a message declares (an assistant message's `toolCalls`).
+fn declared_calls(message: &Value) -> impl Iterator<Item = &str> {
+    message
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|call| call.get("id").and_then(Value::as_str))
 }
