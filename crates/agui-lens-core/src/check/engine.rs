@@ -486,17 +486,18 @@ impl<'a> Engine<'a> {
                 found,
             );
         }
-        let removed = event.kind.is_some_and(|kind| kind.replaced_by().is_some());
-        if removed && version.has_thinking_events() {
+        let Some((kind, replacement)) = event
+            .kind
+            .and_then(|kind| Some((kind, kind.replaced_by()?)))
+        else {
+            return;
+        };
+        // Allowed under the releases before 1.0; an error of its own in a run that declares
+        // 1.0 or later; else (nothing declared) the deprecation warning stands.
+        if version.has_thinking_events() {
             found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
-        } else if removed && self.versioning.declared() {
+        } else if self.versioning.declared() {
             found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
-            let kind = event.kind.map(|k| k.as_str()).unwrap_or_default();
-            let replacement = event
-                .kind
-                .and_then(|k| k.replaced_by())
-                .map(|k| k.as_str())
-                .unwrap_or_default();
             found.push(
                 parse::finding(
                     RuleId::VersionRemovedEvent,
@@ -504,7 +505,7 @@ impl<'a> Engine<'a> {
                     format!("{kind} in a run that declares protocol {version}, which has no such event: 1.0 removed THINKING_*"),
                 )
                 .with_help(format!("send {replacement} instead"))
-                .with_subject(kind),
+                .with_subject(kind.as_str()),
             );
         }
     }
@@ -616,7 +617,7 @@ impl<'a> Engine<'a> {
     fn release(&mut self, out: &mut Vec<Diagnostic>) {
         self.holding = false;
         for d in self.held.drain(..) {
-            count(&mut self.stats, &d);
+            self.stats.count(&d);
             out.push(d);
         }
     }
@@ -629,16 +630,19 @@ impl<'a> Engine<'a> {
         if self.holding {
             self.held.push(d);
         } else {
-            count(&mut self.stats, &d);
+            self.stats.count(&d);
             out.push(d);
         }
     }
 }
 
-fn count(stats: &mut Stats, d: &Diagnostic) {
-    match d.severity {
-        Severity::Error => stats.errors += 1,
-        Severity::Warning => stats.warnings += 1,
-        Severity::Note => stats.notes += 1,
+impl Stats {
+    /// Counts a finding under its severity.
+    pub fn count(&mut self, d: &Diagnostic) {
+        match d.severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
+            Severity::Note => self.notes += 1,
+        }
     }
 }

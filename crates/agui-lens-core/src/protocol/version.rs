@@ -113,6 +113,17 @@ pub fn read_declared(text: &str) -> Declared {
     }
 }
 
+/// The version a run is held to when it declares `declared`: a version agui-lens knows is
+/// its own; a newer or uninterpretable one is held to the newest; none at all to `asked`
+/// (`--protocol`), else the newest.
+pub fn judged_by(declared: Option<&str>, asked: Option<Version>) -> Version {
+    match declared.map(read_declared) {
+        Some(Declared::Known(version)) => version,
+        Some(Declared::Newer | Declared::Uninterpretable) => Version::NEWEST,
+        None => asked.unwrap_or(Version::NEWEST),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::group::Repeated;
 use super::{FileSummary, Reporter, Summary};
 use crate::check::catalog::{Level, RuleId};
-use crate::check::diagnostic::{Diagnostic, Severity};
+use crate::check::diagnostic::Diagnostic;
 
 pub struct Sarif {
     out: Box<dyn Write>,
@@ -91,11 +91,7 @@ impl Reporter for Sarif {
         self.results.push(json!({
             "ruleId": d.rule.name(),
             "ruleIndex": RuleId::ALL.iter().position(|id| *id == d.rule),
-            "level": match d.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Note => "note",
-            },
+            "level": d.severity.as_str(),
             "message": {"text": message},
             "locations": [location],
             "properties": properties,

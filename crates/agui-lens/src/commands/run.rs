@@ -21,7 +21,7 @@ use agui_lens_core::check::parse::excerpt;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::{SchemaFinding, SchemaSet};
 use agui_lens_core::protocol::event::Event;
-use agui_lens_core::protocol::version::{Declared, Version, read_declared};
+use agui_lens_core::protocol::version::judged_by;
 use agui_lens_core::report::{FileSummary, Summary, plural};
 
 pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
@@ -125,10 +125,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
 /// the call is refused unless `--send-invalid` asks for it. Unknown fields are only noted.
 fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Result<()> {
     let declared = input.value.get("protocolVersion").and_then(|v| v.as_str());
-    let version = match declared.map(read_declared) {
-        Some(Declared::Known(version)) => version,
-        _ => args.rules.protocol.unwrap_or(Version::NEWEST),
-    };
+    let version = judged_by(declared, args.rules.protocol);
     let findings = schemas.for_version(version).validate_input(&input.value)?;
     let mut err = io::stderr().lock();
     let mut breaks = 0;

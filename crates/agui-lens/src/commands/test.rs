@@ -23,7 +23,7 @@ use crate::live::request::process_env;
 use crate::render::suite::{self, CaseOutcome};
 use crate::suite::{Case, Suite};
 use agui_lens_core::check::catalog::{Levels, RuleId};
-use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
+use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::Context;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::schema::SchemaSet;
@@ -359,11 +359,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
         }
     }
     for d in &expectations.found {
-        match d.severity {
-            Severity::Error => outcome.stats.errors += 1,
-            Severity::Warning => outcome.stats.warnings += 1,
-            Severity::Note => outcome.stats.notes += 1,
-        }
+        outcome.stats.count(d);
     }
     found.append(&mut expectations.found);
     outcome.diagnostics = found;

@@ -611,7 +611,7 @@ fn mark(d: &DiagnosticView, axis: &Axis, out: &mut dyn Write) -> io::Result<()> 
         return Ok(());
     };
     let x = axis.at(index, d.timestamp);
-    let class = severity_class(d.diagnostic.severity);
+    let class = d.diagnostic.severity.as_str();
     write!(
         out,
         "<span class=\"mark {class}\" style=\"left:{}\" data-event=\"{index}\" title=\"{}\"></span>",
@@ -621,14 +621,6 @@ fn mark(d: &DiagnosticView, axis: &Axis, out: &mut dyn Write) -> io::Result<()> 
             d.diagnostic.rule, d.diagnostic.message
         ))
     )
-}
-
-fn severity_class(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Note => "note",
-    }
 }
 
 fn timeline(inspection: &Inspection, axis: &Axis, out: &mut dyn Write) -> io::Result<()> {
@@ -949,7 +941,7 @@ fn table(
             row.bytes
         )?;
         for d in found {
-            let class = severity_class(d.diagnostic.severity);
+            let class = d.diagnostic.severity.as_str();
             write!(
                 out,
                 "<div class=\"{class}\">{class}[{}]: {}</div>",
@@ -969,7 +961,7 @@ fn diagnostics(problems: &[&DiagnosticView], out: &mut dyn Write) -> io::Result<
     } else {
         writeln!(out, "<ul>")?;
         for d in problems {
-            let class = severity_class(d.diagnostic.severity);
+            let class = d.diagnostic.severity.as_str();
             let at = d
                 .diagnostic
                 .event_index

@@ -98,8 +98,13 @@ pub fn check_call(
     // The client holds the state it sent: deltas apply to it.
     let ctx = &Context {
         protocol: ProtocolOptions {
-            state: call.input.state.clone(),
-            input: Some(call.input.value.clone()),
+            state: call
+                .input
+                .value
+                .get("state")
+                .filter(|s| !s.is_null())
+                .cloned(),
+            input: Some(Arc::clone(&call.input.value)),
             ..ctx.protocol.clone()
         },
         ..*ctx

@@ -3,6 +3,7 @@
 //! tokens stay out of shell history and suite files.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -13,11 +14,9 @@ pub struct AgentInput {
     pub body: Vec<u8>,
     pub thread_id: Option<String>,
     pub run_id: Option<String>,
-    /// The state sent: what the client holds before the stream, so the baseline for
-    /// STATE_DELTA.
-    pub state: Option<Value>,
-    /// The body as JSON: the tools the client declared and the history it sent.
-    pub value: Value,
+    /// The body as JSON: the state the client holds before the stream (the baseline for
+    /// STATE_DELTA), the tools it declared and the history it sent.
+    pub value: Arc<Value>,
 }
 
 /// Why a request could not be prepared. Usage errors: nothing was sent.
@@ -72,9 +71,8 @@ impl AgentInput {
         Ok(AgentInput {
             thread_id: id("threadId"),
             run_id: id("runId"),
-            state: map.get("state").filter(|s| !s.is_null()).cloned(),
             body,
-            value,
+            value: Arc::new(value),
         })
     }
 
@@ -96,8 +94,7 @@ impl AgentInput {
             body: serde_json::to_vec(&value).unwrap_or_default(),
             thread_id: Some(thread_id),
             run_id: Some(run_id),
-            state: Some(json!({})),
-            value,
+            value: Arc::new(value),
         }
     }
 }

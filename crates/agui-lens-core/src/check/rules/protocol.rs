@@ -38,8 +38,9 @@ pub struct ProtocolOptions {
     /// agui-lens knows when none is given.
     pub version: Option<crate::protocol::version::Version>,
     /// The RunAgentInput a live call sent: its tools are what the client can execute, its
-    /// messages the history results may answer. A RUN_STARTED.input replaces it.
-    pub input: Option<Value>,
+    /// messages the history results may answer. A RUN_STARTED.input replaces it. Shared, as
+    /// the options are copied per stream and an input may be large.
+    pub input: Option<std::sync::Arc<Value>>,
 }
 
 impl Default for ProtocolOptions {
@@ -216,8 +217,8 @@ impl Protocol {
             lifecycle: Lifecycle::new(options.attach),
             pairing,
             state: StateRules::new(options.state_limit, options.state.clone()),
-            references: References::default().with_input(options.input.as_ref()),
-            tool_args: ToolArgs::new(options.max_args).with_sent_tools(options.input.as_ref()),
+            references: References::default().with_input(options.input.as_deref()),
+            tool_args: ToolArgs::new(options.max_args).with_sent_tools(options.input.clone()),
             order: Order::default(),
             expander: ChunkExpander::new(),
             pieces: Vec::new(),

@@ -57,8 +57,8 @@ pub struct ToolArgs {
     recent: HashMap<String, Vec<Arc<Tool>>>,
     open: HashMap<String, OpenCall, FastBuild>,
     unanswered: Vec<Unanswered>,
-    /// The tools of the RunAgentInput a live call sent.
-    sent: Option<Value>,
+    /// The RunAgentInput a live call sent, whose `tools` the client declared.
+    sent: Option<Arc<Value>>,
     /// Compiled schemas by their JSON text: a client sends the same tools with every run, so
     /// each schema is compiled once per stream rather than once per run that calls it.
     compiled: HashMap<String, Compiled>,
@@ -86,11 +86,8 @@ impl ToolArgs {
 
     /// Tools the client declared itself, for a live call: the `tools` of the RunAgentInput it
     /// sent. A RUN_STARTED.input that lists tools replaces them.
-    pub fn with_sent_tools(mut self, input: Option<&Value>) -> Self {
-        self.sent = input
-            .and_then(|i| i.get("tools"))
-            .filter(|t| t.is_array())
-            .cloned();
+    pub fn with_sent_tools(mut self, input: Option<Arc<Value>>) -> Self {
+        self.sent = input;
         self
     }
 
@@ -99,7 +96,7 @@ impl ToolArgs {
         let declared = ev
             .get("input")
             .and_then(|i| i.get("tools"))
-            .or(self.sent.as_ref())
+            .or_else(|| self.sent.as_deref()?.get("tools"))
             .and_then(Value::as_array);
         let recent = &mut self.recent;
         self.tools = declared.map(|tools| {
