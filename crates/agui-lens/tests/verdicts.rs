@@ -579,3 +579,41 @@ fn rules_and_explain_show_the_versions() {
         "{stdout}"
     );
 }
+
+/// A removed event is judged by what the run declared: a newer version than agui-lens knows
+/// is named as declared, and a declaration that reads as no version ("0.1.22", a package
+/// release) says nothing about 1.0, so THINKING_* keeps the deprecation warning there.
+#[test]
+fn removed_events_are_judged_by_the_declaration_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let newer = write(dir.path(), "newer.jsonl", &thinking(Some("1.7")));
+    let (code, rules, doc) = rules_found(&[s(&newer)]);
+    assert_eq!(code, 1);
+    assert!(
+        rules.contains(&"version/removed-event".to_owned()),
+        "{rules:?}"
+    );
+    let removed = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "version/removed-event")
+        .unwrap();
+    let message = removed["message"].as_str().unwrap();
+    assert!(message.contains("declares protocol \"1.7\""), "{message}");
+
+    let release = write(dir.path(), "release.jsonl", &thinking(Some("0.1.22")));
+    let (_, rules, _) = rules_found(&[s(&release)]);
+    assert!(
+        rules.contains(&"version/uninterpretable".to_owned()),
+        "{rules:?}"
+    );
+    assert!(
+        !rules.contains(&"version/removed-event".to_owned()),
+        "{rules:?}"
+    );
+    assert!(
+        rules.contains(&"schema/deprecated-event".to_owned()),
+        "{rules:?}"
+    );
+}

@@ -496,13 +496,13 @@ impl<'a> Engine<'a> {
         // 1.0 or later; else (nothing declared) the deprecation warning stands.
         if version.has_thinking_events() {
             found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
-        } else if self.versioning.declared() {
+        } else if let Some(declared) = self.versioning.declared() {
             found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
             found.push(
                 parse::finding(
                     RuleId::VersionRemovedEvent,
                     &event.loc,
-                    format!("{kind} in a run that declares protocol {version}, which has no such event: 1.0 removed THINKING_*"),
+                    format!("{kind} in a run that declares protocol \"{declared}\", which has no such event: 1.0 removed THINKING_*"),
                 )
                 .with_help(format!("send {replacement} instead"))
                 .with_subject(kind.as_str()),

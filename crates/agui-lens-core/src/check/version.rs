@@ -33,7 +33,9 @@ pub struct Versioning {
     /// `--protocol` was given.
     asked: bool,
     current: Version,
-    /// The current run declared its version (so what it lacks is its own error).
+    /// The current run declared a version it can be held to: one agui-lens knows, or a newer
+    /// one (so what that version lacks is the run's own error). A declaration that reads as
+    /// no version at all does not count.
     declared: bool,
     undeclared_reported: bool,
     uses: Vec<VersionUse>,
@@ -57,9 +59,13 @@ impl Versioning {
         self.current
     }
 
-    /// Whether the current run declared the version it is held to.
-    pub fn declared(&self) -> bool {
-        self.declared
+    /// What the current run declared, as written, when it declared a version it can be held
+    /// to (see [`Versioning::run_started`]).
+    pub fn declared(&self) -> Option<&str> {
+        if !self.declared {
+            return None;
+        }
+        self.uses.last().and_then(|last| last.declared.as_deref())
     }
 
     /// Every version the stream was judged by, in order.
@@ -135,6 +141,7 @@ impl Versioning {
                             .with_help("declare the version as the spec names it: \"1.0\", \"1.1\"")
                             .with_subject(text),
                         );
+                        self.declared = false;
                         (Version::NEWEST, "uninterpretable")
                     }
                 }
