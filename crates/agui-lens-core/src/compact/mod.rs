@@ -51,7 +51,7 @@ use serde_json::{Map, Value};
 use crate::fold::{Folder, merge_snapshot};
 use crate::protocol::chunks::{ChunkExpander, Piece};
 use crate::protocol::event::{Event, EventType, RawPatch};
-use crate::protocol::ids::FastBuild;
+use crate::protocol::ids::{FastBuild, declared_call_ids};
 use crate::write::{Output, write_json_str};
 
 /// How far to compact.
@@ -824,16 +824,7 @@ fn references_hold(messages: &[Map<String, Value>]) -> bool {
                 return false;
             }
         }
-        for call in m
-            .get("toolCalls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(id) = call.get("id").and_then(Value::as_str) {
-                declared.insert(id);
-            }
-        }
+        declared.extend(declared_call_ids(m.get("toolCalls")));
     }
     messages.iter().all(|m| {
         m.get("role").and_then(Value::as_str) != Some("tool")

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::chunks::{ChunkExpander, Piece};
 use crate::protocol::event::{Event, EventType, RawPatch};
-use crate::protocol::ids::FastBuild;
+use crate::protocol::ids::{FastBuild, declared_call_ids};
 use crate::protocol::patch;
 
 /// One run as the fold saw it.
@@ -1178,12 +1178,7 @@ fn id_of(message: &Map<String, Value>) -> Option<&str> {
 }
 
 fn calls_of(message: &Map<String, Value>) -> impl Iterator<Item = &str> {
-    message
-        .get("toolCalls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c.get("id").and_then(Value::as_str))
+    declared_call_ids(message.get("toolCalls"))
 }
 
 fn holds_call(message: &Map<String, Value>, id: &str) -> bool {

@@ -112,6 +112,16 @@ impl<V> IdMap<V> {
     }
 }
 
+/// The ids of the tool calls a message declares, given its `toolCalls` field (an assistant
+/// message's list of calls): what a tool message's `toolCallId` may answer.
+pub fn declared_call_ids(tool_calls: Option<&serde_json::Value>) -> impl Iterator<Item = &str> {
+    tool_calls
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|call| call.get("id").and_then(serde_json::Value::as_str))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

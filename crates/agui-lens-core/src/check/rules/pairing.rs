@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::protocol::{Ev, Out, owner_name};
 use crate::check::catalog::RuleId;
 use crate::protocol::event::EventType;
-use crate::protocol::ids::{FastBuild, IdMap, id_hash};
+use crate::protocol::ids::{FastBuild, IdMap, declared_call_ids, id_hash};
 use crate::protocol::version::Version;
 
 /// Something open, and where it opened.
@@ -627,12 +627,9 @@ impl Pairing {
             if authoritative || bucket.get(id).is_none() {
                 bucket.insert(id, owned(owner));
             }
-            let calls = message.get("toolCalls").and_then(Value::as_array);
-            for call in calls.into_iter().flatten() {
-                if let Some(call_id) = call.get("id").and_then(Value::as_str) {
-                    if authoritative || self.owners.tool.get(call_id).is_none() {
-                        self.owners.tool.insert(call_id, owned(owner));
-                    }
+            for call_id in declared_call_ids(message.get("toolCalls")) {
+                if authoritative || self.owners.tool.get(call_id).is_none() {
+                    self.owners.tool.insert(call_id, owned(owner));
                 }
             }
         }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::protocol::{Ev, Out};
 use crate::check::catalog::RuleId;
 use crate::protocol::event::EventType;
-use crate::protocol::ids::IdSet;
+use crate::protocol::ids::{IdSet, declared_call_ids};
 
 /// Every message and tool call id the stream has named, in any run.
 #[derive(Default)]
@@ -31,7 +31,7 @@ impl References {
                 if let Some(id) = message.get("id").and_then(Value::as_str) {
                     self.messages.insert(id);
                 }
-                for id in declared_calls(message) {
+                for id in declared_call_ids(message.get("toolCalls")) {
                     self.tool_calls.insert(id);
                 }
             }
@@ -136,7 +136,7 @@ impl References {
         let mut ids = HashSet::new();
         let mut declared = HashSet::new();
         for message in messages {
-            for id in declared_calls(message) {
+            for id in declared_call_ids(message.get("toolCalls")) {
                 declared.insert(id);
                 self.tool_calls.insert(id);
             }
@@ -171,14 +171,4 @@ impl References {
             }
         }
     }
-}
-
-/// The ids of the tool calls a message declares (an assistant message's `toolCalls`).
-fn declared_calls(message: &Value) -> impl Iterator<Item = &str> {
-    message
-        .get("toolCalls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|call| call.get("id").and_then(Value::as_str))
 }
