@@ -1,9 +1,31 @@
-//! Embeds every file under `schemas/` in the binary, so the schemas travel with it.
+//! Embeds every file under `schemas/` in the binary, so the schemas travel with it, and
+//! compiles the protobuf definitions of the binary transport (`proto/`) into the descriptor
+//! set frames are decoded by.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use prost::Message as _;
+
 fn main() {
+    embed_schemas();
+    compile_protos();
+}
+
+fn compile_protos() {
+    let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../proto");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let files = ["events.proto", "patch.proto", "types.proto"];
+    for file in files {
+        println!("cargo:rerun-if-changed={}", dir.join(file).display());
+    }
+    let set = protox::compile(files, [&dir])
+        .unwrap_or_else(|err| panic!("compiling the .proto files in {}: {err}", dir.display()));
+    let dest = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("ag_ui.binpb");
+    std::fs::write(dest, set.encode_to_vec()).unwrap();
+}
+
+fn embed_schemas() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("../../schemas")
         .canonicalize()

@@ -5,6 +5,7 @@ pub mod chunks;
 pub mod event;
 pub mod ids;
 pub mod patch;
+pub mod proto;
 pub mod version;
 
 pub use event::{Event, EventType, Location, RawPatch};

@@ -1,0 +1,178 @@
+use serde_json::{Value, json};
+
+use super::*;
+
+fn round_trip(event: Value) -> (Value, Vec<String>) {
+    let encoded = encode_event(&event).unwrap_or_else(|e| panic!("{event}: {e}"));
+    match decode_event(&encoded.bytes).unwrap() {
+        Decoded::Event(back) => (Value::Object(back), encoded.lost),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// One event of every shape the conversion treats specially comes back as it went in.
+#[test]
+fn events_come_back_whole() {
+    let events = [
+        json!({"type":"RUN_STARTED","threadId":"t","runId":"r","timestamp":1700000000000_i64,
+               "input":{"threadId":"t","runId":"r","state":{"n":1},"messages":[
+                   {"id":"u1","role":"user","content":"hi"},
+                   {"id":"u2","role":"user","content":[{"type":"text","text":"look"},
+                       {"type":"image","source":{"type":"url","value":"https://x/y.png","mimeType":"image/png"}}]},
+                   {"id":"a1","role":"assistant","toolCalls":[{"id":"c1","type":"function",
+                       "function":{"name":"f","arguments":"{}"}}]},
+                   {"id":"t1","role":"tool","toolCallId":"c1","content":"ok"}],
+                 "tools":[{"name":"f","description":"d","parameters":{"type":"object"}}],
+                 "context":[{"description":"c","value":"v"}],"forwardedProps":{"a":[1,2.5,null,true]},
+                 "resume":[]}}),
+        json!({"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}),
+        json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"héllo \u{1F600}"}),
+        json!({"type":"TEXT_MESSAGE_END","messageId":"m","rawEvent":{"x":[{}]}}),
+        json!({"type":"TOOL_CALL_START","toolCallId":"c","toolCallName":"f","parentMessageId":"m"}),
+        json!({"type":"TOOL_CALL_ARGS","toolCallId":"c","delta":"{\"a\":1}"}),
+        json!({"type":"TOOL_CALL_END","toolCallId":"c"}),
+        json!({"type":"TOOL_CALL_RESULT","messageId":"t","toolCallId":"c","content":"done","role":"tool"}),
+        json!({"type":"TOOL_CALL_RESULT","messageId":"t","toolCallId":"c",
+               "content":[{"type":"text","text":"a"},{"type":"document","source":{"type":"data","value":"QQ==","mimeType":"application/pdf"}}]}),
+        json!({"type":"STATE_SNAPSHOT","snapshot":{"list":[1,2],"deep":{"s":"x","b":false,"n":null}}}),
+        json!({"type":"STATE_SNAPSHOT","snapshot":null}),
+        json!({"type":"STATE_DELTA","delta":[{"op":"add","path":"/a","value":1},{"op":"remove","path":"/b"},
+               {"op":"move","from":"/c","path":"/d"},{"op":"test","path":"/e","value":null}]}),
+        json!({"type":"MESSAGES_SNAPSHOT","messages":[{"id":"s","role":"system","content":"be nice"},
+               {"id":"x","role":"activity","activityType":"PLAN","content":{"steps":["a"]}},
+               {"id":"r","role":"reasoning","content":"hmm"}]}),
+        json!({"type":"ACTIVITY_SNAPSHOT","messageId":"x","activityType":"PLAN","content":{"steps":[]},"replace":false}),
+        json!({"type":"ACTIVITY_DELTA","messageId":"x","activityType":"PLAN","patch":[{"op":"replace","path":"/steps","value":["b"]}]}),
+        json!({"type":"RAW","event":{"anything":"goes"},"source":"openai"}),
+        json!({"type":"CUSTOM","name":"n","value":42}),
+        json!({"type":"RUN_FINISHED","threadId":"t","runId":"r","result":{"ok":true}}),
+        json!({"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"success","pendingToolCallIds":["c"]}}),
+        json!({"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt","interrupts":[{"id":"i","reason":"approval"}]}}),
+        json!({"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"cancelled"},
+               "usage":[{"provider":"p","model":"m","inputTokens":10,"outputTokens":2}]}),
+        json!({"type":"RUN_ERROR","message":"boom","code":"E1"}),
+        json!({"type":"STEP_STARTED","stepName":"s"}),
+        json!({"type":"STEP_FINISHED","stepName":"s"}),
+        json!({"type":"TEXT_MESSAGE_CHUNK","messageId":"m","delta":"x"}),
+        json!({"type":"TOOL_CALL_CHUNK","toolCallId":"c","toolCallName":"f","delta":"{"}),
+        json!({"type":"REASONING_START","messageId":"r"}),
+        json!({"type":"REASONING_MESSAGE_START","messageId":"r","role":"reasoning"}),
+        json!({"type":"REASONING_MESSAGE_CONTENT","messageId":"r","delta":"think"}),
+        json!({"type":"REASONING_MESSAGE_END","messageId":"r"}),
+        json!({"type":"REASONING_END","messageId":"r"}),
+        json!({"type":"REASONING_ENCRYPTED_VALUE","subtype":"message","entityId":"r","encryptedValue":"xx"}),
+        json!({"type":"SUBAGENT_STARTED","subagentRunId":"s","name":"helper","parentToolCallId":"c"}),
+        json!({"type":"SUBAGENT_FINISHED","subagentRunId":"s","outcome":{"type":"suspended","interruptIds":["i"]}}),
+        json!({"type":"SUBAGENT_ERROR","subagentRunId":"s","message":"no"}),
+    ];
+    for event in events {
+        let (back, lost) = round_trip(event.clone());
+        let mut diff = Vec::new();
+        differences(&event, &back, &mut String::new(), &mut diff);
+        assert!(diff.is_empty(), "{event}\n -> {back}\n differs at {diff:?}");
+        assert!(lost.is_empty(), "{event}: {lost:?}");
+    }
+}
+
+/// What the message has no field for is named, never dropped in silence.
+#[test]
+fn what_the_wire_cannot_carry_is_named() {
+    let event = json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x","extra":{"a":1},
+                       "timestamp":1.5});
+    let encoded = encode_event(&event).unwrap();
+    assert_eq!(encoded.lost, ["/extra", "/timestamp"]);
+    // A number a double cannot hold exactly.
+    let event = json!({"type":"CUSTOM","name":"n","value":12345678901234567891_u64});
+    assert_eq!(encode_event(&event).unwrap().lost, ["/value"]);
+    // A type the 1.0 wire format has no message for, and no type at all.
+    assert!(encode_event(&json!({"type":"THINKING_START"})).is_err());
+    assert!(encode_event(&json!({"messageId":"m"})).is_err());
+    assert!(encode_event(&json!([1])).is_err());
+}
+
+#[test]
+fn broken_messages_are_refused_with_a_reason() {
+    let good = encode_event(&json!({"type":"STEP_STARTED","stepName":"s"})).unwrap().bytes;
+    // Cut short.
+    let err = decode_event(&good[..good.len() - 1]).unwrap_err();
+    assert!(err.contains("runs past"), "{err}");
+    // Two events in one envelope.
+    let mut two = good.clone();
+    two.extend_from_slice(&good);
+    assert!(decode_event(&two).unwrap_err().contains("2 events"));
+    // Empty.
+    assert!(decode_event(&[]).unwrap_err().contains("empty"));
+    // An arm whose base event names another type.
+    let start = json!({"type":"TEXT_MESSAGE_START","messageId":"m"});
+    let end = json!({"type":"TEXT_MESSAGE_END","messageId":"m"});
+    let mut wrong = encode_event(&end).unwrap().bytes;
+    wrong[0] = encode_event(&start).unwrap().bytes[0];
+    assert!(decode_event(&wrong).unwrap_err().contains("declares"));
+    // Wire type 3 (a group) where no event has one.
+    assert!(decode_event(&[0x0b]).unwrap_err().contains("wire type 3"));
+}
+
+#[test]
+fn an_arm_of_a_later_version_is_reported_not_refused() {
+    // Field 99, length-delimited, holding an empty message.
+    let bytes = [0x9a, 0x06, 0x00];
+    assert_eq!(decode_event(&bytes).unwrap(), Decoded::UnknownArm(vec![99]));
+}
+
+#[test]
+fn frames_are_recognised_by_their_first_bytes() {
+    let mut body = Vec::new();
+    push_frame(
+        &encode_event(&json!({"type":"RUN_STARTED","threadId":"t","runId":"r"}))
+            .unwrap()
+            .bytes,
+        &mut body,
+    );
+    assert!(looks_like_frames(&body));
+    for text in [&b"{\"type\":1}"[..], b"data: {}\n\n", b"[]", b"", b"\0\0\0\0"] {
+        assert!(!looks_like_frames(text), "{text:?}");
+    }
+}
+
+/// `fixtures/proto/official.pb` is what the published `@ag-ui/proto` 1.0.0 wrote for
+/// `fixtures/proto/events.jsonl` (`node reference/proto.mjs encode`): agui-lens writes the
+/// same bytes for the same events, and reads those bytes back as the same events.
+#[test]
+fn frames_agree_with_the_official_encoder() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/proto");
+    let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let official = std::fs::read(dir.join("official.pb")).unwrap();
+    let events: Vec<Value> = events
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(events.len() >= 30);
+    let mut ours = Vec::new();
+    for event in &events {
+        let encoded = encode_event(event).unwrap();
+        assert!(encoded.lost.is_empty(), "{event}: {:?}", encoded.lost);
+        push_frame(&encoded.bytes, &mut ours);
+    }
+    // Frame by frame, so a difference names its event.
+    let (mut a, mut b) = (&ours[..], &official[..]);
+    for event in &events {
+        let (la, lb) = (frame_len(a), frame_len(b));
+        assert_eq!(&a[..4 + la], &b[..4 + lb], "the frames of {event} differ");
+        a = &a[4 + la..];
+        b = &b[4 + lb..];
+    }
+    assert_eq!(ours, official);
+    let mut at = &official[..];
+    for event in &events {
+        let len = frame_len(at);
+        let Decoded::Event(back) = decode_event(&at[4..4 + len]).unwrap() else {
+            panic!("{event} decodes to no event");
+        };
+        assert_eq!(&Value::Object(back), event);
+        at = &at[4 + len..];
+    }
+}
+
+fn frame_len(bytes: &[u8]) -> usize {
+    u32::from_be_bytes(bytes[..4].try_into().unwrap()) as usize
+}

@@ -1,0 +1,356 @@
+//! Messages as the descriptors of `proto/*.proto` define them, to and from "wire JSON": an
+//! object per message keyed by each field's JSON name, enums by name, `google.protobuf.Value`,
+//! `Struct` and `ListValue` as the plain JSON they stand for.
+//!
+//! Decoding uses `prost-reflect`'s dynamic messages. Encoding is done here, walking the
+//! descriptors: fields in declaration order (which is field-number order in these files, and
+//! the order the official encoder writes), struct members in key order, so the same event
+//! always gives the same bytes.
+
+use std::sync::LazyLock;
+
+use prost::encoding::{WireType, decode_varint, encode_key, encode_varint};
+use prost_reflect::{
+    DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, ReflectMessage,
+    Value as ProtoValue,
+};
+use serde_json::{Map, Number, Value};
+
+/// The descriptors compiled from `proto/*.proto` by the build script.
+static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
+    DescriptorPool::decode(&include_bytes!(concat!(env!("OUT_DIR"), "/ag_ui.binpb"))[..])
+        .expect("the descriptor set the build script compiled")
+});
+
+fn message(name: &str) -> MessageDescriptor {
+    POOL.get_message_by_name(name)
+        .unwrap_or_else(|| panic!("{name} is in proto/"))
+}
+
+static ENVELOPE: LazyLock<MessageDescriptor> = LazyLock::new(|| message("ag_ui.Event"));
+
+/// Whether an envelope field number is an event arm of this build.
+pub fn is_known_arm(number: u32) -> bool {
+    ENVELOPE.get_field(number).is_some()
+}
+
+/// The JSON name of the envelope arm for an event type (`TEXT_MESSAGE_START` →
+/// `textMessageStart`), if the wire format has one.
+pub fn arm_for_type(ty: &str) -> Option<String> {
+    let field = ENVELOPE.get_field_by_name(&ty.to_ascii_lowercase())?;
+    Some(field.json_name().to_owned())
+}
+
+/// The event type an envelope arm carries (`textMessageStart` → `TEXT_MESSAGE_START`).
+pub fn type_for_arm(arm: &str) -> Option<String> {
+    let field = ENVELOPE.get_field_by_json_name(arm)?;
+    Some(field.name().to_ascii_uppercase())
+}
+
+/// The first key of a message: (field number, wire type).
+pub fn first_key(bytes: &[u8]) -> Option<(u32, u8)> {
+    let mut buf = bytes;
+    let key = decode_varint(&mut buf).ok()?;
+    Some(((key >> 3) as u32, (key & 7) as u8))
+}
+
+/// The field numbers of an envelope's fields, in the order they appear (a repeated one each
+/// time), after checking that the bytes are a sequence of well-formed fields.
+pub fn envelope_fields(bytes: &[u8]) -> Result<Vec<u32>, String> {
+    let mut buf = bytes;
+    let mut numbers = Vec::new();
+    while !buf.is_empty() {
+        let at = bytes.len() - buf.len();
+        let key = decode_varint(&mut buf).map_err(|_| format!("a broken field key at byte {at}"))?;
+        let number = (key >> 3) as u32;
+        if number == 0 {
+            return Err(format!("field number 0 at byte {at}"));
+        }
+        let skipped = match key & 7 {
+            0 => decode_varint(&mut buf).map(|_| 0).ok(),
+            1 => Some(8),
+            2 => decode_varint(&mut buf).ok().map(|len| len as usize),
+            5 => Some(4),
+            wire => return Err(format!("wire type {wire} at byte {at}, which no event uses")),
+        };
+        match skipped {
+            Some(len) if len <= buf.len() => buf = &buf[len..],
+            _ => return Err(format!("field {number} at byte {at} runs past the message's end")),
+        }
+        numbers.push(number);
+    }
+    Ok(numbers)
+}
+
+/// Decodes an envelope with exactly one known arm: the arm's JSON name and its body as wire
+/// JSON.
+pub fn decode_envelope(bytes: &[u8]) -> Result<(String, Map<String, Value>), String> {
+    let envelope = DynamicMessage::decode(ENVELOPE.clone(), bytes).map_err(|e| e.to_string())?;
+    let (field, value) = envelope
+        .fields()
+        .next()
+        .ok_or("the message names no event")?;
+    let ProtoValue::Message(body) = value else {
+        return Err(format!("envelope field {} is not a message", field.name()));
+    };
+    match message_json(body) {
+        Some(Value::Object(body)) => Ok((field.json_name().to_owned(), body)),
+        _ => Err(format!("the {} event is not a message", field.name())),
+    }
+}
+
+/// A message as wire JSON. `None` for a `google.protobuf.Value` that holds nothing.
+fn message_json(msg: &DynamicMessage) -> Option<Value> {
+    let desc = msg.descriptor();
+    match desc.full_name() {
+        "google.protobuf.Value" => return value_json(msg),
+        "google.protobuf.Struct" => return Some(struct_json(msg)),
+        "google.protobuf.ListValue" => return Some(list_json(msg)),
+        _ => {}
+    }
+    let mut out = Map::new();
+    for field in desc.fields() {
+        let name = field.json_name().to_owned();
+        if field.is_list() {
+            let items = match msg.get_field(&field).as_ref() {
+                ProtoValue::List(items) => items
+                    .iter()
+                    .filter_map(|item| single_json(&field, item))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            out.insert(name, Value::Array(items));
+        } else if msg.has_field(&field) || !field.supports_presence() {
+            // A field without presence reads as its default when unset ("" for a string),
+            // as the official decoder materialises it.
+            if let Some(value) = single_json(&field, &msg.get_field(&field)) {
+                out.insert(name, value);
+            }
+        }
+    }
+    Some(Value::Object(out))
+}
+
+fn single_json(field: &FieldDescriptor, value: &ProtoValue) -> Option<Value> {
+    Some(match value {
+        ProtoValue::Bool(b) => Value::Bool(*b),
+        ProtoValue::I32(n) => Value::from(*n),
+        ProtoValue::I64(n) => Value::from(*n),
+        ProtoValue::U32(n) => Value::from(*n),
+        ProtoValue::U64(n) => Value::from(*n),
+        ProtoValue::F32(n) => number(f64::from(*n)),
+        ProtoValue::F64(n) => number(*n),
+        ProtoValue::String(s) => Value::String(s.clone()),
+        ProtoValue::Bytes(_) => return None,
+        ProtoValue::EnumNumber(n) => match field.kind() {
+            Kind::Enum(e) => match e.get_value(*n) {
+                Some(v) => Value::String(v.name().to_owned()),
+                None => Value::from(*n),
+            },
+            _ => Value::from(*n),
+        },
+        ProtoValue::Message(m) => return message_json(m),
+        ProtoValue::List(_) | ProtoValue::Map(_) => return None,
+    })
+}
+
+/// A double as JSON: integral values as integers (`5`, not `5.0`), as JavaScript prints them.
+fn number(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        Value::from(n as i64)
+    } else {
+        Number::from_f64(n).map_or(Value::Null, Value::Number)
+    }
+}
+
+fn value_json(msg: &DynamicMessage) -> Option<Value> {
+    let (field, value) = msg.fields().next()?;
+    Some(match (field.name(), value) {
+        ("null_value", _) => Value::Null,
+        ("number_value", ProtoValue::F64(n)) => number(*n),
+        ("string_value", ProtoValue::String(s)) => Value::String(s.clone()),
+        ("bool_value", ProtoValue::Bool(b)) => Value::Bool(*b),
+        ("struct_value", ProtoValue::Message(m)) => struct_json(m),
+        ("list_value", ProtoValue::Message(m)) => list_json(m),
+        _ => return None,
+    })
+}
+
+fn struct_json(msg: &DynamicMessage) -> Value {
+    let mut out = Map::new();
+    if let Some(ProtoValue::Map(fields)) = msg.get_field_by_name("fields").as_deref() {
+        for (key, value) in fields {
+            if let (Some(key), ProtoValue::Message(value)) = (key.as_str(), value) {
+                out.insert(key.to_owned(), value_json(value).unwrap_or(Value::Null));
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+fn list_json(msg: &DynamicMessage) -> Value {
+    let mut out = Vec::new();
+    if let Some(ProtoValue::List(values)) = msg.get_field_by_name("values").as_deref() {
+        for value in values {
+            if let ProtoValue::Message(value) = value {
+                out.push(value_json(value).unwrap_or(Value::Null));
+            }
+        }
+    }
+    Value::Array(out)
+}
+
+/// Encodes an envelope holding one arm (by its JSON name) whose body is wire JSON.
+pub fn encode_envelope(arm: &str, body: &Map<String, Value>) -> Result<Vec<u8>, String> {
+    let field = ENVELOPE
+        .get_field_by_json_name(arm)
+        .ok_or_else(|| format!("the wire format has no event `{arm}`"))?;
+    let Kind::Message(desc) = field.kind() else {
+        unreachable!("every arm of the envelope is a message");
+    };
+    let mut inner = Vec::new();
+    encode_message(&desc, body, &mut inner);
+    let mut out = Vec::with_capacity(inner.len() + 6);
+    put_len(field.number(), &inner, &mut out);
+    Ok(out)
+}
+
+/// Writes the fields of `body` that `desc` defines; members it does not define are left out
+/// (the caller finds them by decoding again), as are values of the wrong JSON kind.
+fn encode_message(desc: &MessageDescriptor, body: &Map<String, Value>, out: &mut Vec<u8>) {
+    for field in desc.fields() {
+        let Some(value) = body.get(field.json_name()) else {
+            continue;
+        };
+        if value.is_null() && !is_json_value(&field) {
+            continue;
+        }
+        if field.is_list() {
+            if let Value::Array(items) = value {
+                for item in items {
+                    encode_single(&field, item, false, out);
+                }
+            }
+        } else {
+            encode_single(&field, value, field.supports_presence(), out);
+        }
+    }
+}
+
+fn is_json_value(field: &FieldDescriptor) -> bool {
+    matches!(field.kind(), Kind::Message(m) if m.full_name() == "google.protobuf.Value")
+}
+
+/// One value of a field. A field without presence (`string message_id = 2`) is left out when
+/// it holds its default, as every protobuf encoder does.
+fn encode_single(field: &FieldDescriptor, value: &Value, presence: bool, out: &mut Vec<u8>) {
+    let number = field.number();
+    match field.kind() {
+        Kind::String => {
+            if let Value::String(s) = value
+                && (presence || field.is_list() || !s.is_empty())
+            {
+                put_len(number, s.as_bytes(), out);
+            }
+        }
+        Kind::Bool => {
+            if let Value::Bool(b) = value
+                && (presence || *b)
+            {
+                encode_key(number, WireType::Varint, out);
+                encode_varint(u64::from(*b), out);
+            }
+        }
+        Kind::Int64 | Kind::Int32 => {
+            if let Some(n) = value.as_i64()
+                && (presence || n != 0)
+            {
+                encode_key(number, WireType::Varint, out);
+                encode_varint(n as u64, out);
+            }
+        }
+        Kind::Enum(e) => {
+            let n = match value {
+                Value::String(name) => e.get_value_by_name(name).map(|v| v.number()),
+                Value::Number(n) => n.as_i64().and_then(|n| i32::try_from(n).ok()),
+                _ => None,
+            };
+            if let Some(n) = n
+                && (presence || n != 0)
+            {
+                encode_key(number, WireType::Varint, out);
+                encode_varint(i64::from(n) as u64, out);
+            }
+        }
+        Kind::Message(desc) => {
+            let mut inner = Vec::new();
+            match desc.full_name() {
+                "google.protobuf.Value" => encode_value(value, &mut inner),
+                "google.protobuf.Struct" => match value {
+                    Value::Object(members) => encode_struct(members, &mut inner),
+                    _ => return,
+                },
+                _ => match value {
+                    Value::Object(members) => encode_message(&desc, members, &mut inner),
+                    _ => return,
+                },
+            }
+            put_len(number, &inner, out);
+        }
+        // No field of the AG-UI messages has another kind.
+        _ => {}
+    }
+}
+
+/// A JSON value as a `google.protobuf.Value`.
+fn encode_value(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => {
+            encode_key(1, WireType::Varint, out);
+            encode_varint(0, out);
+        }
+        Value::Number(n) => {
+            encode_key(2, WireType::SixtyFourBit, out);
+            out.extend_from_slice(&n.as_f64().unwrap_or(f64::NAN).to_le_bytes());
+        }
+        Value::String(s) => put_len(3, s.as_bytes(), out),
+        Value::Bool(b) => {
+            encode_key(4, WireType::Varint, out);
+            encode_varint(u64::from(*b), out);
+        }
+        Value::Object(members) => {
+            let mut inner = Vec::new();
+            encode_struct(members, &mut inner);
+            put_len(5, &inner, out);
+        }
+        Value::Array(items) => {
+            let mut list = Vec::new();
+            for item in items {
+                let mut inner = Vec::new();
+                encode_value(item, &mut inner);
+                put_len(1, &inner, &mut list);
+            }
+            put_len(6, &list, out);
+        }
+    }
+}
+
+/// A JSON object as a `google.protobuf.Struct`: one map entry per member.
+fn encode_struct(members: &Map<String, Value>, out: &mut Vec<u8>) {
+    for (key, value) in members {
+        let mut entry = Vec::new();
+        if !key.is_empty() {
+            put_len(1, key.as_bytes(), &mut entry);
+        }
+        let mut inner = Vec::new();
+        encode_value(value, &mut inner);
+        put_len(2, &inner, &mut entry);
+        put_len(1, &entry, out);
+    }
+}
+
+fn put_len(number: u32, bytes: &[u8], out: &mut Vec<u8>) {
+    encode_key(number, WireType::LengthDelimited, out);
+    encode_varint(bytes.len() as u64, out);
+    out.extend_from_slice(bytes);
+}
