@@ -20,6 +20,7 @@ mod patch_props;
 mod peer;
 mod properties;
 mod schema_cases;
+mod transports;
 mod trust;
 mod verdicts;
 mod verify_agreement;

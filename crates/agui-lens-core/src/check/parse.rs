@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::check::catalog::RuleId;
 use crate::check::diagnostic::{Diagnostic, Severity};
 use crate::protocol::event::{Event, EventType, Location, RawPatch};
-use crate::read::{Batch, Frame, FrameKind};
+use crate::read::{Batch, Frame, FrameKind, ProtoProblem};
 use crate::text::{abbreviate, human_bytes};
 
 /// Longest excerpt of an event shown with a diagnostic.
@@ -93,6 +93,33 @@ pub fn parse_frame(
                 &loc,
                 format!("invalid JSON: {message}"),
             ));
+            return Parsed {
+                event: None,
+                problems,
+            };
+        }
+        FrameKind::Proto { problem, message } => {
+            let (rule, help) = match problem {
+                ProtoProblem::Truncated => (
+                    RuleId::FramingProtoTruncated,
+                    "the agent stopped (or the capture was cut) inside an event",
+                ),
+                ProtoProblem::TooLong => (
+                    RuleId::FramingProtoTooLong,
+                    "if the input is protobuf frames, raise the cap with --max-line; else \
+                     name its format with --input-format",
+                ),
+                ProtoProblem::Undecodable => (
+                    RuleId::FramingProtoUndecodable,
+                    "encode each event as one ag_ui.Event message (proto/events.proto)",
+                ),
+                ProtoProblem::UnknownArm => (
+                    RuleId::FramingProtoUnknownArm,
+                    "a client of protocol 1.0 drops this event; check that both sides speak \
+                     the same protocol version",
+                ),
+            };
+            problems.push(finding(rule, &loc, message.clone()).with_help(help));
             return Parsed {
                 event: None,
                 problems,

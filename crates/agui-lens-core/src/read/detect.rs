@@ -129,6 +129,7 @@ pub fn format_from_extension(path: &Path) -> Option<InputFormat> {
         "jsonl" | "ndjson" => Some(InputFormat::Jsonl),
         "sse" => Some(InputFormat::Sse),
         "json" => Some(InputFormat::Json),
+        "pb" => Some(InputFormat::Proto),
         _ => None,
     }
 }
@@ -136,6 +137,9 @@ pub fn format_from_extension(path: &Path) -> Option<InputFormat> {
 /// Guesses the format from the first bytes: `[` an array, `{` JSONL, an SSE field name SSE.
 /// Anything else is read as JSONL, which reports what it finds line by line.
 pub fn sniff_format(head: &[u8]) -> InputFormat {
+    if crate::protocol::proto::looks_like_frames(head) {
+        return InputFormat::Proto;
+    }
     let text = trim_start(head);
     if text.starts_with(b"[") {
         InputFormat::Json

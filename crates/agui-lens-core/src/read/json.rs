@@ -328,6 +328,7 @@ mod tests {
                 FrameKind::Malformed { message } => (f.line, format!("!{message}")),
                 FrameKind::TooLong { len } => (f.line, format!("!too long {len}")),
                 FrameKind::Data { .. } => (f.line, t),
+                FrameKind::Proto { .. } => unreachable!("JSON has no protobuf frames"),
             })
             .collect()
     }

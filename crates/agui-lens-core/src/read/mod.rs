@@ -9,6 +9,7 @@ mod json;
 mod jsonl;
 mod lines;
 pub mod pipeline;
+mod proto;
 mod sse;
 
 use std::fmt;
@@ -44,6 +45,8 @@ pub enum InputFormat {
     Json,
     /// Server-Sent Events as captured from the wire.
     Sse,
+    /// Protobuf frames (`application/vnd.ag-ui.event+proto`): a 4-byte length, a message.
+    Proto,
 }
 
 impl fmt::Display for InputFormat {
@@ -52,6 +55,7 @@ impl fmt::Display for InputFormat {
             InputFormat::Jsonl => "jsonl",
             InputFormat::Json => "json",
             InputFormat::Sse => "sse",
+            InputFormat::Proto => "proto",
         })
     }
 }
@@ -82,6 +86,24 @@ pub enum FrameKind {
     TooLong { len: u64 },
     /// Bytes that do not fit the format's structure (e.g. text after a JSON array's `]`).
     Malformed { message: String },
+    /// A protobuf frame that yields no event.
+    Proto {
+        problem: ProtoProblem,
+        message: String,
+    },
+}
+
+/// What is wrong with a protobuf frame that yields no event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtoProblem {
+    /// The body ends inside the frame.
+    Truncated,
+    /// Its length is over the cap: skipped unread.
+    TooLong,
+    /// Its message is not an `Event`.
+    Undecodable,
+    /// Its message holds only an event this build has no message for.
+    UnknownArm,
 }
 
 /// A run of frames read together. Reused from one read to the next.
@@ -290,7 +312,7 @@ pub struct Opened {
 }
 
 /// Extensions recognised when walking a directory.
-const STREAM_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "sse", "json"];
+const STREAM_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "sse", "json", "pb"];
 
 /// Whether a file name looks like a stream capture: `*.jsonl`, `*.sse.gz`, `*.json.zst` …
 pub fn is_stream_file(path: &Path) -> bool {
@@ -362,8 +384,10 @@ pub fn open_reader(
         .unwrap_or_else(|| sniff_format(&head));
     let max = options.max_line;
     // Binary is decided once, from the first bytes: an executable named `.jsonl` is one
-    // finding, not one per "line" of it.
-    let reader: Box<dyn FrameReader> = if detect::is_binary(&head) {
+    // finding, not one per "line" of it. Protobuf frames are binary and read as such.
+    let reader: Box<dyn FrameReader> = if format == InputFormat::Proto {
+        Box::new(proto::ProtoReader::new(input, max))
+    } else if detect::is_binary(&head) {
         Box::new(NoFrames {
             bytes: head.len() as u64,
         })
@@ -372,6 +396,7 @@ pub fn open_reader(
             InputFormat::Jsonl => Box::new(jsonl::JsonlReader::new(input, max)),
             InputFormat::Json => Box::new(json::JsonReader::new(input, max)),
             InputFormat::Sse => Box::new(sse::SseReader::new(input, max)),
+            InputFormat::Proto => unreachable!("read above"),
         }
     };
     Ok(Opened {
@@ -406,6 +431,10 @@ impl FrameReader for NoFrames {
 /// with a `[` that opens an array of events.
 fn refine_extension_hint(hint: Option<InputFormat>, head: &[u8]) -> Option<InputFormat> {
     let sniffed = sniff_format(head);
+    // Protobuf frames and text tell themselves apart by their first bytes, whatever the name.
+    if sniffed == InputFormat::Proto || hint == Some(InputFormat::Proto) {
+        return Some(sniffed);
+    }
     let opens_json = detect::opens_json(head);
     match hint {
         Some(InputFormat::Json) => Some(match sniffed {

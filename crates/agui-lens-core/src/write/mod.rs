@@ -7,6 +7,7 @@ use std::thread;
 
 use serde_json::Value;
 
+use crate::protocol::proto;
 use crate::read::delta::special as special_byte;
 use crate::read::{Compression, InputFormat};
 
@@ -208,6 +209,23 @@ pub struct EventWriter<W: Write> {
     bytes: u64,
     /// Where events made by compaction are serialised, kept between them.
     scratch: Vec<u8>,
+    /// What the output format could not carry, event by event (protobuf only).
+    notes: Vec<WriteNote>,
+    /// Events handed to the writer, written or not.
+    seen: u64,
+}
+
+/// Something of an event the output format cannot carry: said, never dropped in silence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteNote {
+    /// 0-based index of the event among those handed to the writer.
+    pub index: u64,
+    /// Its `type`, if it has one.
+    pub event_type: Option<String>,
+    /// What was left out: the whole event (`written` false) or these JSON Pointers.
+    pub lost: Vec<String>,
+    pub written: bool,
+    pub message: String,
 }
 
 impl<W: Write> EventWriter<W> {
@@ -226,7 +244,15 @@ impl<W: Write> EventWriter<W> {
             events: 0,
             bytes: 0,
             scratch: Vec::new(),
+            notes: Vec::new(),
+            seen: 0,
         }
+    }
+
+    /// What the output format could not carry so far, event by event; taken, so each note
+    /// is reported once.
+    pub fn take_notes(&mut self) -> Vec<WriteNote> {
+        std::mem::take(&mut self.notes)
     }
 
     /// The format events are written in.
@@ -253,6 +279,7 @@ impl<W: Write> EventWriter<W> {
     }
 
     fn write_event(&mut self, text: &[u8]) -> io::Result<()> {
+        self.seen += 1;
         match self.format {
             InputFormat::Jsonl => {
                 self.put(text)?;
@@ -270,8 +297,66 @@ impl<W: Write> EventWriter<W> {
                 }
                 self.put(b"\n")?;
             }
+            InputFormat::Proto => return self.write_proto(text),
         }
         self.events += 1;
+        Ok(())
+    }
+
+    /// One event as a protobuf frame, with a note of anything the message cannot carry; an
+    /// event with no protobuf form is not written, and noted.
+    fn write_proto(&mut self, text: &[u8]) -> io::Result<()> {
+        let index = self.seen - 1;
+        let value: Result<Value, _> = serde_json::from_slice(text);
+        let event_type = value
+            .as_ref()
+            .ok()
+            .and_then(|v| v.get("type"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let encoded = match value {
+            Ok(value) => proto::encode_event(&value),
+            Err(err) => Err(format!("it is not JSON ({err})")),
+        };
+        match encoded {
+            Ok(encoded) => {
+                let mut frame = std::mem::take(&mut self.scratch);
+                frame.clear();
+                proto::push_frame(&encoded.bytes, &mut frame);
+                let put = self.put(&frame);
+                self.scratch = frame;
+                put?;
+                self.events += 1;
+                if !encoded.lost.is_empty() {
+                    let message = format!(
+                        "the protobuf form has no place for {}: left out",
+                        encoded
+                            .lost
+                            .iter()
+                            .map(|p| if p.is_empty() { "the event" } else { p })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    self.notes.push(WriteNote {
+                        index,
+                        event_type,
+                        lost: encoded.lost,
+                        written: true,
+                        message,
+                    });
+                }
+            }
+            Err(why) => {
+                let message = format!("not written: {why}");
+                self.notes.push(WriteNote {
+                    index,
+                    event_type,
+                    lost: Vec::new(),
+                    written: false,
+                    message,
+                });
+            }
+        }
         Ok(())
     }
 

@@ -13,8 +13,7 @@ use agui_lens_core::protocol::event::{Event, EventType};
 use agui_lens_core::read::{
     self, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions, format_from_extension,
 };
-use agui_lens_core::write::EventWriter;
-use agui_lens_core::write::Output;
+use agui_lens_core::write::{EventWriter, Output, WriteNote};
 
 /// Which events to keep.
 #[derive(Clone, Debug, Default)]
@@ -130,7 +129,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
         }
         (None, Some(path)) => format_from_extension(path).with_context(|| {
             format!(
-                "cannot tell the output format from {}: name it .jsonl, .ndjson, .sse or .json (optionally .gz or .zst), or give --output-format",
+                "cannot tell the output format from {}: name it .jsonl, .ndjson, .sse, .json or .pb (optionally .gz or .zst), or give --output-format",
                 path.display()
             )
         })?,
@@ -141,10 +140,12 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             let stdout = io::stdout().lock();
             let mut writer = EventWriter::new(stdout, format, Compression::None)?;
             copy(&input, &read, &mut filter, &mut writer)?;
+            let notes = writer.take_notes();
             writer.finish()?.flush()?;
             if let Some(run) = filter.missing_run() {
                 return Ok(no_such_run(run, &args.path, None));
             }
+            Ok(report_losses(&notes, format))
         }
         Some(path) => {
             if let InputSpec::File(input) = &input {
@@ -164,6 +165,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             // Compressing and writing happen beside this thread, which reads and filters.
             let mut writer = EventWriter::background(file, format, compression)?;
             copy(&input, &read, &mut filter, &mut writer)?;
+            let notes = writer.take_notes();
             writer
                 .finish()
                 .with_context(|| format!("writing {}", path.display()))?;
@@ -174,9 +176,42 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             if let Some(temp) = temp {
                 persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
             }
+            Ok(report_losses(&notes, format))
         }
     }
-    Ok(Outcome::Clean)
+}
+
+/// What the output format could not carry, event by event, on stderr; a copy that left
+/// anything out fails (exit 1), as it is not the whole input.
+fn report_losses(notes: &[WriteNote], format: InputFormat) -> Outcome {
+    /// Notes shown one by one; the rest are counted.
+    const SHOWN: usize = 20;
+    if notes.is_empty() {
+        return Outcome::Clean;
+    }
+    let mut err = io::stderr().lock();
+    for note in notes.iter().take(SHOWN) {
+        let ty = note
+            .event_type
+            .as_deref()
+            .unwrap_or("an event with no type");
+        let _ = writeln!(err, "cat: event {} ({ty}): {}", note.index, note.message);
+    }
+    if notes.len() > SHOWN {
+        let _ = writeln!(
+            err,
+            "cat: … and {} more events like these",
+            notes.len() - SHOWN
+        );
+    }
+    let dropped = notes.iter().filter(|n| !n.written).count();
+    let _ = writeln!(
+        err,
+        "cat: the {format} output is not the whole input: {} of its events lost something \
+         ({dropped} of them entirely)",
+        notes.len()
+    );
+    Outcome::Findings
 }
 
 /// `--run` names no run of the input: said on stderr, and a failing status (exit 1), as a

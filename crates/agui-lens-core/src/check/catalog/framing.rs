@@ -83,3 +83,45 @@ pub const NO_EVENTS: Rule = Rule {
     example: r#"{"error":"invalid RunAgentInput","detail":[{"loc":["threadId"],"msg":"Field required"}]}
 "#,
 };
+
+pub const PROTO_TRUNCATED: Rule = Rule {
+    name: "framing/proto-truncated",
+    default: Level::Deny,
+    versions: "every version",
+    summary: "a protobuf body ends inside a frame (its 4-byte length, or the message after it)",
+    why: "The official client reads a frame only once all the bytes its length names have \
+          arrived; a body cut inside one ends the stream with an error, and the event is lost.",
+    example: "(binary) a frame whose length says 40 bytes, followed by 12",
+};
+
+pub const PROTO_TOO_LONG: Rule = Rule {
+    name: "framing/proto-too-long",
+    default: Level::Deny,
+    versions: "every version",
+    summary: "a protobuf frame's length is over the cap (64 MiB unless --max-line raises it)",
+    why: "A length that large is almost always a body that is not protobuf frames at all, or \
+          frames out of step; holding it would exhaust memory. It is skipped, not read.",
+    example: "(binary) a frame whose 4-byte length is 0x7FFFFFFF",
+};
+
+pub const PROTO_UNDECODABLE: Rule = Rule {
+    name: "framing/proto-undecodable",
+    default: Level::Deny,
+    versions: "every version",
+    summary: "a protobuf frame's message is not an AG-UI `Event`",
+    why: "The official decoder throws on a message that does not parse, names no event, \
+          carries two, or whose base event names another type than its envelope; the client \
+          ends the stream there.",
+    example: "(binary) a frame of 1 byte, 0x0B: a field of wire type 3, which no event has",
+};
+
+pub const PROTO_UNKNOWN_ARM: Rule = Rule {
+    name: "framing/proto-unknown-arm",
+    default: Level::Warn,
+    versions: "every version",
+    summary: "a protobuf frame holds only an event this build has no message for",
+    why: "An event of a later protocol version arrives as an envelope field the 1.0 \
+          definitions do not have. Clients drop it with a warning, as they drop an unknown \
+          event type over SSE; what it carried is lost to them.",
+    example: "(binary) a frame whose envelope holds only field 99",
+};

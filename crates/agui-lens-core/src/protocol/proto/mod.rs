@@ -68,9 +68,7 @@ pub struct Encoded {
 /// Encodes one event. An `Err` when it has no protobuf form at all (not an object, no
 /// `type`, or a type the wire format has no message for).
 pub fn encode_event(event: &Value) -> Result<Encoded, String> {
-    let object = event
-        .as_object()
-        .ok_or("the event is not a JSON object")?;
+    let object = event.as_object().ok_or("the event is not a JSON object")?;
     let (arm, body) = shape::to_wire(object)?;
     let bytes = wire::encode_envelope(&arm, &body)?;
     let lost = match decode_event(&bytes) {
@@ -107,7 +105,9 @@ pub fn looks_like_frames(head: &[u8]) -> bool {
 
 /// JSON Pointers where `b` differs from `a`. A member that is null on one side and absent on
 /// the other is the same (the wire has no null for an optional field, and AG-UI reads both
-/// as "not set"); numbers are compared by value (`1.0` is `1`).
+/// as "not set"), as is an empty list that only `b` has (a decoder gives a run input its
+/// lists of tools, context and resume entries, empty when none were sent); numbers are
+/// compared by value (`1.0` is `1`).
 fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
     match (a, b) {
         (Value::Object(a), Value::Object(b)) => {
@@ -116,20 +116,22 @@ fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
                 with_key(path, key, |path| differences(left, right, path, out));
             }
             for (key, right) in b {
-                if !a.contains_key(key) && !right.is_null() {
+                let empty = right.is_null() || right.as_array().is_some_and(Vec::is_empty);
+                if !a.contains_key(key) && !empty {
                     with_key(path, key, |path| out.push(path.clone()));
                 }
             }
         }
         (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
             for (i, (left, right)) in a.iter().zip(b).enumerate() {
-                with_key(path, &i.to_string(), |path| differences(left, right, path, out));
+                with_key(path, &i.to_string(), |path| {
+                    differences(left, right, path, out)
+                });
             }
         }
         (Value::Number(x), Value::Number(y)) => {
-            let integer = |n: &serde_json::Number| {
-                n.as_i64().map(i128::from).or(n.as_u64().map(i128::from))
-            };
+            let integer =
+                |n: &serde_json::Number| n.as_i64().map(i128::from).or(n.as_u64().map(i128::from));
             let same = match integer(x) {
                 Some(x) => integer(y) == Some(x),
                 None => x.as_f64().is_some() && x.as_f64() == y.as_f64(),

@@ -42,7 +42,11 @@ pub fn to_wire(event: &Object) -> Result<(String, Object), String> {
             let outcome = rest.remove("outcome");
             rest.insert("pendingToolCallIds".into(), json!([]));
             rest.insert("interrupts".into(), json!([]));
-            let kind = outcome_to_wire(outcome.as_ref(), &mut rest, &["pendingToolCallIds", "interrupts"]);
+            let kind = outcome_to_wire(
+                outcome.as_ref(),
+                &mut rest,
+                &["pendingToolCallIds", "interrupts"],
+            );
             rest.insert("outcome".into(), Value::String(kind));
         }
         "SUBAGENT_FINISHED" => {
@@ -114,7 +118,11 @@ pub fn from_wire(arm: &str, mut body: Object) -> Result<Object, String> {
                 return Err("the tool result carries both string content and content parts".into());
             }
             if !body.contains_key("content") {
-                let parts = parts.into_iter().flatten().filter_map(part_from_wire).collect();
+                let parts = parts
+                    .into_iter()
+                    .flatten()
+                    .filter_map(part_from_wire)
+                    .collect();
                 body.insert("content".into(), Value::Array(parts));
             }
         }
@@ -237,7 +245,11 @@ fn message_to_wire(message: &Value) -> Value {
         return json!({"contentParts": []});
     };
     let mut wire = source.clone();
-    set_or_remove(&mut wire, "metadata", object_or_none(source.get("metadata")));
+    set_or_remove(
+        &mut wire,
+        "metadata",
+        object_or_none(source.get("metadata")),
+    );
     let calls: Vec<Value> = source
         .get("toolCalls")
         .and_then(Value::as_array)
@@ -265,20 +277,40 @@ fn message_to_wire(message: &Value) -> Value {
 }
 
 fn message_from_wire(mut wire: Object) -> Result<Object, String> {
-    let role = wire.get("role").and_then(Value::as_str).unwrap_or("").to_owned();
+    let role = wire
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
     let known = KNOWN_ROLES.contains(&role.as_str());
     let parts = wire.remove("contentParts");
-    let parts: &[Value] = parts.as_ref().and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    let parts: &[Value] = parts
+        .as_ref()
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
     let activity = wire.remove("activityContent");
     let has_content = wire.contains_key("content");
-    let uses_parts = if known { PARTS_ROLES.contains(&role.as_str()) } else { !parts.is_empty() };
-    let uses_map = if known { role == "activity" } else { !uses_parts && activity.is_some() };
-    let carriers = usize::from(has_content) + usize::from(!parts.is_empty()) + usize::from(activity.is_some());
+    let uses_parts = if known {
+        PARTS_ROLES.contains(&role.as_str())
+    } else {
+        !parts.is_empty()
+    };
+    let uses_map = if known {
+        role == "activity"
+    } else {
+        !uses_parts && activity.is_some()
+    };
+    let carriers =
+        usize::from(has_content) + usize::from(!parts.is_empty()) + usize::from(activity.is_some());
     if carriers > 1 && (!known || uses_parts || uses_map) {
-        return Err(format!("a {role:?} message carries its content in more than one form"));
+        return Err(format!(
+            "a {role:?} message carries its content in more than one form"
+        ));
     }
     if known && !uses_parts && !parts.is_empty() {
-        return Err(format!("a {role} message carries content parts, which its role has none of"));
+        return Err(format!(
+            "a {role} message carries content parts, which its role has none of"
+        ));
     }
     if known && !uses_map && activity.is_some() {
         return Err(format!("a {role} message carries activity content"));
@@ -298,12 +330,25 @@ fn message_from_wire(mut wire: Object) -> Result<Object, String> {
 
 fn input_to_wire(input: &Object) -> Object {
     let mut wire = Object::new();
-    for key in ["threadId", "runId", "protocolVersion", "parentRunId", "state", "forwardedProps"] {
+    for key in [
+        "threadId",
+        "runId",
+        "protocolVersion",
+        "parentRunId",
+        "state",
+        "forwardedProps",
+    ] {
         if let Some(value) = input.get(key) {
             wire.insert(key.into(), value.clone());
         }
     }
-    let list = |key: &str| input.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
+    let list = |key: &str| {
+        input
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
     let with_metadata = |item: Value| {
         let mut item = item.as_object().cloned().unwrap_or_default();
         let metadata = object_or_none(item.get("metadata"));
@@ -312,9 +357,15 @@ fn input_to_wire(input: &Object) -> Object {
     };
     let messages = list("messages").iter().map(message_to_wire).collect();
     wire.insert("messages".into(), Value::Array(messages));
-    wire.insert("tools".into(), list("tools").into_iter().map(with_metadata).collect());
+    wire.insert(
+        "tools".into(),
+        list("tools").into_iter().map(with_metadata).collect(),
+    );
     wire.insert("context".into(), Value::Array(list("context")));
-    wire.insert("resume".into(), list("resume").into_iter().map(with_metadata).collect());
+    wire.insert(
+        "resume".into(),
+        list("resume").into_iter().map(with_metadata).collect(),
+    );
     wire
 }
 

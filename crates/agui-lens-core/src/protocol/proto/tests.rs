@@ -92,7 +92,9 @@ fn what_the_wire_cannot_carry_is_named() {
 
 #[test]
 fn broken_messages_are_refused_with_a_reason() {
-    let good = encode_event(&json!({"type":"STEP_STARTED","stepName":"s"})).unwrap().bytes;
+    let good = encode_event(&json!({"type":"STEP_STARTED","stepName":"s"}))
+        .unwrap()
+        .bytes;
     // Cut short.
     let err = decode_event(&good[..good.len() - 1]).unwrap_err();
     assert!(err.contains("runs past"), "{err}");
@@ -129,7 +131,13 @@ fn frames_are_recognised_by_their_first_bytes() {
         &mut body,
     );
     assert!(looks_like_frames(&body));
-    for text in [&b"{\"type\":1}"[..], b"data: {}\n\n", b"[]", b"", b"\0\0\0\0"] {
+    for text in [
+        &b"{\"type\":1}"[..],
+        b"data: {}\n\n",
+        b"[]",
+        b"",
+        b"\0\0\0\0",
+    ] {
         assert!(!looks_like_frames(text), "{text:?}");
     }
 }

@@ -61,7 +61,8 @@ pub fn envelope_fields(bytes: &[u8]) -> Result<Vec<u32>, String> {
     let mut numbers = Vec::new();
     while !buf.is_empty() {
         let at = bytes.len() - buf.len();
-        let key = decode_varint(&mut buf).map_err(|_| format!("a broken field key at byte {at}"))?;
+        let key =
+            decode_varint(&mut buf).map_err(|_| format!("a broken field key at byte {at}"))?;
         let number = (key >> 3) as u32;
         if number == 0 {
             return Err(format!("field number 0 at byte {at}"));
@@ -71,11 +72,19 @@ pub fn envelope_fields(bytes: &[u8]) -> Result<Vec<u32>, String> {
             1 => Some(8),
             2 => decode_varint(&mut buf).ok().map(|len| len as usize),
             5 => Some(4),
-            wire => return Err(format!("wire type {wire} at byte {at}, which no event uses")),
+            wire => {
+                return Err(format!(
+                    "wire type {wire} at byte {at}, which no event uses"
+                ));
+            }
         };
         match skipped {
             Some(len) if len <= buf.len() => buf = &buf[len..],
-            _ => return Err(format!("field {number} at byte {at} runs past the message's end")),
+            _ => {
+                return Err(format!(
+                    "field {number} at byte {at} runs past the message's end"
+                ));
+            }
         }
         numbers.push(number);
     }

@@ -1,0 +1,261 @@
+//! Protobuf frames (`application/vnd.ag-ui.event+proto`): a 4-byte big-endian length, then
+//! one `Event` message. Each message is decoded here and handed on as the JSON event it
+//! stands for, so every later stage reads it exactly as it reads a JSON event. A frame's
+//! `line` is its 1-based number (a binary body has no lines) and its `offset` the byte where
+//! its length prefix starts.
+
+use std::io;
+
+use super::lines::Input;
+use super::{Batch, FrameKind, FrameReader, ProtoProblem};
+use crate::protocol::proto::{self, Decoded, PREFIX_LEN};
+use crate::text::plural;
+
+pub struct ProtoReader {
+    input: Input,
+    max: usize,
+    /// The prefix or the message being read when it spans reads.
+    held: Vec<u8>,
+    /// The length of the message being read, once its prefix is whole.
+    len: Option<usize>,
+    /// Bytes of an over-long message still to skip.
+    skip: u64,
+    /// Where the frame being read starts.
+    frame_offset: u64,
+    index: u64,
+    /// The body ended inside a frame: reported once.
+    ended: bool,
+    json: Vec<u8>,
+}
+
+impl ProtoReader {
+    pub fn new(input: Input, max: usize) -> Self {
+        let frame_offset = input.offset();
+        ProtoReader {
+            input,
+            max,
+            held: Vec::new(),
+            len: None,
+            skip: 0,
+            frame_offset,
+            index: 0,
+            ended: false,
+            json: Vec::new(),
+        }
+    }
+
+    fn note(&mut self, batch: &mut Batch, problem: ProtoProblem, message: String) {
+        let kind = FrameKind::Proto { problem, message };
+        batch.push_note(kind, self.index + 1, self.frame_offset, self.index);
+        self.index += 1;
+    }
+
+    /// A whole message of `len` bytes, decoded: its event, or what is wrong with it.
+    fn push_decoded(&mut self, batch: &mut Batch, decoded: Result<Decoded, String>, len: usize) {
+        match decoded {
+            Ok(Decoded::Event(event)) => {
+                self.json.clear();
+                serde_json::to_writer(&mut self.json, &event).expect("JSON to memory");
+                let line = self.index + 1;
+                batch.push_data(&self.json, line, self.frame_offset, self.index, false);
+                self.index += 1;
+            }
+            Ok(Decoded::UnknownArm(numbers)) => {
+                let fields = numbers
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let message = format!(
+                    "a frame of {} holds an event this build has no message for (envelope \
+                     field {fields}); it is skipped",
+                    plural(len as u64, "byte")
+                );
+                self.note(batch, ProtoProblem::UnknownArm, message);
+            }
+            Err(why) => {
+                let message = format!(
+                    "a frame of {} does not decode: {why}",
+                    plural(len as u64, "byte")
+                );
+                self.note(batch, ProtoProblem::Undecodable, message);
+            }
+        }
+    }
+
+    fn next_frame_starts(&mut self) {
+        self.frame_offset = self.input.offset();
+        self.len = None;
+        self.held.clear();
+    }
+}
+
+impl FrameReader for ProtoReader {
+    fn next_batch(&mut self, batch: &mut Batch) -> io::Result<bool> {
+        batch.clear();
+        loop {
+            if self.input.available().is_empty() {
+                if !batch.frames.is_empty() {
+                    return Ok(true);
+                }
+                if !self.input.fill()? {
+                    if (!self.held.is_empty() || self.len.is_some()) && !self.ended {
+                        self.ended = true;
+                        let message = match self.len {
+                            Some(len) => format!(
+                                "the body ends inside a frame: {} of its {len} bytes arrived",
+                                self.held.len()
+                            ),
+                            None => format!(
+                                "the body ends inside a frame's 4-byte length ({} bytes)",
+                                self.held.len()
+                            ),
+                        };
+                        self.note(batch, ProtoProblem::Truncated, message);
+                    }
+                    return Ok(!batch.frames.is_empty());
+                }
+            }
+            if self.skip > 0 {
+                let n = (self.input.available().len() as u64).min(self.skip) as usize;
+                self.input.consume(n);
+                self.skip -= n as u64;
+                if self.skip == 0 {
+                    self.next_frame_starts();
+                }
+                continue;
+            }
+            let avail = self.input.available();
+            match self.len {
+                None => {
+                    let want = PREFIX_LEN - self.held.len();
+                    let n = want.min(avail.len());
+                    self.held.extend_from_slice(&avail[..n]);
+                    self.input.consume(n);
+                    if self.held.len() == PREFIX_LEN {
+                        let prefix: [u8; 4] = self.held[..].try_into().expect("four bytes");
+                        let len = u32::from_be_bytes(prefix) as usize;
+                        self.held.clear();
+                        if len > self.max {
+                            let message = format!(
+                                "a frame says it holds {} bytes, over the {}-byte cap; it is \
+                                 skipped",
+                                len, self.max
+                            );
+                            self.note(batch, ProtoProblem::TooLong, message);
+                            self.skip = len as u64;
+                        } else {
+                            self.len = Some(len);
+                        }
+                    }
+                }
+                Some(len) => {
+                    let want = len - self.held.len();
+                    if self.held.is_empty() && avail.len() >= len {
+                        // The whole message is in the buffer: decode it in place.
+                        let decoded = proto::decode_event(&avail[..len]);
+                        self.input.consume(len);
+                        self.push_decoded(batch, decoded, len);
+                        self.next_frame_starts();
+                        continue;
+                    }
+                    let n = want.min(avail.len());
+                    self.held.extend_from_slice(&avail[..n]);
+                    self.input.consume(n);
+                    if self.held.len() == len {
+                        let decoded = proto::decode_event(&self.held);
+                        self.push_decoded(batch, decoded, len);
+                        self.next_frame_starts();
+                    }
+                }
+            }
+        }
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.input.offset()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::protocol::proto::{encode_event, push_frame};
+    use crate::read::testing::frames;
+    use crate::read::{FrameKind, InputFormat, ProtoProblem};
+
+    fn body(events: &[serde_json::Value]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for event in events {
+            push_frame(&encode_event(event).unwrap().bytes, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn frames_become_json_events_whatever_the_read_size() {
+        let events = [
+            json!({"type":"RUN_STARTED","threadId":"t","runId":"r"}),
+            json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x".repeat(300)}),
+            json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+        ];
+        let input = body(&events);
+        for chunk in [1, 3, 5, 64, 1 << 20] {
+            let got = frames(InputFormat::Proto, &input, chunk, 1 << 20);
+            assert_eq!(got.len(), 3, "chunk {chunk}");
+            let mut offset = 0;
+            for (i, ((frame, text), event)) in got.iter().zip(&events).enumerate() {
+                let back: serde_json::Value = serde_json::from_str(text).unwrap();
+                assert_eq!(&back, event);
+                assert_eq!(
+                    (frame.index, frame.line, frame.offset),
+                    (i as u64, i as u64 + 1, offset)
+                );
+                offset += 4 + encode_event(event).unwrap().bytes.len() as u64;
+            }
+        }
+    }
+
+    #[test]
+    fn problems_are_frames_of_their_own_and_reading_goes_on() {
+        let good = json!({"type":"STEP_STARTED","stepName":"s"});
+        let mut input = body(std::slice::from_ref(&good));
+        // Too long for a cap of 40 bytes: skipped.
+        input.extend(body(&[
+            json!({"type":"CUSTOM","name":"n","value":"v".repeat(60)}),
+        ]));
+        // Undecodable: a group wire type.
+        input.extend([0, 0, 0, 1, 0x0b]);
+        // An arm of a later version.
+        input.extend([0, 0, 0, 3, 0x9a, 0x06, 0x00]);
+        input.extend(body(std::slice::from_ref(&good)));
+        // Cut inside the last frame.
+        input.extend([0, 0, 0, 9, 0x0a]);
+        for chunk in [1, 2, 7, 1 << 20] {
+            let got = frames(InputFormat::Proto, &input, chunk, 40);
+            let kinds: Vec<_> = got
+                .iter()
+                .map(|(f, _)| match &f.kind {
+                    FrameKind::Data { .. } => None,
+                    FrameKind::Proto { problem, .. } => Some(*problem),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(
+                kinds,
+                [
+                    None,
+                    Some(ProtoProblem::TooLong),
+                    Some(ProtoProblem::Undecodable),
+                    Some(ProtoProblem::UnknownArm),
+                    None,
+                    Some(ProtoProblem::Truncated),
+                ],
+                "chunk {chunk}"
+            );
+            let indexes: Vec<u64> = got.iter().map(|(f, _)| f.index).collect();
+            assert_eq!(indexes, [0, 1, 2, 3, 4, 5]);
+        }
+    }
+}

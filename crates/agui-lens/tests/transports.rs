@@ -1,0 +1,229 @@
+//! Every way a stream travels, through the real binary: protobuf frames (read by content,
+//! written by `cat`, kept by `compact`), browser captures (HAR), and JSON in any layout.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{agui_lens, fixture_files, root, run, split};
+
+/// The (rule, event index) of every finding `check --format json` reports for a file.
+fn verdict(path: &Path) -> (i32, Vec<(String, Option<u64>)>) {
+    let (code, stdout, stderr) = run(&["check", "--format", "json", path.to_str().unwrap()]);
+    assert!(stderr.is_empty(), "{}: {stderr}", path.display());
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let mut found: Vec<(String, Option<u64>)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap().to_owned(),
+                d["event_index"].as_u64(),
+            )
+        })
+        .collect();
+    found.sort();
+    (code, found)
+}
+
+fn events_of(jsonl: &str) -> Vec<Value> {
+    jsonl
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Removes the empty lists `back` has where `original` has nothing: a protobuf run input
+/// always has its lists of tools, context and resume entries (the official decoder gives
+/// them too).
+fn drop_added_empty_lists(back: &mut Value, original: &Value) {
+    if let (Value::Object(back), Value::Object(original)) = (back, original) {
+        back.retain(|key, value| {
+            original.contains_key(key) || !value.as_array().is_some_and(Vec::is_empty)
+        });
+        for (key, value) in back.iter_mut() {
+            if let Some(original) = original.get(key) {
+                drop_added_empty_lists(value, original);
+            }
+        }
+    }
+}
+
+/// `cat` writes what the official `@ag-ui/proto` encoder writes for the same events
+/// (`fixtures/proto/official.pb`, from `reference/proto.mjs`), and reads those bytes back as
+/// the events they were made from.
+#[test]
+fn cat_writes_the_official_encoders_bytes_and_reads_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let pb = dir.path().join("events.pb");
+    let (code, _, stderr) = run(&[
+        "cat",
+        "fixtures/proto/events.jsonl",
+        "-o",
+        pb.to_str().unwrap(),
+    ]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let official = std::fs::read(root().join("fixtures/proto/official.pb")).unwrap();
+    assert!(
+        std::fs::read(&pb).unwrap() == official,
+        "the frames differ from the official encoder's"
+    );
+    // To stdout, named by --output-format.
+    let out = agui_lens()
+        .args([
+            "cat",
+            "fixtures/proto/events.jsonl",
+            "--output-format",
+            "proto",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.stdout == official);
+    let (code, stdout, stderr) = run(&["cat", "fixtures/proto/official.pb"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let expected = std::fs::read_to_string(root().join("fixtures/proto/events.jsonl")).unwrap();
+    assert_eq!(events_of(&stdout), events_of(&expected));
+}
+
+/// Every recorded stream goes to protobuf and back whole, and checks the same either way.
+#[test]
+fn every_recording_round_trips_through_proto_with_the_same_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    for path in fixture_files("fixtures/recordings") {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        if !name.ends_with(".jsonl") || name.contains("invalid") {
+            continue;
+        }
+        let pb = dir.path().join(name).with_extension("pb");
+        let back = dir.path().join(name).with_extension("back.jsonl");
+        let (code, _, stderr) = run(&["cat", path.to_str().unwrap(), "-o", pb.to_str().unwrap()]);
+        assert_eq!((code, stderr.as_str()), (0, ""), "{name}");
+        let (code, _, stderr) = run(&["cat", pb.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+        assert_eq!((code, stderr.as_str()), (0, ""), "{name}");
+        let (_, original, _) = run(&["cat", path.to_str().unwrap()]);
+        let again = std::fs::read_to_string(&back).unwrap();
+        let mut again = events_of(&again);
+        let original = events_of(&original);
+        for (back, original) in again.iter_mut().zip(&original) {
+            drop_added_empty_lists(back, original);
+        }
+        assert_eq!(again, original, "{name}");
+        assert_eq!(verdict(&pb), verdict(&root().join(&path)), "{name}");
+        compared += 1;
+    }
+    assert!(compared >= 20, "only {compared} recordings");
+}
+
+/// Protobuf frames are recognised by their first bytes, whatever the name, compressed or
+/// not, from stdin too; a text file named `.pb` is read as the text it is.
+#[test]
+fn proto_is_recognised_by_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let pb = root().join("fixtures/valid/agui-sdk-full.pb");
+    let bytes = std::fs::read(&pb).unwrap();
+    let expected = verdict(&pb);
+    assert_eq!(expected.0, 0);
+    let misnamed = dir.path().join("capture.jsonl");
+    std::fs::write(&misnamed, &bytes).unwrap();
+    assert_eq!(verdict(&misnamed), expected);
+    let unnamed = dir.path().join("capture.bin");
+    std::fs::write(&unnamed, &bytes).unwrap();
+    assert_eq!(verdict(&unnamed), expected);
+    let gz = dir.path().join("capture.pb.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(&bytes).unwrap();
+    std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+    assert_eq!(verdict(&gz), expected);
+    let out = agui_lens()
+        .args(["check", "--format", "json", "-"])
+        .write_stdin(bytes.clone())
+        .output()
+        .unwrap();
+    let (code, stdout, _) = split(out);
+    assert_eq!(code, 0, "{stdout}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["files"][0]["events"], 33);
+    // JSONL under a .pb name.
+    let text = dir.path().join("text.pb");
+    std::fs::copy(
+        root().join("fixtures/recordings/agui-sdk-full.jsonl"),
+        &text,
+    )
+    .unwrap();
+    assert_eq!(verdict(&text), expected);
+    // A directory walk takes .pb files as streams.
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::copy(&pb, tree.join("a.pb")).unwrap();
+    std::fs::copy(
+        root().join("fixtures/recordings/agui-sdk-full.jsonl"),
+        tree.join("b.jsonl"),
+    )
+    .unwrap();
+    let (code, stdout, _) = run(&["check", tree.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("checked 2 files, 66 events"), "{stdout}");
+}
+
+/// What the protobuf form cannot carry is said event by event, and the copy fails.
+#[test]
+fn cat_says_what_proto_cannot_carry() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(
+        &input,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","vendorField":{"a":1}}"#,
+            "\n",
+            r#"{"type":"THINKING_START"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.pb");
+    let (code, _, stderr) = run(&["cat", input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("event 0 (RUN_STARTED): the protobuf form has no place for /vendorField"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("event 1 (THINKING_START): not written"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("2 of its events lost something (1 of them entirely)"),
+        "{stderr}"
+    );
+    // What could be written, was.
+    let (_, stdout, _) = run(&["cat", out.to_str().unwrap()]);
+    assert_eq!(events_of(&stdout).len(), 2);
+}
+
+/// `compact` keeps a protobuf input protobuf, and its result reads back to the same fold.
+#[test]
+fn compact_keeps_proto_as_proto() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("full.pb");
+    let (code, _, stderr) = run(&[
+        "compact",
+        "fixtures/valid/agui-sdk-full.pb",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read(&out).unwrap()[0],
+        0,
+        "a length prefix, not text"
+    );
+    let (_, before, _) = run(&["fold", "fixtures/valid/agui-sdk-full.pb"]);
+    let (_, after, _) = run(&["fold", out.to_str().unwrap()]);
+    assert_eq!(before, after);
+}
