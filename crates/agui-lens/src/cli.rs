@@ -12,6 +12,8 @@ use agui_lens_core::compare::Level as DiffLevel;
 use agui_lens_core::read::{DEFAULT_MAX_LINE, InputFormat, ReadOptions};
 use agui_lens_core::report::Format;
 
+use crate::live::http::Transport;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "agui-lens",
@@ -409,6 +411,10 @@ pub struct RunArgs {
     /// Write the response body to FILE byte for byte as it arrives.
     #[arg(long, value_name = "FILE")]
     pub record_raw: Option<PathBuf>,
+
+    /// The transport to ask for (the Accept header): SSE, or protobuf frames.
+    #[arg(long, value_enum, default_value_t = Transport::Sse)]
+    pub accept: Transport,
 
     /// Give up when no bytes arrive for this many seconds.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_seconds)]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::live::http::check_header;
+use crate::live::http::{Transport, check_header};
 use crate::live::request::{AgentInput, expand};
 use agui_lens_core::check::catalog::{Level, Levels};
 use agui_lens_core::protocol::event::EventType;
@@ -49,6 +49,8 @@ struct CaseFile {
     max_first_event_ms: Option<u64>,
     idle_timeout: Option<f64>,
     timeout: Option<f64>,
+    /// `sse` (the default) or `proto`: the transport the case asks for.
+    accept: Option<Transport>,
 }
 
 /// A loaded suite.
@@ -77,6 +79,7 @@ pub struct Case {
     pub max_first_event: Option<Duration>,
     pub idle_timeout: Duration,
     pub timeout: Option<Duration>,
+    pub accept: Transport,
 }
 
 impl Suite {
@@ -201,6 +204,7 @@ fn resolve(
         max_first_event: case.max_first_event_ms.map(Duration::from_millis),
         idle_timeout: seconds("idle_timeout", case.idle_timeout)?.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         timeout: seconds("timeout", case.timeout)?,
+        accept: case.accept.unwrap_or_default(),
     })
 }
 

@@ -1124,3 +1124,122 @@ fn an_empty_answer_is_worded_for_a_live_call() {
     );
     assert!(!stdout.contains("capture the response body"), "{stdout}");
 }
+
+/// The events of a clean run as protobuf frames, for thread "t1" and run "r1".
+fn clean_run_proto() -> Vec<u8> {
+    use agui_lens_core::protocol::proto::{encode_event, push_frame};
+    let text = String::from_utf8(clean_run())
+        .unwrap()
+        .replace("{threadId}", "t1")
+        .replace("{runId}", "r1");
+    let mut out = Vec::new();
+    for line in text.lines().filter_map(|l| l.strip_prefix("data: ")) {
+        let event: Value = serde_json::from_str(line).unwrap();
+        push_frame(&encode_event(&event).unwrap().bytes, &mut out);
+    }
+    out
+}
+
+fn proto_script(content_type: &str, steps: Vec<Step>) -> Script {
+    Script {
+        head: format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n"
+        ),
+        steps,
+    }
+}
+
+/// `run URL --format json` with the input `clean_run_proto` answers (thread "t1", run "r1")
+/// plus flags.
+fn run_t1_r1(url: &str, extra: &[&str]) -> (i32, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = input_file(
+        dir.path(),
+        &serde_json::json!({"threadId":"t1","runId":"r1","state":{},"messages":[
+            {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{}}),
+    );
+    let mut args = vec![
+        "run",
+        url,
+        "--input",
+        input.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = lens(&args);
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    (code, doc)
+}
+
+#[test]
+fn protobuf_frames_are_read_as_they_arrive_a_byte_at_a_time() {
+    let server = Server::start(proto_script(
+        "application/vnd.ag-ui.event+proto",
+        vec![Step::Trickle(clean_run_proto(), Duration::from_millis(1))],
+    ));
+    let (code, doc) = run_t1_r1(&server.url("/"), &["--accept", "proto"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(rules(&doc), Vec::<String>::new());
+    assert_eq!(doc["summary"]["events"], 5);
+    let sent = server.requests();
+    assert_eq!(
+        sent[0].headers["accept"],
+        "application/vnd.ag-ui.event+proto"
+    );
+}
+
+#[test]
+fn a_protobuf_request_answered_with_sse_is_not_negotiated() {
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let (code, doc, _) = run_json(&server.url("/"), &["--accept", "proto"]);
+    assert_eq!(code, 0);
+    assert_eq!(rules(&doc), ["transport/not-negotiated"]);
+    assert_eq!(doc["diagnostics"][0]["severity"], "warning");
+    assert_eq!(doc["summary"]["events"], 5);
+    // And the reverse: frames to an SSE request.
+    let server = Server::start(proto_script(
+        "application/vnd.ag-ui.event+proto",
+        vec![Step::Send(clean_run_proto())],
+    ));
+    let (code, doc) = run_t1_r1(&server.url("/"), &[]);
+    assert_eq!(code, 0);
+    assert_eq!(rules(&doc), ["transport/not-negotiated"]);
+    assert_eq!(doc["summary"]["events"], 5);
+}
+
+#[test]
+fn frames_under_a_generic_content_type_are_read_as_frames() {
+    let server = Server::start(proto_script(
+        "application/octet-stream",
+        vec![Step::Send(clean_run_proto())],
+    ));
+    let (code, doc) = run_t1_r1(&server.url("/"), &["--accept", "proto"]);
+    assert_eq!(code, 1);
+    assert_eq!(rules(&doc), ["transport/content-type"]);
+    let message = doc["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("looks like protobuf frames"), "{message}");
+    assert_eq!(doc["summary"]["events"], 5);
+}
+
+#[test]
+fn a_connection_lost_inside_a_frame_is_reported_with_what_came_before() {
+    let frames = clean_run_proto();
+    let cut = frames.len() - 10;
+    let server = Server::start(proto_script(
+        "application/vnd.ag-ui.event+proto",
+        vec![Step::Send(frames[..cut].to_vec()), Step::Close],
+    ));
+    let (code, doc) = run_t1_r1(&server.url("/"), &["--accept", "proto"]);
+    assert_eq!(code, 1);
+    let found = rules(&doc);
+    assert!(
+        found.contains(&"transport/connection-lost".to_owned()),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&"lifecycle/unterminated-run".to_owned()),
+        "{found:?}"
+    );
+    assert_eq!(doc["summary"]["events"], 4);
+}

@@ -120,6 +120,29 @@ fn pydantic_ai_peer_streams_check_clean() {
     assert!(doc["summary"]["events"].as_u64().unwrap() >= 30, "{stdout}");
     assert!(stderr.contains(": 200 OK (text/event-stream"), "{stderr}");
 
+    // Asked for protobuf, the peer (the official Python encoder, which writes only SSE)
+    // answers SSE: said, and the stream is still checked, with the same events.
+    let (code, stdout, stderr) = split(
+        agui_lens()
+            .args(["run", &peer.url(), "--accept", "proto", "--format", "json"])
+            .args([
+                "--input",
+                "crates/agui-lens/tests/peers/pydantic-ai/input.json",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let proto_doc: Value = serde_json::from_str(&stdout).unwrap();
+    let rules: Vec<&str> = proto_doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["transport/not-negotiated"], "{stdout}");
+    assert_eq!(proto_doc["summary"]["events"], doc["summary"]["events"]);
+
     // The tools a live call sent are what the client can execute: the peer calls the
     // frontend tool with a string colour, which a client that declared an integer cannot
     // take. The peer does not echo its input in RUN_STARTED, so only the input sent knows.

@@ -227,3 +227,126 @@ fn compact_keeps_proto_as_proto() {
     let (_, after, _) = run(&["fold", out.to_str().unwrap()]);
     assert_eq!(before, after);
 }
+
+/// An agent endpoint built on the official `@ag-ui/encoder` (reference/serve.mjs, run with
+/// node), serving a recorded stream: its dependencies are installed on first use (`npm ci`
+/// in reference/), and it is stopped however the test ends.
+struct OfficialEncoder {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for OfficialEncoder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl OfficialEncoder {
+    fn start(stream: &str) -> OfficialEncoder {
+        use std::io::{BufRead, BufReader};
+        use std::process::{Command, Stdio};
+        let reference = root().join("reference");
+        if !reference.join("node_modules/@ag-ui/encoder").exists() {
+            let status = Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(&reference)
+                .stdout(Stdio::null())
+                .status()
+                .expect("running npm ci in reference/ (is node installed?)");
+            assert!(status.success(), "npm ci in reference/ failed");
+        }
+        let mut child = Command::new("node")
+            .arg(reference.join("serve.mjs"))
+            .arg(root().join(stream))
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("starting node reference/serve.mjs");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("serve.mjs said {line:?}"))
+            .parse()
+            .unwrap();
+        OfficialEncoder { child, port }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/agent", self.port)
+    }
+}
+
+/// `run --accept proto` asks for protobuf, reads the frames the official encoder writes as
+/// they arrive, and judges them as the same stream over SSE; `--record-raw` keeps the frames.
+#[test]
+fn run_reads_the_official_encoders_protobuf_live() {
+    let server = OfficialEncoder::start("fixtures/recordings/agui-sdk-full.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("live.pb");
+    let mut reports = Vec::new();
+    for accept in ["proto", "sse"] {
+        let (code, stdout, stderr) = run(&[
+            "run",
+            &server.url(),
+            "--message",
+            "hi",
+            "--accept",
+            accept,
+            "--format",
+            "json",
+            "--record-raw",
+            raw.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        let content_type = if accept == "proto" {
+            "application/vnd.ag-ui.event+proto"
+        } else {
+            "text/event-stream"
+        };
+        assert!(
+            stderr.contains(&format!("200 OK ({content_type})")),
+            "{stderr}"
+        );
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(doc["summary"]["events"], 33, "{stdout}");
+        let rules: Vec<String> = doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["rule"].as_str().unwrap().to_owned())
+            .collect();
+        reports.push(rules);
+        if accept == "proto" {
+            let bytes = std::fs::read(&raw).unwrap();
+            assert_eq!(bytes[0], 0, "protobuf frames start with a length");
+            let (code, stdout, _) = run(&["check", raw.to_str().unwrap()]);
+            assert_eq!(code, 0, "{stdout}");
+            assert!(stdout.contains("33 events"), "{stdout}");
+        }
+    }
+    assert_eq!(reports[0], reports[1]);
+
+    // A suite case asks for protobuf with `accept = "proto"`.
+    let suite = dir.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"proto\"\nurl = \"{}\"\nmessage = \"hi\"\naccept = \"proto\"\n\
+             warn = [\"tool-args/undeclared-tool\"]\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&["test", suite.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let case = &doc["cases"][0];
+    assert_eq!(case["passed"], true, "{stdout}");
+    assert_eq!(case["content_type"], "application/vnd.ag-ui.event+proto");
+    assert_eq!(case["events"], 33);
+}

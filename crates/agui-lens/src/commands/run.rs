@@ -71,6 +71,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         idle_timeout: args.idle_timeout,
         timeout: args.timeout,
         expect_status: None,
+        accept: args.accept,
     };
     let ctx = settings.context(ProtocolOptions {
         state_limit: args.max_state.unwrap_or(DEFAULT_STATE_LIMIT),

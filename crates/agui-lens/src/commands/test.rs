@@ -278,6 +278,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
         idle_timeout: case.idle_timeout,
         timeout: case.timeout,
         expect_status: case.expect_status,
+        accept: case.accept,
     };
     let name: Arc<str> = Arc::from(case.name.as_str());
     let mut found = Vec::new();
@@ -320,6 +321,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
         // Half a stream holds no verdict on the case, and no expectation is written from it.
         outcome.stats = exchange.stats;
         outcome.status = exchange.status;
+        outcome.content_type = exchange.content_type.clone();
         outcome.diagnostics = found;
         outcome.failure = Some(format!(
             "interrupted by {} after {}: the stream was not read to its end",
@@ -331,6 +333,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
     }
     if let Some(exchange) = &exchange {
         outcome.status = exchange.status;
+        outcome.content_type = exchange.content_type.clone();
         outcome.first_event = exchange.first_event;
         outcome.stats = exchange.stats;
         let streamed = exchange.status.is_some_and(|s| (200..300).contains(&s));

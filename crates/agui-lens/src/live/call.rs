@@ -5,7 +5,7 @@ use std::io::{self, Read, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::live::http::{self, Cut, PostError, display_url, seconds};
+use crate::live::http::{self, Cut, PostError, Transport, display_url, seconds};
 use crate::live::request::AgentInput;
 use agui_lens_core::check::catalog::RuleId;
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
@@ -31,6 +31,8 @@ pub struct Call<'a> {
     /// The status the caller expects (a suite case's `expect_status`). When set, the status
     /// is the caller's to judge, and `transport/http-status` is not reported.
     pub expect_status: Option<u16>,
+    /// The transport asked for.
+    pub accept: Transport,
 }
 
 /// Sees each event once checked: the event, its bytes, the time since the call began.
@@ -116,6 +118,7 @@ pub fn check_call(
         idle_timeout: call.idle_timeout,
         timeout: call.timeout,
         stop: agui_lens_core::stop::requested,
+        accept: call.accept,
     };
     let mut exchange = Exchange::default();
     let mut found = Vec::new();
@@ -135,7 +138,7 @@ pub fn check_call(
     exchange.reason = response.reason;
     exchange.content_type = response.content_type.clone();
     let progress = response.progress.clone();
-    let event_stream = http::is_event_stream(response.content_type.as_deref());
+    let answered = Transport::of(response.content_type.as_deref());
 
     if !(200..300).contains(&response.status) {
         // No stream is expected: show the start of the body, which usually says why.
@@ -160,7 +163,7 @@ pub fn check_call(
     }
 
     let read = ReadOptions {
-        format: event_stream.then_some(InputFormat::Sse),
+        format: answered.map(Transport::format),
         max_line: ctx.max_line,
     };
     let content_type = response.content_type.clone();
@@ -194,20 +197,30 @@ pub fn check_call(
     };
     let head = std::mem::take(&mut opened.head);
     let mut engine = Engine::new(ctx, name.clone(), head.clone());
-    if !event_stream {
-        let looks_like_sse = opened.format == InputFormat::Sse;
-        let d = content_type_finding(&name, content_type.as_deref(), &head, looks_like_sse);
-        engine.report(d, &mut found);
-        if !looks_like_sse {
-            exchange.body_excerpt = body_excerpt(&head);
-            return stop_early(
-                engine,
-                &mut found,
-                emit,
-                exchange,
-                progress.bytes(),
-                started,
-            );
+    match answered {
+        Some(transport) if transport != call.accept => {
+            engine.report(not_negotiated(&name, call.accept, transport), &mut found);
+        }
+        Some(_) => {}
+        None => {
+            let looks_like = match opened.format {
+                InputFormat::Sse => Some(Transport::Sse),
+                InputFormat::Proto => Some(Transport::Proto),
+                _ => None,
+            };
+            let d = content_type_finding(&name, content_type.as_deref(), &head, looks_like);
+            engine.report(d, &mut found);
+            if looks_like.is_none() {
+                exchange.body_excerpt = body_excerpt(&head);
+                return stop_early(
+                    engine,
+                    &mut found,
+                    emit,
+                    exchange,
+                    progress.bytes(),
+                    started,
+                );
+            }
         }
     }
 
@@ -408,20 +421,48 @@ fn status_finding(name: &Arc<str>, response: &http::Response, body: Option<Strin
         .with_excerpt(body)
 }
 
+/// The agent answered in the other transport than the one asked for.
+fn not_negotiated(name: &Arc<str>, asked: Transport, answered: Transport) -> Diagnostic {
+    let message = format!(
+        "the request asked for `{}` (its Accept header), and the agent answered `{}`; the \
+         body is checked as that",
+        asked.content_type(),
+        answered.content_type()
+    );
+    whole(name, RuleId::TransportNotNegotiated, message).with_help(
+        "pick the encoder from the request's Accept header (the official EventEncoder does, \
+         given `accept`)",
+    )
+}
+
 fn content_type_finding(
     name: &Arc<str>,
     content_type: Option<&str>,
     head: &[u8],
-    looks_like_sse: bool,
+    looks_like: Option<Transport>,
 ) -> Diagnostic {
     let declared = match content_type {
-        Some(ct) => format!("the response's Content-Type is `{ct}`, not `text/event-stream`"),
+        Some(ct) => format!(
+            "the response's Content-Type is `{ct}`, not an event stream's (`text/event-stream`, \
+             or `application/vnd.ag-ui.event+proto`)"
+        ),
         None => "the response has no Content-Type (an event stream is `text/event-stream`)".into(),
     };
-    let (message, help) = if looks_like_sse {
+    let (message, help) = if let Some(transport) = looks_like {
+        let (what, help) = match transport {
+            Transport::Sse => (
+                "SSE",
+                "send the stream with `Content-Type: text/event-stream`, or proxies may buffer it",
+            ),
+            Transport::Proto => (
+                "protobuf frames",
+                "send protobuf frames with `Content-Type: application/vnd.ag-ui.event+proto`: \
+                 clients pick their parser by it",
+            ),
+        };
         (
-            format!("{declared}; the body looks like SSE and is checked as such"),
-            "send the stream with `Content-Type: text/event-stream`, or proxies may buffer it",
+            format!("{declared}; the body looks like {what} and is checked as such"),
+            help,
         )
     } else {
         (
@@ -434,7 +475,7 @@ fn content_type_finding(
         )
     };
     let mut d = whole(name, RuleId::TransportContentType, message).with_help(help);
-    if !looks_like_sse {
+    if looks_like.is_none() {
         d = d.with_excerpt(body_excerpt(head));
     }
     d

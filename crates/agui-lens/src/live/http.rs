@@ -23,6 +23,45 @@ pub struct Request<'a> {
     pub timeout: Option<Duration>,
     /// Asked now and then while waiting: true stops the exchange ([`Cut::Interrupted`]).
     pub stop: fn() -> bool,
+    /// The transport the request asks for (its Accept header).
+    pub accept: Transport,
+}
+
+/// The two ways an AG-UI stream travels over HTTP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// Server-Sent Events, `text/event-stream`.
+    #[default]
+    Sse,
+    /// Length-prefixed protobuf frames, `application/vnd.ag-ui.event+proto`.
+    Proto,
+}
+
+impl Transport {
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Transport::Sse => "text/event-stream",
+            Transport::Proto => agui_lens_core::protocol::proto::CONTENT_TYPE,
+        }
+    }
+
+    /// The format its body is read in.
+    pub fn format(self) -> agui_lens_core::read::InputFormat {
+        match self {
+            Transport::Sse => agui_lens_core::read::InputFormat::Sse,
+            Transport::Proto => agui_lens_core::read::InputFormat::Proto,
+        }
+    }
+
+    /// The transport a Content-Type names (`text/event-stream; charset=utf-8` is SSE), if
+    /// it names one.
+    pub fn of(content_type: Option<&str>) -> Option<Transport> {
+        let essence = content_type?.split(';').next()?.trim();
+        [Transport::Sse, Transport::Proto]
+            .into_iter()
+            .find(|t| essence.eq_ignore_ascii_case(t.content_type()))
+    }
 }
 
 /// Why a response stopped before its end.
@@ -141,7 +180,7 @@ pub fn post(
     let mut builder = agent
         .post(request.url)
         .header("Content-Type", "application/json")
-        .header("Accept", "text/event-stream");
+        .header("Accept", request.accept.content_type());
     for (name, value) in request.headers {
         check_header(name, value).map_err(PostError::Unreachable)?;
         builder = builder.header(name.as_str(), value.as_str());
@@ -230,15 +269,6 @@ fn pump(mut inner: ureq::BodyReader<'static>, limits: Limits) -> mpsc::Receiver<
         }
     });
     rx
-}
-
-/// Whether a Content-Type is an event stream (`text/event-stream; charset=utf-8` is).
-pub fn is_event_stream(content_type: Option<&str>) -> bool {
-    content_type.is_some_and(|ct| {
-        ct.split(';')
-            .next()
-            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("text/event-stream"))
-    })
 }
 
 fn post_error(err: ureq::Error, request: &Request<'_>) -> PostError {
@@ -414,10 +444,17 @@ mod tests {
 
     #[test]
     fn event_stream_types() {
-        assert!(is_event_stream(Some("text/event-stream")));
-        assert!(is_event_stream(Some("Text/Event-Stream; charset=utf-8")));
-        assert!(!is_event_stream(Some("text/html")));
-        assert!(!is_event_stream(None));
+        assert_eq!(
+            Transport::of(Some("text/event-stream")),
+            Some(Transport::Sse)
+        );
+        let sse = Some("Text/Event-Stream; charset=utf-8");
+        assert_eq!(Transport::of(sse), Some(Transport::Sse));
+        let proto = Some("application/vnd.ag-ui.event+proto");
+        assert_eq!(Transport::of(proto), Some(Transport::Proto));
+        assert_eq!(Transport::of(Some("application/protobuf")), None);
+        assert_eq!(Transport::of(Some("text/html")), None);
+        assert_eq!(Transport::of(None), None);
     }
 
     #[test]

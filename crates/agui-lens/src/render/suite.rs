@@ -24,6 +24,8 @@ pub struct CaseOutcome {
     pub elapsed: Duration,
     /// None when no response head arrived.
     pub status: Option<u16>,
+    /// The response's Content-Type, when it had one.
+    pub content_type: Option<String>,
     pub first_event: Option<Duration>,
     /// Events of the stream; errors and warnings of every finding below.
     pub stats: Stats,
@@ -47,6 +49,7 @@ impl CaseOutcome {
             passed: false,
             elapsed: Duration::ZERO,
             status: None,
+            content_type: None,
             first_event: None,
             stats: Stats::default(),
             diagnostics: Vec::new(),
@@ -214,6 +217,7 @@ pub fn case_json(case: &CaseOutcome) -> Value {
         "why": case.why(),
         "time_ms": case.elapsed.as_millis() as u64,
         "status": case.status,
+        "content_type": case.content_type,
         "first_event_ms": case.first_event.map(|d| d.as_millis() as u64),
         "events": case.stats.events,
         "errors": case.stats.errors,
@@ -258,6 +262,7 @@ mod tests {
             passed,
             elapsed: Duration::from_millis(1234),
             status: Some(200),
+            content_type: None,
             first_event: None,
             stats: Stats {
                 errors,

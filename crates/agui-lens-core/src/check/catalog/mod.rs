@@ -190,6 +190,7 @@ registry! {
     OrderTimestampUnit => order::TIMESTAMP_UNIT,
     TransportHttpStatus => transport::HTTP_STATUS,
     TransportContentType => transport::CONTENT_TYPE,
+    TransportNotNegotiated => transport::NOT_NEGOTIATED,
     TransportConnectionLost => transport::CONNECTION_LOST,
     TransportIdleTimeout => transport::IDLE_TIMEOUT,
     TransportTimeout => transport::TIMEOUT,

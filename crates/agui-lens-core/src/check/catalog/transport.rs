@@ -22,15 +22,29 @@ pub const CONTENT_TYPE: Rule = Rule {
     name: "transport/content-type",
     default: Level::Deny,
     versions: "every version",
-    summary: "a successful response whose Content-Type is not text/event-stream",
+    summary: "a successful response whose Content-Type is no event stream (text/event-stream, or application/vnd.ag-ui.event+proto)",
     why: "Proxies and browsers buffer or transform what is not declared an event stream, and \
           a wrong type usually means the body is not one: an HTML login page from an \
           authenticating proxy, or a JSON error sent with status 200. When the body does look \
-          like SSE it is still checked.",
+          like SSE or protobuf frames it is still checked.",
     example: "HTTP/1.1 200 OK\n\
               content-type: text/html; charset=utf-8\n\
               \n\
               <!doctype html><html><title>Sign in</title>…",
+};
+
+pub const NOT_NEGOTIATED: Rule = Rule {
+    name: "transport/not-negotiated",
+    default: Level::Warn,
+    versions: "every version",
+    summary: "the agent answered in another transport than the request asked for (SSE to a protobuf request, or the reverse)",
+    why: "A server picks the transport from the request's Accept header. The official client \
+          reads a body by its Content-Type, so it copes, but a client that asked for protobuf \
+          because it can only read protobuf (or a proxy that passes only one) gets a stream \
+          it cannot use. The body is checked in the transport it came in.",
+    example: "POST /agent  Accept: application/vnd.ag-ui.event+proto\n\
+              HTTP/1.1 200 OK\n\
+              content-type: text/event-stream",
 };
 
 pub const CONNECTION_LOST: Rule = Rule {
