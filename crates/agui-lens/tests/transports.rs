@@ -350,3 +350,72 @@ fn run_reads_the_official_encoders_protobuf_live() {
     assert_eq!(case["content_type"], "application/vnd.ag-ui.event+proto");
     assert_eq!(case["events"], 33);
 }
+
+/// Events pretty-printed one after another, or as one array, are read as such whatever the
+/// file is called, with the verdict of the same events as JSONL.
+#[test]
+fn json_in_any_layout_is_recognised_by_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = root().join("fixtures/recordings/pydantic-ai-full.jsonl");
+    let events = events_of(&std::fs::read_to_string(&source).unwrap());
+    let expected = verdict(&source);
+    let pretty: String = events
+        .iter()
+        .map(|e| serde_json::to_string_pretty(e).unwrap() + "\n")
+        .collect();
+    let array = serde_json::to_string_pretty(&events).unwrap();
+    for (name, text) in [
+        ("capture.log", &pretty),
+        ("capture.txt", &pretty),
+        ("capture.json", &pretty),
+        ("capture", &pretty),
+        ("array.txt", &array),
+        ("array.log", &array),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(verdict(&path), expected, "{name}");
+    }
+}
+
+/// The hint for a line whose JSON is cut off says what is likely: a line ending where
+/// pretty-printed JSON goes on (`{`, `,`) points at --input-format json; one cut mid-token
+/// is a truncated capture.
+#[test]
+fn a_cut_off_line_is_explained_by_how_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(
+        &cut,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m","ro"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let (_, stdout, _) = run(&["check", cut.to_str().unwrap()]);
+    assert!(
+        stdout.contains("the line was probably truncated"),
+        "{stdout}"
+    );
+    let open = dir.path().join("open.jsonl");
+    std::fs::write(
+        &open,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m","#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let (_, stdout, _) = run(&["check", open.to_str().unwrap()]);
+    assert!(stdout.contains("--input-format json"), "{stdout}");
+    assert!(!stdout.contains("probably truncated"), "{stdout}");
+}

@@ -43,6 +43,13 @@ pub fn location(path: &Arc<str>, frame: &Frame) -> Location {
     }
 }
 
+/// Whether a line that ends inside a JSON value ends the way a line of pretty-printed JSON
+/// does (after an opening bracket or a comma) rather than in the middle of a token, where a
+/// cut capture ends.
+fn opens_a_multiline_value(text: &str) -> bool {
+    text.trim_end().ends_with(['{', '[', ','])
+}
+
 /// Parses one frame into its event, if it holds one, for a reader that reports nothing
 /// (fold, compact): the same event [`parse_frame`] yields, without looking for what would
 /// only be reported.
@@ -296,6 +303,14 @@ fn invalid_json(loc: &Location, text: &str, err: &serde_json::Error) -> Diagnost
             Some(
                 "a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair) is not \
                  Unicode text; fix the encoder that produced it",
+            ),
+        )
+    } else if err.classify() == Category::Eof && opens_a_multiline_value(text) {
+        (
+            format!("the event's JSON is cut off at the end of its line: {what} ({place})"),
+            Some(
+                "the line ends where a pretty-printed value goes on to the next: read the \
+                 input as JSON values one after another with --input-format json",
             ),
         )
     } else if err.classify() == Category::Eof {

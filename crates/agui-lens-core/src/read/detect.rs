@@ -134,8 +134,10 @@ pub fn format_from_extension(path: &Path) -> Option<InputFormat> {
     }
 }
 
-/// Guesses the format from the first bytes: `[` an array, `{` JSONL, an SSE field name SSE.
-/// Anything else is read as JSONL, which reports what it finds line by line.
+/// Guesses the format from the first bytes: protobuf frames by their length prefix, `[` an
+/// array, `{` JSONL when its first line is a whole value and pretty-printed JSON values
+/// otherwise, an SSE field name SSE. Anything else is read as JSONL, which reports what it
+/// finds line by line.
 pub fn sniff_format(head: &[u8]) -> InputFormat {
     if crate::protocol::proto::looks_like_frames(head) {
         return InputFormat::Proto;
@@ -144,7 +146,11 @@ pub fn sniff_format(head: &[u8]) -> InputFormat {
     if text.starts_with(b"[") {
         InputFormat::Json
     } else if text.starts_with(b"{") {
-        InputFormat::Jsonl
+        if first_line_is_whole_value(head) {
+            InputFormat::Jsonl
+        } else {
+            InputFormat::Json
+        }
     } else if [&b"data:"[..], b"data\n", b"event:", b"id:", b"retry:", b":"]
         .iter()
         .any(|field| text.starts_with(field))
