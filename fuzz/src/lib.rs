@@ -18,10 +18,11 @@ pub fn schemas() -> &'static SchemaSet {
 
 /// The format a fuzz input's first byte picks.
 pub fn format_of(selector: u8) -> Option<InputFormat> {
-    match selector % 4 {
+    match selector % 5 {
         0 => Some(InputFormat::Jsonl),
         1 => Some(InputFormat::Sse),
         2 => Some(InputFormat::Json),
+        3 => Some(InputFormat::Proto),
         _ => None,
     }
 }
@@ -78,6 +79,7 @@ pub fn frames(
     let options = ReadOptions {
         format,
         max_line: 1 << 16,
+        entry: None,
     };
     let mut opened = match read::open_reader(Arc::from("fuzz"), raw, format, &options) {
         Ok(opened) => opened,
@@ -96,6 +98,7 @@ pub fn frames(
                 FrameKind::Data { unterminated, .. } => format!("data unterminated={unterminated}"),
                 FrameKind::TooLong { len } => format!("too long {len}"),
                 FrameKind::Malformed { message } => format!("malformed {message}"),
+                FrameKind::Proto { problem, message } => format!("proto {problem:?} {message}"),
             };
             out.push(ReadFrame {
                 kind,
@@ -122,6 +125,7 @@ pub fn check(bytes: &[u8], format: Option<InputFormat>, fast: bool) -> Vec<Diagn
     let options = ReadOptions {
         format,
         max_line: 1 << 16,
+        entry: None,
     };
     let Ok(mut opened) = read::open_reader(
         name.clone(),

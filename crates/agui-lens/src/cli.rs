@@ -127,6 +127,10 @@ pub struct CatArgs {
 
     /// How the input is laid out; detected from the extension, then the content.
     #[arg(long, value_name = "FORMAT")]
+    /// Read this entry of a browser capture (HAR) that holds several AG-UI streams.
+    #[arg(long, value_name = "N")]
+    pub entry: Option<usize>,
+
     pub input_format: Option<InputFormat>,
 
     /// Largest line or SSE frame read.
@@ -309,6 +313,11 @@ pub struct ReadArgs {
     /// any snapshot applies to the `{}` a client starts with.
     #[arg(long, value_name = "FILE|JSON")]
     pub initial_state: Option<String>,
+
+    /// Read this entry of a browser capture (HAR) that holds several AG-UI streams (its
+    /// index in log.entries, as diagnostics name it: `capture.har#3`).
+    #[arg(long, value_name = "N")]
+    pub entry: Option<usize>,
 }
 
 impl ReadArgs {
@@ -334,6 +343,7 @@ impl ReadArgs {
         ReadOptions {
             format: self.input_format,
             max_line: self.max_line.unwrap_or(DEFAULT_MAX_LINE),
+            entry: self.entry,
         }
     }
 

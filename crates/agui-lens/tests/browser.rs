@@ -26,7 +26,7 @@ use crate::common::{root, run};
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The Chromium binary, installed once if missing.
-fn chromium() -> &'static Path {
+pub fn chromium() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         if let Some(path) = std::env::var_os("CHROMIUM") {

@@ -143,6 +143,44 @@ fn pydantic_ai_peer_streams_check_clean() {
     assert_eq!(rules, ["transport/not-negotiated"], "{stdout}");
     assert_eq!(proto_doc["summary"]["events"], doc["summary"]["events"]);
 
+    // The same call made by a browser (Playwright's recordHar driving Chromium, the page on
+    // the peer's origin POSTing with fetch) and saved as HAR checks as the live call does.
+    let dir = tempfile::tempdir().unwrap();
+    let har = dir.path().join("browser.har");
+    let capture = std::process::Command::new("node")
+        .arg(crate::common::reference_packages().join("har-capture.mjs"))
+        .arg(peer.url())
+        .arg(root().join("crates/agui-lens/tests/peers/pydantic-ai/input.json"))
+        .arg(&har)
+        .arg("--chromium")
+        .arg(crate::browser::chromium())
+        .output()
+        .unwrap();
+    assert!(
+        capture.status.success(),
+        "{}",
+        String::from_utf8_lossy(&capture.stderr)
+    );
+    let (code, stdout, stderr) = split(
+        agui_lens()
+            .args(["check", har.to_str().unwrap(), "--format", "json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("1 AG-UI stream read, 1 other entry skipped"),
+        "{stderr}"
+    );
+    let from_har: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(from_har["diagnostics"], doc["diagnostics"], "{stdout}");
+    assert_eq!(from_har["summary"]["events"], doc["summary"]["events"]);
+    let name = from_har["files"][0]["path"].as_str().unwrap();
+    assert!(
+        name.contains("browser.har#1 (POST http://127.0.0.1:"),
+        "{name}"
+    );
+
     // The tools a live call sent are what the client can execute: the peer calls the
     // frontend tool with a string colour, which a client that declared an integer cannot
     // take. The peer does not echo its input in RUN_STARTED, so only the input sent knows.

@@ -247,16 +247,7 @@ impl OfficialEncoder {
     fn start(stream: &str) -> OfficialEncoder {
         use std::io::{BufRead, BufReader};
         use std::process::{Command, Stdio};
-        let reference = root().join("reference");
-        if !reference.join("node_modules/@ag-ui/encoder").exists() {
-            let status = Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(&reference)
-                .stdout(Stdio::null())
-                .status()
-                .expect("running npm ci in reference/ (is node installed?)");
-            assert!(status.success(), "npm ci in reference/ failed");
-        }
+        let reference = crate::common::reference_packages();
         let mut child = Command::new("node")
             .arg(reference.join("serve.mjs"))
             .arg(root().join(stream))
@@ -418,4 +409,230 @@ fn a_cut_off_line_is_explained_by_how_it_ends() {
     let (_, stdout, _) = run(&["check", open.to_str().unwrap()]);
     assert!(stdout.contains("--input-format json"), "{stdout}");
     assert!(!stdout.contains("probably truncated"), "{stdout}");
+}
+
+/// A HAR entry as browsers write one: request headers (credentials among them), a JSON
+/// body, and the response body as text or base64.
+fn har_entry(url: &str, post: Option<&Value>, mime: &str, body: &[u8], base64: bool) -> Value {
+    use base64::Engine as _;
+    let text = if base64 {
+        base64::engine::general_purpose::STANDARD.encode(body)
+    } else {
+        String::from_utf8(body.to_vec()).unwrap()
+    };
+    let mut content = serde_json::json!({"size": body.len(), "mimeType": mime, "text": text});
+    if base64 {
+        content["encoding"] = "base64".into();
+    }
+    let mut request = serde_json::json!({
+        "method": if post.is_some() { "POST" } else { "GET" },
+        "url": url,
+        "httpVersion": "HTTP/1.1",
+        "headers": [
+            {"name": "Authorization", "value": "Bearer SECRET-TOKEN-123"},
+            {"name": "Cookie", "value": "session=SECRET-COOKIE-456"}
+        ],
+        "cookies": [{"name": "session", "value": "SECRET-COOKIE-456"}],
+        "queryString": [],
+        "headersSize": -1,
+        "bodySize": 0
+    });
+    if let Some(post) = post {
+        request["postData"] =
+            serde_json::json!({"mimeType": "application/json", "text": post.to_string()});
+    }
+    serde_json::json!({
+        "startedDateTime": "2026-11-25T06:00:00.000Z",
+        "time": 12.5,
+        "request": request,
+        "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                     "headers": [{"name": "Set-Cookie", "value": "session=SECRET-COOKIE-456"}],
+                     "cookies": [], "content": content, "redirectURL": "", "headersSize": -1, "bodySize": -1},
+        "cache": {},
+        "timings": {"send": 0, "wait": 10, "receive": 2.5}
+    })
+}
+
+fn har(entries: Vec<Value>) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({"log": {
+        "version": "1.2",
+        "creator": {"name": "WebInspector", "version": "537.36"},
+        "pages": [],
+        "entries": entries
+    }}))
+    .unwrap()
+}
+
+fn sse_of(events: &[Value]) -> Vec<u8> {
+    events
+        .iter()
+        .flat_map(|e| format!("data: {e}\n\n").into_bytes())
+        .collect()
+}
+
+/// A browser capture: each AG-UI stream in it is checked on its own, named by its entry,
+/// with the request as what the client held; other entries are skipped and counted; the
+/// capture's credentials show in no output.
+#[test]
+fn a_browser_capture_checks_each_of_its_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = |run: &str| {
+        serde_json::json!({"threadId":"t","runId":run,"state":{"counter":1},"messages":[
+            {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{}})
+    };
+    // Replaces /counter: applies to the state the request sent, fails on `{}`.
+    let first = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r1","protocolVersion":"1.0"}),
+        serde_json::json!({"type":"STATE_DELTA","delta":[{"op":"replace","path":"/counter","value":2}]}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r1"}),
+    ];
+    let second = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r2","protocolVersion":"1.0"}),
+        serde_json::json!({"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r2"}),
+    ];
+    let mut frames = Vec::new();
+    for event in &second {
+        let encoded = agui_lens_core::protocol::proto::encode_event(event).unwrap();
+        agui_lens_core::protocol::proto::push_frame(&encoded.bytes, &mut frames);
+    }
+    let path = dir.path().join("session.har");
+    std::fs::write(
+        &path,
+        har(vec![
+            har_entry(
+                "https://app.example/",
+                None,
+                "text/html",
+                b"<html></html>",
+                false,
+            ),
+            har_entry(
+                "https://agent.example/run?token=SECRET-QUERY-789",
+                Some(&input("r1")),
+                "text/event-stream",
+                &sse_of(&first),
+                false,
+            ),
+            har_entry(
+                "https://app.example/app.js",
+                None,
+                "text/javascript",
+                b"let a = 1;",
+                false,
+            ),
+            har_entry(
+                "https://agent.example/run",
+                Some(&input("r2")),
+                "application/vnd.ag-ui.event+proto",
+                &frames,
+                true,
+            ),
+        ]),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["check", path, "--format", "json"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let files: Vec<(&str, u64)> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["events"].as_u64().unwrap()))
+        .collect();
+    let first_name = format!("{path}#1 (POST https://agent.example/run)");
+    let second_name = format!("{path}#3 (POST https://agent.example/run)");
+    assert_eq!(
+        files,
+        [(first_name.as_str(), 3), (second_name.as_str(), 3)],
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("2 AG-UI streams read, 2 other entries skipped"),
+        "{stderr}"
+    );
+    // The delta applies to the state the request sent; the open text message is an error.
+    let found: Vec<(&str, &str)> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["path"].as_str().unwrap(), d["rule"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        found,
+        [(second_name.as_str(), "lifecycle/open-at-finish")],
+        "{stdout}"
+    );
+    assert_eq!(code, 1);
+    // No credential in any output.
+    for format in ["human", "json", "jsonl", "sarif", "github", "junit"] {
+        let (_, stdout, stderr) = run(&["check", path, "--format", format]);
+        for secret in ["SECRET-TOKEN-123", "SECRET-COOKIE-456", "SECRET-QUERY-789"] {
+            assert!(
+                !stdout.contains(secret) && !stderr.contains(secret),
+                "{format} shows {secret}"
+            );
+        }
+    }
+    // One stream at a time for the commands that read one.
+    let (code, _, stderr) = run(&["cat", path]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("holding 2 AG-UI streams (entries 1, 3): pick one with --entry N"),
+        "{stderr}"
+    );
+    let out = dir.path().join("second.jsonl");
+    let (code, _, stderr) = run(&["cat", path, "--entry", "3", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let written = events_of(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(written, second);
+    let (code, stdout, _) = run(&["fold", path, "--entry", "1"]);
+    assert_eq!(code, 0);
+    let folded: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        folded["state"],
+        serde_json::json!({"counter": 2}),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run(&["check", path, "--entry", "1"]);
+    assert_eq!(code, 0, "{stdout}");
+    let (code, _, stderr) = run(&["cat", path, "--entry", "2"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("entry 2 of"), "{stderr}");
+    // Never rewritten by compact, in place or not.
+    let before = std::fs::read(path).unwrap();
+    let (code, _, stderr) = run(&["compact", path, "--in-place"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("browser capture (HAR), which compact does not rewrite"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(path).unwrap(), before);
+}
+
+/// A capture with no AG-UI stream says so, and fails.
+#[test]
+fn a_browser_capture_without_a_stream_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("page.har");
+    std::fs::write(
+        &path,
+        har(vec![har_entry(
+            "https://app.example/",
+            None,
+            "text/html",
+            b"<html></html>",
+            false,
+        )]),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(
+        stderr.contains("holds no AG-UI stream: none of its 1 entries"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["fold", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("holds no AG-UI stream"), "{stderr}");
 }

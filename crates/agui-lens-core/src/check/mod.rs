@@ -7,6 +7,7 @@ pub mod checker;
 pub mod diagnostic;
 pub mod engine;
 pub mod parse;
+pub mod request;
 pub mod rules;
 pub mod schema;
 pub mod stream;

@@ -33,6 +33,11 @@ impl Input {
         }
     }
 
+    /// What is left of the input, the bytes already buffered first.
+    pub fn into_reader(self) -> impl Read + Send {
+        io::Cursor::new(self.buf[self.pos..self.end].to_vec()).chain(self.inner)
+    }
+
     /// The unread bytes in the buffer.
     pub fn available(&self) -> &[u8] {
         &self.buf[self.pos..self.end]
@@ -86,6 +91,23 @@ impl Input {
             }
             self.read_more()?;
         }
+    }
+
+    /// Returns the first bytes of the input without consuming them: `len` of them, or all
+    /// there are when the input is shorter. For inputs that are whole (a file), as it waits
+    /// for that many bytes.
+    pub fn peek_whole(&mut self, len: usize) -> io::Result<&[u8]> {
+        while !self.eof && self.end - self.pos < len {
+            if self.end == self.buf.len() {
+                self.buf.copy_within(self.pos..self.end, 0);
+                self.end -= self.pos;
+                self.pos = 0;
+            }
+            self.read_more()?;
+        }
+        self.strip_bom();
+        let end = self.end.min(self.pos + len);
+        Ok(&self.buf[self.pos..end])
     }
 
     fn read_more(&mut self) -> io::Result<usize> {

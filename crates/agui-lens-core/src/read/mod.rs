@@ -5,6 +5,7 @@ pub mod delta;
 mod detect;
 pub mod dupkeys;
 mod follow;
+pub mod har;
 mod json;
 mod jsonl;
 mod lines;
@@ -270,14 +271,32 @@ pub trait FrameReader: Send {
 pub enum InputSpec {
     Stdin,
     File(PathBuf),
+    /// One AG-UI stream of a browser capture (HAR): the entry at this index of its
+    /// `log.entries`.
+    HarEntry {
+        path: PathBuf,
+        entry: usize,
+    },
 }
 
 impl InputSpec {
-    /// The name used in diagnostics.
+    /// The name used in diagnostics (a HAR entry is named with its request once read, see
+    /// [`Opened::name`]).
     pub fn display_name(&self) -> Arc<str> {
         match self {
             InputSpec::Stdin => Arc::from("-"),
             InputSpec::File(path) => Arc::from(path.to_string_lossy().as_ref()),
+            InputSpec::HarEntry { path, entry } => {
+                Arc::from(format!("{}#{entry}", path.to_string_lossy()).as_str())
+            }
+        }
+    }
+
+    /// The file read, if it is one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            InputSpec::Stdin => None,
+            InputSpec::File(path) | InputSpec::HarEntry { path, .. } => Some(path),
         }
     }
 }
@@ -287,6 +306,9 @@ impl InputSpec {
 pub struct ReadOptions {
     pub format: Option<InputFormat>,
     pub max_line: usize,
+    /// Which entry of a browser capture (HAR) to read; needed when it holds several
+    /// AG-UI streams.
+    pub entry: Option<usize>,
 }
 
 impl Default for ReadOptions {
@@ -294,6 +316,7 @@ impl Default for ReadOptions {
         ReadOptions {
             format: None,
             max_line: DEFAULT_MAX_LINE,
+            entry: None,
         }
     }
 }
@@ -309,10 +332,22 @@ pub struct Opened {
     /// Data arrives while it is read (stdin, a pipe, a socket): read no further ahead than
     /// what has arrived.
     pub live: bool,
+    /// Set when the stream is an entry of a browser capture (HAR).
+    pub capture: Option<CaptureEntry>,
+}
+
+/// Where in a browser capture (HAR) a stream was found.
+#[derive(Clone, Debug)]
+pub struct CaptureEntry {
+    /// Its index in `log.entries`.
+    pub entry: usize,
+    /// The request that asked for the stream, when its body is a JSON object: what the
+    /// client sent (its state and tools).
+    pub request: Option<Arc<serde_json::Value>>,
 }
 
 /// Extensions recognised when walking a directory.
-const STREAM_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "sse", "json", "pb"];
+const STREAM_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "sse", "json", "pb", "har"];
 
 /// Whether a file name looks like a stream capture: `*.jsonl`, `*.sse.gz`, `*.json.zst` …
 pub fn is_stream_file(path: &Path) -> bool {
@@ -327,9 +362,13 @@ pub fn is_stream_file(path: &Path) -> bool {
 pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
     let name = input.display_name();
     let mut live = true;
+    let mut options = options.clone();
     let raw: Box<dyn Read + Send> = match input {
         InputSpec::Stdin => Box::new(io::stdin()),
-        InputSpec::File(path) => {
+        InputSpec::File(path) | InputSpec::HarEntry { path, .. } => {
+            if let InputSpec::HarEntry { entry, .. } = input {
+                options.entry = Some(*entry);
+            }
             let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
             let meta = file
                 .metadata()
@@ -341,11 +380,12 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
             Box::new(file)
         }
     };
-    let ext_hint = match input {
-        InputSpec::File(path) => detect::format_from_extension(path),
-        InputSpec::Stdin => None,
+    let ext_hint = input.path().and_then(detect::format_from_extension);
+    let name = match input {
+        InputSpec::HarEntry { path, .. } => Arc::from(path.to_string_lossy().as_ref()),
+        _ => name,
     };
-    let mut opened = open_reader(name, raw, ext_hint, options)?;
+    let mut opened = open_reader(name, raw, ext_hint, &options)?;
     opened.live = live;
     Ok(opened)
 }
@@ -378,6 +418,19 @@ pub fn open_reader(
         .peek(detect::SNIFF_LEN)
         .with_context(|| format!("reading {name}"))?
         .to_vec();
+    // A browser capture (HAR) opens `{"log": {`, pretty-printed as a rule: its first line
+    // is no whole value, so a few more bytes are looked at.
+    if options.format.is_none()
+        && detect::opens_json(&head)
+        && !detect::first_line_is_whole_value(&head)
+        && har::is_har(
+            input
+                .peek_whole(64)
+                .with_context(|| format!("reading {name}"))?,
+        )
+    {
+        return open_har_entry(&name, input, options);
+    }
     let format = options
         .format
         .or_else(|| refine_extension_hint(ext_hint, &head))
@@ -406,7 +459,82 @@ pub fn open_reader(
         head,
         reader,
         live: true,
+        capture: None,
     })
+}
+
+/// The AG-UI streams of a browser capture (HAR) file, plain or compressed.
+pub fn har_streams(path: &Path) -> Result<har::HarCapture> {
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let (_, decoded) = detect::decompress(Box::new(file))
+        .with_context(|| format!("reading {}", path.display()))?;
+    har::read_har(decoded).with_context(|| format!("reading {}", path.display()))
+}
+
+/// Whether a file is a browser capture (HAR), judged by its first bytes. Only a regular file
+/// is looked into: reading a FIFO or a device would take bytes no one else then reads.
+pub fn is_har_file(path: &Path) -> bool {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let Ok((_, decoded)) = detect::decompress(Box::new(file)) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    let _ = decoded.take(64).read_to_end(&mut head);
+    har::is_har(&head)
+}
+
+/// Opens the entry of a HAR capture `options.entry` names, or its only AG-UI stream.
+fn open_har_entry(name: &str, input: lines::Input, options: &ReadOptions) -> Result<Opened> {
+    let capture = har::read_har(input.into_reader()).with_context(|| format!("reading {name}"))?;
+    let listed = || {
+        capture
+            .streams
+            .iter()
+            .map(|s| s.entry.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let stream = match (options.entry, capture.streams.len()) {
+        (Some(entry), _) => capture
+            .streams
+            .iter()
+            .find(|s| s.entry == entry)
+            .with_context(|| match capture.streams.len() {
+                0 => format!("{name} holds no AG-UI stream"),
+                _ => format!(
+                    "entry {entry} of {name} is no AG-UI stream (the streams are entries {})",
+                    listed()
+                ),
+            })?,
+        (None, 1) => &capture.streams[0],
+        (None, 0) => bail!(
+            "{name} is a browser capture (HAR) that holds no AG-UI stream: none of its {} \
+             entries answered with AG-UI events",
+            capture.others
+        ),
+        (None, n) => bail!(
+            "{name} is a browser capture (HAR) holding {n} AG-UI streams (entries {}): pick \
+             one with --entry N",
+            listed()
+        ),
+    };
+    let entry_name: Arc<str> = Arc::from(stream.name(name).as_str());
+    let options = ReadOptions {
+        entry: None,
+        ..options.clone()
+    };
+    let body = Box::new(io::Cursor::new(stream.body.clone()));
+    let mut opened = open_reader(entry_name, body, None, &options)?;
+    opened.capture = Some(CaptureEntry {
+        entry: stream.entry,
+        request: stream.request.clone().map(Arc::new),
+    });
+    Ok(opened)
 }
 
 /// The reader of an input that is not read at all (a binary one): it has no frames.
@@ -480,6 +608,7 @@ pub(crate) mod testing {
         let options = ReadOptions {
             format: Some(format),
             max_line: max,
+            entry: None,
         };
         let mut opened = open_reader(Arc::from("t"), Box::new(reader), None, &options).unwrap();
         let mut out = Vec::new();

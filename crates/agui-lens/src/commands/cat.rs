@@ -111,6 +111,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
     let read = ReadOptions {
         format: args.input_format,
         max_line: args.max_line.unwrap_or(DEFAULT_MAX_LINE),
+        entry: args.entry,
     };
     let mut filter = Filter::new(Selection {
         types: args.types.clone(),

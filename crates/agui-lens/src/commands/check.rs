@@ -16,6 +16,7 @@ use crate::config::Config;
 use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Engine, Stats};
+use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::read::{self, Opened, ReadOptions};
@@ -39,6 +40,7 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let read = ReadOptions {
         format: args.read.input_format,
         max_line: settings.max_line,
+        entry: args.read.entry,
     };
     let ctx = settings.context(ProtocolOptions {
         attach: args.attach,
@@ -55,6 +57,7 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         follow(&ctx, &paths, &read, args.idle_timeout, reporter.as_mut())?
     } else {
         let inputs = inputs::expand(&paths, &inputs::Walk::from_args(&args.walk))?;
+        let inputs = inputs::open_captures(inputs, args.read.entry);
         check_inputs(&ctx, &inputs, &read, reporter.as_mut())?
     };
     Ok(Outcome::from_summary(&summary, settings.deny_warnings))
@@ -259,8 +262,36 @@ pub fn check_opened(
     } else {
         Vec::new()
     };
+    // A browser capture's stream is held to what its request sent, as `run` holds a live
+    // one: the state is the baseline for deltas, the tools and history what the rules know.
+    let request = opened.capture.as_ref().and_then(|c| c.request.clone());
+    let with_request;
+    let ctx = match &request {
+        Some(request) => {
+            with_request = Context {
+                protocol: ProtocolOptions {
+                    state: request
+                        .get("state")
+                        .filter(|s| !s.is_null())
+                        .cloned()
+                        .or_else(|| ctx.protocol.state.clone()),
+                    input: Some(Arc::clone(request)),
+                    ..ctx.protocol.clone()
+                },
+                ..*ctx
+            };
+            &with_request
+        }
+        None => ctx,
+    };
     let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut found = Vec::new();
+    if let Some(request) = &request {
+        let asked = ctx.protocol.version;
+        for d in input_findings(ctx.schemas, request, asked, &name) {
+            engine.report(d, &mut found);
+        }
+    }
     let mut emitted = false;
     let failure = engine
         .check_reader(

@@ -57,7 +57,8 @@ struct Report {
     /// Compacted, the stream would have been larger: its events were kept as they were read,
     /// in this many bytes (`events_out`/`bytes_out` then say what compaction would have made).
     kept: Option<u64>,
-    /// The input holds no AG-UI event, so nothing was written: what it looks like instead.
+    /// Why nothing was written: no AG-UI event (and what the input looks like instead), or
+    /// a browser capture.
     skipped: Option<String>,
 }
 
@@ -159,7 +160,7 @@ fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Ta
                         path.display()
                     )
                 }
-                InputSpec::File(path) => path.clone(),
+                InputSpec::File(path) | InputSpec::HarEntry { path, .. } => path.clone(),
             };
             if let Some(id) = super::file_id(&path) {
                 if let Some(first) = seen.get(&id) {
@@ -263,6 +264,24 @@ fn target_compression(target: &Target, input: Compression) -> Compression {
 }
 
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
+    if let Some(path) = input.path().filter(|path| read::is_har_file(path)) {
+        // A browser capture is a record of what a browser saw: never rewritten.
+        return Ok(Report {
+            name: Arc::from(path.to_string_lossy().as_ref()),
+            events_in: 0,
+            events_out: 0,
+            bytes_read: 0,
+            bytes_out: 0,
+            dropped: 0,
+            refused: None,
+            kept: None,
+            skipped: Some(
+                "it is a browser capture (HAR), which compact does not rewrite; \
+                 `agui-lens cat FILE --entry N -o run.jsonl` extracts a stream from it"
+                    .into(),
+            ),
+        });
+    }
     let mut opened = read::open(input, &settings.read)?;
     let name = opened.name.clone();
     let head = opened.head.clone();
@@ -320,9 +339,13 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     if known == 0 {
         // Not a stream (an error body, a sidecar, an empty or binary file): whatever it
         // holds, it is left exactly as it is, and nothing is made from it.
-        report.skipped = Some(read::describe_non_stream(&head));
+        report.skipped = Some(format!(
+            "no AG-UI events ({})",
+            read::describe_non_stream(&head)
+        ));
         return Ok(report);
     }
+
     if bytes_out > bytes_in && matches!(input, InputSpec::File(_)) {
         // Compaction never makes a file larger (chunk streams too short for merging to pay
         // for their expansion can). Written back as they were read, the events take
@@ -731,7 +754,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                 skipped: Some(why),
                 ..
             }) => {
-                eprintln!("skipped {name}: no AG-UI events ({why}); left as it was");
+                eprintln!("skipped {name}: {why}; left as it was");
                 skipped += 1;
                 if explicit {
                     outcome = Outcome::Failed;
@@ -785,7 +808,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
     }
     if skipped > 0 && files + skipped > 1 {
         eprintln!(
-            "skipped {skipped} {} with no AG-UI events",
+            "skipped {skipped} {} with no AG-UI events to compact",
             if skipped == 1 { "file" } else { "files" }
         );
     }
@@ -915,6 +938,7 @@ mod tests {
         ReadOptions {
             format: None,
             max_line: DEFAULT_MAX_LINE,
+            entry: None,
         }
     }
 

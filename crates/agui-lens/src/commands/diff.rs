@@ -25,6 +25,7 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
     let read = ReadOptions {
         format: args.input_format,
         max_line: DEFAULT_MAX_LINE,
+        entry: None,
     };
     let left = normalized(&args.a, &read, args.level, &settings)?;
     let right = normalized(&args.b, &read, args.level, &settings)?;

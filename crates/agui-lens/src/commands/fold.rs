@@ -53,6 +53,15 @@ pub fn fold_threads(
     let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
     let mut current: Option<usize> = None;
     let mut opened = read::open(input, read)?;
+    // A browser capture's stream starts from the state its request sent.
+    let sent = opened
+        .capture
+        .as_ref()
+        .and_then(|c| c.request.as_ref())
+        .and_then(|r| r.get("state"))
+        .filter(|s| !s.is_null())
+        .cloned();
+    let initial = initial.or(sent.as_ref());
     let name = opened.name.clone();
     let stats = for_each_fed(&mut opened, read.max_line, true, |fed, batch, frame| {
         if let Fed::Event(event) = fed {

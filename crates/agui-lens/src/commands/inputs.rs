@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use agui_lens_core::read::{InputSpec, is_stream_file};
+use agui_lens_core::read::{self, Compression, InputSpec, is_stream_file};
+use agui_lens_core::text::plural;
 
 /// How directories are walked.
 #[derive(Clone, Debug, Default)]
@@ -66,7 +67,8 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
     let mut push = |inputs: &mut Vec<Input>, input: Input| {
         let key = match &input.spec {
             InputSpec::Stdin => None,
-            InputSpec::File(path) => Some(clean(path)),
+            InputSpec::File(path) => Some((clean(path), None)),
+            InputSpec::HarEntry { path, entry } => Some((clean(path), Some(*entry))),
         };
         if key.is_none() || seen.insert(key) {
             inputs.push(input);
@@ -105,6 +107,100 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
         }
     }
     Ok(inputs)
+}
+
+/// Opens browser captures (HAR files: named so, or named on the command line and holding
+/// one) into one input per AG-UI stream they hold, or the one `entry` names; says on stderr
+/// how many entries were something else. A capture with no AG-UI stream stays one input that
+/// fails, saying so.
+pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
+    let mut out = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let path = match &input.spec {
+            InputSpec::File(path) if input.unreadable.is_none() => path.clone(),
+            _ => {
+                out.push(input);
+                continue;
+            }
+        };
+        let named_har = agui_lens_core::read::detect_compression_ext(&path) != Compression::None
+            && path
+                .with_extension("")
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("har"))
+            || path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("har"));
+        if !(named_har || input.explicit) || !read::is_har_file(&path) {
+            out.push(input);
+            continue;
+        }
+        let capture = match read::har_streams(&path) {
+            Ok(capture) => capture,
+            Err(err) => {
+                out.push(Input {
+                    unreadable: Some(format!("{err:#}")),
+                    ..input
+                });
+                continue;
+            }
+        };
+        let streams: Vec<usize> = capture
+            .streams
+            .iter()
+            .map(|s| s.entry)
+            .filter(|e| entry.is_none_or(|wanted| wanted == *e))
+            .collect();
+        let others = capture.others + capture.streams.len() - streams.len();
+        if streams.is_empty() {
+            let why = match entry {
+                Some(wanted) => format!(
+                    "{}: entry {wanted} of this browser capture (HAR) is no AG-UI stream",
+                    path.display()
+                ),
+                None => format!(
+                    "{} is a browser capture (HAR) that holds no AG-UI stream: none of its {} \
+                     entries answered with AG-UI events",
+                    path.display(),
+                    capture.others
+                ),
+            };
+            out.push(Input {
+                unreadable: Some(why),
+                ..input
+            });
+            continue;
+        }
+        if others > 0 {
+            eprintln!(
+                "{}: a browser capture (HAR): {} read, {} skipped (no AG-UI stream{})",
+                path.display(),
+                plural(streams.len() as u64, "AG-UI stream"),
+                if others == 1 {
+                    "1 other entry".to_owned()
+                } else {
+                    format!("{others} other entries")
+                },
+                if entry.is_some() {
+                    ", or not the --entry asked for"
+                } else {
+                    ""
+                }
+            );
+        }
+        for index in streams {
+            out.push(Input {
+                spec: InputSpec::HarEntry {
+                    path: path.clone(),
+                    entry: index,
+                },
+                relative: input.relative.join(index.to_string()),
+                explicit: input.explicit,
+                unreadable: None,
+            });
+        }
+    }
+    out
 }
 
 /// Whether any of the paths names a directory (so an output is a tree, not a file).

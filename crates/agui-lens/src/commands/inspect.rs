@@ -32,6 +32,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let read = ReadOptions {
         format: args.read.input_format,
         max_line,
+        entry: args.read.entry,
     };
     let state_limit = args.read.state_limit();
     let initial_state = args.read.initial_state()?;

@@ -251,6 +251,7 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
     let read = ReadOptions {
         format: args.input_format,
         max_line: DEFAULT_MAX_LINE,
+        entry: None,
     };
     let verdict = hold(stream, &read, file, &request)?;
     let mut err = io::stderr().lock();

@@ -476,6 +476,7 @@ impl Expectations<'_> {
         let read = ReadOptions {
             format: Some(InputFormat::Jsonl),
             max_line: self.shared.max_line,
+            entry: None,
         };
         let request = Hold {
             update: self.shared.update,

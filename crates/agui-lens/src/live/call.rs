@@ -165,6 +165,7 @@ pub fn check_call(
     let read = ReadOptions {
         format: answered.map(Transport::format),
         max_line: ctx.max_line,
+        entry: None,
     };
     let content_type = response.content_type.clone();
     let opened = read::open_reader(name.clone(), Box::new(response.body), None, &read);

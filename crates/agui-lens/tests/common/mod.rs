@@ -40,6 +40,31 @@ pub fn root() -> PathBuf {
         .unwrap()
 }
 
+/// The npm packages of `reference/` (the official SDK packages, Playwright), installed with
+/// `npm ci` on first use.
+pub fn reference_packages() -> PathBuf {
+    use std::process::{Command, Stdio};
+    static INSTALLED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let reference = root().join("reference");
+    let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
+    let wanted = ["@ag-ui/encoder", "@ag-ui/proto", "playwright-core"];
+    if !*installed
+        && !wanted
+            .iter()
+            .all(|p| reference.join("node_modules").join(p).exists())
+    {
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&reference)
+            .stdout(Stdio::null())
+            .status()
+            .expect("running npm ci in reference/ (is node installed?)");
+        assert!(status.success(), "npm ci in reference/ failed");
+    }
+    *installed = true;
+    reference
+}
+
 /// The real binary, run from the repository root.
 pub fn agui_lens() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_agui-lens"));

@@ -11,6 +11,7 @@ pub mod lifecycle;
 pub mod order;
 pub mod pairing;
 pub mod reference;
+pub mod request;
 pub mod schema;
 pub mod state;
 pub mod suite;
@@ -195,6 +196,7 @@ registry! {
     TransportIdleTimeout => transport::IDLE_TIMEOUT,
     TransportTimeout => transport::TIMEOUT,
     TransportRunIdMismatch => transport::RUN_ID_MISMATCH,
+    RequestInputSchema => request::INPUT_SCHEMA,
     SuiteStatusMismatch => suite::STATUS_MISMATCH,
     SuiteMissingEvent => suite::MISSING_EVENT,
     SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,

@@ -1,0 +1,230 @@
+//! Browser captures: HAR files (DevTools "Save all as HAR", Firefox, Playwright's
+//! `recordHar`, mitmproxy). Each entry whose response is an AG-UI stream (SSE or protobuf
+//! frames, its body as text or base64) is a stream of its own; the request that asked for it,
+//! when it is a RunAgentInput, is what the client sent. Headers are never read: a capture's
+//! cookies and credentials stay in the capture.
+
+use std::io::Read;
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use super::detect;
+use crate::protocol::event::EventType;
+use crate::protocol::proto;
+
+/// One AG-UI stream of a HAR file.
+#[derive(Clone, Debug)]
+pub struct HarStream {
+    /// 0-based index of the entry in `log.entries`.
+    pub entry: usize,
+    pub method: String,
+    /// The request URL, without its query string or user name and password.
+    pub url: String,
+    pub status: Option<u16>,
+    /// The response body, decoded from base64 where the capture stored it so.
+    pub body: Vec<u8>,
+    /// The request body, when it is a JSON object (a RunAgentInput, as a rule).
+    pub request: Option<Value>,
+}
+
+impl HarStream {
+    /// How the stream is named in diagnostics: the file, the entry, the request.
+    pub fn name(&self, file: &str) -> String {
+        format!("{file}#{} ({} {})", self.entry, self.method, self.url)
+    }
+}
+
+/// The AG-UI streams of a HAR file, and how many entries were something else.
+#[derive(Debug)]
+pub struct HarCapture {
+    pub streams: Vec<HarStream>,
+    /// Entries that are no AG-UI stream (page loads, scripts, other APIs), skipped.
+    pub others: usize,
+}
+
+/// Whether the first bytes of a JSON document open a HAR: `{"log": {`.
+pub fn is_har(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let rest = text.trim_start();
+    let Some(rest) = rest.strip_prefix('{') else {
+        return false;
+    };
+    let Some(rest) = rest.trim_start().strip_prefix("\"log\"") else {
+        return false;
+    };
+    let Some(rest) = rest.trim_start().strip_prefix(':') else {
+        return false;
+    };
+    rest.trim_start().starts_with('{')
+}
+
+/// Reads a HAR file's AG-UI streams.
+pub fn read_har(reader: impl Read) -> Result<HarCapture> {
+    let har: Value = serde_json::from_reader(reader).context("the HAR file is not JSON")?;
+    let Some(entries) = har.pointer("/log/entries").and_then(Value::as_array) else {
+        bail!("the HAR file has no log.entries list");
+    };
+    let mut capture = HarCapture {
+        streams: Vec::new(),
+        others: 0,
+    };
+    for (index, entry) in entries.iter().enumerate() {
+        match stream_of(index, entry) {
+            Some(stream) => capture.streams.push(stream),
+            None => capture.others += 1,
+        }
+    }
+    Ok(capture)
+}
+
+/// An entry's AG-UI stream: a response whose type is an event stream, or whose body reads as
+/// one, holding AG-UI events.
+fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
+    let request = entry.get("request")?;
+    let response = entry.get("response")?;
+    let content = response.get("content")?;
+    let mime = content
+        .get("mimeType")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let essence = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let text = content.get("text").and_then(Value::as_str)?;
+    let body = match content.get("encoding").and_then(Value::as_str) {
+        Some(encoding) if encoding.eq_ignore_ascii_case("base64") => base64(text)?,
+        _ => text.as_bytes().to_vec(),
+    };
+    let is_proto = essence == proto::CONTENT_TYPE || proto::looks_like_frames(&body);
+    let holds_events = is_proto
+        || EventType::ALL
+            .iter()
+            .any(|ty| contains(&body, format!("\"{}\"", ty.as_str()).as_bytes()));
+    let streamed = essence == "text/event-stream"
+        || is_proto
+        || matches!(
+            detect::sniff_format(&body[..body.len().min(detect::SNIFF_LEN)]),
+            super::InputFormat::Sse | super::InputFormat::Jsonl
+        );
+    if !(holds_events && streamed) {
+        return None;
+    }
+    let request_body = request
+        .pointer("/postData/text")
+        .and_then(Value::as_str)
+        .and_then(|text| serde_json::from_str::<Value>(text).ok())
+        .filter(Value::is_object);
+    Some(HarStream {
+        entry: index,
+        method: request
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("GET")
+            .to_owned(),
+        url: shown_url(request.get("url").and_then(Value::as_str).unwrap_or("")),
+        status: response
+            .get("status")
+            .and_then(Value::as_u64)
+            .and_then(|s| u16::try_from(s).ok()),
+        body,
+        request: request_body,
+    })
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// A URL as diagnostics show it: no user name or password, no query string (where tokens
+/// ride), no fragment.
+fn shown_url(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or("");
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let end = rest.find('/').unwrap_or(rest.len());
+            let host = &rest[..end];
+            let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+            format!("{scheme}://{host}{}", &rest[end..])
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// Standard base64, padded or not; `None` when it is not base64.
+fn base64(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const ENGINE: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    ENGINE.decode(text.trim()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(mime: &str, text: &str, encoding: Option<&str>, post: Option<&str>) -> Value {
+        let mut content = json!({"mimeType": mime, "text": text, "size": text.len()});
+        if let Some(encoding) = encoding {
+            content["encoding"] = json!(encoding);
+        }
+        let mut request = json!({"method": "POST", "url": "https://u:p@agent.example/run?key=secret",
+                                  "headers": [{"name": "Authorization", "value": "Bearer x"}]});
+        if let Some(post) = post {
+            request["postData"] = json!({"mimeType": "application/json", "text": post});
+        }
+        json!({"request": request, "response": {"status": 200, "content": content}})
+    }
+
+    #[test]
+    fn streams_are_found_among_other_entries() {
+        let sse = "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n";
+        let mut frames = Vec::new();
+        let event = json!({"type":"RUN_STARTED","threadId":"t","runId":"r"});
+        proto::push_frame(&proto::encode_event(&event).unwrap().bytes, &mut frames);
+        let b64 = {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.encode(&frames)
+        };
+        let har = json!({"log": {"version": "1.2", "entries": [
+            entry("text/html", "<html></html>", None, None),
+            entry("text/event-stream", sse, None, Some(r#"{"threadId":"t","runId":"r"}"#)),
+            entry("application/json", r#"{"ok":true}"#, None, None),
+            entry(proto::CONTENT_TYPE, &b64, Some("base64"), None),
+            entry("text/event-stream", "data: {\"ping\":1}\n\n", None, None),
+        ]}});
+        let text = serde_json::to_vec_pretty(&har).unwrap();
+        assert!(is_har(&text));
+        let capture = read_har(&text[..]).unwrap();
+        assert_eq!(capture.others, 3);
+        let entries: Vec<usize> = capture.streams.iter().map(|s| s.entry).collect();
+        assert_eq!(entries, [1, 3]);
+        assert_eq!(capture.streams[0].body, sse.as_bytes());
+        assert_eq!(
+            capture.streams[0].request,
+            Some(json!({"threadId":"t","runId":"r"}))
+        );
+        assert_eq!(capture.streams[1].body, frames);
+        assert_eq!(capture.streams[0].url, "https://agent.example/run");
+        assert_eq!(
+            capture.streams[0].name("c.har"),
+            "c.har#1 (POST https://agent.example/run)"
+        );
+    }
+
+    #[test]
+    fn only_a_log_object_is_a_har() {
+        assert!(is_har(b"{\"log\":{\"version\":\"1.2\"}}"));
+        assert!(is_har(b" {\n  \"log\" : {\n"));
+        assert!(!is_har(b"{\"type\":\"RUN_STARTED\"}"));
+        assert!(!is_har(b"{\"log\": \"text\"}"));
+        assert!(!is_har(b"[]"));
+    }
+}
