@@ -180,9 +180,52 @@ impl Reporter for Sarif {
     }
 }
 
-/// A relative path as a URI reference (forward slashes, spaces escaped).
+/// A path as a URI reference: a relative path stays relative, an absolute one becomes a
+/// `file://` URI, every byte but the unreserved ones and `/` percent-encoded (a `#` would
+/// start a fragment, a `?` a query). A live input's URL is already one.
 fn uri(path: &str) -> String {
-    path.replace('\\', "/")
-        .replace('%', "%25")
-        .replace(' ', "%20")
+    if path.starts_with("http://") || path.starts_with("https://") {
+        return path.to_owned();
+    }
+    let path = path.replace('\\', "/");
+    let bytes = path.as_bytes();
+    let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+    let mut out = String::with_capacity(path.len() + 8);
+    let mut rest = path.as_str();
+    if drive {
+        out.push_str("file:///");
+        out.push_str(&path[..2]);
+        rest = &path[2..];
+    } else if path.starts_with('/') {
+        out.push_str("file://");
+    }
+    for &byte in rest.as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uri;
+
+    #[test]
+    fn paths_become_uri_references() {
+        assert_eq!(uri("captures/run 1.jsonl"), "captures/run%201.jsonl");
+        assert_eq!(
+            uri("odd dir/a b#1%,x.jsonl"),
+            "odd%20dir/a%20b%231%25%2Cx.jsonl"
+        );
+        assert_eq!(uri("/tmp/run?.sse"), "file:///tmp/run%3F.sse");
+        assert_eq!(uri("C:\\runs\\a.jsonl"), "file:///C:/runs/a.jsonl");
+        assert_eq!(uri("héllo.jsonl"), "h%C3%A9llo.jsonl");
+        assert_eq!(
+            uri("http://127.0.0.1:8000/agent"),
+            "http://127.0.0.1:8000/agent"
+        );
+    }
 }
