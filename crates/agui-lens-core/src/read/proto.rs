@@ -8,6 +8,8 @@ use std::io;
 
 use super::lines::Input;
 use super::{Batch, FrameKind, FrameReader, ProtoProblem};
+use rayon::prelude::*;
+
 use crate::protocol::proto::{self, Decoded, PREFIX_LEN};
 use crate::text::plural;
 
@@ -25,7 +27,67 @@ pub struct ProtoReader {
     index: u64,
     /// The body ended inside a frame: reported once.
     ended: bool,
-    json: Vec<u8>,
+    /// Frames read, not yet decoded and handed over.
+    pending: Vec<Item>,
+}
+
+/// A frame read: a whole message, or what is wrong with it.
+struct Item {
+    offset: u64,
+    index: u64,
+    what: Pending,
+}
+
+enum Pending {
+    Message(Vec<u8>),
+    Problem(ProtoProblem, String),
+}
+
+/// An event's JSON text with its `type` first, as producers write it (and as the fast path
+/// for deltas reads it), then the other members.
+fn event_json(event: &serde_json::Map<String, serde_json::Value>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    out.push(b'{');
+    let members = event
+        .get_key_value("type")
+        .into_iter()
+        .chain(event.iter().filter(|(key, _)| *key != "type"));
+    for (i, (key, value)) in members.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, key).expect("JSON to memory");
+        out.push(b':');
+        serde_json::to_writer(&mut out, value).expect("JSON to memory");
+    }
+    out.push(b'}');
+    out
+}
+
+/// One message as the JSON text of its event, or why it yields none.
+fn decode(message: &[u8]) -> Result<Vec<u8>, (ProtoProblem, String)> {
+    let len = plural(message.len() as u64, "byte");
+    match proto::decode_event(message) {
+        Ok(Decoded::Event(event)) => Ok(event_json(&event)),
+        Ok(Decoded::UnknownArm(numbers)) => {
+            let fields = numbers
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            Err((
+                ProtoProblem::UnknownArm,
+                format!(
+                    "a frame of {len} holds an event this build has no message for (envelope \
+                     field {fields}); it is skipped"
+                ),
+            ))
+        }
+        Err(why) => Err((
+            ProtoProblem::Undecodable,
+            format!("a frame of {len} does not decode: {why}"),
+        )),
+    }
 }
 
 impl ProtoReader {
@@ -40,45 +102,43 @@ impl ProtoReader {
             frame_offset,
             index: 0,
             ended: false,
-            json: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
-    fn note(&mut self, batch: &mut Batch, problem: ProtoProblem, message: String) {
-        let kind = FrameKind::Proto { problem, message };
-        batch.push_note(kind, self.index + 1, self.frame_offset, self.index);
+    fn note(&mut self, problem: ProtoProblem, message: String) {
+        self.push(Pending::Problem(problem, message));
+    }
+
+    fn push(&mut self, what: Pending) {
+        self.pending.push(Item {
+            offset: self.frame_offset,
+            index: self.index,
+            what,
+        });
         self.index += 1;
     }
 
-    /// A whole message of `len` bytes, decoded: its event, or what is wrong with it.
-    fn push_decoded(&mut self, batch: &mut Batch, decoded: Result<Decoded, String>, len: usize) {
-        match decoded {
-            Ok(Decoded::Event(event)) => {
-                self.json.clear();
-                serde_json::to_writer(&mut self.json, &event).expect("JSON to memory");
-                let line = self.index + 1;
-                batch.push_data(&self.json, line, self.frame_offset, self.index, false);
-                self.index += 1;
-            }
-            Ok(Decoded::UnknownArm(numbers)) => {
-                let fields = numbers
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let message = format!(
-                    "a frame of {} holds an event this build has no message for (envelope \
-                     field {fields}); it is skipped",
-                    plural(len as u64, "byte")
-                );
-                self.note(batch, ProtoProblem::UnknownArm, message);
-            }
-            Err(why) => {
-                let message = format!(
-                    "a frame of {} does not decode: {why}",
-                    plural(len as u64, "byte")
-                );
-                self.note(batch, ProtoProblem::Undecodable, message);
+    /// Decodes the messages read (on the pool: decoding is most of the work) and hands them
+    /// and the problems met over to the batch, in order.
+    fn flush(&mut self, batch: &mut Batch) {
+        let decoded: Vec<Result<Vec<u8>, (ProtoProblem, String)>> = self
+            .pending
+            .par_iter()
+            .with_min_len(16)
+            .map(|item| match &item.what {
+                Pending::Message(bytes) => decode(bytes),
+                Pending::Problem(problem, message) => Err((*problem, message.clone())),
+            })
+            .collect();
+        for (item, result) in self.pending.drain(..).zip(decoded) {
+            let line = item.index + 1;
+            match result {
+                Ok(json) => batch.push_data(&json, line, item.offset, item.index, false),
+                Err((problem, message)) => {
+                    let kind = FrameKind::Proto { problem, message };
+                    batch.push_note(kind, line, item.offset, item.index);
+                }
             }
         }
     }
@@ -95,7 +155,8 @@ impl FrameReader for ProtoReader {
         batch.clear();
         loop {
             if self.input.available().is_empty() {
-                if !batch.frames.is_empty() {
+                if !self.pending.is_empty() {
+                    self.flush(batch);
                     return Ok(true);
                 }
                 if !self.input.fill()? {
@@ -111,8 +172,9 @@ impl FrameReader for ProtoReader {
                                 self.held.len()
                             ),
                         };
-                        self.note(batch, ProtoProblem::Truncated, message);
+                        self.note(ProtoProblem::Truncated, message);
                     }
+                    self.flush(batch);
                     return Ok(!batch.frames.is_empty());
                 }
             }
@@ -142,7 +204,7 @@ impl FrameReader for ProtoReader {
                                  skipped",
                                 len, self.max
                             );
-                            self.note(batch, ProtoProblem::TooLong, message);
+                            self.note(ProtoProblem::TooLong, message);
                             self.skip = len as u64;
                         } else {
                             self.len = Some(len);
@@ -152,10 +214,9 @@ impl FrameReader for ProtoReader {
                 Some(len) => {
                     let want = len - self.held.len();
                     if self.held.is_empty() && avail.len() >= len {
-                        // The whole message is in the buffer: decode it in place.
-                        let decoded = proto::decode_event(&avail[..len]);
+                        let message = avail[..len].to_vec();
                         self.input.consume(len);
-                        self.push_decoded(batch, decoded, len);
+                        self.push(Pending::Message(message));
                         self.next_frame_starts();
                         continue;
                     }
@@ -163,8 +224,8 @@ impl FrameReader for ProtoReader {
                     self.held.extend_from_slice(&avail[..n]);
                     self.input.consume(n);
                     if self.held.len() == len {
-                        let decoded = proto::decode_event(&self.held);
-                        self.push_decoded(batch, decoded, len);
+                        let message = std::mem::take(&mut self.held);
+                        self.push(Pending::Message(message));
                         self.next_frame_starts();
                     }
                 }

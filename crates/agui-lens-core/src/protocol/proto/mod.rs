@@ -10,6 +10,7 @@
 //! patch operations as an enum, content parts, outcomes) the conversion follows what that
 //! package does, so a frame written here decodes there to the same event, and back.
 
+mod decode;
 mod shape;
 mod wire;
 
@@ -50,8 +51,8 @@ pub fn decode_event(bytes: &[u8]) -> Result<Decoded, String> {
             ));
         }
     }
-    let (arm, body) = wire::decode_envelope(bytes)?;
-    shape::from_wire(&arm, body).map(Decoded::Event)
+    let (ty, body) = wire::decode_envelope(bytes)?;
+    shape::from_wire(ty, body).map(Decoded::Event)
 }
 
 /// An event in its protobuf form.

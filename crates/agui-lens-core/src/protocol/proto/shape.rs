@@ -70,10 +70,9 @@ pub fn to_wire(event: &Object) -> Result<(String, Object), String> {
     Ok((arm, rest))
 }
 
-/// The JSON event for an envelope arm and its wire JSON body. An `Err` for a message the
-/// official decoder refuses as well.
-pub fn from_wire(arm: &str, mut body: Object) -> Result<Object, String> {
-    let ty = wire::type_for_arm(arm).ok_or_else(|| format!("no event type for `{arm}`"))?;
+/// The JSON event of type `ty` (the envelope arm that carried it) from its wire JSON body. An
+/// `Err` for a message the official decoder refuses as well.
+pub fn from_wire(ty: &str, mut body: Object) -> Result<Object, String> {
     let Some(Value::Object(base)) = body.remove("baseEvent") else {
         return Err(format!("the {ty} event has no baseEvent"));
     };
@@ -85,13 +84,13 @@ pub fn from_wire(arm: &str, mut body: Object) -> Result<Object, String> {
         ));
     }
     let mut event = Object::new();
-    event.insert("type".into(), Value::String(ty.clone()));
+    event.insert("type".into(), Value::String(ty.to_owned()));
     for key in ["timestamp", "rawEvent", "metadata"] {
         if let Some(value) = base.get(key) {
             event.insert(key.into(), value.clone());
         }
     }
-    match ty.as_str() {
+    match ty {
         "MESSAGES_SNAPSHOT" => {
             if let Some(Value::Array(messages)) = body.get_mut("messages") {
                 for message in messages.iter_mut() {
@@ -128,7 +127,7 @@ pub fn from_wire(arm: &str, mut body: Object) -> Result<Object, String> {
         }
         _ => {}
     }
-    if matches!(ty.as_str(), "RUN_FINISHED" | "RUN_ERROR") && is_empty_array(body.get("usage")) {
+    if matches!(ty, "RUN_FINISHED" | "RUN_ERROR") && is_empty_array(body.get("usage")) {
         body.remove("usage");
     }
     event.extend(body);

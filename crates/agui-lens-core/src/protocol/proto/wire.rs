@@ -2,19 +2,20 @@
 //! object per message keyed by each field's JSON name, enums by name, `google.protobuf.Value`,
 //! `Struct` and `ListValue` as the plain JSON they stand for.
 //!
-//! Decoding uses `prost-reflect`'s dynamic messages. Encoding is done here, walking the
-//! descriptors: fields in declaration order (which is field-number order in these files, and
+//! Decoding is table-driven (`decode.rs`). Encoding walks the descriptors: fields in
+//! declaration order (which is field-number order in these files, and
 //! the order the official encoder writes), struct members in key order, so the same event
 //! always gives the same bytes.
 
 use std::sync::LazyLock;
 
 use prost::encoding::{WireType, decode_varint, encode_key, encode_varint};
-use prost_reflect::{
-    DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, ReflectMessage,
-    Value as ProtoValue,
-};
-use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
+
+use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
+use serde_json::{Map, Value};
+
+use super::decode::{self, TABLES};
 
 /// The descriptors compiled from `proto/*.proto` by the build script.
 static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
@@ -31,7 +32,7 @@ static ENVELOPE: LazyLock<MessageDescriptor> = LazyLock::new(|| message("ag_ui.E
 
 /// Whether an envelope field number is an event arm of this build.
 pub fn is_known_arm(number: u32) -> bool {
-    ENVELOPE.get_field(number).is_some()
+    ARMS.contains_key(&number)
 }
 
 /// The JSON name of the envelope arm for an event type (`TEXT_MESSAGE_START` →
@@ -39,12 +40,6 @@ pub fn is_known_arm(number: u32) -> bool {
 pub fn arm_for_type(ty: &str) -> Option<String> {
     let field = ENVELOPE.get_field_by_name(&ty.to_ascii_lowercase())?;
     Some(field.json_name().to_owned())
-}
-
-/// The event type an envelope arm carries (`textMessageStart` → `TEXT_MESSAGE_START`).
-pub fn type_for_arm(arm: &str) -> Option<String> {
-    let field = ENVELOPE.get_field_by_json_name(arm)?;
-    Some(field.name().to_ascii_uppercase())
 }
 
 /// The first key of a message: (field number, wire type).
@@ -91,122 +86,47 @@ pub fn envelope_fields(bytes: &[u8]) -> Result<Vec<u32>, String> {
     Ok(numbers)
 }
 
-/// Decodes an envelope with exactly one known arm: the arm's JSON name and its body as wire
-/// JSON.
-pub fn decode_envelope(bytes: &[u8]) -> Result<(String, Map<String, Value>), String> {
-    let envelope = DynamicMessage::decode(ENVELOPE.clone(), bytes).map_err(|e| e.to_string())?;
-    let (field, value) = envelope
+/// Decodes an envelope with exactly one known arm (see [`envelope_fields`]): the event type
+/// the arm carries, and its body as wire JSON.
+pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>), String> {
+    let tables = &*TABLES;
+    let mut buf = bytes;
+    while !buf.is_empty() {
+        let key = decode_varint(&mut buf).map_err(|_| "a broken field key".to_owned())?;
+        let (number, wire) = ((key >> 3) as u32, (key & 7) as u8);
+        match (ARMS.get(&number), wire) {
+            (Some(ty), 2) => {
+                let len = decode_varint(&mut buf).map_err(|_| "a broken length".to_owned())?;
+                let body = buf
+                    .get(..len as usize)
+                    .ok_or_else(|| format!("field {number} runs past the message's end"))?;
+                let table = tables
+                    .field_table(tables.envelope, number)
+                    .expect("every arm of the envelope is a message");
+                return Ok((ty.as_str(), tables.decode(table, body)?));
+            }
+            (Some(_), wire) => {
+                return Err(format!(
+                    "envelope field {number} has wire type {wire}, not a message's"
+                ));
+            }
+            (None, wire) => decode::skip(wire, &mut buf, number)?,
+        }
+    }
+    Err("the message names no event".into())
+}
+
+/// The event type each arm of the envelope carries, by field number.
+static ARMS: LazyLock<HashMap<u32, String>> = LazyLock::new(|| {
+    ENVELOPE
         .fields()
-        .next()
-        .ok_or("the message names no event")?;
-    let ProtoValue::Message(body) = value else {
-        return Err(format!("envelope field {} is not a message", field.name()));
-    };
-    match message_json(body) {
-        Some(Value::Object(body)) => Ok((field.json_name().to_owned(), body)),
-        _ => Err(format!("the {} event is not a message", field.name())),
-    }
-}
+        .map(|f| (f.number(), f.name().to_ascii_uppercase()))
+        .collect()
+});
 
-/// A message as wire JSON. `None` for a `google.protobuf.Value` that holds nothing.
-fn message_json(msg: &DynamicMessage) -> Option<Value> {
-    let desc = msg.descriptor();
-    match desc.full_name() {
-        "google.protobuf.Value" => return value_json(msg),
-        "google.protobuf.Struct" => return Some(struct_json(msg)),
-        "google.protobuf.ListValue" => return Some(list_json(msg)),
-        _ => {}
-    }
-    let mut out = Map::new();
-    for field in desc.fields() {
-        let name = field.json_name().to_owned();
-        if field.is_list() {
-            let items = match msg.get_field(&field).as_ref() {
-                ProtoValue::List(items) => items
-                    .iter()
-                    .filter_map(|item| single_json(&field, item))
-                    .collect(),
-                _ => Vec::new(),
-            };
-            out.insert(name, Value::Array(items));
-        } else if msg.has_field(&field) || !field.supports_presence() {
-            // A field without presence reads as its default when unset ("" for a string),
-            // as the official decoder materialises it.
-            if let Some(value) = single_json(&field, &msg.get_field(&field)) {
-                out.insert(name, value);
-            }
-        }
-    }
-    Some(Value::Object(out))
-}
-
-fn single_json(field: &FieldDescriptor, value: &ProtoValue) -> Option<Value> {
-    Some(match value {
-        ProtoValue::Bool(b) => Value::Bool(*b),
-        ProtoValue::I32(n) => Value::from(*n),
-        ProtoValue::I64(n) => Value::from(*n),
-        ProtoValue::U32(n) => Value::from(*n),
-        ProtoValue::U64(n) => Value::from(*n),
-        ProtoValue::F32(n) => number(f64::from(*n)),
-        ProtoValue::F64(n) => number(*n),
-        ProtoValue::String(s) => Value::String(s.clone()),
-        ProtoValue::Bytes(_) => return None,
-        ProtoValue::EnumNumber(n) => match field.kind() {
-            Kind::Enum(e) => match e.get_value(*n) {
-                Some(v) => Value::String(v.name().to_owned()),
-                None => Value::from(*n),
-            },
-            _ => Value::from(*n),
-        },
-        ProtoValue::Message(m) => return message_json(m),
-        ProtoValue::List(_) | ProtoValue::Map(_) => return None,
-    })
-}
-
-/// A double as JSON: integral values as integers (`5`, not `5.0`), as JavaScript prints them.
-fn number(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-        Value::from(n as i64)
-    } else {
-        Number::from_f64(n).map_or(Value::Null, Value::Number)
-    }
-}
-
-fn value_json(msg: &DynamicMessage) -> Option<Value> {
-    let (field, value) = msg.fields().next()?;
-    Some(match (field.name(), value) {
-        ("null_value", _) => Value::Null,
-        ("number_value", ProtoValue::F64(n)) => number(*n),
-        ("string_value", ProtoValue::String(s)) => Value::String(s.clone()),
-        ("bool_value", ProtoValue::Bool(b)) => Value::Bool(*b),
-        ("struct_value", ProtoValue::Message(m)) => struct_json(m),
-        ("list_value", ProtoValue::Message(m)) => list_json(m),
-        _ => return None,
-    })
-}
-
-fn struct_json(msg: &DynamicMessage) -> Value {
-    let mut out = Map::new();
-    if let Some(ProtoValue::Map(fields)) = msg.get_field_by_name("fields").as_deref() {
-        for (key, value) in fields {
-            if let (Some(key), ProtoValue::Message(value)) = (key.as_str(), value) {
-                out.insert(key.to_owned(), value_json(value).unwrap_or(Value::Null));
-            }
-        }
-    }
-    Value::Object(out)
-}
-
-fn list_json(msg: &DynamicMessage) -> Value {
-    let mut out = Vec::new();
-    if let Some(ProtoValue::List(values)) = msg.get_field_by_name("values").as_deref() {
-        for value in values {
-            if let ProtoValue::Message(value) = value {
-                out.push(value_json(value).unwrap_or(Value::Null));
-            }
-        }
-    }
-    Value::Array(out)
+/// The envelope's descriptor, for the decoding tables.
+pub fn envelope() -> MessageDescriptor {
+    ENVELOPE.clone()
 }
 
 /// Encodes an envelope holding one arm (by its JSON name) whose body is wire JSON.
