@@ -14,13 +14,24 @@ use agui_lens_core::report::Format;
 
 use crate::live::http::Transport;
 
+/// What the exit status says, shown under `--help`.
+const EXIT_STATUSES: &str = "\
+Exit status:
+  0    no errors (warnings allowed, unless --deny-warnings)
+  1    errors found (for `run`, any finding; for `test`, a failing case), or warnings under
+       --deny-warnings; `cat` also when its output is not the whole input
+  2    the tool could not run: bad flags, an unreadable input, no AG-UI events where a stream
+       was needed, an invalid suite, no HTTP exchange at all
+  130  stopped by Ctrl-C; 143 stopped by SIGTERM (whatever was found: a cancelled job is no pass)";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "agui-lens",
     version,
     about = "Validate, fold, compact and diff AG-UI event streams",
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    after_help = EXIT_STATUSES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -575,6 +586,7 @@ pub enum SchemaCommand {
     List,
     /// Print one schema: an event type (RUN_STARTED) or a definition (Message).
     Show {
+        /// The event type (RUN_STARTED) or shared definition (Message) to print.
         name: String,
         /// A directory of schemas laid over the built-in ones.
         #[arg(long, value_name = "DIR")]
@@ -582,6 +594,7 @@ pub enum SchemaCommand {
     },
     /// Write every schema into a directory, as files a JSON Schema tool can use.
     Export {
+        /// The directory the schemas are written into (created when missing).
         dir: PathBuf,
         /// A directory of schemas laid over the built-in ones.
         #[arg(long, value_name = "DIR")]

@@ -469,3 +469,76 @@ fn rules_offers_only_the_formats_it_writes() {
     assert_eq!(code, 0);
     assert!(serde_json::from_str::<Value>(&stdout).unwrap().is_array());
 }
+
+/// Wording a newcomer tripped over (issue 30): counts agree in number, an error body counts no
+/// events, `inspect --stats` says why it fails, `diff` says at which level it counted, and
+/// `--help` tells the exit statuses and what each positional argument is.
+#[test]
+fn the_details_a_newcomer_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.jsonl");
+    std::fs::write(
+        &one,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.jsonl");
+    let (code, _, stderr) = run(&[
+        "compact",
+        one.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains(": 1 → 1 event, "), "{stderr}");
+    let body = dir.path().join("error.jsonl");
+    std::fs::write(
+        &body,
+        "{\"error\":\"bad request\",\"detail\":\"threadId\"}\n",
+    )
+    .unwrap();
+    let (_, stdout, _) = run(&["check", body.to_str().unwrap()]);
+    assert!(
+        stdout.contains("checked 1 file, 0 events: 1 error"),
+        "{stdout}"
+    );
+    let (code, _, stderr) = run(&[
+        "inspect",
+        "--stats",
+        "fixtures/invalid/lifecycle/first-event.jsonl",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("the stream has 1 error and 0 warnings"),
+        "{stderr}"
+    );
+    let (_, stdout, _) = run(&[
+        "diff",
+        "fixtures/recordings/agui-sdk-full.jsonl",
+        "fixtures/recordings/agui-sdk-full.sse",
+    ]);
+    assert!(stdout.starts_with("compared compacted"), "{stdout}");
+    let (_, help, _) = run(&["--help"]);
+    assert!(
+        help.contains("Exit status:") && help.contains("143"),
+        "{help}"
+    );
+    for (args, described) in [
+        (["schema", "show", "--help"], "<NAME>  The event type"),
+        (
+            ["schema", "export", "--help"],
+            "<DIR>  The directory the schemas are written into",
+        ),
+        (
+            ["snapshot", "review", "--help"],
+            "<DIR>  The directory searched",
+        ),
+        (
+            ["snapshot", "accept", "--help"],
+            "<FILE>  The snapshot file",
+        ),
+    ] {
+        let (_, help, _) = run(&args);
+        assert!(help.contains(described), "{args:?}:\n{help}");
+    }
+}

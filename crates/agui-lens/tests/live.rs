@@ -92,7 +92,10 @@ fn a_clean_stream_checks_clean_and_the_input_is_sent_as_given() {
         "never",
     ]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert_eq!(stdout, "checked 1 file, 5 events: 0 errors, 0 warnings\n");
+    assert_eq!(
+        stdout,
+        "checked 1 live response, 5 events: 0 errors, 0 warnings\n"
+    );
     assert!(
         stderr.contains(": 200 OK (text/event-stream), first event after "),
         "{stderr}"

@@ -26,12 +26,110 @@ pub fn finding(rule: RuleId, loc: &Location, message: String) -> Diagnostic {
     Diagnostic::at(rule, severity, loc, message)
 }
 
-/// An abbreviated, printable excerpt of a frame's bytes.
+/// An abbreviated, printable excerpt of a frame's bytes, on one line (a pretty-printed
+/// event's line breaks become spaces). When an event is too long to show whole, the members
+/// that say which event it is (its type and ids) come first, so a long `rawEvent` or
+/// snapshot does not push them out of sight.
 pub fn excerpt(bytes: &[u8]) -> Option<String> {
     if bytes.is_empty() {
         return None;
     }
-    Some(abbreviate(&String::from_utf8_lossy(bytes), EXCERPT_LEN))
+    let text = String::from_utf8_lossy(bytes);
+    let text = if text.chars().nth(EXCERPT_LEN).is_some() {
+        identifying_first(bytes).unwrap_or(text)
+    } else {
+        text
+    };
+    Some(abbreviate(&one_line(&text), EXCERPT_LEN))
+}
+
+/// The members of an event object that name it, in the order they are shown first.
+const IDENTIFYING: &[&str] = &[
+    "type",
+    "messageId",
+    "toolCallId",
+    "toolCallName",
+    "parentMessageId",
+    "threadId",
+    "runId",
+    "stepName",
+    "name",
+    "subagentRunId",
+    "activityType",
+    "entityId",
+];
+
+/// An object's JSON with its identifying members first, the others after them in the order
+/// written; `None` when the bytes are no JSON object.
+fn identifying_first(bytes: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    struct Members<'a>(Vec<(String, &'a serde_json::value::RawValue)>);
+    impl<'de: 'a, 'a> serde::Deserialize<'de> for Members<'a> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+            impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+                type Value = Members<'a>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<M: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: M,
+                ) -> Result<Members<'a>, M::Error> {
+                    let mut members = Vec::new();
+                    while let Some(entry) = map.next_entry()? {
+                        members.push(entry);
+                    }
+                    Ok(Members(members))
+                }
+            }
+            d.deserialize_map(Visit(std::marker::PhantomData))
+        }
+    }
+    let Members(mut members) = serde_json::from_slice(bytes).ok()?;
+    let rank = |key: &str| {
+        IDENTIFYING
+            .iter()
+            .position(|k| *k == key)
+            .unwrap_or(usize::MAX)
+    };
+    members.sort_by_key(|(key, _)| rank(key));
+    let mut out = String::from("{");
+    for (i, (key, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(key).ok()?);
+        out.push(':');
+        out.push_str(value.get());
+    }
+    out.push('}');
+    Some(std::borrow::Cow::Owned(out))
+}
+
+/// Text on one line: each run of whitespace holding a line break becomes one space (in JSON,
+/// line breaks only ever stand between tokens).
+fn one_line(text: &str) -> String {
+    if !text.contains(['\n', '\r']) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    for c in text.chars() {
+        if c.is_whitespace() {
+            run.push(c);
+            continue;
+        }
+        if !run.is_empty() {
+            if run.contains(['\n', '\r']) {
+                out.push(' ');
+            } else {
+                out.push_str(&run);
+            }
+            run.clear();
+        }
+        out.push(c);
+    }
+    out
 }
 
 pub fn location(path: &Arc<str>, frame: &Frame) -> Location {
@@ -375,6 +473,41 @@ mod tests {
         assert!(parsed.event.is_none());
         let p = &parsed.problems[0];
         (p.rule, p.message.clone())
+    }
+
+    /// A long event shows what it is first: LangGraph puts a large `rawEvent` before the
+    /// ids a finding is about.
+    #[test]
+    fn a_long_excerpt_leads_with_the_events_identity() {
+        let raw = "x".repeat(1000);
+        let text = format!(
+            r#"{{"rawEvent":{{"data":"{raw}"}},"type":"TOOL_CALL_START","toolCallName":"search","toolCallId":"call_1","parentMessageId":"m1"}}"#
+        );
+        let shown = excerpt(text.as_bytes()).unwrap();
+        assert!(
+            shown.starts_with(
+                r#"{"type":"TOOL_CALL_START","toolCallId":"call_1","toolCallName":"search","parentMessageId":"m1","rawEvent":{"data":"xxx"#
+            ),
+            "{shown}"
+        );
+        // A short event is shown as written.
+        let short = r#"{"rawEvent":1,"type":"RUN_STARTED"}"#;
+        assert_eq!(excerpt(short.as_bytes()).unwrap(), short);
+    }
+
+    /// A pretty-printed event is shown on one line, so it stays inside the report's gutter.
+    #[test]
+    fn an_excerpt_is_one_line() {
+        let text = "{\n  \"type\": \"RUN_STARTED\",\r\n  \"runId\": \"a  b\"\n}";
+        assert_eq!(
+            excerpt(text.as_bytes()).unwrap(),
+            r#"{ "type": "RUN_STARTED", "runId": "a  b" }"#
+        );
+        let long = format!(
+            "{{\n  \"delta\": \"{}\",\n  \"type\": \"X\"\n}}",
+            "y".repeat(300)
+        );
+        assert!(!excerpt(long.as_bytes()).unwrap().contains('\n'));
     }
 
     #[test]

@@ -239,11 +239,66 @@ impl Event {
     pub fn field(&self, key: &str) -> Option<&Value> {
         self.value.get(key)
     }
+
+    /// The event's timestamp in milliseconds since the epoch, read as a client shows time:
+    /// a value in [`SECONDS`] (or with a fraction that small) is seconds, as some producers
+    /// send (`order/timestamp-unit` reports them), and is scaled.
+    pub fn timestamp_millis(&self) -> Option<i64> {
+        let value = self.value.get("timestamp")?;
+        if let Some(ts) = value.as_i64() {
+            return Some(if SECONDS.contains(&ts) { ts * 1000 } else { ts });
+        }
+        let ts = value.as_f64().filter(|t| t.is_finite())?;
+        let ms = if (SECONDS.start as f64..SECONDS.end as f64).contains(&ts) {
+            ts * 1000.0
+        } else {
+            ts
+        };
+        Some(ms.round() as i64)
+    }
 }
+
+/// Timestamps that read as seconds since the epoch (2001-09-09 to 2286-11-20), not
+/// milliseconds (which would put them in 1970-1973).
+pub const SECONDS: std::ops::Range<i64> = 1_000_000_000..100_000_000_000;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_in_seconds_read_as_milliseconds() {
+        let at = |ts: Value| {
+            let mut value = serde_json::json!({"type": "RUN_STARTED"});
+            value["timestamp"] = ts;
+            Event {
+                loc: Location {
+                    path: Arc::from("t"),
+                    line: 1,
+                    offset: 0,
+                    index: 0,
+                },
+                kind: Some(EventType::RunStarted),
+                value,
+                patch: None,
+            }
+            .timestamp_millis()
+        };
+        assert_eq!(
+            at(serde_json::json!(1_732_000_000_123_i64)),
+            Some(1_732_000_000_123)
+        );
+        assert_eq!(
+            at(serde_json::json!(1_732_000_000)),
+            Some(1_732_000_000_000)
+        );
+        assert_eq!(
+            at(serde_json::json!(1_732_000_000.25)),
+            Some(1_732_000_000_250)
+        );
+        assert_eq!(at(serde_json::json!(5)), Some(5));
+        assert_eq!(at(serde_json::json!("soon")), None);
+    }
 
     #[test]
     fn names_round_trip() {

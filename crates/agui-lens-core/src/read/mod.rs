@@ -519,7 +519,7 @@ fn open_har_entry(name: &str, input: lines::Input, options: &ReadOptions) -> Res
         ),
         (None, n) => bail!(
             "{name} is a browser capture (HAR) holding {n} AG-UI streams (entries {}): pick \
-             one with --entry N",
+             one with --entry N (`agui-lens cat {name} --entry N -o run.jsonl` extracts one)",
             listed()
         ),
     };

@@ -130,6 +130,9 @@ pub struct Summary {
     pub interrupted: u64,
     /// Notes: worth knowing, never failing a run.
     pub notes: u64,
+    /// The inputs were responses of live agents (`run`), not files.
+    #[serde(skip)]
+    pub live: bool,
 }
 
 impl Summary {
@@ -166,9 +169,13 @@ impl Summary {
         } else {
             warnings
         };
+        let inputs = if self.live {
+            plural(self.files, "live response")
+        } else {
+            plural(self.files, "file")
+        };
         let mut line = format!(
-            "checked {}, {}: {errors}, {warnings}",
-            plural(self.files, "file"),
+            "checked {inputs}, {}: {errors}, {warnings}",
             plural(self.events, "event"),
         );
         if self.notes > 0 {

@@ -318,6 +318,11 @@ pub fn check_opened(
         }
     }
     emit(&found)?;
+    let mut stats = stats;
+    if known == 0 {
+        // Frames that hold no AG-UI event are not counted as events beside `no-events`.
+        stats.events = 0;
+    }
     let mut file = FileSummary::checked(name, stats, failure);
     file.protocol = versions;
     Ok(file)

@@ -27,7 +27,7 @@ use agui_lens_core::protocol::event::Event;
 use agui_lens_core::read::{self, Batch, Compression, InputFormat, InputSpec, ReadOptions};
 use agui_lens_core::stop;
 use agui_lens_core::text::abbreviate_value;
-use agui_lens_core::text::human_bytes;
+use agui_lens_core::text::{human_bytes, plural};
 use agui_lens_core::write::EventWriter;
 use agui_lens_core::write::Output;
 
@@ -789,10 +789,10 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                         }
                     };
                     eprintln!(
-                        "{}: {} → {} events, {} → {}{dropped}",
+                        "{}: {} → {}, {} → {}{dropped}",
                         report.name,
                         report.events_in,
-                        report.events_out,
+                        plural(report.events_out, "event"),
                         human_bytes(report.bytes_read),
                         human_bytes(report.bytes_out)
                     );
@@ -819,7 +819,8 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
             0.0
         };
         eprintln!(
-            "compacted {files} files: {events_in} → {events_out} events, {} → {} ({saved:.0}% smaller)",
+            "compacted {files} files: {events_in} → {}, {} → {} ({saved:.0}% smaller)",
+            plural(events_out, "event"),
             human_bytes(bytes_in),
             human_bytes(bytes_out)
         );

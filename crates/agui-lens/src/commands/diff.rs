@@ -59,6 +59,19 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
         }
         Format::Human => {
             let color = use_color(args.color);
+            let level = match args.level {
+                Level::Events => {
+                    "compared event by event, ids and timestamps normalised".to_owned()
+                }
+                Level::Compact => "compared compacted (each message's deltas merged into \
+                                       one): counts and item numbers are of the compacted \
+                                       streams; --level events compares events as written"
+                    .to_owned(),
+                Level::Fold => {
+                    "compared by what a client ends with: items are messages and state".to_owned()
+                }
+            };
+            writeln!(out, "{level}\n")?;
             write!(out, "{}", summary(&comparison, labels))?;
             if !comparison.equal {
                 writeln!(out)?;

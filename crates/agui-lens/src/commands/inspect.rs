@@ -95,13 +95,21 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         let _ = writeln!(io::stderr(), "error: {failure}");
         return Ok(Outcome::Failed);
     }
-    Ok(
-        if inspection.errors > 0 || (deny_warnings && inspection.warnings > 0) {
-            Outcome::Findings
-        } else {
-            Outcome::Clean
-        },
-    )
+    let failing = inspection.errors > 0 || (deny_warnings && inspection.warnings > 0);
+    if failing && args.stats {
+        // The counts say nothing of the findings, which still decide the exit status.
+        let _ = writeln!(
+            io::stderr(),
+            "inspect: the stream has {} and {} (`agui-lens check` lists them): exit status 1",
+            plural(inspection.errors, "error"),
+            plural(inspection.warnings, "warning")
+        );
+    }
+    Ok(if failing {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
 }
 
 fn write(

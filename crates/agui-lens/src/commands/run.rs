@@ -111,7 +111,10 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         let _ = writeln!(io::stderr(), "{failure}");
     }
     let mut run = RunSummary {
-        summary: Summary::default(),
+        summary: Summary {
+            live: true,
+            ..Summary::default()
+        },
         failed_inputs: 0,
     };
     run.summary.add(&file);

@@ -113,7 +113,7 @@ impl Rows {
             first: event.loc.index,
             last: event.loc.index,
             count: 1,
-            timestamp: event.field("timestamp").and_then(Value::as_i64),
+            timestamp: event.timestamp_millis(),
             event_type: ty.to_owned(),
             stream,
             summary,

@@ -348,7 +348,7 @@ impl Inspector {
     pub fn event(&mut self, event: &Event, raw: &[u8]) {
         self.events += 1;
         let index = event.loc.index;
-        let ts = event.field("timestamp").and_then(Value::as_i64);
+        let ts = event.timestamp_millis();
         if ts.is_none() {
             self.timestamped = false;
         }

@@ -298,6 +298,10 @@ pub fn check_call(
     exchange.known_events = engine.known_events();
     exchange.protocol = engine.versions().to_vec();
     exchange.stats = engine.finish(&mut found);
+    if exchange.known_events == 0 {
+        // Frames that hold no AG-UI event are not counted as events beside `no-events`.
+        exchange.stats.events = 0;
+    }
     emit(&found)?;
     exchange.first_event = first_event;
     exchange.bytes = progress.bytes();

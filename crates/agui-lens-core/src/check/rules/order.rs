@@ -2,7 +2,7 @@
 
 use super::protocol::Out;
 use crate::check::catalog::RuleId;
-use crate::protocol::event::Location;
+use crate::protocol::event::{Location, SECONDS};
 
 #[derive(Default)]
 pub struct Order {
@@ -15,8 +15,7 @@ impl Order {
         let Some(ts) = timestamp else {
             return;
         };
-        // 2001-09-09 to 2286-11-20 when read as seconds; years 1970-1973 as milliseconds.
-        if !self.unit_reported && (1_000_000_000..100_000_000_000).contains(&ts) {
+        if !self.unit_reported && SECONDS.contains(&ts) {
             self.unit_reported = true;
             out.report(
                 RuleId::OrderTimestampUnit,
