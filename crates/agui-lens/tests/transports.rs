@@ -635,4 +635,17 @@ fn a_browser_capture_without_a_stream_is_an_error() {
     let (code, _, stderr) = run(&["fold", path.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(stderr.contains("holds no AG-UI stream"), "{stderr}");
+    // Found by a directory walk, it is skipped as no stream, like a sidecar.
+    std::fs::copy(
+        root().join("fixtures/recordings/agui-sdk-full.jsonl"),
+        dir.path().join("run.jsonl"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&["check", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("page.har: a browser capture (HAR) with no AG-UI stream"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("checked 1 file, 33 events"), "{stdout}");
 }

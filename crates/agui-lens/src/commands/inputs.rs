@@ -152,6 +152,15 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
             .filter(|e| entry.is_none_or(|wanted| wanted == *e))
             .collect();
         let others = capture.others + capture.streams.len() - streams.len();
+        if streams.is_empty() && !input.explicit && entry.is_none() {
+            // Found by a walk, a capture of other traffic is no stream, as a sidecar is not.
+            eprintln!(
+                "skipped {}: a browser capture (HAR) with no AG-UI stream among its {} entries",
+                path.display(),
+                capture.others
+            );
+            continue;
+        }
         if streams.is_empty() {
             let why = match entry {
                 Some(wanted) => format!(
