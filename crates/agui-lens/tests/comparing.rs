@@ -419,3 +419,40 @@ fn snapshot_life_cycle() {
     assert_eq!(run(&["snapshot", s, "--expect", f]).0, 0);
     assert_eq!(run(&["snapshot", "accept", f]).0, 2, "nothing pending");
 }
+
+/// Streams that differ only in the provider payloads RAW events pass on are said to, with the
+/// ways to compare past them; event by event, the first difference names its line in each file.
+#[test]
+fn raw_only_differences_are_named_and_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, id: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "{}\n\n{}\n{}\n",
+                r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+                format_args!(r#"{{"type":"RAW","event":{{"id":"{id}"}}}}"#),
+                r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let (a, b) = (
+        write("a.jsonl", "chatcmpl-1"),
+        write("b.jsonl", "chatcmpl-2"),
+    );
+    let (code, stdout, _) = run(&["diff", &a, &b, "--level", "events", "--color", "never"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("only RAW events differ (1 of them)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("first difference at item 1 (RAW / RAW)\n  line 3 of "),
+        "{stdout}"
+    );
+    let (code, _, _) = run(&["diff", &a, &b, "--redact", "/event"]);
+    assert_eq!(code, 0);
+}

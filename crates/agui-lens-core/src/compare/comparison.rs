@@ -28,6 +28,8 @@ pub struct Comparison {
     pub left_counts: BTreeMap<String, u64>,
     pub right_counts: BTreeMap<String, u64>,
     pub first: Option<FirstDifference>,
+    /// Set when only RAW events differ: how many.
+    pub raw_only: Option<usize>,
 }
 
 /// What kind of item this is, for counts: an event's type, a message's role, or `state`.
@@ -81,7 +83,24 @@ pub fn compare(left: &[Value], right: &[Value]) -> Comparison {
         left_counts: counts(left),
         right_counts: counts(right),
         first,
+        raw_only: raw_only(left, right),
     }
+}
+
+/// When every item that differs is a RAW event on both sides (provider payloads, which vary
+/// from run to run), how many differ; `None` when anything else differs too, or nothing does.
+pub fn raw_only(left: &[Value], right: &[Value]) -> Option<usize> {
+    let mut differing = 0;
+    for i in 0..left.len().max(right.len()) {
+        match (left.get(i), right.get(i)) {
+            (Some(a), Some(b)) if a == b => {}
+            (Some(a), Some(b)) if item_kind(a) == "RAW" && item_kind(b) == "RAW" => {
+                differing += 1;
+            }
+            _ => return None,
+        }
+    }
+    (differing > 0).then_some(differing)
 }
 
 /// Each item as indented JSON, one after another, for a line diff.
@@ -191,6 +210,14 @@ pub fn summary(comparison: &Comparison, labels: (&str, &str)) -> String {
             let _ = writeln!(out, "  {}: {}", labels.0, show(&first.left));
             let _ = writeln!(out, "  {}: {}", labels.1, show(&first.right));
         }
+    }
+    if let Some(n) = comparison.raw_only {
+        let _ = writeln!(
+            out,
+            "\nonly RAW events differ ({n} of them): the provider data they pass on changes from \
+             run to run; --level fold compares what a client keeps, --redact '/event' leaves \
+             their payloads out"
+        );
     }
     out
 }

@@ -32,6 +32,14 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
     let comparison = compare(&left, &right);
     let labels = (args.a.to_string_lossy(), args.b.to_string_lossy());
     let labels = (labels.0.as_ref(), labels.1.as_ref());
+    // Event by event, an item is an event of the file: where it is, in each file.
+    let lines = match (&comparison.first, args.level) {
+        (Some(first), Level::Events) => Some((
+            line_of_event(&args.a, &read, first.index)?,
+            line_of_event(&args.b, &read, first.index)?,
+        )),
+        _ => None,
+    };
     let mut out = io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -52,6 +60,8 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
                 "left": {"path": labels.0, "counts": comparison.left_counts},
                 "right": {"path": labels.1, "counts": comparison.right_counts},
                 "first_difference": comparison.first,
+                "first_difference_lines": lines.map(|(a, b)| json!([a, b])),
+                "raw_only": comparison.raw_only,
                 "diff": diff,
             });
             serde_json::to_writer_pretty(&mut out, &document)?;
@@ -72,7 +82,15 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
                 }
             };
             writeln!(out, "{level}\n")?;
-            write!(out, "{}", summary(&comparison, labels))?;
+            let at = |line: Option<u64>| line.map_or("none".to_owned(), |l| format!("line {l}"));
+            for line in summary(&comparison, labels).split_inclusive('\n') {
+                write!(out, "{line}")?;
+                // The first difference, then where it stands in each file.
+                if let (true, Some((a, b))) = (line.starts_with("first difference"), lines) {
+                    let (a, b) = (at(a), at(b));
+                    writeln!(out, "  {a} of {}, {b} of {}", labels.0, labels.1)?;
+                }
+            }
             if !comparison.equal {
                 writeln!(out)?;
                 let diff = unified_diff(
@@ -105,6 +123,26 @@ pub fn settings(args: &NormalizeArgs) -> Result<Settings> {
         keep: args.keep.clone(),
         redact,
     })
+}
+
+/// The line of the AG-UI event numbered `index` (among the events, as the `events` level counts
+/// items), if the stream has that many.
+fn line_of_event(path: &Path, read: &ReadOptions, index: usize) -> Result<Option<u64>> {
+    let input = if path.as_os_str() == "-" {
+        return Ok(None);
+    } else {
+        InputSpec::File(path.to_path_buf())
+    };
+    let mut seen = 0;
+    let mut line = None;
+    for_each_event(&input, read, |event, _| {
+        if seen == index {
+            line = Some(event.loc.line);
+        }
+        seen += 1;
+        Ok(())
+    })?;
+    Ok(line)
 }
 
 /// A stream as normalised items at a level: its events, its compacted events, or its folded
