@@ -190,14 +190,13 @@ fn agent_input(args: &RunArgs) -> Result<AgentInput> {
     let Some(path) = &args.input else {
         bail!("give --input FILE or --message TEXT");
     };
-    let body = if path.as_os_str() == "-" {
-        let mut body = Vec::new();
-        io::Read::read_to_end(&mut io::stdin(), &mut body).context("reading stdin")?;
-        body
-    } else {
-        std::fs::read(path).with_context(|| format!("reading {}", path.display()))?
-    };
-    AgentInput::from_bytes(body).with_context(|| format!("reading {}", path.display()))
+    if path.as_os_str() != "-" {
+        // Sent from the file as it is read: a large input is not held twice.
+        return AgentInput::from_file(path).with_context(|| format!("reading {}", path.display()));
+    }
+    let mut body = Vec::new();
+    io::Read::read_to_end(&mut io::stdin(), &mut body).context("reading stdin")?;
+    AgentInput::from_bytes(body).context("reading stdin")
 }
 
 /// `--verbose`: one line per event, as it is checked.

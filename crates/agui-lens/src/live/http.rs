@@ -10,13 +10,15 @@ use std::time::Duration;
 
 use ureq::http::{HeaderName, HeaderValue};
 
+use crate::live::request::Payload;
+
 /// What to send.
 #[derive(Clone, Debug)]
 pub struct Request<'a> {
     pub url: &'a str,
     /// Extra headers, values already expanded. Never printed.
     pub headers: &'a [(String, String)],
-    pub body: &'a [u8],
+    pub body: &'a Payload,
     /// Longest wait for the next bytes (of the response head or the body).
     pub idle_timeout: Duration,
     /// Longest the whole exchange may take.
@@ -187,10 +189,18 @@ pub fn post(
     }
     // The request is sent, and its head waited for, on a thread of its own, so that a stop
     // asked for meanwhile is heard (the thread is left to its blocked read).
-    let body = request.body.to_vec();
+    let body = request.body.clone();
     let (sent_tx, sent_rx) = mpsc::sync_channel(1);
     std::thread::spawn(move || {
-        let _ = sent_tx.send(builder.send(&body[..]));
+        let sent = match body {
+            Payload::Bytes(bytes) => builder.send(&bytes[..]),
+            // Read from the file as it is sent, its length from the file's size.
+            Payload::File(path) => match std::fs::File::open(&path) {
+                Ok(file) => builder.send(file),
+                Err(err) => Err(ureq::Error::Io(err)),
+            },
+        };
+        let _ = sent_tx.send(sent);
     });
     let response = loop {
         match sent_rx.recv_timeout(POLL) {

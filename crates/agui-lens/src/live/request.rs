@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 #[derive(Clone, Debug)]
 pub struct AgentInput {
     /// Sent byte for byte.
-    pub body: Vec<u8>,
+    pub body: Payload,
     pub thread_id: Option<String>,
     pub run_id: Option<String>,
     /// The body as JSON: the state the client holds before the stream (the baseline for
@@ -59,11 +59,45 @@ impl fmt::Display for RequestError {
 
 impl std::error::Error for RequestError {}
 
+/// The bytes of a request body: held, or read from their file as they are sent (a large
+/// input is then never held as bytes beside its parsed form).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payload {
+    Bytes(Arc<[u8]>),
+    File(std::path::PathBuf),
+}
+
+impl Payload {
+    /// The bytes, read from the file if that is where they are.
+    pub fn bytes(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
+        match self {
+            Payload::Bytes(bytes) => Ok(std::borrow::Cow::Borrowed(bytes)),
+            Payload::File(path) => std::fs::read(path).map(std::borrow::Cow::Owned),
+        }
+    }
+}
+
 impl AgentInput {
     /// An input as given: it must be a JSON object; it is sent unchanged.
     pub fn from_bytes(body: Vec<u8>) -> Result<AgentInput, RequestError> {
         let value: Value = serde_json::from_slice(&body)
             .map_err(|e| RequestError::NotAnObject(format!("not JSON ({e})")))?;
+        Self::with(value, Payload::Bytes(body.into()))
+    }
+
+    /// An input in a file, sent from the file byte for byte as it is read: once parsed, only
+    /// its parsed form is held (the bytes are read whole to parse them, which is many times
+    /// faster than parsing from a reader, and dropped).
+    pub fn from_file(path: &std::path::Path) -> Result<AgentInput, RequestError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| RequestError::NotAnObject(format!("it cannot be read ({e})")))?;
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| RequestError::NotAnObject(format!("not JSON ({e})")))?;
+        drop(bytes);
+        Self::with(value, Payload::File(path.to_path_buf()))
+    }
+
+    fn with(value: Value, body: Payload) -> Result<AgentInput, RequestError> {
         let Value::Object(map) = &value else {
             return Err(RequestError::NotAnObject("not a JSON object".into()));
         };
@@ -91,7 +125,7 @@ impl AgentInput {
             "forwardedProps": {},
         });
         AgentInput {
-            body: serde_json::to_vec(&value).unwrap_or_default(),
+            body: Payload::Bytes(serde_json::to_vec(&value).unwrap_or_default().into()),
             thread_id: Some(thread_id),
             run_id: Some(run_id),
             value: Arc::new(value),
@@ -245,7 +279,7 @@ mod tests {
         let b = AgentInput::from_message("Hello");
         assert_ne!(a.run_id, b.run_id);
         assert_ne!(a.thread_id, b.thread_id);
-        let input: Value = serde_json::from_slice(&a.body).unwrap();
+        let input: Value = serde_json::from_slice(&a.body.bytes().unwrap()).unwrap();
         assert_eq!(input["messages"][0]["content"], "Hello");
         let event = json!({
             "type": "RUN_STARTED",
@@ -262,7 +296,7 @@ mod tests {
     fn file_inputs_are_sent_unchanged() {
         let body = br#"{"threadId":"t","runId":"r","messages":[]}"#.to_vec();
         let input = AgentInput::from_bytes(body.clone()).unwrap();
-        assert_eq!(input.body, body);
+        assert_eq!(input.body, Payload::Bytes(body.into()));
         assert_eq!(input.thread_id.as_deref(), Some("t"));
         assert!(AgentInput::from_bytes(b"[1]".to_vec()).is_err());
         assert!(AgentInput::from_bytes(b"{".to_vec()).is_err());
