@@ -83,8 +83,10 @@ fn walk(left: &Value, right: &Value, pointer: &mut String) -> Option<Difference>
 
 /// Every difference between two values, in document order: changed leaves, and members added
 /// or removed, each at the deepest pointer where the sides part. Either side may be absent.
-/// Arrays are compared index by index (a shorter side's missing tail is added or removed), so
-/// removals from an array's tail come in ascending index order. Pointers start with `base`.
+/// Arrays whose elements all carry distinct string ids are compared element by element by id
+/// (a removed one named by its old index, the others by their new); other arrays index by
+/// index (a shorter side's missing tail is added or removed), so removals from an array's tail
+/// come in ascending index order. Pointers start with `base`.
 /// At most `max` differences are kept; `total` counts them all.
 pub fn all_differences(
     left: Option<&Value>,
@@ -131,14 +133,38 @@ fn walk_all(
                 }
             }
         }
-        (Some(Value::Array(a)), Some(Value::Array(b))) => {
-            for i in 0..a.len().max(b.len()) {
-                let len = pointer.len();
-                push(pointer, &i.to_string());
-                walk_all(a.get(i), b.get(i), pointer, max, out);
-                pointer.truncate(len);
+        (Some(Value::Array(a)), Some(Value::Array(b))) => match (ids(a), ids(b)) {
+            // Elements that carry ids (messages, todos) are matched by id, so one inserted
+            // element is one change, not a rewrite of every later one. A removed element is
+            // named by its index in the old list, the others by their index in the new.
+            (Some(old), Some(new)) => {
+                let kept: std::collections::HashSet<&str> = new.iter().copied().collect();
+                let was: std::collections::HashMap<&str, usize> =
+                    old.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+                for (i, id) in old.iter().enumerate() {
+                    if !kept.contains(id) {
+                        let len = pointer.len();
+                        push(pointer, &i.to_string());
+                        walk_all(Some(&a[i]), None, pointer, max, out);
+                        pointer.truncate(len);
+                    }
+                }
+                for (j, id) in new.iter().enumerate() {
+                    let len = pointer.len();
+                    push(pointer, &j.to_string());
+                    walk_all(was.get(id).map(|&i| &a[i]), Some(&b[j]), pointer, max, out);
+                    pointer.truncate(len);
+                }
             }
-        }
+            _ => {
+                for i in 0..a.len().max(b.len()) {
+                    let len = pointer.len();
+                    push(pointer, &i.to_string());
+                    walk_all(a.get(i), b.get(i), pointer, max, out);
+                    pointer.truncate(len);
+                }
+            }
+        },
         (None, None) => {}
         (Some(a), Some(b)) if js_equal(a, b) => {}
         (left, right) => {
@@ -152,6 +178,16 @@ fn walk_all(
             }
         }
     }
+}
+
+/// The `id` of every element, when each is an object with a string `id` and no two share one.
+fn ids(items: &[Value]) -> Option<Vec<&str>> {
+    let ids: Vec<&str> = items
+        .iter()
+        .map(|item| item.get("id").and_then(Value::as_str))
+        .collect::<Option<_>>()?;
+    let unique: std::collections::HashSet<&str> = ids.iter().copied().collect();
+    (!ids.is_empty() && unique.len() == ids.len()).then_some(ids)
 }
 
 fn push(pointer: &mut String, key: &str) {
@@ -181,6 +217,33 @@ mod tests {
         );
         let d = first_difference(&json!({"a/b": 1}), &json!({})).unwrap();
         assert_eq!(d.pointer, "/a~1b");
+    }
+
+    /// One message inserted at the front of a list of messages is one change.
+    #[test]
+    fn elements_with_ids_are_matched_by_id() {
+        let old = json!({"messages": [{"id": "a", "text": "1"}, {"id": "b", "text": "2"}]});
+        let new = json!({"messages": [{"id": "x", "text": "0"}, {"id": "a", "text": "1"},
+                                      {"id": "b", "text": "2!"}]});
+        let all = all_differences(Some(&old), Some(&new), "", 10);
+        let seen: Vec<(&str, Option<Value>, Option<Value>)> = all
+            .found
+            .iter()
+            .map(|d| (d.pointer.as_str(), d.left.clone(), d.right.clone()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("/messages/0", None, Some(json!({"id": "x", "text": "0"}))),
+                ("/messages/2/text", Some(json!("2")), Some(json!("2!"))),
+            ]
+        );
+        // Removed: named by its old index. Without ids (or with a repeated one): by index.
+        let all = all_differences(Some(&new), Some(&old), "", 10);
+        assert_eq!(all.found[0].pointer, "/messages/0");
+        assert_eq!(all.found[0].right, None);
+        let all = all_differences(Some(&json!([1, 2])), Some(&json!([0, 1, 2])), "", 10);
+        assert_eq!(all.total, 3);
     }
 
     #[test]
