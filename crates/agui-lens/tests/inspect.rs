@@ -255,3 +255,40 @@ fn html_escapes_what_it_embeds_and_says_what_it_capped() {
     );
     assert_eq!(html.matches("<tr data-row=").count(), 10_000);
 }
+
+/// A tool call whose streamed arguments were flagged is marked in the conversation, which
+/// shows what the client ended with.
+#[test]
+fn the_conversation_marks_tool_calls_whose_arguments_were_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let (code, _, stderr) = run(&[
+        "inspect",
+        "fixtures/invalid/tool-args/invalid-json.jsonl",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let marked = html
+        .split("<div class=\"tool-call\">")
+        .nth(1)
+        .and_then(|call| call.split("</div></div>").next())
+        .unwrap_or_default();
+    assert!(marked.contains("call-1"), "{marked}");
+    assert!(
+        marked.contains("<div class=\"flagged\">the streamed arguments were flagged: the arguments of tool call &quot;call-1&quot;"),
+        "{marked}"
+    );
+    let (_, _, _) = run(&[
+        "inspect",
+        "fixtures/valid/pydantic-ai-full.jsonl",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert!(
+        !std::fs::read_to_string(&page)
+            .unwrap()
+            .contains("class=\"flagged\"")
+    );
+}

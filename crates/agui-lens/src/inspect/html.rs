@@ -3,6 +3,7 @@
 //! renders it, the state at any selected event, a filterable event table, and diagnostics marked
 //! on the timeline and in the table. Everything embedded is escaped for where it goes.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use serde_json::{Map, Value, json};
@@ -714,8 +715,28 @@ fn timeline(inspection: &Inspection, axis: &Axis, out: &mut dyn Write) -> io::Re
     writeln!(out, "<div id=\"cursor\" hidden></div></div></section>")
 }
 
+/// The tool calls a `tool-args` finding is about, by call id, with the first such finding:
+/// what the stream sent for them is not what the conversation (the client's end state) shows.
+fn flagged_calls(inspection: &Inspection) -> HashMap<&str, &str> {
+    let mut flagged = HashMap::new();
+    for view in all_diagnostics(inspection) {
+        let d = &view.diagnostic;
+        if d.rule.rule().family() != "tool-args" {
+            continue;
+        }
+        let Some((_, rest)) = d.message.split_once("tool call \"") else {
+            continue;
+        };
+        if let Some((id, _)) = rest.split_once('"') {
+            flagged.entry(id).or_insert(d.message.as_str());
+        }
+    }
+    flagged
+}
+
 fn conversation(inspection: &Inspection, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "<section id=\"conversation\"><h2>Conversation</h2>")?;
+    let flagged = flagged_calls(inspection);
     for (thread, folded) in &inspection.threads {
         if inspection.threads.len() > 1 || thread.is_some() {
             writeln!(
@@ -728,7 +749,7 @@ fn conversation(inspection: &Inspection, out: &mut dyn Write) -> io::Result<()> 
             writeln!(out, "<p class=\"empty\">No messages.</p>")?;
         }
         for message in &folded.messages {
-            conversation_message(message, out)?;
+            conversation_message(message, &flagged, out)?;
         }
         if !folded.pending_interrupts.is_empty() {
             writeln!(
@@ -743,7 +764,11 @@ fn conversation(inspection: &Inspection, out: &mut dyn Write) -> io::Result<()> 
     writeln!(out, "</section>")
 }
 
-fn conversation_message(message: &Map<String, Value>, out: &mut dyn Write) -> io::Result<()> {
+fn conversation_message(
+    message: &Map<String, Value>,
+    flagged: &HashMap<&str, &str>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let s = |k: &str| message.get(k).and_then(Value::as_str).unwrap_or("");
     let role = s("role");
     let role_class: String = role
@@ -806,11 +831,19 @@ fn conversation_message(message: &Map<String, Value>, out: &mut dyn Write) -> io
             .and_then(|f| f.get("arguments"))
             .and_then(Value::as_str)
             .unwrap_or("");
+        let id = call.get("id").and_then(Value::as_str).unwrap_or("");
+        let finding = match flagged.get(id) {
+            Some(message) => format!(
+                "<div class=\"flagged\">the streamed arguments were flagged: {}</div>",
+                escape(message)
+            ),
+            None => String::new(),
+        };
         write!(
             out,
-            "<div class=\"tool-call\"><div class=\"who\">tool call {} <code>{}</code></div><pre>{}</pre>{}</div>",
+            "<div class=\"tool-call\"><div class=\"who\">tool call {} <code>{}</code></div><pre>{}</pre>{finding}{}</div>",
             escape(name),
-            escape(call.get("id").and_then(Value::as_str).unwrap_or("")),
+            escape(id),
             escape(&shorten(&pretty_json_text(args), MAX_MESSAGE_TEXT)),
             if call.get("encryptedValue").is_some() {
                 "<div class=\"encrypted\">encrypted value present (not shown)</div>"
