@@ -292,3 +292,32 @@ fn the_conversation_marks_tool_calls_whose_arguments_were_flagged() {
             .contains("class=\"flagged\"")
     );
 }
+
+/// Before many runs, the terminal view says how they ended and which have errors, so the
+/// first screen is not only run headers.
+#[test]
+fn many_runs_are_summarised_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.jsonl");
+    let mut text = String::new();
+    for i in 0..12 {
+        text.push_str(&format!(
+            "{{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r{i}\"}}\n"
+        ));
+        if i == 7 {
+            text.push_str("{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"never-started\"}\n");
+        }
+        text.push_str(&format!(
+            "{{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r{i}\"}}\n"
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    let (code, stdout, _) = inspect(&[path.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let top: Vec<&str> = stdout.lines().take(3).collect();
+    assert_eq!(top[1], "  runs: 12 finished", "{stdout}");
+    assert!(top[2].starts_with("  1 run with errors: r7 ("), "{stdout}");
+    // A few runs need no overview.
+    let (_, stdout, _) = inspect(&["fixtures/recordings/agui-sdk-full.jsonl"]);
+    assert!(!stdout.contains("  runs: "), "{stdout}");
+}

@@ -15,6 +15,10 @@ use agui_lens_core::text::human_bytes;
 
 /// Lines of text shown before folding.
 const FOLD_LINES: usize = 8;
+/// Past this many runs, an overview comes before them.
+const MANY_RUNS: usize = 10;
+/// Runs with errors the overview names.
+const OVERVIEW_RUNS: usize = 5;
 /// Characters of text shown before folding.
 const FOLD_CHARS: usize = 600;
 /// Characters of one JSON value in a list of state changes.
@@ -60,6 +64,9 @@ impl<'a> Human<'a> {
         );
         let head = self.paint(&head, |s| s.bold());
         writeln!(self.out, "{head}")?;
+        if runs > MANY_RUNS {
+            self.overview(inspection)?;
+        }
         for run in &inspection.runs {
             writeln!(self.out)?;
             self.run(run)?;
@@ -71,6 +78,50 @@ impl<'a> Human<'a> {
             }
         }
         self.out.flush()
+    }
+
+    /// Before many runs, what a person needs first: how the runs ended, and which have
+    /// findings.
+    fn overview(&mut self, inspection: &Inspection) -> io::Result<()> {
+        let mut ended: std::collections::BTreeMap<&str, u64> = Default::default();
+        let mut flagged = Vec::new();
+        for run in inspection.runs.iter().filter(|r| r.status != "none") {
+            *ended.entry(run.status).or_default() += 1;
+            let errors = run
+                .diagnostics
+                .iter()
+                .chain(run.items.iter().flat_map(|i| &i.diagnostics))
+                .filter(|d| d.diagnostic.severity == Severity::Error)
+                .count();
+            if errors > 0 {
+                flagged.push((run.run_id.as_deref().unwrap_or("(no runId)"), errors));
+            }
+        }
+        let ended: Vec<String> = ended
+            .iter()
+            .map(|(status, n)| format!("{n} {status}"))
+            .collect();
+        writeln!(self.out, "  runs: {}", ended.join(", "))?;
+        if flagged.is_empty() {
+            return writeln!(self.out, "  no run has an error");
+        }
+        let shown: Vec<String> = flagged
+            .iter()
+            .take(OVERVIEW_RUNS)
+            .map(|(id, n)| format!("{id} ({})", plural(*n as u64, "error")))
+            .collect();
+        let more = flagged.len().saturating_sub(OVERVIEW_RUNS);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        writeln!(
+            self.out,
+            "  {} with errors: {}{more}",
+            plural(flagged.len() as u64, "run"),
+            shown.join(", ")
+        )
     }
 
     fn run(&mut self, run: &RunView) -> io::Result<()> {
