@@ -321,3 +321,42 @@ fn many_runs_are_summarised_first() {
     let (_, stdout, _) = inspect(&["fixtures/recordings/agui-sdk-full.jsonl"]);
     assert!(!stdout.contains("  runs: "), "{stdout}");
 }
+
+/// A capture whose first RUN_STARTED does not say what the client held (LangGraph's) gets a
+/// note on where the user's prompt then stands in the conversation; one that does, none.
+#[test]
+fn the_conversation_says_when_the_history_before_the_stream_is_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let stream = dir.path().join("unechoed.jsonl");
+    std::fs::write(
+        &stream,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"a1","role":"assistant"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"a1","delta":"Hello!"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"a1"}"#,
+            "\n",
+            r#"{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"u1","role":"user","content":"hi"},{"id":"a1","role":"assistant","content":"Hello!"}]}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let note = "The capture does not say what the client held before its first run";
+    let (code, _, stderr) = run(&[
+        "inspect",
+        stream.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::read_to_string(&page).unwrap().contains(note));
+    let echoed = "fixtures/recordings/copilotkit-full-v1.jsonl";
+    let (_, _, _) = run(&["inspect", echoed, "--html", page.to_str().unwrap()]);
+    assert!(!std::fs::read_to_string(&page).unwrap().contains(note));
+}

@@ -736,6 +736,15 @@ fn flagged_calls(inspection: &Inspection) -> HashMap<&str, &str> {
 
 fn conversation(inspection: &Inspection, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "<section id=\"conversation\"><h2>Conversation</h2>")?;
+    if inspection.history_unknown {
+        writeln!(
+            out,
+            "<p class=\"note\">The capture does not say what the client held before its first \
+             run (that RUN_STARTED carries no input.messages). A message a MESSAGES_SNAPSHOT adds \
+             without streaming it (the user's prompt, as a rule) stands where a client that held \
+             nothing puts it: after the messages streamed before the snapshot.</p>"
+        )?;
+    }
     let flagged = flagged_calls(inspection);
     for (thread, folded) in &inspection.threads {
         if inspection.threads.len() > 1 || thread.is_some() {

@@ -38,6 +38,10 @@ pub struct Inspection {
     /// What a client ends with, per thread (for the HTML report's conversation).
     #[serde(skip)]
     pub threads: Vec<(Option<String>, Folded)>,
+    /// The first run's RUN_STARTED carried no `input.messages`: what the client held before
+    /// the stream is not known.
+    #[serde(skip)]
+    pub history_unknown: bool,
 }
 
 /// A diagnostic as shown: the check's finding, and the timestamp of its event if known.
@@ -289,6 +293,8 @@ pub struct Inspector {
     errors: u64,
     warnings: u64,
     timestamped: bool,
+    /// Whether a RUN_STARTED was seen, and whether the first said what the client held.
+    first_run: Option<bool>,
     /// Kept only for the HTML report.
     state_frames: Option<StateFrames>,
 }
@@ -340,6 +346,7 @@ impl Inspector {
             errors: 0,
             warnings: 0,
             timestamped: true,
+            first_run: None,
             state_frames: keep_states.then(StateFrames::default),
         }
     }
@@ -468,10 +475,16 @@ impl Inspector {
                 .into_iter()
                 .map(|(thread, folder)| (thread, folder.finish()))
                 .collect(),
+            history_unknown: self.first_run == Some(false),
         }
     }
 
     fn start_run(&mut self, event: &Event, ts: Option<i64>) {
+        let sent = event
+            .field("input")
+            .and_then(|i| i.get("messages"))
+            .is_some();
+        self.first_run.get_or_insert(sent);
         let s = |k: &str| event.str_field(k).map(str::to_owned);
         let tools = event
             .field("input")
