@@ -453,6 +453,12 @@ fn raw_only_differences_are_named_and_located() {
         stdout.contains("first difference at item 1 (RAW / RAW)\n  line 3 of "),
         "{stdout}"
     );
+    // Compacted, an item is found in the file by its type and ids.
+    let (_, stdout, _) = run(&["diff", &a, &b, "--color", "never"]);
+    assert!(
+        stdout.contains("first difference at item 1 (RAW / RAW)\n  line 3 of "),
+        "{stdout}"
+    );
     let (code, _, _) = run(&["diff", &a, &b, "--redact", "/event"]);
     assert_eq!(code, 0);
 }

@@ -34,11 +34,11 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
     let labels = (labels.0.as_ref(), labels.1.as_ref());
     // Event by event, an item is an event of the file: where it is, in each file.
     let lines = match (&comparison.first, args.level) {
-        (Some(first), Level::Events) => Some((
-            line_of_event(&args.a, &read, first.index)?,
-            line_of_event(&args.b, &read, first.index)?,
+        (Some(_), Level::Fold) | (None, _) => None,
+        (Some(first), level) => Some((
+            line_of_item(&args.a, &read, level, first.index)?,
+            line_of_item(&args.b, &read, level, first.index)?,
         )),
-        _ => None,
     };
     let mut out = io::stdout().lock();
     match args.format {
@@ -125,24 +125,72 @@ pub fn settings(args: &NormalizeArgs) -> Result<Settings> {
     })
 }
 
-/// The line of the AG-UI event numbered `index` (among the events, as the `events` level counts
-/// items), if the stream has that many.
-fn line_of_event(path: &Path, read: &ReadOptions, index: usize) -> Result<Option<u64>> {
-    let input = if path.as_os_str() == "-" {
-        return Ok(None);
-    } else {
-        InputSpec::File(path.to_path_buf())
-    };
-    let mut seen = 0;
-    let mut line = None;
-    for_each_event(&input, read, |event, _| {
-        if seen == index {
-            line = Some(event.loc.line);
-        }
-        seen += 1;
+/// The stream compacted, each item with the line of the event whose reading wrote it.
+fn compacted(input: &InputSpec, read: &ReadOptions) -> Result<Collected> {
+    let mut compactor = Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT);
+    let mut collected = Collected::default();
+    let (opened, stats) = for_each_event(input, read, |event, raw| {
+        collected.reading = event.loc.line;
+        compactor.push(event, raw, &mut collected)?;
         Ok(())
     })?;
-    Ok(line)
+    require_events(&opened, &stats)?;
+    warn_unreadable(&input.display_name(), &stats);
+    compactor.finish(&mut collected)?;
+    Ok(collected)
+}
+
+/// Where item `index` of a stream at a level comes from in its file: the line of that event
+/// (`events`), or of the first event of the file with the compacted item's type and ids
+/// (`compact`: a merged message's first delta). None for `fold`, stdin, or past the end.
+fn line_of_item(
+    path: &Path,
+    read: &ReadOptions,
+    level: Level,
+    index: usize,
+) -> Result<Option<u64>> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    let input = InputSpec::File(path.to_path_buf());
+    match level {
+        Level::Events => {
+            let mut seen = 0;
+            let mut line = None;
+            for_each_event(&input, read, |event, _| {
+                if seen == index {
+                    line = Some(event.loc.line);
+                }
+                seen += 1;
+                Ok(())
+            })?;
+            Ok(line)
+        }
+        Level::Compact => {
+            let collected = compacted(&input, read)?;
+            let Some(item) = collected.items.get(index) else {
+                return Ok(None);
+            };
+            const IDS: &[&str] = &[
+                "messageId",
+                "toolCallId",
+                "stepName",
+                "runId",
+                "subagentRunId",
+            ];
+            let mut line = None;
+            for_each_event(&input, read, |event, _| {
+                let same = event.field("type") == item.get("type")
+                    && IDS.iter().all(|k| event.field(k) == item.get(*k));
+                if line.is_none() && same {
+                    line = Some(event.loc.line);
+                }
+                Ok(())
+            })?;
+            Ok(line.or(collected.lines.get(index).copied()))
+        }
+        Level::Fold => Ok(None),
+    }
 }
 
 /// A stream as normalised items at a level: its events, its compacted events, or its folded
@@ -172,16 +220,12 @@ pub fn normalized(
             Ok(items)
         }
         Level::Compact => {
-            let mut compactor = Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT);
-            let mut collected = Collected::default();
-            let (opened, stats) = for_each_event(&input, read, |event, raw| {
-                compactor.push(event, raw, &mut collected)?;
-                Ok(())
-            })?;
-            require_events(&opened, &stats)?;
-            warn_unreadable(&name, &stats);
-            compactor.finish(&mut collected)?;
-            Ok(collected.0.iter().map(|e| normalizer.event(e)).collect())
+            let collected = compacted(&input, read)?;
+            Ok(collected
+                .items
+                .iter()
+                .map(|e| normalizer.event(e))
+                .collect())
         }
         Level::Fold => {
             let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
@@ -201,17 +245,24 @@ pub fn normalized(
 
 /// Compacted events, collected as values.
 #[derive(Default)]
-struct Collected(Vec<Value>);
+struct Collected {
+    items: Vec<Value>,
+    /// For each item, the line of the event whose reading wrote it (when nothing in the
+    /// file has the item's type and ids).
+    lines: Vec<u64>,
+    /// The line of the event being read.
+    reading: u64,
+}
 
 impl Output for Collected {
     fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         let value = serde_json::from_slice(bytes).map_err(io::Error::other)?;
-        self.0.push(value);
-        Ok(())
+        self.event(&value)
     }
 
     fn event(&mut self, value: &Value) -> io::Result<()> {
-        self.0.push(value.clone());
+        self.items.push(value.clone());
+        self.lines.push(self.reading);
         Ok(())
     }
 }
