@@ -649,3 +649,57 @@ fn a_browser_capture_without_a_stream_is_an_error() {
     );
     assert!(stdout.contains("checked 1 file, 33 events"), "{stdout}");
 }
+
+/// `inspect` of a browser capture starts from what the request sent: the conversation holds
+/// the user's prompt first, where the client had it, even when the stream does not echo it
+/// and a snapshot brings it back (as LangGraph's do).
+#[test]
+fn inspect_of_a_capture_starts_from_its_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = serde_json::json!({"threadId":"t","runId":"r","state":{},"messages":[
+        {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{}});
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r"}),
+        serde_json::json!({"type":"TEXT_MESSAGE_START","messageId":"a1","role":"assistant"}),
+        serde_json::json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"a1","delta":"Hello!"}),
+        serde_json::json!({"type":"TEXT_MESSAGE_END","messageId":"a1"}),
+        serde_json::json!({"type":"MESSAGES_SNAPSHOT","messages":[
+            {"id":"u1","role":"user","content":"hi"},{"id":"a1","role":"assistant","content":"Hello!"}]}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+    ];
+    let path = dir.path().join("langgraph.har");
+    let entry = har_entry(
+        "http://127.0.0.1:8123/agent",
+        Some(&request),
+        "text/event-stream",
+        &sse_of(&events),
+        false,
+    );
+    std::fs::write(&path, har(vec![entry])).unwrap();
+    let page = dir.path().join("report.html");
+    let (code, _, stderr) = run(&[
+        "inspect",
+        path.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let conversation = html.split("<section id=\"conversation\">").nth(1).unwrap();
+    let (user, answer) = (
+        conversation.find("<code>u1</code>"),
+        conversation.find("<code>a1</code>"),
+    );
+    assert!(user.is_some() && user < answer, "{conversation}");
+    assert!(!conversation.contains("does not say what the client held"));
+    // `fold` starts from the same.
+    let (_, stdout, _) = run(&["fold", path.to_str().unwrap()]);
+    let folded: Value = serde_json::from_str(&stdout).unwrap();
+    let ids: Vec<&str> = folded["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["u1", "a1"]);
+}

@@ -604,6 +604,18 @@ impl Folder {
         self
     }
 
+    /// Starts from the messages a client held before the stream (what it sent, when the
+    /// request is known): streamed messages and snapshots then take their places among them
+    /// as they would in that client.
+    pub fn with_messages(mut self, messages: &[Value]) -> Self {
+        for message in messages.iter().filter_map(Value::as_object) {
+            if self.find(id_of(message)).is_none() {
+                self.push(message.clone());
+            }
+        }
+        self
+    }
+
     /// Whether the last STATE_DELTA applied (a failed one changed nothing).
     pub fn last_delta_applied(&self) -> bool {
         self.delta_applied

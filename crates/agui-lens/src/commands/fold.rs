@@ -53,15 +53,18 @@ pub fn fold_threads(
     let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
     let mut current: Option<usize> = None;
     let mut opened = read::open(input, read)?;
-    // A browser capture's stream starts from the state its request sent.
-    let sent = opened
-        .capture
-        .as_ref()
-        .and_then(|c| c.request.as_ref())
-        .and_then(|r| r.get("state"))
-        .filter(|s| !s.is_null())
-        .cloned();
-    let initial = initial.or(sent.as_ref());
+    // A browser capture's stream starts from what its request sent: state and messages.
+    let request = opened.capture.as_ref().and_then(|c| c.request.clone());
+    let sent = |key: &str| {
+        request
+            .as_ref()
+            .and_then(|r| r.get(key))
+            .filter(|v| !v.is_null())
+    };
+    let initial = initial.or(sent("state"));
+    let history: &[Value] = sent("messages")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
     let name = opened.name.clone();
     let stats = for_each_fed(&mut opened, read.max_line, true, |fed, batch, frame| {
         if let Fed::Event(event) = fed {
@@ -75,7 +78,12 @@ pub fn fold_threads(
                         Some(0)
                     }
                     None => {
-                        threads.push((thread, Folder::new(limit).with_state(initial.cloned())));
+                        threads.push((
+                            thread,
+                            Folder::new(limit)
+                                .with_state(initial.cloned())
+                                .with_messages(history),
+                        ));
                         Some(threads.len() - 1)
                     }
                 };
@@ -84,7 +92,12 @@ pub fn fold_threads(
         let at = match current {
             Some(at) => at,
             None => {
-                threads.push((None, Folder::new(limit).with_state(initial.cloned())));
+                threads.push((
+                    None,
+                    Folder::new(limit)
+                        .with_state(initial.cloned())
+                        .with_messages(history),
+                ));
                 current = Some(threads.len() - 1);
                 threads.len() - 1
             }

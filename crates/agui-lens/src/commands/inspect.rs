@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use anyhow::{Context as _, Result};
 use clap::ArgMatches;
+use serde_json::Value;
 
 use super::Outcome;
 use super::check::{Settings, settings, use_color};
@@ -35,7 +36,25 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         entry: args.read.entry,
     };
     let state_limit = args.read.state_limit();
-    let initial_state = args.read.initial_state()?;
+    let mut opened = read::open(&input, &read)?;
+    // A browser capture's request is what the client held: its state and its messages.
+    let request = opened.capture.as_ref().and_then(|c| c.request.clone());
+    let sent = |key: &str| {
+        request
+            .as_ref()
+            .and_then(|r| r.get(key))
+            .filter(|v| !v.is_null())
+    };
+    let initial_state = match args.read.initial_state()? {
+        Some(state) => Some(state),
+        None => sent("state").cloned(),
+    };
+    let history: Option<Vec<Value>> = request.as_ref().map(|_| {
+        sent("messages")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    });
     let ctx = Context {
         schemas,
         levels: &levels,
@@ -46,15 +65,17 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
             max_args: max_line,
             state: initial_state.clone(),
             version: args.rules.protocol,
-            input: None,
+            input: request.clone(),
         },
     };
-    let name = input.display_name();
+    let name = opened.name.clone();
     let mut inspector =
         Inspector::new(&name, state_limit, args.html.is_some()).with_state(initial_state);
+    if let Some(history) = history {
+        inspector = inspector.with_history(history);
+    }
     let mut counts = args.stats.then(StatsCollector::default);
     let mut page = args.html.as_ref().map(|_| html::Rows::default());
-    let mut opened = read::open(&input, &read)?;
     let head = opened.head.clone();
     let mut engine = Engine::new(&ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut batch = Batch::default();

@@ -285,6 +285,8 @@ pub struct Inspector {
     state_limit: usize,
     /// The state a client held before the stream (`--initial-state`), if given.
     initial_state: Option<Value>,
+    /// The messages it held, when the request is known.
+    initial_messages: Vec<Value>,
     /// The events of the batch being checked: where their findings go.
     touched: HashMap<u64, (Option<Target>, Option<i64>)>,
     file_diagnostics: Vec<DiagnosticView>,
@@ -321,6 +323,14 @@ impl Inspector {
         self
     }
 
+    /// Starts every thread from the messages the client sent (a browser capture's request):
+    /// what it held before the stream is then known.
+    pub fn with_history(mut self, messages: Vec<Value>) -> Self {
+        self.initial_messages = messages;
+        self.first_run = Some(true);
+        self
+    }
+
     pub fn new(path: &str, state_limit: usize, keep_states: bool) -> Self {
         Inspector {
             path: path.to_owned(),
@@ -339,6 +349,7 @@ impl Inspector {
             thread: None,
             state_limit,
             initial_state: None,
+            initial_messages: Vec::new(),
             touched: HashMap::new(),
             file_diagnostics: Vec::new(),
             frames: 0,
@@ -658,15 +669,18 @@ impl Inspector {
                     Some(0)
                 }
                 None => {
-                    let folder =
-                        Folder::new(self.state_limit).with_state(self.initial_state.clone());
+                    let folder = Folder::new(self.state_limit)
+                        .with_state(self.initial_state.clone())
+                        .with_messages(&self.initial_messages);
                     self.threads.push((thread, folder));
                     Some(self.threads.len() - 1)
                 }
             };
         }
         if self.thread.is_none() {
-            let folder = Folder::new(self.state_limit).with_state(self.initial_state.clone());
+            let folder = Folder::new(self.state_limit)
+                .with_state(self.initial_state.clone())
+                .with_messages(&self.initial_messages);
             self.threads.push((None, folder));
             self.thread = Some(self.threads.len() - 1);
         }
