@@ -264,7 +264,7 @@ fn json_list(bytes: &[u8]) -> Result<Vec<Value>, String> {
 }
 
 /// A field's key: (number, wire type).
-fn key(buf: &mut &[u8], whole: usize) -> Result<(u32, u8), String> {
+pub fn key(buf: &mut &[u8], whole: usize) -> Result<(u32, u8), String> {
     let at = whole - buf.len();
     let key = decode_varint(buf).map_err(|_| format!("a broken field key at byte {at}"))?;
     let number = (key >> 3) as u32;

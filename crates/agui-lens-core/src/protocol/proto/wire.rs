@@ -3,15 +3,13 @@
 //! `Struct` and `ListValue` as the plain JSON they stand for.
 //!
 //! Decoding is table-driven (`decode.rs`). Encoding walks the descriptors: fields in
-//! declaration order (which is field-number order in these files, and
-//! the order the official encoder writes), struct members in key order, so the same event
-//! always gives the same bytes.
+//! declaration order (which is field-number order in these files, and the order the official
+//! encoder writes), struct members in key order, so the same event always gives the same bytes.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use prost::encoding::{WireType, decode_varint, encode_key, encode_varint};
-use std::collections::HashMap;
-
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value};
 
@@ -55,32 +53,8 @@ pub fn envelope_fields(bytes: &[u8]) -> Result<Vec<u32>, String> {
     let mut buf = bytes;
     let mut numbers = Vec::new();
     while !buf.is_empty() {
-        let at = bytes.len() - buf.len();
-        let key =
-            decode_varint(&mut buf).map_err(|_| format!("a broken field key at byte {at}"))?;
-        let number = (key >> 3) as u32;
-        if number == 0 {
-            return Err(format!("field number 0 at byte {at}"));
-        }
-        let skipped = match key & 7 {
-            0 => decode_varint(&mut buf).map(|_| 0).ok(),
-            1 => Some(8),
-            2 => decode_varint(&mut buf).ok().map(|len| len as usize),
-            5 => Some(4),
-            wire => {
-                return Err(format!(
-                    "wire type {wire} at byte {at}, which no event uses"
-                ));
-            }
-        };
-        match skipped {
-            Some(len) if len <= buf.len() => buf = &buf[len..],
-            _ => {
-                return Err(format!(
-                    "field {number} at byte {at} runs past the message's end"
-                ));
-            }
-        }
+        let (number, wire) = decode::key(&mut buf, bytes.len())?;
+        decode::skip(wire, &mut buf, number)?;
         numbers.push(number);
     }
     Ok(numbers)
@@ -92,8 +66,7 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>
     let tables = &*TABLES;
     let mut buf = bytes;
     while !buf.is_empty() {
-        let key = decode_varint(&mut buf).map_err(|_| "a broken field key".to_owned())?;
-        let (number, wire) = ((key >> 3) as u32, (key & 7) as u8);
+        let (number, wire) = decode::key(&mut buf, bytes.len())?;
         match (ARMS.get(&number), wire) {
             (Some(ty), 2) => {
                 let len = decode_varint(&mut buf).map_err(|_| "a broken length".to_owned())?;
