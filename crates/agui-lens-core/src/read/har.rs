@@ -43,7 +43,10 @@ pub struct HarCapture {
     pub others: usize,
 }
 
-/// Whether the first bytes of a JSON document open a HAR: `{"log": {`.
+/// Whether the first bytes of a JSON document open a HAR: `{"log": {` and one of the members
+/// a HAR log starts with (`version` as every capture tool writes it, or another of the HAR
+/// log's own members when a tool reordered them), so that another document with a `log`
+/// object is not taken for one.
 pub fn is_har(head: &[u8]) -> bool {
     let text = String::from_utf8_lossy(head);
     let rest = text.trim_start();
@@ -56,7 +59,19 @@ pub fn is_har(head: &[u8]) -> bool {
     let Some(rest) = rest.trim_start().strip_prefix(':') else {
         return false;
     };
-    rest.trim_start().starts_with('{')
+    let Some(rest) = rest.trim_start().strip_prefix('{') else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    [
+        "\"version\"",
+        "\"creator\"",
+        "\"browser\"",
+        "\"pages\"",
+        "\"entries\"",
+    ]
+    .iter()
+    .any(|key| rest.starts_with(key))
 }
 
 /// Reads a HAR file's AG-UI streams.
@@ -222,7 +237,8 @@ mod tests {
     #[test]
     fn only_a_log_object_is_a_har() {
         assert!(is_har(b"{\"log\":{\"version\":\"1.2\"}}"));
-        assert!(is_har(b" {\n  \"log\" : {\n"));
+        assert!(is_har(b" {\n  \"log\" : {\n    \"version\": \"1.2\","));
+        assert!(!is_har(b"{\"log\": {\"level\": \"debug\"}}"));
         assert!(!is_har(b"{\"type\":\"RUN_STARTED\"}"));
         assert!(!is_har(b"{\"log\": \"text\"}"));
         assert!(!is_har(b"[]"));
