@@ -703,3 +703,18 @@ fn inspect_of_a_capture_starts_from_its_request() {
         .collect();
     assert_eq!(ids, ["u1", "a1"]);
 }
+
+/// `inspect` holds a capture's request to its schema as `check` does: the same finding, and
+/// the same failing exit status.
+#[test]
+fn inspect_of_a_capture_reports_its_request_as_check_does() {
+    let har = "fixtures/invalid/request/input-schema.har";
+    let (code, stdout, _) = run(&["inspect", har, "--color", "never"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("error[request/input-schema]: the request's RunAgentInput"),
+        "{stdout}"
+    );
+    let (check_code, _, _) = run(&["check", har]);
+    assert_eq!(check_code, code);
+}

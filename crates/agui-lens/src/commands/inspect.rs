@@ -15,6 +15,7 @@ use crate::inspect::human::{Human, plural};
 use crate::inspect::stats::{self, StatsCollector};
 use crate::inspect::{Inspection, Inspector, StateFrames, html};
 use agui_lens_core::check::engine::{Context, Engine};
+use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::read::{self, Batch, InputSpec, ReadOptions};
 
@@ -80,6 +81,14 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let mut engine = Engine::new(&ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut batch = Batch::default();
     let mut found = Vec::new();
+    // A browser capture's request is held to its schema, as `check` holds it.
+    if let Some(request) = &request {
+        for d in input_findings(ctx.schemas, request, ctx.protocol.version, &name) {
+            engine.report(d, &mut found);
+        }
+        inspector.diagnostics(&found);
+        found.clear();
+    }
     let mut failure = None;
     loop {
         match opened.reader.next_batch(&mut batch) {
