@@ -219,6 +219,14 @@ mod tests {
         assert_eq!(d.pointer, "/a~1b");
     }
 
+    /// What was found, as (pointer, old, new).
+    fn listed(all: &Differences) -> Vec<(&str, Option<Value>, Option<Value>)> {
+        all.found
+            .iter()
+            .map(|d| (d.pointer.as_str(), d.left.clone(), d.right.clone()))
+            .collect()
+    }
+
     /// One message inserted at the front of a list of messages is one change.
     #[test]
     fn elements_with_ids_are_matched_by_id() {
@@ -226,11 +234,7 @@ mod tests {
         let new = json!({"messages": [{"id": "x", "text": "0"}, {"id": "a", "text": "1"},
                                       {"id": "b", "text": "2!"}]});
         let all = all_differences(Some(&old), Some(&new), "", 10);
-        let seen: Vec<(&str, Option<Value>, Option<Value>)> = all
-            .found
-            .iter()
-            .map(|d| (d.pointer.as_str(), d.left.clone(), d.right.clone()))
-            .collect();
+        let seen = listed(&all);
         assert_eq!(
             seen,
             [
@@ -254,11 +258,7 @@ mod tests {
             "",
             10,
         );
-        let seen: Vec<(&str, Option<Value>, Option<Value>)> = all
-            .found
-            .iter()
-            .map(|d| (d.pointer.as_str(), d.left.clone(), d.right.clone()))
-            .collect();
+        let seen = listed(&all);
         assert_eq!(
             seen,
             vec![

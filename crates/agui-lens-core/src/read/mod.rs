@@ -346,6 +346,13 @@ pub struct CaptureEntry {
     pub request: Option<Arc<serde_json::Value>>,
 }
 
+impl CaptureEntry {
+    /// A member of the request (`state`, `messages`), when it was sent and is not null.
+    pub fn sent(&self, key: &str) -> Option<&serde_json::Value> {
+        self.request.as_ref()?.get(key).filter(|v| !v.is_null())
+    }
+}
+
 /// Extensions recognised when walking a directory.
 const STREAM_EXTENSIONS: &[&str] = &["jsonl", "ndjson", "sse", "json", "pb", "har"];
 

@@ -264,15 +264,16 @@ pub fn check_opened(
     };
     // A browser capture's stream is held to what its request sent, as `run` holds a live
     // one: the state is the baseline for deltas, the tools and history what the rules know.
-    let request = opened.capture.as_ref().and_then(|c| c.request.clone());
+    let capture = opened.capture.clone();
+    let request = capture.as_ref().and_then(|c| c.request.clone());
     let with_request;
     let ctx = match &request {
         Some(request) => {
             with_request = Context {
                 protocol: ProtocolOptions {
-                    state: request
-                        .get("state")
-                        .filter(|s| !s.is_null())
+                    state: capture
+                        .as_ref()
+                        .and_then(|c| c.sent("state"))
                         .cloned()
                         .or_else(|| ctx.protocol.state.clone()),
                     input: Some(Arc::clone(request)),

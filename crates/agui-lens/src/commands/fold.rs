@@ -54,13 +54,8 @@ pub fn fold_threads(
     let mut current: Option<usize> = None;
     let mut opened = read::open(input, read)?;
     // A browser capture's stream starts from what its request sent: state and messages.
-    let request = opened.capture.as_ref().and_then(|c| c.request.clone());
-    let sent = |key: &str| {
-        request
-            .as_ref()
-            .and_then(|r| r.get(key))
-            .filter(|v| !v.is_null())
-    };
+    let capture = opened.capture.clone();
+    let sent = |key: &str| capture.as_ref().and_then(|c| c.sent(key));
     let initial = initial.or(sent("state"));
     let history: &[Value] = sent("messages")
         .and_then(Value::as_array)

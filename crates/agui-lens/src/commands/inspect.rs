@@ -39,13 +39,9 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let state_limit = args.read.state_limit();
     let mut opened = read::open(&input, &read)?;
     // A browser capture's request is what the client held: its state and its messages.
-    let request = opened.capture.as_ref().and_then(|c| c.request.clone());
-    let sent = |key: &str| {
-        request
-            .as_ref()
-            .and_then(|r| r.get(key))
-            .filter(|v| !v.is_null())
-    };
+    let capture = opened.capture.clone();
+    let request = capture.as_ref().and_then(|c| c.request.clone());
+    let sent = |key: &str| capture.as_ref().and_then(|c| c.sent(key));
     let initial_state = match args.read.initial_state()? {
         Some(state) => Some(state),
         None => sent("state").cloned(),
