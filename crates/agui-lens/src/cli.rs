@@ -485,9 +485,33 @@ pub struct TestArgs {
     #[arg(long, value_name = "TEXT", requires = "update_snapshots")]
     pub reason: Option<String>,
 
-    /// Run this many cases at a time (output stays in suite order).
+    /// Run this many cases at a time (output stays in suite order). Cases with fixed ids on
+    /// one thread never run at the same time.
     #[arg(short, long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: u16,
+
+    /// Run only the cases whose name matches GLOB (`*`, `?`); may be repeated.
+    #[arg(long = "case", value_name = "GLOB")]
+    pub cases: Vec<String>,
+
+    /// Before the first case, wait until URL answers HTTP (any status), e.g. an agent that
+    /// is still starting.
+    #[arg(long, value_name = "URL")]
+    pub wait_for: Option<String>,
+
+    /// How long --wait-for waits, in seconds.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 60.0,
+        requires = "wait_for"
+    )]
+    pub wait_timeout: f64,
+
+    /// Keep what each case and turn sent and received in DIR: request.json, response.raw
+    /// (the body as it arrived), events.jsonl, findings.jsonl and outcome.json.
+    #[arg(long, value_name = "DIR")]
+    pub artifacts: Option<PathBuf>,
 
     #[command(flatten)]
     pub output: OutputArgs,

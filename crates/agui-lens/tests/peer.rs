@@ -213,31 +213,55 @@ fn pydantic_ai_peer_streams_check_clean() {
     assert_eq!(found, ["tool-args/schema-violation"], "{stdout}");
     assert!(stdout.contains("call_frontend_1"), "{stdout}");
 
-    // Every scenario the peer has, as a suite, four at a time.
+    // Every scenario the peer has, as a suite, one case at a time and then four at a time,
+    // without restarting the peer: fresh ids make every run of the suite a new conversation.
+    // One case is a conversation: its frontend tool call is answered in turn 2.
     let dir = tempfile::tempdir().unwrap();
-    let junit = dir.path().join("junit.xml");
-    let (code, stdout, stderr) = split(
-        agui_lens()
-            .env("AGUI_PEER_URL", peer.url())
-            .args([
-                "test",
-                "crates/agui-lens/tests/peers/pydantic-ai/suite.toml",
-                "-j",
-                "4",
-                "--color",
-                "never",
-                "--junit",
-                junit.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap(),
-    );
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(
-        stdout.contains("test result: ok. 10 passed; 0 failed"),
-        "{stdout}"
-    );
-    let junit = std::fs::read_to_string(junit).unwrap();
-    assert_eq!(junit.matches("<testcase ").count(), 10);
-    assert!(!junit.contains("<failure"));
+    for jobs in ["1", "4"] {
+        let junit = dir.path().join(format!("junit-{jobs}.xml"));
+        let artifacts = dir.path().join(format!("artifacts-{jobs}"));
+        let (code, stdout, stderr) = split(
+            agui_lens()
+                .env("AGUI_PEER_URL", peer.url())
+                .args([
+                    "test",
+                    "crates/agui-lens/tests/peers/pydantic-ai/suite.toml",
+                    "-j",
+                    jobs,
+                    "--color",
+                    "never",
+                    "--junit",
+                    junit.to_str().unwrap(),
+                    "--artifacts",
+                    artifacts.to_str().unwrap(),
+                ])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "-j {jobs}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("test result: ok. 13 passed; 0 failed; 11 cases (13 turns)"),
+            "{stdout}"
+        );
+        let junit = std::fs::read_to_string(junit).unwrap();
+        assert_eq!(junit.matches("<testcase ").count(), 13);
+        assert!(junit.contains("name=\"frontend tool round trip / turn 2\""));
+        assert!(!junit.contains("<failure") && !junit.contains("<error"));
+        // Turn 2 sent the frontend tool's result after the call, on turn 1's thread.
+        let turn = |n: u32| -> Value {
+            let path = artifacts.join(format!("11-frontend-tool-round-trip/turn-{n}/request.json"));
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+        };
+        let (first, second) = (turn(1), turn(2));
+        assert_eq!(first["threadId"], second["threadId"]);
+        let messages = second["messages"].as_array().unwrap();
+        let answer = messages.last().unwrap();
+        assert_eq!(answer["role"], "tool");
+        assert_eq!(answer["toolCallId"], "call_frontend_1");
+        assert_eq!(answer["content"], "The background is blue now.");
+        assert_eq!(
+            second["state"]["counter"], 42,
+            "the state the server tools set in turn 1 is sent back"
+        );
+    }
 }

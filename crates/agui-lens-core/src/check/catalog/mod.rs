@@ -202,6 +202,7 @@ registry! {
     SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,
     SuiteFirstEventSlow => suite::FIRST_EVENT_SLOW,
     SuiteNoStream => suite::NO_STREAM,
+    SuiteTurnMismatch => suite::TURN_MISMATCH,
     VersionUndeclared => version::UNDECLARED,
     VersionNewer => version::NEWER,
     VersionUninterpretable => version::UNINTERPRETABLE,

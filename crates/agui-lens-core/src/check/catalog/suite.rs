@@ -53,3 +53,16 @@ pub const NO_STREAM: Rule = Rule {
           events there is nothing the stream rules can fail on.",
     example: "[[case]]\nname = \"chat\"\n(the agent answers 200 with {\"error\": \"overloaded\"})",
 };
+
+pub const TURN_MISMATCH: Rule = Rule {
+    name: "suite/turn-mismatch",
+    default: Level::Deny,
+    versions: "every version",
+    summary: "a later turn of a conversation does not fit how the turn before ended: a frontend \
+              tool call left waiting that the turn gives no result for, a result for a tool \
+              nobody called, or interrupts with no resume (or a resume with none)",
+    why: "A client cannot go on from a run that asks for a tool result or an answer it does \
+          not give; when the agent ends a turn differently than the case expects, the next turn \
+          would test a conversation no client would hold.",
+    example: "[[case]]\nname = \"tools\"\n[[case.turn]]\ntool_results = { change_background = \"done\" }\n(turn 1 ended without calling change_background)",
+};
