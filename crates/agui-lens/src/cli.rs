@@ -379,6 +379,9 @@ pub struct CheckArgs {
     pub output: OutputArgs,
 
     #[command(flatten)]
+    pub baseline: BaselineArgs,
+
+    #[command(flatten)]
     pub rules: RuleArgs,
 
     /// A directory of schemas laid over the built-in ones (same relative paths replace
@@ -516,6 +519,9 @@ pub struct TestArgs {
     #[command(flatten)]
     pub output: OutputArgs,
 
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
+
     /// Read rule settings from this file instead of the nearest agui-lens.toml.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -523,6 +529,20 @@ pub struct TestArgs {
     /// A directory of schemas laid over the built-in ones.
     #[arg(long, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
+}
+
+/// Adopting agui-lens on findings that are already there.
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    /// Hold back the findings recorded in FILE and fail only on new ones. Findings are known
+    /// by rule, input and a fingerprint of what they say, not by line.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Record today's findings in the --baseline FILE (replaced atomically); the run then
+    /// passes whatever it finds.
+    #[arg(long, requires = "baseline")]
+    pub update_baseline: bool,
 }
 
 #[derive(Debug, Args)]
