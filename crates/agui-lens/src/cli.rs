@@ -160,6 +160,32 @@ pub struct NormalizeArgs {
     /// /**/metadata. Repeatable.
     #[arg(long, value_name = "SELECTOR")]
     pub redact: Vec<String>,
+
+    /// String values matching GLOB (`*`, `?`) are ids, compared as tokens (e.g. 'lc_run--*').
+    /// Repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub id_pattern: Vec<String>,
+
+    /// Every string value under KEY is an id, compared as a token (e.g. checkpoint_ns).
+    /// Repeatable.
+    #[arg(long, value_name = "KEY")]
+    pub id_key: Vec<String>,
+
+    /// Neighbouring events of TYPE compare in any order (parallel tool results:
+    /// TOOL_CALL_RESULT). Repeatable.
+    #[arg(long, value_name = "TYPE")]
+    pub unordered: Vec<String>,
+}
+
+impl NormalizeArgs {
+    /// Whether any normalisation flag was given.
+    pub fn given(&self) -> bool {
+        !(self.keep.is_empty()
+            && self.redact.is_empty()
+            && self.id_pattern.is_empty()
+            && self.id_key.is_empty()
+            && self.unordered.is_empty())
+    }
 }
 
 #[derive(Debug, Args)]

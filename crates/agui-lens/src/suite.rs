@@ -14,6 +14,8 @@ use crate::glob;
 use crate::live::http::{Transport, check_header};
 use crate::live::request::{AgentInput, expand};
 use agui_lens_core::check::catalog::{Level, Levels};
+use agui_lens_core::compare::Level as CompareLevel;
+use agui_lens_core::compare::normalize::{Selector, Settings};
 use agui_lens_core::protocol::event::EventType;
 
 /// How long a case waits for bytes unless it says otherwise.
@@ -24,8 +26,78 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SuiteFile {
+    /// What every case takes unless it says otherwise.
+    #[serde(default)]
+    defaults: Defaults,
     #[serde(default, rename = "case")]
     cases: Vec<toml::Spanned<CaseFile>>,
+}
+
+/// `[defaults]`: what every case takes. A case's own value replaces a default; lists of
+/// rule overrides, redactions and id patterns add to the defaults', and headers merge.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Defaults {
+    url: Option<String>,
+    url_env: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    expect_status: Option<toml::Value>,
+    #[serde(default)]
+    deny: Vec<String>,
+    #[serde(default)]
+    warn: Vec<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+    max_first_event_ms: Option<u64>,
+    idle_timeout: Option<f64>,
+    timeout: Option<f64>,
+    accept: Option<Transport>,
+    fixed_ids: Option<bool>,
+    snapshot_level: Option<String>,
+    #[serde(default)]
+    redact: Vec<String>,
+    #[serde(default)]
+    id_patterns: Vec<String>,
+    #[serde(default)]
+    id_keys: Vec<String>,
+    #[serde(default)]
+    unordered: Vec<String>,
+}
+
+impl CaseFile {
+    /// The case with the suite's defaults filled in.
+    fn with_defaults(mut self, d: &Defaults) -> CaseFile {
+        if self.url.is_none() && self.url_env.is_none() {
+            self.url = d.url.clone();
+            self.url_env = d.url_env.clone();
+        }
+        for (name, value) in &d.headers {
+            self.headers
+                .entry(name.clone())
+                .or_insert_with(|| value.clone());
+        }
+        self.expect_status = self.expect_status.or_else(|| d.expect_status.clone());
+        let before = |own: Vec<String>, default: &[String]| {
+            let mut all = default.to_vec();
+            all.extend(own);
+            all
+        };
+        self.deny = before(std::mem::take(&mut self.deny), &d.deny);
+        self.warn = before(std::mem::take(&mut self.warn), &d.warn);
+        self.allow = before(std::mem::take(&mut self.allow), &d.allow);
+        self.max_first_event_ms = self.max_first_event_ms.or(d.max_first_event_ms);
+        self.idle_timeout = self.idle_timeout.or(d.idle_timeout);
+        self.timeout = self.timeout.or(d.timeout);
+        self.accept = self.accept.or(d.accept);
+        self.fixed_ids = self.fixed_ids.or(d.fixed_ids);
+        self.snapshot_level = self.snapshot_level.or_else(|| d.snapshot_level.clone());
+        self.redact = before(std::mem::take(&mut self.redact), &d.redact);
+        self.id_patterns = before(std::mem::take(&mut self.id_patterns), &d.id_patterns);
+        self.id_keys = before(std::mem::take(&mut self.id_keys), &d.id_keys);
+        self.unordered = before(std::mem::take(&mut self.unordered), &d.unordered);
+        self
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -54,11 +126,24 @@ struct CaseFile {
     /// `sse` (the default) or `proto`: the transport the case asks for.
     accept: Option<Transport>,
     /// Send the input's threadId and runId as written, not fresh ones.
-    #[serde(default)]
-    fixed_ids: bool,
+    fixed_ids: Option<bool>,
     /// The turns after the first, on the same thread.
     #[serde(default, rename = "turn")]
     turns: Vec<toml::Spanned<TurnFile>>,
+    /// How the case's snapshots are written: `events`, `compact` (the default) or `fold`.
+    snapshot_level: Option<String>,
+    /// JSON Pointer patterns removed before comparing with a snapshot.
+    #[serde(default)]
+    redact: Vec<String>,
+    /// Globs of string values that are ids (compared as tokens).
+    #[serde(default)]
+    id_patterns: Vec<String>,
+    /// Keys whose string values are ids.
+    #[serde(default)]
+    id_keys: Vec<String>,
+    /// Event types whose neighbouring events compare in any order.
+    #[serde(default)]
+    unordered: Vec<String>,
 }
 
 /// A later turn: what the user or the application adds to what the client holds, and what
@@ -104,6 +189,9 @@ pub struct Case {
     pub idle_timeout: Duration,
     pub timeout: Option<Duration>,
     pub accept: Transport,
+    /// How new snapshots of the case are normalised (an existing one compares by its header).
+    pub snapshot_level: Option<CompareLevel>,
+    pub normalize: Option<Settings>,
     /// The first turn is the case's own input; later ones are built from the fold of the one
     /// before.
     pub turns: Vec<Turn>,
@@ -245,7 +333,7 @@ impl Suite {
         let mut cases = Vec::new();
         for spanned in file.cases {
             let line = line_of(&text, spanned.span().start);
-            let case = spanned.into_inner();
+            let case = spanned.into_inner().with_defaults(&file.defaults);
             let where_ = format!("{}:{line}", path.display());
             if !names.insert(case.name.clone()) {
                 bail!("{where_}: a second case named {:?}", case.name);
@@ -343,7 +431,8 @@ fn resolve(
         (None, Some(text)) => AgentInput::from_message(&text),
         _ => bail!("give exactly one of `input` and `message`"),
     };
-    if case.fixed_ids && input.thread_id.is_none() {
+    let fixed_ids = case.fixed_ids.unwrap_or(false);
+    if fixed_ids && input.thread_id.is_none() {
         bail!("fixed_ids: the input has no threadId to keep");
     }
     let mut headers = Vec::new();
@@ -380,6 +469,39 @@ fn resolve(
         snapshot: case.snapshot.map(|s| base.join(s)),
         max_first_event: case.max_first_event_ms.map(Duration::from_millis),
     };
+    let snapshot_level = case
+        .snapshot_level
+        .as_deref()
+        .map(|name| {
+            CompareLevel::parse(name).with_context(|| {
+                format!("snapshot_level = {name:?}: it is \"events\", \"compact\" or \"fold\"")
+            })
+        })
+        .transpose()?;
+    for ty in &case.unordered {
+        if EventType::from_name(ty).is_none() {
+            bail!("unordered: `{ty}` is not an AG-UI event type");
+        }
+    }
+    let normalize = if case.redact.is_empty()
+        && case.id_patterns.is_empty()
+        && case.id_keys.is_empty()
+        && case.unordered.is_empty()
+    {
+        None
+    } else {
+        Some(Settings {
+            redact: case
+                .redact
+                .iter()
+                .map(|r| Selector::parse(r).map_err(anyhow::Error::msg))
+                .collect::<Result<_>>()?,
+            id_patterns: case.id_patterns,
+            id_keys: case.id_keys,
+            unordered: case.unordered,
+            ..Settings::current()
+        })
+    };
     let mut turns = vec![first];
     for spanned in case.turns {
         let turn_line = line_of(text, spanned.span().start);
@@ -393,12 +515,14 @@ fn resolve(
         line,
         url,
         input,
-        fixed_ids: case.fixed_ids,
+        fixed_ids,
         headers,
         rules,
         idle_timeout: seconds("idle_timeout", case.idle_timeout)?.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         timeout: seconds("timeout", case.timeout)?,
         accept: case.accept.unwrap_or_default(),
+        snapshot_level,
+        normalize,
         turns,
     })
 }

@@ -1531,3 +1531,126 @@ fn waiting_for_the_agent() {
         "no case runs when the agent never answered"
     );
 }
+
+/// A run whose payloads name its own ids (RAW, state) and a framework's run id, with two
+/// parallel tool results in the order given.
+fn payload_ids_run(first: &str, second: &str) -> Vec<u8> {
+    let result = |call: &str| {
+        format!(
+            r#"{{"type":"TOOL_CALL_RESULT","messageId":"res-{call}-{{runId}}","toolCallId":"{call}-{{runId}}","content":"{call} done"}}"#
+        )
+    };
+    let mut events = vec![
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#.to_owned(),
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"lastRun":"{runId}","checkpoint":"lc_run--{runId}"}}"#.to_owned(),
+        r#"{"type":"RAW","event":{"run_id":"{runId}","framework_run":"lc_run--{runId}"}}"#.to_owned(),
+    ];
+    for call in ["a", "b"] {
+        events.push(format!(
+            r#"{{"type":"TOOL_CALL_START","toolCallId":"{call}-{{runId}}","toolCallName":"look"}}"#
+        ));
+        events.push(format!(
+            r#"{{"type":"TOOL_CALL_END","toolCallId":"{call}-{{runId}}"}}"#
+        ));
+    }
+    events.push(result(first));
+    events.push(result(second));
+    events.push(r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#.to_owned());
+    events.iter().flat_map(|e| frame(e)).collect()
+}
+
+#[test]
+fn suite_snapshots_hold_across_fresh_ids_and_parallel_results() {
+    let refusal = |detail: &str| {
+        Script::fixed(
+            "422 Unprocessable Entity",
+            "application/json",
+            &format!(r#"{{"detail":"{detail}","requestId":"req-{{runId}}"}}"#),
+        )
+    };
+    let server = Server::routes(vec![
+        (
+            "/ab",
+            Script::sse(vec![Step::Send(payload_ids_run("a", "b"))]),
+        ),
+        (
+            "/ba",
+            Script::sse(vec![Step::Send(payload_ids_run("b", "a"))]),
+        ),
+        ("/refuse", refusal("threadId is required")),
+        ("/refuse-other", refusal("something else")),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let suite = |ids: &str, refuse: &str| {
+        format!(
+            r#"[defaults]
+id_patterns = ["lc_run--*"]
+unordered = ["TOOL_CALL_RESULT"]
+
+[[case]]
+name = "ids"
+url = "{}"
+message = "hi"
+snapshot = "snaps/ids.snap"
+
+[[case]]
+name = "refused"
+url = "{}"
+message = "hi"
+expect_status = "4xx"
+snapshot = "snaps/refused.snap"
+redact = ["/body/requestId"]
+"#,
+            server.url(ids),
+            server.url(refuse)
+        )
+    };
+    write(dir, "suite.toml", &suite("/ab", "/refuse"));
+    let (code, stdout, stderr) =
+        test_cmd(dir, &server, &["--update-snapshots", "--reason", "first"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let ids = std::fs::read_to_string(dir.join("snaps/ids.snap")).unwrap();
+    for header in [
+        "# ids: payloads",
+        "# id-pattern: lc_run--*",
+        "# unordered: TOOL_CALL_RESULT",
+    ] {
+        assert!(ids.contains(header), "{header}: {ids}");
+    }
+    assert!(
+        ids.contains(r#""snapshot":{"checkpoint":"id-1","lastRun":"run-1"}"#),
+        "{ids}"
+    );
+    let refused = std::fs::read_to_string(dir.join("snaps/refused.snap")).unwrap();
+    assert!(
+        refused.contains(r#"{"body":{"detail":"threadId is required"},"contentType":"application/json","status":422}"#),
+        "{refused}"
+    );
+
+    // Every run has new ids; the results come in the other order: still the same.
+    for (ids, refuse) in [("/ab", "/refuse"), ("/ba", "/refuse")] {
+        write(dir, "suite.toml", &suite(ids, refuse));
+        let (code, stdout, stderr) = test_cmd(dir, &server, &[]);
+        assert_eq!(code, 0, "{ids}: {stdout}{stderr}");
+    }
+    // A different error body is a difference.
+    write(dir, "suite.toml", &suite("/ab", "/refuse-other"));
+    let (code, stdout, _) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("case refused ... FAILED") && stdout.contains("\"something else\""),
+        "{stdout}"
+    );
+    // The order is only free where the suite says so.
+    let strict = suite("/ba", "/refuse").replace("unordered = [\"TOOL_CALL_RESULT\"]\n", "");
+    write(dir, "suite.toml", &strict);
+    std::fs::write(
+        dir.join("snaps/ids.snap"),
+        ids.replace("# unordered: TOOL_CALL_RESULT\n", ""),
+    )
+    .unwrap();
+    let (code, stdout, _) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("case ids ... FAILED"), "{stdout}");
+}

@@ -16,7 +16,8 @@ use anyhow::{Context as _, Result, bail};
 use super::Outcome;
 use super::baseline::{Gate, subtract};
 use super::check::use_color;
-use super::snapshot::{Hold, Verdict, hold};
+use super::diff::normalized;
+use super::snapshot::{Hold, Verdict, hold_items};
 use crate::cli::{TestArgs, parse_size};
 use crate::config::Config;
 use crate::live::call::{Call, LiveError, Taps, check_call};
@@ -29,7 +30,9 @@ use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::Context;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::SchemaSet;
+use agui_lens_core::compare::Level as CompareLevel;
 use agui_lens_core::compare::comparison::compare;
+use agui_lens_core::compare::normalize::{Normalizer, Settings as NormalizeSettings};
 use agui_lens_core::fold::next::{Additions, next_input, pending_calls};
 use agui_lens_core::fold::{Folded, Folder};
 use agui_lens_core::protocol::event::{Event, EventType};
@@ -524,6 +527,56 @@ fn next_turn_input(
 /// Where the body's bytes go as they arrive.
 type RawTap = Box<dyn Write + Send>;
 
+/// Keeps the first [`ERROR_BODY_KEPT`] bytes of a body.
+#[derive(Clone, Default)]
+struct BodyHead(Arc<std::sync::Mutex<Vec<u8>>>);
+
+/// How much of an error answer's body a snapshot holds.
+const ERROR_BODY_KEPT: usize = 64 * 1024;
+
+impl BodyHead {
+    fn bytes(&self) -> Vec<u8> {
+        self.0.lock().map(|b| b.clone()).unwrap_or_default()
+    }
+}
+
+impl Write for BodyHead {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Ok(mut kept) = self.0.lock() {
+            let room = ERROR_BODY_KEPT.saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..room.min(buf.len())]);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes to both.
+struct Both(RawTap, BodyHead);
+
+impl Write for Both {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write_all(buf)?;
+        self.1.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// What a snapshot of an error answer holds: the status, the content type and the body, as
+/// JSON when it is JSON.
+fn error_item(status: u16, content_type: Option<&str>, body: &[u8]) -> Value {
+    let body = serde_json::from_slice::<Value>(body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
+    json!({"status": status, "contentType": content_type, "body": body})
+}
+
 /// Where a turn's recording goes: into the artifacts directory, or a temporary file when only
 /// a snapshot needs it.
 struct Recording {
@@ -617,6 +670,13 @@ fn run_turn(
             outcome.failure = Some(format!("preparing the recording: {e}"));
             return outcome.into();
         }
+    };
+    // The start of the body, for a snapshot of an error answer.
+    let head = BodyHead::default();
+    let record_raw: Option<RawTap> = match (&turn.snapshot, record_raw) {
+        (Some(_), Some(raw)) => Some(Box::new(Both(raw, head.clone()))),
+        (Some(_), None) => Some(Box::new(head.clone())),
+        (None, raw) => raw,
     };
     let history: Vec<Value> = input
         .value
@@ -721,11 +781,21 @@ fn run_turn(
             expectations.events(&seen);
             expectations.first_event(exchange.first_event);
             if let (Some(snapshot), Some(record)) = (&turn.snapshot, record.take()) {
-                match expectations.snapshot(snapshot, record) {
+                match expectations.snapshot(snapshot, record, case) {
                     Ok(Some(note)) => outcome.notes.push(note),
                     Ok(None) => {}
                     Err(e) => outcome.failure = Some(format!("{e:#}")),
                 }
+            }
+        } else if let (Some(snapshot), Some(status)) = (&turn.snapshot, exchange.status) {
+            // An error answer's snapshot holds its status and body.
+            let item = error_item(status, exchange.content_type.as_deref(), &head.bytes());
+            match expectations.snapshot_items(snapshot, case, |_, settings| {
+                Ok(Normalizer::events(settings.clone(), &[item]))
+            }) {
+                Ok(Some(note)) => outcome.notes.push(note),
+                Ok(None) => {}
+                Err(e) => outcome.failure = Some(format!("{e:#}")),
             }
         }
     }
@@ -892,7 +962,7 @@ impl<'a> Expectations<'a> {
 
     /// Compares the recorded stream with the snapshot, the way `agui-lens snapshot` does.
     /// Returns a note when a snapshot was written.
-    fn snapshot(&mut self, file: &Path, record: Recording) -> Result<Option<String>> {
+    fn snapshot(&mut self, file: &Path, record: Recording, case: &Case) -> Result<Option<String>> {
         let Recording {
             file: writer,
             path,
@@ -907,16 +977,29 @@ impl<'a> Expectations<'a> {
             max_line: self.shared.max_line,
             entry: None,
         };
+        self.snapshot_items(file, case, |level, settings| {
+            normalized(&path, &read, level, settings)
+        })
+    }
+
+    /// Holds what `make` gives to the snapshot in `file`, as `agui-lens snapshot` would.
+    /// Returns a note when a snapshot was written.
+    fn snapshot_items(
+        &mut self,
+        file: &Path,
+        case: &Case,
+        make: impl FnOnce(CompareLevel, &NormalizeSettings) -> Result<Vec<Value>>,
+    ) -> Result<Option<String>> {
         let request = Hold {
             update: self.shared.update,
             reason: self.shared.reason.map(str::to_owned),
-            level: None,
-            settings: None,
+            level: case.snapshot_level,
+            settings: case.normalize.clone(),
         };
         let shown = file.display();
         let review = "review it with `agui-lens snapshot review DIR` or accept it with `agui-lens \
                       snapshot accept FILE`, or run the suite with --update-snapshots";
-        match hold(&path, &read, file, &request)? {
+        match hold_items(file, &request, make)? {
             Verdict::Matches => Ok(None),
             Verdict::Written => Ok(Some(format!("wrote {shown}"))),
             Verdict::Updated => Ok(Some(format!("updated {shown}"))),

@@ -172,9 +172,32 @@ fn serve(
     };
     let chunked = script.chunked();
     let mut out = stream;
+    // A fixed length is the length of the body once the request's ids are filled in.
+    let head = match script.head.to_ascii_lowercase().find("content-length:") {
+        Some(at) if !chunked => {
+            let end = at
+                + script.head[at..]
+                    .find("\r\n")
+                    .unwrap_or(script.head.len() - at);
+            let filled: usize = script
+                .steps
+                .iter()
+                .map(|step| match step {
+                    Step::Send(bytes) | Step::Trickle(bytes, _) => fill(bytes).len(),
+                    _ => 0,
+                })
+                .sum();
+            format!(
+                "{}Content-Length: {filled}{}",
+                &script.head[..at],
+                &script.head[end..]
+            )
+        }
+        _ => script.head.clone(),
+    };
     // An empty head: the request is read and never answered.
-    if !script.head.is_empty() {
-        out.write_all(script.head.as_bytes())?;
+    if !head.is_empty() {
+        out.write_all(head.as_bytes())?;
         out.write_all(b"\r\n")?;
         out.flush()?;
     }
