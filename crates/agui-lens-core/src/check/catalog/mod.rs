@@ -295,16 +295,21 @@ impl fmt::Display for RuleId {
     }
 }
 
-/// The level of every rule after defaults, config file and flags.
+/// The level of every rule after defaults, config file and flags, and which rules a tier or an
+/// agent's capability declaration leaves out.
 #[derive(Clone, Debug)]
 pub struct Levels {
     levels: Vec<Level>,
+    /// Rules left out by [`Levels::limit_to`] or [`Levels::limit_to_declared`]: off whatever
+    /// level is set for them before or after, so a tier is a promise no selector breaks.
+    left_out: Vec<bool>,
 }
 
 impl Default for Levels {
     fn default() -> Self {
         Levels {
             levels: RuleId::ALL.iter().map(|id| id.rule().default).collect(),
+            left_out: vec![false; RuleId::ALL.len()],
         }
     }
 }
@@ -343,7 +348,31 @@ impl Levels {
     }
 
     pub fn level(&self, id: RuleId) -> Level {
-        self.levels[id.index()]
+        if self.left_out[id.index()] {
+            Level::Allow
+        } else {
+            self.levels[id.index()]
+        }
+    }
+
+    /// Leaves out, for good, every rule whose tier is wider than `tier`: `Tier::Must` keeps only
+    /// the MUSTs, `Tier::Advice` keeps everything.
+    pub fn limit_to(&mut self, tier: Tier) {
+        for id in RuleId::ALL {
+            if !id.rule().tier.within(tier) {
+                self.left_out[id.index()] = true;
+            }
+        }
+    }
+
+    /// Leaves out, for good, every `capability` rule whose capability `declares` does not
+    /// declare (see `check::capabilities`, which reads a declaration).
+    pub fn limit_to_declared(&mut self, declares: impl Fn(&str) -> bool) {
+        for id in RuleId::ALL {
+            if id.rule().capability.is_some_and(|path| !declares(path)) {
+                self.left_out[id.index()] = true;
+            }
+        }
     }
 
     pub fn severity(&self, id: RuleId) -> Option<Severity> {
@@ -444,6 +473,54 @@ mod tests {
             serde_json::to_value(Tier::Capability).unwrap(),
             "capability"
         );
+    }
+
+    /// A tier switches rules off for good: neither a later selector nor a copy brings them back
+    /// (a suite case's overrides are applied to a copy of the configured levels).
+    #[test]
+    fn a_tier_limits_the_rules_for_good() {
+        let mut levels = Levels::default();
+        levels.limit_to(Tier::Must);
+        assert!(levels.enabled(RuleId::SchemaViolation), "a must rule stays");
+        assert!(
+            !levels.enabled(RuleId::SchemaUnknownField),
+            "a should rule goes"
+        );
+        assert!(!levels.enabled(RuleId::OrderTimestampUnit), "advice goes");
+        assert!(
+            !levels.enabled(RuleId::TransportNotNegotiated),
+            "capability goes"
+        );
+        levels.set("*", Level::Deny).unwrap();
+        let copy = levels.clone();
+        assert_eq!(copy.level(RuleId::OrderTimestampUnit), Level::Allow);
+        assert_eq!(copy.level(RuleId::SchemaUnknownField), Level::Allow);
+        assert_eq!(copy.level(RuleId::SchemaViolation), Level::Deny);
+        let mut wide = Levels::default();
+        wide.limit_to(Tier::Capability);
+        assert!(wide.enabled(RuleId::TransportNotNegotiated));
+        assert!(wide.enabled(RuleId::SchemaUnknownField));
+        assert!(!wide.enabled(RuleId::OrderTimestampUnit));
+        let mut all = Levels::default();
+        all.limit_to(Tier::Advice);
+        for id in RuleId::ALL {
+            assert_eq!(all.level(*id), id.rule().default, "{id}");
+        }
+    }
+
+    /// A declaration leaves a capability rule on only where it declares the capability.
+    #[test]
+    fn capability_rules_follow_what_is_declared() {
+        let mut levels = Levels::default();
+        levels.limit_to_declared(|path| path == "reasoning.encrypted");
+        assert!(!levels.enabled(RuleId::TransportNotNegotiated));
+        assert!(
+            levels.enabled(RuleId::SchemaUnknownField),
+            "other tiers untouched"
+        );
+        let mut levels = Levels::default();
+        levels.limit_to_declared(|path| path == "transport.httpBinary");
+        assert!(levels.enabled(RuleId::TransportNotNegotiated));
     }
 
     #[test]
