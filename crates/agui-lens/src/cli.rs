@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{ArgGroup, ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
-use agui_lens_core::check::catalog::Level;
+use agui_lens_core::check::catalog::{Level, Tier};
 use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use agui_lens_core::compact::Level as CompactLevel;
 use agui_lens_core::compare::Level as DiffLevel;
@@ -552,6 +552,20 @@ pub struct RuleArgs {
     /// Exit with status 1 when there are warnings, too.
     #[arg(long)]
     pub deny_warnings: bool,
+
+    /// Check only the rules up to this tier; the tiers nest: must (the spec's MUSTs) ⊂ should
+    /// (and its SHOULDs) ⊂ capability (and what the agent's declared capabilities ask) ⊂
+    /// advice (and agui-lens's own advice: every rule, the default). Rules outside it are off
+    /// whatever --deny, --warn or the config file say. Also `tier = "must"` in agui-lens.toml.
+    #[arg(long, value_enum, value_name = "TIER")]
+    pub tier: Option<Tier>,
+
+    /// The agent's capabilities declaration (an AgentCapabilities JSON object, as the 1.1 spec
+    /// shapes it), a file or an http(s) URL read once: a rule of the capability tier then
+    /// applies only where it declares that rule's capability. Without it, capability rules
+    /// apply as every other rule does.
+    #[arg(long, value_name = "FILE|URL")]
+    pub capabilities: Option<String>,
 
     /// The protocol version runs are held to when their RUN_STARTED declares none: 1.1, 1.0,
     /// or 0.x for the releases before 1.0 (0.0.48, 0.1.22 …). Default: the newest, 1.1. A

@@ -542,3 +542,100 @@ fn the_details_a_newcomer_reads() {
         assert!(help.contains(described), "{args:?}:\n{help}");
     }
 }
+
+/// A stream that trips a MUST (content for a message never started), a SHOULD (a field its
+/// event type does not define) and advice (timestamps in seconds).
+fn three_tiers(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("tiers.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\",\"protocolVersion\":\"1.1\",\"timestamp\":1732000000}\n",
+            "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m7\",\"delta\":\"hi\"}\n",
+            "{\"type\":\"STEP_STARTED\",\"stepName\":\"plan\",\"step_name\":\"plan\"}\n",
+            "{\"type\":\"STEP_FINISHED\",\"stepName\":\"plan\"}\n",
+            "{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The rules `check --format json` reports, sorted, with the exit status.
+fn rules_reported(args: &[&str]) -> (i32, Vec<String>) {
+    let mut all = vec!["check", "--format", "json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run(&all);
+    let doc: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    let mut rules: Vec<String> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap().to_owned())
+        .collect();
+    rules.sort();
+    (code, rules)
+}
+
+/// `--tier` keeps the rules up to a tier (must ⊂ should ⊂ capability ⊂ advice), whatever a
+/// later flag says, and the exit status follows what is left.
+#[test]
+fn tier_limits_what_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = three_tiers(dir.path());
+    let stream = stream.to_str().unwrap();
+    let must = "pairing/text-message";
+    let should = "schema/unknown-field";
+    let advice = "order/timestamp-unit";
+    let (code, all) = rules_reported(&[stream]);
+    assert_eq!(code, 1);
+    assert_eq!(all, [advice, must, should]);
+    assert_eq!(rules_reported(&["--tier", "advice", stream]), (1, all));
+    assert_eq!(
+        rules_reported(&["--tier", "must", stream]),
+        (1, vec![must.to_owned()])
+    );
+    assert_eq!(
+        rules_reported(&["--tier", "should", stream]),
+        (1, vec![must.to_owned(), should.to_owned()])
+    );
+    // A rule outside the tier stays off, whatever a flag says after.
+    assert_eq!(
+        rules_reported(&["--tier", "must", "--deny", "order/*", stream]),
+        (1, vec![must.to_owned()])
+    );
+    // The exit status follows: without the MUST, only warnings are left, and --tier must
+    // leaves none for --deny-warnings to fail on.
+    let (code, _) = rules_reported(&["--allow", must, "--deny-warnings", stream]);
+    assert_eq!(code, 1, "the should and advice warnings fail it");
+    assert_eq!(
+        rules_reported(&["--tier", "must", "--allow", must, "--deny-warnings", stream]),
+        (0, vec![])
+    );
+    let (code, _, stderr) = run(&["check", "--tier", "strict", stream]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("must"), "names the tiers: {stderr}");
+}
+
+/// `tier = "…"` in agui-lens.toml, which `--tier` overrides.
+#[test]
+fn tier_in_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = three_tiers(dir.path());
+    let stream = stream.to_str().unwrap();
+    let config = dir.path().join("agui-lens.toml");
+    std::fs::write(&config, "tier = \"must\"\n").unwrap();
+    let config = config.to_str().unwrap();
+    assert_eq!(
+        rules_reported(&["--config", config, stream]),
+        (1, vec!["pairing/text-message".to_owned()])
+    );
+    let (_, rules) = rules_reported(&["--config", config, "--tier", "should", stream]);
+    assert_eq!(rules.len(), 2, "{rules:?}");
+    std::fs::write(dir.path().join("bad.toml"), "tier = \"most\"\n").unwrap();
+    let bad = dir.path().join("bad.toml");
+    let (code, _, stderr) = run(&["check", "--config", bad.to_str().unwrap(), stream]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("most"), "{stderr}");
+}

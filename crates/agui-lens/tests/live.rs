@@ -1211,6 +1211,63 @@ fn a_protobuf_request_answered_with_sse_is_not_negotiated() {
     assert_eq!(doc["summary"]["events"], 5);
 }
 
+/// A capability rule applies only where the agent's declaration (`--capabilities`, a file or
+/// a URL) declares its capability: answering SSE to a protobuf request is a finding for an
+/// agent that declares the binary transport, and nothing for one that does not.
+#[test]
+fn capabilities_decide_whether_a_capability_rule_applies() {
+    let declared = r#"{"transport": {"streaming": true, "httpBinary": true}}"#;
+    let undeclared = r#"{"transport": {"streaming": true}, "identity": {"name": "x"}}"#;
+    let server = Server::routes(vec![
+        ("/", Script::sse(vec![Step::Send(clean_run())])),
+        (
+            "/declared",
+            Script::fixed("200 OK", "application/json", declared),
+        ),
+        (
+            "/undeclared",
+            Script::fixed("200 OK", "application/json", undeclared),
+        ),
+        (
+            "/missing",
+            Script::fixed("404 Not Found", "text/plain", "no"),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("caps.json");
+    std::fs::write(&file, undeclared).unwrap();
+    let file = file.to_str().unwrap();
+    let accept = ["--accept", "proto"];
+    for (source, expected) in [
+        (server.url("/declared"), vec!["transport/not-negotiated"]),
+        (server.url("/undeclared"), vec![]),
+        (file.to_owned(), vec![]),
+    ] {
+        let mut args = accept.to_vec();
+        args.extend(["--capabilities", source.as_str()]);
+        let (code, doc, stderr) = run_json(&server.url("/"), &args);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(rules(&doc), expected, "{source}");
+    }
+    // A declaration that cannot be had, or is malformed, is a usage error: nothing is sent.
+    let before = server.requests().len();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"transport": {"httpBinary": "yes"}}"#).unwrap();
+    for source in [server.url("/missing"), bad.to_str().unwrap().to_owned()] {
+        let mut args = vec!["run", "--message", "hi", "--capabilities", source.as_str()];
+        let url = server.url("/");
+        args.insert(1, url.as_str());
+        let (code, _, stderr) = lens(&args);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(&source), "names the source: {stderr}");
+    }
+    let posted = server.requests()[before..]
+        .iter()
+        .filter(|r| r.path == "/")
+        .count();
+    assert_eq!(posted, 0, "no POST once the declaration failed");
+}
+
 #[test]
 fn frames_under_a_generic_content_type_are_read_as_frames() {
     let server = Server::start(proto_script(
