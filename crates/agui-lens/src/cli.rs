@@ -46,9 +46,10 @@ pub enum Command {
     Run(RunArgs),
     /// Run a conformance suite of live calls: a CI gate with a JUnit report.
     Test(TestArgs),
-    /// List every rule with its default level.
+    /// List every rule with its default level, its tier and the spec page it rests on.
     Rules(RulesArgs),
-    /// Explain a rule: what it checks, why it matters, an example that trips it.
+    /// Explain a rule: what it checks, why it matters, its tier and spec page, an example
+    /// that trips it.
     Explain {
         /// A rule name, e.g. schema/unknown-field.
         rule: String,
@@ -583,6 +584,11 @@ pub struct RulesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
     pub format: RulesFormat,
+
+    /// List only the rules up to this tier (must ⊂ should ⊂ capability ⊂ advice), as
+    /// `check --tier` keeps them.
+    #[arg(long, value_enum, value_name = "TIER")]
+    pub tier: Option<Tier>,
 }
 
 /// How the list of rules is written: the two formats that mean something for a list.

@@ -639,3 +639,89 @@ fn tier_in_the_config_file() {
     assert_eq!(code, 2);
     assert!(stderr.contains("most"), "{stderr}");
 }
+
+/// `rules` shows each rule's tier (and filters by it); its JSON carries the spec link;
+/// `explain` prints both.
+#[test]
+fn rules_and_explain_show_tiers_and_spec_pages() {
+    use agui_lens_core::check::catalog::{RuleId, Tier};
+    let (code, stdout, _) = run(&["rules"]);
+    assert_eq!(code, 0);
+    for id in RuleId::ALL {
+        let rule = id.rule();
+        let line = stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(rule.name))
+            .unwrap_or_else(|| panic!("{} not listed", rule.name));
+        assert!(
+            line.split_whitespace().any(|w| w == rule.tier.as_str()),
+            "{line}"
+        );
+    }
+    let (code, stdout, _) = run(&["rules", "--format", "json"]);
+    assert_eq!(code, 0);
+    let listed: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    for (entry, id) in listed.iter().zip(RuleId::ALL) {
+        assert_eq!(entry["name"], id.name());
+        assert_eq!(entry["tier"], id.rule().tier.as_str());
+        assert_eq!(entry["spec"], id.rule().spec);
+    }
+    let negotiated = listed
+        .iter()
+        .find(|r| r["name"] == "transport/not-negotiated")
+        .unwrap();
+    assert_eq!(negotiated["capability"], "transport.httpBinary");
+    let (code, stdout, _) = run(&["rules", "--tier", "must", "--format", "json"]);
+    assert_eq!(code, 0);
+    let musts: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    let expected = RuleId::ALL
+        .iter()
+        .filter(|id| id.rule().tier == Tier::Must)
+        .count();
+    assert_eq!(musts.len(), expected);
+    assert!(musts.iter().all(|r| r["tier"] == "must"));
+    let (code, stdout, _) = run(&["explain", "transport/not-negotiated"]);
+    assert_eq!(code, 0);
+    let rule = RuleId::TransportNotNegotiated.rule();
+    assert!(stdout.contains("Tier: capability"), "{stdout}");
+    assert!(stdout.contains("transport.httpBinary"), "{stdout}");
+    assert!(stdout.contains(rule.spec), "{stdout}");
+    let (_, stdout, _) = run(&["explain", "order/timestamp-unit"]);
+    assert!(stdout.contains("Tier: advice"), "{stdout}");
+    assert!(
+        stdout.contains(RuleId::OrderTimestampUnit.rule().spec),
+        "{stdout}"
+    );
+}
+
+/// Every rule SARIF describes links its spec page (`helpUri`, an absolute URI) and carries
+/// its tier.
+#[test]
+fn sarif_rules_link_their_spec_page() {
+    let (_, stdout, _) = run(&["check", "--format", "sarif", INVALID]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let rules = doc["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert_eq!(
+        rules.len(),
+        agui_lens_core::check::catalog::RuleId::ALL.len()
+    );
+    for (described, id) in rules
+        .iter()
+        .zip(agui_lens_core::check::catalog::RuleId::ALL)
+    {
+        let rule = id.rule();
+        assert_eq!(described["id"], rule.name);
+        let uri = described["helpUri"].as_str().unwrap_or_default();
+        assert_eq!(uri, rule.spec);
+        let (scheme, rest) = uri.split_once("://").expect("an absolute URI");
+        assert!(scheme == "https" && !rest.is_empty(), "{uri}");
+        assert!(
+            uri.bytes().all(|b| b.is_ascii_graphic()),
+            "no character a URI may not hold: {uri}"
+        );
+        assert_eq!(described["properties"]["tier"], rule.tier.as_str());
+        assert_eq!(described["properties"]["tags"][0], rule.family());
+    }
+}

@@ -115,7 +115,7 @@ pub enum Tier {
     Must,
     /// The spec's SHOULD or SHOULD NOT: a departure needs a reason, it is no violation.
     Should,
-    /// Asked only of an agent that declares a capability (`Rule::capability`).
+    /// Asked only of an agent that declares a capability (the rule names which).
     Capability,
     /// agui-lens's own advice: no spec sentence requires it.
     Advice,
