@@ -452,8 +452,27 @@ fn readme_lists_every_rule() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     for id in agui_lens_core::check::catalog::RuleId::ALL {
         let rule = id.rule();
-        let row = format!("| `{}` | {} |", rule.name, rule.default.as_str());
+        let row = format!(
+            "| `{}` | {} | {} |",
+            rule.name,
+            rule.default.as_str(),
+            rule.tier.as_str()
+        );
         assert!(readme.contains(&row), "README.md has no row starting {row}");
+    }
+}
+
+/// docs/tiers.md gives every rule's tier, as the catalog has it.
+#[test]
+fn tiers_doc_gives_every_rule_its_tier() {
+    let doc = std::fs::read_to_string(root().join("docs/tiers.md")).unwrap();
+    for id in agui_lens_core::check::catalog::RuleId::ALL {
+        let rule = id.rule();
+        let row = format!("| `{}` | {}", rule.name, rule.tier.as_str());
+        assert!(
+            doc.contains(&row),
+            "docs/tiers.md has no row starting {row}"
+        );
     }
 }
 
