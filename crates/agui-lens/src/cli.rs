@@ -554,6 +554,24 @@ pub struct RuleArgs {
     #[arg(long)]
     pub deny_warnings: bool,
 
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+
+    /// The protocol version runs are held to when their RUN_STARTED declares none: 1.1, 1.0,
+    /// or 0.x for the releases before 1.0 (0.0.48, 0.1.22 …). Default: the newest, 1.1. A
+    /// declared version is always the one used.
+    #[arg(long, value_name = "VERSION")]
+    pub protocol: Option<agui_lens_core::protocol::version::Version>,
+
+    /// Read settings from this file instead of the nearest agui-lens.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Which rules apply at all: a tier, and the agent's capabilities declaration. Shared by every
+/// command that checks streams under the configured levels.
+#[derive(Debug, Default, Args)]
+pub struct ScopeArgs {
     /// Check only the rules up to this tier; the tiers nest: must (the spec's MUSTs) ⊂ should
     /// (and its SHOULDs) ⊂ capability (and what the agent's declared capabilities ask) ⊂
     /// advice (and agui-lens's own advice: every rule, the default). Rules outside it are off
@@ -567,16 +585,6 @@ pub struct RuleArgs {
     /// apply as every other rule does.
     #[arg(long, value_name = "FILE|URL")]
     pub capabilities: Option<String>,
-
-    /// The protocol version runs are held to when their RUN_STARTED declares none: 1.1, 1.0,
-    /// or 0.x for the releases before 1.0 (0.0.48, 0.1.22 …). Default: the newest, 1.1. A
-    /// declared version is always the one used.
-    #[arg(long, value_name = "VERSION")]
-    pub protocol: Option<agui_lens_core::protocol::version::Version>,
-
-    /// Read settings from this file instead of the nearest agui-lens.toml.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

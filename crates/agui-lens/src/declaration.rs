@@ -10,8 +10,19 @@ use anyhow::{Context, Result};
 
 use agui_lens_core::check::capabilities::Capabilities;
 
+use crate::cli::ScopeArgs;
+
 /// How long fetching a declaration may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The declaration `--capabilities` names, if it names one.
+pub fn from_flag(scope: &ScopeArgs) -> Result<Option<Capabilities>> {
+    scope
+        .capabilities
+        .as_deref()
+        .map(|source| load(source, None))
+        .transpose()
+}
 
 /// The declaration `source` names: an `http://` or `https://` URL is fetched with a GET, any
 /// other text is a file path, relative to `base` when given (a suite file's directory) and to

@@ -128,11 +128,9 @@ pub fn settings(
     schemas: Option<&Path>,
 ) -> Result<Settings> {
     let config = Config::load(rules.config.as_deref())?;
-    let mut levels = config.scoped_levels(&rule_flags_in_order(matches, rules), rules.tier)?;
-    if let Some(source) = &rules.capabilities {
-        let declaration = crate::declaration::load(source, None)?;
-        levels = levels_for(Some(&declaration), &levels);
-    }
+    let levels = config.scoped_levels(&rule_flags_in_order(matches, rules), rules.scope.tier)?;
+    let declaration = crate::declaration::from_flag(&rules.scope)?;
+    let levels = levels_for(declaration.as_ref(), &levels);
     let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
     let max_line = match (max_line, &config.file.max_line) {
         (Some(max), _) => max,
