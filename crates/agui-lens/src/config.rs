@@ -108,11 +108,11 @@ impl Config {
         for (level, selector) in flags {
             levels.set(selector, *level)?;
         }
-        if let Some(tier) = tier
-            .map(Ok)
-            .or_else(|| self.tier().transpose())
-            .transpose()?
-        {
+        let tier = match tier {
+            Some(tier) => Some(tier),
+            None => self.tier()?,
+        };
+        if let Some(tier) = tier {
             levels.limit_to(tier);
         }
         Ok(levels)
