@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{ArgGroup, ArgMatches, Args, Parser, Subcommand, ValueEnum};
 
-use agui_lens_core::check::catalog::Level;
+use agui_lens_core::check::catalog::{Level, Tier};
 use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use agui_lens_core::compact::Level as CompactLevel;
 use agui_lens_core::compare::Level as DiffLevel;
@@ -46,9 +46,10 @@ pub enum Command {
     Run(RunArgs),
     /// Run a conformance suite of live calls: a CI gate with a JUnit report.
     Test(TestArgs),
-    /// List every rule with its default level.
+    /// List every rule with its default level, its tier and the spec page it rests on.
     Rules(RulesArgs),
-    /// Explain a rule: what it checks, why it matters, an example that trips it.
+    /// Explain a rule: what it checks, why it matters, its tier and spec page, an example
+    /// that trips it.
     Explain {
         /// A rule name, e.g. schema/unknown-field.
         rule: String,
@@ -546,6 +547,9 @@ pub struct TestArgs {
     pub output: OutputArgs,
 
     #[command(flatten)]
+    pub scope: ScopeArgs,
+
+    #[command(flatten)]
     pub baseline: BaselineArgs,
 
     /// Read rule settings from this file instead of the nearest agui-lens.toml.
@@ -623,6 +627,9 @@ pub struct RuleArgs {
     #[arg(long)]
     pub deny_warnings: bool,
 
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+
     /// The protocol version runs are held to when their RUN_STARTED declares none: 1.1, 1.0,
     /// or 0.x for the releases before 1.0 (0.0.48, 0.1.22 …). Default: the newest, 1.1. A
     /// declared version is always the one used.
@@ -634,11 +641,35 @@ pub struct RuleArgs {
     pub config: Option<PathBuf>,
 }
 
+/// Which rules apply at all: a tier, and the agent's capabilities declaration. Shared by every
+/// command that checks streams under the configured levels.
+#[derive(Debug, Default, Args)]
+pub struct ScopeArgs {
+    /// Check only the rules up to this tier; the tiers nest: must (the spec's MUSTs) ⊂ should
+    /// (and its SHOULDs) ⊂ capability (and what the agent's declared capabilities ask) ⊂
+    /// advice (and agui-lens's own advice: every rule, the default). Rules outside it are off
+    /// whatever --deny, --warn or the config file say. Also `tier = "must"` in agui-lens.toml.
+    #[arg(long, value_enum, value_name = "TIER")]
+    pub tier: Option<Tier>,
+
+    /// The agent's capabilities declaration (an AgentCapabilities JSON object, as the 1.1 spec
+    /// shapes it), a file or an http(s) URL read once: a rule of the capability tier then
+    /// applies only where it declares that rule's capability. Without it, capability rules
+    /// apply as every other rule does.
+    #[arg(long, value_name = "FILE|URL")]
+    pub capabilities: Option<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct RulesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
     pub format: RulesFormat,
+
+    /// List only the rules up to this tier (must ⊂ should ⊂ capability ⊂ advice), as
+    /// `check --tier` keeps them.
+    #[arg(long, value_enum, value_name = "TIER")]
+    pub tier: Option<Tier>,
 }
 
 /// How the list of rules is written: the two formats that mean something for a list.

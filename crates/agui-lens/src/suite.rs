@@ -13,6 +13,7 @@ use serde::Deserialize;
 use crate::glob;
 use crate::live::http::{Transport, check_header};
 use crate::live::request::{AgentInput, expand};
+use agui_lens_core::check::capabilities::Capabilities;
 use agui_lens_core::check::catalog::{Level, Levels};
 use agui_lens_core::compare::Level as CompareLevel;
 use agui_lens_core::compare::normalize::{Selector, Settings};
@@ -38,6 +39,8 @@ struct SuiteFile {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Defaults {
+    /// The agent's capabilities declaration: a file (relative to the suite) or a URL.
+    capabilities: Option<String>,
     url: Option<String>,
     url_env: Option<String>,
     #[serde(default)]
@@ -78,6 +81,7 @@ impl CaseFile {
                 .or_insert_with(|| value.clone());
         }
         self.expect_status = self.expect_status.or_else(|| d.expect_status.clone());
+        self.capabilities = self.capabilities.or_else(|| d.capabilities.clone());
         let before = |own: Vec<String>, default: &[String]| {
             let mut all = default.to_vec();
             all.extend(own);
@@ -104,6 +108,8 @@ impl CaseFile {
 #[serde(deny_unknown_fields)]
 struct CaseFile {
     name: String,
+    /// The agent's capabilities declaration: a file (relative to the suite) or a URL.
+    capabilities: Option<String>,
     url: Option<String>,
     url_env: Option<String>,
     input: Option<PathBuf>,
@@ -189,6 +195,9 @@ pub struct Case {
     pub idle_timeout: Duration,
     pub timeout: Option<Duration>,
     pub accept: Transport,
+    /// What the agent declares it can do: capability rules apply only where it declares their
+    /// capability.
+    pub capabilities: Option<Capabilities>,
     /// How new snapshots of the case are normalised (an existing one compares by its header).
     pub snapshot_level: Option<CompareLevel>,
     pub normalize: Option<Settings>,
@@ -521,6 +530,13 @@ fn resolve(
         idle_timeout: seconds("idle_timeout", case.idle_timeout)?.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         timeout: seconds("timeout", case.timeout)?,
         accept: case.accept.unwrap_or_default(),
+        capabilities: match &case.capabilities {
+            Some(source) => Some(
+                crate::declaration::load(source, Some(base))
+                    .with_context(|| format!("capabilities = {source:?}"))?,
+            ),
+            None => None,
+        },
         snapshot_level,
         normalize,
         turns,

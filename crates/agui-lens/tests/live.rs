@@ -1228,6 +1228,63 @@ fn a_protobuf_request_answered_with_sse_is_not_negotiated() {
     assert_eq!(doc["summary"]["events"], 5);
 }
 
+/// A capability rule applies only where the agent's declaration (`--capabilities`, a file or
+/// a URL) declares its capability: answering SSE to a protobuf request is a finding for an
+/// agent that declares the binary transport, and nothing for one that does not.
+#[test]
+fn capabilities_decide_whether_a_capability_rule_applies() {
+    let declared = r#"{"transport": {"streaming": true, "httpBinary": true}}"#;
+    let undeclared = r#"{"transport": {"streaming": true}, "identity": {"name": "x"}}"#;
+    let server = Server::routes(vec![
+        ("/", Script::sse(vec![Step::Send(clean_run())])),
+        (
+            "/declared",
+            Script::fixed("200 OK", "application/json", declared),
+        ),
+        (
+            "/undeclared",
+            Script::fixed("200 OK", "application/json", undeclared),
+        ),
+        (
+            "/missing",
+            Script::fixed("404 Not Found", "text/plain", "no"),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("caps.json");
+    std::fs::write(&file, undeclared).unwrap();
+    let file = file.to_str().unwrap();
+    let accept = ["--accept", "proto"];
+    for (source, expected) in [
+        (server.url("/declared"), vec!["transport/not-negotiated"]),
+        (server.url("/undeclared"), vec![]),
+        (file.to_owned(), vec![]),
+    ] {
+        let mut args = accept.to_vec();
+        args.extend(["--capabilities", source.as_str()]);
+        let (code, doc, stderr) = run_json(&server.url("/"), &args);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(rules(&doc), expected, "{source}");
+    }
+    // A declaration that cannot be had, or is malformed, is a usage error: nothing is sent.
+    let before = server.requests().len();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"transport": {"httpBinary": "yes"}}"#).unwrap();
+    for source in [server.url("/missing"), bad.to_str().unwrap().to_owned()] {
+        let mut args = vec!["run", "--message", "hi", "--capabilities", source.as_str()];
+        let url = server.url("/");
+        args.insert(1, url.as_str());
+        let (code, _, stderr) = lens(&args);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(&source), "names the source: {stderr}");
+    }
+    let posted = server.requests()[before..]
+        .iter()
+        .filter(|r| r.path == "/")
+        .count();
+    assert_eq!(posted, 0, "no POST once the declaration failed");
+}
+
 #[test]
 fn frames_under_a_generic_content_type_are_read_as_frames() {
     let server = Server::start(proto_script(
@@ -1653,4 +1710,96 @@ redact = ["/body/requestId"]
     let (code, stdout, _) = test_cmd(dir, &server, &[]);
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("case ids ... FAILED"), "{stdout}");
+}
+
+#[test]
+fn a_suite_checks_by_tier_and_by_what_the_agent_declares() {
+    let odd = String::from_utf8(clean_run()).unwrap().replacen(
+        "\"role\":\"assistant\"",
+        "\"role\":\"assistant\",\"mood\":\"calm\"",
+        1,
+    );
+    let server = Server::routes(vec![
+        ("/odd", Script::sse(vec![Step::Send(odd.into_bytes())])),
+        ("/sse", Script::sse(vec![Step::Send(clean_run())])),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "binary.json",
+        r#"{"transport": {"streaming": true, "httpBinary": true}}"#,
+    );
+    write(dir, "plain.json", r#"{"transport": {"streaming": true}}"#);
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            r#"[defaults]
+deny = ["schema/unknown-field", "transport/not-negotiated"]
+
+[[case]]
+name = "a should, denied"
+url = "{odd}"
+message = "hi"
+
+[[case]]
+name = "proto asked of an agent that declares it"
+url = "{sse}"
+message = "hi"
+accept = "proto"
+capabilities = "binary.json"
+
+[[case]]
+name = "proto asked of an agent that does not"
+url = "{sse}"
+message = "hi"
+accept = "proto"
+capabilities = "plain.json"
+"#,
+            odd = server.url("/odd"),
+            sse = server.url("/sse"),
+        ),
+    );
+    let verdicts = |args: &[&str]| -> Vec<String> {
+        let (_, stdout, stderr) = test_cmd(dir, &server, args);
+        let lines: Vec<String> = stdout
+            .lines()
+            .filter(|l| l.starts_with("case "))
+            .map(|l| l[..l.find(" (").unwrap()].to_owned())
+            .collect();
+        assert_eq!(lines.len(), 3, "{stdout}{stderr}");
+        lines
+    };
+    assert_eq!(
+        verdicts(&[]),
+        [
+            "case a should, denied ... FAILED",
+            "case proto asked of an agent that declares it ... FAILED",
+            "case proto asked of an agent that does not ... ok",
+        ]
+    );
+    // Only the MUSTs: the case's deny cannot bring a SHOULD back.
+    assert_eq!(
+        verdicts(&["--tier", "must"]),
+        [
+            "case a should, denied ... ok",
+            "case proto asked of an agent that declares it ... ok",
+            "case proto asked of an agent that does not ... ok",
+        ]
+    );
+    // A declaration that cannot be read stops the suite before any call.
+    let before = server.requests().len();
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"x\"\nurl = \"{}\"\nmessage = \"hi\"\ncapabilities = \"missing.json\"\n",
+            server.url("/sse")
+        ),
+    );
+    let (code, _, stderr) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("missing.json"), "{stderr}");
+    assert_eq!(server.requests().len(), before);
 }

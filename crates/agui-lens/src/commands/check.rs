@@ -14,6 +14,7 @@ use super::baseline::{Gate, subtract};
 use super::inputs::{self, Input};
 use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
 use crate::config::Config;
+use agui_lens_core::check::capabilities::levels_for;
 use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Engine, Stats};
@@ -138,7 +139,9 @@ pub fn settings(
     schemas: Option<&Path>,
 ) -> Result<Settings> {
     let config = Config::load(rules.config.as_deref())?;
-    let levels = config.levels(&rule_flags_in_order(matches, rules))?;
+    let levels = config.scoped_levels(&rule_flags_in_order(matches, rules), rules.scope.tier)?;
+    let declaration = crate::declaration::from_flag(&rules.scope)?;
+    let levels = levels_for(declaration.as_ref(), &levels);
     let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
     let max_line = match (max_line, &config.file.max_line) {
         (Some(max), _) => max,

@@ -25,6 +25,7 @@ use crate::live::http::wait_for;
 use crate::live::request::{AgentInput, fresh_id, process_env};
 use crate::render::suite::{self, CaseOutcome};
 use crate::suite::{Case, Suite, Turn};
+use agui_lens_core::check::capabilities::{Capabilities, levels_for};
 use agui_lens_core::check::catalog::{Levels, RuleId};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::Context;
@@ -51,6 +52,8 @@ struct Shared<'a> {
     reason: Option<&'a str>,
     artifacts: Option<&'a Path>,
     cases: &'a [Case],
+    /// The capabilities declaration given on the command line, for cases that name none.
+    declared: Option<&'a Capabilities>,
 }
 
 impl Shared<'_> {
@@ -65,7 +68,8 @@ impl Shared<'_> {
 
 pub fn run(args: &TestArgs) -> Result<Outcome> {
     let config = Config::load(args.config.as_deref())?;
-    let levels = config.levels(&[])?;
+    let levels = config.scoped_levels(&[], args.scope.tier)?;
+    let declared = crate::declaration::from_flag(&args.scope)?;
     let max_line = match &config.file.max_line {
         Some(text) => parse_size(text).map_err(anyhow::Error::msg)?,
         None => read::DEFAULT_MAX_LINE,
@@ -92,6 +96,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         reason: args.reason.as_deref(),
         artifacts: args.artifacts.as_deref(),
         cases: &suite.cases,
+        declared: declared.as_ref(),
     };
     if let Some(dir) = &args.artifacts {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -333,7 +338,12 @@ fn not_run(case: &Case, turn: &Turn, why: &str) -> CaseOutcome {
 /// Runs a case turn by turn on one thread: fresh ids unless the case fixes them, each later
 /// turn's request built from the fold of the one before.
 fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
-    let levels = case.levels(shared.levels);
+    // A tier's limit survives the case's overrides; a declaration leaves capability rules on
+    // only where it declares their capability.
+    let levels = levels_for(
+        case.capabilities.as_ref().or(shared.declared),
+        &case.levels(shared.levels),
+    );
     let mut outcomes = Vec::new();
     let first = if case.fixed_ids {
         Ok(case.input.clone())
