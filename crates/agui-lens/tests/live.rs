@@ -900,6 +900,11 @@ fn a_suite_end_to_end() {
     assert_eq!(junit.matches("<failure ").count(), 3);
     assert!(junit.contains("<testsuite name=\"suite.toml\" tests=\"7\" failures=\"3\""));
     assert!(junit.contains("<failure message=\"suite/missing-event: TOOL_CALL_START"));
+    let strict = &junit[junit.find("name=\"strict\"").unwrap()..];
+    assert!(
+        strict.contains("event: {&quot;type&quot;:&quot;TEXT_MESSAGE_START&quot;"),
+        "the failure shows the event: {strict}"
+    );
     let masked_out = masked(&stdout, &server);
     insta::assert_snapshot!("suite_first_run", masked_out);
 

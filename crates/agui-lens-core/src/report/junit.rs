@@ -64,6 +64,9 @@ pub fn describe(d: &Diagnostic) -> String {
     if let Some(ty) = &d.event_type {
         text.push_str(&format!(" ({ty})"));
     }
+    if let Some(excerpt) = &d.excerpt {
+        text.push_str(&format!("\n  event: {excerpt}"));
+    }
     if let Some(help) = &d.help {
         text.push_str(&format!("\n  help: {help}"));
     }
