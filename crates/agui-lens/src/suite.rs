@@ -182,6 +182,8 @@ pub struct Suite {
 #[derive(Debug)]
 pub struct Case {
     pub name: String,
+    /// The case's place in the suite file, from 0 (kept when `--case` picks some).
+    pub index: usize,
     /// The line of the case's `[[case]]` in the suite file.
     pub line: u64,
     pub url: String,
@@ -347,7 +349,7 @@ impl Suite {
             if !names.insert(case.name.clone()) {
                 bail!("{where_}: a second case named {:?}", case.name);
             }
-            let resolved = resolve(case, line, &text, base, &env)
+            let resolved = resolve(case, cases.len(), line, &text, base, &env)
                 .with_context(|| format!("{where_}: in the case starting here"))?;
             cases.push(resolved);
         }
@@ -415,6 +417,7 @@ impl Case {
 
 fn resolve(
     case: CaseFile,
+    index: usize,
     line: u64,
     text: &str,
     base: &Path,
@@ -521,6 +524,7 @@ fn resolve(
     }
     Ok(Case {
         name: case.name,
+        index,
         line,
         url,
         input,

@@ -1502,6 +1502,24 @@ message = "hi"
     let mut threads = Vec::new();
     for _ in 0..2 {
         let before = server.requests().len();
+        let (code, stdout, stderr) = test_cmd(
+            dir,
+            &server,
+            &[
+                "--case",
+                "answers*",
+                "--case",
+                "round*",
+                "--artifacts",
+                "picked",
+            ],
+        );
+        assert_eq!(code, 1, "{stdout}{stderr}");
+        assert!(
+            dir.join("picked/02-answers-a-call-never-made/turn-2/findings.jsonl")
+                .is_file(),
+            "artifacts keep the case's place in the suite file"
+        );
         let (code, stdout, stderr) = test_cmd(dir, &server, &["--case", "round*"]);
         assert_eq!(code, 0, "{stdout}{stderr}");
         assert!(
@@ -1510,6 +1528,7 @@ message = "hi"
         );
         let sent: Value = serde_json::from_slice(&server.requests()[before].body).unwrap();
         threads.push(sent["threadId"].clone());
+        assert!(dir.join("art/01-round-trip/turn-2/request.json").is_file());
     }
     assert_ne!(threads[0], threads[1]);
     let (code, _, stderr) = test_cmd(dir, &server, &["--case", "nope*"]);

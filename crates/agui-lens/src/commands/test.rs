@@ -51,19 +51,8 @@ struct Shared<'a> {
     update: bool,
     reason: Option<&'a str>,
     artifacts: Option<&'a Path>,
-    cases: &'a [Case],
     /// The capabilities declaration given on the command line, for cases that name none.
     declared: Option<&'a Capabilities>,
-}
-
-impl Shared<'_> {
-    /// A case's place in the suite (as run), for naming its artifacts.
-    fn index_of(&self, case: &Case) -> usize {
-        self.cases
-            .iter()
-            .position(|c| std::ptr::eq(c, case))
-            .unwrap_or_default()
-    }
 }
 
 pub fn run(args: &TestArgs) -> Result<Outcome> {
@@ -95,7 +84,6 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         update: args.update_snapshots,
         reason: args.reason.as_deref(),
         artifacts: args.artifacts.as_deref(),
-        cases: &suite.cases,
         declared: declared.as_ref(),
     };
     if let Some(dir) = &args.artifacts {
@@ -386,7 +374,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
                     finish(shared, &mut outcome, found.found, Instant::now());
                     if let Some(root) = shared.artifacts {
                         // Nothing was sent: the findings say why.
-                        let dir = artifacts_dir(root, case, turn, shared.index_of(case));
+                        let dir = artifacts_dir(root, case, turn);
                         if std::fs::create_dir_all(&dir).is_ok() {
                             write_artifacts(Some(&dir), &outcome);
                         }
@@ -617,8 +605,9 @@ impl Recording {
     }
 }
 
-/// The directory a turn's artifacts go to: `DIR/NN-case-name/turn-N`.
-fn artifacts_dir(root: &Path, case: &Case, turn: &Turn, index: usize) -> std::path::PathBuf {
+/// The directory a turn's artifacts go to: `DIR/NN-case-name/turn-N`, NN the case's place in
+/// the suite file.
+fn artifacts_dir(root: &Path, case: &Case, turn: &Turn) -> std::path::PathBuf {
     let mut slug: String = case
         .name
         .chars()
@@ -634,7 +623,7 @@ fn artifacts_dir(root: &Path, case: &Case, turn: &Turn, index: usize) -> std::pa
         slug = slug.replace("--", "-");
     }
     let slug = slug.trim_matches('-');
-    root.join(format!("{:02}-{slug}", index + 1))
+    root.join(format!("{:02}-{slug}", case.index + 1))
         .join(format!("turn-{}", turn.number))
 }
 
@@ -656,10 +645,7 @@ fn run_turn(
         },
     };
     let mut outcome = CaseOutcome::new(case, turn);
-    let artifacts = shared.artifacts.map(|root| {
-        let index = shared.index_of(case);
-        artifacts_dir(root, case, turn, index)
-    });
+    let artifacts = shared.artifacts.map(|root| artifacts_dir(root, case, turn));
     let prepare = || -> io::Result<(Option<Recording>, Option<RawTap>)> {
         let Some(dir) = &artifacts else {
             let record = match &turn.snapshot {
