@@ -138,11 +138,11 @@ pub struct CatArgs {
 
     /// How the input is laid out; detected from the extension, then the content.
     #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
     /// Read this entry of a browser capture (HAR) that holds several AG-UI streams.
     #[arg(long, value_name = "N")]
     pub entry: Option<usize>,
-
-    pub input_format: Option<InputFormat>,
 
     /// Largest line or SSE frame read.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]

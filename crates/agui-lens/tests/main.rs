@@ -24,3 +24,4 @@ mod transports;
 mod trust;
 mod verdicts;
 mod verify_agreement;
+mod wiring;
