@@ -289,6 +289,10 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
                  while it is read, no AG-UI events",
             ),
         ],
+        ["completions"] => vec![
+            (0, "the script was printed"),
+            (2, "bad flags: a shell there is no script for"),
+        ],
         _ => return None,
     };
     if !statuses.iter().any(|(code, _)| *code == 130) {
@@ -353,6 +357,12 @@ pub enum Command {
     /// See what happened in a stream: runs, messages, tool calls, state changes, timing and
     /// problems; in the terminal, as JSON or statistics, or as an HTML report.
     Inspect(InspectArgs),
+    /// Print a shell's completion script: `agui-lens completions bash > FILE`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Args)]

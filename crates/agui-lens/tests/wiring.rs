@@ -3,10 +3,11 @@
 //! and the GitHub Action, whose bash steps are run here the way a runner runs them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
 
 use clap::CommandFactory;
 
-use crate::common::{root, run};
+use crate::common::{program, root, run};
 
 /// Every command below the top, as its path of names (`["schema", "list"]`), without clap's
 /// own `help`.
@@ -48,6 +49,93 @@ fn cat_takes_input_format_as_an_option() {
         help.contains("--entry <N>\n          Read this entry"),
         "{help}"
     );
+}
+
+/// The words of a text: runs of letters, digits, `-` and `_`.
+fn words(text: &str) -> BTreeSet<&str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The completion scripts for bash, zsh and fish parse in the real shells, and offer every
+/// command.
+#[test]
+fn completions_parse_in_their_shells_and_name_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands = command_paths();
+    for (shell, parse_only) in [("bash", "-n"), ("zsh", "-n"), ("fish", "--no-execute")] {
+        let binary = program(shell, shell);
+        let (code, script, stderr) = run(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {stderr}");
+        let file = dir.path().join(format!("agui-lens.{shell}"));
+        std::fs::write(&file, &script).unwrap();
+        let out = Command::new(&binary)
+            .arg(parse_only)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{shell} {parse_only} rejects the script: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let offered = words(&script);
+        for path in &commands {
+            let name = path.last().unwrap().as_str();
+            assert!(offered.contains(name), "{shell}: no `{}`", path.join(" "));
+        }
+        // Options of a subcommand (fish names them without their dashes), and the values
+        // of an enum flag.
+        for option in ["deny-warnings", "input-format"] {
+            let long = format!("--{option}");
+            assert!(
+                offered.contains(long.as_str()) || offered.contains(option),
+                "{shell}: no `{long}`"
+            );
+        }
+        for value in ["sarif", "junit"] {
+            assert!(offered.contains(value), "{shell}: no `{value}`");
+        }
+    }
+    // Loaded into bash, the script completes `agui-lens c` to the commands starting with c.
+    let out = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c"])
+        .arg(
+            r#"source "$1"
+            complete=$(complete -p agui-lens) || exit 1
+            function=${complete#*-F }; function=${function%% *}
+            COMP_WORDS=(agui-lens c); COMP_CWORD=1
+            "$function" agui-lens c agui-lens
+            printf '%s\n' "${COMPREPLY[@]}""#,
+        )
+        .arg("bash")
+        .arg(dir.path().join("agui-lens.bash"))
+        .output()
+        .unwrap();
+    let offered: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let expected: BTreeSet<String> = commands
+        .iter()
+        .filter(|p| p.len() == 1 && p[0].starts_with('c'))
+        .map(|p| p[0].clone())
+        .collect();
+    assert_eq!(
+        offered,
+        expected,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for shell in ["elvish", "powershell"] {
+        let (code, script, stderr) = run(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {stderr}");
+        assert!(script.contains("agui-lens") && script.contains("check"));
+    }
+    let (code, _, stderr) = run(&["completions", "tcsh"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("possible values"), "{stderr}");
 }
 
 /// The statuses a `--help` lists in its closing "Exit status:" section: status → meaning. A

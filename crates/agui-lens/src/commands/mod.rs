@@ -3,6 +3,7 @@
 pub mod cat;
 pub mod check;
 pub mod compact;
+pub mod completions;
 pub mod diff;
 pub mod fold;
 pub mod inputs;
@@ -257,6 +258,7 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Snapshot(args) => snapshot::run(args),
         Command::Cat(args) => cat::run(args),
         Command::Inspect(args) => inspect::run(args, sub),
+        Command::Completions { shell } => completions::run(*shell),
     }
 }
 
