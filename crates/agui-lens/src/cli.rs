@@ -293,6 +293,14 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (0, "the script was printed"),
             (2, "bad flags: a shell there is no script for"),
         ],
+        ["man"] => vec![
+            (0, "the page was printed, or the pages written"),
+            (
+                2,
+                "the tool could not run: bad flags, a directory that could not be made or \
+                 written into",
+            ),
+        ],
         _ => return None,
     };
     if !statuses.iter().any(|(code, _)| *code == 130) {
@@ -362,6 +370,13 @@ pub enum Command {
         /// The shell to complete in.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into a directory.
+    Man {
+        /// Write agui-lens.1 and a page per command (agui-lens-check.1, …) into DIR, made
+        /// when missing.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
 

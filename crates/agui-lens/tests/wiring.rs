@@ -3,6 +3,7 @@
 //! and the GitHub Action, whose bash steps are run here the way a runner runs them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::process::Command;
 
 use clap::CommandFactory;
@@ -136,6 +137,95 @@ fn completions_parse_in_their_shells_and_name_every_command() {
     let (code, _, stderr) = run(&["completions", "tcsh"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("possible values"), "{stderr}");
+}
+
+/// groff's complaints about a man page (all of its warnings), or nothing.
+fn groff_warnings(page: &Path) -> String {
+    let groff = program("groff", "groff-base");
+    let out = Command::new(groff)
+        // -k: through preconv, as man(1) reads a page (UTF-8 in, not Latin-1).
+        .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
+        .arg(page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "groff failed on {}", page.display());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A man page as a reader sees it, rendered by groff.
+fn rendered(page: &Path) -> String {
+    let out = Command::new(program("groff", "groff-base"))
+        .args(["-k", "-man", "-Tutf8", "-P-c", "-P-b", "-P-u"])
+        .arg(page)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `man` prints the top command's page: a `.TH` header, every command, the exit statuses, and
+/// nothing groff warns about.
+#[test]
+fn man_page_renders_without_warnings_and_names_every_command() {
+    let (code, page, stderr) = run(&["man"]);
+    assert_eq!(code, 0, "{stderr}");
+    let header = page
+        .lines()
+        .find(|l| !l.starts_with(".ie ") && !l.starts_with(".el "))
+        .unwrap_or_default();
+    assert!(header.starts_with(".TH agui-lens 1 "), "{header}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("agui-lens.1");
+    std::fs::write(&file, &page).unwrap();
+    let warnings = groff_warnings(&file);
+    assert!(warnings.is_empty(), "{warnings}");
+    let text = rendered(&file);
+    let shown = words(&text);
+    for path in command_paths().iter().filter(|p| p.len() == 1) {
+        let page_name = format!("agui-lens-{}", path[0]);
+        assert!(
+            shown.contains(page_name.as_str()),
+            "no {page_name}:\n{text}"
+        );
+    }
+    assert!(text.contains("EXIT STATUS"), "{text}");
+    for status in ["0", "1", "2", "130", "143"] {
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start().starts_with(&format!("{status} "))),
+            "no exit status {status}:\n{text}"
+        );
+    }
+}
+
+/// `man --dir DIR` writes one page per command, nested ones included, each rendering cleanly
+/// with its own exit statuses.
+#[test]
+fn man_dir_writes_a_page_per_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man/man1");
+    let (code, _, stderr) = run(&["man", "--dir", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let mut expected: BTreeSet<String> = command_paths()
+        .iter()
+        .map(|p| format!("agui-lens-{}.1", p.join("-")))
+        .collect();
+    expected.insert("agui-lens.1".into());
+    let written: BTreeSet<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(written, expected);
+    for name in &written {
+        let file = out.join(name);
+        let warnings = groff_warnings(&file);
+        assert!(warnings.is_empty(), "{name}: {warnings}");
+        let text = rendered(&file);
+        let title = name.trim_end_matches(".1");
+        assert!(text.contains(title), "{name}:\n{text}");
+        assert!(text.contains("EXIT STATUS"), "{name}:\n{text}");
+    }
+    let check = rendered(&out.join("agui-lens-check.1"));
+    assert!(check.contains("--deny-warnings"), "{check}");
 }
 
 /// The statuses a `--help` lists in its closing "Exit status:" section: status → meaning. A

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod fold;
 pub mod inputs;
 pub mod inspect;
+pub mod man;
 pub mod rules;
 pub mod run;
 pub mod schema;
@@ -259,6 +260,7 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Cat(args) => cat::run(args),
         Command::Inspect(args) => inspect::run(args, sub),
         Command::Completions { shell } => completions::run(*shell),
+        Command::Man { dir } => man::run(dir.as_deref()),
     }
 }
 
