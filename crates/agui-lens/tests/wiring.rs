@@ -3,10 +3,11 @@
 //! and the GitHub Action, whose bash steps are run here the way a runner runs them.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::CommandFactory;
+use serde_json::Value;
 
 use crate::common::{program, root, run};
 
@@ -337,4 +338,496 @@ fn check_returns_the_statuses_its_help_lists() {
     assert_eq!(status.code(), Some(143));
     seen.insert("143".into());
     assert!(seen.is_subset(&listed), "{seen:?} not all in {listed:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The GitHub Action.
+
+/// A YAML document as JSON (keys as strings), which the checks below walk more easily.
+fn yaml(path: &Path) -> Value {
+    use yaml_rust2::{Yaml, YamlLoader};
+    fn json(yaml: &Yaml) -> Value {
+        match yaml {
+            Yaml::String(s) | Yaml::Real(s) => Value::String(s.clone()),
+            Yaml::Integer(i) => Value::from(*i),
+            Yaml::Boolean(b) => Value::Bool(*b),
+            Yaml::Array(items) => Value::Array(items.iter().map(json).collect()),
+            Yaml::Hash(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        let key = match k {
+                            Yaml::String(s) => s.clone(),
+                            other => panic!("a key that is no string: {other:?}"),
+                        };
+                        (key, json(v))
+                    })
+                    .collect(),
+            ),
+            Yaml::Null => Value::Null,
+            other => panic!("unexpected YAML: {other:?}"),
+        }
+    }
+    let text = std::fs::read_to_string(path).unwrap();
+    let docs =
+        YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(docs.len(), 1, "{}", path.display());
+    json(&docs[0])
+}
+
+/// Every `${{ … }}` expression in a text, trimmed.
+fn expressions(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${{") {
+        let end = rest[start..].find("}}").expect("an unclosed ${{") + start;
+        out.push(rest[start + 3..end].trim());
+        rest = &rest[end + 2..];
+    }
+    out
+}
+
+/// Every string in a YAML value, with where it is.
+fn strings<'a>(value: &'a Value, at: String, out: &mut Vec<(String, &'a str)>) {
+    match value {
+        Value::String(s) => out.push((at, s)),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                strings(item, format!("{at}[{i}]"), out);
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                strings(v, format!("{at}.{k}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// action.yml is a composite action whose inputs are all declared, described and used, whose
+/// outputs come from its steps, and whose scripts never hold an input's text (an input in a
+/// script is code an attacker can write: it goes through `env:`).
+#[test]
+fn action_is_well_formed() {
+    let action = yaml(&root().join("action.yml"));
+    assert_eq!(action["runs"]["using"], "composite");
+    let inputs = action["inputs"].as_object().expect("inputs");
+    for name in [
+        "suite",
+        "paths",
+        "args",
+        "sarif-file",
+        "junit-file",
+        "upload-sarif",
+        "working-directory",
+    ] {
+        let input = &inputs[name];
+        assert!(
+            input["description"].as_str().is_some_and(|d| d.len() > 10),
+            "{name}: no description"
+        );
+        assert!(input["default"].is_string(), "{name}: no default");
+    }
+    for name in ["exit-code", "sarif-file", "junit-file"] {
+        let value = action["outputs"][name]["value"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            value.starts_with("${{ steps.") && action["outputs"][name]["description"].is_string(),
+            "output {name}: {value}"
+        );
+    }
+    let steps = action["runs"]["steps"].as_array().expect("steps");
+    let mut found = Vec::new();
+    strings(&action["runs"], "runs".into(), &mut found);
+    let mut used = BTreeSet::new();
+    for (at, text) in &found {
+        // A step's `if:` is an expression whole, with or without `${{ }}`.
+        let whole = at.ends_with(".if").then_some(*text);
+        for expression in expressions(text).into_iter().chain(whole) {
+            let names = expression
+                .split(|c: char| c.is_whitespace() || "()=!&|,".contains(c))
+                .filter_map(|w| w.strip_prefix("inputs."));
+            for input in names {
+                assert!(inputs.contains_key(input), "{at}: no input `{input}`");
+                used.insert(input.to_owned());
+            }
+        }
+    }
+    let declared: BTreeSet<String> = inputs.keys().cloned().collect();
+    assert_eq!(used, declared, "inputs declared but never used");
+    for (i, step) in steps.iter().enumerate() {
+        if let Some(script) = step["run"].as_str() {
+            assert_eq!(step["shell"], "bash", "step {i}");
+            assert!(
+                expressions(script).is_empty(),
+                "step {i} puts an expression in its script: {script}"
+            );
+            assert!(
+                script.trim_start().starts_with("set -euo pipefail"),
+                "step {i}: {script}"
+            );
+        } else {
+            assert!(step["uses"].is_string(), "step {i} neither runs nor uses");
+        }
+    }
+    let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
+    assert!(
+        uses.iter()
+            .any(|u| u.starts_with("github/codeql-action/upload-sarif@")),
+        "{uses:?}"
+    );
+    assert!(
+        uses.iter()
+            .any(|u| u.starts_with("actions/upload-artifact@")),
+        "{uses:?}"
+    );
+    for step in steps.iter().filter(|s| s["uses"].is_string()) {
+        let condition = step["if"].as_str().unwrap_or_default();
+        assert!(condition.contains("always()"), "{step}");
+    }
+}
+
+/// What one run of the Action's steps left: each run step's status (`None` when skipped),
+/// the outputs it set, and the workspace.
+struct ActionRun {
+    statuses: Vec<Option<i32>>,
+    outputs: BTreeMap<String, String>,
+    log: String,
+}
+
+/// Runs the bash steps of action.yml in order, as a runner runs a composite action's steps:
+/// `bash --noprofile --norc -eo pipefail SCRIPT`, in the step's working directory, with the
+/// step's `env:` (its `${{ inputs.X }}` given `inputs`, or the input's default),
+/// GITHUB_ACTION_PATH at the repository root and the GITHUB_OUTPUT, GITHUB_ENV and GITHUB_PATH
+/// files. `uses:` steps are left out (they are GitHub's); after a failing step, only steps
+/// whose `if:` says `always()` would run, and none of those is a run step.
+fn run_action(workspace: &Path, path: &str, inputs: &[(&str, &str)]) -> ActionRun {
+    let action = yaml(&root().join("action.yml"));
+    let declared = action["inputs"].as_object().unwrap();
+    let input = |name: &str| -> String {
+        inputs
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string())
+            .or_else(|| declared[name]["default"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("no input {name}"))
+    };
+    let substitute = |text: &str| -> String {
+        let mut out = text.to_owned();
+        for expression in expressions(text) {
+            let name = expression
+                .strip_prefix("inputs.")
+                .unwrap_or_else(|| panic!("the test runs only inputs: `{expression}`"));
+            out = out.replace(&format!("${{{{ {expression} }}}}"), &input(name));
+        }
+        assert!(!out.contains("${{"), "{text}");
+        out
+    };
+    let runner = tempfile::tempdir().unwrap();
+    let files: BTreeMap<&str, PathBuf> = ["GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH"]
+        .into_iter()
+        .map(|name| {
+            let file = runner.path().join(name);
+            std::fs::write(&file, "").unwrap();
+            (name, file)
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    let mut log = String::new();
+    let mut failed = false;
+    for (i, step) in action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let Some(script) = step["run"].as_str() else {
+            continue;
+        };
+        assert!(
+            step["if"].is_null(),
+            "the test runs no conditional run step"
+        );
+        if failed {
+            statuses.push(None);
+            continue;
+        }
+        let file = runner.path().join(format!("step-{i}.sh"));
+        std::fs::write(&file, script).unwrap();
+        let dir = match step["working-directory"].as_str() {
+            Some(dir) => workspace.join(substitute(dir)),
+            None => workspace.to_path_buf(),
+        };
+        let mut cmd = Command::new("bash");
+        cmd.args(["--noprofile", "--norc", "-eo", "pipefail"])
+            .arg(&file)
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", runner.path())
+            .env("GITHUB_ACTION_PATH", root())
+            .env("GITHUB_WORKSPACE", workspace);
+        for (name, file) in &files {
+            cmd.env(name, file);
+        }
+        if let Some(env) = step["env"].as_object() {
+            for (name, value) in env {
+                cmd.env(name, substitute(value.as_str().unwrap()));
+            }
+        }
+        let out = cmd.output().unwrap();
+        log.push_str(&format!(
+            "step {i} ({}): {}\n{}{}",
+            step["name"],
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+        statuses.push(out.status.code());
+        failed = !out.status.success();
+    }
+    let outputs = std::fs::read_to_string(&files["GITHUB_OUTPUT"])
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (k, v) = line
+                .split_once('=')
+                .unwrap_or_else(|| panic!("not name=value: {line}"));
+            (k.to_owned(), v.to_owned())
+        })
+        .collect();
+    ActionRun {
+        statuses,
+        outputs,
+        log,
+    }
+}
+
+/// A PATH whose agui-lens is the one just built, and whose `cargo` fails: the install step
+/// must find the binary there and not build another.
+fn path_with_built_binary(dir: &Path) -> String {
+    let fake = dir.join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    let cargo = fake.join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\necho \"cargo must not run: $*\" >&2\nexit 97\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let built = Path::new(env!("CARGO_BIN_EXE_agui-lens")).parent().unwrap();
+    format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        built.display(),
+        fake.display()
+    )
+}
+
+/// Checking a clean capture: the install is skipped, agui-lens exits 0, the SARIF and JUnit
+/// files are written where the inputs say (relative to the working directory), and the
+/// outputs name them.
+#[test]
+fn action_checks_a_clean_capture() {
+    let workspace = tempfile::tempdir().unwrap();
+    let work = workspace.path().join("work");
+    std::fs::create_dir_all(work.join("captures")).unwrap();
+    std::fs::copy(
+        root().join("fixtures/valid/agui-sdk-full.jsonl"),
+        work.join("captures/full run.jsonl"),
+    )
+    .unwrap();
+    let path = path_with_built_binary(workspace.path());
+    let run = run_action(
+        workspace.path(),
+        &path,
+        &[
+            ("paths", "captures/full run.jsonl\n"),
+            ("working-directory", "work"),
+            ("sarif-file", "reports/agui-lens.sarif"),
+            ("junit-file", "reports/junit.xml"),
+        ],
+    );
+    let log = &run.log;
+    assert_eq!(run.statuses, [Some(0), Some(0)], "{log}");
+    assert!(log.contains("already installed"), "{log}");
+    assert_eq!(run.outputs["exit-code"], "0", "{log}");
+    let sarif = work.join("reports/agui-lens.sarif");
+    let junit = work.join("reports/junit.xml");
+    assert_eq!(Path::new(&run.outputs["sarif-file"]), sarif);
+    assert_eq!(Path::new(&run.outputs["junit-file"]), junit);
+    let sarif: Value = serde_json::from_slice(&std::fs::read(sarif).unwrap()).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(sarif["runs"][0]["results"], Value::Array(vec![]));
+    assert_eq!(
+        sarif["runs"][0]["invocations"][0]["executionSuccessful"],
+        true
+    );
+    let junit = std::fs::read_to_string(junit).unwrap();
+    assert!(junit.starts_with("<?xml"), "{junit}");
+    assert!(
+        junit.contains("full run.jsonl") && junit.contains("failures=\"0\""),
+        "{junit}"
+    );
+}
+
+/// Checking a capture with an error: the step fails with agui-lens's status, 1, and the SARIF
+/// still holds the error; extra arguments reach agui-lens, unglobbed.
+#[test]
+fn action_fails_with_the_status_of_a_failing_check() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("fixtures/invalid/lifecycle/first-event.jsonl"),
+        workspace.path().join("bad.jsonl"),
+    )
+    .unwrap();
+    // A file a glob in the arguments would match, were it expanded (and `--allow order/x`
+    // names no rule: exit 2).
+    std::fs::create_dir(workspace.path().join("order")).unwrap();
+    std::fs::write(workspace.path().join("order/x"), "").unwrap();
+    let path = path_with_built_binary(workspace.path());
+    let run = run_action(
+        workspace.path(),
+        &path,
+        &[
+            ("paths", "bad.jsonl"),
+            ("args", "--allow order/* --no-group"),
+        ],
+    );
+    let log = &run.log;
+    assert_eq!(run.statuses, [Some(0), Some(1)], "{log}");
+    assert_eq!(run.outputs["exit-code"], "1", "{log}");
+    let sarif_file = workspace.path().join("agui-lens.sarif");
+    assert_eq!(Path::new(&run.outputs["sarif-file"]), sarif_file);
+    let sarif: Value = serde_json::from_slice(&std::fs::read(sarif_file).unwrap()).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(
+        results
+            .iter()
+            .any(|r| r["ruleId"] == "lifecycle/first-event" && r["level"] == "error"),
+        "{sarif}"
+    );
+    let junit = std::fs::read_to_string(workspace.path().join("agui-lens-junit.xml")).unwrap();
+    assert!(junit.contains("lifecycle/first-event"), "{junit}");
+    // The arguments reach both checks: allowed, the rule fails nothing.
+    let run = run_action(
+        workspace.path(),
+        &path,
+        &[
+            ("paths", "bad.jsonl"),
+            ("args", "--allow lifecycle/first-event"),
+        ],
+    );
+    assert_eq!(run.statuses, [Some(0), Some(0)], "{}", run.log);
+    let junit = std::fs::read_to_string(workspace.path().join("agui-lens-junit.xml")).unwrap();
+    assert!(!junit.contains("lifecycle/first-event"), "{junit}");
+}
+
+/// A suite: `agui-lens test` writes the JUnit report itself and SARIF on stdout; a case whose
+/// agent cannot be reached fails it (1). Neither a suite nor paths is a usage error: 2, as
+/// agui-lens gives for one.
+#[test]
+fn action_runs_a_suite() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(
+        workspace.path().join("suite.toml"),
+        "[[case]]\nname = \"down\"\nurl = \"http://127.0.0.1:1/agent\"\nmessage = \"Hello\"\n",
+    )
+    .unwrap();
+    let path = path_with_built_binary(workspace.path());
+    let run = run_action(workspace.path(), &path, &[("suite", "suite.toml")]);
+    let log = &run.log;
+    assert_eq!(run.statuses, [Some(0), Some(1)], "{log}");
+    assert_eq!(run.outputs["exit-code"], "1", "{log}");
+    let sarif: Value =
+        serde_json::from_slice(&std::fs::read(workspace.path().join("agui-lens.sarif")).unwrap())
+            .unwrap();
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["ruleId"], "suite/status-mismatch",
+        "{sarif}"
+    );
+    let junit = std::fs::read_to_string(workspace.path().join("agui-lens-junit.xml")).unwrap();
+    assert!(
+        junit.contains("<testcase") && junit.contains("down"),
+        "{junit}"
+    );
+
+    let run = run_action(workspace.path(), &path, &[]);
+    assert_eq!(run.statuses, [Some(0), Some(2)], "{}", run.log);
+    assert_eq!(run.outputs.get("exit-code").map(String::as_str), Some("2"));
+}
+
+/// Without agui-lens on PATH, the install step runs `cargo install --locked --path` on the
+/// Action's own crate.
+#[test]
+fn action_installs_agui_lens_when_it_is_missing() {
+    let workspace = tempfile::tempdir().unwrap();
+    let fake = workspace.path().join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    let called = workspace.path().join("cargo-args");
+    std::fs::write(
+        fake.join("cargo"),
+        format!("#!/bin/sh\necho \"$@\" > '{}'\n", called.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(fake.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", fake.display());
+    let run = run_action(workspace.path(), &path, &[("paths", "x.jsonl")]);
+    // The check then fails: agui-lens is still not on PATH (the fake cargo built nothing).
+    assert_eq!(run.statuses[0], Some(0), "{}", run.log);
+    let args = std::fs::read_to_string(called).unwrap();
+    assert_eq!(
+        args.trim(),
+        format!(
+            "install --locked --path {}/crates/agui-lens",
+            root().display()
+        )
+    );
+}
+
+/// The CI workflow runs .ci/run and uses the Action from this repository on fixtures that
+/// exist, one of them expected to fail with 1.
+#[test]
+fn workflow_uses_the_action_on_fixtures() {
+    let workflow = yaml(&root().join(".github/workflows/ci.yml"));
+    let mut runs_ci = false;
+    let mut checked = Vec::new();
+    let mut expects_failure = false;
+    for (job, spec) in workflow["jobs"].as_object().unwrap() {
+        let steps = spec["steps"].as_array().unwrap();
+        for step in steps {
+            if step["run"].as_str().is_some_and(|r| r.contains(".ci/run")) {
+                runs_ci = true;
+            }
+            if step["uses"] != "./" {
+                continue;
+            }
+            let paths = step["with"]["paths"].as_str().unwrap_or_default();
+            for path in paths.lines().map(str::trim).filter(|p| !p.is_empty()) {
+                assert!(root().join(path).exists(), "{job}: {path} does not exist");
+                checked.push(path.to_owned());
+            }
+            if step["continue-on-error"] == true {
+                let id = step["id"].as_str().expect("an id to look at its outcome");
+                let later = steps
+                    .iter()
+                    .filter_map(|s| s["env"].as_object())
+                    .flat_map(|env| env.values())
+                    .filter_map(Value::as_str)
+                    .any(|v| v.contains(&format!("steps.{id}.outputs.exit-code")));
+                assert!(later, "{job}: nothing looks at {id}'s exit code");
+                expects_failure = true;
+            }
+        }
+    }
+    assert!(runs_ci, ".ci/run is not run");
+    assert!(
+        checked
+            .iter()
+            .any(|p| p == "fixtures/valid/agui-sdk-full.jsonl"),
+        "{checked:?}"
+    );
+    assert!(expects_failure, "no check that is expected to fail");
 }
