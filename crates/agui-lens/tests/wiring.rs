@@ -325,16 +325,44 @@ fn check_returns_the_statuses_its_help_lists() {
     let dir = tempfile::tempdir().unwrap();
     let growing = dir.path().join("growing.jsonl");
     std::fs::write(&growing, "").unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"))
-        .args(["check", "--follow", growing.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+        .args(["check", "--follow", "--format", "jsonl"])
+        .arg(&growing)
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Should the check never report, it is killed and the test fails instead of waiting.
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let pid = child.id() as libc::pid_t;
+    let watchdog = std::thread::spawn(move || {
+        if watch
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .is_err()
+        {
+            // SAFETY: a signal to the child this test started, which has not been waited for.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    // A finding on stdout says the file is being followed, so the signal is caught by now.
+    let first_event = std::fs::read_to_string(root().join("fixtures/valid/agui-sdk-full.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    std::fs::write(&growing, format!("{first_event}\nnot json\n")).unwrap();
+    // Kept open until the end: what the check writes when stopped must not meet a closed pipe.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.contains("framing/invalid-json"), "{first}");
     // SAFETY: a signal to the child this test started.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
     let status = child.wait().unwrap();
+    let _ = done.send(());
+    watchdog.join().unwrap();
+    drop(stdout);
     assert_eq!(status.code(), Some(143));
     seen.insert("143".into());
     assert!(seen.is_subset(&listed), "{seen:?} not all in {listed:?}");
