@@ -9,7 +9,9 @@
 //!   order.
 //! - [`check`]: frames to events ([`protocol::Event`]), each held to the JSON Schema of its
 //!   type and to the protocol's rules in stream order; every finding a
-//!   [`check::diagnostic::Diagnostic`] of a rule in the [`check::catalog`].
+//!   [`check::diagnostic::Diagnostic`] of a rule in the [`check::catalog`]. Each rule has a
+//!   tier (MUST, SHOULD, capability, advice); [`check::capabilities`] reads what an agent
+//!   declares, which decides whether its capability rules apply.
 //! - [`report`]: diagnostics to the machine formats (JSON, JSONL, GitHub, JUnit, SARIF).
 //!
 //! Beside checking, reading the same events: [`fold`] (the messages and state a client ends

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{ArgGroup, ArgMatches, Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-use agui_lens_core::check::catalog::Level;
+use agui_lens_core::check::catalog::{Level, Tier};
 use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use agui_lens_core::compact::Level as CompactLevel;
 use agui_lens_core::compare::Level as DiffLevel;
@@ -342,9 +342,10 @@ pub enum Command {
     Run(RunArgs),
     /// Run a conformance suite of live calls: a CI gate with a JUnit report.
     Test(TestArgs),
-    /// List every rule with its default level.
+    /// List every rule with its default level, its tier and the spec page it rests on.
     Rules(RulesArgs),
-    /// Explain a rule: what it checks, why it matters, an example that trips it.
+    /// Explain a rule: what it checks, why it matters, its tier and spec page, an example
+    /// that trips it.
     Explain {
         /// A rule name, e.g. schema/unknown-field.
         rule: String,
@@ -469,6 +470,32 @@ pub struct NormalizeArgs {
     /// /**/metadata. Repeatable.
     #[arg(long, value_name = "SELECTOR")]
     pub redact: Vec<String>,
+
+    /// String values matching GLOB (`*`, `?`) are ids, compared as tokens (e.g. 'lc_run--*').
+    /// Repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub id_pattern: Vec<String>,
+
+    /// Every string value under KEY is an id, compared as a token (e.g. checkpoint_ns).
+    /// Repeatable.
+    #[arg(long, value_name = "KEY")]
+    pub id_key: Vec<String>,
+
+    /// Neighbouring events of TYPE compare in any order (parallel tool results:
+    /// TOOL_CALL_RESULT). Repeatable.
+    #[arg(long, value_name = "TYPE")]
+    pub unordered: Vec<String>,
+}
+
+impl NormalizeArgs {
+    /// Whether any normalisation flag was given.
+    pub fn given(&self) -> bool {
+        !(self.keep.is_empty()
+            && self.redact.is_empty()
+            && self.id_pattern.is_empty()
+            && self.id_key.is_empty()
+            && self.unordered.is_empty())
+    }
 }
 
 #[derive(Debug, Args)]
@@ -688,6 +715,9 @@ pub struct CheckArgs {
     pub output: OutputArgs,
 
     #[command(flatten)]
+    pub baseline: BaselineArgs,
+
+    #[command(flatten)]
     pub rules: RuleArgs,
 
     /// A directory of schemas laid over the built-in ones (same relative paths replace
@@ -794,12 +824,42 @@ pub struct TestArgs {
     #[arg(long, value_name = "TEXT", requires = "update_snapshots")]
     pub reason: Option<String>,
 
-    /// Run this many cases at a time (output stays in suite order).
+    /// Run this many cases at a time (output stays in suite order). Cases with fixed ids on
+    /// one thread never run at the same time.
     #[arg(short, long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: u16,
 
+    /// Run only the cases whose name matches GLOB (`*`, `?`); may be repeated.
+    #[arg(long = "case", value_name = "GLOB")]
+    pub cases: Vec<String>,
+
+    /// Before the first case, wait until URL answers HTTP (any status), e.g. an agent that
+    /// is still starting.
+    #[arg(long, value_name = "URL")]
+    pub wait_for: Option<String>,
+
+    /// How long --wait-for waits, in seconds.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 60.0,
+        requires = "wait_for"
+    )]
+    pub wait_timeout: f64,
+
+    /// Keep what each case and turn sent and received in DIR: request.json, response.raw
+    /// (the body as it arrived), events.jsonl, findings.jsonl and outcome.json.
+    #[arg(long, value_name = "DIR")]
+    pub artifacts: Option<PathBuf>,
+
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
 
     /// Read rule settings from this file instead of the nearest agui-lens.toml.
     #[arg(long, value_name = "FILE")]
@@ -808,6 +868,20 @@ pub struct TestArgs {
     /// A directory of schemas laid over the built-in ones.
     #[arg(long, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
+}
+
+/// Adopting agui-lens on findings that are already there.
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    /// Hold back the findings recorded in FILE and fail only on new ones. Findings are known
+    /// by rule, input and a fingerprint of what they say, not by line.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Record today's findings in the --baseline FILE (replaced atomically); the run then
+    /// passes whatever it finds.
+    #[arg(long, requires = "baseline")]
+    pub update_baseline: bool,
 }
 
 #[derive(Debug, Args)]
@@ -862,6 +936,9 @@ pub struct RuleArgs {
     #[arg(long)]
     pub deny_warnings: bool,
 
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+
     /// The protocol version runs are held to when their RUN_STARTED declares none: 1.1, 1.0,
     /// or 0.x for the releases before 1.0 (0.0.48, 0.1.22 …). Default: the newest, 1.1. A
     /// declared version is always the one used.
@@ -873,11 +950,35 @@ pub struct RuleArgs {
     pub config: Option<PathBuf>,
 }
 
+/// Which rules apply at all: a tier, and the agent's capabilities declaration. Shared by every
+/// command that checks streams under the configured levels.
+#[derive(Debug, Default, Args)]
+pub struct ScopeArgs {
+    /// Check only the rules up to this tier; the tiers nest: must (the spec's MUSTs) ⊂ should
+    /// (and its SHOULDs) ⊂ capability (and what the agent's declared capabilities ask) ⊂
+    /// advice (and agui-lens's own advice: every rule, the default). Rules outside it are off
+    /// whatever --deny, --warn or the config file say. Also `tier = "must"` in agui-lens.toml.
+    #[arg(long, value_enum, value_name = "TIER")]
+    pub tier: Option<Tier>,
+
+    /// The agent's capabilities declaration (an AgentCapabilities JSON object, as the 1.1 spec
+    /// shapes it), a file or an http(s) URL read once: a rule of the capability tier then
+    /// applies only where it declares that rule's capability. Without it, capability rules
+    /// apply as every other rule does.
+    #[arg(long, value_name = "FILE|URL")]
+    pub capabilities: Option<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct RulesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
     pub format: RulesFormat,
+
+    /// List only the rules up to this tier (must ⊂ should ⊂ capability ⊂ advice), as
+    /// `check --tier` keeps them.
+    #[arg(long, value_enum, value_name = "TIER")]
+    pub tier: Option<Tier>,
 }
 
 /// How the list of rules is written: the two formats that mean something for a list.

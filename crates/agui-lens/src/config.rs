@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use agui_lens_core::check::catalog::{Level, Levels};
+use agui_lens_core::check::catalog::{Level, Levels, Tier};
 
 pub const FILE_NAME: &str = "agui-lens.toml";
 
@@ -22,6 +22,8 @@ pub struct ConfigFile {
     pub max_line: Option<String>,
     /// A directory of schemas laid over the built-in ones, relative to the file.
     pub schemas: Option<PathBuf>,
+    /// Check only the rules up to this tier: "must", "should", "capability" or "advice".
+    pub tier: Option<String>,
     /// Rule or family (`order/*`) → "deny" | "warn" | "allow".
     #[serde(default)]
     pub rules: BTreeMap<String, String>,
@@ -57,20 +59,42 @@ impl Config {
     }
 
     /// Rule levels: defaults, then this file (families before single rules), then the flags
-    /// in the order they were given.
+    /// in the order they were given, then this file's tier.
     pub fn levels(&self, flags: &[(Level, String)]) -> Result<Levels> {
+        self.scoped_levels(flags, None)
+    }
+
+    /// The file's tier, if it names one.
+    pub fn tier(&self) -> Result<Option<Tier>> {
+        let Some(text) = &self.file.tier else {
+            return Ok(None);
+        };
+        match Tier::parse(text) {
+            Some(tier) => Ok(Some(tier)),
+            None => anyhow::bail!(
+                "{}: tier `{text}`; use must, should, capability or advice",
+                self.where_()
+            ),
+        }
+    }
+
+    fn where_(&self) -> String {
+        self.path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    }
+
+    /// [`Config::levels`], limited to `tier` (the `--tier` flag) when given, else to the
+    /// file's tier: the rules of wider tiers are off whatever their level says.
+    pub fn scoped_levels(&self, flags: &[(Level, String)], tier: Option<Tier>) -> Result<Levels> {
         let mut levels = Levels::default();
         let mut entries: Vec<(&String, &String)> = self.file.rules.iter().collect();
         // Families (`state/*`, `state`) first, so a single rule's entry overrides its family's.
         let is_single_rule = |s: &str| s.contains('/') && !s.ends_with("/*");
         entries.sort_by_key(|(selector, _)| is_single_rule(selector));
         for (selector, level) in entries {
-            let where_ = || {
-                self.path
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            };
+            let where_ = || self.where_();
             let level = Level::parse(level).with_context(|| {
                 format!(
                     "{}: rule `{selector}` has level `{level}`; use deny, warn or allow",
@@ -83,6 +107,13 @@ impl Config {
         }
         for (level, selector) in flags {
             levels.set(selector, *level)?;
+        }
+        let tier = match tier {
+            Some(tier) => Some(tier),
+            None => self.tier()?,
+        };
+        if let Some(tier) = tier {
+            levels.limit_to(tier);
         }
         Ok(levels)
     }

@@ -3,33 +3,7 @@
 
 /// Whether `text` matches `pattern` as a whole.
 pub fn matches(pattern: &str, text: &str) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let text: Vec<char> = text.chars().collect();
-    // Iterative matching with one backtrack point: the last `*` seen, and where in the text
-    // it started. Linear in practice, never exponential.
-    let (mut p, mut t) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        match pattern.get(p) {
-            Some('*') => {
-                star = Some((p, t));
-                p += 1;
-            }
-            Some(&c) if c == '?' || c.eq_ignore_ascii_case(&text[t]) => {
-                p += 1;
-                t += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    p = sp + 1;
-                    t = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == '*')
+    agui_lens_core::text::glob_matches(pattern, text, true)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod alloc;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod declaration;
 pub mod glob;
 pub mod inspect;
 pub mod live;

@@ -3,15 +3,20 @@
 //! with the line of the case, so a broken suite fails before any agent is called.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+use crate::glob;
 use crate::live::http::{Transport, check_header};
 use crate::live::request::{AgentInput, expand};
+use agui_lens_core::check::capabilities::Capabilities;
 use agui_lens_core::check::catalog::{Level, Levels};
+use agui_lens_core::compare::Level as CompareLevel;
+use agui_lens_core::compare::normalize::{Selector, Settings};
 use agui_lens_core::protocol::event::EventType;
 
 /// How long a case waits for bytes unless it says otherwise.
@@ -22,21 +27,96 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SuiteFile {
+    /// What every case takes unless it says otherwise.
+    #[serde(default)]
+    defaults: Defaults,
     #[serde(default, rename = "case")]
     cases: Vec<toml::Spanned<CaseFile>>,
+}
+
+/// `[defaults]`: what every case takes. A case's own value replaces a default; lists of
+/// rule overrides, redactions and id patterns add to the defaults', and headers merge.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Defaults {
+    /// The agent's capabilities declaration: a file (relative to the suite) or a URL.
+    capabilities: Option<String>,
+    url: Option<String>,
+    url_env: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    expect_status: Option<toml::Value>,
+    #[serde(default)]
+    deny: Vec<String>,
+    #[serde(default)]
+    warn: Vec<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+    max_first_event_ms: Option<u64>,
+    idle_timeout: Option<f64>,
+    timeout: Option<f64>,
+    accept: Option<Transport>,
+    fixed_ids: Option<bool>,
+    snapshot_level: Option<String>,
+    #[serde(default)]
+    redact: Vec<String>,
+    #[serde(default)]
+    id_patterns: Vec<String>,
+    #[serde(default)]
+    id_keys: Vec<String>,
+    #[serde(default)]
+    unordered: Vec<String>,
+}
+
+impl CaseFile {
+    /// The case with the suite's defaults filled in.
+    fn with_defaults(mut self, d: &Defaults) -> CaseFile {
+        if self.url.is_none() && self.url_env.is_none() {
+            self.url = d.url.clone();
+            self.url_env = d.url_env.clone();
+        }
+        for (name, value) in &d.headers {
+            self.headers
+                .entry(name.clone())
+                .or_insert_with(|| value.clone());
+        }
+        self.expect_status = self.expect_status.or_else(|| d.expect_status.clone());
+        self.capabilities = self.capabilities.or_else(|| d.capabilities.clone());
+        let before = |own: Vec<String>, default: &[String]| {
+            let mut all = default.to_vec();
+            all.extend(own);
+            all
+        };
+        self.deny = before(std::mem::take(&mut self.deny), &d.deny);
+        self.warn = before(std::mem::take(&mut self.warn), &d.warn);
+        self.allow = before(std::mem::take(&mut self.allow), &d.allow);
+        self.max_first_event_ms = self.max_first_event_ms.or(d.max_first_event_ms);
+        self.idle_timeout = self.idle_timeout.or(d.idle_timeout);
+        self.timeout = self.timeout.or(d.timeout);
+        self.accept = self.accept.or(d.accept);
+        self.fixed_ids = self.fixed_ids.or(d.fixed_ids);
+        self.snapshot_level = self.snapshot_level.or_else(|| d.snapshot_level.clone());
+        self.redact = before(std::mem::take(&mut self.redact), &d.redact);
+        self.id_patterns = before(std::mem::take(&mut self.id_patterns), &d.id_patterns);
+        self.id_keys = before(std::mem::take(&mut self.id_keys), &d.id_keys);
+        self.unordered = before(std::mem::take(&mut self.unordered), &d.unordered);
+        self
+    }
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CaseFile {
     name: String,
+    /// The agent's capabilities declaration: a file (relative to the suite) or a URL.
+    capabilities: Option<String>,
     url: Option<String>,
     url_env: Option<String>,
     input: Option<PathBuf>,
     message: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
-    expect_status: Option<u16>,
+    expect_status: Option<toml::Value>,
     #[serde(default)]
     require_events: Vec<String>,
     snapshot: Option<PathBuf>,
@@ -51,6 +131,44 @@ struct CaseFile {
     timeout: Option<f64>,
     /// `sse` (the default) or `proto`: the transport the case asks for.
     accept: Option<Transport>,
+    /// Send the input's threadId and runId as written, not fresh ones.
+    fixed_ids: Option<bool>,
+    /// The turns after the first, on the same thread.
+    #[serde(default, rename = "turn")]
+    turns: Vec<toml::Spanned<TurnFile>>,
+    /// How the case's snapshots are written: `events`, `compact` (the default) or `fold`.
+    snapshot_level: Option<String>,
+    /// JSON Pointer patterns removed before comparing with a snapshot.
+    #[serde(default)]
+    redact: Vec<String>,
+    /// Globs of string values that are ids (compared as tokens).
+    #[serde(default)]
+    id_patterns: Vec<String>,
+    /// Keys whose string values are ids.
+    #[serde(default)]
+    id_keys: Vec<String>,
+    /// Event types whose neighbouring events compare in any order.
+    #[serde(default)]
+    unordered: Vec<String>,
+}
+
+/// A later turn: what the user or the application adds to what the client holds, and what
+/// the answer must be.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnFile {
+    message: Option<String>,
+    /// Results of the frontend tool calls the previous turn left waiting, by tool name
+    /// (`"*"`: any other tool). A table or array is sent as its JSON text.
+    #[serde(default)]
+    tool_results: BTreeMap<String, toml::Value>,
+    /// The answer to every interrupt the previous turn ended with: `status` and `payload`.
+    resume: Option<toml::Table>,
+    expect_status: Option<toml::Value>,
+    #[serde(default)]
+    require_events: Vec<String>,
+    snapshot: Option<PathBuf>,
+    max_first_event_ms: Option<u64>,
 }
 
 /// A loaded suite.
@@ -68,18 +186,143 @@ pub struct Case {
     pub line: u64,
     pub url: String,
     pub input: AgentInput,
+    /// Send the input's ids as written. Otherwise every run of the suite starts a fresh thread.
+    pub fixed_ids: bool,
     /// Values expanded; never printed.
     pub headers: Vec<(String, String)>,
-    /// None: any 2xx.
-    pub expect_status: Option<u16>,
-    pub require_events: Vec<EventType>,
-    pub snapshot: Option<PathBuf>,
     /// Rule overrides, applied in this order over the configured levels: allow, warn, deny.
     pub rules: Vec<(Level, String)>,
-    pub max_first_event: Option<Duration>,
     pub idle_timeout: Duration,
     pub timeout: Option<Duration>,
     pub accept: Transport,
+    /// What the agent declares it can do: capability rules apply only where it declares their
+    /// capability.
+    pub capabilities: Option<Capabilities>,
+    /// How new snapshots of the case are normalised (an existing one compares by its header).
+    pub snapshot_level: Option<CompareLevel>,
+    pub normalize: Option<Settings>,
+    /// The first turn is the case's own input; later ones are built from the fold of the one
+    /// before.
+    pub turns: Vec<Turn>,
+}
+
+/// One call of a case and what its answer must be.
+#[derive(Debug)]
+pub struct Turn {
+    /// 1 for the case's own input.
+    pub number: usize,
+    /// The line of the case (turn 1) or of its `[[case.turn]]`.
+    pub line: u64,
+    /// What a later turn adds; empty for the first.
+    pub adds: TurnAdds,
+    /// None: any 2xx.
+    pub expect_status: Option<Statuses>,
+    pub require_events: Vec<EventType>,
+    pub snapshot: Option<PathBuf>,
+    pub max_first_event: Option<Duration>,
+}
+
+/// What a later turn adds to the history the client holds.
+#[derive(Debug, Default)]
+pub struct TurnAdds {
+    pub message: Option<String>,
+    /// Tool name (or `*`) → the result's content.
+    pub tool_results: BTreeMap<String, String>,
+    /// `status` and `payload` of the resume entry sent for each pending interrupt.
+    pub resume: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Accepted HTTP statuses: codes and inclusive ranges (`422`, `[400, 422]`, `"4xx"`,
+/// `"400-499"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Statuses(Vec<(u16, u16)>);
+
+impl Statuses {
+    pub fn contains(&self, status: u16) -> bool {
+        self.0.iter().any(|(lo, hi)| (*lo..=*hi).contains(&status))
+    }
+
+    /// Whether every accepted status is a success: a stream is then expected.
+    pub fn expects_stream(&self) -> bool {
+        self.0.iter().all(|(lo, hi)| *lo >= 200 && *hi < 300)
+    }
+
+    fn parse(value: &toml::Value) -> Result<Statuses> {
+        let mut ranges = Vec::new();
+        let items = match value {
+            toml::Value::Array(items) => items.as_slice(),
+            one => std::slice::from_ref(one),
+        };
+        if items.is_empty() {
+            bail!("expect_status is an empty list");
+        }
+        for item in items {
+            let range = match item {
+                toml::Value::Integer(code) => {
+                    let code = u16::try_from(*code).unwrap_or(0);
+                    (code, code)
+                }
+                toml::Value::String(text) => parse_range(text)?,
+                other => bail!(
+                    "expect_status takes a status, a range such as \"4xx\" or \"400-499\", or a \
+                     list of them, not {other}"
+                ),
+            };
+            for code in [range.0, range.1] {
+                if !(100..=599).contains(&code) {
+                    bail!("expect_status {code} is not an HTTP status");
+                }
+            }
+            if range.0 > range.1 {
+                bail!(
+                    "expect_status \"{}-{}\" is an empty range",
+                    range.0,
+                    range.1
+                );
+            }
+            ranges.push(range);
+        }
+        Ok(Statuses(ranges))
+    }
+}
+
+fn parse_range(text: &str) -> Result<(u16, u16)> {
+    let bad =
+        || anyhow::anyhow!("expect_status \"{text}\" is not a status, \"4xx\" or \"400-499\"");
+    let text = text.trim();
+    if let Some(class) = text.strip_suffix("xx").or_else(|| text.strip_suffix("XX")) {
+        let class: u16 = class.parse().map_err(|_| bad())?;
+        return Ok((class * 100, class * 100 + 99));
+    }
+    match text.split_once('-') {
+        Some((lo, hi)) => Ok((
+            lo.trim().parse().map_err(|_| bad())?,
+            hi.trim().parse().map_err(|_| bad())?,
+        )),
+        None => {
+            let code = text.parse().map_err(|_| bad())?;
+            Ok((code, code))
+        }
+    }
+}
+
+impl fmt::Display for Statuses {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let items: Vec<String> = self
+            .0
+            .iter()
+            .map(|(lo, hi)| match (lo, hi) {
+                (lo, hi) if lo == hi => lo.to_string(),
+                (lo, hi) if lo % 100 == 0 && *hi == lo + 99 => format!("{}xx", lo / 100),
+                (lo, hi) => format!("{lo}-{hi}"),
+            })
+            .collect();
+        match items.as_slice() {
+            [one] => f.write_str(one),
+            [rest @ .., last] => write!(f, "{} or {last}", rest.join(", ")),
+            [] => Ok(()),
+        }
+    }
 }
 
 impl Suite {
@@ -99,12 +342,12 @@ impl Suite {
         let mut cases = Vec::new();
         for spanned in file.cases {
             let line = line_of(&text, spanned.span().start);
-            let case = spanned.into_inner();
+            let case = spanned.into_inner().with_defaults(&file.defaults);
             let where_ = format!("{}:{line}", path.display());
             if !names.insert(case.name.clone()) {
                 bail!("{where_}: a second case named {:?}", case.name);
             }
-            let resolved = resolve(case, line, base, &env)
+            let resolved = resolve(case, line, &text, base, &env)
                 .with_context(|| format!("{where_}: in the case starting here"))?;
             cases.push(resolved);
         }
@@ -112,6 +355,30 @@ impl Suite {
             path: path.to_path_buf(),
             cases,
         })
+    }
+
+    /// Keeps the cases whose name matches one of the patterns (`*` any run of characters,
+    /// `?` one). Fails when a pattern matches no case: a misspelt name must not run nothing.
+    pub fn select(&mut self, patterns: &[String]) -> Result<()> {
+        if patterns.is_empty() {
+            return Ok(());
+        }
+        for pattern in patterns {
+            if !self.cases.iter().any(|c| glob::matches(pattern, &c.name)) {
+                bail!(
+                    "--case {pattern:?} matches no case in {}; the cases are: {}",
+                    self.path.display(),
+                    self.cases
+                        .iter()
+                        .map(|c| format!("{:?}", c.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+        self.cases
+            .retain(|c| patterns.iter().any(|p| glob::matches(p, &c.name)));
+        Ok(())
     }
 }
 
@@ -125,11 +392,31 @@ impl Case {
         }
         levels
     }
+
+    /// The thread the case runs on when its ids are fixed: two such cases on one thread never
+    /// run at the same time.
+    pub fn fixed_thread(&self) -> Option<&str> {
+        if self.fixed_ids {
+            self.input.thread_id.as_deref()
+        } else {
+            None
+        }
+    }
+
+    /// The name a turn is reported under: the case's, and `/ turn N` when it has several.
+    pub fn turn_name(&self, turn: &Turn) -> String {
+        if self.turns.len() > 1 {
+            format!("{} / turn {}", self.name, turn.number)
+        } else {
+            self.name.clone()
+        }
+    }
 }
 
 fn resolve(
     case: CaseFile,
     line: u64,
+    text: &str,
     base: &Path,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<Case> {
@@ -153,25 +440,16 @@ fn resolve(
         (None, Some(text)) => AgentInput::from_message(&text),
         _ => bail!("give exactly one of `input` and `message`"),
     };
+    let fixed_ids = case.fixed_ids.unwrap_or(false);
+    if fixed_ids && input.thread_id.is_none() {
+        bail!("fixed_ids: the input has no threadId to keep");
+    }
     let mut headers = Vec::new();
     for (name, value) in case.headers {
         let value = expand(&name, &value, env)?;
         check_header(&name, &value).map_err(anyhow::Error::msg)?;
         headers.push((name, value));
     }
-    if let Some(status) = case.expect_status
-        && !(100..=599).contains(&status)
-    {
-        bail!("expect_status {status} is not an HTTP status");
-    }
-    let require_events = case
-        .require_events
-        .iter()
-        .map(|name| {
-            EventType::from_name(name)
-                .with_context(|| format!("require_events: `{name}` is not an AG-UI event type"))
-        })
-        .collect::<Result<Vec<_>>>()?;
     let mut rules = Vec::new();
     let mut probe = Levels::default();
     for (level, selectors) in [
@@ -191,21 +469,160 @@ fn resolve(
             Some(secs) => bail!("{key} = {secs} is not a number of seconds above 0"),
         }
     };
+    let first = Turn {
+        number: 1,
+        line,
+        adds: TurnAdds::default(),
+        expect_status: statuses(case.expect_status.as_ref())?,
+        require_events: event_types(&case.require_events)?,
+        snapshot: case.snapshot.map(|s| base.join(s)),
+        max_first_event: case.max_first_event_ms.map(Duration::from_millis),
+    };
+    let snapshot_level = case
+        .snapshot_level
+        .as_deref()
+        .map(|name| {
+            CompareLevel::parse(name).with_context(|| {
+                format!("snapshot_level = {name:?}: it is \"events\", \"compact\" or \"fold\"")
+            })
+        })
+        .transpose()?;
+    for ty in &case.unordered {
+        if EventType::from_name(ty).is_none() {
+            bail!("unordered: `{ty}` is not an AG-UI event type");
+        }
+    }
+    let normalize = if case.redact.is_empty()
+        && case.id_patterns.is_empty()
+        && case.id_keys.is_empty()
+        && case.unordered.is_empty()
+    {
+        None
+    } else {
+        Some(Settings {
+            redact: case
+                .redact
+                .iter()
+                .map(|r| Selector::parse(r).map_err(anyhow::Error::msg))
+                .collect::<Result<_>>()?,
+            id_patterns: case.id_patterns,
+            id_keys: case.id_keys,
+            unordered: case.unordered,
+            ..Settings::current()
+        })
+    };
+    let mut turns = vec![first];
+    for spanned in case.turns {
+        let turn_line = line_of(text, spanned.span().start);
+        let number = turns.len() + 1;
+        let turn = resolve_turn(spanned.into_inner(), number, turn_line, base)
+            .with_context(|| format!("line {turn_line}: in turn {number}"))?;
+        turns.push(turn);
+    }
     Ok(Case {
         name: case.name,
         line,
         url,
         input,
+        fixed_ids,
         headers,
-        expect_status: case.expect_status,
-        require_events,
-        snapshot: case.snapshot.map(|s| base.join(s)),
         rules,
-        max_first_event: case.max_first_event_ms.map(Duration::from_millis),
         idle_timeout: seconds("idle_timeout", case.idle_timeout)?.unwrap_or(DEFAULT_IDLE_TIMEOUT),
         timeout: seconds("timeout", case.timeout)?,
         accept: case.accept.unwrap_or_default(),
+        capabilities: match &case.capabilities {
+            Some(source) => Some(
+                crate::declaration::load(source, Some(base))
+                    .with_context(|| format!("capabilities = {source:?}"))?,
+            ),
+            None => None,
+        },
+        snapshot_level,
+        normalize,
+        turns,
     })
+}
+
+fn resolve_turn(turn: TurnFile, number: usize, line: u64, base: &Path) -> Result<Turn> {
+    if turn.message.is_none() && turn.tool_results.is_empty() && turn.resume.is_none() {
+        bail!("a turn adds something: `message`, `tool_results` or `resume`");
+    }
+    let mut tool_results = BTreeMap::new();
+    for (tool, value) in turn.tool_results {
+        let content = match value {
+            toml::Value::String(text) => text,
+            other => serde_json::to_string(&toml_to_json(other))?,
+        };
+        tool_results.insert(tool, content);
+    }
+    let resume = match turn.resume {
+        None => None,
+        Some(table) => {
+            let serde_json::Value::Object(mut entry) = toml_to_json(toml::Value::Table(table))
+            else {
+                unreachable!("a table converts to an object")
+            };
+            let status = entry
+                .entry("status")
+                .or_insert_with(|| serde_json::Value::String("resolved".into()));
+            if !matches!(status.as_str(), Some("resolved" | "cancelled")) {
+                bail!("resume: status is \"resolved\" or \"cancelled\", not {status}");
+            }
+            if let Some(other) = entry
+                .keys()
+                .find(|k| !matches!(k.as_str(), "status" | "payload" | "metadata"))
+            {
+                bail!("resume: unknown key `{other}` (status, payload, metadata)");
+            }
+            Some(entry)
+        }
+    };
+    Ok(Turn {
+        number,
+        line,
+        adds: TurnAdds {
+            message: turn.message,
+            tool_results,
+            resume,
+        },
+        expect_status: statuses(turn.expect_status.as_ref())?,
+        require_events: event_types(&turn.require_events)?,
+        snapshot: turn.snapshot.map(|s| base.join(s)),
+        max_first_event: turn.max_first_event_ms.map(Duration::from_millis),
+    })
+}
+
+fn statuses(value: Option<&toml::Value>) -> Result<Option<Statuses>> {
+    value.map(Statuses::parse).transpose()
+}
+
+fn event_types(names: &[String]) -> Result<Vec<EventType>> {
+    names
+        .iter()
+        .map(|name| {
+            EventType::from_name(name)
+                .with_context(|| format!("require_events: `{name}` is not an AG-UI event type"))
+        })
+        .collect()
+}
+
+/// TOML has no null; everything else maps one to one (dates become their text).
+fn toml_to_json(value: toml::Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match value {
+        toml::Value::String(s) => J::String(s),
+        toml::Value::Integer(i) => J::from(i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(f).map_or(J::Null, J::Number),
+        toml::Value::Boolean(b) => J::Bool(b),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Array(items) => J::Array(items.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(table) => J::Object(
+            table
+                .into_iter()
+                .map(|(k, v)| (k, toml_to_json(v)))
+                .collect(),
+        ),
+    }
 }
 
 /// The 1-based line of a byte offset.
@@ -274,7 +691,10 @@ timeout = 1.5
             vec![("Authorization".into(), "Bearer s3cret".into())]
         );
         assert_eq!(chat.input.run_id.as_deref(), Some("r"));
-        assert_eq!(chat.require_events, vec![EventType::TextMessageStart]);
+        assert_eq!(
+            chat.turns[0].require_events,
+            vec![EventType::TextMessageStart]
+        );
         let levels = chat.levels(&Levels::default());
         assert_eq!(
             levels.level(agui_lens_core::check::catalog::RuleId::OrderTimestampDecreasing),
@@ -282,9 +702,108 @@ timeout = 1.5
             "deny is applied last"
         );
         assert_eq!(hello.line, 12);
-        assert_eq!(hello.expect_status, Some(422));
+        assert_eq!(
+            hello.turns[0].expect_status,
+            Some(Statuses(vec![(422, 422)]))
+        );
         assert_eq!(hello.timeout, Some(Duration::from_millis(1500)));
         assert_eq!(hello.idle_timeout, DEFAULT_IDLE_TIMEOUT);
+    }
+
+    #[test]
+    fn statuses_take_codes_ranges_and_lists() {
+        let parse = |text: &str| {
+            let value: toml::Table = toml::from_str(&format!("s = {text}")).unwrap();
+            Statuses::parse(&value["s"])
+        };
+        let set = parse("[400, \"422\", \"5xx\", \"300-302\"]").unwrap();
+        for (code, inside) in [
+            (400, true),
+            (422, true),
+            (503, true),
+            (301, true),
+            (401, false),
+            (200, false),
+        ] {
+            assert_eq!(set.contains(code), inside, "{code}");
+        }
+        assert_eq!(set.to_string(), "400, 422, 5xx or 300-302");
+        assert!(!set.expects_stream());
+        assert!(parse("\"2xx\"").unwrap().expects_stream());
+        for bad in ["[]", "99", "\"4x\"", "\"499-400\"", "true", "\"600\""] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn later_turns_say_what_they_add() {
+        let suite = load(
+            r#"
+[[case]]
+name = "tool round trip"
+url = "http://127.0.0.1:9/"
+input = "in.json"
+fixed_ids = true
+
+[[case.turn]]
+tool_results = { change_background = "done", "*" = { ok = true } }
+require_events = ["TEXT_MESSAGE_CONTENT"]
+expect_status = "2xx"
+
+[[case.turn]]
+message = "and now?"
+resume = { payload = { approved = true } }
+"#,
+        )
+        .unwrap();
+        let case = &suite.cases[0];
+        assert_eq!(case.fixed_thread(), Some("t"));
+        let [first, second, third] = &case.turns[..] else {
+            panic!("{:?}", case.turns)
+        };
+        assert_eq!((first.number, first.line), (1, 2));
+        assert_eq!((second.number, second.line), (2, 8));
+        assert_eq!(third.line, 13);
+        assert_eq!(second.adds.tool_results["change_background"], "done");
+        assert_eq!(second.adds.tool_results["*"], r#"{"ok":true}"#);
+        assert_eq!(second.require_events, vec![EventType::TextMessageContent]);
+        let resume = third.adds.resume.as_ref().unwrap();
+        assert_eq!(resume["status"], "resolved", "the default status");
+        assert_eq!(resume["payload"]["approved"], true);
+        assert_eq!(case.turn_name(third), "tool round trip / turn 3");
+        for (turn, wanted) in [
+            ("require_events = []", "adds something"),
+            (
+                "message = \"x\"\nresume = { status = \"maybe\" }",
+                "resolved",
+            ),
+            (
+                "message = \"x\"\nresume = { answer = 1 }",
+                "unknown key `answer`",
+            ),
+            ("message = \"x\"\ncolour = 1", "colour"),
+        ] {
+            let text = format!(
+                "[[case]]\nname = \"a\"\nurl = \"http://x/\"\nmessage = \"m\"\n\n[[case.turn]]\n{turn}\n"
+            );
+            let err = format!("{:#}", load(&text).unwrap_err());
+            assert!(err.contains(wanted), "{turn}: {err}");
+        }
+    }
+
+    #[test]
+    fn cases_are_picked_by_name() {
+        let text = "[[case]]\nname = \"chat one\"\nurl = \"http://x/\"\nmessage = \"m\"\n\n[[case]]\nname = \"tools\"\nurl = \"http://x/\"\nmessage = \"m\"\n";
+        let mut suite = load(text).unwrap();
+        suite.select(&["chat*".into()]).unwrap();
+        let names: Vec<&str> = suite.cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["chat one"]);
+        let mut suite = load(text).unwrap();
+        let err = suite.select(&["nope".into()]).unwrap_err().to_string();
+        assert!(
+            err.contains("matches no case") && err.contains("\"tools\""),
+            "{err}"
+        );
     }
 
     #[test]

@@ -452,8 +452,27 @@ fn readme_lists_every_rule() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     for id in agui_lens_core::check::catalog::RuleId::ALL {
         let rule = id.rule();
-        let row = format!("| `{}` | {} |", rule.name, rule.default.as_str());
+        let row = format!(
+            "| `{}` | {} | {} |",
+            rule.name,
+            rule.default.as_str(),
+            rule.tier.as_str()
+        );
         assert!(readme.contains(&row), "README.md has no row starting {row}");
+    }
+}
+
+/// docs/tiers.md gives every rule's tier, as the catalog has it.
+#[test]
+fn tiers_doc_gives_every_rule_its_tier() {
+    let doc = std::fs::read_to_string(root().join("docs/tiers.md")).unwrap();
+    for id in agui_lens_core::check::catalog::RuleId::ALL {
+        let rule = id.rule();
+        let row = format!("| `{}` | {}", rule.name, rule.tier.as_str());
+        assert!(
+            doc.contains(&row),
+            "docs/tiers.md has no row starting {row}"
+        );
     }
 }
 
@@ -540,5 +559,188 @@ fn the_details_a_newcomer_reads() {
     ] {
         let (_, help, _) = run(&args);
         assert!(help.contains(described), "{args:?}:\n{help}");
+    }
+}
+
+/// A stream that trips a MUST (content for a message never started), a SHOULD (a field its
+/// event type does not define) and advice (timestamps in seconds).
+fn three_tiers(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("tiers.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\",\"protocolVersion\":\"1.1\",\"timestamp\":1732000000}\n",
+            "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m7\",\"delta\":\"hi\"}\n",
+            "{\"type\":\"STEP_STARTED\",\"stepName\":\"plan\",\"step_name\":\"plan\"}\n",
+            "{\"type\":\"STEP_FINISHED\",\"stepName\":\"plan\"}\n",
+            "{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The rules `check --format json` reports, sorted, with the exit status.
+fn rules_reported(args: &[&str]) -> (i32, Vec<String>) {
+    let mut all = vec!["check", "--format", "json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = run(&all);
+    let doc: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    let mut rules: Vec<String> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap().to_owned())
+        .collect();
+    rules.sort();
+    (code, rules)
+}
+
+/// `--tier` keeps the rules up to a tier (must ⊂ should ⊂ capability ⊂ advice), whatever a
+/// later flag says, and the exit status follows what is left.
+#[test]
+fn tier_limits_what_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = three_tiers(dir.path());
+    let stream = stream.to_str().unwrap();
+    let must = "pairing/text-message";
+    let should = "schema/unknown-field";
+    let advice = "order/timestamp-unit";
+    let (code, all) = rules_reported(&[stream]);
+    assert_eq!(code, 1);
+    assert_eq!(all, [advice, must, should]);
+    assert_eq!(rules_reported(&["--tier", "advice", stream]), (1, all));
+    assert_eq!(
+        rules_reported(&["--tier", "must", stream]),
+        (1, vec![must.to_owned()])
+    );
+    assert_eq!(
+        rules_reported(&["--tier", "should", stream]),
+        (1, vec![must.to_owned(), should.to_owned()])
+    );
+    // A rule outside the tier stays off, whatever a flag says after.
+    assert_eq!(
+        rules_reported(&["--tier", "must", "--deny", "order/*", stream]),
+        (1, vec![must.to_owned()])
+    );
+    // The exit status follows: without the MUST, only warnings are left, and --tier must
+    // leaves none for --deny-warnings to fail on.
+    let (code, _) = rules_reported(&["--allow", must, "--deny-warnings", stream]);
+    assert_eq!(code, 1, "the should and advice warnings fail it");
+    assert_eq!(
+        rules_reported(&["--tier", "must", "--allow", must, "--deny-warnings", stream]),
+        (0, vec![])
+    );
+    let (code, _, stderr) = run(&["check", "--tier", "strict", stream]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("must"), "names the tiers: {stderr}");
+}
+
+/// `tier = "…"` in agui-lens.toml, which `--tier` overrides.
+#[test]
+fn tier_in_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = three_tiers(dir.path());
+    let stream = stream.to_str().unwrap();
+    let config = dir.path().join("agui-lens.toml");
+    std::fs::write(&config, "tier = \"must\"\n").unwrap();
+    let config = config.to_str().unwrap();
+    assert_eq!(
+        rules_reported(&["--config", config, stream]),
+        (1, vec!["pairing/text-message".to_owned()])
+    );
+    let (_, rules) = rules_reported(&["--config", config, "--tier", "should", stream]);
+    assert_eq!(rules.len(), 2, "{rules:?}");
+    std::fs::write(dir.path().join("bad.toml"), "tier = \"most\"\n").unwrap();
+    let bad = dir.path().join("bad.toml");
+    let (code, _, stderr) = run(&["check", "--config", bad.to_str().unwrap(), stream]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("most"), "{stderr}");
+}
+
+/// `rules` shows each rule's tier (and filters by it); its JSON carries the spec link;
+/// `explain` prints both.
+#[test]
+fn rules_and_explain_show_tiers_and_spec_pages() {
+    use agui_lens_core::check::catalog::{RuleId, Tier};
+    let (code, stdout, _) = run(&["rules"]);
+    assert_eq!(code, 0);
+    for id in RuleId::ALL {
+        let rule = id.rule();
+        let line = stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(rule.name))
+            .unwrap_or_else(|| panic!("{} not listed", rule.name));
+        assert!(
+            line.split_whitespace().any(|w| w == rule.tier.as_str()),
+            "{line}"
+        );
+    }
+    let (code, stdout, _) = run(&["rules", "--format", "json"]);
+    assert_eq!(code, 0);
+    let listed: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    for (entry, id) in listed.iter().zip(RuleId::ALL) {
+        assert_eq!(entry["name"], id.name());
+        assert_eq!(entry["tier"], id.rule().tier.as_str());
+        assert_eq!(entry["spec"], id.rule().spec);
+    }
+    let negotiated = listed
+        .iter()
+        .find(|r| r["name"] == "transport/not-negotiated")
+        .unwrap();
+    assert_eq!(negotiated["capability"], "transport.httpBinary");
+    let (code, stdout, _) = run(&["rules", "--tier", "must", "--format", "json"]);
+    assert_eq!(code, 0);
+    let musts: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    let expected = RuleId::ALL
+        .iter()
+        .filter(|id| id.rule().tier == Tier::Must)
+        .count();
+    assert_eq!(musts.len(), expected);
+    assert!(musts.iter().all(|r| r["tier"] == "must"));
+    let (code, stdout, _) = run(&["explain", "transport/not-negotiated"]);
+    assert_eq!(code, 0);
+    let rule = RuleId::TransportNotNegotiated.rule();
+    assert!(stdout.contains("Tier: capability"), "{stdout}");
+    assert!(stdout.contains("transport.httpBinary"), "{stdout}");
+    assert!(stdout.contains(rule.spec), "{stdout}");
+    let (_, stdout, _) = run(&["explain", "order/timestamp-unit"]);
+    assert!(stdout.contains("Tier: advice"), "{stdout}");
+    assert!(
+        stdout.contains(RuleId::OrderTimestampUnit.rule().spec),
+        "{stdout}"
+    );
+}
+
+/// Every rule SARIF describes links its spec page (`helpUri`, an absolute URI) and carries
+/// its tier.
+#[test]
+fn sarif_rules_link_their_spec_page() {
+    let (_, stdout, _) = run(&["check", "--format", "sarif", INVALID]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let rules = doc["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert_eq!(
+        rules.len(),
+        agui_lens_core::check::catalog::RuleId::ALL.len()
+    );
+    for (described, id) in rules
+        .iter()
+        .zip(agui_lens_core::check::catalog::RuleId::ALL)
+    {
+        let rule = id.rule();
+        assert_eq!(described["id"], rule.name);
+        let uri = described["helpUri"].as_str().unwrap_or_default();
+        assert_eq!(uri, rule.spec);
+        let (scheme, rest) = uri.split_once("://").expect("an absolute URI");
+        assert!(scheme == "https" && !rest.is_empty(), "{uri}");
+        assert!(
+            uri.bytes().all(|b| b.is_ascii_graphic()),
+            "no character a URI may not hold: {uri}"
+        );
+        assert_eq!(described["properties"]["tier"], rule.tier.as_str());
+        assert_eq!(described["properties"]["tags"][0], rule.family());
     }
 }

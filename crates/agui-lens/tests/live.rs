@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::server::{Script, Server, Step, clean_run, frame};
 use crate::common::{PROXY_VARIABLES, agui_lens, split};
@@ -873,13 +873,30 @@ fn a_suite_end_to_end() {
     let received = server.requests();
     let chat = received
         .iter()
-        .find(|r| r.body.starts_with(b"{\"threadId\":\"t1\""))
+        .find(|r| String::from_utf8_lossy(&r.body).contains("\"u1\""))
         .unwrap();
+    let sent: Value = serde_json::from_slice(&chat.body).unwrap();
+    assert!(
+        sent["threadId"].as_str().unwrap().starts_with("thread-") && sent["runId"] != "r1",
+        "each run of the suite starts a fresh thread: {sent}"
+    );
+    assert_eq!(
+        sent["messages"][0]["id"], "u1",
+        "the history is sent as written"
+    );
     assert_eq!(chat.headers["authorization"], "Bearer tok-123");
     assert!(!stdout.contains("tok-123") && !stderr.contains("tok-123"));
     let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase ").count(), 7, "{junit}");
     assert_eq!(junit.matches("classname=\"suite.toml\"").count(), 7);
+    for (name, line) in [("chat", 2), ("bad body", 11), ("from env", 40)] {
+        assert!(
+            junit.contains(&format!(
+                "<testcase name=\"{name}\" classname=\"suite.toml\" file=\"suite.toml\" line=\"{line}\""
+            )),
+            "{name} at line {line}: {junit}"
+        );
+    }
     assert_eq!(junit.matches("<failure ").count(), 3);
     assert!(junit.contains("<testsuite name=\"suite.toml\" tests=\"7\" failures=\"3\""));
     assert!(junit.contains("<failure message=\"suite/missing-event: TOOL_CALL_START"));
@@ -1211,6 +1228,63 @@ fn a_protobuf_request_answered_with_sse_is_not_negotiated() {
     assert_eq!(doc["summary"]["events"], 5);
 }
 
+/// A capability rule applies only where the agent's declaration (`--capabilities`, a file or
+/// a URL) declares its capability: answering SSE to a protobuf request is a finding for an
+/// agent that declares the binary transport, and nothing for one that does not.
+#[test]
+fn capabilities_decide_whether_a_capability_rule_applies() {
+    let declared = r#"{"transport": {"streaming": true, "httpBinary": true}}"#;
+    let undeclared = r#"{"transport": {"streaming": true}, "identity": {"name": "x"}}"#;
+    let server = Server::routes(vec![
+        ("/", Script::sse(vec![Step::Send(clean_run())])),
+        (
+            "/declared",
+            Script::fixed("200 OK", "application/json", declared),
+        ),
+        (
+            "/undeclared",
+            Script::fixed("200 OK", "application/json", undeclared),
+        ),
+        (
+            "/missing",
+            Script::fixed("404 Not Found", "text/plain", "no"),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("caps.json");
+    std::fs::write(&file, undeclared).unwrap();
+    let file = file.to_str().unwrap();
+    let accept = ["--accept", "proto"];
+    for (source, expected) in [
+        (server.url("/declared"), vec!["transport/not-negotiated"]),
+        (server.url("/undeclared"), vec![]),
+        (file.to_owned(), vec![]),
+    ] {
+        let mut args = accept.to_vec();
+        args.extend(["--capabilities", source.as_str()]);
+        let (code, doc, stderr) = run_json(&server.url("/"), &args);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(rules(&doc), expected, "{source}");
+    }
+    // A declaration that cannot be had, or is malformed, is a usage error: nothing is sent.
+    let before = server.requests().len();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"transport": {"httpBinary": "yes"}}"#).unwrap();
+    for source in [server.url("/missing"), bad.to_str().unwrap().to_owned()] {
+        let mut args = vec!["run", "--message", "hi", "--capabilities", source.as_str()];
+        let url = server.url("/");
+        args.insert(1, url.as_str());
+        let (code, _, stderr) = lens(&args);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(&source), "names the source: {stderr}");
+    }
+    let posted = server.requests()[before..]
+        .iter()
+        .filter(|r| r.path == "/")
+        .count();
+    assert_eq!(posted, 0, "no POST once the declaration failed");
+}
+
 #[test]
 fn frames_under_a_generic_content_type_are_read_as_frames() {
     let server = Server::start(proto_script(
@@ -1245,4 +1319,487 @@ fn a_connection_lost_inside_a_frame_is_reported_with_what_came_before() {
         "{found:?}"
     );
     assert_eq!(doc["summary"]["events"], 4);
+}
+
+/// A run that ends waiting on the frontend tool `paint`; its ids carry the run's, so every
+/// run of a thread makes new ones.
+fn paint_run() -> Vec<u8> {
+    [
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m-{runId}","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m-{runId}","delta":"Painting"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m-{runId}"}"#,
+        r#"{"type":"TOOL_CALL_START","toolCallId":"call-{runId}","toolCallName":"paint","parentMessageId":"m-{runId}"}"#,
+        r#"{"type":"TOOL_CALL_ARGS","toolCallId":"call-{runId}","delta":"{\"color\":\"red\"}"}"#,
+        r#"{"type":"TOOL_CALL_END","toolCallId":"call-{runId}"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ]
+    .iter()
+    .flat_map(|e| frame(e))
+    .collect()
+}
+
+#[test]
+fn a_conversation_runs_turn_by_turn() {
+    let server = Server::routes(vec![
+        ("/tool", Script::sse(vec![Step::Send(paint_run())])),
+        ("/chat", Script::sse(vec![Step::Send(clean_run())])),
+        (
+            "/bad",
+            Script::fixed("400 Bad Request", "application/json", r#"{"detail":"no"}"#),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "paint.json",
+        r#"{"threadId":"t-fixed","runId":"r-fixed","messages":[{"id":"u1","role":"user","content":"paint it"}],
+            "tools":[{"name":"paint","description":"Paints the page","parameters":{"type":"object"}}],
+            "context":[],"state":{"n":1},"forwardedProps":{}}"#,
+    );
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            r#"[[case]]
+name = "round trip"
+url = "{tool}"
+input = "paint.json"
+
+[[case.turn]]
+tool_results = {{ paint = "painted" }}
+require_events = ["TOOL_CALL_START"]
+
+[[case]]
+name = "answers a call never made"
+url = "{chat}"
+message = "hi"
+
+[[case.turn]]
+tool_results = {{ paint = "x" }}
+
+[[case.turn]]
+message = "more"
+
+[[case]]
+name = "refused"
+url = "{bad}"
+message = "hi"
+expect_status = [400, 422]
+
+[[case]]
+name = "nobody there"
+url = "http://127.0.0.1:1/"
+message = "hi"
+"#,
+            tool = server.url("/tool"),
+            chat = server.url("/chat"),
+            bad = server.url("/bad"),
+        ),
+    );
+    let (code, stdout, stderr) = test_cmd(
+        dir,
+        &server,
+        &["-j", "2", "--junit", "junit.xml", "--artifacts", "art"],
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let verdicts: Vec<&str> = stdout.lines().filter(|l| l.starts_with("case ")).collect();
+    let expected = [
+        "case round trip / turn 1 ... ok",
+        "case round trip / turn 2 ... ok",
+        "case answers a call never made / turn 1 ... ok",
+        "case answers a call never made / turn 2 ... FAILED",
+        "case answers a call never made / turn 3 ... not run",
+        "case refused ... ok",
+        "case nobody there ... ERROR",
+    ];
+    assert_eq!(verdicts.len(), expected.len(), "{stdout}");
+    for (line, start) in verdicts.iter().zip(expected) {
+        assert!(line.starts_with(start), "{line} / {start}\n{stdout}");
+    }
+    assert!(
+        stdout.contains("suite/turn-mismatch: turn 2 gives a result for paint, but turn 1 left no call of it waiting"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("not run: turn 2 could not be built"),
+        "{stdout}"
+    );
+
+    // Turn 2 continues the thread as a client that folded turn 1 would.
+    let received = server.requests();
+    let tool: Vec<Value> = received
+        .iter()
+        .filter(|r| r.path == "/tool")
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    let [first, second] = &tool[..] else {
+        panic!("{tool:?}")
+    };
+    assert_ne!(first["threadId"], "t-fixed", "fresh ids by default");
+    assert_eq!(first["messages"][0]["id"], "u1");
+    assert_eq!(second["threadId"], first["threadId"]);
+    assert_ne!(second["runId"], first["runId"]);
+    let run1 = first["runId"].as_str().unwrap();
+    let messages = second["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool"], "{second}");
+    assert_eq!(messages[1]["id"], format!("m-{run1}"));
+    assert_eq!(messages[1]["toolCalls"][0]["id"], format!("call-{run1}"));
+    assert_eq!(
+        messages[1]["toolCalls"][0]["function"]["arguments"],
+        "{\"color\":\"red\"}"
+    );
+    assert_eq!(messages[2]["toolCallId"], format!("call-{run1}"));
+    assert_eq!(messages[2]["content"], "painted");
+    assert_eq!(second["state"], json!({"n": 1}));
+    assert_eq!(second["tools"], first["tools"]);
+
+    // JUnit: a testcase per turn at its line; the unreachable agent is an error.
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains(
+            "<testcase name=\"round trip / turn 2\" classname=\"suite.toml\" file=\"suite.toml\" line=\"6\""
+        ),
+        "{junit}"
+    );
+    assert!(
+        junit.contains("tests=\"7\" failures=\"1\" errors=\"1\""),
+        "{junit}"
+    );
+    let unreachable = &junit[junit.find("name=\"nobody there\"").unwrap()..];
+    assert!(
+        unreachable.contains("<error message=\"no response: "),
+        "{junit}"
+    );
+
+    // Artifacts: what each turn sent and got.
+    let turn2 = dir.join("art/01-round-trip/turn-2");
+    let sent: Value =
+        serde_json::from_slice(&std::fs::read(turn2.join("request.json")).unwrap()).unwrap();
+    assert_eq!(&sent, second);
+    let raw = std::fs::read_to_string(turn2.join("response.raw")).unwrap();
+    assert!(raw.starts_with("data: {\"type\":\"RUN_STARTED\""), "{raw}");
+    let events = std::fs::read_to_string(turn2.join("events.jsonl")).unwrap();
+    assert_eq!(events.lines().count(), 8, "{events}");
+    let outcome: Value =
+        serde_json::from_slice(&std::fs::read(turn2.join("outcome.json")).unwrap()).unwrap();
+    assert_eq!(outcome["passed"], true);
+    let mismatch = dir.join("art/02-answers-a-call-never-made/turn-2/findings.jsonl");
+    let findings = std::fs::read_to_string(mismatch).unwrap();
+    assert!(findings.contains("suite/turn-mismatch"), "{findings}");
+
+    // One case by name, twice: the same verdict on a fresh thread each time.
+    let mut threads = Vec::new();
+    for _ in 0..2 {
+        let before = server.requests().len();
+        let (code, stdout, stderr) = test_cmd(dir, &server, &["--case", "round*"]);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert!(
+            stdout.contains("2 passed; 0 failed; 1 case (2 turns)"),
+            "{stdout}"
+        );
+        let sent: Value = serde_json::from_slice(&server.requests()[before].body).unwrap();
+        threads.push(sent["threadId"].clone());
+    }
+    assert_ne!(threads[0], threads[1]);
+    let (code, _, stderr) = test_cmd(dir, &server, &["--case", "nope*"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("matches no case"), "{stderr}");
+}
+
+#[test]
+fn cases_on_one_fixed_thread_never_overlap() {
+    let slow = Script::sse(vec![
+        Step::Pause(Duration::from_millis(600)),
+        Step::Send(clean_run()),
+    ]);
+    let server = Server::routes(vec![("/slow", slow)]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "input.json",
+        r#"{"threadId":"shared","runId":"r1","messages":[]}"#,
+    );
+    let mut suite = String::new();
+    for (name, fixed) in [("a", true), ("b", false), ("c", true), ("d", false)] {
+        suite.push_str(&format!(
+            "[[case]]\nname = \"{name}\"\nurl = \"{}\"\ninput = \"input.json\"\nfixed_ids = {fixed}\n\n",
+            server.url("/slow")
+        ));
+    }
+    write(dir, "suite.toml", &suite);
+    let (code, stdout, stderr) = test_cmd(dir, &server, &["-j", "4"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let received = server.requests();
+    assert_eq!(received.len(), 4);
+    let thread = |r: &crate::common::server::Received| {
+        serde_json::from_slice::<Value>(&r.body).unwrap()["threadId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let shared: Vec<_> = received.iter().filter(|r| thread(r) == "shared").collect();
+    assert_eq!(shared.len(), 2, "fixed ids are sent as written");
+    let (one, two) = (shared[0], shared[1]);
+    assert!(
+        two.started >= one.finished.unwrap(),
+        "the second run of thread `shared` started before the first was answered"
+    );
+    let fresh: Vec<_> = received.iter().filter(|r| thread(r) != "shared").collect();
+    assert_ne!(thread(fresh[0]), thread(fresh[1]));
+}
+
+#[test]
+fn waiting_for_the_agent() {
+    let server = suite_server();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"chat\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+            server.url("/chat")
+        ),
+    );
+    let (code, stdout, stderr) = test_cmd(dir, &server, &["--wait-for", &server.url("/chat")]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stderr.contains("answered after"), "{stderr}");
+    let before = server.requests().len();
+    let (code, _, stderr) = test_cmd(
+        dir,
+        &server,
+        &["--wait-for", "http://127.0.0.1:1/", "--wait-timeout", "0.6"],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--wait-for: http://127.0.0.1:1/ did not answer within 0.6 s"),
+        "{stderr}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        before,
+        "no case runs when the agent never answered"
+    );
+}
+
+/// A run whose payloads name its own ids (RAW, state) and a framework's run id, with two
+/// parallel tool results in the order given.
+fn payload_ids_run(first: &str, second: &str) -> Vec<u8> {
+    let result = |call: &str| {
+        format!(
+            r#"{{"type":"TOOL_CALL_RESULT","messageId":"res-{call}-{{runId}}","toolCallId":"{call}-{{runId}}","content":"{call} done"}}"#
+        )
+    };
+    let mut events = vec![
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#.to_owned(),
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"lastRun":"{runId}","checkpoint":"lc_run--{runId}"}}"#.to_owned(),
+        r#"{"type":"RAW","event":{"run_id":"{runId}","framework_run":"lc_run--{runId}"}}"#.to_owned(),
+    ];
+    for call in ["a", "b"] {
+        events.push(format!(
+            r#"{{"type":"TOOL_CALL_START","toolCallId":"{call}-{{runId}}","toolCallName":"look"}}"#
+        ));
+        events.push(format!(
+            r#"{{"type":"TOOL_CALL_END","toolCallId":"{call}-{{runId}}"}}"#
+        ));
+    }
+    events.push(result(first));
+    events.push(result(second));
+    events.push(r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#.to_owned());
+    events.iter().flat_map(|e| frame(e)).collect()
+}
+
+#[test]
+fn suite_snapshots_hold_across_fresh_ids_and_parallel_results() {
+    let refusal = |detail: &str| {
+        Script::fixed(
+            "422 Unprocessable Entity",
+            "application/json",
+            &format!(r#"{{"detail":"{detail}","requestId":"req-{{runId}}"}}"#),
+        )
+    };
+    let server = Server::routes(vec![
+        (
+            "/ab",
+            Script::sse(vec![Step::Send(payload_ids_run("a", "b"))]),
+        ),
+        (
+            "/ba",
+            Script::sse(vec![Step::Send(payload_ids_run("b", "a"))]),
+        ),
+        ("/refuse", refusal("threadId is required")),
+        ("/refuse-other", refusal("something else")),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let suite = |ids: &str, refuse: &str| {
+        format!(
+            r#"[defaults]
+id_patterns = ["lc_run--*"]
+unordered = ["TOOL_CALL_RESULT"]
+
+[[case]]
+name = "ids"
+url = "{}"
+message = "hi"
+snapshot = "snaps/ids.snap"
+
+[[case]]
+name = "refused"
+url = "{}"
+message = "hi"
+expect_status = "4xx"
+snapshot = "snaps/refused.snap"
+redact = ["/body/requestId"]
+"#,
+            server.url(ids),
+            server.url(refuse)
+        )
+    };
+    write(dir, "suite.toml", &suite("/ab", "/refuse"));
+    let (code, stdout, stderr) =
+        test_cmd(dir, &server, &["--update-snapshots", "--reason", "first"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let ids = std::fs::read_to_string(dir.join("snaps/ids.snap")).unwrap();
+    for header in [
+        "# ids: payloads",
+        "# id-pattern: lc_run--*",
+        "# unordered: TOOL_CALL_RESULT",
+    ] {
+        assert!(ids.contains(header), "{header}: {ids}");
+    }
+    assert!(
+        ids.contains(r#""snapshot":{"checkpoint":"id-1","lastRun":"run-1"}"#),
+        "{ids}"
+    );
+    let refused = std::fs::read_to_string(dir.join("snaps/refused.snap")).unwrap();
+    assert!(
+        refused.contains(r#"{"body":{"detail":"threadId is required"},"contentType":"application/json","status":422}"#),
+        "{refused}"
+    );
+
+    // Every run has new ids; the results come in the other order: still the same.
+    for (ids, refuse) in [("/ab", "/refuse"), ("/ba", "/refuse")] {
+        write(dir, "suite.toml", &suite(ids, refuse));
+        let (code, stdout, stderr) = test_cmd(dir, &server, &[]);
+        assert_eq!(code, 0, "{ids}: {stdout}{stderr}");
+    }
+    // A different error body is a difference.
+    write(dir, "suite.toml", &suite("/ab", "/refuse-other"));
+    let (code, stdout, _) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("case refused ... FAILED") && stdout.contains("\"something else\""),
+        "{stdout}"
+    );
+    // The order is only free where the suite says so.
+    let strict = suite("/ba", "/refuse").replace("unordered = [\"TOOL_CALL_RESULT\"]\n", "");
+    write(dir, "suite.toml", &strict);
+    std::fs::write(
+        dir.join("snaps/ids.snap"),
+        ids.replace("# unordered: TOOL_CALL_RESULT\n", ""),
+    )
+    .unwrap();
+    let (code, stdout, _) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("case ids ... FAILED"), "{stdout}");
+}
+
+#[test]
+fn a_suite_checks_by_tier_and_by_what_the_agent_declares() {
+    let odd = String::from_utf8(clean_run()).unwrap().replacen(
+        "\"role\":\"assistant\"",
+        "\"role\":\"assistant\",\"mood\":\"calm\"",
+        1,
+    );
+    let server = Server::routes(vec![
+        ("/odd", Script::sse(vec![Step::Send(odd.into_bytes())])),
+        ("/sse", Script::sse(vec![Step::Send(clean_run())])),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "binary.json",
+        r#"{"transport": {"streaming": true, "httpBinary": true}}"#,
+    );
+    write(dir, "plain.json", r#"{"transport": {"streaming": true}}"#);
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            r#"[defaults]
+deny = ["schema/unknown-field", "transport/not-negotiated"]
+
+[[case]]
+name = "a should, denied"
+url = "{odd}"
+message = "hi"
+
+[[case]]
+name = "proto asked of an agent that declares it"
+url = "{sse}"
+message = "hi"
+accept = "proto"
+capabilities = "binary.json"
+
+[[case]]
+name = "proto asked of an agent that does not"
+url = "{sse}"
+message = "hi"
+accept = "proto"
+capabilities = "plain.json"
+"#,
+            odd = server.url("/odd"),
+            sse = server.url("/sse"),
+        ),
+    );
+    let verdicts = |args: &[&str]| -> Vec<String> {
+        let (_, stdout, stderr) = test_cmd(dir, &server, args);
+        let lines: Vec<String> = stdout
+            .lines()
+            .filter(|l| l.starts_with("case "))
+            .map(|l| l[..l.find(" (").unwrap()].to_owned())
+            .collect();
+        assert_eq!(lines.len(), 3, "{stdout}{stderr}");
+        lines
+    };
+    assert_eq!(
+        verdicts(&[]),
+        [
+            "case a should, denied ... FAILED",
+            "case proto asked of an agent that declares it ... FAILED",
+            "case proto asked of an agent that does not ... ok",
+        ]
+    );
+    // Only the MUSTs: the case's deny cannot bring a SHOULD back.
+    assert_eq!(
+        verdicts(&["--tier", "must"]),
+        [
+            "case a should, denied ... ok",
+            "case proto asked of an agent that declares it ... ok",
+            "case proto asked of an agent that does not ... ok",
+        ]
+    );
+    // A declaration that cannot be read stops the suite before any call.
+    let before = server.requests().len();
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"x\"\nurl = \"{}\"\nmessage = \"hi\"\ncapabilities = \"missing.json\"\n",
+            server.url("/sse")
+        ),
+    );
+    let (code, _, stderr) = test_cmd(dir, &server, &[]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("missing.json"), "{stderr}");
+    assert_eq!(server.requests().len(), before);
 }

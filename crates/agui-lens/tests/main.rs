@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area.
 
+mod baselines;
 mod browser;
 mod cat;
 mod cli;

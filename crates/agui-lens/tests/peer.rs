@@ -1,5 +1,6 @@
-//! Against a real AG-UI server: the pydantic-ai peer (tests/peers/pydantic-ai, its AG-UI
-//! adapter driving a scripted model, no LLM). The test sets up its Python environment on
+//! Against real AG-UI servers: the pydantic-ai peer (tests/peers/pydantic-ai, its AG-UI
+//! adapter driving a scripted model, no LLM) and the agui-sdk peer (tests/peers/agui-sdk, a
+//! scripted run built and encoded by the official Python SDK, run in the same environment). The test sets up its Python environment on
 //! first use (tests/peers/pydantic-ai/setup.sh: a venv under target/, pinned packages from
 //! PyPI, about half a minute), starts it on a free port of 127.0.0.1, and stops it at the end.
 //! `AGUI_LENS_SKIP_PEERS=1` skips it where PyPI cannot be reached.
@@ -28,6 +29,11 @@ impl Drop for Peer {
 
 impl Peer {
     fn start() -> Peer {
+        Peer::start_script("crates/agui-lens/tests/peers/pydantic-ai/server.py")
+    }
+
+    /// Starts a peer server script (relative to the repository) in the peers' environment.
+    fn start_script(script: &str) -> Peer {
         let setup = Command::new("bash")
             .arg(root().join("crates/agui-lens/tests/peers/pydantic-ai/setup.sh"))
             .stderr(Stdio::inherit())
@@ -44,7 +50,7 @@ impl Peer {
             listener.local_addr().unwrap().port()
         };
         let child = Command::new(python)
-            .arg(root().join("crates/agui-lens/tests/peers/pydantic-ai/server.py"))
+            .arg(root().join(script))
             .arg(port.to_string())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -213,31 +219,120 @@ fn pydantic_ai_peer_streams_check_clean() {
     assert_eq!(found, ["tool-args/schema-violation"], "{stdout}");
     assert!(stdout.contains("call_frontend_1"), "{stdout}");
 
-    // Every scenario the peer has, as a suite, four at a time.
+    // Every scenario the peer has, as a suite, one case at a time and then four at a time,
+    // without restarting the peer: fresh ids make every run of the suite a new conversation.
+    // One case is a conversation: its frontend tool call is answered in turn 2.
     let dir = tempfile::tempdir().unwrap();
-    let junit = dir.path().join("junit.xml");
-    let (code, stdout, stderr) = split(
-        agui_lens()
-            .env("AGUI_PEER_URL", peer.url())
-            .args([
-                "test",
-                "crates/agui-lens/tests/peers/pydantic-ai/suite.toml",
-                "-j",
-                "4",
-                "--color",
-                "never",
-                "--junit",
-                junit.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap(),
-    );
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(
-        stdout.contains("test result: ok. 10 passed; 0 failed"),
-        "{stdout}"
-    );
-    let junit = std::fs::read_to_string(junit).unwrap();
-    assert_eq!(junit.matches("<testcase ").count(), 10);
-    assert!(!junit.contains("<failure"));
+    for jobs in ["1", "4"] {
+        let junit = dir.path().join(format!("junit-{jobs}.xml"));
+        let artifacts = dir.path().join(format!("artifacts-{jobs}"));
+        let (code, stdout, stderr) = split(
+            agui_lens()
+                .env("AGUI_PEER_URL", peer.url())
+                .args([
+                    "test",
+                    "crates/agui-lens/tests/peers/pydantic-ai/suite.toml",
+                    "-j",
+                    jobs,
+                    "--color",
+                    "never",
+                    "--junit",
+                    junit.to_str().unwrap(),
+                    "--artifacts",
+                    artifacts.to_str().unwrap(),
+                ])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "-j {jobs}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("test result: ok. 13 passed; 0 failed; 11 cases (13 turns)"),
+            "{stdout}"
+        );
+        let junit = std::fs::read_to_string(junit).unwrap();
+        assert_eq!(junit.matches("<testcase ").count(), 13);
+        assert!(junit.contains("name=\"frontend tool round trip / turn 2\""));
+        assert!(!junit.contains("<failure") && !junit.contains("<error"));
+        // Turn 2 sent the frontend tool's result after the call, on turn 1's thread.
+        let turn = |n: u32| -> Value {
+            let path = artifacts.join(format!("11-frontend-tool-round-trip/turn-{n}/request.json"));
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+        };
+        let (first, second) = (turn(1), turn(2));
+        assert_eq!(first["threadId"], second["threadId"]);
+        let messages = second["messages"].as_array().unwrap();
+        let answer = messages.last().unwrap();
+        assert_eq!(answer["role"], "tool");
+        assert_eq!(answer["toolCallId"], "call_frontend_1");
+        assert_eq!(answer["content"], "The background is blue now.");
+        assert_eq!(
+            second["state"]["counter"], 42,
+            "the state the server tools set in turn 1 is sent back"
+        );
+    }
+}
+
+#[test]
+fn agui_sdk_peer_conversations_answer_tools_and_interrupts() {
+    if std::env::var_os("AGUI_LENS_SKIP_PEERS").is_some_and(|v| !v.is_empty()) {
+        eprintln!("skipped: AGUI_LENS_SKIP_PEERS is set");
+        return;
+    }
+    let peer = Peer::start_script("crates/agui-lens/tests/peers/agui-sdk/server.py");
+    let dir = tempfile::tempdir().unwrap();
+    // Twice, without restarting the peer, the second time two cases at a time.
+    for jobs in ["1", "2"] {
+        let artifacts = dir.path().join(format!("artifacts-{jobs}"));
+        let (code, stdout, stderr) = split(
+            agui_lens()
+                .env("AGUI_PEER_URL", peer.url())
+                .args([
+                    "test",
+                    "crates/agui-lens/tests/peers/agui-sdk/suite.toml",
+                    "-j",
+                    jobs,
+                    "--color",
+                    "never",
+                    "--artifacts",
+                    artifacts.to_str().unwrap(),
+                ])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "-j {jobs}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("test result: ok. 4 passed; 0 failed; 2 cases (4 turns)"),
+            "{stdout}"
+        );
+        let request = |case: &str, turn: u32| -> Value {
+            let path = artifacts.join(format!("{case}/turn-{turn}/request.json"));
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+        };
+        // The tool result answers the call the SDK's run left pending.
+        let events = std::fs::read_to_string(
+            artifacts.join("01-frontend-tool-round-trip/turn-1/events.jsonl"),
+        )
+        .unwrap();
+        let finished: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+        let pending = &finished["outcome"]["pendingToolCallIds"][0];
+        let second = request("01-frontend-tool-round-trip", 2);
+        let answer = second["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(&answer["toolCallId"], pending, "{answer}");
+        assert_eq!(answer["content"], r##"{"color":"#336699","ok":true}"##);
+        // The resume answers the interrupt the first run ended on.
+        let events =
+            std::fs::read_to_string(artifacts.join("02-interrupt-then-resume/turn-1/events.jsonl"))
+                .unwrap();
+        let finished: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+        let interrupt = &finished["outcome"]["interrupts"][0]["id"];
+        let resumed = request("02-interrupt-then-resume", 2);
+        assert_eq!(&resumed["resume"][0]["interruptId"], interrupt);
+        assert_eq!(resumed["resume"][0]["status"], "resolved");
+        assert_eq!(resumed["resume"][0]["payload"]["approved"], true);
+    }
 }

@@ -2,6 +2,7 @@
 //! protocol's rules in stream order, every finding a [`diagnostic::Diagnostic`] of a rule in
 //! the [`catalog`].
 
+pub mod capabilities;
 pub mod catalog;
 pub mod checker;
 pub mod diagnostic;

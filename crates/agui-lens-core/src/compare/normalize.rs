@@ -3,8 +3,12 @@
 //! token, so a reference that points elsewhere is still a difference), volatile fields are
 //! dropped, and selected parts are redacted.
 //!
-//! Only the protocol's own structure is renamed: ids inside data the protocol carries without
-//! interpreting (state, CUSTOM values, activity content, tool arguments) are left alone.
+//! By default only the protocol's own structure is renamed. With `payload_ids` (what new
+//! snapshots and `diff` use), the ids the stream minted in that structure are also renamed
+//! wherever they appear whole as a string value: inside RAW and CUSTOM payloads, state,
+//! activity content, outcomes. Ids inside longer text (tool arguments as JSON text, prose)
+//! are left as written. Patterns and keys named in the settings add ids of their own (a
+//! framework's `lc_run--…` run ids, a `checkpoint_ns`), tokenised as `id-N`.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -89,10 +93,35 @@ pub struct Settings {
     /// Volatile fields to keep (`timestamp`, `rawEvent`).
     pub keep: Vec<String>,
     pub redact: Vec<Selector>,
+    /// Rename minted ids wherever they appear whole as a string value, not only in the
+    /// protocol's id fields.
+    pub payload_ids: bool,
+    /// String values that match one of these globs (`*`, `?`) are ids: `id-N`.
+    pub id_patterns: Vec<String>,
+    /// Every string value under one of these keys is an id: `id-N`.
+    pub id_keys: Vec<String>,
+    /// Event types whose neighbouring events compare in any order (parallel tool results).
+    pub unordered: Vec<String>,
+}
+
+impl Settings {
+    /// What a new snapshot, or a comparison with no history to honour, uses.
+    pub fn current() -> Settings {
+        Settings {
+            payload_ids: true,
+            ..Settings::default()
+        }
+    }
+
+    /// Whether ids are found by walking every value (after learning them from the whole
+    /// stream) rather than only in the protocol's fields.
+    fn walks_values(&self) -> bool {
+        self.payload_ids || !self.id_patterns.is_empty() || !self.id_keys.is_empty()
+    }
 }
 
 /// Renames identities consistently across everything it normalises.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Normalizer {
     settings: Settings,
     tokens: HashMap<String, String>,
@@ -106,6 +135,35 @@ impl Normalizer {
             tokens: HashMap::new(),
             counters: HashMap::new(),
         }
+    }
+
+    /// Normalises a whole stream. Runs of neighbouring events of an `unordered` type are put
+    /// in one order first (by what they say, ids already seen named by their tokens and new
+    /// ones alike), so ids they mint are numbered the same whatever order they came in. With
+    /// ids found in values, the ids the stream mints are learnt from every event before any
+    /// is normalised (numbered by first appearance in the protocol's fields, as without), so
+    /// a payload that names an id before the protocol does still gets its token.
+    pub fn events(settings: Settings, events: &[Value]) -> Vec<Value> {
+        let order = canonical_order(&settings, events);
+        let mut normalizer = Normalizer::new(settings);
+        if normalizer.settings.walks_values() {
+            for &i in &order {
+                normalizer.protocol_event(&events[i]);
+            }
+        }
+        order
+            .iter()
+            .map(|&i| normalizer.event(&events[i]))
+            .collect()
+    }
+
+    /// Normalises a fold's result the same way: ids learnt from its messages first.
+    pub fn fold(settings: Settings, folded: &Value) -> Value {
+        let mut normalizer = Normalizer::new(settings);
+        if normalizer.settings.walks_values() {
+            normalizer.protocol_folded(folded);
+        }
+        normalizer.folded(folded)
     }
 
     fn token(&mut self, value: &str, kind: &'static str) -> String {
@@ -133,8 +191,27 @@ impl Normalizer {
         }
     }
 
-    /// Normalises one event.
+    /// Normalises one event. With ids found in values, after [`Normalizer::events`]-style
+    /// learning; otherwise by the protocol's fields alone.
     pub fn event(&mut self, event: &Value) -> Value {
+        if !self.settings.walks_values() {
+            return self.protocol_event(event);
+        }
+        let mut event = event.clone();
+        if let Value::Object(map) = &mut event {
+            for field in VOLATILE {
+                if !self.settings.keep.iter().any(|k| k == field) {
+                    map.remove(*field);
+                }
+            }
+        }
+        self.walk(&mut event, None);
+        self.redact(&mut event);
+        event
+    }
+
+    /// Renames what the protocol's fields hold (and learns those tokens).
+    fn protocol_event(&mut self, event: &Value) -> Value {
         let mut event = event.clone();
         if let Value::Object(map) = &mut event {
             for field in VOLATILE {
@@ -205,6 +282,16 @@ impl Normalizer {
 
     /// Normalises a fold's result: messages and state.
     pub fn folded(&mut self, folded: &Value) -> Value {
+        if !self.settings.walks_values() {
+            return self.protocol_folded(folded);
+        }
+        let mut folded = folded.clone();
+        self.walk(&mut folded, None);
+        self.redact(&mut folded);
+        folded
+    }
+
+    fn protocol_folded(&mut self, folded: &Value) -> Value {
         let mut folded = folded.clone();
         if let Some(Value::Array(messages)) = folded.get_mut("messages") {
             for message in messages {
@@ -213,6 +300,37 @@ impl Normalizer {
         }
         self.redact(&mut folded);
         folded
+    }
+
+    /// Replaces every string value that is a learnt id, matches an id pattern, or sits under
+    /// an id key.
+    fn walk(&mut self, value: &mut Value, key: Option<&str>) {
+        match value {
+            Value::String(s) => {
+                if let Some(token) = self.tokens.get(s.as_str()) {
+                    *s = token.clone();
+                } else if key.is_some_and(|k| self.settings.id_keys.iter().any(|ik| ik == k))
+                    || self
+                        .settings
+                        .id_patterns
+                        .iter()
+                        .any(|p| crate::text::glob_matches(p, s, false))
+                {
+                    *s = self.token(s, "id");
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.walk(item, key);
+                }
+            }
+            Value::Object(map) => {
+                for (k, v) in map.iter_mut() {
+                    self.walk(v, Some(k));
+                }
+            }
+            _ => {}
+        }
     }
 
     fn ids_in(&mut self, map: &mut Map<String, Value>) {
@@ -235,6 +353,46 @@ impl Normalizer {
         let mut path = Vec::new();
         redact_in(value, &self.settings.redact, &mut path);
     }
+}
+
+/// The order events are normalised in: as they came, except that each run of neighbouring
+/// events whose `type` is `unordered` is sorted by the event as the protocol's fields name it,
+/// where every id the run mints reads the same.
+fn canonical_order(settings: &Settings, events: &[Value]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    if settings.unordered.is_empty() {
+        return order;
+    }
+    let loose = |event: &Value| {
+        event
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| settings.unordered.iter().any(|u| u == t))
+    };
+    let mut probe = Normalizer::new(Settings::default());
+    let mut i = 0;
+    while i < events.len() {
+        if !loose(&events[i]) {
+            probe.protocol_event(&events[i]);
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        while end < events.len() && loose(&events[end]) {
+            end += 1;
+        }
+        // Each key from the same state: ids new to the run get the same next token in each.
+        let mut keyed: Vec<(String, usize)> = (i..end)
+            .map(|j| (probe.clone().protocol_event(&events[j]).to_string(), j))
+            .collect();
+        keyed.sort();
+        for (at, (_, j)) in keyed.into_iter().enumerate() {
+            probe.protocol_event(&events[j]);
+            order[i + at] = j;
+        }
+        i = end;
+    }
+    order
 }
 
 fn redact_in(value: &mut Value, selectors: &[Selector], path: &mut Vec<String>) {
@@ -329,6 +487,7 @@ mod tests {
         let settings = Settings {
             keep: vec!["timestamp".into()],
             redact: vec![Selector::parse("/**/metadata").unwrap()],
+            ..Settings::default()
         };
         assert_eq!(
             normalize_all(&[event], settings)[0],
@@ -338,5 +497,83 @@ mod tests {
         assert!(s.matches(&["messages".into(), "3".into(), "content".into()]));
         assert!(!s.matches(&["messages".into(), "content".into()]));
         assert!(Selector::parse("metadata").is_err());
+    }
+
+    #[test]
+    fn minted_ids_are_renamed_inside_payloads_too() {
+        // Two runs of one agent: every id differs, and the ids reappear in RAW, CUSTOM and
+        // state values, once before the protocol names them.
+        let run = |t: &str, r: &str, m: &str, lc: &str| {
+            vec![
+                json!({"type":"RUN_STARTED","threadId":t,"runId":r}),
+                json!({"type":"STATE_SNAPSHOT","snapshot":{"last_message":m,"run":r,"checkpoint_ns":format!("ns:{lc}")}}),
+                json!({"type":"TEXT_MESSAGE_START","messageId":m,"role":"assistant"}),
+                json!({"type":"RAW","event":{"run_id":lc,"thread":t,"note":"kept"}}),
+                json!({"type":"CUSTOM","name":"seen","value":[m, "kept"]}),
+                json!({"type":"RUN_FINISHED","threadId":t,"runId":r}),
+            ]
+        };
+        let a = run("t-1", "r-1", "m-aaaa", "lc_run--1111");
+        let b = run("t-2", "r-2", "m-bbbb", "lc_run--2222");
+        let plain = |e: &[Value]| Normalizer::events(Settings::default(), e);
+        assert_ne!(
+            plain(&a),
+            plain(&b),
+            "only the protocol's fields: payloads differ"
+        );
+        let settings = Settings {
+            id_patterns: vec!["lc_run--*".into()],
+            id_keys: vec!["checkpoint_ns".into()],
+            ..Settings::current()
+        };
+        let na = Normalizer::events(settings.clone(), &a);
+        assert_eq!(na, Normalizer::events(settings, &b));
+        assert_eq!(
+            na[1]["snapshot"]["last_message"], "msg-1",
+            "named before its start"
+        );
+        assert_eq!(na[1]["snapshot"]["run"], "run-1");
+        assert_eq!(na[1]["snapshot"]["checkpoint_ns"], "id-1");
+        assert_eq!(na[2]["messageId"], "msg-1");
+        assert_eq!(
+            na[3]["event"],
+            json!({"run_id":"id-2","thread":"thread-1","note":"kept"})
+        );
+        assert_eq!(na[4]["value"], json!(["msg-1", "kept"]));
+        // The protocol's fields get the tokens they get without payload ids.
+        let protocol_only = plain(&a);
+        for (with, without) in na.iter().zip(&protocol_only) {
+            for field in ["threadId", "runId", "messageId"] {
+                assert_eq!(with.get(field), without.get(field));
+            }
+        }
+    }
+
+    #[test]
+    fn unordered_runs_compare_in_any_order() {
+        let result = |call: &str, content: &str| json!({"type":"TOOL_CALL_RESULT","messageId":format!("r-{call}"),"toolCallId":call,"content":content});
+        let start =
+            |call: &str| json!({"type":"TOOL_CALL_START","toolCallId":call,"toolCallName":"f"});
+        let a = [start("a"), start("b"), result("a", "1"), result("b", "2")];
+        let b = [start("a"), start("b"), result("b", "2"), result("a", "1")];
+        let settings = |unordered: Vec<String>| Settings {
+            unordered,
+            ..Settings::current()
+        };
+        assert_ne!(
+            Normalizer::events(settings(vec![]), &a),
+            Normalizer::events(settings(vec![]), &b)
+        );
+        let loose = vec!["TOOL_CALL_RESULT".to_string()];
+        let na = Normalizer::events(settings(loose.clone()), &a);
+        assert_eq!(na, Normalizer::events(settings(loose.clone()), &b));
+        assert_eq!(na[2]["toolCallId"], "call-1");
+        assert_eq!(
+            na[2]["messageId"], "msg-1",
+            "the ids a result mints follow the order"
+        );
+        // A run is only the neighbouring events: one result moved past another event is not.
+        let apart = [start("a"), result("a", "1"), start("b"), result("b", "2")];
+        assert_ne!(na, Normalizer::events(settings(loose), &apart));
     }
 }

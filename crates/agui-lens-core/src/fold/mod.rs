@@ -20,6 +20,8 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod next;
+
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};

@@ -2,6 +2,7 @@
 //! it never decides the exit code. Streaming formats write as diagnostics arrive, whole-run
 //! formats at the end.
 
+pub mod baseline;
 pub mod github;
 pub mod group;
 pub mod json;

@@ -1,5 +1,5 @@
-//! SARIF 2.1.0, for code-scanning dashboards: every rule described in the tool section,
-//! every diagnostic a result with its file and line.
+//! SARIF 2.1.0, for code-scanning dashboards: every rule described in the tool section (with
+//! its tier, and its spec page as `helpUri`), every diagnostic a result with its file and line.
 
 use std::io::{self, Write};
 
@@ -45,14 +45,20 @@ fn rules() -> Vec<Value> {
         .iter()
         .map(|id| {
             let rule = id.rule();
+            let mut properties = json!({"tags": [rule.family()], "tier": rule.tier.as_str()});
+            if let Some(capability) = rule.capability {
+                properties["capability"] = json!(capability);
+            }
             json!({
                 "id": rule.name,
                 "name": rule.name,
                 "shortDescription": {"text": rule.summary},
                 "fullDescription": {"text": rule.why},
                 "help": {"text": format!("{}\n\nExample:\n{}", rule.why, rule.example)},
+                // The spec page the rule's tier rests on: an absolute https URL.
+                "helpUri": rule.spec,
                 "defaultConfiguration": {"level": level(rule.default)},
-                "properties": {"tags": [rule.family()]},
+                "properties": properties,
             })
         })
         .collect()

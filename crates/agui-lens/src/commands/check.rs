@@ -10,9 +10,11 @@ use clap::ArgMatches;
 use rayon::prelude::*;
 
 use super::Outcome;
+use super::baseline::{Gate, subtract};
 use super::inputs::{self, Input};
 use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
 use crate::config::Config;
+use agui_lens_core::check::capabilities::levels_for;
 use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Engine, Stats};
@@ -53,14 +55,24 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
     let mut reporter =
         crate::render::reporter(args.output.format, out, color, !args.output.no_group);
+    let mut gate = Gate::load(&args.baseline)?;
     let summary = if args.follow {
         follow(&ctx, &paths, &read, args.idle_timeout, reporter.as_mut())?
     } else {
         let inputs = inputs::expand(&paths, &inputs::Walk::from_args(&args.walk))?;
         let inputs = inputs::open_captures(inputs, args.read.entry);
-        check_inputs(&ctx, &inputs, &read, reporter.as_mut())?
+        check_inputs(&ctx, &inputs, &read, reporter.as_mut(), gate.as_mut())?
     };
-    Ok(Outcome::from_summary(&summary, settings.deny_warnings))
+    let recording = gate.as_ref().is_some_and(Gate::recording);
+    if let Some(gate) = gate {
+        gate.finish()?;
+    }
+    let outcome = Outcome::from_summary(&summary, settings.deny_warnings);
+    // Recording a baseline passes: what was found is what the baseline now holds.
+    Ok(match outcome {
+        Outcome::Findings if recording => Outcome::Clean,
+        outcome => outcome,
+    })
 }
 
 /// `check --follow FILE`: one file, read as it grows, reported as events are appended. Ends
@@ -127,7 +139,9 @@ pub fn settings(
     schemas: Option<&Path>,
 ) -> Result<Settings> {
     let config = Config::load(rules.config.as_deref())?;
-    let levels = config.levels(&rule_flags_in_order(matches, rules))?;
+    let levels = config.scoped_levels(&rule_flags_in_order(matches, rules), rules.scope.tier)?;
+    let declaration = crate::declaration::from_flag(&rules.scope)?;
+    let levels = levels_for(declaration.as_ref(), &levels);
     let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
     let max_line = match (max_line, &config.file.max_line) {
         (Some(max), _) => max,
@@ -170,6 +184,7 @@ pub fn check_inputs(
     inputs: &[Input],
     read: &ReadOptions,
     reporter: &mut dyn Reporter,
+    mut gate: Option<&mut Gate>,
 ) -> Result<RunSummary> {
     let mut run = RunSummary {
         summary: Summary::default(),
@@ -177,12 +192,17 @@ pub fn check_inputs(
     };
     reporter.start_run(inputs.len())?;
     if let [input] = inputs {
-        let file = check_one(ctx, input, read, &mut |diagnostics| {
+        let mut file = check_one(ctx, input, read, &mut |diagnostics| {
             for d in diagnostics {
-                reporter.diagnostic(d)?;
+                if gate.as_deref_mut().is_none_or(|g| g.keep(d)) {
+                    reporter.diagnostic(d)?;
+                }
             }
             reporter.flush()
         })?;
+        if let Some(gate) = gate.as_deref_mut() {
+            subtract(&mut file.stats, gate.take_held());
+        }
         finish_file(&mut run, &file, reporter)?;
     } else {
         let width = rayon::current_num_threads().max(1) * 2;
@@ -199,10 +219,15 @@ pub fn check_inputs(
                 })
                 .collect();
             for result in results {
-                let (file, found) = result?;
+                let (mut file, found) = result?;
                 reporter.start_file(&file.path)?;
                 for d in &found {
-                    reporter.diagnostic(d)?;
+                    if gate.as_deref_mut().is_none_or(|g| g.keep(d)) {
+                        reporter.diagnostic(d)?;
+                    }
+                }
+                if let Some(gate) = gate.as_deref_mut() {
+                    subtract(&mut file.stats, gate.take_held());
                 }
                 finish_file(&mut run, &file, reporter)?;
             }

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use super::Outcome;
@@ -119,9 +119,18 @@ pub fn settings(args: &NormalizeArgs) -> Result<Settings> {
         .iter()
         .map(|s| Selector::parse(s).map_err(anyhow::Error::msg))
         .collect::<Result<Vec<_>>>()?;
+    for ty in &args.unordered {
+        if agui_lens_core::protocol::event::EventType::from_name(ty).is_none() {
+            bail!("--unordered {ty}: not an AG-UI event type");
+        }
+    }
     Ok(Settings {
         keep: args.keep.clone(),
         redact,
+        id_patterns: args.id_pattern.clone(),
+        id_keys: args.id_key.clone(),
+        unordered: args.unordered.clone(),
+        ..Settings::current()
     })
 }
 
@@ -206,26 +215,21 @@ pub fn normalized(
     } else {
         InputSpec::File(path.to_path_buf())
     };
-    let mut normalizer = Normalizer::new(settings.clone());
     let name = input.display_name();
     match level {
         Level::Events => {
             let mut items = Vec::new();
             let (opened, stats) = for_each_event(&input, read, |event, _| {
-                items.push(normalizer.event(&event.whole_value()));
+                items.push(event.whole_value().into_owned());
                 Ok(())
             })?;
             require_events(&opened, &stats)?;
             warn_unreadable(&name, &stats);
-            Ok(items)
+            Ok(Normalizer::events(settings.clone(), &items))
         }
         Level::Compact => {
             let collected = compacted(&input, read)?;
-            Ok(collected
-                .items
-                .iter()
-                .map(|e| normalizer.event(e))
-                .collect())
+            Ok(Normalizer::events(settings.clone(), &collected.items))
         }
         Level::Fold => {
             let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
@@ -235,7 +239,7 @@ pub fn normalized(
             })?;
             require_events(&opened, &stats)?;
             warn_unreadable(&name, &stats);
-            let folded = normalizer.folded(&folder.finish().meaning());
+            let folded = Normalizer::fold(settings.clone(), &folder.finish().meaning());
             let mut items: Vec<Value> = folded["messages"].as_array().cloned().unwrap_or_default();
             items.push(json!({"state": folded["state"]}));
             Ok(items)

@@ -1,5 +1,6 @@
 //! Commands: the only code that wires sources, rules and reporters together.
 
+pub mod baseline;
 pub mod cat;
 pub mod check;
 pub mod compact;

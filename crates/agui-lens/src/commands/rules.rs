@@ -6,54 +6,90 @@ use anyhow::{Result, bail};
 
 use super::Outcome;
 use crate::cli::{RulesArgs, RulesFormat};
-use agui_lens_core::check::catalog::RuleId;
+use agui_lens_core::check::catalog::{Rule, RuleId, Tier};
 
 pub fn list(args: &RulesArgs) -> Result<Outcome> {
     let mut out = io::stdout().lock();
+    let listed: Vec<&Rule> = RuleId::ALL
+        .iter()
+        .map(|id| id.rule())
+        .filter(|rule| args.tier.is_none_or(|tier| rule.tier.within(tier)))
+        .collect();
     match args.format {
         RulesFormat::Json => {
-            let rules: Vec<_> = RuleId::ALL
+            let rules: Vec<_> = listed
                 .iter()
-                .map(|id| {
-                    let rule = id.rule();
-                    serde_json::json!({
+                .map(|rule| {
+                    let mut entry = serde_json::json!({
                         "name": rule.name,
                         "family": rule.family(),
                         "default": rule.default.as_str(),
+                        "tier": rule.tier.as_str(),
                         "versions": rule.versions,
                         "summary": rule.summary,
-                    })
+                        "spec": rule.spec,
+                    });
+                    if let Some(capability) = rule.capability {
+                        entry["capability"] = serde_json::json!(capability);
+                    }
+                    entry
                 })
                 .collect();
             serde_json::to_writer_pretty(&mut out, &rules)?;
             writeln!(out)?;
         }
         RulesFormat::Human => {
-            let width = RuleId::ALL
+            let width = listed.iter().map(|r| r.name.len()).max().unwrap_or(0);
+            let tiers = Tier::ALL
                 .iter()
-                .map(|id| id.name().len())
+                .map(|t| t.as_str().len())
                 .max()
                 .unwrap_or(0);
-            for id in RuleId::ALL {
-                let rule = id.rule();
+            let blank = "";
+            for rule in listed {
                 writeln!(
                     out,
-                    "{:<width$}  {:<7}  {}",
+                    "{:<width$}  {:<7}  {:<tiers$}  {}",
                     rule.name,
                     rule.default.as_str(),
+                    rule.tier.as_str(),
                     rule.summary
                 )?;
                 if rule.versions != "every version" {
                     writeln!(
                         out,
-                        "{:<width$}  {:<7}  (versions: {})",
-                        "", "", rule.versions
+                        "{blank:<width$}  {blank:<7}  {blank:<tiers$}  (versions: {})",
+                        rule.versions
+                    )?;
+                }
+                if let Some(capability) = rule.capability {
+                    writeln!(
+                        out,
+                        "{blank:<width$}  {blank:<7}  {blank:<tiers$}  (when the agent declares {capability})"
                     )?;
                 }
             }
         }
     }
     Ok(Outcome::Clean)
+}
+
+/// One sentence on what a rule's tier means for it.
+fn tier_line(rule: &Rule) -> String {
+    match rule.tier {
+        Tier::Must => {
+            "must: the spec (or the JSON, SSE or HTTP text it travels in) requires it".to_owned()
+        }
+        Tier::Should => {
+            "should: the spec recommends it; departing from it needs a reason".to_owned()
+        }
+        Tier::Capability => format!(
+            "capability: required of an agent that declares {} (given --capabilities, it \
+             applies only then)",
+            rule.capability.unwrap_or("its capability")
+        ),
+        Tier::Advice => "advice: agui-lens's own; no spec sentence requires it".to_owned(),
+    }
 }
 
 pub fn explain(name: &str) -> Result<Outcome> {
@@ -73,6 +109,8 @@ pub fn explain(name: &str) -> Result<Outcome> {
     writeln!(out, "{}  (default: {})", rule.name, rule.default.as_str())?;
     writeln!(out)?;
     writeln!(out, "Protocol versions: {}.", rule.versions)?;
+    writeln!(out, "Tier: {}.", tier_line(rule))?;
+    writeln!(out, "Spec: {}", rule.spec)?;
     writeln!(out)?;
     writeln!(out, "What it checks: {}.", rule.summary)?;
     writeln!(out)?;

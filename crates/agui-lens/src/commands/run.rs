@@ -70,7 +70,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         input: &input,
         idle_timeout: args.idle_timeout,
         timeout: args.timeout,
-        expect_status: None,
+        judge_status: false,
         accept: args.accept,
     };
     let ctx = settings.context(ProtocolOptions {

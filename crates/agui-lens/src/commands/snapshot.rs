@@ -50,6 +50,18 @@ impl Snapshot {
         for redact in &self.settings.redact {
             out.push_str(&format!("# redact: {redact}\n"));
         }
+        if self.settings.payload_ids {
+            out.push_str("# ids: payloads\n");
+        }
+        for pattern in &self.settings.id_patterns {
+            out.push_str(&format!("# id-pattern: {pattern}\n"));
+        }
+        for key in &self.settings.id_keys {
+            out.push_str(&format!("# id-key: {key}\n"));
+        }
+        for ty in &self.settings.unordered {
+            out.push_str(&format!("# unordered: {ty}\n"));
+        }
         if let Some(reason) = &self.reason {
             out.push_str(&format!("# reason: {}\n", reason.replace('\n', " ")));
         }
@@ -89,6 +101,10 @@ impl Snapshot {
                         .redact
                         .push(Selector::parse(value).map_err(|e| format!("line {}: {e}", n + 1))?),
                     "reason" => reason = Some(value.to_owned()),
+                    "ids" if value == "payloads" => settings.payload_ids = true,
+                    "id-pattern" => settings.id_patterns.push(value.to_owned()),
+                    "id-key" => settings.id_keys.push(value.to_owned()),
+                    "unordered" => settings.unordered.push(value.to_owned()),
                     other => return Err(format!("line {}: unknown header `{other}`", n + 1)),
                 }
             } else if !line.trim().is_empty() {
@@ -161,6 +177,18 @@ pub enum Verdict {
 /// Holds a stream to a snapshot file, the way `agui-lens snapshot` does: a missing or
 /// different snapshot leaves `FILE.new` beside it, and is never accepted silently.
 pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> Result<Verdict> {
+    hold_items(file, request, |level, settings| {
+        normalized(stream, read, level, settings)
+    })
+}
+
+/// Holds items to the snapshot in `file`; `make` gives them normalised at a level and with
+/// settings (the stored snapshot's, or the request's for a new one).
+pub fn hold_items(
+    file: &Path,
+    request: &Hold,
+    make: impl FnOnce(Level, &Settings) -> Result<Vec<Value>>,
+) -> Result<Verdict> {
     let stored = match std::fs::read_to_string(file) {
         Ok(text) => Some(
             Snapshot::parse(&text)
@@ -182,10 +210,10 @@ pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> R
         (Some(stored), false) => (stored.level, stored.settings.clone()),
         _ => (
             request.level.unwrap_or(Level::Compact),
-            request.settings.clone().unwrap_or_default(),
+            request.settings.clone().unwrap_or_else(Settings::current),
         ),
     };
-    let items = normalized(stream, read, level, &settings)?;
+    let items = make(level, &settings)?;
     // A reason belongs to the change it explains: a changed expectation keeps only the one
     // given now; one whose items stay the same keeps its own unless a new one is given.
     let unchanged = stored
@@ -237,7 +265,7 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
     let (Some(stream), Some(file)) = (&args.stream, &args.expect) else {
         bail!("give a stream and --expect FILE (or `snapshot accept FILE`, `snapshot review DIR`)");
     };
-    let normalize_given = !args.normalize.keep.is_empty() || !args.normalize.redact.is_empty();
+    let normalize_given = args.normalize.given();
     let request = Hold {
         update: args.update,
         reason: args.reason.clone(),
@@ -479,6 +507,10 @@ mod tests {
             settings: Settings {
                 keep: vec!["timestamp".into()],
                 redact: vec![Selector::parse("/**/metadata").unwrap()],
+                payload_ids: true,
+                id_patterns: vec!["lc_run--*".into()],
+                id_keys: vec!["checkpoint_ns".into()],
+                unordered: vec!["TOOL_CALL_RESULT".into()],
             },
             reason: Some("new greeting".into()),
             items: vec![
@@ -487,7 +519,15 @@ mod tests {
             ],
         };
         let text = snapshot.render();
-        assert!(text.starts_with("# agui-lens snapshot 1\n# level: fold\n# keep: timestamp\n# redact: /**/metadata\n# reason: new greeting\n"));
+        assert!(
+            text.starts_with("# agui-lens snapshot 1\n# level: fold\n# keep: timestamp\n# redact: /**/metadata\n# ids: payloads\n# id-pattern: lc_run--*\n# id-key: checkpoint_ns\n# unordered: TOOL_CALL_RESULT\n# reason: new greeting\n"),
+            "{text}"
+        );
+        let legacy = Snapshot::parse("# agui-lens snapshot 1\n# level: compact\n{}\n").unwrap();
+        assert!(
+            !legacy.settings.payload_ids,
+            "a snapshot written before payload ids compares as it was written"
+        );
         assert!(text.contains("{\"content\":\"hi\",\"id\":\"msg-1\",\"role\":\"user\"}\n"));
         assert_eq!(Snapshot::parse(&text).unwrap(), snapshot);
         assert!(Snapshot::parse("# agui-lens snapshot 1\n# colour: red\n").is_err());

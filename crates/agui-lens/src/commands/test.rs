@@ -3,7 +3,7 @@
 //! events, snapshot, time to first event); a case passes when nothing is left at error level.
 //! Cases run `-j` at a time; results are printed in suite order.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -14,23 +14,32 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail};
 
 use super::Outcome;
+use super::baseline::{Gate, subtract};
 use super::check::use_color;
-use super::snapshot::{Hold, Verdict, hold};
+use super::diff::normalized;
+use super::snapshot::{Hold, Verdict, hold_items};
 use crate::cli::{TestArgs, parse_size};
 use crate::config::Config;
 use crate::live::call::{Call, LiveError, Taps, check_call};
-use crate::live::request::process_env;
+use crate::live::http::wait_for;
+use crate::live::request::{AgentInput, fresh_id, process_env};
 use crate::render::suite::{self, CaseOutcome};
-use crate::suite::{Case, Suite};
+use crate::suite::{Case, Suite, Turn};
+use agui_lens_core::check::capabilities::{Capabilities, levels_for};
 use agui_lens_core::check::catalog::{Levels, RuleId};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::Context;
-use agui_lens_core::check::rules::protocol::ProtocolOptions;
+use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::SchemaSet;
+use agui_lens_core::compare::Level as CompareLevel;
 use agui_lens_core::compare::comparison::compare;
+use agui_lens_core::compare::normalize::{Normalizer, Settings as NormalizeSettings};
+use agui_lens_core::fold::next::{Additions, next_input, pending_calls};
+use agui_lens_core::fold::{Folded, Folder};
 use agui_lens_core::protocol::event::{Event, EventType};
 use agui_lens_core::read::{self, InputFormat, ReadOptions};
-use agui_lens_core::report::{self, Format, Summary};
+use agui_lens_core::report::{DiagnosticRecord, Format, Summary, plural};
+use serde_json::{Value, json};
 
 /// What every case shares.
 struct Shared<'a> {
@@ -41,18 +50,34 @@ struct Shared<'a> {
     deny_warnings: bool,
     update: bool,
     reason: Option<&'a str>,
+    artifacts: Option<&'a Path>,
+    cases: &'a [Case],
+    /// The capabilities declaration given on the command line, for cases that name none.
+    declared: Option<&'a Capabilities>,
+}
+
+impl Shared<'_> {
+    /// A case's place in the suite (as run), for naming its artifacts.
+    fn index_of(&self, case: &Case) -> usize {
+        self.cases
+            .iter()
+            .position(|c| std::ptr::eq(c, case))
+            .unwrap_or_default()
+    }
 }
 
 pub fn run(args: &TestArgs) -> Result<Outcome> {
     let config = Config::load(args.config.as_deref())?;
-    let levels = config.levels(&[])?;
+    let levels = config.scoped_levels(&[], args.scope.tier)?;
+    let declared = crate::declaration::from_flag(&args.scope)?;
     let max_line = match &config.file.max_line {
         Some(text) => parse_size(text).map_err(anyhow::Error::msg)?,
         None => read::DEFAULT_MAX_LINE,
     };
     let schemas_dir = args.schemas.clone().or_else(|| config.schemas_dir());
     let schemas = SchemaSet::load(schemas_dir.as_deref())?;
-    let suite = Suite::load(&args.suite, process_env)?;
+    let mut suite = Suite::load(&args.suite, process_env)?;
+    suite.select(&args.cases)?;
     if args.update_snapshots
         && args.reason.is_none()
         && std::env::var_os("CI").is_some_and(|v| !v.is_empty())
@@ -69,18 +94,44 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         deny_warnings: config.file.deny_warnings,
         update: args.update_snapshots,
         reason: args.reason.as_deref(),
+        artifacts: args.artifacts.as_deref(),
+        cases: &suite.cases,
+        declared: declared.as_ref(),
     };
+    if let Some(dir) = &args.artifacts {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     // Ctrl-C or SIGTERM (a cancelled CI job) stops the case under way, which is reported as
     // an error, and the cases not started, which are reported as not run.
     crate::signals::catch();
     let color = use_color(args.output.color);
+    if let Some(url) = &args.wait_for {
+        if !(args.wait_timeout > 0.0 && args.wait_timeout < 1e9) {
+            bail!(
+                "--wait-timeout {} is not a number of seconds above 0",
+                args.wait_timeout
+            );
+        }
+        let limit = Duration::from_secs_f64(args.wait_timeout);
+        let shown = crate::live::http::display_url(url);
+        match wait_for(url, limit, agui_lens_core::stop::requested) {
+            Ok(waited) if args.output.format == Format::Human => {
+                eprintln!("{shown} answered after {}", suite::secs(waited))
+            }
+            Ok(_) => {}
+            Err(why) => bail!(
+                "--wait-for: {shown} did not answer within {} s: {why}",
+                args.wait_timeout
+            ),
+        }
+    }
     let started = Instant::now();
     let mut out = io::BufWriter::new(io::stdout());
     if args.output.format == Format::Human {
         writeln!(
             out,
             "running {} from {}",
-            report::plural(suite.cases.len() as u64, "case"),
+            plural(suite.cases.len() as u64, "case"),
             args.suite.display()
         )?;
         out.flush()?;
@@ -89,31 +140,41 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     let mut outcomes = Vec::new();
     // Diagnostic blocks end with a blank line already.
     let mut blank = false;
-    run_cases(&shared, &suite.cases, usize::from(args.jobs), |case| {
-        match args.output.format {
-            Format::Human => {
-                writeln!(out, "{}", suite::human_line(&case, color))?;
-                for note in &case.notes {
-                    writeln!(out, "    {note}")?;
+    let mut gate = Gate::load(&args.baseline)?;
+    run_cases(&shared, &suite.cases, usize::from(args.jobs), |turns| {
+        for mut case in turns {
+            if let Some(gate) = gate.as_mut() {
+                case.diagnostics.retain(|d| gate.keep(d));
+                subtract(&mut case.stats, gate.take_held());
+                if case.skipped.is_none() {
+                    case.passed = passed(&shared, &case);
                 }
-                out.flush()?;
-                blank = false;
-                if !case.passed && !case.diagnostics.is_empty() {
-                    for d in &case.diagnostics {
-                        human.diagnostic(d)?;
+            }
+            match args.output.format {
+                Format::Human => {
+                    writeln!(out, "{}", suite::human_line(&case, color))?;
+                    for note in &case.notes {
+                        writeln!(out, "    {note}")?;
                     }
-                    human.flush()?;
-                    blank = true;
+                    out.flush()?;
+                    blank = false;
+                    if !case.passed && !case.diagnostics.is_empty() {
+                        for d in &case.diagnostics {
+                            human.diagnostic(d)?;
+                        }
+                        human.flush()?;
+                        blank = true;
+                    }
                 }
+                Format::Jsonl => {
+                    serde_json::to_writer(&mut out, &suite::case_json(&case))?;
+                    writeln!(out)?;
+                    out.flush()?;
+                }
+                _ => {}
             }
-            Format::Jsonl => {
-                serde_json::to_writer(&mut out, &suite::case_json(&case))?;
-                writeln!(out)?;
-                out.flush()?;
-            }
-            _ => {}
+            outcomes.push(case);
         }
-        outcomes.push(case);
         Ok(())
     })?;
     let elapsed = started.elapsed();
@@ -176,37 +237,62 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     if let Some(path) = &args.junit {
         std::fs::write(path, &junit).with_context(|| format!("writing {}", path.display()))?;
     }
+    let recording = gate.as_ref().is_some_and(Gate::recording);
+    if let Some(gate) = gate {
+        gate.finish()?;
+    }
     Ok(if outcomes.iter().any(|c| c.failure.is_some()) {
         Outcome::Failed
     } else if outcomes.iter().all(|c| c.passed) {
+        Outcome::Clean
+    } else if recording && !outcomes.iter().any(|c| c.error.is_some()) {
+        // What was found is what the baseline now holds.
         Outcome::Clean
     } else {
         Outcome::Findings
     })
 }
 
-/// Runs the cases `jobs` at a time, handing each outcome to `done` in suite order.
+/// Runs the cases `jobs` at a time, handing each case's outcomes (one per turn) to `done`
+/// in suite order. Cases with fixed ids on one thread form a chain, run in order by one
+/// worker: a server that keeps threads must never see two runs of one thread at once.
 fn run_cases(
     shared: &Shared<'_>,
     cases: &[Case],
     jobs: usize,
-    mut done: impl FnMut(CaseOutcome) -> Result<()>,
+    mut done: impl FnMut(Vec<CaseOutcome>) -> Result<()>,
 ) -> Result<()> {
+    let mut chains: Vec<Vec<usize>> = Vec::new();
+    let mut by_thread: HashMap<&str, usize> = HashMap::new();
+    for (i, case) in cases.iter().enumerate() {
+        match case.fixed_thread().and_then(|t| by_thread.get(t)) {
+            Some(&chain) => chains[chain].push(i),
+            None => {
+                if let Some(thread) = case.fixed_thread() {
+                    by_thread.insert(thread, chains.len());
+                }
+                chains.push(vec![i]);
+            }
+        }
+    }
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|scope| {
-        for _ in 0..jobs.min(cases.len()) {
+        for _ in 0..jobs.min(chains.len()) {
             let tx = tx.clone();
             let next = &next;
+            let chains = &chains;
             scope.spawn(move || {
                 loop {
-                    if agui_lens_core::stop::requested() {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(case) = cases.get(i) else { break };
-                    if tx.send((i, run_case(shared, case))).is_err() {
-                        break;
+                    let c = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(chain) = chains.get(c) else { break };
+                    for &i in chain {
+                        if agui_lens_core::stop::requested() {
+                            return;
+                        }
+                        if tx.send((i, run_case(shared, &cases[i]))).is_err() {
+                            return;
+                        }
                     }
                 }
             });
@@ -214,81 +300,428 @@ fn run_cases(
         drop(tx);
         let mut waiting = BTreeMap::new();
         let mut due = 0;
-        for (i, outcome) in rx {
-            waiting.insert(i, outcome);
-            while let Some(outcome) = waiting.remove(&due) {
+        for (i, outcomes) in rx {
+            waiting.insert(i, outcomes);
+            while let Some(outcomes) = waiting.remove(&due) {
                 due += 1;
-                if let Err(e) = done(outcome) {
+                if let Err(e) = done(outcomes) {
                     // Stop handing out cases; those running finish on their own.
-                    next.store(cases.len(), Ordering::SeqCst);
+                    next.store(chains.len(), Ordering::SeqCst);
                     return Err(e);
                 }
             }
         }
         // Stopped early: the cases never started are reported as not run.
         for (i, case) in cases.iter().enumerate().skip(due) {
-            let outcome = waiting.remove(&i).unwrap_or_else(|| {
-                let mut outcome = CaseOutcome::new(case);
-                outcome.skipped = Some(format!(
+            let outcomes = waiting.remove(&i).unwrap_or_else(|| {
+                let why = format!(
                     "not run: interrupted by {}",
                     agui_lens_core::stop::signal_name()
-                ));
-                outcome
+                );
+                case.turns
+                    .iter()
+                    .map(|turn| not_run(case, turn, &why))
+                    .collect()
             });
-            done(outcome)?;
+            done(outcomes)?;
         }
         Ok(())
     })
 }
 
-fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
+fn not_run(case: &Case, turn: &Turn, why: &str) -> CaseOutcome {
+    let mut outcome = CaseOutcome::new(case, turn);
+    outcome.skipped = Some(why.to_owned());
+    outcome
+}
+
+/// Runs a case turn by turn on one thread: fresh ids unless the case fixes them, each later
+/// turn's request built from the fold of the one before.
+fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
+    // A tier's limit survives the case's overrides; a declaration leaves capability rules on
+    // only where it declares their capability.
+    let levels = levels_for(
+        case.capabilities.as_ref().or(shared.declared),
+        &case.levels(shared.levels),
+    );
+    let mut outcomes = Vec::new();
+    let first = if case.fixed_ids {
+        Ok(case.input.clone())
+    } else {
+        case.input.with_ids(
+            &format!("thread-{}", fresh_id()),
+            &format!("run-{}", fresh_id()),
+        )
+    };
+    let mut input = match first {
+        Ok(input) => input,
+        Err(e) => {
+            let mut outcome = CaseOutcome::new(case, &case.turns[0]);
+            outcome.failure = Some(e.to_string());
+            return vec![outcome];
+        }
+    };
+    for (t, turn) in case.turns.iter().enumerate() {
+        if t > 0 {
+            let previous = outcomes.last().and_then(|o: &TurnResult| o.folded.as_ref());
+            let Some(folded) = previous else {
+                let why = format!("not run: turn {} did not end with a stream", t);
+                outcomes.extend(
+                    case.turns[t..]
+                        .iter()
+                        .map(|turn| TurnResult::from(not_run(case, turn, &why))),
+                );
+                break;
+            };
+            match next_turn_input(case, turn, &input, folded) {
+                Ok(next) => input = next,
+                Err(mismatch) => {
+                    let mut outcome = CaseOutcome::new(case, turn);
+                    let mut found = Expectations::new(shared, turn, &levels);
+                    found.report(
+                        RuleId::SuiteTurnMismatch,
+                        mismatch,
+                        "make the case's turns follow what the agent does, or fix the agent",
+                    );
+                    finish(shared, &mut outcome, found.found, Instant::now());
+                    if let Some(root) = shared.artifacts {
+                        // Nothing was sent: the findings say why.
+                        let dir = artifacts_dir(root, case, turn, shared.index_of(case));
+                        if std::fs::create_dir_all(&dir).is_ok() {
+                            write_artifacts(Some(&dir), &outcome);
+                        }
+                    }
+                    outcomes.push(outcome.into());
+                    let why = format!("not run: turn {} could not be built", t + 1);
+                    outcomes.extend(
+                        case.turns[t + 1..]
+                            .iter()
+                            .map(|turn| TurnResult::from(not_run(case, turn, &why))),
+                    );
+                    break;
+                }
+            }
+        }
+        let result = run_turn(shared, case, turn, &input, &levels);
+        let stopped = result.folded.is_none();
+        outcomes.push(result);
+        if stopped && t + 1 < case.turns.len() {
+            let why = format!("not run: turn {} did not end with a stream", t + 1);
+            outcomes.extend(
+                case.turns[t + 1..]
+                    .iter()
+                    .map(|turn| TurnResult::from(not_run(case, turn, &why))),
+            );
+            break;
+        }
+    }
+    outcomes.into_iter().map(|r| r.outcome).collect()
+}
+
+/// A turn's outcome and, when its stream was read to the end, what a client holds after it.
+struct TurnResult {
+    outcome: CaseOutcome,
+    folded: Option<Folded>,
+}
+
+impl From<CaseOutcome> for TurnResult {
+    fn from(outcome: CaseOutcome) -> Self {
+        TurnResult {
+            outcome,
+            folded: None,
+        }
+    }
+}
+
+/// The request of a later turn: the fold of the turn before, the results of the frontend
+/// tool calls it left waiting, answers to its interrupts, the turn's message. Err says why the
+/// turn does not fit how the previous one ended.
+fn next_turn_input(
+    case: &Case,
+    turn: &Turn,
+    previous: &AgentInput,
+    folded: &Folded,
+) -> std::result::Result<AgentInput, String> {
+    let adds = &turn.adds;
+    let id = |kind: &str, n: usize| {
+        if case.fixed_ids {
+            format!("{kind}-turn{}-{n}", turn.number)
+        } else {
+            format!("{kind}-{}", fresh_id())
+        }
+    };
+    let mut problems = Vec::new();
+    let mut messages = Vec::new();
+    let pending = pending_calls(&folded.messages);
+    for call in &pending {
+        let content = adds
+            .tool_results
+            .get(&call.name)
+            .or_else(|| adds.tool_results.get("*"));
+        match content {
+            Some(content) => messages.push(json!({
+                "id": id("msg", messages.len() + 1),
+                "role": "tool",
+                "toolCallId": call.id,
+                "content": content,
+            })),
+            None => problems.push(format!(
+                "turn {} left frontend tool call {} ({}) waiting, and turn {} gives no result for \
+                 it (tool_results)",
+                turn.number - 1,
+                call.id,
+                call.name,
+                turn.number
+            )),
+        }
+    }
+    for tool in adds.tool_results.keys().filter(|t| *t != "*") {
+        if !pending.iter().any(|c| &c.name == tool) {
+            problems.push(format!(
+                "turn {} gives a result for {tool}, but turn {} left no call of it waiting",
+                turn.number,
+                turn.number - 1
+            ));
+        }
+    }
+    if let Some(text) = &adds.message {
+        messages.push(json!({
+            "id": id("msg", messages.len() + 1),
+            "role": "user",
+            "content": text,
+        }));
+    }
+    let mut resume = Vec::new();
+    match (&adds.resume, folded.pending_interrupts.is_empty()) {
+        (Some(answer), false) => {
+            for interrupt in &folded.pending_interrupts {
+                let mut entry = answer.clone();
+                if let Some(id) = interrupt.get("id") {
+                    entry.insert("interruptId".into(), id.clone());
+                }
+                resume.push(Value::Object(entry));
+            }
+        }
+        (Some(_), true) => problems.push(format!(
+            "turn {} resumes, but turn {} ended with no interrupt",
+            turn.number,
+            turn.number - 1
+        )),
+        (None, false) => problems.push(format!(
+            "turn {} ended with {} waiting, and turn {} gives no resume",
+            turn.number - 1,
+            plural(folded.pending_interrupts.len() as u64, "interrupt"),
+            turn.number
+        )),
+        (None, true) => {}
+    }
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    let Value::Object(map) = &*previous.value else {
+        return Err("the previous request is not a JSON object".into());
+    };
+    let run_id = if case.fixed_ids {
+        format!(
+            "{}-turn{}",
+            case.input.run_id.as_deref().unwrap_or("run"),
+            turn.number
+        )
+    } else {
+        format!("run-{}", fresh_id())
+    };
+    let next = next_input(map, folded, &run_id, Additions { messages, resume });
+    AgentInput::from_value(Value::Object(next)).map_err(|e| e.to_string())
+}
+
+/// Where the body's bytes go as they arrive.
+type RawTap = Box<dyn Write + Send>;
+
+/// Keeps the first [`ERROR_BODY_KEPT`] bytes of a body.
+#[derive(Clone, Default)]
+struct BodyHead(Arc<std::sync::Mutex<Vec<u8>>>);
+
+/// How much of an error answer's body a snapshot holds.
+const ERROR_BODY_KEPT: usize = 64 * 1024;
+
+impl BodyHead {
+    fn bytes(&self) -> Vec<u8> {
+        self.0.lock().map(|b| b.clone()).unwrap_or_default()
+    }
+}
+
+impl Write for BodyHead {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Ok(mut kept) = self.0.lock() {
+            let room = ERROR_BODY_KEPT.saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..room.min(buf.len())]);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes to both.
+struct Both(RawTap, BodyHead);
+
+impl Write for Both {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write_all(buf)?;
+        self.1.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// What a snapshot of an error answer holds: the status, the content type and the body, as
+/// JSON when it is JSON.
+fn error_item(status: u16, content_type: Option<&str>, body: &[u8]) -> Value {
+    let body = serde_json::from_slice::<Value>(body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
+    json!({"status": status, "contentType": content_type, "body": body})
+}
+
+/// Where a turn's recording goes: into the artifacts directory, or a temporary file when only
+/// a snapshot needs it.
+struct Recording {
+    file: io::BufWriter<std::fs::File>,
+    path: std::path::PathBuf,
+    _temp: Option<tempfile::TempPath>,
+}
+
+impl Recording {
+    fn temporary() -> io::Result<Recording> {
+        let (file, temp) = tempfile::Builder::new()
+            .suffix(".jsonl")
+            .tempfile()?
+            .into_parts();
+        Ok(Recording {
+            file: io::BufWriter::new(file),
+            path: temp.to_path_buf(),
+            _temp: Some(temp),
+        })
+    }
+
+    fn create(path: std::path::PathBuf) -> io::Result<Recording> {
+        Ok(Recording {
+            file: io::BufWriter::new(std::fs::File::create(&path)?),
+            path,
+            _temp: None,
+        })
+    }
+}
+
+/// The directory a turn's artifacts go to: `DIR/NN-case-name/turn-N`.
+fn artifacts_dir(root: &Path, case: &Case, turn: &Turn, index: usize) -> std::path::PathBuf {
+    let mut slug: String = case
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while slug.contains("--") {
+        slug = slug.replace("--", "-");
+    }
+    let slug = slug.trim_matches('-');
+    root.join(format!("{:02}-{slug}", index + 1))
+        .join(format!("turn-{}", turn.number))
+}
+
+fn run_turn(
+    shared: &Shared<'_>,
+    case: &Case,
+    turn: &Turn,
+    input: &AgentInput,
+    levels: &Levels,
+) -> TurnResult {
     let started = Instant::now();
-    let levels = case.levels(shared.levels);
     let ctx = Context {
         schemas: shared.schemas,
-        levels: &levels,
+        levels,
         max_line: shared.max_line,
         protocol: ProtocolOptions {
             max_args: shared.max_line,
             ..ProtocolOptions::default()
         },
     };
-    let mut outcome = CaseOutcome::new(case);
-    // The stream is recorded only to be compared with the snapshot.
-    let mut record = match &case.snapshot {
-        Some(_) => match tempfile::Builder::new().suffix(".jsonl").tempfile() {
-            Ok(file) => Some(io::BufWriter::new(file)),
-            Err(e) => {
-                outcome.failure = Some(format!("creating a temporary file: {e}"));
-                return outcome;
-            }
-        },
-        None => None,
+    let mut outcome = CaseOutcome::new(case, turn);
+    let artifacts = shared.artifacts.map(|root| {
+        let index = shared.index_of(case);
+        artifacts_dir(root, case, turn, index)
+    });
+    let prepare = || -> io::Result<(Option<Recording>, Option<RawTap>)> {
+        let Some(dir) = &artifacts else {
+            let record = match &turn.snapshot {
+                Some(_) => Some(Recording::temporary()?),
+                None => None,
+            };
+            return Ok((record, None));
+        };
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("request.json"), &*input.body.bytes()?)?;
+        let raw = std::fs::File::create(dir.join("response.raw"))?;
+        let record = Recording::create(dir.join("events.jsonl"))?;
+        Ok((Some(record), Some(Box::new(raw) as RawTap)))
     };
+    let (mut record, record_raw) = match prepare() {
+        Ok(taps) => taps,
+        Err(e) => {
+            outcome.failure = Some(format!("preparing the recording: {e}"));
+            return outcome.into();
+        }
+    };
+    // The start of the body, for a snapshot of an error answer.
+    let head = BodyHead::default();
+    let record_raw: Option<RawTap> = match (&turn.snapshot, record_raw) {
+        (Some(_), Some(raw)) => Some(Box::new(Both(raw, head.clone()))),
+        (Some(_), None) => Some(Box::new(head.clone())),
+        (None, raw) => raw,
+    };
+    let history: Vec<Value> = input
+        .value
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1))
+        .with_state(input.value.get("state").filter(|s| !s.is_null()).cloned())
+        .with_messages(&history);
     let mut seen = vec![false; EventType::ALL.len()];
     let mut on_event = |event: &Event, _: &[u8], _: Duration| {
         if let Some(kind) = event.kind {
             seen[kind.index()] = true;
         }
+        folder.apply(event);
     };
     let call = Call {
         url: &case.url,
         headers: &case.headers,
-        input: &case.input,
+        input,
         idle_timeout: case.idle_timeout,
         timeout: case.timeout,
-        expect_status: case.expect_status,
+        judge_status: turn.expect_status.is_some(),
         accept: case.accept,
     };
-    let name: Arc<str> = Arc::from(case.name.as_str());
+    let name: Arc<str> = Arc::from(case.turn_name(turn).as_str());
     let mut found = Vec::new();
     let result = check_call(
         &ctx,
         &call,
         name,
         Taps {
-            record: record.as_mut().map(|r| r as &mut dyn Write),
-            record_raw: None,
+            record: record.as_mut().map(|r| &mut r.file as &mut dyn Write),
+            record_raw,
             on_event: Some(&mut on_event),
         },
         &mut |diagnostics| {
@@ -296,15 +729,11 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
             Ok(())
         },
     );
-    let mut expectations = Expectations {
-        shared,
-        case,
-        levels: &levels,
-        found: Vec::new(),
-    };
+    let mut expectations = Expectations::new(shared, turn, levels);
     let exchange = match result {
         Ok(exchange) => Some(exchange),
         Err(LiveError::Unreachable(why)) => {
+            outcome.error = Some(format!("no response: {why}"));
             expectations.report(
                 RuleId::SuiteStatusMismatch,
                 format!("no response: {why}"),
@@ -317,6 +746,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
             None
         }
     };
+    let mut folded = None;
     if let Some(exchange) = exchange.as_ref().filter(|e| e.interrupted) {
         // Half a stream holds no verdict on the case, and no expectation is written from it.
         outcome.stats = exchange.stats;
@@ -326,10 +756,11 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
         outcome.failure = Some(format!(
             "interrupted by {} after {}: the stream was not read to its end",
             agui_lens_core::stop::signal_name(),
-            agui_lens_core::report::plural(exchange.stats.events, "event")
+            plural(exchange.stats.events, "event")
         ));
         outcome.elapsed = started.elapsed();
-        return outcome;
+        write_artifacts(artifacts.as_deref(), &outcome);
+        return outcome.into();
     }
     if let Some(exchange) = &exchange {
         outcome.status = exchange.status;
@@ -345,19 +776,36 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
                     format!(
                         "the agent answered {} with no AG-UI events in {}",
                         exchange.status.unwrap_or_default(),
-                        agui_lens_core::report::plural(exchange.bytes, "byte")
+                        plural(exchange.bytes, "byte")
                     ),
                     "the agent did not run: see its logs and the body above",
                 );
+            } else if found.iter().any(|d| is_cut(d.rule)) {
+                outcome.error = found
+                    .iter()
+                    .find(|d| is_cut(d.rule))
+                    .map(|d| format!("{}: {}", d.rule, d.message));
+            } else {
+                folded = Some(folder.finish());
             }
             expectations.events(&seen);
             expectations.first_event(exchange.first_event);
-            if let (Some(snapshot), Some(record)) = (&case.snapshot, record.take()) {
-                match expectations.snapshot(snapshot, record) {
+            if let (Some(snapshot), Some(record)) = (&turn.snapshot, record.take()) {
+                match expectations.snapshot(snapshot, record, case) {
                     Ok(Some(note)) => outcome.notes.push(note),
                     Ok(None) => {}
                     Err(e) => outcome.failure = Some(format!("{e:#}")),
                 }
+            }
+        } else if let (Some(snapshot), Some(status)) = (&turn.snapshot, exchange.status) {
+            // An error answer's snapshot holds its status and body.
+            let item = error_item(status, exchange.content_type.as_deref(), &head.bytes());
+            match expectations.snapshot_items(snapshot, case, |_, settings| {
+                Ok(Normalizer::events(settings.clone(), &[item]))
+            }) {
+                Ok(Some(note)) => outcome.notes.push(note),
+                Ok(None) => {}
+                Err(e) => outcome.failure = Some(format!("{e:#}")),
             }
         }
     }
@@ -366,34 +814,94 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> CaseOutcome {
     }
     found.append(&mut expectations.found);
     outcome.diagnostics = found;
-    outcome.passed = outcome.failure.is_none()
-        && outcome.stats.errors == 0
-        && !(shared.deny_warnings && outcome.stats.warnings > 0);
+    outcome.passed = passed(shared, &outcome);
     outcome.elapsed = started.elapsed();
-    outcome
+    write_artifacts(artifacts.as_deref(), &outcome);
+    TurnResult { outcome, folded }
+}
+
+/// Whether a finding says the call was cut off (by time or the connection): an error of the
+/// environment, reported as a JUnit `<error>`, not a failure of the agent's answer.
+fn is_cut(rule: RuleId) -> bool {
+    matches!(
+        rule,
+        RuleId::TransportTimeout | RuleId::TransportIdleTimeout | RuleId::TransportConnectionLost
+    )
+}
+
+fn finish(
+    shared: &Shared<'_>,
+    outcome: &mut CaseOutcome,
+    found: Vec<Diagnostic>,
+    started: Instant,
+) {
+    outcome.diagnostics = found;
+    let mut stats = outcome.stats;
+    stats.errors = 0;
+    stats.warnings = 0;
+    for d in &outcome.diagnostics {
+        stats.count(d);
+    }
+    outcome.stats = stats;
+    outcome.passed = passed(shared, outcome);
+    outcome.elapsed = started.elapsed();
+}
+
+fn passed(shared: &Shared<'_>, outcome: &CaseOutcome) -> bool {
+    outcome.failure.is_none()
+        && outcome.error.is_none()
+        && outcome.stats.errors == 0
+        && !(shared.deny_warnings && outcome.stats.warnings > 0)
+}
+
+/// What the turn found and how it ended, beside its recording.
+fn write_artifacts(dir: Option<&Path>, outcome: &CaseOutcome) {
+    let Some(dir) = dir else { return };
+    let mut findings = Vec::new();
+    for d in &outcome.diagnostics {
+        if let Ok(line) = serde_json::to_vec(&DiagnosticRecord::from(d)) {
+            findings.extend_from_slice(&line);
+            findings.push(b'\n');
+        }
+    }
+    let json = serde_json::to_vec_pretty(&suite::case_json(outcome)).unwrap_or_default();
+    for (name, bytes) in [("findings.jsonl", findings), ("outcome.json", json)] {
+        if let Err(e) = std::fs::write(dir.join(name), bytes) {
+            eprintln!("agui-lens: writing {}: {e}", dir.join(name).display());
+        }
+    }
 }
 
 /// Holds one case's answer to what the suite expects of it; findings go to the case's line.
 struct Expectations<'a> {
     shared: &'a Shared<'a>,
-    case: &'a Case,
+    turn: &'a Turn,
     levels: &'a Levels,
     found: Vec<Diagnostic>,
 }
 
-impl Expectations<'_> {
+impl<'a> Expectations<'a> {
+    fn new(shared: &'a Shared<'a>, turn: &'a Turn, levels: &'a Levels) -> Self {
+        Expectations {
+            shared,
+            turn,
+            levels,
+            found: Vec::new(),
+        }
+    }
+
     fn report(&mut self, rule: RuleId, message: String, help: &str) -> Option<&mut Diagnostic> {
         let severity = self.levels.severity(rule)?;
         let mut d =
             Diagnostic::whole_input(rule, severity, self.shared.suite_path.clone(), message)
                 .with_help(help);
-        d.line = Some(self.case.line);
+        d.line = Some(self.turn.line);
         self.found.push(d);
         self.found.last_mut()
     }
 
     fn status(&mut self, status: Option<u16>, body: Option<String>) {
-        let Some(expected) = self.case.expect_status else {
+        let Some(expected) = &self.turn.expect_status else {
             // Without an expectation, `transport/http-status` already reports a refusal.
             return;
         };
@@ -405,8 +913,8 @@ impl Expectations<'_> {
             );
             return;
         };
-        if status != expected {
-            let help = if (200..300).contains(&expected) {
+        if !expected.contains(status) {
+            let help = if expected.expects_stream() {
                 "the body above usually says why the agent refused"
             } else {
                 "the agent accepted what the case expects it to refuse"
@@ -423,7 +931,7 @@ impl Expectations<'_> {
 
     fn events(&mut self, seen: &[bool]) {
         let missing: Vec<&str> = self
-            .case
+            .turn
             .require_events
             .iter()
             .filter(|ty| !seen[ty.index()])
@@ -440,7 +948,7 @@ impl Expectations<'_> {
     }
 
     fn first_event(&mut self, first: Option<Duration>) {
-        let Some(limit) = self.case.max_first_event else {
+        let Some(limit) = self.turn.max_first_event else {
             return;
         };
         let message = match first {
@@ -464,12 +972,13 @@ impl Expectations<'_> {
 
     /// Compares the recorded stream with the snapshot, the way `agui-lens snapshot` does.
     /// Returns a note when a snapshot was written.
-    fn snapshot(
-        &mut self,
-        file: &Path,
-        record: io::BufWriter<tempfile::NamedTempFile>,
-    ) -> Result<Option<String>> {
-        let record = record
+    fn snapshot(&mut self, file: &Path, record: Recording, case: &Case) -> Result<Option<String>> {
+        let Recording {
+            file: writer,
+            path,
+            _temp,
+        } = record;
+        writer
             .into_inner()
             .map_err(|e| e.into_error())
             .context("writing the recording")?;
@@ -478,16 +987,29 @@ impl Expectations<'_> {
             max_line: self.shared.max_line,
             entry: None,
         };
+        self.snapshot_items(file, case, |level, settings| {
+            normalized(&path, &read, level, settings)
+        })
+    }
+
+    /// Holds what `make` gives to the snapshot in `file`, as `agui-lens snapshot` would.
+    /// Returns a note when a snapshot was written.
+    fn snapshot_items(
+        &mut self,
+        file: &Path,
+        case: &Case,
+        make: impl FnOnce(CompareLevel, &NormalizeSettings) -> Result<Vec<Value>>,
+    ) -> Result<Option<String>> {
         let request = Hold {
             update: self.shared.update,
             reason: self.shared.reason.map(str::to_owned),
-            level: None,
-            settings: None,
+            level: case.snapshot_level,
+            settings: case.normalize.clone(),
         };
         let shown = file.display();
         let review = "review it with `agui-lens snapshot review DIR` or accept it with `agui-lens \
                       snapshot accept FILE`, or run the suite with --update-snapshots";
-        match hold(record.path(), &read, file, &request)? {
+        match hold_items(file, &request, make)? {
             Verdict::Matches => Ok(None),
             Verdict::Written => Ok(Some(format!("wrote {shown}"))),
             Verdict::Updated => Ok(Some(format!("updated {shown}"))),

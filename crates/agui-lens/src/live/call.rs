@@ -28,9 +28,9 @@ pub struct Call<'a> {
     pub input: &'a AgentInput,
     pub idle_timeout: Duration,
     pub timeout: Option<Duration>,
-    /// The status the caller expects (a suite case's `expect_status`). When set, the status
-    /// is the caller's to judge, and `transport/http-status` is not reported.
-    pub expect_status: Option<u16>,
+    /// The caller judges the status itself (a suite case's `expect_status`), and
+    /// `transport/http-status` is not reported.
+    pub judge_status: bool,
     /// The transport asked for.
     pub accept: Transport,
 }
@@ -148,7 +148,7 @@ pub fn check_call(
             .read_to_end(&mut body);
         exchange.body_excerpt = body_excerpt(&body);
         let mut engine = Engine::new(ctx, name.clone(), Vec::new());
-        if call.expect_status.is_none() {
+        if !call.judge_status {
             let d = status_finding(&name, &response, exchange.body_excerpt.clone());
             engine.report(d, &mut found);
         }

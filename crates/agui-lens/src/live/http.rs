@@ -156,6 +156,42 @@ pub fn display_url(url: &str) -> String {
     }
 }
 
+/// Waits until something answers HTTP at `url` (any status: an agent's endpoint often
+/// refuses a GET), trying every quarter second for at most `limit`. Returns how long it took,
+/// or why the last try failed. Stops early when a stop is asked for.
+pub fn wait_for(url: &str, limit: Duration, stop: fn() -> bool) -> Result<Duration, String> {
+    let lower = url.to_ascii_lowercase();
+    if !lower.starts_with("http://") && !lower.starts_with("https://") {
+        return Err(format!(
+            "`{}` is not an http:// or https:// URL",
+            display_url(url)
+        ));
+    }
+    let started = std::time::Instant::now();
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .user_agent(concat!("agui-lens/", env!("CARGO_PKG_VERSION")))
+        .timeout_global(Some(
+            Duration::from_secs(2).min(limit.max(Duration::from_millis(100))),
+        ))
+        .build();
+    let agent = ureq::Agent::new_with_config(config);
+    loop {
+        let why = match agent.get(url).call() {
+            Ok(_) => return Ok(started.elapsed()),
+            Err(err) => err.to_string(),
+        };
+        if stop() {
+            return Err(format!("{why}; stopped"));
+        }
+        if started.elapsed() + Duration::from_millis(250) > limit {
+            return Err(why);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
 /// POSTs the body as JSON, asking for an event stream. `tee` receives the body's bytes
 /// exactly as they arrive.
 pub fn post(
@@ -245,6 +281,54 @@ pub fn post(
             stop: request.stop,
         },
     })
+}
+
+/// The largest document [`get`] reads.
+const MAX_GET: u64 = 16 * 1024 * 1024;
+
+/// GETs a small document (an agent's capabilities declaration): its body when the status is
+/// 2xx, else why not. Redirects are followed (a GET runs no agent); the body is capped.
+pub fn get(url: &str, timeout: Duration) -> Result<Vec<u8>, String> {
+    let lower = url.to_ascii_lowercase();
+    if !lower.starts_with("http://") && !lower.starts_with("https://") {
+        return Err(format!(
+            "`{}` is not an http:// or https:// URL",
+            display_url(url)
+        ));
+    }
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .user_agent(concat!("agui-lens/", env!("CARGO_PKG_VERSION")))
+        .timeout_global(Some(timeout))
+        .build();
+    let agent = ureq::Agent::new_with_config(config);
+    let response = agent
+        .get(url)
+        .header("Accept", "application/json")
+        .call()
+        .map_err(|e| format!("{}: {e}", display_url(url)))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!(
+            "{} answered {} {}",
+            display_url(url),
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        )
+        .trim_end()
+        .to_owned());
+    }
+    let mut body = Vec::new();
+    response
+        .into_body()
+        .into_reader()
+        .take(MAX_GET + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| format!("{}: {e}", display_url(url)))?;
+    if body.len() as u64 > MAX_GET {
+        return Err(format!("{}: the body is over 16 MiB", display_url(url)));
+    }
+    Ok(body)
 }
 
 /// How often a wait looks at whether the user asked to stop.

@@ -97,6 +97,25 @@ impl AgentInput {
         Self::with(value, Payload::File(path.to_path_buf()))
     }
 
+    /// An input built here (a later turn of a conversation, an input given fresh ids): sent
+    /// as its JSON.
+    pub fn from_value(value: Value) -> Result<AgentInput, RequestError> {
+        let body = serde_json::to_vec(&value)
+            .map_err(|e| RequestError::NotAnObject(format!("not JSON ({e})")))?;
+        Self::with(value, Payload::Bytes(body.into()))
+    }
+
+    /// The same input for another thread and run: what a client starting a conversation
+    /// afresh sends.
+    pub fn with_ids(&self, thread_id: &str, run_id: &str) -> Result<AgentInput, RequestError> {
+        let mut value = (*self.value).clone();
+        if let Value::Object(map) = &mut value {
+            map.insert("threadId".into(), Value::String(thread_id.to_owned()));
+            map.insert("runId".into(), Value::String(run_id.to_owned()));
+        }
+        Self::from_value(value)
+    }
+
     fn with(value: Value, body: Payload) -> Result<AgentInput, RequestError> {
         let Value::Object(map) = &value else {
             return Err(RequestError::NotAnObject("not a JSON object".into()));
@@ -300,6 +319,24 @@ mod tests {
         assert_eq!(input.thread_id.as_deref(), Some("t"));
         assert!(AgentInput::from_bytes(b"[1]".to_vec()).is_err());
         assert!(AgentInput::from_bytes(b"{".to_vec()).is_err());
+    }
+
+    #[test]
+    fn new_ids_change_only_the_ids() {
+        let body = br#"{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"x"}],"state":{"n":1.50}}"#;
+        let input = AgentInput::from_bytes(body.to_vec()).unwrap();
+        let fresh = input.with_ids("t2", "r2").unwrap();
+        assert_eq!(fresh.thread_id.as_deref(), Some("t2"));
+        assert_eq!(fresh.run_id.as_deref(), Some("r2"));
+        let sent: Value = serde_json::from_slice(&fresh.body.bytes().unwrap()).unwrap();
+        let mut expected: Value = serde_json::from_slice(body).unwrap();
+        expected["threadId"] = json!("t2");
+        expected["runId"] = json!("r2");
+        assert_eq!(sent, expected);
+        assert!(
+            String::from_utf8_lossy(&fresh.body.bytes().unwrap()).contains("1.50"),
+            "numbers are sent as written"
+        );
     }
 
     #[test]

@@ -17,8 +17,13 @@ use agui_lens_core::report::{DiagnosticRecord, plural};
 /// How one case went.
 #[derive(Clone, Debug)]
 pub struct CaseOutcome {
+    /// The case's name, with `/ turn N` for a turn of a conversation.
     pub name: String,
-    /// The case's line in the suite file.
+    /// The case's own name.
+    pub case: String,
+    /// The turn of the case, from 1.
+    pub turn: usize,
+    /// The line of the case (or of its `[[case.turn]]`) in the suite file.
     pub line: u64,
     pub passed: bool,
     pub elapsed: Duration,
@@ -36,16 +41,21 @@ pub struct CaseOutcome {
     /// Set when agui-lens could not do its job for the case (an unreadable snapshot file, a
     /// call stopped by Ctrl-C).
     pub failure: Option<String>,
+    /// Set when the agent could not be asked or did not answer in time (unreachable, timed
+    /// out, cut off): an error of the environment (a JUnit `<error>`), not a wrong answer.
+    pub error: Option<String>,
     /// Set when the case was never run, and why (the suite was interrupted before it).
     pub skipped: Option<String>,
 }
 
 impl CaseOutcome {
-    /// A case before it runs: not passed, nothing found.
-    pub fn new(case: &crate::suite::Case) -> Self {
+    /// A turn before it runs: not passed, nothing found.
+    pub fn new(case: &crate::suite::Case, turn: &crate::suite::Turn) -> Self {
         CaseOutcome {
-            name: case.name.clone(),
-            line: case.line,
+            name: case.turn_name(turn),
+            case: case.name.clone(),
+            turn: turn.number,
+            line: turn.line,
             passed: false,
             elapsed: Duration::ZERO,
             status: None,
@@ -55,8 +65,15 @@ impl CaseOutcome {
             diagnostics: Vec::new(),
             notes: Vec::new(),
             failure: None,
+            error: None,
             skipped: None,
         }
+    }
+
+    /// Whether the case ended as an error (JUnit `<error>`): agui-lens could not do its job,
+    /// or the agent could not be reached or did not answer in time.
+    pub fn is_error(&self) -> bool {
+        self.failure.is_some() || self.error.is_some()
     }
 
     /// Why the case failed, in a few words: the first error, and how many more there are.
@@ -66,6 +83,9 @@ impl CaseOutcome {
         }
         if let Some(failure) = &self.failure {
             return Some(failure.clone());
+        }
+        if let Some(error) = &self.error {
+            return Some(error.clone());
         }
         if self.passed {
             return None;
@@ -91,11 +111,11 @@ impl CaseOutcome {
 
 /// `case chat ... ok (0.34 s)` or `case tools ... FAILED (1.20 s): why`.
 pub fn human_line(case: &CaseOutcome, color: bool) -> String {
-    let verdict = match (&case.failure, case.passed) {
+    let verdict = match (case.is_error(), case.passed) {
         _ if case.skipped.is_some() => paint("not run", color, |s| s.yellow().to_string()),
-        (Some(_), _) => paint("ERROR", color, |s| s.red().bold().to_string()),
-        (None, true) => paint("ok", color, |s| s.green().to_string()),
-        (None, false) => paint("FAILED", color, |s| s.red().bold().to_string()),
+        (true, _) => paint("ERROR", color, |s| s.red().bold().to_string()),
+        (false, true) => paint("ok", color, |s| s.green().to_string()),
+        (false, false) => paint("FAILED", color, |s| s.red().bold().to_string()),
     };
     let mut line = format!("case {} ... {verdict} ({}", case.name, secs(case.elapsed));
     if case.passed && case.stats.warnings > 0 {
@@ -124,9 +144,23 @@ pub fn human_summary(cases: &[CaseOutcome], elapsed: Duration, color: bool) -> S
     } else {
         String::new()
     };
+    // Outcomes are per turn; a conversation is one case.
+    let distinct = cases
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| *i == 0 || cases[i - 1].case != c.case || c.turn == 1)
+        .count();
+    let count = if distinct == cases.len() {
+        plural(cases.len() as u64, "case")
+    } else {
+        format!(
+            "{} ({})",
+            plural(distinct as u64, "case"),
+            plural(cases.len() as u64, "turn")
+        )
+    };
     format!(
-        "test result: {verdict}. {passed} passed; {failed} failed;{not_run} {} in {}",
-        plural(cases.len() as u64, "case"),
+        "test result: {verdict}. {passed} passed; {failed} failed;{not_run} {count} in {}",
         secs(elapsed)
     )
 }
@@ -140,9 +174,12 @@ pub fn secs(d: Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())
 }
 
-/// JUnit XML: one testsuite named after the suite file, one testcase per case (classname
-/// the suite file's name), a failure holding the diagnostics of a failed case.
+/// JUnit XML: one testsuite named after the suite file, one testcase per case and turn
+/// (classname the suite file's name; `file` the suite file as given, `line` the case's or
+/// turn's line), a failure holding the diagnostics of a wrong answer, an error for a call that
+/// could not be made or finished.
 pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
+    let file = xml_escape(&suite.to_string_lossy());
     let suite_name = suite
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -150,16 +187,20 @@ pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
     let class = xml_escape(&suite_name);
     let failures = cases
         .iter()
-        .filter(|c| !c.passed && c.failure.is_none() && c.skipped.is_none())
+        .filter(|c| !c.passed && !c.is_error() && c.skipped.is_none())
         .count();
-    let errors = cases.iter().filter(|c| c.failure.is_some()).count();
+    let errors = cases
+        .iter()
+        .filter(|c| c.is_error() && c.skipped.is_none())
+        .count();
     let skipped = cases.iter().filter(|c| c.skipped.is_some()).count();
     let mut body = String::new();
     for case in cases {
         let _ = write!(
             body,
-            "    <testcase name=\"{}\" classname=\"{class}\" time=\"{:.3}\"",
+            "    <testcase name=\"{}\" classname=\"{class}\" file=\"{file}\" line=\"{}\" time=\"{:.3}\"",
             xml_escape(&case.name),
+            case.line,
             case.elapsed.as_secs_f64()
         );
         let details: Vec<String> = case.diagnostics.iter().map(describe).collect();
@@ -171,11 +212,11 @@ pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
                 "      <skipped message=\"{}\"/>",
                 xml_escape(skipped)
             );
-        } else if let Some(failure) = &case.failure {
+        } else if case.is_error() {
             let _ = writeln!(
                 inner,
-                "      <error message=\"{}\">{details}</error>",
-                xml_escape(failure)
+                "      <error message=\"{}\" type=\"agui-lens\">{details}</error>",
+                xml_escape(&case.why().unwrap_or_default())
             );
         } else if !case.passed {
             let why = case.why().unwrap_or_default();
@@ -212,6 +253,7 @@ pub fn case_json(case: &CaseOutcome) -> Value {
         .collect();
     json!({
         "name": case.name,
+        "turn": case.turn,
         "line": case.line,
         "passed": case.passed,
         "why": case.why(),
@@ -225,6 +267,7 @@ pub fn case_json(case: &CaseOutcome) -> Value {
         "diagnostics": diagnostics,
         "notes": case.notes,
         "failure": case.failure,
+        "error": case.error,
         "skipped": case.skipped,
     })
 }
@@ -258,6 +301,8 @@ mod tests {
             .count() as u64;
         CaseOutcome {
             name: "a <b>".into(),
+            case: "a <b>".into(),
+            turn: 1,
             line: 3,
             passed,
             elapsed: Duration::from_millis(1234),
@@ -271,6 +316,7 @@ mod tests {
             diagnostics,
             notes: Vec::new(),
             failure: None,
+            error: None,
             skipped: None,
         }
     }
@@ -300,7 +346,8 @@ mod tests {
             "{xml}"
         );
         assert!(
-            xml.contains("<testcase name=\"a &lt;b&gt;\" classname=\"s.toml\" time=\"1.234\"/>")
+            xml.contains("<testcase name=\"a &lt;b&gt;\" classname=\"s.toml\" file=\"dir/s.toml\" line=\"3\" time=\"1.234\"/>"),
+            "{xml}"
         );
         assert_eq!(xml.matches("<failure ").count(), 1);
         assert_eq!(xml.matches("<testcase ").count(), 2);

@@ -67,6 +67,10 @@ pub struct Received {
     /// Lowercased names.
     pub headers: HashMap<String, String>,
     pub body: Vec<u8>,
+    /// When the request had been read, and when its answer was written (None while it is
+    /// being written, or when the connection ended first).
+    pub started: std::time::Instant,
+    pub finished: Option<std::time::Instant>,
 }
 
 pub struct Server {
@@ -144,11 +148,17 @@ fn serve(
     let mut body = vec![0; len];
     reader.read_exact(&mut body)?;
     let ids: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    kept.lock().unwrap().push(Received {
-        path: path.clone(),
-        headers,
-        body,
-    });
+    let index = {
+        let mut kept = kept.lock().unwrap();
+        kept.push(Received {
+            path: path.clone(),
+            headers,
+            body,
+            started: std::time::Instant::now(),
+            finished: None,
+        });
+        kept.len() - 1
+    };
     let script = routes
         .get(&path)
         .or_else(|| routes.get("/"))
@@ -162,9 +172,32 @@ fn serve(
     };
     let chunked = script.chunked();
     let mut out = stream;
+    // A fixed length is the length of the body once the request's ids are filled in.
+    let head = match script.head.to_ascii_lowercase().find("content-length:") {
+        Some(at) if !chunked => {
+            let end = at
+                + script.head[at..]
+                    .find("\r\n")
+                    .unwrap_or(script.head.len() - at);
+            let filled: usize = script
+                .steps
+                .iter()
+                .map(|step| match step {
+                    Step::Send(bytes) | Step::Trickle(bytes, _) => fill(bytes).len(),
+                    _ => 0,
+                })
+                .sum();
+            format!(
+                "{}Content-Length: {filled}{}",
+                &script.head[..at],
+                &script.head[end..]
+            )
+        }
+        _ => script.head.clone(),
+    };
     // An empty head: the request is read and never answered.
-    if !script.head.is_empty() {
-        out.write_all(script.head.as_bytes())?;
+    if !head.is_empty() {
+        out.write_all(head.as_bytes())?;
         out.write_all(b"\r\n")?;
         out.flush()?;
     }
@@ -206,6 +239,7 @@ fn serve(
         out.write_all(b"0\r\n\r\n")?;
         out.flush()?;
     }
+    kept.lock().unwrap()[index].finished = Some(std::time::Instant::now());
     Ok(())
 }
 

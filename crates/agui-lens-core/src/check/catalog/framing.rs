@@ -1,7 +1,7 @@
 //! Framing rules: can the input be cut into JSON events at all. Reported by the readers in
 //! `source/` and by the parse step in `check`.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const INVALID_JSON: Rule = Rule {
     name: "framing/invalid-json",
@@ -14,6 +14,9 @@ pub const INVALID_JSON: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/transports/http-sse.mdx#response"),
+    capability: None,
 };
 
 pub const INVALID_UTF8: Rule = Rule {
@@ -25,6 +28,9 @@ pub const INVALID_UTF8: Rule = Rule {
           to U+FFFD, silently changing the text the agent sent.",
     example: "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"caf\\xe9\"}\n\
               (with a raw 0xE9 byte where \\xe9 is written)",
+    tier: Tier::Must,
+    spec: "https://www.rfc-editor.org/rfc/rfc8259#section-8.1",
+    capability: None,
 };
 
 pub const NOT_AN_OBJECT: Rule = Rule {
@@ -37,6 +43,9 @@ pub const NOT_AN_OBJECT: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 ["TEXT_MESSAGE_START","m1"]
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/index.mdx#events"),
+    capability: None,
 };
 
 pub const DUPLICATE_KEY: Rule = Rule {
@@ -50,6 +59,9 @@ pub const DUPLICATE_KEY: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","messageId":"m2","role":"assistant"}
 "#,
+    tier: Tier::Should,
+    spec: "https://www.rfc-editor.org/rfc/rfc8259#section-4",
+    capability: None,
 };
 
 pub const LINE_TOO_LONG: Rule = Rule {
@@ -60,6 +72,9 @@ pub const LINE_TOO_LONG: Rule = Rule {
     why: "A single event that large is almost always a runaway snapshot or a capture that lost \
           its line breaks; holding it would exhaust memory. It is skipped, not read.",
     example: "{\"type\":\"STATE_SNAPSHOT\",\"snapshot\":\"… 70 MB …\"}",
+    tier: Tier::Advice,
+    spec: spec!("basic/transports/http-sse.mdx#response"),
+    capability: None,
 };
 
 pub const SSE_UNTERMINATED_FRAME: Rule = Rule {
@@ -71,6 +86,9 @@ pub const SSE_UNTERMINATED_FRAME: Rule = Rule {
           the last event may never reach the client. The frame is still checked.",
     example: "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n\n\
               data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n",
+    tier: Tier::Must,
+    spec: "https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation",
+    capability: None,
 };
 
 pub const NO_EVENTS: Rule = Rule {
@@ -82,6 +100,9 @@ pub const NO_EVENTS: Rule = Rule {
           stream would otherwise pass a check with nothing to complain about.",
     example: r#"{"error":"invalid RunAgentInput","detail":[{"loc":["threadId"],"msg":"Field required"}]}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/lifecycle.mdx#the-run"),
+    capability: None,
 };
 
 pub const PROTO_TRUNCATED: Rule = Rule {
@@ -92,6 +113,9 @@ pub const PROTO_TRUNCATED: Rule = Rule {
     why: "The official client reads a frame only once all the bytes its length names have \
           arrived; a body cut inside one ends the stream with an error, and the event is lost.",
     example: "(binary) a frame whose length says 40 bytes, followed by 12",
+    tier: Tier::Must,
+    spec: spec!("basic/transports/http-protobuf.mdx#framing"),
+    capability: None,
 };
 
 pub const PROTO_TOO_LONG: Rule = Rule {
@@ -102,6 +126,9 @@ pub const PROTO_TOO_LONG: Rule = Rule {
     why: "A length that large is almost always a body that is not protobuf frames at all, or \
           frames out of step; holding it would exhaust memory. It is skipped, not read.",
     example: "(binary) a frame whose 4-byte length is 0x7FFFFFFF",
+    tier: Tier::Advice,
+    spec: spec!("basic/transports/http-protobuf.mdx#framing"),
+    capability: None,
 };
 
 pub const PROTO_UNDECODABLE: Rule = Rule {
@@ -113,6 +140,9 @@ pub const PROTO_UNDECODABLE: Rule = Rule {
           carries two, or whose base event names another type than its envelope; the client \
           ends the stream there.",
     example: "(binary) a frame of 1 byte, 0x0B: a field of wire type 3, which no event has",
+    tier: Tier::Must,
+    spec: spec!("basic/transports/http-protobuf.mdx#the-wire-schema"),
+    capability: None,
 };
 
 pub const PROTO_UNKNOWN_ARM: Rule = Rule {
@@ -124,4 +154,7 @@ pub const PROTO_UNKNOWN_ARM: Rule = Rule {
           definitions do not have. Clients drop it with a warning, as they drop an unknown \
           event type over SSE; what it carried is lost to them.",
     example: "(binary) a frame whose envelope holds only field 99",
+    tier: Tier::Must,
+    spec: spec!("basic/processing.mdx#every-transport-answers-the-same-way"),
+    capability: None,
 };

@@ -1,7 +1,7 @@
 //! The lifecycle rules: what each checks, why, an example that trips it, its default level.
 //! The checks themselves are in `check/rules/lifecycle.rs`.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const FIRST_EVENT: Rule = Rule {
     name: "lifecycle/first-event",
@@ -14,6 +14,9 @@ pub const FIRST_EVENT: Rule = Rule {
     example: r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/lifecycle.mdx#the-run"),
+    capability: None,
 };
 
 pub const RUN_ALREADY_ACTIVE: Rule = Rule {
@@ -26,6 +29,9 @@ pub const RUN_ALREADY_ACTIVE: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"RUN_STARTED","threadId":"t1","runId":"r2"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/lifecycle.mdx#several-runs-on-one-stream"),
+    capability: None,
 };
 
 pub const EVENT_AFTER_FINISH: Rule = Rule {
@@ -39,6 +45,9 @@ pub const EVENT_AFTER_FINISH: Rule = Rule {
 {"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/lifecycle.mdx#after-a-run-closes"),
+    capability: None,
 };
 
 pub const EVENT_AFTER_ERROR: Rule = Rule {
@@ -51,6 +60,9 @@ pub const EVENT_AFTER_ERROR: Rule = Rule {
 {"type":"RUN_ERROR","message":"model failed"}
 {"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/lifecycle.mdx#after-a-run-closes"),
+    capability: None,
 };
 
 pub const OPEN_AT_FINISH: Rule = Rule {
@@ -64,6 +76,9 @@ pub const OPEN_AT_FINISH: Rule = Rule {
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/patterns/streaming.mdx#open-content-close"),
+    capability: None,
 };
 
 pub const OPEN_AT_ERROR: Rule = Rule {
@@ -77,6 +92,9 @@ pub const OPEN_AT_ERROR: Rule = Rule {
 {"type":"STEP_STARTED","stepName":"plan"}
 {"type":"RUN_ERROR","message":"model failed"}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("events/lifecycle.mdx#several-runs-on-one-stream"),
+    capability: None,
 };
 
 pub const UNTERMINATED_RUN: Rule = Rule {
@@ -90,6 +108,9 @@ pub const UNTERMINATED_RUN: Rule = Rule {
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/transports/index.mdx#the-binding-contract"),
+    capability: None,
 };
 
 pub const RUN_ID_MISMATCH: Rule = Rule {
@@ -102,6 +123,9 @@ pub const RUN_ID_MISMATCH: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"RUN_FINISHED","threadId":"t1","runId":"r2"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/run-input.mdx#identity"),
+    capability: None,
 };
 
 pub const DUPLICATE_RUN_ID: Rule = Rule {
@@ -116,6 +140,9 @@ pub const DUPLICATE_RUN_ID: Rule = Rule {
 {"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/index.mdx#identifiers"),
+    capability: None,
 };
 
 pub const UNKNOWN_PARENT_RUN: Rule = Rule {
@@ -128,6 +155,9 @@ pub const UNKNOWN_PARENT_RUN: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r2","parentRunId":"r0"}
 {"type":"RUN_FINISHED","threadId":"t1","runId":"r2"}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("events/lifecycle.mdx#run_started"),
+    capability: None,
 };
 
 pub const THREAD_CHANGED: Rule = Rule {
@@ -142,4 +172,7 @@ pub const THREAD_CHANGED: Rule = Rule {
 {"type":"RUN_STARTED","threadId":"t2","runId":"r2"}
 {"type":"RUN_FINISHED","threadId":"t2","runId":"r2"}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("basic/run-input.mdx#identity"),
+    capability: None,
 };

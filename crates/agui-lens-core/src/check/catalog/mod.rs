@@ -1,10 +1,22 @@
 //! The rule catalog: every rule agui-lens can report, its documentation and default level,
 //! and the levels a user sets. Plain data, below everything that reports or shows a finding.
 //!
-//! Adding a rule touches four places: its definition in this folder's file of its family, one
+//! Adding a rule touches four places: its definition in this folder's file of its family (with
+//! its tier and the spec page that tier rests on; `docs/tiers.md` says why), one
 //! line in `registry!` below, the check that reports it (`check/rules/`, or the command for
 //! the live-only `transport/` and `suite/` rules), and one fixture under `fixtures/invalid/`
 //! (for the live-only rules, a test in `tests/live.rs`).
+
+/// A page of the AG-UI 1.1 specification (`docs/spec/1.1/` in ag-ui-protocol/ag-ui), by its
+/// path there and an anchor. One place to point elsewhere when the pages move.
+macro_rules! spec {
+    ($page:literal) => {
+        concat!(
+            "https://github.com/ag-ui-protocol/ag-ui/blob/main/docs/spec/1.1/",
+            $page
+        )
+    };
+}
 
 pub mod framing;
 pub mod lifecycle;
@@ -91,6 +103,54 @@ impl Level {
     }
 }
 
+/// How strongly the protocol asks for what a rule checks, the way conformance kits grade
+/// requirements. The tiers nest in this order: `must` ⊂ `should` ⊂ `capability` ⊂ `advice`, so
+/// `--tier should` keeps the MUSTs too, and `--tier advice` keeps every rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Tier {
+    /// The spec's MUST, MUST NOT or REQUIRED (or, for framing and transport, the MUST of the
+    /// JSON, SSE or HTTP binding text the stream travels in).
+    Must,
+    /// The spec's SHOULD or SHOULD NOT: a departure needs a reason, it is no violation.
+    Should,
+    /// Asked only of an agent that declares a capability (the rule names which).
+    Capability,
+    /// agui-lens's own advice: no spec sentence requires it.
+    Advice,
+}
+
+impl Tier {
+    /// Every tier, narrowest first.
+    pub const ALL: &'static [Tier] = &[Tier::Must, Tier::Should, Tier::Capability, Tier::Advice];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Must => "must",
+            Tier::Should => "should",
+            Tier::Capability => "capability",
+            Tier::Advice => "advice",
+        }
+    }
+
+    /// Parses the spellings `as_str` gives.
+    pub fn parse(text: &str) -> Option<Tier> {
+        Tier::ALL.iter().copied().find(|tier| tier.as_str() == text)
+    }
+
+    /// Whether a rule of this tier is kept when checking up to `limit`.
+    pub fn within(self, limit: Tier) -> bool {
+        self <= limit
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A rule's definition and documentation. `agui-lens explain` prints these.
 #[derive(Debug)]
 pub struct Rule {
@@ -105,6 +165,13 @@ pub struct Rule {
     pub why: &'static str,
     /// A stream (JSONL) that trips the rule.
     pub example: &'static str,
+    /// How strongly the spec asks for what the rule checks.
+    pub tier: Tier,
+    /// The page (an absolute https URL, with its anchor) of the sentence the tier rests on.
+    pub spec: &'static str,
+    /// For a `capability` rule, the declaration member that must be `true` for the rule to
+    /// apply, as a dotted path into the agent's capabilities (`transport.httpBinary`).
+    pub capability: Option<&'static str>,
 }
 
 impl Rule {
@@ -202,6 +269,7 @@ registry! {
     SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,
     SuiteFirstEventSlow => suite::FIRST_EVENT_SLOW,
     SuiteNoStream => suite::NO_STREAM,
+    SuiteTurnMismatch => suite::TURN_MISMATCH,
     VersionUndeclared => version::UNDECLARED,
     VersionNewer => version::NEWER,
     VersionUninterpretable => version::UNINTERPRETABLE,
@@ -228,16 +296,21 @@ impl fmt::Display for RuleId {
     }
 }
 
-/// The level of every rule after defaults, config file and flags.
+/// The level of every rule after defaults, config file and flags, and which rules a tier or an
+/// agent's capability declaration leaves out.
 #[derive(Clone, Debug)]
 pub struct Levels {
     levels: Vec<Level>,
+    /// Rules left out by [`Levels::limit_to`] or [`Levels::limit_to_declared`]: off whatever
+    /// level is set for them before or after, so a tier is a promise no selector breaks.
+    left_out: Vec<bool>,
 }
 
 impl Default for Levels {
     fn default() -> Self {
         Levels {
             levels: RuleId::ALL.iter().map(|id| id.rule().default).collect(),
+            left_out: vec![false; RuleId::ALL.len()],
         }
     }
 }
@@ -276,7 +349,31 @@ impl Levels {
     }
 
     pub fn level(&self, id: RuleId) -> Level {
-        self.levels[id.index()]
+        if self.left_out[id.index()] {
+            Level::Allow
+        } else {
+            self.levels[id.index()]
+        }
+    }
+
+    /// Leaves out, for good, every rule whose tier is wider than `tier`: `Tier::Must` keeps only
+    /// the MUSTs, `Tier::Advice` keeps everything.
+    pub fn limit_to(&mut self, tier: Tier) {
+        for id in RuleId::ALL {
+            if !id.rule().tier.within(tier) {
+                self.left_out[id.index()] = true;
+            }
+        }
+    }
+
+    /// Leaves out, for good, every `capability` rule whose capability `declares` does not
+    /// declare (see `check::capabilities`, which reads a declaration).
+    pub fn limit_to_declared(&mut self, declares: impl Fn(&str) -> bool) {
+        for id in RuleId::ALL {
+            if id.rule().capability.is_some_and(|path| !declares(path)) {
+                self.left_out[id.index()] = true;
+            }
+        }
     }
 
     pub fn severity(&self, id: RuleId) -> Option<Severity> {
@@ -318,6 +415,113 @@ mod tests {
             assert!(!rule.summary.is_empty() && !rule.why.is_empty() && !rule.example.is_empty());
             assert_eq!(RuleId::from_name(rule.name), Some(*id));
         }
+    }
+
+    /// Every rule says how strongly the spec asks for what it checks, and links the page that
+    /// asks; a rule required only where an agent declares a capability names that capability.
+    #[test]
+    fn every_rule_has_a_tier_and_a_spec_page() {
+        for id in RuleId::ALL {
+            let rule = id.rule();
+            assert_eq!(
+                Tier::parse(rule.tier.as_str()),
+                Some(rule.tier),
+                "{}",
+                rule.name
+            );
+            let rest = rule
+                .spec
+                .strip_prefix("https://")
+                .unwrap_or_else(|| panic!("{}: spec is no https URL: {}", rule.name, rule.spec));
+            let host = rest.split('/').next().unwrap_or("");
+            assert!(
+                host.contains('.') && rest.len() > host.len() + 1,
+                "{}: {}",
+                rule.name,
+                rule.spec
+            );
+            assert!(
+                !rule.spec.contains(char::is_whitespace),
+                "{}: {}",
+                rule.name,
+                rule.spec
+            );
+            assert_eq!(
+                rule.tier == Tier::Capability,
+                rule.capability.is_some(),
+                "{}: a capability rule, and only one, names its capability",
+                rule.name
+            );
+        }
+        for tier in Tier::ALL {
+            assert!(
+                RuleId::ALL.iter().any(|id| id.rule().tier == *tier),
+                "no rule of tier {tier}"
+            );
+        }
+    }
+
+    #[test]
+    fn tiers_nest() {
+        assert_eq!(Tier::parse("must"), Some(Tier::Must));
+        assert_eq!(Tier::parse("MUST"), None);
+        assert!(Tier::Must.within(Tier::Must));
+        assert!(Tier::Must.within(Tier::Advice));
+        assert!(Tier::Should.within(Tier::Capability));
+        assert!(!Tier::Should.within(Tier::Must));
+        assert!(!Tier::Advice.within(Tier::Capability));
+        assert_eq!(
+            serde_json::to_value(Tier::Capability).unwrap(),
+            "capability"
+        );
+    }
+
+    /// A tier switches rules off for good: neither a later selector nor a copy brings them back
+    /// (a suite case's overrides are applied to a copy of the configured levels).
+    #[test]
+    fn a_tier_limits_the_rules_for_good() {
+        let mut levels = Levels::default();
+        levels.limit_to(Tier::Must);
+        assert!(levels.enabled(RuleId::SchemaViolation), "a must rule stays");
+        assert!(
+            !levels.enabled(RuleId::SchemaUnknownField),
+            "a should rule goes"
+        );
+        assert!(!levels.enabled(RuleId::OrderTimestampUnit), "advice goes");
+        assert!(
+            !levels.enabled(RuleId::TransportNotNegotiated),
+            "capability goes"
+        );
+        levels.set("*", Level::Deny).unwrap();
+        let copy = levels.clone();
+        assert_eq!(copy.level(RuleId::OrderTimestampUnit), Level::Allow);
+        assert_eq!(copy.level(RuleId::SchemaUnknownField), Level::Allow);
+        assert_eq!(copy.level(RuleId::SchemaViolation), Level::Deny);
+        let mut wide = Levels::default();
+        wide.limit_to(Tier::Capability);
+        assert!(wide.enabled(RuleId::TransportNotNegotiated));
+        assert!(wide.enabled(RuleId::SchemaUnknownField));
+        assert!(!wide.enabled(RuleId::OrderTimestampUnit));
+        let mut all = Levels::default();
+        all.limit_to(Tier::Advice);
+        for id in RuleId::ALL {
+            assert_eq!(all.level(*id), id.rule().default, "{id}");
+        }
+    }
+
+    /// A declaration leaves a capability rule on only where it declares the capability.
+    #[test]
+    fn capability_rules_follow_what_is_declared() {
+        let mut levels = Levels::default();
+        levels.limit_to_declared(|path| path == "reasoning.encrypted");
+        assert!(!levels.enabled(RuleId::TransportNotNegotiated));
+        assert!(
+            levels.enabled(RuleId::SchemaUnknownField),
+            "other tiers untouched"
+        );
+        let mut levels = Levels::default();
+        levels.limit_to_declared(|path| path == "transport.httpBinary");
+        assert!(levels.enabled(RuleId::TransportNotNegotiated));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The order rules: what each checks, why, an example that trips it, its default level.
 //! The checks themselves are in `check/rules/order.rs`.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const TIMESTAMP_DECREASING: Rule = Rule {
     name: "order/timestamp-decreasing",
@@ -13,6 +13,9 @@ pub const TIMESTAMP_DECREASING: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","timestamp":1732000000500}
 {"type":"RUN_FINISHED","threadId":"t1","runId":"r1","timestamp":1732000000100}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("basic/index.mdx#events"),
+    capability: None,
 };
 
 pub const TIMESTAMP_UNIT: Rule = Rule {
@@ -24,4 +27,7 @@ pub const TIMESTAMP_UNIT: Rule = Rule {
           event in January 1970 for a client.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","timestamp":1732000000}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("basic/index.mdx#events"),
+    capability: None,
 };

@@ -1,7 +1,7 @@
 //! The pairing rules: what each checks, why, an example that trips it, its default level.
 //! The checks themselves are in `check/rules/pairing.rs`.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const TEXT_MESSAGE: Rule = Rule {
     name: "pairing/text-message",
@@ -14,6 +14,9 @@ pub const TEXT_MESSAGE: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_CONTENT","messageId":"m7","delta":"hi"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/patterns/streaming.mdx#open-content-close"),
+    capability: None,
 };
 
 pub const TOOL_CALL: Rule = Rule {
@@ -26,6 +29,9 @@ pub const TOOL_CALL: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/patterns/streaming.mdx#open-content-close"),
+    capability: None,
 };
 
 pub const REASONING: Rule = Rule {
@@ -38,6 +44,9 @@ pub const REASONING: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"REASONING_END","messageId":"r1"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/reasoning.mdx#spans-reasoning_start-and-reasoning_end"),
+    capability: None,
 };
 
 pub const REASONING_MESSAGE: Rule = Rule {
@@ -50,6 +59,9 @@ pub const REASONING_MESSAGE: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"REASONING_MESSAGE_CONTENT","messageId":"r1","delta":"hmm"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/reasoning.mdx#reasoning-messages"),
+    capability: None,
 };
 
 pub const STEP: Rule = Rule {
@@ -63,6 +75,9 @@ pub const STEP: Rule = Rule {
 {"type":"STEP_STARTED","stepName":"plan"}
 {"type":"STEP_FINISHED","stepName":"act"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/lifecycle.mdx#steps"),
+    capability: None,
 };
 
 pub const SUBAGENT: Rule = Rule {
@@ -75,6 +90,9 @@ pub const SUBAGENT: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"SUBAGENT_FINISHED","subagentRunId":"s1"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/subagents.mdx#lifecycle"),
+    capability: None,
 };
 
 pub const CHUNK_MISSING_ID: Rule = Rule {
@@ -87,6 +105,9 @@ pub const CHUNK_MISSING_ID: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_CHUNK","delta":"hi"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/patterns/streaming.mdx#the-first-chunk"),
+    capability: None,
 };
 
 pub const EMPTY_DELTA: Rule = Rule {
@@ -100,6 +121,9 @@ pub const EMPTY_DELTA: Rule = Rule {
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":""}
 "#,
+    tier: Tier::Advice,
+    spec: "https://docs.ag-ui.com/concepts/events#textmessagecontent",
+    capability: None,
 };
 
 pub const MESSAGE_ID_REUSED: Rule = Rule {
@@ -115,6 +139,9 @@ pub const MESSAGE_ID_REUSED: Rule = Rule {
 {"type":"TEXT_MESSAGE_END","messageId":"m1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("events/text-messages.mdx#text_message_end"),
+    capability: None,
 };
 
 pub const ATTRIBUTION_MISMATCH: Rule = Rule {
@@ -128,4 +155,7 @@ pub const ATTRIBUTION_MISMATCH: Rule = Rule {
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"hi","subagentRunId":"s1"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/subagents.mdx#ownership"),
+    capability: None,
 };

@@ -1,7 +1,7 @@
 //! The reference rules: what each checks, why, an example that trips it, its default level.
 //! The checks themselves are in `check/rules/reference.rs`.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const UNKNOWN_TOOL_CALL: Rule = Rule {
     name: "reference/unknown-tool-call",
@@ -16,6 +16,9 @@ pub const UNKNOWN_TOOL_CALL: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[]}}
 {"type":"TOOL_CALL_RESULT","messageId":"t1","toolCallId":"c9","content":"ok"}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("basic/index.mdx#identifiers"),
+    capability: None,
 };
 
 pub const UNKNOWN_PARENT_MESSAGE: Rule = Rule {
@@ -31,6 +34,9 @@ pub const UNKNOWN_PARENT_MESSAGE: Rule = Rule {
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"search","parentMessageId":"m404"}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("events/tool-calls.mdx#tool_call_start"),
+    capability: None,
 };
 
 pub const UNKNOWN_ENTITY: Rule = Rule {
@@ -43,6 +49,9 @@ pub const UNKNOWN_ENTITY: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"REASONING_ENCRYPTED_VALUE","subtype":"message","entityId":"r404","encryptedValue":"gAAA"}
 "#,
+    tier: Tier::Should,
+    spec: spec!("events/reasoning.mdx#error-handling"),
+    capability: None,
 };
 
 pub const DUPLICATE_MESSAGE_ID: Rule = Rule {
@@ -55,4 +64,7 @@ pub const DUPLICATE_MESSAGE_ID: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"MESSAGES_SNAPSHOT","messages":[{"id":"m1","role":"user","content":"a"},{"id":"m1","role":"user","content":"b"}]}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/index.mdx#identifiers"),
+    capability: None,
 };

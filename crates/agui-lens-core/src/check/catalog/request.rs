@@ -1,7 +1,7 @@
 //! Request rules: what a client sent to ask for a stream, where agui-lens sees the request
 //! (a browser capture's entry).
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const INPUT_SCHEMA: Rule = Rule {
     name: "request/input-schema",
@@ -14,4 +14,7 @@ pub const INPUT_SCHEMA: Rule = Rule {
     example: "POST /agent\n\
               {\"threadId\":\"t1\",\"runId\":\"r1\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n\
               (the message has no id; state, tools, context and forwardedProps are missing)",
+    tier: Tier::Must,
+    spec: spec!("basic/processing.mdx#outgoing-material"),
+    capability: None,
 };

@@ -1,7 +1,7 @@
 //! The schema rules: what each checks, why, an example that trips it, its default level.
 //! The checks themselves are in `check/rules/schema.rs`.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const MISSING_TYPE: Rule = Rule {
     name: "schema/missing-type",
@@ -13,6 +13,9 @@ pub const MISSING_TYPE: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"messageId":"m1","delta":"hello"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/index.mdx#events"),
+    capability: None,
 };
 
 pub const UNKNOWN_EVENT_TYPE: Rule = Rule {
@@ -26,6 +29,9 @@ pub const UNKNOWN_EVENT_TYPE: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_DELTA","messageId":"m1","delta":"hi"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/processing.mdx#what-a-producer-must-not-do"),
+    capability: None,
 };
 
 pub const VIOLATION: Rule = Rule {
@@ -39,6 +45,9 @@ pub const VIOLATION: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":42}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/processing.mdx#the-rule"),
+    capability: None,
 };
 
 pub const UNKNOWN_FIELD: Rule = Rule {
@@ -52,6 +61,9 @@ pub const UNKNOWN_FIELD: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant","message_id":"m1"}
 "#,
+    tier: Tier::Should,
+    spec: spec!("basic/processing.mdx#what-a-consumer-does-with-unrecognised-material"),
+    capability: None,
 };
 
 pub const NULL_FOR_OPTIONAL: Rule = Rule {
@@ -65,6 +77,9 @@ pub const NULL_FOR_OPTIONAL: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"search","parentMessageId":null}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/index.mdx#absent-means-absent"),
+    capability: None,
 };
 
 pub const DEPRECATED_EVENT: Rule = Rule {
@@ -78,4 +93,7 @@ pub const DEPRECATED_EVENT: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"THINKING_START","title":"planning"}
 "#,
+    tier: Tier::Should,
+    spec: spec!("basic/versioning.mdx#retired-shapes"),
+    capability: None,
 };

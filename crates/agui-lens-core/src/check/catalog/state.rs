@@ -1,7 +1,7 @@
 //! The state rules: what each checks, why, an example that trips it, its default level.
 //! The checks themselves are in `check/rules/state.rs`.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const PATCH_FAILED: Rule = Rule {
     name: "state/patch-failed",
@@ -15,6 +15,9 @@ pub const PATCH_FAILED: Rule = Rule {
 {"type":"STATE_SNAPSHOT","snapshot":{"count":1}}
 {"type":"STATE_DELTA","delta":[{"op":"replace","path":"/total","value":2}]}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/patterns/snapshots.mdx#when-a-patch-does-not-apply"),
+    capability: None,
 };
 
 pub const NO_BASELINE: Rule = Rule {
@@ -29,6 +32,9 @@ pub const NO_BASELINE: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"STATE_DELTA","delta":[{"op":"add","path":"/count","value":1}]}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("basic/run-input.mdx#state"),
+    capability: None,
 };
 
 pub const TOO_LARGE: Rule = Rule {
@@ -42,6 +48,9 @@ pub const TOO_LARGE: Rule = Rule {
 {"type":"STATE_SNAPSHOT","snapshot":{"a":"x"}}
 {"type":"STATE_DELTA","delta":[{"op":"copy","from":"","path":"/b"},{"op":"copy","from":"","path":"/c"},"… 40 times"]}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("basic/patterns/snapshots.mdx#deltas"),
+    capability: None,
 };
 
 pub const ACTIVITY_PATCH_FAILED: Rule = Rule {
@@ -54,6 +63,9 @@ pub const ACTIVITY_PATCH_FAILED: Rule = Rule {
 {"type":"ACTIVITY_SNAPSHOT","messageId":"a1","activityType":"PLAN","content":{"steps":[]}}
 {"type":"ACTIVITY_DELTA","messageId":"a1","activityType":"PLAN","patch":[{"op":"replace","path":"/steps/3/done","value":true}]}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/patterns/snapshots.mdx#when-a-patch-does-not-apply"),
+    capability: None,
 };
 
 pub const ACTIVITY_UNKNOWN: Rule = Rule {
@@ -66,6 +78,9 @@ pub const ACTIVITY_UNKNOWN: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"ACTIVITY_DELTA","messageId":"a9","activityType":"PLAN","patch":[]}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/activity.mdx#activity_delta"),
+    capability: None,
 };
 
 pub const ACTIVITY_TYPE_CHANGED: Rule = Rule {
@@ -79,4 +94,7 @@ pub const ACTIVITY_TYPE_CHANGED: Rule = Rule {
 {"type":"ACTIVITY_SNAPSHOT","messageId":"a1","activityType":"PLAN","content":{}}
 {"type":"ACTIVITY_DELTA","messageId":"a1","activityType":"SEARCH","patch":[]}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("events/activity.mdx#activity_delta"),
+    capability: None,
 };

@@ -1,7 +1,7 @@
 //! The tool-args rules: what each checks, why, an example that trips it, its default level.
 //! The checks themselves are in `check/rules/tool_args.rs`.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const INVALID_JSON: Rule = Rule {
     name: "tool-args/invalid-json",
@@ -15,6 +15,9 @@ pub const INVALID_JSON: Rule = Rule {
 {"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"city\": \"Par"}
 {"type":"TOOL_CALL_END","toolCallId":"c1"}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("events/tool-calls.mdx#tool_call_end"),
+    capability: None,
 };
 
 pub const SCHEMA_VIOLATION: Rule = Rule {
@@ -29,6 +32,9 @@ pub const SCHEMA_VIOLATION: Rule = Rule {
 {"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
 {"type":"TOOL_CALL_END","toolCallId":"c1"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("events/tool-calls.mdx#security-considerations"),
+    capability: None,
 };
 
 pub const UNDECLARED_TOOL: Rule = Rule {
@@ -48,6 +54,9 @@ pub const UNDECLARED_TOOL: Rule = Rule {
 {"type":"TOOL_CALL_END","toolCallId":"c1"}
 {"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}
 "#,
+    tier: Tier::Should,
+    spec: spec!("events/tool-calls.mdx#frontend-tools"),
+    capability: None,
 };
 
 pub const EMPTY_ARGUMENTS: Rule = Rule {
@@ -62,4 +71,7 @@ pub const EMPTY_ARGUMENTS: Rule = Rule {
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_time"}
 {"type":"TOOL_CALL_END","toolCallId":"c1"}
 "#,
+    tier: Tier::Advice,
+    spec: spec!("events/tool-calls.mdx#tool_call_args"),
+    capability: None,
 };

@@ -1,7 +1,7 @@
 //! Transport rules: what went wrong between agui-lens and a live agent (`agui-lens run` and
 //! `agui-lens test`). Reported by `commands/live.rs`; a capture on disk cannot trip them.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const HTTP_STATUS: Rule = Rule {
     name: "transport/http-status",
@@ -16,6 +16,9 @@ pub const HTTP_STATUS: Rule = Rule {
               content-type: text/html\n\
               \n\
               <html><title>Internal Server Error</title>…</html>",
+    tier: Tier::Must,
+    spec: spec!("basic/transports/http-sse.mdx#response"),
+    capability: None,
 };
 
 pub const CONTENT_TYPE: Rule = Rule {
@@ -31,6 +34,9 @@ pub const CONTENT_TYPE: Rule = Rule {
               content-type: text/html; charset=utf-8\n\
               \n\
               <!doctype html><html><title>Sign in</title>…",
+    tier: Tier::Must,
+    spec: spec!("basic/transports/http-sse.mdx#response"),
+    capability: None,
 };
 
 pub const NOT_NEGOTIATED: Rule = Rule {
@@ -45,6 +51,9 @@ pub const NOT_NEGOTIATED: Rule = Rule {
     example: "POST /agent  Accept: application/vnd.ag-ui.event+proto\n\
               HTTP/1.1 200 OK\n\
               content-type: text/event-stream",
+    tier: Tier::Capability,
+    spec: spec!("basic/transports/http-protobuf.mdx#negotiation"),
+    capability: Some("transport.httpBinary"),
 };
 
 pub const CONNECTION_LOST: Rule = Rule {
@@ -63,6 +72,9 @@ pub const CONNECTION_LOST: Rule = Rule {
               data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n\
               \n\
               data: {\"type\":\"TEXT_MESS   (connection reset)",
+    tier: Tier::Must,
+    spec: spec!("basic/transports/index.mdx#truncation"),
+    capability: None,
 };
 
 pub const IDLE_TIMEOUT: Rule = Rule {
@@ -79,6 +91,9 @@ pub const IDLE_TIMEOUT: Rule = Rule {
               data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n\
               \n\
               (nothing more for 60 s)",
+    tier: Tier::Advice,
+    spec: spec!("basic/transports/http-sse.mdx#response"),
+    capability: None,
 };
 
 pub const TIMEOUT: Rule = Rule {
@@ -89,6 +104,9 @@ pub const TIMEOUT: Rule = Rule {
     why: "A run that goes on past the budget a CI gate or a user allows is a failure even if \
           every byte is valid, including a stream that trickles on forever.",
     example: "agui-lens run --timeout 30 URL   (the stream is still going after 30 s)",
+    tier: Tier::Advice,
+    spec: spec!("basic/transports/index.mdx#truncation"),
+    capability: None,
 };
 
 pub const RUN_ID_MISMATCH: Rule = Rule {
@@ -100,4 +118,7 @@ pub const RUN_ID_MISMATCH: Rule = Rule {
           makes up its own ids leaves the client's thread without the answer.",
     example: "POST {\"threadId\":\"t1\",\"runId\":\"r1\",…}\n\
               data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"run-42\"}",
+    tier: Tier::Must,
+    spec: spec!("basic/run-input.mdx#identity"),
+    capability: None,
 };

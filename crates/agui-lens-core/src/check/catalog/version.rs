@@ -1,7 +1,7 @@
 //! The version rules: what a stream declares of the protocol version it speaks
 //! (docs/spec/1.1/basic/versioning in ag-ui-protocol/ag-ui), and what that version allows.
 
-use super::{Level, Rule};
+use super::{Level, Rule, Tier};
 
 pub const UNDECLARED: Rule = Rule {
     name: "version/undeclared",
@@ -14,6 +14,9 @@ pub const UNDECLARED: Rule = Rule {
           --protocol names the era it comes from (0.x for the releases before 1.0).",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/versioning.mdx#version-negotiation"),
+    capability: None,
 };
 
 pub const NEWER: Rule = Rule {
@@ -26,6 +29,9 @@ pub const NEWER: Rule = Rule {
           cannot judge.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.7"}
 "#,
+    tier: Tier::Should,
+    spec: spec!("basic/versioning.mdx#version-negotiation"),
+    capability: None,
 };
 
 pub const UNINTERPRETABLE: Rule = Rule {
@@ -37,6 +43,9 @@ pub const UNINTERPRETABLE: Rule = Rule {
           the official client warns on anything else (a SHOULD) and treats it as newer.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0.0"}
 "#,
+    tier: Tier::Should,
+    spec: spec!("basic/versioning.mdx#version-negotiation"),
+    capability: None,
 };
 
 pub const REMOVED_EVENT: Rule = Rule {
@@ -49,4 +58,7 @@ pub const REMOVED_EVENT: Rule = Rule {
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}
 {"type":"THINKING_START","title":"planning"}
 "#,
+    tier: Tier::Must,
+    spec: spec!("basic/processing.mdx#what-a-producer-must-not-do"),
+    capability: None,
 };

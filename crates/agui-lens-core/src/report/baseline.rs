@@ -1,0 +1,222 @@
+//! Baselines: today's findings, recorded so that a team adopting agui-lens on old captures
+//! (or an agent with known faults) fails only on new ones, the way linters let a codebase
+//! adopt them gradually.
+//!
+//! A finding is recognised by its rule, its input and a fingerprint of what it says — the
+//! event type, the pointer, the subject and the message with every number taken out — never
+//! by its line, so a finding that moved (an event inserted above it, a renumbered stream)
+//! is still the one recorded. Findings with the same fingerprint are counted: a baseline that
+//! holds two of them admits two, and a third is new.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::check::diagnostic::Diagnostic;
+
+/// The file's format version.
+const VERSION: u64 = 1;
+
+/// One recorded finding and how many times it was seen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub rule: String,
+    pub path: String,
+    pub fingerprint: String,
+    pub count: u64,
+    /// The first message seen with this fingerprint, for a person reading the file.
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct File {
+    version: u64,
+    findings: Vec<Entry>,
+}
+
+/// Recorded findings, and how many of each are still to be met in this run.
+#[derive(Clone, Debug, Default)]
+pub struct Baseline {
+    left: BTreeMap<(String, String, String), u64>,
+}
+
+/// Builds a baseline from the findings of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Recorder {
+    entries: BTreeMap<(String, String, String), Entry>,
+}
+
+impl Baseline {
+    /// Parses a baseline file. Errors name what is wrong.
+    pub fn parse(text: &str) -> Result<Baseline, String> {
+        let file: File =
+            serde_json::from_str(text).map_err(|e| format!("not an agui-lens baseline: {e}"))?;
+        if file.version != VERSION {
+            return Err(format!(
+                "baseline version {} (this agui-lens reads version {VERSION})",
+                file.version
+            ));
+        }
+        let mut left = BTreeMap::new();
+        for entry in file.findings {
+            *left
+                .entry((entry.rule, entry.path, entry.fingerprint))
+                .or_insert(0) += entry.count;
+        }
+        Ok(Baseline { left })
+    }
+
+    /// Whether the finding was recorded (and not yet met as often as recorded): it is then
+    /// known, and held back.
+    pub fn admits(&mut self, d: &Diagnostic) -> bool {
+        let key = (d.rule.name().to_owned(), d.path.to_string(), fingerprint(d));
+        match self.left.get_mut(&key) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// How many recorded findings were not met: fixed since the baseline was written.
+    pub fn unmet(&self) -> u64 {
+        self.left.values().sum()
+    }
+}
+
+impl Recorder {
+    pub fn record(&mut self, d: &Diagnostic) {
+        let print = fingerprint(d);
+        let key = (d.rule.name().to_owned(), d.path.to_string(), print.clone());
+        self.entries
+            .entry(key)
+            .or_insert_with(|| Entry {
+                rule: d.rule.name().to_owned(),
+                path: d.path.to_string(),
+                fingerprint: print,
+                count: 0,
+                message: d.message.clone(),
+            })
+            .count += 1;
+    }
+
+    pub fn findings(&self) -> u64 {
+        self.entries.values().map(|e| e.count).sum()
+    }
+
+    /// The baseline file: entries sorted by path, rule and fingerprint, so that a rewritten
+    /// baseline differs from the old one only where findings changed.
+    pub fn render(&self) -> String {
+        let mut findings: Vec<Entry> = self.entries.values().cloned().collect();
+        findings.sort_by(|a, b| {
+            (&a.path, &a.rule, &a.fingerprint).cmp(&(&b.path, &b.rule, &b.fingerprint))
+        });
+        let file = File {
+            version: VERSION,
+            findings,
+        };
+        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+/// What identifies a finding within its rule and input, whatever line it is on: 16 hex digits
+/// of a 64-bit FNV-1a hash (stable across platforms and versions of Rust) of the event type,
+/// pointer, keyword, subject and the message with each run of digits replaced by `#`.
+pub fn fingerprint(d: &Diagnostic) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for &b in bytes {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // A separator no text holds.
+        hash ^= 0xff;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    for part in [&d.event_type, &d.pointer, &d.keyword, &d.subject] {
+        feed(part.as_deref().unwrap_or("").as_bytes());
+    }
+    let mut message = String::with_capacity(d.message.len());
+    let mut in_digits = false;
+    for c in d.message.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                message.push('#');
+            }
+            in_digits = true;
+        } else {
+            message.push(c);
+            in_digits = false;
+        }
+    }
+    feed(message.as_bytes());
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::catalog::{RuleId, Severity};
+
+    fn finding(line: u64, message: &str) -> Diagnostic {
+        let mut d = Diagnostic::whole_input(
+            RuleId::PairingToolCall,
+            Severity::Error,
+            "a.jsonl".into(),
+            message.into(),
+        );
+        d.line = Some(line);
+        d.event_index = Some(line - 1);
+        d.event_type = Some("TOOL_CALL_END".into());
+        d
+    }
+
+    #[test]
+    fn a_moved_finding_is_the_recorded_one_and_counts_hold() {
+        let mut recorder = Recorder::default();
+        recorder.record(&finding(4, "TOOL_CALL_END for c1 at event 3 has no start"));
+        recorder.record(&finding(9, "TOOL_CALL_END for c1 at event 8 has no start"));
+        assert_eq!(recorder.findings(), 2);
+        let text = recorder.render();
+        let mut baseline = Baseline::parse(&text).unwrap();
+        // Both moved down a line, and a third of the same kind is new.
+        assert!(baseline.admits(&finding(5, "TOOL_CALL_END for c1 at event 4 has no start")));
+        assert!(baseline.admits(&finding(10, "TOOL_CALL_END for c1 at event 9 has no start")));
+        assert!(!baseline.admits(&finding(
+            12,
+            "TOOL_CALL_END for c1 at event 11 has no start"
+        )));
+        assert!(!baseline.admits(&finding(3, "TOOL_CALL_END for c2 at event 2 has no start")));
+        let mut other_file = finding(4, "TOOL_CALL_END for c1 at event 3 has no start");
+        other_file.path = "b.jsonl".into();
+        let mut again = Baseline::parse(&text).unwrap();
+        assert!(!again.admits(&other_file));
+        assert_eq!(again.unmet(), 2);
+    }
+
+    #[test]
+    fn fingerprints_are_stable_and_files_are_checked() {
+        // The value is part of the file format: it must not change between releases.
+        assert_eq!(
+            fingerprint(&finding(1, "TOOL_CALL_END for c1 at event 0 has no start")),
+            fingerprint(&finding(
+                70,
+                "TOOL_CALL_END for c1 at event 69 has no start"
+            ))
+        );
+        assert_eq!(
+            fingerprint(&finding(1, "x")),
+            "e380ce42eab3e54f",
+            "FNV-1a of the parts (computed apart, in Python)"
+        );
+        assert!(Baseline::parse("{}").is_err());
+        assert!(
+            Baseline::parse(r#"{"version":2,"findings":[]}"#)
+                .unwrap_err()
+                .contains("version 2")
+        );
+    }
+}

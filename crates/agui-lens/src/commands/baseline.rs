@@ -1,0 +1,147 @@
+//! `--baseline FILE` for `check` and `test`: known findings are held back, new ones fail;
+//! `--update-baseline` records today's findings instead. See `agui_lens_core::report::baseline`
+//! for what makes two findings the same.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::cli::BaselineArgs;
+use agui_lens_core::check::diagnostic::Diagnostic;
+use agui_lens_core::check::engine::Stats;
+use agui_lens_core::report::baseline::{Baseline, Recorder};
+
+/// What a run does with its findings and a baseline.
+pub struct Gate {
+    path: PathBuf,
+    mode: Mode,
+    /// Findings held back since the last [`Gate::take_held`], by severity.
+    held: Stats,
+    held_total: u64,
+}
+
+enum Mode {
+    Hold(Baseline),
+    Record(Recorder),
+}
+
+impl Gate {
+    /// None without `--baseline`. A baseline that is missing is an error unless it is being
+    /// written: a misspelt path must not hold nothing back silently.
+    pub fn load(args: &BaselineArgs) -> Result<Option<Gate>> {
+        let Some(path) = &args.baseline else {
+            return Ok(None);
+        };
+        let mode = if args.update_baseline {
+            Mode::Record(Recorder::default())
+        } else {
+            let text = std::fs::read_to_string(path).with_context(|| {
+                format!(
+                    "reading the baseline {} (write one with --update-baseline)",
+                    path.display()
+                )
+            })?;
+            Mode::Hold(
+                Baseline::parse(&text)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("in {}", path.display()))?,
+            )
+        };
+        Ok(Some(Gate {
+            path: path.clone(),
+            mode,
+            held: Stats::default(),
+            held_total: 0,
+        }))
+    }
+
+    /// Whether the finding is shown and counted: not when the baseline holds it. Recording,
+    /// every finding is shown and recorded.
+    pub fn keep(&mut self, d: &Diagnostic) -> bool {
+        match &mut self.mode {
+            Mode::Record(recorder) => {
+                recorder.record(d);
+                true
+            }
+            Mode::Hold(baseline) => {
+                if baseline.admits(d) {
+                    self.held.count(d);
+                    self.held_total += 1;
+                    false
+                } else {
+                    true
+                }
+            }
+        }
+    }
+
+    /// Whether findings are being recorded (the run then passes whatever it finds).
+    pub fn recording(&self) -> bool {
+        matches!(self.mode, Mode::Record(_))
+    }
+
+    /// The findings held back since the last call, to take off an input's counts.
+    pub fn take_held(&mut self) -> Stats {
+        std::mem::take(&mut self.held)
+    }
+
+    /// Writes the baseline (recording), or says on stderr what it held back and what it no
+    /// longer met.
+    pub fn finish(self) -> Result<()> {
+        let mut err = std::io::stderr().lock();
+        match self.mode {
+            Mode::Record(recorder) => {
+                write_atomically(&self.path, recorder.render().as_bytes())?;
+                let _ = writeln!(
+                    err,
+                    "wrote {}: {} recorded",
+                    self.path.display(),
+                    agui_lens_core::report::plural(recorder.findings(), "finding")
+                );
+            }
+            Mode::Hold(baseline) => {
+                let unmet = baseline.unmet();
+                if self.held_total > 0 || unmet > 0 {
+                    let _ = write!(
+                        err,
+                        "baseline {}: {} held back",
+                        self.path.display(),
+                        agui_lens_core::report::plural(self.held_total, "known finding")
+                    );
+                    if unmet > 0 {
+                        let _ = write!(
+                            err,
+                            "; {unmet} recorded no longer found (--update-baseline drops them)"
+                        );
+                    }
+                    let _ = writeln!(err);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Takes held findings off a count.
+pub fn subtract(stats: &mut Stats, held: Stats) {
+    stats.errors = stats.errors.saturating_sub(held.errors);
+    stats.warnings = stats.warnings.saturating_sub(held.warnings);
+    stats.notes = stats.notes.saturating_sub(held.notes);
+}
+
+/// A temp file beside the target, renamed over it: a reader never sees half a baseline.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(bytes)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

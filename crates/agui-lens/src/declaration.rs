@@ -1,0 +1,48 @@
+//! An agent's capabilities declaration, read from where a user names it: a file, or an
+//! http(s) URL fetched once. The spec leaves how a declaration is obtained to the
+//! implementation; reading it (and what it leaves of the rules) is the core's
+//! `check::capabilities`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use agui_lens_core::check::capabilities::Capabilities;
+
+use crate::cli::ScopeArgs;
+
+/// How long fetching a declaration may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The declaration `--capabilities` names, if it names one.
+pub fn from_flag(scope: &ScopeArgs) -> Result<Option<Capabilities>> {
+    scope
+        .capabilities
+        .as_deref()
+        .map(|source| load(source, None))
+        .transpose()
+}
+
+/// The declaration `source` names: an `http://` or `https://` URL is fetched with a GET, any
+/// other text is a file path, relative to `base` when given (a suite file's directory) and to
+/// the current directory otherwise. A declaration that cannot be had, or that breaks the
+/// capabilities schema, is an error naming the source.
+pub fn load(source: &str, base: Option<&Path>) -> Result<Capabilities> {
+    let lower = source.to_ascii_lowercase();
+    let text = if lower.starts_with("http://") || lower.starts_with("https://") {
+        let bytes = crate::live::http::get(source, FETCH_TIMEOUT)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("fetching the capabilities declaration {source}"))?;
+        String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("the capabilities declaration {source} is not UTF-8"))?
+    } else {
+        let path = match base {
+            Some(base) => base.join(source),
+            None => Path::new(source).to_path_buf(),
+        };
+        std::fs::read_to_string(&path)
+            .with_context(|| format!("reading the capabilities declaration {source}"))?
+    };
+    Capabilities::parse(&text).with_context(|| format!("the capabilities declaration {source}"))
+}

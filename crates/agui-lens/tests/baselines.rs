@@ -1,0 +1,194 @@
+//! `--baseline`: a team adopts agui-lens on captures (or an agent) with known findings, and
+//! fails only on new ones.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{agui_lens, split};
+
+const KNOWN: &str = concat!(
+    r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}"#,
+    "\n",
+    r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+    "\n",
+    r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant","mood":"calm"}"#,
+    "\n",
+    r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+    "\n",
+    r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    "\n",
+);
+
+fn check(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    split(
+        agui_lens()
+            .current_dir(dir)
+            .args(["check", "captures", "--color", "never"])
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+fn rules_in(json: &str) -> Vec<String> {
+    let doc: Value = serde_json::from_str(json).unwrap();
+    doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| format!("{} {}", d["rule"].as_str().unwrap(), d["line"]))
+        .collect()
+}
+
+#[test]
+fn a_baseline_holds_back_known_findings_and_fails_new_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir(dir.join("captures")).unwrap();
+    std::fs::write(dir.join("captures/a.jsonl"), KNOWN).unwrap();
+
+    // Today: an error and a warning.
+    let (code, stdout, _) = check(dir, &["--format", "json"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules_in(&stdout),
+        ["pairing/tool-call 2", "schema/unknown-field 3"]
+    );
+
+    // A baseline that is not there is an error, not an empty baseline.
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("write one with --update-baseline"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("wrote known.json: 2 findings recorded"),
+        "{stderr}"
+    );
+    let recorded: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("known.json")).unwrap()).unwrap();
+    assert_eq!(recorded["findings"].as_array().unwrap().len(), 2);
+    assert!(
+        !std::fs::read_to_string(dir.join("known.json"))
+            .unwrap()
+            .contains("\"line\""),
+        "findings are recorded without their lines"
+    );
+
+    // Held back: clean, in every format.
+    for format in ["human", "json", "sarif", "junit", "github"] {
+        let (code, stdout, stderr) = check(dir, &["--baseline", "known.json", "--format", format]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        let shown = match format {
+            "json" => rules_in(&stdout).len(),
+            "sarif" => {
+                let sarif: Value = serde_json::from_str(&stdout).unwrap();
+                sarif["runs"][0]["results"].as_array().unwrap().len()
+            }
+            "junit" => stdout.matches("<failure").count(),
+            "github" => stdout.matches("::error").count() + stdout.matches("::warning").count(),
+            _ => {
+                stdout.matches("pairing/tool-call").count()
+                    + stdout.matches("schema/unknown-field").count()
+            }
+        };
+        assert_eq!(shown, 0, "{format}: {stdout}");
+        assert!(stderr.contains("2 known findings held back"), "{stderr}");
+    }
+
+    // The findings move down three lines: still the recorded ones.
+    std::fs::write(dir.join("captures/a.jsonl"), format!("\n\n\n{KNOWN}")).unwrap();
+    let (code, stdout, _) = check(dir, &["--format", "json"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules_in(&stdout),
+        ["pairing/tool-call 5", "schema/unknown-field 6"]
+    );
+    let (code, stdout, stderr) = check(dir, &["--baseline", "known.json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+
+    // A new finding of a recorded rule fails, and only it is shown, in every format.
+    let new = KNOWN.replace(
+        "{\"type\":\"RUN_FINISHED\"",
+        "{\"type\":\"TOOL_CALL_END\",\"toolCallId\":\"c2\"}\n{\"type\":\"RUN_FINISHED\"",
+    );
+    std::fs::write(dir.join("captures/a.jsonl"), new).unwrap();
+    let (code, stdout, _) = check(dir, &["--baseline", "known.json", "--format", "json"]);
+    assert_eq!(code, 1);
+    assert_eq!(rules_in(&stdout), ["pairing/tool-call 5"]);
+    assert!(stdout.contains("c2"), "{stdout}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["summary"]["errors"], 1, "held findings are not counted");
+    assert_eq!(doc["summary"]["warnings"], 0);
+    let (code, stdout, _) = check(dir, &["--baseline", "known.json", "--format", "sarif"]);
+    assert_eq!(code, 1);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 1);
+    let (code, stdout, _) = check(dir, &["--baseline", "known.json", "--format", "junit"]);
+    assert_eq!(code, 1);
+    assert_eq!(stdout.matches("<failure").count(), 1, "{stdout}");
+
+    // Fixed findings are said, and dropped when the baseline is rewritten.
+    std::fs::write(
+        dir.join("captures/a.jsonl"),
+        KNOWN.replace(",\"mood\":\"calm\"", ""),
+    )
+    .unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json"]);
+    assert_eq!(code, 0);
+    assert!(stderr.contains("1 recorded no longer found"), "{stderr}");
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 0);
+    assert!(stderr.contains("1 finding recorded"), "{stderr}");
+
+    // A baseline that is not one is an error.
+    std::fs::write(dir.join("bad.json"), "[1, 2]").unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "bad.json"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not an agui-lens baseline"), "{stderr}");
+}
+
+#[test]
+fn a_suite_adopts_a_baseline_too() {
+    use crate::common::server::{Script, Server, Step, clean_run};
+    let odd = String::from_utf8(clean_run()).unwrap().replacen(
+        "\"role\":\"assistant\"",
+        "\"role\":\"assistant\",\"mood\":\"calm\"",
+        1,
+    );
+    let server = Server::start(Script::sse(vec![Step::Send(odd.into_bytes())]));
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("suite.toml"),
+        format!(
+            "[[case]]\nname = \"strict\"\nurl = \"{}\"\nmessage = \"hi\"\ndeny = [\"schema/unknown-field\"]\n",
+            server.url("/")
+        ),
+    )
+    .unwrap();
+    let test = |args: &[&str]| {
+        split(
+            agui_lens()
+                .current_dir(dir)
+                .args(["test", "suite.toml", "--color", "never"])
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let (code, stdout, _) = test(&[]);
+    assert_eq!(code, 1, "{stdout}");
+    let (code, stdout, stderr) = test(&["--baseline", "suite-known.json", "--update-baseline"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = test(&["--baseline", "suite-known.json", "--junit", "j.xml"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("case strict ... ok"), "{stdout}");
+    let junit = std::fs::read_to_string(dir.join("j.xml")).unwrap();
+    assert!(!junit.contains("<failure"), "{junit}");
+}
