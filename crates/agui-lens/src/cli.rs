@@ -92,16 +92,21 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (143, "stopped by SIGTERM (a cancelled CI job), as by Ctrl-C"),
         ],
         ["check"] => vec![
-            (0, "no errors (warnings allowed, unless --deny-warnings)"),
+            (
+                0,
+                "no errors (warnings allowed, unless --deny-warnings); with --update-baseline, \
+                 whatever was found (it is recorded)",
+            ),
             (
                 1,
-                "errors found (an input with no AG-UI events is one), or warnings under \
-                 --deny-warnings",
+                "errors found (an input with no AG-UI events is one; with --baseline, only \
+                 findings it does not hold count), or warnings under --deny-warnings",
             ),
             (
                 2,
-                "the tool could not run: bad flags, a broken config or schema overlay, an input \
-                 that could not be read (the others are still checked and reported)",
+                "the tool could not run: bad flags, a broken config, schema overlay or \
+                 baseline, a capabilities declaration that cannot be had, an input that could \
+                 not be read (the others are still checked and reported)",
             ),
             (
                 130,
@@ -123,9 +128,10 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             ),
             (
                 2,
-                "the tool could not run: bad flags, an unset ${VAR}, an input that breaks the \
-                 RunAgentInput schema (sent only with --send-invalid), no HTTP exchange at all \
-                 (a refused connection, an unknown host, a bad URL, a failed TLS handshake)",
+                "the tool could not run: bad flags, an unset ${VAR}, a capabilities declaration \
+                 that cannot be had, an input that breaks the RunAgentInput schema (sent only \
+                 with --send-invalid), no HTTP exchange at all (a refused connection, an \
+                 unknown host, a bad URL, a failed TLS handshake)",
             ),
             (
                 130,
@@ -135,17 +141,24 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (143, "stopped by SIGTERM, as by Ctrl-C"),
         ],
         ["test"] => vec![
-            (0, "every case passed"),
+            (
+                0,
+                "every case passed; with --update-baseline, whatever was found (it is \
+                 recorded), unless an agent could not be reached",
+            ),
             (
                 1,
-                "a case failed (an agent that cannot be reached fails its case)",
+                "a case failed (an agent that cannot be reached fails its case; with \
+                 --baseline, only findings it does not hold count)",
             ),
             (
                 2,
                 "the tool could not run: bad flags, an invalid suite (unknown keys, an unset \
-                 url_env or ${VAR}, an unreadable input, an unknown rule or event type), \
-                 snapshots to update in CI without --reason, a case it could not carry out (a \
-                 snapshot it could not read or write)",
+                 url_env or ${VAR}, an unreadable input, an unknown rule or event type), a \
+                 --case that matches no case, a --wait-for URL that never answered, a broken \
+                 baseline, a capabilities declaration that cannot be had, snapshots to update \
+                 in CI without --reason, a case it could not carry out (a snapshot it could not \
+                 read or write)",
             ),
             (
                 130,
@@ -285,8 +298,8 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             ),
             (
                 2,
-                "the tool could not run: bad flags, an unreadable input or one that fails \
-                 while it is read, no AG-UI events",
+                "the tool could not run: bad flags, a capabilities declaration that cannot be \
+                 had, an unreadable input or one that fails while it is read, no AG-UI events",
             ),
         ],
         ["completions"] => vec![

@@ -322,7 +322,32 @@ fn check_returns_the_statuses_its_help_lists() {
     // Without --deny-warnings the same warnings pass.
     let (code, ..) = run(&["check", "fixtures/invalid/lifecycle/thread-changed.jsonl"]);
     assert_eq!(code, 0);
+    // Recording a baseline passes, and the findings it holds fail nothing; one that is not
+    // there is no baseline.
     let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("baseline.json");
+    let baseline = baseline.to_str().unwrap();
+    let invalid = "fixtures/invalid/lifecycle/first-event.jsonl";
+    for (args, expected) in [
+        (
+            vec![
+                "check",
+                invalid,
+                "--baseline",
+                baseline,
+                "--update-baseline",
+            ],
+            0,
+        ),
+        (vec!["check", invalid, "--baseline", baseline], 0),
+        (
+            vec!["check", invalid, "--baseline", "no-such-baseline.json"],
+            2,
+        ),
+    ] {
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, expected, "{args:?}: {stdout}{stderr}");
+    }
     let growing = dir.path().join("growing.jsonl");
     std::fs::write(&growing, "").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
