@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{ArgGroup, ArgMatches, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, ArgMatches, Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use agui_lens_core::check::catalog::{Level, Tier};
 use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
@@ -14,28 +14,337 @@ use agui_lens_core::report::Format;
 
 use crate::live::http::Transport;
 
-/// What the exit status says, shown under `--help`.
-const EXIT_STATUSES: &str = "\
-Exit status:
-  0    no errors (warnings allowed, unless --deny-warnings)
-  1    errors found (for `run`, any finding; for `test`, a failing case), or warnings under
-       --deny-warnings; `cat` also when its output is not the whole input
-  2    the tool could not run: bad flags, an unreadable input, no AG-UI events where a stream
-       was needed, an invalid suite, no HTTP exchange at all
-  130  stopped by Ctrl-C; 143 stopped by SIGTERM (whatever was found: a cancelled job is no pass)";
-
 #[derive(Debug, Parser)]
 #[command(
     name = "agui-lens",
     version,
     about = "Validate, fold, compact and diff AG-UI event streams",
     propagate_version = true,
-    max_term_width = 100,
-    after_help = EXIT_STATUSES
+    max_term_width = 100
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The command line: the clap definitions, with each command's help (and man page) ending
+/// in the exit statuses it returns.
+pub fn command() -> clap::Command {
+    fn add(mut cmd: clap::Command, path: &mut Vec<String>) -> clap::Command {
+        let names: Vec<String> = cmd
+            .get_subcommands()
+            .map(|sub| sub.get_name().to_owned())
+            .collect();
+        for name in names {
+            path.push(name.clone());
+            cmd = cmd.mut_subcommand(&name, |sub| add(sub, path));
+            path.pop();
+        }
+        let path: Vec<&str> = path.iter().map(String::as_str).collect();
+        let statuses = exit_statuses(&path)
+            .unwrap_or_else(|| panic!("no exit statuses for `{}`", path.join(" ")));
+        cmd.after_help(exit_status_help(statuses))
+    }
+    add(Cli::command(), &mut Vec::new())
+}
+
+/// An exit status and what it means.
+pub type ExitStatus = (u8, &'static str);
+
+/// Ctrl-C and SIGTERM for a command that does not catch them: the signal ends the process,
+/// which a shell reports as 128 + its number.
+const STOPPED: [ExitStatus; 2] = [
+    (130, "stopped by Ctrl-C (SIGINT)"),
+    (143, "stopped by SIGTERM"),
+];
+
+/// What each command's exit statuses mean (`path` is the command's names below the top:
+/// `[]`, `["check"]`, `["schema", "list"]`). Statuses 0, 1 and 2 come from
+/// [`crate::commands::Outcome`] (and clap, which exits 2 on bad flags); 130 and 143 from
+/// `main`, for the commands that catch the signals (see [`crate::signals`]), and from the
+/// signal itself for the others.
+pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
+    let mut statuses: Vec<ExitStatus> = match path {
+        [] => vec![
+            (
+                0,
+                "success: no errors (warnings allowed, unless --deny-warnings), streams that \
+                 mean the same, a snapshot that matches",
+            ),
+            (
+                1,
+                "errors found, or warnings under --deny-warnings; for `test`, a failing case; \
+                 for `diff` and `snapshot`, a difference; for `compact`, a result its \
+                 verification refused; for `cat`, an output that is not the whole input",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, an unreadable input, a broken schema \
+                 overlay, no AG-UI events where a stream was needed, an invalid suite, no HTTP \
+                 exchange at all",
+            ),
+            (
+                130,
+                "stopped by Ctrl-C (SIGINT), whatever was found (`run`, `test`, `check \
+                 --follow` and `compact` stop cleanly and report what they have: a cancelled \
+                 job is never a pass)",
+            ),
+            (143, "stopped by SIGTERM (a cancelled CI job), as by Ctrl-C"),
+        ],
+        ["check"] => vec![
+            (
+                0,
+                "no errors (warnings allowed, unless --deny-warnings); with --update-baseline, \
+                 whatever was found (it is recorded)",
+            ),
+            (
+                1,
+                "errors found (an input with no AG-UI events is one; with --baseline, only \
+                 findings it does not hold count), or warnings under --deny-warnings",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, a broken config, schema overlay or \
+                 baseline, a capabilities declaration that cannot be had, an input that could \
+                 not be read (the others are still checked and reported)",
+            ),
+            (
+                130,
+                "stopped by Ctrl-C (SIGINT); with --follow, once what was found is reported, \
+                 whatever it was",
+            ),
+            (143, "stopped by SIGTERM, as by Ctrl-C"),
+        ],
+        ["run"] => vec![
+            (
+                0,
+                "no errors in the exchange or the stream (warnings allowed, unless \
+                 --deny-warnings)",
+            ),
+            (
+                1,
+                "errors found, transport ones included (an error status, a body that is no \
+                 stream, a lost connection, a timeout), or warnings under --deny-warnings",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, an unset ${VAR}, a capabilities declaration \
+                 that cannot be had, an input that breaks the RunAgentInput schema (sent only \
+                 with --send-invalid), no HTTP exchange at all (a refused connection, an \
+                 unknown host, a bad URL, a failed TLS handshake)",
+            ),
+            (
+                130,
+                "stopped by Ctrl-C (SIGINT): what arrived is checked and reported, whatever it \
+                 was",
+            ),
+            (143, "stopped by SIGTERM, as by Ctrl-C"),
+        ],
+        ["test"] => vec![
+            (
+                0,
+                "every case passed; with --update-baseline, whatever was found (it is \
+                 recorded), unless an agent could not be reached",
+            ),
+            (
+                1,
+                "a case failed (an agent that cannot be reached fails its case; with \
+                 --baseline, only findings it does not hold count)",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, an invalid suite (unknown keys, an unset \
+                 url_env or ${VAR}, an unreadable input, an unknown rule or event type), a \
+                 --case that matches no case, a --wait-for URL that never answered, a broken \
+                 baseline, a capabilities declaration that cannot be had, snapshots to update \
+                 in CI without --reason, a case it could not carry out (a snapshot it could not \
+                 read or write)",
+            ),
+            (
+                130,
+                "stopped by Ctrl-C (SIGINT): the case under way is reported as an error and \
+                 the rest as not run, whatever was found",
+            ),
+            (143, "stopped by SIGTERM, as by Ctrl-C"),
+        ],
+        ["rules"] => vec![(0, "the rules were listed"), (2, "bad flags")],
+        ["explain"] => vec![
+            (0, "the rule was explained"),
+            (2, "no rule of that name (close names are suggested)"),
+        ],
+        ["schema"] => vec![
+            (0, "the schemas were listed, shown or written"),
+            (
+                2,
+                "the tool could not run: bad flags, no schema of that name, a broken schema \
+                 overlay, a file that could not be written",
+            ),
+        ],
+        ["schema", "list"] => vec![(0, "the schemas were listed"), (2, "bad flags")],
+        ["schema", "show"] => vec![
+            (0, "the schema was printed"),
+            (
+                2,
+                "bad flags, no schema of that name (see `schema list`), a broken schema overlay",
+            ),
+        ],
+        ["schema", "export"] => vec![
+            (0, "every schema was written"),
+            (
+                2,
+                "bad flags, a broken schema overlay, a file that could not be written",
+            ),
+        ],
+        ["fold"] => vec![
+            (
+                0,
+                "the result was printed (findings in the stream do not change the status: \
+                 `check` reports them)",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, an unreadable input, no AG-UI events, no \
+                 thread of the --thread given, an --initial-state that is neither JSON nor a \
+                 JSON file",
+            ),
+        ],
+        ["compact"] => vec![
+            (
+                0,
+                "every input was compacted, or kept as it was where compacting would not make \
+                 it smaller (a file a walk found that holds no events is skipped)",
+            ),
+            (
+                1,
+                "a result the verification refused (nothing was written for that input)",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, an input that could not be read, one named \
+                 on the command line that holds no AG-UI events, outputs that would clash or \
+                 overwrite an input",
+            ),
+            (
+                130,
+                "stopped by Ctrl-C (SIGINT): the file being replaced is left as it was",
+            ),
+            (143, "stopped by SIGTERM, as by Ctrl-C"),
+        ],
+        ["diff"] => vec![
+            (0, "the streams mean the same, at the level compared"),
+            (1, "they differ"),
+            (
+                2,
+                "the tool could not run: bad flags, an unreadable input, an input with no \
+                 AG-UI events",
+            ),
+        ],
+        ["snapshot"] => vec![
+            (
+                0,
+                "the stream matches its expectation, or --update wrote it; `accept` and \
+                 `review` say theirs in their own help",
+            ),
+            (
+                1,
+                "no expectation yet, or the stream no longer matches it: FILE.new is written \
+                 beside it for review",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, an unreadable stream or one with no AG-UI \
+                 events, --update in CI without --reason",
+            ),
+        ],
+        ["snapshot", "accept"] => vec![
+            (0, "FILE.new was promoted to FILE"),
+            (
+                2,
+                "the tool could not run: bad flags, no FILE.new to accept, in CI without \
+                 --reason",
+            ),
+        ],
+        ["snapshot", "review"] => vec![
+            (
+                0,
+                "every pending snapshot was accepted or rejected, or none was pending",
+            ),
+            (1, "a pending snapshot was skipped: it is still pending"),
+            (
+                2,
+                "the tool could not run: bad flags, a directory that cannot be read, in CI \
+                 without --reason",
+            ),
+        ],
+        ["cat"] => vec![
+            (0, "the events kept were written, whole"),
+            (
+                1,
+                "the output format could not carry everything (said on stderr, event by \
+                 event), or --run names no run of the input (-o's file is left as it was)",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, an unreadable input or one with no AG-UI \
+                 events, --from after --to, an output that is the input",
+            ),
+        ],
+        ["inspect"] => vec![
+            (0, "no errors (warnings allowed, unless --deny-warnings)"),
+            (
+                1,
+                "errors found, as `check` finds them (--stats says so on stderr), or warnings \
+                 under --deny-warnings",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, a capabilities declaration that cannot be \
+                 had, an unreadable input or one that fails while it is read, no AG-UI events",
+            ),
+        ],
+        ["completions"] => vec![
+            (0, "the script was printed"),
+            (2, "bad flags: a shell there is no script for"),
+        ],
+        ["man"] => vec![
+            (0, "the page was printed, or the pages written"),
+            (
+                2,
+                "the tool could not run: bad flags, a directory that could not be made or \
+                 written into",
+            ),
+        ],
+        _ => return None,
+    };
+    if !statuses.iter().any(|(code, _)| *code == 130) {
+        statuses.extend(STOPPED);
+    }
+    Some(statuses)
+}
+
+/// The "Exit status:" section that ends a command's help: a status, then its meaning wrapped
+/// to the 100 columns the help is wrapped to.
+fn exit_status_help(statuses: Vec<ExitStatus>) -> String {
+    const WIDTH: usize = 100;
+    const INDENT: usize = 7;
+    let mut text = String::from("Exit status:");
+    for (code, meaning) in statuses {
+        text.push_str(&format!("\n  {code:<5}"));
+        let mut column = INDENT;
+        for (i, word) in meaning.split_whitespace().enumerate() {
+            if i > 0 && column + 1 + word.len() > WIDTH {
+                text.push('\n');
+                text.push_str(&" ".repeat(INDENT));
+                column = INDENT;
+            } else if i > 0 {
+                text.push(' ');
+                column += 1;
+            }
+            text.push_str(word);
+            column += word.len();
+        }
+    }
+    text
 }
 
 #[derive(Debug, Subcommand)]
@@ -70,6 +379,19 @@ pub enum Command {
     /// See what happened in a stream: runs, messages, tool calls, state changes, timing and
     /// problems; in the terminal, as JSON or statistics, or as an HTML report.
     Inspect(InspectArgs),
+    /// Print a shell's completion script: `agui-lens completions bash > FILE`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one page per command into a directory.
+    Man {
+        /// Write agui-lens.1 and a page per command (agui-lens-check.1, …) into DIR, made
+        /// when missing.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -139,11 +461,11 @@ pub struct CatArgs {
 
     /// How the input is laid out; detected from the extension, then the content.
     #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+
     /// Read this entry of a browser capture (HAR) that holds several AG-UI streams.
     #[arg(long, value_name = "N")]
     pub entry: Option<usize>,
-
-    pub input_format: Option<InputFormat>,
 
     /// Largest line or SSE frame read.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -793,7 +1115,8 @@ mod tests {
 
     #[test]
     fn cli_is_well_formed() {
-        Cli::command().debug_assert();
+        // Also: every command has its exit statuses.
+        command().debug_assert();
     }
 
     #[test]

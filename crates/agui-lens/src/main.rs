@@ -3,9 +3,9 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
-use agui_lens::cli::Cli;
+use agui_lens::cli::{self, Cli};
 use agui_lens::commands;
 
 #[global_allocator]
@@ -31,7 +31,7 @@ static TUNE_ALLOCATORS: extern "C" fn() = {
 fn main() -> ExitCode {
     #[cfg(not(target_os = "linux"))]
     agui_lens::alloc::init();
-    let matches = Cli::command().get_matches();
+    let matches = cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(err) => err.exit(),

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use agui_lens_core::fold::Folder;
 use serde_json::{Value, json};
 
-use crate::common::{root, run};
+use crate::common::{program, root, run};
 
 /// How long one DevTools round trip may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -28,54 +28,10 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// The Chromium binary, installed once if missing.
 pub fn chromium() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        if let Some(path) = std::env::var_os("CHROMIUM") {
-            return PathBuf::from(path);
-        }
-        if let Some(path) = on_path("chromium") {
-            return path;
-        }
-        install_chromium();
-        on_path("chromium").expect("apt-get installed chromium, but it is not on PATH")
+    PATH.get_or_init(|| match std::env::var_os("CHROMIUM") {
+        Some(path) => PathBuf::from(path),
+        None => program("chromium", "chromium"),
     })
-}
-
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
-fn install_chromium() {
-    // SAFETY: geteuid has no preconditions.
-    let root_user = unsafe { libc::geteuid() } == 0;
-    assert!(
-        root_user && on_path("apt-get").is_some(),
-        "the browser test needs Chromium: install it (Debian: `apt-get install chromium`), or \
-         set CHROMIUM to a Chrome or Chromium binary; as root on Debian the test installs it itself"
-    );
-    eprintln!("browser test: installing Debian's chromium package (once; about a minute)");
-    let started = Instant::now();
-    for args in [
-        &["update", "-qq"][..],
-        &["install", "-y", "-qq", "chromium"][..],
-    ] {
-        let out = Command::new("apt-get")
-            .args(args)
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .output()
-            .expect("running apt-get");
-        assert!(
-            out.status.success(),
-            "apt-get {args:?} failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    eprintln!(
-        "browser test: chromium installed in {:.0?}",
-        started.elapsed()
-    );
 }
 
 /// A pipe whose ends close on exec.

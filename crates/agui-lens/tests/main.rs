@@ -25,3 +25,4 @@ mod transports;
 mod trust;
 mod verdicts;
 mod verify_agreement;
+mod wiring;

@@ -4,10 +4,12 @@ pub mod baseline;
 pub mod cat;
 pub mod check;
 pub mod compact;
+pub mod completions;
 pub mod diff;
 pub mod fold;
 pub mod inputs;
 pub mod inspect;
+pub mod man;
 pub mod rules;
 pub mod run;
 pub mod schema;
@@ -258,6 +260,8 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Snapshot(args) => snapshot::run(args),
         Command::Cat(args) => cat::run(args),
         Command::Inspect(args) => inspect::run(args, sub),
+        Command::Completions { shell } => completions::run(*shell),
+        Command::Man { dir } => man::run(dir.as_deref()),
     }
 }
 

@@ -65,6 +65,63 @@ pub fn reference_packages() -> PathBuf {
     reference
 }
 
+/// A program the tests need, found on PATH. When it is missing, Debian's `package` is installed
+/// with apt-get, once (this needs root, as CI has on a fresh machine); elsewhere the test
+/// fails saying what to install. Installs are made one at a time, so tests that need
+/// different programs do not fight over apt's lock.
+pub fn program(name: &str, package: &str) -> PathBuf {
+    use std::process::Command;
+    static APT: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    if let Some(path) = on_path(name) {
+        return path;
+    }
+    let mut updated = APT.lock().unwrap_or_else(|e| e.into_inner());
+    // Another test may have installed it while this one waited.
+    if let Some(path) = on_path(name) {
+        return path;
+    }
+    // SAFETY: geteuid has no preconditions.
+    let root_user = unsafe { libc::geteuid() } == 0;
+    assert!(
+        root_user && on_path("apt-get").is_some(),
+        "this test needs `{name}`: install it (Debian: `apt-get install {package}`); as root on \
+         Debian the tests install it themselves"
+    );
+    eprintln!("installing Debian's {package} package for `{name}` (once)");
+    let started = std::time::Instant::now();
+    let update: &[&str] = &["update", "-qq"];
+    let install: &[&str] = &["install", "-y", "-qq", package];
+    for args in [update, install] {
+        if args == update && *updated {
+            continue;
+        }
+        let out = Command::new("apt-get")
+            // Wait for another apt (another test run on this machine) instead of failing.
+            .args(["-o", "DPkg::Lock::Timeout=300"])
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .output()
+            .expect("running apt-get");
+        assert!(
+            out.status.success(),
+            "apt-get {args:?} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    *updated = true;
+    eprintln!("{package} installed in {:.0?}", started.elapsed());
+    on_path(name)
+        .unwrap_or_else(|| panic!("apt-get installed {package}, but `{name}` is not on PATH"))
+}
+
+/// Where `name` is on PATH, if it is.
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
 /// The real binary, run from the repository root.
 pub fn agui_lens() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
