@@ -1827,3 +1827,84 @@ capabilities = "plain.json"
     assert!(stderr.contains("missing.json"), "{stderr}");
     assert_eq!(server.requests().len(), before);
 }
+
+/// Validates an XML file against the JUnit schema Jenkins' xUnit plugin uses
+/// (fixtures/junit): Ok, or xmllint's complaint.
+fn jenkins_valid(xml: &Path) -> Result<(), String> {
+    let xmllint = crate::common::program("xmllint", "libxml2-utils");
+    let schema = crate::common::root().join("fixtures/junit/jenkins-xunit-junit-10.xsd");
+    let out = Command::new(xmllint)
+        .arg("--noout")
+        .arg("--schema")
+        .arg(schema)
+        .arg(xml)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn junit_reports_validate_against_the_jenkins_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    // The validator is strict: an attribute the schema does not know is refused.
+    write(
+        dir,
+        "odd.xml",
+        "<testsuites><testsuite name=\"s\" tests=\"1\"><testcase name=\"c\" colour=\"red\"/></testsuite></testsuites>",
+    );
+    assert!(jenkins_valid(&dir.join("odd.xml")).is_err());
+
+    // A suite with every kind of testcase: passed, failed, error (unreachable), skipped
+    // (a turn after one that could not be built), turns with file and line.
+    let server = Server::routes(vec![
+        ("/tool", Script::sse(vec![Step::Send(paint_run())])),
+        ("/chat", Script::sse(vec![Step::Send(clean_run())])),
+    ]);
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"round <trip> & back\"\nurl = \"{tool}\"\nmessage = \"paint\"\n\n[[case.turn]]\ntool_results = {{ \"*\" = \"done\" }}\n\n[[case]]\nname = \"mismatch\"\nurl = \"{chat}\"\nmessage = \"hi\"\n\n[[case.turn]]\ntool_results = {{ paint = \"x\" }}\n\n[[case.turn]]\nmessage = \"more\"\n\n[[case]]\nname = \"down\"\nurl = \"http://127.0.0.1:1/\"\nmessage = \"hi\"\n",
+            tool = server.url("/tool"),
+            chat = server.url("/chat"),
+        ),
+    );
+    let (code, stdout, stderr) = test_cmd(dir, &server, &["--junit", "suite.xml"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let junit = std::fs::read_to_string(dir.join("suite.xml")).unwrap();
+    for part in [
+        "<failure ",
+        "<error ",
+        "<skipped ",
+        " file=\"suite.toml\" line=\"6\"",
+    ] {
+        assert!(junit.contains(part), "{part}: {junit}");
+    }
+    jenkins_valid(&dir.join("suite.xml")).unwrap_or_else(|e| panic!("{e}\n{junit}"));
+
+    // check's JUnit: a clean capture, one with errors, one that cannot be read.
+    let root = crate::common::root();
+    let (_, xml, _) = lens(&[
+        "check",
+        "--format",
+        "junit",
+        root.join("fixtures/valid/agui-sdk-full.jsonl")
+            .to_str()
+            .unwrap(),
+        root.join("fixtures/invalid/pairing/tool-call.jsonl")
+            .to_str()
+            .unwrap(),
+        dir.join("missing.jsonl").to_str().unwrap(),
+    ]);
+    assert!(
+        xml.contains("<failure") && xml.contains("errors=\"1\""),
+        "{xml}"
+    );
+    write(dir, "check.xml", &xml);
+    jenkins_valid(&dir.join("check.xml")).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+}

@@ -18,7 +18,6 @@ pub struct Junit {
     failures: u64,
     /// Inputs that could not be read: the run could not do its job for them.
     errors: u64,
-    skipped: u64,
 }
 
 impl Junit {
@@ -31,7 +30,6 @@ impl Junit {
             tests: 0,
             failures: 0,
             errors: 0,
-            skipped: 0,
         }
     }
 }
@@ -111,7 +109,6 @@ impl Reporter for Junit {
                 xml_escape(&format!("not a capture: {skipped}"))
             );
             self.tests += 1;
-            self.skipped += 1;
             return Ok(());
         }
         let failure_count = errors.len() as u64;
@@ -173,8 +170,10 @@ impl Reporter for Junit {
     fn finish(&mut self, _summary: &Summary) -> io::Result<()> {
         write!(
             self.out,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"agui-lens\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
-            self.tests, self.failures, self.errors, self.skipped, self.suites
+            // No `skipped` here: the schema Jenkins validates against allows it only on each
+            // testsuite.
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"agui-lens\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n{}</testsuites>\n",
+            self.tests, self.failures, self.errors, self.suites
         )?;
         self.out.flush()
     }
