@@ -87,8 +87,19 @@ fn a_baseline_holds_back_known_findings_and_fails_new_ones() {
         let shown = match format {
             "json" => rules_in(&stdout).len(),
             "sarif" => {
+                // Held findings stay in SARIF, marked as suppressed by the baseline.
                 let sarif: Value = serde_json::from_str(&stdout).unwrap();
-                sarif["runs"][0]["results"].as_array().unwrap().len()
+                let results = sarif["runs"][0]["results"].as_array().unwrap();
+                let held: Vec<&Value> = results
+                    .iter()
+                    .filter(|r| r["suppressions"][0]["kind"] == "external")
+                    .collect();
+                assert_eq!(held.len(), 2, "{stdout}");
+                assert!(
+                    held.iter()
+                        .all(|r| r["partialFingerprints"]["agui-lens/v1"].is_string())
+                );
+                results.len() - held.len()
             }
             "junit" => stdout.matches("<failure").count(),
             "github" => stdout.matches("::error").count() + stdout.matches("::warning").count(),
@@ -128,7 +139,19 @@ fn a_baseline_holds_back_known_findings_and_fails_new_ones() {
     let (code, stdout, _) = check(dir, &["--baseline", "known.json", "--format", "sarif"]);
     assert_eq!(code, 1);
     let sarif: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 1);
+    let unsuppressed: Vec<&Value> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("suppressions").is_none())
+        .collect();
+    assert_eq!(unsuppressed.len(), 1);
+    assert!(
+        unsuppressed[0]["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("c2")
+    );
     let (code, stdout, _) = check(dir, &["--baseline", "known.json", "--format", "junit"]);
     assert_eq!(code, 1);
     assert_eq!(stdout.matches("<failure").count(), 1, "{stdout}");
@@ -145,6 +168,15 @@ fn a_baseline_holds_back_known_findings_and_fails_new_ones() {
     let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
     assert_eq!(code, 0);
     assert!(stderr.contains("1 finding recorded"), "{stderr}");
+
+    // An input with no events is never adopted: recording fails on it, and it still fails.
+    std::fs::write(dir.join("captures/empty.jsonl"), "").unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 1, "{stderr}");
+    let (code, stdout, _) = check(dir, &["--baseline", "known.json", "--format", "json"]);
+    assert_eq!(code, 1);
+    assert_eq!(rules_in(&stdout), ["framing/no-events 1"]);
+    std::fs::remove_file(dir.join("captures/empty.jsonl")).unwrap();
 
     // A baseline that is not one is an error.
     std::fs::write(dir.join("bad.json"), "[1, 2]").unwrap();

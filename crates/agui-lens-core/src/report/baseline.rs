@@ -7,11 +7,16 @@
 //! by its line, so a finding that moved (an event inserted above it, a renumbered stream)
 //! is still the one recorded. Findings with the same fingerprint are counted: a baseline that
 //! holds two of them admits two, and a third is new.
+//!
+//! An input that holds no events (`framing/no-events`, and `suite/no-stream` for a suite case)
+//! is never recorded nor held back: it is no capture with a known fault, and a baseline must
+//! not make it pass as one.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::catalog::RuleId;
 use crate::check::diagnostic::Diagnostic;
 
 /// The file's format version.
@@ -69,6 +74,9 @@ impl Baseline {
     /// Whether the finding was recorded (and not yet met as often as recorded): it is then
     /// known, and held back.
     pub fn admits(&mut self, d: &Diagnostic) -> bool {
+        if !adoptable(d) {
+            return false;
+        }
         let key = (d.rule.name().to_owned(), d.path.to_string(), fingerprint(d));
         match self.left.get_mut(&key) {
             Some(n) if *n > 0 => {
@@ -86,7 +94,11 @@ impl Baseline {
 }
 
 impl Recorder {
-    pub fn record(&mut self, d: &Diagnostic) {
+    /// Records a finding; false for one no baseline may hold (an input with no events).
+    pub fn record(&mut self, d: &Diagnostic) -> bool {
+        if !adoptable(d) {
+            return false;
+        }
         let print = fingerprint(d);
         let key = (d.rule.name().to_owned(), d.path.to_string(), print.clone());
         self.entries
@@ -99,6 +111,7 @@ impl Recorder {
                 message: d.message.clone(),
             })
             .count += 1;
+        true
     }
 
     pub fn findings(&self) -> u64 {
@@ -120,6 +133,12 @@ impl Recorder {
         text.push('\n');
         text
     }
+}
+
+/// Whether a finding may be recorded in a baseline: not one that says an input (or a suite
+/// case's answer) is no stream.
+fn adoptable(d: &Diagnostic) -> bool {
+    !matches!(d.rule, RuleId::FramingNoEvents | RuleId::SuiteNoStream)
 }
 
 /// What identifies a finding within its rule and input, whatever line it is on: 16 hex digits
@@ -159,7 +178,7 @@ pub fn fingerprint(d: &Diagnostic) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::catalog::{RuleId, Severity};
+    use crate::check::catalog::Severity;
 
     fn finding(line: u64, message: &str) -> Diagnostic {
         let mut d = Diagnostic::whole_input(
@@ -195,6 +214,24 @@ mod tests {
         let mut again = Baseline::parse(&text).unwrap();
         assert!(!again.admits(&other_file));
         assert_eq!(again.unmet(), 2);
+    }
+
+    #[test]
+    fn an_input_with_no_events_is_never_adopted() {
+        let empty = Diagnostic::whole_input(
+            RuleId::FramingNoEvents,
+            Severity::Error,
+            "empty.jsonl".into(),
+            "no AG-UI events: the input is empty".into(),
+        );
+        let mut recorder = Recorder::default();
+        recorder.record(&empty);
+        assert_eq!(recorder.findings(), 0);
+        let forged = format!(
+            r#"{{"version":1,"findings":[{{"rule":"framing/no-events","path":"empty.jsonl","fingerprint":"{}","count":1,"message":""}}]}}"#,
+            fingerprint(&empty)
+        );
+        assert!(!Baseline::parse(&forged).unwrap().admits(&empty));
     }
 
     #[test]

@@ -104,6 +104,10 @@ impl Reporter for Grouping {
         }
     }
 
+    fn held(&mut self, d: &Diagnostic, baseline: &str) -> io::Result<()> {
+        self.inner.held(d, baseline)
+    }
+
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
         self.flush_groups()?;
         self.inner.end_file(file)

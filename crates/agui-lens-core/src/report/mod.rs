@@ -213,6 +213,12 @@ pub trait Reporter {
         Ok(())
     }
     fn diagnostic(&mut self, diagnostic: &Diagnostic) -> io::Result<()>;
+    /// A finding a baseline (the file `baseline`) holds back: neither shown nor counted, except
+    /// by a format that can carry it marked as suppressed (SARIF), so that a dashboard still
+    /// knows it is there.
+    fn held(&mut self, _diagnostic: &Diagnostic, _baseline: &str) -> io::Result<()> {
+        Ok(())
+    }
     /// The repeats of a finding already given, held back by [`group::Grouping`]: told at
     /// the end of their input, before `end_file`.
     fn repeated(&mut self, group: &group::Repeated) -> io::Result<()>;

@@ -64,8 +64,10 @@ fn rules() -> Vec<Value> {
         .collect()
 }
 
-impl Reporter for Sarif {
-    fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
+/// A finding as a SARIF result. `partialFingerprints` carries the fingerprint baselines use,
+/// so a dashboard tracks a finding across runs whatever line it moves to.
+fn result(d: &Diagnostic) -> Value {
+    {
         let mut message = d.message.clone();
         if let Some(help) = &d.help {
             message.push_str("\nhelp: ");
@@ -94,14 +96,31 @@ impl Reporter for Sarif {
         if let Some(subject) = &d.subject {
             properties.insert("subject".into(), json!(subject));
         }
-        self.results.push(json!({
+        json!({
             "ruleId": d.rule.name(),
             "ruleIndex": RuleId::ALL.iter().position(|id| *id == d.rule),
             "level": d.severity.as_str(),
             "message": {"text": message},
             "locations": [location],
+            "partialFingerprints": {"agui-lens/v1": super::baseline::fingerprint(d)},
             "properties": properties,
-        }));
+        })
+    }
+}
+
+impl Reporter for Sarif {
+    fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
+        self.results.push(result(d));
+        Ok(())
+    }
+
+    fn held(&mut self, d: &Diagnostic, baseline: &str) -> io::Result<()> {
+        let mut held = result(d);
+        held["suppressions"] = json!([{
+            "kind": "external",
+            "justification": format!("a known finding, recorded in the baseline {baseline}"),
+        }]);
+        self.results.push(held);
         Ok(())
     }
 

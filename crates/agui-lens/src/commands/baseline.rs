@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::BaselineArgs;
-use agui_lens_core::check::diagnostic::Diagnostic;
+use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::Stats;
 use agui_lens_core::report::baseline::{Baseline, Recorder};
 
@@ -19,6 +19,8 @@ pub struct Gate {
     /// Findings held back since the last [`Gate::take_held`], by severity.
     held: Stats,
     held_total: u64,
+    /// Errors seen while recording that no baseline may hold.
+    unadopted_errors: u64,
 }
 
 enum Mode {
@@ -53,6 +55,7 @@ impl Gate {
             mode,
             held: Stats::default(),
             held_total: 0,
+            unadopted_errors: 0,
         }))
     }
 
@@ -61,7 +64,9 @@ impl Gate {
     pub fn keep(&mut self, d: &Diagnostic) -> bool {
         match &mut self.mode {
             Mode::Record(recorder) => {
-                recorder.record(d);
+                if !recorder.record(d) && d.severity == Severity::Error {
+                    self.unadopted_errors += 1;
+                }
                 true
             }
             Mode::Hold(baseline) => {
@@ -76,9 +81,16 @@ impl Gate {
         }
     }
 
-    /// Whether findings are being recorded (the run then passes whatever it finds).
-    pub fn recording(&self) -> bool {
-        matches!(self.mode, Mode::Record(_))
+    /// The baseline file, as given.
+    pub fn path(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Whether findings are being recorded and every error found was recorded: the run then
+    /// passes, as what it found is what the baseline now holds. An input with no events is
+    /// never recorded, and still fails.
+    pub fn recorded_all(&self) -> bool {
+        matches!(self.mode, Mode::Record(_)) && self.unadopted_errors == 0
     }
 
     /// The findings held back since the last call, to take off an input's counts.

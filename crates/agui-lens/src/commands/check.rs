@@ -63,7 +63,7 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         let inputs = inputs::open_captures(inputs, args.read.entry);
         check_inputs(&ctx, &inputs, &read, reporter.as_mut(), gate.as_mut())?
     };
-    let recording = gate.as_ref().is_some_and(Gate::recording);
+    let recording = gate.as_ref().is_some_and(Gate::recorded_all);
     if let Some(gate) = gate {
         gate.finish()?;
     }
@@ -194,9 +194,7 @@ pub fn check_inputs(
     if let [input] = inputs {
         let mut file = check_one(ctx, input, read, &mut |diagnostics| {
             for d in diagnostics {
-                if gate.as_deref_mut().is_none_or(|g| g.keep(d)) {
-                    reporter.diagnostic(d)?;
-                }
+                show(reporter, gate.as_deref_mut(), d)?;
             }
             reporter.flush()
         })?;
@@ -222,9 +220,7 @@ pub fn check_inputs(
                 let (mut file, found) = result?;
                 reporter.start_file(&file.path)?;
                 for d in &found {
-                    if gate.as_deref_mut().is_none_or(|g| g.keep(d)) {
-                        reporter.diagnostic(d)?;
-                    }
+                    show(reporter, gate.as_deref_mut(), d)?;
                 }
                 if let Some(gate) = gate.as_deref_mut() {
                     subtract(&mut file.stats, gate.take_held());
@@ -235,6 +231,16 @@ pub fn check_inputs(
     }
     reporter.finish(&run.summary)?;
     Ok(run)
+}
+
+/// Reports a finding, or tells the reporter a baseline holds it.
+fn show(reporter: &mut dyn Reporter, gate: Option<&mut Gate>, d: &Diagnostic) -> io::Result<()> {
+    if let Some(gate) = gate
+        && !gate.keep(d)
+    {
+        return reporter.held(d, &gate.path());
+    }
+    reporter.diagnostic(d)
 }
 
 fn finish_file(

@@ -225,7 +225,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     if let Some(path) = &args.junit {
         std::fs::write(path, &junit).with_context(|| format!("writing {}", path.display()))?;
     }
-    let recording = gate.as_ref().is_some_and(Gate::recording);
+    let recording = gate.as_ref().is_some_and(Gate::recorded_all);
     if let Some(gate) = gate {
         gate.finish()?;
     }
@@ -394,7 +394,14 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
         let stopped = result.folded.is_none();
         outcomes.push(result);
         if stopped && t + 1 < case.turns.len() {
-            let why = format!("not run: turn {} did not end with a stream", t + 1);
+            let why = if agui_lens_core::stop::requested() {
+                format!(
+                    "not run: interrupted by {}",
+                    agui_lens_core::stop::signal_name()
+                )
+            } else {
+                format!("not run: turn {} did not end with a stream", t + 1)
+            };
             outcomes.extend(
                 case.turns[t + 1..]
                     .iter()
