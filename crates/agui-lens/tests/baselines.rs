@@ -223,4 +223,16 @@ fn a_suite_adopts_a_baseline_too() {
     assert!(stdout.contains("case strict ... ok"), "{stdout}");
     let junit = std::fs::read_to_string(dir.join("j.xml")).unwrap();
     assert!(!junit.contains("<failure"), "{junit}");
+    // SARIF still carries the held finding, suppressed, at the case's line.
+    let (code, stdout, _) = test(&["--baseline", "suite-known.json", "--format", "sarif"]);
+    assert_eq!(code, 0);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{stdout}");
+    assert_eq!(results[0]["ruleId"], "schema/unknown-field");
+    assert_eq!(results[0]["suppressions"][0]["kind"], "external");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        1
+    );
 }

@@ -132,7 +132,11 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     run_cases(&shared, &suite.cases, usize::from(args.jobs), |turns| {
         for mut case in turns {
             if let Some(gate) = gate.as_mut() {
-                case.diagnostics.retain(|d| gate.keep(d));
+                let (kept, held) = std::mem::take(&mut case.diagnostics)
+                    .into_iter()
+                    .partition(|d| gate.keep(d));
+                case.diagnostics = kept;
+                case.held = held;
                 subtract(&mut case.stats, gate.take_held());
                 if case.skipped.is_none() {
                     case.passed = passed(&shared, &case);
@@ -201,9 +205,13 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
             let mut reporter =
                 crate::render::reporter(args.output.format, Box::new(io::stdout()), false, false);
             let mut summary = Summary::default();
+            let baseline = gate.as_ref().map(Gate::path).unwrap_or_default();
             for case in &outcomes {
                 for d in &case.diagnostics {
                     reporter.diagnostic(&suite::in_suite(d, &shared.suite_path, case))?;
+                }
+                for d in &case.held {
+                    reporter.held(&suite::in_suite(d, &shared.suite_path, case), &baseline)?;
                 }
                 summary.files += 1;
                 summary.events += case.stats.events;

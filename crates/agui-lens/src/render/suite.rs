@@ -36,6 +36,8 @@ pub struct CaseOutcome {
     pub stats: Stats,
     /// Stream, transport and suite findings, in the order found.
     pub diagnostics: Vec<Diagnostic>,
+    /// Findings a baseline holds back: counted nowhere, kept for SARIF (as suppressed).
+    pub held: Vec<Diagnostic>,
     /// What the case did besides checking (a snapshot written).
     pub notes: Vec<String>,
     /// Set when agui-lens could not do its job for the case (an unreadable snapshot file, a
@@ -63,6 +65,7 @@ impl CaseOutcome {
             first_event: None,
             stats: Stats::default(),
             diagnostics: Vec::new(),
+            held: Vec::new(),
             notes: Vec::new(),
             failure: None,
             error: None,
@@ -314,6 +317,7 @@ mod tests {
                 ..Stats::default()
             },
             diagnostics,
+            held: Vec::new(),
             notes: Vec::new(),
             failure: None,
             error: None,
