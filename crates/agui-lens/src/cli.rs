@@ -628,6 +628,11 @@ pub struct CompactArgs {
     #[arg(long)]
     pub no_verify: bool,
 
+    /// Drop frames that cannot be read as events (a line that is not JSON, a protobuf frame
+    /// of an unknown kind). Without it, a file holding any is refused and left as it was.
+    #[arg(long)]
+    pub drop_unreadable: bool,
+
     #[command(flatten)]
     pub read: ReadArgs,
 

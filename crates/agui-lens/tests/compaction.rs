@@ -433,11 +433,31 @@ fn streams_with_errors_compact_without_gaining_any() {
         for level in ["deltas", "snapshot"] {
             let output = dir.path().join(format!("out-{level}.{ext}"));
             let _ = std::fs::remove_file(&output);
-            let (code, stderr) = compact(&input, &output, level);
+            let (mut code, mut stderr) = compact(&input, &output, level);
             if holds_no_events(&input) {
                 assert_eq!(code, 2, "{} at {level}: {stderr}", fixture.display());
                 assert!(!output.exists(), "{}", fixture.display());
                 continue;
+            }
+            if stderr.contains("could not be read as events") {
+                // Frames that are no events would be lost: refused, unless asked for.
+                assert_eq!(code, 1, "{} at {level}: {stderr}", fixture.display());
+                assert!(!output.exists(), "{}", fixture.display());
+                assert!(
+                    before.keys().any(|rule| rule.starts_with("framing/")),
+                    "{} at {level}: refused with no framing error: {stderr}",
+                    fixture.display()
+                );
+                let (again, _, err) = run(&[
+                    "compact",
+                    "--level",
+                    level,
+                    "--drop-unreadable",
+                    input.to_str().unwrap(),
+                    "-o",
+                    output.to_str().unwrap(),
+                ]);
+                (code, stderr) = (again, err);
             }
             assert_eq!(code, 0, "{} at {level}: {stderr}", fixture.display());
             assert_eq!(
@@ -565,4 +585,70 @@ fn outputs_that_cannot_be_replaced_are_written_into() {
     let (code, _, stderr) = run(&["compact", "--in-place", pipe.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(stderr.contains("not a regular file"), "{stderr}");
+}
+
+/// A frame that cannot be read as an event (a line that is not JSON, a protobuf frame of an
+/// arm this version does not know) would vanish from a compacted file: the file is refused
+/// and left exactly as it was, unless --drop-unreadable says to drop such frames.
+#[test]
+fn frames_that_cannot_be_read_are_never_dropped_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("a.jsonl");
+    let text = concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"Hel"}"#,
+        "\n",
+        "not json, but someone's data\n",
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"l"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"o"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        "\n",
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+        "\n",
+    );
+    std::fs::write(&jsonl, text).unwrap();
+    let pb = dir.path().join("b.pb");
+    std::fs::copy(
+        root().join("fixtures/invalid/framing/proto-unknown-arm.pb"),
+        &pb,
+    )
+    .unwrap();
+    let pb_bytes = std::fs::read(&pb).unwrap();
+    let modified = std::fs::metadata(&jsonl).unwrap().modified().unwrap();
+    for input in [&jsonl, &pb] {
+        let (code, _, stderr) = run(&["compact", input.to_str().unwrap(), "--in-place"]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains("refused") && stderr.contains("could not be read"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&jsonl).unwrap(), text);
+    assert_eq!(
+        std::fs::metadata(&jsonl).unwrap().modified().unwrap(),
+        modified
+    );
+    assert_eq!(std::fs::read(&pb).unwrap(), pb_bytes);
+    // Named on purpose, they go.
+    let (code, _, stderr) = run(&[
+        "compact",
+        jsonl.to_str().unwrap(),
+        "--in-place",
+        "--drop-unreadable",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("1 frame that could not be read dropped"),
+        "{stderr}"
+    );
+    let compacted = std::fs::read_to_string(&jsonl).unwrap();
+    assert!(
+        !compacted.contains("not json") && compacted.contains("Hello"),
+        "{compacted}"
+    );
 }

@@ -52,6 +52,8 @@ struct Report {
     bytes_out: u64,
     /// Chunks left out because a client drops them.
     dropped: u64,
+    /// Frames that could not be read as events, left out (only with --drop-unreadable).
+    unreadable: u64,
     /// Why the compacted stream was not written, when it was not.
     refused: Option<String>,
     /// Compacted, the stream would have been larger: its events were kept as they were read,
@@ -78,6 +80,7 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         state_limit: args.read.state_limit(),
         schemas,
         levels: verification_levels(),
+        drop_unreadable: args.drop_unreadable,
     };
     crate::signals::catch();
     let progress = progress_bar(inputs.len());
@@ -125,6 +128,8 @@ struct Settings<'a> {
     state_limit: usize,
     schemas: Option<&'a SchemaSet>,
     levels: Levels,
+    /// Frames that cannot be read as events may be left out (else the file is refused).
+    drop_unreadable: bool,
 }
 
 fn progress_bar(files: usize) -> Option<indicatif::ProgressBar> {
@@ -263,6 +268,14 @@ fn target_compression(target: &Target, input: Compression) -> Compression {
     }
 }
 
+fn plural_frames(n: u64) -> String {
+    if n == 1 {
+        "1 frame".to_owned()
+    } else {
+        format!("{n} frames")
+    }
+}
+
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
     if let Some(path) = input.path().filter(|path| read::is_har_file(path)) {
         // A browser capture is a record of what a browser saw: never rewritten.
@@ -273,6 +286,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             bytes_read: 0,
             bytes_out: 0,
             dropped: 0,
+            unreadable: 0,
             refused: None,
             kept: None,
             skipped: Some(
@@ -307,6 +321,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let FirstPass {
         folded,
         dropped,
+        unreadable,
         events_in,
         known,
         bytes_read,
@@ -332,6 +347,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         bytes_read,
         bytes_out,
         dropped,
+        unreadable,
         refused: None,
         kept: None,
         skipped: None,
@@ -342,6 +358,16 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         report.skipped = Some(format!(
             "no AG-UI events ({})",
             read::describe_non_stream(&head)
+        ));
+        return Ok(report);
+    }
+    if unreadable > 0 && !settings.drop_unreadable {
+        // What cannot be read as an event cannot be written back as one: compacting would
+        // lose it.
+        report.refused = Some(format!(
+            "{} could not be read as events and would be lost (`agui-lens check {name}` \
+             says which; --drop-unreadable drops them)",
+            plural_frames(unreadable)
         ));
         return Ok(report);
     }
@@ -460,6 +486,8 @@ struct FirstPass {
     folded: Folded,
     /// Chunks left out because a client drops them.
     dropped: u64,
+    /// Frames that could not be read as events.
+    unreadable: u64,
     events_in: u64,
     /// Events of a type AG-UI defines.
     known: u64,
@@ -518,6 +546,7 @@ fn first_pass(
     let mut bytes_in = 0u64;
     let mut events_in = 0u64;
     let mut known = 0u64;
+    let unreadable;
     match check.filter(|_| matches!(input, InputSpec::Stdin)) {
         Some(ctx) => {
             let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
@@ -546,9 +575,10 @@ fn first_pass(
                     return Err(err).with_context(|| format!("writing the compacted {name}"));
                 }
             }
-            engine.finish(&mut found);
+            let stats = engine.finish(&mut found);
             count_errors(&mut counts, found.drain(..));
             errors_before = Some(counts);
+            unreadable = stats.frames.saturating_sub(stats.events);
         }
         None => {
             let max_line = settings.read.max_line;
@@ -590,6 +620,7 @@ fn first_pass(
             events_in = stats.events;
             known = stats.known;
             bytes_in = stats.bytes;
+            unreadable = stats.unreadable;
         }
     }
     let dropped = compactor.dropped();
@@ -606,6 +637,7 @@ fn first_pass(
     Ok(FirstPass {
         folded,
         dropped,
+        unreadable,
         events_in,
         known,
         bytes_read: opened.reader.bytes_read(),
@@ -781,13 +813,19 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                     // An unchanged file counts as it was on both sides.
                     (report.events_in, kept, kept)
                 } else {
-                    let dropped = match report.dropped {
+                    let mut dropped = match report.dropped {
                         0 => String::new(),
                         1 => "; 1 chunk a client drops was left out (`check` says why)".to_owned(),
                         n => {
                             format!("; {n} chunks a client drops were left out (`check` says why)")
                         }
                     };
+                    match report.unreadable {
+                        0 => {}
+                        1 => dropped.push_str("; 1 frame that could not be read dropped"),
+                        n => dropped
+                            .push_str(&format!("; {n} frames that could not be read dropped")),
+                    }
                     eprintln!(
                         "{}: {} → {}, {} → {}{dropped}",
                         report.name,
