@@ -990,6 +990,7 @@ mod tests {
             state_limit: DEFAULT_STATE_LIMIT,
             schemas: Some(schemas),
             levels: verification_levels(),
+            drop_unreadable: false,
         }
     }
 
