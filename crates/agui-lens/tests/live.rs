@@ -1498,6 +1498,16 @@ message = "hi"
     let findings = std::fs::read_to_string(mismatch).unwrap();
     assert!(findings.contains("suite/turn-mismatch"), "{findings}");
 
+    // JSON counts cases and turns.
+    let (code, json, _) = test_cmd(dir, &server, &["--format", "json"]);
+    assert_eq!(code, 1);
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["summary"]["cases"], 4, "{json}");
+    assert_eq!(doc["summary"]["turns"], 7);
+    assert_eq!(doc["summary"]["not_run"], 1);
+    assert_eq!(doc["cases"][1]["name"], "round trip / turn 2");
+    assert_eq!(doc["cases"][1]["turn"], 2);
+
     // One case by name, twice: the same verdict on a fresh thread each time.
     let mut threads = Vec::new();
     for _ in 0..2 {

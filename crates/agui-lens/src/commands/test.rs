@@ -186,8 +186,10 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
             let document = serde_json::json!({
                 "suite": args.suite.to_string_lossy(),
                 "cases": cases,
+                // Counts of turns: a case of one turn is one.
                 "summary": {
-                    "cases": outcomes.len(),
+                    "cases": suite::distinct_cases(&outcomes),
+                    "turns": outcomes.len(),
                     "passed": passed,
                     "failed": outcomes.len() - passed - not_run,
                     "not_run": not_run,

@@ -147,12 +147,7 @@ pub fn human_summary(cases: &[CaseOutcome], elapsed: Duration, color: bool) -> S
     } else {
         String::new()
     };
-    // Outcomes are per turn; a conversation is one case.
-    let distinct = cases
-        .iter()
-        .enumerate()
-        .filter(|(i, c)| *i == 0 || cases[i - 1].case != c.case || c.turn == 1)
-        .count();
+    let distinct = distinct_cases(cases);
     let count = if distinct == cases.len() {
         plural(cases.len() as u64, "case")
     } else {
@@ -166,6 +161,11 @@ pub fn human_summary(cases: &[CaseOutcome], elapsed: Duration, color: bool) -> S
         "test result: {verdict}. {passed} passed; {failed} failed;{not_run} {count} in {}",
         secs(elapsed)
     )
+}
+
+/// How many cases the outcomes are of: outcomes are per turn, and a conversation is one case.
+pub fn distinct_cases(cases: &[CaseOutcome]) -> usize {
+    cases.iter().filter(|c| c.turn == 1).count()
 }
 
 fn paint(text: &str, color: bool, style: fn(&str) -> String) -> String {
