@@ -12,6 +12,7 @@ pub mod declaration;
 pub mod glob;
 pub mod inspect;
 pub mod live;
+pub mod progress;
 pub mod render;
 pub mod signals;
 pub mod suite;

@@ -742,3 +742,67 @@ fn sarif_rules_link_their_spec_page() {
         assert_eq!(described["properties"]["tags"][0], rule.family());
     }
 }
+
+/// Runs agui-lens on a pseudo-terminal (util-linux `script`), as a person at a terminal would,
+/// with progress shown at once; returns what the terminal got.
+fn on_a_terminal(dir: &std::path::Path, args: &str) -> String {
+    let out = Command::new("script")
+        .current_dir(dir)
+        .env("AGUI_LENS_PROGRESS_DELAY_MS", "0")
+        .args([
+            "-qec",
+            &format!("{} {args}", env!("CARGO_BIN_EXE_agui-lens")),
+            "/dev/null",
+        ])
+        .output()
+        .expect("running script (util-linux)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn long_inputs_show_progress_on_a_terminal_and_never_on_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let mut text = String::from(
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\",\"protocolVersion\":\"1.0\"}\n{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\",\"role\":\"assistant\"}\n",
+    );
+    let delta = format!(
+        "{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"{}\"}}\n",
+        "word ".repeat(20)
+    );
+    for _ in 0..60_000 {
+        text.push_str(&delta);
+    }
+    text.push_str("{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m\"}\n{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    std::fs::write(dir.join("long.jsonl"), &text).unwrap();
+    for (args, label) in [
+        ("check long.jsonl", "checking"),
+        ("fold long.jsonl --compact -o /dev/null", "folding"),
+        ("cat long.jsonl -o copy.jsonl", "reading"),
+        ("inspect long.jsonl --stats", "inspecting"),
+        ("compact long.jsonl -o small.jsonl", "compacting"),
+    ] {
+        let args = args.replace(" -o /dev/null", " > /dev/null");
+        let seen = on_a_terminal(dir, &args);
+        assert!(
+            seen.contains(label) && seen.contains(" left") && seen.contains("MiB"),
+            "{args}: {seen}"
+        );
+        // A pipe never gets it.
+        let (_, stdout, stderr) = split(
+            agui_lens()
+                .current_dir(dir)
+                .env("AGUI_LENS_PROGRESS_DELAY_MS", "0")
+                .args(args.split(' ').take_while(|a| *a != ">"))
+                .output()
+                .unwrap(),
+        );
+        assert!(
+            !stderr.contains(" left") && !stdout.contains(" left"),
+            "{args}: {stderr}"
+        );
+    }
+    // A report for a program gets none either.
+    let seen = on_a_terminal(dir, "check long.jsonl --format json");
+    assert!(!seen.contains("checking"), "{seen}");
+}

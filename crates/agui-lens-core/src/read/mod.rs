@@ -10,6 +10,7 @@ mod json;
 mod jsonl;
 mod lines;
 pub mod pipeline;
+pub mod progress;
 mod proto;
 mod sse;
 
@@ -384,7 +385,7 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
                 bail!("{} is a directory", path.display());
             }
             live = !meta.is_file();
-            Box::new(file)
+            Box::new(progress::Counted(file))
         }
     };
     let ext_hint = input.path().and_then(detect::format_from_extension);

@@ -108,6 +108,8 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
     } else {
         InputSpec::File(args.path.clone())
     };
+    let _progress =
+        crate::progress::Progress::start("reading", crate::progress::total_size([&input]), 1, true);
     let read = ReadOptions {
         format: args.input_format,
         max_line: args.max_line.unwrap_or(DEFAULT_MAX_LINE),

@@ -14,6 +14,7 @@ use super::baseline::{Gate, subtract};
 use super::inputs::{self, Input};
 use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
 use crate::config::Config;
+use crate::progress::Progress;
 use agui_lens_core::check::capabilities::levels_for;
 use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::Diagnostic;
@@ -61,6 +62,12 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     } else {
         let inputs = inputs::expand(&paths, &inputs::Walk::from_args(&args.walk))?;
         let inputs = inputs::open_captures(inputs, args.read.entry);
+        let _progress = Progress::start(
+            "checking",
+            crate::progress::total_size(inputs.iter().map(|i| &i.spec)),
+            inputs.len(),
+            args.output.format == agui_lens_core::report::Format::Human,
+        );
         check_inputs(&ctx, &inputs, &read, reporter.as_mut(), gate.as_mut())?
     };
     let recording = gate.as_ref().is_some_and(Gate::recorded_all);

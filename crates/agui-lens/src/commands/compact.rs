@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use super::inputs::{self, Input};
 use super::{Outcome, WriteBack, persist, same_file};
 use crate::cli::CompactArgs;
+use crate::progress::Progress;
 use agui_lens_core::check::catalog::{Level as RuleLevel, Levels, RuleId};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context as CheckContext, Engine, Fed};
@@ -83,7 +84,12 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         drop_unreadable: args.drop_unreadable,
     };
     crate::signals::catch();
-    let progress = progress_bar(inputs.len());
+    let progress = Progress::start(
+        "compacting",
+        crate::progress::total_size(inputs.iter().map(|i| &i.spec)),
+        inputs.len(),
+        true,
+    );
     let reports: Vec<(bool, Result<Report>)> = inputs
         .par_iter()
         .zip(targets.par_iter())
@@ -92,15 +98,10 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
                 Some(why) => Err(anyhow!("{why}")),
                 None => compact_one(&settings, &input.spec, target),
             };
-            if let Some(bar) = &progress {
-                bar.inc(1);
-            }
             (input.explicit, report)
         })
         .collect();
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
+    drop(progress);
     summarize(reports)
 }
 
@@ -130,18 +131,6 @@ struct Settings<'a> {
     levels: Levels,
     /// Frames that cannot be read as events may be left out (else the file is refused).
     drop_unreadable: bool,
-}
-
-fn progress_bar(files: usize) -> Option<indicatif::ProgressBar> {
-    if files < 2 || !io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(files as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("compacting {bar:30} {pos}/{len} files {elapsed}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    Some(bar)
 }
 
 /// Decides where each input goes, before anything is written: with `--in-place` the input

@@ -22,6 +22,8 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     let read = args.read.options();
     let limit = args.read.state_limit();
     let initial = args.read.initial_state()?;
+    let _progress =
+        crate::progress::Progress::start("folding", crate::progress::total_size([&input]), 1, true);
     let threads = fold_threads(
         &input,
         &read,

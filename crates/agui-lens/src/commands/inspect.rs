@@ -37,6 +37,12 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         entry: args.read.entry,
     };
     let state_limit = args.read.state_limit();
+    let _progress = crate::progress::Progress::start(
+        "inspecting",
+        crate::progress::total_size([&input]),
+        1,
+        args.html.is_some() || args.format == crate::cli::ViewFormat::Human,
+    );
     let mut opened = read::open(&input, &read)?;
     // A browser capture's request is what the client held: its state and its messages.
     let capture = opened.capture.clone();
