@@ -18,7 +18,7 @@
 //! threads interleave, a STATE_DELTA applies to the state of its own run's thread. The same seed
 //! gives the same bytes.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 
 #[derive(Debug, Parser)]
 #[command(about = "Write a realistic, deterministic AG-UI event stream for benchmarks")]
-struct Args {
+pub(crate) struct Args {
     /// Uncompressed size to reach, e.g. 10MB, 100MB, 1GB (MB = 10^6 bytes, MiB = 2^20); the
     /// stream stops at the first run boundary at or past it.
     #[arg(long, value_parser = parse_size)]
@@ -57,6 +57,10 @@ struct Args {
     /// Output file, or `-` for stdout.
     #[arg(short = 'o', long = "output")]
     output: String,
+    /// After writing, print the mix to stderr: events and share of the bytes per event type,
+    /// events and runs per MB.
+    #[arg(long)]
+    stats: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -232,6 +236,8 @@ struct Emitter {
     buf: Vec<u8>,
     bytes: u64,
     events: u64,
+    /// Per event type: (events, bytes).
+    by_type: BTreeMap<String, (u64, u64)>,
 }
 
 impl Emitter {
@@ -255,6 +261,13 @@ impl Emitter {
         self.out.write_all(&self.buf)?;
         self.bytes += self.buf.len() as u64;
         self.events += 1;
+        match self.by_type.get_mut(ty) {
+            Some(counts) => *counts = (counts.0 + 1, counts.1 + self.buf.len() as u64),
+            None => {
+                self.by_type
+                    .insert(ty.to_owned(), (1, self.buf.len() as u64));
+            }
+        }
         Ok(())
     }
 }
@@ -1287,6 +1300,75 @@ impl Gen {
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    let summary = generate(&args)?;
+    let compressed = if args.gzip || args.zstd {
+        format!(" ({} compressed)", summary.written)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "generate: {} bytes{compressed}, {} events, {} runs, {} threads -> {}",
+        summary.bytes, summary.events, summary.runs, args.threads, args.output
+    );
+    if args.stats {
+        eprint!("{}", summary.stats());
+    }
+    Ok(())
+}
+
+/// What a stream holds, as `generate` wrote it (uncompressed bytes).
+pub(crate) struct Summary {
+    pub(crate) bytes: u64,
+    pub(crate) events: u64,
+    pub(crate) runs: u64,
+    /// Bytes written after compression.
+    pub(crate) written: u64,
+    /// Per event type: (events, bytes), bytes including the line's framing.
+    pub(crate) by_type: BTreeMap<String, (u64, u64)>,
+}
+
+impl Summary {
+    /// Share of the bytes of events of type `ty`, in percent.
+    pub(crate) fn percent(&self, ty: &str) -> f64 {
+        self.by_type.get(ty).map_or(0, |&(_, b)| b) as f64 * 100.0 / self.bytes as f64
+    }
+
+    pub(crate) fn events_per_mb(&self) -> f64 {
+        self.events as f64 / (self.bytes as f64 / 1e6)
+    }
+
+    pub(crate) fn runs_per_mb(&self) -> f64 {
+        self.runs as f64 / (self.bytes as f64 / 1e6)
+    }
+
+    /// The mix as a markdown table, largest share of bytes first.
+    pub(crate) fn stats(&self) -> String {
+        let mut rows: Vec<(&String, &(u64, u64))> = self.by_type.iter().collect();
+        rows.sort_by(|a, b| b.1.1.cmp(&a.1.1).then(a.0.cmp(b.0)));
+        let mut out = String::from(
+            "| type | events | bytes | bytes % | avg bytes |\n|---|---:|---:|---:|---:|\n",
+        );
+        for (ty, &(events, bytes)) in rows {
+            out.push_str(&format!(
+                "| {ty} | {events} | {bytes} | {:.2} | {:.0} |\n",
+                self.percent(ty),
+                bytes as f64 / events as f64
+            ));
+        }
+        out.push_str(&format!(
+            "{} bytes, {} events, {} runs: {:.0} events/MB, {:.2} runs/MB (MB = 10^6 bytes)\n",
+            self.bytes,
+            self.events,
+            self.runs,
+            self.events_per_mb(),
+            self.runs_per_mb()
+        ));
+        out
+    }
+}
+
+/// Writes the stream `args` describe.
+pub(crate) fn generate(args: &Args) -> Result<Summary> {
     if args.size == 0 {
         bail!("--size must be positive");
     }
@@ -1315,6 +1397,7 @@ fn main() -> Result<()> {
         buf: Vec::with_capacity(1 << 16),
         bytes: 0,
         events: 0,
+        by_type: BTreeMap::new(),
     };
     let mut rng = Rng(mix64(args.seed ^ 0xA6_1A_6E_45));
     let start = 1_767_225_600_000 + rng.below(86_400_000); // 2026-01-01, plus up to a day
@@ -1344,20 +1427,18 @@ fn main() -> Result<()> {
         }
     }
     let (bytes, events, runs) = (g.out.bytes, g.out.events, g.runs);
+    let by_type = std::mem::take(&mut g.out.by_type);
     let written = g
         .out
         .out
         .into_inner()
         .map_err(|e| e.into_error())?
         .finish()?;
-    let compressed = if args.gzip || args.zstd {
-        format!(" ({written} compressed)")
-    } else {
-        String::new()
-    };
-    eprintln!(
-        "generate: {bytes} bytes{compressed}, {events} events, {runs} runs, {} threads -> {}",
-        args.threads, args.output
-    );
-    Ok(())
+    Ok(Summary {
+        bytes,
+        events,
+        runs,
+        written,
+        by_type,
+    })
 }
