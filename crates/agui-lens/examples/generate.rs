@@ -464,14 +464,23 @@ fn piece(rng: &mut Rng, st: &mut TextState) -> String {
 
 /// A streamed message: `count` token-sized deltas (1-3 words each) and their concatenation.
 fn stream_text(rng: &mut Rng, count: u64) -> (Vec<String>, String) {
+    stream_words(rng, count, (50, 85))
+}
+
+/// `count` deltas of 1-3 words: one word below `cuts.0` of 100, two below `cuts.1`, else
+/// three; and their concatenation.
+fn stream_words(rng: &mut Rng, count: u64, cuts: (u64, u64)) -> (Vec<String>, String) {
     let mut st = TextState::new();
     let mut deltas = Vec::with_capacity(count as usize);
     let mut full = String::new();
     for _ in 0..count {
-        let n = match rng.below(100) {
-            0..50 => 1,
-            50..85 => 2,
-            _ => 3,
+        let r = rng.below(100);
+        let n = if r < cuts.0 {
+            1
+        } else if r < cuts.1 {
+            2
+        } else {
+            3
         };
         let mut d = String::new();
         for _ in 0..n {
@@ -1345,26 +1354,11 @@ const STEP_STATUSES: &[&str] = &["pending", "in_progress", "done", "blocked"];
 
 /// `stream_text` with smaller deltas (1-3 words, mostly 1), as newer models stream them.
 fn mixed_stream_text(rng: &mut Rng, count: u64) -> (Vec<String>, String) {
-    let mut st = TextState::new();
-    let mut deltas = Vec::with_capacity(count as usize);
-    let mut full = String::new();
-    for _ in 0..count {
-        let n = match rng.below(100) {
-            0..60 => 1,
-            60..92 => 2,
-            _ => 3,
-        };
-        let mut d = String::new();
-        for _ in 0..n {
-            d.push_str(&piece(rng, &mut st));
-        }
-        full.push_str(&d);
-        deltas.push(d);
-    }
-    (deltas, full)
+    stream_words(rng, count, (60, 92))
 }
 
 impl Gen {
+    /// One run of `thread`, as `profile` makes them.
     fn run_profile(&mut self, profile: Profile, thread: &mut Thread) -> io::Result<()> {
         match profile {
             Profile::Deltas => self.run(thread),
