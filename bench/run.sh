@@ -3,16 +3,22 @@
 #
 #   bench/run.sh [SIZES...]        default: 10MB 100MB (1GB works; MB = 10^6 bytes)
 #
-# Builds release, generates bench/data/stream-<size>.jsonl when missing, runs each command
-# BENCH_RUNS times (default 3), in interleaved rounds: median wall time, largest peak RSS.
-# Prints a markdown table per size and writes it to bench/results-<size>.md. See
-# bench/README.md.
+# Builds release, generates bench/data/stream-<profile>-<size>.jsonl when missing (each
+# profile of BENCH_PROFILES, default "mixed deltas"), runs each command BENCH_RUNS times
+# (default 3), in interleaved rounds: median wall time, largest peak RSS. Prints a markdown
+# table per profile and size and writes it to bench/results-<profile>-<size>.md, then the
+# ratios between sizes (fold's MB/s at the largest size against 100MB). See bench/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(10MB 100MB)
 RUNS=${BENCH_RUNS:-3}
+read -r -a PROFILES <<<"${BENCH_PROFILES:-mixed deltas}"
+[ ${#PROFILES[@]} -gt 0 ] || PROFILES=(mixed deltas)
+for profile in "${PROFILES[@]}"; do
+  case $profile in mixed | deltas) ;; *) echo "bench: unknown profile '$profile' in BENCH_PROFILES (mixed, deltas)" >&2; exit 1 ;; esac
+done
 NODE_HEAP_MB=${NODE_HEAP_MB:-8192}
 BIN=target/release/agui-lens
 EX=target/release/examples
@@ -121,86 +127,101 @@ measure_rows() {
 }
 
 FAILED=
+: >"$TMP/folds"   # "profile size bytes/s" of each fold row, for the ratio between sizes
 for size in "${SIZES[@]}"; do
-  file=bench/data/stream-$size.jsonl
-  mkdir -p bench/data
-  if [ ! -s "$file" ]; then
-    log "generating $file"
-    "$EX/generate" --size "$size" -o "$file.tmp" && mv "$file.tmp" "$file"
-  fi
-  bytes=$(stat -c %s "$file")
-  "$EX/floor" --mode lines "$file" >"$TMP/count"
-  events=$(num lines "$TMP/count")   # one event per line
-  log "$file: $bytes bytes, $events events"
-  # The same events as protobuf frames, to see what decoding them costs.
-  pb=bench/data/stream-$size.pb
-  if [ ! -s "$pb" ]; then
-    log "converting $file to protobuf frames"
-    "$BIN" cat "$file" --output-format proto -o "$pb.tmp" && mv "$pb.tmp" "$pb"
-  fi
-  : >"$TMP/rows"
+  for profile in "${PROFILES[@]}"; do
+    file=bench/data/stream-$profile-$size.jsonl
+    mkdir -p bench/data
+    if [ ! -s "$file" ]; then
+      log "generating $file"
+      "$EX/generate" --profile "$profile" --size "$size" -o "$file.tmp" && mv "$file.tmp" "$file"
+    fi
+    bytes=$(stat -c %s "$file")
+    "$EX/floor" --mode lines "$file" >"$TMP/count"
+    events=$(num lines "$TMP/count")   # one event per line
+    log "$file: $bytes bytes, $events events"
+    # The same events as protobuf frames, to see what decoding them costs.
+    pb=bench/data/stream-$profile-$size.pb
+    if [ ! -s "$pb" ]; then
+      log "converting $file to protobuf frames"
+      "$BIN" cat "$file" --output-format proto -o "$pb.tmp" && mv "$pb.tmp" "$pb"
+    fi
+    : >"$TMP/rows"
 
-  ROW_LABEL=(); ROW_FATAL=(); ROW_OUT=(); ROW_CMD=()
-  row "floor: read lines (BufReader)" 1 "" "$EX/floor" --mode lines "$file"
-  row "floor: parse serde_json::Value" 1 "" "$EX/floor" --mode value "$file"
-  row "agui-lens check" 1 "" "$BIN" check "$file"
-  # MB/s of this row are of the JSONL file's bytes: the same events, read from the frames.
-  row "agui-lens check (the same events as protobuf)" 1 "" "$BIN" check "$pb"
-  # Framing and JSON Schemas only: every rule that follows the stream allowed.
-  row "agui-lens check (schemas only)" 1 "" "$BIN" check "$file" \
-    --allow lifecycle --allow order --allow pairing --allow reference --allow state --allow tool-args
-  if has_command fold; then
-    row "agui-lens fold" 1 /dev/null "$BIN" fold "$file"
-  fi
-  if has_command compact; then
-    row "agui-lens compact" 1 "" "$BIN" compact "$file" -o "$TMP/compacted.jsonl"
-    # Without folding and checking the result before it is written: what verification costs.
-    row "agui-lens compact --no-verify" 1 "" "$BIN" compact --no-verify "$file" -o "$TMP/compacted.jsonl"
-  fi
-  if [ -n "$HAVE_NODE" ]; then
-    row "SDK: zod parse + verifyEvents" 0 "" node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs verify "$file"
-    row "SDK: JSON.parse + compactEvents" 0 "" node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs compact "$file"
-    # The same, with the compacted events written out as agui-lens compact writes them.
-    row "SDK: JSON.parse + compactEvents + write" 0 "" node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs compact "$file" --out "$TMP/compacted-sdk.jsonl"
-  fi
-  measure_rows "$file"
+    ROW_LABEL=(); ROW_FATAL=(); ROW_OUT=(); ROW_CMD=()
+    row "floor: read lines (BufReader)" 1 "" "$EX/floor" --mode lines "$file"
+    row "floor: parse serde_json::Value" 1 "" "$EX/floor" --mode value "$file"
+    row "agui-lens check" 1 "" "$BIN" check "$file"
+    # MB/s of this row are of the JSONL file's bytes: the same events, read from the frames.
+    row "agui-lens check (the same events as protobuf)" 1 "" "$BIN" check "$pb"
+    # Framing and JSON Schemas only: every rule that follows the stream allowed.
+    row "agui-lens check (schemas only)" 1 "" "$BIN" check "$file" \
+      --allow lifecycle --allow order --allow pairing --allow reference --allow state --allow tool-args
+    if has_command fold; then
+      row "agui-lens fold" 1 /dev/null "$BIN" fold "$file"
+    fi
+    if has_command compact; then
+      row "agui-lens compact" 1 "" "$BIN" compact "$file" -o "$TMP/compacted.jsonl"
+      # Without folding and checking the result before it is written: what verification costs.
+      row "agui-lens compact --no-verify" 1 "" "$BIN" compact --no-verify "$file" -o "$TMP/compacted.jsonl"
+    fi
+    if [ -n "$HAVE_NODE" ]; then
+      row "SDK: zod parse + verifyEvents" 0 "" node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs verify "$file"
+      row "SDK: JSON.parse + compactEvents" 0 "" node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs compact "$file"
+      # The same, with the compacted events written out as agui-lens compact writes them.
+      row "SDK: JSON.parse + compactEvents + write" 0 "" node --max-old-space-size="$NODE_HEAP_MB" reference/bench-sdk.mjs compact "$file" --out "$TMP/compacted-sdk.jsonl"
+    fi
+    measure_rows "$file"
 
-  floor=$(awk -F'\t' '$1 ~ /parse serde_json/ { print $2 }' "$TMP/rows")
-  {
-    echo "### $size: $file ($bytes bytes, $events events)"
+    floor=$(awk -F'\t' '$1 ~ /parse serde_json/ { print $2 }' "$TMP/rows")
+    {
+      echo "### $size, $profile profile: $file ($bytes bytes, $events events)"
+      echo
+      echo "| command | MB/s | events/s | peak RSS (MiB) | ratio vs value-parse floor |"
+      echo "|---|---:|---:|---:|---:|"
+      awk -F'\t' -v bytes="$bytes" -v events="$events" -v floor="$floor" '
+        $2 == "failed" { printf "| %s | failed | | | |\n", $1; next }
+        {
+          rss = ($3 == "") ? "n/a" : sprintf("%.1f", $3 / 1024)
+          printf "| %s | %.1f | %.0f | %s | %.2f× |\n", $1, bytes / 1e6 / $2, events / $2, rss, $2 / floor
+        }' "$TMP/rows"
+      echo
+      # The targets, as ratios within this run.
+      awk -F'\t' '
+        { t[$1] = $2; r[$1] = $3 }
+        function ok(x) { return x != "" && x != "failed" }
+        END {
+          c = "agui-lens check"; s = "agui-lens check (schemas only)"
+          v = "SDK: zod parse + verifyEvents"; k = "agui-lens compact"; o = "SDK: JSON.parse + compactEvents"
+          if (ok(t[c]) && ok(t[s])) printf "- all rules cost %+.0f%% over schemas only\n", (t[c] / t[s] - 1) * 100
+          p = "agui-lens check (the same events as protobuf)"
+          if (ok(t[c]) && ok(t[p])) printf "- the same events read as protobuf frames check in %.2f× the time of JSONL (decoding each message into its JSON event)\n", t[p] / t[c]
+          if (ok(t[c]) && ok(t[v])) printf "- check is %.1f× as fast as zod + verifyEvents\n", t[v] / t[c]
+          w = "SDK: JSON.parse + compactEvents + write"; n = "agui-lens compact --no-verify"
+          if (ok(t[k]) && ok(t[w])) printf "- compact is %.1f× as fast as compactEvents with its result written (the same job), in %.2f× its peak memory\n", t[w] / t[k], r[k] / r[w]
+          if (ok(t[k]) && ok(t[o])) printf "- compact is %.1f× as fast as compactEvents alone (no output written), in %.2f× its peak memory\n", t[o] / t[k], r[k] / r[o]
+          # compactEvents does not check its result either.
+          if (ok(t[n]) && ok(t[w])) printf "- compact --no-verify is %.1f× as fast as compactEvents with its result written\n", t[w] / t[n]
+          if (ok(t[n]) && ok(t[o])) printf "- compact --no-verify is %.1f× as fast as compactEvents alone\n", t[o] / t[n]
+        }' "$TMP/rows"
+      echo
+      echo "The protobuf file ($(stat -c %s "$pb") bytes) holds the same events; its row's MB/s are of the JSONL file's bytes."
+      echo "Median wall time of $RUNS runs (process start to exit), the rows run in $RUNS interleaved rounds, the file read once before each run; MB = 10^6 bytes; ratio = time / time of the value-parse floor."
+      echo "Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1); $(date -u +%Y-%m-%d); agui-lens $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src 2>/dev/null || echo ' + uncommitted src changes')."
+    } | tee "bench/results-$profile-$size.md"
     echo
-    echo "| command | MB/s | events/s | peak RSS (MiB) | ratio vs value-parse floor |"
-    echo "|---|---:|---:|---:|---:|"
-    awk -F'\t' -v bytes="$bytes" -v events="$events" -v floor="$floor" '
-      $2 == "failed" { printf "| %s | failed | | | |\n", $1; next }
-      {
-        rss = ($3 == "") ? "n/a" : sprintf("%.1f", $3 / 1024)
-        printf "| %s | %.1f | %.0f | %s | %.2f× |\n", $1, bytes / 1e6 / $2, events / $2, rss, $2 / floor
-      }' "$TMP/rows"
-    echo
-    # The targets, as ratios within this run.
-    awk -F'\t' '
-      { t[$1] = $2; r[$1] = $3 }
-      function ok(x) { return x != "" && x != "failed" }
-      END {
-        c = "agui-lens check"; s = "agui-lens check (schemas only)"
-        v = "SDK: zod parse + verifyEvents"; k = "agui-lens compact"; o = "SDK: JSON.parse + compactEvents"
-        if (ok(t[c]) && ok(t[s])) printf "- all rules cost %+.0f%% over schemas only\n", (t[c] / t[s] - 1) * 100
-        p = "agui-lens check (the same events as protobuf)"
-        if (ok(t[c]) && ok(t[p])) printf "- the same events read as protobuf frames check in %.2f× the time of JSONL (decoding each message into its JSON event)\n", t[p] / t[c]
-        if (ok(t[c]) && ok(t[v])) printf "- check is %.1f× as fast as zod + verifyEvents\n", t[v] / t[c]
-        w = "SDK: JSON.parse + compactEvents + write"; n = "agui-lens compact --no-verify"
-        if (ok(t[k]) && ok(t[w])) printf "- compact is %.1f× as fast as compactEvents with its result written (the same job), in %.2f× its peak memory\n", t[w] / t[k], r[k] / r[w]
-        if (ok(t[k]) && ok(t[o])) printf "- compact is %.1f× as fast as compactEvents alone (no output written), in %.2f× its peak memory\n", t[o] / t[k], r[k] / r[o]
-        # compactEvents does not check its result either.
-        if (ok(t[n]) && ok(t[w])) printf "- compact --no-verify is %.1f× as fast as compactEvents with its result written\n", t[w] / t[n]
-        if (ok(t[n]) && ok(t[o])) printf "- compact --no-verify is %.1f× as fast as compactEvents alone\n", t[o] / t[n]
-      }' "$TMP/rows"
-    echo
-    echo "The protobuf file ($(stat -c %s "$pb") bytes) holds the same events; its row's MB/s are of the JSONL file's bytes."
-    echo "Median wall time of $RUNS runs (process start to exit), the rows run in $RUNS interleaved rounds, the file read once before each run; MB = 10^6 bytes; ratio = time / time of the value-parse floor."
-    echo "Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1); $(date -u +%Y-%m-%d); agui-lens $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src 2>/dev/null || echo ' + uncommitted src changes')."
-  } | tee "bench/results-$size.md"
-  echo
+    awk -F'\t' -v p="$profile" -v s="$size" -v bytes="$bytes" \
+      '$1 == "agui-lens fold" && $2 != "failed" { printf "%s %s %.0f\n", p, s, bytes / $2 }' "$TMP/rows" >>"$TMP/folds"
+  done
+done
+# fold is linear when its MB/s at the largest size is that of 100MB (issue 28: within 1.2×);
+# the line goes to the largest size's results too.
+for profile in "${PROFILES[@]}"; do
+  awk -v p="$profile" '
+    $1 == p { rate[$2] = $3; last = $2 }
+    END {
+      if (("100MB" in rate) && last != "100MB")
+        printf "- %s profile: fold at %s runs at %.1f MB/s, %.2f× its %.1f MB/s at 100MB (1.00× = linear)\n", p, last, rate[last] / 1e6, rate[last] / rate["100MB"], rate["100MB"] / 1e6
+    }' "$TMP/folds" | tee -a "bench/results-$profile-${SIZES[${#SIZES[@]} - 1]}.md"
 done
 [ -z "$FAILED" ] || die "some SDK rows failed (see above)"

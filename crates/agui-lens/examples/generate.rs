@@ -1,13 +1,17 @@
 //! Writes a realistic, deterministic AG-UI event stream for benchmarks.
 //!
-//!     cargo run --release --example generate -- --size 100MB [--seed 7] [--threads 1] \
-//!         [--sequential] [--format jsonl|sse] [--gzip|--zstd] -o FILE   (`-o -`: stdout)
+//!     cargo run --release --example generate -- --size 100MB [--profile deltas|mixed] \
+//!         [--seed 7] [--threads 1] [--sequential] [--format jsonl|sse] [--gzip|--zstd] \
+//!         [--stats] -o FILE   (`-o -`: stdout)
 //!
 //! The output looks like a stored history: many runs of one thread (or of a few: interleaved
 //! run by run, or thread after thread with `--sequential`), written until `--size`
 //! uncompressed bytes are reached (MB = 10^6 bytes) and always ending at a run boundary.
 //! Token-sized TEXT_MESSAGE_CONTENT / REASONING_MESSAGE_CONTENT / TOOL_CALL_ARGS deltas dominate
-//! the byte count, as in real captures.
+//! the byte count, as in real captures: 93% in the `deltas` profile (the default, unchanged
+//! byte for byte since before profiles existed), 76% in the `mixed` profile, whose other bytes
+//! are state patches, conversation snapshots, run inputs, tool results, activities and
+//! subagents (see "The mixed profile" below and bench/README.md). `--stats` prints the mix.
 //!
 //! The stream is meant to be clean: every event matches its 1.0 schema (no unknown fields),
 //! every message, reasoning span, tool call and step opened in a run is closed before the run's
@@ -18,7 +22,7 @@
 //! threads interleave, a STATE_DELTA applies to the state of its own run's thread. The same seed
 //! gives the same bytes.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
@@ -28,7 +32,7 @@ use serde_json::{Map, Value, json};
 
 #[derive(Debug, Parser)]
 #[command(about = "Write a realistic, deterministic AG-UI event stream for benchmarks")]
-struct Args {
+pub(crate) struct Args {
     /// Uncompressed size to reach, e.g. 10MB, 100MB, 1GB (MB = 10^6 bytes, MiB = 2^20); the
     /// stream stops at the first run boundary at or past it.
     #[arg(long, value_parser = parse_size)]
@@ -54,9 +58,24 @@ struct Args {
     /// Compress the output with zstd.
     #[arg(long)]
     zstd: bool,
+    /// What the stream is made of: `deltas` (token deltas, 86% of the bytes: what the
+    /// benchmarks first measured) or `mixed` (the mixture of stored histories from real agents:
+    /// state patches, conversation snapshots, run inputs, tool results, activities, subagents).
+    #[arg(long, value_enum, default_value_t = Profile::Deltas)]
+    profile: Profile,
     /// Output file, or `-` for stdout.
     #[arg(short = 'o', long = "output")]
     output: String,
+    /// After writing, print the mix to stderr: events and share of the bytes per event type,
+    /// events and runs per MB.
+    #[arg(long)]
+    stats: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Profile {
+    Deltas,
+    Mixed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -232,6 +251,8 @@ struct Emitter {
     buf: Vec<u8>,
     bytes: u64,
     events: u64,
+    /// Per event type: (events, bytes).
+    by_type: BTreeMap<String, (u64, u64)>,
 }
 
 impl Emitter {
@@ -255,6 +276,13 @@ impl Emitter {
         self.out.write_all(&self.buf)?;
         self.bytes += self.buf.len() as u64;
         self.events += 1;
+        match self.by_type.get_mut(ty) {
+            Some(counts) => *counts = (counts.0 + 1, counts.1 + self.buf.len() as u64),
+            None => {
+                self.by_type
+                    .insert(ty.to_owned(), (1, self.buf.len() as u64));
+            }
+        }
         Ok(())
     }
 }
@@ -271,6 +299,8 @@ const KEY_ORDER: &[&str] = &[
     "parameters", "properties", "required", "additionalProperties", "context", "forwardedProps",
     "snapshot", "patch", "outcome", "usage", "provider", "model", "inputTokens", "outputTokens",
     "totalTokens", "reasoningTokens", "cachedInputTokens",
+    // Only in the mixed profile (a key added above would reorder the deltas profile's bytes).
+    "subagentRunId", "source", "event", "result",
 ];
 
 fn ordered(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
@@ -434,14 +464,23 @@ fn piece(rng: &mut Rng, st: &mut TextState) -> String {
 
 /// A streamed message: `count` token-sized deltas (1-3 words each) and their concatenation.
 fn stream_text(rng: &mut Rng, count: u64) -> (Vec<String>, String) {
+    stream_words(rng, count, (50, 85))
+}
+
+/// `count` deltas of 1-3 words: one word below `cuts.0` of 100, two below `cuts.1`, else
+/// three; and their concatenation.
+fn stream_words(rng: &mut Rng, count: u64, cuts: (u64, u64)) -> (Vec<String>, String) {
     let mut st = TextState::new();
     let mut deltas = Vec::with_capacity(count as usize);
     let mut full = String::new();
     for _ in 0..count {
-        let n = match rng.below(100) {
-            0..50 => 1,
-            50..85 => 2,
-            _ => 3,
+        let r = rng.below(100);
+        let n = if r < cuts.0 {
+            1
+        } else if r < cuts.1 {
+            2
+        } else {
+            3
         };
         let mut d = String::new();
         for _ in 0..n {
@@ -812,6 +851,8 @@ struct Thread {
     state: Value,
     /// The most recent messages (user, assistant with tool calls, tool), capped.
     history: VecDeque<Value>,
+    /// How many messages `history` keeps.
+    history_kept: usize,
     tools: Vec<Tool>,
 }
 
@@ -821,6 +862,8 @@ struct Gen {
     now: u64,
     out: Emitter,
     runs: u64,
+    /// Mixed profile: the event count from which the next MESSAGES_SNAPSHOT is due.
+    snapshot_due: u64,
 }
 
 /// The last `n` messages of a history, not starting with a tool message whose call was cut off.
@@ -833,7 +876,7 @@ fn window(history: &VecDeque<Value>, n: usize) -> Vec<Value> {
 }
 
 fn push_history(thread: &mut Thread, message: Value) {
-    if thread.history.len() == HISTORY_KEPT {
+    if thread.history.len() == thread.history_kept {
         thread.history.pop_front();
     }
     thread.history.push_back(message);
@@ -870,6 +913,7 @@ impl Gen {
             last_run: None,
             state,
             history: VecDeque::new(),
+            history_kept: HISTORY_KEPT,
             tools,
         }
     }
@@ -1285,8 +1329,676 @@ impl Gen {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The mixed profile: the mixture of stored histories from real agents (issue 28). By bytes,
+// about 43% TEXT_MESSAGE_CONTENT, 23% REASONING_MESSAGE_CONTENT, 10% TOOL_CALL_ARGS, 8%
+// STATE_DELTA, 6% MESSAGES_SNAPSHOT, 2% RUN_STARTED, 1% TOOL_CALL_RESULT; the rest lifecycle,
+// steps, reasoning spans, activities, subagents, RAW and CUSTOM; ~6,900 events and ~9 runs per
+// MB. Every rule of the deltas profile holds. The knobs below are tuned against `--stats`.
+
+/// Messages a mixed thread keeps for snapshots and run inputs.
+const MIXED_HISTORY_KEPT: usize = 48;
+/// Share of runs whose RUN_STARTED carries the full RunAgentInput.
+const MIXED_INPUT_CHANCE: f64 = 0.19;
+/// Events between two MESSAGES_SNAPSHOTs: drawn in this range.
+const MIXED_SNAPSHOT_EVERY: (u64, u64) = (1_150, 2_500);
+/// Chance of a STATE_DELTA after a streamed delta (beside those at step boundaries).
+const MIXED_STATE_IN_STREAM: f64 = 0.05;
+/// Caps that keep the mixed state at a few KB.
+const MIXED_ITEMS: usize = 30;
+const MIXED_TODOS: usize = 12;
+const MIXED_DOCUMENTS: usize = 6;
+const MIXED_NOTES: usize = 3;
+const MIXED_PREF_KEYS: &[&str] = &["theme", "density", "language", "ui/theme", "beta~features"];
+const STEP_STATUSES: &[&str] = &["pending", "in_progress", "done", "blocked"];
+
+/// `stream_text` with smaller deltas (1-3 words, mostly 1), as newer models stream them.
+fn mixed_stream_text(rng: &mut Rng, count: u64) -> (Vec<String>, String) {
+    stream_words(rng, count, (60, 92))
+}
+
+impl Gen {
+    /// One run of `thread`, as `profile` makes them.
+    fn run_profile(&mut self, profile: Profile, thread: &mut Thread) -> io::Result<()> {
+        match profile {
+            Profile::Deltas => self.run(thread),
+            Profile::Mixed => self.run_mixed(thread),
+        }
+    }
+
+    /// Emits an event, attributed to a subagent when one is given.
+    fn emit_by(&mut self, ty: &str, mut fields: Value, subagent: Option<&str>) -> io::Result<()> {
+        if let Some(s) = subagent {
+            fields["subagentRunId"] = json!(s);
+        }
+        self.emit(ty, fields)
+    }
+
+    /// A thread of the mixed profile: a state of a few KB, a longer history.
+    fn new_mixed_thread(&mut self) -> Thread {
+        let mut thread = self.new_thread();
+        thread.history_kept = MIXED_HISTORY_KEPT;
+        // Every tool, so that the share of tool arguments does not hang on which tools the
+        // one thread of a file happened to get (their arguments differ 50-fold in size).
+        thread.tools = TOOLS.to_vec();
+        let rng = &mut self.rng;
+        let items: Vec<&str> = (0..8).map(|_| *rng.pick(WORDS)).collect();
+        let todos: Vec<Value> = (0..4)
+            .map(|_| {
+                json!({"id": self.ids.uuid(&mut self.rng), "title": sentence(&mut self.rng, 2, 6), "done": false})
+            })
+            .collect();
+        let steps: Vec<Value> = (0..self.rng.range(4, 7))
+            .map(|_| json!({"title": capitalize(&sentence(&mut self.rng, 3, 7)), "status": "pending", "notes": []}))
+            .collect();
+        let documents: Vec<Value> = (0..3).map(|_| self.document()).collect();
+        thread.state["items"] = json!(items);
+        thread.state["todos"] = json!(todos);
+        thread.state["user"]["profile"] = json!({
+            "timezone": self.rng.pick(&["Europe/Paris", "America/New_York", "Asia/Tokyo"]),
+            "plan": self.rng.pick(&["free", "pro", "team"]),
+            "quota": {"used": 0, "limit": 100_000},
+        });
+        thread.state["prefs"]["notifications"] = json!({"email": true, "push": false});
+        thread.state["plan"] =
+            json!({"goal": capitalize(&sentence(&mut self.rng, 6, 14)), "steps": steps});
+        thread.state["documents"] = json!(documents);
+        thread.state["progress"] = json!({"stage": "idle", "percent": 0});
+        thread
+    }
+
+    /// A document of the mixed state: a nested object.
+    fn document(&mut self) -> Value {
+        let tags: Vec<&str> = (0..self.rng.range(1, 4))
+            .map(|_| *self.rng.pick(WORDS))
+            .collect();
+        json!({
+            "id": self.ids.uuid(&mut self.rng),
+            "title": capitalize(&sentence(&mut self.rng, 3, 8)),
+            "tags": tags,
+            "meta": {"words": self.rng.range(100, 5_000), "updatedAt": self.now,
+                "author": {"name": self.rng.pick(&["Ada", "Grace", "Linus"]), "role": self.rng.pick(&["editor", "owner"])}},
+        })
+    }
+
+    /// A patch of 1-5 operations on the mixed state (replace, add to arrays, `test` that
+    /// holds, nested objects, remove at the caps); applied to it before returning.
+    fn mixed_state_patch(&mut self, state: &mut Value) -> Vec<Value> {
+        // Mostly one or two operations, up to five.
+        let n = match self.rng.below(10) {
+            0..4 => 1,
+            4..7 => 2,
+            7..9 => 3,
+            _ => self.rng.range(4, 5) as usize,
+        };
+        let mut ops: Vec<Value> = Vec::new();
+        while ops.len() < n {
+            let room = n - ops.len();
+            let batch: Vec<Value> = match self.rng.below(9) {
+                0 | 1 => {
+                    let mut b = vec![
+                        json!({"op": "replace", "path": "/progress/percent", "value": self.rng.range(0, 100)}),
+                    ];
+                    if room > 1 && self.rng.chance(0.4) {
+                        b.push(json!({"op": "replace", "path": "/progress/stage",
+                            "value": self.rng.pick(&["planning", "searching", "drafting", "reviewing"])}));
+                    }
+                    b
+                }
+                2 => {
+                    let counter = state["counter"].as_i64().unwrap();
+                    let mut b = Vec::new();
+                    if room > 1 && self.rng.chance(0.5) {
+                        b.push(json!({"op": "test", "path": "/counter", "value": counter}));
+                    }
+                    b.push(json!({"op": "replace", "path": "/counter", "value": counter + self.rng.range(1, 5) as i64}));
+                    b
+                }
+                3 => {
+                    if state["items"].as_array().unwrap().len() >= MIXED_ITEMS {
+                        vec![json!({"op": "remove", "path": "/items/0"})]
+                    } else {
+                        vec![
+                            json!({"op": "add", "path": "/items/-", "value": self.rng.pick(WORDS)}),
+                        ]
+                    }
+                }
+                4 => {
+                    let todos = state["todos"].as_array().unwrap();
+                    if todos.len() >= MIXED_TODOS {
+                        vec![json!({"op": "remove", "path": "/todos/0"})]
+                    } else if !todos.is_empty() && self.rng.chance(0.4) {
+                        let i = self.rng.below(todos.len() as u64);
+                        vec![
+                            json!({"op": "replace", "path": format!("/todos/{i}/done"), "value": true}),
+                        ]
+                    } else {
+                        let id = self.ids.uuid(&mut self.rng);
+                        vec![json!({"op": "add", "path": "/todos/-",
+                            "value": {"id": id, "title": sentence(&mut self.rng, 2, 6), "done": false}})]
+                    }
+                }
+                5 => {
+                    let steps = state["plan"]["steps"].as_array().unwrap();
+                    let i = self.rng.below(steps.len() as u64);
+                    let notes = steps[i as usize]["notes"].as_array().unwrap().len();
+                    let status = steps[i as usize]["status"].clone();
+                    let mut b = Vec::new();
+                    if self.rng.chance(0.5) {
+                        if room > 1 && self.rng.chance(0.5) {
+                            b.push(json!({"op": "test", "path": format!("/plan/steps/{i}/status"), "value": status}));
+                        }
+                        b.push(json!({"op": "replace", "path": format!("/plan/steps/{i}/status"), "value": self.rng.pick(STEP_STATUSES)}));
+                    } else if notes >= MIXED_NOTES {
+                        b.push(json!({"op": "remove", "path": format!("/plan/steps/{i}/notes/0")}));
+                    } else {
+                        b.push(json!({"op": "add", "path": format!("/plan/steps/{i}/notes/-"), "value": sentence(&mut self.rng, 4, 12)}));
+                    }
+                    b
+                }
+                6 => {
+                    let docs = state["documents"].as_array().unwrap().len();
+                    if docs >= MIXED_DOCUMENTS {
+                        vec![json!({"op": "remove", "path": "/documents/0"})]
+                    } else if self.rng.chance(0.5) {
+                        let doc = self.document();
+                        vec![json!({"op": "add", "path": "/documents/-", "value": doc})]
+                    } else {
+                        let i = self.rng.below(docs as u64);
+                        vec![
+                            json!({"op": "replace", "path": format!("/documents/{i}/meta"),
+                            "value": {"words": self.rng.range(100, 5_000), "updatedAt": self.now,
+                                "author": {"name": self.rng.pick(&["Ada", "Grace", "Linus"]), "role": "editor"},
+                                "reviewers": [self.rng.pick(&["Ken", "Dennis", "Barbara"])]}}),
+                        ]
+                    }
+                }
+                7 => {
+                    let mut b = Vec::new();
+                    if room > 1 && self.rng.chance(0.5) {
+                        b.push(json!({"op": "test", "path": "/user/name", "value": state["user"]["name"]}));
+                    }
+                    if self.rng.chance(0.5) {
+                        b.push(json!({"op": "replace", "path": "/user/lastActiveAt", "value": self.now}));
+                    } else {
+                        let used = state["user"]["profile"]["quota"]["used"].as_u64().unwrap();
+                        b.push(json!({"op": "replace", "path": "/user/profile/quota/used", "value": used + self.rng.range(100, 3_000)}));
+                    }
+                    b
+                }
+                _ => {
+                    let key = *self.rng.pick(MIXED_PREF_KEYS);
+                    let path = pointer(&["prefs", key]);
+                    let present = state["prefs"].get(key).is_some();
+                    let value = *self
+                        .rng
+                        .pick(&["dark", "light", "compact", "on", "off", "fr"]);
+                    if !present {
+                        vec![json!({"op": "add", "path": path, "value": value})]
+                    } else if self.rng.chance(0.5) {
+                        vec![json!({"op": "remove", "path": path})]
+                    } else {
+                        vec![json!({"op": "replace", "path": path, "value": value})]
+                    }
+                }
+            };
+            apply_all(state, &batch);
+            ops.extend(batch);
+        }
+        ops
+    }
+
+    /// `count` STATE_DELTA events.
+    fn state_updates(&mut self, thread: &mut Thread, count: u64) -> io::Result<()> {
+        for _ in 0..count {
+            let ops = self.mixed_state_patch(&mut thread.state);
+            self.tick(0, 20);
+            self.emit("STATE_DELTA", json!({"delta": ops}))?;
+        }
+        Ok(())
+    }
+
+    /// A streamed delta, now and then followed by a state update.
+    fn delta_in_stream(
+        &mut self,
+        thread: &mut Thread,
+        ty: &str,
+        fields: Value,
+        subagent: Option<&str>,
+    ) -> io::Result<()> {
+        self.tick(0, 40);
+        self.emit_by(ty, fields, subagent)?;
+        if self.rng.chance(MIXED_STATE_IN_STREAM) {
+            self.state_updates(thread, 1)?;
+        }
+        Ok(())
+    }
+
+    fn mixed_reasoning(
+        &mut self,
+        thread: &mut Thread,
+        count: u64,
+        subagent: Option<&str>,
+    ) -> io::Result<()> {
+        let id = self.ids.uuid(&mut self.rng);
+        self.tick(5, 200);
+        self.emit_by("REASONING_START", json!({"messageId": id}), subagent)?;
+        self.emit_by(
+            "REASONING_MESSAGE_START",
+            json!({"messageId": id, "role": "reasoning"}),
+            subagent,
+        )?;
+        let (deltas, _) = mixed_stream_text(&mut self.rng, count);
+        for d in deltas {
+            self.delta_in_stream(
+                thread,
+                "REASONING_MESSAGE_CONTENT",
+                json!({"messageId": id, "delta": d}),
+                subagent,
+            )?;
+        }
+        self.tick(0, 5);
+        self.emit_by("REASONING_MESSAGE_END", json!({"messageId": id}), subagent)?;
+        if self.rng.chance(0.05) {
+            let len = self.rng.range(200, 800);
+            let value = base64ish(&mut self.rng, len);
+            self.emit_by(
+                "REASONING_ENCRYPTED_VALUE",
+                json!({"subtype": "message", "entityId": id, "encryptedValue": value}),
+                subagent,
+            )?;
+        }
+        self.emit_by("REASONING_END", json!({"messageId": id}), subagent)
+    }
+
+    fn mixed_text(
+        &mut self,
+        thread: &mut Thread,
+        count: u64,
+        subagent: Option<&str>,
+    ) -> io::Result<(String, String)> {
+        let id = self.ids.uuid(&mut self.rng);
+        self.tick(5, 300);
+        self.emit_by(
+            "TEXT_MESSAGE_START",
+            json!({"messageId": id, "role": "assistant"}),
+            subagent,
+        )?;
+        let (deltas, full) = mixed_stream_text(&mut self.rng, count);
+        for d in deltas {
+            self.delta_in_stream(
+                thread,
+                "TEXT_MESSAGE_CONTENT",
+                json!({"messageId": id, "delta": d}),
+                subagent,
+            )?;
+        }
+        self.tick(0, 5);
+        self.emit_by("TEXT_MESSAGE_END", json!({"messageId": id}), subagent)?;
+        Ok((id, full))
+    }
+
+    /// A subagent invocation inside the tools step: a step of its own, reasoning and a text
+    /// message attributed to it, then SUBAGENT_FINISHED (or, now and then, SUBAGENT_ERROR).
+    fn subagent(&mut self, thread: &mut Thread) -> io::Result<()> {
+        let sub = format!("sub_{}", self.ids.uuid(&mut self.rng));
+        let (name, description) = *self.rng.pick(&[
+            ("researcher", "Finds and summarises sources"),
+            ("coder", "Writes and runs code in a sandbox"),
+            ("critic", "Reviews a draft for errors"),
+        ]);
+        self.tick(1, 50);
+        self.emit(
+            "SUBAGENT_STARTED",
+            json!({"subagentRunId": sub, "name": name, "description": description}),
+        )?;
+        let sub = Some(sub.as_str());
+        self.emit_by("STEP_STARTED", json!({"stepName": name}), sub)?;
+        if self.rng.chance(0.5) {
+            let n = self.rng.range(10, 40);
+            self.mixed_reasoning(thread, n, sub)?;
+        }
+        let n = self.rng.range(10, 60);
+        let (id, content) = self.mixed_text(thread, n, sub)?;
+        push_history(
+            thread,
+            json!({"id": id, "role": "assistant", "content": content}),
+        );
+        self.tick(1, 20);
+        self.emit_by("STEP_FINISHED", json!({"stepName": name}), sub)?;
+        self.tick(1, 20);
+        if self.rng.chance(0.1) {
+            self.emit("SUBAGENT_ERROR", json!({"subagentRunId": sub, "message": "the sandbox timed out", "code": "timeout"}))
+        } else {
+            let summary = sentence(&mut self.rng, 4, 12);
+            self.emit("SUBAGENT_FINISHED", json!({"subagentRunId": sub, "result": {"summary": summary}, "outcome": {"type": "success"}}))
+        }
+    }
+
+    /// A provider's own event, passed through.
+    fn raw(&mut self) -> io::Result<()> {
+        self.tick(0, 20);
+        let input = self.rng.range(200, 60_000);
+        let output = self.rng.range(50, 4_000);
+        let event = json!({"type": "response.completed", "response": {
+            "id": format!("resp_{:016x}", self.ids.unique()), "status": "completed",
+            "model": self.rng.pick(&["gpt-4.1", "o4-mini", "gpt-5"]),
+            "usage": {"input_tokens": input, "output_tokens": output, "total_tokens": input + output}}});
+        self.emit("RAW", json!({"event": event, "source": "openai"}))
+    }
+
+    /// A short tool result (the mixed profile's results are 1% of its bytes).
+    fn short_result(&mut self, tool: Tool, args: &Value) -> String {
+        let head = match tool {
+            Tool::GetWeather => format!(
+                "{}: {}, {} °C, wind {} km/h",
+                args["city"].as_str().unwrap(),
+                self.rng
+                    .pick(&["sunny", "cloudy", "light rain", "snow", "fog"]),
+                self.rng.range(0, 35),
+                self.rng.range(0, 60)
+            ),
+            Tool::SearchDocs => format!(
+                "{} results; best: {}",
+                self.rng.range(1, 20),
+                capitalize(&sentence(&mut self.rng, 3, 6))
+            ),
+            Tool::CreateTicket => format!(
+                "TCK-{} opened: https://support.example.com/t/{}",
+                self.rng.range(1000, 99999),
+                self.rng.range(1000, 99999)
+            ),
+            Tool::RunSql => format!(
+                "{} rows in {} ms",
+                self.rng.range(0, 500),
+                self.rng.range(2, 900)
+            ),
+            Tool::SetCounter => format!("counter set to {}", args["value"]),
+            Tool::AddTodo => format!("added todo \"{}\"", args["title"].as_str().unwrap()),
+            Tool::ReadFile => format!(
+                "{} lines of {}",
+                self.rng.range(10, 80),
+                args["path"].as_str().unwrap()
+            ),
+        };
+        // What the tool adds for the model to read: a line of summary.
+        format!("{head}. {}", capitalize(&sentence(&mut self.rng, 4, 14)))
+    }
+
+    /// One or two tool calls of the assistant message, their results in a "tools" step (with
+    /// the state changes the tools made, now and then an activity or a subagent). Closes the
+    /// "agent" step; adds the message, with its calls, and the results to the history, in the
+    /// order they were streamed.
+    fn mixed_tool_calls(&mut self, thread: &mut Thread, mut assistant: Value) -> io::Result<()> {
+        let parent = assistant["id"].as_str().unwrap().to_owned();
+        let n = if self.rng.chance(0.15) { 2 } else { 1 };
+        let mut calls = Vec::new();
+        for _ in 0..n {
+            let tool = *self.rng.pick(&thread.tools);
+            let id = self.ids.call(&mut self.rng);
+            let args = tool.arguments(&mut self.rng, thread.state["counter"].as_i64().unwrap());
+            let text = if self.rng.chance(0.5) {
+                compact(&args)
+            } else {
+                let mut s = String::new();
+                spaced_json(&args, &mut s);
+                s
+            };
+            let pieces = chunks(&mut self.rng, &text, 12);
+            self.tick(1, 30);
+            self.emit(
+                "TOOL_CALL_START",
+                json!({"toolCallId": id, "toolCallName": tool.name(), "parentMessageId": parent}),
+            )?;
+            for p in &pieces {
+                self.delta_in_stream(
+                    thread,
+                    "TOOL_CALL_ARGS",
+                    json!({"toolCallId": id, "delta": p}),
+                    None,
+                )?;
+            }
+            self.tick(0, 5);
+            self.emit("TOOL_CALL_END", json!({"toolCallId": id}))?;
+            calls.push((tool, id, args, text));
+        }
+        self.emit("STEP_FINISHED", json!({"stepName": "agent"}))?;
+
+        self.tick(1, 20);
+        self.emit("STEP_STARTED", json!({"stepName": "tools"}))?;
+        let mut tool_messages = Vec::new();
+        for (tool, id, args, _) in &calls {
+            let content = self.short_result(*tool, args);
+            let message_id = self.ids.uuid(&mut self.rng);
+            self.tick(20, 2500);
+            self.emit("TOOL_CALL_RESULT", json!({"messageId": message_id, "toolCallId": id, "content": content, "role": "tool"}))?;
+            tool_messages.push(
+                json!({"id": message_id, "role": "tool", "content": content, "toolCallId": id}),
+            );
+            let mut ops = Vec::new();
+            match tool {
+                Tool::SetCounter => {
+                    ops.push(json!({"op": "replace", "path": "/counter", "value": args["value"]}))
+                }
+                Tool::AddTodo if thread.state["todos"].as_array().unwrap().len() < MIXED_TODOS => {
+                    let todo_id = self.ids.uuid(&mut self.rng);
+                    ops.push(json!({"op": "add", "path": "/todos/-", "value": {"id": todo_id, "title": args["title"], "done": false}}))
+                }
+                _ => {}
+            }
+            if !ops.is_empty() {
+                apply_all(&mut thread.state, &ops);
+                self.tick(0, 10);
+                self.emit("STATE_DELTA", json!({"delta": ops}))?;
+            }
+            let k = self.rng.range(1, 3);
+            self.state_updates(thread, k)?;
+        }
+        assistant["toolCalls"] = calls
+            .iter()
+            .map(|(tool, id, _, text)| json!({"id": id, "type": "function", "function": {"name": tool.name(), "arguments": text}}))
+            .collect();
+        push_history(thread, assistant);
+        for m in tool_messages {
+            push_history(thread, m);
+        }
+        if self.rng.chance(0.25) {
+            self.activity()?;
+        }
+        if self.rng.chance(0.12) {
+            self.subagent(thread)?;
+        }
+        self.tick(0, 10);
+        self.emit("STEP_FINISHED", json!({"stepName": "tools"}))
+    }
+
+    /// A MESSAGES_SNAPSHOT of the last 20-40 messages, when one is due.
+    fn maybe_messages_snapshot(&mut self, thread: &Thread) -> io::Result<()> {
+        if self.out.events < self.snapshot_due {
+            return Ok(());
+        }
+        let (lo, hi) = MIXED_SNAPSHOT_EVERY;
+        self.snapshot_due = self.out.events + self.rng.range(lo, hi);
+        let n = self.rng.range(20, 40) as usize;
+        let messages = window(&thread.history, n);
+        self.tick(0, 10);
+        self.emit("MESSAGES_SNAPSHOT", json!({"messages": messages}))
+    }
+
+    fn run_mixed(&mut self, thread: &mut Thread) -> io::Result<()> {
+        if self.runs == 0 {
+            let (lo, hi) = MIXED_SNAPSHOT_EVERY;
+            self.snapshot_due = self.rng.range(lo, hi);
+        }
+        self.runs += 1;
+        let first = thread.last_run.is_none();
+        let run_id = format!("run_{}", self.ids.uuid(&mut self.rng));
+        self.tick(1_000, 600_000);
+
+        let user_id = self.ids.uuid(&mut self.rng);
+        let user =
+            json!({"id": user_id, "role": "user", "content": sentence(&mut self.rng, 5, 30)});
+        let mut started = json!({"threadId": thread.id, "runId": run_id});
+        if let Some(parent) = &thread.last_run {
+            started["parentRunId"] = json!(parent);
+        }
+        started["protocolVersion"] = json!("1.0");
+        if self.rng.chance(MIXED_INPUT_CHANCE) {
+            let n = self.rng.range(4, 10) as usize;
+            let mut messages = window(&thread.history, n);
+            messages.push(user.clone());
+            let mut input = json!({"threadId": thread.id, "runId": run_id});
+            if let Some(parent) = &thread.last_run {
+                input["parentRunId"] = json!(parent);
+            }
+            input["state"] = thread.state.clone();
+            input["messages"] = Value::Array(messages);
+            input["tools"] = thread.tools.iter().map(|t| t.declaration()).collect();
+            input["context"] = json!([
+                {"description": "user timezone", "value": thread.state["user"]["profile"]["timezone"]},
+                {"description": "current plan", "value": thread.state["plan"]["goal"]},
+                {"description": "workspace", "value": format!("/home/{}/projects/{}", thread.state["user"]["name"].as_str().unwrap().to_lowercase(), self.rng.pick(WORDS))},
+            ]);
+            input["forwardedProps"] = json!({});
+            started["input"] = input;
+        }
+        self.emit("RUN_STARTED", started)?;
+        push_history(thread, user);
+        thread.last_run = Some(run_id.clone());
+        if first {
+            self.tick(0, 10);
+            self.emit("STATE_SNAPSHOT", json!({"snapshot": thread.state}))?;
+        } else {
+            self.state_updates(thread, 1)?;
+        }
+        if self.rng.chance(0.2) {
+            self.custom()?;
+        }
+
+        let turns = self.rng.range(3, 6);
+        let error_turn = if self.rng.chance(0.03) {
+            Some(self.rng.below(turns))
+        } else {
+            None
+        };
+        for turn in 0..turns {
+            let last = turn + 1 == turns;
+            self.tick(1, 50);
+            self.emit("STEP_STARTED", json!({"stepName": "agent"}))?;
+            if self.rng.chance(0.75) {
+                let n = self.rng.range(20, 90);
+                self.mixed_reasoning(thread, n, None)?;
+            }
+            if error_turn == Some(turn) {
+                let n = self.rng.range(5, 60);
+                self.mixed_text(thread, n, None)?;
+                self.emit("STEP_FINISHED", json!({"stepName": "agent"}))?;
+                self.tick(100, 5_000);
+                return self.emit("RUN_ERROR", json!({"message": "Upstream model error: 529 overloaded_error", "code": "model_overloaded"}));
+            }
+            let n = self.rng.range(28, 118);
+            let (message_id, content) = self.mixed_text(thread, n, None)?;
+            let assistant = json!({"id": message_id, "role": "assistant", "content": content});
+            let k = self.rng.range(0, 2);
+            self.state_updates(thread, k)?;
+            if !last {
+                self.mixed_tool_calls(thread, assistant)?;
+            } else {
+                self.emit("STEP_FINISHED", json!({"stepName": "agent"}))?;
+                push_history(thread, assistant);
+            }
+            if self.rng.chance(0.15) {
+                self.raw()?;
+            }
+            if self.rng.chance(0.05) {
+                self.custom()?;
+            }
+            self.maybe_messages_snapshot(thread)?;
+        }
+        let mut finished = json!({"threadId": thread.id, "runId": run_id});
+        finished["outcome"] = json!({"type": "success"});
+        if self.rng.chance(0.3) {
+            let input = self.rng.range(200, 60_000);
+            let output = self.rng.range(50, 4_000);
+            finished["usage"] = json!([{"provider": "openai", "model": self.rng.pick(&["gpt-4.1", "o4-mini", "gpt-5"]),
+                "inputTokens": input, "outputTokens": output, "totalTokens": input + output}]);
+        }
+        self.tick(1, 30);
+        self.emit("RUN_FINISHED", finished)
+    }
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
+    let summary = generate(&args)?;
+    let compressed = if args.gzip || args.zstd {
+        format!(" ({} compressed)", summary.written)
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "generate: {} bytes{compressed}, {} events, {} runs, {} threads -> {}",
+        summary.bytes, summary.events, summary.runs, args.threads, args.output
+    );
+    if args.stats {
+        eprint!("{}", summary.stats());
+    }
+    Ok(())
+}
+
+/// What a stream holds, as `generate` wrote it (uncompressed bytes).
+pub(crate) struct Summary {
+    pub(crate) bytes: u64,
+    pub(crate) events: u64,
+    pub(crate) runs: u64,
+    /// Bytes written after compression.
+    pub(crate) written: u64,
+    /// Per event type: (events, bytes), bytes including the line's framing.
+    pub(crate) by_type: BTreeMap<String, (u64, u64)>,
+}
+
+impl Summary {
+    /// Share of the bytes of events of type `ty`, in percent.
+    pub(crate) fn percent(&self, ty: &str) -> f64 {
+        self.by_type.get(ty).map_or(0, |&(_, b)| b) as f64 * 100.0 / self.bytes as f64
+    }
+
+    pub(crate) fn events_per_mb(&self) -> f64 {
+        self.events as f64 / (self.bytes as f64 / 1e6)
+    }
+
+    pub(crate) fn runs_per_mb(&self) -> f64 {
+        self.runs as f64 / (self.bytes as f64 / 1e6)
+    }
+
+    /// The mix as a markdown table, largest share of bytes first.
+    pub(crate) fn stats(&self) -> String {
+        let mut rows: Vec<(&String, &(u64, u64))> = self.by_type.iter().collect();
+        rows.sort_by(|a, b| b.1.1.cmp(&a.1.1).then(a.0.cmp(b.0)));
+        let mut out = String::from(
+            "| type | events | bytes | bytes % | avg bytes |\n|---|---:|---:|---:|---:|\n",
+        );
+        for (ty, &(events, bytes)) in rows {
+            out.push_str(&format!(
+                "| {ty} | {events} | {bytes} | {:.2} | {:.0} |\n",
+                self.percent(ty),
+                bytes as f64 / events as f64
+            ));
+        }
+        out.push_str(&format!(
+            "{} bytes, {} events, {} runs: {:.0} events/MB, {:.2} runs/MB (MB = 10^6 bytes)\n",
+            self.bytes,
+            self.events,
+            self.runs,
+            self.events_per_mb(),
+            self.runs_per_mb()
+        ));
+        out
+    }
+}
+
+/// Writes the stream `args` describe.
+pub(crate) fn generate(args: &Args) -> Result<Summary> {
     if args.size == 0 {
         bail!("--size must be positive");
     }
@@ -1315,6 +2027,7 @@ fn main() -> Result<()> {
         buf: Vec::with_capacity(1 << 16),
         bytes: 0,
         events: 0,
+        by_type: BTreeMap::new(),
     };
     let mut rng = Rng(mix64(args.seed ^ 0xA6_1A_6E_45));
     let start = 1_767_225_600_000 + rng.below(86_400_000); // 2026-01-01, plus up to a day
@@ -1325,39 +2038,45 @@ fn main() -> Result<()> {
         now: start,
         out,
         runs: 0,
+        snapshot_due: 0,
     };
 
-    let mut threads: Vec<Thread> = (0..args.threads).map(|_| g.new_thread()).collect();
+    let mut threads: Vec<Thread> = (0..args.threads)
+        .map(|_| match args.profile {
+            Profile::Deltas => g.new_thread(),
+            Profile::Mixed => g.new_mixed_thread(),
+        })
+        .collect();
     if args.sequential {
         let n = threads.len() as u64;
         for (i, thread) in threads.iter_mut().enumerate() {
             while g.out.bytes < args.size / n * (i as u64 + 1)
                 || (i as u64 + 1 == n && g.out.bytes < args.size)
             {
-                g.run(thread).context("writing the stream")?;
+                g.run_profile(args.profile, thread)
+                    .context("writing the stream")?;
             }
         }
     } else {
         while g.out.bytes < args.size {
             let i = g.rng.below(threads.len() as u64) as usize;
-            g.run(&mut threads[i]).context("writing the stream")?;
+            g.run_profile(args.profile, &mut threads[i])
+                .context("writing the stream")?;
         }
     }
     let (bytes, events, runs) = (g.out.bytes, g.out.events, g.runs);
+    let by_type = std::mem::take(&mut g.out.by_type);
     let written = g
         .out
         .out
         .into_inner()
         .map_err(|e| e.into_error())?
         .finish()?;
-    let compressed = if args.gzip || args.zstd {
-        format!(" ({written} compressed)")
-    } else {
-        String::new()
-    };
-    eprintln!(
-        "generate: {bytes} bytes{compressed}, {events} events, {runs} runs, {} threads -> {}",
-        args.threads, args.output
-    );
-    Ok(())
+    Ok(Summary {
+        bytes,
+        events,
+        runs,
+        written,
+        by_type,
+    })
 }

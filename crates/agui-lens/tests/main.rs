@@ -13,6 +13,7 @@ mod fast_path;
 mod fixtures;
 mod fold_agreement;
 mod fold_props;
+mod generator;
 mod hostile;
 mod inspect;
 mod live;
