@@ -82,6 +82,22 @@ impl Peer {
         format!("http://127.0.0.1:{}/", self.port)
     }
 
+    /// Runs a suite against the peer `jobs` cases at a time, keeping artifacts; the suite
+    /// must pass. Returns what it printed.
+    fn suite(&self, suite: &str, jobs: &str, artifacts: &std::path::Path, more: &[&str]) -> String {
+        let (code, stdout, stderr) = split(
+            agui_lens()
+                .env("AGUI_PEER_URL", self.url())
+                .args(["test", suite, "-j", jobs, "--color", "never", "--artifacts"])
+                .arg(artifacts)
+                .args(more)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "{suite} -j {jobs}: {stdout}{stderr}");
+        stdout
+    }
+
     fn healthy(&self) -> bool {
         let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
             return false;
@@ -226,25 +242,12 @@ fn pydantic_ai_peer_streams_check_clean() {
     for jobs in ["1", "4"] {
         let junit = dir.path().join(format!("junit-{jobs}.xml"));
         let artifacts = dir.path().join(format!("artifacts-{jobs}"));
-        let (code, stdout, stderr) = split(
-            agui_lens()
-                .env("AGUI_PEER_URL", peer.url())
-                .args([
-                    "test",
-                    "crates/agui-lens/tests/peers/pydantic-ai/suite.toml",
-                    "-j",
-                    jobs,
-                    "--color",
-                    "never",
-                    "--junit",
-                    junit.to_str().unwrap(),
-                    "--artifacts",
-                    artifacts.to_str().unwrap(),
-                ])
-                .output()
-                .unwrap(),
+        let stdout = peer.suite(
+            "crates/agui-lens/tests/peers/pydantic-ai/suite.toml",
+            jobs,
+            &artifacts,
+            &["--junit", junit.to_str().unwrap()],
         );
-        assert_eq!(code, 0, "-j {jobs}: {stdout}{stderr}");
         assert!(
             stdout.contains("test result: ok. 13 passed; 0 failed; 11 cases (13 turns)"),
             "{stdout}"
@@ -283,23 +286,12 @@ fn agui_sdk_peer_conversations_answer_tools_and_interrupts() {
     // Twice, without restarting the peer, the second time two cases at a time.
     for jobs in ["1", "2"] {
         let artifacts = dir.path().join(format!("artifacts-{jobs}"));
-        let (code, stdout, stderr) = split(
-            agui_lens()
-                .env("AGUI_PEER_URL", peer.url())
-                .args([
-                    "test",
-                    "crates/agui-lens/tests/peers/agui-sdk/suite.toml",
-                    "-j",
-                    jobs,
-                    "--color",
-                    "never",
-                    "--artifacts",
-                    artifacts.to_str().unwrap(),
-                ])
-                .output()
-                .unwrap(),
+        let stdout = peer.suite(
+            "crates/agui-lens/tests/peers/agui-sdk/suite.toml",
+            jobs,
+            &artifacts,
+            &[],
         );
-        assert_eq!(code, 0, "-j {jobs}: {stdout}{stderr}");
         assert!(
             stdout.contains("test result: ok. 4 passed; 0 failed; 2 cases (4 turns)"),
             "{stdout}"
