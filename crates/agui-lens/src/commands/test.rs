@@ -67,6 +67,8 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     let schemas = SchemaSet::load(schemas_dir.as_deref())?;
     let mut suite = Suite::load(&args.suite, process_env)?;
     suite.select(&args.cases)?;
+    // A baseline that cannot be read stops the suite before any agent is called.
+    let mut gate = Gate::load(&args.baseline)?;
     if args.update_snapshots
         && args.reason.is_none()
         && std::env::var_os("CI").is_some_and(|v| !v.is_empty())
@@ -128,7 +130,6 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     let mut outcomes = Vec::new();
     // Diagnostic blocks end with a blank line already.
     let mut blank = false;
-    let mut gate = Gate::load(&args.baseline)?;
     run_cases(&shared, &suite.cases, usize::from(args.jobs), |turns| {
         for mut case in turns {
             if let Some(gate) = gate.as_mut() {
