@@ -34,6 +34,10 @@ impl Peer {
 
     /// Starts a peer server script (relative to the repository) in the peers' environment.
     fn start_script(script: &str) -> Peer {
+        // The peers share one environment: two tests must not create it at the same time
+        // (one would call pip while the other is still making the venv).
+        static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let ready = SETUP.lock().unwrap_or_else(|e| e.into_inner());
         let setup = Command::new("bash")
             .arg(root().join("crates/agui-lens/tests/peers/pydantic-ai/setup.sh"))
             .stderr(Stdio::inherit())
@@ -43,6 +47,7 @@ impl Peer {
             setup.status.success(),
             "setting up the pydantic-ai peer failed (PyPI unreachable? AGUI_LENS_SKIP_PEERS=1 skips this test)"
         );
+        drop(ready);
         let python = String::from_utf8(setup.stdout).unwrap();
         let python = python.lines().last().unwrap().trim().to_owned();
         let port = {
