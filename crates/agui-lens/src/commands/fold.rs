@@ -6,7 +6,8 @@ use anyhow::Result;
 
 use super::Outcome;
 use crate::cli::FoldArgs;
-use agui_lens_core::fold::threads::{fold_threads, pick};
+pub use agui_lens_core::fold::threads::fold_threads;
+use agui_lens_core::fold::threads::pick;
 use agui_lens_core::read::InputSpec;
 
 pub fn run(args: &FoldArgs) -> Result<Outcome> {
