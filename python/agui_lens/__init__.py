@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Optional, Union
 
@@ -322,11 +323,17 @@ def fold(
     return json.loads(_agui_lens.fold(thread=thread, **kwargs))
 
 
-def compact(source: Source, *, level: str = "deltas", format: Optional[str] = None,
-            name: Optional[str] = None) -> bytes:
+def compact(
+    source: Source,
+    *,
+    level: str = "deltas",
+    format: Optional[str] = None,
+    name: Optional[str] = None,
+) -> bytes:
     """The stream rewritten smaller, as ``agui-lens compact`` writes it to stdout, verified
     the same way (it folds the same and has no new errors, else ``AguiLensError`` says how
-    it differs)."""
+    it differs). ``level`` is ``deltas`` or ``snapshot``. A source that holds no AG-UI event,
+    or a browser capture (HAR), raises ``AguiLensError``."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format
@@ -349,21 +356,29 @@ class DiffResult:
         return self.equal
 
 
-def diff(a: Source, b: Source, *, level: str = "events") -> DiffResult:
-    """Compares two streams by meaning, as ``agui-lens diff --level LEVEL`` does (ids,
-    timestamps and delta splits aside): ``events``, ``compact`` or ``fold``."""
-    left = _source(a, None)
-    right = _source(b, None)
-    equal, text, document = _agui_lens.diff(
-        level=level,
-        a_path=left.get("path"),
-        a_data=left.get("data"),
-        a_name=left.get("name"),
-        a_format=left.get("format"),
-        b_path=right.get("path"),
-        b_data=right.get("data"),
-        b_name=right.get("name"),
-        b_format=right.get("format"),
-    )
+def diff(a: Source, b: Source, *, level: str = "events", max_lines: int = 400) -> DiffResult:
+    """Compares two streams by meaning, as ``agui-lens diff --level LEVEL A B`` does (ids,
+    timestamps and delta splits aside): ``events``, ``compact`` or ``fold``. ``str()`` of the
+    result is what the command prints (without colour); ``.document`` its ``--format json``."""
+    with tempfile.TemporaryDirectory(prefix="agui-lens-diff.") as folder:
+        paths = []
+        labels = []
+        for side, source in (("a", a), ("b", b)):
+            kwargs = _source(source, None)
+            if "path" in kwargs:
+                paths.append(kwargs["path"])
+                labels.append(kwargs["path"])
+                continue
+            # Content is compared from a file, as the command compares files: named by
+            # its format when it is known, else read by content.
+            suffix = ".jsonl" if kwargs.get("format") == "jsonl" else ""
+            path = os.path.join(folder, side + suffix)
+            with open(path, "wb") as out:
+                out.write(kwargs["data"])
+            paths.append(path)
+            labels.append(kwargs["name"])
+        equal, text, document = _agui_lens.diff(
+            paths[0], paths[1], labels[0], labels[1], level=level, max_lines=max_lines
+        )
     document = json.loads(document)
     return DiffResult(equal=equal, level=document["level"], text=text, document=document)

@@ -14,6 +14,7 @@ use anyhow::{Context as _, Result, anyhow};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use serde_json::{Value, json};
 
 use agui_lens_core::check::Checker as CoreChecker;
@@ -25,12 +26,21 @@ use agui_lens_core::check::opened::check_sent;
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::SchemaSet;
-use agui_lens_core::check::stream::for_each_fed;
+use agui_lens_core::check::stream::{for_each_fed, not_a_stream};
+use agui_lens_core::compact::verify::{count_errors_of, judge, read_back, verification_levels};
+use agui_lens_core::compact::{Compactor, Level as CompactLevel};
+use agui_lens_core::compare::Level as CompareLevel;
+use agui_lens_core::compare::comparison::plain;
+use agui_lens_core::compare::normalize::Settings;
+use agui_lens_core::compare::streams::diff_paths;
 use agui_lens_core::fold::threads::{fold_opened, pick};
 use agui_lens_core::protocol::version::Version;
-use agui_lens_core::read::{self, InputFormat, InputSpec, Opened, ReadOptions};
+use agui_lens_core::read::{
+    self, Batch, Compression, FrameKind, InputFormat, InputSpec, Opened, ReadOptions,
+};
 use agui_lens_core::report::human::Human;
 use agui_lens_core::report::{self, DiagnosticRecord, Format, Reporter, Summary};
+use agui_lens_core::write::{EventWriter, Output};
 
 create_exception!(
     _agui_lens,
@@ -324,6 +334,110 @@ fn events(
     })
 }
 
+/// Compacts one input as `agui-lens compact FILE` does, verified the same way (it folds the
+/// same and has no more errors of any rule); returns the bytes it writes to stdout.
+#[pyfunction]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, level="deltas".to_owned()))]
+fn compact(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    data: Option<Vec<u8>>,
+    name: Option<String>,
+    format: Option<String>,
+    level: String,
+) -> PyResult<Py<PyBytes>> {
+    let bytes = guarded(py, move || {
+        let level = match level.as_str() {
+            "deltas" => CompactLevel::Deltas,
+            "snapshot" => CompactLevel::Snapshot,
+            other => return Err(anyhow!("unknown level `{other}`: use deltas or snapshot")),
+        };
+        let source = Source::new(path, data, name, format.as_deref())?;
+        compact_source(&source, level)
+    })?;
+    Ok(PyBytes::new(py, &bytes).unbind())
+}
+
+fn compact_source(source: &Source, level: CompactLevel) -> Result<Vec<u8>> {
+    if source.path.as_deref().is_some_and(read::is_har_file) {
+        return Err(anyhow!(
+            "{} is a browser capture (HAR), which compact does not rewrite; \
+             `agui-lens cat FILE --entry N -o run.jsonl` extracts a stream from it",
+            source.name
+        ));
+    }
+    let read = source.read_options();
+    let mut opened = source.open()?;
+    let (name, head, format) = (opened.name.clone(), opened.head.clone(), opened.format);
+    let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT);
+    let mut writer = EventWriter::new(Vec::new(), format, Compression::None)?;
+    let stats = for_each_fed(&mut opened, read.max_line, false, |fed, batch, frame| {
+        if let Fed::Event(event) = fed {
+            compactor.push(event, batch.bytes(frame), &mut writer)?;
+        }
+        Ok(())
+    })
+    .with_context(|| format!("compacting {name}"))?;
+    if stats.known == 0 {
+        return Err(not_a_stream(&name, &head));
+    }
+    let folded = compactor
+        .finish(&mut writer)
+        .with_context(|| format!("writing the compacted {name}"))?;
+    let bytes_out = writer.bytes();
+    let mut written = writer.finish()?;
+    if bytes_out > stats.bytes {
+        // As the command does for a file: compaction never makes a stream larger; its
+        // frames written back as they were read are kept when they are smaller.
+        let mut opened = source.open()?;
+        let mut as_read = EventWriter::new(Vec::new(), format, Compression::None)?;
+        let mut batch = Batch::default();
+        while opened.reader.next_batch(&mut batch)? {
+            for frame in &batch.frames {
+                if let FrameKind::Data { .. } = frame.kind {
+                    as_read.raw(batch.bytes(frame))?;
+                }
+            }
+        }
+        if as_read.bytes() < bytes_out {
+            written = as_read.finish()?;
+        }
+    }
+    let levels = verification_levels();
+    let ctx = Context::new(SchemaSet::for_process(None)?, &levels);
+    let back = read_back(&ctx, &read, format, Box::new(Cursor::new(written.clone())))?;
+    if let Some(why) = judge(&folded, &back, || count_errors_of(&ctx, source.open()?))? {
+        return Err(anyhow!("refused {name}: {why}; nothing was written"));
+    }
+    Ok(written)
+}
+
+/// Compares two streams as `agui-lens diff --level LEVEL A B` does; returns whether they
+/// are equal, the human text (plain) and the `--format json` document.
+#[pyfunction]
+#[pyo3(signature = (a, b, a_label, b_label, level="events".to_owned(), max_lines=400))]
+fn diff(
+    py: Python<'_>,
+    a: PathBuf,
+    b: PathBuf,
+    a_label: String,
+    b_label: String,
+    level: String,
+    max_lines: usize,
+) -> PyResult<(bool, String, String)> {
+    guarded(py, move || {
+        let level = CompareLevel::parse(&level)
+            .ok_or_else(|| anyhow!("unknown level `{level}`: use events, compact or fold"))?;
+        let diff = diff_paths(&a, &b, &ReadOptions::default(), level, &Settings::current())?;
+        let labels = (a_label.as_str(), b_label.as_str());
+        Ok((
+            diff.comparison.equal,
+            diff.human(labels, max_lines, &plain),
+            diff.document(labels, max_lines).to_string(),
+        ))
+    })
+}
+
 /// The core's incremental checker with what it borrows: the levels and the context live on
 /// the heap beside it, freed after it.
 struct Owned {
@@ -449,6 +563,8 @@ fn _agui_lens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(fold, m)?)?;
     m.add_function(wrap_pyfunction!(events, m)?)?;
+    m.add_function(wrap_pyfunction!(compact, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_class::<Checker>()?;
     Ok(())
 }
