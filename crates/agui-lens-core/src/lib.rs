@@ -12,7 +12,8 @@
 //!   [`check::diagnostic::Diagnostic`] of a rule in the [`check::catalog`]. Each rule has a
 //!   tier (MUST, SHOULD, capability, advice); [`check::capabilities`] reads what an agent
 //!   declares, which decides whether its capability rules apply.
-//! - [`report`]: diagnostics to the machine formats (JSON, JSONL, GitHub, JUnit, SARIF).
+//! - [`report`]: diagnostics to the human format (plain, or painted by a front end) and the
+//!   machine formats (JSON, JSONL, GitHub, JUnit, SARIF).
 //!
 //! Beside checking, reading the same events: [`fold`] (the messages and state a client ends
 //! with), [`compact`] (a stored history rewritten smaller, verified to fold the same),

@@ -61,6 +61,15 @@ impl<'a> Checker<'a> {
         found
     }
 
+    /// Reports a finding from outside the stream (the RunAgentInput it answers), under the
+    /// checker's levels; returns what is reported now (nothing while no event has come: it
+    /// waits, as the stream's own findings do, in case the input holds no event at all).
+    pub fn report(&mut self, d: Diagnostic) -> Vec<Diagnostic> {
+        let mut found = Vec::new();
+        self.engine.report(d, &mut found);
+        found
+    }
+
     /// Ends the stream: what only its end can tell (a run left open), and the counts.
     pub fn finish(self) -> (Vec<Diagnostic>, Stats) {
         let mut found = Vec::new();

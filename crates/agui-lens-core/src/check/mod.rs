@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod checker;
 pub mod diagnostic;
 pub mod engine;
+pub mod opened;
 pub mod parse;
 pub mod request;
 pub mod rules;

@@ -20,13 +20,15 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::check::catalog::RuleId;
+use crate::check::catalog::{Level as RuleLevel, Levels, RuleId};
 use crate::check::diagnostic::{Diagnostic, Severity};
 use crate::check::engine::{Context as CheckContext, Engine, Fed};
 use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
+use crate::compare::difference::first_difference;
 use crate::fold::{Folded, Folder};
 use crate::protocol::event::{Event, EventType, Location};
 use crate::read::{self, Batch, FrameKind, InputFormat, ReadOptions};
+use crate::text::abbreviate_value;
 use crate::write::Output;
 
 /// What checking the compacted stream found: its fold, and its errors by rule.
@@ -80,6 +82,96 @@ pub fn read_back(
         folded: folder.finish(),
         errors,
     })
+}
+
+/// The rules verification runs: it compares errors only, so a rule that can only warn (or
+/// note) is left out (the repeated-key scan, for one, would read every full event a second
+/// time). The original's errors are counted under the same levels, so both sides count the
+/// same rules.
+pub fn verification_levels() -> Levels {
+    let mut levels = Levels::default();
+    for id in RuleId::ALL {
+        if matches!(levels.level(*id), RuleLevel::Warn | RuleLevel::Note) {
+            levels
+                .set(id.name(), RuleLevel::Allow)
+                .expect("a rule's own name selects it");
+        }
+    }
+    levels
+}
+
+/// The compacted stream must fold to the same messages and state, and check with no more
+/// errors of any rule. Returns why not, if not. `errors_before` counts the original's errors
+/// by rule: it is called only when the compacted stream has some.
+pub fn judge(
+    original: &Folded,
+    read_back: &ReadBack,
+    errors_before: impl FnOnce() -> Result<BTreeMap<RuleId, u64>>,
+) -> Result<Option<String>> {
+    let errors_after = &read_back.errors;
+    // Equal as they stand, they mean the same; only otherwise are both copied into the form
+    // that compares by meaning (numbers by value), which would copy a long history twice.
+    let null = serde_json::Value::Null;
+    let same = original.messages == read_back.folded.messages
+        && original.state.as_ref().unwrap_or(&null)
+            == read_back.folded.state.as_ref().unwrap_or(&null);
+    let difference = if same {
+        None
+    } else {
+        first_difference(&original.meaning(), &read_back.folded.meaning())
+    };
+    if let Some(d) = difference {
+        let show = |v: &Option<serde_json::Value>| match v {
+            Some(v) => abbreviate_value(v, 100),
+            None => "(absent)".into(),
+        };
+        return Ok(Some(format!(
+            "the compacted stream folds differently at {}: {} before, {} after",
+            if d.pointer.is_empty() {
+                "/"
+            } else {
+                &d.pointer
+            },
+            show(&d.left),
+            show(&d.right)
+        )));
+    }
+    if errors_after.is_empty() {
+        return Ok(None);
+    }
+    let errors_before = errors_before()?;
+    for (rule, after) in errors_after {
+        let before = errors_before.get(rule).copied().unwrap_or(0);
+        if *after > before {
+            return Ok(Some(format!(
+                "the compacted stream has {after} {rule} errors, the original {before}"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// Checks the original (again) and counts its errors by rule.
+pub fn count_errors_of(
+    ctx: &CheckContext<'_>,
+    mut opened: read::Opened,
+) -> Result<BTreeMap<RuleId, u64>> {
+    let name = opened.name.clone();
+    let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+    let mut counts = BTreeMap::new();
+    let mut found = Vec::new();
+    let failure = engine
+        .check_reader(opened.reader.as_mut(), false, &mut found, &mut |found| {
+            count_errors(&mut counts, found.drain(..));
+            Ok(())
+        })
+        .with_context(|| format!("checking {name}"))?;
+    if let Some(err) = failure {
+        return Err(err).with_context(|| format!("reading {name}"));
+    }
+    engine.finish(&mut found);
+    count_errors(&mut counts, found.drain(..));
+    Ok(counts)
 }
 
 /// Checks and folds compacted events as they are written, in order, as [`read_back`] would

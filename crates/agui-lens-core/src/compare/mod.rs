@@ -4,6 +4,7 @@
 pub mod comparison;
 pub mod difference;
 pub mod normalize;
+pub mod streams;
 
 /// What two streams are compared as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod next;
+pub mod threads;
 
 use std::collections::{HashMap, HashSet};
 

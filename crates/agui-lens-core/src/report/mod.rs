@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod github;
 pub mod group;
+pub mod human;
 pub mod json;
 pub mod jsonl;
 pub mod junit;
@@ -232,8 +233,8 @@ pub trait Reporter {
     }
 }
 
-/// A reporter for a machine format, writing to `out`: every format but `human`, which is the
-/// front end's (it renders for a terminal). With `group`, repeats of one cause are shown once
+/// A reporter for a machine format, writing to `out`: every format but `human`, which a front
+/// end paints its own way ([`human::Human`]). With `group`, repeats of one cause are shown once
 /// (see [`group::Grouping`]).
 pub fn reporter(format: Format, out: Box<dyn Write>, group: bool) -> Option<Box<dyn Reporter>> {
     let reporter: Box<dyn Reporter> = match format {

@@ -14,20 +14,20 @@ use super::inputs::{self, Input};
 use super::{Outcome, WriteBack, persist, same_file};
 use crate::cli::CompactArgs;
 use crate::progress::Progress;
-use agui_lens_core::check::catalog::{Level as RuleLevel, Levels, RuleId};
+use agui_lens_core::check::catalog::{Levels, RuleId};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context as CheckContext, Engine, Fed};
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::check::stream::{for_each_schema_checked, parse_event};
-use agui_lens_core::compact::verify::{Current, ReadBack, Tee, Verifier, count_errors, read_back};
+use agui_lens_core::compact::verify::{
+    self, Current, ReadBack, Tee, Verifier, count_errors, read_back, verification_levels,
+};
 use agui_lens_core::compact::{Compactor, Level};
-use agui_lens_core::compare::difference::first_difference;
 use agui_lens_core::fold::Folded;
 use agui_lens_core::protocol::event::Event;
 use agui_lens_core::read::{self, Batch, Compression, InputFormat, InputSpec, ReadOptions};
 use agui_lens_core::stop;
-use agui_lens_core::text::abbreviate_value;
 use agui_lens_core::text::{human_bytes, plural};
 use agui_lens_core::write::EventWriter;
 use agui_lens_core::write::Output;
@@ -103,22 +103,6 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         .collect();
     drop(progress);
     summarize(reports)
-}
-
-/// The rules verification runs: it compares errors only, so a rule that can only warn (or
-/// note) is left out (the repeated-key scan, for one, would read every full event a second
-/// time). The original's errors are counted under the same levels, so both sides count the
-/// same rules.
-fn verification_levels() -> Levels {
-    let mut levels = Levels::default();
-    for id in RuleId::ALL {
-        if matches!(levels.level(*id), RuleLevel::Warn | RuleLevel::Note) {
-            levels
-                .set(id.name(), RuleLevel::Allow)
-                .expect("a rule's own name selects it");
-        }
-    }
-    levels
 }
 
 struct Settings<'a> {
@@ -697,8 +681,7 @@ fn copy_out(temp: &tempfile::NamedTempFile, mut out: impl Write) -> Result<()> {
     Ok(())
 }
 
-/// The compacted stream must fold to the same messages and state, and check with no more
-/// errors of any rule. Returns why not, if not.
+/// [`judge`], counting the original's errors (again) when they were not counted on the way.
 fn judge(
     ctx: &CheckContext<'_>,
     read_original: &ReadOptions,
@@ -707,54 +690,10 @@ fn judge(
     read_back: &ReadBack,
     errors_before: Option<&BTreeMap<RuleId, u64>>,
 ) -> Result<Option<String>> {
-    let errors_after = &read_back.errors;
-    // Equal as they stand, they mean the same; only otherwise are both copied into the form
-    // that compares by meaning (numbers by value), which would copy a long history twice.
-    let null = serde_json::Value::Null;
-    let same = original.messages == read_back.folded.messages
-        && original.state.as_ref().unwrap_or(&null)
-            == read_back.folded.state.as_ref().unwrap_or(&null);
-    let difference = if same {
-        None
-    } else {
-        first_difference(&original.meaning(), &read_back.folded.meaning())
-    };
-    if let Some(d) = difference {
-        let show = |v: &Option<serde_json::Value>| match v {
-            Some(v) => abbreviate_value(v, 100),
-            None => "(absent)".into(),
-        };
-        return Ok(Some(format!(
-            "the compacted stream folds differently at {}: {} before, {} after",
-            if d.pointer.is_empty() {
-                "/"
-            } else {
-                &d.pointer
-            },
-            show(&d.left),
-            show(&d.right)
-        )));
-    }
-    if errors_after.is_empty() {
-        return Ok(None);
-    }
-    let counted;
-    let errors_before = match errors_before {
-        Some(counts) => counts,
-        None => {
-            counted = count_original_errors(ctx, read_original, input)?;
-            &counted
-        }
-    };
-    for (rule, after) in errors_after {
-        let before = errors_before.get(rule).copied().unwrap_or(0);
-        if *after > before {
-            return Ok(Some(format!(
-                "the compacted stream has {after} {rule} errors, the original {before}"
-            )));
-        }
-    }
-    Ok(None)
+    verify::judge(original, read_back, || match errors_before {
+        Some(counts) => Ok(counts.clone()),
+        None => count_original_errors(ctx, read_original, input),
+    })
 }
 
 /// Says what became of each input, then of all; the outcome is the worst of them. An input
@@ -861,28 +800,13 @@ fn count_original_errors(
     read: &ReadOptions,
     input: &InputSpec,
 ) -> Result<BTreeMap<RuleId, u64>> {
-    let mut opened = read::open(input, read)?;
-    let name = opened.name.clone();
-    let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
-    let mut counts = BTreeMap::new();
-    let mut found = Vec::new();
-    let failure = engine
-        .check_reader(opened.reader.as_mut(), false, &mut found, &mut |found| {
-            count_errors(&mut counts, found.drain(..));
-            Ok(())
-        })
-        .with_context(|| format!("checking {name}"))?;
-    if let Some(err) = failure {
-        return Err(err).with_context(|| format!("reading {name}"));
-    }
-    engine.finish(&mut found);
-    count_errors(&mut counts, found.drain(..));
-    Ok(counts)
+    verify::count_errors_of(ctx, read::open(input, read)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agui_lens_core::check::catalog::Level as RuleLevel;
     use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
     use agui_lens_core::fold::Folder;
     use agui_lens_core::protocol::event::EventType;

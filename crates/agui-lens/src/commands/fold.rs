@@ -2,16 +2,13 @@
 
 use std::io::{self, Write};
 
-use anyhow::{Result, bail};
-use serde_json::Value;
+use anyhow::Result;
 
 use super::Outcome;
 use crate::cli::FoldArgs;
-use agui_lens_core::check::engine::Fed;
-use agui_lens_core::check::stream::{for_each_fed, parse_event, require_events, warn_unreadable};
-use agui_lens_core::fold::{Folded, Folder};
-use agui_lens_core::protocol::event::EventType;
-use agui_lens_core::read::{self, InputSpec, ReadOptions};
+pub use agui_lens_core::fold::threads::fold_threads;
+use agui_lens_core::fold::threads::pick;
+use agui_lens_core::read::InputSpec;
 
 pub fn run(args: &FoldArgs) -> Result<Outcome> {
     let input = if args.path.as_os_str() == "-" {
@@ -41,115 +38,4 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     }
     writeln!(out)?;
     Ok(Outcome::Clean)
-}
-
-/// Folds every thread of an input (or only `only`), in the order threads first appear.
-/// Events before any RUN_STARTED belong to the first thread that follows (or stand alone).
-pub fn fold_threads(
-    input: &InputSpec,
-    read: &ReadOptions,
-    limit: usize,
-    initial: Option<&Value>,
-    only: Option<&str>,
-) -> Result<Vec<(Option<String>, Folded)>> {
-    let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
-    let mut current: Option<usize> = None;
-    let mut opened = read::open(input, read)?;
-    // A browser capture's stream starts from what its request sent: state and messages.
-    let capture = opened.capture.clone();
-    let sent = |key: &str| capture.as_ref().and_then(|c| c.sent(key));
-    let initial = initial.or(sent("state"));
-    let history: &[Value] = sent("messages")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice);
-    let name = opened.name.clone();
-    let stats = for_each_fed(&mut opened, read.max_line, true, |fed, batch, frame| {
-        if let Fed::Event(event) = fed {
-            if event.kind == Some(EventType::RunStarted) {
-                let thread = event.str_field("threadId").map(str::to_owned);
-                current = match threads.iter().position(|(t, _)| *t == thread) {
-                    Some(i) => Some(i),
-                    // Events seen before the first run join the first thread.
-                    None if threads.len() == 1 && threads[0].0.is_none() => {
-                        threads[0].0 = thread;
-                        Some(0)
-                    }
-                    None => {
-                        threads.push((
-                            thread,
-                            Folder::new(limit)
-                                .with_state(initial.cloned())
-                                .with_messages(history),
-                        ));
-                        Some(threads.len() - 1)
-                    }
-                };
-            }
-        }
-        let at = match current {
-            Some(at) => at,
-            None => {
-                threads.push((
-                    None,
-                    Folder::new(limit)
-                        .with_state(initial.cloned())
-                        .with_messages(history),
-                ));
-                current = Some(threads.len() - 1);
-                threads.len() - 1
-            }
-        };
-        if only.is_some_and(|want| threads[at].0.as_deref() != Some(want)) {
-            return Ok(());
-        }
-        let folder = &mut threads[at].1;
-        match fed {
-            Fed::Event(event) => folder.apply(event),
-            Fed::Delta {
-                kind, id, delta, ..
-            } => {
-                if !folder.apply_delta(kind, id, delta) {
-                    // A chunk stream is open: the whole event after all.
-                    if let Some(event) = parse_event(&name, batch, frame, read.max_line) {
-                        folder.apply(&event);
-                    }
-                }
-            }
-        }
-        Ok(())
-    })?;
-    require_events(&opened, &stats)?;
-    warn_unreadable(&opened.name, &stats);
-    Ok(threads.into_iter().map(|(t, f)| (t, f.finish())).collect())
-}
-
-fn pick(threads: Vec<(Option<String>, Folded)>, want: Option<&str>) -> Result<Folded> {
-    let names: Vec<String> = threads.iter().filter_map(|(t, _)| t.clone()).collect();
-    match want {
-        Some(want) => match threads
-            .into_iter()
-            .find(|(t, _)| t.as_deref() == Some(want))
-        {
-            Some((_, folded)) => Ok(folded),
-            None => bail!(
-                "no thread \"{want}\" in the input (threads: {})",
-                if names.is_empty() {
-                    "none".into()
-                } else {
-                    names.join(", ")
-                }
-            ),
-        },
-        None => {
-            // The thread of the last run.
-            let last = threads
-                .iter()
-                .rposition(|(_, f)| !f.runs.is_empty())
-                .unwrap_or(threads.len().saturating_sub(1));
-            match threads.into_iter().nth(last) {
-                Some((_, folded)) => Ok(folded),
-                None => Ok(Folder::new(0).finish()),
-            }
-        }
-    }
 }

@@ -20,7 +20,7 @@ pub fn reporter(
     group: bool,
 ) -> Box<dyn Reporter> {
     match format {
-        Format::Human => report::grouped(Box::new(human::Human::new(out, color)), group),
+        Format::Human => report::grouped(Box::new(human::human(out, color)), group),
         _ => report::reporter(format, out, group).expect("every other format is the library's"),
     }
 }

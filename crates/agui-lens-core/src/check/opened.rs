@@ -1,0 +1,112 @@
+//! Checking one opened input the way `agui-lens check` does: a browser capture's request
+//! taken into account, findings handed over batch by batch, and an input a walk found that
+//! is plainly no capture skipped.
+
+use std::io;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::check::diagnostic::Diagnostic;
+use crate::check::engine::{Context, Engine, Stats};
+use crate::check::request::input_findings;
+use crate::check::rules::protocol::ProtocolOptions;
+use crate::read::{self, Opened};
+use crate::report::FileSummary;
+
+/// Checks an opened input, handing diagnostics to `emit` batch by batch. An input a walk
+/// found (`walked`) that turns out to be plainly no capture (JSON that is no event, such as
+/// a sidecar beside the captures) is skipped instead of reported, when nothing about it has
+/// been reported yet.
+pub fn check_opened(
+    ctx: &Context<'_>,
+    opened: Opened,
+    walked: bool,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    check_sent(ctx, opened, walked, None, emit)
+}
+
+/// [`check_opened`] for the response to `sent`, a RunAgentInput (as `run` holds a live call
+/// to what it sent): its state is the baseline for deltas, its tools and history what the
+/// rules know, and it is itself held to the RunAgentInput schema. A browser capture's own
+/// request, when it has one, comes first.
+pub fn check_sent(
+    ctx: &Context<'_>,
+    mut opened: Opened,
+    walked: bool,
+    sent: Option<Arc<Value>>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    let name = opened.name.clone();
+    let head = if walked {
+        opened.head.clone()
+    } else {
+        Vec::new()
+    };
+    // A browser capture's stream is held to what its request sent, as `run` holds a live
+    // one: the state is the baseline for deltas, the tools and history what the rules know.
+    let capture = opened.capture.clone();
+    let request = capture.as_ref().and_then(|c| c.request.clone()).or(sent);
+    let with_request;
+    let ctx = match &request {
+        Some(request) => {
+            with_request = Context {
+                protocol: ProtocolOptions {
+                    state: request
+                        .get("state")
+                        .filter(|v| !v.is_null())
+                        .cloned()
+                        .or_else(|| ctx.protocol.state.clone()),
+                    input: Some(Arc::clone(request)),
+                    ..ctx.protocol.clone()
+                },
+                ..*ctx
+            };
+            &with_request
+        }
+        None => ctx,
+    };
+    let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+    let mut found = Vec::new();
+    if let Some(request) = &request {
+        let asked = ctx.protocol.version;
+        for d in input_findings(ctx.schemas, request, asked, &name) {
+            engine.report(d, &mut found);
+        }
+    }
+    let mut emitted = false;
+    let failure = engine
+        .check_reader(
+            opened.reader.as_mut(),
+            opened.live,
+            &mut found,
+            &mut |found| {
+                emitted |= !found.is_empty();
+                let result = emit(found);
+                found.clear();
+                result
+            },
+        )?
+        .map(|err| format!("reading {name}: {err}"));
+    let known = engine.known_events();
+    let versions = engine.versions().to_vec();
+    let stats = engine.finish(&mut found);
+    if walked && known == 0 && !emitted && failure.is_none() {
+        let (kind, what) = read::classify_non_stream(&head);
+        if kind.is_plainly_no_capture() {
+            let mut file = FileSummary::checked(name, Stats::default(), None);
+            file.skipped = Some(what);
+            return Ok(file);
+        }
+    }
+    emit(&found)?;
+    let mut stats = stats;
+    if known == 0 {
+        // Frames that hold no AG-UI event are not counted as events beside `no-events`.
+        stats.events = 0;
+    }
+    let mut file = FileSummary::checked(name, stats, failure);
+    file.protocol = versions;
+    Ok(file)
+}

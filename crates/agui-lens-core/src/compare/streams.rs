@@ -1,0 +1,267 @@
+//! Two streams compared the way `agui-lens diff` compares them: read, normalised at a level
+//! (events, compacted events, or what they fold to), compared item by item, and the result
+//! rendered as the command prints it (human text, painted by the front end, or JSON).
+
+use std::io;
+use std::path::Path;
+
+use anyhow::Result;
+use serde_json::{Value, json};
+
+use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
+use crate::check::stream::{for_each_event, require_events, warn_unreadable};
+use crate::compact::{Compactor, Level as CompactLevel};
+use crate::compare::Level;
+use crate::compare::comparison::{
+    Comparison, DiffLine, compare, plain, render, summary, unified_diff,
+};
+use crate::compare::normalize::{Normalizer, Settings};
+use crate::fold::Folder;
+use crate::read::{InputSpec, ReadOptions};
+use crate::write::Output;
+
+/// Two streams compared at a level, with where the first difference is in each file.
+pub struct StreamDiff {
+    pub level: Level,
+    pub comparison: Comparison,
+    pub left: Vec<Value>,
+    pub right: Vec<Value>,
+    /// The lines of the first differing item in each file, when the level has lines.
+    pub lines: Option<(Option<u64>, Option<u64>)>,
+}
+
+/// Reads, normalises and compares the streams at `a` and `b` (`-` for stdin).
+pub fn diff_paths(
+    a: &Path,
+    b: &Path,
+    read: &ReadOptions,
+    level: Level,
+    settings: &Settings,
+) -> Result<StreamDiff> {
+    let left = normalized(a, read, level, settings)?;
+    let right = normalized(b, read, level, settings)?;
+    let comparison = compare(&left, &right);
+    // Event by event, an item is an event of the file: where it is, in each file.
+    let lines = match (&comparison.first, level) {
+        (Some(_), Level::Fold) | (None, _) => None,
+        (Some(first), level) => Some((
+            line_of_item(a, read, level, first.index)?,
+            line_of_item(b, read, level, first.index)?,
+        )),
+    };
+    Ok(StreamDiff {
+        level,
+        comparison,
+        left,
+        right,
+        lines,
+    })
+}
+
+impl StreamDiff {
+    /// `agui-lens diff --format json`: the verdict, counts, first difference and the diff.
+    pub fn document(&self, labels: (&str, &str), max_lines: usize) -> Value {
+        let comparison = &self.comparison;
+        let diff = if comparison.equal {
+            String::new()
+        } else {
+            unified_diff(
+                &render(&self.left),
+                &render(&self.right),
+                labels,
+                &plain,
+                max_lines,
+            )
+        };
+        json!({
+            "equal": comparison.equal,
+            "level": self.level.name(),
+            "left": {"path": labels.0, "counts": comparison.left_counts},
+            "right": {"path": labels.1, "counts": comparison.right_counts},
+            "first_difference": comparison.first,
+            "first_difference_lines": self.lines.map(|(a, b)| json!([a, b])),
+            "raw_only": comparison.raw_only,
+            "diff": diff,
+        })
+    }
+
+    /// What `agui-lens diff` prints for people: how the streams were compared, the summary,
+    /// the first difference with its lines, and the unified diff, each line as `paint` makes
+    /// it.
+    pub fn human(
+        &self,
+        labels: (&str, &str),
+        max_lines: usize,
+        paint: &dyn Fn(DiffLine, &str) -> String,
+    ) -> String {
+        let comparison = &self.comparison;
+        let level = match self.level {
+            Level::Events => "compared event by event, ids and timestamps normalised".to_owned(),
+            Level::Compact => "compared compacted (each message's deltas merged into \
+                                   one): counts and item numbers are of the compacted \
+                                   streams; --level events compares events as written"
+                .to_owned(),
+            Level::Fold => {
+                "compared by what a client ends with: items are messages and state".to_owned()
+            }
+        };
+        let mut out = format!("{level}\n\n");
+        let at = |line: Option<u64>| line.map_or("none".to_owned(), |l| format!("line {l}"));
+        for line in summary(comparison, labels).split_inclusive('\n') {
+            out.push_str(line);
+            // The first difference, then where it stands in each file.
+            if let (true, Some((a, b))) = (line.starts_with("first difference"), self.lines) {
+                let (a, b) = (at(a), at(b));
+                out.push_str(&format!("  {a} of {}, {b} of {}\n", labels.0, labels.1));
+            }
+        }
+        if !comparison.equal {
+            out.push('\n');
+            out.push_str(&unified_diff(
+                &render(&self.left),
+                &render(&self.right),
+                labels,
+                paint,
+                max_lines,
+            ));
+        }
+        out
+    }
+}
+
+/// The stream compacted, each item with the line of the event whose reading wrote it.
+fn compacted(input: &InputSpec, read: &ReadOptions) -> Result<Collected> {
+    let mut compactor = Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT);
+    let mut collected = Collected::default();
+    let (opened, stats) = for_each_event(input, read, |event, raw| {
+        collected.reading = event.loc.line;
+        compactor.push(event, raw, &mut collected)?;
+        Ok(())
+    })?;
+    require_events(&opened, &stats)?;
+    warn_unreadable(&input.display_name(), &stats);
+    compactor.finish(&mut collected)?;
+    Ok(collected)
+}
+
+/// Where item `index` of a stream at a level comes from in its file: the line of that event
+/// (`events`), or of the first event of the file with the compacted item's type and ids
+/// (`compact`: a merged message's first delta). None for `fold`, stdin, or past the end.
+pub fn line_of_item(
+    path: &Path,
+    read: &ReadOptions,
+    level: Level,
+    index: usize,
+) -> Result<Option<u64>> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    let input = InputSpec::File(path.to_path_buf());
+    match level {
+        Level::Events => {
+            let mut seen = 0;
+            let mut line = None;
+            for_each_event(&input, read, |event, _| {
+                if seen == index {
+                    line = Some(event.loc.line);
+                }
+                seen += 1;
+                Ok(())
+            })?;
+            Ok(line)
+        }
+        Level::Compact => {
+            let collected = compacted(&input, read)?;
+            let Some(item) = collected.items.get(index) else {
+                return Ok(None);
+            };
+            const IDS: &[&str] = &[
+                "messageId",
+                "toolCallId",
+                "stepName",
+                "runId",
+                "subagentRunId",
+            ];
+            let mut line = None;
+            for_each_event(&input, read, |event, _| {
+                let same = event.field("type") == item.get("type")
+                    && IDS.iter().all(|k| event.field(k) == item.get(*k));
+                if line.is_none() && same {
+                    line = Some(event.loc.line);
+                }
+                Ok(())
+            })?;
+            Ok(line.or(collected.lines.get(index).copied()))
+        }
+        Level::Fold => Ok(None),
+    }
+}
+
+/// A stream as normalised items at a level: its events, its compacted events, or its folded
+/// messages followed by `{"state": …}`.
+pub fn normalized(
+    path: &Path,
+    read: &ReadOptions,
+    level: Level,
+    settings: &Settings,
+) -> Result<Vec<Value>> {
+    let input = if path.as_os_str() == "-" {
+        InputSpec::Stdin
+    } else {
+        InputSpec::File(path.to_path_buf())
+    };
+    let name = input.display_name();
+    match level {
+        Level::Events => {
+            let mut items = Vec::new();
+            let (opened, stats) = for_each_event(&input, read, |event, _| {
+                items.push(event.whole_value().into_owned());
+                Ok(())
+            })?;
+            require_events(&opened, &stats)?;
+            warn_unreadable(&name, &stats);
+            Ok(Normalizer::events(settings.clone(), &items))
+        }
+        Level::Compact => {
+            let collected = compacted(&input, read)?;
+            Ok(Normalizer::events(settings.clone(), &collected.items))
+        }
+        Level::Fold => {
+            let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
+            let (opened, stats) = for_each_event(&input, read, |event, _| {
+                folder.apply(event);
+                Ok(())
+            })?;
+            require_events(&opened, &stats)?;
+            warn_unreadable(&name, &stats);
+            let folded = Normalizer::fold(settings.clone(), &folder.finish().meaning());
+            let mut items: Vec<Value> = folded["messages"].as_array().cloned().unwrap_or_default();
+            items.push(json!({"state": folded["state"]}));
+            Ok(items)
+        }
+    }
+}
+
+/// Compacted events, collected as values.
+#[derive(Default)]
+struct Collected {
+    items: Vec<Value>,
+    /// For each item, the line of the event whose reading wrote it (when nothing in the
+    /// file has the item's type and ids).
+    lines: Vec<u64>,
+    /// The line of the event being read.
+    reading: u64,
+}
+
+impl Output for Collected {
+    fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let value = serde_json::from_slice(bytes).map_err(io::Error::other)?;
+        self.event(&value)
+    }
+
+    fn event(&mut self, value: &Value) -> io::Result<()> {
+        self.items.push(value.clone());
+        self.lines.push(self.reading);
+        Ok(())
+    }
+}

@@ -1,0 +1,181 @@
+//! The default format: rustc-like blocks and a one-line summary, plain or painted by the front
+//! end (the library has no terminal: a terminal's colours are the front end's).
+
+use std::io::{self, Write};
+
+use crate::check::diagnostic::{Diagnostic, Severity};
+use crate::report::group::{Repeated, places_text};
+use crate::report::{FileSummary, Reporter, Summary, plural};
+
+/// How a part of the output is shown: the front end paints each (a terminal's colours).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paint {
+    Error,
+    Warning,
+    /// A rule, a message, a label.
+    Bold,
+    /// The arrows and bars that frame a finding.
+    Frame,
+}
+
+/// Paints a part of the output; `None` leaves it plain.
+pub type Painter = Box<dyn Fn(&str, Paint) -> String>;
+
+pub struct Human {
+    out: Box<dyn Write>,
+    painter: Option<Painter>,
+    /// Each input's verdict, listed before the summary when there are several.
+    verdicts: Option<Vec<(String, String)>>,
+}
+
+impl Human {
+    /// Plain text, as it is shown without colour.
+    pub fn plain(out: Box<dyn Write>) -> Self {
+        Human {
+            out,
+            painter: None,
+            verdicts: None,
+        }
+    }
+
+    /// Each part painted by `painter`.
+    pub fn painted(out: Box<dyn Write>, painter: Painter) -> Self {
+        Human {
+            painter: Some(painter),
+            ..Human::plain(out)
+        }
+    }
+
+    fn paint(&self, text: &str, paint: Paint) -> String {
+        match &self.painter {
+            Some(painter) => painter(text, paint),
+            None => text.to_owned(),
+        }
+    }
+}
+
+impl Reporter for Human {
+    fn start_run(&mut self, inputs: usize) -> io::Result<()> {
+        if inputs > 1 {
+            self.verdicts = Some(Vec::new());
+        }
+        Ok(())
+    }
+
+    fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        if self.verdicts.is_some() {
+            let verdict = file.verdict();
+            let shown = if file.failure.is_some() || file.stats.errors > 0 {
+                self.paint(&verdict, Paint::Error)
+            } else if file.stats.warnings > 0 {
+                self.paint(&verdict, Paint::Warning)
+            } else {
+                verdict
+            };
+            let events = if file.skipped.is_some() {
+                String::new()
+            } else {
+                format!(" ({})", plural(file.stats.events, "event"))
+            };
+            if let Some(verdicts) = &mut self.verdicts {
+                verdicts.push((format!("{}{events}", file.path), shown));
+            }
+        }
+        Ok(())
+    }
+
+    fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
+        let label = match d.severity {
+            Severity::Error => self.paint("error", Paint::Error),
+            Severity::Warning => self.paint("warning", Paint::Warning),
+            Severity::Note => self.paint("note", Paint::Bold),
+        };
+        let rule = self.paint(&format!("[{}]", d.rule), Paint::Bold);
+        let message = self.paint(&d.message, Paint::Bold);
+        writeln!(self.out, "{label}{rule}: {message}")?;
+        let mut place = d.path.to_string();
+        if let Some(line) = d.line {
+            place.push_str(&format!(":{line}"));
+        }
+        let mut context = Vec::new();
+        if let Some(index) = d.event_index {
+            context.push(format!("event {index}"));
+        }
+        if let Some(ty) = &d.event_type {
+            context.push(ty.clone());
+        }
+        let arrow = self.paint("-->", Paint::Frame);
+        if context.is_empty() {
+            writeln!(self.out, "  {arrow} {place}")?;
+        } else {
+            writeln!(self.out, "  {arrow} {place} ({})", context.join(", "))?;
+        }
+        let bar = self.paint("|", Paint::Frame);
+        if let Some(excerpt) = &d.excerpt {
+            writeln!(self.out, "   {bar} {excerpt}")?;
+        }
+        let eq = self.paint("=", Paint::Frame);
+        if let (Some(pointer), Some(keyword)) = (&d.pointer, &d.keyword) {
+            let pointer = if pointer.is_empty() {
+                "the event root"
+            } else {
+                pointer
+            };
+            writeln!(self.out, "   {eq} at {pointer}, schema keyword `{keyword}`")?;
+        }
+        if let Some(help) = &d.help {
+            let label = self.paint("help", Paint::Bold);
+            writeln!(self.out, "   {eq} {label}: {help}")?;
+        }
+        writeln!(self.out)
+    }
+
+    fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
+        let label = self.paint("note", Paint::Bold);
+        let rule = self.paint(&format!("[{}]", group.rule), Paint::Bold);
+        let about = if group.subject.is_empty() {
+            String::new()
+        } else {
+            format!(" for \"{}\"", group.subject)
+        };
+        writeln!(
+            self.out,
+            "{label}{rule}: and {} more like the {} above{about}",
+            group.count, group.severity
+        )?;
+        let arrow = self.paint("-->", Paint::Frame);
+        writeln!(
+            self.out,
+            "  {arrow} {}: {}",
+            group.path,
+            places_text(group, 12)
+        )?;
+        let eq = self.paint("=", Paint::Frame);
+        writeln!(self.out, "   {eq} --no-group shows each")?;
+        writeln!(self.out)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        if let Some(verdicts) = self.verdicts.take() {
+            let width = verdicts
+                .iter()
+                .map(|(name, _)| name.len())
+                .max()
+                .unwrap_or(0);
+            for (name, verdict) in verdicts {
+                writeln!(self.out, "  {name:<width$}  {verdict}")?;
+            }
+        }
+        let line = summary.line(&|text, severity| match severity {
+            Severity::Error => self.paint(text, Paint::Error),
+            Severity::Warning => self.paint(text, Paint::Warning),
+            Severity::Note => text.to_owned(),
+        });
+        writeln!(self.out, "{line}")?;
+        self.out.flush()
+    }
+}

@@ -1,0 +1,384 @@
+"""agui-lens from Python: check, fold, compact and compare AG-UI event streams.
+
+Every verdict comes from the Rust library agui-lens-core (the extension module
+``agui_lens._agui_lens``); this module only turns Python values into what it reads and its
+answers into Python objects.
+
+A *source* is any of:
+
+- a path (``os.PathLike``, or a ``str`` that holds no line break and does not start with
+  ``{``, ``[`` or ``data:``): a capture in any format the command line reads (JSONL, JSON,
+  SSE, protobuf, a HAR, gzip or zstd);
+- ``bytes`` (or ``bytearray``, ``memoryview``), or a ``str`` that is not a path as above: the
+  capture's content;
+- an iterable of events: dicts, JSON texts, or the official SDK's pydantic models
+  (``ag_ui.core``), each one event, in stream order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Mapping, Optional, Union
+
+from . import _agui_lens
+from ._agui_lens import AguiLensError
+
+__all__ = [
+    "AguiLensError",
+    "Checker",
+    "Diagnostic",
+    "DiffResult",
+    "Report",
+    "check",
+    "compact",
+    "diff",
+    "event_json",
+    "events",
+    "fold",
+]
+
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Iterable[Any]]
+
+# Names the findings of sources that are no file carry, as the command line names stdin "-".
+EVENTS_NAME = "<events>"
+BYTES_NAME = "<bytes>"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: the fields of ``agui-lens check --format json``, plus the excerpt."""
+
+    rule: str
+    severity: str
+    message: str
+    help: Optional[str]
+    path: str
+    line: Optional[int]
+    offset: Optional[int]
+    event_index: Optional[int]
+    event_type: Optional[str]
+    pointer: Optional[str]
+    keyword: Optional[str]
+    excerpt: Optional[str]
+    subject: Optional[str] = None
+
+    @classmethod
+    def _from_record(cls, record: Mapping[str, Any]) -> "Diagnostic":
+        return cls(
+            rule=record["rule"],
+            severity=record["severity"],
+            message=record["message"],
+            help=record.get("help"),
+            path=record["path"],
+            line=record.get("line"),
+            offset=record.get("offset"),
+            event_index=record.get("event_index"),
+            event_type=record.get("event_type"),
+            pointer=record.get("pointer"),
+            keyword=record.get("keyword"),
+            excerpt=record.get("excerpt"),
+            subject=record.get("subject"),
+        )
+
+    def __str__(self) -> str:
+        place = self.path if self.line is None else f"{self.path}:{self.line}"
+        text = f"{self.severity}[{self.rule}]: {self.message} ({place})"
+        if self.help:
+            text += f"\n  help: {self.help}"
+        return text
+
+
+class Report:
+    """What checking one stream found. ``str(report)`` is the command line's human report
+    (without colour); ``report.to_json()`` is ``agui-lens check --format json``."""
+
+    def __init__(self, diagnostics, counts, failure, human, json_text):
+        self.diagnostics: list[Diagnostic] = diagnostics
+        #: events, errors, warnings, notes and frames, as the command line counts them.
+        self.counts: dict = counts
+        #: Why the input could not be read to its end, if it could not.
+        self.failure: Optional[str] = failure
+        self._human = human
+        self._json = json_text
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+    @property
+    def notes(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "note"]
+
+    @property
+    def ok(self) -> bool:
+        """No error, and the input was read to its end (what exit status 0 means)."""
+        return not self.errors and self.failure is None
+
+    def to_json(self) -> str:
+        return self._json
+
+    def __str__(self) -> str:
+        return self._human
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __repr__(self) -> str:
+        return (
+            f"<agui_lens.Report ok={self.ok} errors={len(self.errors)} "
+            f"warnings={len(self.warnings)} events={self.counts.get('events')}>"
+        )
+
+
+def event_json(event: Any) -> str:
+    """One event as the JSON text agui-lens reads: a dict as it is, an SDK model the way the
+    SDK's encoder writes it (camelCase aliases, no null fields), a str as given."""
+    if isinstance(event, (bytes, bytearray, memoryview)):
+        return bytes(event).decode("utf-8", errors="replace")
+    if isinstance(event, str):
+        return event
+    dump = getattr(event, "model_dump", None)
+    if callable(dump):
+        event = dump(mode="json", by_alias=True, exclude_none=True)
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+
+
+def _looks_like_content(text: str) -> bool:
+    stripped = text.lstrip("\ufeff \t\r\n")
+    return "\n" in text or stripped.startswith(("{", "[", "data:"))
+
+
+def _one_line(text: str) -> str:
+    """A pretty-printed event put back on one line (events are numbered as lines); a text
+    that is no JSON is left as it is, for the checker to report."""
+    if "\n" in text or "\r" in text:
+        try:
+            return json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+        except ValueError:
+            pass
+    return text
+
+
+def _events_bytes(events: Iterable[Any]) -> bytes:
+    lines = [_one_line(event_json(event)) for event in events]
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def _source(source: Any, name: Optional[str]) -> dict:
+    """The keyword arguments that tell the extension what to read."""
+    if isinstance(source, os.PathLike) or (
+        isinstance(source, str) and not _looks_like_content(source)
+    ):
+        path = os.fspath(source)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        return {"path": path, "name": name}
+    if isinstance(source, str):
+        return {"data": source.encode("utf-8"), "name": name or BYTES_NAME}
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return {"data": bytes(source), "name": name or BYTES_NAME}
+    if isinstance(source, Mapping) or hasattr(source, "model_dump"):
+        raise TypeError(
+            "a source is a path, bytes, or an iterable of events: wrap a single event in a list"
+        )
+    try:
+        events = iter(source)
+    except TypeError:
+        raise TypeError(
+            f"a source is a path, bytes, or an iterable of events, not {type(source).__name__}"
+        ) from None
+    return {"data": _events_bytes(events), "name": name or EVENTS_NAME, "format": "jsonl"}
+
+
+def _rules(rules: Optional[Mapping[str, str]]) -> list:
+    if not rules:
+        return []
+    return [(str(selector), str(level)) for selector, level in rules.items()]
+
+
+def _input_json(input: Any) -> Optional[str]:
+    if input is None:
+        return None
+    if isinstance(input, (str, bytes)):
+        return input.decode() if isinstance(input, bytes) else input
+    return event_json(input)
+
+
+def check(
+    source: Source,
+    *,
+    input: Any = None,
+    protocol: Optional[str] = None,
+    rules: Optional[Mapping[str, str]] = None,
+    format: Optional[str] = None,
+    name: Optional[str] = None,
+) -> Report:
+    """Checks a stream as ``agui-lens check`` does.
+
+    ``input`` is the RunAgentInput the stream answers (a dict, an SDK model or JSON text), as
+    ``agui-lens run`` holds a live call to what it sent: its state is the baseline for deltas,
+    its tools and messages what the rules know. ``protocol`` is ``--protocol`` ("1.1", "1.0",
+    "0.x"); ``rules`` maps selectors (``"state/*"``, ``"lifecycle/event-after-finish"``) to
+    levels (``"deny"``, ``"warn"``, ``"note"``, ``"allow"``), applied in order like
+    ``--deny``/``--warn``/``--note``/``--allow``; ``format`` forces ``--input-format``.
+    """
+    kwargs = _source(source, name)
+    if format is not None:
+        kwargs["format"] = format
+    result, human, json_text = _agui_lens.check(
+        input=_input_json(input), protocol=protocol, rules=_rules(rules), **kwargs
+    )
+    data = json.loads(result)
+    file = data["file"]
+    counts = {k: file[k] for k in ("frames", "events", "errors", "warnings", "notes")}
+    return Report(
+        [Diagnostic._from_record(r) for r in data["diagnostics"]],
+        counts,
+        data["failure"],
+        human,
+        json_text,
+    )
+
+
+class Checker:
+    """Checks a stream as it is produced: ``feed`` each event as it is sent, ``finish`` at its
+    end. What it finds is what ``check`` finds on the whole stream, as the stream goes."""
+
+    def __init__(
+        self,
+        input: Any = None,
+        *,
+        protocol: Optional[str] = None,
+        rules: Optional[Mapping[str, str]] = None,
+        name: str = EVENTS_NAME,
+    ):
+        self._inner = _agui_lens.Checker(
+            name=name, input=_input_json(input), protocol=protocol, rules=_rules(rules)
+        )
+        self.diagnostics: list[Diagnostic] = []
+        self.counts: Optional[dict] = None
+
+    def feed(self, event: Any) -> list[Diagnostic]:
+        """Checks the next event (a dict, an SDK model, or its JSON text); returns what it
+        found now. Some findings wait for later events (whether a stream holds any event)."""
+        text = _one_line(event_json(event))
+        found = self._found(self._inner.feed(text.encode("utf-8")))
+        self.diagnostics.extend(found)
+        return found
+
+    def feed_all(self, events: Iterable[Any]) -> Iterator[Any]:
+        """Passes every event through unchanged, checking each on the way; finishes at the
+        end. For a generator that yields events (an agent's run)."""
+        for event in events:
+            self.feed(event)
+            yield event
+        self.finish()
+
+    def finish(self) -> list[Diagnostic]:
+        """Ends the stream: what only its end can tell (a run left open)."""
+        found, counts = self._inner.finish()
+        self.counts = json.loads(counts)
+        found = self._found(found)
+        self.diagnostics.extend(found)
+        return found
+
+    @staticmethod
+    def _found(text: str) -> list[Diagnostic]:
+        return [Diagnostic._from_record(r) for r in json.loads(text)]
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def events(source: Source, *, format: Optional[str] = None, name: Optional[str] = None) -> list:
+    """The events of a stream as dicts, read as every command reads them (frames that hold
+    no event are left out, as ``agui-lens cat`` leaves them)."""
+    kwargs = _source(source, name)
+    if format is not None:
+        kwargs["format"] = format
+    return [json.loads(text) for text in _agui_lens.events(**kwargs)]
+
+
+def fold(
+    source: Source,
+    *,
+    thread: Optional[str] = None,
+    format: Optional[str] = None,
+    name: Optional[str] = None,
+) -> dict:
+    """What a client ends with after applying the stream: what ``agui-lens fold`` prints
+    (the thread of the last run, or ``thread``). A source that holds no AG-UI event raises
+    ``AguiLensError``."""
+    kwargs = _source(source, name)
+    if format is not None:
+        kwargs["format"] = format
+    return json.loads(_agui_lens.fold(thread=thread, **kwargs))
+
+
+def compact(
+    source: Source,
+    *,
+    level: str = "deltas",
+    format: Optional[str] = None,
+    name: Optional[str] = None,
+) -> bytes:
+    """The stream rewritten smaller, as ``agui-lens compact`` writes it to stdout, verified
+    the same way (it folds the same and has no new errors, else ``AguiLensError`` says how
+    it differs). ``level`` is ``deltas`` or ``snapshot``. A source that holds no AG-UI event,
+    or a browser capture (HAR), raises ``AguiLensError``."""
+    kwargs = _source(source, name)
+    if format is not None:
+        kwargs["format"] = format
+    return bytes(_agui_lens.compact(level=level, **kwargs))
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """Whether two streams mean the same at a level, and the command line's rendering."""
+
+    equal: bool
+    level: str
+    text: str
+    document: dict
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __bool__(self) -> bool:
+        return self.equal
+
+
+def diff(a: Source, b: Source, *, level: str = "events", max_lines: int = 400) -> DiffResult:
+    """Compares two streams by meaning, as ``agui-lens diff --level LEVEL A B`` does (ids,
+    timestamps and delta splits aside): ``events``, ``compact`` or ``fold``. ``str()`` of the
+    result is what the command prints (without colour); ``.document`` its ``--format json``."""
+    with tempfile.TemporaryDirectory(prefix="agui-lens-diff.") as folder:
+        paths = []
+        labels = []
+        for side, source in (("a", a), ("b", b)):
+            kwargs = _source(source, None)
+            if "path" in kwargs:
+                paths.append(kwargs["path"])
+                labels.append(kwargs["path"])
+                continue
+            # Content is compared from a file, as the command compares files: named by
+            # its format when it is known, else read by content.
+            suffix = ".jsonl" if kwargs.get("format") == "jsonl" else ""
+            path = os.path.join(folder, side + suffix)
+            with open(path, "wb") as out:
+                out.write(kwargs["data"])
+            paths.append(path)
+            labels.append(kwargs["name"])
+        equal, text, document = _agui_lens.diff(
+            paths[0], paths[1], labels[0], labels[1], level=level, max_lines=max_lines
+        )
+    document = json.loads(document)
+    return DiffResult(equal=equal, level=document["level"], text=text, document=document)

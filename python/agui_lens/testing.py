@@ -1,0 +1,86 @@
+"""Helpers for an agent's test suite: hold a stream to the protocol with ``assert_agui``, and
+run an ASGI agent in process with ``run_asgi``. The pytest plugin (``agui_lens.pytest_plugin``)
+offers both as fixtures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from . import Checker, Report, check, event_json, events
+
+
+class AguiAssertionError(AssertionError):
+    """A stream broke the protocol; the message is the human report."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        errors = len(report.errors)
+        head = f"the AG-UI stream is not valid ({errors} error{'s' if errors != 1 else ''}"
+        head += ")" if report.failure is None else f"; {report.failure})"
+        super().__init__(f"{head}\n\n{report}")
+
+
+def assert_agui(events_or_report: Any, **check_kwargs: Any) -> Report:
+    """Fails, with the human report as the message, when the stream has an error (or could
+    not be read to its end). Takes a ``Report``, a finished ``Checker``, a ``RunResult``, or
+    anything ``agui_lens.check`` takes (with its keyword arguments). Returns the report."""
+    if isinstance(events_or_report, RunResult):
+        report = events_or_report.report
+    elif isinstance(events_or_report, Report):
+        report = events_or_report
+    elif isinstance(events_or_report, Checker):
+        raise TypeError("give the events or their Report: a Checker keeps no human report")
+    else:
+        report = check(events_or_report, **check_kwargs)
+    if not report.ok:
+        raise AguiAssertionError(report)
+    return report
+
+
+@dataclass
+class RunResult:
+    """An agent's answer to one RunAgentInput, read and checked."""
+
+    status_code: int
+    content_type: str
+    body: bytes
+    #: The events as dicts, in the order they came.
+    events: list
+    #: The body checked against the RunAgentInput that was sent.
+    report: Report
+
+
+def run_asgi(
+    app: Any,
+    input: Any,
+    *,
+    path: str = "/",
+    headers: Optional[Mapping[str, str]] = None,
+    rules: Optional[Mapping[str, str]] = None,
+    protocol: Optional[str] = None,
+) -> RunResult:
+    """POSTs ``input`` (a RunAgentInput: dict, SDK model or JSON text) to ``path`` of an ASGI
+    ``app`` in this process (Starlette's ``TestClient``, which needs ``httpx``), asking for
+    Server-Sent Events, and checks the answer against what was sent."""
+    from starlette.testclient import TestClient
+
+    body = event_json(input).encode("utf-8")
+    sent_headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    sent_headers.update(headers or {})
+    with TestClient(app) as client:
+        response = client.post(path, content=body, headers=sent_headers)
+    content = response.content
+    name = f"POST {path}"
+    report = check(content, input=body.decode("utf-8"), rules=rules, protocol=protocol, name=name)
+    try:
+        parsed = events(content, name=name)
+    except Exception:
+        parsed = []
+    return RunResult(
+        status_code=response.status_code,
+        content_type=response.headers.get("content-type", ""),
+        body=content,
+        events=parsed,
+        report=report,
+    )

@@ -1,0 +1,570 @@
+//! The Python module `agui_lens._agui_lens`: agui-lens-core's check, incremental checker and
+//! fold, called from Python. Findings and folds cross as JSON text (the pure-Python layer,
+//! `agui_lens/__init__.py`, turns them into objects); errors cross as `AguiLensError` with the
+//! command line's messages; a panic is caught here and crosses as that error too.
+
+use std::cell::RefCell;
+use std::io::{self, Cursor, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, anyhow};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use serde_json::{Value, json};
+
+use agui_lens_core::check::Checker as CoreChecker;
+use agui_lens_core::check::capabilities::levels_for;
+use agui_lens_core::check::catalog::{Level, Levels};
+use agui_lens_core::check::diagnostic::Diagnostic;
+use agui_lens_core::check::engine::{Context, Fed};
+use agui_lens_core::check::opened::check_sent;
+use agui_lens_core::check::request::input_findings;
+use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
+use agui_lens_core::check::schema::SchemaSet;
+use agui_lens_core::check::stream::{for_each_fed, not_a_stream};
+use agui_lens_core::compact::verify::{count_errors_of, judge, read_back, verification_levels};
+use agui_lens_core::compact::{Compactor, Level as CompactLevel};
+use agui_lens_core::compare::Level as CompareLevel;
+use agui_lens_core::compare::comparison::plain;
+use agui_lens_core::compare::normalize::Settings;
+use agui_lens_core::compare::streams::diff_paths;
+use agui_lens_core::fold::threads::{fold_opened, pick};
+use agui_lens_core::protocol::version::Version;
+use agui_lens_core::read::{
+    self, Batch, Compression, FrameKind, InputFormat, InputSpec, Opened, ReadOptions,
+};
+use agui_lens_core::report::human::Human;
+use agui_lens_core::report::{self, DiagnosticRecord, Format, Reporter, Summary};
+use agui_lens_core::write::{EventWriter, Output};
+
+create_exception!(
+    _agui_lens,
+    AguiLensError,
+    PyValueError,
+    "agui-lens could not do what was asked: an unreadable input, a bad option, an input that holds no AG-UI events where a stream is needed."
+);
+
+/// Runs `work` with the interpreter free for other threads, turning an error or a panic into
+/// an `AguiLensError` (a panic is a bug of agui-lens, never the caller's to crash on).
+fn guarded<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T> + Send) -> PyResult<T> {
+    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(work)));
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(AguiLensError::new_err(format!("{err:#}"))),
+        Err(panic) => Err(AguiLensError::new_err(format!(
+            "internal error in agui-lens (please report it): {}",
+            panic_text(&panic)
+        ))),
+    }
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic".to_owned()
+    }
+}
+
+/// What to read: a file, or bytes named `name` in findings.
+struct Source {
+    path: Option<PathBuf>,
+    data: Option<Vec<u8>>,
+    name: String,
+    format: Option<InputFormat>,
+}
+
+impl Source {
+    fn new(
+        path: Option<PathBuf>,
+        data: Option<Vec<u8>>,
+        name: Option<String>,
+        format: Option<&str>,
+    ) -> Result<Source> {
+        let format = format.map(parse_format).transpose()?;
+        let name = match (&path, name) {
+            (_, Some(name)) => name,
+            (Some(path), None) => path.to_string_lossy().into_owned(),
+            (None, None) => "<bytes>".to_owned(),
+        };
+        if path.is_none() && data.is_none() {
+            return Err(anyhow!("no input: give a path or the stream's bytes"));
+        }
+        Ok(Source {
+            path,
+            data,
+            name,
+            format,
+        })
+    }
+
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            format: self.format,
+            ..ReadOptions::default()
+        }
+    }
+
+    fn open(&self) -> Result<Opened> {
+        let options = self.read_options();
+        match (&self.path, &self.data) {
+            (Some(path), _) => read::open(&InputSpec::File(path.clone()), &options),
+            (None, Some(data)) => read::open_reader(
+                Arc::from(self.name.as_str()),
+                Box::new(Cursor::new(data.clone())),
+                None,
+                &options,
+            ),
+            (None, None) => unreachable!("checked in Source::new"),
+        }
+    }
+}
+
+fn parse_format(text: &str) -> Result<InputFormat> {
+    Ok(match text {
+        "jsonl" => InputFormat::Jsonl,
+        "json" => InputFormat::Json,
+        "sse" => InputFormat::Sse,
+        "proto" => InputFormat::Proto,
+        other => {
+            return Err(anyhow!(
+                "unknown input format `{other}`: use jsonl, json, sse or proto"
+            ));
+        }
+    })
+}
+
+/// What to check with: the rule levels (`rules`, applied in order as `--deny`, `--warn`,
+/// `--allow` and `--note` are), the protocol version runs that declare none are held to, and
+/// the RunAgentInput the stream answers (JSON text).
+struct Options {
+    levels: Levels,
+    protocol: Option<Version>,
+    input: Option<Arc<Value>>,
+}
+
+impl Options {
+    fn new(
+        rules: Vec<(String, String)>,
+        protocol: Option<&str>,
+        input: Option<&str>,
+    ) -> Result<Options> {
+        let mut levels = Levels::default();
+        for (selector, level) in &rules {
+            let parsed = Level::parse(level).ok_or_else(|| {
+                anyhow!("rule `{selector}` has level `{level}`; use deny, warn, allow or note")
+            })?;
+            levels.set(selector, parsed)?;
+        }
+        let levels = levels_for(None, &levels);
+        let protocol = protocol
+            .map(|text| {
+                Version::parse(text).ok_or_else(|| {
+                    anyhow!("unknown protocol version `{text}`: use 1.1, 1.0 or 0.x")
+                })
+            })
+            .transpose()?;
+        let input = input
+            .map(|text| serde_json::from_str::<Value>(text).context("reading the RunAgentInput"))
+            .transpose()?;
+        if let Some(input) = &input {
+            if !input.is_object() {
+                return Err(anyhow!("the RunAgentInput is no JSON object"));
+            }
+        }
+        Ok(Options {
+            levels,
+            protocol,
+            input: input.map(Arc::new),
+        })
+    }
+
+    fn context<'a>(&'a self, schemas: &'a SchemaSet) -> Context<'a> {
+        Context {
+            protocol: ProtocolOptions {
+                version: self.protocol,
+                ..ProtocolOptions::default()
+            },
+            ..Context::new(schemas, &self.levels)
+        }
+    }
+}
+
+/// A writer whose bytes can be taken afterwards (reporters take their writer whole).
+#[derive(Clone, Default)]
+struct Shared(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.borrow()).into_owned()
+    }
+}
+
+/// One finding as the Python layer reads it: the machine formats' fields and the excerpt.
+fn record(d: &Diagnostic) -> Value {
+    let mut value = serde_json::to_value(DiagnosticRecord::from(d)).expect("a record serializes");
+    value["excerpt"] = json!(d.excerpt);
+    value
+}
+
+/// Checks one input as `agui-lens check` does. Returns JSON text of the findings and the
+/// input's counts, the human report (plain) and the `--format json` report.
+#[pyfunction]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, input=None, protocol=None, rules=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn check(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    data: Option<Vec<u8>>,
+    name: Option<String>,
+    format: Option<String>,
+    input: Option<String>,
+    protocol: Option<String>,
+    rules: Vec<(String, String)>,
+) -> PyResult<(String, String, String)> {
+    guarded(py, move || {
+        let source = Source::new(path, data, name, format.as_deref())?;
+        let options = Options::new(rules, protocol.as_deref(), input.as_deref())?;
+        let schemas = SchemaSet::for_process(None)?;
+        let ctx = options.context(schemas);
+        let opened = source.open()?;
+        let human_out = Shared::default();
+        let json_out = Shared::default();
+        let mut reporters: Vec<Box<dyn Reporter>> = vec![
+            report::grouped(Box::new(Human::plain(Box::new(human_out.clone()))), true),
+            report::reporter(Format::Json, Box::new(json_out.clone()), true)
+                .expect("json is a library format"),
+        ];
+        let mut found = Vec::new();
+        for r in &mut reporters {
+            r.start_run(1)?;
+        }
+        let file = check_sent(&ctx, opened, false, options.input.clone(), &mut |batch| {
+            for d in batch {
+                for r in &mut reporters {
+                    r.diagnostic(d)?;
+                }
+            }
+            found.extend_from_slice(batch);
+            Ok(())
+        })?;
+        let mut summary = Summary::default();
+        summary.add(&file);
+        for r in &mut reporters {
+            r.end_file(&file)?;
+            r.finish(&summary)?;
+        }
+        let result = json!({
+            "diagnostics": found.iter().map(record).collect::<Vec<_>>(),
+            "file": file,
+            "failure": file.failure_text(),
+        });
+        Ok((result.to_string(), human_out.text(), json_out.text()))
+    })
+}
+
+/// Folds one input as `agui-lens fold` does (the thread of the last run, or `thread`).
+/// Returns the JSON text it prints.
+#[pyfunction]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, thread=None))]
+fn fold(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    data: Option<Vec<u8>>,
+    name: Option<String>,
+    format: Option<String>,
+    thread: Option<String>,
+) -> PyResult<String> {
+    guarded(py, move || {
+        let source = Source::new(path, data, name, format.as_deref())?;
+        let opened = source.open()?;
+        let max_line = source.read_options().max_line;
+        let threads = fold_opened(
+            opened,
+            max_line,
+            DEFAULT_STATE_LIMIT,
+            None,
+            thread.as_deref(),
+        )?;
+        let folded = pick(threads, thread.as_deref())?;
+        Ok(folded.into_json().to_string())
+    })
+}
+
+/// The events of one input, each as JSON text, read as `agui-lens cat` reads them.
+#[pyfunction]
+#[pyo3(signature = (path=None, data=None, name=None, format=None))]
+fn events(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    data: Option<Vec<u8>>,
+    name: Option<String>,
+    format: Option<String>,
+) -> PyResult<Vec<String>> {
+    guarded(py, move || {
+        let source = Source::new(path, data, name, format.as_deref())?;
+        let mut opened = source.open()?;
+        let max_line = source.read_options().max_line;
+        let mut texts = Vec::new();
+        for_each_fed(&mut opened, max_line, false, |fed, _, _| {
+            if let Fed::Event(event) = fed {
+                texts.push(event.whole_value().to_string());
+            }
+            Ok(())
+        })?;
+        Ok(texts)
+    })
+}
+
+/// Compacts one input as `agui-lens compact FILE` does, verified the same way (it folds the
+/// same and has no more errors of any rule); returns the bytes it writes to stdout.
+#[pyfunction]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, level="deltas".to_owned()))]
+fn compact(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    data: Option<Vec<u8>>,
+    name: Option<String>,
+    format: Option<String>,
+    level: String,
+) -> PyResult<Py<PyBytes>> {
+    let bytes = guarded(py, move || {
+        let level = match level.as_str() {
+            "deltas" => CompactLevel::Deltas,
+            "snapshot" => CompactLevel::Snapshot,
+            other => return Err(anyhow!("unknown level `{other}`: use deltas or snapshot")),
+        };
+        let source = Source::new(path, data, name, format.as_deref())?;
+        compact_source(&source, level)
+    })?;
+    Ok(PyBytes::new(py, &bytes).unbind())
+}
+
+fn compact_source(source: &Source, level: CompactLevel) -> Result<Vec<u8>> {
+    if source.path.as_deref().is_some_and(read::is_har_file) {
+        return Err(anyhow!(
+            "{} is a browser capture (HAR), which compact does not rewrite; \
+             `agui-lens cat FILE --entry N -o run.jsonl` extracts a stream from it",
+            source.name
+        ));
+    }
+    let read = source.read_options();
+    let mut opened = source.open()?;
+    let (name, head, format) = (opened.name.clone(), opened.head.clone(), opened.format);
+    let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT);
+    let mut writer = EventWriter::new(Vec::new(), format, Compression::None)?;
+    let stats = for_each_fed(&mut opened, read.max_line, false, |fed, batch, frame| {
+        if let Fed::Event(event) = fed {
+            compactor.push(event, batch.bytes(frame), &mut writer)?;
+        }
+        Ok(())
+    })
+    .with_context(|| format!("compacting {name}"))?;
+    if stats.known == 0 {
+        return Err(not_a_stream(&name, &head));
+    }
+    let folded = compactor
+        .finish(&mut writer)
+        .with_context(|| format!("writing the compacted {name}"))?;
+    let bytes_out = writer.bytes();
+    let mut written = writer.finish()?;
+    if bytes_out > stats.bytes {
+        // As the command does for a file: compaction never makes a stream larger; its
+        // frames written back as they were read are kept when they are smaller.
+        let mut opened = source.open()?;
+        let mut as_read = EventWriter::new(Vec::new(), format, Compression::None)?;
+        let mut batch = Batch::default();
+        while opened.reader.next_batch(&mut batch)? {
+            for frame in &batch.frames {
+                if let FrameKind::Data { .. } = frame.kind {
+                    as_read.raw(batch.bytes(frame))?;
+                }
+            }
+        }
+        if as_read.bytes() < bytes_out {
+            written = as_read.finish()?;
+        }
+    }
+    let levels = verification_levels();
+    let ctx = Context::new(SchemaSet::for_process(None)?, &levels);
+    let back = read_back(&ctx, &read, format, Box::new(Cursor::new(written.clone())))?;
+    if let Some(why) = judge(&folded, &back, || count_errors_of(&ctx, source.open()?))? {
+        return Err(anyhow!("refused {name}: {why}; nothing was written"));
+    }
+    Ok(written)
+}
+
+/// Compares two streams as `agui-lens diff --level LEVEL A B` does; returns whether they
+/// are equal, the human text (plain) and the `--format json` document.
+#[pyfunction]
+#[pyo3(signature = (a, b, a_label, b_label, level="events".to_owned(), max_lines=400))]
+fn diff(
+    py: Python<'_>,
+    a: PathBuf,
+    b: PathBuf,
+    a_label: String,
+    b_label: String,
+    level: String,
+    max_lines: usize,
+) -> PyResult<(bool, String, String)> {
+    guarded(py, move || {
+        let level = CompareLevel::parse(&level)
+            .ok_or_else(|| anyhow!("unknown level `{level}`: use events, compact or fold"))?;
+        let diff = diff_paths(&a, &b, &ReadOptions::default(), level, &Settings::current())?;
+        let labels = (a_label.as_str(), b_label.as_str());
+        Ok((
+            diff.comparison.equal,
+            diff.human(labels, max_lines, &plain),
+            diff.document(labels, max_lines).to_string(),
+        ))
+    })
+}
+
+/// The core's incremental checker with what it borrows: the levels and the context live on
+/// the heap beside it, freed after it.
+struct Owned {
+    checker: Option<CoreChecker<'static>>,
+    ctx: *mut Context<'static>,
+    options: *mut Options,
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // The checker borrows the context, which borrows the options: freed in that order.
+        self.checker = None;
+        // SAFETY: both pointers come from `Box::into_raw` in `Checker::new`, are freed only
+        // here, and nothing borrows them once the checker is gone.
+        unsafe {
+            drop(Box::from_raw(self.ctx));
+            drop(Box::from_raw(self.options));
+        }
+    }
+}
+
+/// Checks a stream one event at a time (`feed`), then its end (`finish`).
+#[pyclass(unsendable, module = "agui_lens._agui_lens")]
+struct Checker {
+    owned: Owned,
+    /// Findings reported before the first event, handed over with its own.
+    pending: Vec<Diagnostic>,
+}
+
+#[pymethods]
+impl Checker {
+    #[new]
+    #[pyo3(signature = (name="<events>".to_owned(), input=None, protocol=None, rules=Vec::new()))]
+    fn new(
+        name: String,
+        input: Option<String>,
+        protocol: Option<String>,
+        rules: Vec<(String, String)>,
+    ) -> PyResult<Checker> {
+        let built = catch_unwind(AssertUnwindSafe(|| -> Result<Checker> {
+            let options = Options::new(rules, protocol.as_deref(), input.as_deref())?;
+            let schemas = SchemaSet::for_process(None)?;
+            let options: *mut Options = Box::into_raw(Box::new(options));
+            // SAFETY: `options` lives until `Owned::drop`, after everything that borrows it.
+            let borrowed: &'static Options = unsafe { &*options };
+            let mut ctx = borrowed.context(schemas);
+            ctx.protocol.input = borrowed.input.clone();
+            ctx.protocol.state = borrowed
+                .input
+                .as_ref()
+                .and_then(|i| i.get("state"))
+                .filter(|v| !v.is_null())
+                .cloned();
+            let ctx: *mut Context<'static> = Box::into_raw(Box::new(ctx));
+            // SAFETY: as above, `ctx` lives until `Owned::drop`, after the checker.
+            let ctx_ref: &'static Context<'static> = unsafe { &*ctx };
+            let mut checker = CoreChecker::new(ctx_ref, &name);
+            let mut found = Vec::new();
+            if let Some(request) = &borrowed.input {
+                let name: Arc<str> = Arc::from(name.as_str());
+                for d in input_findings(schemas, request, borrowed.protocol, &name) {
+                    found.extend(checker.report(d));
+                }
+            }
+            Ok(Checker {
+                owned: Owned {
+                    checker: Some(checker),
+                    ctx,
+                    options,
+                },
+                pending: found,
+            })
+        }));
+        unwrap_caught(built)
+    }
+
+    /// Checks the next event, its JSON text; returns JSON text of what it found.
+    fn feed(&mut self, text: &[u8]) -> PyResult<String> {
+        let checker = self.owned.checker.as_mut().ok_or_else(|| {
+            AguiLensError::new_err("the stream was finished: feed comes before finish")
+        })?;
+        let mut found = std::mem::take(&mut self.pending);
+        unwrap_caught(catch_unwind(AssertUnwindSafe(|| {
+            found.extend(checker.feed(text));
+            Ok(records(&found))
+        })))
+    }
+
+    /// Ends the stream; returns JSON text of what only its end tells, and its counts.
+    fn finish(&mut self) -> PyResult<(String, String)> {
+        let checker = self
+            .owned
+            .checker
+            .take()
+            .ok_or_else(|| AguiLensError::new_err("the stream was already finished"))?;
+        unwrap_caught(catch_unwind(AssertUnwindSafe(|| {
+            let (found, stats) = checker.finish();
+            let mut all = std::mem::take(&mut self.pending);
+            all.extend(found);
+            Ok((records(&all), serde_json::to_string(&stats)?))
+        })))
+    }
+}
+
+fn records(found: &[Diagnostic]) -> String {
+    Value::from(found.iter().map(record).collect::<Vec<_>>()).to_string()
+}
+
+fn unwrap_caught<T>(caught: std::thread::Result<Result<T>>) -> PyResult<T> {
+    match caught {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(AguiLensError::new_err(format!("{err:#}"))),
+        Err(panic) => Err(AguiLensError::new_err(format!(
+            "internal error in agui-lens (please report it): {}",
+            panic_text(&panic)
+        ))),
+    }
+}
+
+#[pymodule]
+fn _agui_lens(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("AguiLensError", m.py().get_type::<AguiLensError>())?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(fold, m)?)?;
+    m.add_function(wrap_pyfunction!(events, m)?)?;
+    m.add_function(wrap_pyfunction!(compact, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_class::<Checker>()?;
+    Ok(())
+}

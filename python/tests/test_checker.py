@@ -1,0 +1,134 @@
+"""The incremental Checker finds, event by event, what checking the whole stream finds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import agui_lens
+from conftest import FIXTURES, fixture_id
+
+# JSONL fixtures whose every line is one JSON object: fed one at a time, they are the same
+# stream (a Checker numbers events as lines, so blank lines or non-JSON lines would shift
+# the numbering, and a dict cannot hold a repeated key).
+def _whole_lines(path):
+    lines = path.read_text(encoding="utf-8", errors="strict").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    try:
+        return all(isinstance(json.loads(line), dict) for line in lines) and lines
+    except ValueError:
+        return False
+
+
+def _jsonl():
+    out = []
+    for d in ("valid", "invalid"):
+        for p in sorted((FIXTURES / d).rglob("*.jsonl")):
+            try:
+                if _whole_lines(p):
+                    out.append(p)
+            except UnicodeDecodeError:
+                pass
+    return out
+
+
+JSONL = _jsonl()
+
+
+def view(diagnostics):
+    return [(d.rule, d.severity, d.line, d.event_index, d.message, d.help) for d in diagnostics]
+
+
+def test_most_fixtures_take_part():
+    assert len(JSONL) >= 40
+
+
+@pytest.mark.parametrize("path", JSONL, ids=fixture_id)
+def test_feeding_lines_finds_what_check_finds(path):
+    whole = agui_lens.check(path)
+    checker = agui_lens.Checker(name=str(path))
+    fed = []
+    for line in _whole_lines(path):
+        fed.extend(checker.feed(line))
+    fed.extend(checker.finish())
+    assert view(fed) == view(whole.diagnostics)
+    assert view(checker.diagnostics) == view(whole.diagnostics)
+    assert checker.counts["errors"] == len(whole.errors)
+    assert checker.ok == whole.ok
+
+
+@pytest.mark.parametrize("path", JSONL, ids=fixture_id)
+def test_feeding_dicts_finds_what_checking_the_dicts_finds(path):
+    events = [json.loads(line) for line in _whole_lines(path)]
+    checker = agui_lens.Checker()
+    for event in events:
+        checker.feed(event)
+    checker.finish()
+    assert view(checker.diagnostics) == view(agui_lens.check(events).diagnostics)
+
+
+def test_findings_come_as_the_stream_goes():
+    checker = agui_lens.Checker()
+    assert checker.feed({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.0"}) == []
+    found = checker.feed({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"})
+    assert [d.rule for d in found] == ["pairing/text-message"]
+    assert found[0].line == 2 and found[0].event_index == 1
+    assert [d.rule for d in checker.finish()] == ["lifecycle/unterminated-run"]
+    with pytest.raises(agui_lens.AguiLensError, match="finished"):
+        checker.feed({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+    with pytest.raises(agui_lens.AguiLensError, match="already finished"):
+        checker.finish()
+
+
+def test_feed_all_passes_events_through():
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.0"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    checker = agui_lens.Checker()
+    assert list(checker.feed_all(iter(events))) == events
+    assert checker.ok and checker.counts["events"] == 2
+
+
+def test_rules_and_input_apply_to_the_checker():
+    # A STATE_DELTA with no state to apply to warns (state/no-baseline); the RunAgentInput's
+    # state is that baseline, as for a live call; `rules` makes the warning an error.
+    run = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.0"},
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/counter", "value": 2}]},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    sent = {"threadId": "t", "runId": "r", "state": {"counter": 1}, "messages": [], "tools": [],
+            "context": [], "forwardedProps": {}}
+    deny = {"state/no-baseline": "deny"}
+    without = agui_lens.check(run)
+    assert without.ok
+    assert {d.rule for d in without.warnings} == {"state/no-baseline"}
+    denied = agui_lens.check(run, rules=deny)
+    assert not denied.ok
+    assert {d.rule for d in denied.errors} == {"state/no-baseline"}
+    with_input = agui_lens.check(run, input=sent, rules=deny)
+    assert with_input.ok and with_input.diagnostics == [], str(with_input)
+    for input, expected in ((None, denied), (sent, with_input)):
+        checker = agui_lens.Checker(input=input, rules=deny)
+        for e in run:
+            checker.feed(e)
+        checker.finish()
+        assert view(checker.diagnostics) == view(expected.diagnostics)
+
+
+def test_a_broken_input_is_reported():
+    run = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.0"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    sent = {"threadId": "t", "runId": 5, "messages": "none"}
+    report = agui_lens.check(run, input=sent)
+    assert {d.rule for d in report.errors} == {"request/input-schema"}
+    checker = agui_lens.Checker(input=sent)
+    for e in run:
+        checker.feed(e)
+    checker.finish()
+    assert view(checker.diagnostics) == view(report.diagnostics)

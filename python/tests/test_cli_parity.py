@@ -1,0 +1,86 @@
+"""The Python package says what the CLI built from the same tree says, on every fixture."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import agui_lens
+from conftest import STREAMS, cli, fixture_id
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=fixture_id)
+def test_check_matches_cli(path, empty_dir):
+    report = agui_lens.check(path)
+    ran = cli("check", "--format", "json", str(path), cwd=empty_dir)
+    assert ran.returncode in (0, 1), ran.stderr.decode()
+    expected = json.loads(ran.stdout)
+    assert json.loads(report.to_json()) == expected
+    # The same findings as objects: rule, line, message, in the CLI's order.
+    assert [(d.rule, d.severity, d.line, d.event_index, d.message, d.help) for d in report.diagnostics] == [
+        (d["rule"], d["severity"], d["line"], d["event_index"], d["message"], d["help"])
+        for d in expected["diagnostics"]
+    ]
+    assert report.ok == (ran.returncode == 0)
+    assert len(report.errors) == expected["summary"]["errors"]
+    assert len(report.warnings) == expected["summary"]["warnings"]
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=fixture_id)
+def test_human_report_matches_cli(path, empty_dir):
+    ran = cli("check", "--color", "never", str(path), cwd=empty_dir)
+    assert str(agui_lens.check(path)) == ran.stdout.decode()
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=fixture_id)
+def test_fold_matches_cli(path, empty_dir):
+    ran = cli("fold", str(path), cwd=empty_dir)
+    if ran.returncode == 0:
+        assert agui_lens.fold(path) == json.loads(ran.stdout)
+    else:
+        # The CLI's error is the exception's message.
+        with pytest.raises(agui_lens.AguiLensError) as raised:
+            agui_lens.fold(path)
+        assert ran.stderr.decode().strip() == f"error: {raised.value}"
+
+
+RULE_FLAGS = {"--deny": "deny", "--warn": "warn", "--allow": "allow", "--note": "note"}
+
+
+def rule_args(path):
+    """The rule levels a fixture's `.args` sets, if that is all it sets."""
+    args_file = path.with_suffix(".args")
+    if not args_file.exists():
+        return None
+    words = args_file.read_text().split()
+    pairs = list(zip(words[::2], words[1::2]))
+    if not pairs or any(flag not in RULE_FLAGS for flag, _ in pairs):
+        return None
+    return words, {selector: RULE_FLAGS[flag] for flag, selector in pairs}
+
+
+WITH_RULES = [p for p in STREAMS if rule_args(p)]
+
+
+def test_some_fixtures_set_rules():
+    assert WITH_RULES
+
+
+@pytest.mark.parametrize("path", WITH_RULES, ids=fixture_id)
+def test_rules_match_cli_flags(path, empty_dir):
+    words, rules = rule_args(path)
+    ran = cli("check", "--format", "json", *words, str(path), cwd=empty_dir)
+    with_rules = agui_lens.check(path, rules=rules)
+    assert json.loads(with_rules.to_json()) == json.loads(ran.stdout)
+    # The levels change what is found.
+    assert with_rules.to_json() != agui_lens.check(path).to_json()
+
+
+@pytest.mark.parametrize("protocol", ["1.0", "1.1", "0.x"])
+@pytest.mark.parametrize(
+    "path", [p for p in STREAMS if "version" in p.parts or "thinking" in p.name], ids=fixture_id
+)
+def test_protocol_matches_cli_flag(path, protocol, empty_dir):
+    ran = cli("check", "--format", "json", "--protocol", protocol, str(path), cwd=empty_dir)
+    assert json.loads(agui_lens.check(path, protocol=protocol).to_json()) == json.loads(ran.stdout)

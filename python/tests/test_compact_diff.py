@@ -1,0 +1,80 @@
+"""compact writes what `agui-lens compact FILE` writes; diff says what `agui-lens diff` says."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import agui_lens
+from conftest import FIXTURES, STREAMS, cli, fixture_id
+
+VALID = sorted(p for p in STREAMS if "valid" == p.relative_to(FIXTURES).parts[0])
+
+
+@pytest.mark.parametrize("level", ["deltas", "snapshot"])
+@pytest.mark.parametrize("path", STREAMS, ids=fixture_id)
+def test_compact_matches_cli(path, level, empty_dir):
+    ran = cli("compact", "--level", level, str(path), cwd=empty_dir)
+    if ran.returncode == 0 and ran.stdout:
+        compacted = agui_lens.compact(path, level=level)
+        assert compacted == ran.stdout
+        # The same bytes, given as content.
+        assert agui_lens.compact(path.read_bytes(), level=level) == ran.stdout
+        # What compaction keeps, as verified: the messages and the state.
+        before, after = agui_lens.fold(path), agui_lens.fold(compacted)
+        assert (after["messages"], after["state"]) == (before["messages"], before["state"])
+    else:
+        # The CLI skips or refuses it (not a stream, a browser capture, a verification that
+        # failed) and writes nothing: the package raises, naming it.
+        assert ran.stdout == b""
+        with pytest.raises(agui_lens.AguiLensError) as raised:
+            agui_lens.compact(path, level=level)
+        assert str(path) in str(raised.value)
+
+
+def test_compact_of_events_makes_them_smaller():
+    path = FIXTURES / "valid" / "agui-sdk-full.jsonl"
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    compacted = agui_lens.compact(events)
+    assert len(compacted) < len(path.read_bytes())
+    before, after = agui_lens.fold(events), agui_lens.fold(compacted)
+    assert (after["messages"], after["state"]) == (before["messages"], before["state"])
+    assert agui_lens.check(compacted).ok
+
+
+def test_compact_bad_level():
+    with pytest.raises(agui_lens.AguiLensError, match="unknown level"):
+        agui_lens.compact(FIXTURES / "valid" / "agui-sdk-full.jsonl", level="tiny")
+
+
+PAIRS = [(a, b) for a, b in zip(VALID, VALID[1:]) if a.suffix == b.suffix == ".jsonl"][:6]
+
+
+@pytest.mark.parametrize("level", ["events", "compact", "fold"])
+@pytest.mark.parametrize("a, b", PAIRS + [(p, p) for p in VALID[:3]], ids=lambda p: p.name)
+def test_diff_matches_cli(a, b, level, empty_dir):
+    result = agui_lens.diff(a, b, level=level)
+    human = cli("diff", "--level", level, "--color", "never", str(a), str(b), cwd=empty_dir)
+    as_json = cli("diff", "--level", level, "--format", "json", str(a), str(b), cwd=empty_dir)
+    assert human.returncode == (0 if result.equal else 1), human.stderr.decode()
+    assert result.text == human.stdout.decode()
+    assert result.document == json.loads(as_json.stdout)
+    assert result.equal == (a == b or result.document["equal"])
+    assert bool(result) == result.equal
+
+
+def test_diff_of_content_and_events():
+    path = FIXTURES / "valid" / "agui-sdk-full.jsonl"
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    # Other ids and a delta split in two: the same meaning at the compact level.
+    renamed = json.loads(json.dumps(events).replace("run-full-1", "run-other"))
+    assert agui_lens.diff(path, renamed).equal
+    assert agui_lens.diff(path.read_bytes(), events, level="fold").equal
+    edited = [dict(e) for e in events]
+    at = next(i for i, e in enumerate(edited) if e["type"] == "TEXT_MESSAGE_CONTENT")
+    edited[at]["delta"] = "something else"
+    result = agui_lens.diff(events, edited, level="fold")
+    assert not result.equal
+    assert '+  "content": "something else",' in result.text.splitlines()
+    assert result.document["first_difference"] is not None

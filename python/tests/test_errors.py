@@ -1,0 +1,101 @@
+"""Errors are exceptions with the CLI's messages; nothing fed crashes the interpreter."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import agui_lens
+from conftest import FIXTURES, cli
+
+VALID = FIXTURES / "valid" / "agui-sdk-full.jsonl"
+
+
+def test_error_class():
+    assert issubclass(agui_lens.AguiLensError, ValueError)
+
+
+def test_missing_file(tmp_path, empty_dir):
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(agui_lens.AguiLensError) as raised:
+        agui_lens.check(missing)
+    assert str(raised.value) == f"opening {missing}: No such file or directory (os error 2)"
+    with pytest.raises(agui_lens.AguiLensError) as raised:
+        agui_lens.fold(missing)
+    ran = cli("fold", str(missing), cwd=empty_dir)
+    assert ran.stderr.decode().strip() == f"error: {raised.value}"
+
+
+def test_directory_is_no_stream(tmp_path):
+    with pytest.raises(agui_lens.AguiLensError, match="is a directory"):
+        agui_lens.check(tmp_path)
+
+
+def test_not_a_stream(tmp_path, empty_dir):
+    sidecar = tmp_path / "run.meta.json"
+    sidecar.write_text('{"model": "x", "took_ms": 12}\n')
+    # check reports it as a finding, as the CLI does for a file it is given...
+    report = agui_lens.check(sidecar)
+    assert [d.rule for d in report.errors] == ["framing/no-events"]
+    assert not report.ok
+    # ...and fold, which needs a stream, refuses it with the CLI's message.
+    with pytest.raises(agui_lens.AguiLensError, match="holds no AG-UI events") as raised:
+        agui_lens.fold(sidecar)
+    ran = cli("fold", str(sidecar), cwd=empty_dir)
+    assert ran.stderr.decode().strip() == f"error: {raised.value}"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"rules": {"state/*": "loud"}}, "has level `loud`"),
+        ({"rules": {"no/such-rule": "deny"}}, "no/such-rule"),
+        ({"protocol": "7"}, "unknown protocol version"),
+        ({"format": "xml"}, "unknown input format"),
+        ({"input": "[1, 2]"}, "no JSON object"),
+        ({"input": "{not json"}, "reading the RunAgentInput"),
+    ],
+)
+def test_bad_options(kwargs, message):
+    with pytest.raises(agui_lens.AguiLensError, match=message):
+        agui_lens.check(VALID, **kwargs)
+
+
+GARBAGE = [
+    b"",
+    b"\x00\xff\xfe",
+    b"{",
+    b"[]",
+    b"null",
+    b'{"type": 5}',
+    b'{"type": "TEXT_MESSAGE_CONTENT"}',
+    b'{"type": "STATE_DELTA", "delta": [{"op": "move", "from": "/a/-", "path": "/a/0/b"}]}',
+    b'{"type": "STATE_SNAPSHOT", "snapshot": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+    b'{"type": "RUN_STARTED", "threadId": "t", "runId": "r", "x": 1e99999}',
+    "{\"type\": \"TEXT_MESSAGE_START\", \"messageId\": \"\ud800\"}".encode("utf-8", "surrogatepass"),
+]
+
+
+def test_garbage_never_crashes():
+    rng = random.Random(27)
+    fuzz = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64))) for _ in range(300)]
+    base = [line.encode() for line in VALID.read_text().splitlines()]
+    # Valid events cut at random places and spliced together.
+    for _ in range(300):
+        a, b = rng.choice(base), rng.choice(base)
+        fuzz.append(a[: rng.randrange(len(a))] + b[rng.randrange(len(b)) :])
+    checker = agui_lens.Checker()
+    for item in GARBAGE + fuzz:
+        found = checker.feed(item)
+        assert isinstance(found, list)
+        report = agui_lens.check(item + b"\n" if item else item)
+        assert isinstance(str(report), str)
+        json.loads(report.to_json())
+    checker.finish()
+    assert not checker.ok
+    # Every garbage line as one stream, and as SSE.
+    joined = b"\n".join(GARBAGE + fuzz)
+    assert not agui_lens.check(joined).ok
+    assert not agui_lens.check(joined, format="sse").ok

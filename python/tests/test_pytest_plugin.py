@@ -1,0 +1,89 @@
+"""The pytest plugin: assert_agui and an ASGI agent run in process, against the real
+pydantic-ai peer app (crates/agui-lens/tests/peers/pydantic-ai/server.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+import agui_lens
+from agui_lens.testing import AguiAssertionError, RunResult
+from conftest import FIXTURES, ROOT
+
+PEER = ROOT / "crates" / "agui-lens" / "tests" / "peers" / "pydantic-ai"
+
+
+@pytest.fixture(scope="module")
+def peer_app():
+    spec = importlib.util.spec_from_file_location("pydantic_ai_peer", PEER / "server.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.app
+
+
+def sent(name: str) -> dict:
+    return json.loads((PEER / name).read_text())
+
+
+def test_the_plugin_is_registered(pytestconfig):
+    assert pytestconfig.pluginmanager.hasplugin("agui_lens")
+
+
+def test_a_clean_run_passes(peer_app, agui_run, assert_agui):
+    result = agui_run(peer_app, sent("input.json"))
+    assert isinstance(result, RunResult)
+    assert result.status_code == 200
+    assert result.content_type.startswith("text/event-stream")
+    assert result.events[0]["type"] == "RUN_STARTED"
+    assert len(result.events) > 20
+    report = assert_agui(result)
+    assert report.ok and report.counts["events"] == len(result.events)
+    # The same events, checked again as dicts, and their fold: the state the tools set.
+    assert_agui(result.events, input=sent("input.json"))
+    folded = agui_lens.fold(result.events)
+    assert folded["state"]["items"][0] == "apple"
+    assert len(folded["state"]["items"]) == 2
+
+
+@pytest.mark.parametrize("name", ["input-text.json", "input-think.json", "input-tool-error.json"])
+def test_other_scenarios_pass(peer_app, agui_run, assert_agui, name):
+    assert_agui(agui_run(peer_app, sent(name)))
+
+
+def test_a_broken_stream_fails_with_the_report(peer_app, agui_run, assert_agui):
+    result = agui_run(peer_app, sent("input-text.json"))
+    events = result.events
+    # One event edited: the first content delta names a message that was never started.
+    at = next(i for i, e in enumerate(events) if e["type"] == "TEXT_MESSAGE_CONTENT")
+    events[at] = {**events[at], "messageId": "not-started"}
+    with pytest.raises(AguiAssertionError) as raised:
+        assert_agui(events)
+    message = str(raised.value)
+    assert message.startswith("the AG-UI stream is not valid (")
+    assert "error[pairing/text-message]" in message
+    assert f'<events>:{at + 1} (event {at}, TEXT_MESSAGE_CONTENT)' in message
+    assert '"not-started"' in message
+    # The human report as the CLI prints it follows the headline.
+    assert str(raised.value.report) in message
+
+
+def test_assert_agui_takes_reports_and_paths(assert_agui):
+    assert assert_agui(FIXTURES / "valid" / "agui-sdk-full.jsonl").ok
+    bad = agui_lens.check(FIXTURES / "invalid" / "pairing" / "text-message.jsonl")
+    with pytest.raises(AssertionError, match=r"error\[pairing/"):
+        assert_agui(bad)
+
+
+def test_plugin_failure_seen_by_pytest(pytester):
+    """A test that uses the fixture fails with the report in pytest's own output."""
+    pytester.makepyfile(
+        """
+        def test_stream(assert_agui):
+            assert_agui([{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}])
+        """
+    )
+    result = pytester.runpytest_inprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the AG-UI stream is not valid*", "*error?pairing/text-message?*", "*--> <events>:1*"])
