@@ -329,15 +329,19 @@ def compact(
     level: str = "deltas",
     format: Optional[str] = None,
     name: Optional[str] = None,
+    drop_unreadable: bool = False,
 ) -> bytes:
     """The stream rewritten smaller, as ``agui-lens compact`` writes it to stdout, verified
     the same way (it folds the same and has no new errors, else ``AguiLensError`` says how
     it differs). ``level`` is ``deltas`` or ``snapshot``. A source that holds no AG-UI event,
-    or a browser capture (HAR), raises ``AguiLensError``."""
+    or a browser capture (HAR), raises ``AguiLensError``; so does one holding frames that
+    cannot be read as events (they would be lost), unless ``drop_unreadable`` is true."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format
-    return bytes(_agui_lens.compact(level=level, **kwargs))
+    return bytes(
+        _agui_lens.compact(level=level, drop_unreadable=drop_unreadable, **kwargs)
+    )
 
 
 @dataclass(frozen=True)

@@ -337,7 +337,8 @@ fn events(
 /// Compacts one input as `agui-lens compact FILE` does, verified the same way (it folds the
 /// same and has no more errors of any rule); returns the bytes it writes to stdout.
 #[pyfunction]
-#[pyo3(signature = (path=None, data=None, name=None, format=None, level="deltas".to_owned()))]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, level="deltas".to_owned(), drop_unreadable=false))]
+#[allow(clippy::too_many_arguments)]
 fn compact(
     py: Python<'_>,
     path: Option<PathBuf>,
@@ -345,6 +346,7 @@ fn compact(
     name: Option<String>,
     format: Option<String>,
     level: String,
+    drop_unreadable: bool,
 ) -> PyResult<Py<PyBytes>> {
     let bytes = guarded(py, move || {
         let level = match level.as_str() {
@@ -353,12 +355,12 @@ fn compact(
             other => return Err(anyhow!("unknown level `{other}`: use deltas or snapshot")),
         };
         let source = Source::new(path, data, name, format.as_deref())?;
-        compact_source(&source, level)
+        compact_source(&source, level, drop_unreadable)
     })?;
     Ok(PyBytes::new(py, &bytes).unbind())
 }
 
-fn compact_source(source: &Source, level: CompactLevel) -> Result<Vec<u8>> {
+fn compact_source(source: &Source, level: CompactLevel, drop_unreadable: bool) -> Result<Vec<u8>> {
     if source.path.as_deref().is_some_and(read::is_har_file) {
         return Err(anyhow!(
             "{} is a browser capture (HAR), which compact does not rewrite; \
@@ -380,6 +382,18 @@ fn compact_source(source: &Source, level: CompactLevel) -> Result<Vec<u8>> {
     .with_context(|| format!("compacting {name}"))?;
     if stats.known == 0 {
         return Err(not_a_stream(&name, &head));
+    }
+    if stats.unreadable > 0 && !drop_unreadable {
+        // As the command does: what cannot be read as an event cannot be written back as one.
+        let frames = match stats.unreadable {
+            1 => "1 frame".to_owned(),
+            n => format!("{n} frames"),
+        };
+        return Err(anyhow!(
+            "refused {name}: {frames} could not be read as events and would be lost \
+             (`agui-lens check {name}` says which; drop_unreadable=True drops them); nothing \
+             was written"
+        ));
     }
     let folded = compactor
         .finish(&mut writer)

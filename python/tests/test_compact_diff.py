@@ -31,6 +31,12 @@ def test_compact_matches_cli(path, level, empty_dir):
         with pytest.raises(agui_lens.AguiLensError) as raised:
             agui_lens.compact(path, level=level)
         assert str(path) in str(raised.value)
+        if b"could not be read as events" in ran.stderr:
+            # Frames that are no events would be lost: both drop them only when asked.
+            assert "could not be read as events" in str(raised.value)
+            dropped = cli("compact", "--level", level, "--drop-unreadable", str(path), cwd=empty_dir)
+            if dropped.returncode == 0 and dropped.stdout:
+                assert agui_lens.compact(path, level=level, drop_unreadable=True) == dropped.stdout
 
 
 def test_compact_of_events_makes_them_smaller():
