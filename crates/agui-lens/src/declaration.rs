@@ -30,12 +30,14 @@ pub fn from_flag(scope: &ScopeArgs) -> Result<Option<Capabilities>> {
 /// capabilities schema, is an error naming the source.
 pub fn load(source: &str, base: Option<&Path>) -> Result<Capabilities> {
     let lower = source.to_ascii_lowercase();
+    // A URL is shown without the credentials it may carry.
+    let shown = crate::live::http::display_url(source);
     let text = if lower.starts_with("http://") || lower.starts_with("https://") {
         let bytes = crate::live::http::get(source, FETCH_TIMEOUT)
             .map_err(anyhow::Error::msg)
-            .with_context(|| format!("fetching the capabilities declaration {source}"))?;
+            .with_context(|| format!("fetching the capabilities declaration {shown}"))?;
         String::from_utf8(bytes)
-            .map_err(|_| anyhow::anyhow!("the capabilities declaration {source} is not UTF-8"))?
+            .map_err(|_| anyhow::anyhow!("the capabilities declaration {shown} is not UTF-8"))?
     } else {
         let path = match base {
             Some(base) => base.join(source),
@@ -44,5 +46,5 @@ pub fn load(source: &str, base: Option<&Path>) -> Result<Capabilities> {
         std::fs::read_to_string(&path)
             .with_context(|| format!("reading the capabilities declaration {source}"))?
     };
-    Capabilities::parse(&text).with_context(|| format!("the capabilities declaration {source}"))
+    Capabilities::parse(&text).with_context(|| format!("the capabilities declaration {shown}"))
 }

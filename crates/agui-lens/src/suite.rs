@@ -535,10 +535,14 @@ fn resolve(
         timeout: seconds("timeout", case.timeout)?,
         accept: case.accept.unwrap_or_default(),
         capabilities: match &case.capabilities {
-            Some(source) => Some(
-                crate::declaration::load(source, Some(base))
-                    .with_context(|| format!("capabilities = {source:?}"))?,
-            ),
+            Some(source) => Some(crate::declaration::load(source, Some(base)).with_context(
+                || {
+                    format!(
+                        "capabilities = {:?}",
+                        crate::live::http::display_url(source)
+                    )
+                },
+            )?),
             None => None,
         },
         snapshot_level,
