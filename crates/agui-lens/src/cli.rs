@@ -95,7 +95,7 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (
                 0,
                 "no errors (warnings allowed, unless --deny-warnings); with --update-baseline, \
-                 whatever was found (it is recorded)",
+                 whatever was found (it is recorded), unless an input held no events",
             ),
             (
                 1,
@@ -144,7 +144,7 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (
                 0,
                 "every case passed; with --update-baseline, whatever was found (it is \
-                 recorded), unless an agent could not be reached",
+                 recorded), unless an agent could not be reached or answered with no stream",
             ),
             (
                 1,
