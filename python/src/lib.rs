@@ -385,10 +385,7 @@ fn compact_source(source: &Source, level: CompactLevel, drop_unreadable: bool) -
     }
     if stats.unreadable > 0 && !drop_unreadable {
         // As the command does: what cannot be read as an event cannot be written back as one.
-        let frames = match stats.unreadable {
-            1 => "1 frame".to_owned(),
-            n => format!("{n} frames"),
-        };
+        let frames = agui_lens_core::text::plural(stats.unreadable, "frame");
         return Err(anyhow!(
             "refused {name}: {frames} could not be read as events and would be lost \
              (`agui-lens check {name}` says which; drop_unreadable=True drops them); nothing \

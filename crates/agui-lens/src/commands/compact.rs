@@ -241,14 +241,6 @@ fn target_compression(target: &Target, input: Compression) -> Compression {
     }
 }
 
-fn plural_frames(n: u64) -> String {
-    if n == 1 {
-        "1 frame".to_owned()
-    } else {
-        format!("{n} frames")
-    }
-}
-
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
     if let Some(path) = input.path().filter(|path| read::is_har_file(path)) {
         // A browser capture is a record of what a browser saw: never rewritten.
@@ -340,7 +332,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         report.refused = Some(format!(
             "{} could not be read as events and would be lost (`agui-lens check {name}` \
              says which; --drop-unreadable drops them)",
-            plural_frames(unreadable)
+            plural(unreadable, "frame")
         ));
         return Ok(report);
     }
@@ -748,11 +740,9 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                             format!("; {n} chunks a client drops were left out (`check` says why)")
                         }
                     };
-                    match report.unreadable {
-                        0 => {}
-                        1 => dropped.push_str("; 1 frame that could not be read dropped"),
-                        n => dropped
-                            .push_str(&format!("; {n} frames that could not be read dropped")),
+                    if report.unreadable > 0 {
+                        let frames = plural(report.unreadable, "frame");
+                        dropped.push_str(&format!("; {frames} that could not be read dropped"));
                     }
                     eprintln!(
                         "{}: {} → {}, {} → {}{dropped}",

@@ -328,6 +328,17 @@ fn run_cases(
     })
 }
 
+/// The turns of a case from the `from`th (0-based) on, reported as not run.
+fn not_run_from<'a>(
+    case: &'a Case,
+    from: usize,
+    why: &'a str,
+) -> impl Iterator<Item = TurnResult> + 'a {
+    case.turns[from..]
+        .iter()
+        .map(move |turn| TurnResult::from(not_run(case, turn, why)))
+}
+
 fn not_run(case: &Case, turn: &Turn, why: &str) -> CaseOutcome {
     let mut outcome = CaseOutcome::new(case, turn);
     outcome.skipped = Some(why.to_owned());
@@ -365,11 +376,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
             let previous = outcomes.last().and_then(|o: &TurnResult| o.folded.as_ref());
             let Some(folded) = previous else {
                 let why = format!("not run: turn {} did not end with a stream", t);
-                outcomes.extend(
-                    case.turns[t..]
-                        .iter()
-                        .map(|turn| TurnResult::from(not_run(case, turn, &why))),
-                );
+                outcomes.extend(not_run_from(case, t, &why));
                 break;
             };
             match next_turn_input(case, turn, &input, folded) {
@@ -392,11 +399,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
                     }
                     outcomes.push(outcome.into());
                     let why = format!("not run: turn {} could not be built", t + 1);
-                    outcomes.extend(
-                        case.turns[t + 1..]
-                            .iter()
-                            .map(|turn| TurnResult::from(not_run(case, turn, &why))),
-                    );
+                    outcomes.extend(not_run_from(case, t + 1, &why));
                     break;
                 }
             }
@@ -413,11 +416,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
             } else {
                 format!("not run: turn {} did not end with a stream", t + 1)
             };
-            outcomes.extend(
-                case.turns[t + 1..]
-                    .iter()
-                    .map(|turn| TurnResult::from(not_run(case, turn, &why))),
-            );
+            outcomes.extend(not_run_from(case, t + 1, &why));
             break;
         }
     }
