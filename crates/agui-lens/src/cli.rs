@@ -407,7 +407,9 @@ pub struct InspectArgs {
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 
-    /// Show long text, arguments and state values whole instead of folded.
+    /// Show long text, arguments and state values whole instead of folded, and every run item
+    /// by item (a long stream otherwise shows its first 8 and last 8 runs, and 32 more with
+    /// findings, in detail, and summarises the others with their findings).
     #[arg(long)]
     pub full: bool,
 

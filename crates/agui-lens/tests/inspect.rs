@@ -360,3 +360,179 @@ fn the_conversation_says_when_the_history_before_the_stream_is_unknown() {
     let (_, _, _) = run(&["inspect", echoed, "--html", page.to_str().unwrap()]);
     assert!(!std::fs::read_to_string(&page).unwrap().contains(note));
 }
+
+/// Content deltas are taken as text, not built events, except where a chunk stream is open
+/// (the delta then closes it, as a built event would): both ways show the same items. This
+/// fixture mixes them, with deltas before any run, under a subagent, and for streams never
+/// started.
+#[test]
+fn plain_deltas_and_chunks_inspect_alike() {
+    let stream = "fixtures/inspect/plain-deltas-around-chunks.jsonl";
+    let (code, stdout, _) = inspect(&["--color", "never", stream]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("inspect_plain_deltas_around_chunks", stdout);
+    let (_, json, _) = inspect(&["--format", "json", stream]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let texts: Vec<&str> = json["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["items"].as_array().unwrap())
+        .filter_map(|i| i["text"].as_str().or(i["arguments"].as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "before any run",
+            "chunk plain after chunk",
+            "sub <b>encryptedValue</b> & \u{2028}",
+            "{\"a\":",
+            "1}",
+            "think",
+            "after run"
+        ]
+    );
+}
+
+/// A stream of 100 runs, 41 of them with a finding on one of their items: the first 8 and last
+/// 8 runs and the first 32 other flagged runs are shown item by item, the others summarised.
+fn long_stream() -> String {
+    let mut text = String::new();
+    for i in 0..100 {
+        let run = format!("\"threadId\":\"t\",\"runId\":\"r{i}\"");
+        text.push_str(&format!(
+            "{{\"type\":\"RUN_STARTED\",{run},\"protocolVersion\":\"1.0\"}}\n"
+        ));
+        text.push_str(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m{i}\",\"role\":\"assistant\"}}\n"
+        ));
+        for word in ["one ", "two ", "three"] {
+            text.push_str(&format!(
+                "{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m{i}\",\"delta\":\"{word}\"}}\n"
+            ));
+        }
+        text.push_str(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m{i}\"}}\n"
+        ));
+        if i >= 10 && i % 2 == 0 && i < 92 {
+            text.push_str(&format!(
+                "{{\"type\":\"TOOL_CALL_ARGS\",\"toolCallId\":\"c{i}\",\"delta\":\"{{}}\"}}\n"
+            ));
+        }
+        text.push_str(&format!("{{\"type\":\"RUN_FINISHED\",{run}}}\n"));
+    }
+    text
+}
+
+/// Every finding, as (rule, event, message), sorted: from wherever an inspection keeps it.
+fn all_findings(json: &Value) -> Vec<(String, u64, String)> {
+    let mut all = Vec::new();
+    let mut add = |list: &Value| {
+        for d in list.as_array().unwrap() {
+            all.push((
+                d["rule"].as_str().unwrap().to_owned(),
+                d["event_index"].as_u64().unwrap_or(u64::MAX),
+                d["message"].as_str().unwrap().to_owned(),
+            ));
+        }
+    };
+    add(&json["diagnostics"]);
+    for run in json["runs"].as_array().unwrap() {
+        add(&run["diagnostics"]);
+        for item in run["items"].as_array().unwrap() {
+            add(&item["diagnostics"]);
+        }
+    }
+    all.sort();
+    all
+}
+
+#[test]
+fn long_streams_are_summarised_and_lose_no_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    std::fs::write(&path, long_stream()).unwrap();
+    let path = path.to_str().unwrap();
+
+    let (code, full, _) = inspect(&["--format", "json", "--full", path]);
+    assert_eq!(code, 1);
+    let full: Value = serde_json::from_str(&full).unwrap();
+    let (code, summed, _) = inspect(&["--format", "json", path]);
+    assert_eq!(code, 1);
+    let summed: Value = serde_json::from_str(&summed).unwrap();
+
+    // Nothing is lost: the same findings, the same runs, every item counted.
+    let findings = all_findings(&full);
+    assert_eq!(findings.len(), 41, "{findings:?}");
+    assert_eq!(all_findings(&summed), findings);
+    let (runs, full_runs) = (
+        summed["runs"].as_array().unwrap(),
+        full["runs"].as_array().unwrap(),
+    );
+    assert_eq!(runs.len(), 100);
+    assert_eq!(full_runs.len(), 100);
+    assert_eq!(summed["runs_summarised"], 100 - 8 - 8 - 32);
+    assert_eq!(full["runs_summarised"], 0);
+    for (i, (run, whole)) in runs.iter().zip(full_runs).enumerate() {
+        let items = whole["items"].as_array().unwrap().len() as u64;
+        match run.get("items_left_out") {
+            Some(left) => {
+                assert_eq!(left.as_u64(), Some(items), "run {i}");
+                assert!(run["items"].as_array().unwrap().is_empty(), "run {i}");
+                // Which runs: not the first or last 8, and not the first 32 flagged others
+                // (runs 10, 12, … 72).
+                assert!((8..92).contains(&i), "run {i} summarised");
+                assert!(
+                    !(i % 2 == 0 && (10..=72).contains(&i)),
+                    "run {i} summarised"
+                );
+            }
+            None => assert_eq!(run["items"], whole["items"], "run {i}"),
+        }
+        assert_eq!(run["events"], whole["events"], "run {i}");
+    }
+
+    // The statistics count every stream, summarised or not.
+    let (_, stats, _) = inspect(&["--stats", "--format", "json", path]);
+    let (_, full_stats, _) = inspect(&["--stats", "--format", "json", "--full", path]);
+    assert_eq!(stats, full_stats);
+
+    // What the terminal shows: summarised runs say so, and how to see them.
+    let (_, human, _) = inspect(&["--color", "never", path]);
+    let (_, human_full, _) = inspect(&["--color", "never", "--full", path]);
+    assert!(human.len() < human_full.len());
+    assert_eq!(
+        human.matches("  why ").count(),
+        1,
+        "the reason is given once"
+    );
+    assert!(!human_full.contains("summarised"));
+    let blocks: Vec<&str> = human
+        .split("\n\n")
+        .filter(|b| b.contains("not shown"))
+        .collect();
+    insta::assert_snapshot!("inspect_summarised_runs", blocks.join("\n\n"));
+
+    // The HTML report says so too, and every finding is still listed.
+    let page = dir.path().join("report.html");
+    let full_page = dir.path().join("full.html");
+    let (_, _, stderr) = inspect(&["--html", page.to_str().unwrap(), path]);
+    assert!(stderr.contains("41 errors"), "{stderr}");
+    inspect(&["--full", "--html", full_page.to_str().unwrap(), path]);
+    let page = std::fs::read_to_string(&page).unwrap();
+    let full_page = std::fs::read_to_string(&full_page).unwrap();
+    assert!(page.contains("Summarised: 52 runs are not drawn item by item"));
+    let problems = |page: &str| {
+        page.split("<section id=\"problems\"")
+            .nth(1)
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(problems(&page), problems(&full_page));
+    assert_eq!(
+        problems(&page)
+            .matches("TOOL_CALL_ARGS for tool call")
+            .count(),
+        41
+    );
+}

@@ -53,6 +53,9 @@ pub enum Fed<'a> {
         id: &'a str,
         delta: &'a str,
         owner: Option<&'a str>,
+        timestamp: Option<i64>,
+        /// Where the event was read (its index, line and offset).
+        frame: &'a Frame,
     },
 }
 
@@ -312,6 +315,8 @@ impl<'a> Engine<'a> {
                                 id: delta.id.in_frame(batch, frame),
                                 delta: delta.delta.in_frame(batch, frame),
                                 owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
+                                timestamp: delta.timestamp,
+                                frame,
                             },
                             raw,
                         );

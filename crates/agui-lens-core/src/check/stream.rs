@@ -152,6 +152,8 @@ pub fn for_each_schema_checked(
                             id: delta.id.in_frame(batch, frame),
                             delta: delta.delta.in_frame(batch, frame),
                             owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
+                            timestamp: delta.timestamp,
+                            frame,
                         },
                         &[][..],
                     ),

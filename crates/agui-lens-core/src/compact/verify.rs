@@ -364,6 +364,7 @@ pub fn fold_fed(folder: &mut Folder, fed: Fed<'_>) {
             id,
             delta,
             owner,
+            ..
         } => {
             if !folder.apply_delta(kind, id, delta) {
                 // Not expected (the engine only reads plain deltas while no chunk stream is

@@ -560,6 +560,7 @@ fn first_pass(
                             id,
                             delta,
                             owner,
+                            ..
                         } => compactor.push_delta(kind, id, delta, owner),
                         Fed::Event(event) => {
                             push(&mut compactor, event, Some(schema), raw, writer)?;

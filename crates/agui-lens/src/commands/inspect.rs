@@ -1,7 +1,9 @@
 //! `agui-lens inspect PATH`: what happened in a stream, with `check`'s findings where they
 //! occur — in the terminal, as JSON, as statistics, or as a self-contained HTML report.
 
+use std::cell::RefCell;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use clap::ArgMatches;
@@ -13,11 +15,14 @@ use crate::cli::InspectArgs;
 pub use crate::cli::ViewFormat as Format;
 use crate::inspect::human::{Human, plural};
 use crate::inspect::stats::{self, StatsCollector};
-use crate::inspect::{Inspection, Inspector, StateFrames, html};
-use agui_lens_core::check::engine::{Context, Engine};
+use crate::inspect::{Inspection, Inspector, PlainDelta, StateFrames, html};
+use agui_lens_core::check::diagnostic::Diagnostic;
+use agui_lens_core::check::engine::{Context, Engine, Fed};
+use agui_lens_core::check::parse;
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
-use agui_lens_core::read::{self, Batch, InputSpec, ReadOptions};
+use agui_lens_core::protocol::event::Event;
+use agui_lens_core::read::{self, Frame, InputSpec, ReadOptions};
 
 pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let Settings {
@@ -72,8 +77,9 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         },
     };
     let name = opened.name.clone();
-    let mut inspector =
-        Inspector::new(&name, state_limit, args.html.is_some()).with_state(initial_state);
+    let mut inspector = Inspector::new(&name, state_limit, args.html.is_some())
+        .with_state(initial_state)
+        .keeping_all(args.full);
     if let Some(history) = history {
         inspector = inspector.with_history(history);
     }
@@ -81,7 +87,6 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let mut page = args.html.as_ref().map(|_| html::Rows::default());
     let head = opened.head.clone();
     let mut engine = Engine::new(&ctx, name.clone(), std::mem::take(&mut opened.head));
-    let mut batch = Batch::default();
     let mut found = Vec::new();
     // A browser capture's request is held to its schema, as `check` holds it.
     if let Some(request) = &request {
@@ -91,29 +96,72 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         inspector.diagnostics(&found);
         found.clear();
     }
-    let mut failure = None;
-    loop {
-        match opened.reader.next_batch(&mut batch) {
-            Ok(true) => {
-                engine.check_batch_with(&batch, &mut found, |event, raw| {
-                    inspector.event(event, raw);
-                    if let Some(counts) = &mut counts {
-                        counts.event(event, raw);
-                    }
-                    if let Some(page) = &mut page {
-                        page.event(event, raw);
-                    }
-                });
-                inspector.diagnostics(&found);
-                found.clear();
+    // Parsing and the schemas run on the pool, ahead of the events being taken in order here;
+    // plain content deltas come as borrowed text, not built events (see `Inspector::delta`).
+    let inspector = RefCell::new(inspector);
+    let path: Arc<str> = name.clone();
+    let mut take = |fed: Fed<'_>, raw: &[u8]| {
+        let mut inspector = inspector.borrow_mut();
+        match fed {
+            Fed::Event(event) => {
+                inspector.event(event, raw);
+                if let Some(counts) = &mut counts {
+                    counts.event(event, raw);
+                }
+                if let Some(page) = &mut page {
+                    page.event(event, raw);
+                }
             }
-            Ok(false) => break,
-            Err(err) => {
-                failure = Some(format!("reading {name}: {err}"));
-                break;
+            Fed::Delta {
+                kind,
+                id,
+                delta,
+                owner,
+                timestamp,
+                frame,
+            } => {
+                let plain = PlainDelta {
+                    kind,
+                    id,
+                    delta,
+                    owner,
+                    timestamp,
+                    index: frame.index,
+                };
+                // Either may need the event built after all (see their `delta`).
+                let inspected = inspector.delta(plain, raw);
+                let paged = page.as_mut().is_none_or(|page| page.delta(&plain, raw));
+                if !inspected || !paged {
+                    let event = whole_event(&path, frame, &plain, raw);
+                    if !inspected {
+                        inspector.event(&event, raw);
+                    }
+                    if let (false, Some(page)) = (paged, &mut page) {
+                        page.event(&event, raw);
+                    }
+                }
+                if let Some(counts) = &mut counts {
+                    counts.count(kind.as_str(), frame.index, frame.line, raw.len() as u64);
+                }
             }
         }
-    }
+    };
+    let mut emit = |found: &mut Vec<Diagnostic>| {
+        inspector.borrow_mut().diagnostics(found);
+        found.clear();
+        Ok(())
+    };
+    let failure = match engine.check_reader_with(
+        opened.reader.as_mut(),
+        opened.live,
+        &mut found,
+        &mut emit,
+        &mut take,
+    ) {
+        Ok(None) => None,
+        Ok(Some(err)) | Err(err) => Some(format!("reading {name}: {err}")),
+    };
+    let mut inspector = inspector.into_inner();
     if failure.is_none() && engine.known_events() == 0 {
         return Err(agui_lens_core::check::stream::not_a_stream(&name, &head));
     }
@@ -142,6 +190,14 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     } else {
         Outcome::Clean
     })
+}
+
+/// The event of a frame the check read as a plain delta. Its bytes parsed as one (that is
+/// what reading them as a delta decided); were they ever not to, the event is made from the
+/// fields the delta was read with.
+fn whole_event(path: &Arc<str>, frame: &Frame, plain: &PlainDelta<'_>, raw: &[u8]) -> Event {
+    let value = serde_json::from_slice(raw).unwrap_or_else(|_| plain.to_value());
+    Event::new(parse::location(path, frame), Some(plain.kind), value)
 }
 
 fn write(

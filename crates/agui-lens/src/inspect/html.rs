@@ -6,10 +6,12 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::human::{describe_outcome, describe_usage, millis, plural, pretty_json_text, shorten};
-use super::{DiagnosticView, FrameKind, Inspection, Item, ItemKind, RunView, StateFrames};
+use super::{
+    DiagnosticView, FrameKind, Inspection, Item, ItemKind, PlainDelta, RunView, StateFrames,
+};
 use agui_lens_core::check::diagnostic::Severity;
 use agui_lens_core::protocol::event::{Event, EventType};
 
@@ -59,24 +61,8 @@ impl Rows {
     pub fn event(&mut self, event: &Event, raw: &[u8]) {
         let ty = event.type_name().unwrap_or("(no type)");
         let stream = delta_stream(event);
-        if let (Some(stream), Some(last)) = (&stream, self.rows.last_mut()) {
-            let continues = last.event_type == ty
-                && last.last + 1 == event.loc.index
-                && (stream.is_empty() || last.stream.as_ref() == Some(stream));
-            if continues {
-                last.last = event.loc.index;
-                last.count += 1;
-                last.bytes += raw.len() as u64;
-                self.merged += 1;
-                let delta = delta_of(event);
-                if last.merged_text.len() < MAX_MERGED_TEXT {
-                    last.merged_text.push_str(&delta);
-                    if last.merged_text.len() >= MAX_MERGED_TEXT {
-                        last.merged_text = shorten(&last.merged_text, MAX_MERGED_TEXT);
-                        self.cut += 1;
-                    }
-                }
-                last.summary = summary_of_deltas(last.stream.as_deref(), &last.merged_text);
+        if let Some(stream) = &stream {
+            if self.continues(ty, event.loc.index, stream, || delta_of(event), raw.len()) {
                 return;
             }
         }
@@ -91,26 +77,16 @@ impl Rows {
         } else {
             String::from_utf8_lossy(raw)
         };
-        let text = if text.chars().count() > MAX_EVENT_TEXT {
-            self.cut += 1;
-            format!(
-                "{} (cut: {} bytes in all)",
-                shorten(&text, MAX_EVENT_TEXT),
-                raw.len()
-            )
-        } else {
-            text.into_owned()
-        };
         let merged_text = if stream.is_some() {
             delta_of(event)
         } else {
             String::new()
         };
         let summary = match &stream {
-            Some(stream) => summary_of_deltas(Some(stream), &merged_text),
+            Some(_) => String::new(),
             None => summary_of(event),
         };
-        self.rows.push(Row {
+        let row = Row {
             first: event.loc.index,
             last: event.loc.index,
             count: 1,
@@ -119,9 +95,105 @@ impl Rows {
             stream,
             summary,
             bytes: raw.len() as u64,
-            text,
+            text: String::new(),
             merged_text,
-        });
+        };
+        self.push(row, &text);
+    }
+
+    /// Takes a plain content delta read without building its event, as [`Rows::event`] takes
+    /// the event; `false` when it needs the event after all (its bytes mention an encrypted
+    /// value, which the event's text is shown without).
+    pub fn delta(&mut self, delta: &PlainDelta<'_>, raw: &[u8]) -> bool {
+        if memchr::memmem::find(raw, b"encryptedValue").is_some() {
+            return false;
+        }
+        let ty = delta.kind.as_str();
+        if self.continues(
+            ty,
+            delta.index,
+            delta.id,
+            || delta.delta.to_owned(),
+            raw.len(),
+        ) {
+            return true;
+        }
+        if self.rows.len() >= MAX_ROWS {
+            self.left_out += 1;
+            return true;
+        }
+        let row = Row {
+            first: delta.index,
+            last: delta.index,
+            count: 1,
+            timestamp: delta.timestamp,
+            event_type: ty.to_owned(),
+            stream: Some(delta.id.to_owned()),
+            summary: String::new(),
+            bytes: raw.len() as u64,
+            text: String::new(),
+            merged_text: delta.delta.to_owned(),
+        };
+        self.push(row, &String::from_utf8_lossy(raw));
+        true
+    }
+
+    /// Merges a delta of `stream` into the last row when that row is the same stream's,
+    /// ending at the event before.
+    fn continues(
+        &mut self,
+        ty: &str,
+        index: u64,
+        stream: &str,
+        delta: impl FnOnce() -> String,
+        bytes: usize,
+    ) -> bool {
+        let Some(last) = self.rows.last_mut() else {
+            return false;
+        };
+        let continues = last.event_type == ty
+            && last.last + 1 == index
+            && (stream.is_empty() || last.stream.as_deref() == Some(stream));
+        if !continues {
+            return false;
+        }
+        last.last = index;
+        last.count += 1;
+        last.bytes += bytes as u64;
+        self.merged += 1;
+        if last.merged_text.len() < MAX_MERGED_TEXT {
+            last.merged_text.push_str(&delta());
+            if last.merged_text.len() >= MAX_MERGED_TEXT {
+                last.merged_text = shorten(&last.merged_text, MAX_MERGED_TEXT);
+                self.cut += 1;
+            }
+        }
+        true
+    }
+
+    /// Adds a row showing `text` (cut when long).
+    fn push(&mut self, mut row: Row, text: &str) {
+        row.text = if text.chars().count() > MAX_EVENT_TEXT {
+            self.cut += 1;
+            format!(
+                "{} (cut: {} bytes in all)",
+                shorten(text, MAX_EVENT_TEXT),
+                row.bytes
+            )
+        } else {
+            text.to_owned()
+        };
+        self.rows.push(row);
+    }
+}
+
+impl Row {
+    /// The row's line in the table: a delta stream's text so far, or what the event says.
+    fn summary(&self) -> std::borrow::Cow<'_, str> {
+        match &self.stream {
+            Some(stream) => summary_of_deltas(Some(stream), &self.merged_text).into(),
+            None => self.summary.as_str().into(),
+        }
     }
 }
 
@@ -289,20 +361,95 @@ pub fn escape(text: &str) -> String {
 
 /// JSON to embed in a `<script type="application/json">`: no `<`, `>` or `&` appear as such,
 /// so no text inside (`</script>`, `<!--`) can end the element early.
+#[cfg(test)]
 pub fn script_json(value: &Value) -> String {
-    let text = value.to_string();
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
+    let mut out = Vec::new();
+    write_script_json(value, &mut out).expect("writing to memory");
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// Writes `value` as [`script_json`] has it, as it is serialised (no copy of the text).
+pub fn write_script_json(value: &impl serde::Serialize, out: &mut dyn Write) -> io::Result<()> {
+    let mut safe = ScriptSafe { out, held: 0 };
+    serde_json::to_writer(&mut safe, value)?;
+    safe.finish()
+}
+
+/// Escapes what could end a script element, and the two line separators JavaScript once
+/// read as line ends, in the bytes written through it (UTF-8 from serde_json). A line
+/// separator may arrive in two writes: the bytes of one seen so far are `held`.
+struct ScriptSafe<'a> {
+    out: &'a mut dyn Write,
+    held: u8,
+}
+
+impl ScriptSafe<'_> {
+    fn finish(&mut self) -> io::Result<()> {
+        self.release()?;
+        self.out.flush()
     }
-    out
+
+    /// Writes the bytes held back as they were: they were no line separator after all.
+    fn release(&mut self) -> io::Result<()> {
+        let held: &[u8] = match self.held {
+            1 => b"\xE2",
+            2 => b"\xE2\x80",
+            _ => b"",
+        };
+        self.held = 0;
+        self.out.write_all(held)
+    }
+}
+
+impl Write for ScriptSafe<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // Bytes from `start` on are written as they are, up to the next one replaced or held.
+        let mut start = 0;
+        for (i, &b) in buf.iter().enumerate() {
+            if self.held > 0 {
+                let separator: &[u8] = match (self.held, b) {
+                    (1, 0x80) => {
+                        self.held = 2;
+                        start = i + 1;
+                        continue;
+                    }
+                    (2, 0xA8) => b"\\u2028",
+                    (2, 0xA9) => b"\\u2029",
+                    // Not a line separator after all: this byte is looked at as any other.
+                    _ => {
+                        self.release()?;
+                        start = i;
+                        b""
+                    }
+                };
+                if !separator.is_empty() {
+                    self.out.write_all(separator)?;
+                    self.held = 0;
+                    start = i + 1;
+                    continue;
+                }
+            }
+            let replacement: &[u8] = match b {
+                b'<' => b"\\u003c",
+                b'>' => b"\\u003e",
+                b'&' => b"\\u0026",
+                0xE2 => b"",
+                _ => continue,
+            };
+            self.out.write_all(&buf[start..i])?;
+            self.out.write_all(replacement)?;
+            if b == 0xE2 {
+                self.held = 1;
+            }
+            start = i + 1;
+        }
+        self.out.write_all(&buf[start..])?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Where events sit on the timeline: by timestamp when every event has one, else by index.
@@ -394,25 +541,9 @@ pub fn render(
     let problems = all_diagnostics(inspection);
     table(rows, &problems, &axis, out)?;
     diagnostics(&problems, out)?;
-    let mut data = json!({
-        "frames": frames_json(states),
-        "rows": rows.rows.iter().map(|r| {
-            let mut row = Map::new();
-            row.insert("t".into(), Value::String(r.text.clone()));
-            if r.count > 1 {
-                row.insert("m".into(), Value::String(r.merged_text.clone()));
-            }
-            Value::Object(row)
-        }).collect::<Vec<_>>(),
-    });
-    if let Some(at) = states.capped_at {
-        data["capped"] = json!(at);
-    }
-    writeln!(
-        out,
-        "<script type=\"application/json\" id=\"data\">{}</script>",
-        script_json(&data)
-    )?;
+    write!(out, "<script type=\"application/json\" id=\"data\">")?;
+    write_script_json(&PageData { states, rows }, out)?;
+    writeln!(out, "</script>")?;
     writeln!(out, "<script>\n{SCRIPT}</script>\n</body>\n</html>")
 }
 
@@ -473,6 +604,13 @@ fn header(
         notes.push(format!(
             "Capped: {} rows show their event's text cut to {MAX_EVENT_TEXT} characters.",
             rows.cut
+        ));
+    }
+    if inspection.runs_summarised > 0 {
+        notes.push(format!(
+            "Summarised: {} are not drawn item by item ({}).",
+            plural(inspection.runs_summarised, "run"),
+            crate::inspect::human::summary_reason()
         ));
     }
     if let Some(at) = states.capped_at {
@@ -555,6 +693,9 @@ fn run_card(run: &RunView, out: &mut dyn Write) -> io::Result<()> {
     }
     if let Some(usage) = &run.usage {
         parts.push(format!("usage {}", describe_usage(usage).join("; ")));
+    }
+    if let Some(items) = run.items_left_out {
+        parts.push(format!("summarised: {} not drawn", plural(items, "item")));
     }
     writeln!(
         out,
@@ -979,7 +1120,7 @@ fn table(
             row.last,
             escape(&row.event_type),
             axis.at(row.last, row.timestamp),
-            escape(&row.summary),
+            escape(&row.summary()),
             row.bytes
         )?;
         for d in found {
@@ -1030,39 +1171,85 @@ fn diagnostics(problems: &[&DiagnosticView], out: &mut dyn Write) -> io::Result<
     writeln!(out, "</section>")
 }
 
-fn frames_json(states: &StateFrames) -> Value {
-    Value::Array(
-        states
-            .frames
-            .iter()
-            .map(|f| {
-                let mut frame = Map::new();
-                frame.insert("e".into(), json!(f.event));
-                frame.insert("t".into(), json!(f.thread));
-                match &f.kind {
-                    FrameKind::Whole(state) => {
-                        frame.insert("w".into(), state.clone());
-                    }
-                    FrameKind::Changes(changes) => {
-                        let changes = changes
-                            .iter()
-                            .map(|(pointer, value)| match value {
-                                Some(v) => json!([pointer, v]),
-                                None => json!([pointer]),
-                            })
-                            .collect();
-                        frame.insert("c".into(), Value::Array(changes));
-                    }
+/// The data the page's script reads: the state history and each row's text, serialised from
+/// where they are kept (a copy of them would double what a large report holds).
+struct PageData<'a> {
+    states: &'a StateFrames,
+    rows: &'a Rows,
+}
+
+impl serde::Serialize for PageData<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        struct Frames<'a>(&'a StateFrames);
+        struct Frame<'a>(&'a super::StateFrame);
+        struct Change<'a>(&'a (String, Option<Value>));
+        struct RowsOf<'a>(&'a Rows);
+        struct RowOf<'a>(&'a Row);
+        impl serde::Serialize for Frames<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.frames.iter().map(Frame))
+            }
+        }
+        impl serde::Serialize for Frame<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                // Keys in sorted order, as the page has always had them.
+                let mut map = s.serialize_map(Some(3))?;
+                if let FrameKind::Changes(changes) = &self.0.kind {
+                    let changes: Vec<Change<'_>> = changes.iter().map(Change).collect();
+                    map.serialize_entry("c", &changes)?;
                 }
-                Value::Object(frame)
-            })
-            .collect(),
-    )
+                map.serialize_entry("e", &self.0.event)?;
+                map.serialize_entry("t", &self.0.thread)?;
+                if let FrameKind::Whole(state) = &self.0.kind {
+                    map.serialize_entry("w", state)?;
+                }
+                map.end()
+            }
+        }
+        impl serde::Serialize for Change<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let (pointer, value) = self.0;
+                let mut seq = s.serialize_seq(Some(1 + usize::from(value.is_some())))?;
+                seq.serialize_element(pointer)?;
+                if let Some(value) = value {
+                    seq.serialize_element(value)?;
+                }
+                seq.end()
+            }
+        }
+        impl serde::Serialize for RowsOf<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.rows.iter().map(RowOf))
+            }
+        }
+        impl serde::Serialize for RowOf<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let row = self.0;
+                let merged = row.count > 1;
+                let mut map = s.serialize_map(Some(1 + usize::from(merged)))?;
+                if merged {
+                    map.serialize_entry("m", &row.merged_text)?;
+                }
+                map.serialize_entry("t", &row.text)?;
+                map.end()
+            }
+        }
+        let capped = self.states.capped_at;
+        let mut map = serializer.serialize_map(Some(2 + usize::from(capped.is_some())))?;
+        if let Some(at) = capped {
+            map.serialize_entry("capped", &at)?;
+        }
+        map.serialize_entry("frames", &Frames(self.states))?;
+        map.serialize_entry("rows", &RowsOf(self.rows))?;
+        map.end()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn encrypted_values_are_redacted() {
@@ -1072,6 +1259,29 @@ mod tests {
         let text = value.to_string();
         assert!(!text.contains("abc") && !text.contains("defg"), "{text}");
         assert!(text.contains("(encrypted value, 4 bytes, not shown)"));
+    }
+
+    /// The escaping holds however the text is cut into writes (a line separator's three
+    /// bytes may arrive apart), and keeps every other character as it was.
+    #[test]
+    fn script_json_escapes_across_writes() {
+        let text = "a\u{2028}b\u{2029}\u{2026}\u{20AC}<&>\u{E2}\u{2028}";
+        for size in 1..=4 {
+            let mut out = Vec::new();
+            let mut safe = ScriptSafe {
+                out: &mut out,
+                held: 0,
+            };
+            for piece in text.as_bytes().chunks(size) {
+                safe.write_all(piece).unwrap();
+            }
+            safe.finish().unwrap();
+            let out = String::from_utf8(out).unwrap();
+            assert_eq!(
+                out, "a\\u2028b\\u2029\u{2026}\u{20AC}\\u003c\\u0026\\u003e\u{E2}\\u2028",
+                "writes of {size} bytes"
+            );
+        }
     }
 
     #[test]

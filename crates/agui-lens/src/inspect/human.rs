@@ -30,6 +30,8 @@ pub struct Human<'a> {
     out: &'a mut dyn Write,
     color: bool,
     full: bool,
+    /// Whether the reason some runs are summarised was given.
+    said_why: bool,
 }
 
 impl<'a> Human<'a> {
@@ -37,7 +39,12 @@ impl<'a> Human<'a> {
         if color {
             colored::control::set_override(true);
         }
-        Human { out, color, full }
+        Human {
+            out,
+            color,
+            full,
+            said_why: false,
+        }
     }
 
     fn paint(&self, text: &str, style: fn(&str) -> ColoredString) -> String {
@@ -67,9 +74,18 @@ impl<'a> Human<'a> {
         if runs > MANY_RUNS {
             self.overview(inspection)?;
         }
-        for run in &inspection.runs {
+        let mut runs = inspection.runs.as_slice();
+        while let Some(run) = runs.first() {
+            let quiet = |r: &RunView| r.items_left_out.is_some() && r.diagnostics.is_empty();
+            let together = runs.iter().take_while(|r| quiet(r)).count();
             writeln!(self.out)?;
-            self.run(run)?;
+            if together > 0 {
+                self.summarised(&runs[..together])?;
+                runs = &runs[together..];
+            } else {
+                self.run(run)?;
+                runs = &runs[1..];
+            }
         }
         if !inspection.diagnostics.is_empty() {
             writeln!(self.out)?;
@@ -122,6 +138,49 @@ impl<'a> Human<'a> {
             plural(flagged.len() as u64, "run"),
             shown.join(", ")
         )
+    }
+
+    /// Neighbouring runs summarised without findings, as one block.
+    fn summarised(&mut self, runs: &[RunView]) -> io::Result<()> {
+        let (first, last) = (&runs[0], &runs[runs.len() - 1]);
+        let mut ended: std::collections::BTreeMap<&str, u64> = Default::default();
+        for run in runs {
+            *ended.entry(run.status).or_default() += 1;
+        }
+        let ended: Vec<String> = ended.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        let id = |r: &RunView| r.run_id.clone().unwrap_or_else(|| "(no runId)".into());
+        let ids = if runs.len() == 1 {
+            id(first)
+        } else {
+            format!("{} … {}", id(first), id(last))
+        };
+        let title = format!(
+            "{} summarised ({ids}) · {}",
+            plural(runs.len() as u64, "run"),
+            ended.join(", ")
+        );
+        writeln!(self.out, "{}", self.paint(&title, |s| s.bold()))?;
+        let events: u64 = runs.iter().map(|r| r.events).sum();
+        let bytes: u64 = runs.iter().map(|r| r.bytes).sum();
+        self.field(
+            "events",
+            &format!(
+                "{} · {} · {}",
+                range(first.first_event, last.last_event),
+                plural(events, "event"),
+                human_bytes(bytes)
+            ),
+        )?;
+        let items: u64 = runs.iter().filter_map(|r| r.items_left_out).sum();
+        self.field(
+            "items",
+            &format!("{} not shown, none with findings", plural(items, "item")),
+        )?;
+        if self.said_why {
+            return Ok(());
+        }
+        self.said_why = true;
+        self.field("why", &summary_reason())
     }
 
     fn run(&mut self, run: &RunView) -> io::Result<()> {
@@ -200,6 +259,19 @@ impl<'a> Human<'a> {
         }
         if !run.tools.is_empty() {
             self.field("tools", &run.tools.join(", "))?;
+        }
+        if let Some(items) = run.items_left_out {
+            self.field(
+                "items",
+                &format!(
+                    "{} not shown; the run's findings follow",
+                    plural(items, "item")
+                ),
+            )?;
+            if !self.said_why {
+                self.said_why = true;
+                self.field("why", &summary_reason())?;
+            }
         }
         writeln!(self.out)?;
         // Items and the findings no item holds, in stream order, their columns aligned.
@@ -758,6 +830,16 @@ pub fn plural(n: u64, word: &str) -> String {
     } else {
         format!("{n} {word}s")
     }
+}
+
+/// Why some runs are summarised, and how to see them.
+pub fn summary_reason() -> String {
+    use crate::inspect::{DETAIL_FIRST, DETAIL_FLAGGED, DETAIL_LAST};
+    format!(
+        "a long stream is shown item by item for its first {DETAIL_FIRST} and last \
+         {DETAIL_LAST} runs and its first {DETAIL_FLAGGED} other runs with findings; \
+         --full shows every run"
+    )
 }
 
 #[cfg(test)]

@@ -22,6 +22,14 @@ use agui_lens_core::report::DiagnosticRecord;
 /// Most changed paths kept for one state change; the rest are counted.
 const MAX_CHANGES: usize = 1000;
 
+/// A long stream is shown in detail for its first and last runs, and for the first runs with
+/// findings in between; the others are summarised (their items counted, their findings kept)
+/// so that what `inspect` holds and prints stays bounded however long the stream. `--full`
+/// keeps every run in detail.
+pub const DETAIL_FIRST: usize = 8;
+pub const DETAIL_LAST: usize = 8;
+pub const DETAIL_FLAGGED: usize = 32;
+
 /// Everything `inspect` shows about one input.
 #[derive(Debug, Serialize)]
 pub struct Inspection {
@@ -35,6 +43,12 @@ pub struct Inspection {
     pub runs: Vec<RunView>,
     /// Findings that belong to no event of any run (e.g. the input holds no events).
     pub diagnostics: Vec<DiagnosticView>,
+    /// How many runs are summarised rather than shown item by item (see [`DETAIL_FIRST`]).
+    pub runs_summarised: u64,
+    /// The delta streams (messages, reasoning, tool calls) of the summarised runs, for the
+    /// statistics, which count every stream.
+    #[serde(skip)]
+    pub summarised_streams: Vec<crate::inspect::stats::StreamStats>,
     /// What a client ends with, per thread (for the HTML report's conversation).
     #[serde(skip)]
     pub threads: Vec<(Option<String>, Folded)>,
@@ -82,6 +96,10 @@ pub struct RunView {
     /// Tools the run's input declares.
     pub tools: Vec<String>,
     pub items: Vec<Item>,
+    /// The run is summarised: how many items it had (they are not kept; their findings are
+    /// in `diagnostics`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items_left_out: Option<u64>,
     /// CUSTOM events by name.
     pub custom: BTreeMap<String, u64>,
     pub raw: u64,
@@ -299,6 +317,13 @@ pub struct Inspector {
     first_run: Option<bool>,
     /// Kept only for the HTML report.
     state_frames: Option<StateFrames>,
+    /// Keep every run in detail (`--full`).
+    keep_all: bool,
+    /// The next run to consider summarising, and how many flagged runs kept their detail.
+    next_summary: usize,
+    flagged_in_detail: usize,
+    runs_summarised: u64,
+    summarised_streams: Vec<crate::inspect::stats::StreamStats>,
 }
 
 /// The state history the HTML report embeds, with a cap on its size.
@@ -359,36 +384,84 @@ impl Inspector {
             timestamped: true,
             first_run: None,
             state_frames: keep_states.then(StateFrames::default),
+            keep_all: false,
+            next_summary: 0,
+            flagged_in_detail: 0,
+            runs_summarised: 0,
+            summarised_streams: Vec::new(),
+        }
+    }
+
+    /// Keeps every run in detail, however many (`--full`).
+    pub fn keeping_all(mut self, keep_all: bool) -> Self {
+        self.keep_all = keep_all;
+        self
+    }
+
+    /// Summarises the runs that have left the window of runs kept in detail (see
+    /// [`DETAIL_FIRST`]). Called between batches, when no item is referred to from `touched`.
+    fn summarise(&mut self) {
+        if self.keep_all {
+            return;
+        }
+        let end = self.runs.len().saturating_sub(DETAIL_LAST);
+        while self.next_summary < end {
+            let r = self.next_summary;
+            self.next_summary += 1;
+            if r < DETAIL_FIRST || Some(r) == self.current {
+                continue;
+            }
+            let run = &self.runs[r];
+            let flagged =
+                !run.diagnostics.is_empty() || run.items.iter().any(|i| !i.diagnostics.is_empty());
+            if flagged && self.flagged_in_detail < DETAIL_FLAGGED {
+                self.flagged_in_detail += 1;
+                continue;
+            }
+            self.summarise_run(r);
+        }
+    }
+
+    /// Drops a run's items, keeping their count, their streams' statistics and their findings.
+    fn summarise_run(&mut self, r: usize) {
+        let run = &mut self.runs[r];
+        let items = std::mem::take(&mut run.items);
+        run.items_left_out = Some(items.len() as u64);
+        let mut moved = false;
+        for item in items {
+            self.summarised_streams
+                .extend(crate::inspect::stats::stream_of(&item));
+            if !item.diagnostics.is_empty() {
+                run.diagnostics.extend(item.diagnostics);
+                moved = true;
+            }
+        }
+        if moved {
+            run.diagnostics
+                .sort_by_key(|v| v.diagnostic.event_index.unwrap_or(u64::MAX));
+        }
+        self.runs_summarised += 1;
+        // Later events that name one of its items start a new one where they are.
+        let elsewhere = |at: &ItemRef| at.0 != r;
+        self.messages.retain(|_, at| elsewhere(at));
+        self.tool_calls.retain(|_, at| elsewhere(at));
+        self.reasoning.retain(|_, at| elsewhere(at));
+        self.steps.retain(|_, at| elsewhere(at));
+        self.subagents.retain(|_, at| elsewhere(at));
+        self.activities.retain(|_, at| elsewhere(at));
+        if self.thinking.is_some_and(|at| at.0 == r) {
+            self.thinking = None;
         }
     }
 
     /// Takes one event, in stream order, with its bytes as read.
     pub fn event(&mut self, event: &Event, raw: &[u8]) {
-        self.events += 1;
         let index = event.loc.index;
         let ts = event.timestamp_millis();
-        if ts.is_none() {
-            self.timestamped = false;
-        }
         if event.kind == Some(EventType::RunStarted) {
             self.start_run(event, ts);
         }
-        let run = self.current_run(index, ts);
-        {
-            let r = &mut self.runs[run];
-            r.last_event = index;
-            r.events += 1;
-            r.bytes += raw.len() as u64;
-            if ts.is_some() {
-                r.ended_at = ts;
-            }
-            if r.first_event_after_ms.is_none() && r.events == 2 {
-                r.first_event_after_ms = match (r.started_at, ts) {
-                    (Some(a), Some(b)) if r.status != "none" => Some(b - a),
-                    _ => None,
-                };
-            }
-        }
+        let run = self.count(index, ts, raw.len());
         let state_item = self.fold(event, run, ts);
         let mut target = state_item.map(|at| Target::Item(run, at));
         let Some(ty) = event.kind else {
@@ -418,6 +491,83 @@ impl Inspector {
         }
         self.pieces = pieces;
         self.touched.insert(index, (target, ts));
+    }
+
+    /// Takes a plain content delta (TEXT_MESSAGE_CONTENT, REASONING_MESSAGE_CONTENT or
+    /// TOOL_CALL_ARGS) read without building its event, exactly as [`Inspector::event`] would
+    /// take the event. `false` when it cannot be taken that way (a chunk stream is open, which
+    /// the event would close): then nothing was counted, and the event goes to `event`.
+    pub fn delta(&mut self, delta: PlainDelta<'_>, raw: &[u8]) -> bool {
+        use EventType::*;
+        if !matches!(
+            delta.kind,
+            TextMessageContent | ReasoningMessageContent | ToolCallArgs
+        ) || !self.expander.is_idle()
+        {
+            return false;
+        }
+        let thread = self.current_thread();
+        if !self.threads[thread]
+            .1
+            .apply_delta(delta.kind, delta.id, delta.delta)
+        {
+            return false;
+        }
+        let (index, ts) = (delta.index, delta.timestamp);
+        let run = self.count(index, ts, raw.len());
+        let owner = delta.owner.map(str::to_owned);
+        let at = match delta.kind {
+            TextMessageContent => {
+                let at = self.message_for(Some(delta.id), run, index, ts, &owner);
+                if let ItemKind::Message(m) = &mut self.item(at).kind {
+                    m.text.push_str(delta.delta);
+                    m.deltas += 1;
+                }
+                at
+            }
+            ReasoningMessageContent => {
+                let at = self.reasoning_for(Some(delta.id), run, index, ts, &owner);
+                if let ItemKind::Reasoning(r) = &mut self.item(at).kind {
+                    r.text.push_str(delta.delta);
+                    r.deltas += 1;
+                }
+                at
+            }
+            _ => {
+                let at = self.tool_call_for(Some(delta.id), run, index, ts, &owner);
+                if let ItemKind::ToolCall(c) = &mut self.item(at).kind {
+                    c.arguments.push_str(delta.delta);
+                    c.deltas += 1;
+                }
+                at
+            }
+        };
+        let target = self.touch(at, index, ts);
+        self.touched.insert(index, (Some(target), ts));
+        true
+    }
+
+    /// Counts an event in its run (started first if it is a RUN_STARTED); returns the run.
+    fn count(&mut self, index: u64, ts: Option<i64>, bytes: usize) -> usize {
+        self.events += 1;
+        if ts.is_none() {
+            self.timestamped = false;
+        }
+        let run = self.current_run(index, ts);
+        let r = &mut self.runs[run];
+        r.last_event = index;
+        r.events += 1;
+        r.bytes += bytes as u64;
+        if ts.is_some() {
+            r.ended_at = ts;
+        }
+        if r.first_event_after_ms.is_none() && r.events == 2 {
+            r.first_event_after_ms = match (r.started_at, ts) {
+                (Some(a), Some(b)) if r.status != "none" => Some(b - a),
+                _ => None,
+            };
+        }
+        run
     }
 
     /// Takes the findings of the events given since the last call (and any held back).
@@ -452,6 +602,7 @@ impl Inspector {
             }
         }
         self.touched.clear();
+        self.summarise();
     }
 
     /// Sets how many frames the input held, readable or not.
@@ -481,6 +632,8 @@ impl Inspector {
             timestamped: self.timestamped && self.events > 0,
             runs,
             diagnostics: self.file_diagnostics,
+            runs_summarised: self.runs_summarised,
+            summarised_streams: self.summarised_streams,
             threads: self
                 .threads
                 .into_iter()
@@ -526,6 +679,7 @@ impl Inspector {
             first_event_after_ms: None,
             tools,
             items: Vec::new(),
+            items_left_out: None,
             custom: BTreeMap::new(),
             raw: 0,
             diagnostics: Vec::new(),
@@ -556,6 +710,7 @@ impl Inspector {
             first_event_after_ms: None,
             tools: Vec::new(),
             items: Vec::new(),
+            items_left_out: None,
             custom: BTreeMap::new(),
             raw: 0,
             diagnostics: Vec::new(),
@@ -677,14 +832,21 @@ impl Inspector {
                 }
             };
         }
-        if self.thread.is_none() {
-            let folder = Folder::new(self.state_limit)
-                .with_state(self.initial_state.clone())
-                .with_messages(&self.initial_messages);
-            self.threads.push((None, folder));
-            self.thread = Some(self.threads.len() - 1);
+        let thread = self.current_thread();
+        before.is_some() && before != Some(thread)
+    }
+
+    /// The thread events go to now; events before any run start one of their own.
+    fn current_thread(&mut self) -> usize {
+        if let Some(thread) = self.thread {
+            return thread;
         }
-        before.is_some() && before != self.thread
+        let folder = Folder::new(self.state_limit)
+            .with_state(self.initial_state.clone())
+            .with_messages(&self.initial_messages);
+        self.threads.push((None, folder));
+        self.thread = Some(self.threads.len() - 1);
+        self.threads.len() - 1
     }
 
     fn keep_state_frame(&mut self, index: u64, thread: usize, change: &StateChangeView) {
@@ -863,7 +1025,7 @@ impl Inspector {
                 Some(Target::Item(run, at))
             }
             TextMessageContent => {
-                let at = self.message_for(ev, run, index, ts, &owner);
+                let at = self.message_for(str_of(ev, "messageId"), run, index, ts, &owner);
                 if let ItemKind::Message(m) = &mut self.item(at).kind {
                     m.text.push_str(&delta_text(ev.get("delta")));
                     m.deltas += 1;
@@ -871,7 +1033,7 @@ impl Inspector {
                 Some(self.touch(at, index, ts))
             }
             TextMessageEnd => {
-                let at = self.message_for(ev, run, index, ts, &owner);
+                let at = self.message_for(str_of(ev, "messageId"), run, index, ts, &owner);
                 if let ItemKind::Message(m) = &mut self.item(at).kind {
                     m.ended = true;
                 }
@@ -899,7 +1061,7 @@ impl Inspector {
                 Some(Target::Item(run, at))
             }
             ToolCallArgs => {
-                let at = self.tool_call_for(ev, run, index, ts, &owner);
+                let at = self.tool_call_for(str_of(ev, "toolCallId"), run, index, ts, &owner);
                 if let ItemKind::ToolCall(c) = &mut self.item(at).kind {
                     c.arguments.push_str(&delta_text(ev.get("delta")));
                     c.deltas += 1;
@@ -907,7 +1069,7 @@ impl Inspector {
                 Some(self.touch(at, index, ts))
             }
             ToolCallEnd => {
-                let at = self.tool_call_for(ev, run, index, ts, &owner);
+                let at = self.tool_call_for(str_of(ev, "toolCallId"), run, index, ts, &owner);
                 if let ItemKind::ToolCall(c) = &mut self.item(at).kind {
                     c.ended = true;
                 }
@@ -917,7 +1079,7 @@ impl Inspector {
                 Some(self.touch(at, index, ts))
             }
             ToolCallResult => {
-                let at = self.tool_call_for(ev, run, index, ts, &owner);
+                let at = self.tool_call_for(str_of(ev, "toolCallId"), run, index, ts, &owner);
                 if let ItemKind::ToolCall(c) = &mut self.item(at).kind {
                     c.result = Some(ToolResultView {
                         message_id: s("messageId"),
@@ -947,14 +1109,14 @@ impl Inspector {
                 Some(Target::Item(run, at))
             }
             ReasoningMessageStart => {
-                let at = self.reasoning_for(ev, run, index, ts, &owner);
+                let at = self.reasoning_for(str_of(ev, "messageId"), run, index, ts, &owner);
                 Some(self.touch(at, index, ts))
             }
             ReasoningMessageContent | ThinkingTextMessageContent => {
                 let at = if ty == ThinkingTextMessageContent {
                     self.thinking_for(run, index, ts, &owner)
                 } else {
-                    self.reasoning_for(ev, run, index, ts, &owner)
+                    self.reasoning_for(str_of(ev, "messageId"), run, index, ts, &owner)
                 };
                 if let ItemKind::Reasoning(r) = &mut self.item(at).kind {
                     r.text.push_str(&delta_text(ev.get("delta")));
@@ -964,7 +1126,7 @@ impl Inspector {
             }
             ReasoningMessageEnd | ThinkingTextMessageStart | ThinkingTextMessageEnd => {
                 let at = if ty == ReasoningMessageEnd {
-                    self.reasoning_for(ev, run, index, ts, &owner)
+                    self.reasoning_for(str_of(ev, "messageId"), run, index, ts, &owner)
                 } else {
                     self.thinking_for(run, index, ts, &owner)
                 };
@@ -977,7 +1139,7 @@ impl Inspector {
                 let at = if ty == ThinkingEnd {
                     self.thinking_for(run, index, ts, &owner)
                 } else {
-                    self.reasoning_for(ev, run, index, ts, &owner)
+                    self.reasoning_for(str_of(ev, "messageId"), run, index, ts, &owner)
                 };
                 if let ItemKind::Reasoning(r) = &mut self.item(at).kind {
                     r.ended = true;
@@ -1171,13 +1333,12 @@ impl Inspector {
     /// The message an event names; one is made for an event whose message never started.
     fn message_for(
         &mut self,
-        ev: &Value,
+        id: Option<&str>,
         run: usize,
         index: u64,
         ts: Option<i64>,
         owner: &Option<String>,
     ) -> ItemRef {
-        let id = ev.get("messageId").and_then(Value::as_str);
         if let Some(&at) = id.and_then(|id| self.messages.get(id)) {
             return at;
         }
@@ -1200,13 +1361,12 @@ impl Inspector {
 
     fn tool_call_for(
         &mut self,
-        ev: &Value,
+        id: Option<&str>,
         run: usize,
         index: u64,
         ts: Option<i64>,
         owner: &Option<String>,
     ) -> ItemRef {
-        let id = ev.get("toolCallId").and_then(Value::as_str);
         if let Some(&at) = id.and_then(|id| self.tool_calls.get(id)) {
             return at;
         }
@@ -1229,13 +1389,12 @@ impl Inspector {
 
     fn reasoning_for(
         &mut self,
-        ev: &Value,
+        id: Option<&str>,
         run: usize,
         index: u64,
         ts: Option<i64>,
         owner: &Option<String>,
     ) -> ItemRef {
-        let id = ev.get("messageId").and_then(Value::as_str);
         if let Some(&at) = id.and_then(|id| self.reasoning.get(id)) {
             return at;
         }
@@ -1416,6 +1575,43 @@ impl Watched {
 }
 
 /// A delta as text: strings as they are, anything else as JSON.
+/// A string field of an event.
+fn str_of<'v>(ev: &'v Value, key: &str) -> Option<&'v str> {
+    ev.get(key).and_then(Value::as_str)
+}
+
+/// A plain content delta as the check hands it over (see [`Inspector::delta`]).
+#[derive(Clone, Copy)]
+pub struct PlainDelta<'a> {
+    pub kind: EventType,
+    pub id: &'a str,
+    pub delta: &'a str,
+    pub owner: Option<&'a str>,
+    pub timestamp: Option<i64>,
+    pub index: u64,
+}
+
+impl PlainDelta<'_> {
+    /// The event this delta was read from.
+    pub fn to_value(&self) -> Value {
+        let mut event = serde_json::Map::new();
+        event.insert("type".into(), self.kind.as_str().into());
+        let id_key = match self.kind {
+            EventType::ToolCallArgs => "toolCallId",
+            _ => "messageId",
+        };
+        event.insert(id_key.into(), self.id.into());
+        event.insert("delta".into(), self.delta.into());
+        if let Some(ts) = self.timestamp {
+            event.insert("timestamp".into(), ts.into());
+        }
+        if let Some(owner) = self.owner {
+            event.insert("subagentRunId".into(), owner.into());
+        }
+        Value::Object(event)
+    }
+}
+
 fn delta_text(delta: Option<&Value>) -> String {
     match delta {
         Some(Value::String(s)) => s.clone(),

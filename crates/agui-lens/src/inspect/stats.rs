@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::human::{millis, plural};
-use super::{Inspection, ItemKind};
+use super::{Inspection, Item, ItemKind};
 use agui_lens_core::protocol::event::Event;
 use agui_lens_core::text::human_bytes;
 
@@ -31,20 +31,27 @@ pub struct StatsCollector {
 
 impl StatsCollector {
     pub fn event(&mut self, event: &Event, raw: &[u8]) {
-        let bytes = raw.len() as u64;
+        let ty = event.type_name().unwrap_or("(no type)");
+        self.count(ty, event.loc.index, event.loc.line, raw.len() as u64);
+    }
+
+    /// Counts an event of type `ty`, the `index`th of the stream, at `line`.
+    pub fn count(&mut self, ty: &str, index: u64, line: u64, bytes: u64) {
         self.bytes += bytes;
-        let ty = event.type_name().unwrap_or("(no type)").to_owned();
-        let entry = self.types.entry(ty.clone()).or_default();
+        let entry = match self.types.get_mut(ty) {
+            Some(entry) => entry,
+            None => self.types.entry(ty.to_owned()).or_default(),
+        };
         entry.0 += 1;
         entry.1 += bytes;
-        self.largest.push(Reverse((
-            bytes,
-            Reverse(event.loc.index),
-            event.loc.line,
-            ty,
-        )));
-        if self.largest.len() > LARGEST {
-            self.largest.pop();
+        // Only an event larger than the smallest kept one can join the largest.
+        let smallest = self.largest.peek().map(|Reverse((b, ..))| *b);
+        if self.largest.len() < LARGEST || smallest.is_some_and(|b| bytes > b) {
+            self.largest
+                .push(Reverse((bytes, Reverse(index), line, ty.to_owned())));
+            if self.largest.len() > LARGEST {
+                self.largest.pop();
+            }
         }
     }
 
@@ -77,24 +84,9 @@ impl StatsCollector {
         });
         let mut streams = Vec::new();
         for run in &inspection.runs {
-            for item in &run.items {
-                let (kind, id, deltas, text) = match &item.kind {
-                    ItemKind::Message(m) if !m.from_input => {
-                        (m.role.as_str(), &m.id, m.deltas, m.text.len())
-                    }
-                    ItemKind::Reasoning(r) => ("reasoning", &r.id, r.deltas, r.text.len()),
-                    ItemKind::ToolCall(c) => ("tool call", &c.id, c.deltas, c.arguments.len()),
-                    _ => continue,
-                };
-                streams.push(StreamStats {
-                    kind: kind.to_owned(),
-                    id: id.clone(),
-                    first_event: item.first_event,
-                    deltas,
-                    text_bytes: text as u64,
-                });
-            }
+            streams.extend(run.items.iter().filter_map(stream_of));
         }
+        streams.extend(inspection.summarised_streams.iter().cloned());
         streams.sort_by(|a, b| {
             b.deltas
                 .cmp(&a.deltas)
@@ -150,7 +142,25 @@ pub struct TypeStats {
     pub bytes: u64,
 }
 
-#[derive(Debug, Serialize)]
+/// The delta stream an item is, if it is one: a message the stream sent (not one from the
+/// run's input), a reasoning message, or a tool call.
+pub fn stream_of(item: &Item) -> Option<StreamStats> {
+    let (kind, id, deltas, text) = match &item.kind {
+        ItemKind::Message(m) if !m.from_input => (m.role.as_str(), &m.id, m.deltas, m.text.len()),
+        ItemKind::Reasoning(r) => ("reasoning", &r.id, r.deltas, r.text.len()),
+        ItemKind::ToolCall(c) => ("tool call", &c.id, c.deltas, c.arguments.len()),
+        _ => return None,
+    };
+    Some(StreamStats {
+        kind: kind.to_owned(),
+        id: id.clone(),
+        first_event: item.first_event,
+        deltas,
+        text_bytes: text as u64,
+    })
+}
+
+#[derive(Clone, Debug, Serialize)]
 pub struct StreamStats {
     /// The role of a message, `reasoning`, or `tool call`.
     pub kind: String,
