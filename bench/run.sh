@@ -160,6 +160,13 @@ for size in "${SIZES[@]}"; do
     if has_command fold; then
       row "agui-lens fold" 1 /dev/null "$BIN" fold "$file"
     fi
+    if has_command inspect; then
+      # What a person looks at: the terminal view, the statistics, the HTML report. Issue 28
+      # asks each within 3× of check's time, and the report under 256 MiB.
+      row "agui-lens inspect" 1 /dev/null "$BIN" inspect "$file" --color never
+      row "agui-lens inspect --stats" 1 /dev/null "$BIN" inspect --stats "$file"
+      row "agui-lens inspect --html" 1 "" "$BIN" inspect "$file" --html "$TMP/report.html"
+    fi
     if has_command compact; then
       row "agui-lens compact" 1 "" "$BIN" compact "$file" -o "$TMP/compacted.jsonl"
       # Without folding and checking the result before it is written: what verification costs.
@@ -197,6 +204,9 @@ for size in "${SIZES[@]}"; do
           p = "agui-lens check (the same events as protobuf)"
           if (ok(t[c]) && ok(t[p])) printf "- the same events read as protobuf frames check in %.2f× the time of JSONL (decoding each message into its JSON event)\n", t[p] / t[c]
           if (ok(t[c]) && ok(t[v])) printf "- check is %.1f× as fast as zod + verifyEvents\n", t[v] / t[c]
+          split("agui-lens inspect|agui-lens inspect --stats|agui-lens inspect --html", views, "|")
+          for (i = 1; i <= 3; i++)
+            if (ok(t[c]) && ok(t[views[i]])) printf "- %s takes %.2f× the time of check, peak %.0f MiB\n", substr(views[i], 11), t[views[i]] / t[c], r[views[i]] / 1024
           w = "SDK: JSON.parse + compactEvents + write"; n = "agui-lens compact --no-verify"
           if (ok(t[k]) && ok(t[w])) printf "- compact is %.1f× as fast as compactEvents with its result written (the same job), in %.2f× its peak memory\n", t[w] / t[k], r[k] / r[w]
           if (ok(t[k]) && ok(t[o])) printf "- compact is %.1f× as fast as compactEvents alone (no output written), in %.2f× its peak memory\n", t[o] / t[k], r[k] / r[o]

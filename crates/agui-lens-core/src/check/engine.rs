@@ -481,7 +481,7 @@ impl<'a> Engine<'a> {
         let schemas = self.ctx.schemas;
         let recheck = version != schemas.version()
             && (found.iter().any(|d| d.rule.rule().family() == "schema")
-                || memchr::memmem::find(raw, b"encryptedValueType").is_some());
+                || carries_encrypted_value_type(raw));
         if recheck {
             found.retain(|d| d.rule.rule().family() != "schema");
             super::rules::schema::check(
@@ -650,4 +650,12 @@ impl Stats {
             Severity::Note => self.notes += 1,
         }
     }
+}
+
+/// Whether an event's bytes mention `encryptedValueType`, which only the newest version has.
+/// The searcher is built once: building one per event cost more than the search.
+fn carries_encrypted_value_type(raw: &[u8]) -> bool {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"encryptedValueType"));
+    FINDER.find(raw).is_some()
 }
