@@ -302,8 +302,8 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
 
 
 def _write(fs, path: str, data: bytes) -> None:
-    """Replaces ``path`` with ``data`` whole: through a temp file renamed over it on a local
-    disk, in one write elsewhere."""
+    """Replaces ``path`` with ``data`` whole: through a temp file synced and renamed over it
+    on a local disk, in one write elsewhere."""
     parent = posixpath.dirname(path)
     if _is_local(fs):
         os.makedirs(parent, exist_ok=True)
@@ -313,6 +313,10 @@ def _write(fs, path: str, data: bytes) -> None:
         try:
             with open(temp, "wb") as file:
                 file.write(data)
+                # On the disk before it is named: a crash leaves the old file or the new one
+                # whole, never a renamed empty one (as the command line does).
+                file.flush()
+                os.fsync(file.fileno())
             os.replace(temp, path)
         except BaseException:
             if os.path.exists(temp):
