@@ -29,11 +29,13 @@ from ._agui_lens import AguiLensError
 __all__ = [
     "AguiLensError",
     "Checker",
+    "Compaction",
     "Diagnostic",
     "DiffResult",
     "Report",
     "check",
     "compact",
+    "compaction",
     "diff",
     "event_json",
     "events",
@@ -341,6 +343,69 @@ def compact(
         kwargs["format"] = format
     return bytes(
         _agui_lens.compact(level=level, drop_unreadable=drop_unreadable, **kwargs)
+    )
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What compacting one stream did, counted as ``agui-lens compact`` counts a file.
+
+    ``status`` is ``compacted`` (``data`` holds the verified, smaller stream), ``kept``
+    (compacting would have made it larger: ``data`` holds its events as they were read),
+    ``skipped`` (no AG-UI event in it, or a browser capture: ``data`` is None) or ``refused``
+    (frames that cannot be read as events would be lost, or the verification failed:
+    ``data`` is None); ``reason`` says why for the last two. Bytes are counted decompressed,
+    as the command counts them; a stream kept as it was counts the same on both sides.
+    ``errors`` counts the errors of the stream written, by rule (verification runs every
+    rule that reports errors; a compaction never has more of any rule than its original).
+    """
+
+    status: str
+    reason: Optional[str]
+    data: Optional[bytes]
+    format: Optional[str]
+    events_before: int
+    events_after: int
+    bytes_before: int
+    bytes_after: int
+    dropped: int
+    unreadable: int
+    errors: dict
+
+
+def compaction(
+    source: Source,
+    *,
+    level: str = "deltas",
+    format: Optional[str] = None,
+    name: Optional[str] = None,
+    drop_unreadable: bool = False,
+    compression: Optional[str] = None,
+) -> Compaction:
+    """Compacts a stream as ``compact`` does, but tells what became of it instead of raising
+    when it holds no AG-UI event or its compaction is refused (see ``Compaction``).
+    ``compression`` (``gzip``, ``zstd``, or None for plain) is how ``data`` is written; the
+    input's own compression is read whatever it is. Bytes given with a ``name`` are read as
+    a file of that name would be (``run.sse`` as SSE)."""
+    kwargs = _source(source, name)
+    if format is not None:
+        kwargs["format"] = format
+    data, report = _agui_lens.compact_report(
+        level=level, drop_unreadable=drop_unreadable, compression=compression, **kwargs
+    )
+    fields = json.loads(report)
+    return Compaction(
+        status=fields["status"],
+        reason=fields["reason"],
+        data=None if data is None else bytes(data),
+        format=fields["format"],
+        events_before=fields["events_before"],
+        events_after=fields["events_after"],
+        bytes_before=fields["bytes_before"],
+        bytes_after=fields["bytes_after"],
+        dropped=fields["dropped"],
+        unreadable=fields["unreadable"],
+        errors=fields["errors"],
     )
 
 

@@ -28,7 +28,7 @@ use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOption
 use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::check::stream::{for_each_fed, not_a_stream};
 use agui_lens_core::compact::verify::{count_errors_of, judge, read_back, verification_levels};
-use agui_lens_core::compact::{Compactor, Level as CompactLevel};
+use agui_lens_core::compact::{Compactor, Level as CompactLevel, lost_frames};
 use agui_lens_core::compare::Level as CompareLevel;
 use agui_lens_core::compare::comparison::plain;
 use agui_lens_core::compare::normalize::Settings;
@@ -116,10 +116,11 @@ impl Source {
         let options = self.read_options();
         match (&self.path, &self.data) {
             (Some(path), _) => read::open(&InputSpec::File(path.clone()), &options),
+            // Bytes named like a file are read as that file would be (`run.sse` as SSE).
             (None, Some(data)) => read::open_reader(
                 Arc::from(self.name.as_str()),
                 Box::new(Cursor::new(data.clone())),
-                None,
+                read::format_from_extension(std::path::Path::new(&self.name)),
                 &options,
             ),
             (None, None) => unreachable!("checked in Source::new"),
@@ -349,30 +350,170 @@ fn compact(
     drop_unreadable: bool,
 ) -> PyResult<Py<PyBytes>> {
     let bytes = guarded(py, move || {
-        let level = match level.as_str() {
-            "deltas" => CompactLevel::Deltas,
-            "snapshot" => CompactLevel::Snapshot,
-            other => return Err(anyhow!("unknown level `{other}`: use deltas or snapshot")),
-        };
+        let level = parse_level(&level)?;
         let source = Source::new(path, data, name, format.as_deref())?;
-        compact_source(&source, level, drop_unreadable)
+        let name = source.name.clone();
+        let compacted = compact_source(&source, level, drop_unreadable, Compression::None)?;
+        match compacted.outcome {
+            Outcome::Written(bytes) => Ok(bytes),
+            Outcome::Capture => Err(anyhow!(
+                "{name} is a browser capture (HAR), which compact does not rewrite; \
+                 `agui-lens cat FILE --entry N -o run.jsonl` extracts a stream from it"
+            )),
+            Outcome::NotAStream(err) => Err(err),
+            Outcome::Refused(why) => Err(anyhow!("refused {name}: {why}; nothing was written")),
+        }
     })?;
     Ok(PyBytes::new(py, &bytes).unbind())
 }
 
-fn compact_source(source: &Source, level: CompactLevel, drop_unreadable: bool) -> Result<Vec<u8>> {
+/// Compacts one input as `compact` does, but says what became of it instead of raising when
+/// it is no stream or its compaction is refused: the bytes to write (compressed as
+/// `compression` says: `gzip`, `zstd`, or plain), if any, and JSON text of the counts the
+/// command prints for a file (`status`: compacted, kept, skipped or refused).
+#[pyfunction]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, level="deltas".to_owned(), drop_unreadable=false, compression=None))]
+#[allow(clippy::too_many_arguments)]
+fn compact_report(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    data: Option<Vec<u8>>,
+    name: Option<String>,
+    format: Option<String>,
+    level: String,
+    drop_unreadable: bool,
+    compression: Option<String>,
+) -> PyResult<(Option<Py<PyBytes>>, String)> {
+    let (bytes, report) = guarded(py, move || {
+        let level = parse_level(&level)?;
+        let compression = match compression.as_deref() {
+            None | Some("none") => Compression::None,
+            Some("gzip") => Compression::Gzip,
+            Some("zstd") => Compression::Zstd,
+            Some(other) => {
+                return Err(anyhow!(
+                    "unknown compression `{other}`: use gzip, zstd or none"
+                ));
+            }
+        };
+        let source = Source::new(path, data, name, format.as_deref())?;
+        let c = compact_source(&source, level, drop_unreadable, compression)?;
+        let (status, reason, bytes) = match c.outcome {
+            Outcome::Written(bytes) if c.kept.is_some() => ("kept", None, Some(bytes)),
+            Outcome::Written(bytes) => ("compacted", None, Some(bytes)),
+            Outcome::Capture => (
+                "skipped",
+                Some("it is a browser capture (HAR), which compact does not rewrite".to_owned()),
+                None,
+            ),
+            Outcome::NotAStream(_) => (
+                "skipped",
+                Some(format!(
+                    "no AG-UI events ({})",
+                    read::describe_non_stream(&c.head)
+                )),
+                None,
+            ),
+            Outcome::Refused(why) => ("refused", Some(why), None),
+        };
+        // As the command counts a file: one kept as it was read counts as it was on both sides.
+        let (events_after, bytes_before, bytes_after) = match c.kept {
+            Some(kept) => (c.events_in, kept, kept),
+            None => (c.events_out, c.bytes_read, c.bytes_out),
+        };
+        let errors: serde_json::Map<String, Value> = c
+            .errors
+            .iter()
+            .map(|(rule, n)| (rule.name().to_owned(), json!(n)))
+            .collect();
+        let report = json!({
+            "status": status,
+            "reason": reason,
+            "format": c.format,
+            "events_before": c.events_in,
+            "events_after": events_after,
+            "bytes_before": bytes_before,
+            "bytes_after": bytes_after,
+            "dropped": c.dropped,
+            "unreadable": c.unreadable,
+            "errors": errors,
+        });
+        Ok((bytes, report.to_string()))
+    })?;
+    Ok((bytes.map(|b| PyBytes::new(py, &b).unbind()), report))
+}
+
+fn parse_level(level: &str) -> Result<CompactLevel> {
+    match level {
+        "deltas" => Ok(CompactLevel::Deltas),
+        "snapshot" => Ok(CompactLevel::Snapshot),
+        other => Err(anyhow!("unknown level `{other}`: use deltas or snapshot")),
+    }
+}
+
+/// What became of one input.
+enum Outcome {
+    /// The verified bytes to write.
+    Written(Vec<u8>),
+    /// A browser capture (HAR): never rewritten.
+    Capture,
+    /// No AG-UI event in it: why, as the command says it.
+    NotAStream(anyhow::Error),
+    /// Why the compacted stream may not replace it.
+    Refused(String),
+}
+
+/// What compacting one input did, counted as the command counts it.
+struct Compacted {
+    outcome: Outcome,
+    format: Option<InputFormat>,
+    head: Vec<u8>,
+    events_in: u64,
+    events_out: u64,
+    /// The input's bytes as read (decompressed).
+    bytes_read: u64,
+    /// The compacted stream's bytes (before compression).
+    bytes_out: u64,
+    /// Written as read, in this many bytes, because compacting would have made it larger.
+    kept: Option<u64>,
+    dropped: u64,
+    unreadable: u64,
+    /// The errors of the stream written, by rule (verification runs every rule that errs).
+    errors: std::collections::BTreeMap<agui_lens_core::check::catalog::RuleId, u64>,
+}
+
+fn compact_source(
+    source: &Source,
+    level: CompactLevel,
+    drop_unreadable: bool,
+    compression: Compression,
+) -> Result<Compacted> {
+    let mut compacted = Compacted {
+        outcome: Outcome::Capture,
+        format: None,
+        head: Vec::new(),
+        events_in: 0,
+        events_out: 0,
+        bytes_read: 0,
+        bytes_out: 0,
+        kept: None,
+        dropped: 0,
+        unreadable: 0,
+        errors: Default::default(),
+    };
     if source.path.as_deref().is_some_and(read::is_har_file) {
-        return Err(anyhow!(
-            "{} is a browser capture (HAR), which compact does not rewrite; \
-             `agui-lens cat FILE --entry N -o run.jsonl` extracts a stream from it",
-            source.name
-        ));
+        return Ok(compacted);
     }
     let read = source.read_options();
     let mut opened = source.open()?;
+    if opened.capture.is_some() {
+        // Bytes that hold a browser capture: as a file of one, never rewritten.
+        return Ok(compacted);
+    }
     let (name, head, format) = (opened.name.clone(), opened.head.clone(), opened.format);
+    compacted.format = Some(format);
     let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT);
-    let mut writer = EventWriter::new(Vec::new(), format, Compression::None)?;
+    let mut writer = EventWriter::new(Vec::new(), format, compression)?;
     let stats = for_each_fed(&mut opened, read.max_line, false, |fed, batch, frame| {
         if let Fed::Event(event) = fed {
             compactor.push(event, batch.bytes(frame), &mut writer)?;
@@ -380,28 +521,32 @@ fn compact_source(source: &Source, level: CompactLevel, drop_unreadable: bool) -
         Ok(())
     })
     .with_context(|| format!("compacting {name}"))?;
+    compacted.events_in = stats.events;
+    compacted.bytes_read = opened.reader.bytes_read();
+    compacted.unreadable = stats.unreadable;
+    compacted.dropped = compactor.dropped();
     if stats.known == 0 {
-        return Err(not_a_stream(&name, &head));
+        compacted.outcome = Outcome::NotAStream(not_a_stream(&name, &head));
+        compacted.head = head;
+        return Ok(compacted);
     }
     if stats.unreadable > 0 && !drop_unreadable {
         // As the command does: what cannot be read as an event cannot be written back as one.
-        let frames = agui_lens_core::text::plural(stats.unreadable, "frame");
-        return Err(anyhow!(
-            "refused {name}: {frames} could not be read as events and would be lost \
-             (`agui-lens check {name}` says which; drop_unreadable=True drops them); nothing \
-             was written"
-        ));
+        compacted.outcome =
+            Outcome::Refused(lost_frames(stats.unreadable, &name, "drop_unreadable=True"));
+        return Ok(compacted);
     }
     let folded = compactor
         .finish(&mut writer)
         .with_context(|| format!("writing the compacted {name}"))?;
-    let bytes_out = writer.bytes();
+    compacted.events_out = writer.events();
+    compacted.bytes_out = writer.bytes();
     let mut written = writer.finish()?;
-    if bytes_out > stats.bytes {
+    if compacted.bytes_out > stats.bytes {
         // As the command does for a file: compaction never makes a stream larger; its
         // frames written back as they were read are kept when they are smaller.
         let mut opened = source.open()?;
-        let mut as_read = EventWriter::new(Vec::new(), format, Compression::None)?;
+        let mut as_read = EventWriter::new(Vec::new(), format, compression)?;
         let mut batch = Batch::default();
         while opened.reader.next_batch(&mut batch)? {
             for frame in &batch.frames {
@@ -410,17 +555,20 @@ fn compact_source(source: &Source, level: CompactLevel, drop_unreadable: bool) -
                 }
             }
         }
-        if as_read.bytes() < bytes_out {
+        if as_read.bytes() < compacted.bytes_out {
+            compacted.kept = Some(as_read.bytes());
             written = as_read.finish()?;
         }
     }
     let levels = verification_levels();
     let ctx = Context::new(SchemaSet::for_process(None)?, &levels);
     let back = read_back(&ctx, &read, format, Box::new(Cursor::new(written.clone())))?;
-    if let Some(why) = judge(&folded, &back, || count_errors_of(&ctx, source.open()?))? {
-        return Err(anyhow!("refused {name}: {why}; nothing was written"));
-    }
-    Ok(written)
+    compacted.errors = back.errors.clone();
+    compacted.outcome = match judge(&folded, &back, || count_errors_of(&ctx, source.open()?))? {
+        Some(why) => Outcome::Refused(why),
+        None => Outcome::Written(written),
+    };
+    Ok(compacted)
 }
 
 /// Compares two streams as `agui-lens diff --level LEVEL A B` does; returns whether they
@@ -575,6 +723,7 @@ fn _agui_lens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fold, m)?)?;
     m.add_function(wrap_pyfunction!(events, m)?)?;
     m.add_function(wrap_pyfunction!(compact, m)?)?;
+    m.add_function(wrap_pyfunction!(compact_report, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_class::<Checker>()?;
     Ok(())

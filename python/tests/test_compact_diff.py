@@ -39,6 +39,21 @@ def test_compact_matches_cli(path, level, empty_dir):
                 assert agui_lens.compact(path, level=level, drop_unreadable=True) == dropped.stdout
 
 
+@pytest.mark.parametrize("path", STREAMS, ids=fixture_id)
+def test_compaction_is_compact_with_counts(path):
+    """compaction() writes what compact() writes, or says why not instead of raising."""
+    done = agui_lens.compaction(path)
+    assert done.status in ("compacted", "kept", "skipped", "refused")
+    if done.status in ("compacted", "kept"):
+        assert done.data == agui_lens.compact(path)
+        assert len(done.data) == done.bytes_after
+        assert agui_lens.compaction(path.read_bytes(), name=str(path)).data == done.data
+    else:
+        assert done.data is None and done.reason
+        with pytest.raises(agui_lens.AguiLensError):
+            agui_lens.compact(path)
+
+
 def test_compact_of_events_makes_them_smaller():
     path = FIXTURES / "valid" / "agui-sdk-full.jsonl"
     events = [json.loads(line) for line in path.read_text().splitlines()]

@@ -54,6 +54,17 @@ use crate::protocol::event::{Event, EventType, RawPatch};
 use crate::protocol::ids::{FastBuild, declared_call_ids};
 use crate::write::{Output, write_json_str};
 
+/// Why a stream holding `unreadable` frames that cannot be read as events is not compacted:
+/// written back, they would be lost. `how_to_drop` names the option that drops them anyway
+/// (`--drop-unreadable` for the command line). One sentence for every caller that refuses.
+pub fn lost_frames(unreadable: u64, name: &str, how_to_drop: &str) -> String {
+    format!(
+        "{} could not be read as events and would be lost (`agui-lens check {name}` says \
+         which; {how_to_drop} drops them)",
+        crate::text::plural(unreadable, "frame")
+    )
+}
+
 /// How far to compact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]

@@ -23,7 +23,7 @@ use agui_lens_core::check::stream::{for_each_schema_checked, parse_event};
 use agui_lens_core::compact::verify::{
     self, Current, ReadBack, Tee, Verifier, count_errors, read_back, verification_levels,
 };
-use agui_lens_core::compact::{Compactor, Level};
+use agui_lens_core::compact::{Compactor, Level, lost_frames};
 use agui_lens_core::fold::Folded;
 use agui_lens_core::protocol::event::Event;
 use agui_lens_core::read::{self, Batch, Compression, InputFormat, InputSpec, ReadOptions};
@@ -329,11 +329,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     if unreadable > 0 && !settings.drop_unreadable {
         // What cannot be read as an event cannot be written back as one: compacting would
         // lose it.
-        report.refused = Some(format!(
-            "{} could not be read as events and would be lost (`agui-lens check {name}` \
-             says which; --drop-unreadable drops them)",
-            plural(unreadable, "frame")
-        ));
+        report.refused = Some(lost_frames(unreadable, &name, "--drop-unreadable"));
         return Ok(report);
     }
 

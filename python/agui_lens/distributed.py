@@ -1,0 +1,343 @@
+"""Compacting a tree of stored histories on a Dask cluster.
+
+``compact_tree(source, mirror, client=client)`` walks ``source`` (a local folder or any
+fsspec URL: ``s3://bucket/histories``, ``memory://runs``, ``file:///data``), and in the
+cluster's workers reads each file's bytes through fsspec, compacts and verifies it through
+``agui_lens.compaction`` (the Rust core decides everything: what is a stream, what may be
+rewritten, whether the result folds the same), and writes the result to the same relative
+path under ``mirror``. It returns one row (a dict) per file found; see ``compact_tree``.
+
+Dask is imported only when a client is given, so ``agui_lens`` does not depend on it: install
+it with ``pip install 'agui-lens[dask]'``. Without a client the same work runs in this
+process, one file after another.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+import uuid
+from typing import Any, Iterable, Mapping, Optional
+
+import agui_lens
+
+__all__ = ["COLUMNS", "STATUSES", "compact_tree", "summarize"]
+
+#: What became of a file: ``compacted`` (the mirror holds its verified compacted stream),
+#: ``kept`` (compacting would have made it larger: the mirror holds its events as they were
+#: read), ``skipped`` (no AG-UI event in it: an empty file, a JSON sidecar, an error body, a
+#: binary, a browser capture), ``refused`` (the core would not rewrite it: frames that cannot
+#: be read as events would be lost, or the result did not verify), ``error`` (it could not be
+#: read or the mirror could not be written).
+STATUSES = ("compacted", "kept", "skipped", "refused", "error")
+
+#: The columns of every row, in order.
+COLUMNS = (
+    "path",
+    "status",
+    "reason",
+    "mirrored",
+    "format",
+    "events_before",
+    "events_after",
+    "bytes_before",
+    "bytes_after",
+    "size_before",
+    "size_after",
+    "dropped",
+    "unreadable",
+    "findings",
+    "rules",
+    "worker",
+    "pid",
+    "seconds",
+)
+
+# Suffixes of the compressions the core writes, as the command line picks them by name.
+_COMPRESSION_BY_SUFFIX = {".gz": "gzip", ".gzip": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+
+
+def compact_tree(
+    source: str,
+    mirror: str,
+    *,
+    client: Any = None,
+    level: str = "deltas",
+    drop_unreadable: bool = False,
+    copy_unchanged: bool = True,
+    storage_options: Optional[Mapping[str, Any]] = None,
+    mirror_storage_options: Optional[Mapping[str, Any]] = None,
+    files_per_task: int = 1,
+) -> list:
+    """Compacts every file under ``source`` into the same relative path under ``mirror``.
+
+    ``client`` is a ``dask.distributed.Client`` (``Client("tcp://scheduler:8786")`` for a
+    cluster, ``Client(LocalCluster())`` for this machine): each file is read, compacted,
+    verified and written by a worker, which reaches both trees through fsspec with
+    ``storage_options`` (and ``mirror_storage_options``, by default the same). Without a
+    client the files are done here, one after another.
+
+    Every file found gets one row; nothing raises for one file's sake. A stream is written
+    only once the core has verified its compacted form (same messages and state when folded,
+    no new error of any rule); the mirror's file is replaced atomically on a local disk (a
+    temp file renamed over it) and in one write elsewhere (object stores make a whole object
+    visible at once). With ``copy_unchanged`` (the default) a file that is not compacted,
+    skipped or refused, is copied byte for byte, so that the mirror holds every file of the
+    tree; ``mirrored`` says what the mirror's file holds (``compacted``, ``as read``,
+    ``copied``, or None when nothing was written). A link to a file is read as the file it
+    leads to; a link to a folder is not entered (a link can lead out of the tree, or around
+    in a loop) and gets a ``skipped`` row. Files the mirror holds from an earlier run are
+    overwritten, never deleted.
+
+    A row holds (see ``COLUMNS``): ``path`` (relative to ``source``, with ``/``),
+    ``status`` (one of ``STATUSES``) and ``reason``; ``events_before``/``events_after`` and
+    ``bytes_before``/``bytes_after`` as ``agui-lens compact`` counts them (bytes
+    decompressed; a file kept as it was counts the same on both sides; None where the file
+    was not read as a stream); ``size_before``/``size_after``, the stored sizes (compressed
+    if the file is); ``dropped`` (chunks a client drops, left out), ``unreadable`` (frames
+    that are no events); ``findings`` (errors left in the stream written) and ``rules``
+    (those errors by rule); ``worker`` and ``pid``, where it ran; ``seconds`` it took there.
+    Rows come sorted by path; ``pandas.DataFrame(rows)`` makes a table of them.
+    """
+    if files_per_task < 1:
+        raise ValueError("files_per_task must be 1 or more")
+    agui_lens.compaction([], level=level)  # a bad level fails here, not once per file
+    storage_options = dict(storage_options or {})
+    mirror_storage_options = dict(
+        storage_options if mirror_storage_options is None else mirror_storage_options
+    )
+    fs_in, root_in = _filesystem(source, storage_options)
+    fs_out, root_out = _filesystem(mirror, mirror_storage_options)
+    if _same_fs(fs_in, fs_out) and _inside(root_out, root_in):
+        raise ValueError(
+            f"the mirror {mirror} is inside the tree {source}: a second run would compact "
+            "the mirror too; put it elsewhere"
+        )
+    found, rows = _walk(fs_in, root_in)
+    jobs = [
+        (path, rel, posixpath.join(root_out, rel), size)
+        for path, rel, size in found
+    ]
+    # The largest first, so that no worker is left with a big file at the end.
+    jobs.sort(key=lambda job: -job[3])
+    batches = [jobs[i : i + files_per_task] for i in range(0, len(jobs), files_per_task)]
+    settings = {
+        "level": level,
+        "drop_unreadable": drop_unreadable,
+        "copy_unchanged": copy_unchanged,
+    }
+    if client is None:
+        for batch in batches:
+            rows.extend(_compact_files(fs_in, fs_out, batch, settings))
+    else:
+        _check_reachable(client, fs_in, fs_out)
+        futures = client.map(
+            _compact_files,
+            [fs_in] * len(batches),
+            [fs_out] * len(batches),
+            batches,
+            [settings] * len(batches),
+            pure=False,
+        )
+        for done in client.gather(futures):
+            rows.extend(done)
+    rows.sort(key=lambda row: row["path"])
+    return rows
+
+
+def summarize(rows: Iterable[Mapping[str, Any]]) -> dict:
+    """Totals of ``compact_tree``'s rows: files by status, and events and bytes before and
+    after over the files the mirror holds as streams (compacted or kept)."""
+    totals: dict = {"files": 0, "by_status": {status: 0 for status in STATUSES}}
+    for key in ("events_before", "events_after", "bytes_before", "bytes_after"):
+        totals[key] = 0
+    for row in rows:
+        totals["files"] += 1
+        totals["by_status"][row["status"]] += 1
+        if row["status"] in ("compacted", "kept"):
+            for key in ("events_before", "events_after", "bytes_before", "bytes_after"):
+                totals[key] += row[key]
+    return totals
+
+
+def _filesystem(url: str, options: Mapping[str, Any]):
+    import fsspec.core
+
+    fs, root = fsspec.core.url_to_fs(os.fspath(url), **options)
+    return fs, root.rstrip("/") or "/"
+
+
+def _is_local(fs) -> bool:
+    from fsspec.implementations.local import LocalFileSystem
+
+    return isinstance(fs, LocalFileSystem)
+
+
+def _same_fs(a, b) -> bool:
+    return type(a) is type(b) and a.storage_options == b.storage_options
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _walk(fs, root: str):
+    """Every file under ``root``: (path, relative path, stored size), and the rows of what
+    is not walked (links to folders, folders that cannot be listed)."""
+    files, rows = [], []
+    if not fs.isdir(root):
+        raise ValueError(f"{root} is not a folder")
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = fs.ls(folder, detail=True)
+        except Exception as err:  # noqa: BLE001 - any filesystem's failure is reported
+            rows.append(_row(_relative(folder, root), "error", f"listing it failed: {err}"))
+            continue
+        for entry in entries:
+            path = entry["name"].rstrip("/")
+            if path == folder:
+                continue
+            rel = _relative(path, root)
+            kind = entry.get("type")
+            if entry.get("islink") and kind not in ("file", "directory"):
+                # A local listing does not follow links: what one leads to is asked for.
+                try:
+                    kind = fs.info(path).get("type")
+                    entry = {**entry, "size": fs.size(path)}
+                except (OSError, ValueError):
+                    kind = None
+            if kind == "directory":
+                if entry.get("islink"):
+                    rows.append(_row(rel, "skipped", "a link to a folder: not entered"))
+                else:
+                    pending.append(path)
+            elif kind == "file":
+                files.append((path, rel, entry.get("size")))
+            elif entry.get("islink"):
+                rows.append(_row(rel, "error", "a link that leads nowhere"))
+            else:
+                rows.append(_row(rel, "skipped", f"not a regular file ({kind})"))
+    return files, rows
+
+
+def _relative(path: str, root: str) -> str:
+    if path == root:
+        return "."
+    return path[len(root.rstrip("/")) + 1 :] if _inside(path, root) else path
+
+
+def _row(rel: str, status: str, reason: Optional[str] = None, **fields) -> dict:
+    row = dict.fromkeys(COLUMNS)
+    row.update(path=rel, status=status, reason=reason, findings=0, rules={})
+    row.update(fields)
+    return row
+
+
+def _where() -> tuple:
+    try:
+        from distributed import get_worker
+
+        address = get_worker().address
+    except (ImportError, ValueError):
+        address = "local"
+    return address, os.getpid()
+
+
+def _compact_files(fs_in, fs_out, batch, settings) -> list:
+    """In a worker: compacts each (source path, relative path, mirror path, size)."""
+    worker, pid = _where()
+    rows = []
+    for path, rel, out, size in batch:
+        started = time.perf_counter()
+        try:
+            row = _compact_file(fs_in, fs_out, path, rel, out, size, settings)
+        except Exception as err:  # noqa: BLE001 - one file's failure is its row, not the job's
+            row = _row(rel, "error", f"{type(err).__name__}: {err}", size_before=size)
+        row.update(worker=worker, pid=pid, seconds=time.perf_counter() - started)
+        rows.append(row)
+    return rows
+
+
+def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
+    data = fs_in.cat_file(path)
+    suffix = posixpath.splitext(out)[1].lower()
+    done = agui_lens.compaction(
+        data,
+        name=fs_in.unstrip_protocol(path) if not _is_local(fs_in) else path,
+        level=settings["level"],
+        drop_unreadable=settings["drop_unreadable"],
+        compression=_COMPRESSION_BY_SUFFIX.get(suffix),
+    )
+    row = _row(
+        rel,
+        done.status,
+        done.reason,
+        format=done.format,
+        size_before=len(data),
+        dropped=done.dropped,
+        unreadable=done.unreadable,
+        findings=sum(done.errors.values()),
+        rules=dict(done.errors),
+    )
+    if done.status != "skipped":
+        row.update(
+            events_before=done.events_before,
+            events_after=done.events_after,
+            bytes_before=done.bytes_before,
+            bytes_after=done.bytes_after,
+        )
+    if done.data is not None:
+        _write(fs_out, out, done.data)
+        row.update(
+            mirrored="compacted" if done.status == "compacted" else "as read",
+            size_after=len(done.data),
+        )
+    elif settings["copy_unchanged"]:
+        _write(fs_out, out, data)
+        row.update(mirrored="copied", size_after=len(data))
+    return row
+
+
+def _write(fs, path: str, data: bytes) -> None:
+    """Replaces ``path`` with ``data`` whole: through a temp file synced and renamed over it
+    on a local disk, in one write elsewhere."""
+    parent = posixpath.dirname(path)
+    if _is_local(fs):
+        os.makedirs(parent, exist_ok=True)
+        temp = os.path.join(
+            parent, f".{posixpath.basename(path)}.agui-lens-{uuid.uuid4().hex}.tmp"
+        )
+        try:
+            with open(temp, "wb") as file:
+                file.write(data)
+                # On the disk before it is named: a crash leaves the old file or the new one
+                # whole, never a renamed empty one (as the command line does).
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            if os.path.exists(temp):
+                os.unlink(temp)
+            raise
+        return
+    if parent:
+        fs.makedirs(parent, exist_ok=True)
+    fs.pipe_file(path, data)
+
+
+def _check_reachable(client, fs_in, fs_out) -> None:
+    """A memory:// filesystem lives in one process: workers in others would find it empty."""
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    if not any(isinstance(fs, MemoryFileSystem) for fs in (fs_in, fs_out)):
+        return
+    here = os.getpid()
+    pids = client.run(os.getpid)
+    if any(pid != here for pid in pids.values()):
+        raise ValueError(
+            "memory:// lives in this process and the cluster's workers run in others: use "
+            "LocalCluster(processes=False), or a filesystem every worker reaches"
+        )

@@ -1,0 +1,334 @@
+"""agui_lens.distributed: a tree of histories compacted on a real Dask cluster (two worker
+processes on 127.0.0.1), file for file as `agui-lens compact` compacts the same tree."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+import agui_lens
+from conftest import FIXTURES, ROOT, STREAMS, cli
+
+distributed = pytest.importorskip("distributed")
+fsspec = pytest.importorskip("fsspec")
+
+from agui_lens.distributed import COLUMNS, STATUSES, compact_tree, summarize  # noqa: E402
+
+GENERATE = Path(
+    os.environ.get("AGUI_LENS_GENERATE", ROOT / "target" / "debug" / "examples" / "generate")
+)
+# Where each row ran and how long it took: all that may differ from one run to the next.
+WHERE = ("worker", "pid", "seconds")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        processes=True,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address=":0",
+    )
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    """Every stream fixture, generated histories, and what a stored tree also holds."""
+    root = tmp_path_factory.mktemp("histories") / "tree"
+    for path in STREAMS:
+        target = root / "fixtures" / path.relative_to(FIXTURES)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    assert GENERATE.exists(), "build the generator: cargo build -p agui-lens --example generate"
+    for seed in range(1, 7):
+        out = root / "generated" / f"seed-{seed}.jsonl"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [str(GENERATE), "--profile", "mixed", "--size", "150KB", "--seed", str(seed),
+             "-o", str(out)],
+            check=True, capture_output=True,
+        )
+    subprocess.run(
+        [str(GENERATE), "--profile", "mixed", "--size", "150KB", "--seed", "9", "--format",
+         "sse", "-o", str(root / "generated" / "stream.sse")],
+        check=True, capture_output=True,
+    )
+    # Two files of one name in different folders, with different histories.
+    for folder, fixture in (("a", "agui-sdk-full.jsonl"), ("b", "pydantic-ai-full.jsonl")):
+        (root / folder).mkdir()
+        source = FIXTURES / "valid" / fixture
+        shutil.copyfile(source, root / folder / "run.jsonl")
+    # A chunk stream too short for compaction to pay for expanding it: kept as it is read.
+    (root / "b" / "chunks.jsonl").write_text(
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n'
+        '{"type":"TEXT_MESSAGE_CHUNK","messageId":"m","role":"assistant","delta":"Hi"}\n'
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n'
+    )
+    (root / "empty.jsonl").write_bytes(b"")
+    (root / "a" / "run.meta.json").write_text(json.dumps({"model": "gpt", "tokens": 1234}))
+    (root / "a" / "archived.jsonl.gz").write_bytes(
+        gzip.compress((FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes())
+    )
+    # A zstd-compressed history, as the command line writes one (by its name).
+    cli("compact", str(FIXTURES / "valid" / "pydantic-ai-multiturn-3.jsonl"), "-o",
+        str(root / "b" / "turns.jsonl.zst"), cwd=root.parent)
+    # What a failed download leaves, named as the stream it was meant to be.
+    (root / "b" / "error.jsonl").write_text('{"detail": "Internal Server Error"}\n')
+    (root / "b" / "blob.jsonl").write_bytes(bytes(range(256)) * 4)
+    os.symlink("a/run.jsonl", root / "link.jsonl")
+    os.symlink("a", root / "folder-link")
+    return root
+
+
+def all_entries(root: Path) -> set:
+    """Every file under root, links included, as compact_tree names them."""
+    found = set()
+    for folder, dirs, files in os.walk(root):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            found.add(Path(folder, name).relative_to(root).as_posix())
+    return found
+
+
+def human_bytes(n: int) -> str:
+    """What the command line prints for a byte count (agui_lens_core::text::human_bytes)."""
+    units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+    value, unit = float(n), 0
+    while value >= 1024 and unit + 1 < len(units):
+        value /= 1024
+        unit += 1
+    if unit == 0:
+        return f"{n} bytes"
+    return f"{value:.0f} {units[unit]}" if value == int(value) else f"{value:.1f} {units[unit]}"
+
+
+def cli_results(root: Path, mirror: Path) -> dict:
+    """What `agui-lens compact TREE -o MIRROR/` says of each file, by relative path."""
+    ran = cli("compact", str(root), "-o", str(mirror) + "/", cwd=root.parent)
+    said = {}
+    prefix = str(root) + "/"
+    patterns = [
+        ("refused", re.compile(r"^refused (?P<name>.+?): (?P<why>.*); nothing was written$")),
+        ("skipped", re.compile(r"^skipped (?P<name>.+?): (?P<why>.*); left as it was$")),
+        ("kept", re.compile(
+            r"^(?P<name>.+?): (?P<before>\d+) events?, (?P<kept>.+?) kept as they were: "
+            r"compacted, they would take .+ in \d+ events?$")),
+        ("compacted", re.compile(
+            r"^(?P<name>.+?): (?P<before>\d+) → (?P<after>\d+) events?, (?P<bytes_before>.+?) "
+            r"→ (?P<bytes_after>.+?)(;.*)?$")),
+    ]
+    for line in ran.stderr.decode().splitlines():
+        for status, pattern in patterns:
+            m = pattern.match(line)
+            if m and m["name"].startswith(prefix):
+                said[m["name"][len(prefix):]] = (status, m.groupdict())
+                break
+    assert said, ran.stderr.decode()
+    return said
+
+
+def same(rows, root: str = "") -> list:
+    """Rows as they must be alike from one run to the next: where and how fast each ran
+    aside, and the tree's own name in the reasons (a refusal names the file)."""
+    return [
+        {k: (v.replace(root, "TREE") if root and k == "reason" and v else v)
+         for k, v in r.items() if k not in WHERE}
+        for r in rows
+    ]
+
+
+def mirrored(root: Path) -> dict:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def plain(data: bytes) -> bytes:
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def meaning(path_or_bytes) -> tuple:
+    folded = agui_lens.fold(path_or_bytes)
+    return folded["messages"], folded["state"]
+
+
+@pytest.fixture(scope="module")
+def compacted(client, tree, tmp_path_factory):
+    mirror = tmp_path_factory.mktemp("mirror") / "out"
+    return mirror, compact_tree(str(tree), str(mirror), client=client)
+
+
+def test_one_row_per_file_with_its_status(tree, compacted):
+    mirror, rows = compacted
+    assert [r["path"] for r in rows] == sorted(all_entries(tree))
+    assert all(tuple(r) == COLUMNS and r["status"] in STATUSES for r in rows)
+    by_path = {r["path"]: r for r in rows}
+    expected = {
+        "empty.jsonl": ("skipped", "copied"),
+        "a/run.meta.json": ("skipped", "copied"),
+        "b/error.jsonl": ("skipped", "copied"),
+        "b/blob.jsonl": ("skipped", "copied"),
+        "a/run.jsonl": ("compacted", "compacted"),
+        "b/run.jsonl": ("compacted", "compacted"),
+        "a/archived.jsonl.gz": ("compacted", "compacted"),
+        "link.jsonl": ("compacted", "compacted"),
+        "folder-link": ("skipped", None),
+        "generated/stream.sse": ("compacted", "compacted"),
+        "b/chunks.jsonl": ("kept", "as read"),
+        "b/turns.jsonl.zst": ("compacted", "compacted"),
+    }
+    for path, (status, written) in expected.items():
+        row = by_path[path]
+        assert (row["status"], row["mirrored"]) == (status, written), row
+    assert "no AG-UI events (the input is empty)" in by_path["empty.jsonl"]["reason"]
+    assert by_path["folder-link"]["reason"] == "a link to a folder: not entered"
+    # Every outcome but an error: the fixtures hold refusals.
+    assert {r["status"] for r in rows} == {"compacted", "kept", "skipped", "refused"}
+    # The compressed stream stays compressed, its bytes counted decompressed.
+    archived = by_path["a/archived.jsonl.gz"]
+    assert (mirror / "a/archived.jsonl.gz").read_bytes()[:2] == b"\x1f\x8b"
+    assert archived["bytes_before"] > archived["size_before"]
+    assert (mirror / "b/turns.jsonl.zst").read_bytes()[:4] == b"\x28\xb5\x2f\xfd"
+    totals = summarize(rows)
+    assert totals["files"] == len(rows)
+    assert totals["bytes_after"] < totals["bytes_before"]
+    # Nothing is left behind in the mirror but the files (no temp file).
+    assert not [p for p in mirror.rglob("*.tmp")]
+
+
+def test_workers_did_the_work(compacted):
+    _, rows = compacted
+    ran = [r for r in rows if r["worker"] is not None]
+    assert len(ran) > 50
+    assert len({r["worker"] for r in ran}) == 2, {r["worker"] for r in ran}
+    pids = {r["pid"] for r in ran}
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+def test_mirror_means_what_the_tree_means(tree, compacted):
+    mirror, rows = compacted
+    checked = 0
+    for row in rows:
+        original, copy = tree / row["path"], mirror / row["path"]
+        if row["mirrored"] in ("compacted", "as read"):
+            assert meaning(copy) == meaning(original), row["path"]
+            if row["format"] == "jsonl" and not row["path"].endswith(".zst"):
+                # (A JSON array's brackets are not counted, as the command does not.)
+                assert len(plain(copy.read_bytes())) == row["bytes_after"]
+            checked += 1
+        elif row["mirrored"] == "copied":
+            assert copy.read_bytes() == original.read_bytes(), row["path"]
+        else:
+            assert not os.path.lexists(copy), row["path"]
+    assert checked > 40
+
+
+def test_per_file_numbers_are_the_command_lines(tree, compacted, tmp_path):
+    mirror, rows = compacted
+    said = cli_results(tree, tmp_path / "cli-mirror")
+    by_path = {r["path"]: r for r in rows}
+    assert len(said) > 60
+    for path, (status, fields) in said.items():
+        row = by_path[path]
+        assert row["status"] == status, (path, row, fields)
+        if status == "compacted":
+            assert (row["events_before"], row["events_after"]) == (
+                int(fields["before"]), int(fields["after"])), path
+            assert human_bytes(row["bytes_before"]) == fields["bytes_before"], path
+            assert human_bytes(row["bytes_after"]) == fields["bytes_after"], path
+        elif status == "kept":
+            assert row["events_before"] == row["events_after"] == int(fields["before"])
+            assert human_bytes(row["bytes_after"]) == fields["kept"], path
+        elif status == "refused":
+            # The same sentence, naming the option of the API instead of the flag.
+            why = fields["why"].replace("--drop-unreadable", "drop_unreadable=True")
+            assert row["reason"] == why, path
+        if status in ("compacted", "kept"):
+            # The same stream written, compressed or not.
+            cli_out = tmp_path / "cli-mirror" / path
+            if path.endswith(".zst"):
+                assert agui_lens.events(mirror / path) == agui_lens.events(cli_out), path
+            else:
+                assert plain((mirror / path).read_bytes()) == plain(cli_out.read_bytes()), path
+    # What the command line walks past (no stream's name) is in the table too.
+    assert set(by_path) - set(said) >= {"folder-link"}
+
+
+def test_a_second_run_leaves_the_same_mirror(client, tree, compacted):
+    mirror, rows = compacted
+    before = mirrored(mirror)
+    # (Files sent to the workers eight to a task this time: the same work, fewer tasks.)
+    again = compact_tree(str(tree), str(mirror), client=client, files_per_task=8)
+    assert mirrored(mirror) == before
+    assert same(again) == same(rows)
+
+
+def test_the_same_code_on_memory_fsspec(tree, compacted):
+    """The tree copied into memory://, compacted in this process and on a cluster whose
+    workers share it (threads), gives the same rows and the same mirror."""
+    _, rows = compacted
+    fs = fsspec.filesystem("memory")
+    base = f"/agui-lens-{uuid.uuid4().hex}"
+    for path in sorted(tree.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            fs.pipe_file(f"{base}/tree/{path.relative_to(tree).as_posix()}", path.read_bytes())
+    expected = same([r for r in rows if r["path"] not in ("link.jsonl", "folder-link")],
+                    str(tree))
+    url = f"memory://{base}/tree"
+    local = compact_tree(url, f"memory://{base}/mirror")
+    assert same(local, url) == expected
+    assert {r["worker"] for r in local} == {"local"}
+    mirror = {p: fs.cat_file(p) for p in fs.find(f"{base}/mirror")}
+    with distributed.LocalCluster(
+        n_workers=2, processes=False, threads_per_worker=1, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as threads:
+        fs.rm(f"{base}/mirror", recursive=True)
+        on_cluster = compact_tree(f"memory://{base}/tree", f"memory://{base}/mirror",
+                                  client=threads)
+    assert same(on_cluster, url) == expected
+    assert {p: fs.cat_file(p) for p in fs.find(f"{base}/mirror")} == mirror
+    fs.rm(base, recursive=True)
+
+
+def test_memory_fsspec_is_refused_with_process_workers(client):
+    fs = fsspec.filesystem("memory")
+    base = f"/agui-lens-{uuid.uuid4().hex}"
+    fs.pipe_file(f"{base}/tree/run.jsonl", (FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes())
+    with pytest.raises(ValueError, match="memory:// lives in this process"):
+        compact_tree(f"memory://{base}/tree", f"memory://{base}/mirror", client=client)
+    fs.rm(base, recursive=True)
+
+
+def test_bad_arguments_fail_before_any_work(tree, tmp_path):
+    with pytest.raises(ValueError, match="inside the tree"):
+        compact_tree(str(tree), str(tree / "mirror"))
+    with pytest.raises(agui_lens.AguiLensError, match="unknown level"):
+        compact_tree(str(tree), str(tmp_path / "m"), level="tiny")
+    with pytest.raises(ValueError, match="not a folder"):
+        compact_tree(str(tree / "a" / "run.jsonl"), str(tmp_path / "m"))
+    assert not (tmp_path / "m").exists()
+
+
+def test_an_unwritable_mirror_is_a_row_not_a_crash(tree, tmp_path):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "a").write_text("a file where a folder is needed")
+    rows = compact_tree(str(tree), str(tmp_path / "m"))
+    by_path = {r["path"]: r for r in rows}
+    assert by_path["a/run.jsonl"]["status"] == "error"
+    assert "FileExistsError" in by_path["a/run.jsonl"]["reason"] or "NotADirectory" in (
+        by_path["a/run.jsonl"]["reason"])
+    assert by_path["b/run.jsonl"]["status"] == "compacted"
