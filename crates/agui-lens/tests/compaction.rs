@@ -652,3 +652,91 @@ fn frames_that_cannot_be_read_are_never_dropped_silently() {
         "{compacted}"
     );
 }
+
+/// A JSONL history whose first event is longer than the bytes the format is guessed from (a
+/// RUN_STARTED carrying a long conversation) stays JSONL when compacted, in place or not:
+/// it was once taken for the start of a pretty-printed JSON document and written back as an
+/// array.
+#[test]
+fn a_long_first_line_is_still_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("history.jsonl");
+    let long = "x".repeat(6000);
+    let text = [
+        format!(
+            "{{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\",\"input\":{{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[{{\"id\":\"u1\",\"role\":\"user\",\"content\":\"{long}\"}}],\"tools\":[],\"context\":[],\"state\":{{}},\"forwardedProps\":{{}}}}}}"
+        ),
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#.into(),
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"a"}"#.into(),
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"b"}"#.into(),
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#.into(),
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.into(),
+    ]
+    .join("\n")
+        + "\n";
+    std::fs::write(&input, &text).unwrap();
+    // The same bytes under a name that says nothing of the format are guessed alike.
+    let unnamed = dir.path().join("history");
+    std::fs::write(&unnamed, &text).unwrap();
+    for input in [&input, &unnamed] {
+        let output = dir.path().join("out.jsonl");
+        let (code, stderr) = compact(input, &output, "deltas");
+        assert_eq!(code, 0, "{stderr}");
+        let written = std::fs::read_to_string(&output).unwrap();
+        assert_eq!(written.lines().count(), 5, "{written}");
+        assert!(
+            written.starts_with("{\"type\":\"RUN_STARTED\""),
+            "{written}"
+        );
+        assert_eq!(fold(&output), fold(input));
+    }
+    let (code, _, stderr) = run(&["compact", "--in-place", input.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let written = std::fs::read_to_string(&input).unwrap();
+    assert!(
+        written.starts_with("{\"type\":\"RUN_STARTED\""),
+        "{written}"
+    );
+    assert_eq!(written.lines().count(), 5);
+}
+
+/// Compacting a tree into a mirror twice writes the same mirror: a gzip stream under a plain
+/// name is written plain (the target's name decides) the second time too, when the mirror's
+/// file exists already. Only a file replaced in place keeps its own compression.
+#[test]
+fn a_second_run_into_a_mirror_writes_the_same_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    let plain = std::fs::read(root().join("fixtures/recordings/pydantic-ai-full.jsonl")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&plain).unwrap();
+    let gzipped = gz.finish().unwrap();
+    std::fs::write(tree.join("run.jsonl"), &gzipped).unwrap();
+    let mirror = dir.path().join("mirror");
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let (code, _, stderr) = run(&[
+            "compact",
+            tree.to_str().unwrap(),
+            "-o",
+            &format!("{}/", mirror.display()),
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        runs.push(std::fs::read(mirror.join("run.jsonl")).unwrap());
+    }
+    assert!(runs[0] == runs[1], "the second run wrote another file");
+    assert!(runs[0].starts_with(b"{"), "written plain, as its name says");
+    // In place, the file keeps its compression.
+    let (code, _, stderr) = run(&[
+        "compact",
+        "--in-place",
+        tree.join("run.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        std::fs::read(tree.join("run.jsonl"))
+            .unwrap()
+            .starts_with(&[0x1f, 0x8b])
+    );
+}

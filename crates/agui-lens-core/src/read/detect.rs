@@ -179,11 +179,30 @@ pub fn first_line_is_array_of_events(head: &[u8]) -> bool {
 }
 
 /// Whether the first non-blank line holds a complete JSON value (JSONL), as opposed to the
-/// start of a pretty-printed one.
+/// start of a pretty-printed one. A first line that runs past `head` (an event longer than
+/// the bytes sniffed, such as a RUN_STARTED carrying a long conversation) counts as whole
+/// when what there is of it reads as the start of one JSON value: a pretty-printed value
+/// breaks its first line after its first member at the latest.
 pub fn first_line_is_whole_value(head: &[u8]) -> bool {
     let text = trim_start(head);
-    let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
-    serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok()
+    match text.iter().position(|&b| b == b'\n') {
+        Some(end) => serde_json::from_slice::<serde::de::IgnoredAny>(&text[..end]).is_ok(),
+        None => serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok_or_eof(),
+    }
+}
+
+/// A parse that succeeded, or failed only because the text ended.
+trait OkOrEof {
+    fn is_ok_or_eof(&self) -> bool;
+}
+
+impl<T> OkOrEof for Result<T, serde_json::Error> {
+    fn is_ok_or_eof(&self) -> bool {
+        match self {
+            Ok(_) => true,
+            Err(err) => err.is_eof(),
+        }
+    }
 }
 
 fn trim_start(bytes: &[u8]) -> &[u8] {
@@ -461,6 +480,14 @@ mod tests {
 
     #[test]
     fn sniffing() {
+        // A first line longer than what is sniffed is one event, not a pretty-printed one.
+        let mut long = br#"{"type":"RUN_STARTED","input":{"messages":[{"content":""#.to_vec();
+        long.resize(SNIFF_LEN, b'x');
+        assert_eq!(sniff_format(&long), InputFormat::Jsonl);
+        assert_eq!(
+            sniff_format(b"{\n  \"type\": \"RUN_STARTED\""),
+            InputFormat::Json
+        );
         assert_eq!(sniff_format(b"  [{}]"), InputFormat::Json);
         assert_eq!(sniff_format(b"{\"type\":1}\n"), InputFormat::Jsonl);
         assert_eq!(sniff_format(b": comment\n"), InputFormat::Sse);

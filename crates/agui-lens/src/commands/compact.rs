@@ -229,13 +229,14 @@ fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Ta
 }
 
 /// The compression a target is written with: what its name says, or the input's when the
-/// input is replaced in place; stdout is plain.
-fn target_compression(target: &Target, input: Compression) -> Compression {
+/// input is replaced in place; stdout is plain. Whether the target exists already does not
+/// matter: a second run into a mirror writes what the first did.
+fn target_compression(target: &Target, input: &InputSpec, compression: Compression) -> Compression {
     match target {
         Target::Stdout => Compression::None,
         Target::Stream(path) => read::detect_compression_ext(path),
         Target::File(path) => match read::detect_compression_ext(path) {
-            Compression::None if path.exists() => input,
+            Compression::None if input.path() == Some(path.as_path()) => compression,
             by_name => by_name,
         },
     }
@@ -265,7 +266,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let name = opened.name.clone();
     let head = opened.head.clone();
     let format = opened.format;
-    let compression = target_compression(target, opened.compression);
+    let compression = target_compression(target, input, opened.compression);
     let mut temp = temp_file(target)?;
     let check = settings.schemas.map(|schemas| CheckContext {
         schemas,
