@@ -86,8 +86,8 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (
                 130,
                 "stopped by Ctrl-C (SIGINT), whatever was found (`run`, `test`, `check \
-                 --follow` and `compact` stop cleanly and report what they have: a cancelled \
-                 job is never a pass)",
+                 --follow`, `compact` and `serve` stop cleanly and report what they have: a \
+                 cancelled job is never a pass)",
             ),
             (143, "stopped by SIGTERM (a cancelled CI job), as by Ctrl-C"),
         ],

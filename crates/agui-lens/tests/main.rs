@@ -22,6 +22,7 @@ mod patch_props;
 mod peer;
 mod properties;
 mod schema_cases;
+mod serving;
 mod transports;
 mod trust;
 mod verdicts;
