@@ -443,9 +443,10 @@ pub enum LineEnd {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("split").args(["split_bytes", "split_random"])))]
 pub struct ServeArgs {
-    /// A recorded stream (any format agui-lens reads) served to every request, or a TOML
-    /// script of turns (`[[turn]] stream = "a.jsonl"`): a thread's first request gets the first
-    /// turn, its next request the second, and so on (past the last, the last again).
+    /// A recorded stream (any format agui-lens reads) served to every request, a browser
+    /// capture (HAR) whose AG-UI streams are the turns, or a TOML script of turns (`[[turn]]
+    /// stream = "a.jsonl"`): a thread's first request gets the first turn, its next request the
+    /// second, and so on (past the last, the last again).
     pub script: PathBuf,
 
     /// Where to listen; port 0 picks a free one. The address is printed on startup.

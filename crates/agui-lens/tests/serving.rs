@@ -133,7 +133,11 @@ fn recordings() -> Vec<String> {
 }
 
 fn assert_folds_as(got: &Value, want: &Value, what: &str) {
-    assert_eq!(got["ok"], true, "{what}: the client failed: {}", got["error"]);
+    assert_eq!(
+        got["ok"], true,
+        "{what}: the client failed: {}",
+        got["error"]
+    );
     assert_eq!(got["messages"], want["messages"], "{what}: messages");
     assert_eq!(got["state"], want["state"], "{what}: state");
 }
@@ -203,14 +207,20 @@ fn httpagent_under_fatal_faults_and_its_defects() {
     // An error status with an HTML body: the run fails, naming the status.
     let got = under(&["--status", "502"], &options);
     assert_eq!(got["ok"], false);
-    assert!(got["error"].as_str().unwrap().starts_with("HTTP 502"), "{got}");
+    assert!(
+        got["error"].as_str().unwrap().starts_with("HTTP 502"),
+        "{got}"
+    );
 
     // A pause longer than the client waits: its own timeout ends the run.
     let mut patient = options.clone();
     patient["timeoutMs"] = json!(1000);
     let got = under(&["--pause", "3"], &patient);
     assert_eq!(got["ok"], false);
-    assert!(got["error"].as_str().unwrap().contains("longer than"), "{got}");
+    assert!(
+        got["error"].as_str().unwrap().contains("longer than"),
+        "{got}"
+    );
 
     // A cut inside a frame (the chunked body never ends): the run fails, but with a JSON
     // parse error of the half frame, which the SSE standard says is dropped, not parsed.
@@ -230,7 +240,10 @@ fn httpagent_under_fatal_faults_and_its_defects() {
     for ends in ["crlf", "cr"] {
         let got = under(&["--line-ends", ends], &options);
         assert_eq!(got["ok"], false, "{ends}");
-        assert!(got["error"].as_str().unwrap().contains("JSON"), "{ends}: {got}");
+        assert!(
+            got["error"].as_str().unwrap().contains("JSON"),
+            "{ends}: {got}"
+        );
     }
 
     // A wrong content type is not refused: the body is read as SSE all the same.
@@ -298,7 +311,10 @@ fn a_clean_two_turn_exchange_passes_and_reports_nothing() {
     );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(!stdout.contains('['), "{stdout}");
-    assert!(stderr.contains("2 requests answered: 0 errors, 0 warnings"), "{stderr}");
+    assert!(
+        stderr.contains("2 requests answered: 0 errors, 0 warnings"),
+        "{stderr}"
+    );
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(report["summary"]["errors"], 0, "{report}");
 }
@@ -321,7 +337,10 @@ fn httpagent_answers_the_frontend_tool_call_on_the_next_turn() {
     let (code, stdout, stderr) = server.finish();
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(!stdout.contains('['), "{stdout}");
-    assert!(stderr.contains("request 2 (thread thread-1, turn 2)"), "{stderr}");
+    assert!(
+        stderr.contains("request 2 (thread thread-1, turn 2)"),
+        "{stderr}"
+    );
     let roles: Vec<&str> = got["messages"]
         .as_array()
         .unwrap()
@@ -434,4 +453,45 @@ fn sigterm_halfway_stops_the_server() {
     assert_eq!(code, 143);
     assert!(stdout.contains("[request/protocol-version]"), "{stdout}");
     request.join().unwrap();
+}
+
+/// A browser capture of a conversation is a script: its AG-UI streams are the turns, and the
+/// entries that are something else are skipped.
+#[test]
+fn a_browser_capture_is_served_turn_by_turn() {
+    let sse = |name: &str| {
+        let text =
+            std::fs::read_to_string(root().join("fixtures/serve/streams").join(name)).unwrap();
+        text.lines()
+            .map(|l| format!("data: {l}\n\n"))
+            .collect::<String>()
+    };
+    let entry = |url: &str, mime: &str, body: String| {
+        json!({"request": {"method": "POST", "url": url, "headers": [],
+                "postData": {"mimeType": "application/json", "text": "{}"}},
+            "response": {"status": 200, "headers": [],
+                "content": {"mimeType": mime, "text": body}}})
+    };
+    let har = json!({"log": {"version": "1.2", "entries": [
+        entry("http://agent/run", "text/event-stream", sse("frontend-call.jsonl")),
+        entry("http://agent/health", "application/json", "{\"ok\":true}".into()),
+        entry("http://agent/run", "text/event-stream", sse("after-call.jsonl")),
+    ]}});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("conversation.har");
+    // Pretty-printed, as browsers write them.
+    std::fs::write(&path, serde_json::to_string_pretty(&har).unwrap()).unwrap();
+    let server = Served::start(&[&path.to_string_lossy(), "--once"]);
+    let requests =
+        std::fs::read_to_string(root().join("fixtures/serve/two-turns/requests.jsonl")).unwrap();
+    let mut bodies = Vec::new();
+    for line in requests.lines() {
+        let mut response = ureq::post(&server.url).send(line).unwrap();
+        bodies.push(response.body_mut().read_to_string().unwrap());
+    }
+    assert!(bodies[0].contains("change_background") && !bodies[1].contains("change_background"));
+    assert!(bodies[1].contains("the background is blue"));
+    let (code, stdout, stderr) = server.finish();
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("2 turns from"), "{stderr}");
 }

@@ -122,9 +122,16 @@ pub fn sent_findings(input: &Value, path: &Arc<str>) -> Vec<Diagnostic> {
 pub fn next_turn_findings(input: &Value, previous: &Folded, path: &Arc<str>) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     let sent = messages_of(input);
-    let position = |id: &str| sent.iter().position(|m| m.get("id").and_then(Value::as_str) == Some(id));
+    let position = |id: &str| {
+        sent.iter()
+            .position(|m| m.get("id").and_then(Value::as_str) == Some(id))
+    };
     let mut last_at: Option<usize> = None;
-    for held in previous.messages.iter().filter(|m| role_of_map(m) != Some("activity")) {
+    for held in previous
+        .messages
+        .iter()
+        .filter(|m| role_of_map(m) != Some("activity"))
+    {
         let Some(id) = held.get("id").and_then(Value::as_str) else {
             continue;
         };
@@ -219,7 +226,10 @@ pub fn next_turn_findings(input: &Value, previous: &Folded, path: &Arc<str>) -> 
 
     let empty = Value::Object(Map::new());
     let expected = previous.state.as_ref().unwrap_or(&empty);
-    let state = input.get("state").filter(|s| !s.is_null()).unwrap_or(&empty);
+    let state = input
+        .get("state")
+        .filter(|s| !s.is_null())
+        .unwrap_or(&empty);
     if !same_json(expected, state) {
         found.push(
             finding(
@@ -239,7 +249,14 @@ pub fn next_turn_findings(input: &Value, previous: &Folded, path: &Arc<str>) -> 
 
 /// The fields of a held message compared with the one sent, in this order; the first that
 /// differs is reported.
-const COMPARED: &[&str] = &["role", "content", "toolCalls", "toolCallId", "name", "error"];
+const COMPARED: &[&str] = &[
+    "role",
+    "content",
+    "toolCalls",
+    "toolCallId",
+    "name",
+    "error",
+];
 
 fn first_difference(held: &Map<String, Value>, sent: &Value) -> Option<String> {
     COMPARED.iter().find_map(|field| {
@@ -323,4 +340,126 @@ fn history(path: &Arc<str>, message: String) -> Diagnostic {
 fn finding(rule: RuleId, path: &Arc<str>, message: String) -> Diagnostic {
     let severity = rule.rule().default.severity().unwrap_or(Severity::Error);
     Diagnostic::whole_input(rule, severity, path.clone(), message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fold::Folder;
+    use crate::protocol::event::{Event, EventType, Location};
+    use serde_json::json;
+
+    fn fold(input: &Value, events: &[Value]) -> Folded {
+        let history: Vec<Value> = input["messages"].as_array().cloned().unwrap_or_default();
+        let mut folder = Folder::new(usize::MAX)
+            .with_state(input.get("state").cloned())
+            .with_messages(&history);
+        for (i, value) in events.iter().enumerate() {
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            let loc = Location {
+                path: "t".into(),
+                line: i as u64 + 1,
+                offset: 0,
+                index: i as u64,
+            };
+            folder.apply(&Event::new(loc, kind, value.clone()));
+        }
+        folder.finish()
+    }
+
+    fn rules(found: &[Diagnostic]) -> Vec<&'static str> {
+        found.iter().map(|d| d.rule.name()).collect()
+    }
+
+    fn first_turn() -> (Value, Folded) {
+        let input = json!({"threadId": "t", "runId": "r1", "protocolVersion": "1.1.0",
+            "state": {"n": 0}, "messages": [{"id": "u1", "role": "user", "content": "hi"}]});
+        let events = [
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}),
+            json!({"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 1.0}]}),
+            json!({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}),
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "on it"}),
+            json!({"type": "TEXT_MESSAGE_END", "messageId": "m1"}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": "f1", "toolCallName": "paint", "parentMessageId": "m1"}),
+            json!({"type": "TOOL_CALL_ARGS", "toolCallId": "f1", "delta": "{}"}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "f1"}),
+            json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a1", "activityType": "plan", "content": {}}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"}),
+        ];
+        let folded = fold(&input, &events);
+        (input, folded)
+    }
+
+    /// What the protocol allows is no finding: the held messages as JSON re-serialised them
+    /// (`1.0` as `1`), the call answered, a new user message after, activity left out.
+    #[test]
+    fn a_client_that_answers_and_adds_a_message_passes() {
+        let (_, folded) = first_turn();
+        let next = json!({"threadId": "t", "runId": "r2", "protocolVersion": "1.1.0",
+        "state": {"n": 1},
+        "messages": [
+            {"id": "u1", "role": "user", "content": "hi"},
+            {"id": "m1", "role": "assistant", "content": "on it",
+             "toolCalls": [{"id": "f1", "type": "function", "function": {"name": "paint", "arguments": "{}"}}]},
+            {"id": "r1", "role": "tool", "toolCallId": "f1", "content": "painted"},
+            {"id": "u2", "role": "user", "content": "thanks"}
+        ]});
+        let path: Arc<str> = "t".into();
+        assert!(rules(&next_turn_findings(&next, &folded, &path)).is_empty());
+        assert!(rules(&sent_findings(&next, &path)).is_empty());
+    }
+
+    #[test]
+    fn a_dropped_reordered_or_changed_message_a_missing_answer_and_a_stale_state_are_found() {
+        let (_, folded) = first_turn();
+        let path: Arc<str> = "t".into();
+        let m1 = json!({"id": "m1", "role": "assistant", "content": "on it",
+            "toolCalls": [{"id": "f1", "type": "function", "function": {"name": "paint", "arguments": "{}"}}]});
+        let dropped = json!({"state": {"n": 1}, "messages": [m1]});
+        assert_eq!(
+            rules(&next_turn_findings(&dropped, &folded, &path)),
+            ["request/history-mismatch", "request/missing-tool-result"]
+        );
+        let reordered = json!({"state": {"n": 1}, "messages": [m1, {"id": "u1", "role": "user", "content": "hi"},
+            {"id": "r1", "role": "tool", "toolCallId": "f1", "content": "x"}]});
+        assert_eq!(
+            rules(&next_turn_findings(&reordered, &folded, &path)),
+            ["request/history-mismatch"]
+        );
+        let stale = json!({"messages": [{"id": "u1", "role": "user", "content": "hi"}, m1,
+            {"id": "r1", "role": "tool", "toolCallId": "f1", "content": "x"},
+            {"id": "a1", "role": "activity", "activityType": "plan", "content": {}}]});
+        assert_eq!(
+            rules(&next_turn_findings(&stale, &folded, &path)),
+            ["request/state-mismatch"]
+        );
+        assert_eq!(
+            rules(&sent_findings(&stale, &path)),
+            ["request/protocol-version", "request/activity-sent"]
+        );
+    }
+
+    /// A call an interrupt names is answered by the resume entry, not a tool message.
+    #[test]
+    fn an_interrupt_asks_for_a_resume_entry_and_covers_its_tool_call() {
+        let input = json!({"threadId": "t", "runId": "r1", "messages": []});
+        let events = [
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "transfer"}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r1",
+                "outcome": {"type": "interrupt", "interrupts": [{"id": "i1", "reason": "approval", "toolCallId": "c1"}]}}),
+        ];
+        let folded = fold(&input, &events);
+        let messages = json!(folded.messages.clone());
+        let path: Arc<str> = "t".into();
+        let unanswered = json!({"messages": messages});
+        assert_eq!(
+            rules(&next_turn_findings(&unanswered, &folded, &path)),
+            ["request/missing-resume"]
+        );
+        let resumed = json!({"messages": messages,
+            "resume": [{"interruptId": "i1", "status": "resolved", "payload": true}]});
+        assert!(rules(&next_turn_findings(&resumed, &folded, &path)).is_empty());
+    }
 }

@@ -1,5 +1,5 @@
 //! `agui-lens serve SCRIPT`: a replay server for testing AG-UI clients. Every POST gets the
-//! next turn of the script (a recorded stream, or a TOML list of them) with its threadId and
+//! next turn of the script (a recorded stream, a browser capture's streams, or a TOML list) with its threadId and
 //! runId rewritten to the request's, framed as SSE or protobuf, under the faults the flags
 //! ask for; every request is held to the `request/*` rules, the next turn of a thread to
 //! what the stream served before it left the client holding.
@@ -65,7 +65,21 @@ fn load_script(path: &Path) -> Result<Vec<Turn>> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
     if !is_toml {
-        return Ok(vec![load_turn(path)?]);
+        // A browser capture holding several AG-UI streams is a conversation: one turn each.
+        if path.is_dir() {
+            bail!(
+                "{} is a directory: name a stream, or a TOML script of turns",
+                path.display()
+            );
+        }
+        let named = super::inputs::expand(&[path.to_path_buf()], &super::inputs::Walk::default())?;
+        return super::inputs::open_captures(named, None)
+            .into_iter()
+            .map(|input| match input.unreadable {
+                Some(why) => Err(anyhow::anyhow!(why)),
+                None => load_turn(&input.spec),
+            })
+            .collect();
     }
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -78,18 +92,18 @@ fn load_script(path: &Path) -> Result<Vec<Turn>> {
     script
         .turn
         .iter()
-        .map(|turn| load_turn(&dir.join(&turn.stream)))
+        .map(|turn| load_turn(&InputSpec::File(dir.join(&turn.stream))))
         .collect()
 }
 
-fn load_turn(path: &Path) -> Result<Turn> {
+fn load_turn(input: &InputSpec) -> Result<Turn> {
     let read = ReadOptions {
         format: None,
         max_line: DEFAULT_MAX_LINE,
         entry: None,
     };
     let mut events = Vec::new();
-    let (opened, stats) = for_each_event(&InputSpec::File(path.to_path_buf()), &read, |event, _| {
+    let (opened, stats) = for_each_event(input, &read, |event, _| {
         if event.value.is_object() {
             events.push(event.whole_value().into_owned());
         }
@@ -97,7 +111,7 @@ fn load_turn(path: &Path) -> Result<Turn> {
     })?;
     require_events(&opened, &stats)?;
     Ok(Turn {
-        name: path.display().to_string(),
+        name: opened.name.to_string(),
         events,
     })
 }
@@ -183,8 +197,8 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     let settings = settings(&args.rules, matches, None, None)?;
     let deny_warnings = settings.deny_warnings;
     let turns = load_script(&args.script)?;
-    let listener = TcpListener::bind(&args.listen)
-        .with_context(|| format!("listening on {}", args.listen))?;
+    let listener =
+        TcpListener::bind(&args.listen).with_context(|| format!("listening on {}", args.listen))?;
     let addr = listener.local_addr()?;
     listener.set_nonblocking(true)?;
     crate::signals::catch();
@@ -227,9 +241,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
                     live.diagnostic(&d)?;
                     match d.severity {
                         agui_lens_core::check::diagnostic::Severity::Error => stats.errors += 1,
-                        agui_lens_core::check::diagnostic::Severity::Warning => {
-                            stats.warnings += 1
-                        }
+                        agui_lens_core::check::diagnostic::Severity::Warning => stats.warnings += 1,
                         agui_lens_core::check::diagnostic::Severity::Note => stats.notes += 1,
                     }
                     found.push(d);
@@ -260,14 +272,16 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         workers.retain(|w| !w.is_finished());
     }
     drop(listener);
-    // Connections under way end (a stop request ends them at their next write).
-    for worker in workers {
-        let _ = worker.join();
+    // With --once, the streams under way are served to their end. Stopped by a signal, they
+    // end with the process (a connection waiting for its request would hold it up).
+    if !agui_lens_core::stop::requested() {
+        for worker in workers {
+            let _ = worker.join();
+        }
     }
     while let Ok(note) = notes.try_recv() {
         take(note, &mut done)?;
     }
-    drop(take);
     let name: Arc<str> = Arc::from(format!("serve {}", args.script.display()));
     let file = FileSummary::checked(name.clone(), stats, None);
     let mut summary = Summary::default();
@@ -585,7 +599,9 @@ fn rewrite(events: &[Value], thread_id: &str, run_id: &str) -> Vec<Value> {
                 if !thread_id.is_empty() && object.get("threadId").is_some_and(Value::is_string) {
                     object.insert("threadId".into(), Value::String(thread_id.to_owned()));
                 }
-                if !run_id.is_empty() && last_run.is_some() && object.get("runId") == last_run.as_ref()
+                if !run_id.is_empty()
+                    && last_run.is_some()
+                    && object.get("runId") == last_run.as_ref()
                 {
                     object.insert("runId".into(), Value::String(run_id.to_owned()));
                 }
@@ -639,8 +655,13 @@ fn frames(events: &[Value], proto: bool, faults: &Faults) -> Vec<Vec<u8>> {
             frame.extend_from_slice(format!(": agui-lens serve, event {i}{end}").as_bytes());
         }
         if faults.fields {
-            let ty = event.get("type").and_then(Value::as_str).unwrap_or("message");
-            frame.extend_from_slice(format!("event: {ty}{end}id: {i}{end}retry: 3000{end}").as_bytes());
+            let ty = event
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("message");
+            frame.extend_from_slice(
+                format!("event: {ty}{end}id: {i}{end}retry: 3000{end}").as_bytes(),
+            );
         }
         frame.extend_from_slice(b"data: ");
         frame.extend_from_slice(&serde_json::to_vec(event).unwrap_or_default());
@@ -674,7 +695,9 @@ fn steps(frames: Vec<Vec<u8>>, faults: &Faults) -> Vec<Step> {
     let middle = frames.len() / 2;
     let mut steps = Vec::new();
     let mut pieces: Vec<Vec<u8>> = Vec::new();
-    let mut rng = faults.split_random.map(|seed| seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = faults
+        .split_random
+        .map(|seed| seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut flush = |pieces: &mut Vec<Vec<u8>>, steps: &mut Vec<Step>| {
         let bytes: Vec<u8> = pieces.drain(..).flatten().collect();
         if bytes.is_empty() {
@@ -742,7 +765,12 @@ fn respond(stream: &mut TcpStream, events: &[Value], proto: bool, faults: &Fault
         let body = format!(
             "<!DOCTYPE html>\n<html><head><title>{code} {reason}</title></head>\n<body><h1>{code} {reason}</h1><p>agui-lens serve --status {code}</p></body></html>\n"
         );
-        fixed(stream, &format!("{code} {reason}"), "text/html; charset=utf-8", &body)?;
+        fixed(
+            stream,
+            &format!("{code} {reason}"),
+            "text/html; charset=utf-8",
+            &body,
+        )?;
         return Ok(());
     }
     let content_type = faults.content_type.clone().unwrap_or_else(|| {
@@ -799,7 +827,9 @@ fn respond(stream: &mut TcpStream, events: &[Value], proto: bool, faults: &Fault
 fn gone(err: &io::Error) -> bool {
     matches!(
         err.kind(),
-        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted
+        io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
     )
 }
 
@@ -880,13 +910,21 @@ mod tests {
         assert_eq!(out[0]["runId"], "a");
         assert_eq!(out[2]["runId"], "R");
         assert_eq!(out[4]["runId"], "R");
-        assert!(out.iter().filter(|e| e.get("threadId").is_some()).all(|e| e["threadId"] == "T"));
+        assert!(
+            out.iter()
+                .filter(|e| e.get("threadId").is_some())
+                .all(|e| e["threadId"] == "T")
+        );
         assert_eq!(out[3], events[3]);
     }
 
     #[test]
     fn splitting_keeps_the_bytes_and_faults_change_only_what_they_say() {
-        let events = vec![json!({"type": "A"}), json!({"type": "B"}), json!({"type": "C"})];
+        let events = vec![
+            json!({"type": "A"}),
+            json!({"type": "B"}),
+            json!({"type": "C"}),
+        ];
         let plain = body(&steps(frames(&events, false, &faults()), &faults()));
         assert_eq!(
             plain,
