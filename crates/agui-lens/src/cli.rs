@@ -511,6 +511,11 @@ pub struct ServeArgs {
     #[arg(long, help_heading = "Faults")]
     pub cut: bool,
 
+    /// Fault (fatal): end the body cleanly halfway through the stream, without the run's
+    /// terminal event (a truncated run).
+    #[arg(long, help_heading = "Faults")]
+    pub truncate: bool,
+
     /// Fault (fatal): reset the connection (TCP RST) halfway through the stream.
     #[arg(long, help_heading = "Faults")]
     pub reset: bool,

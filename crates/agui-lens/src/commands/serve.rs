@@ -129,6 +129,7 @@ struct Faults {
     drip: Option<Duration>,
     pause: Option<Duration>,
     cut: bool,
+    truncate: bool,
     reset: bool,
     status: Option<u16>,
     content_type: Option<String>,
@@ -151,6 +152,7 @@ impl Faults {
             drip: args.drip,
             pause: args.pause,
             cut: args.cut,
+            truncate: args.truncate,
             reset: args.reset,
             status: args.status,
             content_type: args.content_type.clone(),
@@ -727,6 +729,10 @@ fn steps(frames: Vec<Vec<u8>>, faults: &Faults) -> Vec<Step> {
                 flush(&mut pieces, &mut steps);
                 steps.push(Step::Pause(pause));
             }
+            if faults.truncate {
+                flush(&mut pieces, &mut steps);
+                return steps;
+            }
             if faults.reset {
                 flush(&mut pieces, &mut steps);
                 steps.push(Step::Reset);
@@ -881,6 +887,7 @@ mod tests {
             drip: None,
             pause: None,
             cut: false,
+            truncate: false,
             reset: false,
             status: None,
             content_type: None,
@@ -941,9 +948,18 @@ mod tests {
             split_random: Some(7),
             ..faults()
         };
-        let split = steps(frames(&events, false, &random), &random);
-        assert!(split.len() > 3);
-        assert_eq!(body(&split), plain);
+        let many: Vec<Value> = (0..20).map(|i| json!({"type": "A", "i": i})).collect();
+        let whole = body(&steps(frames(&many, false, &faults()), &faults()));
+        let split = steps(frames(&many, false, &random), &random);
+        let sizes: std::collections::BTreeSet<usize> = split
+            .iter()
+            .map(|s| match s {
+                Step::Data(b) => b.len(),
+                _ => 0,
+            })
+            .collect();
+        assert!(split.len() > 10 && sizes.len() > 5, "{sizes:?}");
+        assert_eq!(body(&split), whole);
         let crlf = Faults {
             line_end: "\r\n",
             bom: true,
