@@ -202,7 +202,6 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     let listener =
         TcpListener::bind(&args.listen).with_context(|| format!("listening on {}", args.listen))?;
     let addr = listener.local_addr()?;
-    listener.set_nonblocking(true)?;
     crate::signals::catch();
     {
         let mut out = io::stdout().lock();
@@ -233,7 +232,6 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     );
     let mut found: Vec<Diagnostic> = Vec::new();
     let mut stats = Stats::default();
-    let mut workers: Vec<thread::JoinHandle<()>> = Vec::new();
     let mut done = false;
     let mut take = |note: Note, done: &mut bool| -> io::Result<()> {
         match note {
@@ -254,26 +252,41 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         }
         Ok(())
     };
-    while !done && !agui_lens_core::stop::requested() {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let shared = Arc::clone(&shared);
-                workers.push(thread::spawn(move || connection(stream, &shared)));
-            }
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                match notes.recv_timeout(Duration::from_millis(20)) {
-                    Ok(note) => take(note, &mut done)?,
-                    Err(_) => continue,
+    // Connections are taken as they come, on a thread of their own; this one prints what
+    // they tell, and wakes every 50 ms to see whether to stop.
+    let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acceptor = {
+        let shared = Arc::clone(&shared);
+        let stopping = Arc::clone(&stopping);
+        thread::spawn(move || {
+            let mut workers: Vec<thread::JoinHandle<()>> = Vec::new();
+            for stream in listener.incoming() {
+                if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
                 }
+                match stream {
+                    Ok(stream) => {
+                        let shared = Arc::clone(&shared);
+                        workers.push(thread::spawn(move || connection(stream, &shared)));
+                    }
+                    Err(err) => {
+                        shared.tell(Note::Said(format!("serve: accepting a connection: {err}")))
+                    }
+                }
+                workers.retain(|w| !w.is_finished());
             }
-            Err(err) => eprintln!("serve: accepting a connection: {err}"),
-        }
-        while let Ok(note) = notes.try_recv() {
+            workers
+        })
+    };
+    while !done && !agui_lens_core::stop::requested() {
+        if let Ok(note) = notes.recv_timeout(Duration::from_millis(50)) {
             take(note, &mut done)?;
         }
-        workers.retain(|w| !w.is_finished());
     }
-    drop(listener);
+    // The acceptor is woken by a connection of our own, and stops.
+    stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = TcpStream::connect(addr);
+    let workers = acceptor.join().unwrap_or_default();
     // With --once, the streams under way are served to their end. Stopped by a signal, they
     // end with the process (a connection waiting for its request would hold it up).
     if !agui_lens_core::stop::requested() {
