@@ -86,7 +86,7 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (
                 130,
                 "stopped by Ctrl-C (SIGINT), whatever was found (`run`, `test`, `check \
-                 --follow`, `compact` and `serve` stop cleanly and report what they have: a \
+                 --follow`, `compact`, `serve` and `proxy` stop cleanly and report what they have: a \
                  cancelled job is never a pass)",
             ),
             (143, "stopped by SIGTERM (a cancelled CI job), as by Ctrl-C"),
@@ -326,6 +326,30 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             ),
             (143, "stopped by SIGTERM, as by Ctrl-C"),
         ],
+        ["proxy"] => vec![
+            (
+                0,
+                "with --once, the exchange passed the request/* rules and every check rule \
+                 (warnings allowed, unless --deny-warnings)",
+            ),
+            (
+                1,
+                "with --once, the request or its stream broke a rule (an error, or a warning \
+                 under --deny-warnings)",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, an --upstream that is no http(s) URL, an \
+                 address that cannot be listened on, a --record directory or --report that \
+                 cannot be written",
+            ),
+            (
+                130,
+                "stopped by Ctrl-C (SIGINT): the way to stop it without --once; what was found \
+                 is reported first",
+            ),
+            (143, "stopped by SIGTERM, as by Ctrl-C"),
+        ],
         ["completions"] => vec![
             (0, "the script was printed"),
             (2, "bad flags: a shell there is no script for"),
@@ -406,6 +430,9 @@ pub enum Command {
     /// Serve a recorded stream, or a script of turns, to a client under test, with the faults
     /// it must survive; check every request it sends.
     Serve(ServeArgs),
+    /// Sit between a frontend and an agent: forward each request and its stream as they
+    /// come, check both live, record the exchanges.
+    Proxy(ProxyArgs),
     /// Print a shell's completion script: `agui-lens completions bash > FILE`.
     Completions {
         /// The shell to complete in.
@@ -527,6 +554,41 @@ pub struct ServeArgs {
     /// Fault (fatal): send the stream with this Content-Type (e.g. text/html).
     #[arg(long, value_name = "TYPE", help_heading = "Faults")]
     pub content_type: Option<String>,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// The agent's endpoint: every request is forwarded to this URL.
+    #[arg(long, value_name = "URL")]
+    pub upstream: String,
+
+    /// Where to listen; port 0 picks a free one. The address is printed on startup.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub listen: String,
+
+    /// Record each exchange under DIR/NNN/: request.json, response.raw, events.jsonl,
+    /// findings.jsonl (no headers: they may carry credentials).
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+
+    /// Stop after one exchange, with status 0 (clean) or 1 (findings).
+    #[arg(long)]
+    pub once: bool,
+
+    /// Also write the findings to FILE, in --format, when the proxy stops.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// The --report's format (findings print as they happen in the human format).
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+
+    /// When to colour the findings printed as they happen.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 
     #[command(flatten)]
     pub rules: RuleArgs,

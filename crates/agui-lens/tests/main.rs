@@ -21,6 +21,7 @@ mod patch_agreement;
 mod patch_props;
 mod peer;
 mod properties;
+mod proxying;
 mod schema_cases;
 mod serving;
 mod transports;

@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use crate::common::{fixture_files, root, run};
 
 /// A `serve` child on a free port, killed however the test ends (unless it exited).
-struct Served {
-    child: Child,
-    url: String,
+pub(crate) struct Served {
+    pub(crate) child: Child,
+    pub(crate) url: String,
 }
 
 impl Drop for Served {
@@ -26,9 +26,15 @@ impl Drop for Served {
 }
 
 impl Served {
-    fn start(args: &[&str]) -> Served {
+    /// `agui-lens serve ARGS`.
+    pub(crate) fn start(args: &[&str]) -> Served {
+        Served::command("serve", args)
+    }
+
+    /// `agui-lens COMMAND ARGS`, for a command that prints `listening on URL` first.
+    pub(crate) fn command(command: &str, args: &[&str]) -> Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
-            .arg("serve")
+            .arg(command)
             .args(args)
             .args(["--color", "never"])
             .current_dir(root())
@@ -49,13 +55,13 @@ impl Served {
     }
 
     /// Waits for a `--once` server to exit: its status, the rest of stdout, and stderr.
-    fn finish(mut self) -> (i32, String, String) {
+    pub(crate) fn finish(mut self) -> (i32, String, String) {
         let deadline = Instant::now() + Duration::from_secs(20);
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 break status;
             }
-            assert!(Instant::now() < deadline, "serve --once did not stop");
+            assert!(Instant::now() < deadline, "the server did not stop");
             std::thread::sleep(Duration::from_millis(20));
         };
         let mut out = String::new();
@@ -77,7 +83,7 @@ impl Served {
 }
 
 /// What the official HttpAgent ends with after running against `url` (see reference/client.mjs).
-fn client(url: &str, options: &Value) -> Value {
+pub(crate) fn client(url: &str, options: &Value) -> Value {
     let reference = crate::common::reference_packages();
     let output = Command::new("node")
         .arg(reference.join("client.mjs"))

@@ -342,7 +342,7 @@ fn requests(shared: &Shared) -> u64 {
 
 /// Where a report is written before it goes to its file.
 #[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
+pub(super) struct Buffer(pub(super) Arc<Mutex<Vec<u8>>>);
 
 impl Write for Buffer {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -367,15 +367,15 @@ fn connection(stream: TcpStream, shared: &Shared) {
 }
 
 /// A request as read off the wire.
-struct Request {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub(super) struct Request {
+    pub(super) method: String,
+    pub(super) path: String,
+    pub(super) headers: Vec<(String, String)>,
+    pub(super) body: Vec<u8>,
 }
 
 impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -383,7 +383,7 @@ impl Request {
     }
 }
 
-fn read_request(stream: &TcpStream) -> Result<Option<Request>> {
+pub(super) fn read_request(stream: &TcpStream) -> Result<Option<Request>> {
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
     if reader.read_line(&mut line)? == 0 {
@@ -447,9 +447,14 @@ fn read_request(stream: &TcpStream) -> Result<Option<Request>> {
     Ok(Some(request))
 }
 
-const CORS: &str = "Access-Control-Allow-Origin: *\r\nAccess-Control-Allow-Headers: *\r\nAccess-Control-Allow-Methods: POST, GET, OPTIONS\r\n";
+pub(super) const CORS: &str = "Access-Control-Allow-Origin: *\r\nAccess-Control-Allow-Headers: *\r\nAccess-Control-Allow-Methods: POST, GET, OPTIONS\r\n";
 
-fn fixed(stream: &mut TcpStream, status: &str, content_type: &str, body: &str) -> io::Result<()> {
+pub(super) fn fixed(
+    stream: &mut TcpStream,
+    status: &str,
+    content_type: &str,
+    body: &str,
+) -> io::Result<()> {
     write!(
         stream,
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{CORS}Connection: close\r\n\r\n{body}",
@@ -627,7 +632,7 @@ fn rewrite(events: &[Value], thread_id: &str, run_id: &str) -> Vec<Value> {
 }
 
 /// What a client that sent `input` holds once it applied `events`.
-fn fold(input: &Value, events: &[Value], path: &Arc<str>) -> Folded {
+pub(super) fn fold(input: &Value, events: &[Value], path: &Arc<str>) -> Folded {
     let history: &[Value] = input
         .get("messages")
         .and_then(Value::as_array)
@@ -843,7 +848,7 @@ fn respond(stream: &mut TcpStream, events: &[Value], proto: bool, faults: &Fault
     }
 }
 
-fn gone(err: &io::Error) -> bool {
+pub(super) fn gone(err: &io::Error) -> bool {
     matches!(
         err.kind(),
         io::ErrorKind::BrokenPipe
