@@ -237,10 +237,14 @@ fn report(format: Format, found: &[Diagnostic], errors: u64, warnings: u64) -> R
 fn connection(stream: TcpStream, shared: &Shared) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    if let Err(err) = exchange(stream, shared) {
-        shared.tell(Note::Said(format!("proxy: {err:#}")));
+    match exchange(stream, shared) {
+        Ok(false) => {}
+        Ok(true) => shared.tell(Note::Done),
+        Err(err) => {
+            shared.tell(Note::Said(format!("proxy: {err:#}")));
+            shared.tell(Note::Done);
+        }
     }
-    shared.tell(Note::Done);
 }
 
 /// A body read a piece at a time from a channel: the stream as the checker sees it.
@@ -264,16 +268,18 @@ impl Read for Pieces {
     }
 }
 
-fn exchange(mut client: TcpStream, shared: &Shared) -> Result<()> {
+/// Forwards one request and its response; false when there was none to forward (a closed
+/// connection, a CORS preflight, answered here).
+fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     let Some(request) = read_request(&client)? else {
-        return Ok(());
+        return Ok(false);
     };
     if request.method == "OPTIONS" {
         write!(
             client,
             "HTTP/1.1 204 No Content\r\n{CORS}Connection: close\r\n\r\n"
         )?;
-        return Ok(());
+        return Ok(false);
     }
     let n = {
         let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
@@ -339,6 +345,14 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<()> {
             "{name}: {}\r\n",
             String::from_utf8_lossy(value.as_bytes())
         ));
+    }
+    // A page on another origin may read the answer (the preflight was answered here), unless
+    // the agent says otherwise itself.
+    if !response
+        .headers()
+        .contains_key("access-control-allow-origin")
+    {
+        head.push_str("Access-Control-Allow-Origin: *\r\n");
     }
     head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
     client.write_all(head.as_bytes())?;
@@ -482,7 +496,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<()> {
     if let Some(dir) = &shared.record {
         record(dir, n, &request, &body, &events, &exchange_findings)?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// What a client that applied the thread's last stream holds, once that stream has been
