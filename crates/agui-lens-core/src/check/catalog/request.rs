@@ -1,6 +1,7 @@
 //! Request rules: what a client sent to ask for a stream, where agui-lens sees the request
-//! (a browser capture's entry, a request `agui-lens serve` answers). The rules about the next
-//! turn of a thread hold it to what the previous stream left the client holding.
+//! (a browser capture's entry, a request `agui-lens serve` answers or `agui-lens proxy`
+//! forwards). The rules about the next turn of a thread hold it to what the previous stream
+//! left the client holding.
 
 use super::{Level, Rule, Tier};
 
