@@ -538,13 +538,18 @@ fn forward(request: &Request, shared: &Shared) -> Result<ureq::http::Response<ur
             }
             builder.send(&request.body[..])?
         }
-        _ => {
-            let mut builder = shared.agent.get(url);
+        "GET" | "HEAD" | "DELETE" => {
+            let mut builder = match request.method.as_str() {
+                "GET" => shared.agent.get(url),
+                "HEAD" => shared.agent.head(url),
+                _ => shared.agent.delete(url),
+            };
             for (name, value) in headers {
                 builder = builder.header(name.as_str(), value.as_str());
             }
             builder.call()?
         }
+        other => bail!("{other} requests are not forwarded"),
     };
     Ok(response)
 }
