@@ -218,6 +218,10 @@ fn httpagent_under_fatal_faults_and_its_defects() {
         "{got}"
     );
 
+    // A pause shorter than the client waits is survived.
+    let got = under(&["--pause", "1.5"], &options);
+    assert_folds_as(&got, &want, "--pause 1.5");
+
     // A pause longer than the client waits: its own timeout ends the run.
     let mut patient = options.clone();
     patient["timeoutMs"] = json!(1000);
