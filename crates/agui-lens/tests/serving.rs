@@ -84,20 +84,44 @@ impl Served {
 
 /// What the official HttpAgent ends with after running against `url` (see reference/client.mjs).
 pub(crate) fn client(url: &str, options: &Value) -> Value {
+    clients(&[(url.to_owned(), options.clone())]).remove(0)
+}
+
+/// [`client`] for several runs, one after the other in one node process.
+fn clients(runs: &[(String, Value)]) -> Vec<Value> {
+    use std::io::Write;
     let reference = crate::common::reference_packages();
-    let output = Command::new("node")
+    let mut child = Command::new("node")
         .arg(reference.join("client.mjs"))
-        .arg(url)
-        .arg(options.to_string())
-        .output()
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("running node reference/client.mjs");
+    let pairs: Vec<Value> = runs
+        .iter()
+        .map(|(url, options)| json!([url, options]))
+        .collect();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json!(pairs).to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|_| {
-        panic!(
-            "client.mjs printed {stdout:?}, stderr {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
+    let got: Vec<Value> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    assert_eq!(
+        got.len(),
+        runs.len(),
+        "client.mjs printed {stdout:?}, stderr {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    got
 }
 
 /// `agui-lens fold` of a recording, its state `{}` where it sets none (a client starts there).
@@ -148,24 +172,47 @@ fn assert_folds_as(got: &Value, want: &Value, what: &str) {
     assert_eq!(got["state"], want["state"], "{what}: state");
 }
 
-/// Every recording, served plainly and as protobuf: HttpAgent ends with what `fold` says.
-#[test]
-fn httpagent_ends_with_the_fold_of_every_recording() {
+/// Every recording under `fault`, one server each, the client run against each (twice when
+/// `also_proto`, the second asking for protobuf): what it ends with is what `fold` says.
+fn every_recording_folds_under(fault: &[&str], also_proto: bool) {
     let recordings = recordings();
     assert!(recordings.len() >= 20);
-    for recording in &recordings {
+    let servers: Vec<Served> = recordings
+        .iter()
+        .map(|recording| {
+            let mut args = vec![recording.as_str()];
+            args.extend_from_slice(fault);
+            Served::start(&args)
+        })
+        .collect();
+    let mut runs = Vec::new();
+    for (recording, server) in recordings.iter().zip(&servers) {
+        runs.push((server.url.clone(), client_for(recording)));
+        if also_proto {
+            let mut proto = client_for(recording);
+            proto["proto"] = json!(true);
+            runs.push((server.url.clone(), proto));
+        }
+    }
+    let got = clients(&runs);
+    let per = if also_proto { 2 } else { 1 };
+    for (i, recording) in recordings.iter().enumerate() {
         let want = fold(recording);
-        let server = Served::start(&[recording]);
-        let got = client(&server.url, &client_for(recording));
-        assert_folds_as(&got, &want, recording);
-        let mut proto = client_for(recording);
-        proto["proto"] = json!(true);
-        let got = client(&server.url, &proto);
-        assert_folds_as(&got, &want, &format!("{recording} as protobuf"));
+        for (j, got) in got[i * per..(i + 1) * per].iter().enumerate() {
+            let how = if j == 1 { " as protobuf" } else { "" };
+            assert_folds_as(got, &want, &format!("{recording} {fault:?}{how}"));
+        }
     }
 }
 
-/// The faults a client must survive: HttpAgent survives these, ending with the fold.
+/// Every recording, served plainly and as protobuf: HttpAgent ends with what `fold` says.
+#[test]
+fn httpagent_ends_with_the_fold_of_every_recording() {
+    every_recording_folds_under(&[], true);
+}
+
+/// The faults a client must survive, each on every recording: HttpAgent survives them all,
+/// ending with the fold.
 #[test]
 fn httpagent_survives_split_frames_bom_comments_fields_and_a_drip() {
     let faults: &[&[&str]] = &[
@@ -175,23 +222,12 @@ fn httpagent_survives_split_frames_bom_comments_fields_and_a_drip() {
         &["--bom"],
         &["--comments"],
         &["--fields"],
+        &["--bom", "--comments", "--fields", "--split-random", "99"],
         &["--drip", "0.002"],
         &["--transport", "proto", "--split-bytes"],
     ];
-    for recording in [
-        "fixtures/recordings/agui-sdk-full.jsonl",
-        "fixtures/recordings/copilotkit-full.jsonl",
-        "fixtures/recordings/microsoft-agent-framework-full.jsonl",
-        "fixtures/recordings/pydantic-ai-full.jsonl",
-    ] {
-        let want = fold(recording);
-        for fault in faults {
-            let mut args = vec![recording];
-            args.extend_from_slice(fault);
-            let server = Served::start(&args);
-            let got = client(&server.url, &client_for(recording));
-            assert_folds_as(&got, &want, &format!("{recording} {fault:?}"));
-        }
+    for fault in faults {
+        every_recording_folds_under(fault, false);
     }
 }
 
