@@ -177,3 +177,28 @@ fn an_upstream_that_is_no_url_is_refused() {
         "{stderr}"
     );
 }
+
+/// An agent that cannot be reached: the client gets a 502 saying so, and the thread's next
+/// request is forwarded at once (nothing is left waiting for the failed exchange).
+#[test]
+fn an_unreachable_upstream_answers_502_and_holds_nothing_up() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/", listener.local_addr().unwrap())
+    };
+    let proxy = Served::command("proxy", &["--upstream", &closed]);
+    let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+    for _ in 0..2 {
+        let started = std::time::Instant::now();
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build(),
+        );
+        let mut response = agent.post(&proxy.url).send(body).unwrap();
+        assert_eq!(response.status(), 502);
+        let text = response.body_mut().read_to_string().unwrap();
+        assert!(text.contains("the upstream could not be reached"), "{text}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+    }
+}

@@ -299,6 +299,11 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         .to_owned();
     let path: Arc<str> = Arc::from(format!("exchange {n} (thread {thread_id})"));
     let mut exchange_findings = Vec::new();
+    // Whatever ends this exchange early, the thread's next request does not wait for it.
+    let _in_flight = input.as_ref().map(|_| InFlight {
+        shared,
+        thread_id: &thread_id,
+    });
     if let Some(input) = &input {
         let previous = previous_turn(shared, &thread_id);
         let mut findings = input_findings(shared.settings.schemas, input, shared.asked, &path);
@@ -488,7 +493,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     if let Some(input) = &input {
         let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
         if stream_like {
-            guard.1.insert(thread_id, Some(fold(input, &events, &path)));
+            guard
+                .1
+                .insert(thread_id.clone(), Some(fold(input, &events, &path)));
         } else {
             guard.1.remove(&thread_id);
         }
@@ -497,6 +504,26 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         record(dir, n, &request, &body, &events, &exchange_findings)?;
     }
     Ok(true)
+}
+
+/// A thread's exchange under way: dropped before the stream was folded (the upstream could not
+/// be reached, the client went away), it leaves the thread with nothing to wait for.
+struct InFlight<'a> {
+    shared: &'a Shared,
+    thread_id: &'a str,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut guard = self
+            .shared
+            .threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if matches!(guard.1.get(self.thread_id), Some(None)) {
+            guard.1.remove(self.thread_id);
+        }
+    }
 }
 
 /// What a client that applied the thread's last stream holds, once that stream has been
