@@ -86,8 +86,8 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (
                 130,
                 "stopped by Ctrl-C (SIGINT), whatever was found (`run`, `test`, `check \
-                 --follow` and `compact` stop cleanly and report what they have: a cancelled \
-                 job is never a pass)",
+                 --follow`, `compact`, `serve` and `proxy` stop cleanly and report what they have: a \
+                 cancelled job is never a pass)",
             ),
             (143, "stopped by SIGTERM (a cancelled CI job), as by Ctrl-C"),
         ],
@@ -302,6 +302,54 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
                  had, an unreadable input or one that fails while it is read, no AG-UI events",
             ),
         ],
+        ["serve"] => vec![
+            (
+                0,
+                "with --once, the script was served and every request passed the request/* \
+                 rules (warnings allowed, unless --deny-warnings)",
+            ),
+            (
+                1,
+                "with --once, a request broke a request/* rule (an error, or a warning under \
+                 --deny-warnings)",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, a SCRIPT that cannot be read or holds no \
+                 AG-UI events, an invalid TOML script, an address that cannot be listened on, a \
+                 --report that cannot be written",
+            ),
+            (
+                130,
+                "stopped by Ctrl-C (SIGINT): the way to stop it without --once; what was found \
+                 is reported first",
+            ),
+            (143, "stopped by SIGTERM, as by Ctrl-C"),
+        ],
+        ["proxy"] => vec![
+            (
+                0,
+                "with --once, the exchange passed the request/* rules and every check rule \
+                 (warnings allowed, unless --deny-warnings)",
+            ),
+            (
+                1,
+                "with --once, the request or its stream broke a rule (an error, or a warning \
+                 under --deny-warnings)",
+            ),
+            (
+                2,
+                "the tool could not run: bad flags, an --upstream that is no http(s) URL, an \
+                 address that cannot be listened on, a --record directory or --report that \
+                 cannot be written",
+            ),
+            (
+                130,
+                "stopped by Ctrl-C (SIGINT): the way to stop it without --once; what was found \
+                 is reported first",
+            ),
+            (143, "stopped by SIGTERM, as by Ctrl-C"),
+        ],
         ["completions"] => vec![
             (0, "the script was printed"),
             (2, "bad flags: a shell there is no script for"),
@@ -379,6 +427,12 @@ pub enum Command {
     /// See what happened in a stream: runs, messages, tool calls, state changes, timing and
     /// problems; in the terminal, as JSON or statistics, or as an HTML report.
     Inspect(InspectArgs),
+    /// Serve a recorded stream, or a script of turns, to a client under test, with the faults
+    /// it must survive; check every request it sends.
+    Serve(ServeArgs),
+    /// Sit between a frontend and an agent: forward each request and its stream as they
+    /// come, check both live, record the exchanges.
+    Proxy(ProxyArgs),
     /// Print a shell's completion script: `agui-lens completions bash > FILE`.
     Completions {
         /// The shell to complete in.
@@ -392,6 +446,152 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+}
+
+/// How `serve` frames a stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ServeTransport {
+    /// Server-sent events.
+    Sse,
+    /// Length-prefixed protobuf frames.
+    Proto,
+    /// Protobuf when the request's Accept asks for application/vnd.ag-ui.event+proto, else SSE.
+    Auto,
+}
+
+/// Line ends of the SSE framing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LineEnd {
+    Lf,
+    Crlf,
+    Cr,
+}
+
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("split").args(["split_bytes", "split_random"])))]
+pub struct ServeArgs {
+    /// A recorded stream (any format agui-lens reads) served to every request, a browser
+    /// capture (HAR) whose AG-UI streams are the turns, or a TOML script of turns (`[[turn]]
+    /// stream = "a.jsonl"`): a thread's first request gets the first turn, its next request the
+    /// second, and so on (past the last, the last again).
+    pub script: PathBuf,
+
+    /// Where to listen; port 0 picks a free one. The address is printed on startup.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub listen: String,
+
+    /// How streams are framed.
+    #[arg(long, value_enum, default_value_t = ServeTransport::Auto)]
+    pub transport: ServeTransport,
+
+    /// Stop once the script's last turn has been served, with status 0 (clean) or 1
+    /// (findings): for CI.
+    #[arg(long)]
+    pub once: bool,
+
+    /// Also write the findings to FILE, in --format, when the server stops.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// The --report's format (findings print as they happen in the human format).
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+
+    /// When to colour the findings printed as they happen.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// Fault: write the body one byte at a time, each its own chunk.
+    #[arg(long, help_heading = "Faults")]
+    pub split_bytes: bool,
+
+    /// Fault: split the body into chunks at random points, from this seed.
+    #[arg(long, value_name = "SEED", help_heading = "Faults")]
+    pub split_random: Option<u64>,
+
+    /// Fault: end SSE lines with CRLF or CR instead of LF.
+    #[arg(long, value_enum, default_value_t = LineEnd::Lf, help_heading = "Faults")]
+    pub line_ends: LineEnd,
+
+    /// Fault: begin the SSE body with a UTF-8 byte order mark.
+    #[arg(long, help_heading = "Faults")]
+    pub bom: bool,
+
+    /// Fault: a comment line before every SSE frame and a keep-alive comment between frames.
+    #[arg(long, help_heading = "Faults")]
+    pub comments: bool,
+
+    /// Fault: `event:`, `id:` and `retry:` fields in every SSE frame.
+    #[arg(long, help_heading = "Faults")]
+    pub fields: bool,
+
+    /// Fault: wait this many seconds between writes (a slow drip), e.g. 0.02.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, help_heading = "Faults")]
+    pub drip: Option<Duration>,
+
+    /// Fault: halfway through the stream, send nothing for this many seconds (longer than a
+    /// client's timeout, e.g. 40).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, help_heading = "Faults")]
+    pub pause: Option<Duration>,
+
+    /// Fault (fatal): close the connection inside the middle frame, without ending the body.
+    #[arg(long, help_heading = "Faults")]
+    pub cut: bool,
+
+    /// Fault (fatal): end the body cleanly halfway through the stream, without the run's
+    /// terminal event (a truncated run).
+    #[arg(long, help_heading = "Faults")]
+    pub truncate: bool,
+
+    /// Fault (fatal): reset the connection (TCP RST) halfway through the stream.
+    #[arg(long, help_heading = "Faults")]
+    pub reset: bool,
+
+    /// Fault (fatal): answer with this error status and an HTML body instead of a stream.
+    #[arg(long, value_name = "CODE", value_parser = clap::value_parser!(u16).range(400..600), help_heading = "Faults")]
+    pub status: Option<u16>,
+
+    /// Fault (fatal): send the stream with this Content-Type (e.g. text/html).
+    #[arg(long, value_name = "TYPE", help_heading = "Faults")]
+    pub content_type: Option<String>,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// The agent's endpoint: every request is forwarded to this URL.
+    #[arg(long, value_name = "URL")]
+    pub upstream: String,
+
+    /// Where to listen; port 0 picks a free one. The address is printed on startup.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub listen: String,
+
+    /// Record each exchange under DIR/NNN/: request.json, response.raw, events.jsonl,
+    /// findings.jsonl (no headers: they may carry credentials).
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+
+    /// Stop after one exchange, with status 0 (clean) or 1 (findings).
+    #[arg(long)]
+    pub once: bool,
+
+    /// Also write the findings to FILE, in --format, when the proxy stops.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// The --report's format (findings print as they happen in the human format).
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+
+    /// When to colour the findings printed as they happen.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    #[command(flatten)]
+    pub rules: RuleArgs,
 }
 
 #[derive(Debug, Args)]

@@ -89,10 +89,17 @@ const LIVE_ONLY: &[&str] = &["transport/", "suite/"];
 
 #[test]
 fn every_rule_has_a_fixture() {
-    let pinned: BTreeSet<RuleId> = fixture_files("fixtures/invalid")
+    let mut pinned: BTreeSet<RuleId> = fixture_files("fixtures/invalid")
         .iter()
         .map(|f| pinned_rule(f))
         .collect();
+    // The rules of a thread's next request: a `serve` script and the requests a client sends,
+    // one folder each (tests/serving.rs trips each).
+    let served = crate::common::root().join("fixtures/serve/request");
+    for dir in std::fs::read_dir(served).unwrap() {
+        let dir = dir.unwrap().path();
+        pinned.insert(pinned_rule(&dir));
+    }
     let missing: Vec<&str> = RuleId::ALL
         .iter()
         .filter(|id| !pinned.contains(id))

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::common::{agui_lens, root, split};
 
 /// The peer's server process, stopped however the test ends.
-struct Peer {
+pub(crate) struct Peer {
     child: Child,
     port: u16,
 }
@@ -28,7 +28,7 @@ impl Drop for Peer {
 }
 
 impl Peer {
-    fn start() -> Peer {
+    pub(crate) fn start() -> Peer {
         Peer::start_script("crates/agui-lens/tests/peers/pydantic-ai/server.py")
     }
 
@@ -83,7 +83,7 @@ impl Peer {
         peer
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}/", self.port)
     }
 

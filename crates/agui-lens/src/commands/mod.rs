@@ -10,9 +10,11 @@ pub mod fold;
 pub mod inputs;
 pub mod inspect;
 pub mod man;
+pub mod proxy;
 pub mod rules;
 pub mod run;
 pub mod schema;
+pub mod serve;
 pub mod snapshot;
 pub mod test;
 
@@ -260,6 +262,8 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
         Command::Snapshot(args) => snapshot::run(args),
         Command::Cat(args) => cat::run(args),
         Command::Inspect(args) => inspect::run(args, sub),
+        Command::Serve(args) => serve::run(args, sub),
+        Command::Proxy(args) => proxy::run(args, sub),
         Command::Completions { shell } => completions::run(*shell),
         Command::Man { dir } => man::run(dir.as_deref()),
     }

@@ -1,0 +1,650 @@
+//! `agui-lens proxy --upstream URL`: sits between a real frontend and a real agent. Each
+//! request is forwarded to URL as it came (method, body, headers but the hop-by-hop ones) and
+//! its response streamed back as it arrives, chunk by chunk, unbuffered and never retried.
+//! Beside the forwarding, the request is held to the `request/*` rules (the next turn of a
+//! thread to what the previous stream left the client holding) and the stream to every
+//! `check` rule, live; each exchange can be recorded (the request, the raw body, the events,
+//! the findings; never a header, so never a credential) to replay with `serve` or check again.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use clap::ArgMatches;
+use serde_json::Value;
+
+use super::Outcome;
+use super::check::{Settings, settings, use_color};
+use super::serve::{Buffer, CORS, Request, fixed, fold, gone, read_request};
+use crate::cli::ProxyArgs;
+use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
+use agui_lens_core::check::opened::check_sent;
+use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_findings};
+use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
+use agui_lens_core::fold::Folded;
+use agui_lens_core::read::{self, DEFAULT_MAX_LINE, InputFormat, ReadOptions};
+use agui_lens_core::report::Format;
+
+/// Headers that belong to one connection, not to the request or response: never forwarded.
+const HOP_BY_HOP: &[&str] = &[
+    "host",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "content-length",
+    "te",
+    "trailer",
+    "upgrade",
+];
+
+/// What the connection threads share.
+struct Shared {
+    upstream: String,
+    agent: ureq::Agent,
+    settings: Settings,
+    asked: Option<agui_lens_core::protocol::version::Version>,
+    record: Option<PathBuf>,
+    /// Requests seen, and per thread what a client that applied its last stream holds: None
+    /// while that stream is still being forwarded.
+    threads: Mutex<(u64, HashMap<String, Option<Folded>>)>,
+    to_main: Mutex<mpsc::Sender<Note>>,
+}
+
+enum Note {
+    Said(String),
+    Findings(Vec<Diagnostic>),
+    /// An exchange ended (its response forwarded whole, or cut).
+    Done,
+}
+
+impl Shared {
+    fn tell(&self, note: Note) {
+        if let Ok(to_main) = self.to_main.lock() {
+            let _ = to_main.send(note);
+        }
+    }
+
+    fn leveled(&self, findings: Vec<Diagnostic>) -> Vec<Diagnostic> {
+        findings
+            .into_iter()
+            .filter_map(|mut d| {
+                d.severity = self.settings.levels.severity(d.rule)?;
+                Some(d)
+            })
+            .collect()
+    }
+}
+
+pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
+    let lower = args.upstream.to_ascii_lowercase();
+    if !lower.starts_with("http://") && !lower.starts_with("https://") {
+        bail!(
+            "--upstream {} is not an http:// or https:// URL",
+            args.upstream
+        );
+    }
+    let settings = settings(&args.rules, matches, None, None)?;
+    let deny_warnings = settings.deny_warnings;
+    if let Some(dir) = &args.record {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let listener =
+        TcpListener::bind(&args.listen).with_context(|| format!("listening on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    crate::signals::catch();
+    {
+        let mut out = io::stdout().lock();
+        writeln!(out, "listening on http://{addr}")?;
+        out.flush()?;
+    }
+    eprintln!(
+        "proxy: forwarding to {}",
+        crate::live::http::display_url(&args.upstream)
+    );
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build();
+    let (to_main, notes) = mpsc::channel();
+    let shared = Arc::new(Shared {
+        upstream: args.upstream.clone(),
+        agent: ureq::Agent::new_with_config(config),
+        settings,
+        asked: args.rules.protocol,
+        record: args.record.clone(),
+        threads: Mutex::new((0, HashMap::new())),
+        to_main: Mutex::new(to_main),
+    });
+    let mut live = crate::render::reporter(
+        Format::Human,
+        Box::new(io::stdout()),
+        use_color(args.color),
+        false,
+    );
+    let mut found: Vec<Diagnostic> = Vec::new();
+    let (mut errors, mut warnings) = (0u64, 0u64);
+    let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acceptor = {
+        let shared = Arc::clone(&shared);
+        let stopping = Arc::clone(&stopping);
+        thread::spawn(move || {
+            let mut workers: Vec<thread::JoinHandle<()>> = Vec::new();
+            for stream in listener.incoming() {
+                if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
+                if let Ok(stream) = stream {
+                    let shared = Arc::clone(&shared);
+                    workers.push(thread::spawn(move || connection(stream, &shared)));
+                }
+                workers.retain(|w| !w.is_finished());
+            }
+            workers
+        })
+    };
+    let mut done = false;
+    let mut take = |note: Note, done: &mut bool| -> io::Result<()> {
+        match note {
+            Note::Said(line) => eprintln!("{line}"),
+            Note::Findings(batch) => {
+                for d in batch {
+                    live.diagnostic(&d)?;
+                    match d.severity {
+                        Severity::Error => errors += 1,
+                        Severity::Warning => warnings += 1,
+                        Severity::Note => {}
+                    }
+                    found.push(d);
+                }
+                live.flush()?;
+            }
+            Note::Done => *done |= args.once,
+        }
+        Ok(())
+    };
+    while !done && !agui_lens_core::stop::requested() {
+        if let Ok(note) = notes.recv_timeout(Duration::from_millis(50)) {
+            take(note, &mut done)?;
+        }
+    }
+    stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = TcpStream::connect(addr);
+    let workers = acceptor.join().unwrap_or_default();
+    if !agui_lens_core::stop::requested() {
+        for worker in workers {
+            let _ = worker.join();
+        }
+    }
+    while let Ok(note) = notes.try_recv() {
+        take(note, &mut done)?;
+    }
+    live.flush()?;
+    drop(live);
+    let requests = shared.threads.lock().unwrap_or_else(|e| e.into_inner()).0;
+    eprintln!(
+        "proxy: {} forwarded: {}, {}",
+        agui_lens_core::text::plural(requests, "request"),
+        agui_lens_core::text::plural(errors, "error"),
+        agui_lens_core::text::plural(warnings, "warning")
+    );
+    if let Some(path) = &args.report {
+        let bytes = report(args.format, &found, errors, warnings)?;
+        super::write_file(path, |out| Ok(out.write_all(&bytes)?))?;
+    }
+    Ok(if errors > 0 || (deny_warnings && warnings > 0) {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// Findings written in a report format.
+fn report(format: Format, found: &[Diagnostic], errors: u64, warnings: u64) -> Result<Vec<u8>> {
+    use agui_lens_core::check::engine::Stats;
+    use agui_lens_core::report::{FileSummary, Summary};
+    let buffer = Buffer::default();
+    {
+        let name: Arc<str> = Arc::from("proxy");
+        let stats = Stats {
+            errors,
+            warnings,
+            ..Stats::default()
+        };
+        let file = FileSummary::checked(name.clone(), stats, None);
+        let mut summary = Summary::default();
+        summary.add(&file);
+        let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
+        reporter.start_run(1)?;
+        reporter.start_file(&name)?;
+        for d in found {
+            reporter.diagnostic(d)?;
+        }
+        reporter.end_file(&file)?;
+        reporter.finish(&summary)?;
+        reporter.flush()?;
+    }
+    let bytes = std::mem::take(&mut *buffer.0.lock().unwrap_or_else(|e| e.into_inner()));
+    Ok(bytes)
+}
+
+fn connection(stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    match exchange(stream, shared) {
+        Ok(false) => {}
+        Ok(true) => shared.tell(Note::Done),
+        Err(err) => {
+            shared.tell(Note::Said(format!("proxy: {err:#}")));
+            shared.tell(Note::Done);
+        }
+    }
+}
+
+/// A body read a piece at a time from a channel: the stream as the checker sees it.
+struct Pieces(mpsc::Receiver<Vec<u8>>, Vec<u8>, usize);
+
+impl Read for Pieces {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.2 == self.1.len() {
+            match self.0.recv() {
+                Ok(piece) => {
+                    self.1 = piece;
+                    self.2 = 0;
+                }
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.1.len() - self.2);
+        buf[..n].copy_from_slice(&self.1[self.2..self.2 + n]);
+        self.2 += n;
+        Ok(n)
+    }
+}
+
+/// Forwards one request and its response; false when there was none to forward (a closed
+/// connection, a CORS preflight, answered here).
+fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
+    let Some(request) = read_request(&client)? else {
+        return Ok(false);
+    };
+    if request.method == "OPTIONS" {
+        write!(
+            client,
+            "HTTP/1.1 204 No Content\r\n{CORS}Connection: close\r\n\r\n"
+        )?;
+        return Ok(false);
+    }
+    let n = {
+        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0 += 1;
+        guard.0
+    };
+    let started = Instant::now();
+    // The request, checked as `serve` checks it (a POST of a RunAgentInput).
+    let input: Option<Value> = (request.method == "POST")
+        .then(|| serde_json::from_slice(&request.body).ok())
+        .flatten();
+    let thread_id = input
+        .as_ref()
+        .and_then(|i| i.get("threadId"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let path: Arc<str> = Arc::from(format!("exchange {n} (thread {thread_id})"));
+    let mut exchange_findings = Vec::new();
+    // Whatever ends this exchange early, the thread's next request does not wait for it.
+    let _in_flight = input.as_ref().map(|_| InFlight {
+        shared,
+        thread_id: &thread_id,
+    });
+    if let Some(input) = &input {
+        let previous = previous_turn(shared, &thread_id);
+        let mut findings = input_findings(shared.settings.schemas, input, shared.asked, &path);
+        findings.extend(sent_findings(input, &path));
+        if let Some(previous) = &previous {
+            findings.extend(next_turn_findings(input, previous, &path));
+        }
+        let findings = shared.leveled(findings);
+        if !findings.is_empty() {
+            exchange_findings.extend(findings.iter().cloned());
+            shared.tell(Note::Findings(findings));
+        }
+    }
+
+    let response = match forward(&request, shared) {
+        Ok(response) => response,
+        Err(err) => {
+            fixed(
+                &mut client,
+                "502 Bad Gateway",
+                "text/plain",
+                &format!("agui-lens proxy: the upstream could not be reached: {err}\n"),
+            )?;
+            bail!("{path}: the upstream could not be reached: {err}");
+        }
+    };
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    );
+    for (name, value) in response.headers() {
+        if HOP_BY_HOP.contains(&name.as_str()) {
+            continue;
+        }
+        head.push_str(&format!(
+            "{name}: {}\r\n",
+            String::from_utf8_lossy(value.as_bytes())
+        ));
+    }
+    // A page on another origin may read the answer (the preflight was answered here), unless
+    // the agent says otherwise itself.
+    if !response
+        .headers()
+        .contains_key("access-control-allow-origin")
+    {
+        head.push_str("Access-Control-Allow-Origin: *\r\n");
+    }
+    head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    client.write_all(head.as_bytes())?;
+    client.flush()?;
+
+    // The stream is checked beside the forwarding, from a copy of each piece.
+    let stream_like = status.is_success()
+        && (content_type.contains("text/event-stream") || content_type.contains("proto"));
+    let (to_checker, pieces) = mpsc::channel::<Vec<u8>>();
+    let checker = (stream_like && input.is_some()).then(|| {
+        let format = if content_type.contains("proto") {
+            InputFormat::Proto
+        } else {
+            InputFormat::Sse
+        };
+        let sent = Arc::new(input.clone().unwrap_or(Value::Null));
+        let path = path.clone();
+        let asked = shared.asked;
+        let schemas = shared.settings.schemas;
+        let levels = shared.settings.levels.clone();
+        let max_line = shared.settings.max_line;
+        let to_main = shared.to_main.lock().map(|t| t.clone()).ok();
+        thread::spawn(move || {
+            let tell = |note: Note| {
+                if let Some(to_main) = &to_main {
+                    let _ = to_main.send(note);
+                }
+            };
+            let options = ReadOptions {
+                format: Some(format),
+                max_line,
+                entry: None,
+            };
+            let opened = match read::open_reader(
+                path.clone(),
+                Box::new(Pieces(pieces, Vec::new(), 0)),
+                Some(format),
+                &options,
+            ) {
+                Ok(opened) => opened,
+                Err(err) => {
+                    tell(Note::Said(format!("proxy: {path}: {err:#}")));
+                    return Vec::new();
+                }
+            };
+            let settings = Settings {
+                levels,
+                schemas,
+                max_line,
+                deny_warnings: false,
+            };
+            let ctx = settings.context(ProtocolOptions {
+                state_limit: DEFAULT_STATE_LIMIT,
+                version: asked,
+                ..ProtocolOptions::default()
+            });
+            let mut all = Vec::new();
+            let _ = check_sent(&ctx, opened, false, Some(sent), &mut |batch| {
+                if !batch.is_empty() {
+                    all.extend_from_slice(batch);
+                    tell(Note::Findings(batch.to_vec()));
+                }
+                Ok(())
+            });
+            all
+        })
+    });
+
+    let mut body = Vec::new();
+    let mut reader = response.into_body().into_reader();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut first_byte = None;
+    let mut cut = None;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) => {
+                cut = Some(err.to_string());
+                break;
+            }
+        };
+        first_byte.get_or_insert_with(|| started.elapsed());
+        let piece = &buf[..n];
+        let mut chunk = format!("{n:x}\r\n").into_bytes();
+        chunk.extend_from_slice(piece);
+        chunk.extend_from_slice(b"\r\n");
+        if let Err(err) = client.write_all(&chunk).and_then(|()| client.flush()) {
+            if gone(&err) {
+                cut = Some("the client went away".into());
+                break;
+            }
+            return Err(err.into());
+        }
+        let _ = to_checker.send(piece.to_vec());
+        body.extend_from_slice(piece);
+        if agui_lens_core::stop::requested() {
+            cut = Some("stopped".into());
+            break;
+        }
+    }
+    drop(to_checker);
+    if cut.is_none() {
+        client.write_all(b"0\r\n\r\n")?;
+        client.flush()?;
+    }
+    // A cut upstream is passed on: the client's connection closes without the body's end.
+    drop(client);
+    if let Some(checker) = checker {
+        exchange_findings.extend(checker.join().unwrap_or_default());
+    }
+    shared.tell(Note::Said(format!(
+        "proxy: {path}: {} {}, {} bytes{}{}",
+        status.as_u16(),
+        if content_type.is_empty() {
+            "(no content type)"
+        } else {
+            &content_type
+        },
+        body.len(),
+        first_byte
+            .map(|d| format!(", first byte after {:.1} ms", d.as_secs_f64() * 1000.0))
+            .unwrap_or_default(),
+        cut.map(|why| format!(", cut: {why}")).unwrap_or_default(),
+    )));
+
+    // What the client holds now, for its thread's next request.
+    let events = if stream_like {
+        events_of(&body, &content_type)
+    } else {
+        Vec::new()
+    };
+    if let Some(input) = &input {
+        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
+        if stream_like {
+            guard
+                .1
+                .insert(thread_id.clone(), Some(fold(input, &events, &path)));
+        } else {
+            guard.1.remove(&thread_id);
+        }
+    }
+    if let Some(dir) = &shared.record {
+        record(dir, n, &request, &body, &events, &exchange_findings)?;
+    }
+    Ok(true)
+}
+
+/// A thread's exchange under way: dropped before the stream was folded (the upstream could not
+/// be reached, the client went away), it leaves the thread with nothing to wait for.
+struct InFlight<'a> {
+    shared: &'a Shared,
+    thread_id: &'a str,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut guard = self
+            .shared
+            .threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if matches!(guard.1.get(self.thread_id), Some(None)) {
+            guard.1.remove(self.thread_id);
+        }
+    }
+}
+
+/// What a client that applied the thread's last stream holds, once that stream has been
+/// forwarded whole (a client may ask again as soon as it has the terminal event); the thread
+/// is then marked as having a stream under way.
+fn previous_turn(shared: &Shared, thread_id: &str) -> Option<Folded> {
+    /// The longest wait for the previous exchange of a thread to end.
+    const WAIT: Duration = Duration::from_secs(10);
+    let started = Instant::now();
+    loop {
+        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.1.get(thread_id) {
+            Some(None) if started.elapsed() < WAIT => {
+                drop(guard);
+                thread::sleep(Duration::from_millis(5));
+            }
+            _ => return guard.1.insert(thread_id.to_owned(), None).flatten(),
+        }
+    }
+}
+
+/// The request sent on to the upstream, the client's headers with it (but the hop-by-hop
+/// ones); the response's head.
+fn forward(request: &Request, shared: &Shared) -> Result<ureq::http::Response<ureq::Body>> {
+    let url = shared.upstream.as_str();
+    let headers = request
+        .headers
+        .iter()
+        .filter(|(name, _)| !HOP_BY_HOP.contains(&name.to_ascii_lowercase().as_str()));
+    let response = match request.method.as_str() {
+        "POST" | "PUT" | "PATCH" => {
+            let mut builder = match request.method.as_str() {
+                "POST" => shared.agent.post(url),
+                "PUT" => shared.agent.put(url),
+                _ => shared.agent.patch(url),
+            };
+            for (name, value) in headers {
+                builder = builder.header(name.as_str(), value.as_str());
+            }
+            builder.send(&request.body[..])?
+        }
+        "GET" | "HEAD" | "DELETE" => {
+            let mut builder = match request.method.as_str() {
+                "GET" => shared.agent.get(url),
+                "HEAD" => shared.agent.head(url),
+                _ => shared.agent.delete(url),
+            };
+            for (name, value) in headers {
+                builder = builder.header(name.as_str(), value.as_str());
+            }
+            builder.call()?
+        }
+        other => bail!("{other} requests are not forwarded"),
+    };
+    Ok(response)
+}
+
+/// The events of a recorded body, as JSON values.
+fn events_of(body: &[u8], content_type: &str) -> Vec<Value> {
+    let format = if content_type.contains("proto") {
+        InputFormat::Proto
+    } else {
+        InputFormat::Sse
+    };
+    let options = ReadOptions {
+        format: Some(format),
+        max_line: DEFAULT_MAX_LINE,
+        entry: None,
+    };
+    let Ok(dir) = tempfile::tempdir() else {
+        return Vec::new();
+    };
+    let file = dir.path().join("body");
+    if std::fs::write(&file, body).is_err() {
+        return Vec::new();
+    }
+    let mut events = Vec::new();
+    let _ = agui_lens_core::check::stream::for_each_event(
+        &read::InputSpec::File(file),
+        &options,
+        |event, _| {
+            if event.kind.is_some() {
+                events.push(event.whole_value().into_owned());
+            }
+            Ok(())
+        },
+    );
+    events
+}
+
+/// One exchange recorded under DIR/NNN/: the request body, the raw response body, its events
+/// as JSONL and the findings (request and stream) as JSONL. No header is written (they may carry credentials).
+fn record(
+    dir: &std::path::Path,
+    n: u64,
+    request: &Request,
+    body: &[u8],
+    events: &[Value],
+    findings: &[Diagnostic],
+) -> Result<()> {
+    let at = dir.join(format!("{n:03}"));
+    std::fs::create_dir_all(&at).with_context(|| format!("creating {}", at.display()))?;
+    std::fs::write(at.join("request.json"), &request.body)?;
+    std::fs::write(at.join("response.raw"), body)?;
+    let mut jsonl = Vec::new();
+    for event in events {
+        serde_json::to_writer(&mut jsonl, event)?;
+        jsonl.push(b'\n');
+    }
+    std::fs::write(at.join("events.jsonl"), jsonl)?;
+    let errors = findings
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count() as u64;
+    let warnings = findings
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count() as u64;
+    std::fs::write(
+        at.join("findings.jsonl"),
+        report(Format::Jsonl, findings, errors, warnings)?,
+    )?;
+    Ok(())
+}

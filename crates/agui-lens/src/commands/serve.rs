@@ -1,0 +1,1002 @@
+//! `agui-lens serve SCRIPT`: a replay server for testing AG-UI clients. Every POST gets the
+//! next turn of the script (a recorded stream, a browser capture's streams, or a TOML list) with its threadId and
+//! runId rewritten to the request's, framed as SSE or protobuf, under the faults the flags
+//! ask for; every request is held to the `request/*` rules, the next turn of a thread to
+//! what the stream served before it left the client holding.
+//!
+//! The HTTP/1.1 server is written by hand over `TcpListener`, so every fault is byte for byte
+//! the one asked for: a thread per connection, `Connection: close`, chunked bodies.
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use clap::ArgMatches;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::Outcome;
+use super::check::{Settings, settings, use_color};
+use crate::cli::{LineEnd, ServeArgs, ServeTransport};
+use agui_lens_core::check::diagnostic::Diagnostic;
+use agui_lens_core::check::engine::Stats;
+use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_findings};
+use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
+use agui_lens_core::check::stream::{for_each_event, require_events};
+use agui_lens_core::fold::{Folded, Folder};
+use agui_lens_core::protocol::event::{Event, EventType, Location};
+use agui_lens_core::protocol::proto;
+use agui_lens_core::read::{DEFAULT_MAX_LINE, InputSpec, ReadOptions};
+use agui_lens_core::report::{FileSummary, Summary};
+
+/// The media type of protobuf framing, as a client's Accept asks for it.
+const PROTO_TYPE: &str = "application/vnd.ag-ui.event+proto";
+/// The largest request body read.
+const MAX_BODY: usize = 64 << 20;
+
+/// One turn of the script: the events served, as recorded.
+struct Turn {
+    name: String,
+    events: Vec<Value>,
+}
+
+/// A TOML script: `[[turn]] stream = "a.jsonl"`, paths relative to the script.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptFile {
+    turn: Vec<TurnFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnFile {
+    stream: PathBuf,
+}
+
+/// The turns SCRIPT names: a TOML script's, or the one stream a capture holds.
+fn load_script(path: &Path) -> Result<Vec<Turn>> {
+    let is_toml = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    if !is_toml {
+        // A browser capture holding several AG-UI streams is a conversation: one turn each.
+        if path.is_dir() {
+            bail!(
+                "{} is a directory: name a stream, or a TOML script of turns",
+                path.display()
+            );
+        }
+        let named = super::inputs::expand(&[path.to_path_buf()], &super::inputs::Walk::default())?;
+        return super::inputs::open_captures(named, None)
+            .into_iter()
+            .map(|input| match input.unreadable {
+                Some(why) => Err(anyhow::anyhow!(why)),
+                None => load_turn(&input.spec),
+            })
+            .collect();
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let script: ScriptFile =
+        toml::from_str(&text).with_context(|| format!("{} is no serve script", path.display()))?;
+    if script.turn.is_empty() {
+        bail!("{} has no [[turn]]", path.display());
+    }
+    let dir = super::directory_of(path);
+    script
+        .turn
+        .iter()
+        .map(|turn| load_turn(&InputSpec::File(dir.join(&turn.stream))))
+        .collect()
+}
+
+fn load_turn(input: &InputSpec) -> Result<Turn> {
+    let read = ReadOptions {
+        format: None,
+        max_line: DEFAULT_MAX_LINE,
+        entry: None,
+    };
+    let mut events = Vec::new();
+    let (opened, stats) = for_each_event(input, &read, |event, _| {
+        if event.value.is_object() {
+            events.push(event.whole_value().into_owned());
+        }
+        Ok(())
+    })?;
+    require_events(&opened, &stats)?;
+    Ok(Turn {
+        name: opened.name.to_string(),
+        events,
+    })
+}
+
+/// How every answer is framed and spoiled.
+#[derive(Clone)]
+struct Faults {
+    transport: ServeTransport,
+    split_bytes: bool,
+    split_random: Option<u64>,
+    line_end: &'static str,
+    bom: bool,
+    comments: bool,
+    fields: bool,
+    drip: Option<Duration>,
+    pause: Option<Duration>,
+    cut: bool,
+    truncate: bool,
+    reset: bool,
+    status: Option<u16>,
+    content_type: Option<String>,
+}
+
+impl Faults {
+    fn from_args(args: &ServeArgs) -> Faults {
+        Faults {
+            transport: args.transport,
+            split_bytes: args.split_bytes,
+            split_random: args.split_random,
+            line_end: match args.line_ends {
+                LineEnd::Lf => "\n",
+                LineEnd::Crlf => "\r\n",
+                LineEnd::Cr => "\r",
+            },
+            bom: args.bom,
+            comments: args.comments,
+            fields: args.fields,
+            drip: args.drip,
+            pause: args.pause,
+            cut: args.cut,
+            truncate: args.truncate,
+            reset: args.reset,
+            status: args.status,
+            content_type: args.content_type.clone(),
+        }
+    }
+}
+
+/// What a thread's next request is held to.
+struct ThreadState {
+    /// The next turn to serve.
+    turn: usize,
+    /// What a client that applied the last stream served holds.
+    folded: Option<Folded>,
+}
+
+/// What the connection threads share.
+struct Shared {
+    turns: Vec<Turn>,
+    faults: Faults,
+    settings: Settings,
+    asked: Option<agui_lens_core::protocol::version::Version>,
+    threads: Mutex<(u64, HashMap<String, ThreadState>)>,
+    to_main: Mutex<mpsc::Sender<Note>>,
+}
+
+/// What a connection thread tells the main thread.
+enum Note {
+    /// A line for stderr.
+    Said(String),
+    Findings(Vec<Diagnostic>),
+    /// The script's last turn was served (its body written, or cut as asked).
+    LastTurnServed,
+}
+
+impl Shared {
+    fn tell(&self, note: Note) {
+        if let Ok(to_main) = self.to_main.lock() {
+            let _ = to_main.send(note);
+        }
+    }
+}
+
+pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
+    let settings = settings(&args.rules, matches, None, None)?;
+    let deny_warnings = settings.deny_warnings;
+    let turns = load_script(&args.script)?;
+    let listener =
+        TcpListener::bind(&args.listen).with_context(|| format!("listening on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    crate::signals::catch();
+    {
+        let mut out = io::stdout().lock();
+        writeln!(out, "listening on http://{addr}")?;
+        out.flush()?;
+    }
+    eprintln!(
+        "serve: {} from {}",
+        agui_lens_core::text::plural(turns.len() as u64, "turn"),
+        args.script.display()
+    );
+    let (to_main, notes) = mpsc::channel();
+    let shared = Arc::new(Shared {
+        turns,
+        faults: Faults::from_args(args),
+        settings,
+        asked: args.rules.protocol,
+        threads: Mutex::new((0, HashMap::new())),
+        to_main: Mutex::new(to_main),
+    });
+
+    let color = use_color(args.color);
+    let mut live = crate::render::reporter(
+        agui_lens_core::report::Format::Human,
+        Box::new(io::stdout()),
+        color,
+        false,
+    );
+    let mut found: Vec<Diagnostic> = Vec::new();
+    let mut stats = Stats::default();
+    let mut done = false;
+    let mut take = |note: Note, done: &mut bool| -> io::Result<()> {
+        match note {
+            Note::Said(line) => eprintln!("{line}"),
+            Note::Findings(batch) => {
+                for d in batch {
+                    live.diagnostic(&d)?;
+                    match d.severity {
+                        agui_lens_core::check::diagnostic::Severity::Error => stats.errors += 1,
+                        agui_lens_core::check::diagnostic::Severity::Warning => stats.warnings += 1,
+                        agui_lens_core::check::diagnostic::Severity::Note => stats.notes += 1,
+                    }
+                    found.push(d);
+                }
+                live.flush()?;
+            }
+            Note::LastTurnServed => *done |= args.once,
+        }
+        Ok(())
+    };
+    // Connections are taken as they come, on a thread of their own; this one prints what
+    // they tell, and wakes every 50 ms to see whether to stop.
+    let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acceptor = {
+        let shared = Arc::clone(&shared);
+        let stopping = Arc::clone(&stopping);
+        thread::spawn(move || {
+            let mut workers: Vec<thread::JoinHandle<()>> = Vec::new();
+            for stream in listener.incoming() {
+                if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
+                match stream {
+                    Ok(stream) => {
+                        let shared = Arc::clone(&shared);
+                        workers.push(thread::spawn(move || connection(stream, &shared)));
+                    }
+                    Err(err) => {
+                        shared.tell(Note::Said(format!("serve: accepting a connection: {err}")))
+                    }
+                }
+                workers.retain(|w| !w.is_finished());
+            }
+            workers
+        })
+    };
+    while !done && !agui_lens_core::stop::requested() {
+        if let Ok(note) = notes.recv_timeout(Duration::from_millis(50)) {
+            take(note, &mut done)?;
+        }
+    }
+    // The acceptor is woken by a connection of our own, and stops.
+    stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = TcpStream::connect(addr);
+    let workers = acceptor.join().unwrap_or_default();
+    // With --once, the streams under way are served to their end. Stopped by a signal, they
+    // end with the process (a connection waiting for its request would hold it up).
+    if !agui_lens_core::stop::requested() {
+        for worker in workers {
+            let _ = worker.join();
+        }
+    }
+    while let Ok(note) = notes.try_recv() {
+        take(note, &mut done)?;
+    }
+    let name: Arc<str> = Arc::from(format!("serve {}", args.script.display()));
+    let file = FileSummary::checked(name.clone(), stats, None);
+    let mut summary = Summary::default();
+    summary.add(&file);
+    live.flush()?;
+    drop(live);
+    eprintln!(
+        "serve: {} answered: {}, {}",
+        agui_lens_core::text::plural(requests(&shared), "request"),
+        agui_lens_core::text::plural(stats.errors, "error"),
+        agui_lens_core::text::plural(stats.warnings, "warning")
+    );
+    if let Some(path) = &args.report {
+        let buffer = Buffer::default();
+        {
+            let mut reporter =
+                crate::render::reporter(args.format, Box::new(buffer.clone()), false, false);
+            reporter.start_run(1)?;
+            reporter.start_file(&name)?;
+            for d in &found {
+                reporter.diagnostic(d)?;
+            }
+            reporter.end_file(&file)?;
+            reporter.finish(&summary)?;
+            reporter.flush()?;
+        }
+        let bytes = std::mem::take(&mut *buffer.0.lock().unwrap_or_else(|e| e.into_inner()));
+        super::write_file(path, |out| Ok(out.write_all(&bytes)?))?;
+    }
+    Ok(
+        if stats.errors > 0 || (deny_warnings && stats.warnings > 0) {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        },
+    )
+}
+
+/// How many requests were read.
+fn requests(shared: &Shared) -> u64 {
+    shared.threads.lock().unwrap_or_else(|e| e.into_inner()).0
+}
+
+/// Where a report is written before it goes to its file.
+#[derive(Clone, Default)]
+pub(super) struct Buffer(pub(super) Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One connection: a request read, checked and answered.
+fn connection(stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    if let Err(err) = answer(stream, shared) {
+        shared.tell(Note::Said(format!("serve: {err:#}")));
+    }
+}
+
+/// A request as read off the wire.
+pub(super) struct Request {
+    pub(super) method: String,
+    pub(super) path: String,
+    pub(super) headers: Vec<(String, String)>,
+    pub(super) body: Vec<u8>,
+}
+
+impl Request {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+pub(super) fn read_request(stream: &TcpStream) -> Result<Option<Request>> {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_owned();
+    let path = parts.next().unwrap_or("/").to_owned();
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            bail!("the connection closed inside the request's headers");
+        }
+        let trimmed = line.trim_end();
+        if trimmed.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = trimmed.split_once(':') {
+            headers.push((name.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    let mut request = Request {
+        method,
+        path,
+        headers,
+        body: Vec::new(),
+    };
+    let length: usize = request
+        .header("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if length > MAX_BODY {
+        bail!("a request body of {length} bytes is more than serve reads");
+    }
+    if request
+        .header("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+    {
+        loop {
+            line.clear();
+            reader.read_line(&mut line)?;
+            let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or("0"), 16)
+                .context("a bad chunk size in the request body")?;
+            if size == 0 {
+                break;
+            }
+            if request.body.len() + size > MAX_BODY {
+                bail!("a request body larger than serve reads");
+            }
+            let at = request.body.len();
+            request.body.resize(at + size, 0);
+            reader.read_exact(&mut request.body[at..])?;
+            line.clear();
+            reader.read_line(&mut line)?;
+        }
+    } else {
+        request.body.resize(length, 0);
+        reader.read_exact(&mut request.body)?;
+    }
+    Ok(Some(request))
+}
+
+pub(super) const CORS: &str = "Access-Control-Allow-Origin: *\r\nAccess-Control-Allow-Headers: *\r\nAccess-Control-Allow-Methods: POST, GET, OPTIONS\r\n";
+
+pub(super) fn fixed(
+    stream: &mut TcpStream,
+    status: &str,
+    content_type: &str,
+    body: &str,
+) -> io::Result<()> {
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{CORS}Connection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()
+}
+
+fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
+    let Some(request) = read_request(&stream)? else {
+        return Ok(());
+    };
+    match request.method.as_str() {
+        "POST" => {}
+        "OPTIONS" => {
+            write!(
+                stream,
+                "HTTP/1.1 204 No Content\r\n{CORS}Connection: close\r\n\r\n"
+            )?;
+            return Ok(());
+        }
+        "GET" | "HEAD" => {
+            fixed(
+                &mut stream,
+                "200 OK",
+                "text/plain",
+                "agui-lens serve: POST a RunAgentInput here\n",
+            )?;
+            return Ok(());
+        }
+        _ => {
+            fixed(
+                &mut stream,
+                "405 Method Not Allowed",
+                "text/plain",
+                "POST a RunAgentInput\n",
+            )?;
+            return Ok(());
+        }
+    }
+    let input: Value = match serde_json::from_slice(&request.body) {
+        Ok(input) => input,
+        Err(err) => {
+            let (n, _) = next_request(shared);
+            let path: Arc<str> = Arc::from(format!("request {n} (POST {})", request.path));
+            let d = Diagnostic::whole_input(
+                agui_lens_core::check::catalog::RuleId::RequestInputSchema,
+                agui_lens_core::check::diagnostic::Severity::Error,
+                path,
+                format!("the request's body is not JSON: {err}"),
+            );
+            shared.tell(Note::Findings(leveled(shared, vec![d])));
+            fixed(
+                &mut stream,
+                "400 Bad Request",
+                "application/json",
+                "{\"error\":\"the body is not JSON\"}",
+            )?;
+            return Ok(());
+        }
+    };
+    let thread_id = input
+        .get("threadId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let run_id = input
+        .get("runId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    // Which turn this is, and what the client should hold.
+    let (n, turn_index, previous) = {
+        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0 += 1;
+        let n = guard.0;
+        let thread = guard.1.entry(thread_id.clone()).or_insert(ThreadState {
+            turn: 0,
+            folded: None,
+        });
+        let index = thread.turn.min(shared.turns.len() - 1);
+        thread.turn += 1;
+        (n, index, thread.folded.take())
+    };
+    let turn = &shared.turns[turn_index];
+    let path: Arc<str> = Arc::from(format!(
+        "request {n} (thread {thread_id}, turn {})",
+        turn_index + 1
+    ));
+    let mut findings = input_findings(shared.settings.schemas, &input, shared.asked, &path);
+    findings.extend(sent_findings(&input, &path));
+    if let Some(previous) = &previous {
+        findings.extend(next_turn_findings(&input, previous, &path));
+    }
+    let findings = leveled(shared, findings);
+    if !findings.is_empty() {
+        shared.tell(Note::Findings(findings));
+    }
+
+    let events = rewrite(&turn.events, &thread_id, &run_id);
+    let folded = fold(&input, &events, &path);
+    {
+        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(thread) = guard.1.get_mut(&thread_id) {
+            thread.folded = Some(folded);
+        }
+    }
+    let faults = &shared.faults;
+    let proto = match faults.transport {
+        ServeTransport::Proto => true,
+        ServeTransport::Sse => false,
+        ServeTransport::Auto => request
+            .header("accept")
+            .is_some_and(|a| a.contains(PROTO_TYPE)),
+    };
+    let last = turn_index + 1 == shared.turns.len();
+    shared.tell(Note::Said(format!(
+        "serve: {path}: {} of {} as {}",
+        agui_lens_core::text::plural(events.len() as u64, "event"),
+        turn.name,
+        if proto { "protobuf" } else { "SSE" }
+    )));
+    let result = respond(&mut stream, &events, proto, faults);
+    if last {
+        shared.tell(Note::LastTurnServed);
+    }
+    result
+}
+
+/// The next request's number, for a request that takes no turn.
+fn next_request(shared: &Shared) -> (u64, ()) {
+    let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
+    guard.0 += 1;
+    (guard.0, ())
+}
+
+/// Findings at the levels the flags and config set; those turned off dropped.
+fn leveled(shared: &Shared, findings: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    findings
+        .into_iter()
+        .filter_map(|mut d| {
+            d.severity = shared.settings.levels.severity(d.rule)?;
+            Some(d)
+        })
+        .collect()
+}
+
+/// The turn's events with the request's threadId on every event that carries one, and its
+/// runId on the events of the stream's last run (a replayed earlier run keeps its own).
+fn rewrite(events: &[Value], thread_id: &str, run_id: &str) -> Vec<Value> {
+    let last_run = events
+        .iter()
+        .rev()
+        .find(|e| e.get("type").and_then(Value::as_str) == Some("RUN_STARTED"))
+        .and_then(|e| e.get("runId"))
+        .cloned();
+    events
+        .iter()
+        .map(|event| {
+            let mut event = event.clone();
+            if let Some(object) = event.as_object_mut() {
+                if !thread_id.is_empty() && object.get("threadId").is_some_and(Value::is_string) {
+                    object.insert("threadId".into(), Value::String(thread_id.to_owned()));
+                }
+                if !run_id.is_empty()
+                    && last_run.is_some()
+                    && object.get("runId") == last_run.as_ref()
+                {
+                    object.insert("runId".into(), Value::String(run_id.to_owned()));
+                }
+            }
+            event
+        })
+        .collect()
+}
+
+/// What a client that sent `input` holds once it applied `events`.
+pub(super) fn fold(input: &Value, events: &[Value], path: &Arc<str>) -> Folded {
+    let history: &[Value] = input
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
+    let mut folder = Folder::new(DEFAULT_STATE_LIMIT)
+        .with_state(input.get("state").filter(|s| !s.is_null()).cloned())
+        .with_messages(history);
+    for (i, value) in events.iter().enumerate() {
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(EventType::from_name);
+        let loc = Location {
+            path: path.clone(),
+            line: i as u64 + 1,
+            offset: 0,
+            index: i as u64,
+        };
+        folder.apply(&Event::new(loc, kind, value.clone()));
+    }
+    folder.finish()
+}
+
+/// One frame of the body per event, framed as asked.
+fn frames(events: &[Value], proto: bool, faults: &Faults) -> Vec<Vec<u8>> {
+    let end = faults.line_end;
+    let mut frames = Vec::with_capacity(events.len());
+    for (i, event) in events.iter().enumerate() {
+        let mut frame = Vec::new();
+        if proto {
+            match proto::encode_event(event) {
+                Ok(encoded) => proto::push_frame(&encoded.bytes, &mut frame),
+                // An event with no protobuf form is left out, as `cat -o x.pb` leaves it.
+                Err(_) => continue,
+            }
+            frames.push(frame);
+            continue;
+        }
+        if faults.comments {
+            frame.extend_from_slice(format!(": agui-lens serve, event {i}{end}").as_bytes());
+        }
+        if faults.fields {
+            let ty = event
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("message");
+            frame.extend_from_slice(
+                format!("event: {ty}{end}id: {i}{end}retry: 3000{end}").as_bytes(),
+            );
+        }
+        frame.extend_from_slice(b"data: ");
+        frame.extend_from_slice(&serde_json::to_vec(event).unwrap_or_default());
+        frame.extend_from_slice(end.as_bytes());
+        frame.extend_from_slice(end.as_bytes());
+        if faults.comments {
+            frame.extend_from_slice(format!(":{end}{end}").as_bytes());
+        }
+        frames.push(frame);
+    }
+    if faults.bom && !proto {
+        if let Some(first) = frames.first_mut() {
+            first.splice(0..0, [0xEF, 0xBB, 0xBF]);
+        }
+    }
+    frames
+}
+
+/// What is done on the wire, in order.
+enum Step {
+    Data(Vec<u8>),
+    Pause(Duration),
+    /// Close without ending the body.
+    Cut,
+    /// Close with a TCP reset.
+    Reset,
+}
+
+/// The body's steps: frames split into chunks as asked, the pause, cut or reset halfway.
+fn steps(frames: Vec<Vec<u8>>, faults: &Faults) -> Vec<Step> {
+    let middle = frames.len() / 2;
+    let mut steps = Vec::new();
+    let mut pieces: Vec<Vec<u8>> = Vec::new();
+    let mut rng = faults
+        .split_random
+        .map(|seed| seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut flush = |pieces: &mut Vec<Vec<u8>>, steps: &mut Vec<Step>| {
+        let bytes: Vec<u8> = pieces.drain(..).flatten().collect();
+        if bytes.is_empty() {
+            return;
+        }
+        if faults.split_bytes {
+            steps.extend(bytes.iter().map(|b| Step::Data(vec![*b])));
+        } else if let Some(state) = rng.as_mut() {
+            let mut at = 0;
+            while at < bytes.len() {
+                // xorshift64
+                *state ^= *state << 13;
+                *state ^= *state >> 7;
+                *state ^= *state << 17;
+                let size = 1 + (*state % 48) as usize;
+                let to = (at + size).min(bytes.len());
+                steps.push(Step::Data(bytes[at..to].to_vec()));
+                at = to;
+            }
+        } else {
+            steps.push(Step::Data(bytes));
+        }
+    };
+    for (i, frame) in frames.into_iter().enumerate() {
+        if i == middle && i > 0 {
+            if let Some(pause) = faults.pause {
+                flush(&mut pieces, &mut steps);
+                steps.push(Step::Pause(pause));
+            }
+            if faults.truncate {
+                flush(&mut pieces, &mut steps);
+                return steps;
+            }
+            if faults.reset {
+                flush(&mut pieces, &mut steps);
+                steps.push(Step::Reset);
+                return steps;
+            }
+            if faults.cut {
+                pieces.push(frame[..frame.len() / 2].to_vec());
+                flush(&mut pieces, &mut steps);
+                steps.push(Step::Cut);
+                return steps;
+            }
+        }
+        pieces.push(frame);
+        if !faults.split_bytes && faults.split_random.is_none() {
+            flush(&mut pieces, &mut steps);
+        }
+    }
+    flush(&mut pieces, &mut steps);
+    steps
+}
+
+fn respond(stream: &mut TcpStream, events: &[Value], proto: bool, faults: &Faults) -> Result<()> {
+    if let Some(code) = faults.status {
+        let reason = match code {
+            400 => "Bad Request",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "Not Found",
+            429 => "Too Many Requests",
+            500 => "Internal Server Error",
+            502 => "Bad Gateway",
+            503 => "Service Unavailable",
+            504 => "Gateway Timeout",
+            _ => "Error",
+        };
+        let body = format!(
+            "<!DOCTYPE html>\n<html><head><title>{code} {reason}</title></head>\n<body><h1>{code} {reason}</h1><p>agui-lens serve --status {code}</p></body></html>\n"
+        );
+        fixed(
+            stream,
+            &format!("{code} {reason}"),
+            "text/html; charset=utf-8",
+            &body,
+        )?;
+        return Ok(());
+    }
+    let content_type = faults.content_type.clone().unwrap_or_else(|| {
+        if proto {
+            PROTO_TYPE.to_owned()
+        } else {
+            "text/event-stream".to_owned()
+        }
+    });
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n{CORS}Connection: close\r\n\r\n"
+    )?;
+    stream.flush()?;
+    let steps = steps(frames(events, proto, faults), faults);
+    let mut first = true;
+    for step in steps {
+        if agui_lens_core::stop::requested() {
+            return Ok(());
+        }
+        match step {
+            Step::Data(bytes) => {
+                if !first {
+                    if let Some(drip) = faults.drip {
+                        wait(drip);
+                    }
+                }
+                first = false;
+                let mut chunk = format!("{:x}\r\n", bytes.len()).into_bytes();
+                chunk.extend_from_slice(&bytes);
+                chunk.extend_from_slice(b"\r\n");
+                if let Err(err) = stream.write_all(&chunk).and_then(|()| stream.flush()) {
+                    // The client went away: its business, not a failure of serve.
+                    if gone(&err) {
+                        return Ok(());
+                    }
+                    return Err(err.into());
+                }
+            }
+            Step::Pause(pause) => wait(pause),
+            Step::Cut => return Ok(()),
+            Step::Reset => {
+                reset(stream);
+                return Ok(());
+            }
+        }
+    }
+    match stream.write_all(b"0\r\n\r\n").and_then(|()| stream.flush()) {
+        Err(err) if !gone(&err) => Err(err.into()),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn gone(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+    )
+}
+
+/// Sleeps, waking early when the user asks to stop.
+fn wait(how_long: Duration) {
+    let until = Instant::now() + how_long;
+    while !agui_lens_core::stop::requested() {
+        let now = Instant::now();
+        if now >= until {
+            return;
+        }
+        thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// Closes with a TCP reset: SO_LINGER on with a zero timeout, then the socket dropped.
+fn reset(stream: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt on a descriptor this stream owns, with a value of the size given.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn faults() -> Faults {
+        Faults {
+            transport: ServeTransport::Sse,
+            split_bytes: false,
+            split_random: None,
+            line_end: "\n",
+            bom: false,
+            comments: false,
+            fields: false,
+            drip: None,
+            pause: None,
+            cut: false,
+            truncate: false,
+            reset: false,
+            status: None,
+            content_type: None,
+        }
+    }
+
+    fn body(steps: &[Step]) -> Vec<u8> {
+        steps
+            .iter()
+            .flat_map(|s| match s {
+                Step::Data(b) => b.clone(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_last_run_takes_the_requests_ids_and_earlier_runs_keep_theirs() {
+        let events = vec![
+            json!({"type": "RUN_STARTED", "threadId": "t0", "runId": "a"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t0", "runId": "a"}),
+            json!({"type": "RUN_STARTED", "threadId": "t0", "runId": "b"}),
+            json!({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t0", "runId": "b"}),
+        ];
+        let out = rewrite(&events, "T", "R");
+        assert_eq!(out[0]["runId"], "a");
+        assert_eq!(out[2]["runId"], "R");
+        assert_eq!(out[4]["runId"], "R");
+        assert!(
+            out.iter()
+                .filter(|e| e.get("threadId").is_some())
+                .all(|e| e["threadId"] == "T")
+        );
+        assert_eq!(out[3], events[3]);
+    }
+
+    #[test]
+    fn splitting_keeps_the_bytes_and_faults_change_only_what_they_say() {
+        let events = vec![
+            json!({"type": "A"}),
+            json!({"type": "B"}),
+            json!({"type": "C"}),
+        ];
+        let plain = body(&steps(frames(&events, false, &faults()), &faults()));
+        assert_eq!(
+            plain,
+            b"data: {\"type\":\"A\"}\n\ndata: {\"type\":\"B\"}\n\ndata: {\"type\":\"C\"}\n\n"
+        );
+        let bytes = Faults {
+            split_bytes: true,
+            ..faults()
+        };
+        let split = steps(frames(&events, false, &bytes), &bytes);
+        assert_eq!(split.len(), plain.len());
+        assert_eq!(body(&split), plain);
+        let random = Faults {
+            split_random: Some(7),
+            ..faults()
+        };
+        let many: Vec<Value> = (0..20).map(|i| json!({"type": "A", "i": i})).collect();
+        let whole = body(&steps(frames(&many, false, &faults()), &faults()));
+        let split = steps(frames(&many, false, &random), &random);
+        let sizes: std::collections::BTreeSet<usize> = split
+            .iter()
+            .map(|s| match s {
+                Step::Data(b) => b.len(),
+                _ => 0,
+            })
+            .collect();
+        assert!(split.len() > 10 && sizes.len() > 5, "{sizes:?}");
+        assert_eq!(body(&split), whole);
+        let crlf = Faults {
+            line_end: "\r\n",
+            bom: true,
+            fields: true,
+            ..faults()
+        };
+        let text = body(&steps(frames(&events[..1], false, &crlf), &crlf));
+        assert_eq!(
+            text,
+            b"\xEF\xBB\xBFevent: A\r\nid: 0\r\nretry: 3000\r\ndata: {\"type\":\"A\"}\r\n\r\n"
+        );
+        let cut = Faults {
+            cut: true,
+            ..faults()
+        };
+        let steps = steps(frames(&events, false, &cut), &cut);
+        assert!(matches!(steps.last(), Some(Step::Cut)));
+        let sent = body(&steps);
+        assert!(sent.starts_with(b"data: {\"type\":\"A\"}\n\ndata: {\"ty"));
+        assert!(!sent.ends_with(b"\n\n"));
+    }
+}

@@ -1,0 +1,204 @@
+//! `agui-lens proxy` with real parts: the official HttpAgent talking to the pydantic-ai peer
+//! through it, and byte-for-byte forwarding checked against `serve`, whose bytes are known.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::{root, run};
+use crate::peer::Peer;
+use crate::serving::{Served, client};
+
+fn findings_rules(jsonl: &str) -> Vec<String> {
+    let mut rules: Vec<String> = jsonl
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|d| d["rule"].as_str().map(str::to_owned))
+        .collect();
+    rules.sort();
+    rules
+}
+
+/// HttpAgent through the proxy to the pydantic-ai peer: the run completes for the client,
+/// the recording holds what the client got, and the findings are `run`'s on the same input.
+#[test]
+fn httpagent_through_the_proxy_to_the_pydantic_ai_peer() {
+    if std::env::var_os("AGUI_LENS_SKIP_PEERS").is_some_and(|v| !v.is_empty()) {
+        eprintln!("skipped: AGUI_LENS_SKIP_PEERS is set");
+        return;
+    }
+    let peer = Peer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &["--upstream", &peer.url(), "--record", &record_arg, "--once"],
+    );
+    let input: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            root().join("crates/agui-lens/tests/peers/pydantic-ai/input.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let got = client(
+        &proxy.url,
+        &json!({"threadId": "thread-proxied", "messages": input["messages"], "state": input["state"],
+            "tools": input["tools"]}),
+    );
+    assert_eq!(got["ok"], true, "{got}");
+    let (code, stdout, stderr) = proxy.finish();
+    assert!(
+        stderr.contains("exchange 1 (thread thread-proxied): 200 text/event-stream"),
+        "{stderr}"
+    );
+
+    // What was recorded is what the client folded.
+    let at = record.join("001");
+    let events = at.join("events.jsonl");
+    let request = at.join("request.json");
+    let sent: Value = serde_json::from_str(&std::fs::read_to_string(&request).unwrap()).unwrap();
+    assert_eq!(sent["threadId"], "thread-proxied");
+    let (fold_code, folded, _) = run(&[
+        "fold",
+        "--compact",
+        "--initial-state",
+        &sent["state"].to_string(),
+        &events.to_string_lossy(),
+    ]);
+    assert_eq!(fold_code, 0);
+    let folded: Value = serde_json::from_str(&folded).unwrap();
+    let got_new: Vec<&Value> = got["messages"].as_array().unwrap()[1..].iter().collect();
+    let folded_messages: Vec<&Value> = folded["messages"].as_array().unwrap().iter().collect();
+    assert_eq!(got_new, folded_messages);
+    assert_eq!(got["state"], folded["state"]);
+    assert!(
+        std::fs::read(at.join("response.raw"))
+            .unwrap()
+            .starts_with(b"data: ")
+    );
+
+    // The findings are `run`'s on the same input, against the peer directly.
+    let recorded = std::fs::read_to_string(at.join("findings.jsonl")).unwrap();
+    let (_, direct, _) = run(&[
+        "run",
+        &peer.url(),
+        "--input",
+        &request.to_string_lossy(),
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(
+        findings_rules(&recorded),
+        findings_rules(&direct),
+        "{stdout}"
+    );
+    assert_eq!(code, i32::from(stdout.contains("error[")), "{stdout}");
+}
+
+/// The proxy passes the stream on byte for byte (`serve` splits it at random points, so
+/// chunk boundaries are nothing to rely on), records the request and the body but never a
+/// header, and holds the next request on a thread to what the stream left the client holding.
+#[test]
+fn proxy_forwards_byte_for_byte_and_checks_the_next_turn() {
+    let script = "fixtures/serve/two-turns/script.toml";
+    let direct = Served::start(&[script, "--split-random", "5"]);
+    let upstream = Served::start(&[script, "--split-random", "5"]);
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &["--upstream", &upstream.url, "--record", &record_arg],
+    );
+    let requests = std::fs::read_to_string(
+        root().join("fixtures/serve/request/missing-tool-result/requests.jsonl"),
+    )
+    .unwrap();
+    let requests: Vec<&str> = requests.lines().collect();
+    let post = |url: &str, body: &str| {
+        let mut response = ureq::post(url)
+            .header("Content-Type", "application/json")
+            .header("Authorization", "Bearer SECRET-TOKEN-42")
+            .send(body)
+            .unwrap();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        (content_type, response.body_mut().read_to_vec().unwrap())
+    };
+    let (direct_type, direct_body) = post(&direct.url, requests[0]);
+    let (proxied_type, proxied_body) = post(&proxy.url, requests[0]);
+    assert_eq!(proxied_type, direct_type);
+    assert!(proxied_body == direct_body, "the proxied body differs");
+    // The next turn, without the tool result the first one asked for.
+    post(&proxy.url, requests[1]);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(proxy.child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 143);
+    assert!(
+        stdout.contains(
+            "error[request/missing-tool-result]: the request does not answer the tool call call-1"
+        ),
+        "{stdout}"
+    );
+    let at = record.join("001");
+    assert!(std::fs::read(at.join("response.raw")).unwrap() == direct_body);
+    assert_eq!(
+        std::fs::read_to_string(at.join("request.json")).unwrap(),
+        requests[0]
+    );
+    assert!(record.join("002/findings.jsonl").exists());
+    let mut everything = stdout.clone() + &stderr;
+    for entry in std::fs::read_dir(&record).unwrap() {
+        for file in std::fs::read_dir(entry.unwrap().path()).unwrap() {
+            everything += &String::from_utf8_lossy(&std::fs::read(file.unwrap().path()).unwrap());
+        }
+    }
+    assert!(!everything.contains("SECRET-TOKEN-42"));
+}
+
+#[test]
+fn an_upstream_that_is_no_url_is_refused() {
+    let (code, stdout, stderr) = run(&["proxy", "--upstream", "localhost:8000"]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("is not an http:// or https:// URL"),
+        "{stderr}"
+    );
+}
+
+/// An agent that cannot be reached: the client gets a 502 saying so, and the thread's next
+/// request is forwarded at once (nothing is left waiting for the failed exchange).
+#[test]
+fn an_unreachable_upstream_answers_502_and_holds_nothing_up() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/", listener.local_addr().unwrap())
+    };
+    let proxy = Served::command("proxy", &["--upstream", &closed]);
+    let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+    for _ in 0..2 {
+        let started = std::time::Instant::now();
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build(),
+        );
+        let mut response = agent.post(&proxy.url).send(body).unwrap();
+        assert_eq!(response.status(), 502);
+        let text = response.body_mut().read_to_string().unwrap();
+        assert!(text.contains("the upstream could not be reached"), "{text}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+    }
+}

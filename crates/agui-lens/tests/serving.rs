@@ -1,0 +1,552 @@
+//! `agui-lens serve` with real parts: the official `@ag-ui/client` HttpAgent
+//! (reference/client.mjs, run with node) against recordings under every fault, a two-turn
+//! script whose second request is held to the `request/*` rules, a fixture per rule sent
+//! with ureq, and the command from the outside (bad scripts, two at once, SIGTERM).
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{fixture_files, root, run};
+
+/// A `serve` child on a free port, killed however the test ends (unless it exited).
+pub(crate) struct Served {
+    pub(crate) child: Child,
+    pub(crate) url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// `agui-lens serve ARGS`.
+    pub(crate) fn start(args: &[&str]) -> Served {
+        Served::command("serve", args)
+    }
+
+    /// `agui-lens COMMAND ARGS`, for a command that prints `listening on URL` first.
+    pub(crate) fn command(command: &str, args: &[&str]) -> Served {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+            .arg(command)
+            .args(args)
+            .args(["--color", "never"])
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting agui-lens serve");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("serve said {line:?}"))
+            .to_owned();
+        child.stdout = Some(stdout.into_inner());
+        Served { child, url }
+    }
+
+    /// Waits for a `--once` server to exit: its status, the rest of stdout, and stderr.
+    pub(crate) fn finish(mut self) -> (i32, String, String) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the server did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut out = String::new();
+        let mut err = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (status.code().unwrap_or(-1), out, err)
+    }
+}
+
+/// What the official HttpAgent ends with after running against `url` (see reference/client.mjs).
+pub(crate) fn client(url: &str, options: &Value) -> Value {
+    clients(&[(url.to_owned(), options.clone())]).remove(0)
+}
+
+/// [`client`] for several runs, one after the other in one node process.
+fn clients(runs: &[(String, Value)]) -> Vec<Value> {
+    use std::io::Write;
+    let reference = crate::common::reference_packages();
+    let mut child = Command::new("node")
+        .arg(reference.join("client.mjs"))
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running node reference/client.mjs");
+    let pairs: Vec<Value> = runs
+        .iter()
+        .map(|(url, options)| json!([url, options]))
+        .collect();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json!(pairs).to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let got: Vec<Value> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    assert_eq!(
+        got.len(),
+        runs.len(),
+        "client.mjs printed {stdout:?}, stderr {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    got
+}
+
+/// `agui-lens fold` of a recording, its state `{}` where it sets none (a client starts there).
+fn fold(recording: &str) -> Value {
+    let (code, stdout, stderr) = run(&["fold", "--compact", recording]);
+    assert_eq!(code, 0, "{recording}: {stderr}");
+    let mut folded: Value = serde_json::from_str(&stdout).unwrap();
+    if folded["state"].is_null() {
+        folded["state"] = json!({});
+    }
+    folded
+}
+
+/// The client a recording was made for: the history and state its first RUN_STARTED says
+/// the agent was sent (a recording of a later turn starts from them, and so does its fold).
+fn client_for(recording: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(recording)).unwrap();
+    let input = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|e| e["type"] == "RUN_STARTED")
+        .and_then(|e| e.get("input").cloned())
+        .unwrap_or(Value::Null);
+    json!({
+        "messages": input.get("messages").cloned().unwrap_or(json!([])),
+        "state": input.get("state").cloned().filter(|s| !s.is_null()).unwrap_or(json!({})),
+        "timeoutMs": 10000,
+    })
+}
+
+/// The recordings that are streams (the `-invalid` ones are error bodies, refused: see
+/// `a_script_that_is_no_stream_is_refused`).
+fn recordings() -> Vec<String> {
+    fixture_files("fixtures/recordings")
+        .into_iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| p.ends_with(".jsonl") && !p.contains("-invalid"))
+        .collect()
+}
+
+fn assert_folds_as(got: &Value, want: &Value, what: &str) {
+    assert_eq!(
+        got["ok"], true,
+        "{what}: the client failed: {}",
+        got["error"]
+    );
+    assert_eq!(got["messages"], want["messages"], "{what}: messages");
+    assert_eq!(got["state"], want["state"], "{what}: state");
+}
+
+/// Every recording under `fault`, one server each, the client run against each (twice when
+/// `also_proto`, the second asking for protobuf): what it ends with is what `fold` says.
+fn every_recording_folds_under(fault: &[&str], also_proto: bool) {
+    let recordings = recordings();
+    assert!(recordings.len() >= 20);
+    let servers: Vec<Served> = recordings
+        .iter()
+        .map(|recording| {
+            let mut args = vec![recording.as_str()];
+            args.extend_from_slice(fault);
+            Served::start(&args)
+        })
+        .collect();
+    let mut runs = Vec::new();
+    for (recording, server) in recordings.iter().zip(&servers) {
+        runs.push((server.url.clone(), client_for(recording)));
+        if also_proto {
+            let mut proto = client_for(recording);
+            proto["proto"] = json!(true);
+            runs.push((server.url.clone(), proto));
+        }
+    }
+    let got = clients(&runs);
+    let per = if also_proto { 2 } else { 1 };
+    for (i, recording) in recordings.iter().enumerate() {
+        let want = fold(recording);
+        for (j, got) in got[i * per..(i + 1) * per].iter().enumerate() {
+            let how = if j == 1 { " as protobuf" } else { "" };
+            assert_folds_as(got, &want, &format!("{recording} {fault:?}{how}"));
+        }
+    }
+}
+
+/// Every recording, served plainly and as protobuf: HttpAgent ends with what `fold` says.
+#[test]
+fn httpagent_ends_with_the_fold_of_every_recording() {
+    every_recording_folds_under(&[], true);
+}
+
+/// The faults a client must survive, each on every recording: HttpAgent survives them all,
+/// ending with the fold.
+#[test]
+fn httpagent_survives_split_frames_bom_comments_fields_and_a_drip() {
+    let faults: &[&[&str]] = &[
+        &["--split-bytes"],
+        &["--split-random", "7"],
+        &["--split-random", "1234"],
+        &["--bom"],
+        &["--comments"],
+        &["--fields"],
+        &["--bom", "--comments", "--fields", "--split-random", "99"],
+        &["--drip", "0.002"],
+        &["--transport", "proto", "--split-bytes"],
+    ];
+    for fault in faults {
+        every_recording_folds_under(fault, false);
+    }
+}
+
+/// Faults HttpAgent 1.0.0 does not get through, each pinned as it behaves today: a fatal
+/// fault ends the run with an error, except where the client has a defect (marked DEFECT).
+/// When one of these starts to fail, the client changed: update the README's list.
+#[test]
+fn httpagent_under_fatal_faults_and_its_defects() {
+    let recording = "fixtures/recordings/pydantic-ai-full.jsonl";
+    let want = fold(recording);
+    let options = client_for(recording);
+    let under = |fault: &[&str], options: &Value| {
+        let mut args = vec![recording];
+        args.extend_from_slice(fault);
+        let server = Served::start(&args);
+        client(&server.url, options)
+    };
+
+    // An error status with an HTML body: the run fails, naming the status.
+    let got = under(&["--status", "502"], &options);
+    assert_eq!(got["ok"], false);
+    assert!(
+        got["error"].as_str().unwrap().starts_with("HTTP 502"),
+        "{got}"
+    );
+
+    // A pause shorter than the client waits is survived.
+    let got = under(&["--pause", "1.5"], &options);
+    assert_folds_as(&got, &want, "--pause 1.5");
+
+    // A pause longer than the client waits: its own timeout ends the run.
+    let mut patient = options.clone();
+    patient["timeoutMs"] = json!(1000);
+    let got = under(&["--pause", "3"], &patient);
+    assert_eq!(got["ok"], false);
+    assert!(
+        got["error"].as_str().unwrap().contains("longer than"),
+        "{got}"
+    );
+
+    // A cut inside a frame (the chunked body never ends): the run fails, but with a JSON
+    // parse error of the half frame, which the SSE standard says is dropped, not parsed.
+    let got = under(&["--cut"], &options);
+    assert_eq!(got["ok"], false);
+    assert!(got["error"].as_str().unwrap().contains("JSON"), "{got}");
+
+    // DEFECT: a body that ends cleanly halfway, without the run's terminal event, is a
+    // truncated run, which a consumer "MUST NOT report as having succeeded" (1.1, Transports,
+    // Truncation): runAgent resolves as if the run had finished, with half the conversation.
+    // A reset halfway ends the same way: Node's fetch ends the body quietly at the reset.
+    for fault in ["--truncate", "--reset"] {
+        let got = under(&[fault], &options);
+        assert_eq!(got["ok"], true, "{fault}: {got}");
+        let messages = got["messages"].as_array().unwrap();
+        assert!(
+            messages.len() < want["messages"].as_array().unwrap().len(),
+            "{fault}"
+        );
+        assert_ne!(got["state"], want["state"], "{fault}");
+    }
+
+    // CRLF and CR line ends fail the run with a JSON parse error (frames are looked for
+    // between "\n\n"). No violation: the 1.1 SSE binding has producers frame with LF and
+    // leaves the rest of the SSE grammar to a consumer that MAY accept it.
+    for ends in ["crlf", "cr"] {
+        let got = under(&["--line-ends", ends], &options);
+        assert_eq!(got["ok"], false, "{ends}");
+        assert!(
+            got["error"].as_str().unwrap().contains("JSON"),
+            "{ends}: {got}"
+        );
+    }
+
+    // A wrong content type is not refused: the body is read as SSE all the same.
+    let got = under(&["--content-type", "text/html"], &options);
+    assert_folds_as(&got, &want, "--content-type text/html");
+}
+
+/// Sends each request of `requests.jsonl` in turn (reading each stream to its end) to a
+/// `serve --once` of `script.toml`, and returns what it printed and its status.
+fn send_fixture(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+    let script = dir.join("script.toml");
+    let script = script.to_string_lossy();
+    let mut args = vec![script.as_ref(), "--once"];
+    args.extend_from_slice(extra);
+    let server = Served::start(&args);
+    let requests = std::fs::read_to_string(dir.join("requests.jsonl")).unwrap();
+    for line in requests.lines() {
+        let mut response = ureq::post(&server.url)
+            .header("Content-Type", "application/json")
+            .send(line)
+            .unwrap();
+        let body = response.body_mut().read_to_string().unwrap();
+        assert!(body.contains("RUN_FINISHED"), "{body}");
+    }
+    let (code, stdout, stderr) = server.finish();
+    (code, stdout, stderr)
+}
+
+/// `fixtures/serve/request/history-mismatch` pins `request/history-mismatch`: each trips its
+/// rule alone, and what the user sees is snapshotted.
+#[test]
+fn serve_fixtures_trip_their_rule() {
+    let base = root().join("fixtures/serve/request");
+    let mut dirs: Vec<_> = std::fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 6);
+    for dir in dirs {
+        let stem = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let rule = format!("request/{stem}");
+        let (code, stdout, stderr) = send_fixture(&dir, &[]);
+        let rules: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.split_once('[')?.1.split_once(']').map(|(r, _)| r))
+            .collect();
+        assert!(!rules.is_empty(), "{rule}: {stdout}\n{stderr}");
+        assert!(rules.iter().all(|r| *r == rule), "{rule}: {stdout}");
+        let is_error = stdout.contains("error[");
+        assert_eq!(code, i32::from(is_error), "{rule}: {stderr}");
+        insta::assert_snapshot!(format!("serve__request__{stem}"), stdout);
+    }
+}
+
+/// The same exchange done right trips nothing: `--once` exits 0, and the JSON report says so.
+#[test]
+fn a_clean_two_turn_exchange_passes_and_reports_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let report_arg = report.to_string_lossy();
+    let (code, stdout, stderr) = send_fixture(
+        &root().join("fixtures/serve/two-turns"),
+        &["--report", &report_arg, "--format", "json"],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!stdout.contains('['), "{stdout}");
+    assert!(
+        stderr.contains("2 requests answered: 0 errors, 0 warnings"),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["summary"]["errors"], 0, "{report}");
+}
+
+/// The official client through a two-turn script with a frontend tool call: its second
+/// request answers the call and holds what it folded, so it passes every request/* rule.
+/// The same request with the tool result dropped trips `request/missing-tool-result`.
+#[test]
+fn httpagent_answers_the_frontend_tool_call_on_the_next_turn() {
+    let script = "fixtures/serve/two-turns/script.toml";
+    let server = Served::start(&[script, "--once"]);
+    let tools = json!([{"name": "change_background", "description": "Change the page background colour.",
+        "parameters": {"type": "object", "properties": {"color": {"type": "string"}}}}]);
+    let got = client(
+        &server.url,
+        &json!({"threadId": "thread-1", "turns": 2, "tools": tools,
+            "messages": [{"id": "u1", "role": "user", "content": "paint the page blue"}]}),
+    );
+    assert_eq!(got["ok"], true, "{got}");
+    let (code, stdout, stderr) = server.finish();
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!stdout.contains('['), "{stdout}");
+    assert!(
+        stderr.contains("request 2 (thread thread-1, turn 2)"),
+        "{stderr}"
+    );
+    let roles: Vec<&str> = got["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(got["state"], json!({"background": "blue", "turns": 2}));
+
+    // The client's second request, with its tool message taken out.
+    let server = Served::start(&[script, "--once"]);
+    let first = json!({"threadId": "thread-1", "runId": "r1", "protocolVersion": "1.1.0",
+        "messages": [{"id": "u1", "role": "user", "content": "paint the page blue"}],
+        "state": {}, "tools": tools, "context": [], "forwardedProps": {}});
+    let mut second = first.clone();
+    second["runId"] = json!("r2");
+    second["state"] = got["state"].clone();
+    second["state"]["turns"] = json!(1);
+    second["state"]["background"] = json!("white");
+    let mut messages: Vec<Value> = got["messages"].as_array().unwrap()[..3].to_vec();
+    messages.retain(|m| m["role"] != "tool");
+    second["messages"] = json!(messages);
+    for input in [&first, &second] {
+        let mut response = ureq::post(&server.url)
+            .header("Content-Type", "application/json")
+            .send(input.to_string())
+            .unwrap();
+        response.body_mut().read_to_string().unwrap();
+    }
+    let (code, stdout, _) = server.finish();
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("error[request/missing-tool-result]: the request does not answer the tool call call-1 (change_background)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("history-mismatch"), "{stdout}");
+}
+
+#[test]
+fn a_missing_script_is_refused() {
+    let (code, _, stderr) = run(&["serve", "no/such/script.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no/such/script.jsonl"), "{stderr}");
+    assert!(stderr.contains("No such file"), "{stderr}");
+}
+
+#[test]
+fn a_script_that_is_no_stream_is_refused() {
+    let (code, stdout, stderr) = run(&["serve", "fixtures/recordings/pydantic-ai-invalid.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty(), "nothing listens: {stdout}");
+    assert!(stderr.contains("holds no AG-UI events"), "{stderr}");
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[turn]]\nstreem = \"a.jsonl\"\n").unwrap();
+    let (code, _, stderr) = run(&["serve", &bad.to_string_lossy()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("is no serve script"), "{stderr}");
+    assert!(stderr.contains("streem"), "{stderr}");
+}
+
+/// Two servers on port 0 get two ports, and each answers.
+#[test]
+fn two_servers_at_once_listen_on_two_free_ports() {
+    let recording = "fixtures/recordings/agui-sdk-text.jsonl";
+    let recording = if root().join(recording).exists() {
+        recording
+    } else {
+        "fixtures/recordings/pydantic-ai-text.jsonl"
+    };
+    let a = Served::start(&[recording]);
+    let b = Served::start(&[recording]);
+    assert_ne!(a.url, b.url);
+    for server in [&a, &b] {
+        assert!(server.url.starts_with("http://127.0.0.1:"));
+        let body = ureq::get(&server.url)
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap();
+        assert!(body.contains("agui-lens serve"));
+    }
+}
+
+/// SIGTERM while a stream is paused halfway: the server stops at once with 143, and the
+/// findings it had are printed (here, the request's missing protocolVersion).
+#[test]
+fn sigterm_halfway_stops_the_server() {
+    let server = Served::start(&[
+        "fixtures/recordings/pydantic-ai-full.jsonl",
+        "--pause",
+        "60",
+    ]);
+    let url = server.url.clone();
+    let request = std::thread::spawn(move || {
+        let response = ureq::post(&url)
+            .header("Content-Type", "application/json")
+            .send(r#"{"threadId":"t","runId":"r","messages":[],"state":{},"tools":[],"context":[],"forwardedProps":{}}"#);
+        let _ = response.map(|mut r| r.body_mut().read_to_string());
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let (code, stdout, _) = server.finish();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(code, 143);
+    assert!(stdout.contains("[request/protocol-version]"), "{stdout}");
+    request.join().unwrap();
+}
+
+/// A browser capture of a conversation is a script: its AG-UI streams are the turns, and the
+/// entries that are something else are skipped.
+#[test]
+fn a_browser_capture_is_served_turn_by_turn() {
+    let sse = |name: &str| {
+        let text =
+            std::fs::read_to_string(root().join("fixtures/serve/streams").join(name)).unwrap();
+        text.lines()
+            .map(|l| format!("data: {l}\n\n"))
+            .collect::<String>()
+    };
+    let entry = |url: &str, mime: &str, body: String| {
+        json!({"request": {"method": "POST", "url": url, "headers": [],
+                "postData": {"mimeType": "application/json", "text": "{}"}},
+            "response": {"status": 200, "headers": [],
+                "content": {"mimeType": mime, "text": body}}})
+    };
+    let har = json!({"log": {"version": "1.2", "entries": [
+        entry("http://agent/run", "text/event-stream", sse("frontend-call.jsonl")),
+        entry("http://agent/health", "application/json", "{\"ok\":true}".into()),
+        entry("http://agent/run", "text/event-stream", sse("after-call.jsonl")),
+    ]}});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("conversation.har");
+    // Pretty-printed, as browsers write them.
+    std::fs::write(&path, serde_json::to_string_pretty(&har).unwrap()).unwrap();
+    let server = Served::start(&[&path.to_string_lossy(), "--once"]);
+    let requests =
+        std::fs::read_to_string(root().join("fixtures/serve/two-turns/requests.jsonl")).unwrap();
+    let mut bodies = Vec::new();
+    for line in requests.lines() {
+        let mut response = ureq::post(&server.url).send(line).unwrap();
+        bodies.push(response.body_mut().read_to_string().unwrap());
+    }
+    assert!(bodies[0].contains("change_background") && !bodies[1].contains("change_background"));
+    assert!(bodies[1].contains("the background is blue"));
+    let (code, stdout, stderr) = server.finish();
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("2 turns from"), "{stderr}");
+}
