@@ -718,3 +718,43 @@ fn inspect_of_a_capture_reports_its_request_as_check_does() {
     let (check_code, _, _) = run(&["check", har]);
     assert_eq!(check_code, code);
 }
+
+/// A HAR written on one line (as a script's `JSON.stringify(har)` writes it) is a browser
+/// capture as much as a pretty-printed one, short or longer than the bytes the format is
+/// guessed from, whatever its name.
+#[test]
+fn a_browser_capture_on_one_line_is_read_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+    ];
+    for (padding, name) in [(0, "short.har"), (6000, "long.har"), (6000, "capture.json")] {
+        let entry = har_entry(
+            &format!("https://agent.example/run?pad={}", "p".repeat(padding)),
+            Some(
+                &serde_json::json!({"threadId":"t","runId":"r","state":{},"messages":[],
+                "tools":[],"context":[],"forwardedProps":{}}),
+            ),
+            "text/event-stream",
+            &sse_of(&events),
+            false,
+        );
+        let pretty: Value = serde_json::from_str(&har(vec![entry])).unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_string(&pretty).unwrap()).unwrap();
+        let (code, stdout, stderr) = run(&["check", path.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        let files = doc["files"].as_array().unwrap();
+        assert_eq!(files.len(), 1, "{name}: {stdout}");
+        assert!(
+            files[0]["path"]
+                .as_str()
+                .unwrap()
+                .contains("#0 (POST https://agent.example/run"),
+            "{name}: {stdout}"
+        );
+        assert_eq!(files[0]["events"], 2, "{name}: {stdout}");
+    }
+}

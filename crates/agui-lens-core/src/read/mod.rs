@@ -426,11 +426,10 @@ pub fn open_reader(
         .peek(detect::SNIFF_LEN)
         .with_context(|| format!("reading {name}"))?
         .to_vec();
-    // A browser capture (HAR) opens `{"log": {`, pretty-printed as a rule: its first line
-    // is no whole value, so a few more bytes are looked at.
+    // A browser capture (HAR) opens `{"log": {`, pretty-printed or on one line; a few more
+    // bytes than its first non-blank ones are looked at.
     if options.format.is_none()
         && detect::opens_json(&head)
-        && !detect::first_line_is_whole_value(&head)
         && har::is_har(
             input
                 .peek_whole(64)
