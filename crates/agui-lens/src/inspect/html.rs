@@ -70,7 +70,7 @@ impl Rows {
             self.left_out += 1;
             return;
         }
-        let text = if memchr::memmem::find(raw, b"encryptedValue").is_some() {
+        let text = if mentions_encrypted_value(raw) {
             let mut value = event.value.clone();
             redact_encrypted(&mut value);
             value.to_string().into()
@@ -105,9 +105,6 @@ impl Rows {
     /// the event; `false` when it needs the event after all (its bytes mention an encrypted
     /// value, which the event's text is shown without).
     pub fn delta(&mut self, delta: &PlainDelta<'_>, raw: &[u8]) -> bool {
-        if memchr::memmem::find(raw, b"encryptedValue").is_some() {
-            return false;
-        }
         let ty = delta.kind.as_str();
         if self.continues(
             ty,
@@ -121,6 +118,10 @@ impl Rows {
         if self.rows.len() >= MAX_ROWS {
             self.left_out += 1;
             return true;
+        }
+        // A new row shows the event's text, which the event's own path shows redacted.
+        if mentions_encrypted_value(raw) {
+            return false;
         }
         let row = Row {
             first: delta.index,
@@ -195,6 +196,14 @@ impl Row {
             None => self.summary.as_str().into(),
         }
     }
+}
+
+/// Whether an event's bytes mention `encryptedValue` (its text is then shown redacted). The
+/// searcher is built once: building one per event cost more than the search.
+fn mentions_encrypted_value(raw: &[u8]) -> bool {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"encryptedValue"));
+    FINDER.find(raw).is_some()
 }
 
 /// Replaces every `encryptedValue` with a note: encrypted values are shown as present, never
