@@ -23,6 +23,34 @@
 pub mod next;
 pub mod threads;
 
+/// What the tests of the next turn share: the fold of a run's events from the messages and
+/// state its input sent.
+#[cfg(test)]
+pub(crate) mod testing {
+    use serde_json::Value;
+
+    use super::{Folded, Folder};
+    use crate::protocol::event::{Event, EventType, Location};
+
+    pub fn fold_from_input(input: &Value, events: &[Value]) -> Folded {
+        let history: Vec<Value> = input["messages"].as_array().cloned().unwrap_or_default();
+        let mut folder = Folder::new(usize::MAX)
+            .with_state(input.get("state").cloned())
+            .with_messages(&history);
+        for (i, value) in events.iter().enumerate() {
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            let loc = Location {
+                path: "t".into(),
+                line: i as u64 + 1,
+                offset: 0,
+                index: i as u64,
+            };
+            folder.apply(&Event::new(loc, kind, value.clone()));
+        }
+        folder.finish()
+    }
+}
+
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};

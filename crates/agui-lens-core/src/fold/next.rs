@@ -103,27 +103,8 @@ pub fn next_input(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fold::Folder;
-    use crate::protocol::event::{Event, EventType, Location};
+    use crate::fold::testing::fold_from_input as fold;
     use serde_json::json;
-
-    fn fold(input: &Value, events: &[Value]) -> Folded {
-        let history: Vec<Value> = input["messages"].as_array().cloned().unwrap_or_default();
-        let mut folder = Folder::new(usize::MAX)
-            .with_state(input.get("state").cloned())
-            .with_messages(&history);
-        for (i, value) in events.iter().enumerate() {
-            let kind = value["type"].as_str().and_then(EventType::from_name);
-            let loc = Location {
-                path: "t".into(),
-                line: i as u64 + 1,
-                offset: 0,
-                index: i as u64,
-            };
-            folder.apply(&Event::new(loc, kind, value.clone()));
-        }
-        folder.finish()
-    }
 
     #[test]
     fn a_frontend_tool_call_is_pending_until_a_tool_message_answers_it() {
