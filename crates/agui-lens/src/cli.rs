@@ -334,14 +334,15 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             ),
             (
                 1,
-                "with --once, the request or its stream broke a rule (an error, or a warning \
-                 under --deny-warnings)",
+                "with --once, the request or the agent's answer broke a rule (a failed status, \
+                 a page for a stream, a cut, an error in the stream; or a warning under \
+                 --deny-warnings)",
             ),
             (
                 2,
                 "the tool could not run: bad flags, an --upstream that is no http(s) URL, an \
                  address that cannot be listened on, a --record directory or --report that \
-                 cannot be written",
+                 cannot be written, or an agent that could not be reached",
             ),
             (
                 130,

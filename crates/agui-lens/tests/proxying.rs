@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::common::server::{Script, Server, Step, clean_run, frame};
 use crate::common::{root, run};
 use crate::peer::Peer;
 use crate::serving::{Served, client};
@@ -201,4 +202,128 @@ fn an_unreachable_upstream_answers_502_and_holds_nothing_up() {
         assert!(text.contains("the upstream could not be reached"), "{text}");
         assert!(started.elapsed() < Duration::from_secs(3));
     }
+}
+
+/// What went wrong between the proxy and the agent is a finding like any other: in the live
+/// output, in every report format, and in `--once`'s exit status. An agent that fails, answers
+/// a page, cuts the stream or names another run is never passed as clean.
+#[test]
+fn what_the_agent_answers_is_judged_in_every_format() {
+    let cut_stream = {
+        let mut body = frame(
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
+        );
+        body.extend_from_slice(b"data: {\"type\":\"TEXT_MESSAGE_ST");
+        Script::sse(vec![Step::Send(body), Step::Close])
+    };
+    let other_run = Script::sse(vec![Step::Send(
+        String::from_utf8(clean_run())
+            .unwrap()
+            .replace("{runId}", "someone-elses-run")
+            .into_bytes(),
+    )]);
+    let cases = [
+        (
+            Script::fixed(
+                "500 Internal Server Error",
+                "text/html",
+                "<html><body>Traceback: KeyError 'messages'</body></html>",
+            ),
+            "transport/http-status",
+            "json",
+        ),
+        (
+            Script::fixed("200 OK", "text/html", "<html><body>Sign in</body></html>"),
+            "transport/content-type",
+            "sarif",
+        ),
+        (cut_stream, "transport/connection-lost", "junit"),
+        (other_run, "transport/run-id-mismatch", "github"),
+    ];
+    let body = r#"{"threadId":"t1","runId":"r1","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}}"#;
+    for (script, rule, format) in cases {
+        let agent = Server::start(script);
+        let dir = tempfile::tempdir().unwrap();
+        let report = dir.path().join("report");
+        let report_arg = report.to_string_lossy();
+        let proxy = Served::command(
+            "proxy",
+            &[
+                "--upstream",
+                &agent.url("/"),
+                "--once",
+                "--report",
+                &report_arg,
+                "--format",
+                format,
+            ],
+        );
+        let client = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build(),
+        );
+        if let Ok(mut response) = client
+            .post(&proxy.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream")
+            .send(body)
+        {
+            // A cut stream ends in an error for the client too.
+            let _ = response.body_mut().read_to_vec();
+        }
+        let (code, stdout, stderr) = proxy.finish();
+        assert_eq!(code, 1, "{rule}: {stdout}{stderr}");
+        assert!(
+            stdout.contains(rule),
+            "{rule} not in the live output: {stdout}"
+        );
+        let written = std::fs::read_to_string(&report).unwrap();
+        assert!(
+            written.contains(rule),
+            "{rule} not in the {format} report: {written}"
+        );
+    }
+}
+
+/// An agent that cannot be reached is a failure of the proxy's job (exit 2 under `--once`),
+/// said in the report, not a clean run.
+#[test]
+fn an_unreachable_upstream_fails_the_once_run() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/", listener.local_addr().unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let report_arg = report.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &[
+            "--upstream",
+            &closed,
+            "--once",
+            "--report",
+            &report_arg,
+            "--format",
+            "json",
+        ],
+    );
+    let client = ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build(),
+    );
+    let response = client
+        .post(&proxy.url)
+        .send(r#"{"threadId":"t","runId":"r","messages":[]}"#)
+        .unwrap();
+    assert_eq!(response.status(), 502);
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    let written = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        written.contains("could not be reached"),
+        "the failure is not in the report: {written}"
+    );
 }

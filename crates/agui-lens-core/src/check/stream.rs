@@ -37,16 +37,20 @@ pub fn for_each_event(
     mut each: impl FnMut(&Event, &[u8]) -> Result<()>,
 ) -> Result<(Opened, ReadStats)> {
     let mut opened = read::open(input, read)?;
-    let stats = for_each_fed(
-        &mut opened,
-        read.max_line,
-        false,
-        |fed, batch, frame| match fed {
-            Fed::Event(event) => each(event, batch.bytes(frame)),
-            Fed::Delta { .. } => unreachable!("plain deltas are only read apart on request"),
-        },
-    )?;
+    let stats = for_each_opened_event(&mut opened, read.max_line, &mut each)?;
     Ok((opened, stats))
+}
+
+/// [`for_each_event`] for an input already opened (a body held in memory, a socket).
+pub fn for_each_opened_event(
+    opened: &mut Opened,
+    max_line: usize,
+    mut each: impl FnMut(&Event, &[u8]) -> Result<()>,
+) -> Result<ReadStats> {
+    for_each_fed(opened, max_line, false, |fed, batch, frame| match fed {
+        Fed::Event(event) => each(event, batch.bytes(frame)),
+        Fed::Delta { .. } => unreachable!("plain deltas are only read apart on request"),
+    })
 }
 
 /// One frame, prepared on the pool: a plain delta read on the fast path, or the event (none

@@ -23,11 +23,18 @@ use super::Outcome;
 use super::check::{Settings, settings, use_color};
 use super::serve::{Buffer, CORS, Request, fixed, fold, gone, read_request};
 use crate::cli::ProxyArgs;
+use crate::live::call::{
+    ERROR_BODY_LEN, body_excerpt, content_type_finding, cut_finding, id_mismatch, not_negotiated,
+    status_finding,
+};
+use crate::live::http::{Cut, Transport};
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::opened::check_sent;
 use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_findings};
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
+use agui_lens_core::check::stream::for_each_opened_event;
 use agui_lens_core::fold::Folded;
+use agui_lens_core::protocol::event::EventType;
 use agui_lens_core::read::{self, DEFAULT_MAX_LINE, InputFormat, ReadOptions};
 use agui_lens_core::report::Format;
 
@@ -44,6 +51,9 @@ const HOP_BY_HOP: &[&str] = &[
     "upgrade",
 ];
 
+/// What a failure to reach the agent says.
+const UNREACHABLE: &str = "the upstream could not be reached";
+
 /// What the connection threads share.
 struct Shared {
     upstream: String,
@@ -59,6 +69,8 @@ struct Shared {
 
 enum Note {
     Said(String),
+    /// The proxy could not do its job for an exchange (the agent could not be reached).
+    Failed(String),
     Findings(Vec<Diagnostic>),
     /// An exchange ended (its response forwarded whole, or cut).
     Done,
@@ -129,6 +141,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         false,
     );
     let mut found: Vec<Diagnostic> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
     let (mut errors, mut warnings) = (0u64, 0u64);
     let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let acceptor = {
@@ -153,6 +166,10 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     let mut take = |note: Note, done: &mut bool| -> io::Result<()> {
         match note {
             Note::Said(line) => eprintln!("{line}"),
+            Note::Failed(line) => {
+                eprintln!("proxy: {line}");
+                failures.push(line);
+            }
             Note::Findings(batch) => {
                 for d in batch {
                     live.diagnostic(&d)?;
@@ -189,16 +206,27 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     drop(live);
     let requests = shared.threads.lock().unwrap_or_else(|e| e.into_inner()).0;
     eprintln!(
-        "proxy: {} forwarded: {}, {}",
+        "proxy: {} forwarded: {}, {}{}",
         agui_lens_core::text::plural(requests, "request"),
         agui_lens_core::text::plural(errors, "error"),
-        agui_lens_core::text::plural(warnings, "warning")
+        agui_lens_core::text::plural(warnings, "warning"),
+        if failures.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} could not be forwarded",
+                agui_lens_core::text::plural(failures.len() as u64, "request")
+            )
+        }
     );
+    let failure = (!failures.is_empty()).then(|| failures.join("; "));
     if let Some(path) = &args.report {
-        let bytes = report(args.format, &found, errors, warnings)?;
+        let bytes = report(args.format, &found, errors, warnings, failure.clone())?;
         super::write_file(path, |out| Ok(out.write_all(&bytes)?))?;
     }
-    Ok(if errors > 0 || (deny_warnings && warnings > 0) {
+    Ok(if failure.is_some() {
+        Outcome::Failed
+    } else if errors > 0 || (deny_warnings && warnings > 0) {
         Outcome::Findings
     } else {
         Outcome::Clean
@@ -206,7 +234,15 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
 }
 
 /// Findings written in a report format.
-fn report(format: Format, found: &[Diagnostic], errors: u64, warnings: u64) -> Result<Vec<u8>> {
+/// Findings written in a report format, with what could not be forwarded as the input's
+/// failure.
+fn report(
+    format: Format,
+    found: &[Diagnostic],
+    errors: u64,
+    warnings: u64,
+    failure: Option<String>,
+) -> Result<Vec<u8>> {
     use agui_lens_core::check::engine::Stats;
     use agui_lens_core::report::{FileSummary, Summary};
     let buffer = Buffer::default();
@@ -217,7 +253,7 @@ fn report(format: Format, found: &[Diagnostic], errors: u64, warnings: u64) -> R
             warnings,
             ..Stats::default()
         };
-        let file = FileSummary::checked(name.clone(), stats, None);
+        let file = FileSummary::checked(name.clone(), stats, failure);
         let mut summary = Summary::default();
         summary.add(&file);
         let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
@@ -241,7 +277,12 @@ fn connection(stream: TcpStream, shared: &Shared) {
         Ok(false) => {}
         Ok(true) => shared.tell(Note::Done),
         Err(err) => {
-            shared.tell(Note::Said(format!("proxy: {err:#}")));
+            let line = format!("{err:#}");
+            shared.tell(if line.contains(UNREACHABLE) {
+                Note::Failed(line)
+            } else {
+                Note::Said(format!("proxy: {line}"))
+            });
             shared.tell(Note::Done);
         }
     }
@@ -325,9 +366,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 &mut client,
                 "502 Bad Gateway",
                 "text/plain",
-                &format!("agui-lens proxy: the upstream could not be reached: {err}\n"),
+                &format!("agui-lens proxy: {UNREACHABLE}: {err}\n"),
             )?;
-            bail!("{path}: the upstream could not be reached: {err}");
+            bail!("{path}: {UNREACHABLE}: {err}");
         }
     };
     let status = response.status();
@@ -337,6 +378,11 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
+    let location = response
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let mut head = format!(
         "HTTP/1.1 {} {}\r\n",
         status.as_u16(),
@@ -363,16 +409,14 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     client.write_all(head.as_bytes())?;
     client.flush()?;
 
-    // The stream is checked beside the forwarding, from a copy of each piece.
-    let stream_like = status.is_success()
-        && (content_type.contains("text/event-stream") || content_type.contains("proto"));
+    // The answer to a RunAgentInput is judged as `run` judges one: its status, its content
+    // type against the request's Accept, then the stream, checked beside the forwarding from a
+    // copy of each piece.
+    let answered = Transport::of((!content_type.is_empty()).then_some(content_type.as_str()));
     let (to_checker, pieces) = mpsc::channel::<Vec<u8>>();
-    let checker = (stream_like && input.is_some()).then(|| {
-        let format = if content_type.contains("proto") {
-            InputFormat::Proto
-        } else {
-            InputFormat::Sse
-        };
+    let checker = (status.is_success() && input.is_some()).then(|| {
+        let accepted = accepted_transports(&request);
+        let declared = (!content_type.is_empty()).then(|| content_type.clone());
         let sent = Arc::new(input.clone().unwrap_or(Value::Null));
         let path = path.clone();
         let asked = shared.asked;
@@ -387,22 +431,52 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 }
             };
             let options = ReadOptions {
-                format: Some(format),
+                format: answered.map(Transport::format),
                 max_line,
                 entry: None,
             };
             let opened = match read::open_reader(
                 path.clone(),
                 Box::new(Pieces(pieces, Vec::new(), 0)),
-                Some(format),
+                None,
                 &options,
             ) {
                 Ok(opened) => opened,
                 Err(err) => {
                     tell(Note::Said(format!("proxy: {path}: {err:#}")));
-                    return Vec::new();
+                    return (Vec::new(), None);
                 }
             };
+            let mut all = Vec::new();
+            let judged = |d: Diagnostic, all: &mut Vec<Diagnostic>| {
+                let Some(severity) = levels.severity(d.rule) else {
+                    return;
+                };
+                let mut d = d;
+                d.severity = severity;
+                tell(Note::Findings(vec![d.clone()]));
+                all.push(d);
+            };
+            match answered {
+                Some(answered) if !accepted.is_empty() && !accepted.contains(&answered) => {
+                    judged(not_negotiated(&path, accepted[0], answered), &mut all);
+                }
+                Some(_) => {}
+                None => {
+                    let looks_like = match opened.format {
+                        InputFormat::Sse => Some(Transport::Sse),
+                        InputFormat::Proto => Some(Transport::Proto),
+                        _ => None,
+                    };
+                    let d =
+                        content_type_finding(&path, declared.as_deref(), &opened.head, looks_like);
+                    judged(d, &mut all);
+                    if looks_like.is_none() {
+                        // A page, not a stream: nothing in it to check as events.
+                        return (all, None);
+                    }
+                }
+            }
             let settings = Settings {
                 levels,
                 schemas,
@@ -414,7 +488,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 version: asked,
                 ..ProtocolOptions::default()
             });
-            let mut all = Vec::new();
+            let format = opened.format;
             let _ = check_sent(&ctx, opened, false, Some(sent), &mut |batch| {
                 if !batch.is_empty() {
                     all.extend_from_slice(batch);
@@ -422,7 +496,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 }
                 Ok(())
             });
-            all
+            (all, Some(format))
         })
     });
 
@@ -431,12 +505,15 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut first_byte = None;
     let mut cut = None;
+    // The agent ended the body early (not the client, not the user).
+    let mut upstream_cut = None;
     loop {
         let n = match reader.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(err) => {
                 cut = Some(err.to_string());
+                upstream_cut = Some(err.to_string());
                 break;
             }
         };
@@ -466,8 +543,12 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     }
     // A cut upstream is passed on: the client's connection closes without the body's end.
     drop(client);
+    // The format the body was read in as a stream; none when it was not (a page).
+    let mut read_as = None;
     if let Some(checker) = checker {
-        exchange_findings.extend(checker.join().unwrap_or_default());
+        let (found, format) = checker.join().unwrap_or_default();
+        exchange_findings.extend(found);
+        read_as = format;
     }
     shared.tell(Note::Said(format!(
         "proxy: {path}: {} {}, {} bytes{}{}",
@@ -485,14 +566,38 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     )));
 
     // What the client holds now, for its thread's next request.
-    let events = if stream_like {
-        events_of(&body, &content_type)
-    } else {
-        Vec::new()
+    let (events, mismatch) = match (&input, read_as) {
+        (Some(input), Some(format)) => {
+            let ids = |key: &str| input.get(key).and_then(Value::as_str);
+            events_of(&path, &body, format, (ids("threadId"), ids("runId")))
+        }
+        _ => (Vec::new(), None),
     };
+    let streamed = read_as.is_some();
     if let Some(input) = &input {
+        // What only the whole exchange tells: a failed status, a cut, another run's ids.
+        let mut late = Vec::new();
+        if !status.is_success() {
+            let start = &body[..body.len().min(ERROR_BODY_LEN as usize)];
+            late.push(status_finding(
+                &path,
+                (status.as_u16(), status.canonical_reason()),
+                location.as_deref(),
+                body_excerpt(start),
+            ));
+        }
+        if let Some(why) = upstream_cut {
+            let so_far = Some((body.len() as u64, events.len() as u64));
+            late.extend(cut_finding(&path, &Cut::ConnectionLost(why), so_far));
+        }
+        late.extend(mismatch);
+        let late = shared.leveled(late);
+        if !late.is_empty() {
+            exchange_findings.extend(late.iter().cloned());
+            shared.tell(Note::Findings(late));
+        }
         let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
-        if stream_like {
+        if streamed {
             guard
                 .1
                 .insert(thread_id.clone(), Some(fold(input, &events, &path)));
@@ -581,37 +686,60 @@ fn forward(request: &Request, shared: &Shared) -> Result<ureq::http::Response<ur
     Ok(response)
 }
 
-/// The events of a recorded body, as JSON values.
-fn events_of(body: &[u8], content_type: &str) -> Vec<Value> {
-    let format = if content_type.contains("proto") {
-        InputFormat::Proto
-    } else {
-        InputFormat::Sse
+/// The transports the request's Accept header takes, the preferred first: none when it names
+/// neither, or takes anything (`*/*`).
+fn accepted_transports(request: &Request) -> Vec<Transport> {
+    let Some(accept) = request
+        .headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("accept"))
+        .map(|(_, value)| value.as_str())
+    else {
+        return Vec::new();
     };
+    let kinds: Vec<&str> = accept
+        .split(',')
+        .map(|kind| kind.split(';').next().unwrap_or_default().trim())
+        .collect();
+    if kinds.iter().any(|kind| kind.ends_with("/*")) {
+        return Vec::new();
+    }
+    kinds
+        .into_iter()
+        .filter_map(|kind| Transport::of(Some(kind)))
+        .collect()
+}
+
+/// The events of a forwarded body read as `format`, as JSON values, and what its first
+/// RUN_STARTED says against the ids `sent` (threadId, runId).
+fn events_of(
+    path: &Arc<str>,
+    body: &[u8],
+    format: InputFormat,
+    sent: (Option<&str>, Option<&str>),
+) -> (Vec<Value>, Option<Diagnostic>) {
     let options = ReadOptions {
         format: Some(format),
         max_line: DEFAULT_MAX_LINE,
         entry: None,
     };
-    let Ok(dir) = tempfile::tempdir() else {
-        return Vec::new();
-    };
-    let file = dir.path().join("body");
-    if std::fs::write(&file, body).is_err() {
-        return Vec::new();
-    }
     let mut events = Vec::new();
-    let _ = agui_lens_core::check::stream::for_each_event(
-        &read::InputSpec::File(file),
-        &options,
-        |event, _| {
+    let mut mismatch = None;
+    let mut run_started = false;
+    let body = Box::new(io::Cursor::new(body.to_vec()));
+    if let Ok(mut opened) = read::open_reader(path.clone(), body, None, &options) {
+        let _ = for_each_opened_event(&mut opened, DEFAULT_MAX_LINE, |event, raw| {
             if event.kind.is_some() {
                 events.push(event.whole_value().into_owned());
             }
+            if !run_started && event.kind == Some(EventType::RunStarted) {
+                run_started = true;
+                mismatch = id_mismatch(sent, event, raw);
+            }
             Ok(())
-        },
-    );
-    events
+        });
+    }
+    (events, mismatch)
 }
 
 /// One exchange recorded under DIR/NNN/: the request body, the raw response body, its events
@@ -644,7 +772,7 @@ fn record(
         .count() as u64;
     std::fs::write(
         at.join("findings.jsonl"),
-        report(Format::Jsonl, findings, errors, warnings)?,
+        report(Format::Jsonl, findings, errors, warnings, None)?,
     )?;
     Ok(())
 }

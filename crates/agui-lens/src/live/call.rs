@@ -18,7 +18,7 @@ use agui_lens_core::read::{self, Batch, InputFormat, ReadOptions, describe_non_s
 use agui_lens_core::report::plural;
 
 /// How much of a body that is not a stream is read, to show and record.
-const ERROR_BODY_LEN: u64 = 64 * 1024;
+pub(crate) const ERROR_BODY_LEN: u64 = 64 * 1024;
 
 /// One call to make.
 pub struct Call<'a> {
@@ -149,7 +149,12 @@ pub fn check_call(
         exchange.body_excerpt = body_excerpt(&body);
         let mut engine = Engine::new(ctx, name.clone(), Vec::new());
         if !call.judge_status {
-            let d = status_finding(&name, &response, exchange.body_excerpt.clone());
+            let d = status_finding(
+                &name,
+                (response.status, response.reason),
+                response.location.as_deref(),
+                exchange.body_excerpt.clone(),
+            );
             engine.report(d, &mut found);
         }
         return stop_early(
@@ -249,7 +254,14 @@ pub fn check_call(
                     }
                     if !run_started_seen && event.kind == Some(EventType::RunStarted) {
                         run_started_seen = true;
-                        pending.extend(id_mismatch(call.input, event, raw));
+                        pending.extend(id_mismatch(
+                            (
+                                call.input.thread_id.as_deref(),
+                                call.input.run_id.as_deref(),
+                            ),
+                            event,
+                            raw,
+                        ));
                     }
                 });
                 for d in pending.drain(..) {
@@ -345,7 +357,11 @@ fn whole(name: &Arc<str>, rule: RuleId, message: String) -> Diagnostic {
 
 /// A transport failure, as a finding: none for a stop the user asked for. `so_far` is
 /// (bytes, events) once the body had begun.
-fn cut_finding(name: &Arc<str>, cut: &Cut, so_far: Option<(u64, u64)>) -> Option<Diagnostic> {
+pub(crate) fn cut_finding(
+    name: &Arc<str>,
+    cut: &Cut,
+    so_far: Option<(u64, u64)>,
+) -> Option<Diagnostic> {
     let after = match so_far {
         Some((bytes, events)) => format!(
             "after {} and {}",
@@ -389,16 +405,21 @@ fn cut_finding(name: &Arc<str>, cut: &Cut, so_far: Option<(u64, u64)>) -> Option
     })
 }
 
-fn status_finding(name: &Arc<str>, response: &http::Response, body: Option<String>) -> Diagnostic {
+/// An answer that is no success: `status` with its reason, where a redirect points, the
+/// start of the body.
+pub(crate) fn status_finding(
+    name: &Arc<str>,
+    (status, reason): (u16, Option<&str>),
+    location: Option<&str>,
+    body: Option<String>,
+) -> Diagnostic {
+    let code = status;
     let status = format!(
-        "{}{}",
-        response.status,
-        response.reason.map(|r| format!(" {r}")).unwrap_or_default()
+        "{status}{}",
+        reason.map(|r| format!(" {r}")).unwrap_or_default()
     );
-    let (message, help) = if response.status < 400 {
-        let to = response
-            .location
-            .as_deref()
+    let (message, help) = if code < 400 {
+        let to = location
             .map(|l| format!(" to {}", display_url(l)))
             .unwrap_or_default();
         (
@@ -407,7 +428,7 @@ fn status_finding(name: &Arc<str>, response: &http::Response, body: Option<Strin
              was not authenticated (pass a token with -H 'Authorization: Bearer ${TOKEN}')",
         )
     } else {
-        let help = match response.status {
+        let help = match code {
             401 | 403 => {
                 "the agent refused the credentials: pass them with -H 'Authorization: Bearer \
                  ${TOKEN}'"
@@ -427,7 +448,7 @@ fn status_finding(name: &Arc<str>, response: &http::Response, body: Option<Strin
 }
 
 /// The agent answered in the other transport than the one asked for.
-fn not_negotiated(name: &Arc<str>, asked: Transport, answered: Transport) -> Diagnostic {
+pub(crate) fn not_negotiated(name: &Arc<str>, asked: Transport, answered: Transport) -> Diagnostic {
     let message = format!(
         "the request asked for `{}` (its Accept header), and the agent answered `{}`; the \
          body is checked as that",
@@ -440,7 +461,7 @@ fn not_negotiated(name: &Arc<str>, asked: Transport, answered: Transport) -> Dia
     )
 }
 
-fn content_type_finding(
+pub(crate) fn content_type_finding(
     name: &Arc<str>,
     content_type: Option<&str>,
     head: &[u8],
@@ -487,12 +508,16 @@ fn content_type_finding(
 }
 
 /// RUN_STARTED must name the thread and run the input sent.
-fn id_mismatch(input: &AgentInput, event: &Event, raw: &[u8]) -> Option<Diagnostic> {
+pub(crate) fn id_mismatch(
+    (thread_id, run_id): (Option<&str>, Option<&str>),
+    event: &Event,
+    raw: &[u8],
+) -> Option<Diagnostic> {
     let mut differences = Vec::new();
-    for (key, sent) in [("threadId", &input.thread_id), ("runId", &input.run_id)] {
+    for (key, sent) in [("threadId", thread_id), ("runId", run_id)] {
         let Some(sent) = sent else { continue };
         let got = event.str_field(key);
-        if got != Some(sent.as_str()) {
+        if got != Some(sent) {
             let got = got.map_or_else(|| "none".to_owned(), |g| format!("{g:?}"));
             differences.push(format!("{key} {got} where the input sent {sent:?}"));
         }
@@ -513,7 +538,7 @@ fn id_mismatch(input: &AgentInput, event: &Event, raw: &[u8]) -> Option<Diagnost
 }
 
 /// The start of a body on one line, for a diagnostic's excerpt.
-fn body_excerpt(body: &[u8]) -> Option<String> {
+pub(crate) fn body_excerpt(body: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(body);
     let flat: Vec<&str> = text.split_whitespace().collect();
     excerpt(flat.join(" ").as_bytes())
