@@ -161,7 +161,7 @@ pub fn parse_event(
 }
 
 /// Parses one frame, with everything found wrong with it; repeated keys are looked for only
-/// when `repeated_keys` (a second scan of every full event, worth it only when the rule that
+/// when `repeated_keys` (noted while parsing, at some cost, worth it only when the rule that
 /// reports them is on).
 pub fn parse_frame(
     path: &Arc<str>,
@@ -276,18 +276,28 @@ pub fn parse_frame(
     let large = (text.len() >= large_patch_threshold())
         .then(|| parse_large_patch(text))
         .flatten();
-    let (value, patch) = match large {
-        Some((value, patch)) => (value, Some(Arc::new(patch))),
-        None => match serde_json::from_str(text) {
-            Ok(value) => (value, None),
-            Err(err) => {
-                problems.push(invalid_json(&loc, text, &err).with_excerpt(excerpt(bytes)));
-                return Parsed {
-                    event: None,
-                    problems,
-                };
-            }
-        },
+    // A repeated key is noted while parsing when the rule wants it; a large patch, parsed
+    // apart, is scanned for one afterwards.
+    let parsed = match large {
+        Some((value, patch)) => {
+            let repeated = repeated_keys
+                .then(|| crate::read::dupkeys::first_repeated(bytes))
+                .flatten();
+            Ok((value, Some(Arc::new(patch)), repeated))
+        }
+        None if repeated_keys => crate::read::dupkeys::parse_noting_repeats(text)
+            .map(|(value, repeated)| (value, None, repeated)),
+        None => serde_json::from_str(text).map(|value| (value, None, None)),
+    };
+    let (value, patch, repeated) = match parsed {
+        Ok(parsed) => parsed,
+        Err(err) => {
+            problems.push(invalid_json(&loc, text, &err).with_excerpt(excerpt(bytes)));
+            return Parsed {
+                event: None,
+                problems,
+            };
+        }
     };
     if !value.is_object() {
         problems.push(
@@ -304,10 +314,7 @@ pub fn parse_frame(
             problems,
         };
     }
-    if let Some(repeated) = repeated_keys
-        .then(|| crate::read::dupkeys::first_repeated(bytes))
-        .flatten()
-    {
+    if let Some(repeated) = repeated {
         let place = if repeated.pointer.is_empty() {
             "the event".to_owned()
         } else {
