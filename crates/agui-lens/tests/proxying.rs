@@ -297,6 +297,8 @@ fn an_unreachable_upstream_fails_the_once_run() {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
     let report_arg = report.to_string_lossy();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
     let proxy = Served::command(
         "proxy",
         &[
@@ -307,6 +309,8 @@ fn an_unreachable_upstream_fails_the_once_run() {
             &report_arg,
             "--format",
             "json",
+            "--record",
+            &record_arg,
         ],
     );
     let client = ureq::Agent::new_with_config(
@@ -326,4 +330,12 @@ fn an_unreachable_upstream_fails_the_once_run() {
         written.contains("could not be reached"),
         "the failure is not in the report: {written}"
     );
+    // The exchange is recorded too: what was sent, and why nothing came back.
+    let at = record.join("001");
+    assert_eq!(
+        std::fs::read_to_string(at.join("request.json")).unwrap(),
+        r#"{"threadId":"t","runId":"r","messages":[]}"#
+    );
+    let failure = std::fs::read_to_string(at.join("failure.txt")).unwrap();
+    assert!(failure.contains("could not be reached"), "{failure}");
 }

@@ -368,7 +368,15 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 "text/plain",
                 &format!("agui-lens proxy: {UNREACHABLE}: {err}\n"),
             )?;
-            bail!("{path}: {UNREACHABLE}: {err}");
+            let failure = format!("{path}: {UNREACHABLE}: {err}");
+            if let Some(dir) = &shared.record {
+                let at = dir.join(format!("{n:03}"));
+                std::fs::create_dir_all(&at)
+                    .and_then(|()| std::fs::write(at.join("request.json"), &request.body))
+                    .and_then(|()| std::fs::write(at.join("failure.txt"), format!("{failure}\n")))
+                    .with_context(|| format!("recording into {}", at.display()))?;
+            }
+            bail!("{failure}");
         }
     };
     let status = response.status();
@@ -743,7 +751,8 @@ fn events_of(
 }
 
 /// One exchange recorded under DIR/NNN/: the request body, the raw response body, its events
-/// as JSONL and the findings (request and stream) as JSONL. No header is written (they may carry credentials).
+/// as JSONL and the findings (request and stream) as JSONL; for an agent that could not be
+/// reached, the request and `failure.txt`. No header is written (they may carry credentials).
 fn record(
     dir: &std::path::Path,
     n: u64,
