@@ -643,11 +643,30 @@ fn a_browser_capture_without_a_stream_is_an_error() {
     .unwrap();
     let (code, stdout, stderr) = run(&["check", dir.path().to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}{stderr}");
+    // Listed and counted as skipped, as a sidecar is, in every format.
     assert!(
-        stderr.contains("page.har: a browser capture (HAR) with no AG-UI stream"),
-        "{stderr}"
+        stdout.lines().any(|l| l.contains("page.har")
+            && l.contains(
+                "skipped: not a capture (a browser capture (HAR) with no AG-UI stream among its \
+                 1 entries)"
+            )),
+        "{stdout}{stderr}"
     );
-    assert!(stdout.contains("checked 1 file, 33 events"), "{stdout}");
+    assert!(
+        stdout.contains("checked 1 file, 33 events") && stdout.contains("1 skipped"),
+        "{stdout}"
+    );
+    let (_, json, _) = run(&["check", "--format", "json", dir.path().to_str().unwrap()]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["summary"]["skipped"], 1, "{json}");
+    assert!(
+        json["files"].as_array().unwrap().iter().any(|f| f["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("page.har")
+            && f["skipped"].is_string()),
+        "{json}"
+    );
 }
 
 /// `inspect` of a browser capture starts from what the request sent: the conversation holds

@@ -278,6 +278,11 @@ pub fn check_one(
     if let Some(why) = &input.unreadable {
         return Ok(failed(name, Stats::default(), why.clone()));
     }
+    if let Some(why) = &input.skipped {
+        let mut file = FileSummary::checked(name, Stats::default(), None);
+        file.skipped = Some(why.clone());
+        return Ok(file);
+    }
     match read::open(&input.spec, read) {
         Ok(opened) => check_opened(ctx, opened, !input.explicit, emit),
         Err(err) => Ok(failed(name, Stats::default(), format!("{err:#}"))),

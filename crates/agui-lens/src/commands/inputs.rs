@@ -32,6 +32,9 @@ pub struct Input {
     pub explicit: bool,
     /// Why a walk could not list or open this entry (an unreadable folder, say).
     pub unreadable: Option<String>,
+    /// Why this entry a walk found is no capture, known before it is read (a browser capture
+    /// of other traffic): it is listed and counted as skipped, not read.
+    pub skipped: Option<String>,
 }
 
 impl Walk {
@@ -52,6 +55,7 @@ impl Input {
             relative,
             explicit: true,
             unreadable: None,
+            skipped: None,
         }
     }
 }
@@ -154,11 +158,13 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
         let others = capture.others + capture.streams.len() - streams.len();
         if streams.is_empty() && !input.explicit && entry.is_none() {
             // Found by a walk, a capture of other traffic is no stream, as a sidecar is not.
-            eprintln!(
-                "skipped {}: a browser capture (HAR) with no AG-UI stream among its {} entries",
-                path.display(),
-                capture.others
-            );
+            out.push(Input {
+                skipped: Some(format!(
+                    "a browser capture (HAR) with no AG-UI stream among its {} entries",
+                    capture.others
+                )),
+                ..input
+            });
             continue;
         }
         if streams.is_empty() {
@@ -206,6 +212,7 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
                 relative: input.relative.join(index.to_string()),
                 explicit: input.explicit,
                 unreadable: None,
+                skipped: None,
             });
         }
     }
@@ -260,6 +267,7 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                     spec: InputSpec::File(path),
                     explicit: false,
                     unreadable: Some(format!("{err}")),
+                    skipped: None,
                 });
                 continue;
             }
@@ -279,6 +287,7 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                 relative: relative_to(dir, path),
                 explicit: false,
                 unreadable: None,
+                skipped: None,
             });
         }
     }
