@@ -471,11 +471,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 }
                 Some(_) => {}
                 None => {
-                    let looks_like = match opened.format {
-                        InputFormat::Sse => Some(Transport::Sse),
-                        InputFormat::Proto => Some(Transport::Proto),
-                        _ => None,
-                    };
+                    let looks_like = Transport::of_format(opened.format);
                     let d =
                         content_type_finding(&path, declared.as_deref(), &opened.head, looks_like);
                     judged(d, &mut all);

@@ -14,7 +14,7 @@ use agui_lens_core::check::parse::{excerpt, finding};
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::version::VersionUse;
 use agui_lens_core::protocol::event::{Event, EventType};
-use agui_lens_core::read::{self, Batch, InputFormat, ReadOptions, describe_non_stream};
+use agui_lens_core::read::{self, Batch, ReadOptions, describe_non_stream};
 use agui_lens_core::report::plural;
 
 /// How much of a body that is not a stream is read, to show and record.
@@ -209,11 +209,7 @@ pub fn check_call(
         }
         Some(_) => {}
         None => {
-            let looks_like = match opened.format {
-                InputFormat::Sse => Some(Transport::Sse),
-                InputFormat::Proto => Some(Transport::Proto),
-                _ => None,
-            };
+            let looks_like = Transport::of_format(opened.format);
             let d = content_type_finding(&name, content_type.as_deref(), &head, looks_like);
             engine.report(d, &mut found);
             if looks_like.is_none() {

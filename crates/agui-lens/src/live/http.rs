@@ -56,6 +56,15 @@ impl Transport {
         }
     }
 
+    /// The transport whose body is read in `format`, if one is.
+    pub fn of_format(format: agui_lens_core::read::InputFormat) -> Option<Transport> {
+        match format {
+            agui_lens_core::read::InputFormat::Sse => Some(Transport::Sse),
+            agui_lens_core::read::InputFormat::Proto => Some(Transport::Proto),
+            _ => None,
+        }
+    }
+
     /// The transport a Content-Type names (`text/event-stream; charset=utf-8` is SSE), if
     /// it names one.
     pub fn of(content_type: Option<&str>) -> Option<Transport> {
