@@ -239,6 +239,12 @@ fn what_the_agent_answers_is_judged_in_every_format() {
         ),
         (cut_stream, "transport/connection-lost", "junit"),
         (other_run, "transport/run-id-mismatch", "github"),
+        (
+            Script::fixed("401 Unauthorized", "application/json", r#"{"detail":"no"}"#),
+            // The advice is the proxy's, not `run`'s (which names its -H flag).
+            "the agent refused the credentials the client sent",
+            "jsonl",
+        ),
     ];
     let body = r#"{"threadId":"t1","runId":"r1","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}}"#;
     for (script, rule, format) in cases {
@@ -279,6 +285,11 @@ fn what_the_agent_answers_is_judged_in_every_format() {
             "{rule} not in the live output: {stdout}"
         );
         let written = std::fs::read_to_string(&report).unwrap();
+        let rule = if rule.contains(' ') {
+            "transport/http-status"
+        } else {
+            rule
+        };
         assert!(
             written.contains(rule),
             "{rule} not in the {format} report: {written}"

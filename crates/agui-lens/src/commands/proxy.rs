@@ -233,7 +233,6 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     })
 }
 
-/// Findings written in a report format.
 /// Findings written in a report format, with what could not be forwarded as the input's
 /// failure.
 fn report(
@@ -583,12 +582,31 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         let mut late = Vec::new();
         if !status.is_success() {
             let start = &body[..body.len().min(ERROR_BODY_LEN as usize)];
-            late.push(status_finding(
+            let mut d = status_finding(
                 &path,
                 (status.as_u16(), status.canonical_reason()),
                 location.as_deref(),
                 body_excerpt(start),
-            ));
+            );
+            // `run`'s advice names its own flags; here the client's headers went through.
+            match status.as_u16() {
+                300..=399 => {
+                    d.help = Some(
+                        "the proxy passes a redirect on and does not follow it: point the \
+                         client (and --upstream) at the URL it names"
+                            .into(),
+                    );
+                }
+                401 | 403 => {
+                    d.help = Some(
+                        "the agent refused the credentials the client sent (the proxy passes \
+                         the client's headers on as they came)"
+                            .into(),
+                    );
+                }
+                _ => {}
+            }
+            late.push(d);
         }
         if let Some(why) = upstream_cut {
             let so_far = Some((body.len() as u64, events.len() as u64));
