@@ -350,3 +350,54 @@ fn an_unreachable_upstream_fails_the_once_run() {
     let failure = std::fs::read_to_string(at.join("failure.txt")).unwrap();
     assert!(failure.contains("could not be reached"), "{failure}");
 }
+
+/// Recording into a folder that already holds exchanges (the proxy run again, or two at once
+/// into one folder) adds to it: no exchange is written over another.
+#[test]
+fn recordings_are_added_never_written_over() {
+    let script = "fixtures/serve/two-turns/script.toml";
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let post = |url: &str, thread: &str| {
+        let body = format!(r#"{{"threadId":"{thread}","runId":"r","messages":[]}}"#);
+        let mut response = ureq::post(url).send(&body).unwrap();
+        response.body_mut().read_to_vec().unwrap();
+    };
+    // Run once, then twice at the same time.
+    let agent = Served::start(&[script]);
+    let first = Served::command(
+        "proxy",
+        &["--upstream", &agent.url, "--once", "--record", &record_arg],
+    );
+    post(&first.url, "first");
+    assert_eq!(first.finish().0, 0);
+    let agents = [Served::start(&[script]), Served::start(&[script])];
+    let proxies: Vec<Served> = agents
+        .iter()
+        .map(|agent| {
+            Served::command(
+                "proxy",
+                &["--upstream", &agent.url, "--once", "--record", &record_arg],
+            )
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for (proxy, thread) in proxies.iter().zip(["second", "third"]) {
+            scope.spawn(move || post(&proxy.url, thread));
+        }
+    });
+    for proxy in proxies {
+        assert_eq!(proxy.finish().0, 0);
+    }
+    let mut threads: Vec<String> = std::fs::read_dir(&record)
+        .unwrap()
+        .map(|entry| {
+            let request = std::fs::read_to_string(entry.unwrap().path().join("request.json"));
+            let request: Value = serde_json::from_str(&request.unwrap()).unwrap();
+            request["threadId"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    threads.sort();
+    assert_eq!(threads, ["first", "second", "third"]);
+}

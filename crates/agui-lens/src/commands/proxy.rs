@@ -61,6 +61,8 @@ struct Shared {
     settings: Settings,
     asked: Option<agui_lens_core::protocol::version::Version>,
     record: Option<PathBuf>,
+    /// The next number to try for an exchange's folder under `record`.
+    next_slot: std::sync::atomic::AtomicU64,
     /// Requests seen, and per thread what a client that applied its last stream holds: None
     /// while that stream is still being forwarded.
     threads: Mutex<(u64, HashMap<String, Option<Folded>>)>,
@@ -131,6 +133,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         settings,
         asked: args.rules.protocol,
         record: args.record.clone(),
+        next_slot: std::sync::atomic::AtomicU64::new(1),
         threads: Mutex::new((0, HashMap::new())),
         to_main: Mutex::new(to_main),
     });
@@ -327,6 +330,17 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         guard.0
     };
     let started = Instant::now();
+    // Its folder, taken as it arrives (so folders follow the order requests came in), and the
+    // request in it at once: whatever happens next, what was sent is kept.
+    let slot = match &shared.record {
+        Some(dir) => {
+            let at = claim_slot(dir, &shared.next_slot)?;
+            std::fs::write(at.join("request.json"), &request.body)
+                .with_context(|| format!("recording into {}", at.display()))?;
+            Some(at)
+        }
+        None => None,
+    };
     // The request, checked as `serve` checks it (a POST of a RunAgentInput).
     let input: Option<Value> = (request.method == "POST")
         .then(|| serde_json::from_slice(&request.body).ok())
@@ -368,11 +382,8 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 &format!("agui-lens proxy: {UNREACHABLE}: {err}\n"),
             )?;
             let failure = format!("{path}: {UNREACHABLE}: {err}");
-            if let Some(dir) = &shared.record {
-                let at = dir.join(format!("{n:03}"));
-                std::fs::create_dir_all(&at)
-                    .and_then(|()| std::fs::write(at.join("request.json"), &request.body))
-                    .and_then(|()| std::fs::write(at.join("failure.txt"), format!("{failure}\n")))
+            if let Some(at) = &slot {
+                std::fs::write(at.join("failure.txt"), format!("{failure}\n"))
                     .with_context(|| format!("recording into {}", at.display()))?;
             }
             bail!("{failure}");
@@ -627,8 +638,13 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             guard.1.remove(&thread_id);
         }
     }
-    if let Some(dir) = &shared.record {
-        record(dir, n, &request, &body, &events, &exchange_findings)?;
+    if let Some(at) = &slot {
+        record(at, &body, &events, &exchange_findings)
+            .with_context(|| format!("recording into {}", at.display()))?;
+        shared.tell(Note::Said(format!(
+            "proxy: {path}: recorded in {}",
+            at.display()
+        )));
     }
     Ok(true)
 }
@@ -764,20 +780,33 @@ fn events_of(
     (events, mismatch)
 }
 
-/// One exchange recorded under DIR/NNN/: the request body, the raw response body, its events
-/// as JSONL and the findings (request and stream) as JSONL; for an agent that could not be
-/// reached, the request and `failure.txt`. No header is written (they may carry credentials).
+/// A new folder DIR/NNN/ for one exchange: the first number from `next` on that no folder
+/// has, made so no other exchange (of this proxy, an earlier run, or another proxy recording
+/// into DIR at the same time) can have it too.
+fn claim_slot(dir: &std::path::Path, next: &std::sync::atomic::AtomicU64) -> Result<PathBuf> {
+    loop {
+        let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let at = dir.join(format!("{n:03}"));
+        match std::fs::create_dir(&at) {
+            Ok(()) => return Ok(at),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(err) => {
+                return Err(anyhow::Error::new(err).context(format!("creating {}", at.display())));
+            }
+        }
+    }
+}
+
+/// What came back for one exchange, recorded in its folder `at` (DIR/NNN/, which holds the
+/// request already): the raw response body, its events as JSONL and the findings (request and
+/// stream) as JSONL. An agent that could not be reached leaves `failure.txt` instead. No
+/// header is written (they may carry credentials).
 fn record(
-    dir: &std::path::Path,
-    n: u64,
-    request: &Request,
+    at: &std::path::Path,
     body: &[u8],
     events: &[Value],
     findings: &[Diagnostic],
 ) -> Result<()> {
-    let at = dir.join(format!("{n:03}"));
-    std::fs::create_dir_all(&at).with_context(|| format!("creating {}", at.display()))?;
-    std::fs::write(at.join("request.json"), &request.body)?;
     std::fs::write(at.join("response.raw"), body)?;
     let mut jsonl = Vec::new();
     for event in events {
