@@ -368,8 +368,7 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// JSON to embed in a `<script type="application/json">`: no `<`, `>` or `&` appear as such,
-/// so no text inside (`</script>`, `<!--`) can end the element early.
+/// [`write_script_json`] into a string.
 #[cfg(test)]
 pub fn script_json(value: &Value) -> String {
     let mut out = Vec::new();
@@ -377,7 +376,9 @@ pub fn script_json(value: &Value) -> String {
     String::from_utf8(out).expect("JSON is UTF-8")
 }
 
-/// Writes `value` as [`script_json`] has it, as it is serialised (no copy of the text).
+/// Writes `value` as JSON to embed in a `<script type="application/json">`, as it is
+/// serialised (no copy of the text): no `<`, `>` or `&` appear as such, so no text inside
+/// (`</script>`, `<!--`) can end the element early.
 pub fn write_script_json(value: &impl serde::Serialize, out: &mut dyn Write) -> io::Result<()> {
     let mut safe = ScriptSafe { out, held: 0 };
     serde_json::to_writer(&mut safe, value)?;
