@@ -401,3 +401,41 @@ fn recordings_are_added_never_written_over() {
     threads.sort();
     assert_eq!(threads, ["first", "second", "third"]);
 }
+
+/// Stopped (Ctrl-C) while a stream is being forwarded, the proxy still records what had come
+/// of it: the request and the body so far.
+#[test]
+fn a_stop_halfway_keeps_what_was_forwarded() {
+    let agent = Served::start(&[
+        "fixtures/recordings/pydantic-ai-full.jsonl",
+        "--drip",
+        "0.1",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &["--upstream", &agent.url, "--record", &record_arg],
+    );
+    let url = proxy.url.clone();
+    let client = std::thread::spawn(move || {
+        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+        if let Ok(mut response) = ureq::post(&url).send(body) {
+            let _ = response.body_mut().read_to_vec();
+        }
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(proxy.child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let (code, _, stderr) = proxy.finish();
+    client.join().unwrap();
+    assert_eq!(code, 130, "{stderr}");
+    let raw = std::fs::read(record.join("001/response.raw")).unwrap_or_default();
+    assert!(
+        !raw.is_empty(),
+        "nothing of the body was recorded: {stderr}"
+    );
+}

@@ -197,8 +197,17 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     stopping.store(true, std::sync::atomic::Ordering::SeqCst);
     let _ = TcpStream::connect(addr);
     let workers = acceptor.join().unwrap_or_default();
-    if !agui_lens_core::stop::requested() {
-        for worker in workers {
+    // Stopped, an exchange under way ends at its next piece and records what it has; one whose
+    // agent stays silent is not waited for past the grace.
+    const GRACE: Duration = Duration::from_secs(2);
+    let stopped_at = Instant::now();
+    for worker in workers {
+        while !worker.is_finished()
+            && (!agui_lens_core::stop::requested() || stopped_at.elapsed() < GRACE)
+        {
+            thread::sleep(Duration::from_millis(10));
+        }
+        if worker.is_finished() {
             let _ = worker.join();
         }
     }
