@@ -9,9 +9,13 @@
 # httpx, which Starlette's TestClient needs; for agui_lens.distributed, Dask distributed and
 # fsspec (its tests start a local cluster of two worker processes). The wheel is a debug build (no optimisation of
 # our crates; dependencies are built at opt-level 2 as in every dev build): it shares
-# target/debug's compiled dependencies with `cargo test`, so CI compiles little for it. The
-# CLI the tests compare against is target/debug/agui-lens, built here if missing, and the
-# histories of the distributed test come from the generator example, built here too.
+# target/debug's compiled dependencies with `cargo test`, so CI compiles little for it (the
+# wheel is built for python/ alone, so python/Cargo.toml asks for the features the rest of the
+# workspace enables; a dependency compiled again by the wheel's build shows as a `Compiling`
+# line in `maturin build`'s output after `cargo test`, and `cargo tree -e features -i CRATE`
+# says who enables what). The CLI the tests compare against is target/debug/agui-lens, built
+# here if missing, and the histories of the distributed test come from the generator example,
+# built here too.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -26,7 +30,9 @@ rm -rf "$VENV"
   'pydantic-ai-slim[ag-ui]==2.68.0' 'ag-ui-protocol==1.0.0' 'starlette==1.10.0' \
   'dask[distributed]==2026.8.0' 'distributed==2026.8.0' 'fsspec==2026.9.0'
 
-cargo build -q -p agui-lens --bin agui-lens --example generate
+# The CLI and the generator as `cargo test` builds them (after it, nothing to do): a build of
+# agui-lens alone would enable other features of its dependencies and compile them again.
+cargo test -q --no-run --manifest-path "$ROOT/Cargo.toml"
 rm -rf "$TARGET/wheels/agui_lens-"*
 "$VENV/bin/maturin" build -q --manifest-path "$HERE/Cargo.toml" --out "$TARGET/wheels" \
   --interpreter "$VENV/bin/python"
