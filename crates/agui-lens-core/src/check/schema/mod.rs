@@ -4,6 +4,7 @@
 //! can fetch anything: every `$ref` must resolve inside its set.
 
 mod findings;
+mod ops;
 mod walk;
 
 use std::collections::BTreeMap;
@@ -55,6 +56,9 @@ pub struct SchemaSet {
     /// The validators of one JSON Patch operation, for the operations of a large patch,
     /// which are checked one at a time (see [`crate::protocol::event::Event::patch`]).
     patch_op: OnceLock<Option<Compiled>>,
+    /// The variants of the events that carry a patch, checked in parts (see [`ops`]), by
+    /// [`EventType::index`], compiled on first use; none for a user's schemas.
+    parts: Vec<OnceLock<Option<Validator>>>,
     /// Only the embedded schemas, with no user directory laid over them.
     stock: bool,
     /// The version these are the schemas of.
@@ -134,7 +138,7 @@ impl SchemaSet {
                 bail!("schema {rel} is not a JSON object");
             }
         }
-        let strict_docs = docs
+        let mut strict_docs: BTreeMap<String, Value> = docs
             .iter()
             .map(|(rel, doc)| {
                 let mut strict = doc.clone();
@@ -142,6 +146,9 @@ impl SchemaSet {
                 (rel.clone(), strict)
             })
             .collect();
+        if overlay.is_none() {
+            ops::derive(&mut strict_docs, url_of);
+        }
         let strict_registry = registry(&strict_docs)?;
         let mut set = SchemaSet {
             docs,
@@ -151,6 +158,7 @@ impl SchemaSet {
             events: EventType::ALL.iter().map(|_| OnceLock::new()).collect(),
             custom: BTreeMap::new(),
             patch_op: OnceLock::new(),
+            parts: EventType::ALL.iter().map(|_| OnceLock::new()).collect(),
             stock: overlay.is_none(),
             version,
             overlay: overlay.map(Path::to_path_buf),
@@ -288,25 +296,72 @@ impl SchemaSet {
 
     /// Validates an event of a known type. Empty when it conforms.
     pub fn validate_event(&self, ty: EventType, event: &Value) -> Vec<SchemaFinding> {
-        match self.event(ty) {
-            Some(compiled) => self.validate(compiled, event, ""),
-            None => Vec::new(),
+        let Some(compiled) = self.event(ty) else {
+            return Vec::new();
+        };
+        if self.conforms_in_parts(ty, event) == Some(true) {
+            return Vec::new();
         }
+        self.validate(compiled, event, "")
+    }
+
+    /// Whether an event that carries a patch conforms, its operations checked by shape (see
+    /// [`ops`]); None for the other events, and with a user's schemas.
+    fn conforms_in_parts(&self, ty: EventType, event: &Value) -> Option<bool> {
+        if !self.by_shape() {
+            return None;
+        }
+        let (rel, field) = ops::variant_of(ty)?;
+        let variant = self.parts[ty.index()]
+            .get_or_init(|| {
+                self.strict_docs.get(rel).map(|doc| {
+                    build_validator(&self.strict_registry, doc)
+                        .expect("the embedded schemas compile (a test holds them to it)")
+                })
+            })
+            .as_ref()?;
+        let op = &self.patch_op()?.strict;
+        let version = self.version.index();
+        Some(
+            variant.is_valid(event)
+                && match event.get(field) {
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .all(|item| ops::op_conforms(version, item, |shape| op.is_valid(shape))),
+                    _ => true,
+                },
+        )
+    }
+
+    /// Whether the operations of a patch are checked by shape: with the embedded schemas,
+    /// which hold no operation's value to anything (see [`ops`]).
+    fn by_shape(&self) -> bool {
+        self.stock && self.strict_docs.contains_key(ops::PATCH_PARTS)
+    }
+
+    /// The validators of one JSON Patch operation.
+    fn patch_op(&self) -> Option<&Compiled> {
+        self.patch_op
+            .get_or_init(|| {
+                self.docs.contains_key(ops::OPERATION).then(|| {
+                    self.build(ops::OPERATION)
+                        .expect("the patch operation schema compiles (a test holds them to it)")
+                })
+            })
+            .as_ref()
     }
 
     /// Validates one operation of a JSON Patch, found at `pointer` in its event.
     pub fn validate_patch_op(&self, op: &Value, pointer: &str) -> Vec<SchemaFinding> {
-        let compiled = self.patch_op.get_or_init(|| {
-            let rel = PATCH_OPERATION;
-            self.docs.contains_key(rel).then(|| {
-                self.build(rel)
-                    .expect("the patch operation schema compiles (a test holds them to it)")
-            })
-        });
-        match compiled {
-            Some(compiled) => self.validate(compiled, op, pointer),
-            None => Vec::new(),
+        let Some(compiled) = self.patch_op() else {
+            return Vec::new();
+        };
+        let version = self.version.index();
+        if self.by_shape() && ops::op_conforms(version, op, |shape| compiled.strict.is_valid(shape))
+        {
+            return Vec::new();
         }
+        self.validate(compiled, op, pointer)
     }
 
     /// Validates a CUSTOM event's `value` against the user's schema for its `name`, if any.
@@ -362,9 +417,6 @@ impl SchemaSet {
 
 /// The schema of the body a client POSTs.
 const RUN_AGENT_INPUT: &str = "defs/RunAgentInput.json";
-
-/// The schema of one JSON Patch operation.
-const PATCH_OPERATION: &str = "defs/JsonPatchOperation.json";
 
 /// `events/RUN_STARTED.json` for RUN_STARTED.
 pub fn event_schema_path(ty: EventType) -> String {
@@ -447,6 +499,134 @@ mod tests {
             set.try_lax(compiled)
                 .unwrap_or_else(|e| panic!("{}: {e:#}", ty.as_str()));
         }
+    }
+
+    /// Events that carry a patch, with operations of every kind and values of every kind, and
+    /// each spoilt one way: in an operation, around the operations, or where they are.
+    fn patch_cases() -> Vec<(EventType, Value)> {
+        use serde_json::json;
+        let ops = json!([
+            {"op": "add", "path": "/items/-", "value": {"id": 1, "tags": ["a"]}},
+            {"op": "replace", "path": "/count", "value": 3},
+            {"op": "test", "path": "/name", "value": "x"},
+            {"op": "test", "path": "/gone", "value": null},
+            {"op": "remove", "path": "/old"},
+            {"op": "move", "from": "/a", "path": "/b"},
+            {"op": "copy", "from": "/b", "path": "/c~1d"},
+            {"op": "add", "path": "", "value": [1, "two", {"three": 3}]},
+            {"op": "replace", "path": "/x", "value": false, "note": "extra members are ignored"}
+        ]);
+        let state = json!({"type": "STATE_DELTA", "delta": ops});
+        let activity = json!({"type": "ACTIVITY_DELTA", "messageId": "m1",
+                              "activityType": "PLAN", "patch": ops});
+        let mut cases = vec![
+            (EventType::StateDelta, state.clone()),
+            (EventType::ActivityDelta, activity.clone()),
+            (
+                EventType::StateDelta,
+                json!({"type": "STATE_DELTA", "delta": []}),
+            ),
+        ];
+        let spoil_op: [fn(&mut Value); 9] = [
+            |o| o["op"] = json!("append"),
+            |o| drop(o.as_object_mut().unwrap().remove("op")),
+            |o| drop(o.as_object_mut().unwrap().remove("path")),
+            |o| o["path"] = json!("items/0"),
+            |o| o["path"] = json!("/a~2b"),
+            |o| o["path"] = json!(3),
+            |o| drop(o.as_object_mut().unwrap().remove("value")),
+            |o| drop(o.as_object_mut().unwrap().remove("from")),
+            |o| *o = json!("replace /count 3"),
+        ];
+        for spoil in spoil_op {
+            for at in [0, 1, 2, 4, 5, 8] {
+                for (ty, event, field) in [
+                    (EventType::StateDelta, &state, "delta"),
+                    (EventType::ActivityDelta, &activity, "patch"),
+                ] {
+                    let mut event = event.clone();
+                    spoil(&mut event[field][at]);
+                    cases.push((ty, event));
+                }
+            }
+        }
+        let spoil_event: [fn(&mut Value, &str); 6] = [
+            |e, _| e["colour"] = json!("red"),
+            |e, _| e["timestamp"] = json!(1.5),
+            |e, f| e[f] = json!({"op": "add", "path": "/a", "value": 1}),
+            |e, f| e[f] = json!([["add", "/a", 1]]),
+            |e, f| drop(e.as_object_mut().unwrap().remove(f)),
+            |e, f| e[f] = Value::Null,
+        ];
+        for spoil in spoil_event {
+            let mut event = state.clone();
+            spoil(&mut event, "delta");
+            cases.push((EventType::StateDelta, event));
+            let mut event = activity.clone();
+            spoil(&mut event, "patch");
+            cases.push((EventType::ActivityDelta, event));
+        }
+        cases
+    }
+
+    #[test]
+    fn patches_checked_by_shape_get_the_verdict_of_the_whole_schema() {
+        for &version in Version::ALL {
+            let set = SchemaSet::load_version(version, None).unwrap();
+            if version != Version::Pre1 {
+                assert!(set.by_shape(), "{version}: operations are checked by shape");
+            }
+            let (mut valid, mut invalid, mut in_parts) = (0, 0, 0);
+            // Twice: the second time the conforming shapes are remembered.
+            for _ in 0..2 {
+                for (ty, event) in patch_cases() {
+                    let compiled = set.event(ty).unwrap();
+                    let whole = compiled.strict.is_valid(&event);
+                    if let Some(parts) = set.conforms_in_parts(ty, &event) {
+                        assert_eq!(parts, whole, "{version} {ty}: {event}");
+                        in_parts += 1;
+                    }
+                    if whole {
+                        valid += 1
+                    } else {
+                        invalid += 1
+                    }
+                    // What is reported is the whole schema's findings, as before.
+                    assert_eq!(
+                        set.validate_event(ty, &event),
+                        set.validate(compiled, &event, ""),
+                        "{version} {ty}: {event}"
+                    );
+                    // The operations of a large patch, checked one at a time, alike.
+                    let field = if ty == EventType::StateDelta {
+                        "delta"
+                    } else {
+                        "patch"
+                    };
+                    let op = set.patch_op().unwrap();
+                    for item in event[field].as_array().into_iter().flatten() {
+                        assert_eq!(
+                            set.validate_patch_op(item, "/x/0"),
+                            set.validate(op, item, "/x/0"),
+                            "{version}: {item}"
+                        );
+                    }
+                }
+            }
+            if set.by_shape() {
+                assert_eq!(in_parts, valid + invalid, "{version}");
+            }
+            assert!(
+                valid >= 6 && invalid >= 100,
+                "{version}: {valid} valid, {invalid} not"
+            );
+        }
+        // A user's schemas are checked whole.
+        let dir = tempfile::tempdir().unwrap();
+        let set = SchemaSet::load(Some(dir.path())).unwrap();
+        assert!(!set.by_shape());
+        let (ty, event) = patch_cases().remove(0);
+        assert_eq!(set.conforms_in_parts(ty, &event), None);
     }
 
     #[test]
