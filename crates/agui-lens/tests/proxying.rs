@@ -191,11 +191,7 @@ fn an_unreachable_upstream_answers_502_and_holds_nothing_up() {
     let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
     for _ in 0..2 {
         let started = std::time::Instant::now();
-        let agent = ureq::Agent::new_with_config(
-            ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .build(),
-        );
+        let agent = lenient_client();
         let mut response = agent.post(&proxy.url).send(body).unwrap();
         assert_eq!(response.status(), 502);
         let text = response.body_mut().read_to_string().unwrap();
@@ -264,11 +260,7 @@ fn what_the_agent_answers_is_judged_in_every_format() {
                 format,
             ],
         );
-        let client = ureq::Agent::new_with_config(
-            ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .build(),
-        );
+        let client = lenient_client();
         if let Ok(mut response) = client
             .post(&proxy.url)
             .header("Content-Type", "application/json")
@@ -324,11 +316,7 @@ fn an_unreachable_upstream_fails_the_once_run() {
             &record_arg,
         ],
     );
-    let client = ureq::Agent::new_with_config(
-        ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .build(),
-    );
+    let client = lenient_client();
     let response = client
         .post(&proxy.url)
         .send(r#"{"threadId":"t","runId":"r","messages":[]}"#)
@@ -438,4 +426,13 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
         !raw.is_empty(),
         "nothing of the body was recorded: {stderr}"
     );
+}
+
+/// A client that takes any status as an answer, so a test can look at a 4xx or 5xx.
+fn lenient_client() -> ureq::Agent {
+    ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build(),
+    )
 }

@@ -28,6 +28,7 @@ use crate::live::call::{
     status_finding,
 };
 use crate::live::http::{Cut, Transport};
+use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::opened::check_sent;
 use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_findings};
@@ -86,14 +87,19 @@ impl Shared {
     }
 
     fn leveled(&self, findings: Vec<Diagnostic>) -> Vec<Diagnostic> {
-        findings
-            .into_iter()
-            .filter_map(|mut d| {
-                d.severity = self.settings.levels.severity(d.rule)?;
-                Some(d)
-            })
-            .collect()
+        leveled(&self.settings.levels, findings)
     }
+}
+
+/// The findings at the severity the settings give their rules, without those turned off.
+fn leveled(levels: &Levels, findings: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    findings
+        .into_iter()
+        .filter_map(|mut d| {
+            d.severity = levels.severity(d.rule)?;
+            Some(d)
+        })
+        .collect()
 }
 
 pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
@@ -476,13 +482,11 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             };
             let mut all = Vec::new();
             let judged = |d: Diagnostic, all: &mut Vec<Diagnostic>| {
-                let Some(severity) = levels.severity(d.rule) else {
-                    return;
-                };
-                let mut d = d;
-                d.severity = severity;
-                tell(Note::Findings(vec![d.clone()]));
-                all.push(d);
+                let d = leveled(&levels, vec![d]);
+                if !d.is_empty() {
+                    tell(Note::Findings(d.clone()));
+                    all.extend(d);
+                }
             };
             match answered {
                 Some(answered) if !accepted.is_empty() && !accepted.contains(&answered) => {
