@@ -836,6 +836,13 @@ pub struct CompactArgs {
     #[arg(long)]
     pub drop_unreadable: bool,
 
+    /// With a directory and -o DIR: make DIR a whole copy of it, which can stand in for it.
+    /// Every file the walk meets that is not compacted (a JSON sidecar, an error body, a
+    /// browser capture, an empty file, a refused stream, a file of any other name) is copied
+    /// to DIR unchanged; one DIR holds already with the same bytes is left alone.
+    #[arg(long, requires = "output")]
+    pub mirror: bool,
+
     #[command(flatten)]
     pub read: ReadArgs,
 

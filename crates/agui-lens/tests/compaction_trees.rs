@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use crate::common::trees::{Tree, check_in_place, check_output, survey};
+use crate::common::trees::{Tree, check_in_place, check_mirror, check_output, survey};
 use crate::common::{root, split};
 
 /// The streams trees are made of.
@@ -62,15 +62,25 @@ fn holds(bytes: &[u8], pool: &[Vec<u8>]) -> Result<(), String> {
     let out = dir.path().join("out");
     let code = compact(&["compact", s(&root), "-o", s(&out)]);
     check_output(&tree, &root, &out, &before, code, &fold).map_err(|e| format!("-o: {e}"))?;
+    // A mirror holds everything, and a second run into it leaves what it copied alone.
+    let mirror = dir.path().join("mirror");
+    let code = compact(&["compact", s(&root), "-o", s(&mirror), "--mirror"]);
+    check_mirror(&tree, &root, &mirror, &before, code, &fold, None)
+        .map_err(|e| format!("--mirror: {e}"))?;
+    let first = survey(&mirror);
+    let code = compact(&["compact", s(&root), "-o", s(&mirror), "--mirror"]);
+    check_mirror(&tree, &root, &mirror, &before, code, &fold, Some(&first))
+        .map_err(|e| format!("--mirror, again: {e}"))?;
     // Nothing beside the tree but the output directory.
     let beside: Vec<PathBuf> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into())
         .collect();
-    if beside
-        .iter()
-        .any(|name| name != Path::new("tree") && name != Path::new("out"))
-    {
+    if beside.iter().any(|name| {
+        !["tree", "out", "mirror"]
+            .iter()
+            .any(|n| name == Path::new(n))
+    }) {
         return Err(format!("written beside the tree: {beside:?}"));
     }
     let folds: BTreeMap<PathBuf, Value> = tree
@@ -127,4 +137,96 @@ fn a_tree_with_one_of_everything() {
     let tree = Tree::from_bytes(&bytes, pool.len());
     assert_eq!(tree.entries.len(), 9, "{tree:#?}");
     holds(&bytes, &pool).unwrap();
+}
+
+/// `--mirror` with what the random trees do not hold: files of other names, a refused stream,
+/// a browser capture, and the output directory inside the folder, run twice (the second run
+/// found the first's output in the walk and compacted it into a folder below it).
+#[test]
+fn a_mirror_holds_every_file_and_never_itself() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("captures");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let stream = std::fs::read(crate::common::root().join("fixtures/valid/agui-sdk-full.jsonl"));
+    std::fs::write(root.join("run.jsonl"), stream.unwrap()).unwrap();
+    std::fs::write(root.join("notes.txt"), "what these runs were\n").unwrap();
+    std::fs::write(root.join("sub/screen.png"), b"\x89PNG\r\n\x1a\n").unwrap();
+    std::fs::write(root.join("sub/other.har"), r#"{"log": {"entries": []}}"#).unwrap();
+    let refused = "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\nnot json\n";
+    std::fs::write(root.join("sub/half.jsonl"), refused).unwrap();
+    std::fs::set_permissions(
+        root.join("notes.txt"),
+        std::fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
+    let out = root.join("compacted");
+    let others = [
+        "notes.txt",
+        "sub/screen.png",
+        "sub/other.har",
+        "sub/half.jsonl",
+    ];
+    for run in 0..2 {
+        let (code, _, stderr) = split(
+            crate::common::agui_lens()
+                .args(["compact", s(&root), "-o", s(&out), "--mirror"])
+                .output()
+                .unwrap(),
+        );
+        // The refused stream makes the run fail (exit 1), as without --mirror.
+        assert_eq!(code, 1, "run {run}: {stderr}");
+        assert!(stderr.contains("refused"), "{stderr}");
+        let mut held: Vec<String> = survey(&out)
+            .keys()
+            .map(|p| p.display().to_string())
+            .collect();
+        held.sort();
+        assert_eq!(
+            held,
+            [
+                "notes.txt",
+                "run.jsonl",
+                "sub/half.jsonl",
+                "sub/other.har",
+                "sub/screen.png"
+            ],
+            "run {run}: {stderr}"
+        );
+        for other in others {
+            assert_eq!(
+                std::fs::read(out.join(other)).unwrap(),
+                std::fs::read(root.join(other)).unwrap(),
+                "{other}"
+            );
+        }
+        let mode = std::fs::metadata(out.join("notes.txt"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o640);
+        assert_eq!(fold(&out.join("run.jsonl")), fold(&root.join("run.jsonl")));
+        if run == 1 {
+            assert!(stderr.contains("the output directory"), "{stderr}");
+            assert!(stderr.contains("4 files there already"), "{stderr}");
+        }
+    }
+    // Without a folder to copy, or without -o, --mirror is refused.
+    for args in [
+        vec!["compact", "--mirror", "-o"],
+        vec!["compact", "--mirror"],
+    ] {
+        let mut args: Vec<String> = args.into_iter().map(String::from).collect();
+        let last_is_o = args.last().is_some_and(|a| a == "-o");
+        let file = root.join("run.jsonl");
+        if last_is_o {
+            args.insert(1, s(&file).to_owned());
+            args.push(s(&dir.path().join("elsewhere")).to_owned());
+        } else {
+            args.push(s(&root).to_owned());
+        }
+        let (code, _, stderr) = split(crate::common::agui_lens().args(&args).output().unwrap());
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(!dir.path().join("elsewhere").exists());
+    }
 }

@@ -1,10 +1,10 @@
 //! `agui-lens compact`: rewrite stored streams smaller, proving for each that the result
 //! folds to the same messages and state and checks with no new errors before writing it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File};
-use std::io::{self, Write};
-use std::path::PathBuf;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -66,7 +66,16 @@ struct Report {
 }
 
 pub fn run(args: &CompactArgs) -> Result<Outcome> {
+    if args.mirror
+        && (!inputs::names_a_directory(&args.paths)
+            || args.output.as_ref().is_none_or(|o| o.as_os_str() == "-"))
+    {
+        bail!(
+            "--mirror copies the folders compacted into -o DIR: name a directory to compact, and DIR"
+        );
+    }
     let inputs = inputs::expand(&args.paths, &inputs::Walk::from_args(&args.walk))?;
+    let inputs = outside_output(args, inputs);
     let (inputs, targets) = targets(args, inputs)?;
     let read = args.read.options();
     let schemas = if args.no_verify {
@@ -102,7 +111,168 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         })
         .collect();
     drop(progress);
-    summarize(reports)
+    // The outputs that hold a compacted stream (or one kept as it was read).
+    let written: HashSet<PathBuf> = targets
+        .iter()
+        .zip(&reports)
+        .filter_map(|(target, (_, report))| match (target, report) {
+            (Target::File(path), Ok(report))
+                if report.skipped.is_none() && report.refused.is_none() =>
+            {
+                Some(path.components().collect())
+            }
+            _ => None,
+        })
+        .collect();
+    let outcome = summarize(reports)?;
+    if !args.mirror {
+        return Ok(outcome);
+    }
+    let mirrored = mirror(args, &written)?;
+    Ok(if mirrored == Outcome::Failed {
+        Outcome::Failed
+    } else {
+        outcome
+    })
+}
+
+/// The inputs without what a walk found in the output directory, when that lies in a folder
+/// compacted: run again, the command would compact its own output into a folder below it.
+fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Vec<Input> {
+    let Some(out) = args
+        .output
+        .as_ref()
+        .filter(|out| out.is_dir())
+        .and_then(|out| fs::canonicalize(out).ok())
+    else {
+        return inputs;
+    };
+    let (inside, outside): (Vec<Input>, Vec<Input>) = inputs.into_iter().partition(|input| {
+        !input.explicit
+            && input
+                .spec
+                .path()
+                .and_then(Path::parent)
+                .and_then(|dir| fs::canonicalize(dir).ok())
+                .is_some_and(|dir| dir.starts_with(&out))
+    });
+    if !inside.is_empty() {
+        eprintln!(
+            "left out {} found in {}, the output directory",
+            plural(inside.len() as u64, "file"),
+            out.display()
+        );
+    }
+    outside
+}
+
+/// `--mirror`: copies each file of the folders compacted (and each file named) that no
+/// compacted stream was written for into OUT, at its path there, unless OUT holds the same
+/// bytes there already. A file that cannot be copied fails the run.
+fn mirror(args: &CompactArgs, written: &HashSet<PathBuf>) -> Result<Outcome> {
+    let Some(output) = &args.output else {
+        return Ok(Outcome::Clean);
+    };
+    let out_dir =
+        fs::canonicalize(output).with_context(|| format!("reading {}", output.display()))?;
+    let walk = inputs::Walk::from_args(&args.walk);
+    let mut sources = Vec::new();
+    for path in &args.paths {
+        if path.is_dir() {
+            sources.extend(inputs::walk_files(path, &walk)?);
+        } else if let Some(name) = path.file_name().filter(|_| path.is_file()) {
+            sources.push((path.clone(), PathBuf::from(name)));
+        }
+    }
+    let (mut copied, mut there, mut failed) = (0u64, 0u64, 0u64);
+    for (source, relative) in sources {
+        if stop::requested() {
+            eprintln!(
+                "interrupted: the copy into {} was left unfinished",
+                output.display()
+            );
+            return Ok(Outcome::Failed);
+        }
+        // OUT inside a folder compacted: what it holds are the copies, not more to copy.
+        let inside = source
+            .parent()
+            .and_then(|dir| fs::canonicalize(dir).ok())
+            .is_some_and(|dir| dir.starts_with(&out_dir));
+        let target = output.join(&relative);
+        let key: PathBuf = target.components().collect();
+        if inside || written.contains(&key) || same_file(&source, &target) {
+            continue;
+        }
+        match copy_if_changed(&source, &target) {
+            Ok(true) => copied += 1,
+            Ok(false) => there += 1,
+            Err(err) => {
+                eprintln!(
+                    "error: copying {} to {}: {err}",
+                    source.display(),
+                    target.display()
+                );
+                failed += 1;
+            }
+        }
+    }
+    let mut said = format!(
+        "mirrored into {}: {} copied unchanged",
+        output.display(),
+        plural(copied, "file")
+    );
+    if there > 0 {
+        said.push_str(&format!(", {} there already", plural(there, "file")));
+    }
+    if failed > 0 {
+        said.push_str(&format!(", {} could not be copied", plural(failed, "file")));
+    }
+    eprintln!("{said}");
+    Ok(if failed > 0 {
+        Outcome::Failed
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// Copies `source` to `target` atomically, unless `target` holds the same bytes. Whether it
+/// copied.
+fn copy_if_changed(source: &Path, target: &Path) -> io::Result<bool> {
+    if same_bytes(source, target)? {
+        return Ok(false);
+    }
+    let mut file = File::open(source)?;
+    let permissions = file.metadata()?.permissions();
+    fs::create_dir_all(super::directory_of(target))?;
+    let mut temp = super::temp_beside(target).map_err(io::Error::other)?;
+    io::copy(&mut file, temp.as_file_mut())?;
+    persist(temp, target)?;
+    // The copy's permissions are the file's, as a copy's should be.
+    fs::set_permissions(target, permissions)?;
+    Ok(true)
+}
+
+/// Whether `b` is a file with the bytes of `a`.
+fn same_bytes(a: &Path, b: &Path) -> io::Result<bool> {
+    let (Ok(meta_a), Ok(meta_b)) = (fs::metadata(a), fs::metadata(b)) else {
+        return Ok(false);
+    };
+    if !meta_b.is_file() || meta_a.len() != meta_b.len() {
+        return Ok(false);
+    }
+    let (mut file_a, mut file_b) = (File::open(a)?, File::open(b)?);
+    let (mut chunk_a, mut chunk_b) = (vec![0; 1 << 16], vec![0; 1 << 16]);
+    let mut left = meta_a.len();
+    while left > 0 {
+        let n = left.min(chunk_a.len() as u64) as usize;
+        file_a.read_exact(&mut chunk_a[..n])?;
+        file_b.read_exact(&mut chunk_b[..n])?;
+        if chunk_a[..n] != chunk_b[..n] {
+            return Ok(false);
+        }
+        left -= n as u64;
+    }
+    Ok(true)
 }
 
 struct Settings<'a> {

@@ -229,7 +229,8 @@ fn clean(path: &Path) -> PathBuf {
     path.components().collect()
 }
 
-fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
+/// A walk of `dir` as the flags ask for it, in path order.
+fn walker(dir: &Path, walk: &Walk) -> Result<ignore::Walk> {
     let mut overrides = ignore::overrides::OverrideBuilder::new(dir);
     for glob in &walk.exclude {
         overrides
@@ -240,7 +241,7 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
         .build()
         .map_err(|e| anyhow::anyhow!("--exclude: {e}"))?;
     let respect = !walk.no_ignore;
-    let walker = ignore::WalkBuilder::new(dir)
+    Ok(ignore::WalkBuilder::new(dir)
         .hidden(!walk.hidden)
         .ignore(respect)
         .git_ignore(respect)
@@ -254,7 +255,31 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
         .follow_links(false)
         .overrides(overrides)
         .sort_by_file_path(|a, b| a.cmp(b))
-        .build();
+        .build())
+}
+
+/// Whether a walk's entry is a file, or a link to one.
+fn is_file(entry: &ignore::DirEntry) -> bool {
+    match entry.file_type() {
+        Some(t) if t.is_symlink() => std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file()),
+        Some(t) => t.is_file(),
+        None => false,
+    }
+}
+
+/// Every file a walk of `dir` meets, whatever its name (the walk of [`expand`], which keeps
+/// the stream files of it), with its path below `dir`. An entry the walk cannot read is left
+/// out: the walk of [`expand`] reports it.
+pub fn walk_files(dir: &Path, walk: &Walk) -> Result<Vec<(PathBuf, PathBuf)>> {
+    Ok(walker(dir, walk)?
+        .flatten()
+        .filter(is_file)
+        .map(|entry| (entry.path().to_path_buf(), relative_to(dir, entry.path())))
+        .collect())
+}
+
+fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
+    let walker = walker(dir, walk)?;
     let mut found = Vec::new();
     for entry in walker {
         let entry = match entry {
@@ -273,15 +298,7 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
             }
         };
         let path = entry.path();
-        let Some(file_type) = entry.file_type() else {
-            continue;
-        };
-        let is_file = if file_type.is_symlink() {
-            std::fs::metadata(path).is_ok_and(|m| m.is_file())
-        } else {
-            file_type.is_file()
-        };
-        if is_file && is_stream_file(path) {
+        if is_file(&entry) && is_stream_file(path) {
             found.push(Input {
                 spec: InputSpec::File(path.to_path_buf()),
                 relative: relative_to(dir, path),

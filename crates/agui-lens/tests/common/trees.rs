@@ -298,6 +298,58 @@ pub fn check_output(
     Ok(())
 }
 
+/// Holds `compact ROOT -o OUT --mirror` to its promises: OUT holds every file a walk of the
+/// root meets, at its path (a link as the file it leads to): each stream folds as it did, each
+/// other file has its bytes; the input tree is as it was. `again`: a second run, after which
+/// every file that is not a stream is still the one the first run wrote (bytes and time).
+pub fn check_mirror(
+    tree: &Tree,
+    root: &Path,
+    out: &Path,
+    before: &BTreeMap<PathBuf, Seen>,
+    code: i32,
+    fold: &dyn Fn(&Path) -> Value,
+    first: Option<&BTreeMap<PathBuf, Seen>>,
+) -> Result<(), String> {
+    let visible: Vec<&PathBuf> = tree.visible().collect();
+    let expected_code = if visible.is_empty() { 2 } else { 0 };
+    if code != expected_code {
+        return Err(format!("exit {code}, expected {expected_code}"));
+    }
+    if survey(root) != *before {
+        return Err("the input tree changed".into());
+    }
+    if visible.is_empty() {
+        return Ok(());
+    }
+    let written = survey(out);
+    let listed: Vec<&PathBuf> = written.keys().collect();
+    if listed != visible {
+        return Err(format!("OUT holds {listed:?}, expected {visible:?}"));
+    }
+    for rel in visible {
+        let Seen::File(bytes, time) = &written[rel] else {
+            return Err(format!("{} is not a file in OUT", rel.display()));
+        };
+        if tree.is_stream(rel) {
+            let (a, b) = (fold(&root.join(rel)), fold(&out.join(rel)));
+            if a != b {
+                return Err(format!("{} folds differently: {a} then {b}", rel.display()));
+            }
+        } else {
+            if *bytes != std::fs::read(root.join(rel)).unwrap() {
+                return Err(format!("{} was not copied as it was", rel.display()));
+            }
+            if let Some(Seen::File(_, then)) = first.and_then(|first| first.get(rel)) {
+                if then != time {
+                    return Err(format!("{} was written again", rel.display()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Holds `compact ROOT --in-place` to its promises: every stream a walk meets (through a
 /// link, the file it leads to) folds to what it folded to; every other file keeps its bytes
 /// and modification time; links stay links; nothing is added or missing.
