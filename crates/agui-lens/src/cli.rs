@@ -837,9 +837,10 @@ pub struct CompactArgs {
     pub drop_unreadable: bool,
 
     /// With a directory and -o DIR: make DIR a whole copy of it, which can stand in for it.
-    /// Every file the walk meets that is not compacted (a JSON sidecar, an error body, a
-    /// browser capture, an empty file, a refused stream, a file of any other name) is copied
-    /// to DIR unchanged; one DIR holds already with the same bytes is left alone.
+    /// Every file in it that is not compacted (a JSON sidecar, an error body, a browser
+    /// capture, an empty file, a refused stream, a file of any other name, a hidden, ignored
+    /// or excluded one) is copied to DIR unchanged; one DIR holds already with the same bytes
+    /// is left alone.
     #[arg(long, requires = "output")]
     pub mirror: bool,
 

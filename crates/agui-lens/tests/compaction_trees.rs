@@ -140,7 +140,8 @@ fn a_tree_with_one_of_everything() {
 }
 
 /// `--mirror` with what the random trees do not hold: files of other names, a refused stream,
-/// a browser capture, and the output directory inside the folder, run twice (the second run
+/// a browser capture, files the walk leaves out, and the output directory inside the folder,
+/// run twice (the second run
 /// found the first's output in the walk and compacted it into a folder below it).
 #[test]
 fn a_mirror_holds_every_file_and_never_itself() {
@@ -155,6 +156,14 @@ fn a_mirror_holds_every_file_and_never_itself() {
     std::fs::write(root.join("sub/other.har"), r#"{"log": {"entries": []}}"#).unwrap();
     let refused = "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\nnot json\n";
     std::fs::write(root.join("sub/half.jsonl"), refused).unwrap();
+    // Left out of the walk, so not compacted: copied all the same.
+    std::fs::write(root.join(".keep"), "").unwrap();
+    std::fs::write(root.join(".gitignore"), "scratch.jsonl\n").unwrap();
+    std::fs::write(
+        root.join("sub/scratch.jsonl"),
+        "{\"type\":\"RUN_STARTED\"}\n",
+    )
+    .unwrap();
     std::fs::set_permissions(
         root.join("notes.txt"),
         std::fs::Permissions::from_mode(0o640),
@@ -166,6 +175,9 @@ fn a_mirror_holds_every_file_and_never_itself() {
         "sub/screen.png",
         "sub/other.har",
         "sub/half.jsonl",
+        ".keep",
+        ".gitignore",
+        "sub/scratch.jsonl",
     ];
     for run in 0..2 {
         let (code, _, stderr) = split(
@@ -185,10 +197,13 @@ fn a_mirror_holds_every_file_and_never_itself() {
         assert_eq!(
             held,
             [
+                ".gitignore",
+                ".keep",
                 "notes.txt",
                 "run.jsonl",
                 "sub/half.jsonl",
                 "sub/other.har",
+                "sub/scratch.jsonl",
                 "sub/screen.png"
             ],
             "run {run}: {stderr}"
@@ -208,7 +223,7 @@ fn a_mirror_holds_every_file_and_never_itself() {
         assert_eq!(fold(&out.join("run.jsonl")), fold(&root.join("run.jsonl")));
         if run == 1 {
             assert!(stderr.contains("the output directory"), "{stderr}");
-            assert!(stderr.contains("4 files there already"), "{stderr}");
+            assert!(stderr.contains("7 files there already"), "{stderr}");
         }
     }
     // Without a folder to copy, or without -o, --mirror is refused.

@@ -166,20 +166,20 @@ fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Vec<Input> {
     outside
 }
 
-/// `--mirror`: copies each file of the folders compacted (and each file named) that no
-/// compacted stream was written for into OUT, at its path there, unless OUT holds the same
-/// bytes there already. A file that cannot be copied fails the run.
+/// `--mirror`: copies each file of the folders compacted (hidden, ignored and excluded ones
+/// too: they are not compacted, not lost) and each file named, that no compacted stream was
+/// written for, into OUT at its path there, unless OUT holds the same bytes there already. A
+/// file that cannot be copied fails the run.
 fn mirror(args: &CompactArgs, written: &HashSet<PathBuf>) -> Result<Outcome> {
     let Some(output) = &args.output else {
         return Ok(Outcome::Clean);
     };
     let out_dir =
         fs::canonicalize(output).with_context(|| format!("reading {}", output.display()))?;
-    let walk = inputs::Walk::from_args(&args.walk);
     let mut sources = Vec::new();
     for path in &args.paths {
         if path.is_dir() {
-            sources.extend(inputs::walk_files(path, &walk)?);
+            sources.extend(inputs::every_file(path));
         } else if let Some(name) = path.file_name().filter(|_| path.is_file()) {
             sources.push((path.clone(), PathBuf::from(name)));
         }

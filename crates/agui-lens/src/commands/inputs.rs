@@ -267,15 +267,20 @@ fn is_file(entry: &ignore::DirEntry) -> bool {
     }
 }
 
-/// Every file a walk of `dir` meets, whatever its name (the walk of [`expand`], which keeps
-/// the stream files of it), with its path below `dir`. An entry the walk cannot read is left
-/// out: the walk of [`expand`] reports it.
-pub fn walk_files(dir: &Path, walk: &Walk) -> Result<Vec<(PathBuf, PathBuf)>> {
-    Ok(walker(dir, walk)?
+/// Every file under `dir`, whatever its name, hidden, ignored or excluded from the walk of
+/// [`expand`] (a link to a file as the file; linked folders are not entered), with its path
+/// below `dir`. An entry that cannot be read is left out: the walk of [`expand`] reports one
+/// among the files it keeps.
+pub fn every_file(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+    ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .follow_links(false)
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .build()
         .flatten()
         .filter(is_file)
         .map(|entry| (entry.path().to_path_buf(), relative_to(dir, entry.path())))
-        .collect())
+        .collect()
 }
 
 fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
