@@ -257,6 +257,19 @@ pub fn survey(root: &Path) -> BTreeMap<PathBuf, Seen> {
     out
 }
 
+/// Whether `compact` exited as it should on the tree: 2 when a walk meets nothing, else 0.
+fn exited_as_expected(tree: &Tree, code: i32) -> Result<(), String> {
+    let expected_code = if tree.visible().next().is_none() {
+        2
+    } else {
+        0
+    };
+    if code != expected_code {
+        return Err(format!("exit {code}, expected {expected_code}"));
+    }
+    Ok(())
+}
+
 /// Holds `compact ROOT -o OUT` to its promises: every stream a walk meets folds in OUT, at
 /// its own path, to what it folded to; no non-stream and nothing else is written there; the
 /// tree itself is exactly as it was. `fold` gives a stream's messages and state.
@@ -268,11 +281,8 @@ pub fn check_output(
     code: i32,
     fold: &dyn Fn(&Path) -> Value,
 ) -> Result<(), String> {
+    exited_as_expected(tree, code)?;
     let visible: Vec<&PathBuf> = tree.visible().collect();
-    let expected_code = if visible.is_empty() { 2 } else { 0 };
-    if code != expected_code {
-        return Err(format!("exit {code}, expected {expected_code}"));
-    }
     if survey(root) != *before {
         return Err("the input tree changed".into());
     }
@@ -301,8 +311,8 @@ pub fn check_output(
 /// Holds `compact ROOT -o OUT --mirror` to its promises: OUT holds every file of the root,
 /// hidden ones too, at its path (a link as the file it leads to): each stream a walk meets
 /// folds as it did, each other file (a hidden stream among them) has its bytes; the input tree
-/// is as it was. `again`: a second run, after which
-/// every file that is not a stream is still the one the first run wrote (bytes and time).
+/// is as it was. `first`: what OUT held after a first run, when this is a second: every file
+/// that is not a stream must still be the one the first run wrote (bytes and time).
 pub fn check_mirror(
     tree: &Tree,
     root: &Path,
@@ -312,11 +322,8 @@ pub fn check_mirror(
     fold: &dyn Fn(&Path) -> Value,
     first: Option<&BTreeMap<PathBuf, Seen>>,
 ) -> Result<(), String> {
+    exited_as_expected(tree, code)?;
     let visible: Vec<&PathBuf> = tree.visible().collect();
-    let expected_code = if visible.is_empty() { 2 } else { 0 };
-    if code != expected_code {
-        return Err(format!("exit {code}, expected {expected_code}"));
-    }
     if survey(root) != *before {
         return Err("the input tree changed".into());
     }
@@ -363,11 +370,8 @@ pub fn check_in_place(
     code: i32,
     fold: &dyn Fn(&Path) -> Value,
 ) -> Result<(), String> {
+    exited_as_expected(tree, code)?;
     let visible: Vec<&PathBuf> = tree.visible().collect();
-    let expected_code = if visible.is_empty() { 2 } else { 0 };
-    if code != expected_code {
-        return Err(format!("exit {code}, expected {expected_code}"));
-    }
     let after = survey(root);
     if after.keys().collect::<Vec<_>>() != before.keys().collect::<Vec<_>>() {
         return Err(format!(
