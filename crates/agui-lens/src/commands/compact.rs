@@ -148,13 +148,7 @@ fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Vec<Input> {
         return inputs;
     };
     let (inside, outside): (Vec<Input>, Vec<Input>) = inputs.into_iter().partition(|input| {
-        !input.explicit
-            && input
-                .spec
-                .path()
-                .and_then(Path::parent)
-                .and_then(|dir| fs::canonicalize(dir).ok())
-                .is_some_and(|dir| dir.starts_with(&out))
+        !input.explicit && input.spec.path().is_some_and(|path| lies_in(path, &out))
     });
     if !inside.is_empty() {
         eprintln!(
@@ -164,6 +158,13 @@ fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Vec<Input> {
         );
     }
     outside
+}
+
+/// Whether the file at `path` lies under `dir` (a canonical path), its folder's links followed.
+fn lies_in(path: &Path, dir: &Path) -> bool {
+    path.parent()
+        .and_then(|parent| fs::canonicalize(parent).ok())
+        .is_some_and(|parent| parent.starts_with(dir))
 }
 
 /// `--mirror`: copies each file of the folders compacted (hidden, ignored and excluded ones
@@ -194,13 +195,9 @@ fn mirror(args: &CompactArgs, written: &HashSet<PathBuf>) -> Result<Outcome> {
             return Ok(Outcome::Failed);
         }
         // OUT inside a folder compacted: what it holds are the copies, not more to copy.
-        let inside = source
-            .parent()
-            .and_then(|dir| fs::canonicalize(dir).ok())
-            .is_some_and(|dir| dir.starts_with(&out_dir));
         let target = output.join(&relative);
         let key: PathBuf = target.components().collect();
-        if inside || written.contains(&key) || same_file(&source, &target) {
+        if lies_in(&source, &out_dir) || written.contains(&key) || same_file(&source, &target) {
             continue;
         }
         match copy_if_changed(&source, &target) {
