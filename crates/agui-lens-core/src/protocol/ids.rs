@@ -23,7 +23,8 @@ impl Hasher for PassThrough {
     }
 }
 
-type Build = BuildHasherDefault<PassThrough>;
+/// Builds [`PassThrough`]s, for sets of hashes.
+pub type Build = BuildHasherDefault<PassThrough>;
 
 /// A fast hasher for maps keyed by ids the input chose: multiply-rotate over 8-byte words.
 /// Not resistant to collisions crafted on purpose, which costs a slow lookup, never a wrong one.

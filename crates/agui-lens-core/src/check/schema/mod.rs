@@ -308,10 +308,10 @@ impl SchemaSet {
     /// Whether an event that carries a patch conforms, its operations checked by shape (see
     /// [`ops`]); None for the other events, and with a user's schemas.
     fn conforms_in_parts(&self, ty: EventType, event: &Value) -> Option<bool> {
+        let (rel, field) = ops::variant_of(ty)?;
         if !self.by_shape() {
             return None;
         }
-        let (rel, field) = ops::variant_of(ty)?;
         let variant = self.parts[ty.index()]
             .get_or_init(|| {
                 self.strict_docs.get(rel).map(|doc| {

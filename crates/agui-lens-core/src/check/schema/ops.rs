@@ -25,6 +25,7 @@ use serde_json::Value;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::protocol::event::EventType;
+use crate::protocol::ids;
 
 /// The schema of one operation.
 pub(super) const OPERATION: &str = "defs/JsonPatchOperation.json";
@@ -182,7 +183,7 @@ const KEPT: usize = 1 << 16;
 thread_local! {
     /// Digests of the shapes of operations found to conform on this thread, each with the
     /// version of the schemas that found it.
-    static CONFORMING: RefCell<HashSet<u128>> = RefCell::new(HashSet::new());
+    static CONFORMING: RefCell<HashSet<u128, ids::Build>> = RefCell::new(HashSet::default());
 }
 
 /// Whether `op` conforms, asking `check` (with the operation's value made null) only for a
