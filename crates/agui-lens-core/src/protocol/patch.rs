@@ -6,6 +6,7 @@
 //! Atomicity comes from an undo log rather than a copy of the document, so applying a small
 //! patch to a large state costs the patch, not the state.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -202,25 +203,26 @@ fn op_error(index: usize, op: &Value, kind: PatchErrorKind) -> PatchError {
     }
 }
 
-/// How to undo one step.
+/// How to undo one step. Each names the container it changed by its pointer, as written in
+/// the operation (parsed again only when a step is undone, which is rare).
 enum Undo {
     Root(Value),
     /// A key was added: remove it.
-    RemoveKey(Vec<String>, String),
+    RemoveKey(String, String),
     /// A key's value was replaced: put the old one back.
-    SetKey(Vec<String>, String, Value),
+    SetKey(String, String, Value),
     /// A key was removed: insert it back.
-    InsertKey(Vec<String>, String, Value),
-    ArrayRemove(Vec<String>, usize),
-    ArrayInsert(Vec<String>, usize, Value),
-    ArraySet(Vec<String>, usize, Value),
+    InsertKey(String, String, Value),
+    ArrayRemove(String, usize),
+    ArrayInsert(String, usize, Value),
+    ArraySet(String, usize, Value),
 }
 
-fn resolve_mut<'a>(doc: &'a mut Value, path: &[String]) -> Option<&'a mut Value> {
+fn resolve_mut<'a>(doc: &'a mut Value, pointer: &str) -> Option<&'a mut Value> {
     let mut node = doc;
-    for key in path {
+    for key in parse_pointer(pointer).ok()?.keys {
         node = match node {
-            Value::Object(map) => map.get_mut(key)?,
+            Value::Object(map) => map.get_mut(&*key)?,
             Value::Array(items) => items.get_mut(key.parse::<usize>().ok()?)?,
             _ => return None,
         };
@@ -282,32 +284,57 @@ const INHERITED: &[&str] = &[
     "__lookupSetter__",
 ];
 
-fn parse_pointer(pointer: &str) -> Result<Vec<String>, PatchErrorKind> {
+/// A JSON Pointer as read: its text, and its keys (borrowed from the text where no escape
+/// changed them).
+struct Pointer<'a> {
+    text: &'a str,
+    keys: Vec<Cow<'a, str>>,
+}
+
+impl Pointer<'_> {
+    /// The pointer to the container of the last key, as written.
+    fn parent(&self) -> String {
+        self.text[..self.text.rfind('/').unwrap_or(0)].to_owned()
+    }
+}
+
+fn parse_pointer(pointer: &str) -> Result<Pointer<'_>, PatchErrorKind> {
+    let mut keys = Vec::new();
     if pointer.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Pointer {
+            text: pointer,
+            keys,
+        });
     }
     let Some(rest) = pointer.strip_prefix('/') else {
         return Err(PatchErrorKind::Malformed(
             "a path must be empty or start with /",
         ));
     };
-    let keys: Vec<String> = rest
-        .split('/')
-        .map(|k| {
-            if k.contains('~') {
-                k.replace("~1", "/").replace("~0", "~")
-            } else {
-                k.to_owned()
-            }
-        })
-        .collect();
-    let forbidden = keys.iter().enumerate().any(|(i, k)| {
-        k == "__proto__" || (k == "prototype" && i > 0 && keys[i - 1] == "constructor")
-    });
-    if forbidden {
-        return Err(PatchErrorKind::Forbidden);
+    // Paths are short: a plain scan for the separators beats `split`'s searcher.
+    let mut start = 0;
+    while start <= rest.len() {
+        let end = rest.as_bytes()[start..]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(rest.len(), |i| start + i);
+        let k = &rest[start..end];
+        start = end + 1;
+        let key = if k.as_bytes().contains(&b'~') {
+            Cow::Owned(k.replace("~1", "/").replace("~0", "~"))
+        } else {
+            Cow::Borrowed(k)
+        };
+        let after_constructor = keys.last().is_some_and(|prev| prev == "constructor");
+        if key == "__proto__" || (key == "prototype" && after_constructor) {
+            return Err(PatchErrorKind::Forbidden);
+        }
+        keys.push(key);
     }
-    Ok(keys)
+    Ok(Pointer {
+        text: pointer,
+        keys,
+    })
 }
 
 /// An array index as the official client reads one: any run of digits (even empty), read as a
@@ -335,11 +362,11 @@ fn array_has(items: &[Value], key: &str) -> Option<usize> {
 }
 
 /// Resolves a path to a node (for `from` and `test`).
-fn get<'a>(doc: &'a Value, keys: &[String]) -> Option<&'a Value> {
+fn get<'a>(doc: &'a Value, keys: &[Cow<'_, str>]) -> Option<&'a Value> {
     let mut node = doc;
     for key in keys {
         node = match node {
-            Value::Object(map) => map.get(key)?,
+            Value::Object(map) => map.get(&**key)?,
             Value::Array(items) => &items[array_has(items, key)?],
             _ => return None,
         };
@@ -349,11 +376,14 @@ fn get<'a>(doc: &'a Value, keys: &[String]) -> Option<&'a Value> {
 
 /// Resolves a path for `test`, which the official client does not check for existence: array
 /// indices are read as `~~key` reads them ("01" is 1), anything else on an array is an error.
-fn get_coerced<'a>(doc: &'a Value, keys: &[String]) -> Result<Option<&'a Value>, PatchErrorKind> {
+fn get_coerced<'a>(
+    doc: &'a Value,
+    keys: &[Cow<'_, str>],
+) -> Result<Option<&'a Value>, PatchErrorKind> {
     let mut node = doc;
     for (n, key) in keys.iter().enumerate() {
         let next = match node {
-            Value::Object(map) => map.get(key),
+            Value::Object(map) => map.get(&**key),
             Value::Array(items) if key == "-" => None,
             Value::Array(items) => {
                 let i = js_index(key).ok_or(PatchErrorKind::BadIndex)?;
@@ -418,11 +448,14 @@ fn array_index(key: &str) -> Option<usize> {
 }
 
 /// Resolves the parent of the last key, failing the way a validated operation fails.
-fn parent_mut<'a>(doc: &'a mut Value, keys: &[String]) -> Result<&'a mut Value, PatchErrorKind> {
+fn parent_mut<'a>(
+    doc: &'a mut Value,
+    keys: &[Cow<'_, str>],
+) -> Result<&'a mut Value, PatchErrorKind> {
     let mut node = doc;
     for key in &keys[..keys.len() - 1] {
         node = match node {
-            Value::Object(map) => map.get_mut(key).ok_or(PatchErrorKind::NoParent)?,
+            Value::Object(map) => map.get_mut(&**key).ok_or(PatchErrorKind::NoParent)?,
             Value::Array(items) => {
                 let i = array_has(items, key).ok_or(PatchErrorKind::NoParent)?;
                 &mut items[i]
@@ -450,7 +483,8 @@ fn apply_op(
     let Some(Value::String(path)) = fields.get("path") else {
         return Err(PatchErrorKind::Malformed("`path` must be a string"));
     };
-    let keys = parse_pointer(path)?;
+    let pointer = parse_pointer(path)?;
+    let keys = &pointer.keys;
     let value = fields.get("value");
     let from = match name {
         "move" | "copy" => match fields.get("from") {
@@ -470,16 +504,16 @@ fn apply_op(
         "add" => {
             let value = value.unwrap();
             grow(size, estimated_size(value, limit), limit)?;
-            add(doc, &keys, value.clone(), true, undo, size)
+            add(doc, &pointer, value.clone(), true, undo, size)
         }
         "replace" => {
             let value = value.unwrap();
             grow(size, estimated_size(value, limit), limit)?;
-            replace(doc, &keys, value.clone(), undo, size)
+            replace(doc, &pointer, value.clone(), undo, size)
         }
-        "remove" => remove(doc, &keys, undo, size).map(drop),
+        "remove" => remove(doc, &pointer, undo, size).map(drop),
         "test" => {
-            let found = get_coerced(doc, &keys)?;
+            let found = get_coerced(doc, keys)?;
             if found.is_some_and(|v| js_equal(v, value.unwrap())) {
                 Ok(())
             } else {
@@ -488,30 +522,30 @@ fn apply_op(
         }
         "move" => {
             let from = from.unwrap();
-            if get(doc, &from).is_none() {
+            if get(doc, &from.keys).is_none() {
                 return Err(PatchErrorKind::Missing);
             }
-            if from.is_empty() && !keys.is_empty() {
+            if from.keys.is_empty() && !keys.is_empty() {
                 // Moving the root into itself: the official client adds the document under
                 // its own path (a cycle, which a later operation may break); a copy of it
                 // holds the same value.
                 let headroom = limit.saturating_sub(*size).saturating_add(1);
                 grow(size, estimated_size(doc, headroom), limit)?;
                 let copy = doc.clone();
-                return add(doc, &keys, copy, false, undo, size);
+                return add(doc, &pointer, copy, false, undo, size);
             }
             if keys.is_empty() {
-                let moved = get(doc, &from).cloned().unwrap_or(Value::Null);
+                let moved = get(doc, &from.keys).cloned().unwrap_or(Value::Null);
                 *size = estimated_size(&moved, usize::MAX);
                 undo.push(Undo::Root(std::mem::replace(doc, moved)));
                 return Ok(());
             }
             let moved = remove(doc, &from, undo, size)?;
-            add(doc, &keys, moved, false, undo, size)
+            add(doc, &pointer, moved, false, undo, size)
         }
         "copy" => {
             let from = from.unwrap();
-            let Some(source) = get(doc, &from) else {
+            let Some(source) = get(doc, &from.keys) else {
                 return Err(PatchErrorKind::Missing);
             };
             let headroom = limit.saturating_sub(*size).saturating_add(1);
@@ -522,9 +556,9 @@ fn apply_op(
                 undo.push(Undo::Root(std::mem::replace(doc, copy)));
                 return Ok(());
             }
-            add(doc, &keys, copy, false, undo, size)
+            add(doc, &pointer, copy, false, undo, size)
         }
-        "_get" => get(doc, &keys).map(drop).ok_or(PatchErrorKind::Missing),
+        "_get" => get(doc, keys).map(drop).ok_or(PatchErrorKind::Missing),
         _ => Err(PatchErrorKind::Malformed(
             "`op` must be add, remove, replace, move, copy or test",
         )),
@@ -544,30 +578,31 @@ fn grow(size: &usize, extra: usize, limit: usize) -> Result<(), PatchErrorKind> 
 /// client does not validate (an index past the end then appends).
 fn add(
     doc: &mut Value,
-    keys: &[String],
+    pointer: &Pointer<'_>,
     value: Value,
     validated: bool,
     undo: &mut Vec<Undo>,
     size: &mut usize,
 ) -> Result<(), PatchErrorKind> {
+    let keys = &pointer.keys;
     let added = estimated_size(&value, usize::MAX);
     let Some(last) = keys.last() else {
         undo.push(Undo::Root(std::mem::replace(doc, value)));
         *size = added;
         return Ok(());
     };
-    let parent_keys = keys[..keys.len() - 1].to_vec();
+    let parent_keys = pointer.parent();
     match parent_mut(doc, keys)? {
         Value::Object(map) => {
             *size += added;
-            match map.insert(last.clone(), value) {
+            match map.insert(last.to_string(), value) {
                 Some(old) => {
                     *size = size.saturating_sub(estimated_size(&old, usize::MAX));
-                    undo.push(Undo::SetKey(parent_keys, last.clone(), old));
+                    undo.push(Undo::SetKey(parent_keys, last.to_string(), old));
                 }
                 None => {
                     *size += entry_cost(last);
-                    undo.push(Undo::RemoveKey(parent_keys, last.clone()));
+                    undo.push(Undo::RemoveKey(parent_keys, last.to_string()));
                 }
             }
             Ok(())
@@ -600,70 +635,74 @@ fn add(
 
 fn replace(
     doc: &mut Value,
-    keys: &[String],
+    pointer: &Pointer<'_>,
     value: Value,
     undo: &mut Vec<Undo>,
     size: &mut usize,
 ) -> Result<(), PatchErrorKind> {
+    let keys = &pointer.keys;
     let added = estimated_size(&value, usize::MAX);
     let Some(last) = keys.last() else {
         undo.push(Undo::Root(std::mem::replace(doc, value)));
         *size = added;
         return Ok(());
     };
-    let parent_keys = keys[..keys.len() - 1].to_vec();
+    let parent_keys = pointer.parent();
     let parent = parent_mut(doc, keys).map_err(|_| PatchErrorKind::Missing)?;
-    let old = match parent {
-        Value::Object(map) => match map.get_mut(last) {
+    let step = match parent {
+        Value::Object(map) => match map.get_mut(&**last) {
             Some(slot) => {
                 let old = std::mem::replace(slot, value);
-                undo.push(Undo::SetKey(parent_keys, last.clone(), old.clone()));
-                old
+                Undo::SetKey(parent_keys, last.to_string(), old)
             }
-            None if INHERITED.contains(&last.as_str()) => {
+            None if INHERITED.contains(&&**last) => {
                 // The official client finds an inherited member and assigns an own one.
-                map.insert(last.clone(), value);
-                undo.push(Undo::RemoveKey(parent_keys, last.clone()));
+                map.insert(last.to_string(), value);
                 *size += entry_cost(last);
-                Value::Null
+                Undo::RemoveKey(parent_keys, last.to_string())
             }
             None => return Err(PatchErrorKind::Missing),
         },
         Value::Array(items) => {
             let i = array_has(items, last).ok_or(PatchErrorKind::Missing)?;
             let old = std::mem::replace(&mut items[i], value);
-            undo.push(Undo::ArraySet(parent_keys, i, old.clone()));
-            old
+            Undo::ArraySet(parent_keys, i, old)
         }
         _ => return Err(PatchErrorKind::Missing),
     };
-    *size = (*size + added).saturating_sub(estimated_size(&old, usize::MAX));
+    let replaced = match &step {
+        Undo::SetKey(_, _, old) | Undo::ArraySet(_, _, old) => old,
+        _ => &Value::Null,
+    };
+    *size = (*size + added).saturating_sub(estimated_size(replaced, usize::MAX));
+    undo.push(step);
     Ok(())
 }
 
 fn remove(
     doc: &mut Value,
-    keys: &[String],
+    pointer: &Pointer<'_>,
     undo: &mut Vec<Undo>,
     size: &mut usize,
 ) -> Result<Value, PatchErrorKind> {
+    let keys = &pointer.keys;
     let Some(last) = keys.last() else {
         let old = std::mem::replace(doc, Value::Null);
         undo.push(Undo::Root(old.clone()));
         *size = estimated_size(&Value::Null, usize::MAX);
         return Ok(old);
     };
-    let parent_keys = keys[..keys.len() - 1].to_vec();
+    let parent_keys = pointer.parent();
     let parent = parent_mut(doc, keys).map_err(|_| PatchErrorKind::Missing)?;
     let old = match parent {
-        Value::Object(map) => match map.remove(last) {
+        Value::Object(map) => match map.remove(&**last) {
             Some(old) => {
-                undo.push(Undo::InsertKey(parent_keys, last.clone(), old.clone()));
+                undo.push(Undo::InsertKey(parent_keys, last.to_string(), old.clone()));
                 *size = size.saturating_sub(entry_cost(last));
                 old
             }
             // An inherited member "exists" and deleting it does nothing.
-            None if INHERITED.contains(&last.as_str()) => return Ok(Value::Null),
+            None if INHERITED.contains(&&**last) => return Ok(Value::Null),
             None => return Err(PatchErrorKind::Missing),
         },
         Value::Array(items) => {
@@ -743,20 +782,19 @@ fn heap(len: usize) -> usize {
 
 /// The value at a pointer, for excerpts in diagnostics.
 pub fn get_pointer<'a>(doc: &'a Value, pointer: &str) -> Option<&'a Value> {
-    let keys = parse_pointer(pointer).ok()?;
-    get(doc, &keys)
+    get(doc, &parse_pointer(pointer).ok()?.keys)
 }
 
 /// The nearest existing ancestor of a pointer and its pointer.
 pub fn nearest<'a>(doc: &'a Value, pointer: &str) -> (String, &'a Value) {
-    let Ok(keys) = parse_pointer(pointer) else {
+    let Ok(Pointer { keys, .. }) = parse_pointer(pointer) else {
         return (String::new(), doc);
     };
     let mut node = doc;
     let mut at = String::new();
     for key in &keys {
         let next = match node {
-            Value::Object(map) => map.get(key),
+            Value::Object(map) => map.get(&**key),
             Value::Array(items) => array_has(items, key).map(|i| &items[i]),
             _ => None,
         };
@@ -887,6 +925,28 @@ mod tests {
         let mut size = 0;
         let err = apply(&mut failed, &patch, &mut size, 1 << 20).unwrap_err();
         assert_eq!(err.index, 8);
+        assert_eq!(failed, doc);
+    }
+
+    /// Undoing finds each container again by the pointer written in the operation: escaped
+    /// keys, empty keys and array indices deep in the document come back as they were.
+    #[test]
+    fn undoing_finds_containers_behind_escaped_and_empty_keys() {
+        let doc = json!({"a/b": {"~c": [1, {"d": 2}]}, "": {"": 1}, "x~1y": 0});
+        let patch = json!([
+            {"op": "replace", "path": "/a~1b/~0c/1/d", "value": 3},
+            {"op": "add", "path": "/a~1b/~0c/-", "value": 4},
+            {"op": "remove", "path": "/a~1b/~0c/0"},
+            {"op": "add", "path": "//x", "value": 1},
+            {"op": "replace", "path": "//", "value": 5},
+            {"op": "remove", "path": "/x~01y"},
+            {"op": "move", "from": "/a~1b/~0c/0", "path": "//y"},
+            {"op": "test", "path": "/a~1b", "value": null}
+        ]);
+        let mut failed = doc.clone();
+        let mut size = 0;
+        let err = apply(&mut failed, &patch, &mut size, 1 << 20).unwrap_err();
+        assert_eq!(err.index, 7);
         assert_eq!(failed, doc);
     }
 
