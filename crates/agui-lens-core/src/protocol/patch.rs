@@ -511,7 +511,7 @@ fn apply_op(
             grow(size, estimated_size(value, limit), limit)?;
             replace(doc, &pointer, value.clone(), undo, size)
         }
-        "remove" => remove(doc, &pointer, undo, size).map(drop),
+        "remove" => remove(doc, &pointer, undo, size),
         "test" => {
             let found = get_coerced(doc, keys)?;
             if found.is_some_and(|v| js_equal(v, value.unwrap())) {
@@ -540,7 +540,9 @@ fn apply_op(
                 undo.push(Undo::Root(std::mem::replace(doc, moved)));
                 return Ok(());
             }
-            let moved = remove(doc, &from, undo, size)?;
+            // The value moved is copied: the original stays in the undo step of its removal.
+            let moved = get(doc, &from.keys).cloned().unwrap_or(Value::Null);
+            remove(doc, &from, undo, size)?;
             add(doc, &pointer, moved, false, undo, size)
         }
         "copy" => {
@@ -679,42 +681,42 @@ fn replace(
     Ok(())
 }
 
+/// Removes a value; its undo step keeps it.
 fn remove(
     doc: &mut Value,
     pointer: &Pointer<'_>,
     undo: &mut Vec<Undo>,
     size: &mut usize,
-) -> Result<Value, PatchErrorKind> {
+) -> Result<(), PatchErrorKind> {
     let keys = &pointer.keys;
     let Some(last) = keys.last() else {
-        let old = std::mem::replace(doc, Value::Null);
-        undo.push(Undo::Root(old.clone()));
+        undo.push(Undo::Root(std::mem::replace(doc, Value::Null)));
         *size = estimated_size(&Value::Null, usize::MAX);
-        return Ok(old);
+        return Ok(());
     };
     let parent_keys = pointer.parent();
     let parent = parent_mut(doc, keys).map_err(|_| PatchErrorKind::Missing)?;
-    let old = match parent {
+    let step = match parent {
         Value::Object(map) => match map.remove(&**last) {
             Some(old) => {
-                undo.push(Undo::InsertKey(parent_keys, last.to_string(), old.clone()));
                 *size = size.saturating_sub(entry_cost(last));
-                old
+                Undo::InsertKey(parent_keys, last.to_string(), old)
             }
             // An inherited member "exists" and deleting it does nothing.
-            None if INHERITED.contains(&&**last) => return Ok(Value::Null),
+            None if INHERITED.contains(&&**last) => return Ok(()),
             None => return Err(PatchErrorKind::Missing),
         },
         Value::Array(items) => {
             let i = array_has(items, last).ok_or(PatchErrorKind::Missing)?;
-            let old = items.remove(i);
-            undo.push(Undo::ArrayInsert(parent_keys, i, old.clone()));
-            old
+            Undo::ArrayInsert(parent_keys, i, items.remove(i))
         }
         _ => return Err(PatchErrorKind::Missing),
     };
-    *size = size.saturating_sub(estimated_size(&old, usize::MAX));
-    Ok(old)
+    if let Undo::InsertKey(_, _, old) | Undo::ArrayInsert(_, _, old) = &step {
+        *size = size.saturating_sub(estimated_size(old, usize::MAX));
+    }
+    undo.push(step);
+    Ok(())
 }
 
 /// Equality as JavaScript's deep comparison sees it: numbers by value, objects regardless of
