@@ -610,6 +610,144 @@ fn a_browser_capture_checks_each_of_its_streams() {
     assert_eq!(std::fs::read(path).unwrap(), before);
 }
 
+/// A finding in a stream of a browser capture is placed on the capture in the formats that
+/// point into files (a SARIF `uri` or a GitHub `file` named `x.har#1 (POST …)` is a file no
+/// repository holds, and a dashboard shows the finding nowhere), without the stream's line
+/// (which counts in the response body, not in the HAR), with the stream named in its message;
+/// two entries' findings stay two. Every format reports every finding.
+#[test]
+fn findings_in_a_browser_capture_point_at_the_capture_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = |run: &str| {
+        sse_of(&[
+            serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":run,"protocolVersion":"1.0"}),
+            serde_json::json!({"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}),
+            serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":run}),
+        ])
+    };
+    let input = |run: &str| serde_json::json!({"threadId":"t","runId":run,"state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}});
+    std::fs::write(
+        dir.path().join("session.har"),
+        har(vec![
+            har_entry(
+                "https://app.example/",
+                None,
+                "text/html",
+                b"<html></html>",
+                false,
+            ),
+            har_entry(
+                "https://agent.example/run",
+                Some(&input("r1")),
+                "text/event-stream",
+                &open("r1"),
+                false,
+            ),
+            har_entry(
+                "https://agent.example/run",
+                Some(&input("r2")),
+                "text/event-stream",
+                &open("r2"),
+                false,
+            ),
+        ]),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("plain.jsonl"),
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\",\"protocolVersion\":\"1.0\"}\n{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\",\"role\":\"assistant\"}\n{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    )
+    .unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let capture = dir.path().join("session.har");
+    let capture = capture.to_str().unwrap();
+    let plain = dir.path().join("plain.jsonl");
+    let plain = plain.to_str().unwrap();
+
+    let (code, stdout, _) = run(&["check", folder, "--format", "json"]);
+    assert_eq!(code, 1, "{stdout}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let found: Vec<(String, Option<u64>)> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["path"].as_str().unwrap().to_owned(), d["line"].as_u64()))
+        .collect();
+    let entry = |n: u32| format!("{capture}#{n} (POST https://agent.example/run)");
+    assert_eq!(found.len(), 3, "{stdout}");
+    for name in [entry(1), entry(2), plain.to_owned()] {
+        assert!(
+            found.iter().any(|(path, _)| *path == name),
+            "{name}: {stdout}"
+        );
+    }
+
+    let (code, stdout, _) = run(&["check", folder, "--format", "sarif"]);
+    assert_eq!(code, 1);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "{stdout}");
+    let mut fingerprints = std::collections::HashSet::new();
+    for r in results {
+        let location = &r["locations"][0]["physicalLocation"];
+        let uri = location["artifactLocation"]["uri"].as_str().unwrap();
+        let message = r["message"]["text"].as_str().unwrap();
+        if uri.ends_with("/session.har") {
+            assert!(location.get("region").is_none(), "{r}");
+            let stream = r["properties"]["stream"].as_str().unwrap();
+            assert!(stream == entry(1) || stream == entry(2), "{r}");
+            assert!(message.starts_with(&format!("{stream}: ")), "{r}");
+            assert_eq!(r["properties"]["streamLine"], 5, "{r}");
+        } else {
+            assert!(uri.ends_with("/plain.jsonl"), "{r}");
+            assert_eq!(location["region"]["startLine"], 3, "{r}");
+        }
+        fingerprints.insert(
+            r["partialFingerprints"]["agui-lens/v1"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    assert_eq!(fingerprints.len(), 3, "{stdout}");
+
+    let (code, stdout, _) = run(&["check", folder, "--format", "github"]);
+    assert_eq!(code, 1);
+    let annotations: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("::error "))
+        .collect();
+    assert_eq!(annotations.len(), 3, "{stdout}");
+    let on_capture = format!("::error file={},title=", capture.replace(':', "%3A"));
+    assert_eq!(
+        annotations
+            .iter()
+            .filter(|l| l.starts_with(&on_capture))
+            .count(),
+        2,
+        "{stdout}"
+    );
+    for n in [1, 2] {
+        let named = format!("::{}: ", entry(n));
+        assert!(annotations.iter().any(|l| l.contains(&named)), "{stdout}");
+    }
+    assert!(
+        annotations
+            .iter()
+            .any(|l| l.starts_with(&format!("::error file={plain},line=3,"))),
+        "{stdout}"
+    );
+
+    let (_, stdout, _) = run(&["check", folder, "--format", "jsonl"]);
+    assert_eq!(
+        stdout.lines().filter(|l| l.contains("\"rule\"")).count(),
+        3,
+        "{stdout}"
+    );
+    let (_, stdout, _) = run(&["check", folder, "--format", "junit"]);
+    assert_eq!(stdout.matches("<failure ").count(), 3, "{stdout}");
+}
+
 /// A capture with no AG-UI stream says so, and fails.
 #[test]
 fn a_browser_capture_without_a_stream_is_an_error() {

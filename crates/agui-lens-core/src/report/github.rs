@@ -3,16 +3,32 @@
 use std::io::{self, Write};
 
 use super::group::{Repeated, places_text};
-use super::{FileSummary, Reporter, Summary};
+use super::{Containers, FileSummary, Reporter, Summary};
 use crate::check::diagnostic::{Diagnostic, Severity};
 
 pub struct Github {
     out: Box<dyn Write>,
+    containers: Containers,
 }
 
 impl Github {
     pub fn new(out: Box<dyn Write>) -> Self {
-        Github { out }
+        Github {
+            out,
+            containers: Containers::default(),
+        }
+    }
+
+    /// The properties that place an annotation: its file, and its line when the line counts
+    /// in that file (a stream read from inside a HAR is annotated on the HAR, without one and
+    /// with the stream named first in the message).
+    fn place(&self, path: &str, line: Option<u64>) -> (Vec<String>, Option<String>) {
+        let place = self.containers.place(path);
+        let mut properties = vec![format!("file={}", escape_property(place.file))];
+        if let (Some(line), None) = (line, place.stream) {
+            properties.push(format!("line={line}"));
+        }
+        (properties, place.stream.map(|s| format!("{s}: ")))
     }
 }
 
@@ -29,18 +45,21 @@ fn escape_property(text: &str) -> String {
 }
 
 impl Reporter for Github {
+    fn stream_within(&mut self, stream: &str, file: &str) -> io::Result<()> {
+        self.containers.add(stream, file);
+        Ok(())
+    }
+
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
         let command = match d.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Note => "notice",
         };
-        let mut properties = vec![format!("file={}", escape_property(&d.path))];
-        if let Some(line) = d.line {
-            properties.push(format!("line={line}"));
-        }
+        let (mut properties, stream) = self.place(&d.path, d.line);
         properties.push(format!("title={}", escape_property(d.rule.name())));
-        let mut message = d.message.clone();
+        let mut message = stream.unwrap_or_default();
+        message.push_str(&d.message);
         if let Some(help) = &d.help {
             message.push_str("\nhelp: ");
             message.push_str(help);
@@ -55,17 +74,16 @@ impl Reporter for Github {
     }
 
     fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
-        let mut properties = vec![format!("file={}", escape_property(&group.path))];
-        if let Some(line) = group.places.first().and_then(|p| p.line) {
-            properties.push(format!("line={line}"));
-        }
+        let line = group.places.first().and_then(|p| p.line);
+        let (mut properties, stream) = self.place(&group.path, line);
         properties.push(format!("title={}", escape_property(group.rule.name())));
         writeln!(
             self.out,
             "::notice {}::{}",
             properties.join(","),
             escape_data(&format!(
-                "and {} more {} like the first ({}; --no-group shows each)",
+                "{}and {} more {} like the first ({}; --no-group shows each)",
+                stream.unwrap_or_default(),
                 group.count,
                 group.rule,
                 places_text(group, 20)
@@ -74,7 +92,7 @@ impl Reporter for Github {
     }
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
-        let file_property = format!("file={}", escape_property(&file.path));
+        let file_property = self.place(&file.path, None).0.join(",");
         if let Some(failure) = file.failure_text() {
             writeln!(
                 self.out,

@@ -71,6 +71,10 @@ impl Reporter for Grouping {
         self.inner.start_file(path)
     }
 
+    fn stream_within(&mut self, stream: &str, file: &str) -> io::Result<()> {
+        self.inner.stream_within(stream, file)
+    }
+
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
         let Some(subject) = &d.subject else {
             return self.inner.diagnostic(d);

@@ -203,6 +203,48 @@ impl Summary {
     }
 }
 
+/// The files streams were read from inside of (see [`Reporter::stream_within`]), for the
+/// formats that place findings in files.
+#[derive(Default)]
+struct Containers(std::collections::HashMap<String, String>);
+
+/// Where a finding goes in a format that points into files.
+struct Place<'a> {
+    file: &'a str,
+    /// The stream's name, when the stream is not the file itself.
+    stream: Option<&'a str>,
+    /// What the stream's name adds to the file's as the stream was named before it was read
+    /// (`#3` for the HAR entry `x.har#3 (POST …)`): the same for every run over that file.
+    entry: &'a str,
+}
+
+impl Containers {
+    fn add(&mut self, stream: &str, file: &str) {
+        self.0.insert(stream.to_owned(), file.to_owned());
+    }
+
+    /// Where the findings of the input named `path` go.
+    fn place<'a>(&'a self, path: &'a str) -> Place<'a> {
+        if !self.0.is_empty() {
+            let named = std::iter::once(path.len()).chain(path.match_indices(" (").map(|(i, _)| i));
+            for end in named {
+                if let Some(file) = self.0.get(&path[..end]) {
+                    return Place {
+                        file,
+                        stream: Some(path),
+                        entry: path[..end].strip_prefix(file.as_str()).unwrap_or_default(),
+                    };
+                }
+            }
+        }
+        Place {
+            file: path,
+            stream: None,
+            entry: "",
+        }
+    }
+}
+
 /// Receives a run's findings, in order: `start_run` once, then per input `start_file`, its
 /// diagnostics, `end_file`; then `finish` once.
 pub trait Reporter {
@@ -211,6 +253,13 @@ pub trait Reporter {
         Ok(())
     }
     fn start_file(&mut self, _path: &str) -> io::Result<()> {
+        Ok(())
+    }
+    /// The stream named `stream` was read from inside `file` (an entry of a browser capture;
+    /// its name goes on with ` (` and its request once read): formats that point into files
+    /// (SARIF, GitHub) place its findings in `file`, without a line, as their lines count in
+    /// the stream, not in the file. Told before the run's first input.
+    fn stream_within(&mut self, _stream: &str, _file: &str) -> io::Result<()> {
         Ok(())
     }
     fn diagnostic(&mut self, diagnostic: &Diagnostic) -> io::Result<()>;

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use super::group::Repeated;
-use super::{FileSummary, Reporter, Summary};
+use super::{Containers, FileSummary, Place, Reporter, Summary};
 use crate::check::catalog::{Level, RuleId};
 use crate::check::diagnostic::Diagnostic;
 
@@ -18,6 +18,7 @@ pub struct Sarif {
     notifications: Vec<Value>,
     /// Whether every input could be read.
     successful: bool,
+    containers: Containers,
 }
 
 impl Sarif {
@@ -27,6 +28,7 @@ impl Sarif {
             results: Vec::new(),
             notifications: Vec::new(),
             successful: true,
+            containers: Containers::default(),
         }
     }
 }
@@ -65,25 +67,34 @@ fn rules() -> Vec<Value> {
 }
 
 /// A finding as a SARIF result. `partialFingerprints` carries the fingerprint baselines use,
-/// so a dashboard tracks a finding across runs whatever line it moves to.
-fn result(d: &Diagnostic) -> Value {
+/// so a dashboard tracks a finding across runs whatever line it moves to. A finding in a
+/// stream read from inside a file (a HAR entry) is placed in that file, with the stream named
+/// first in its message and in its fingerprint (two entries' findings are two results).
+fn result(d: &Diagnostic, place: &Place<'_>) -> Value {
     {
-        let mut message = d.message.clone();
+        let mut message = match place.stream {
+            Some(stream) => format!("{stream}: {}", d.message),
+            None => d.message.clone(),
+        };
         if let Some(help) = &d.help {
             message.push_str("\nhelp: ");
             message.push_str(help);
         }
-        let mut region = serde_json::Map::new();
-        if let Some(line) = d.line {
-            region.insert("startLine".into(), json!(line));
-        }
         let mut location = json!({
-            "physicalLocation": {"artifactLocation": {"uri": uri(&d.path)}}
+            "physicalLocation": {"artifactLocation": {"uri": uri(place.file)}}
         });
-        if !region.is_empty() {
-            location["physicalLocation"]["region"] = Value::Object(region);
+        if let (Some(line), None) = (d.line, place.stream) {
+            location["physicalLocation"]["region"] = json!({"startLine": line});
         }
+        let mut fingerprint = super::baseline::fingerprint(d);
         let mut properties = serde_json::Map::new();
+        if let Some(stream) = place.stream {
+            fingerprint.push_str(place.entry);
+            properties.insert("stream".into(), json!(stream));
+            if let Some(line) = d.line {
+                properties.insert("streamLine".into(), json!(line));
+            }
+        }
         if let Some(index) = d.event_index {
             properties.insert("eventIndex".into(), json!(index));
         }
@@ -102,20 +113,26 @@ fn result(d: &Diagnostic) -> Value {
             "level": d.severity.as_str(),
             "message": {"text": message},
             "locations": [location],
-            "partialFingerprints": {"agui-lens/v1": super::baseline::fingerprint(d)},
+            "partialFingerprints": {"agui-lens/v1": fingerprint},
             "properties": properties,
         })
     }
 }
 
 impl Reporter for Sarif {
+    fn stream_within(&mut self, stream: &str, file: &str) -> io::Result<()> {
+        self.containers.add(stream, file);
+        Ok(())
+    }
+
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
-        self.results.push(result(d));
+        self.results
+            .push(result(d, &self.containers.place(&d.path)));
         Ok(())
     }
 
     fn held(&mut self, d: &Diagnostic, baseline: &str) -> io::Result<()> {
-        let mut held = result(d);
+        let mut held = result(d, &self.containers.place(&d.path));
         held["suppressions"] = json!([{
             "kind": "external",
             "justification": format!("a known finding, recorded in the baseline {baseline}"),
@@ -125,13 +142,16 @@ impl Reporter for Sarif {
     }
 
     fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
+        let place = self.containers.place(&group.path);
         let first = self.results.iter_mut().rev().find(|r| {
             r["ruleId"] == group.rule.name()
                 && r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-                    == uri(&group.path)
+                    == uri(place.file)
+                && r["properties"]["stream"].as_str() == place.stream
                 && r["properties"]["subject"] == group.subject.as_str()
         });
         if let Some(first) = first {
+            let in_file = &place;
             let related: Vec<Value> = group
                 .places
                 .iter()
@@ -139,9 +159,9 @@ impl Reporter for Sarif {
                 .map(|(i, place)| {
                     let mut location = json!({
                         "id": i + 1,
-                        "physicalLocation": {"artifactLocation": {"uri": uri(&group.path)}},
+                        "physicalLocation": {"artifactLocation": {"uri": uri(in_file.file)}},
                     });
-                    if let Some(line) = place.line {
+                    if let (Some(line), None) = (place.line, in_file.stream) {
                         location["physicalLocation"]["region"] = json!({"startLine": line});
                     }
                     location
@@ -174,7 +194,7 @@ impl Reporter for Sarif {
         self.notifications.push(json!({
             "level": level,
             "message": {"text": text},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri(&file.path)}}}],
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri(self.containers.place(&file.path).file)}}}],
         }));
         Ok(())
     }

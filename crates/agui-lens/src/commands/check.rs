@@ -22,7 +22,7 @@ use agui_lens_core::check::engine::{Context, Stats};
 pub use agui_lens_core::check::opened::check_opened;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::schema::SchemaSet;
-use agui_lens_core::read::{self, ReadOptions};
+use agui_lens_core::read::{self, InputSpec, ReadOptions};
 use agui_lens_core::report::{FileSummary, Reporter, Summary};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
@@ -198,6 +198,11 @@ pub fn check_inputs(
         failed_inputs: 0,
     };
     reporter.start_run(inputs.len())?;
+    for input in inputs {
+        if let InputSpec::HarEntry { path, .. } = &input.spec {
+            reporter.stream_within(&input.spec.display_name(), &path.to_string_lossy())?;
+        }
+    }
     if let [input] = inputs {
         let mut file = check_one(ctx, input, read, &mut |diagnostics| {
             for d in diagnostics {
