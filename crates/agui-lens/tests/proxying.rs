@@ -428,6 +428,56 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
     );
 }
 
+/// Stopped while the agent is silent in the middle of a stream (it sent two events and
+/// hangs), the proxy does not wait past its grace, and the body it had forwarded is recorded
+/// all the same; it says that exchange was left unfinished.
+#[test]
+fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
+    let two = [
+        frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.0"}"#),
+        frame(r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#),
+    ]
+    .concat();
+    let agent = Server::start(Script::sse(vec![Step::Send(two), Step::Hang]));
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &["--upstream", &agent.url("/"), "--record", &record_arg],
+    );
+    let url = proxy.url.clone();
+    let (got_first, first) = std::sync::mpsc::channel();
+    let client = std::thread::spawn(move || {
+        use std::io::Read;
+        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+        let mut response = ureq::post(&url).send(body).unwrap();
+        let mut reader = response.body_mut().as_reader();
+        let mut buf = [0u8; 4096];
+        let n = reader.read(&mut buf).unwrap_or(0);
+        got_first.send(n).unwrap();
+        // Read on until the proxy lets go of the connection.
+        let _ = reader.read_to_end(&mut Vec::new());
+    });
+    assert!(first.recv_timeout(Duration::from_secs(20)).unwrap() > 0);
+    let stopped = std::time::Instant::now();
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(proxy.child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let (code, _, stderr) = proxy.finish();
+    assert!(stopped.elapsed() < Duration::from_secs(10), "{stderr}");
+    assert_eq!(code, 130, "{stderr}");
+    let raw = std::fs::read_to_string(record.join("001/response.raw")).unwrap_or_default();
+    assert!(
+        raw.contains("RUN_STARTED") && raw.contains("TEXT_MESSAGE_START"),
+        "the body so far was not recorded ({raw:?}): {stderr}"
+    );
+    assert!(stderr.contains("left unfinished"), "{stderr}");
+    drop(agent);
+    client.join().unwrap();
+}
+
 /// A client that takes any status as an answer, so a test can look at a 4xx or 5xx.
 fn lenient_client() -> ureq::Agent {
     ureq::Agent::new_with_config(

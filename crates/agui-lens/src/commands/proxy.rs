@@ -207,6 +207,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     // agent stays silent is not waited for past the grace.
     const GRACE: Duration = Duration::from_secs(2);
     let stopped_at = Instant::now();
+    let mut left = 0u64;
     for worker in workers {
         while !worker.is_finished()
             && (!agui_lens_core::stop::requested() || stopped_at.elapsed() < GRACE)
@@ -215,7 +216,21 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         }
         if worker.is_finished() {
             let _ = worker.join();
+        } else {
+            left += 1;
         }
+    }
+    if left > 0 {
+        eprintln!(
+            "proxy: {} left unfinished: the agent sent nothing more within {} s of the stop{}",
+            agui_lens_core::text::plural(left, "exchange"),
+            GRACE.as_secs(),
+            if args.record.is_some() {
+                "; the body it had sent is in the recording"
+            } else {
+                ""
+            }
+        );
     }
     while let Ok(note) = notes.try_recv() {
         take(note, &mut done)?;
@@ -528,6 +543,15 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     });
 
     let mut body = Vec::new();
+    // The body is recorded as it comes: an exchange the proxy cannot wait for at a stop (its
+    // agent silent) leaves what it had.
+    let mut raw = match &slot {
+        Some(at) => Some(
+            std::fs::File::create(at.join("response.raw"))
+                .with_context(|| format!("recording into {}", at.display()))?,
+        ),
+        None => None,
+    };
     let mut reader = response.into_body().into_reader();
     let mut buf = vec![0u8; 64 * 1024];
     let mut first_byte = None;
@@ -558,6 +582,10 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         }
         let _ = to_checker.send(piece.to_vec());
         body.extend_from_slice(piece);
+        if let (Some(file), Some(at)) = (&mut raw, &slot) {
+            file.write_all(piece)
+                .with_context(|| format!("recording into {}", at.display()))?;
+        }
         if agui_lens_core::stop::requested() {
             cut = Some("stopped".into());
             break;
@@ -652,7 +680,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         }
     }
     if let Some(at) = &slot {
-        record(at, &body, &events, &exchange_findings)
+        record(at, &events, &exchange_findings)
             .with_context(|| format!("recording into {}", at.display()))?;
         shared.tell(Note::Said(format!(
             "proxy: {path}: recorded in {}",
@@ -810,17 +838,11 @@ fn claim_slot(dir: &std::path::Path, next: &std::sync::atomic::AtomicU64) -> Res
     }
 }
 
-/// What came back for one exchange, recorded in its folder `at` (DIR/NNN/, which holds the
-/// request already): the raw response body, its events as JSONL and the findings (request and
+/// What came of one exchange, recorded in its folder `at` (DIR/NNN/, which holds the request
+/// and the raw response body already): its events as JSONL and the findings (request and
 /// stream) as JSONL. An agent that could not be reached leaves `failure.txt` instead. No
 /// header is written (they may carry credentials).
-fn record(
-    at: &std::path::Path,
-    body: &[u8],
-    events: &[Value],
-    findings: &[Diagnostic],
-) -> Result<()> {
-    std::fs::write(at.join("response.raw"), body)?;
+fn record(at: &std::path::Path, events: &[Value], findings: &[Diagnostic]) -> Result<()> {
     let mut jsonl = Vec::new();
     for event in events {
         serde_json::to_writer(&mut jsonl, event)?;
