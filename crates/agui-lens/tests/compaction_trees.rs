@@ -245,3 +245,63 @@ fn a_mirror_holds_every_file_and_never_itself() {
         assert!(!dir.path().join("elsewhere").exists());
     }
 }
+
+/// `--mirror` keeps what is no file too: a link to a folder (which walks do not enter) and a
+/// link that leads nowhere are copied as links with the same target, an empty folder is made;
+/// an entry it cannot copy (a FIFO) is named and fails the run, and nothing of it is called
+/// mirrored. Run twice, the links are there already.
+#[test]
+fn a_mirror_keeps_links_and_empty_folders_and_names_what_it_cannot_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("captures");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let stream = std::fs::read(crate::common::root().join("fixtures/valid/agui-sdk-full.jsonl"));
+    std::fs::write(root.join("run.jsonl"), stream.unwrap()).unwrap();
+    std::fs::write(elsewhere.join("notes.txt"), "kept elsewhere\n").unwrap();
+    std::os::unix::fs::symlink("../elsewhere", root.join("linked")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/agui-lens", root.join("dangling")).unwrap();
+    let out = dir.path().join("out");
+    for run in 0..2 {
+        let (code, _, stderr) = split(
+            crate::common::agui_lens()
+                .args(["compact", s(&root), "-o", s(&out), "--mirror"])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "run {run}: {stderr}");
+        for link in ["linked", "dangling"] {
+            assert_eq!(
+                std::fs::read_link(out.join(link)).unwrap(),
+                std::fs::read_link(root.join(link)).unwrap(),
+                "run {run}: {link}: {stderr}"
+            );
+        }
+        assert!(out.join("empty").is_dir(), "run {run}: {stderr}");
+        let said = if run == 0 {
+            "2 links copied as links"
+        } else {
+            "2 links there already"
+        };
+        assert!(stderr.contains(said), "run {run}: {stderr}");
+    }
+    // A FIFO is no file to copy: named, and the run fails.
+    let fifo = root.join("pipe");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+    let (code, _, stderr) = split(
+        crate::common::agui_lens()
+            .args(["compact", s(&root), "-o", s(&out), "--mirror"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("copying {}", fifo.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("1 entry could not be copied"), "{stderr}");
+    assert!(!out.join("pipe").exists());
+}

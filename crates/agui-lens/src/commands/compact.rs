@@ -170,23 +170,26 @@ fn lies_in(path: &Path, dir: &Path) -> bool {
 /// `--mirror`: copies each file of the folders compacted (hidden, ignored and excluded ones
 /// too: they are not compacted, not lost) and each file named, that no compacted stream was
 /// written for, into OUT at its path there, unless OUT holds the same bytes there already. A
-/// file that cannot be copied fails the run.
+/// link that leads to no file (to a folder, or nowhere) is copied as a link with the same
+/// target, and folders are made, empty ones too. An entry that cannot be copied (unreadable,
+/// or a FIFO) fails the run.
 fn mirror(args: &CompactArgs, written: &HashSet<PathBuf>) -> Result<Outcome> {
+    use inputs::Entry;
     let Some(output) = &args.output else {
         return Ok(Outcome::Clean);
     };
     let out_dir =
         fs::canonicalize(output).with_context(|| format!("reading {}", output.display()))?;
-    let mut sources = Vec::new();
+    let mut entries = Vec::new();
     for path in &args.paths {
         if path.is_dir() {
-            sources.extend(inputs::every_file(path));
+            entries.extend(inputs::every_entry(path));
         } else if let Some(name) = path.file_name().filter(|_| path.is_file()) {
-            sources.push((path.clone(), PathBuf::from(name)));
+            entries.push(Entry::File(path.clone(), PathBuf::from(name)));
         }
     }
-    let (mut copied, mut there, mut failed) = (0u64, 0u64, 0u64);
-    for (source, relative) in sources {
+    let (mut copied, mut links, mut there, mut links_there, mut failed) = (0, 0, 0, 0, 0u64);
+    for entry in entries {
         if stop::requested() {
             eprintln!(
                 "interrupted: the copy into {} was left unfinished",
@@ -194,20 +197,53 @@ fn mirror(args: &CompactArgs, written: &HashSet<PathBuf>) -> Result<Outcome> {
             );
             return Ok(Outcome::Failed);
         }
-        // OUT inside a folder compacted: what it holds are the copies, not more to copy.
-        let target = output.join(&relative);
-        let key: PathBuf = target.components().collect();
-        if lies_in(&source, &out_dir) || written.contains(&key) || same_file(&source, &target) {
-            continue;
-        }
-        match copy_if_changed(&source, &target) {
-            Ok(true) => copied += 1,
-            Ok(false) => there += 1,
+        let (source, done) = match &entry {
+            Entry::File(source, relative) => {
+                // OUT inside a folder compacted: what it holds are the copies, not more to copy.
+                let target = output.join(relative);
+                let key: PathBuf = target.components().collect();
+                if lies_in(source, &out_dir) || written.contains(&key) || same_file(source, &target)
+                {
+                    continue;
+                }
+                (
+                    source,
+                    copy_if_changed(source, &target).map(|new| (new, &mut copied)),
+                )
+            }
+            Entry::Link(source, relative, link) => {
+                if lies_in(source, &out_dir) {
+                    continue;
+                }
+                let target = output.join(relative);
+                (
+                    source,
+                    link_if_changed(link, &target).map(|new| (new, &mut links)),
+                )
+            }
+            Entry::Folder(source, relative) => {
+                if fs::canonicalize(source).is_ok_and(|folder| folder.starts_with(&out_dir)) {
+                    continue;
+                }
+                (
+                    source,
+                    fs::create_dir_all(output.join(relative)).map(|()| (false, &mut copied)),
+                )
+            }
+            Entry::Other(source, why) => (source, Err(io::Error::other(why.clone()))),
+        };
+        match done {
+            Ok((true, count)) => *count += 1,
+            Ok((false, _)) => match entry {
+                Entry::File(..) => there += 1,
+                Entry::Link(..) => links_there += 1,
+                _ => {}
+            },
             Err(err) => {
                 eprintln!(
-                    "error: copying {} to {}: {err}",
+                    "error: copying {} into {}: {err}",
                     source.display(),
-                    target.display()
+                    output.display()
                 );
                 failed += 1;
             }
@@ -218,11 +254,18 @@ fn mirror(args: &CompactArgs, written: &HashSet<PathBuf>) -> Result<Outcome> {
         output.display(),
         plural(copied, "file")
     );
+    if links > 0 {
+        said.push_str(&format!(", {} copied as links", plural(links, "link")));
+    }
     if there > 0 {
         said.push_str(&format!(", {} there already", plural(there, "file")));
     }
+    if links_there > 0 {
+        said.push_str(&format!(", {} there already", plural(links_there, "link")));
+    }
     if failed > 0 {
-        said.push_str(&format!(", {} could not be copied", plural(failed, "file")));
+        let entries = if failed == 1 { "entry" } else { "entries" };
+        said.push_str(&format!(", {failed} {entries} could not be copied"));
     }
     eprintln!("{said}");
     Ok(if failed > 0 {
@@ -230,6 +273,21 @@ fn mirror(args: &CompactArgs, written: &HashSet<PathBuf>) -> Result<Outcome> {
     } else {
         Outcome::Clean
     })
+}
+
+/// Makes `target` a link to `link` (its target as written), atomically, unless it is one
+/// already. Whether it made it.
+fn link_if_changed(link: &Path, target: &Path) -> io::Result<bool> {
+    if fs::read_link(target).is_ok_and(|there| there == link) {
+        return Ok(false);
+    }
+    let folder = super::directory_of(target);
+    fs::create_dir_all(folder)?;
+    let temp = tempfile::Builder::new()
+        .prefix(".agui-lens-link")
+        .make_in(folder, |path| std::os::unix::fs::symlink(link, path))?;
+    temp.persist(target).map_err(|err| err.error)?;
+    Ok(true)
 }
 
 /// Copies `source` to `target` atomically, unless `target` holds the same bytes. Whether it

@@ -267,20 +267,54 @@ fn is_file(entry: &ignore::DirEntry) -> bool {
     }
 }
 
-/// Every file under `dir`, whatever its name, hidden, ignored or excluded from the walk of
-/// [`expand`] (a link to a file as the file; linked folders are not entered), with its path
-/// below `dir`. An entry that cannot be read is left out: the walk of [`expand`] reports one
-/// among the files it keeps.
-pub fn every_file(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
-    ignore::WalkBuilder::new(dir)
+/// One entry of a folder, as [`every_entry`] finds it; each with its path below the folder.
+pub enum Entry {
+    /// A file, or a link to one (read as the file).
+    File(PathBuf, PathBuf),
+    /// A link that leads to no file (to a folder, which walks do not enter, or nowhere), with
+    /// its target as written.
+    Link(PathBuf, PathBuf, PathBuf),
+    /// A folder (an empty one is part of the tree too).
+    Folder(PathBuf, PathBuf),
+    /// An entry that could not be read, or that is neither a file, a folder nor a link (a
+    /// FIFO, a socket): why.
+    Other(PathBuf, String),
+}
+
+/// Every entry under `dir`, whatever its name, hidden, ignored or excluded from the walk of
+/// [`expand`]; linked folders are not entered.
+pub fn every_entry(dir: &Path) -> Vec<Entry> {
+    let walk = ignore::WalkBuilder::new(dir)
         .standard_filters(false)
         .follow_links(false)
         .sort_by_file_path(|a, b| a.cmp(b))
-        .build()
-        .flatten()
-        .filter(is_file)
-        .map(|entry| (entry.path().to_path_buf(), relative_to(dir, entry.path())))
-        .collect()
+        .build();
+    let mut found = Vec::new();
+    for entry in walk {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                let path = error_path(&err).unwrap_or_else(|| dir.to_path_buf());
+                found.push(Entry::Other(path, err.to_string()));
+                continue;
+            }
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let path = entry.path().to_path_buf();
+        let relative = relative_to(dir, &path);
+        found.push(match entry.file_type() {
+            _ if is_file(&entry) => Entry::File(path, relative),
+            Some(t) if t.is_dir() => Entry::Folder(path, relative),
+            Some(t) if t.is_symlink() => match std::fs::read_link(&path) {
+                Ok(target) => Entry::Link(path, relative, target),
+                Err(err) => Entry::Other(path, err.to_string()),
+            },
+            _ => Entry::Other(path, "neither a file, a folder nor a link".into()),
+        });
+    }
+    found
 }
 
 fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
