@@ -305,3 +305,36 @@ fn a_mirror_keeps_links_and_empty_folders_and_names_what_it_cannot_copy() {
     assert!(stderr.contains("1 entry could not be copied"), "{stderr}");
     assert!(!out.join("pipe").exists());
 }
+
+/// A folder with no stream in it is still mirrored whole (nothing to compact is said so);
+/// without `--mirror` it stays an error, as for `check`.
+#[test]
+fn a_folder_without_streams_is_mirrored_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("captures");
+    std::fs::create_dir_all(root.join("later")).unwrap();
+    std::fs::write(root.join("notes.txt"), "no runs today\n").unwrap();
+    let out = dir.path().join("out");
+    let (code, _, stderr) = split(
+        crate::common::agui_lens()
+            .args(["compact", s(&root), "-o", s(&out)])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("holds no stream files"), "{stderr}");
+    assert!(!out.exists());
+    let (code, _, stderr) = split(
+        crate::common::agui_lens()
+            .args(["compact", s(&root), "-o", s(&out), "--mirror"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("nothing to compact"), "{stderr}");
+    assert_eq!(
+        std::fs::read(out.join("notes.txt")).unwrap(),
+        b"no runs today\n"
+    );
+    assert!(out.join("later").is_dir(), "{stderr}");
+}

@@ -74,7 +74,11 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
             "--mirror copies the folders compacted into -o DIR: name a directory to compact, and DIR"
         );
     }
-    let inputs = inputs::expand(&args.paths, &inputs::Walk::from_args(&args.walk))?;
+    let walk = inputs::Walk {
+        empty_ok: args.mirror,
+        ..inputs::Walk::from_args(&args.walk)
+    };
+    let inputs = inputs::expand(&args.paths, &walk)?;
     let inputs = outside_output(args, inputs);
     let (inputs, targets) = targets(args, inputs)?;
     let read = args.read.options();

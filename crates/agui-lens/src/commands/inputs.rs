@@ -19,6 +19,9 @@ pub struct Walk {
     pub hidden: bool,
     /// Do not read `.gitignore`, `.ignore` and git's exclude file.
     pub no_ignore: bool,
+    /// A folder without a stream file is said so, not refused (`compact --mirror` copies it
+    /// all the same).
+    pub empty_ok: bool,
 }
 
 /// One input to read.
@@ -44,6 +47,7 @@ impl Walk {
             exclude: args.exclude.clone(),
             hidden: args.hidden,
             no_ignore: args.no_ignore,
+            empty_ok: false,
         }
     }
 }
@@ -89,12 +93,16 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
         if path.is_dir() {
             let found = walk_dir(path, walk)?;
             if found.is_empty() {
-                bail!(
+                let why = format!(
                     "{} holds no stream files (*.jsonl, *.ndjson, *.sse, *.json, or their \
                      .gz/.zst forms) outside hidden folders and what ignore files and --exclude \
                      leave out",
                     path.display()
                 );
+                if !walk.empty_ok {
+                    bail!(why);
+                }
+                eprintln!("{why}: nothing to compact there");
             }
             for input in found {
                 push(&mut inputs, input);
