@@ -85,11 +85,10 @@ impl Drop for Progress {
 
 /// The bytes the inputs hold as stored; stdin and what is not a regular file count nothing.
 pub fn total_size<'a>(inputs: impl IntoIterator<Item = &'a InputSpec>) -> u64 {
-    inputs
-        .into_iter()
-        .filter_map(InputSpec::path)
-        .map(size_of)
-        .sum()
+    // The streams of a browser capture are inputs of one file, read once.
+    let files: std::collections::BTreeSet<&Path> =
+        inputs.into_iter().filter_map(InputSpec::path).collect();
+    files.into_iter().map(size_of).sum()
 }
 
 fn size_of(path: &Path) -> u64 {

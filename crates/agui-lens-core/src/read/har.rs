@@ -74,9 +74,15 @@ pub fn is_har(head: &[u8]) -> bool {
     .any(|key| rest.starts_with(key))
 }
 
-/// Reads a HAR file's AG-UI streams.
-pub fn read_har(reader: impl Read) -> Result<HarCapture> {
-    let har: Value = serde_json::from_reader(reader).context("the HAR file is not JSON")?;
+/// Reads a HAR file's AG-UI streams. The file is read whole first: parsed straight from a
+/// reader, JSON costs a call per byte, which on an unbuffered file is a system call per byte.
+pub fn read_har(mut reader: impl Read) -> Result<HarCapture> {
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .context("the HAR file could not be read")?;
+    let har: Value = serde_json::from_slice(&bytes).context("the HAR file is not JSON")?;
+    drop(bytes);
     let Some(entries) = har.pointer("/log/entries").and_then(Value::as_array) else {
         bail!("the HAR file has no log.entries list");
     };
@@ -242,5 +248,35 @@ mod tests {
         assert!(!is_har(b"{\"type\":\"RUN_STARTED\"}"));
         assert!(!is_har(b"{\"log\": \"text\"}"));
         assert!(!is_har(b"[]"));
+    }
+
+    /// A capture is read in blocks: parsed straight from an unbuffered file, the JSON parser
+    /// asked for one byte per call (a system call each), and a capture of a few megabytes
+    /// took minutes.
+    #[test]
+    fn a_capture_is_read_in_blocks_not_byte_by_byte() {
+        struct Calls<'a>(&'a [u8], usize);
+        impl Read for Calls<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.1 += 1;
+                self.0.read(buf)
+            }
+        }
+        let sse =
+            "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n".repeat(2000);
+        let har = json!({"log": {"version": "1.2", "entries": [
+            entry("text/event-stream", &sse, None, None),
+        ]}});
+        let text = serde_json::to_vec(&har).unwrap();
+        assert!(text.len() > 100_000);
+        let mut reader = Calls(&text, 0);
+        let capture = read_har(&mut reader).unwrap();
+        assert_eq!(capture.streams.len(), 1);
+        assert!(
+            reader.1 < 100,
+            "{} reads for {} bytes",
+            reader.1,
+            text.len()
+        );
     }
 }

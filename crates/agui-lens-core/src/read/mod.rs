@@ -368,15 +368,23 @@ pub fn is_stream_file(path: &Path) -> bool {
 /// Opens an input: decompresses by magic bytes, picks the format (forced, else by extension,
 /// else by content), and returns a frame reader over it.
 pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
+    if let InputSpec::HarEntry { path, entry } = input {
+        // Each stream of a capture is an input of its own: the capture is read once for them.
+        let (capture, size) = har_capture(path)?;
+        progress::count(size / capture.streams.len().max(1) as u64);
+        let options = ReadOptions {
+            entry: Some(*entry),
+            ..options.clone()
+        };
+        let mut opened = open_har_stream(&path.to_string_lossy(), &capture, &options)?;
+        opened.live = false;
+        return Ok(opened);
+    }
     let name = input.display_name();
     let mut live = true;
-    let mut options = options.clone();
     let raw: Box<dyn Read + Send> = match input {
         InputSpec::Stdin => Box::new(io::stdin()),
         InputSpec::File(path) | InputSpec::HarEntry { path, .. } => {
-            if let InputSpec::HarEntry { entry, .. } = input {
-                options.entry = Some(*entry);
-            }
             let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
             let meta = file
                 .metadata()
@@ -389,11 +397,7 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
         }
     };
     let ext_hint = input.path().and_then(detect::format_from_extension);
-    let name = match input {
-        InputSpec::HarEntry { path, .. } => Arc::from(path.to_string_lossy().as_ref()),
-        _ => name,
-    };
-    let mut opened = open_reader(name, raw, ext_hint, &options)?;
+    let mut opened = open_reader(name, raw, ext_hint, options)?;
     opened.live = live;
     Ok(opened)
 }
@@ -471,11 +475,38 @@ pub fn open_reader(
 }
 
 /// The AG-UI streams of a browser capture (HAR) file, plain or compressed.
-pub fn har_streams(path: &Path) -> Result<har::HarCapture> {
+pub fn har_streams(path: &Path) -> Result<Arc<har::HarCapture>> {
+    har_capture(path).map(|(capture, _)| capture)
+}
+
+/// The captures read last, with what tells their files apart, so that the streams of one
+/// capture (inputs of their own, checked a few at a time) read it once, not once each. Two
+/// are kept: a run lists a folder's captures before it reads their streams.
+static CAPTURES: std::sync::Mutex<Vec<(CaptureKey, Arc<har::HarCapture>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// A capture file as it is now: a file changed in between is read again.
+type CaptureKey = (PathBuf, u64, Option<std::time::SystemTime>);
+
+/// A capture, from [`CAPTURES`] or read, and its file's size.
+fn har_capture(path: &Path) -> Result<(Arc<har::HarCapture>, u64)> {
+    let meta = std::fs::metadata(path).with_context(|| format!("opening {}", path.display()))?;
+    let key: CaptureKey = (path.to_path_buf(), meta.len(), meta.modified().ok());
+    // Held while reading: the other streams of this capture wait for it, not read it too.
+    let mut kept = CAPTURES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, capture)) = kept.iter().find(|(k, _)| *k == key) {
+        return Ok((Arc::clone(capture), meta.len()));
+    }
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let (_, decoded) = detect::decompress(Box::new(file))
         .with_context(|| format!("reading {}", path.display()))?;
-    har::read_har(decoded).with_context(|| format!("reading {}", path.display()))
+    let capture =
+        Arc::new(har::read_har(decoded).with_context(|| format!("reading {}", path.display()))?);
+    if kept.len() == 2 {
+        kept.remove(0);
+    }
+    kept.push((key, Arc::clone(&capture)));
+    Ok((capture, meta.len()))
 }
 
 /// Whether a file is a browser capture (HAR), judged by its first bytes. Only a regular file
@@ -498,6 +529,12 @@ pub fn is_har_file(path: &Path) -> bool {
 /// Opens the entry of a HAR capture `options.entry` names, or its only AG-UI stream.
 fn open_har_entry(name: &str, input: lines::Input, options: &ReadOptions) -> Result<Opened> {
     let capture = har::read_har(input.into_reader()).with_context(|| format!("reading {name}"))?;
+    open_har_stream(name, &capture, options)
+}
+
+/// Opens the stream of a capture read from `name` that `options.entry` names, or its only
+/// one.
+fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions) -> Result<Opened> {
     let listed = || {
         capture
             .streams
@@ -652,6 +689,54 @@ pub(crate) mod testing {
             self.pos += n;
             Ok(n)
         }
+    }
+}
+
+#[cfg(test)]
+mod capture_tests {
+    use super::*;
+
+    fn capture(runs: &[&str]) -> String {
+        let entries: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|run| {
+                let sse = format!(
+                    "data: {{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"{run}\"}}\n\n"
+                );
+                serde_json::json!({
+                    "request": {"method": "POST", "url": "https://agent.example/run"},
+                    "response": {"status": 200, "content": {"mimeType": "text/event-stream", "text": sse}}
+                })
+            })
+            .collect();
+        serde_json::json!({"log": {"version": "1.2", "entries": entries}}).to_string()
+    }
+
+    /// The streams of one capture are inputs of their own; the capture is read once for all
+    /// of them (each read it whole again: a capture of 300 streams took minutes), and again
+    /// when the file changed.
+    #[test]
+    fn the_streams_of_a_capture_share_one_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.har");
+        std::fs::write(&path, capture(&["r1", "r2", "r3"])).unwrap();
+        let first = har_streams(&path).unwrap();
+        for entry in 0..3 {
+            let opened = open(
+                &InputSpec::HarEntry {
+                    path: path.clone(),
+                    entry,
+                },
+                &ReadOptions::default(),
+            )
+            .unwrap();
+            assert_eq!(opened.capture.unwrap().entry, entry);
+            assert!(!opened.live);
+        }
+        assert!(Arc::ptr_eq(&first, &har_streams(&path).unwrap()));
+        std::fs::write(&path, capture(&["r1", "r2", "r3", "r4"])).unwrap();
+        let changed = har_streams(&path).unwrap();
+        assert_eq!(changed.streams.len(), 4);
     }
 }
 
