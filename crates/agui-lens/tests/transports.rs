@@ -748,6 +748,101 @@ fn findings_in_a_browser_capture_point_at_the_capture_in_every_format() {
     assert_eq!(stdout.matches("<failure ").count(), 3, "{stdout}");
 }
 
+/// A stream of a capture can be named as diagnostics name it (`capture.har#2`) by every
+/// command, `diff` and `snapshot` among them (which have no `--entry`); a file that has that
+/// very name is read as itself. A capture of many streams lists a few of them.
+#[test]
+fn a_stream_of_a_capture_is_named_as_diagnostics_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_of = |run: &str, text: &str| {
+        vec![
+            serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":run,"protocolVersion":"1.0"}),
+            serde_json::json!({"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}),
+            serde_json::json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":text}),
+            serde_json::json!({"type":"TEXT_MESSAGE_END","messageId":"m"}),
+            serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":run}),
+        ]
+    };
+    let (first, second) = (run_of("r1", "hello"), run_of("r2", "goodbye"));
+    let stream = |events: &[Value]| {
+        har_entry(
+            "https://agent.example/run",
+            None,
+            "text/event-stream",
+            &sse_of(events),
+            false,
+        )
+    };
+    let capture = dir.path().join("session.har");
+    std::fs::write(
+        &capture,
+        har(vec![
+            har_entry(
+                "https://app.example/",
+                None,
+                "text/html",
+                b"<html></html>",
+                false,
+            ),
+            stream(&first),
+            stream(&second),
+        ]),
+    )
+    .unwrap();
+    let at = |entry: &str| format!("{}#{entry}", capture.display());
+    let extracted = dir.path().join("first.jsonl");
+    let extracted = extracted.to_str().unwrap();
+    let (code, _, stderr) = run(&["cat", &at("1"), "-o", extracted]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        events_of(&std::fs::read_to_string(extracted).unwrap()),
+        first
+    );
+    let (code, stdout, stderr) = run(&["diff", &at("1"), extracted]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, _) = run(&["diff", &at("1"), &at("2")]);
+    assert_eq!(code, 1, "{stdout}");
+    let (code, stdout, _) = run(&["fold", &at("2")]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("goodbye"), "{stdout}");
+    let (code, stdout, _) = run(&["check", &at("2"), "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let path = doc["files"][0]["path"].as_str().unwrap();
+    assert!(path.starts_with(&format!("{} (GET", at("2"))), "{path}");
+    let expect = dir.path().join("first.snap");
+    let (code, _, stderr) = run(&["snapshot", &at("1"), "--expect", expect.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("wrote"), "{stderr}");
+    let (code, _, stderr) = run(&["check", &at("5")]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("entry 5 of"), "{stderr}");
+    let (code, _, stderr) = run(&["diff", capture.to_str().unwrap(), extracted]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains(&format!("name it {}#N", capture.display())),
+        "{stderr}"
+    );
+    // A file with that very name is itself.
+    let odd = dir.path().join("odd.jsonl#1");
+    std::fs::write(&odd, sse_of(&second)).unwrap();
+    std::fs::write(dir.path().join("odd.jsonl"), "not read\n").unwrap();
+    let (code, stdout, _) = run(&["fold", odd.to_str().unwrap(), "--input-format", "sse"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("goodbye"), "{stdout}");
+    // Many streams: the first ten and the last are listed.
+    let many: Vec<Value> = (0..30)
+        .map(|i| stream(&run_of(&format!("r{i}"), "x")))
+        .collect();
+    std::fs::write(&capture, har(many)).unwrap();
+    let (code, _, stderr) = run(&["fold", capture.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("(entries 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, …, 29)"),
+        "{stderr}"
+    );
+}
+
 /// A capture with no AG-UI stream says so, and fails.
 #[test]
 fn a_browser_capture_without_a_stream_is_an_error() {

@@ -156,7 +156,7 @@ pub fn line_of_item(
     if path.as_os_str() == "-" {
         return Ok(None);
     }
-    let input = InputSpec::File(path.to_path_buf());
+    let input = InputSpec::named(path);
     match level {
         Level::Events => {
             let mut seen = 0;
@@ -205,11 +205,7 @@ pub fn normalized(
     level: Level,
     settings: &Settings,
 ) -> Result<Vec<Value>> {
-    let input = if path.as_os_str() == "-" {
-        InputSpec::Stdin
-    } else {
-        InputSpec::File(path.to_path_buf())
-    };
+    let input = InputSpec::named(path);
     let name = input.display_name();
     match level {
         Level::Events => {

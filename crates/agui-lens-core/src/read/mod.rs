@@ -281,6 +281,28 @@ pub enum InputSpec {
 }
 
 impl InputSpec {
+    /// What a path names: `-` stdin; a file; or, when no file has the name, a stream of a
+    /// browser capture named as diagnostics name it (`capture.har#3`: the entry at index 3
+    /// of `capture.har`).
+    pub fn named(path: &Path) -> InputSpec {
+        if path.as_os_str() == "-" {
+            return InputSpec::Stdin;
+        }
+        if std::fs::symlink_metadata(path).is_err()
+            && let Some((file, entry)) = path.to_str().and_then(|text| text.rsplit_once('#'))
+            && !entry.is_empty()
+            && entry.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(entry) = entry.parse()
+            && Path::new(file).is_file()
+        {
+            return InputSpec::HarEntry {
+                path: PathBuf::from(file),
+                entry,
+            };
+        }
+        InputSpec::File(path.to_path_buf())
+    }
+
     /// The name used in diagnostics (a HAR entry is named with its request once read, see
     /// [`Opened::name`]).
     pub fn display_name(&self) -> Arc<str> {
@@ -536,12 +558,21 @@ fn open_har_entry(name: &str, input: lines::Input, options: &ReadOptions) -> Res
 /// one.
 fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions) -> Result<Opened> {
     let listed = || {
-        capture
+        let entries: Vec<String> = capture
             .streams
             .iter()
             .map(|s| s.entry.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+            .collect();
+        // A capture of hundreds of streams is named by its first entries and its last.
+        if entries.len() > 12 {
+            format!(
+                "{}, …, {}",
+                entries[..10].join(", "),
+                entries[entries.len() - 1]
+            )
+        } else {
+            entries.join(", ")
+        }
     };
     let stream = match (options.entry, capture.streams.len()) {
         (Some(entry), _) => capture
@@ -563,7 +594,8 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
         ),
         (None, n) => bail!(
             "{name} is a browser capture (HAR) holding {n} AG-UI streams (entries {}): pick \
-             one with --entry N (`agui-lens cat {name} --entry N -o run.jsonl` extracts one)",
+             one with --entry N, or name it {name}#N (`agui-lens cat {name}#N -o run.jsonl` \
+             extracts one)",
             listed()
         ),
     };

@@ -103,11 +103,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             bail!("--from {from} is after --to {to}");
         }
     }
-    let input = if args.path.as_os_str() == "-" {
-        InputSpec::Stdin
-    } else {
-        InputSpec::File(args.path.clone())
-    };
+    let input = InputSpec::named(&args.path);
     let _progress =
         crate::progress::Progress::start("reading", crate::progress::total_size([&input]), 1, true);
     let read = ReadOptions {

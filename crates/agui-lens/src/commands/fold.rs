@@ -11,11 +11,7 @@ use agui_lens_core::fold::threads::pick;
 use agui_lens_core::read::InputSpec;
 
 pub fn run(args: &FoldArgs) -> Result<Outcome> {
-    let input = if args.path.as_os_str() == "-" {
-        InputSpec::Stdin
-    } else {
-        InputSpec::File(args.path.clone())
-    };
+    let input = InputSpec::named(&args.path);
     let read = args.read.options();
     let limit = args.read.state_limit();
     let initial = args.read.initial_state()?;

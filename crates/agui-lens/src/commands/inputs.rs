@@ -112,10 +112,7 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
                 .file_name()
                 .map(PathBuf::from)
                 .unwrap_or_else(|| path.clone());
-            push(
-                &mut inputs,
-                Input::named(InputSpec::File(path.clone()), relative),
-            );
+            push(&mut inputs, Input::named(InputSpec::named(path), relative));
         }
     }
     Ok(inputs)

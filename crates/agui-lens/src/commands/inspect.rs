@@ -31,11 +31,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         max_line,
         deny_warnings,
     } = settings(&args.rules, matches, args.read.max_line, None)?;
-    let input = if args.path.as_os_str() == "-" {
-        InputSpec::Stdin
-    } else {
-        InputSpec::File(args.path.clone())
-    };
+    let input = InputSpec::named(&args.path);
     let read = ReadOptions {
         format: args.read.input_format,
         max_line,
