@@ -402,6 +402,48 @@ fn an_unreadable_input_shows_in_every_format() {
     );
 }
 
+/// A walk does not enter a link to a folder (a loop, or a way out of the tree). One that leads
+/// out of the folder checked holds streams no one checked: the run names it and cannot pass,
+/// in every format, until it is named itself or left out with --exclude. One that leads to a
+/// folder the walk enters anyway costs nothing. `compact` leaves it as it is and says so.
+#[test]
+fn a_linked_folder_outside_the_walk_is_never_passed_over_in_silence() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("captures");
+    let other = dir.path().join("team-b");
+    std::fs::create_dir_all(root.join("inside")).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    place("pydantic-ai-full.jsonl", &root.join("inside/a.jsonl"));
+    write(
+        &other.join("broken.jsonl"),
+        b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\nnot json\n",
+    );
+    std::os::unix::fs::symlink("../team-b", root.join("team-b")).unwrap();
+    std::os::unix::fs::symlink("inside", root.join("latest")).unwrap();
+    for format in ["human", "json", "jsonl", "github", "junit", "sarif"] {
+        let (code, stdout, stderr) = run(&["check", s(&root), "--format", format]);
+        assert_eq!(code, 2, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains("team-b"), "{format}: {stdout}");
+        let latest = root.join("latest");
+        assert!(!stdout.contains(s(&latest)), "{format}: {stdout}");
+    }
+    let (_, stdout, _) = run(&["check", s(&root)]);
+    assert!(stdout.contains("a link to a folder"), "{stdout}");
+    let (code, stdout, _) = run(&["check", s(&root), "--exclude", "team-b"]);
+    assert_eq!(code, 0, "{stdout}");
+    let (code, stdout, _) = run(&["check", s(&root), s(&root.join("team-b"))]);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(
+        stdout.contains("invalid JSON") || stdout.contains("framing/invalid-json"),
+        "{stdout}"
+    );
+    let out = dir.path().join("out");
+    let (code, _, stderr) = run(&["compact", s(&root), "-o", s(&out)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("team-b"), "{stderr}");
+    assert_eq!(std::fs::read(other.join("broken.jsonl")).unwrap().len(), 59);
+}
+
 /// Item 7: in CI, accepting a snapshot needs a reason as updating does; the accepted file's
 /// header carries the reason for this change, never the one of the change before.
 #[test]

@@ -79,6 +79,18 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         ..inputs::Walk::from_args(&args.walk)
     };
     let inputs = inputs::expand(&args.paths, &walk)?;
+    // A linked folder is not entered: its streams are left as they are (a mirror keeps the
+    // link), which is no failure of compaction.
+    let (linked, inputs): (Vec<Input>, Vec<Input>) =
+        inputs.into_iter().partition(inputs::is_linked_folder);
+    for input in linked {
+        if let Some(path) = input.spec.path() {
+            eprintln!(
+                "left out {}: a link to a folder, which a walk does not enter (name it to compact what it holds)",
+                path.display()
+            );
+        }
+    }
     let inputs = outside_output(args, inputs);
     let (inputs, targets) = targets(args, inputs)?;
     let read = args.read.options();

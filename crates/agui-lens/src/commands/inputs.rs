@@ -263,6 +263,35 @@ fn walker(dir: &Path, walk: &Walk) -> Result<ignore::Walk> {
         .build())
 }
 
+/// Why a walk's entry is a link to a folder the walk does not enter otherwise (one outside
+/// `root`, the folder walked): its streams are read by no one unless it is named.
+fn linked_folder_outside(entry: &ignore::DirEntry, root: Option<&Path>) -> Option<String> {
+    if !entry.path_is_symlink() || entry.depth() == 0 {
+        return None;
+    }
+    let target = std::fs::canonicalize(entry.path()).ok()?;
+    if !target.is_dir() || root.is_some_and(|root| target.starts_with(root)) {
+        return None;
+    }
+    Some(format!(
+        "{} is a link to a folder ({}), which a walk does not enter: name it to read the \
+         streams it holds, or leave it out with --exclude",
+        entry.path().display(),
+        target.display()
+    ))
+}
+
+/// Whether `input` is a link to a folder a walk found and did not enter (see
+/// [`linked_folder_outside`]).
+pub fn is_linked_folder(input: &Input) -> bool {
+    !input.explicit
+        && input.unreadable.is_some()
+        && input
+            .spec
+            .path()
+            .is_some_and(|p| p.is_symlink() && p.is_dir())
+}
+
 /// Whether a walk's entry is a file, or a link to one.
 fn is_file(entry: &ignore::DirEntry) -> bool {
     match entry.file_type() {
@@ -325,6 +354,7 @@ pub fn every_entry(dir: &Path) -> Vec<Entry> {
 fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
     let walker = walker(dir, walk)?;
     let mut found = Vec::new();
+    let root = std::fs::canonicalize(dir).ok();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -342,6 +372,17 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
             }
         };
         let path = entry.path();
+        if let Some(why) = linked_folder_outside(&entry, root.as_deref()) {
+            // Not entered, and not passed over in silence: what it holds was not read.
+            found.push(Input {
+                spec: InputSpec::File(path.to_path_buf()),
+                relative: relative_to(dir, path),
+                explicit: false,
+                unreadable: Some(why),
+                skipped: None,
+            });
+            continue;
+        }
         if is_file(&entry) && is_stream_file(path) {
             found.push(Input {
                 spec: InputSpec::File(path.to_path_buf()),
