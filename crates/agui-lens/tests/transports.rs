@@ -817,6 +817,21 @@ fn a_stream_of_a_capture_is_named_as_diagnostics_name_it() {
     let (code, _, stderr) = run(&["check", &at("5")]);
     assert_eq!(code, 2);
     assert!(stderr.contains("entry 5 of"), "{stderr}");
+    // Named one way and asked for another: neither is taken over the other in silence.
+    let (code, _, stderr) = run(&["check", &at("1"), "--entry", "2"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("names entry 1, and --entry 2 another"),
+        "{stderr}"
+    );
+    let (code, _, _) = run(&["check", &at("1"), "--entry", "1"]);
+    assert_eq!(code, 0);
+    let (code, _, stderr) = run(&["fold", &at("1"), "--entry", "2"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("names entry 1, and --entry 2 another"),
+        "{stderr}"
+    );
     let (code, _, stderr) = run(&["diff", capture.to_str().unwrap(), extracted]);
     assert_eq!(code, 2);
     assert!(

@@ -391,6 +391,12 @@ pub fn is_stream_file(path: &Path) -> bool {
 /// else by content), and returns a frame reader over it.
 pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
     if let InputSpec::HarEntry { path, entry } = input {
+        if let Some(asked) = options.entry.filter(|asked| asked != entry) {
+            bail!(
+                "{}#{entry} names entry {entry}, and --entry {asked} another",
+                path.display()
+            );
+        }
         // Each stream of a capture is an input of its own: the capture is read once for them.
         let (capture, size) = har_capture(path)?;
         progress::count(size / capture.streams.len().max(1) as u64);
