@@ -838,6 +838,10 @@ fn a_stream_of_a_capture_is_named_as_diagnostics_name_it() {
         stderr.contains(&format!("name it {}#N", capture.display())),
         "{stderr}"
     );
+    // After a file that is no capture, `#1` is part of a name no file has.
+    let (code, _, stderr) = run(&["fold", &format!("{extracted}#1")]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("No such file"), "{stderr}");
     // A file with that very name is itself.
     let odd = dir.path().join("odd.jsonl#1");
     std::fs::write(&odd, sse_of(&second)).unwrap();

@@ -283,7 +283,7 @@ pub enum InputSpec {
 impl InputSpec {
     /// What a path names: `-` stdin; a file; or, when no file has the name, a stream of a
     /// browser capture named as diagnostics name it (`capture.har#3`: the entry at index 3
-    /// of `capture.har`).
+    /// of `capture.har`, when that is a capture).
     pub fn named(path: &Path) -> InputSpec {
         if path.as_os_str() == "-" {
             return InputSpec::Stdin;
@@ -293,7 +293,7 @@ impl InputSpec {
             && !entry.is_empty()
             && entry.bytes().all(|b| b.is_ascii_digit())
             && let Ok(entry) = entry.parse()
-            && Path::new(file).is_file()
+            && is_har_file(Path::new(file))
         {
             return InputSpec::HarEntry {
                 path: PathBuf::from(file),
