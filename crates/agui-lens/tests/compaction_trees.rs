@@ -180,12 +180,8 @@ fn a_mirror_holds_every_file_and_never_itself() {
         "sub/scratch.jsonl",
     ];
     for run in 0..2 {
-        let (code, _, stderr) = split(
-            crate::common::agui_lens()
-                .args(["compact", s(&root), "-o", s(&out), "--mirror"])
-                .output()
-                .unwrap(),
-        );
+        let (code, _, stderr) =
+            crate::common::run(&["compact", s(&root), "-o", s(&out), "--mirror"]);
         // The refused stream makes the run fail (exit 1), as without --mirror.
         assert_eq!(code, 1, "run {run}: {stderr}");
         assert!(stderr.contains("refused"), "{stderr}");
@@ -264,12 +260,8 @@ fn a_mirror_keeps_links_and_empty_folders_and_names_what_it_cannot_copy() {
     std::os::unix::fs::symlink("/nonexistent/agui-lens", root.join("dangling")).unwrap();
     let out = dir.path().join("out");
     for run in 0..2 {
-        let (code, _, stderr) = split(
-            crate::common::agui_lens()
-                .args(["compact", s(&root), "-o", s(&out), "--mirror"])
-                .output()
-                .unwrap(),
-        );
+        let (code, _, stderr) =
+            crate::common::run(&["compact", s(&root), "-o", s(&out), "--mirror"]);
         assert_eq!(code, 0, "run {run}: {stderr}");
         for link in ["linked", "dangling"] {
             assert_eq!(
@@ -291,12 +283,7 @@ fn a_mirror_keeps_links_and_empty_folders_and_names_what_it_cannot_copy() {
     let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
-    let (code, _, stderr) = split(
-        crate::common::agui_lens()
-            .args(["compact", s(&root), "-o", s(&out), "--mirror"])
-            .output()
-            .unwrap(),
-    );
+    let (code, _, stderr) = crate::common::run(&["compact", s(&root), "-o", s(&out), "--mirror"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains(&format!("copying {}", fifo.display())),
@@ -315,21 +302,11 @@ fn a_folder_without_streams_is_mirrored_all_the_same() {
     std::fs::create_dir_all(root.join("later")).unwrap();
     std::fs::write(root.join("notes.txt"), "no runs today\n").unwrap();
     let out = dir.path().join("out");
-    let (code, _, stderr) = split(
-        crate::common::agui_lens()
-            .args(["compact", s(&root), "-o", s(&out)])
-            .output()
-            .unwrap(),
-    );
+    let (code, _, stderr) = crate::common::run(&["compact", s(&root), "-o", s(&out)]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("holds no stream files"), "{stderr}");
     assert!(!out.exists());
-    let (code, _, stderr) = split(
-        crate::common::agui_lens()
-            .args(["compact", s(&root), "-o", s(&out), "--mirror"])
-            .output()
-            .unwrap(),
-    );
+    let (code, _, stderr) = crate::common::run(&["compact", s(&root), "-o", s(&out), "--mirror"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("nothing to compact"), "{stderr}");
     assert_eq!(

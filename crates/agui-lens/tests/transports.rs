@@ -453,6 +453,17 @@ fn har_entry(url: &str, post: Option<&Value>, mime: &str, body: &[u8], base64: b
     })
 }
 
+/// An entry of a page load, which is no AG-UI stream.
+fn page_entry() -> Value {
+    har_entry(
+        "https://app.example/",
+        None,
+        "text/html",
+        b"<html></html>",
+        false,
+    )
+}
+
 fn har(entries: Vec<Value>) -> String {
     serde_json::to_string_pretty(&serde_json::json!({"log": {
         "version": "1.2",
@@ -500,13 +511,7 @@ fn a_browser_capture_checks_each_of_its_streams() {
     std::fs::write(
         &path,
         har(vec![
-            har_entry(
-                "https://app.example/",
-                None,
-                "text/html",
-                b"<html></html>",
-                false,
-            ),
+            page_entry(),
             har_entry(
                 "https://agent.example/run?token=SECRET-QUERY-789",
                 Some(&input("r1")),
@@ -629,13 +634,7 @@ fn findings_in_a_browser_capture_point_at_the_capture_in_every_format() {
     std::fs::write(
         dir.path().join("session.har"),
         har(vec![
-            har_entry(
-                "https://app.example/",
-                None,
-                "text/html",
-                b"<html></html>",
-                false,
-            ),
+            page_entry(),
             har_entry(
                 "https://agent.example/run",
                 Some(&input("r1")),
@@ -776,17 +775,7 @@ fn a_stream_of_a_capture_is_named_as_diagnostics_name_it() {
     let capture = dir.path().join("session.har");
     std::fs::write(
         &capture,
-        har(vec![
-            har_entry(
-                "https://app.example/",
-                None,
-                "text/html",
-                b"<html></html>",
-                false,
-            ),
-            stream(&first),
-            stream(&second),
-        ]),
+        har(vec![page_entry(), stream(&first), stream(&second)]),
     )
     .unwrap();
     let at = |entry: &str| format!("{}#{entry}", capture.display());
@@ -867,17 +856,7 @@ fn a_stream_of_a_capture_is_named_as_diagnostics_name_it() {
 fn a_browser_capture_without_a_stream_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("page.har");
-    std::fs::write(
-        &path,
-        har(vec![har_entry(
-            "https://app.example/",
-            None,
-            "text/html",
-            b"<html></html>",
-            false,
-        )]),
-    )
-    .unwrap();
+    std::fs::write(&path, har(vec![page_entry()])).unwrap();
     let (code, stdout, stderr) = run(&["check", path.to_str().unwrap()]);
     assert_eq!(code, 2, "{stdout}");
     assert!(
