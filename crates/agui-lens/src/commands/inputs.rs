@@ -281,8 +281,8 @@ fn linked_folder_outside(entry: &ignore::DirEntry, root: Option<&Path>) -> Optio
     ))
 }
 
-/// Whether `input` is a link to a folder a walk found and did not enter (see
-/// [`linked_folder_outside`]).
+/// Whether `input` is a link to a folder outside the folder walked, which the walk found and
+/// did not enter.
 pub fn is_linked_folder(input: &Input) -> bool {
     !input.explicit
         && input.unreadable.is_some()
