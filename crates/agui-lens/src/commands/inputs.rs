@@ -494,6 +494,12 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("outside"), root.join("out")).unwrap();
         std::os::unix::fs::symlink(&root, root.join("loop")).unwrap();
         let inputs = expand(&[root], &Walk::default()).unwrap();
-        assert_eq!(relatives(&inputs), ["a.jsonl", "link.jsonl"]);
+        // The link out of the tree is not entered, and stands as an input that was not read;
+        // the loop back into it is nothing more to read.
+        assert_eq!(relatives(&inputs), ["a.jsonl", "link.jsonl", "out"]);
+        assert!(inputs[..2].iter().all(|i| i.unreadable.is_none()));
+        let why = inputs[2].unreadable.as_deref().unwrap_or_default();
+        assert!(why.contains("a link to a folder"), "{why}");
+        assert!(is_linked_folder(&inputs[2]));
     }
 }
