@@ -460,6 +460,19 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
         let _ = reader.read_to_end(&mut Vec::new());
     });
     assert!(first.recv_timeout(Duration::from_secs(20)).unwrap() > 0);
+    // The body is on disk while the exchange goes on (it was written only at its end): once
+    // all the agent sent is there, the proxy waits on the silent agent, and is stopped there.
+    let raw_path = record.join("001/response.raw");
+    let whole = |raw: &str| raw.contains("RUN_STARTED") && raw.contains("TEXT_MESSAGE_START");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !whole(&std::fs::read_to_string(&raw_path).unwrap_or_default()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the body was not written as it came"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     let stopped = std::time::Instant::now();
     // SAFETY: a signal to the child this test started.
     unsafe {
@@ -468,10 +481,10 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
     let (code, _, stderr) = proxy.finish();
     assert!(stopped.elapsed() < Duration::from_secs(10), "{stderr}");
     assert_eq!(code, 130, "{stderr}");
-    let raw = std::fs::read_to_string(record.join("001/response.raw")).unwrap_or_default();
+    let raw = std::fs::read_to_string(&raw_path).unwrap_or_default();
     assert!(
-        raw.contains("RUN_STARTED") && raw.contains("TEXT_MESSAGE_START"),
-        "the body so far was not recorded ({raw:?}): {stderr}"
+        whole(&raw),
+        "the body so far was not kept ({raw:?}): {stderr}"
     );
     assert!(stderr.contains("left unfinished"), "{stderr}");
     drop(agent);
