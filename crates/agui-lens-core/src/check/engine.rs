@@ -69,6 +69,8 @@ pub struct Preparer<'a> {
     path: Arc<str>,
     /// Read plain delta events on the fast path (their `Event` is then not built).
     fast: bool,
+    /// Read the small events of plain shape on their fast path ([`crate::read::plain`]).
+    plain: bool,
 }
 
 impl Preparer<'_> {
@@ -90,17 +92,21 @@ impl Preparer<'_> {
                 }
             }
         }
-        let parsed = parse::parse_frame(
+        let mut parsed = parse::parse_frame_with(
             &self.path,
             batch,
             frame,
             self.ctx.max_line,
             self.ctx.levels.enabled(RuleId::FramingDuplicateKey),
+            self.plain,
         );
-        let mut diagnostics = parsed.problems;
-        if let Some(event) = &parsed.event {
-            super::rules::schema::check(event, self.ctx.schemas, self.ctx.levels, &mut diagnostics);
-        }
+        let mut diagnostics = std::mem::take(&mut parsed.problems);
+        super::rules::schema::check_parsed(
+            &parsed,
+            self.ctx.schemas,
+            self.ctx.levels,
+            &mut diagnostics,
+        );
         Prepared {
             event: parsed.event,
             delta: None,
@@ -165,7 +171,8 @@ pub struct Engine<'a> {
     /// tell (a run left open) is not known.
     stopped: bool,
     protocol: Protocol,
-    /// Read plain delta events without building them (see [`crate::read::delta`]).
+    /// Read plain delta events without building them (see [`crate::read::delta`]), and the
+    /// small events of plain shape on their own fast path ([`crate::read::plain`]).
     fast: bool,
     /// Some rule that follows the stream (not framing, schema, or the live-only transport and
     /// suite rules) is on; when none is, the stream is not followed at all.
@@ -200,7 +207,7 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Builds every event in full, as the fast path must agree with (for tests and
+    /// Builds every event in full, as the fast paths must agree with (for tests and
     /// measurements).
     pub fn without_fast_path(mut self) -> Self {
         self.fast = false;
@@ -214,6 +221,7 @@ impl<'a> Engine<'a> {
             ctx: self.ctx,
             path: self.path.clone(),
             fast: false,
+            plain: self.fast,
         }
     }
 

@@ -18,6 +18,9 @@ pub const EXCERPT_LEN: usize = 160;
 pub struct Parsed {
     pub event: Option<Event>,
     pub problems: Vec<Diagnostic>,
+    /// The event was read by [`crate::read::plain`]: the newest embedded schemas find
+    /// nothing wrong with it.
+    pub plain: bool,
 }
 
 /// A finding with the rule's default severity; the engine applies the user's levels.
@@ -170,6 +173,19 @@ pub fn parse_frame(
     max_line: usize,
     repeated_keys: bool,
 ) -> Parsed {
+    parse_frame_with(path, batch, frame, max_line, repeated_keys, true)
+}
+
+/// [`parse_frame`], with the small events read on their fast path only when `plain` (tests
+/// hold that path to the other).
+pub(crate) fn parse_frame_with(
+    path: &Arc<str>,
+    batch: &Batch,
+    frame: &Frame,
+    max_line: usize,
+    repeated_keys: bool,
+    plain: bool,
+) -> Parsed {
     let loc = location(path, frame);
     let mut problems = Vec::new();
     let bytes = batch.bytes(frame);
@@ -190,6 +206,7 @@ pub fn parse_frame(
             return Parsed {
                 event: None,
                 problems,
+                plain: false,
             };
         }
         FrameKind::Malformed { message } => {
@@ -201,6 +218,7 @@ pub fn parse_frame(
             return Parsed {
                 event: None,
                 problems,
+                plain: false,
             };
         }
         FrameKind::Proto { problem, message } => {
@@ -228,6 +246,7 @@ pub fn parse_frame(
             return Parsed {
                 event: None,
                 problems,
+                plain: false,
             };
         }
         FrameKind::Data { unterminated, .. } => {
@@ -270,9 +289,19 @@ pub fn parse_frame(
             return Parsed {
                 event: None,
                 problems,
+                plain: false,
             };
         }
     };
+    if plain {
+        if let Some((kind, value)) = crate::read::plain::scan(text.as_bytes()) {
+            return Parsed {
+                event: Some(Event::new(loc, Some(kind), value)),
+                problems,
+                plain: true,
+            };
+        }
+    }
     let large = (text.len() >= large_patch_threshold())
         .then(|| parse_large_patch(text))
         .flatten();
@@ -296,6 +325,7 @@ pub fn parse_frame(
             return Parsed {
                 event: None,
                 problems,
+                plain: false,
             };
         }
     };
@@ -312,6 +342,7 @@ pub fn parse_frame(
         return Parsed {
             event: None,
             problems,
+            plain: false,
         };
     }
     if let Some(repeated) = repeated {
@@ -343,6 +374,7 @@ pub fn parse_frame(
     Parsed {
         event: Some(event),
         problems,
+        plain: false,
     }
 }
 

@@ -77,12 +77,12 @@ fn prepare_frame(
             return Item::Delta(delta);
         }
     }
-    let event = parse_event(name, batch, frame, max_line);
+    let parsed = crate::check::parse::parse_frame(name, batch, frame, max_line, false);
     let mut found = Vec::new();
-    if let (Some(event), Some(ctx)) = (&event, schemas) {
-        schema::check(event, ctx.schemas, ctx.levels, &mut found);
+    if let Some(ctx) = schemas {
+        schema::check_parsed(&parsed, ctx.schemas, ctx.levels, &mut found);
     }
-    Item::Event(event, found)
+    Item::Event(parsed.event, found)
 }
 
 fn prepare_batch(

@@ -194,7 +194,7 @@ fn fill<'a, T>(slot: &mut Option<T>, read: Option<(T, &'a [u8])>) -> Option<&'a 
 
 /// A JSON string at the start of `rest`, and what follows it. Only the short escapes are
 /// unescaped here; `\u`, a control character or bytes that are not UTF-8 make it `None`.
-fn string<'a>(raw: &[u8], rest: &'a [u8], utf8: bool) -> Option<(Text, &'a [u8])> {
+pub(crate) fn string<'a>(raw: &[u8], rest: &'a [u8], utf8: bool) -> Option<(Text, &'a [u8])> {
     let body = rest.strip_prefix(b"\"")?;
     // `rest` ends where `raw` ends: `body` is the end of `raw`.
     let from = raw.len().checked_sub(body.len())?;
@@ -365,7 +365,7 @@ fn special_words(bytes: &[u8]) -> (Option<usize>, usize) {
 
 /// A timestamp written as a plain integer the schema accepts (no sign, no leading zero, no
 /// fraction or exponent, at most [`MAX_SAFE`]), and what follows it.
-fn integer(rest: &[u8]) -> Option<(i64, &[u8])> {
+pub(crate) fn integer(rest: &[u8]) -> Option<(i64, &[u8])> {
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     if digits == 0 || digits > 16 || (digits > 1 && rest[0] == b'0') {
         return None;

@@ -10,6 +10,7 @@ mod json;
 mod jsonl;
 mod lines;
 pub mod pipeline;
+pub mod plain;
 pub mod progress;
 mod proto;
 mod sse;

@@ -1,0 +1,475 @@
+//! The fast path for the small events around the deltas: the openers and closers of runs,
+//! messages, tool calls, reasoning spans, steps and subagents. Their fields are a few strings
+//! and a timestamp, and producers write them compact with `type` first; such an event is read
+//! here in one pass straight into the value the full parser would build, and only when every
+//! field is one the schema holds to a plain string (or one of a few strings), every field the
+//! schema requires is there, and nothing else is. Anything else returns `None` and takes the
+//! full path. So an event read here is one the embedded schemas of the newest version find
+//! nothing wrong with (a test holds the table below to those schemas, and this reader to the
+//! full parser and the schemas on generated lines), and its schema check can be skipped.
+
+use serde_json::{Map, Number, Value};
+
+use crate::protocol::event::EventType;
+use crate::read::delta::{integer, string};
+
+/// What a field's value must be.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Kind {
+    /// Any string.
+    Text,
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+}
+
+/// The fields an event type may carry on this path besides `type`, and which of them it must.
+#[derive(Debug)]
+pub(crate) struct Shape {
+    pub kind: EventType,
+    pub fields: &'static [(&'static str, Kind)],
+    pub required: &'static [&'static str],
+}
+
+use Kind::{OneOf, Text};
+
+/// `timestamp` is read apart (a safe non-negative integer); `subagentRunId` is a string on
+/// every event.
+const OWNER: (&str, Kind) = ("subagentRunId", Text);
+
+pub(crate) const SHAPES: &[Shape] = &[
+    Shape {
+        kind: EventType::StepStarted,
+        fields: &[("stepName", Text), OWNER],
+        required: &["stepName"],
+    },
+    Shape {
+        kind: EventType::StepFinished,
+        fields: &[("stepName", Text), OWNER],
+        required: &["stepName"],
+    },
+    Shape {
+        kind: EventType::TextMessageStart,
+        fields: &[
+            ("messageId", Text),
+            ("role", OneOf(&["developer", "system", "assistant", "user"])),
+            ("name", Text),
+            OWNER,
+        ],
+        required: &["messageId"],
+    },
+    Shape {
+        kind: EventType::TextMessageEnd,
+        fields: &[("messageId", Text), OWNER],
+        required: &["messageId"],
+    },
+    Shape {
+        kind: EventType::ToolCallStart,
+        fields: &[
+            ("toolCallId", Text),
+            ("toolCallName", Text),
+            ("parentMessageId", Text),
+            OWNER,
+        ],
+        required: &["toolCallId", "toolCallName"],
+    },
+    Shape {
+        kind: EventType::ToolCallEnd,
+        fields: &[("toolCallId", Text), OWNER],
+        required: &["toolCallId"],
+    },
+    Shape {
+        kind: EventType::ReasoningStart,
+        fields: &[("messageId", Text), OWNER],
+        required: &["messageId"],
+    },
+    Shape {
+        kind: EventType::ReasoningMessageStart,
+        fields: &[("messageId", Text), ("role", OneOf(&["reasoning"])), OWNER],
+        required: &["messageId", "role"],
+    },
+    Shape {
+        kind: EventType::ReasoningMessageEnd,
+        fields: &[("messageId", Text), OWNER],
+        required: &["messageId"],
+    },
+    Shape {
+        kind: EventType::ReasoningEnd,
+        fields: &[("messageId", Text), OWNER],
+        required: &["messageId"],
+    },
+    Shape {
+        kind: EventType::RunFinished,
+        fields: &[("threadId", Text), ("runId", Text)],
+        required: &["threadId", "runId"],
+    },
+    Shape {
+        kind: EventType::SubagentStarted,
+        fields: &[
+            ("subagentRunId", Text),
+            ("name", Text),
+            ("description", Text),
+            ("parentSubagentRunId", Text),
+            ("parentToolCallId", Text),
+            ("parentMessageId", Text),
+        ],
+        required: &["subagentRunId", "name"],
+    },
+    Shape {
+        kind: EventType::SubagentFinished,
+        fields: &[("subagentRunId", Text)],
+        required: &["subagentRunId"],
+    },
+];
+
+/// Reads an event of one of the types above, if it has exactly a plain, valid shape, into its
+/// type and the value the full parser builds from the same bytes. `raw` is known to be UTF-8.
+pub fn scan(raw: &[u8]) -> Option<(EventType, Value)> {
+    let rest = raw.strip_prefix(b"{\"type\":\"")?;
+    let end = memchr::memchr(b'"', rest)?;
+    let (name, mut rest) = (&rest[..end], &rest[end + 1..]);
+    let shape = SHAPES
+        .iter()
+        .find(|shape| shape.kind.as_str().as_bytes() == name)?;
+    let mut map = Map::new();
+    map.insert(
+        "type".to_owned(),
+        Value::String(shape.kind.as_str().to_owned()),
+    );
+    // Bit i: field i of the shape was seen; the top bit: `timestamp`.
+    let mut seen = 0u32;
+    const TIMESTAMP: u32 = 1 << 31;
+    loop {
+        match rest.split_first()? {
+            (b'}', []) => break,
+            (b',', tail) => rest = tail,
+            _ => return None,
+        }
+        let body = rest.strip_prefix(b"\"")?;
+        // A key with an escape is left to the full parser: none of ours needs one.
+        let close = body.iter().position(|&b| b == b'"' || b == b'\\')?;
+        let key = &body[..close];
+        let after = body[close + 1..].strip_prefix(b":")?;
+        if key == b"timestamp" {
+            if seen & TIMESTAMP != 0 {
+                return None;
+            }
+            seen |= TIMESTAMP;
+            let (value, tail) = integer(after)?;
+            map.insert("timestamp".to_owned(), Value::Number(Number::from(value)));
+            rest = tail;
+            continue;
+        }
+        let index = shape
+            .fields
+            .iter()
+            .position(|(field, _)| field.as_bytes() == key)?;
+        if seen & (1 << index) != 0 {
+            return None;
+        }
+        seen |= 1 << index;
+        let (field, kind) = shape.fields[index];
+        let (text, tail) = string(raw, after, true)?;
+        let text = text.get(raw);
+        if let OneOf(allowed) = kind {
+            if !allowed.contains(&text) {
+                return None;
+            }
+        }
+        map.insert(field.to_owned(), Value::String(text.to_owned()));
+        rest = tail;
+    }
+    let has = |name: &str| {
+        shape
+            .fields
+            .iter()
+            .position(|(field, _)| *field == name)
+            .is_some_and(|index| seen & (1 << index) != 0)
+    };
+    shape
+        .required
+        .iter()
+        .all(|name| has(name))
+        .then_some((shape.kind, Value::Object(map)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::catalog::Levels;
+    use crate::check::parse::parse_frame_with;
+    use crate::check::schema::SchemaSet;
+    use crate::protocol::version::Version;
+    use crate::read::Batch;
+    use std::sync::Arc;
+
+    /// The table says what the newest embedded schemas say of every field it lets through.
+    #[test]
+    fn the_shapes_are_the_schemas() {
+        let schemas = SchemaSet::embedded().unwrap();
+        assert_eq!(schemas.version(), Version::NEWEST);
+        for shape in SHAPES {
+            let rel = crate::check::schema::event_schema_path(shape.kind);
+            let doc = schemas.doc(&rel).unwrap();
+            let properties = doc["properties"].as_object().unwrap();
+            let mut required: Vec<&str> = doc["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.as_str().unwrap())
+                .filter(|r| *r != "type")
+                .collect();
+            required.sort_unstable();
+            let mut ours = shape.required.to_vec();
+            ours.sort_unstable();
+            assert_eq!(ours, required, "{}", shape.kind);
+            // Nothing but properties, `required` and `type: object` constrains the event.
+            for key in doc.as_object().unwrap().keys() {
+                assert!(
+                    [
+                        "$schema",
+                        "$id",
+                        "title",
+                        "description",
+                        "type",
+                        "properties",
+                        "required"
+                    ]
+                    .contains(&key.as_str()),
+                    "{}: {key}",
+                    shape.kind
+                );
+            }
+            let bare = |name: &str| {
+                let mut schema = properties[name].as_object().unwrap().clone();
+                schema.remove("description");
+                schema.remove("x-help");
+                Value::Object(schema)
+            };
+            for (name, kind) in shape.fields.iter().chain([&("timestamp", Text)]) {
+                let expected = match (*name, kind) {
+                    ("timestamp", _) => serde_json::json!({
+                        "type": "integer",
+                        "minimum": -9_007_199_254_740_991i64,
+                        "maximum": 9_007_199_254_740_991i64,
+                    }),
+                    (_, Text) => serde_json::json!({"type": "string"}),
+                    (_, OneOf([only])) => serde_json::json!({"const": only}),
+                    (_, OneOf(all)) => serde_json::json!({"enum": all}),
+                };
+                assert_eq!(bare(name), expected, "{} {name}", shape.kind);
+            }
+        }
+    }
+
+    /// What the full path makes of a line: its event's type and value, and whether anything
+    /// was found wrong with it, by the parser or the newest embedded schemas.
+    fn full(schemas: &SchemaSet, line: &str) -> (Option<(Option<EventType>, Value)>, bool) {
+        let mut batch = Batch::default();
+        batch.push_frame(line.as_bytes(), 0);
+        batch.check_utf8();
+        let name: Arc<str> = Arc::from("case");
+        let parsed = parse_frame_with(&name, &batch, &batch.frames[0], 1 << 20, true, false);
+        let mut found = parsed.problems;
+        if let Some(event) = &parsed.event {
+            crate::check::rules::schema::check(event, schemas, &Levels::default(), &mut found);
+        }
+        (parsed.event.map(|e| (e.kind, e.value)), !found.is_empty())
+    }
+
+    /// A line this reader takes is one the full path reads to the same value and finds nothing
+    /// wrong with; and the lines producers write (compact, `type` first, no `\u`) of a valid
+    /// shape are all this reader's.
+    #[test]
+    fn the_scanner_reads_what_the_full_path_passes() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+
+        let schemas = SchemaSet::embedded().unwrap();
+        let piece = prop_oneof![
+            "[a-z ]{0,6}",
+            Just("assistant".to_owned()),
+            Just("reasoning".to_owned()),
+            Just("\\\"".to_owned()),
+            Just("\\n".to_owned()),
+            Just("\\u00e9".to_owned()),
+            Just("\\x".to_owned()),
+            Just("\u{1}".to_owned()),
+            Just("é東😀".to_owned()),
+        ];
+        let text = proptest::collection::vec(piece, 0..3).prop_map(|p| p.concat());
+        let value = prop_oneof![
+            6 => text.clone().prop_map(|t| format!("\"{t}\"")),
+            1 => prop_oneof![
+                Just("\"user\"".to_owned()),
+                Just("\"tool\"".to_owned()),
+                Just("0".to_owned()),
+                Just("017".to_owned()),
+                Just("-3".to_owned()),
+                Just("-0".to_owned()),
+                Just("1.5".to_owned()),
+                Just("2e3".to_owned()),
+                Just("9007199254740991".to_owned()),
+                Just("9007199254740992".to_owned()),
+                Just("null".to_owned()),
+                Just("{}".to_owned()),
+                Just("[]".to_owned()),
+                Just("true".to_owned()),
+            ],
+            1 => (0u64..2_000_000_000_000).prop_map(|n| n.to_string()),
+        ];
+        let key = prop_oneof![
+            Just("messageId"),
+            Just("toolCallId"),
+            Just("toolCallName"),
+            Just("parentMessageId"),
+            Just("stepName"),
+            Just("role"),
+            Just("name"),
+            Just("threadId"),
+            Just("runId"),
+            Just("result"),
+            Just("timestamp"),
+            Just("subagentRunId"),
+            Just("rawEvent"),
+            Just("type"),
+            Just("desc\\u0072iption"),
+            Just("extra"),
+        ];
+        let shape = (0..SHAPES.len()).prop_map(|i| &SHAPES[i]);
+        // Mostly the fields its type may carry, each once, the required ones always, in any
+        // order, their values mostly of the right kind; sometimes any fields at all.
+        let fields = |shape: &'static Shape| {
+            let slots = shape.fields.len() + 1;
+            let own = (
+                any::<u32>(),
+                any::<u64>(),
+                proptest::collection::vec(
+                    prop_oneof![
+                        4 => Just(String::new()),
+                        2 => text.clone().prop_map(|t| format!("\"{t}\"")),
+                        1 => value.clone(),
+                    ],
+                    slots,
+                ),
+            )
+                .prop_map(move |(mask, order, values)| {
+                    let mut picked = Vec::new();
+                    for (i, v) in values.into_iter().enumerate() {
+                        let (name, kind) =
+                            shape.fields.get(i).copied().unwrap_or(("timestamp", Text));
+                        if !shape.required.contains(&name) && mask & (1 << i) == 0 {
+                            continue;
+                        }
+                        let v = match (v.is_empty(), name, kind) {
+                            (true, "timestamp", _) => (order % 2_000_000_000_000).to_string(),
+                            (true, _, OneOf(allowed)) => {
+                                format!("\"{}\"", allowed[order as usize % allowed.len()])
+                            }
+                            (true, _, Text) => format!("\"id-{}\"", order % 1000),
+                            (false, ..) => v,
+                        };
+                        picked.push((name.to_owned(), v));
+                    }
+                    if !picked.is_empty() {
+                        let turn = (order % picked.len() as u64) as usize;
+                        picked.rotate_left(turn);
+                    }
+                    if order & 256 != 0 {
+                        picked.reverse();
+                    }
+                    picked
+                });
+            prop_oneof![
+                4 => own,
+                1 => proptest::collection::vec((key.clone(), value.clone()), 0..5)
+                    .prop_map(|f| f.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()),
+            ]
+        };
+        let line = (
+            shape.prop_flat_map(move |shape| (Just(shape), fields(shape))),
+            prop_oneof![8 => Just(""), 1 => Just(" "), 1 => Just("x")],
+        )
+            .prop_map(|((shape, fields), tail)| {
+                let mut line = format!("{{\"type\":\"{}\"", shape.kind.as_str());
+                for (key, value) in fields {
+                    line.push_str(&format!(",\"{key}\":{value}"));
+                }
+                line.push('}');
+                line.push_str(tail);
+                line
+            });
+        let mut runner = TestRunner::new(Config {
+            cases: 20_000,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let scanned = std::cell::Cell::new(0u32);
+        runner
+            .run(&line, |line: String| {
+                let (read, found) = full(&schemas, &line);
+                match scan(line.as_bytes()) {
+                    Some((kind, value)) => {
+                        scanned.set(scanned.get() + 1);
+                        prop_assert!(!found, "taken, but the full path finds fault: {line}");
+                        prop_assert_eq!(Some((Some(kind), value)), read, "{}", line);
+                    }
+                    None => {
+                        // Only what it leaves to the full path for a reason: a `\u`
+                        // escape, a timestamp that is negative or written with an exponent
+                        // (`2e3` is an integer to a schema), a field of any value
+                        // (`rawEvent`, `result`), anything after the object.
+                        let plain = read.is_some()
+                            && !line.contains("\"rawEvent\"")
+                            && !line.contains("\"result\"")
+                            && !found
+                            && !line.contains("\\u")
+                            && !line.contains(":-")
+                            && !line.contains("2e3")
+                            && line.ends_with('}');
+                        prop_assert!(!plain, "a plain valid line was left: {line}");
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        let scanned = scanned.get();
+        assert!(scanned > 2_000, "only {scanned} lines taken");
+    }
+
+    #[test]
+    fn anything_unusual_takes_the_full_path() {
+        for text in [
+            r#"{"type":"STEP_STARTED"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"a","stepName":"b"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"a","timestamp":1,"timestamp":2}"#,
+            r#"{"type":"STEP_STARTED","stepName":null}"#,
+            r#"{"type":"STEP_STARTED","stepName":"a","rawEvent":{}}"#,
+            r#"{"type":"STEP_STARTED","stepName":"a","metadata":{}}"#,
+            r#"{"type":"STEP_STARTED","stepName":"a","extra":"x"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"a","timestamp":1.0}"#,
+            r#"{"type":"STEP_STARTED","stepName":"a","timestamp":-1}"#,
+            r#"{"type":"STEP_STARTED","stepName":"a","type":"STEP_FINISHED"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"\u0061"}"#,
+            r#"{"type":"STEP_STARTED", "stepName":"a"}"#,
+            r#"{"type":"STEP_STARTED","stepName":"a"} "#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"tool"}"#,
+            r#"{"type":"REASONING_MESSAGE_START","messageId":"m"}"#,
+            r#"{"type":"TOOL_CALL_START","toolCallId":"t"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","result":1}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","subagentRunId":"s"}"#,
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x"}"#,
+        ] {
+            assert_eq!(scan(text.as_bytes()), None, "{text}");
+        }
+        let (kind, value) = scan(
+            br#"{"type":"TEXT_MESSAGE_START","messageId":"m\n1","role":"user","timestamp":5}"#,
+        )
+        .unwrap();
+        assert_eq!(kind, EventType::TextMessageStart);
+        assert_eq!(
+            value,
+            serde_json::json!({"type": "TEXT_MESSAGE_START", "messageId": "m\n1", "role": "user", "timestamp": 5})
+        );
+    }
+}
