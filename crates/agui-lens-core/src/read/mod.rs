@@ -391,29 +391,11 @@ pub fn is_stream_file(path: &Path) -> bool {
 /// Opens an input: decompresses by magic bytes, picks the format (forced, else by extension,
 /// else by content), and returns a frame reader over it.
 pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
-    if let InputSpec::HarEntry { path, entry } = input {
-        if let Some(asked) = options.entry.filter(|asked| asked != entry) {
-            bail!(
-                "{}#{entry} names entry {entry}, and --entry {asked} another",
-                path.display()
-            );
-        }
-        // Each stream of a capture is an input of its own: the capture is read once for them.
-        let (capture, size) = har_capture(path)?;
-        progress::count(size / capture.streams.len().max(1) as u64);
-        let options = ReadOptions {
-            entry: Some(*entry),
-            ..options.clone()
-        };
-        let mut opened = open_har_stream(&path.to_string_lossy(), &capture, &options)?;
-        opened.live = false;
-        return Ok(opened);
-    }
     let name = input.display_name();
     let mut live = true;
     let raw: Box<dyn Read + Send> = match input {
         InputSpec::Stdin => Box::new(io::stdin()),
-        InputSpec::File(path) | InputSpec::HarEntry { path, .. } => {
+        InputSpec::File(path) => {
             let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
             let meta = file
                 .metadata()
@@ -423,6 +405,25 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
             }
             live = !meta.is_file();
             Box::new(progress::Counted(file))
+        }
+        InputSpec::HarEntry { path, entry } => {
+            if let Some(asked) = options.entry.filter(|asked| asked != entry) {
+                bail!(
+                    "{}#{entry} names entry {entry}, and --entry {asked} another",
+                    path.display()
+                );
+            }
+            // Each stream of a capture is an input of its own: the capture is read once for
+            // them.
+            let (capture, size) = har_capture(path)?;
+            progress::count(size / capture.streams.len().max(1) as u64);
+            let options = ReadOptions {
+                entry: Some(*entry),
+                ..options.clone()
+            };
+            let mut opened = open_har_stream(&path.to_string_lossy(), &capture, &options)?;
+            opened.live = false;
+            return Ok(opened);
         }
     };
     let ext_hint = input.path().and_then(detect::format_from_extension);
