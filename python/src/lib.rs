@@ -115,7 +115,12 @@ impl Source {
     fn open(&self) -> Result<Opened> {
         let options = self.read_options();
         match (&self.path, &self.data) {
-            (Some(path), _) => read::open(&InputSpec::File(path.clone()), &options),
+            // A stream of a capture is named as findings name it (`capture.har#3`), as on
+            // the command line; `-` is a file of that name here, not this process's stdin.
+            (Some(path), _) if path.as_os_str() == "-" => {
+                read::open(&InputSpec::File(path.clone()), &options)
+            }
+            (Some(path), _) => read::open(&InputSpec::named(path), &options),
             // Bytes named like a file are read as that file would be (`run.sse` as SSE).
             (None, Some(data)) => read::open_reader(
                 Arc::from(self.name.as_str()),

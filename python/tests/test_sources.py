@@ -104,3 +104,63 @@ def test_a_single_event_is_no_source():
         agui_lens.check({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
     with pytest.raises(TypeError):
         agui_lens.check(42)
+
+
+def capture_of_two_streams(folder: Path) -> Path:
+    """A browser capture (HAR) of two exchanges with an agent: a whole run, then one cut off."""
+    bodies = [
+        'data: {"type":"RUN_STARTED","threadId":"t","runId":"r0"}\n\n'
+        'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r0"}\n\n',
+        'data: {"type":"RUN_STARTED","threadId":"t","runId":"r1"}\n\n',
+    ]
+    sent = json.dumps({"threadId": "t", "runId": "r", "messages": [], "tools": [], "context": [], "state": {}})
+    entries = [
+        {
+            "request": {
+                "method": "POST",
+                "url": "http://127.0.0.1/agent",
+                "headers": [],
+                "postData": {"mimeType": "application/json", "text": sent},
+            },
+            "response": {
+                "status": 200,
+                "headers": [{"name": "content-type", "value": "text/event-stream"}],
+                "content": {"mimeType": "text/event-stream", "text": body},
+            },
+        }
+        for body in bodies
+    ]
+    path = folder / "capture.har"
+    path.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}))
+    return path
+
+
+def test_a_stream_of_a_capture_is_named_as_findings_name_it(tmp_path, empty_dir):
+    """`capture.har#1`, the name the CLI gives a capture's stream (and its error advises),
+    names that stream here too, with the CLI's findings; a name no file has after a file that
+    is no capture stays a missing file."""
+    from conftest import cli
+
+    capture = capture_of_two_streams(tmp_path)
+    for entry in (0, 1):
+        name = f"{capture}#{entry}"
+        report = agui_lens.check(name)
+        ran = cli("check", "--format", "json", name, cwd=empty_dir)
+        assert ran.returncode in (0, 1), ran.stderr.decode()
+        assert json.loads(report.to_json()) == json.loads(ran.stdout)
+        assert report.ok == (ran.returncode == 0)
+        assert agui_lens.events(name) == [
+            json.loads(line) for line in cli("cat", name, cwd=empty_dir).stdout.decode().splitlines()
+        ]
+    assert not agui_lens.check(f"{capture}#1").ok
+    assert agui_lens.fold(f"{capture}#0") == json.loads(cli("fold", f"{capture}#0", cwd=empty_dir).stdout)
+    # The whole capture still asks which stream, and the name it advises works.
+    with pytest.raises(agui_lens.AguiLensError, match="#N"):
+        agui_lens.check(capture)
+    # A capture has entries 0 and 1 only; a file that is no capture has no streams.
+    with pytest.raises(agui_lens.AguiLensError, match="entr"):
+        agui_lens.check(f"{capture}#7")
+    plain = tmp_path / "run.jsonl"
+    plain.write_text('{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n')
+    with pytest.raises(agui_lens.AguiLensError, match="No such file"):
+        agui_lens.check(f"{plain}#1")
