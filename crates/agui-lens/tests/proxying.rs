@@ -499,3 +499,110 @@ fn lenient_client() -> ureq::Agent {
             .build(),
     )
 }
+
+/// Recorded, an exchange's findings point at the files that hold what they are about, in the
+/// formats that place a finding in a file: the stream's at `DIR/NNN/response.raw` (whose lines
+/// they count), the request's at `DIR/NNN/request.json`. Unrecorded there is no such file, and
+/// the exchange is named as before.
+#[test]
+fn recorded_findings_point_at_the_recording_in_every_format() {
+    let stream = String::from_utf8(clean_run())
+        .unwrap()
+        .replace(r#""delta":"Hello""#, r#""delta":7"#);
+    // A RunAgentInput without messages: a finding about the request.
+    let body =
+        r#"{"threadId":"t1","runId":"r1","state":{},"tools":[],"context":[],"forwardedProps":{}}"#;
+    for format in ["sarif", "github"] {
+        let agent = Server::start(Script::sse(vec![Step::Send(stream.clone().into_bytes())]));
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("exchanges");
+        let report = dir.path().join("report");
+        let proxy = Served::command(
+            "proxy",
+            &[
+                "--upstream",
+                &agent.url("/"),
+                "--once",
+                "--record",
+                &record.to_string_lossy(),
+                "--report",
+                &report.to_string_lossy(),
+                "--format",
+                format,
+            ],
+        );
+        let mut response = lenient_client()
+            .post(&proxy.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream")
+            .send(body)
+            .unwrap();
+        let _ = response.body_mut().read_to_vec();
+        let (code, stdout, stderr) = proxy.finish();
+        assert_eq!(code, 1, "{stdout}{stderr}");
+        let raw = std::fs::read_to_string(record.join("001/response.raw")).unwrap();
+        // The broken event's line in the recorded body.
+        let line = raw
+            .lines()
+            .position(|l| l.contains(r#""delta":7"#))
+            .unwrap()
+            + 1;
+        let written = std::fs::read_to_string(&report).unwrap();
+        // Where each rule's finding is placed: (file, line).
+        let placed: Vec<(String, String, Option<u64>)> = match format {
+            "sarif" => {
+                let doc: Value = serde_json::from_str(&written).unwrap();
+                doc["runs"][0]["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| {
+                        let at = &r["locations"][0]["physicalLocation"];
+                        (
+                            r["ruleId"].as_str().unwrap().to_owned(),
+                            at["artifactLocation"]["uri"].as_str().unwrap().to_owned(),
+                            at["region"]["startLine"].as_u64(),
+                        )
+                    })
+                    .collect()
+            }
+            _ => written
+                .lines()
+                .filter_map(|l| {
+                    let fields = l.strip_prefix("::error ")?.split("::").next()?;
+                    let field = |name: &str| {
+                        fields
+                            .split(',')
+                            .find_map(|f| f.strip_prefix(&format!("{name}=")))
+                            .map(str::to_owned)
+                    };
+                    let title = field("title")?;
+                    let rule = title.split_whitespace().next()?.to_owned();
+                    Some((
+                        rule,
+                        field("file")?,
+                        field("line").and_then(|n| n.parse().ok()),
+                    ))
+                })
+                .collect(),
+        };
+        let at = |rule: &str| {
+            placed
+                .iter()
+                .find(|(r, ..)| r.contains(rule))
+                .unwrap_or_else(|| panic!("{rule} not in the {format} report: {written}"))
+                .clone()
+        };
+        let (_, file, at_line) = at("schema/violation");
+        assert!(
+            file.ends_with("exchanges/001/response.raw"),
+            "{format}: {file}"
+        );
+        assert_eq!(at_line, Some(line as u64), "{format}: {written}");
+        let (_, file, _) = at("request/input-schema");
+        assert!(
+            file.ends_with("exchanges/001/request.json"),
+            "{format}: {file}"
+        );
+    }
+}

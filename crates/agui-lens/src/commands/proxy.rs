@@ -381,7 +381,16 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let path: Arc<str> = Arc::from(format!("exchange {n} (thread {thread_id})"));
+    // What it is called in what the proxy says; recorded, its findings are placed in the
+    // files that hold what they are about (the body's lines are the stream's), so that a
+    // report that places findings in files (SARIF, GitHub) names files that exist.
+    let label: Arc<str> = Arc::from(format!("exchange {n} (thread {thread_id})"));
+    let recorded = |file: &str| match &slot {
+        Some(at) => Arc::from(at.join(file).to_string_lossy().as_ref()),
+        None => label.clone(),
+    };
+    let path: Arc<str> = recorded("response.raw");
+    let sent_as: Arc<str> = recorded("request.json");
     let mut exchange_findings = Vec::new();
     // Whatever ends this exchange early, the thread's next request does not wait for it.
     let _in_flight = input.as_ref().map(|_| InFlight {
@@ -390,10 +399,10 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     });
     if let Some(input) = &input {
         let previous = previous_turn(shared, &thread_id);
-        let mut findings = input_findings(shared.settings.schemas, input, shared.asked, &path);
-        findings.extend(sent_findings(input, &path));
+        let mut findings = input_findings(shared.settings.schemas, input, shared.asked, &sent_as);
+        findings.extend(sent_findings(input, &sent_as));
         if let Some(previous) = &previous {
-            findings.extend(next_turn_findings(input, previous, &path));
+            findings.extend(next_turn_findings(input, previous, &sent_as));
         }
         let findings = shared.leveled(findings);
         if !findings.is_empty() {
@@ -411,7 +420,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 "text/plain",
                 &format!("agui-lens proxy: {UNREACHABLE}: {err}\n"),
             )?;
-            let failure = format!("{path}: {UNREACHABLE}: {err}");
+            let failure = format!("{label}: {UNREACHABLE}: {err}");
             if let Some(at) = &slot {
                 std::fs::write(at.join("failure.txt"), format!("{failure}\n"))
                     .with_context(|| format!("recording into {}", at.display()))?;
@@ -467,6 +476,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         let declared = (!content_type.is_empty()).then(|| content_type.clone());
         let sent = Arc::new(input.clone().unwrap_or(Value::Null));
         let path = path.clone();
+        let label = label.clone();
         let asked = shared.asked;
         let schemas = shared.settings.schemas;
         let levels = shared.settings.levels.clone();
@@ -491,7 +501,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             ) {
                 Ok(opened) => opened,
                 Err(err) => {
-                    tell(Note::Said(format!("proxy: {path}: {err:#}")));
+                    tell(Note::Said(format!("proxy: {label}: {err:#}")));
                     return (Vec::new(), None);
                 }
             };
@@ -606,7 +616,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         read_as = format;
     }
     shared.tell(Note::Said(format!(
-        "proxy: {path}: {} {}, {} bytes{}{}",
+        "proxy: {label}: {} {}, {} bytes{}{}",
         status.as_u16(),
         if content_type.is_empty() {
             "(no content type)"
@@ -683,7 +693,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         record(at, &events, &exchange_findings)
             .with_context(|| format!("recording into {}", at.display()))?;
         shared.tell(Note::Said(format!(
-            "proxy: {path}: recorded in {}",
+            "proxy: {label}: recorded in {}",
             at.display()
         )));
     }
