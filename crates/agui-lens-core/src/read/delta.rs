@@ -418,6 +418,37 @@ fn parse_with_serde(raw: &[u8]) -> Option<Delta> {
     })
 }
 
+/// For the scanners' property tests: a line with one byte made a piece of JSON's structure,
+/// mostly no longer JSON, or JSON of another shape.
+#[cfg(test)]
+pub(crate) mod flips {
+    use proptest::prelude::*;
+
+    /// Sometimes (a quarter of the time) a place in the line and the byte put there.
+    pub fn flip() -> impl Strategy<Value = Option<(usize, u8)>> {
+        proptest::option::weighted(
+            0.25,
+            (
+                any::<usize>(),
+                proptest::sample::select(b"\\\":,{}[ 0".to_vec()),
+            ),
+        )
+    }
+
+    /// The line with the flip made; empty when it cut a character in two (no text at all).
+    pub fn apply(line: String, flip: Option<(usize, u8)>) -> String {
+        let Some((at, byte)) = flip else {
+            return line;
+        };
+        let mut bytes = line.into_bytes();
+        let at = at % bytes.len().max(1);
+        if let Some(place) = bytes.get_mut(at) {
+            *place = byte;
+        }
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -580,20 +611,11 @@ mod tests {
             3 => proper,
             1 => proptest::collection::vec((key, value), 0..6),
         ];
-        // Sometimes one byte of the line is made a piece of JSON's structure: mostly no longer
-        // JSON, or JSON of another shape.
-        let flip = proptest::option::weighted(
-            0.25,
-            (
-                any::<usize>(),
-                proptest::sample::select(b"\\\":,{}[ 0".to_vec()),
-            ),
-        );
         let line = (
             ty,
             fields,
             prop_oneof![8 => Just(""), 1 => Just(" "), 1 => Just("\n"), 1 => Just("x")],
-            flip,
+            flips::flip(),
         )
             .prop_map(|(ty, fields, tail, flip)| {
                 let id = if ty == "TOOL_CALL_ARGS" {
@@ -608,14 +630,8 @@ mod tests {
                 }
                 line.push('}');
                 line.push_str(tail);
-                if let Some((at, byte)) = flip {
-                    let mut bytes = line.into_bytes();
-                    let at = at % bytes.len();
-                    bytes[at] = byte;
-                    // A byte of a character cut in two: no text, read by neither.
-                    line = String::from_utf8(bytes).unwrap_or_default();
-                }
-                (line, flip.is_some())
+                let flipped = flip.is_some();
+                (flips::apply(line, flip), flipped)
             });
         let mut runner = TestRunner::new(Config {
             cases: 20_000,

@@ -203,6 +203,7 @@ mod tests {
     use crate::check::schema::SchemaSet;
     use crate::protocol::version::Version;
     use crate::read::Batch;
+    use crate::read::delta::flips;
     use std::sync::Arc;
 
     /// The table says what the newest embedded schemas say of every field it lets through.
@@ -388,19 +389,10 @@ mod tests {
                     .prop_map(|f| f.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()),
             ]
         };
-        // Sometimes one byte of the line is made a piece of JSON's structure: mostly no longer
-        // JSON, or JSON of another shape.
-        let flip = proptest::option::weighted(
-            0.25,
-            (
-                any::<usize>(),
-                proptest::sample::select(b"\\\":,{}[ 0".to_vec()),
-            ),
-        );
         let line = (
             shape.prop_flat_map(move |shape| (Just(shape), fields(shape))),
             prop_oneof![8 => Just(""), 1 => Just(" "), 1 => Just("x")],
-            flip,
+            flips::flip(),
         )
             .prop_map(|((shape, fields), tail, flip)| {
                 let mut line = format!("{{\"type\":\"{}\"", shape.kind.as_str());
@@ -409,14 +401,8 @@ mod tests {
                 }
                 line.push('}');
                 line.push_str(tail);
-                if let Some((at, byte)) = flip {
-                    let mut bytes = line.into_bytes();
-                    let at = at % bytes.len();
-                    bytes[at] = byte;
-                    // A byte of a character cut in two: the line is no text, never scanned.
-                    line = String::from_utf8(bytes).unwrap_or_default();
-                }
-                (line, flip.is_some())
+                let flipped = flip.is_some();
+                (flips::apply(line, flip), flipped)
             });
         let mut runner = TestRunner::new(Config {
             cases: 20_000,
