@@ -87,7 +87,8 @@ row() {
 # read once, untimed, so that every run starts with the file in the page cache (this machine
 # takes cached pages back within seconds), and the previous run's compacted file is removed,
 # so that every compact run writes a new file as the first one did. Appends
-# "label median_wall peak_rss_kib" per row to $TMP/rows.
+# "label median_wall peak_rss_kib" per row to $TMP/rows, and "label wall wall ..." (one per
+# round, in order) to $TMP/rounds.
 measure_rows() {
   local file=$1 n=${#ROW_LABEL[@]} i r peak median
   local -a dead=()
@@ -120,6 +121,7 @@ measure_rows() {
       continue
     fi
     median=$(sort -g "$TMP/walls.$i" | sed -n "$(((RUNS + 1) / 2))p")
+    printf '%s\t%s\n' "${ROW_LABEL[i]}" "$(paste -sd' ' "$TMP/walls.$i")" >>"$TMP/rounds"
     peak=$(cat "$TMP/peak.$i")
     printf '%s\t%s\t%s\n' "${ROW_LABEL[i]}" "$median" "$peak" >>"$TMP/rows"
     log "${ROW_LABEL[i]}: ${median}s median of $RUNS, peak RSS ${peak:-n/a} KiB"
@@ -147,6 +149,7 @@ for size in "${SIZES[@]}"; do
       "$BIN" cat "$file" --output-format proto -o "$pb.tmp" && mv "$pb.tmp" "$pb"
     fi
     : >"$TMP/rows"
+    : >"$TMP/rounds"
 
     ROW_LABEL=(); ROW_FATAL=(); ROW_OUT=(); ROW_CMD=()
     row "floor: read lines (BufReader)" 1 "" "$EX/floor" --mode lines "$file"
@@ -193,31 +196,44 @@ for size in "${SIZES[@]}"; do
           printf "| %s | %.1f | %.0f | %s | %.2f× |\n", $1, bytes / 1e6 / $2, events / $2, rss, $2 / floor
         }' "$TMP/rows"
       echo
-      # The targets, as ratios within this run.
+      # The targets, as ratios within this run; for the SDK's, also the lowest and highest ratio
+      # of one round (this machine moves a row by up to 2× from one minute to the next).
       awk -F'\t' '
-        { t[$1] = $2; r[$1] = $3 }
+        FNR == NR { t[$1] = $2; r[$1] = $3; next }
+        { walls[$1] = $2 }
         function ok(x) { return x != "" && x != "failed" }
+        # " (rounds: lo–hi×)": the ratio of the walls of rows a and b (b / a) in each round.
+        function spread(a, b,    xa, xb, n, j, q, lo, hi) {
+          n = split(walls[a], xa, " ")
+          if (n < 2 || split(walls[b], xb, " ") != n) return ""
+          for (j = 1; j <= n; j++) {
+            q = xb[j] / xa[j]
+            if (j == 1 || q < lo) lo = q
+            if (j == 1 || q > hi) hi = q
+          }
+          return sprintf(" (rounds: %.1f–%.1f×)", lo, hi)
+        }
         END {
           c = "agui-lens check"; s = "agui-lens check (schemas only)"
           v = "SDK: zod parse + verifyEvents"; k = "agui-lens compact"; o = "SDK: JSON.parse + compactEvents"
           if (ok(t[c]) && ok(t[s])) printf "- all rules cost %+.0f%% over schemas only\n", (t[c] / t[s] - 1) * 100
           p = "agui-lens check (the same events as protobuf)"
           if (ok(t[c]) && ok(t[p])) printf "- the same events read as protobuf frames check in %.2f× the time of JSONL (decoding each message into its JSON event)\n", t[p] / t[c]
-          if (ok(t[c]) && ok(t[v])) printf "- check is %.1f× as fast as zod + verifyEvents\n", t[v] / t[c]
+          if (ok(t[c]) && ok(t[v])) printf "- check is %.1f× as fast as zod + verifyEvents%s\n", t[v] / t[c], spread(c, v)
           split("agui-lens inspect|agui-lens inspect --stats|agui-lens inspect --html", views, "|")
           for (i = 1; i <= 3; i++)
             if (ok(t[c]) && ok(t[views[i]])) printf "- %s takes %.2f× the time of check, peak %.0f MiB\n", substr(views[i], 11), t[views[i]] / t[c], r[views[i]] / 1024
           w = "SDK: JSON.parse + compactEvents + write"; n = "agui-lens compact --no-verify"
-          if (ok(t[k]) && ok(t[w])) printf "- compact is %.1f× as fast as compactEvents with its result written (the same job), in %.2f× its peak memory\n", t[w] / t[k], r[k] / r[w]
+          if (ok(t[k]) && ok(t[w])) printf "- compact is %.1f× as fast as compactEvents with its result written (the same job), in %.2f× its peak memory%s\n", t[w] / t[k], r[k] / r[w], spread(k, w)
           if (ok(t[k]) && ok(t[o])) printf "- compact is %.1f× as fast as compactEvents alone (no output written), in %.2f× its peak memory\n", t[o] / t[k], r[k] / r[o]
           # compactEvents does not check its result either.
           if (ok(t[n]) && ok(t[w])) printf "- compact --no-verify is %.1f× as fast as compactEvents with its result written\n", t[w] / t[n]
           if (ok(t[n]) && ok(t[o])) printf "- compact --no-verify is %.1f× as fast as compactEvents alone\n", t[o] / t[n]
-        }' "$TMP/rows"
+        }' "$TMP/rows" "$TMP/rounds"
       echo
       echo "The protobuf file ($(stat -c %s "$pb") bytes) holds the same events; its row's MB/s are of the JSONL file's bytes."
       echo "Median wall time of $RUNS runs (process start to exit), the rows run in $RUNS interleaved rounds, the file read once before each run; MB = 10^6 bytes; ratio = time / time of the value-parse floor."
-      echo "Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1); $(date -u +%Y-%m-%d); agui-lens $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src 2>/dev/null || echo ' + uncommitted src changes')."
+      echo "Machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1); $(date -u +%Y-%m-%d); agui-lens $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- crates 2>/dev/null || echo ' + uncommitted changes to crates/')."
     } | tee "bench/results-$profile-$size.md"
     echo
     awk -F'\t' -v p="$profile" -v s="$size" -v bytes="$bytes" \
