@@ -696,27 +696,16 @@ impl Compactor {
             // Serialised with the state borrowed: a state is often large, and copying it to
             // build the event would cost more than writing it.
             let metadata = segment.state_metadata.map(Value::Object);
-            let snapshot = self.folder.state().map(|state| StateEvent {
-                delta: None,
+            let snapshot = self.folder.state().map(|state| StateSnapshot {
                 metadata: metadata.as_ref(),
-                snapshot: Some(state),
+                snapshot: state,
                 ty: EventType::StateSnapshot.as_str(),
             });
             // Deltas that applied, or that set the state where none was, even as `[]`.
             let sets_state = segment.state_was_unset && self.folder.state().is_some();
-            let ops = (!segment.state_snapshot && (!segment.applied_ops.is_empty() || sets_state))
-                .then(|| ops_array(segment.applied_ops))
-                .transpose()?;
-            let delta = ops
-                .as_deref()
-                .map(|ops| {
-                    serialized(&StateEvent {
-                        delta: Some(ops),
-                        metadata: metadata.as_ref(),
-                        snapshot: None,
-                        ty: EventType::StateDelta.as_str(),
-                    })
-                })
+            let delta = (!segment.state_snapshot
+                && (!segment.applied_ops.is_empty() || sets_state))
+                .then(|| state_delta(&segment.applied_ops, metadata.as_ref()))
                 .transpose()?;
             let chosen = match (snapshot, delta) {
                 // Without a snapshot in the segment, only deltas that applied changed anything.
@@ -976,18 +965,33 @@ fn merged_json(merged: &Merged, buf: &mut Vec<u8>) -> io::Result<()> {
     Ok(())
 }
 
-/// A STATE_SNAPSHOT or STATE_DELTA made by compaction, serialised as the event's `Value`
-/// would be (keys in order) without building it.
+/// A STATE_SNAPSHOT made by compaction, serialised as the event's `Value` would be (keys in
+/// order) without building it.
 #[derive(serde::Serialize)]
-struct StateEvent<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    delta: Option<&'a serde_json::value::RawValue>,
+struct StateSnapshot<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     metadata: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    snapshot: Option<&'a Value>,
+    snapshot: &'a Value,
     #[serde(rename = "type")]
     ty: &'static str,
+}
+
+/// A STATE_DELTA made by compaction from the text of its operations (see
+/// [`Segment::applied_ops`], written by serde_json, so no second reading of it is needed),
+/// serialised as the event's `Value` would be: keys in order, nothing between the tokens.
+fn state_delta(ops: &[u8], metadata: Option<&Value>) -> io::Result<Vec<u8>> {
+    let mut event = Vec::with_capacity(ops.len() + 64);
+    event.extend_from_slice(b"{\"delta\":[");
+    event.extend_from_slice(ops);
+    event.push(b']');
+    if let Some(metadata) = metadata {
+        event.extend_from_slice(b",\"metadata\":");
+        serde_json::to_writer(&mut event, metadata).map_err(io::Error::other)?;
+    }
+    event.extend_from_slice(b",\"type\":\"");
+    event.extend_from_slice(EventType::StateDelta.as_str().as_bytes());
+    event.extend_from_slice(b"\"}");
+    Ok(event)
 }
 
 /// Adds one operation to the text of a list of them (see [`Segment::applied_ops`]).
@@ -996,14 +1000,6 @@ fn append_op(ops: &mut Vec<u8>, op: &Value) -> io::Result<()> {
         ops.push(b',');
     }
     serde_json::to_writer(&mut *ops, op).map_err(io::Error::other)
-}
-
-/// The text of a list of operations as the JSON array it is the inside of.
-fn ops_array(mut ops: Vec<u8>) -> io::Result<Box<serde_json::value::RawValue>> {
-    ops.insert(0, b'[');
-    ops.push(b']');
-    let text = String::from_utf8(ops).map_err(io::Error::other)?;
-    serde_json::value::RawValue::from_string(text).map_err(io::Error::other)
 }
 
 fn serialized(value: &impl serde::Serialize) -> io::Result<Vec<u8>> {
