@@ -717,6 +717,16 @@ impl Folder {
         self.state.as_ref()
     }
 
+    /// The estimated size of the state as it stands ([`patch::estimated_size`], kept up to date
+    /// as patches apply, so no walk of the state), 0 without one.
+    pub fn state_size(&self) -> usize {
+        if self.state.is_some() {
+            self.state_size
+        } else {
+            0
+        }
+    }
+
     /// The messages as they stand.
     pub fn messages(&self) -> &[Map<String, Value>] {
         &self.messages

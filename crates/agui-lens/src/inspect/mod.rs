@@ -854,7 +854,7 @@ impl Inspector {
             return;
         };
         let state = self.threads[thread].1.state();
-        let state_size = state.map_or(0, |s| patch::estimated_size(s, usize::MAX));
+        let state_size = self.threads[thread].1.state_size();
         let changes: Vec<(String, Option<Value>)> = change
             .changes
             .iter()
