@@ -727,11 +727,9 @@ impl Inspector {
         let index = event.loc.index;
         if switched {
             let state = self.threads[thread].1.state().cloned();
-            self.keep_frame(
-                index,
-                thread,
-                FrameKind::Whole(state.unwrap_or(Value::Null)),
-            );
+            let state = state.unwrap_or(Value::Null);
+            let size = patch::estimated_size(&state, usize::MAX);
+            self.keep_frame(index, thread, FrameKind::Whole(state), size);
         }
         let folder = &mut self.threads[thread].1;
         let change = match event.kind {
@@ -879,32 +877,26 @@ impl Inspector {
                     || bytes + changes_size > state_size.max(16 * 1024)
             }
         };
-        let kind = if whole {
-            FrameKind::Whole(state.cloned().unwrap_or(Value::Null))
-        } else {
-            FrameKind::Changes(changes)
+        let (kind, size) = match state {
+            Some(state) if whole => (FrameKind::Whole(state.clone()), state_size),
+            None if whole => (
+                FrameKind::Whole(Value::Null),
+                patch::estimated_size(&Value::Null, usize::MAX),
+            ),
+            _ => (FrameKind::Changes(changes), changes_size),
         };
-        self.keep_frame(index, thread, kind);
+        self.keep_frame(index, thread, kind, size);
     }
 
-    fn keep_frame(&mut self, index: u64, thread: usize, kind: FrameKind) {
+    /// Keeps a frame of `size` estimated bytes (a whole state's, or its changes' paths and
+    /// values), unless the frames kept have reached their cap.
+    fn keep_frame(&mut self, index: u64, thread: usize, kind: FrameKind, size: usize) {
         let Some(frames) = &mut self.state_frames else {
             return;
         };
         if frames.capped_at.is_some() {
             return;
         }
-        let size = match &kind {
-            FrameKind::Whole(v) => patch::estimated_size(v, usize::MAX),
-            FrameKind::Changes(c) => c
-                .iter()
-                .map(|(p, v)| {
-                    p.len()
-                        + v.as_ref()
-                            .map_or(0, |v| patch::estimated_size(v, usize::MAX))
-                })
-                .sum(),
-        };
         if frames.bytes + size > MAX_STATE_BYTES {
             frames.capped_at = Some(index);
             return;
