@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::protocol::patch::js_equal;
+use crate::protocol::patch::{js_equal, push_token};
 
 /// The first difference between two values, depth first in document order.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,7 +24,7 @@ fn walk(left: &Value, right: &Value, pointer: &mut String) -> Option<Difference>
         (Value::Object(a), Value::Object(b)) => {
             for (key, va) in a {
                 let len = pointer.len();
-                push(pointer, key);
+                push_token(pointer, key);
                 let found = match b.get(key) {
                     Some(vb) => walk(va, vb, pointer),
                     None => Some(Difference {
@@ -41,7 +41,7 @@ fn walk(left: &Value, right: &Value, pointer: &mut String) -> Option<Difference>
             for (key, vb) in b {
                 if !a.contains_key(key) {
                     let len = pointer.len();
-                    push(pointer, key);
+                    push_token(pointer, key);
                     let found = Difference {
                         pointer: pointer.clone(),
                         left: None,
@@ -56,7 +56,7 @@ fn walk(left: &Value, right: &Value, pointer: &mut String) -> Option<Difference>
         (Value::Array(a), Value::Array(b)) => {
             for i in 0..a.len().max(b.len()) {
                 let len = pointer.len();
-                push(pointer, &i.to_string());
+                push_index(pointer, i);
                 let found = match (a.get(i), b.get(i)) {
                     (Some(va), Some(vb)) => walk(va, vb, pointer),
                     (va, vb) => Some(Difference {
@@ -120,14 +120,14 @@ fn walk_all(
         (Some(Value::Object(a)), Some(Value::Object(b))) => {
             for (key, va) in a {
                 let len = pointer.len();
-                push(pointer, key);
+                push_token(pointer, key);
                 walk_all(Some(va), b.get(key), pointer, max, out);
                 pointer.truncate(len);
             }
             for (key, vb) in b {
                 if !a.contains_key(key) {
                     let len = pointer.len();
-                    push(pointer, key);
+                    push_token(pointer, key);
                     walk_all(None, Some(vb), pointer, max, out);
                     pointer.truncate(len);
                 }
@@ -144,14 +144,14 @@ fn walk_all(
                 for (i, id) in old.iter().enumerate() {
                     if !kept.contains(id) {
                         let len = pointer.len();
-                        push(pointer, &i.to_string());
+                        push_index(pointer, i);
                         walk_all(Some(&a[i]), None, pointer, max, out);
                         pointer.truncate(len);
                     }
                 }
                 for (j, id) in new.iter().enumerate() {
                     let len = pointer.len();
-                    push(pointer, &j.to_string());
+                    push_index(pointer, j);
                     walk_all(was.get(id).map(|&i| &a[i]), Some(&b[j]), pointer, max, out);
                     pointer.truncate(len);
                 }
@@ -159,7 +159,7 @@ fn walk_all(
             _ => {
                 for i in 0..a.len().max(b.len()) {
                     let len = pointer.len();
-                    push(pointer, &i.to_string());
+                    push_index(pointer, i);
                     walk_all(a.get(i), b.get(i), pointer, max, out);
                     pointer.truncate(len);
                 }
@@ -190,9 +190,9 @@ fn ids(items: &[Value]) -> Option<Vec<&str>> {
     (!ids.is_empty() && unique.len() == ids.len()).then_some(ids)
 }
 
-fn push(pointer: &mut String, key: &str) {
-    pointer.push('/');
-    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+fn push_index(pointer: &mut String, index: usize) {
+    use std::fmt::Write;
+    let _ = write!(pointer, "/{index}");
 }
 
 #[cfg(test)]

@@ -803,13 +803,29 @@ pub fn nearest<'a>(doc: &'a Value, pointer: &str) -> (String, &'a Value) {
         match next {
             Some(next) => {
                 node = next;
-                at.push('/');
-                at.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                push_token(&mut at, key);
             }
             None => break,
         }
     }
     (at, node)
+}
+
+/// Appends `/` and `key` escaped as a JSON Pointer token (`~` as `~0`, `/` as `~1`).
+/// Most keys have neither, and are copied as they are.
+pub fn push_token(pointer: &mut String, key: &str) {
+    pointer.push('/');
+    if !key.bytes().any(|b| b == b'~' || b == b'/') {
+        pointer.push_str(key);
+        return;
+    }
+    for c in key.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
 }
 
 /// An empty object, for activity content.
@@ -821,6 +837,20 @@ pub fn empty_object() -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A token is escaped as RFC 6901 says, and reads back through `get_pointer` to the
+    /// member it names.
+    #[test]
+    fn a_pushed_token_names_its_member() {
+        for key in ["a", "", "a/b", "~", "~1", "x~/y", "é/~ü", "0"] {
+            let mut pointer = String::new();
+            push_token(&mut pointer, key);
+            let expected = format!("/{}", key.replace('~', "~0").replace('/', "~1"));
+            assert_eq!(pointer, expected, "{key:?}");
+            let doc = json!({ key: 7 });
+            assert_eq!(get_pointer(&doc, &pointer), Some(&json!(7)), "{key:?}");
+        }
+    }
 
     /// A patch read as text applies exactly as the same patch read as values, made atomic by
     /// an undo log or by a copy: the same document after, the same error, on every case of

@@ -13,6 +13,8 @@ use serde::Deserializer;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::protocol::patch::push_token;
+
 /// A repeated key: where its object is (a JSON Pointer) and the key, decoded.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Repeated {
@@ -166,14 +168,10 @@ fn decode(raw: &[u8]) -> String {
 fn pointer(outer: &[Frame<'_>]) -> String {
     let mut out = String::new();
     for frame in outer {
-        out.push('/');
         match frame {
-            Frame::Object { current, .. } => {
-                let key = decode(current);
-                out.push_str(&key.replace('~', "~0").replace('/', "~1"));
-            }
+            Frame::Object { current, .. } => push_token(&mut out, &decode(current)),
             Frame::Array { index } => {
-                let _ = write!(out, "{index}");
+                let _ = write!(out, "/{index}");
             }
         }
     }

@@ -148,8 +148,7 @@ fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
 
 fn with_key(path: &mut String, key: &str, f: impl FnOnce(&mut String)) {
     let len = path.len();
-    path.push('/');
-    path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    crate::protocol::patch::push_token(path, key);
     f(path);
     path.truncate(len);
 }
