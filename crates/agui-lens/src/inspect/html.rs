@@ -3,6 +3,7 @@
 //! renders it, the state at any selected event, a filterable event table, and diagnostics marked
 //! on the timeline and in the table. Everything embedded is escaped for where it goes.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
@@ -353,8 +354,14 @@ fn summary_of(event: &Event) -> String {
 }
 
 /// Text escaped for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+pub fn escape(text: &str) -> Cow<'_, str> {
+    if !text
+        .bytes()
+        .any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\''))
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -365,7 +372,7 @@ pub fn escape(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// [`write_script_json`] into a string.
@@ -380,85 +387,65 @@ pub fn script_json(value: &Value) -> String {
 /// serialised (no copy of the text): no `<`, `>` or `&` appear as such, so no text inside
 /// (`</script>`, `<!--`) can end the element early.
 pub fn write_script_json(value: &impl serde::Serialize, out: &mut dyn Write) -> io::Result<()> {
-    let mut safe = ScriptSafe { out, held: 0 };
-    serde_json::to_writer(&mut safe, value)?;
-    safe.finish()
+    let mut serializer = serde_json::Serializer::with_formatter(&mut *out, ScriptSafe);
+    value.serialize(&mut serializer)?;
+    out.flush()
 }
 
-/// Escapes what could end a script element, and the two line separators JavaScript once
-/// read as line ends, in the bytes written through it (UTF-8 from serde_json). A line
-/// separator may arrive in two writes: the bytes of one seen so far are `held`.
-struct ScriptSafe<'a> {
-    out: &'a mut dyn Write,
-    held: u8,
-}
+/// serde_json's compact output, with what could end a script element and the two line
+/// separators JavaScript once read as line ends written as `\u` escapes. Outside strings
+/// JSON has none of those characters, so only the text of strings (and of raw JSON, whose
+/// strings hold them if anything does) is looked at.
+struct ScriptSafe;
 
-impl ScriptSafe<'_> {
-    fn finish(&mut self) -> io::Result<()> {
-        self.release()?;
-        self.out.flush()
-    }
-
-    /// Writes the bytes held back as they were: they were no line separator after all.
-    fn release(&mut self) -> io::Result<()> {
-        let held: &[u8] = match self.held {
-            1 => b"\xE2",
-            2 => b"\xE2\x80",
-            _ => b"",
-        };
-        self.held = 0;
-        self.out.write_all(held)
-    }
-}
-
-impl Write for ScriptSafe<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        // Bytes from `start` on are written as they are, up to the next one replaced or held.
+impl ScriptSafe {
+    fn write_safe<W: ?Sized + Write>(writer: &mut W, text: &str) -> io::Result<()> {
+        let bytes = text.as_bytes();
+        // Bytes from `start` on are written as they are, up to the next one replaced.
         let mut start = 0;
-        for (i, &b) in buf.iter().enumerate() {
-            if self.held > 0 {
-                let separator: &[u8] = match (self.held, b) {
-                    (1, 0x80) => {
-                        self.held = 2;
-                        start = i + 1;
+        let mut i = 0;
+        while i < bytes.len() {
+            let (replacement, len): (&[u8], usize) = match bytes[i] {
+                b'<' => (b"\\u003c", 1),
+                b'>' => (b"\\u003e", 1),
+                b'&' => (b"\\u0026", 1),
+                0xE2 => match bytes.get(i + 1..i + 3) {
+                    Some([0x80, 0xA8]) => (b"\\u2028", 3),
+                    Some([0x80, 0xA9]) => (b"\\u2029", 3),
+                    _ => {
+                        i += 1;
                         continue;
                     }
-                    (2, 0xA8) => b"\\u2028",
-                    (2, 0xA9) => b"\\u2029",
-                    // Not a line separator after all: this byte is looked at as any other.
-                    _ => {
-                        self.release()?;
-                        start = i;
-                        b""
-                    }
-                };
-                if !separator.is_empty() {
-                    self.out.write_all(separator)?;
-                    self.held = 0;
-                    start = i + 1;
+                },
+                _ => {
+                    i += 1;
                     continue;
                 }
-            }
-            let replacement: &[u8] = match b {
-                b'<' => b"\\u003c",
-                b'>' => b"\\u003e",
-                b'&' => b"\\u0026",
-                0xE2 => b"",
-                _ => continue,
             };
-            self.out.write_all(&buf[start..i])?;
-            self.out.write_all(replacement)?;
-            if b == 0xE2 {
-                self.held = 1;
-            }
-            start = i + 1;
+            writer.write_all(&bytes[start..i])?;
+            writer.write_all(replacement)?;
+            i += len;
+            start = i;
         }
-        self.out.write_all(&buf[start..])?;
-        Ok(buf.len())
+        writer.write_all(&bytes[start..])
+    }
+}
+
+impl serde_json::ser::Formatter for ScriptSafe {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        Self::write_safe(writer, fragment)
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+    fn write_raw_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        Self::write_safe(writer, fragment)
     }
 }
 
@@ -1114,7 +1101,7 @@ fn table(
             row.first.to_string()
         };
         let ty = if row.count > 1 {
-            format!("{} ×{}", escape(&row.event_type), row.count)
+            Cow::Owned(format!("{} ×{}", escape(&row.event_type), row.count))
         } else {
             escape(&row.event_type)
         };
@@ -1271,27 +1258,29 @@ mod tests {
         assert!(text.contains("(encrypted value, 4 bytes, not shown)"));
     }
 
-    /// The escaping holds however the text is cut into writes (a line separator's three
-    /// bytes may arrive apart), and keeps every other character as it was.
+    /// Every character that could end the script or a line in it is escaped wherever it
+    /// stands (a key, a value, raw JSON, beside an escape serde_json writes), and every
+    /// other character is kept as it was: the text reads back to the same value.
     #[test]
-    fn script_json_escapes_across_writes() {
-        let text = "a\u{2028}b\u{2029}\u{2026}\u{20AC}<&>\u{E2}\u{2028}";
-        for size in 1..=4 {
-            let mut out = Vec::new();
-            let mut safe = ScriptSafe {
-                out: &mut out,
-                held: 0,
-            };
-            for piece in text.as_bytes().chunks(size) {
-                safe.write_all(piece).unwrap();
-            }
-            safe.finish().unwrap();
-            let out = String::from_utf8(out).unwrap();
-            assert_eq!(
-                out, "a\\u2028b\\u2029\u{2026}\u{20AC}\\u003c\\u0026\\u003e\u{E2}\\u2028",
-                "writes of {size} bytes"
-            );
-        }
+    fn script_json_escapes_strings_keys_and_raw_json() {
+        let text = "a\u{2028}b\u{2029}\u{2026}\u{20AC}<&>\u{E2}\u{2028}\n\"<";
+        let value = json!({ text: [text, 1.5, null], "k": {"\u{2028}": "\u{E2}\u{80}"} });
+        let out = script_json(&value);
+        assert!(
+            !out.contains(['<', '>', '&', '\u{2028}', '\u{2029}']),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "a\\u2028b\\u2029\u{2026}\u{20AC}\\u003c\\u0026\\u003e\u{E2}\\u2028\\n\\\"\\u003c"
+            ),
+            "{out}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), value);
+        let raw = serde_json::value::RawValue::from_string(value.to_string()).unwrap();
+        let mut written = Vec::new();
+        write_script_json(&raw, &mut written).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), out);
     }
 
     #[test]
