@@ -1,8 +1,9 @@
 //! The fast paths for plain delta events (read without building a JSON value) and for the
-//! small events of plain shape (read in one pass, their schema check skipped) must report
-//! exactly what the full path reports: on every fixture, and on generated delta-heavy streams
-//! full of the near-misses that must leave the fast paths (unknown or null fields, odd
-//! timestamps, escapes, wrong types and roles, chunks, out-of-order and unopened deltas).
+//! small events and state patches of plain shape (read in one pass, their schema check
+//! skipped) must report exactly what the full path reports: on every fixture, and on
+//! generated delta-heavy streams full of the near-misses that must leave the fast paths
+//! (unknown or null fields, odd timestamps, escapes, wrong types and roles, chunks,
+//! out-of-order and unopened deltas, operations the schema refuses or the state fails).
 
 use std::sync::OnceLock;
 
@@ -105,6 +106,37 @@ fn lifecycle_event(mut event: Value, twist: u8) -> Value {
     event
 }
 
+/// A STATE_DELTA of plain shape (read on the small events' fast path), or one of its
+/// near-misses: wrong or missing fields, pointers the schema refuses, operations that do not
+/// apply to the state.
+fn state_delta(text: &str, twist: u8) -> Value {
+    let mut event = json!({"type": "STATE_DELTA", "delta": [
+        {"op": "replace", "path": "/a/b", "value": text},
+        {"op": "add", "path": "/list/-", "value": {"k": text, "n": [1, 2.5, null]}},
+    ]});
+    let ops = &mut event["delta"];
+    match twist {
+        0..=5 => {}
+        6 => event["timestamp"] = json!(1_700_000_000_000u64),
+        7 => ops[0] = json!({"op": "test", "path": "/a/b", "value": 1}),
+        8 => ops[1] = json!({"op": "remove", "path": "/list/0"}),
+        9 => ops[1] = json!({"op": "move", "from": "/a", "path": "/c"}),
+        10 => ops[1] = json!({"op": "copy", "from": "/list", "path": "/a/~1x~0"}),
+        11 => ops[0] = json!({"op": "add", "value": 1}),
+        12 => ops[0]["from"] = json!("/list"),
+        13 => ops[0]["op"] = json!("nope"),
+        14 => ops[0]["path"] = json!("a/b"),
+        15 => ops[0]["path"] = json!("/~2"),
+        16 => event["delta"] = json!({}),
+        17 => event["metadata"] = json!({}),
+        18 => event["subagentRunId"] = json!("s1"),
+        19 => event["delta"] = json!([]),
+        20 => ops[1]["extra"] = json!(1),
+        _ => event["timestamp"] = json!(-5),
+    }
+    event
+}
+
 /// An event as producers write it: `type` first, then the rest (in key order).
 fn type_first(event: &Value) -> String {
     let Some(fields) = event.as_object() else {
@@ -125,9 +157,12 @@ fn type_first(event: &Value) -> String {
 
 /// A run of delta events around starts and ends, some missing or misplaced.
 fn stream() -> impl Strategy<Value = Vec<Value>> {
-    let step = (0u8..6, 0u8..3, 0u8..3, "[a-z\"\\\\\u{e9}]{0,4}", 0u8..21);
+    let step = (0u8..8, 0u8..3, 0u8..3, "[a-z\"\\\\\u{e9}]{0,4}", 0u8..22);
     prop::collection::vec(step, 1..40).prop_map(|steps| {
-        let mut events = vec![json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})];
+        let mut events = vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+            json!({"type": "STATE_SNAPSHOT", "snapshot": {"a": {"b": 1}, "list": [1, 2]}}),
+        ];
         for (what, kind, id, text, twist) in steps {
             let id = ["m1", "m2", ""][id as usize];
             let opener = match kind {
@@ -145,6 +180,7 @@ fn stream() -> impl Strategy<Value = Vec<Value>> {
             match what {
                 0 => events.push(lifecycle_event(opener, twist)),
                 1 => events.push(lifecycle_event(closer, twist)),
+                6 => events.push(state_delta(&text, twist)),
                 _ => events.push(delta_event(kind, id, &text, twist)),
             }
         }

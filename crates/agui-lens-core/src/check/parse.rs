@@ -293,8 +293,9 @@ pub(crate) fn parse_frame_with(
             };
         }
     };
-    if plain {
-        if let Some((kind, value)) = crate::read::plain::scan(text.as_bytes()) {
+    // A patch long enough to be kept as text is read on the full path, which keeps it so.
+    if plain && text.len() < large_patch_threshold() {
+        if let Some((kind, value)) = crate::read::plain::scan(text) {
             return Parsed {
                 event: Some(Event::new(loc, Some(kind), value)),
                 problems,

@@ -121,7 +121,7 @@ pub fn first_repeated(text: &[u8]) -> Option<Repeated> {
 }
 
 /// The index of the quote that closes the string whose contents start at `from`.
-fn string_end(text: &[u8], mut from: usize) -> Option<usize> {
+pub(crate) fn string_end(text: &[u8], mut from: usize) -> Option<usize> {
     loop {
         let at = from + memchr2(b'"', b'\\', &text[from..])?;
         if text[at] == b'"' {
