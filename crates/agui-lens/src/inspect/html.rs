@@ -398,13 +398,28 @@ pub fn write_script_json(value: &impl serde::Serialize, out: &mut dyn Write) -> 
 /// strings hold them if anything does) is looked at.
 struct ScriptSafe;
 
+/// The bytes [`ScriptSafe`] may replace: `<`, `>`, `&`, and the lead byte of U+2028/U+2029.
+static SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b'<' as usize] = true;
+    table[b'>' as usize] = true;
+    table[b'&' as usize] = true;
+    table[0xE2] = true;
+    table
+};
+
 impl ScriptSafe {
     fn write_safe<W: ?Sized + Write>(writer: &mut W, text: &str) -> io::Result<()> {
         let bytes = text.as_bytes();
         // Bytes from `start` on are written as they are, up to the next one replaced.
         let mut start = 0;
         let mut i = 0;
-        while i < bytes.len() {
+        loop {
+            // Most text has none of the four bytes looked for: skip to the next one.
+            match bytes[i..].iter().position(|&b| SPECIAL[usize::from(b)]) {
+                Some(at) => i += at,
+                None => break,
+            }
             let (replacement, len): (&[u8], usize) = match bytes[i] {
                 b'<' => (b"\\u003c", 1),
                 b'>' => (b"\\u003e", 1),
