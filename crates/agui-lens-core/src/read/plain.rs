@@ -8,7 +8,7 @@
 //! nothing wrong with (a test holds the table below to those schemas, and this reader to the
 //! full parser and the schemas on generated lines), and its schema check can be skipped.
 //! STATE_DELTA, the commonest event after the deltas in stored histories, is read the same
-//! way when its patch is plain (see [`state_delta`]): its values are parsed by serde_json.
+//! way when its patch is plain (see `state_delta`): its values are parsed by serde_json.
 
 use serde_json::{Map, Number, Value};
 
@@ -123,7 +123,7 @@ pub(crate) const SHAPES: &[Shape] = &[
     },
 ];
 
-/// Reads an event of one of the types above, or a STATE_DELTA (see [`state_delta`]), if it
+/// Reads an event of one of the types above, or a STATE_DELTA (see `state_delta`), if it
 /// has exactly a plain, valid shape, into its type and the value the full parser builds from
 /// the same bytes.
 pub fn scan(text: &str) -> Option<(EventType, Value)> {

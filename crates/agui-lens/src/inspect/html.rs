@@ -414,12 +414,9 @@ impl ScriptSafe {
         // Bytes from `start` on are written as they are, up to the next one replaced.
         let mut start = 0;
         let mut i = 0;
-        loop {
-            // Most text has none of the four bytes looked for: skip to the next one.
-            match bytes[i..].iter().position(|&b| SPECIAL[usize::from(b)]) {
-                Some(at) => i += at,
-                None => break,
-            }
+        // Most text has none of the four bytes looked for: skip to the next one.
+        while let Some(at) = bytes[i..].iter().position(|&b| SPECIAL[usize::from(b)]) {
+            i += at;
             let (replacement, len): (&[u8], usize) = match bytes[i] {
                 b'<' => (b"\\u003c", 1),
                 b'>' => (b"\\u003e", 1),
