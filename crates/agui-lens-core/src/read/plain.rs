@@ -342,6 +342,9 @@ fn is_pointer(text: &str) -> bool {
 /// ends it, as serde_json parses it; `None` if it is not one, or holds an object with a key
 /// written twice.
 fn json_value<'a>(text: &str, rest: &'a [u8]) -> Option<(Value, &'a [u8])> {
+    // serde_json refuses what nests deeper than 128 levels, counted from the event: three
+    // are open around a value. A deep value is left to the full path, which says so.
+    const DEEPEST: usize = 100;
     let mut depth = 0usize;
     let mut objects = false;
     let mut at = 0;
@@ -350,6 +353,7 @@ fn json_value<'a>(text: &str, rest: &'a [u8]) -> Option<(Value, &'a [u8])> {
             b'"' => {
                 at = crate::read::dupkeys::string_end(rest, at + 1)?;
             }
+            b'{' | b'[' if depth == DEEPEST => return None,
             b'{' => {
                 objects = true;
                 depth += 1;
@@ -856,6 +860,29 @@ mod tests {
             .unwrap();
         let scanned = scanned.get();
         assert!(scanned > 2_000, "only {scanned} lines taken");
+    }
+
+    /// However deep a value nests, the scanner reads what the full path reads: serde_json's
+    /// limit counts from the event, not from the value.
+    #[test]
+    fn a_deep_value_is_judged_as_the_full_path_judges_it() {
+        let schemas = SchemaSet::embedded().unwrap();
+        for depth in 90..=130 {
+            for (open, close) in [("[", "]"), ("{\"k\":", "}")] {
+                let value = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+                for field in ["value", "from"] {
+                    let line = format!(
+                        r#"{{"type":"STATE_DELTA","delta":[{{"op":"add","path":"/a","value":0,"{field}":{value}}}]}}"#
+                    )
+                    .replace(r#""value":0,"value":"#, r#""value":"#);
+                    let (read, found) = full(&schemas, &line);
+                    if let Some((kind, value)) = scan(&line) {
+                        assert!(!found, "taken, but the full path finds fault: {depth}");
+                        assert_eq!(Some((Some(kind), value)), read, "{depth}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
