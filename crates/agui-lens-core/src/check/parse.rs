@@ -398,6 +398,12 @@ pub fn large_patch_threshold() -> usize {
 fn parse_large_patch(text: &str) -> Option<(Value, RawPatch)> {
     use std::borrow::Cow;
     use std::collections::BTreeMap;
+    // Each part is parsed apart, so serde_json's limit of 128 levels would count from the
+    // part, not from the event: an event that nests that deep is left to the full parse,
+    // which refuses it.
+    if nests(text.as_bytes(), 127) {
+        return None;
+    }
     let fields: BTreeMap<Cow<'_, str>, &serde_json::value::RawValue> =
         serde_json::from_str(text).ok()?;
     let ty: Cow<'_, str> = serde_json::from_str(fields.get("type")?.get()).ok()?;
@@ -413,6 +419,31 @@ fn parse_large_patch(text: &str) -> Option<(Value, RawPatch)> {
         value.insert(key.into_owned(), field_value);
     }
     Some((Value::Object(value), patch))
+}
+
+/// Whether `text` opens `levels` arrays or objects one inside another anywhere outside its
+/// strings.
+fn nests(text: &[u8], levels: usize) -> bool {
+    let mut depth = 0usize;
+    let mut at = 0;
+    while at < text.len() {
+        match text[at] {
+            b'"' => match crate::read::dupkeys::string_end(text, at + 1) {
+                Some(end) => at = end,
+                None => return false,
+            },
+            b'[' | b'{' => {
+                depth += 1;
+                if depth >= levels {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        at += 1;
+    }
+    false
 }
 
 fn invalid_json(loc: &Location, text: &str, err: &serde_json::Error) -> Diagnostic {
@@ -500,6 +531,17 @@ pub fn kind_name(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Brackets inside strings (after escaped quotes too) are not nesting.
+    #[test]
+    fn nesting_is_counted_outside_strings() {
+        assert!(nests(b"[[[]]]", 3));
+        assert!(!nests(b"[[[]]]", 4));
+        assert!(!nests(br#"[{"a":"[[[[\"[[[["}]"#, 3));
+        assert!(nests(br#"[{"a\"":[{}]}]"#, 4));
+        assert!(!nests(br#"[{"a":"\\","b":"[[[["}]"#, 3));
+        assert!(!nests(br#"["unterminated [[[["#, 2));
+    }
 
     fn parse_one(text: &[u8]) -> Parsed {
         let mut batch = Batch::default();
