@@ -119,9 +119,13 @@ fn walk_all(
     match (left, right) {
         (Some(Value::Object(a)), Some(Value::Object(b))) => {
             for (key, va) in a {
+                let vb = b.get(key);
+                if same(va, vb) {
+                    continue;
+                }
                 let len = pointer.len();
                 push_token(pointer, key);
-                walk_all(Some(va), b.get(key), pointer, max, out);
+                walk_all(Some(va), vb, pointer, max, out);
                 pointer.truncate(len);
             }
             for (key, vb) in b {
@@ -133,38 +137,35 @@ fn walk_all(
                 }
             }
         }
-        (Some(Value::Array(a)), Some(Value::Array(b))) => match (ids(a), ids(b)) {
-            // Elements that carry ids (messages, todos) are matched by id, so one inserted
-            // element is one change, not a rewrite of every later one. A removed element is
-            // named by its index in the old list, the others by their index in the new.
-            (Some(old), Some(new)) => {
-                let kept: std::collections::HashSet<&str> = new.iter().copied().collect();
-                let was: std::collections::HashMap<&str, usize> =
-                    old.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-                for (i, id) in old.iter().enumerate() {
-                    if !kept.contains(id) {
+        // Elements that carry ids (messages, todos) are matched by id, so one inserted
+        // element is one change, not a rewrite of every later one. A removed element is
+        // named by its index in the old list, the others by their index in the new. When
+        // the old ids are where they were, that is index by index: no sets are needed.
+        (Some(Value::Array(a)), Some(Value::Array(b))) if !ids_kept_in_place(a, b) => {
+            match (ids(a), ids(b)) {
+                (Some(old), Some(new)) => {
+                    let kept: std::collections::HashSet<&str> = new.iter().copied().collect();
+                    let was: std::collections::HashMap<&str, usize> =
+                        old.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+                    for (i, id) in old.iter().enumerate() {
+                        if !kept.contains(id) {
+                            let len = pointer.len();
+                            push_index(pointer, i);
+                            walk_all(Some(&a[i]), None, pointer, max, out);
+                            pointer.truncate(len);
+                        }
+                    }
+                    for (j, id) in new.iter().enumerate() {
                         let len = pointer.len();
-                        push_index(pointer, i);
-                        walk_all(Some(&a[i]), None, pointer, max, out);
+                        push_index(pointer, j);
+                        walk_all(was.get(id).map(|&i| &a[i]), Some(&b[j]), pointer, max, out);
                         pointer.truncate(len);
                     }
                 }
-                for (j, id) in new.iter().enumerate() {
-                    let len = pointer.len();
-                    push_index(pointer, j);
-                    walk_all(was.get(id).map(|&i| &a[i]), Some(&b[j]), pointer, max, out);
-                    pointer.truncate(len);
-                }
+                _ => walk_indexes(a, b, pointer, max, out),
             }
-            _ => {
-                for i in 0..a.len().max(b.len()) {
-                    let len = pointer.len();
-                    push_index(pointer, i);
-                    walk_all(a.get(i), b.get(i), pointer, max, out);
-                    pointer.truncate(len);
-                }
-            }
-        },
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) => walk_indexes(a, b, pointer, max, out),
         (None, None) => {}
         (Some(a), Some(b)) if js_equal(a, b) => {}
         (left, right) => {
@@ -178,6 +179,39 @@ fn walk_all(
             }
         }
     }
+}
+
+/// Two arrays compared index by index (a shorter side's missing tail added or removed).
+fn walk_indexes(a: &[Value], b: &[Value], pointer: &mut String, max: usize, out: &mut Differences) {
+    for i in 0..a.len().max(b.len()) {
+        let (va, vb) = (a.get(i), b.get(i));
+        if va.is_some_and(|va| same(va, vb)) {
+            continue;
+        }
+        let len = pointer.len();
+        push_index(pointer, i);
+        walk_all(va, vb, pointer, max, out);
+        pointer.truncate(len);
+    }
+}
+
+/// Whether `b` equals `a`: [`walk_all`] would find nothing there, so its pointer need not be
+/// written. Most members of a state a patch changed are as they were, and comparing them is
+/// cheaper than walking them (an unequal pair is compared up to its first difference, then
+/// walked).
+fn same(a: &Value, b: Option<&Value>) -> bool {
+    b.is_some_and(|b| js_equal(a, b))
+}
+
+/// Whether every element of `old` has the same id (or the same lack of one) as the element at
+/// its index in `new`. Then matching by id pairs each index with itself and what `new` adds
+/// is its tail, as the index-by-index walk has it: ids shared by two elements of either side
+/// send both ways there too.
+fn ids_kept_in_place(old: &[Value], new: &[Value]) -> bool {
+    fn id(item: &Value) -> Option<&str> {
+        item.get("id").and_then(Value::as_str)
+    }
+    new.len() >= old.len() && old.iter().zip(new).all(|(o, n)| id(o) == id(n))
 }
 
 /// The `id` of every element, when each is an object with a string `id` and no two share one.
@@ -248,6 +282,119 @@ mod tests {
         assert_eq!(all.found[0].right, None);
         let all = all_differences(Some(&json!([1, 2])), Some(&json!([0, 1, 2])), "", 10);
         assert_eq!(all.total, 3);
+    }
+
+    /// The comparison as first written: ids looked up in hash sets for every pair of arrays,
+    /// every member's pointer built before its sides are compared. The shortcuts must find
+    /// what it finds, in its order.
+    fn walk_as_written(
+        left: Option<&Value>,
+        right: Option<&Value>,
+        pointer: &mut String,
+        out: &mut Differences,
+    ) {
+        let at = |pointer: &mut String, token: Result<&str, usize>, l, r, out: &mut _| {
+            let len = pointer.len();
+            match token {
+                Ok(key) => push_token(pointer, key),
+                Err(index) => push_index(pointer, index),
+            }
+            walk_as_written(l, r, pointer, out);
+            pointer.truncate(len);
+        };
+        match (left, right) {
+            (Some(Value::Object(a)), Some(Value::Object(b))) => {
+                for (key, va) in a {
+                    at(pointer, Ok(key), Some(va), b.get(key), out);
+                }
+                for (key, vb) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
+                    at(pointer, Ok(key), None, Some(vb), out);
+                }
+            }
+            (Some(Value::Array(a)), Some(Value::Array(b))) => match (ids(a), ids(b)) {
+                (Some(old), Some(new)) => {
+                    let kept: std::collections::HashSet<&str> = new.iter().copied().collect();
+                    for (i, id) in old.iter().enumerate() {
+                        if !kept.contains(id) {
+                            at(pointer, Err(i), Some(&a[i]), None, out);
+                        }
+                    }
+                    for (j, id) in new.iter().enumerate() {
+                        let was = old.iter().position(|o| o == id).map(|i| &a[i]);
+                        at(pointer, Err(j), was, Some(&b[j]), out);
+                    }
+                }
+                _ => {
+                    for i in 0..a.len().max(b.len()) {
+                        at(pointer, Err(i), a.get(i), b.get(i), out);
+                    }
+                }
+            },
+            (None, None) => {}
+            (Some(a), Some(b)) if js_equal(a, b) => {}
+            (left, right) => {
+                out.total += 1;
+                out.found.push(Difference {
+                    pointer: pointer.clone(),
+                    left: left.cloned(),
+                    right: right.cloned(),
+                });
+            }
+        }
+    }
+
+    /// A list of small objects, most with an id from a few (so some repeat), some without,
+    /// some not objects at all; and the same list after random edits.
+    fn lists() -> impl proptest::strategy::Strategy<Value = (Value, Value)> {
+        use proptest::prelude::*;
+        let item = prop_oneof![
+            8 => (0..6u8, 0..3u8, any::<bool>()).prop_map(|(id, n, nested)| {
+                let body = if nested { json!({"n": n, "deep": [n, {"m": n}]}) } else { json!(n) };
+                json!({"id": format!("i{id}"), "v": body})
+            }),
+            1 => (0..3u8).prop_map(|n| json!({"v": n})),
+            1 => (0..3u8).prop_map(|n| json!(n)),
+            1 => Just(json!({"id": 7})),
+        ];
+        let edit = (0..6u8, 0..8usize, item.clone());
+        (
+            proptest::collection::vec(item, 0..7),
+            proptest::collection::vec(edit, 0..4),
+        )
+            .prop_map(|(old, edits)| {
+                let mut new = old.clone();
+                for (kind, at, item) in edits {
+                    let at = at % (new.len() + 1);
+                    match kind {
+                        0 => new.push(item),
+                        1 => new.insert(at, item),
+                        2 if at < new.len() => {
+                            new.remove(at);
+                        }
+                        3 if at < new.len() => new[at] = item,
+                        // The same element, changed: its id stays.
+                        4 if at < new.len() => {
+                            if let Some(item) = new[at].as_object_mut() {
+                                item.insert("v".into(), json!(["changed"]));
+                            }
+                        }
+                        _ => new.truncate(at),
+                    }
+                }
+                (json!({"list": old, "k": 1}), json!({"list": new, "k": 1.0}))
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_shortcuts_find_what_the_full_comparison_finds((old, new) in lists()) {
+            for (left, right) in [(&old, &new), (&new, &old)] {
+                let mut want = Differences::default();
+                walk_as_written(Some(left), Some(right), &mut "/s".to_owned(), &mut want);
+                let got = all_differences(Some(left), Some(right), "/s", usize::MAX);
+                proptest::prop_assert_eq!(&got, &want, "{} -> {}", left, right);
+            }
+        }
     }
 
     #[test]
