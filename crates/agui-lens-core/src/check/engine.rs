@@ -59,8 +59,48 @@ pub enum Fed<'a> {
     },
 }
 
+impl<'a> Fed<'a> {
+    /// A delta read on the fast path from `frame` of `batch`.
+    pub fn delta(delta: &'a Delta, batch: &'a Batch, frame: &'a Frame) -> Fed<'a> {
+        Fed::Delta {
+            kind: delta.kind,
+            id: delta.id.in_frame(batch, frame),
+            delta: delta.delta.in_frame(batch, frame),
+            owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
+            timestamp: delta.timestamp,
+            frame,
+        }
+    }
+}
+
 /// What is handed every event once checked.
 type EachFed<'f> = dyn FnMut(Fed<'_>, &[u8]) + 'f;
+
+/// What takes the checked events and their findings on a thread of its own (see
+/// [`Engine::check_reader_followed`]).
+pub trait Follower: Send {
+    /// Every event once checked, in stream order, as [`Engine::check_reader_with`]'s `each`.
+    fn fed(&mut self, fed: Fed<'_>, raw: &[u8]);
+    /// The findings of the batch whose events were just handed over, as its `emit`.
+    fn found(&mut self, found: &mut Vec<Diagnostic>);
+}
+
+/// How many checked batches may wait for a [`Follower`].
+pub const FOLLOW_AHEAD: usize = 2;
+
+/// Hands a checked batch's events to `follower` as `Engine::feed_batch` handed them to its
+/// `each`: a delta it took on the fast path as the delta (its `delta` is left only on those),
+/// any other event as built.
+fn follow_batch(batch: &Batch, prepared: &[Prepared], follower: &mut dyn Follower) {
+    for (frame, prepared) in batch.frames.iter().zip(prepared) {
+        let raw = batch.bytes(frame);
+        if let (Some(delta), Some(_)) = (&prepared.delta, &prepared.loc) {
+            follower.fed(Fed::delta(delta, batch, frame), raw);
+        } else if let Some(event) = &prepared.event {
+            follower.fed(Fed::Event(event), raw);
+        }
+    }
+}
 
 /// The stateless step: parsing and schema checks, shareable across the pool.
 #[derive(Clone)]
@@ -317,21 +357,13 @@ impl<'a> Engine<'a> {
             if let (Some(delta), Some(loc)) = (&prepared.delta, &prepared.loc) {
                 if self.feed_delta(delta, loc, batch, frame, out) {
                     if let Some(each) = each.as_mut() {
-                        each(
-                            Fed::Delta {
-                                kind: delta.kind,
-                                id: delta.id.in_frame(batch, frame),
-                                delta: delta.delta.in_frame(batch, frame),
-                                owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
-                                timestamp: delta.timestamp,
-                                frame,
-                            },
-                            raw,
-                        );
+                        each(Fed::delta(delta, batch, frame), raw);
                     }
                     continue;
                 }
-                // A chunk stream is open: this event needs the whole path after all.
+                // A chunk stream is open: this event needs the whole path after all (and is
+                // handed on as the event: see `follow_batch`).
+                prepared.delta = None;
                 prepared.event = parse::parse_event(&self.path, batch, frame, self.ctx.max_line);
             }
             self.feed_ref(prepared.event.as_ref(), diagnostics, raw, out);
@@ -388,6 +420,54 @@ impl<'a> Engine<'a> {
                 emit(out)
             },
         )
+    }
+
+    /// [`Engine::check_reader_with`], with what follows the checked events on a thread of its
+    /// own: the rules take batch after batch here while `follower` takes the batches already
+    /// checked, each with its findings, in stream order, as `each` and `emit` would have
+    /// (inspect's fold and pages cost more than the rules, and held up the stream on one
+    /// core). At most [`FOLLOW_AHEAD`] checked batches wait for it.
+    pub fn check_reader_followed(
+        &mut self,
+        reader: &mut dyn FrameReader,
+        live: bool,
+        follower: &mut dyn Follower,
+    ) -> io::Result<Option<io::Error>> {
+        use std::sync::mpsc;
+        let preparer = self.stream_preparer();
+        let (hand, handed) =
+            mpsc::sync_channel::<(Batch, Vec<Prepared>, Vec<Diagnostic>)>(FOLLOW_AHEAD);
+        let (give_back, given_back) = mpsc::channel::<(Batch, Vec<Prepared>)>();
+        std::thread::scope(|scope| {
+            let following = scope.spawn(move || {
+                for (batch, prepared, mut found) in handed {
+                    follow_batch(&batch, &prepared, follower);
+                    follower.found(&mut found);
+                    // Back to the reader for reuse; dropped here if it has stopped.
+                    let _ = give_back.send((batch, prepared));
+                }
+            });
+            let mut found = Vec::new();
+            let result = pipelined(
+                reader,
+                live,
+                |batch| preparer.prepare_batch(batch),
+                |batch, prepared| {
+                    self.feed_batch(batch, prepared, &mut found, None);
+                    // The batch goes on; one the follower is done with takes its place.
+                    let (mut spare, mut done) = given_back.try_recv().unwrap_or_default();
+                    std::mem::swap(batch, &mut spare);
+                    std::mem::swap(prepared, &mut done);
+                    hand.send((spare, done, std::mem::take(&mut found)))
+                        .map_err(|_| io::Error::other("the follower of the checked events stopped"))
+                },
+            );
+            drop(hand);
+            match following.join() {
+                Ok(()) => result,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
     }
 
     /// Feeds a delta event read on the fast path; `false` when it needs the whole path.
@@ -666,4 +746,114 @@ fn carries_encrypted_value_type(raw: &[u8]) -> bool {
     static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"encryptedValueType"));
     FINDER.find(raw).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::schema::SchemaSet;
+    use crate::read::{ReadOptions, open_reader};
+
+    /// Hands out at most `step` bytes per read, so that the reader makes many batches.
+    struct Trickle(std::io::Cursor<Vec<u8>>, usize);
+
+    impl io::Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.1);
+            self.0.read(&mut buf[..n])
+        }
+    }
+
+    /// What was handed over, in order, one line each.
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    impl Log {
+        fn fed(&mut self, fed: Fed<'_>) {
+            self.0.push(match fed {
+                Fed::Event(e) => format!("event {} {:?}", e.loc.index, e.type_name()),
+                Fed::Delta {
+                    id, delta, frame, ..
+                } => format!("delta {} {id} {delta}", frame.index),
+            });
+        }
+
+        fn found(&mut self, found: &mut Vec<Diagnostic>) {
+            let rules: Vec<_> = found.drain(..).map(|d| d.rule.name()).collect();
+            self.0.push(format!("found {rules:?}"));
+        }
+    }
+
+    impl Follower for Log {
+        fn fed(&mut self, fed: Fed<'_>, _: &[u8]) {
+            Log::fed(self, fed);
+        }
+
+        fn found(&mut self, found: &mut Vec<Diagnostic>) {
+            Log::found(self, found);
+        }
+    }
+
+    /// The follower on its own thread is handed what `each` and `emit` are, in the same
+    /// order: plain deltas as deltas, a delta that needed the whole path (a chunk stream was
+    /// open) as its event, nothing for a line that is no event, each batch's findings after
+    /// its events.
+    #[test]
+    fn a_follower_is_handed_what_each_is() {
+        let lines = [
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"a"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"b"}"#,
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+            r#"{"type":"TEXT_MESSAGE_CHUNK","messageId":"m2","delta":"c"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"d"}"#,
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m9","delta":"e"}"#,
+            r#"{nope"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+        ];
+        let text = lines.join("\n").repeat(3);
+        let schemas = SchemaSet::embedded().unwrap();
+        let levels = Levels::default();
+        let ctx = Context::new(&schemas, &levels);
+        let run = |step: usize, followed: bool| {
+            let raw = Box::new(Trickle(
+                std::io::Cursor::new(text.clone().into_bytes()),
+                step,
+            ));
+            let mut opened = open_reader("s".into(), raw, None, &ReadOptions::default()).unwrap();
+            let mut engine =
+                Engine::new(&ctx, opened.name.clone(), std::mem::take(&mut opened.head));
+            let log = std::cell::RefCell::new(Log::default());
+            if followed {
+                let mut log = log.into_inner();
+                let failure = engine.check_reader_followed(opened.reader.as_mut(), false, &mut log);
+                assert!(failure.unwrap().is_none());
+                return log.0;
+            }
+            let mut found = Vec::new();
+            let failure = engine.check_reader_with(
+                opened.reader.as_mut(),
+                false,
+                &mut found,
+                &mut |found| {
+                    log.borrow_mut().found(found);
+                    Ok(())
+                },
+                &mut |fed, _| log.borrow_mut().fed(fed),
+            );
+            assert!(failure.unwrap().is_none());
+            log.into_inner().0
+        };
+        for step in [64, 200, 1 << 20] {
+            let each = run(step, false);
+            assert_eq!(run(step, true), each, "reads of {step} bytes");
+            let has = |p: &str| each.iter().any(|l| l.starts_with(p));
+            assert!(has("delta 2 m1 a") && has("event 6 Some(\"TEXT_MESSAGE_CONTENT\")"));
+            assert!(each.iter().any(|l| l.starts_with("found [") && l.len() > 8));
+            let batches = each.iter().filter(|l| l.starts_with("found")).count();
+            assert!(step > 1000 || batches > 5, "{batches} batches");
+        }
+    }
 }

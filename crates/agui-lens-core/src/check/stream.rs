@@ -150,17 +150,7 @@ pub fn for_each_schema_checked(
             for (frame, item) in batch.frames.iter().zip(items.iter()) {
                 stats.frames += 1;
                 let (fed, found) = match item {
-                    Item::Delta(delta) => (
-                        Fed::Delta {
-                            kind: delta.kind,
-                            id: delta.id.in_frame(batch, frame),
-                            delta: delta.delta.in_frame(batch, frame),
-                            owner: delta.owner.as_ref().map(|o| o.in_frame(batch, frame)),
-                            timestamp: delta.timestamp,
-                            frame,
-                        },
-                        &[][..],
-                    ),
+                    Item::Delta(delta) => (Fed::delta(delta, batch, frame), &[][..]),
                     Item::Event(Some(event), found) => (Fed::Event(event), &found[..]),
                     Item::Event(None, _) => {
                         stats.unreadable += 1;

@@ -9,10 +9,12 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use super::{Batch, FrameReader};
 
 /// Reads every batch of `reader`, prepares it with `prepare` (which may fan out on rayon's
-/// pool) and hands it to `consume` in stream order. While `consume` works on a batch, the
-/// next few are read and prepared on the pool, where what `consume` left of the earlier ones
-/// is dropped too (see `ahead`). A `live` input (a pipe, a socket) goes batch by batch instead, so that nothing waits for
-/// data that has not arrived.
+/// pool) and hands it to `consume` in stream order. `consume` may swap the batch and its
+/// prepared items for others (emptied ones, or any it is done with): what it leaves is
+/// reused or dropped here. While `consume` works on a batch, the next few are read and
+/// prepared on the pool, where what `consume` left of the earlier ones is dropped too (see
+/// `ahead`). A `live` input (a pipe, a socket) goes batch by batch instead, so that nothing
+/// waits for data that has not arrived.
 ///
 /// An error from `consume` is returned as `Err`; a read error ends the input once what was
 /// read is consumed, and is returned as `Ok(Some(error))`.
@@ -20,7 +22,7 @@ pub fn pipelined<T: Send>(
     reader: &mut dyn FrameReader,
     live: bool,
     prepare: impl Fn(&Batch) -> Vec<T> + Sync,
-    consume: impl FnMut(&Batch, &mut Vec<T>) -> io::Result<()>,
+    consume: impl FnMut(&mut Batch, &mut Vec<T>) -> io::Result<()>,
 ) -> io::Result<Option<io::Error>> {
     if live {
         return stepwise(reader, prepare, consume);
@@ -32,7 +34,7 @@ pub fn pipelined<T: Send>(
 fn stepwise<T: Send>(
     reader: &mut dyn FrameReader,
     prepare: impl Fn(&Batch) -> Vec<T> + Sync,
-    mut consume: impl FnMut(&Batch, &mut Vec<T>) -> io::Result<()>,
+    mut consume: impl FnMut(&mut Batch, &mut Vec<T>) -> io::Result<()>,
 ) -> io::Result<Option<io::Error>> {
     let mut batch = Batch::default();
     loop {
@@ -42,7 +44,7 @@ fn stepwise<T: Send>(
             Err(err) => return Ok(Some(err)),
         }
         let mut prepared = prepare(&batch);
-        consume(&batch, &mut prepared)?;
+        consume(&mut batch, &mut prepared)?;
     }
 }
 
@@ -73,7 +75,7 @@ struct Shared<T> {
 fn ahead<T: Send>(
     reader: &mut dyn FrameReader,
     prepare: impl Fn(&Batch) -> Vec<T> + Sync,
-    mut consume: impl FnMut(&Batch, &mut Vec<T>) -> io::Result<()>,
+    mut consume: impl FnMut(&mut Batch, &mut Vec<T>) -> io::Result<()>,
 ) -> io::Result<Option<io::Error>> {
     let shared = Mutex::new(Shared {
         ready: VecDeque::new(),
@@ -150,11 +152,11 @@ fn ahead<T: Send>(
                 }
                 continue;
             };
-            let (batch, mut prepared) = match next {
+            let (mut batch, mut prepared) = match next {
                 Ok(next) => next,
                 Err(err) => return Ok(Some(err)),
             };
-            let consumed = consume(&batch, &mut prepared);
+            let consumed = consume(&mut batch, &mut prepared);
             let mut state = lock(shared);
             state.spare.push(batch);
             state.consumed.push(prepared);

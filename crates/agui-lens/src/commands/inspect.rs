@@ -1,7 +1,6 @@
 //! `agui-lens inspect PATH`: what happened in a stream, with `check`'s findings where they
 //! occur — in the terminal, as JSON, as statistics, or as a self-contained HTML report.
 
-use std::cell::RefCell;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -17,7 +16,7 @@ use crate::inspect::human::{Human, plural};
 use crate::inspect::stats::{self, StatsCollector};
 use crate::inspect::{Inspection, Inspector, PlainDelta, StateFrames, html};
 use agui_lens_core::check::diagnostic::Diagnostic;
-use agui_lens_core::check::engine::{Context, Engine, Fed};
+use agui_lens_core::check::engine::{Context, Engine, Fed, Follower};
 use agui_lens_core::check::parse;
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
@@ -79,8 +78,6 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(history) = history {
         inspector = inspector.with_history(history);
     }
-    let mut counts = args.stats.then(StatsCollector::default);
-    let mut page = args.html.as_ref().map(|_| html::Rows::default());
     let head = opened.head.clone();
     let mut engine = Engine::new(&ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut found = Vec::new();
@@ -92,72 +89,26 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         inspector.diagnostics(&found);
         found.clear();
     }
-    // Parsing and the schemas run on the pool, ahead of the events being taken in order here;
-    // plain content deltas come as borrowed text, not built events (see `Inspector::delta`).
-    let inspector = RefCell::new(inspector);
-    let path: Arc<str> = name.clone();
-    let mut take = |fed: Fed<'_>, raw: &[u8]| {
-        let mut inspector = inspector.borrow_mut();
-        match fed {
-            Fed::Event(event) => {
-                inspector.event(event, raw);
-                if let Some(counts) = &mut counts {
-                    counts.event(event, raw);
-                }
-                if let Some(page) = &mut page {
-                    page.event(event, raw);
-                }
-            }
-            Fed::Delta {
-                kind,
-                id,
-                delta,
-                owner,
-                timestamp,
-                frame,
-            } => {
-                let plain = PlainDelta {
-                    kind,
-                    id,
-                    delta,
-                    owner,
-                    timestamp,
-                    index: frame.index,
-                };
-                // Either may need the event built after all (see their `delta`).
-                let inspected = inspector.delta(plain, raw);
-                let paged = page.as_mut().is_none_or(|page| page.delta(&plain, raw));
-                if !inspected || !paged {
-                    let event = whole_event(&path, frame, &plain, raw);
-                    if !inspected {
-                        inspector.event(&event, raw);
-                    }
-                    if let (false, Some(page)) = (paged, &mut page) {
-                        page.event(&event, raw);
-                    }
-                }
-                if let Some(counts) = &mut counts {
-                    counts.count(kind.as_str(), frame.index, frame.line, raw.len() as u64);
-                }
-            }
-        }
+    // Parsing and the schemas run on the pool, ahead of the rules taking the events in order
+    // here, and the inspector follows on a thread of its own; plain content deltas come as
+    // borrowed text, not built events (see `Inspector::delta`).
+    let mut following = Following {
+        inspector,
+        counts: args.stats.then(StatsCollector::default),
+        page: args.html.as_ref().map(|_| html::Rows::default()),
+        path: name.clone(),
     };
-    let mut emit = |found: &mut Vec<Diagnostic>| {
-        inspector.borrow_mut().diagnostics(found);
-        found.clear();
-        Ok(())
-    };
-    let failure = match engine.check_reader_with(
-        opened.reader.as_mut(),
-        opened.live,
-        &mut found,
-        &mut emit,
-        &mut take,
-    ) {
-        Ok(None) => None,
-        Ok(Some(err)) | Err(err) => Some(format!("reading {name}: {err}")),
-    };
-    let mut inspector = inspector.into_inner();
+    let failure =
+        match engine.check_reader_followed(opened.reader.as_mut(), opened.live, &mut following) {
+            Ok(None) => None,
+            Ok(Some(err)) | Err(err) => Some(format!("reading {name}: {err}")),
+        };
+    let Following {
+        mut inspector,
+        counts,
+        page,
+        ..
+    } = following;
     if failure.is_none() && engine.known_events() == 0 {
         return Err(agui_lens_core::check::stream::not_a_stream(&name, &head));
     }
@@ -191,6 +142,74 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
 /// The event of a frame the check read as a plain delta. Its bytes parsed as one (that is
 /// what reading them as a delta decided); were they ever not to, the event is made from the
 /// fields the delta was read with.
+/// What takes the checked events: the inspection, and the statistics or the page's rows when
+/// asked for.
+struct Following {
+    inspector: Inspector,
+    counts: Option<StatsCollector>,
+    page: Option<html::Rows>,
+    path: Arc<str>,
+}
+
+impl Follower for Following {
+    fn fed(&mut self, fed: Fed<'_>, raw: &[u8]) {
+        let Following {
+            inspector,
+            counts,
+            page,
+            path,
+        } = self;
+        match fed {
+            Fed::Event(event) => {
+                inspector.event(event, raw);
+                if let Some(counts) = counts {
+                    counts.event(event, raw);
+                }
+                if let Some(page) = page {
+                    page.event(event, raw);
+                }
+            }
+            Fed::Delta {
+                kind,
+                id,
+                delta,
+                owner,
+                timestamp,
+                frame,
+            } => {
+                let plain = PlainDelta {
+                    kind,
+                    id,
+                    delta,
+                    owner,
+                    timestamp,
+                    index: frame.index,
+                };
+                // Either may need the event built after all (see their `delta`).
+                let inspected = inspector.delta(plain, raw);
+                let paged = page.as_mut().is_none_or(|page| page.delta(&plain, raw));
+                if !inspected || !paged {
+                    let event = whole_event(path, frame, &plain, raw);
+                    if !inspected {
+                        inspector.event(&event, raw);
+                    }
+                    if let (false, Some(page)) = (paged, page) {
+                        page.event(&event, raw);
+                    }
+                }
+                if let Some(counts) = counts {
+                    counts.count(kind.as_str(), frame.index, frame.line, raw.len() as u64);
+                }
+            }
+        }
+    }
+
+    fn found(&mut self, found: &mut Vec<Diagnostic>) {
+        self.inspector.diagnostics(found);
+        found.clear();
+    }
+}
+
 fn whole_event(path: &Arc<str>, frame: &Frame, plain: &PlainDelta<'_>, raw: &[u8]) -> Event {
     let value = serde_json::from_slice(raw).unwrap_or_else(|_| plain.to_value());
     Event::new(parse::location(path, frame), Some(plain.kind), value)
