@@ -765,9 +765,11 @@ impl Inspector {
                             count += 1;
                             true
                         });
-                        (watched.outermost(), Some(count))
+                        (watched.outermost(folder.state()), Some(count))
                     }
-                    (None, Some(Value::Array(ops))) => (watched_pointers(ops), Some(ops.len())),
+                    (None, Some(Value::Array(ops))) => {
+                        (watched_pointers(ops, folder.state()), Some(ops.len()))
+                    }
                     (None, _) => (Vec::new(), None),
                 };
                 let before: Vec<Option<Value>> = watched
@@ -784,16 +786,7 @@ impl Inspector {
                     more: 0,
                 };
                 if applied {
-                    for (pointer, old) in watched.iter().zip(&before) {
-                        let part = changes_between(
-                            old.as_ref(),
-                            pointed(folder.state(), pointer),
-                            pointer,
-                        );
-                        let room = MAX_CHANGES.saturating_sub(view.changes.len());
-                        view.more += part.more + part.changes.len().saturating_sub(room);
-                        view.changes.extend(part.changes.into_iter().take(room));
-                    }
+                    changes_at(&watched, &before, folder.state(), &mut view);
                 }
                 Some(view)
             }
@@ -1506,6 +1499,22 @@ fn changes_between(old: Option<&Value>, new: Option<&Value>, base: &str) -> Stat
     }
 }
 
+/// The changes at each of the `watched` places, from what they held `before` to what they hold
+/// in `state`, into `view` (the first [`MAX_CHANGES`] listed, the rest counted).
+fn changes_at(
+    watched: &[String],
+    before: &[Option<Value>],
+    state: Option<&Value>,
+    view: &mut StateChangeView,
+) {
+    for (pointer, old) in watched.iter().zip(before) {
+        let part = changes_between(old.as_ref(), pointed(state, pointer), pointer);
+        let room = MAX_CHANGES.saturating_sub(view.changes.len());
+        view.more += part.more + part.changes.len().saturating_sub(room);
+        view.changes.extend(part.changes.into_iter().take(room));
+    }
+}
+
 /// The value at a pointer of a state that may be absent.
 fn pointed<'a>(state: Option<&'a Value>, pointer: &str) -> Option<&'a Value> {
     state.and_then(|state| patch::get_pointer(state, pointer))
@@ -1513,23 +1522,28 @@ fn pointed<'a>(state: Option<&'a Value>, pointer: &str) -> Option<&'a Value> {
 
 /// The parts of the state a patch can change, outermost only: each operation's path (and a
 /// move's source), or its parent when the last segment may be an array index (an insertion or
-/// removal shifts the elements after it).
-fn watched_pointers(ops: &[Value]) -> Vec<String> {
+/// removal shifts the elements after it). An array the patch only appends to (`add` at `-`) is
+/// watched at the elements it gains, which is all comparing the whole array would find there
+/// (the elements before them are left as they were), without copying and comparing the rest:
+/// `state` is the state before the patch, for the array's length.
+fn watched_pointers(ops: &[Value], state: Option<&Value>) -> Vec<String> {
     let mut watched = Watched::default();
     for op in ops {
         watched.add(op);
     }
-    watched.outermost()
+    watched.outermost(state)
 }
 
 /// The places a patch's operations change, gathered one operation at a time (each once,
-/// however many operations touch it).
+/// however many operations touch it), with how many elements are appended to each place that
+/// only has elements appended (`None` for any other change).
 #[derive(Default)]
-struct Watched(std::collections::BTreeSet<String>);
+struct Watched(std::collections::BTreeMap<String, Option<usize>>);
 
 impl Watched {
     fn add(&mut self, op: &Value) {
-        let mut add = |pointer: &str| {
+        let name = op.get("op").and_then(Value::as_str);
+        let mut add = |pointer: &str, adds: bool| {
             let (parent, last) = match pointer.rfind('/') {
                 Some(at) => (&pointer[..at], &pointer[at + 1..]),
                 None => ("", ""),
@@ -1537,32 +1551,50 @@ impl Watched {
             let index_like =
                 last == "-" || (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()));
             let watched = if index_like { parent } else { pointer };
-            if !self.0.contains(watched) {
-                self.0.insert(watched.to_owned());
+            let appends = adds && last == "-";
+            match self.0.get_mut(watched) {
+                Some(Some(count)) if appends => *count += 1,
+                Some(seen) => *seen = None,
+                None => {
+                    self.0.insert(watched.to_owned(), appends.then_some(1));
+                }
             }
         };
         if let Some(path) = op.get("path").and_then(Value::as_str) {
-            add(path);
+            add(path, name == Some("add"));
         }
-        if op.get("op").and_then(Value::as_str) == Some("move") {
+        if name == Some("move") {
             if let Some(from) = op.get("from").and_then(Value::as_str) {
-                add(from);
+                add(from, false);
             }
         }
     }
 
-    /// The outermost of the places: a change inside one is a change of it.
-    fn outermost(self) -> Vec<String> {
-        let mut outermost: Vec<String> = Vec::new();
-        for p in self.0 {
-            let covered = outermost
-                .iter()
-                .any(|o| o.is_empty() || p == *o || p.starts_with(&format!("{o}/")));
-            if !covered {
-                outermost.push(p);
+    /// The outermost of the places (a change inside one is a change of it), an array that
+    /// only has elements appended as those elements: they are at its length in `state`, the
+    /// state before the patch.
+    fn outermost(self, state: Option<&Value>) -> Vec<String> {
+        let mut outermost: Vec<(String, Option<usize>)> = Vec::new();
+        for (p, appends) in self.0 {
+            let covering = outermost
+                .iter_mut()
+                .find(|(o, _)| o.is_empty() || p.starts_with(&format!("{o}/")));
+            match covering {
+                // What it covers changes more than its length.
+                Some((_, covering)) => *covering = None,
+                None => outermost.push((p, appends)),
             }
         }
-        outermost
+        let mut watched = Vec::with_capacity(outermost.len());
+        for (p, appends) in outermost {
+            match (appends, pointed(state, &p)) {
+                (Some(count), Some(Value::Array(items))) => {
+                    watched.extend((items.len()..items.len() + count).map(|i| format!("{p}/{i}")));
+                }
+                _ => watched.push(p),
+            }
+        }
+        watched
     }
 }
 
@@ -1627,10 +1659,115 @@ mod tests {
             {"op": "remove", "path": "/list/3"},
         ]);
         assert_eq!(
-            watched_pointers(ops.as_array().unwrap()),
+            watched_pointers(ops.as_array().unwrap(), None),
             vec!["/a/b", "/c", "/counter", "/items", "/list"]
         );
         let root = json!([{"op": "replace", "path": "", "value": {}}, {"op": "add", "path": "/x", "value": 1}]);
-        assert_eq!(watched_pointers(root.as_array().unwrap()), vec![""]);
+        assert_eq!(watched_pointers(root.as_array().unwrap(), None), vec![""]);
+    }
+
+    /// An array that only has elements appended is watched at them; one with any other change
+    /// (inside it too), or no array before the patch, as a whole.
+    #[test]
+    fn appended_elements_are_watched_where_they_land() {
+        let state = json!({"items": [1, 2], "todos": [{"id": "a"}], "obj": {}, "a~b": [0]});
+        let watched = |ops: Value| watched_pointers(ops.as_array().unwrap(), Some(&state));
+        let add = |path: &str| json!({"op": "add", "path": path, "value": 9});
+        assert_eq!(
+            watched(json!([add("/items/-"), add("/items/-"), add("/a~0b/-")])),
+            vec!["/a~0b/1", "/items/2", "/items/3"]
+        );
+        assert_eq!(
+            watched(json!([add("/items/-"), add("/items/0")])),
+            vec!["/items"]
+        );
+        assert_eq!(
+            watched(
+                json!([add("/todos/-"), {"op": "replace", "path": "/todos/0/id", "value": "b"}])
+            ),
+            vec!["/todos"]
+        );
+        assert_eq!(
+            watched(json!([{"op": "move", "from": "/items/0", "path": "/x"}, add("/items/-")])),
+            vec!["/items", "/x"]
+        );
+        assert_eq!(
+            watched(json!([add("/obj/-"), add("/none/-")])),
+            vec!["/none", "/obj"]
+        );
+        assert_eq!(watched(json!([add("/items/-"), add("")])), vec![""]);
+    }
+
+    /// A state with arrays (some with ids), and a patch of a few operations on it: appends,
+    /// inserts, removals, replacements, moves and tests, some of which fail.
+    fn patched() -> impl proptest::strategy::Strategy<Value = (Value, Vec<Value>)> {
+        use proptest::prelude::*;
+        let element = prop_oneof![
+            (0..4u8).prop_map(|n| json!(n)),
+            (0..4u8).prop_map(|n| json!({"id": format!("t{n}"), "done": n % 2 == 0})),
+        ];
+        let list = proptest::collection::vec(element.clone(), 0..4);
+        let path = prop_oneof![
+            Just("/items/-"),
+            Just("/todos/-"),
+            Just("/items/0"),
+            Just("/todos/1"),
+            Just("/todos/0/done"),
+            Just("/items"),
+            Just("/obj/-"),
+            Just("/obj/k"),
+            Just("/gone/-"),
+            Just(""),
+        ];
+        let op = (0..6u8, path.clone(), path, element);
+        let op = op.prop_map(|(kind, path, from, value)| match kind {
+            0..=2 => json!({"op": "add", "path": path, "value": value}),
+            3 => json!({"op": "remove", "path": path}),
+            4 => json!({"op": "move", "from": from, "path": path}),
+            _ => json!({"op": "test", "path": path, "value": value}),
+        });
+        (list.clone(), list, proptest::collection::vec(op, 1..5)).prop_map(|(items, todos, ops)| {
+            (json!({"items": items, "todos": todos, "obj": {}}), ops)
+        })
+    }
+
+    /// What a patch's changes are listed as, its places watched as `watched` has them.
+    fn listed_changes(state: &Value, ops: &[Value], watched: &[String]) -> Option<Value> {
+        let before: Vec<Option<Value>> = watched
+            .iter()
+            .map(|p| pointed(Some(state), p).cloned())
+            .collect();
+        let mut after = state.clone();
+        let mut size = patch::estimated_size(&after, usize::MAX);
+        patch::apply(
+            &mut after,
+            &Value::from(ops.to_vec()),
+            &mut size,
+            usize::MAX,
+        )
+        .ok()?;
+        let mut view = StateChangeView {
+            source: "delta",
+            operations: None,
+            applied: true,
+            changes: Vec::new(),
+            more: 0,
+        };
+        changes_at(watched, &before, Some(&after), &mut view);
+        Some(serde_json::to_value(&view).unwrap())
+    }
+
+    proptest::proptest! {
+        /// Watching appended elements finds what watching their whole array finds.
+        #[test]
+        fn appends_are_listed_as_the_whole_array_lists_them((state, ops) in patched()) {
+            let whole = watched_pointers(&ops, None);
+            let narrow = watched_pointers(&ops, Some(&state));
+            proptest::prop_assert_eq!(
+                listed_changes(&state, &ops, &narrow),
+                listed_changes(&state, &ops, &whole),
+                "{:?} on {}", ops, state
+            );
+        }
     }
 }
