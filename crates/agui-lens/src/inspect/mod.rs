@@ -725,7 +725,11 @@ impl Inspector {
         let switched = self.pick_thread(event);
         let thread = self.thread.unwrap_or(0);
         let index = event.loc.index;
-        if switched {
+        let capped = self
+            .state_frames
+            .as_ref()
+            .is_none_or(|f| f.capped_at.is_some());
+        if switched && !capped {
             let state = self.threads[thread].1.state().cloned();
             let state = state.unwrap_or(Value::Null);
             let size = patch::estimated_size(&state, usize::MAX);
@@ -844,6 +848,12 @@ impl Inspector {
         let Some(frames) = &self.state_frames else {
             return;
         };
+        if frames.capped_at.is_some() {
+            // Nothing more is kept (see `keep_frame`): copying the state, which the count
+            // since the last whole one, no longer reset, asked for at every change, only to
+            // drop it there, made a long history's growing state quadratic.
+            return;
+        }
         let state = self.threads[thread].1.state();
         let state_size = self.threads[thread].1.state_size();
         let changes: Vec<(String, Option<Value>)> = change
