@@ -300,6 +300,8 @@ pub struct Inspector {
     thinking: Option<ItemRef>,
     threads: Vec<(Option<String>, Folder)>,
     thread: Option<usize>,
+    /// What is known about the arrays of each thread's state (by the thread's index).
+    known_ids: HashMap<usize, KnownIds>,
     state_limit: usize,
     /// The state a client held before the stream (`--initial-state`), if given.
     initial_state: Option<Value>,
@@ -372,6 +374,7 @@ impl Inspector {
             thinking: None,
             threads: Vec::new(),
             thread: None,
+            known_ids: HashMap::new(),
             state_limit,
             initial_state: None,
             initial_messages: Vec::new(),
@@ -736,6 +739,7 @@ impl Inspector {
             self.keep_frame(index, thread, FrameKind::Whole(state), size);
         }
         let folder = &mut self.threads[thread].1;
+        let known = self.known_ids.entry(thread).or_default();
         let change = match event.kind {
             Some(EventType::RunStarted) => {
                 let before = folder.state().is_some();
@@ -751,6 +755,7 @@ impl Inspector {
                 }
             }
             Some(EventType::StateSnapshot) => {
+                known.arrays.clear();
                 let old = folder.state().cloned();
                 folder.apply(event);
                 Some(StateChangeView {
@@ -761,24 +766,28 @@ impl Inspector {
                 })
             }
             Some(EventType::StateDelta) => {
-                let (watched, operations) = match (&event.patch, event.field("delta")) {
+                let mut watched = Watched::default();
+                let operations = match (&event.patch, event.field("delta")) {
                     (Some(raw), _) => {
-                        let (mut watched, mut count) = (Watched::default(), 0);
+                        let mut count = 0;
                         raw.each(|_, op| {
                             watched.add(&op);
                             count += 1;
                             true
                         });
-                        (watched.outermost(folder.state()), Some(count))
+                        Some(count)
                     }
                     (None, Some(Value::Array(ops))) => {
-                        (watched_pointers(ops, folder.state()), Some(ops.len()))
+                        ops.iter().for_each(|op| watched.add(op));
+                        Some(ops.len())
                     }
-                    (None, _) => (Vec::new(), None),
+                    (None, _) => None,
                 };
-                let before: Vec<Option<Value>> = watched
+                let places = watched.outermost(folder.state(), Some(known));
+                let before: Vec<Option<Value>> = places
+                    .watches
                     .iter()
-                    .map(|p| pointed(folder.state(), p).cloned())
+                    .map(|(p, fresh)| (!fresh).then(|| pointed(folder.state(), p).cloned())?)
                     .collect();
                 folder.apply(event);
                 let applied = folder.last_delta_applied();
@@ -790,7 +799,8 @@ impl Inspector {
                     more: 0,
                 };
                 if applied {
-                    changes_at(&watched, &before, folder.state(), &mut view);
+                    known.update(&places, folder.state(), KNOWN_FROM);
+                    changes_at(&places.watches, &before, folder.state(), &mut view);
                 }
                 Some(view)
             }
@@ -1512,12 +1522,12 @@ fn changes_between(old: Option<&Value>, new: Option<&Value>, base: &str) -> Stat
 /// The changes at each of the `watched` places, from what they held `before` to what they hold
 /// in `state`, into `view` (the first [`MAX_CHANGES`] listed, the rest counted).
 fn changes_at(
-    watched: &[String],
+    watched: &[(String, bool)],
     before: &[Option<Value>],
     state: Option<&Value>,
     view: &mut StateChangeView,
 ) {
-    for (pointer, old) in watched.iter().zip(before) {
+    for ((pointer, _), old) in watched.iter().zip(before) {
         let part = changes_between(old.as_ref(), pointed(state, pointer), pointer);
         let room = MAX_CHANGES.saturating_sub(view.changes.len());
         view.more += part.more + part.changes.len().saturating_sub(room);
@@ -1536,75 +1546,237 @@ fn pointed<'a>(state: Option<&'a Value>, pointer: &str) -> Option<&'a Value> {
 /// watched at the elements it gains, which is all comparing the whole array would find there
 /// (the elements before them are left as they were), without copying and comparing the rest:
 /// `state` is the state before the patch, for the array's length.
+#[cfg(test)]
 fn watched_pointers(ops: &[Value], state: Option<&Value>) -> Vec<String> {
     let mut watched = Watched::default();
     for op in ops {
         watched.add(op);
     }
-    watched.outermost(state)
+    let places = watched.outermost(state, None);
+    places.watches.into_iter().map(|(p, _)| p).collect()
 }
 
 /// The places a patch's operations change, gathered one operation at a time (each once,
-/// however many operations touch it), with how many elements are appended to each place that
-/// only has elements appended (`None` for any other change).
+/// however many operations touch it), with the elements added to each place that only has
+/// elements added at an index or at its end (`None` for any other change).
 #[derive(Default)]
-struct Watched(std::collections::BTreeMap<String, Option<usize>>);
+struct Watched(BTreeMap<String, Option<Vec<Added>>>);
+
+/// An element an `add` puts into an array: where (`None` at the end, `-`), and the hash of
+/// its `id` if it is an object with a string id.
+#[derive(Clone, Copy, Debug)]
+struct Added {
+    at: Option<usize>,
+    id: Option<u64>,
+}
+
+/// The places a patch changes, as watched: the pointers to compare before and after it,
+/// each with whether it held nothing before (an element the patch adds), and the outermost
+/// places, each with what was added to it and whether it is compared whole (for
+/// [`KnownIds::update`]).
+struct Places {
+    watches: Vec<(String, bool)>,
+    changed: Vec<(String, Option<Vec<Added>>, bool)>,
+}
 
 impl Watched {
     fn add(&mut self, op: &Value) {
         let name = op.get("op").and_then(Value::as_str);
-        let mut add = |pointer: &str, adds: bool| {
+        let mut add = |pointer: &str, value: Option<&Value>| {
             let (parent, last) = match pointer.rfind('/') {
                 Some(at) => (&pointer[..at], &pointer[at + 1..]),
                 None => ("", ""),
             };
+            // An empty last token is index 0 to an array (JavaScript's `Number("")`).
             let index_like =
-                last == "-" || (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()));
+                pointer.contains('/') && (last == "-" || last.bytes().all(|b| b.is_ascii_digit()));
             let watched = if index_like { parent } else { pointer };
-            let appends = adds && last == "-";
-            match self.0.get_mut(watched) {
-                Some(Some(count)) if appends => *count += 1,
-                Some(seen) => *seen = None,
-                None => {
-                    self.0.insert(watched.to_owned(), appends.then_some(1));
+            let added = value.filter(|_| index_like).map(|value| Added {
+                at: if last == "-" {
+                    None
+                } else {
+                    // A canonical index (the same number to every reader), or the end of any
+                    // array, which keeps the place from being taken for a plain insertion.
+                    canonical_index(last).or(Some(usize::MAX))
+                },
+                id: id_hash(value),
+            });
+            match (self.0.get_mut(watched), added) {
+                (Some(Some(list)), Some(added)) => list.push(added),
+                (Some(seen), _) => *seen = None,
+                (None, added) => {
+                    self.0.insert(watched.to_owned(), added.map(|a| vec![a]));
                 }
             }
         };
         if let Some(path) = op.get("path").and_then(Value::as_str) {
-            add(path, name == Some("add"));
+            let value = if name == Some("add") {
+                Some(op.get("value").unwrap_or(&Value::Null))
+            } else {
+                None
+            };
+            add(path, value);
         }
         if name == Some("move") {
             if let Some(from) = op.get("from").and_then(Value::as_str) {
-                add(from, false);
+                add(from, None);
             }
         }
     }
 
-    /// The outermost of the places (a change inside one is a change of it), an array that
-    /// only has elements appended as those elements: they are at its length in `state`, the
-    /// state before the patch.
-    fn outermost(self, state: Option<&Value>) -> Vec<String> {
-        let mut outermost: Vec<(String, Option<usize>)> = Vec::new();
-        for (p, appends) in self.0 {
+    /// The outermost of the places (a change inside one is a change of it). An array that only
+    /// has elements appended is watched at those elements: they are at its length in `state`,
+    /// the state before the patch. So is one that only has elements inserted when `known` says
+    /// its elements' ids are distinct and the inserted ones are new: matching by id, comparing
+    /// the whole array finds only them.
+    fn outermost(self, state: Option<&Value>, known: Option<&KnownIds>) -> Places {
+        let mut outermost: Vec<(String, Option<Vec<Added>>)> = Vec::new();
+        for (p, added) in self.0 {
             let covering = outermost
                 .iter_mut()
                 .find(|(o, _)| o.is_empty() || p.starts_with(&format!("{o}/")));
             match covering {
                 // What it covers changes more than its length.
                 Some((_, covering)) => *covering = None,
-                None => outermost.push((p, appends)),
+                None => outermost.push((p, added)),
             }
         }
-        let mut watched = Vec::with_capacity(outermost.len());
-        for (p, appends) in outermost {
-            match (appends, pointed(state, &p)) {
-                (Some(count), Some(Value::Array(items))) => {
-                    watched.extend((items.len()..items.len() + count).map(|i| format!("{p}/{i}")));
+        let mut watches = Vec::with_capacity(outermost.len());
+        let mut changed = Vec::with_capacity(outermost.len());
+        for (p, added) in outermost {
+            let items = match pointed(state, &p) {
+                Some(Value::Array(items)) => Some(items.len()),
+                _ => None,
+            };
+            let landed = match (&added, items) {
+                (Some(added), Some(len)) if added.iter().all(|a| a.at.is_none()) => {
+                    Some((len..len + added.len()).collect())
                 }
-                _ => watched.push(p),
+                (Some(added), Some(len)) => known.and_then(|k| k.inserted(&p, len, added)),
+                _ => None,
+            };
+            let whole = landed.is_none();
+            match landed {
+                Some(landed) => watches.extend(
+                    landed
+                        .into_iter()
+                        .map(|i: usize| (format!("{p}/{i}"), true)),
+                ),
+                None => watches.push((p.clone(), false)),
+            }
+            changed.push((p, added, whole));
+        }
+        Places { watches, changed }
+    }
+}
+
+/// An array index as a JSON Pointer writes it: `0`, or digits not starting with `0`.
+fn canonical_index(token: &str) -> Option<usize> {
+    let canonical = token == "0" || (!token.is_empty() && !token.starts_with('0'));
+    (canonical && token.len() <= 15 && token.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| token.parse().ok())
+        .flatten()
+}
+
+/// The hash of an element's `id`, when it is an object with a string id.
+fn id_hash(item: &Value) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let id = item.as_object()?.get("id")?.as_str()?;
+    let mut hasher = std::hash::DefaultHasher::new();
+    id.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// What is known about a thread's state between patches: the arrays (by pointer) whose
+/// elements are all objects with string ids, no two alike, with the hashes of those ids (as
+/// many as the array has elements). An array in front of which a patch inserts is then
+/// watched at what it gains, as an appended one is; without this, each insertion would
+/// compare the whole array (quadratic in a list that grows at its front).
+#[derive(Debug, Default)]
+struct KnownIds {
+    arrays: HashMap<String, std::collections::HashSet<u64>>,
+}
+
+/// Arrays shorter than this are compared whole: cheap enough, and nothing to keep.
+const KNOWN_FROM: usize = 64;
+
+impl KnownIds {
+    /// Where the elements `added` land in the array at `pointer` of length `len`, in
+    /// ascending order, when its ids are known, each added element has an id none of the
+    /// others has, and each index is within the array as it grows.
+    fn inserted(&self, pointer: &str, len: usize, added: &[Added]) -> Option<Vec<usize>> {
+        let ids = self.arrays.get(pointer)?;
+        let mut new = std::collections::HashSet::with_capacity(added.len());
+        let mut landed: Vec<usize> = Vec::with_capacity(added.len());
+        for (n, a) in added.iter().enumerate() {
+            let id = a.id?;
+            if ids.contains(&id) || !new.insert(id) {
+                return None;
+            }
+            let current = len + n;
+            let at = a.at.unwrap_or(current);
+            if at > current {
+                return None;
+            }
+            for l in &mut landed {
+                if *l >= at {
+                    *l += 1;
+                }
+            }
+            landed.push(at);
+        }
+        landed.sort_unstable();
+        Some(landed)
+    }
+
+    /// Brings what is known up to date after a patch that applied: `places` as
+    /// [`Watched::outermost`] found them before it, `state` the state after it. An array
+    /// compared whole is looked at again (its length in time, as the comparison was), if it
+    /// has at least `from` elements; one watched at what it gained only has those added.
+    fn update(&mut self, places: &Places, state: Option<&Value>, from: usize) {
+        for (place, added, whole) in &places.changed {
+            self.arrays
+                .retain(|known, _| known == place || !touches(place, known));
+            let grown = match (added, self.arrays.get_mut(place)) {
+                (Some(added), Some(ids)) => {
+                    added.iter().all(|a| a.id.is_some_and(|id| ids.insert(id)))
+                }
+                _ => false,
+            };
+            if grown {
+                continue;
+            }
+            self.arrays.remove(place);
+            if let (true, Some(Value::Array(items))) = (whole, pointed(state, place)) {
+                if items.len() >= from {
+                    let ids: Option<std::collections::HashSet<u64>> =
+                        items.iter().map(id_hash).collect();
+                    if let Some(ids) = ids.filter(|ids| ids.len() == items.len()) {
+                        self.arrays.insert(place.clone(), ids);
+                    }
+                }
             }
         }
-        watched
+    }
+}
+
+/// Whether a change at `place` may change the ids of the array at `known`: a change of the
+/// array or of what holds it, of a whole element, or of an element's `id`.
+fn touches(place: &str, known: &str) -> bool {
+    if place == known || place.is_empty() || known.starts_with(&format!("{place}/")) {
+        return true;
+    }
+    let inside = if known.is_empty() {
+        Some(place)
+    } else {
+        place.strip_prefix(known)
+    };
+    match inside.and_then(|rest| rest.strip_prefix('/')) {
+        Some(rest) => {
+            let mut tokens = rest.split('/').skip(1);
+            matches!(tokens.next(), None | Some("id"))
+        }
+        None => false,
     }
 }
 
@@ -1741,11 +1913,12 @@ mod tests {
         })
     }
 
-    /// What a patch's changes are listed as, its places watched as `watched` has them.
-    fn listed_changes(state: &Value, ops: &[Value], watched: &[String]) -> Option<Value> {
+    /// What a patch's changes are listed as, its places watched as `watched` has them (each
+    /// with whether it held nothing before), and the state after it; `None` if it fails.
+    fn listed(state: &Value, ops: &[Value], watched: &[(String, bool)]) -> Option<(Value, Value)> {
         let before: Vec<Option<Value>> = watched
             .iter()
-            .map(|p| pointed(Some(state), p).cloned())
+            .map(|(p, fresh)| (!fresh).then(|| pointed(Some(state), p).cloned())?)
             .collect();
         let mut after = state.clone();
         let mut size = patch::estimated_size(&after, usize::MAX);
@@ -1764,20 +1937,282 @@ mod tests {
             more: 0,
         };
         changes_at(watched, &before, Some(&after), &mut view);
-        Some(serde_json::to_value(&view).unwrap())
+        Some((serde_json::to_value(&view).unwrap(), after))
+    }
+
+    /// The same, every place watched whole (an array with any element added or removed too).
+    fn listed_whole(state: &Value, ops: &[Value]) -> Option<(Value, Value)> {
+        let whole: Vec<(String, bool)> = watched_pointers(ops, None)
+            .into_iter()
+            .map(|p| (p, false))
+            .collect();
+        listed(state, ops, &whole)
+    }
+
+    /// The places a patch changes, as inspect watches them given what is `known`.
+    fn places(ops: &[Value], state: &Value, known: &KnownIds) -> Places {
+        let mut watched = Watched::default();
+        ops.iter().for_each(|op| watched.add(op));
+        watched.outermost(Some(state), Some(known))
+    }
+
+    /// A list of objects with ids (some alike, some not strings) and numbers, and patches of a
+    /// few operations on it: inserts at indexes (canonical or not, in range or not), appends,
+    /// removals, changes of elements and of their ids, moves, copies, tests, and changes of
+    /// the whole list or state.
+    fn history() -> impl proptest::strategy::Strategy<Value = (Value, Vec<Vec<Value>>)> {
+        use proptest::prelude::*;
+        let element = prop_oneof![
+            12 => (0..14u8).prop_map(|n| json!({"id": format!("e{n}"), "n": n})),
+            3 => (0..14u8).prop_map(|n| json!({"id": format!("e{n}"), "list": [{"id": "a"}]})),
+            1 => (0..3u8).prop_map(|n| json!(n)),
+            1 => Just(json!({"id": 7})),
+            1 => Just(json!({"name": "no id"})),
+        ];
+        let path = prop_oneof![
+            12 => Just("/log/0"),
+            6 => Just("/log/1"),
+            4 => Just("/log/-"),
+            1 => Just("/log/3"),
+            1 => Just("/log/"),
+            1 => Just("/log/01"),
+            1 => Just("/log/9"),
+            1 => Just("/log/0/id"),
+            1 => Just("/log/1/n"),
+            1 => Just("/log/2/list/-"),
+            2 => Just("/log/1/list/0"),
+            1 => Just("/log"),
+            1 => Just("/other/0"),
+            1 => Just(""),
+        ];
+        let op = (0..14u8, path.clone(), path, element.clone());
+        let op = op.prop_map(|(kind, path, from, value)| match kind {
+            0..=8 => json!({"op": "add", "path": path, "value": value}),
+            9 => json!({"op": "remove", "path": path}),
+            10 => json!({"op": "replace", "path": path, "value": value}),
+            11 => json!({"op": "move", "from": from, "path": path}),
+            12 => json!({"op": "copy", "from": from, "path": path}),
+            _ => json!({"op": "test", "path": path, "value": value}),
+        });
+        let patches = proptest::collection::vec(proptest::collection::vec(op, 1..4), 1..10);
+        (proptest::collection::vec(element, 0..6), patches)
+            .prop_map(|(log, patches)| (json!({"log": log, "other": []}), patches))
     }
 
     proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
         /// Watching appended elements finds what watching their whole array finds.
         #[test]
         fn appends_are_listed_as_the_whole_array_lists_them((state, ops) in patched()) {
-            let whole = watched_pointers(&ops, None);
-            let narrow = watched_pointers(&ops, Some(&state));
+            let narrow: Vec<(String, bool)> = watched_pointers(&ops, Some(&state))
+                .into_iter()
+                .map(|p| (p, false))
+                .collect();
             proptest::prop_assert_eq!(
-                listed_changes(&state, &ops, &narrow),
-                listed_changes(&state, &ops, &whole),
+                listed(&state, &ops, &narrow),
+                listed_whole(&state, &ops),
                 "{:?} on {}", ops, state
             );
         }
+
+        /// Along a history of patches, what is known about arrays' ids (kept from patch to
+        /// patch) lets inspect watch inserted elements where they land, finding what watching
+        /// the whole array finds.
+        #[test]
+        fn inserts_are_listed_as_the_whole_array_lists_them((mut state, patches) in history()) {
+            // What a patch that replaced the lists whole would have left known.
+            let mut known = KnownIds::default();
+            let replaced = Places {
+                watches: Vec::new(),
+                changed: vec![("/log".into(), None, true), ("/other".into(), None, true)],
+            };
+            known.update(&replaced, Some(&state), 0);
+            for ops in &patches {
+                let places = places(ops, &state, &known);
+                let narrow = listed(&state, ops, &places.watches);
+                proptest::prop_assert_eq!(
+                    &narrow,
+                    &listed_whole(&state, ops),
+                    "{:?} on {} knowing {:?}", ops, state, known
+                );
+                if let Some((_, after)) = narrow {
+                    known.update(&places, Some(&after), 0);
+                    state = after;
+                }
+            }
+        }
+    }
+
+    /// Once the ids of a list are known, an element inserted anywhere in it is watched alone;
+    /// before that, and when its id is not new, the list is watched whole.
+    #[test]
+    fn inserted_elements_are_watched_once_ids_are_known() {
+        let state = json!({"log": [{"id": "a"}, {"id": "b"}]});
+        let insert = |at: &str, id: &str| json!({"op": "add", "path": at, "value": {"id": id}});
+        let watched = |ops: Value, known: &KnownIds| -> Vec<(String, bool)> {
+            places(ops.as_array().unwrap(), &state, known).watches
+        };
+        let whole = vec![("/log".to_owned(), false)];
+        let mut known = KnownIds::default();
+        assert_eq!(watched(json!([insert("/log/0", "c")]), &known), whole);
+        let compared = places(&[json!({"op": "remove", "path": "/log/9"})], &state, &known);
+        known.update(&compared, Some(&state), 0);
+        assert_eq!(known.arrays["/log"].len(), 2);
+        assert_eq!(
+            watched(
+                json!([
+                    insert("/log/0", "c"),
+                    insert("/log/0", "d"),
+                    insert("/log/3", "e")
+                ]),
+                &known
+            ),
+            vec![
+                ("/log/0".to_owned(), true),
+                ("/log/1".to_owned(), true),
+                ("/log/3".to_owned(), true)
+            ]
+        );
+        assert_eq!(watched(json!([insert("/log/1", "a")]), &known), whole);
+        assert_eq!(
+            watched(
+                json!([insert("/log/0", "c"), insert("/log/0", "c")]),
+                &known
+            ),
+            whole
+        );
+        assert_eq!(watched(json!([insert("/log/3", "c")]), &known), whole);
+        assert_eq!(watched(json!([insert("/log/01", "c")]), &known), whole);
+    }
+
+    /// A change of an array, of what holds it, of a whole element or of an element's id
+    /// forgets what was known about the array; other changes inside its elements do not.
+    #[test]
+    fn what_changes_ids_forgets_them() {
+        let state = json!({"log": [{"id": "a", "list": [{"id": "x"}]}, {"id": "b"}]});
+        let compared = Places {
+            watches: Vec::new(),
+            changed: vec![
+                ("/log".into(), None, true),
+                ("/log/0/list".into(), None, true),
+            ],
+        };
+        let cases: [(&str, &[&str]); 7] = [
+            ("/log/0/id", &["/log/0/list"]),
+            ("/log/0/text", &["/log", "/log/0/list"]),
+            ("/log/0/list/0/id", &["/log"]),
+            ("/log/0/list/0/n", &["/log", "/log/0/list"]),
+            ("/log/1", &[]),
+            ("/log", &[]),
+            ("", &[]),
+        ];
+        for (path, left) in cases {
+            let mut known = KnownIds::default();
+            known.update(&compared, Some(&state), 0);
+            assert_eq!(known.arrays.len(), 2);
+            let ops = [json!({"op": "replace", "path": path, "value": {"id": "z"}})];
+            let mut changed = places(&ops, &state, &known);
+            // Not looked at again, as a place compared whole would be.
+            changed
+                .changed
+                .iter_mut()
+                .for_each(|(_, _, whole)| *whole = false);
+            known.update(&changed, Some(&state), 0);
+            let mut kept: Vec<&str> = known.arrays.keys().map(String::as_str).collect();
+            kept.sort_unstable();
+            assert_eq!(kept, left, "{path}");
+        }
+    }
+
+    /// The state changes inspect lists for a stream's events, and those comparing each state
+    /// with the one before it finds.
+    /// Also how many arrays' ids inspect knows at the end.
+    fn listed_and_compared(events: &[Value]) -> (Vec<Value>, Vec<Value>, usize) {
+        use agui_lens_core::protocol::event::Location;
+        let mut inspector = Inspector::new("t", usize::MAX, false);
+        let (mut state, mut compared) = (json!({}), Vec::new());
+        for (i, value) in events.iter().enumerate() {
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            let loc = Location {
+                path: "t".into(),
+                line: i as u64 + 1,
+                offset: 0,
+                index: i as u64,
+            };
+            inspector.event(&Event::new(loc, kind, value.clone()), b"{}");
+            let before = state.clone();
+            match kind {
+                Some(EventType::StateSnapshot) => state = value["snapshot"].clone(),
+                Some(EventType::StateDelta) => {
+                    let mut size = patch::estimated_size(&state, usize::MAX);
+                    patch::apply(&mut state, &value["delta"], &mut size, usize::MAX).unwrap();
+                    let changes = changes_between(Some(&before), Some(&state), "");
+                    compared.push(serde_json::to_value(changes.changes).unwrap());
+                }
+                _ => {}
+            }
+        }
+        let known = inspector.known_ids.values().map(|k| k.arrays.len()).sum();
+        let listed = inspector
+            .finish()
+            .runs
+            .iter()
+            .flat_map(|run| &run.items)
+            .filter_map(|item| match &item.kind {
+                ItemKind::StateChange(c) if c.source == "delta" => {
+                    Some(serde_json::to_value(&c.changes).unwrap())
+                }
+                _ => None,
+            })
+            .collect();
+        (listed, compared, known)
+    }
+
+    /// A long list that grows at its front, then is replaced by a snapshot holding the id
+    /// the next insertion repeats: each insertion is listed as comparing the states finds
+    /// it (one element added; then, ids no longer distinct, every element moved along).
+    #[test]
+    fn insertions_at_the_front_are_listed_as_the_states_differ() {
+        let list = |first: &str, new: bool| {
+            let mut list: Vec<Value> = (0..KNOWN_FROM + 5)
+                .map(|i| json!({"id": format!("{first}{i}")}))
+                .collect();
+            if new {
+                list[5] = json!({"id": "new"});
+            }
+            json!({"type": "STATE_SNAPSHOT", "snapshot": {"log": list}})
+        };
+        let insert = |id: &str| json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/log/0", "value": {"id": id}}]});
+        let mut events = vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+            list("a", false),
+        ];
+        events.extend((0..5).map(|i| insert(&format!("b{i}"))));
+        let (listed, compared, known) = listed_and_compared(&events);
+        assert_eq!((listed.len(), known), (5, 1));
+        assert_eq!(listed, compared);
+        assert_eq!(listed[4].as_array().map(Vec::len), Some(1), "{}", listed[4]);
+        events.extend([list("c", true), insert("new"), insert("d")]);
+        let (listed, compared, known) = listed_and_compared(&events);
+        assert_eq!((listed.len(), known), (7, 0));
+        assert_eq!(listed, compared);
+        assert!(
+            listed[5].as_array().map(Vec::len) > Some(KNOWN_FROM),
+            "{}",
+            listed[5]
+        );
+    }
+
+    /// An `add` whose last token is empty inserts at the front of an array (JavaScript reads
+    /// `""` as index 0): the array is watched, so the change is listed.
+    #[test]
+    fn an_empty_index_watches_the_array() {
+        let state = json!({"log": [1, 2]});
+        let ops = [json!({"op": "add", "path": "/log/", "value": 0})];
+        assert_eq!(watched_pointers(&ops, Some(&state)), vec!["/log"]);
+        let (view, after) = listed_whole(&state, &ops).unwrap();
+        assert_eq!(after, json!({"log": [0, 1, 2]}));
+        assert_eq!(view["changes"].as_array().map(Vec::len), Some(3), "{view}");
     }
 }
