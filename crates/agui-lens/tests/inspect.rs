@@ -536,3 +536,67 @@ fn long_streams_are_summarised_and_lose_no_finding() {
         41
     );
 }
+
+/// A run whose every patch inserts at the front of a long list without ids changes every
+/// element each time: what inspect keeps of those changed paths is bounded per run, and each
+/// view says how many it did not keep, `--full` included.
+#[test]
+fn a_run_of_shifting_patches_keeps_a_bounded_list_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("shifting.jsonl");
+    let mut lines = vec![
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned(),
+        format!(
+            r#"{{"type":"STATE_SNAPSHOT","snapshot":{{"log":{:?}}}}}"#,
+            (0..1500).collect::<Vec<u32>>()
+        ),
+    ];
+    lines.extend((0..30).map(|n| {
+        format!(
+            r#"{{"type":"STATE_DELTA","delta":[{{"op":"add","path":"/log/0","value":{}}}]}}"#,
+            10_000 + n
+        )
+    }));
+    lines.push(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.to_owned());
+    std::fs::write(&stream, lines.join("\n") + "\n").unwrap();
+    let stream = stream.to_str().unwrap();
+
+    let (code, json, _) = inspect(&["--format", "json", stream]);
+    assert_eq!(code, 0);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let changes: Vec<(usize, u64)> = json["runs"][0]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["source"] == "delta")
+        .map(|item| {
+            (
+                item["changes"].as_array().unwrap().len(),
+                item["more"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(changes.len(), 30);
+    // Each patch moves every element along one place and adds one: all are counted.
+    for (n, (kept, more)) in changes.iter().enumerate() {
+        assert_eq!(*kept as u64 + more, 1501 + n as u64, "patch {n}");
+    }
+    let kept: usize = changes.iter().map(|(kept, _)| kept).sum();
+    assert!(kept < 20_000 && changes[29].0 == 0, "{changes:?}");
+
+    for args in [vec!["--color", "never"], vec!["--color", "never", "--full"]] {
+        let mut args = args;
+        args.push(stream);
+        let (_, text, _) = inspect(&args);
+        assert!(
+            text.contains("… 1530 more changed paths not kept"),
+            "{args:?}"
+        );
+    }
+    let (_, folded, _) = inspect(&["--color", "never", stream]);
+    assert!(folded.contains("more changed paths (--full shows them)"));
+    let page = dir.path().join("r.html");
+    let (code, _, _) = inspect(&["--html", page.to_str().unwrap(), stream]);
+    assert_eq!(code, 0);
+    assert!(std::fs::metadata(&page).unwrap().len() > 0);
+}

@@ -575,13 +575,15 @@ impl<'a> Human<'a> {
                 .map_or("(removed)".into(), |v| self.value(v));
             lines.push(format!("{path}: {old} → {new}"));
         }
-        let hidden = c.changes.len() - shown + c.more;
-        if hidden > 0 {
-            let more = if self.full {
-                format!("… {} more changed paths not kept", hidden)
-            } else {
-                format!("… {hidden} more changed paths (--full shows them)")
-            };
+        // Paths kept but folded away, and paths only counted (past a change's or a run's
+        // cap), which --full cannot show either.
+        let folded = c.changes.len() - shown;
+        if folded > 0 {
+            let more = format!("… {folded} more changed paths (--full shows them)");
+            lines.push(self.paint(&more, |s| s.dimmed()));
+        }
+        if c.more > 0 {
+            let more = format!("… {} more changed paths not kept", c.more);
             lines.push(self.paint(&more, |s| s.dimmed()));
         }
         ("state".into(), title, lines)

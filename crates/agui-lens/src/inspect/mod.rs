@@ -22,6 +22,12 @@ use agui_lens_core::report::DiagnosticRecord;
 /// Most changed paths kept for one state change; the rest are counted.
 const MAX_CHANGES: usize = 1000;
 
+/// Most changed paths kept for the state changes of one run: past them each change is only
+/// counted (its `more`). A list every patch shifts whole (an insert at the front of a list
+/// without ids changes every element after it) would otherwise keep a thousand paths per
+/// event: 8,000 such patches, 0.7 MB, took 1 GB and printed as much.
+const MAX_RUN_CHANGES: usize = 20_000;
+
 /// A long stream is shown in detail for its first and last runs, and for the first runs with
 /// findings in between; the others are summarised (their items counted, their findings kept)
 /// so that what `inspect` holds and prints stays bounded however long the stream. `--full`
@@ -302,6 +308,8 @@ pub struct Inspector {
     thread: Option<usize>,
     /// What is known about the arrays of each thread's state (by the thread's index).
     known_ids: HashMap<usize, KnownIds>,
+    /// How many changed paths each run's state changes keep so far (by the run's index).
+    changes_kept: HashMap<usize, usize>,
     state_limit: usize,
     /// The state a client held before the stream (`--initial-state`), if given.
     initial_state: Option<Value>,
@@ -375,6 +383,7 @@ impl Inspector {
             threads: Vec::new(),
             thread: None,
             known_ids: HashMap::new(),
+            changes_kept: HashMap::new(),
             state_limit,
             initial_state: None,
             initial_messages: Vec::new(),
@@ -740,6 +749,8 @@ impl Inspector {
         }
         let folder = &mut self.threads[thread].1;
         let known = self.known_ids.entry(thread).or_default();
+        let kept = self.changes_kept.entry(run).or_default();
+        let room = MAX_CHANGES.min(MAX_RUN_CHANGES.saturating_sub(*kept));
         let change = match event.kind {
             Some(EventType::RunStarted) => {
                 let before = folder.state().is_some();
@@ -749,7 +760,7 @@ impl Inspector {
                         source: "input",
                         operations: None,
                         applied: true,
-                        ..changes_between(None, Some(state), "")
+                        ..changes_between(None, Some(state), "", room)
                     }),
                     _ => None,
                 }
@@ -762,7 +773,7 @@ impl Inspector {
                     source: "snapshot",
                     operations: None,
                     applied: true,
-                    ..changes_between(old.as_ref(), folder.state(), "")
+                    ..changes_between(old.as_ref(), folder.state(), "", room)
                 })
             }
             Some(EventType::StateDelta) => {
@@ -800,7 +811,7 @@ impl Inspector {
                 };
                 if applied {
                     known.update(&places, folder.state(), KNOWN_FROM);
-                    changes_at(&places.watches, &before, folder.state(), &mut view);
+                    changes_at(&places.watches, &before, folder.state(), room, &mut view);
                 }
                 Some(view)
             }
@@ -809,6 +820,7 @@ impl Inspector {
                 None
             }
         }?;
+        *kept += change.changes.len();
         if change.applied && (change.source != "input" || !change.changes.is_empty()) {
             self.keep_state_frame(index, thread, &change);
         }
@@ -1495,13 +1507,18 @@ impl Inspector {
 
 /// The changes from one state (or part of it) to another. An absent or null state becoming
 /// an object is shown as the object's members being added.
-fn changes_between(old: Option<&Value>, new: Option<&Value>, base: &str) -> StateChangeView {
+fn changes_between(
+    old: Option<&Value>,
+    new: Option<&Value>,
+    base: &str,
+    max: usize,
+) -> StateChangeView {
     let empty = patch::empty_object();
     let old = match (old, new) {
         (None | Some(Value::Null), Some(Value::Object(_))) if base.is_empty() => Some(&empty),
         _ => old,
     };
-    let found = all_differences(old, new, base, MAX_CHANGES);
+    let found = all_differences(old, new, base, max);
     StateChangeView {
         source: "delta",
         operations: None,
@@ -1520,18 +1537,19 @@ fn changes_between(old: Option<&Value>, new: Option<&Value>, base: &str) -> Stat
 }
 
 /// The changes at each of the `watched` places, from what they held `before` to what they hold
-/// in `state`, into `view` (the first [`MAX_CHANGES`] listed, the rest counted).
+/// in `state`, into `view` (the first `max` listed, the rest counted).
 fn changes_at(
     watched: &[(String, bool)],
     before: &[Option<Value>],
     state: Option<&Value>,
+    max: usize,
     view: &mut StateChangeView,
 ) {
     for ((pointer, _), old) in watched.iter().zip(before) {
-        let part = changes_between(old.as_ref(), pointed(state, pointer), pointer);
-        let room = MAX_CHANGES.saturating_sub(view.changes.len());
-        view.more += part.more + part.changes.len().saturating_sub(room);
-        view.changes.extend(part.changes.into_iter().take(room));
+        let room = max.saturating_sub(view.changes.len());
+        let part = changes_between(old.as_ref(), pointed(state, pointer), pointer, room);
+        view.more += part.more;
+        view.changes.extend(part.changes);
     }
 }
 
@@ -1936,7 +1954,7 @@ mod tests {
             changes: Vec::new(),
             more: 0,
         };
-        changes_at(watched, &before, Some(&after), &mut view);
+        changes_at(watched, &before, Some(&after), MAX_CHANGES, &mut view);
         Some((serde_json::to_value(&view).unwrap(), after))
     }
 
@@ -2147,7 +2165,7 @@ mod tests {
                 Some(EventType::StateDelta) => {
                     let mut size = patch::estimated_size(&state, usize::MAX);
                     patch::apply(&mut state, &value["delta"], &mut size, usize::MAX).unwrap();
-                    let changes = changes_between(Some(&before), Some(&state), "");
+                    let changes = changes_between(Some(&before), Some(&state), "", MAX_CHANGES);
                     compared.push(serde_json::to_value(changes.changes).unwrap());
                 }
                 _ => {}
@@ -2202,6 +2220,57 @@ mod tests {
             "{}",
             listed[5]
         );
+    }
+
+    /// A run whose every patch shifts a long list without ids keeps at most
+    /// [`MAX_RUN_CHANGES`] changed paths, counting the rest, and the next run starts afresh.
+    #[test]
+    fn a_run_keeps_a_bounded_number_of_changed_paths() {
+        use agui_lens_core::protocol::event::Location;
+        let run = json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"});
+        let list: Vec<u32> = (0..1500).collect();
+        let mut events = vec![
+            run.clone(),
+            json!({"type": "STATE_SNAPSHOT", "snapshot": {"log": list}}),
+        ];
+        let insert = |n: u32| json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/log/0", "value": 10_000 + n}]});
+        events.extend((0..25).map(insert));
+        events.extend([run, insert(25)]);
+        let mut inspector = Inspector::new("t", usize::MAX, false);
+        for (i, value) in events.iter().enumerate() {
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            let loc = Location {
+                path: "t".into(),
+                line: i as u64 + 1,
+                offset: 0,
+                index: i as u64,
+            };
+            inspector.event(&Event::new(loc, kind, value.clone()), b"{}");
+        }
+        let runs = inspector.finish().runs;
+        let counted = |run: &RunView| -> Vec<(usize, usize)> {
+            run.items
+                .iter()
+                .filter_map(|item| match &item.kind {
+                    ItemKind::StateChange(c) => Some((c.changes.len(), c.more)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let first = counted(&runs[0]);
+        // The snapshot: the list added whole, one change.
+        assert_eq!((first.len(), first[0]), (26, (1, 0)));
+        // Every element moves along one place, and one is added: 1,500 + 1 + n changes.
+        for (n, (listed, more)) in first[1..].iter().enumerate() {
+            assert_eq!(listed + more, 1501 + n, "patch {n}");
+        }
+        assert_eq!(
+            first.iter().map(|(listed, _)| listed).sum::<usize>(),
+            MAX_RUN_CHANGES
+        );
+        assert_eq!(first[20].0, MAX_CHANGES - 1);
+        assert_eq!(first[21].0, 0);
+        assert_eq!(counted(&runs[1]), [(MAX_CHANGES, 1526 - MAX_CHANGES)]);
     }
 
     /// An `add` whose last token is empty inserts at the front of an array (JavaScript reads
