@@ -2143,9 +2143,9 @@ mod tests {
         }
     }
 
-    /// The state changes inspect lists for a stream's events, and those comparing each state
-    /// with the one before it finds.
-    /// Also how many arrays' ids inspect knows at the end.
+    /// The state changes inspect lists for a stream's STATE_DELTAs, and those comparing each
+    /// state with the one before it finds (`null` for a patch that fails). Also how many
+    /// arrays' ids inspect knows at the end.
     fn listed_and_compared(events: &[Value]) -> (Vec<Value>, Vec<Value>, usize) {
         use agui_lens_core::protocol::event::Location;
         let mut inspector = Inspector::new("t", usize::MAX, false);
@@ -2164,9 +2164,17 @@ mod tests {
                 Some(EventType::StateSnapshot) => state = value["snapshot"].clone(),
                 Some(EventType::StateDelta) => {
                     let mut size = patch::estimated_size(&state, usize::MAX);
-                    patch::apply(&mut state, &value["delta"], &mut size, usize::MAX).unwrap();
-                    let changes = changes_between(Some(&before), Some(&state), "", MAX_CHANGES);
-                    compared.push(serde_json::to_value(changes.changes).unwrap());
+                    match patch::apply(&mut state, &value["delta"], &mut size, usize::MAX) {
+                        Ok(_) => {
+                            let changes =
+                                changes_between(Some(&before), Some(&state), "", MAX_CHANGES);
+                            compared.push(serde_json::to_value(changes.changes).unwrap());
+                        }
+                        Err(_) => {
+                            state = before;
+                            compared.push(Value::Null);
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -2178,13 +2186,101 @@ mod tests {
             .iter()
             .flat_map(|run| &run.items)
             .filter_map(|item| match &item.kind {
-                ItemKind::StateChange(c) if c.source == "delta" => {
-                    Some(serde_json::to_value(&c.changes).unwrap())
-                }
+                ItemKind::StateChange(c) if c.source == "delta" => Some(match c.applied {
+                    true => serde_json::to_value(&c.changes).unwrap(),
+                    false => Value::Null,
+                }),
                 _ => None,
             })
             .collect();
         (listed, compared, known)
+    }
+
+    /// A state of lists (with ids and without), nested objects and odd keys, and patches of
+    /// every kind of operation at paths that name members, indexes (canonical or not, empty,
+    /// `-`), escaped keys and the whole state.
+    fn stream_of_patches() -> impl proptest::strategy::Strategy<Value = Vec<Value>> {
+        use proptest::prelude::*;
+        let element = prop_oneof![
+            4 => (0..8u8).prop_map(|n| json!({"id": format!("e{n}"), "n": n})),
+            1 => (0..3u8).prop_map(|n| json!(n)),
+            1 => (0..3u8).prop_map(|n| json!({"n": n, "list": [n]})),
+        ];
+        let path = prop_oneof![
+            Just("/log/0"),
+            Just("/log/1"),
+            Just("/log/-"),
+            Just("/log/"),
+            Just("/log/01"),
+            Just("/log/0/n"),
+            Just("/log/1/id"),
+            Just("/log/0/list/0"),
+            Just("/obj/a"),
+            Just("/obj/"),
+            Just("/obj/-"),
+            Just("/obj/0"),
+            Just("/obj/b/c/0"),
+            Just("/obj/b/c/-"),
+            Just("/obj/b"),
+            Just("/a~1b"),
+            Just("/a~0b/x"),
+            Just("/nums/2"),
+            Just(""),
+        ];
+        let op = (0..9u8, path.clone(), path, element.clone());
+        let op = op.prop_map(|(kind, path, from, value)| match kind {
+            0..=3 => json!({"op": "add", "path": path, "value": value}),
+            4 => json!({"op": "remove", "path": path}),
+            5 => json!({"op": "replace", "path": path, "value": value}),
+            6 => json!({"op": "move", "from": from, "path": path}),
+            7 => json!({"op": "copy", "from": from, "path": path}),
+            _ => json!({"op": "test", "path": path, "value": value}),
+        });
+        let patch = proptest::collection::vec(op, 1..4)
+            .prop_map(|ops| json!({"type": "STATE_DELTA", "delta": ops}));
+        let log = proptest::collection::vec(element, 0..5);
+        (log, proptest::collection::vec(patch, 1..8)).prop_map(|(log, patches)| {
+            let state = json!({
+                "log": log,
+                "obj": {"a": 1, "": 2, "b": {"c": [1, 2, 3]}},
+                "a/b": true,
+                "a~b": {"x": 1},
+                "nums": [3, 1, 4, 1, 5],
+            });
+            let mut events = vec![
+                json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+                json!({"type": "STATE_SNAPSHOT", "snapshot": state}),
+            ];
+            events.extend(patches);
+            events
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// What inspect lists for each patch is what comparing the whole states before and
+        /// after it finds (in its own order: place by place), and a patch that fails lists
+        /// nothing.
+        #[test]
+        fn each_patch_is_listed_as_the_states_differ(events in stream_of_patches()) {
+            let (listed, compared, _) = listed_and_compared(&events);
+            let sorted = |changes: &Value| {
+                let mut changes = changes.as_array().cloned();
+                if let Some(changes) = &mut changes {
+                    changes.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+                }
+                changes
+            };
+            proptest::prop_assert_eq!(listed.len(), compared.len());
+            for (n, (listed, compared)) in listed.iter().zip(&compared).enumerate() {
+                proptest::prop_assert_eq!(
+                    sorted(listed),
+                    sorted(compared),
+                    "patch {}: {}", n, events[n + 2]
+                );
+            }
+        }
     }
 
     /// A long list that grows at its front, then is replaced by a snapshot holding the id
