@@ -795,11 +795,7 @@ impl Inspector {
                     (None, _) => None,
                 };
                 let places = watched.outermost(folder.state(), Some(known));
-                let before: Vec<Option<Value>> = places
-                    .watches
-                    .iter()
-                    .map(|(p, fresh)| (!fresh).then(|| pointed(folder.state(), p).cloned())?)
-                    .collect();
+                let before = before_patch(&places.watches, folder.state());
                 folder.apply(event);
                 let applied = folder.last_delta_applied();
                 let mut view = StateChangeView {
@@ -1539,18 +1535,28 @@ fn changes_between(
 /// The changes at each of the `watched` places, from what they held `before` to what they hold
 /// in `state`, into `view` (the first `max` listed, the rest counted).
 fn changes_at(
-    watched: &[(String, bool)],
+    watched: &[Watch],
     before: &[Option<Value>],
     state: Option<&Value>,
     max: usize,
     view: &mut StateChangeView,
 ) {
-    for ((pointer, _), old) in watched.iter().zip(before) {
+    for (Watch { pointer, .. }, old) in watched.iter().zip(before) {
         let room = max.saturating_sub(view.changes.len());
         let part = changes_between(old.as_ref(), pointed(state, pointer), pointer, room);
         view.more += part.more;
         view.changes.extend(part.changes);
     }
+}
+
+/// What each watched place held in `state`, the state before the patch.
+fn before_patch(watched: &[Watch], state: Option<&Value>) -> Vec<Option<Value>> {
+    let held = |watch: &Watch| match &watch.before {
+        Before::Here => pointed(state, &watch.pointer).cloned(),
+        Before::Nothing => None,
+        Before::At(pointer) => pointed(state, pointer).cloned(),
+    };
+    watched.iter().map(held).collect()
 }
 
 /// The value at a pointer of a state that may be absent.
@@ -1571,35 +1577,82 @@ fn watched_pointers(ops: &[Value], state: Option<&Value>) -> Vec<String> {
         watched.add(op);
     }
     let places = watched.outermost(state, None);
-    places.watches.into_iter().map(|(p, _)| p).collect()
+    places
+        .watches
+        .into_iter()
+        .map(|watch| watch.pointer)
+        .collect()
 }
 
 /// The places a patch's operations change, gathered one operation at a time (each once,
-/// however many operations touch it), with the elements added to each place that only has
-/// elements added at an index or at its end (`None` for any other change).
+/// however many operations touch it), in the order of the patch.
 #[derive(Default)]
-struct Watched(BTreeMap<String, Option<Vec<Added>>>);
+struct Watched {
+    places: BTreeMap<String, Place>,
+    ops: u32,
+}
 
-/// An element an `add` puts into an array: where (`None` at the end, `-`), and the hash of
-/// its `id` if it is an object with a string id.
+/// What a patch does at one place.
+#[derive(Debug)]
+struct Place {
+    /// The elements added at an index or at its end, in order, while that is all it does
+    /// there (nothing at all when only `test`s name it); `None` once it does anything else.
+    added: Option<Vec<Added>>,
+    /// The operations (by their place in the patch) that change something there.
+    ops: Vec<u32>,
+    /// Once it is outermost: the operations that change something inside one of its
+    /// elements (other than its id), with the element's index.
+    inner: Vec<(u32, usize)>,
+}
+
+/// An element an `add` puts into an array: by which operation, where (`None` at the end,
+/// `-`), and the hash of its `id` if it is an object with a string id.
 #[derive(Clone, Copy, Debug)]
 struct Added {
+    op: u32,
     at: Option<usize>,
     id: Option<u64>,
 }
 
-/// The places a patch changes, as watched: the pointers to compare before and after it,
-/// each with whether it held nothing before (an element the patch adds), and the outermost
-/// places, each with what was added to it and whether it is compared whole (for
-/// [`KnownIds::update`]).
+/// A place to compare before and after a patch: the pointer, and what it held before.
+#[derive(Debug, PartialEq)]
+struct Watch {
+    pointer: String,
+    before: Before,
+}
+
+/// Where the value a watched place held before the patch is.
+#[derive(Debug, PartialEq)]
+enum Before {
+    /// At the same pointer.
+    Here,
+    /// Nowhere: an element the patch adds.
+    Nothing,
+    /// At this pointer: an element that the patch's inserts moved along.
+    At(String),
+}
+
+/// The places a patch changes, as watched, and the outermost places with what the patch did
+/// at each (for [`KnownIds::update`]).
 struct Places {
-    watches: Vec<(String, bool)>,
-    changed: Vec<(String, Option<Vec<Added>>, bool)>,
+    watches: Vec<Watch>,
+    changed: Vec<Changed>,
+}
+
+/// An outermost place a patch changes: what it added there, whether it is compared whole,
+/// and whether only `test`s name it (and what lies inside it), so nothing there changes.
+struct Changed {
+    place: String,
+    added: Option<Vec<Added>>,
+    whole: bool,
+    tested: bool,
 }
 
 impl Watched {
     fn add(&mut self, op: &Value) {
         let name = op.get("op").and_then(Value::as_str);
+        let (seq, tested) = (self.ops, name == Some("test"));
+        self.ops += 1;
         let mut add = |pointer: &str, value: Option<&Value>| {
             let (parent, last) = match pointer.rfind('/') {
                 Some(at) => (&pointer[..at], &pointer[at + 1..]),
@@ -1609,22 +1662,35 @@ impl Watched {
             let index_like =
                 pointer.contains('/') && (last == "-" || last.bytes().all(|b| b.is_ascii_digit()));
             let watched = if index_like { parent } else { pointer };
-            let added = value.filter(|_| index_like).map(|value| Added {
-                at: if last == "-" {
-                    None
-                } else {
-                    // A canonical index (the same number to every reader), or the end of any
-                    // array, which keeps the place from being taken for a plain insertion.
-                    canonical_index(last).or(Some(usize::MAX))
-                },
-                id: id_hash(value),
-            });
-            match (self.0.get_mut(watched), added) {
-                (Some(Some(list)), Some(added)) => list.push(added),
-                (Some(seen), _) => *seen = None,
-                (None, added) => {
-                    self.0.insert(watched.to_owned(), added.map(|a| vec![a]));
-                }
+            if !self.places.contains_key(watched) {
+                let place = Place {
+                    added: Some(Vec::new()),
+                    ops: Vec::new(),
+                    inner: Vec::new(),
+                };
+                self.places.insert(watched.to_owned(), place);
+            }
+            let Some(place) = self.places.get_mut(watched) else {
+                return;
+            };
+            // A test changes nothing (a failing one fails the patch).
+            if tested {
+                return;
+            }
+            place.ops.push(seq);
+            match (&mut place.added, value.filter(|_| index_like)) {
+                (Some(added), Some(value)) => added.push(Added {
+                    op: seq,
+                    at: if last == "-" {
+                        None
+                    } else {
+                        // A canonical index (the same number to every reader), or the end of
+                        // any array, which keeps the place from being taken for an insertion.
+                        canonical_index(last).or(Some(usize::MAX))
+                    },
+                    id: id_hash(value),
+                }),
+                (added, _) => *added = None,
             }
         };
         if let Some(path) = op.get("path").and_then(Value::as_str) {
@@ -1642,49 +1708,83 @@ impl Watched {
         }
     }
 
-    /// The outermost of the places (a change inside one is a change of it). An array that only
-    /// has elements appended is watched at those elements: they are at its length in `state`,
-    /// the state before the patch. So is one that only has elements inserted when `known` says
-    /// its elements' ids are distinct and the inserted ones are new: matching by id, comparing
-    /// the whole array finds only them.
+    /// The outermost of the places (a change inside one is a change of it), each compared
+    /// whole unless less will do. A place only `test`s name changes nothing. An array that
+    /// only has elements appended is watched at those elements: they are at its length in
+    /// `state`, the state before the patch. So is one that only has elements inserted, and
+    /// changes inside its elements other than of their ids, when `known` says its elements'
+    /// ids are distinct and the inserted ones are new: matching by id, comparing the whole
+    /// array finds only those elements (each changed one where it lands, against what it was).
     fn outermost(self, state: Option<&Value>, known: Option<&KnownIds>) -> Places {
-        let mut outermost: Vec<(String, Option<Vec<Added>>)> = Vec::new();
-        for (p, added) in self.0 {
+        let mut outermost: Vec<(String, Place)> = Vec::new();
+        for (p, place) in self.places {
             let covering = outermost
                 .iter_mut()
                 .find(|(o, _)| o.is_empty() || p.starts_with(&format!("{o}/")));
             match covering {
-                // What it covers changes more than its length.
-                Some((_, covering)) => *covering = None,
-                None => outermost.push((p, added)),
+                Some(_) if place.ops.is_empty() => {}
+                Some((o, covering)) => match (&covering.added, element_of(o, &p)) {
+                    (Some(_), Some(k)) => {
+                        let inside = place.ops.iter().map(|&op| (op, k));
+                        covering.inner.extend(inside);
+                    }
+                    // What it covers changes more than its elements' insides.
+                    _ => covering.added = None,
+                },
+                None => outermost.push((p, place)),
             }
         }
         let mut watches = Vec::with_capacity(outermost.len());
         let mut changed = Vec::with_capacity(outermost.len());
-        for (p, added) in outermost {
+        for (p, place) in outermost {
+            let inner = &place.inner;
+            let tested = place.ops.is_empty() && inner.is_empty() && place.added.is_some();
             let items = match pointed(state, &p) {
                 Some(Value::Array(items)) => Some(items.len()),
                 _ => None,
             };
-            let landed = match (&added, items) {
-                (Some(added), Some(len)) if added.iter().all(|a| a.at.is_none()) => {
-                    Some((len..len + added.len()).collect())
+            let narrow = match (&place.added, items) {
+                _ if tested => Some(Vec::new()),
+                (Some(added), Some(len))
+                    if inner.is_empty() && added.iter().all(|a| a.at.is_none()) =>
+                {
+                    let appended = (len..len + added.len()).map(|i| Watch {
+                        pointer: format!("{p}/{i}"),
+                        before: Before::Nothing,
+                    });
+                    Some(appended.collect())
                 }
-                (Some(added), Some(len)) => known.and_then(|k| k.inserted(&p, len, added)),
+                (Some(added), Some(len)) => known.and_then(|k| k.landed(&p, len, added, inner)),
                 _ => None,
             };
-            let whole = landed.is_none();
-            match landed {
-                Some(landed) => watches.extend(
-                    landed
-                        .into_iter()
-                        .map(|i: usize| (format!("{p}/{i}"), true)),
-                ),
-                None => watches.push((p.clone(), false)),
+            let whole = narrow.is_none();
+            match narrow {
+                Some(narrow) => watches.extend(narrow),
+                None => watches.push(Watch {
+                    pointer: p.clone(),
+                    before: Before::Here,
+                }),
             }
-            changed.push((p, added, whole));
+            changed.push(Changed {
+                place: p,
+                added: place.added,
+                whole,
+                tested,
+            });
         }
         Places { watches, changed }
+    }
+}
+
+/// The element of the array at `array` that `pointer` names something inside, other than
+/// its `id`: its index, when canonical.
+fn element_of(array: &str, pointer: &str) -> Option<usize> {
+    let inside = pointer.strip_prefix(array)?.strip_prefix('/')?;
+    let mut tokens = inside.split('/');
+    let index = canonical_index(tokens.next()?)?;
+    match tokens.next() {
+        Some(member) if member != "id" => Some(index),
+        _ => None,
     }
 }
 
@@ -1719,32 +1819,75 @@ struct KnownIds {
 const KNOWN_FROM: usize = 64;
 
 impl KnownIds {
-    /// Where the elements `added` land in the array at `pointer` of length `len`, in
-    /// ascending order, when its ids are known, each added element has an id none of the
-    /// others has, and each index is within the array as it grows.
-    fn inserted(&self, pointer: &str, len: usize, added: &[Added]) -> Option<Vec<usize>> {
+    /// The places to compare in the array at `pointer` of length `len` when a patch inserts
+    /// the elements `added` into it and changes the insides of elements (`inner`, by operation
+    /// and index as the operation found it): the inserted elements where they land, and each
+    /// old element changed inside where it lands, against where it was. Only when the array's
+    /// ids are known, each added element has an id no other has, and each index is within
+    /// the array as it grows.
+    fn landed(
+        &self,
+        pointer: &str,
+        len: usize,
+        added: &[Added],
+        inner: &[(u32, usize)],
+    ) -> Option<Vec<Watch>> {
         let ids = self.arrays.get(pointer)?;
+        let mut steps: Vec<(u32, Result<&Added, usize>)> =
+            added.iter().map(|a| (a.op, Ok(a))).collect();
+        steps.extend(inner.iter().map(|&(op, index)| (op, Err(index))));
+        steps.sort_by_key(|(op, _)| *op);
         let mut new = std::collections::HashSet::with_capacity(added.len());
-        let mut landed: Vec<usize> = Vec::with_capacity(added.len());
-        for (n, a) in added.iter().enumerate() {
-            let id = a.id?;
-            if ids.contains(&id) || !new.insert(id) {
-                return None;
-            }
-            let current = len + n;
-            let at = a.at.unwrap_or(current);
-            if at > current {
-                return None;
-            }
-            for l in &mut landed {
-                if *l >= at {
-                    *l += 1;
+        // Where the inserted elements are as the patch goes, and the old elements changed.
+        let (mut landed, mut changed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+        for (_, step) in steps {
+            let current = len + landed.len();
+            match step {
+                Ok(a) => {
+                    let id = a.id?;
+                    if ids.contains(&id) || !new.insert(id) {
+                        return None;
+                    }
+                    let at = a.at.unwrap_or(current);
+                    if at > current {
+                        return None;
+                    }
+                    for l in &mut landed {
+                        if *l >= at {
+                            *l += 1;
+                        }
+                    }
+                    landed.push(at);
+                }
+
+                // Inside an inserted element: it is compared whole.
+                Err(index) if landed.contains(&index) => {}
+                Err(index) => {
+                    let old = index - landed.iter().filter(|&&l| l < index).count();
+                    if !changed.contains(&old) {
+                        changed.push(old);
+                    }
                 }
             }
-            landed.push(at);
         }
         landed.sort_unstable();
-        Some(landed)
+        let mut watched: Vec<(usize, Before)> =
+            landed.iter().map(|&at| (at, Before::Nothing)).collect();
+        for old in changed {
+            // The old elements keep their order in the slots the inserted ones leave.
+            let at = landed.iter().fold(old, |at, &l| at + usize::from(l <= at));
+            let before = match at == old {
+                true => Before::Here,
+                false => Before::At(format!("{pointer}/{old}")),
+            };
+            watched.push((at, before));
+        }
+        watched.sort_by_key(|(at, _)| *at);
+        let watched = watched.into_iter().map(|(at, before)| Watch {
+            pointer: format!("{pointer}/{at}"),
+            before,
+        });
+        Some(watched.collect())
     }
 
     /// Brings what is known up to date after a patch that applied: `places` as
@@ -1752,7 +1895,16 @@ impl KnownIds {
     /// compared whole is looked at again (its length in time, as the comparison was), if it
     /// has at least `from` elements; one watched at what it gained only has those added.
     fn update(&mut self, places: &Places, state: Option<&Value>, from: usize) {
-        for (place, added, whole) in &places.changed {
+        for Changed {
+            place,
+            added,
+            whole,
+            tested,
+        } in &places.changed
+        {
+            if *tested {
+                continue;
+            }
             self.arrays
                 .retain(|known, _| known == place || !touches(place, known));
             let grown = match (added, self.arrays.get_mut(place)) {
@@ -1765,7 +1917,7 @@ impl KnownIds {
                 continue;
             }
             self.arrays.remove(place);
-            if let (true, Some(Value::Array(items))) = (whole, pointed(state, place)) {
+            if let (true, Some(Value::Array(items))) = (*whole, pointed(state, place)) {
                 if items.len() >= from {
                     let ids: Option<std::collections::HashSet<u64>> =
                         items.iter().map(id_hash).collect();
@@ -1898,6 +2050,20 @@ mod tests {
         assert_eq!(watched(json!([add("/items/-"), add("")])), vec![""]);
     }
 
+    /// What a patch that replaced these places leaves to [`KnownIds::update`].
+    fn compared_whole(places: &[&str]) -> Places {
+        let changed = places.iter().map(|place| Changed {
+            place: place.to_string(),
+            added: None,
+            whole: true,
+            tested: false,
+        });
+        Places {
+            watches: Vec::new(),
+            changed: changed.collect(),
+        }
+    }
+
     /// A state with arrays (some with ids), and a patch of a few operations on it: appends,
     /// inserts, removals, replacements, moves and tests, some of which fail.
     fn patched() -> impl proptest::strategy::Strategy<Value = (Value, Vec<Value>)> {
@@ -1933,11 +2099,8 @@ mod tests {
 
     /// What a patch's changes are listed as, its places watched as `watched` has them (each
     /// with whether it held nothing before), and the state after it; `None` if it fails.
-    fn listed(state: &Value, ops: &[Value], watched: &[(String, bool)]) -> Option<(Value, Value)> {
-        let before: Vec<Option<Value>> = watched
-            .iter()
-            .map(|(p, fresh)| (!fresh).then(|| pointed(Some(state), p).cloned())?)
-            .collect();
+    fn listed(state: &Value, ops: &[Value], watched: &[Watch]) -> Option<(Value, Value)> {
+        let before = before_patch(watched, Some(state));
         let mut after = state.clone();
         let mut size = patch::estimated_size(&after, usize::MAX);
         patch::apply(
@@ -1960,11 +2123,16 @@ mod tests {
 
     /// The same, every place watched whole (an array with any element added or removed too).
     fn listed_whole(state: &Value, ops: &[Value]) -> Option<(Value, Value)> {
-        let whole: Vec<(String, bool)> = watched_pointers(ops, None)
-            .into_iter()
-            .map(|p| (p, false))
-            .collect();
-        listed(state, ops, &whole)
+        listed(state, ops, &here(watched_pointers(ops, None)))
+    }
+
+    /// Places watched where they were before the patch.
+    fn here(pointers: Vec<String>) -> Vec<Watch> {
+        let here = |pointer| Watch {
+            pointer,
+            before: Before::Here,
+        };
+        pointers.into_iter().map(here).collect()
     }
 
     /// The places a patch changes, as inspect watches them given what is `known`.
@@ -2023,10 +2191,7 @@ mod tests {
         /// Watching appended elements finds what watching their whole array finds.
         #[test]
         fn appends_are_listed_as_the_whole_array_lists_them((state, ops) in patched()) {
-            let narrow: Vec<(String, bool)> = watched_pointers(&ops, Some(&state))
-                .into_iter()
-                .map(|p| (p, false))
-                .collect();
+                        let narrow = here(watched_pointers(&ops, Some(&state)));
             proptest::prop_assert_eq!(
                 listed(&state, &ops, &narrow),
                 listed_whole(&state, &ops),
@@ -2041,10 +2206,7 @@ mod tests {
         fn inserts_are_listed_as_the_whole_array_lists_them((mut state, patches) in history()) {
             // What a patch that replaced the lists whole would have left known.
             let mut known = KnownIds::default();
-            let replaced = Places {
-                watches: Vec::new(),
-                changed: vec![("/log".into(), None, true), ("/other".into(), None, true)],
-            };
+                        let replaced = compared_whole(&["/log", "/other"]);
             known.update(&replaced, Some(&state), 0);
             for ops in &patches {
                 let places = places(ops, &state, &known);
@@ -2069,7 +2231,9 @@ mod tests {
         let state = json!({"log": [{"id": "a"}, {"id": "b"}]});
         let insert = |at: &str, id: &str| json!({"op": "add", "path": at, "value": {"id": id}});
         let watched = |ops: Value, known: &KnownIds| -> Vec<(String, bool)> {
-            places(ops.as_array().unwrap(), &state, known).watches
+            let watches = places(ops.as_array().unwrap(), &state, known).watches;
+            let fresh = |w: Watch| (w.pointer, w.before == Before::Nothing);
+            watches.into_iter().map(fresh).collect()
         };
         let whole = vec![("/log".to_owned(), false)];
         let mut known = KnownIds::default();
@@ -2109,13 +2273,7 @@ mod tests {
     #[test]
     fn what_changes_ids_forgets_them() {
         let state = json!({"log": [{"id": "a", "list": [{"id": "x"}]}, {"id": "b"}]});
-        let compared = Places {
-            watches: Vec::new(),
-            changed: vec![
-                ("/log".into(), None, true),
-                ("/log/0/list".into(), None, true),
-            ],
-        };
+        let compared = compared_whole(&["/log", "/log/0/list"]);
         let cases: [(&str, &[&str]); 7] = [
             ("/log/0/id", &["/log/0/list"]),
             ("/log/0/text", &["/log", "/log/0/list"]),
@@ -2132,15 +2290,24 @@ mod tests {
             let ops = [json!({"op": "replace", "path": path, "value": {"id": "z"}})];
             let mut changed = places(&ops, &state, &known);
             // Not looked at again, as a place compared whole would be.
-            changed
-                .changed
-                .iter_mut()
-                .for_each(|(_, _, whole)| *whole = false);
+            changed.changed.iter_mut().for_each(|c| c.whole = false);
             known.update(&changed, Some(&state), 0);
             let mut kept: Vec<&str> = known.arrays.keys().map(String::as_str).collect();
             kept.sort_unstable();
             assert_eq!(kept, left, "{path}");
         }
+        // A test changes nothing, whatever it names: nothing is watched or forgotten.
+        let mut known = KnownIds::default();
+        known.update(&compared, Some(&state), 0);
+        let ops = [
+            json!({"op": "test", "path": "/log/0/id", "value": "a"}),
+            json!({"op": "test", "path": "/log/1", "value": {"id": "b"}}),
+            json!({"op": "test", "path": "", "value": state}),
+        ];
+        let tested = places(&ops, &state, &known);
+        assert!(tested.watches.is_empty());
+        known.update(&tested, Some(&state), 0);
+        assert_eq!(known.arrays.len(), 2);
     }
 
     /// The state changes inspect lists for a stream's STATE_DELTAs, and those comparing each
