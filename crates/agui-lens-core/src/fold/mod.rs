@@ -101,6 +101,10 @@ pub struct Folder {
     state: Option<Value>,
     state_size: usize,
     state_limit: usize,
+    /// Activity message id → the estimated size of its content, as its last delta left it
+    /// (forgotten when a snapshot sets the content): measuring it again at every delta made a
+    /// long activity quadratic.
+    activity_sizes: HashMap<String, usize, FastBuild>,
     /// Whether the last STATE_DELTA applied.
     delta_applied: bool,
     /// Whether any event was applied yet: the first event's RUN_STARTED.input.state is where
@@ -129,6 +133,7 @@ impl Folder {
             state: None,
             state_size: 0,
             state_limit,
+            activity_sizes: HashMap::default(),
             delta_applied: false,
             seen_event: false,
             run_tool_calls: Vec::new(),
@@ -661,6 +666,8 @@ impl Folder {
         let Some(Value::Array(incoming)) = ev.get("messages") else {
             return;
         };
+        // It may set any activity's content.
+        self.activity_sizes.clear();
         let incoming: Vec<&Map<String, Value>> =
             incoming.iter().filter_map(Value::as_object).collect();
         let keep = Keep::new(&incoming, ev.get("metadata"));
@@ -749,6 +756,9 @@ impl Folder {
     }
 
     fn activity_snapshot(&mut self, ev: &Value) {
+        if let Some(id) = str_of(ev, "messageId") {
+            self.activity_sizes.remove(id);
+        }
         let existing = self.find(str_of(ev, "messageId"));
         let replace = match ev.get("replace") {
             None | Some(Value::Null) => true,
@@ -808,21 +818,33 @@ impl Folder {
             return;
         }
         let limit = self.state_limit;
+        let id = str_of(ev, "messageId").unwrap_or_default();
+        let cached = self.activity_sizes.get(id).copied();
         let message = self.message_mut(at);
         merge_metadata(message, ev);
-        let mut content = match message.get("content") {
+        // Taken out and patched in place (a patch that fails leaves it as it was), not
+        // copied: a copy at every delta made a long activity quadratic.
+        let taken = message.get_mut("content").map(std::mem::take);
+        let kept = matches!(taken, Some(ref v) if !v.is_null());
+        let mut content = match taken {
             None | Some(Value::Null) => patch::empty_object(),
-            Some(v) => v.clone(),
+            Some(v) => v,
         };
         let empty = Value::Array(Vec::new());
         let ops = match raw {
             Some(raw) => patch::Ops::Raw(raw),
             None => patch::Ops::Value(ev.get("patch").filter(|p| !p.is_null()).unwrap_or(&empty)),
         };
-        let mut size = patch::estimated_size(&content, usize::MAX);
+        let mut size = match cached {
+            Some(size) if kept => size,
+            _ => patch::estimated_size(&content, usize::MAX),
+        };
         if patch::apply_ops(&mut content, ops, &mut size, limit).is_ok() {
             message.insert("content".into(), content);
             set_or_remove(message, "activityType", ev.get("activityType"));
+            self.activity_sizes.insert(id.to_owned(), size);
+        } else if kept {
+            message.insert("content".into(), content);
         }
     }
 
@@ -1409,6 +1431,67 @@ mod tests {
         let folded =
             fold(&[json!({"type":"STATE_DELTA","delta":[{"op":"add","path":"","value":{"a":1}}]})]);
         assert_eq!(folded["state"], json!({"a":1}));
+    }
+
+    /// An activity's content is held to the state limit as it grows delta by delta, and as a
+    /// snapshot sets it anew, exactly as measuring it at every delta would hold it.
+    #[test]
+    fn a_growing_activity_is_held_to_the_limit() {
+        let step = |n: usize| json!({"id": format!("s{n}"), "text": "ten chars."});
+        // Room for 30 steps.
+        let full = json!({"steps": (0..30).map(step).collect::<Vec<_>>()});
+        let limit = patch::estimated_size(&full, usize::MAX);
+        let snapshot = |steps: Vec<Value>| {
+            json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a1", "activityType": "PLAN",
+                   "content": {"steps": steps}})
+        };
+        let delta = |n: usize| {
+            json!({"type": "ACTIVITY_DELTA", "messageId": "a1", "activityType": "PLAN",
+                   "patch": [{"op": "add", "path": "/steps/0", "value": step(n)}]})
+        };
+        let mut events = vec![json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})];
+        events.push(snapshot(Vec::new()));
+        events.extend((0..20).map(delta));
+        events.push(snapshot((100..125).map(step).collect()));
+        events.extend((20..60).map(delta));
+        // A snapshot of the messages sets the activity's content too.
+        let steps: Vec<Value> = (200..210).map(step).collect();
+        events.push(json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "a1", "role": "activity", "activityType": "PLAN", "content": {"steps": steps}}
+        ]}));
+        events.extend((60..63).map(delta));
+        let mut folder = Folder::new(limit);
+        let mut content = Value::Null;
+        let (mut held, mut refused) = (0, 0);
+        for (i, value) in events.iter().enumerate() {
+            let kind = value["type"].as_str().and_then(EventType::from_name);
+            let loc = Location {
+                path: "t".into(),
+                line: i as u64 + 1,
+                offset: 0,
+                index: i as u64,
+            };
+            folder.apply(&Event::new(loc, kind, value.clone()));
+            match kind {
+                Some(EventType::ActivitySnapshot) => content = value["content"].clone(),
+                Some(EventType::MessagesSnapshot) => {
+                    content = value["messages"][0]["content"].clone();
+                }
+                Some(EventType::ActivityDelta) => {
+                    let mut size = patch::estimated_size(&content, usize::MAX);
+                    match patch::apply(&mut content, &value["patch"], &mut size, limit) {
+                        Ok(()) => held += 1,
+                        Err(_) => refused += 1,
+                    }
+                }
+                _ => {}
+            }
+            if i > 0 {
+                let held_by_fold = folder.message("a1").map(|m| &m["content"]);
+                assert_eq!(held_by_fold, Some(&content), "{i}");
+            }
+        }
+        assert_eq!((held, refused), (28, 35));
     }
 
     #[test]
