@@ -310,6 +310,11 @@ pub struct Inspector {
     known_ids: HashMap<usize, KnownIds>,
     /// How many changed paths each run's state changes keep so far (by the run's index).
     changes_kept: HashMap<usize, usize>,
+    /// Activities updated since their view's content was last copied from fold, with the
+    /// thread whose fold holds them: copied once they are about to change otherwise (a
+    /// snapshot of the messages) and at the end, not at every update (quadratic in a long
+    /// activity).
+    activities_behind: HashMap<String, usize>,
     state_limit: usize,
     /// The state a client held before the stream (`--initial-state`), if given.
     initial_state: Option<Value>,
@@ -384,6 +389,7 @@ impl Inspector {
             thread: None,
             known_ids: HashMap::new(),
             changes_kept: HashMap::new(),
+            activities_behind: HashMap::new(),
             state_limit,
             initial_state: None,
             initial_messages: Vec::new(),
@@ -627,7 +633,8 @@ impl Inspector {
         self.state_frames.take()
     }
 
-    pub fn finish(self) -> Inspection {
+    pub fn finish(mut self) -> Inspection {
+        self.catch_up_all(None);
         let mut runs = self.runs;
         for run in &mut runs {
             run.duration_ms = match (run.started_at, run.ended_at) {
@@ -736,6 +743,10 @@ impl Inspector {
     fn fold(&mut self, event: &Event, run: usize, ts: Option<i64>) -> Option<usize> {
         let switched = self.pick_thread(event);
         let thread = self.thread.unwrap_or(0);
+        if event.kind == Some(EventType::MessagesSnapshot) && !self.activities_behind.is_empty() {
+            // It may change activities' content: their views take it as their updates left it.
+            self.catch_up_all(Some(thread));
+        }
         let index = event.loc.index;
         let capped = self
             .state_frames
@@ -1251,7 +1262,6 @@ impl Inspector {
             }
             ActivitySnapshot | ActivityDelta => {
                 let id = s("messageId");
-                let content = self.activity_content(id.as_deref());
                 let at = match id.as_ref().and_then(|id| self.activities.get(id)) {
                     Some(&at) => at,
                     None => {
@@ -1262,8 +1272,8 @@ impl Inspector {
                             updates: 0,
                         };
                         let at = self.push_item(run, index, ts, owner, ItemKind::Activity(view));
-                        if let Some(id) = id {
-                            self.activities.insert(id, (run, at));
+                        if let Some(id) = &id {
+                            self.activities.insert(id.clone(), (run, at));
                         }
                         (run, at)
                     }
@@ -1273,9 +1283,17 @@ impl Inspector {
                     if let Some(t) = ev.get("activityType").and_then(Value::as_str) {
                         a.activity_type = Some(t.to_owned());
                     }
-                    if let Some(content) = content {
-                        a.content = content;
+                }
+                if let (Some(id), Some(thread)) = (id, self.thread) {
+                    // Its content is now what fold holds: copied later (see `catch_up`).
+                    if self
+                        .activities_behind
+                        .get(&id)
+                        .is_some_and(|&t| t != thread)
+                    {
+                        self.catch_up(&id);
                     }
+                    self.activities_behind.insert(id, thread);
                 }
                 Some(self.touch(at, index, ts))
             }
@@ -1490,14 +1508,36 @@ impl Inspector {
         }
     }
 
-    /// An activity's content as fold left it after the current event.
-    fn activity_content(&self, id: Option<&str>) -> Option<Value> {
-        let folder = &self.threads[self.thread?].1;
-        let message = folder.message(id?)?;
-        if message.get("role").and_then(Value::as_str) != Some("activity") {
-            return None;
+    /// Copies an activity's content, as fold holds it, into its view: what it was after the
+    /// activity's last update, which is the last change fold made to it (see
+    /// `activities_behind`).
+    fn catch_up(&mut self, id: &str) {
+        let Some(thread) = self.activities_behind.remove(id) else {
+            return;
+        };
+        let content = self.threads[thread].1.message(id).and_then(|message| {
+            let activity = message.get("role").and_then(Value::as_str) == Some("activity");
+            activity.then(|| message.get("content").cloned().unwrap_or(Value::Null))
+        });
+        let (Some(content), Some(&at)) = (content, self.activities.get(id)) else {
+            return;
+        };
+        if let ItemKind::Activity(a) = &mut self.item(at).kind {
+            a.content = content;
         }
-        Some(message.get("content").cloned().unwrap_or(Value::Null))
+    }
+
+    /// [`Inspector::catch_up`] for every activity behind, or those of one thread.
+    fn catch_up_all(&mut self, thread: Option<usize>) {
+        let behind: Vec<String> = self
+            .activities_behind
+            .iter()
+            .filter(|(_, t)| thread.is_none_or(|thread| **t == thread))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in behind {
+            self.catch_up(&id);
+        }
     }
 }
 
@@ -2534,6 +2574,84 @@ mod tests {
         assert_eq!(first[20].0, MAX_CHANGES - 1);
         assert_eq!(first[21].0, 0);
         assert_eq!(counted(&runs[1]), [(MAX_CHANGES, 1526 - MAX_CHANGES)]);
+    }
+
+    /// An activity's view shows its content as its last update left it, though the content
+    /// is copied from fold only later: a snapshot of the messages that changes it afterwards,
+    /// or an update of the same id on another thread, does not show through.
+    #[test]
+    fn an_activity_shows_its_content_after_its_last_update() {
+        use agui_lens_core::protocol::event::Location;
+        let activity = |content: Value| {
+            json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a1", "activityType": "PLAN",
+                   "content": content})
+        };
+        let delta = |n: u32| {
+            json!({"type": "ACTIVITY_DELTA", "messageId": "a1",
+                   "patch": [{"op": "add", "path": "/steps/-", "value": n}]})
+        };
+        let run = |thread: &str| json!({"type": "RUN_STARTED", "threadId": thread, "runId": "r"});
+        let snapshot = json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "a1", "role": "activity", "activityType": "PLAN", "content": {"steps": ["other"]}}
+        ]});
+        let cases = [
+            (
+                vec![run("t"), activity(json!({"steps": []})), delta(1), delta(2)],
+                json!({"steps": [1, 2]}),
+            ),
+            (
+                vec![
+                    run("t"),
+                    activity(json!({"steps": []})),
+                    delta(1),
+                    snapshot.clone(),
+                ],
+                json!({"steps": [1]}),
+            ),
+            (
+                vec![
+                    run("t"),
+                    activity(json!({"steps": [0]})),
+                    run("u"),
+                    snapshot,
+                    run("t"),
+                    delta(3),
+                ],
+                json!({"steps": [0, 3]}),
+            ),
+            (
+                vec![
+                    run("t"),
+                    activity(json!({"steps": [7]})),
+                    run("u"),
+                    delta(8),
+                ],
+                json!({"steps": [7]}),
+            ),
+        ];
+        for (n, (events, shown)) in cases.into_iter().enumerate() {
+            let mut inspector = Inspector::new("t", usize::MAX, false);
+            for (i, value) in events.iter().enumerate() {
+                let kind = value["type"].as_str().and_then(EventType::from_name);
+                let loc = Location {
+                    path: "t".into(),
+                    line: i as u64 + 1,
+                    offset: 0,
+                    index: i as u64,
+                };
+                inspector.event(&Event::new(loc, kind, value.clone()), b"{}");
+            }
+            let runs = inspector.finish().runs;
+            let contents: Vec<&Value> = runs
+                .iter()
+                .flat_map(|run| &run.items)
+                .filter_map(|item| match &item.kind {
+                    ItemKind::Activity(a) => Some(&a.content),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(contents, [&shown], "case {n}");
+        }
     }
 
     /// An `add` whose last token is empty inserts at the front of an array (JavaScript reads
