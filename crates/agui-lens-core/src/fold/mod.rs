@@ -38,16 +38,21 @@ pub(crate) mod testing {
             .with_state(input.get("state").cloned())
             .with_messages(&history);
         for (i, value) in events.iter().enumerate() {
-            let kind = value["type"].as_str().and_then(EventType::from_name);
-            let loc = Location {
-                path: "t".into(),
-                line: i as u64 + 1,
-                offset: 0,
-                index: i as u64,
-            };
-            folder.apply(&Event::new(loc, kind, value.clone()));
+            folder.apply(&event_at(i, value));
         }
         folder.finish()
+    }
+
+    /// The `i`th event of a stream, read whole.
+    pub fn event_at(i: usize, value: &Value) -> Event {
+        let kind = value["type"].as_str().and_then(EventType::from_name);
+        let loc = Location {
+            path: "t".into(),
+            line: i as u64 + 1,
+            offset: 0,
+            index: i as u64,
+        };
+        Event::new(loc, kind, value.clone())
     }
 }
 
@@ -1464,15 +1469,9 @@ mod tests {
         let mut content = Value::Null;
         let (mut held, mut refused) = (0, 0);
         for (i, value) in events.iter().enumerate() {
-            let kind = value["type"].as_str().and_then(EventType::from_name);
-            let loc = Location {
-                path: "t".into(),
-                line: i as u64 + 1,
-                offset: 0,
-                index: i as u64,
-            };
-            folder.apply(&Event::new(loc, kind, value.clone()));
-            match kind {
+            let event = testing::event_at(i, value);
+            folder.apply(&event);
+            match event.kind {
                 Some(EventType::ActivitySnapshot) => content = value["content"].clone(),
                 Some(EventType::MessagesSnapshot) => {
                     content = value["messages"][0]["content"].clone();

@@ -2350,22 +2350,38 @@ mod tests {
         assert_eq!(known.arrays.len(), 2);
     }
 
+    /// The `i`th event of a stream, read whole.
+    fn event_at(i: usize, value: &Value) -> Event {
+        use agui_lens_core::protocol::event::Location;
+        let kind = value["type"].as_str().and_then(EventType::from_name);
+        let loc = Location {
+            path: "t".into(),
+            line: i as u64 + 1,
+            offset: 0,
+            index: i as u64,
+        };
+        Event::new(loc, kind, value.clone())
+    }
+
+    /// What inspect makes of a stream's events.
+    fn inspected(events: &[Value]) -> Inspection {
+        let mut inspector = Inspector::new("t", usize::MAX, false);
+        for (i, value) in events.iter().enumerate() {
+            inspector.event(&event_at(i, value), b"{}");
+        }
+        inspector.finish()
+    }
+
     /// The state changes inspect lists for a stream's STATE_DELTAs, and those comparing each
     /// state with the one before it finds (`null` for a patch that fails). Also how many
     /// arrays' ids inspect knows at the end.
     fn listed_and_compared(events: &[Value]) -> (Vec<Value>, Vec<Value>, usize) {
-        use agui_lens_core::protocol::event::Location;
         let mut inspector = Inspector::new("t", usize::MAX, false);
         let (mut state, mut compared) = (json!({}), Vec::new());
         for (i, value) in events.iter().enumerate() {
-            let kind = value["type"].as_str().and_then(EventType::from_name);
-            let loc = Location {
-                path: "t".into(),
-                line: i as u64 + 1,
-                offset: 0,
-                index: i as u64,
-            };
-            inspector.event(&Event::new(loc, kind, value.clone()), b"{}");
+            let event = event_at(i, value);
+            let kind = event.kind;
+            inspector.event(&event, b"{}");
             let before = state.clone();
             match kind {
                 Some(EventType::StateSnapshot) => state = value["snapshot"].clone(),
@@ -2529,7 +2545,6 @@ mod tests {
     /// [`MAX_RUN_CHANGES`] changed paths, counting the rest, and the next run starts afresh.
     #[test]
     fn a_run_keeps_a_bounded_number_of_changed_paths() {
-        use agui_lens_core::protocol::event::Location;
         let run = json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"});
         let list: Vec<u32> = (0..1500).collect();
         let mut events = vec![
@@ -2539,18 +2554,7 @@ mod tests {
         let insert = |n: u32| json!({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/log/0", "value": 10_000 + n}]});
         events.extend((0..25).map(insert));
         events.extend([run, insert(25)]);
-        let mut inspector = Inspector::new("t", usize::MAX, false);
-        for (i, value) in events.iter().enumerate() {
-            let kind = value["type"].as_str().and_then(EventType::from_name);
-            let loc = Location {
-                path: "t".into(),
-                line: i as u64 + 1,
-                offset: 0,
-                index: i as u64,
-            };
-            inspector.event(&Event::new(loc, kind, value.clone()), b"{}");
-        }
-        let runs = inspector.finish().runs;
+        let runs = inspected(&events).runs;
         let counted = |run: &RunView| -> Vec<(usize, usize)> {
             run.items
                 .iter()
@@ -2581,7 +2585,6 @@ mod tests {
     /// or an update of the same id on another thread, does not show through.
     #[test]
     fn an_activity_shows_its_content_after_its_last_update() {
-        use agui_lens_core::protocol::event::Location;
         let activity = |content: Value| {
             json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "a1", "activityType": "PLAN",
                    "content": content})
@@ -2630,18 +2633,7 @@ mod tests {
             ),
         ];
         for (n, (events, shown)) in cases.into_iter().enumerate() {
-            let mut inspector = Inspector::new("t", usize::MAX, false);
-            for (i, value) in events.iter().enumerate() {
-                let kind = value["type"].as_str().and_then(EventType::from_name);
-                let loc = Location {
-                    path: "t".into(),
-                    line: i as u64 + 1,
-                    offset: 0,
-                    index: i as u64,
-                };
-                inspector.event(&Event::new(loc, kind, value.clone()), b"{}");
-            }
-            let runs = inspector.finish().runs;
+            let runs = inspected(&events).runs;
             let contents: Vec<&Value> = runs
                 .iter()
                 .flat_map(|run| &run.items)
