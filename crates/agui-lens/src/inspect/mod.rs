@@ -307,9 +307,9 @@ pub struct Inspector {
     threads: Vec<(Option<String>, Folder)>,
     thread: Option<usize>,
     /// What is known about the arrays of each thread's state (by the thread's index).
-    known_ids: HashMap<usize, KnownIds>,
+    known_ids: Vec<KnownIds>,
     /// How many changed paths each run's state changes keep so far (by the run's index).
-    changes_kept: HashMap<usize, usize>,
+    changes_kept: Vec<usize>,
     /// Activities updated since their view's content was last copied from fold, with the
     /// thread whose fold holds them: copied once they are about to change otherwise (a
     /// snapshot of the messages) and at the end, not at every update (quadratic in a long
@@ -387,8 +387,8 @@ impl Inspector {
             thinking: None,
             threads: Vec::new(),
             thread: None,
-            known_ids: HashMap::new(),
-            changes_kept: HashMap::new(),
+            known_ids: Vec::new(),
+            changes_kept: Vec::new(),
             activities_behind: HashMap::new(),
             state_limit,
             initial_state: None,
@@ -759,8 +759,14 @@ impl Inspector {
             self.keep_frame(index, thread, FrameKind::Whole(state), size);
         }
         let folder = &mut self.threads[thread].1;
-        let known = self.known_ids.entry(thread).or_default();
-        let kept = self.changes_kept.entry(run).or_default();
+        if self.known_ids.len() <= thread {
+            self.known_ids.resize_with(thread + 1, KnownIds::default);
+        }
+        if self.changes_kept.len() <= run {
+            self.changes_kept.resize(run + 1, 0);
+        }
+        let known = &mut self.known_ids[thread];
+        let kept = &mut self.changes_kept[run];
         let room = MAX_CHANGES.min(MAX_RUN_CHANGES.saturating_sub(*kept));
         let change = match event.kind {
             Some(EventType::RunStarted) => {
@@ -1838,11 +1844,8 @@ fn canonical_index(token: &str) -> Option<usize> {
 
 /// The hash of an element's `id`, when it is an object with a string id.
 fn id_hash(item: &Value) -> Option<u64> {
-    use std::hash::{Hash, Hasher};
     let id = item.as_object()?.get("id")?.as_str()?;
-    let mut hasher = std::hash::DefaultHasher::new();
-    id.hash(&mut hasher);
-    Some(hasher.finish())
+    Some(agui_lens_core::protocol::ids::id_hash(id))
 }
 
 /// What is known about a thread's state between patches: the arrays (by pointer) whose
@@ -1852,8 +1855,11 @@ fn id_hash(item: &Value) -> Option<u64> {
 /// compare the whole array (quadratic in a list that grows at its front).
 #[derive(Debug, Default)]
 struct KnownIds {
-    arrays: HashMap<String, std::collections::HashSet<u64>>,
+    arrays: HashMap<String, IdSet>,
 }
+
+/// Hashes of ids (already hashed: [`agui_lens_core::protocol::ids::id_hash`]).
+type IdSet = std::collections::HashSet<u64, agui_lens_core::protocol::ids::FastBuild>;
 
 /// Arrays shorter than this are compared whole: cheap enough, and nothing to keep.
 const KNOWN_FROM: usize = 64;
@@ -1877,7 +1883,7 @@ impl KnownIds {
             added.iter().map(|a| (a.op, Ok(a))).collect();
         steps.extend(inner.iter().map(|&(op, index)| (op, Err(index))));
         steps.sort_by_key(|(op, _)| *op);
-        let mut new = std::collections::HashSet::with_capacity(added.len());
+        let mut new = IdSet::with_capacity_and_hasher(added.len(), Default::default());
         // Where the inserted elements are as the patch goes, and the old elements changed.
         let (mut landed, mut changed): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
         for (_, step) in steps {
@@ -1959,8 +1965,7 @@ impl KnownIds {
             self.arrays.remove(place);
             if let (true, Some(Value::Array(items))) = (*whole, pointed(state, place)) {
                 if items.len() >= from {
-                    let ids: Option<std::collections::HashSet<u64>> =
-                        items.iter().map(id_hash).collect();
+                    let ids: Option<IdSet> = items.iter().map(id_hash).collect();
                     if let Some(ids) = ids.filter(|ids| ids.len() == items.len()) {
                         self.arrays.insert(place.clone(), ids);
                     }
@@ -2402,7 +2407,7 @@ mod tests {
                 _ => {}
             }
         }
-        let known = inspector.known_ids.values().map(|k| k.arrays.len()).sum();
+        let known = inspector.known_ids.iter().map(|k| k.arrays.len()).sum();
         let listed = inspector
             .finish()
             .runs
