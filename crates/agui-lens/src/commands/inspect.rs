@@ -139,9 +139,6 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     })
 }
 
-/// The event of a frame the check read as a plain delta. Its bytes parsed as one (that is
-/// what reading them as a delta decided); were they ever not to, the event is made from the
-/// fields the delta was read with.
 /// What takes the checked events: the inspection, and the statistics or the page's rows when
 /// asked for.
 struct Following {
@@ -210,6 +207,9 @@ impl Follower for Following {
     }
 }
 
+/// The event of a frame the check read as a plain delta. Its bytes parsed as one (that is
+/// what reading them as a delta decided); were they ever not to, the event is made from the
+/// fields the delta was read with.
 fn whole_event(path: &Arc<str>, frame: &Frame, plain: &PlainDelta<'_>, raw: &[u8]) -> Event {
     let value = serde_json::from_slice(raw).unwrap_or_else(|_| plain.to_value());
     Event::new(parse::location(path, frame), Some(plain.kind), value)
