@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::protocol::ids::FastBuild;
 use crate::protocol::patch::{js_equal, push_token};
 
 /// The first difference between two values, depth first in document order.
@@ -144,8 +145,9 @@ fn walk_all(
         (Some(Value::Array(a)), Some(Value::Array(b))) if !ids_kept_in_place(a, b) => {
             match (ids(a), ids(b)) {
                 (Some(old), Some(new)) => {
-                    let kept: std::collections::HashSet<&str> = new.iter().copied().collect();
-                    let was: std::collections::HashMap<&str, usize> =
+                    let kept: std::collections::HashSet<&str, FastBuild> =
+                        new.iter().copied().collect();
+                    let was: std::collections::HashMap<&str, usize, FastBuild> =
                         old.iter().enumerate().map(|(i, id)| (*id, i)).collect();
                     for (i, id) in old.iter().enumerate() {
                         if !kept.contains(id) {
@@ -220,7 +222,7 @@ fn ids(items: &[Value]) -> Option<Vec<&str>> {
         .iter()
         .map(|item| item.get("id").and_then(Value::as_str))
         .collect::<Option<_>>()?;
-    let unique: std::collections::HashSet<&str> = ids.iter().copied().collect();
+    let unique: std::collections::HashSet<&str, FastBuild> = ids.iter().copied().collect();
     (!ids.is_empty() && unique.len() == ids.len()).then_some(ids)
 }
 
@@ -313,7 +315,8 @@ mod tests {
             }
             (Some(Value::Array(a)), Some(Value::Array(b))) => match (ids(a), ids(b)) {
                 (Some(old), Some(new)) => {
-                    let kept: std::collections::HashSet<&str> = new.iter().copied().collect();
+                    let kept: std::collections::HashSet<&str, FastBuild> =
+                        new.iter().copied().collect();
                     for (i, id) in old.iter().enumerate() {
                         if !kept.contains(id) {
                             at(pointer, Err(i), Some(&a[i]), None, out);

@@ -16,6 +16,7 @@ use agui_lens_core::compare::difference::all_differences;
 use agui_lens_core::fold::{Folded, Folder};
 use agui_lens_core::protocol::chunks::{ChunkExpander, Piece};
 use agui_lens_core::protocol::event::{Event, EventType};
+use agui_lens_core::protocol::ids::FastBuild;
 use agui_lens_core::protocol::patch;
 use agui_lens_core::report::DiagnosticRecord;
 
@@ -297,12 +298,12 @@ pub struct Inspector {
     pieces: Vec<Piece>,
     runs: Vec<RunView>,
     current: Option<usize>,
-    messages: HashMap<String, ItemRef>,
-    tool_calls: HashMap<String, ItemRef>,
-    reasoning: HashMap<String, ItemRef>,
-    steps: HashMap<(Option<String>, String), ItemRef>,
-    subagents: HashMap<String, ItemRef>,
-    activities: HashMap<String, ItemRef>,
+    messages: HashMap<String, ItemRef, FastBuild>,
+    tool_calls: HashMap<String, ItemRef, FastBuild>,
+    reasoning: HashMap<String, ItemRef, FastBuild>,
+    steps: HashMap<(Option<String>, String), ItemRef, FastBuild>,
+    subagents: HashMap<String, ItemRef, FastBuild>,
+    activities: HashMap<String, ItemRef, FastBuild>,
     thinking: Option<ItemRef>,
     threads: Vec<(Option<String>, Folder)>,
     thread: Option<usize>,
@@ -314,14 +315,14 @@ pub struct Inspector {
     /// thread whose fold holds them: copied once they are about to change otherwise (a
     /// snapshot of the messages) and at the end, not at every update (quadratic in a long
     /// activity).
-    activities_behind: HashMap<String, usize>,
+    activities_behind: HashMap<String, usize, FastBuild>,
     state_limit: usize,
     /// The state a client held before the stream (`--initial-state`), if given.
     initial_state: Option<Value>,
     /// The messages it held, when the request is known.
     initial_messages: Vec<Value>,
     /// The events of the batch being checked: where their findings go.
-    touched: HashMap<u64, (Option<Target>, Option<i64>)>,
+    touched: HashMap<u64, (Option<Target>, Option<i64>), FastBuild>,
     file_diagnostics: Vec<DiagnosticView>,
     frames: u64,
     events: u64,
@@ -350,7 +351,7 @@ pub struct StateFrames {
     /// The event after which no more states were kept, if the cap was reached.
     pub capped_at: Option<u64>,
     /// Per thread: frames and bytes of changes since its last whole state.
-    since_whole: HashMap<usize, (usize, usize)>,
+    since_whole: HashMap<usize, (usize, usize), FastBuild>,
 }
 
 /// Most bytes of state history embedded in a page.
@@ -378,22 +379,22 @@ impl Inspector {
             pieces: Vec::new(),
             runs: Vec::new(),
             current: None,
-            messages: HashMap::new(),
-            tool_calls: HashMap::new(),
-            reasoning: HashMap::new(),
-            steps: HashMap::new(),
-            subagents: HashMap::new(),
-            activities: HashMap::new(),
+            messages: HashMap::default(),
+            tool_calls: HashMap::default(),
+            reasoning: HashMap::default(),
+            steps: HashMap::default(),
+            subagents: HashMap::default(),
+            activities: HashMap::default(),
             thinking: None,
             threads: Vec::new(),
             thread: None,
             known_ids: Vec::new(),
             changes_kept: Vec::new(),
-            activities_behind: HashMap::new(),
+            activities_behind: HashMap::default(),
             state_limit,
             initial_state: None,
             initial_messages: Vec::new(),
-            touched: HashMap::new(),
+            touched: HashMap::default(),
             file_diagnostics: Vec::new(),
             frames: 0,
             events: 0,
@@ -1859,7 +1860,7 @@ struct KnownIds {
 }
 
 /// Hashes of ids (already hashed: [`agui_lens_core::protocol::ids::id_hash`]).
-type IdSet = std::collections::HashSet<u64, agui_lens_core::protocol::ids::FastBuild>;
+type IdSet = std::collections::HashSet<u64, FastBuild>;
 
 /// Arrays shorter than this are compared whole: cheap enough, and nothing to keep.
 const KNOWN_FROM: usize = 64;
