@@ -26,3 +26,46 @@ pub fn catch() {
         libc::signal(libc::SIGTERM, handler);
     }
 }
+
+/// While it lives, SIGINT and SIGTERM ask to stop (as after [`catch`]); once dropped, each is
+/// handled as it was before. A signal the process ignores (Ctrl-C for a job started in the
+/// background) stays ignored. For a command that catches no signal otherwise but must not be
+/// ended halfway through one step (writing a file beside the one it replaces).
+pub struct Caught {
+    before: [(libc::c_int, libc::sighandler_t); 2],
+}
+
+impl Caught {
+    /// Catches the two signals until the value is dropped.
+    pub fn begin() -> Caught {
+        let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        let before = [libc::SIGINT, libc::SIGTERM].map(|signal| {
+            // SAFETY: reading a signal's action into a zeroed struct, and setting the handler
+            // as `catch` does.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(signal, std::ptr::null(), &mut action);
+                let now = action.sa_sigaction;
+                if now != libc::SIG_IGN {
+                    libc::signal(signal, handler);
+                }
+                (signal, now)
+            }
+        });
+        Caught { before }
+    }
+}
+
+impl Drop for Caught {
+    fn drop(&mut self) {
+        for (signal, before) in self.before {
+            if before != libc::SIG_IGN {
+                // SAFETY: putting back the handler the signal had (a plain function or the
+                // default).
+                unsafe {
+                    libc::signal(signal, before);
+                }
+            }
+        }
+    }
+}

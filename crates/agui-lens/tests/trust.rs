@@ -913,6 +913,49 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
     assert_eq!(files_under(&out), Vec::<PathBuf>::new());
 }
 
+/// Ctrl-C or SIGTERM while `inspect --html` writes its page leaves neither the page nor its
+/// temp file, and the exit status says the command was stopped. (A signal while the stream is
+/// read ends the process before any file exists.)
+#[test]
+fn a_page_interrupted_while_written_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("long.jsonl");
+    let mut text = String::from("{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    text.push_str("{\"type\":\"STATE_SNAPSHOT\",\"snapshot\":{\"log\":[]}}\n");
+    for i in 0..4_000 {
+        text.push_str(&format!(
+            "{{\"type\":\"STATE_DELTA\",\"delta\":[{{\"op\":\"add\",\"path\":\"/log/-\",\"value\":\"entry {i} {}\"}}]}}\n\
+             {{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m{i}\",\"role\":\"assistant\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m{i}\",\"delta\":\"{}\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m{i}\"}}\n",
+            "x".repeat(100),
+            "word ".repeat(100)
+        ));
+    }
+    text.push_str("{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    write(&input, text.as_bytes());
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let out = dir.path().join(format!("out-{signal}"));
+        std::fs::create_dir(&out).unwrap();
+        let page = out.join("page.html");
+        let child = Child::spawn(&["inspect", s(&input), "--html", s(&page)], None);
+        // The temp file beside the page exists only while the page is written.
+        let started = std::time::Instant::now();
+        while files_under(&out).is_empty() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "no page was begun"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        child.signal(signal);
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(30));
+        assert_eq!(exit, code, "{stdout}\n{stderr}");
+        assert!(stderr.contains("stopped by"), "{stderr}");
+        assert_eq!(files_under(&out), Vec::<PathBuf>::new(), "{stderr}");
+    }
+}
+
 /// Item 9: one large event does not take twenty times its size. A STATE_DELTA of about 1.3
 /// million `replace` operations, just under the default 64 MiB line cap, goes through every
 /// command that reads a stream in under 512 MiB, and is not refused.

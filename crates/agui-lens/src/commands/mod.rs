@@ -102,7 +102,10 @@ fn replaced(path: &Path) -> PathBuf {
 
 /// Writes a file the user named with what `write` writes: a regular file (new, or existing,
 /// also through a link) is replaced atomically ([`temp_beside`], [`persist`]); a device or a
-/// FIFO ([`is_stream`]) is written into.
+/// FIFO ([`is_stream`]) is written into. Ctrl-C or SIGTERM while the temp file exists stops
+/// the writing and removes it (the command then fails, and its exit status names the
+/// signal); a stop asked for before the call (a server writing its capture as it stops)
+/// does not stop it.
 pub(crate) fn write_file(
     path: &Path,
     write: impl FnOnce(&mut dyn io::Write) -> Result<()>,
@@ -115,14 +118,48 @@ pub(crate) fn write_file(
             .flush()
             .with_context(|| format!("writing {}", path.display()));
     }
+    // Dropped after `temp`: the signals are caught until the temp file is gone or in place.
+    let _caught = crate::signals::Caught::begin();
     let mut temp = temp_beside(path)?;
     {
-        let mut out = io::BufWriter::new(temp.as_file_mut());
+        let mut out = io::BufWriter::new(Stoppable::new(temp.as_file_mut()));
         write(&mut out)?;
         out.flush()
             .with_context(|| format!("writing {}", path.display()))?;
     }
     persist(temp, path).with_context(|| format!("writing {}", path.display()))
+}
+
+/// A writer that refuses more bytes once a stop is asked for (Ctrl-C, SIGTERM), unless one
+/// had been asked for before it was made.
+struct Stoppable<W> {
+    inner: W,
+    stopping_already: bool,
+}
+
+impl<W> Stoppable<W> {
+    fn new(inner: W) -> Stoppable<W> {
+        Stoppable {
+            inner,
+            stopping_already: agui_lens_core::stop::requested(),
+        }
+    }
+}
+
+impl<W: io::Write> io::Write for Stoppable<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !self.stopping_already && agui_lens_core::stop::requested() {
+            return Err(io::Error::other(format!(
+                "stopped by {}",
+                agui_lens_core::stop::signal_name()
+            )));
+        }
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// A temp file beside the file `path` names (see [`replaced`]), to be persisted over it once
