@@ -782,9 +782,40 @@ fn heap(len: usize) -> usize {
     len.next_multiple_of(16)
 }
 
-/// The value at a pointer, for excerpts in diagnostics.
+/// The value at a pointer, for excerpts in diagnostics and inspect's views of changes: what
+/// [`parse_pointer`] then [`get`] find, walked token by token without gathering the keys (a
+/// pointer that is malformed or names a forbidden key finds nothing).
 pub fn get_pointer<'a>(doc: &'a Value, pointer: &str) -> Option<&'a Value> {
-    get(doc, &parse_pointer(pointer).ok()?.keys)
+    if pointer.is_empty() {
+        return Some(doc);
+    }
+    let rest = pointer.strip_prefix('/')?;
+    let mut node = doc;
+    let mut after_constructor = false;
+    let mut start = 0;
+    while start <= rest.len() {
+        let end = rest.as_bytes()[start..]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(rest.len(), |i| start + i);
+        let k = &rest[start..end];
+        start = end + 1;
+        let key = if k.as_bytes().contains(&b'~') {
+            Cow::Owned(k.replace("~1", "/").replace("~0", "~"))
+        } else {
+            Cow::Borrowed(k)
+        };
+        if key == "__proto__" || (key == "prototype" && after_constructor) {
+            return None;
+        }
+        after_constructor = key == "constructor";
+        node = match node {
+            Value::Object(map) => map.get(&*key)?,
+            Value::Array(items) => &items[array_has(items, &key)?],
+            _ => return None,
+        };
+    }
+    Some(node)
 }
 
 /// The nearest existing ancestor of a pointer and its pointer.
@@ -850,6 +881,58 @@ mod tests {
             let doc = json!({ key: 7 });
             assert_eq!(get_pointer(&doc, &pointer), Some(&json!(7)), "{key:?}");
         }
+    }
+
+    /// Walking a pointer finds what reading all its keys first and then following them finds,
+    /// for every pointer of up to three tokens of every shape (escapes, indexes canonical or
+    /// not, `-`, empty and forbidden tokens) and for malformed ones.
+    #[test]
+    fn a_walked_pointer_finds_what_its_keys_find() {
+        let doc = json!({
+            "a": {"b": [1, {"a": 2}], "": 3, "constructor": {"prototype": 4}},
+            "b": [[5], {"0": 6}],
+            "": {"": 7},
+            "a/b": 8, "~": 9, "~1": 10,
+            "constructor": {"prototype": 11, "a": 12},
+            "prototype": 13,
+            "__proto__": 14,
+        });
+        let tokens = [
+            "a",
+            "b",
+            "",
+            "0",
+            "1",
+            "01",
+            "-",
+            "2",
+            "a~1b",
+            "~0",
+            "~",
+            "~2",
+            "constructor",
+            "prototype",
+            "__proto__",
+            "x/y",
+        ];
+        let mut pointers = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..3 {
+            last = last
+                .iter()
+                .flat_map(|p| tokens.iter().map(move |t| format!("{p}/{t}")))
+                .collect();
+            pointers.extend(last.iter().cloned());
+        }
+        pointers.extend(["a", "a/b", "~0"].map(String::from));
+        let mut found = 0;
+        for pointer in &pointers {
+            let keys = parse_pointer(pointer).ok().map(|p| p.keys);
+            let expected = keys.and_then(|keys| get(&doc, &keys));
+            found += usize::from(expected.is_some());
+            assert_eq!(get_pointer(&doc, pointer), expected, "{pointer}");
+        }
+        assert!(found >= 20, "only {found} pointers found something");
     }
 
     /// A patch read as text applies exactly as the same patch read as values, made atomic by
