@@ -913,6 +913,38 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
     assert_eq!(files_under(&out), Vec::<PathBuf>::new());
 }
 
+/// Ctrl-C or SIGTERM during `cat -o` leaves neither the output nor its temp file (the temp file
+/// was left behind, with whatever had been copied), and the exit status says so.
+#[test]
+fn an_interrupted_copy_leaves_nothing_behind() {
+    use std::io::Write;
+    let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("live.jsonl");
+        let c_path = std::ffi::CString::new(s(&fifo)).unwrap();
+        // SAFETY: a plain mkfifo call on a path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let target = out.join("copy.sse");
+        let child = Child::spawn(&["cat", s(&fifo), "-o", s(&target)], None);
+        let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        let half = stream.len() / 2;
+        writer.write_all(&stream[..half]).unwrap();
+        writer.flush().unwrap();
+        until(|| !files_under(&out).is_empty());
+        child.signal(signal);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let _ = writer.write_all(&stream[half..]);
+        drop(writer);
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+        assert_eq!(exit, code, "{stdout}\n{stderr}");
+        assert!(stderr.contains("is left as it was"), "{stderr}");
+        assert_eq!(files_under(&out), Vec::<PathBuf>::new(), "{stderr}");
+    }
+}
+
 /// Ctrl-C or SIGTERM while `inspect --html` writes its page leaves neither the page nor its
 /// temp file, and the exit status says the command was stopped. (A signal while the stream is
 /// read ends the process before any file exists.)

@@ -153,6 +153,9 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                 }
             }
             let compression = read::detect_compression_ext(path);
+            // Ctrl-C or SIGTERM stops the reading (see `for_each_event`) and the temp file
+            // goes, until the copy is in place: dropped after `temp`.
+            let _caught = (!stream).then(crate::signals::Caught::begin);
             // A file is replaced by a finished temp file.
             let (file, temp) = if stream {
                 (super::open_stream(path)?, None)
@@ -163,7 +166,17 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             };
             // Compressing and writing happen beside this thread, which reads and filters.
             let mut writer = EventWriter::background(file, format, compression)?;
-            copy(&input, &read, &mut filter, &mut writer)?;
+            copy(&input, &read, &mut filter, &mut writer).map_err(|err| {
+                if agui_lens_core::stop::requested() {
+                    anyhow::anyhow!(
+                        "stopped by {}: {} is left as it was",
+                        agui_lens_core::stop::signal_name(),
+                        path.display()
+                    )
+                } else {
+                    err
+                }
+            })?;
             let notes = writer.take_notes();
             writer
                 .finish()
