@@ -884,29 +884,42 @@ fn an_interrupted_follow_reports_and_exits_130() {
     assert!(stdout.contains("checked 1 file, 1 event"), "{stdout}");
 }
 
+/// A FIFO at `path`, through which a test feeds a command its input piece by piece.
+fn make_fifo(path: &Path) {
+    let c_path = std::ffi::CString::new(s(path)).unwrap();
+    // SAFETY: a plain mkfifo call on a path the test owns.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+}
+
+/// Writes `stream` into the FIFO `fifo` in two halves, with `between` run after the first
+/// (the signal sent halfway) and a pause for it to land; then closes the FIFO.
+fn feed_in_halves(fifo: &Path, stream: &[u8], between: impl FnOnce()) {
+    use std::io::Write;
+    let mut writer = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+    let half = stream.len() / 2;
+    writer.write_all(&stream[..half]).unwrap();
+    writer.flush().unwrap();
+    between();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // The command may have stopped reading already.
+    let _ = writer.write_all(&stream[half..]);
+}
+
 /// Item 8: Ctrl-C during `compact` leaves nothing half-written: no output, no temp file.
 #[test]
 fn an_interrupted_compaction_leaves_nothing_behind() {
-    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("live.jsonl");
-    let c_path = std::ffi::CString::new(s(&fifo)).unwrap();
-    // SAFETY: a plain mkfifo call on a path this test owns.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    make_fifo(&fifo);
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let target = out.join("compacted.jsonl");
     let child = Child::spawn(&["compact", s(&fifo), "-o", s(&target)], None);
-    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
     let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
-    let half = stream.len() / 2;
-    writer.write_all(&stream[..half]).unwrap();
-    writer.flush().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    child.signal(libc::SIGINT);
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    let _ = writer.write_all(&stream[half..]);
-    drop(writer);
+    feed_in_halves(&fifo, &stream, || {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        child.signal(libc::SIGINT);
+    });
     let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
     assert_eq!(exit, 130, "{stdout}\n{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
@@ -917,27 +930,19 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
 /// was left behind, with whatever had been copied), and the exit status says so.
 #[test]
 fn an_interrupted_copy_leaves_nothing_behind() {
-    use std::io::Write;
     let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
     for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("live.jsonl");
-        let c_path = std::ffi::CString::new(s(&fifo)).unwrap();
-        // SAFETY: a plain mkfifo call on a path this test owns.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        make_fifo(&fifo);
         let out = dir.path().join("out");
         std::fs::create_dir(&out).unwrap();
         let target = out.join("copy.sse");
         let child = Child::spawn(&["cat", s(&fifo), "-o", s(&target)], None);
-        let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
-        let half = stream.len() / 2;
-        writer.write_all(&stream[..half]).unwrap();
-        writer.flush().unwrap();
-        until(|| !files_under(&out).is_empty());
-        child.signal(signal);
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let _ = writer.write_all(&stream[half..]);
-        drop(writer);
+        feed_in_halves(&fifo, &stream, || {
+            until(|| !files_under(&out).is_empty());
+            child.signal(signal);
+        });
         let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
         assert_eq!(exit, code, "{stdout}\n{stderr}");
         assert!(stderr.contains("is left as it was"), "{stderr}");

@@ -311,22 +311,9 @@ fn parse_pointer(pointer: &str) -> Result<Pointer<'_>, PatchErrorKind> {
             "a path must be empty or start with /",
         ));
     };
-    // Paths are short: a plain scan for the separators beats `split`'s searcher.
-    let mut start = 0;
-    while start <= rest.len() {
-        let end = rest.as_bytes()[start..]
-            .iter()
-            .position(|&b| b == b'/')
-            .map_or(rest.len(), |i| start + i);
-        let k = &rest[start..end];
-        start = end + 1;
-        let key = if k.as_bytes().contains(&b'~') {
-            Cow::Owned(k.replace("~1", "/").replace("~0", "~"))
-        } else {
-            Cow::Borrowed(k)
-        };
+    for key in tokens(rest) {
         let after_constructor = keys.last().is_some_and(|prev| prev == "constructor");
-        if key == "__proto__" || (key == "prototype" && after_constructor) {
+        if forbidden(&key, after_constructor) {
             return Err(PatchErrorKind::Forbidden);
         }
         keys.push(key);
@@ -335,6 +322,49 @@ fn parse_pointer(pointer: &str) -> Result<Pointer<'_>, PatchErrorKind> {
         text: pointer,
         keys,
     })
+}
+
+/// The keys of a pointer, from the text after its first `/`: unescaped (`~1` as `/`, `~0` as
+/// `~`), borrowed where no escape changed them.
+fn tokens(rest: &str) -> Tokens<'_> {
+    Tokens { rest, start: 0 }
+}
+
+struct Tokens<'a> {
+    rest: &'a str,
+    /// Where the next key starts; past the end once the last is read.
+    start: usize,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = Cow<'a, str>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Cow<'a, str>> {
+        let (rest, start) = (self.rest, self.start);
+        if start > rest.len() {
+            return None;
+        }
+        // Paths are short: a plain scan for the separators beats `split`'s searcher.
+        let end = rest.as_bytes()[start..]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(rest.len(), |i| start + i);
+        let k = &rest[start..end];
+        self.start = end + 1;
+        Some(if k.as_bytes().contains(&b'~') {
+            Cow::Owned(k.replace("~1", "/").replace("~0", "~"))
+        } else {
+            Cow::Borrowed(k)
+        })
+    }
+}
+
+/// Keys a path may not name, as the official client refuses them: `__proto__`, and
+/// `prototype` right after `constructor`.
+#[inline]
+fn forbidden(key: &str, after_constructor: bool) -> bool {
+    key == "__proto__" || (key == "prototype" && after_constructor)
 }
 
 /// An array index as the official client reads one: any run of digits (even empty), read as a
@@ -792,20 +822,8 @@ pub fn get_pointer<'a>(doc: &'a Value, pointer: &str) -> Option<&'a Value> {
     let rest = pointer.strip_prefix('/')?;
     let mut node = doc;
     let mut after_constructor = false;
-    let mut start = 0;
-    while start <= rest.len() {
-        let end = rest.as_bytes()[start..]
-            .iter()
-            .position(|&b| b == b'/')
-            .map_or(rest.len(), |i| start + i);
-        let k = &rest[start..end];
-        start = end + 1;
-        let key = if k.as_bytes().contains(&b'~') {
-            Cow::Owned(k.replace("~1", "/").replace("~0", "~"))
-        } else {
-            Cow::Borrowed(k)
-        };
-        if key == "__proto__" || (key == "prototype" && after_constructor) {
+    for key in tokens(rest) {
+        if forbidden(&key, after_constructor) {
             return None;
         }
         after_constructor = key == "constructor";
