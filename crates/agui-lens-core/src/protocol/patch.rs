@@ -812,9 +812,9 @@ fn heap(len: usize) -> usize {
     len.next_multiple_of(16)
 }
 
-/// The value at a pointer, for excerpts in diagnostics and inspect's views of changes: what
-/// [`parse_pointer`] then [`get`] find, walked token by token without gathering the keys (a
-/// pointer that is malformed or names a forbidden key finds nothing).
+/// The value at a pointer, for excerpts in diagnostics and inspect's views of changes;
+/// nothing for a pointer that is malformed or names a forbidden key, as for a patch. Walked
+/// key by key, without gathering the keys first.
 pub fn get_pointer<'a>(doc: &'a Value, pointer: &str) -> Option<&'a Value> {
     if pointer.is_empty() {
         return Some(doc);
