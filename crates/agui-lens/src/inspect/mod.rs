@@ -2237,7 +2237,7 @@ mod tests {
         /// Watching appended elements finds what watching their whole array finds.
         #[test]
         fn appends_are_listed_as_the_whole_array_lists_them((state, ops) in patched()) {
-                        let narrow = here(watched_pointers(&ops, Some(&state)));
+            let narrow = here(watched_pointers(&ops, Some(&state)));
             proptest::prop_assert_eq!(
                 listed(&state, &ops, &narrow),
                 listed_whole(&state, &ops),
@@ -2252,7 +2252,7 @@ mod tests {
         fn inserts_are_listed_as_the_whole_array_lists_them((mut state, patches) in history()) {
             // What a patch that replaced the lists whole would have left known.
             let mut known = KnownIds::default();
-                        let replaced = compared_whole(&["/log", "/other"]);
+            let replaced = compared_whole(&["/log", "/other"]);
             known.update(&replaced, Some(&state), 0);
             for ops in &patches {
                 let places = places(ops, &state, &known);
