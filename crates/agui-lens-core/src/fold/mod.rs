@@ -847,7 +847,13 @@ impl Folder {
         if patch::apply_ops(&mut content, ops, &mut size, limit).is_ok() {
             message.insert("content".into(), content);
             set_or_remove(message, "activityType", ev.get("activityType"));
-            self.activity_sizes.insert(id.to_owned(), size);
+            // The id is copied only the first time.
+            match self.activity_sizes.get_mut(id) {
+                Some(kept) => *kept = size,
+                None => {
+                    self.activity_sizes.insert(id.to_owned(), size);
+                }
+            }
         } else if kept {
             message.insert("content".into(), content);
         }
