@@ -953,6 +953,10 @@ fn an_interrupted_copy_leaves_nothing_behind() {
 /// Ctrl-C or SIGTERM while `inspect --html` writes its page leaves neither the page nor its
 /// temp file, and the exit status says the command was stopped. (A signal while the stream is
 /// read ends the process before any file exists.)
+///
+/// The command is frozen (SIGSTOP) as soon as its temp file is seen, so the signal is known to
+/// land while the page is being made; when the freeze came too late (the page already in
+/// place), the attempt is made again.
 #[test]
 fn a_page_interrupted_while_written_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
@@ -972,24 +976,43 @@ fn a_page_interrupted_while_written_leaves_nothing_behind() {
     text.push_str("{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
     write(&input, text.as_bytes());
     for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
-        let out = dir.path().join(format!("out-{signal}"));
-        std::fs::create_dir(&out).unwrap();
-        let page = out.join("page.html");
-        let child = Child::spawn(&["inspect", s(&input), "--html", s(&page)], None);
-        // The temp file beside the page exists only while the page is written.
-        let started = std::time::Instant::now();
-        while files_under(&out).is_empty() {
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(60),
-                "no page was begun"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(1));
+        let mut caught_mid_write = false;
+        for attempt in 0..20 {
+            let out = dir.path().join(format!("out-{signal}-{attempt}"));
+            std::fs::create_dir(&out).unwrap();
+            let page = out.join("page.html");
+            let child = Child::spawn(&["inspect", s(&input), "--html", s(&page)], None);
+            // The temp file beside the page exists only while the page is made and written.
+            let started = std::time::Instant::now();
+            while files_under(&out).is_empty() {
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(60),
+                    "no page was begun"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            child.signal(libc::SIGSTOP);
+            let frozen_mid_write = !page.exists() && !files_under(&out).is_empty();
+            child.signal(signal);
+            child.signal(libc::SIGCONT);
+            let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(30));
+            let left = files_under(&out);
+            if frozen_mid_write {
+                assert_eq!(exit, code, "{stdout}\n{stderr}");
+                assert!(stderr.contains("stopped by"), "{stderr}");
+                assert_eq!(left, Vec::<PathBuf>::new(), "{stderr}");
+                caught_mid_write = true;
+                break;
+            }
+            // Too late: whatever is left is the whole page, never a temp file.
+            assert_eq!(left, vec![PathBuf::from("page.html")], "{stderr}");
+            let written = std::fs::read_to_string(&page).unwrap();
+            assert!(written.trim_end().ends_with("</html>"), "{stderr}");
         }
-        child.signal(signal);
-        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(30));
-        assert_eq!(exit, code, "{stdout}\n{stderr}");
-        assert!(stderr.contains("stopped by"), "{stderr}");
-        assert_eq!(files_under(&out), Vec::<PathBuf>::new(), "{stderr}");
+        assert!(
+            caught_mid_write,
+            "no attempt was stopped while the page was made"
+        );
     }
 }
 
