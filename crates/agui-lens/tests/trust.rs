@@ -727,6 +727,18 @@ impl Child {
         );
     }
 
+    /// Whether the command has the file `path` open (read from `/proc`).
+    fn has_open(&self, path: &Path) -> bool {
+        let fds = format!("/proc/{}/fd", self.child.id());
+        let Ok(entries) = std::fs::read_dir(fds) else {
+            return false;
+        };
+        let path = path.canonicalize().unwrap();
+        entries
+            .flatten()
+            .any(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| target == path))
+    }
+
     /// Waits up to `limit` for the exit; returns (code, stdout, stderr).
     fn wait(mut self, limit: std::time::Duration) -> (i32, String, String) {
         let started = std::time::Instant::now();
@@ -877,7 +889,10 @@ fn an_interrupted_follow_reports_and_exits_130() {
         b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
     );
     let child = Child::spawn(&["check", "--follow", s(&path)], None);
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // The signal is caught from before the file is opened; under load, a fixed wait could end
+    // before that.
+    until(|| child.has_open(&path));
+    std::thread::sleep(std::time::Duration::from_millis(300));
     child.signal(libc::SIGINT);
     let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
     assert_eq!(exit, 130, "{stdout}\n{stderr}");
