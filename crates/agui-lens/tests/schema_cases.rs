@@ -27,10 +27,7 @@ fn schemas_agree_with_the_sdk_on_every_case() {
             case["zod_valid"].as_bool().unwrap()
         };
         let value = case["event"].clone();
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .and_then(EventType::from_name);
+        let kind = EventType::of(&value);
         let event = Event {
             loc: Location {
                 path: "cases".into(),

@@ -366,10 +366,7 @@ pub(crate) fn parse_frame_with(
             .with_excerpt(excerpt(bytes)),
         );
     }
-    let kind = value
-        .get("type")
-        .and_then(Value::as_str)
-        .and_then(EventType::from_name);
+    let kind = EventType::of(&value);
     let mut event = Event::new(loc, kind, value);
     event.patch = patch;
     Parsed {

@@ -305,11 +305,7 @@ impl Compactor {
                         result
                     }
                     Piece::Synthetic(value) => {
-                        let ty = value
-                            .get("type")
-                            .and_then(Value::as_str)
-                            .and_then(EventType::from_name)
-                            .unwrap_or(ty);
+                        let ty = EventType::of(value).unwrap_or(ty);
                         self.piece(ty, value, None, out)
                     }
                 };
@@ -1173,9 +1169,8 @@ mod tests {
                 offset: 0,
                 index,
             };
-            let kind = value["type"].as_str().and_then(EventType::from_name);
             compactor
-                .push(&Event::new(loc, kind, value), &raw, &mut out)
+                .push(&Event::from_value(loc, value), &raw, &mut out)
                 .unwrap();
         }
         compactor.finish(&mut out).unwrap();

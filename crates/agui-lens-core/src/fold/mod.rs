@@ -30,7 +30,7 @@ pub(crate) mod testing {
     use serde_json::Value;
 
     use super::{Folded, Folder};
-    use crate::protocol::event::{Event, EventType, Location};
+    use crate::protocol::event::{Event, Location};
 
     pub fn fold_from_input(input: &Value, events: &[Value]) -> Folded {
         let history: Vec<Value> = input["messages"].as_array().cloned().unwrap_or_default();
@@ -45,14 +45,13 @@ pub(crate) mod testing {
 
     /// The `i`th event of a stream, read whole.
     pub fn event_at(i: usize, value: &Value) -> Event {
-        let kind = value["type"].as_str().and_then(EventType::from_name);
         let loc = Location {
             path: "t".into(),
             line: i as u64 + 1,
             offset: 0,
             index: i as u64,
         };
-        Event::new(loc, kind, value.clone())
+        Event::from_value(loc, value.clone())
     }
 }
 
@@ -186,11 +185,7 @@ impl Folder {
                     self.apply_expanded_patched(ty, &event.value, event.patch.as_deref())
                 }
                 Piece::Synthetic(value) => {
-                    let ty = value
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .and_then(EventType::from_name)
-                        .unwrap_or(ty);
+                    let ty = EventType::of(value).unwrap_or(ty);
                     self.apply_expanded(ty, value);
                 }
             }
@@ -1369,7 +1364,7 @@ mod tests {
     fn fold(events: &[Value]) -> Value {
         let mut folder = Folder::new(1 << 30);
         for (i, value) in events.iter().enumerate() {
-            let kind = value["type"].as_str().and_then(EventType::from_name);
+            let kind = EventType::of(value);
             let event = Event {
                 loc: Location {
                     path: "t".into(),

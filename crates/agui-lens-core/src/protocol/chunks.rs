@@ -612,7 +612,7 @@ mod tests {
         let mut pieces = Vec::new();
         let mut problems = Vec::new();
         for event in events {
-            let ty = event["type"].as_str().and_then(EventType::from_name);
+            let ty = EventType::of(event);
             if let Err(p) = expander.expand(ty, event, &mut pieces) {
                 problems.push(p);
             }

@@ -198,6 +198,17 @@ pub struct Event {
     pub patch: Option<Arc<RawPatch>>,
 }
 
+impl EventType {
+    /// The type a JSON event's `type` field names: none when the field is missing, is not a
+    /// string, or names a type AG-UI does not define.
+    pub fn of(value: &Value) -> Option<EventType> {
+        value
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(EventType::from_name)
+    }
+}
+
 impl Event {
     /// An event read whole.
     pub fn new(loc: Location, kind: Option<EventType>, value: Value) -> Event {
@@ -207,6 +218,11 @@ impl Event {
             value,
             patch: None,
         }
+    }
+
+    /// An event read whole, of the type its `type` field names (see [`EventType::of`]).
+    pub fn from_value(loc: Location, value: Value) -> Event {
+        Event::new(loc, EventType::of(&value), value)
     }
 
     /// The event with a large patch's operations in place, as it was written: for the few
@@ -265,6 +281,25 @@ pub const SECONDS: std::ops::Range<i64> = 1_000_000_000..100_000_000_000;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_events_type_is_the_one_its_type_field_names() {
+        use serde_json::json;
+        assert_eq!(
+            EventType::of(&json!({"type": "STATE_DELTA", "delta": []})),
+            Some(EventType::StateDelta)
+        );
+        for value in [
+            json!({"type": "state_delta"}),
+            json!({"type": "NOT_AN_EVENT"}),
+            json!({"type": 3}),
+            json!({"delta": []}),
+            json!(["type", "RUN_STARTED"]),
+            json!("RUN_STARTED"),
+        ] {
+            assert_eq!(EventType::of(&value), None, "{value}");
+        }
+    }
 
     #[test]
     fn timestamps_in_seconds_read_as_milliseconds() {

@@ -1045,7 +1045,7 @@ mod tests {
         let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
         for (i, line) in text.lines().enumerate() {
             let value: serde_json::Value = serde_json::from_str(line).unwrap();
-            let kind = value["type"].as_str().and_then(EventType::from_name);
+            let kind = EventType::of(&value);
             folder.apply(&Event {
                 loc: agui_lens_core::protocol::event::Location {
                     path: Arc::from("original"),

@@ -30,7 +30,7 @@ use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_fi
 use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use agui_lens_core::check::stream::{for_each_event, require_events};
 use agui_lens_core::fold::{Folded, Folder};
-use agui_lens_core::protocol::event::{Event, EventType, Location};
+use agui_lens_core::protocol::event::{Event, Location};
 use agui_lens_core::protocol::proto;
 use agui_lens_core::read::{DEFAULT_MAX_LINE, InputSpec, ReadOptions};
 use agui_lens_core::report::{FileSummary, Summary};
@@ -641,17 +641,13 @@ pub(super) fn fold(input: &Value, events: &[Value], path: &Arc<str>) -> Folded {
         .with_state(input.get("state").filter(|s| !s.is_null()).cloned())
         .with_messages(history);
     for (i, value) in events.iter().enumerate() {
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .and_then(EventType::from_name);
         let loc = Location {
             path: path.clone(),
             line: i as u64 + 1,
             offset: 0,
             index: i as u64,
         };
-        folder.apply(&Event::new(loc, kind, value.clone()));
+        folder.apply(&Event::from_value(loc, value.clone()));
     }
     folder.finish()
 }

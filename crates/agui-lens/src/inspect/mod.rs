@@ -494,11 +494,7 @@ impl Inspector {
             let (ty, value, synthetic) = match piece {
                 Piece::Original => (ty, &event.value, false),
                 Piece::Synthetic(value) => {
-                    let ty = value
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .and_then(EventType::from_name)
-                        .unwrap_or(ty);
+                    let ty = EventType::of(value).unwrap_or(ty);
                     (ty, value, true)
                 }
             };
@@ -2359,14 +2355,13 @@ mod tests {
     /// The `i`th event of a stream, read whole.
     fn event_at(i: usize, value: &Value) -> Event {
         use agui_lens_core::protocol::event::Location;
-        let kind = value["type"].as_str().and_then(EventType::from_name);
         let loc = Location {
             path: "t".into(),
             line: i as u64 + 1,
             offset: 0,
             index: i as u64,
         };
-        Event::new(loc, kind, value.clone())
+        Event::from_value(loc, value.clone())
     }
 
     /// What inspect makes of a stream's events.

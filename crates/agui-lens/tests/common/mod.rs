@@ -15,10 +15,7 @@ pub fn event_at(
     value: serde_json::Value,
 ) -> agui_lens_core::protocol::event::Event {
     use agui_lens_core::protocol::event::{Event, EventType, Location};
-    let kind = value
-        .get("type")
-        .and_then(serde_json::Value::as_str)
-        .and_then(EventType::from_name);
+    let kind = EventType::of(&value);
     Event {
         loc: Location {
             path: path.clone(),

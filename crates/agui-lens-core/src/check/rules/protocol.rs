@@ -262,11 +262,7 @@ impl Protocol {
                     patch: event.patch.as_deref(),
                 },
                 Piece::Synthetic(value) => Ev {
-                    ty: value
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .and_then(EventType::from_name)
-                        .unwrap_or(ty),
+                    ty: EventType::of(value).unwrap_or(ty),
                     value: Fields::Json(value),
                     origin: Fields::Json(&event.value),
                     loc: &event.loc,
