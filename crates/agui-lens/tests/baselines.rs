@@ -236,3 +236,38 @@ fn a_suite_adopts_a_baseline_too() {
         1
     );
 }
+
+/// A baseline is written as every file agui-lens writes: readable by whoever may read a new
+/// file (0666 less the umask, not a temp file's 0600), into folders made as needed, and
+/// nothing but the baseline is left beside it.
+#[test]
+fn a_baseline_is_written_like_any_other_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir(dir.join("captures")).unwrap();
+    std::fs::write(dir.join("captures/a.jsonl"), KNOWN).unwrap();
+    let (code, _, stderr) = check(
+        dir,
+        &["--baseline", "ci/known/base.json", "--update-baseline"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("wrote ci/known/base.json: 2 findings recorded"),
+        "{stderr}"
+    );
+    let written = dir.join("ci/known/base.json");
+    // A file made with `File::create` here has the mode a new file gets under this umask.
+    let probe = dir.join("probe");
+    std::fs::File::create(&probe).unwrap();
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&written), mode(&probe));
+    let beside: Vec<_> = std::fs::read_dir(dir.join("ci/known"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(beside, ["base.json"]);
+    // And the run holds the findings back with it.
+    let (code, _, stderr) = check(dir, &["--baseline", "ci/known/base.json"]);
+    assert_eq!(code, 0, "{stderr}");
+}

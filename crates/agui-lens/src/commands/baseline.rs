@@ -142,18 +142,12 @@ pub fn subtract(stats: &mut Stats, held: Stats) {
     stats.notes = stats.notes.saturating_sub(held.notes);
 }
 
-/// A temp file beside the target, renamed over it: a reader never sees half a baseline.
+/// Written as every file the tool writes ([`super::write_file`]): a temp file beside it,
+/// renamed over it, so a reader never sees half a baseline; with the permissions of a new
+/// file, folders made as needed, and nothing left behind when stopped.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut file = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("writing {}", path.display()))?;
-    file.write_all(bytes)
-        .with_context(|| format!("writing {}", path.display()))?;
-    file.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    super::write_file(path, |out| {
+        out.write_all(bytes)
+            .with_context(|| format!("writing {}", path.display()))
+    })
 }
