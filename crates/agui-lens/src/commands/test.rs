@@ -234,7 +234,12 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     }
     out.flush()?;
     if let Some(path) = &args.junit {
-        std::fs::write(path, &junit).with_context(|| format!("writing {}", path.display()))?;
+        // Written whole or not at all, into folders made as needed (also when the run was
+        // stopped: the report says so).
+        super::write_file(path, |out| {
+            out.write_all(junit.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))
+        })?;
     }
     let recording = gate.as_ref().is_some_and(Gate::recorded_all);
     if let Some(gate) = gate {
