@@ -481,8 +481,9 @@ fn no_http_exchange_at_all_exits_2() {
 fn secrets_stay_out_of_output_and_recordings() {
     let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
     let dir = tempfile::tempdir().unwrap();
-    let record = dir.path().join("run.jsonl");
-    let raw = dir.path().join("run.sse");
+    // In folders not made yet, as a CI job names them.
+    let record = dir.path().join("captures/run.jsonl");
+    let raw = dir.path().join("raw/today/run.sse");
     let output = agui_lens()
         .env("AGUI_TEST_TOKEN", "s3cret-token")
         .args([

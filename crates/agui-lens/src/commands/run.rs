@@ -34,15 +34,11 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         .map(|h| parse_header(h, process_env))
         .collect::<Result<Vec<_>, _>>()?;
     let mut record = match &args.record {
-        Some(path) => Some(io::BufWriter::new(
-            File::create(path).with_context(|| format!("creating {}", path.display()))?,
-        )),
+        Some(path) => Some(io::BufWriter::new(create_recording(path)?)),
         None => None,
     };
     let record_raw: Option<Box<dyn Write + Send>> = match &args.record_raw {
-        Some(path) => Some(Box::new(
-            File::create(path).with_context(|| format!("creating {}", path.display()))?,
-        )),
+        Some(path) => Some(Box::new(create_recording(path)?)),
         None => None,
     };
     let name: Arc<str> = Arc::from(display_url(&args.url));
@@ -247,4 +243,12 @@ fn precise(d: Duration) -> String {
     } else {
         seconds(d)
     }
+}
+
+/// A recording file, written as the response arrives (not through a temp file: what arrived
+/// before an interruption is kept), in folders made as needed.
+fn create_recording(path: &std::path::Path) -> Result<File> {
+    std::fs::create_dir_all(super::directory_of(path))
+        .and_then(|()| File::create(path))
+        .with_context(|| format!("creating {}", path.display()))
 }
