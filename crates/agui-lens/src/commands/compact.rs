@@ -1201,6 +1201,22 @@ mod tests {
         let array = format!("[\n{}\n]\n", lines.trim_end().replace('\n', ",\n"));
         paths.push(dir.path().join("array.json"));
         fs::write(paths.last().unwrap(), array).unwrap();
+        // Nor one written with spaces after `:` and `,` (as Python's `json.dumps` writes),
+        // whose events compaction writes without them: each valid fixture, so spaced.
+        let valid: Vec<_> = paths
+            .iter()
+            .filter(|p| p.starts_with(root.join("fixtures/valid")))
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .cloned()
+            .collect();
+        for path in valid {
+            let spaced = dir.path().join(format!(
+                "spaced-{}",
+                path.file_name().unwrap().to_string_lossy()
+            ));
+            fs::write(&spaced, with_spaces(&fs::read(&path).unwrap())).unwrap();
+            paths.push(spaced);
+        }
         let (mut compared, mut formats) = (0, std::collections::BTreeSet::new());
         for path in &paths {
             for level in [Level::Deltas, Level::Snapshot] {
@@ -1237,6 +1253,29 @@ mod tests {
         }
         assert!(compared > 200, "only {compared} compared");
         assert_eq!(formats.len(), 3, "{formats:?}");
+    }
+
+    /// `text` with a space after every `:` and `,` between tokens.
+    fn with_spaces(text: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len() * 5 / 4);
+        let (mut in_string, mut escaped) = (false, false);
+        for &b in text {
+            out.push(b);
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+            } else if b == b'"' {
+                in_string = true;
+            } else if b == b':' || b == b',' {
+                out.push(b' ');
+            }
+        }
+        out
     }
 
     /// What is confirmed is the file's decompressed text.
