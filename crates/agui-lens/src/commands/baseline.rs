@@ -143,8 +143,9 @@ pub fn subtract(stats: &mut Stats, held: Stats) {
 }
 
 /// Written as every file the tool writes ([`super::write_file`]): a temp file beside it,
-/// renamed over it, so a reader never sees half a baseline; with the permissions of a new
-/// file, folders made as needed, and nothing left behind when stopped.
+/// renamed over it, so a reader never sees half a baseline; a new one with a new file's
+/// permissions (a replaced one keeps its own), folders made as needed, and nothing left
+/// behind when stopped.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     super::write_file(path, |out| {
         out.write_all(bytes)
