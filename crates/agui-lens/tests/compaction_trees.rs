@@ -280,9 +280,7 @@ fn a_mirror_keeps_links_and_empty_folders_and_names_what_it_cannot_copy() {
     }
     // A FIFO is no file to copy: named, and the run fails.
     let fifo = root.join("pipe");
-    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+    crate::common::make_fifo(&fifo);
     let (code, _, stderr) = crate::common::run(&["compact", s(&root), "-o", s(&out), "--mirror"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(

@@ -218,9 +218,7 @@ fn paths_that_are_not_readable_files() {
     );
     // A FIFO is read like stdin.
     let fifo = dir.path().join("live.jsonl");
-    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a plain mkfifo call on a path we own.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    crate::common::make_fifo(&fifo);
     let writer_path = fifo.clone();
     let writer = std::thread::spawn(move || {
         let mut f = std::fs::OpenOptions::new()

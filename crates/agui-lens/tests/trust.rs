@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::common::{root, run};
+use crate::common::{make_fifo, root, run};
 
 fn recording(name: &str) -> PathBuf {
     root().join("fixtures/recordings").join(name)
@@ -897,13 +897,6 @@ fn an_interrupted_follow_reports_and_exits_130() {
     let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
     assert_eq!(exit, 130, "{stdout}\n{stderr}");
     assert!(stdout.contains("checked 1 file, 1 event"), "{stdout}");
-}
-
-/// A FIFO at `path`, through which a test feeds a command its input piece by piece.
-fn make_fifo(path: &Path) {
-    let c_path = std::ffi::CString::new(s(path)).unwrap();
-    // SAFETY: a plain mkfifo call on a path the test owns.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
 }
 
 /// Writes `stream` into the FIFO `fifo` in two halves, with `between` run after the first

@@ -222,13 +222,16 @@ pub fn against_known(file: &str, outcomes: &[(String, Option<String>)]) -> (Vec<
     (failures, known_hits)
 }
 
+/// Makes a FIFO at `path` (readable and writable by the test's user alone).
+pub fn make_fifo(path: &Path) {
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a plain mkfifo call on a NUL-terminated path the test owns.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+}
+
 /// Makes a FIFO at `path`, and reads everything written into it on another thread.
 pub fn fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
-    let made = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    make_fifo(path);
     let path = path.to_path_buf();
     std::thread::spawn(move || std::fs::read(path).unwrap())
 }
