@@ -5,7 +5,7 @@ use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::Severity;
 use agui_lens_core::check::rules::schema;
 use agui_lens_core::check::schema::SchemaSet;
-use agui_lens_core::protocol::event::{Event, EventType, Location};
+use agui_lens_core::protocol::event::{Event, Location};
 use serde_json::Value;
 
 use crate::common::root;
@@ -27,18 +27,13 @@ fn schemas_agree_with_the_sdk_on_every_case() {
             case["zod_valid"].as_bool().unwrap()
         };
         let value = case["event"].clone();
-        let kind = EventType::of(&value);
-        let event = Event {
-            loc: Location {
-                path: "cases".into(),
-                line: 1,
-                offset: 0,
-                index: 0,
-            },
-            kind,
-            value,
-            patch: None,
+        let loc = Location {
+            path: "cases".into(),
+            line: 1,
+            offset: 0,
+            index: 0,
         };
+        let event = Event::from_value(loc, value);
         let mut found = Vec::new();
         schema::check(&event, &set, &levels, &mut found);
         let valid = !found.iter().any(|d| d.severity == Severity::Error);

@@ -1358,25 +1358,12 @@ fn js_truthy(value: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::event::Location;
     use serde_json::json;
 
     fn fold(events: &[Value]) -> Value {
         let mut folder = Folder::new(1 << 30);
         for (i, value) in events.iter().enumerate() {
-            let kind = EventType::of(value);
-            let event = Event {
-                loc: Location {
-                    path: "t".into(),
-                    line: i as u64 + 1,
-                    offset: 0,
-                    index: i as u64,
-                },
-                kind,
-                value: value.clone(),
-                patch: None,
-            };
-            folder.apply(&event);
+            folder.apply(&testing::event_at(i, value));
         }
         folder.finish().meaning()
     }

@@ -1038,25 +1038,19 @@ mod tests {
     use agui_lens_core::check::catalog::Level as RuleLevel;
     use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
     use agui_lens_core::fold::Folder;
-    use agui_lens_core::protocol::event::EventType;
     use agui_lens_core::read::DEFAULT_MAX_LINE;
 
     fn fold_of(text: &str) -> Folded {
         let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
         for (i, line) in text.lines().enumerate() {
             let value: serde_json::Value = serde_json::from_str(line).unwrap();
-            let kind = EventType::of(&value);
-            folder.apply(&Event {
-                loc: agui_lens_core::protocol::event::Location {
-                    path: Arc::from("original"),
-                    line: i as u64 + 1,
-                    offset: 0,
-                    index: i as u64,
-                },
-                kind,
-                value,
-                patch: None,
-            });
+            let loc = agui_lens_core::protocol::event::Location {
+                path: Arc::from("original"),
+                line: i as u64 + 1,
+                offset: 0,
+                index: i as u64,
+            };
+            folder.apply(&Event::from_value(loc, value));
         }
         folder.finish()
     }

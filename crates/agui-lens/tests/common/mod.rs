@@ -14,19 +14,14 @@ pub fn event_at(
     i: usize,
     value: serde_json::Value,
 ) -> agui_lens_core::protocol::event::Event {
-    use agui_lens_core::protocol::event::{Event, EventType, Location};
-    let kind = EventType::of(&value);
-    Event {
-        loc: Location {
-            path: path.clone(),
-            line: i as u64 + 1,
-            offset: 0,
-            index: i as u64,
-        },
-        kind,
-        value,
-        patch: None,
-    }
+    use agui_lens_core::protocol::event::{Event, Location};
+    let loc = Location {
+        path: path.clone(),
+        line: i as u64 + 1,
+        offset: 0,
+        index: i as u64,
+    };
+    Event::from_value(loc, value)
 }
 
 /// The repository root (the workspace's, where fixtures/ and schemas/ are).
