@@ -147,8 +147,5 @@ pub fn subtract(stats: &mut Stats, held: Stats) {
 /// permissions (a replaced one keeps its own), folders made as needed, and nothing left
 /// behind when stopped.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    super::write_file(path, |out| {
-        out.write_all(bytes)
-            .with_context(|| format!("writing {}", path.display()))
-    })
+    super::write_bytes(path, bytes)
 }

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::ArgMatches;
 use serde_json::Value;
 
@@ -232,8 +232,7 @@ fn write(
 ) -> Result<()> {
     if let (Some(path), Some((rows, states))) = (&args.html, page) {
         super::write_file(path, |out| {
-            html::render(inspection, &rows, &states, out)
-                .with_context(|| format!("writing {}", path.display()))
+            Ok(html::render(inspection, &rows, &states, out)?)
         })?;
         leave_to_exit((rows, states));
         eprintln!(

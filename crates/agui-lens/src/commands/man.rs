@@ -41,10 +41,7 @@ fn write_pages(command: &clap::Command, path: &mut Vec<String>, dir: &Path) -> R
     let names: Vec<&str> = path.iter().map(String::as_str).collect();
     let file = dir.join(Man::new(command.clone()).get_filename());
     let page = page(command, &names);
-    super::write_file(&file, |out| {
-        out.write_all(&page)
-            .with_context(|| format!("writing {}", file.display()))
-    })
+    super::write_bytes(&file, &page)
 }
 
 /// One command's page: clap_mangen's sections, then EXIT STATUS, then VERSION.

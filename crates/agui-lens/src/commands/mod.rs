@@ -105,29 +105,32 @@ fn replaced(path: &Path) -> PathBuf {
 /// FIFO ([`is_stream`]) is written into. Ctrl-C or SIGTERM while the temp file exists stops
 /// the writing and removes it (the command then fails, and its exit status names the
 /// signal); a stop asked for before the call (a server writing its capture as it stops)
-/// does not stop it.
+/// does not stop it. Every error names the file.
 pub(crate) fn write_file(
     path: &Path,
     write: impl FnOnce(&mut dyn io::Write) -> Result<()>,
 ) -> Result<()> {
     use anyhow::Context;
+    let writing = || format!("writing {}", path.display());
     if is_stream(path) {
         let mut out = io::BufWriter::new(open_stream(path)?);
-        write(&mut out)?;
-        return out
-            .flush()
-            .with_context(|| format!("writing {}", path.display()));
+        write(&mut out).with_context(writing)?;
+        return out.flush().with_context(writing);
     }
     // Dropped after `temp`: the signals are caught until the temp file is gone or in place.
     let _caught = crate::signals::Caught::begin();
     let mut temp = temp_beside(path)?;
     {
         let mut out = io::BufWriter::new(Stoppable::new(temp.as_file_mut()));
-        write(&mut out)?;
-        out.flush()
-            .with_context(|| format!("writing {}", path.display()))?;
+        write(&mut out).with_context(writing)?;
+        out.flush().with_context(writing)?;
     }
-    persist(temp, path).with_context(|| format!("writing {}", path.display()))
+    persist(temp, path).with_context(writing)
+}
+
+/// [`write_file`] of bytes held whole.
+pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_file(path, |out| Ok(out.write_all(bytes)?))
 }
 
 /// A writer that refuses more bytes once a stop is asked for (Ctrl-C, SIGTERM), unless one

@@ -255,7 +255,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     let failure = (!failures.is_empty()).then(|| failures.join("; "));
     if let Some(path) = &args.report {
         let bytes = report(args.format, &found, errors, warnings, failure.clone())?;
-        super::write_file(path, |out| Ok(out.write_all(&bytes)?))?;
+        super::write_bytes(path, &bytes)?;
     }
     Ok(if failure.is_some() {
         Outcome::Failed

@@ -324,7 +324,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
             reporter.flush()?;
         }
         let bytes = std::mem::take(&mut *buffer.0.lock().unwrap_or_else(|e| e.into_inner()));
-        super::write_file(path, |out| Ok(out.write_all(&bytes)?))?;
+        super::write_bytes(path, &bytes)?;
     }
     Ok(
         if stats.errors > 0 || (deny_warnings && stats.warnings > 0) {

@@ -489,10 +489,7 @@ fn collect_pending(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
 fn write_atomically(path: &Path, text: &str) -> Result<()> {
     let dir = super::directory_of(path);
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    super::write_file(path, |out| {
-        out.write_all(text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))
-    })
+    super::write_bytes(path, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -236,10 +236,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     if let Some(path) = &args.junit {
         // Written whole or not at all, into folders made as needed (also when the run was
         // stopped: the report says so).
-        super::write_file(path, |out| {
-            out.write_all(junit.as_bytes())
-                .with_context(|| format!("writing {}", path.display()))
-        })?;
+        super::write_bytes(path, junit.as_bytes())?;
     }
     let recording = gate.as_ref().is_some_and(Gate::recorded_all);
     if let Some(gate) = gate {
