@@ -963,8 +963,9 @@ fn an_interrupted_copy_leaves_nothing_behind() {
 /// read ends the process before any file exists.)
 ///
 /// The command is frozen (SIGSTOP) as soon as its temp file is seen, so the signal is known to
-/// land while the page is being made; when the freeze came too late (the page already in
-/// place), the attempt is made again.
+/// land while the page is being made; when the freeze came too late (after the page's last
+/// byte, as it was synced and renamed, or once it was in place), the whole page must be
+/// there, and the attempt is made again.
 #[test]
 fn a_page_interrupted_while_written_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
@@ -1007,10 +1008,13 @@ fn a_page_interrupted_while_written_leaves_nothing_behind() {
             let left = files_under(&out);
             if frozen_mid_write {
                 assert_eq!(exit, code, "{stdout}\n{stderr}");
-                assert!(stderr.contains("stopped by"), "{stderr}");
-                assert_eq!(left, Vec::<PathBuf>::new(), "{stderr}");
-                caught_mid_write = true;
-                break;
+                if left.is_empty() {
+                    assert!(stderr.contains("stopped by"), "{stderr}");
+                    caught_mid_write = true;
+                    break;
+                }
+                // Frozen after the last byte (while the page was synced and renamed): the
+                // whole page is put in place, and the exit status still names the signal.
             }
             // Too late: whatever is left is the whole page, never a temp file.
             assert_eq!(left, vec![PathBuf::from("page.html")], "{stderr}");
