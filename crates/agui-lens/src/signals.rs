@@ -16,20 +16,35 @@ extern "C" fn on_signal(signal: libc::c_int) {
 }
 
 /// From now on, SIGINT and SIGTERM ask to stop instead of ending the process. Only commands
-/// that look at [`agui_lens_core::stop::requested`] while they work install it.
+/// that look at [`agui_lens_core::stop::requested`] while they work install it. A signal the
+/// process was started ignoring stays ignored, as with [`Caught`].
 pub fn catch() {
+    install();
+}
+
+/// Points SIGINT and SIGTERM at [`on_signal`], except one the process was started ignoring: a
+/// shell without job control starts a background job (`cmd &` in a script) with Ctrl-C
+/// ignored, so that Ctrl-C stops only what runs in front, and a program leaves such a signal
+/// ignored. Returns what each had before.
+fn install() -> [(libc::c_int, libc::sighandler_t); 2] {
     let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: the handler only touches an atomic, and signal/raise, which are
-    // async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, handler);
-        libc::signal(libc::SIGTERM, handler);
-    }
+    [libc::SIGINT, libc::SIGTERM].map(|signal| {
+        // SAFETY: reading a signal's action into a zeroed struct; the handler only touches an
+        // atomic, and signal/raise, which are async-signal-safe.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(signal, std::ptr::null(), &mut action);
+            let now = action.sa_sigaction;
+            if now != libc::SIG_IGN {
+                libc::signal(signal, handler);
+            }
+            (signal, now)
+        }
+    })
 }
 
 /// While it lives, SIGINT and SIGTERM ask to stop (as after [`catch`]); once dropped, each is
-/// handled as it was before. A signal the process ignores (Ctrl-C for a job started in the
-/// background) stays ignored. For a command that catches no signal otherwise but must not be
+/// handled as it was before. For a command that catches no signal otherwise but must not be
 /// ended halfway through one step (writing a file beside the one it replaces).
 pub struct Caught {
     before: [(libc::c_int, libc::sighandler_t); 2],
@@ -38,21 +53,7 @@ pub struct Caught {
 impl Caught {
     /// Catches the two signals until the value is dropped.
     pub fn begin() -> Caught {
-        let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        let before = [libc::SIGINT, libc::SIGTERM].map(|signal| {
-            // SAFETY: reading a signal's action into a zeroed struct, and setting the handler
-            // as `catch` does.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                libc::sigaction(signal, std::ptr::null(), &mut action);
-                let now = action.sa_sigaction;
-                if now != libc::SIG_IGN {
-                    libc::signal(signal, handler);
-                }
-                (signal, now)
-            }
-        });
-        Caught { before }
+        Caught { before: install() }
     }
 }
 

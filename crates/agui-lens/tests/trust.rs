@@ -686,8 +686,28 @@ struct Child {
 
 impl Child {
     fn spawn(args: &[&str], tmp: Option<&Path>) -> Child {
+        Child::start(args, tmp, None)
+    }
+
+    /// As [`Child::spawn`], started with `signal` ignored, as a shell without job control
+    /// starts a background job with SIGINT ignored.
+    fn spawn_ignoring(args: &[&str], signal: libc::c_int) -> Child {
+        Child::start(args, None, Some(signal))
+    }
+
+    fn start(args: &[&str], tmp: Option<&Path>, ignored: Option<libc::c_int>) -> Child {
         use std::io::Read;
+        use std::os::unix::process::CommandExt;
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+        if let Some(signal) = ignored {
+            // SAFETY: between fork and exec only `signal`, which is async-signal-safe, runs.
+            unsafe {
+                command.pre_exec(move || {
+                    libc::signal(signal, libc::SIG_IGN);
+                    Ok(())
+                });
+            }
+        }
         command
             .args(args)
             .current_dir(root())
@@ -932,6 +952,49 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
     assert_eq!(exit, 130, "{stdout}\n{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert_eq!(files_under(&out), Vec::<PathBuf>::new());
+}
+
+/// A command started with Ctrl-C ignored (a background job of a script, which a shell starts
+/// so) is not stopped by it: it finishes its work, as every program leaves an ignored signal
+/// ignored. SIGTERM, which it does not ignore, still stops it as it stops any command.
+#[test]
+fn a_signal_the_command_was_started_ignoring_stays_ignored() {
+    let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("live.jsonl");
+    make_fifo(&fifo);
+    let target = dir.path().join("compacted.jsonl");
+    let child = Child::spawn_ignoring(&["compact", s(&fifo), "-o", s(&target)], libc::SIGINT);
+    feed_in_halves(&fifo, &stream, || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        child.signal(libc::SIGINT);
+    });
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 0, "{stdout}\n{stderr}");
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .contains("RUN_FINISHED"),
+        "{stderr}"
+    );
+
+    let path = dir.path().join("growing.jsonl");
+    write(
+        &path,
+        b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    );
+    let mut child = Child::spawn_ignoring(&["check", "--follow", s(&path)], libc::SIGINT);
+    until(|| child.has_open(&path));
+    child.signal(libc::SIGINT);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        child.child.try_wait().unwrap().is_none(),
+        "Ctrl-C, ignored, stopped the command"
+    );
+    child.signal(libc::SIGTERM);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    assert!(stdout.contains("checked 1 file, 1 event"), "{stdout}");
 }
 
 /// Ctrl-C or SIGTERM during `cat -o` leaves neither the output nor its temp file (the temp file
