@@ -1,4 +1,4 @@
-//! A request to stop, as a process receives one (Ctrl-C, SIGTERM): the stages that read long
+//! A request to stop, as a process receives one (Ctrl-C, SIGTERM, a closed terminal): the stages that read long
 //! inputs look at it between batches and end early, so a command can still write what it
 //! found and remove what it had half made. A front end sets it ([`request`]); the library only
 //! reads it.
@@ -28,9 +28,10 @@ pub fn signal() -> Option<i32> {
     }
 }
 
-/// The signal's name, for messages: `SIGINT`, `SIGTERM`.
+/// The signal's name, for messages: `SIGINT`, `SIGTERM`, `SIGHUP`.
 pub fn signal_name() -> &'static str {
     match signal() {
+        Some(1) => "SIGHUP",
         Some(2) => "SIGINT",
         Some(15) => "SIGTERM",
         _ => "a signal",

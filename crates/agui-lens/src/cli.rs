@@ -51,16 +51,17 @@ pub fn command() -> clap::Command {
 /// An exit status and what it means.
 pub type ExitStatus = (u8, &'static str);
 
-/// Ctrl-C and SIGTERM for a command that does not catch them: the signal ends the process,
-/// which a shell reports as 128 + its number.
-const STOPPED: [ExitStatus; 2] = [
+/// A closed terminal, Ctrl-C and SIGTERM for a command that does not catch them: the signal
+/// ends the process, which a shell reports as 128 + its number.
+const STOPPED: [ExitStatus; 3] = [
+    (129, "stopped by SIGHUP (the terminal closed)"),
     (130, "stopped by Ctrl-C (SIGINT)"),
     (143, "stopped by SIGTERM"),
 ];
 
 /// What each command's exit statuses mean (`path` is the command's names below the top:
 /// `[]`, `["check"]`, `["schema", "list"]`). Statuses 0, 1 and 2 come from
-/// [`crate::commands::Outcome`] (and clap, which exits 2 on bad flags); 130 and 143 from
+/// [`crate::commands::Outcome`] (and clap, which exits 2 on bad flags); 129, 130 and 143 from
 /// `main`, for the commands that catch the signals (see [`crate::signals`]), and from the
 /// signal itself for the others.
 pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
@@ -365,8 +366,13 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
         ],
         _ => return None,
     };
-    if !statuses.iter().any(|(code, _)| *code == 130) {
-        statuses.extend(STOPPED);
+    match statuses.iter().position(|(code, _)| *code == 130) {
+        // A command that catches Ctrl-C catches a closed terminal alike.
+        Some(at) => statuses.insert(
+            at,
+            (129, "stopped by SIGHUP (the terminal closed), as by Ctrl-C"),
+        ),
+        None => statuses.extend(STOPPED),
     }
     Some(statuses)
 }

@@ -1,8 +1,9 @@
-//! Ctrl-C and SIGTERM as a request to stop ([`agui_lens_core::stop`]) instead of the end of the
-//! process: a command that is replacing a file removes its temp file and leaves the original
-//! as it was, and a live call stops reading, checks what arrived and writes its reports. The
-//! exit status then says which signal stopped it (128 + its number: 130 for SIGINT, 143 for
-//! SIGTERM). A second signal ends the process at once.
+//! Ctrl-C, SIGTERM and a closed terminal (SIGHUP) as a request to stop
+//! ([`agui_lens_core::stop`]) instead of the end of the process: a command that is replacing a
+//! file removes its temp file and leaves the original as it was, and a live call stops
+//! reading, checks what arrived and writes its reports. The exit status then says which signal
+//! stopped it (128 + its number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP). A second
+//! signal ends the process at once.
 
 extern "C" fn on_signal(signal: libc::c_int) {
     if agui_lens_core::stop::request(signal) {
@@ -15,20 +16,24 @@ extern "C" fn on_signal(signal: libc::c_int) {
     }
 }
 
-/// From now on, SIGINT and SIGTERM ask to stop instead of ending the process. Only commands
+/// The signals that ask to stop.
+const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// From now on, SIGINT, SIGTERM and SIGHUP ask to stop instead of ending the process. Only commands
 /// that look at [`agui_lens_core::stop::requested`] while they work install it. A signal the
 /// process was started ignoring stays ignored, as with [`Caught`].
 pub fn catch() {
     install();
 }
 
-/// Points SIGINT and SIGTERM at [`on_signal`], except one the process was started ignoring: a
-/// shell without job control starts a background job (`cmd &` in a script) with Ctrl-C
-/// ignored, so that Ctrl-C stops only what runs in front, and a program leaves such a signal
-/// ignored. Returns what each had before.
-fn install() -> [(libc::c_int, libc::sighandler_t); 2] {
+/// Points the [`CAUGHT`] signals at [`on_signal`], except one the process was started
+/// ignoring: a shell without job control starts a background job (`cmd &` in a script) with
+/// Ctrl-C ignored, so that Ctrl-C stops only what runs in front, `nohup` starts its command
+/// with SIGHUP ignored, and a program leaves such a signal ignored. Returns what each had
+/// before.
+fn install() -> [(libc::c_int, libc::sighandler_t); 3] {
     let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    [libc::SIGINT, libc::SIGTERM].map(|signal| {
+    CAUGHT.map(|signal| {
         // SAFETY: reading a signal's action into a zeroed struct; the handler only touches an
         // atomic, and signal/raise, which are async-signal-safe.
         unsafe {
@@ -43,15 +48,15 @@ fn install() -> [(libc::c_int, libc::sighandler_t); 2] {
     })
 }
 
-/// While it lives, SIGINT and SIGTERM ask to stop (as after [`catch`]); once dropped, each is
+/// While it lives, SIGINT, SIGTERM and SIGHUP ask to stop (as after [`catch`]); once dropped, each is
 /// handled as it was before. For a command that catches no signal otherwise but must not be
 /// ended halfway through one step (writing a file beside the one it replaces).
 pub struct Caught {
-    before: [(libc::c_int, libc::sighandler_t); 2],
+    before: [(libc::c_int, libc::sighandler_t); 3],
 }
 
 impl Caught {
-    /// Catches the two signals until the value is dropped.
+    /// Catches the signals until the value is dropped.
     pub fn begin() -> Caught {
         Caught { before: install() }
     }

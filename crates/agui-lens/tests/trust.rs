@@ -997,12 +997,17 @@ fn a_signal_the_command_was_started_ignoring_stays_ignored() {
     assert!(stdout.contains("checked 1 file, 1 event"), "{stdout}");
 }
 
-/// Ctrl-C or SIGTERM during `cat -o` leaves neither the output nor its temp file (the temp file
-/// was left behind, with whatever had been copied), and the exit status says so.
+/// Ctrl-C, SIGTERM or a closed terminal (SIGHUP) during `cat -o` leaves neither the output nor
+/// its temp file (the temp file was left behind, with whatever had been copied), and the exit
+/// status says so.
 #[test]
 fn an_interrupted_copy_leaves_nothing_behind() {
     let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
-    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+    for (signal, code) in [
+        (libc::SIGTERM, 143),
+        (libc::SIGINT, 130),
+        (libc::SIGHUP, 129),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("live.jsonl");
         make_fifo(&fifo);
