@@ -54,8 +54,8 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     };
-    // A command stopped by Ctrl-C or SIGTERM has written what it could; its status says it
-    // was stopped, whatever it found (a cancelled CI job is never a pass).
+    // A command stopped by Ctrl-C, SIGTERM or SIGHUP has written what it could; its status says
+    // it was stopped, whatever it found (a cancelled CI job is never a pass).
     match agui_lens_core::stop::signal() {
         Some(signal) => ExitCode::from(128 + signal as u8),
         None => code,
