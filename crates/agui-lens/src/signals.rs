@@ -48,9 +48,9 @@ fn install() -> [(libc::c_int, libc::sighandler_t); 3] {
     })
 }
 
-/// While it lives, SIGINT, SIGTERM and SIGHUP ask to stop (as after [`catch`]); once dropped, each is
-/// handled as it was before. For a command that catches no signal otherwise but must not be
-/// ended halfway through one step (writing a file beside the one it replaces).
+/// While it lives, SIGINT, SIGTERM and SIGHUP ask to stop (as after [`catch`]); once dropped,
+/// each is handled as it was before. For a command that catches no signal otherwise but must
+/// not be ended halfway through one step (writing a file beside the one it replaces).
 pub struct Caught {
     before: [(libc::c_int, libc::sighandler_t); 3],
 }
