@@ -954,6 +954,36 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
     assert_eq!(files_under(&out), Vec::<PathBuf>::new());
 }
 
+/// `schema export` over an earlier export replaces each schema as every file agui-lens writes
+/// whole is replaced: a reader that has the old file open goes on reading it whole (it was
+/// truncated and rewritten in place, so a reader saw the new text, or half of it), and no temp
+/// file is left.
+#[test]
+fn an_export_replaces_each_schema_whole() {
+    use std::io::{Read, Seek};
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = run(&["schema", "export", s(dir.path())]);
+    assert_eq!(code, 0, "{stderr}");
+    let exported = files_under(dir.path());
+    let schema = dir.path().join("events/RUN_STARTED.json");
+    let old = b"{\"an\": \"earlier export\"}\n";
+    write(&schema, old);
+    let mut reader = std::fs::File::open(&schema).unwrap();
+    let (code, _, stderr) = run(&["schema", "export", s(dir.path())]);
+    assert_eq!(code, 0, "{stderr}");
+    let mut seen = Vec::new();
+    reader.rewind().unwrap();
+    reader.read_to_end(&mut seen).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&seen),
+        String::from_utf8_lossy(old),
+        "the open file changed under its reader"
+    );
+    let now: Value = serde_json::from_str(&std::fs::read_to_string(&schema).unwrap()).unwrap();
+    assert_eq!(now["properties"]["type"]["const"], "RUN_STARTED");
+    assert_eq!(files_under(dir.path()), exported, "temp files left");
+}
+
 /// A command started with Ctrl-C ignored (a background job of a script, which a shell starts
 /// so) is not stopped by it: it finishes its work, as every program leaves an ignored signal
 /// ignored. SIGTERM, which it does not ignore, still stops it as it stops any command.

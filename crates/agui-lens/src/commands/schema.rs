@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde_json::Value;
 
 use super::Outcome;
@@ -26,15 +26,9 @@ pub fn run(command: &SchemaCommand) -> Result<Outcome> {
             let set = SchemaSet::load(schemas.as_deref())?;
             let mut count = 0;
             for (rel, doc) in set.files() {
-                let path = dir.join(rel);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)
-                        .with_context(|| format!("creating {}", parent.display()))?;
-                }
                 let mut text = serde_json::to_string_pretty(doc)?;
                 text.push('\n');
-                std::fs::write(&path, text)
-                    .with_context(|| format!("writing {}", path.display()))?;
+                super::write_bytes(&dir.join(rel), text.as_bytes())?;
                 count += 1;
             }
             eprintln!("wrote {count} schemas to {}", dir.display());
