@@ -205,6 +205,18 @@ impl<T> OkOrEof for Result<T, serde_json::Error> {
     }
 }
 
+/// The part of a head that is the same however the input's bytes arrived: through the end of
+/// the first non-blank line when that line is whole in it, else all of it. Peeking stops once
+/// a first line is whole (a live stream may send nothing more for a while), so how much
+/// follows that line in the head depends on the pieces the bytes came in.
+pub fn settled(head: &[u8]) -> &[u8] {
+    let start = head.len() - trim_start(head).len();
+    match head[start..].iter().position(|&b| b == b'\n') {
+        Some(end) => &head[..start + end + 1],
+        None => head,
+    }
+}
+
 fn trim_start(bytes: &[u8]) -> &[u8] {
     let start = bytes
         .iter()

@@ -184,6 +184,23 @@ mod tests {
         }
     }
 
+    /// Whether a stream is binary does not depend on how its bytes arrive: a first line of
+    /// text followed by a run of NULs read as nothing at all when the bytes came whole (the
+    /// NULs were in the head looked at) and as two lines when they came in pieces (the head
+    /// ended with the first line). Found by the `readers` fuzz target.
+    #[test]
+    fn a_text_first_line_decides_alike_however_the_bytes_arrive() {
+        let mut input = b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n".to_vec();
+        input.extend(b"{\"type\":\"RUN_FINISHED\",\"note\":\"");
+        input.extend([0u8; 200]);
+        input.extend(b"\"}\n");
+        let whole = texts(&input, 1 << 20);
+        assert_eq!(whole.len(), 2, "{whole:?}");
+        for chunk in [1, 3, 11, 64] {
+            assert_eq!(texts(&input, chunk), whole, "chunk {chunk}");
+        }
+    }
+
     #[test]
     fn runs_of_blank_lines_are_read_through() {
         let mut input = b"\n\r\n".repeat(5000);

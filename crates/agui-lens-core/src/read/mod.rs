@@ -477,11 +477,13 @@ pub fn open_reader(
         .or_else(|| refine_extension_hint(ext_hint, &head))
         .unwrap_or_else(|| sniff_format(&head));
     let max = options.max_line;
-    // Binary is decided once, from the first bytes: an executable named `.jsonl` is one
-    // finding, not one per "line" of it. Protobuf frames are binary and read as such.
+    // Binary is decided once, from the first bytes (the first line, when it is whole in the
+    // head: what came with it depends on how the bytes arrived): an executable named
+    // `.jsonl` is one finding, not one per "line" of it. Protobuf frames are binary and read
+    // as such.
     let reader: Box<dyn FrameReader> = if format == InputFormat::Proto {
         Box::new(proto::ProtoReader::new(input, max))
-    } else if detect::is_binary(&head) {
+    } else if detect::is_binary(detect::settled(&head)) {
         Box::new(NoFrames {
             bytes: head.len() as u64,
         })
