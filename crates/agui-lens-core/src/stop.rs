@@ -1,7 +1,7 @@
-//! A request to stop, as a process receives one (Ctrl-C, SIGTERM, a closed terminal): the stages that read long
-//! inputs look at it between batches and end early, so a command can still write what it
-//! found and remove what it had half made. A front end sets it ([`request`]); the library only
-//! reads it.
+//! A request to stop, as a process receives one (Ctrl-C, SIGTERM, a closed terminal): the
+//! stages that read long inputs look at it between batches and end early, so a command can
+//! still write what it found and remove what it had half made. A front end sets it
+//! ([`request`]); the library only reads it.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 

@@ -19,9 +19,9 @@ extern "C" fn on_signal(signal: libc::c_int) {
 /// The signals that ask to stop.
 const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
-/// From now on, SIGINT, SIGTERM and SIGHUP ask to stop instead of ending the process. Only commands
-/// that look at [`agui_lens_core::stop::requested`] while they work install it. A signal the
-/// process was started ignoring stays ignored, as with [`Caught`].
+/// From now on, SIGINT, SIGTERM and SIGHUP ask to stop instead of ending the process. Only
+/// commands that look at [`agui_lens_core::stop::requested`] while they work install it. A
+/// signal the process was started ignoring stays ignored, as with [`Caught`].
 pub fn catch() {
     install();
 }
