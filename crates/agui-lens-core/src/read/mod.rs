@@ -456,10 +456,23 @@ pub fn open_reader(
     let (compression, decoded) =
         detect::decompress(raw).with_context(|| format!("reading {name}"))?;
     let mut input = lines::Input::new(decoded);
-    let head = input
+    let mut head = input
         .peek(detect::SNIFF_LEN)
         .with_context(|| format!("reading {name}"))?
         .to_vec();
+    // A protobuf body opens with the NUL of its first frame's length and is told from text by
+    // the key after that length (a varint of up to five bytes). A length holding a 0x0a byte
+    // ended the peek at a "line" before the key, so the key is waited for.
+    let key_end = crate::protocol::proto::PREFIX_LEN + 5;
+    if head.first() == Some(&0) && head.len() < key_end {
+        input
+            .peek_whole(key_end)
+            .with_context(|| format!("reading {name}"))?;
+        head = input
+            .peek(detect::SNIFF_LEN)
+            .with_context(|| format!("reading {name}"))?
+            .to_vec();
+    }
     // A browser capture (HAR) opens `{"log": {`, pretty-printed or on one line; a few more
     // bytes than its first non-blank ones are looked at.
     if options.format.is_none()
@@ -681,7 +694,7 @@ pub(crate) mod testing {
     /// Reads all frames of a byte string with the given format, delivering the bytes in
     /// chunks of `chunk` so buffer boundaries are exercised.
     pub fn frames(
-        format: InputFormat,
+        format: impl Into<Option<InputFormat>>,
         bytes: &[u8],
         chunk: usize,
         max: usize,
@@ -692,7 +705,7 @@ pub(crate) mod testing {
             chunk,
         };
         let options = ReadOptions {
-            format: Some(format),
+            format: format.into(),
             max_line: max,
             entry: None,
         };

@@ -278,6 +278,33 @@ mod tests {
         }
     }
 
+    /// A body whose first frame's length holds a 0x0a byte (266 bytes: `00 00 01 0a`) is taken
+    /// for protobuf when its format is sniffed, however its bytes arrive. The peek at the head
+    /// stopped at that "line end" when the first read held only the length (a file's always
+    /// does: the compression sniff reads four bytes), before the key that tells protobuf from
+    /// text, and the body was called binary data.
+    #[test]
+    fn a_length_holding_a_line_end_is_still_sniffed_as_protobuf() {
+        let run = |pad: usize| json!({"type":"RUN_STARTED","threadId":"t".repeat(pad),"runId":"r"});
+        let pad = (1..400)
+            .find(|&pad| encode_event(&run(pad)).unwrap().bytes.len() == 266)
+            .unwrap();
+        let events = [
+            run(pad),
+            json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+        ];
+        let input = body(&events);
+        assert_eq!(input[..4], [0, 0, 1, 0x0a]);
+        for chunk in [1, 2, 3, 4, 5, 64, 1 << 20] {
+            let got = frames(None, &input, chunk, 1 << 20);
+            let back: Vec<serde_json::Value> = got
+                .iter()
+                .map(|(_, text)| serde_json::from_str(text).unwrap())
+                .collect();
+            assert_eq!(back, events, "chunk {chunk}");
+        }
+    }
+
     #[test]
     fn problems_are_frames_of_their_own_and_reading_goes_on() {
         let good = json!({"type":"STEP_STARTED","stepName":"s"});
