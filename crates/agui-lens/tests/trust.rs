@@ -444,6 +444,53 @@ fn a_linked_folder_outside_the_walk_is_never_passed_over_in_silence() {
     assert_eq!(std::fs::read(other.join("broken.jsonl")).unwrap().len(), 59);
 }
 
+/// A link named like a capture that leads nowhere (its target moved, a volume not mounted, a
+/// loop) names a stream no one can read: a walk that meets it reports it as an input it could
+/// not read, in every format, until it is left out with --exclude. `compact` leaves it as it
+/// is and says so; a mirror keeps it as a link.
+#[test]
+fn a_capture_link_that_leads_nowhere_is_never_passed_over_in_silence() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("captures");
+    std::fs::create_dir_all(&root).unwrap();
+    place("pydantic-ai-full.jsonl", &root.join("a.jsonl"));
+    std::os::unix::fs::symlink("../archive/old.jsonl", root.join("old.jsonl")).unwrap();
+    std::os::unix::fs::symlink("loop.sse", root.join("loop.sse")).unwrap();
+    // A link to nothing that is named like no capture is none of check's business.
+    std::os::unix::fs::symlink("nowhere", root.join("notes.txt")).unwrap();
+    for format in ["human", "json", "jsonl", "github", "junit", "sarif"] {
+        let (code, stdout, stderr) = run(&["check", s(&root), "--format", format]);
+        assert_eq!(code, 2, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains("old.jsonl"), "{format}: {stdout}");
+        assert!(stdout.contains("loop.sse"), "{format}: {stdout}");
+        assert!(!stdout.contains("notes.txt"), "{format}: {stdout}");
+    }
+    let (_, stdout, _) = run(&["check", s(&root)]);
+    assert!(stdout.contains("leads nowhere"), "{stdout}");
+    let (code, stdout, _) = run(&[
+        "check",
+        s(&root),
+        "--exclude",
+        "old.jsonl",
+        "--exclude",
+        "loop.sse",
+    ]);
+    assert_eq!(code, 0, "{stdout}");
+    let before = std::fs::read(root.join("a.jsonl")).unwrap();
+    let (code, _, stderr) = run(&["compact", s(&root), "--in-place"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("old.jsonl"), "{stderr}");
+    assert!(root.join("old.jsonl").is_symlink());
+    assert!(std::fs::read(root.join("a.jsonl")).unwrap().len() <= before.len());
+    let out = dir.path().join("out");
+    let (code, _, stderr) = run(&["compact", s(&root), "-o", s(&out), "--mirror"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read_link(out.join("old.jsonl")).unwrap(),
+        Path::new("../archive/old.jsonl")
+    );
+}
+
 /// Item 7: in CI, accepting a snapshot needs a reason as updating does; the accepted file's
 /// header carries the reason for this change, never the one of the change before.
 #[test]

@@ -79,16 +79,23 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         ..inputs::Walk::from_args(&args.walk)
     };
     let inputs = inputs::expand(&args.paths, &walk)?;
-    // A linked folder is not entered: its streams are left as they are (a mirror keeps the
-    // link), which is no failure of compaction.
+    // A linked folder is not entered, and a link that leads nowhere has nothing to compact:
+    // either is left as it is (a mirror keeps the link), which is no failure of compaction.
     let (linked, inputs): (Vec<Input>, Vec<Input>) =
-        inputs.into_iter().partition(inputs::is_linked_folder);
+        inputs.into_iter().partition(inputs::is_link_left_unread);
     for input in linked {
         if let Some(path) = input.spec.path() {
-            eprintln!(
-                "left out {}: a link to a folder, which a walk does not enter (name it to compact what it holds)",
-                path.display()
-            );
+            if path.is_dir() {
+                eprintln!(
+                    "left out {}: a link to a folder, which a walk does not enter (name it to compact what it holds)",
+                    path.display()
+                );
+            } else {
+                eprintln!(
+                    "left out {}: a link that leads nowhere, left as it is",
+                    path.display()
+                );
+            }
         }
     }
     let inputs = outside_output(args, inputs);

@@ -281,15 +281,33 @@ fn linked_folder_outside(entry: &ignore::DirEntry, root: Option<&Path>) -> Optio
     ))
 }
 
-/// Whether `input` is a link to a folder outside the folder walked, which the walk found and
-/// did not enter.
-pub fn is_linked_folder(input: &Input) -> bool {
+/// Why a walk's entry, a link named like a capture, leads to no file a walk can read: its
+/// target is missing or cannot be reached (a loop, a volume not mounted). Its stream is read by
+/// no one, so it is not passed over in silence.
+fn capture_link_to_nothing(entry: &ignore::DirEntry) -> Option<String> {
+    if !entry.path_is_symlink() || !is_stream_file(entry.path()) {
+        return None;
+    }
+    let err = std::fs::metadata(entry.path()).err()?;
+    let target = std::fs::read_link(entry.path())
+        .map(|t| t.display().to_string())
+        .unwrap_or_else(|_| "?".into());
+    Some(format!(
+        "{} is a link that leads nowhere ({target}: {err}): put back what it names, or leave it \
+         out with --exclude",
+        entry.path().display()
+    ))
+}
+
+/// Whether `input` is a link the walk found and did not read: to a folder outside the folder
+/// walked, or to nothing.
+pub fn is_link_left_unread(input: &Input) -> bool {
     !input.explicit
         && input.unreadable.is_some()
         && input
             .spec
             .path()
-            .is_some_and(|p| p.is_symlink() && p.is_dir())
+            .is_some_and(|p| p.is_symlink() && (p.is_dir() || !p.exists()))
 }
 
 /// Whether a walk's entry is a file, or a link to one.
@@ -372,7 +390,9 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
             }
         };
         let path = entry.path();
-        if let Some(why) = linked_folder_outside(&entry, root.as_deref()) {
+        let unread = linked_folder_outside(&entry, root.as_deref())
+            .or_else(|| capture_link_to_nothing(&entry));
+        if let Some(why) = unread {
             // Not entered, and not passed over in silence: what it holds was not read.
             found.push(Input {
                 spec: InputSpec::File(path.to_path_buf()),
@@ -500,6 +520,6 @@ mod tests {
         assert!(inputs[..2].iter().all(|i| i.unreadable.is_none()));
         let why = inputs[2].unreadable.as_deref().unwrap_or_default();
         assert!(why.contains("a link to a folder"), "{why}");
-        assert!(is_linked_folder(&inputs[2]));
+        assert!(is_link_left_unread(&inputs[2]));
     }
 }
