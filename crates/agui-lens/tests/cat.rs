@@ -218,3 +218,58 @@ fn a_run_that_is_not_there_is_said_and_fails() {
         "no temp file left"
     );
 }
+
+/// A frame that cannot be read as an event (a line cut off, not JSON) is left out of the
+/// copy; when it falls in what was asked for, the output is not the whole of it, and the copy
+/// fails (exit 1), so `cat in -o out && rm in` loses nothing. One outside the range asked for
+/// costs nothing but the warning.
+#[test]
+fn a_frame_that_could_not_be_read_fails_the_copy_it_falls_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("mid.jsonl");
+    std::fs::write(
+        &input,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\
+         not json\n\
+         {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\
+         {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"s\"}\n\
+         {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"s\"}\n\
+         {\"type\":\"RUN_STA",
+    )
+    .unwrap();
+    let input = input.to_str().unwrap();
+    let out = dir.path().join("out.sse");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec![input],
+        vec![input, "-o", out],
+        vec![input, "--from", "1", "--to", "1"],
+        vec![input, "--type", "RUN_STARTED"],
+        vec![input, "--run", "r"],
+        vec![input, "--from", "3"],
+    ] {
+        let mut all = vec!["cat"];
+        all.extend_from_slice(&args);
+        let (code, _, stderr) = run(&all);
+        assert_eq!(code, 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("not the whole"), "{args:?}: {stderr}");
+    }
+    // What could be read is still written.
+    assert_eq!(
+        std::fs::read_to_string(out)
+            .unwrap()
+            .matches("data:")
+            .count(),
+        4
+    );
+    for args in [
+        vec![input, "--run", "s"],
+        vec![input, "--from", "2", "--to", "4"],
+        vec![input, "--to", "0"],
+    ] {
+        let mut all = vec!["cat"];
+        all.extend_from_slice(&args);
+        let (code, _, stderr) = run(&all);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+    }
+}

@@ -79,6 +79,21 @@ impl Filter {
                 }))
     }
 
+    /// How many of the frames `from..to` (indexes), which could not be read as events and
+    /// came after the events seen so far, the selection might have kept: those in the index
+    /// range, while the `--run` asked for is open. Their type is unknown, so any may match.
+    pub fn unread_kept(&self, from: u64, to: u64) -> u64 {
+        if self.selection.run.is_some() && !self.in_run {
+            return 0;
+        }
+        let from = self.selection.from.map_or(from, |f| f.max(from));
+        let to = self
+            .selection
+            .to
+            .map_or(to, |t| t.saturating_add(1).min(to));
+        to.saturating_sub(from)
+    }
+
     /// Whether no later event can be kept (past `--to`).
     pub fn done(&self, index: u64) -> bool {
         self.selection.to.is_some_and(|to| index >= to)
@@ -138,13 +153,13 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
         None => {
             let stdout = io::stdout().lock();
             let mut writer = EventWriter::new(stdout, format, Compression::None)?;
-            copy(&input, &read, &mut filter, &mut writer)?;
+            let unread = copy(&input, &read, &mut filter, &mut writer)?;
             let notes = writer.take_notes();
             writer.finish()?.flush()?;
             if let Some(run) = filter.missing_run() {
                 return Ok(no_such_run(run, &args.path, None));
             }
-            Ok(report_losses(&notes, format))
+            Ok(report_losses(&notes, format, &unread))
         }
         Some(path) => {
             if let InputSpec::File(input) = &input {
@@ -166,7 +181,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             };
             // Compressing and writing happen beside this thread, which reads and filters.
             let mut writer = EventWriter::background(file, format, compression)?;
-            copy(&input, &read, &mut filter, &mut writer).map_err(|err| {
+            let unread = copy(&input, &read, &mut filter, &mut writer).map_err(|err| {
                 if agui_lens_core::stop::requested() {
                     anyhow::anyhow!(
                         "stopped by {}: {} is left as it was",
@@ -188,20 +203,40 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             if let Some(temp) = temp {
                 persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
             }
-            Ok(report_losses(&notes, format))
+            Ok(report_losses(&notes, format, &unread))
         }
     }
 }
 
-/// What the output format could not carry, event by event, on stderr; a copy that left
-/// anything out fails (exit 1), as it is not the whole input.
-fn report_losses(notes: &[WriteNote], format: InputFormat) -> Outcome {
+/// Frames of the input that could not be read as events, which the selection might have kept
+/// (see [`Filter::unread_kept`]): left out of the copy.
+struct Unread {
+    name: String,
+    frames: u64,
+}
+
+/// What the output format could not carry, event by event, and the frames that could not be
+/// read, on stderr; a copy that left anything out fails (exit 1), as it is not the whole input.
+fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> Outcome {
     /// Notes shown one by one; the rest are counted.
     const SHOWN: usize = 20;
-    if notes.is_empty() {
-        return Outcome::Clean;
-    }
     let mut err = io::stderr().lock();
+    if unread.frames > 0 {
+        let name = &unread.name;
+        let _ = writeln!(
+            err,
+            "cat: the output is not the whole input: {} of the frames asked for could not be read \
+             as events and were left out (`agui-lens check {name}` says which)",
+            unread.frames
+        );
+    }
+    if notes.is_empty() {
+        return if unread.frames > 0 {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        };
+    }
     for note in notes.iter().take(SHOWN) {
         let ty = note
             .event_type
@@ -244,13 +279,14 @@ fn no_such_run(run: &str, input: &std::path::Path, output: Option<&std::path::Pa
 /// Copies the kept events. An event is written as read, unless JSONL needs it on one line and
 /// it spans several (a pretty-printed array element): then it is written compactly. What is
 /// kept before the first AG-UI event is held back until one comes: an input with none (an
-/// error body, a sidecar) writes nothing and fails, as no stream.
+/// error body, a sidecar) writes nothing and fails, as no stream. Frames that cannot be read
+/// as events are left out; those the selection might have kept are counted.
 fn copy<W: Write>(
     input: &InputSpec,
     read: &ReadOptions,
     filter: &mut Filter,
     writer: &mut EventWriter<W>,
-) -> Result<()> {
+) -> Result<Unread> {
     /// The most held back before an AG-UI event shows; past it, the input is no stream.
     const HOLD_EVENTS: usize = 10_000;
     const HOLD_BYTES: usize = 16 << 20;
@@ -259,6 +295,9 @@ fn copy<W: Write>(
     let mut held_bytes = 0;
     let mut known = false;
     let mut past_range = false;
+    // The index the next frame has: a gap before an event's index is frames not read.
+    let mut next = 0;
+    let mut unread = 0;
     let write =
         |writer: &mut EventWriter<W>, event: Option<&serde_json::Value>, raw: &[u8]| match event {
             Some(value) => writer.event(value),
@@ -271,6 +310,11 @@ fn copy<W: Write>(
                 write(writer, value.as_ref(), &raw)?;
             }
         }
+        let index = event.loc.index;
+        if !past_range && index > next {
+            unread += filter.unread_kept(next, index);
+        }
+        next = index + 1;
         if past_range {
             // Read on only to learn whether the input is a stream at all.
             return if known { Err(PastRange.into()) } else { Ok(()) };
@@ -296,17 +340,28 @@ fn copy<W: Write>(
         }
         Ok(())
     });
+    let name = input.display_name();
     match result {
         Ok((opened, stats)) => {
             require_events(&opened, &stats)?;
-            warn_unreadable(&opened.name, &stats);
-            Ok(())
+            if !past_range {
+                unread += filter.unread_kept(next, stats.frames);
+            }
+            if unread == 0 {
+                warn_unreadable(&opened.name, &stats);
+            }
+            Ok(Unread {
+                name: opened.name.to_string(),
+                frames: unread,
+            })
         }
-        Err(err) if err.is::<PastRange>() => Ok(()),
+        Err(err) if err.is::<PastRange>() => Ok(Unread {
+            name: name.to_string(),
+            frames: unread,
+        }),
         Err(err) if err.is::<NoEventsYet>() => {
             bail!(
-                "{} holds no AG-UI events in its first {HOLD_EVENTS} frames or {} MiB: it is no stream",
-                input.display_name(),
+                "{name} holds no AG-UI events in its first {HOLD_EVENTS} frames or {} MiB: it is no stream",
                 HOLD_BYTES >> 20
             )
         }
