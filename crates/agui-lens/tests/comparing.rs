@@ -462,3 +462,72 @@ fn raw_only_differences_are_named_and_located() {
     let (code, _, _) = run(&["diff", &a, &b, "--redact", "/event"]);
     assert_eq!(code, 0);
 }
+
+/// A frame that cannot be read as an event (not JSON, a line cut off) is part of what a stream
+/// is: a client that meets it fails. A stream that gained one, or whose broken frame changed,
+/// differs at every level; diff and snapshot never call such streams the same.
+#[test]
+fn a_frame_that_could_not_be_read_is_a_difference_at_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ];
+    let write = |name: &str, extra: Option<&str>| {
+        let mut text = String::new();
+        for (i, line) in lines.iter().enumerate() {
+            if i == 3 {
+                if let Some(extra) = extra {
+                    text.push_str(extra);
+                    text.push('\n');
+                }
+            }
+            text.push_str(line);
+            text.push('\n');
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let clean = write("clean.jsonl", None);
+    let broken = write("broken.jsonl", Some("not json"));
+    let again = write("again.jsonl", Some("not json"));
+    let other = write("other.jsonl", Some("{\"type\":\"TEXT_MESSAGE_CONT"));
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&clean, &broken, level), 1, "at {level}");
+        assert_eq!(diff_code(&broken, &clean, level), 1, "at {level}");
+        assert_eq!(diff_code(&broken, &other, level), 1, "at {level}");
+        assert_eq!(diff_code(&broken, &again, level), 0, "at {level}");
+    }
+    let snap = dir.path().join("run.snap");
+    let (s, snap) = (|p: &Path| p.to_str().unwrap().to_owned(), snap);
+    let snap = s(&snap);
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        &s(&clean),
+        "--expect",
+        &snap,
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = run(&["snapshot", &s(&broken), "--expect", &snap]);
+    assert_eq!(code, 1, "{stdout}");
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        &s(&broken),
+        "--expect",
+        &snap,
+        "--update",
+        "--reason",
+        "broken",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(run(&["snapshot", &s(&again), "--expect", &snap]).0, 0);
+    assert_eq!(run(&["snapshot", &s(&other), "--expect", &snap]).0, 1);
+    assert_eq!(run(&["snapshot", &s(&clean), "--expect", &snap]).0, 1);
+}

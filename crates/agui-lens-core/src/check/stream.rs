@@ -124,6 +124,29 @@ pub fn for_each_fed(
     })
 }
 
+/// [`for_each_event`], with each frame that could not be read as an event handed over too, as
+/// `None` with its bytes, in its place: for what must account for every frame of an input.
+pub fn for_each_frame(
+    input: &InputSpec,
+    read: &ReadOptions,
+    mut each: impl FnMut(Option<&Event>, &[u8], &Frame) -> Result<()>,
+) -> Result<(Opened, ReadStats)> {
+    let mut opened = read::open(input, read)?;
+    let cell = std::cell::RefCell::new(&mut each);
+    let stats = feed(
+        &mut opened,
+        read.max_line,
+        false,
+        None,
+        |fed, batch, frame, _| match fed {
+            Fed::Event(event) => (cell.borrow_mut())(Some(event), batch.bytes(frame), frame),
+            Fed::Delta { .. } => unreachable!("plain deltas are only read apart on request"),
+        },
+        |batch, frame| (cell.borrow_mut())(None, batch.bytes(frame), frame),
+    )?;
+    Ok((opened, stats))
+}
+
 /// [`for_each_fed`], with every event built in full also checked against the schemas of
 /// `schemas`, on the pool: what they find is handed over with the event (nothing with a
 /// delta read on the fast path, or without `schemas`).
@@ -132,7 +155,20 @@ pub fn for_each_schema_checked(
     max_line: usize,
     fast: bool,
     schemas: Option<&CheckContext<'_>>,
+    each: impl FnMut(Fed<'_>, &Batch, &Frame, &[Diagnostic]) -> Result<()>,
+) -> Result<ReadStats> {
+    feed(opened, max_line, fast, schemas, each, |_, _| Ok(()))
+}
+
+/// [`for_each_schema_checked`], with `unreadable` called for each frame that could not be
+/// read as an event.
+fn feed(
+    opened: &mut Opened,
+    max_line: usize,
+    fast: bool,
+    schemas: Option<&CheckContext<'_>>,
     mut each: impl FnMut(Fed<'_>, &Batch, &Frame, &[Diagnostic]) -> Result<()>,
+    mut unreadable: impl FnMut(&Batch, &Frame) -> Result<()>,
 ) -> Result<ReadStats> {
     let name = opened.name.clone();
     let mut stats = ReadStats::default();
@@ -154,6 +190,10 @@ pub fn for_each_schema_checked(
                     Item::Event(Some(event), found) => (Fed::Event(event), &found[..]),
                     Item::Event(None, _) => {
                         stats.unreadable += 1;
+                        if let Err(err) = unreadable(batch, frame) {
+                            failed = Some(err);
+                            return Err(io::Error::other("stopped"));
+                        }
                         continue;
                     }
                 };

@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
-use crate::check::stream::{for_each_event, require_events, warn_unreadable};
+use crate::check::stream::{for_each_event, for_each_frame, require_events, warn_unreadable};
 use crate::compact::{Compactor, Level as CompactLevel};
 use crate::compare::Level;
 use crate::compare::comparison::{
@@ -129,19 +129,40 @@ impl StreamDiff {
     }
 }
 
-/// The stream compacted, each item with the line of the event whose reading wrote it.
-fn compacted(input: &InputSpec, read: &ReadOptions) -> Result<Collected> {
+/// The stream at `input` compacted, each item with the line of the event whose reading wrote
+/// it; `warn`: say on stderr what could not be read (not again when it is read a second time,
+/// for lines).
+fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collected> {
     let mut compactor = Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT);
     let mut collected = Collected::default();
-    let (opened, stats) = for_each_event(input, read, |event, raw| {
-        collected.reading = event.loc.line;
-        compactor.push(event, raw, &mut collected)?;
+    let mut unreadable = Vec::new();
+    let (opened, stats) = for_each_frame(input, read, |event, raw, frame| {
+        match event {
+            Some(event) => {
+                collected.reading = event.loc.line;
+                compactor.push(event, raw, &mut collected)?;
+            }
+            None => unreadable.push((unreadable_item(raw), frame.line)),
+        }
         Ok(())
     })?;
     require_events(&opened, &stats)?;
-    warn_unreadable(&input.display_name(), &stats);
+    if warn {
+        warn_unreadable(&input.display_name(), &stats);
+    }
     compactor.finish(&mut collected)?;
+    // After the compacted events (compaction moves events, so their places would not say
+    // more), each frame that could not be read, with its line.
+    for (item, line) in unreadable {
+        collected.items.push(item);
+        collected.lines.push(line);
+    }
     Ok(collected)
+}
+
+/// A frame that could not be read as an event, as an item of a stream compared: its text.
+fn unreadable_item(raw: &[u8]) -> Value {
+    json!({"unreadable": String::from_utf8_lossy(raw).trim_end()})
 }
 
 /// Where item `index` of a stream at a level comes from in its file: the line of that event
@@ -161,9 +182,9 @@ pub fn line_of_item(
         Level::Events => {
             let mut seen = 0;
             let mut line = None;
-            for_each_event(&input, read, |event, _| {
+            for_each_frame(&input, read, |_, _, frame| {
                 if seen == index {
-                    line = Some(event.loc.line);
+                    line = Some(frame.line);
                 }
                 seen += 1;
                 Ok(())
@@ -171,7 +192,7 @@ pub fn line_of_item(
             Ok(line)
         }
         Level::Compact => {
-            let collected = compacted(&input, read)?;
+            let collected = compacted(&input, read, false)?;
             let Some(item) = collected.items.get(index) else {
                 return Ok(None);
             };
@@ -183,8 +204,10 @@ pub fn line_of_item(
                 "subagentRunId",
             ];
             let mut line = None;
+            let unreadable = item.get("unreadable").is_some();
             for_each_event(&input, read, |event, _| {
-                let same = event.field("type") == item.get("type")
+                let same = !unreadable
+                    && event.field("type") == item.get("type")
                     && IDS.iter().all(|k| event.field(k) == item.get(*k));
                 if line.is_none() && same {
                     line = Some(event.loc.line);
@@ -210,8 +233,11 @@ pub fn normalized(
     match level {
         Level::Events => {
             let mut items = Vec::new();
-            let (opened, stats) = for_each_event(&input, read, |event, _| {
-                items.push(event.whole_value().into_owned());
+            let (opened, stats) = for_each_frame(&input, read, |event, raw, _| {
+                items.push(match event {
+                    Some(event) => event.whole_value().into_owned(),
+                    None => unreadable_item(raw),
+                });
                 Ok(())
             })?;
             require_events(&opened, &stats)?;
@@ -219,13 +245,17 @@ pub fn normalized(
             Ok(Normalizer::events(settings.clone(), &items))
         }
         Level::Compact => {
-            let collected = compacted(&input, read)?;
+            let collected = compacted(&input, read, true)?;
             Ok(Normalizer::events(settings.clone(), &collected.items))
         }
         Level::Fold => {
             let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
-            let (opened, stats) = for_each_event(&input, read, |event, _| {
-                folder.apply(event);
+            let mut unreadable = Vec::new();
+            let (opened, stats) = for_each_frame(&input, read, |event, raw, _| {
+                match event {
+                    Some(event) => folder.apply(event),
+                    None => unreadable.push(unreadable_item(raw)),
+                }
                 Ok(())
             })?;
             require_events(&opened, &stats)?;
@@ -233,6 +263,8 @@ pub fn normalized(
             let folded = Normalizer::fold(settings.clone(), &folder.finish().meaning());
             let mut items: Vec<Value> = folded["messages"].as_array().cloned().unwrap_or_default();
             items.push(json!({"state": folded["state"]}));
+            // A client that meets a frame it cannot read fails: that is part of the meaning.
+            items.extend(unreadable);
             Ok(items)
         }
     }
