@@ -641,6 +641,59 @@ fn diagnostics_and_verbose_lines_come_out_as_events_arrive() {
     assert!(line.starts_with("> POST http://127.0.0.1:"), "{line}");
 }
 
+/// An agent that cannot be reached is a failure every report carries, as an input that
+/// could not be read is for `check`: a SARIF or JUnit file uploaded whatever the exit status
+/// must not come out empty, nor clean.
+#[test]
+fn no_http_exchange_is_in_every_format() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/");
+    let (code, stdout, stderr) = run_url(&url, &["--format", "json"]);
+    assert_eq!(code, 2, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        doc["files"][0]["failure"]
+            .as_str()
+            .is_some_and(|f| f.contains("refused")),
+        "{stdout}"
+    );
+    assert!(stderr.contains("refused"), "{stderr}");
+    let (code, stdout, _) = run_url(&url, &["--format", "jsonl"]);
+    assert_eq!(code, 2);
+    let line: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert!(
+        line["failure"].as_str().unwrap().contains("refused"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run_url(&url, &["--format", "github"]);
+    assert_eq!(code, 2);
+    assert!(stdout.starts_with("::error "), "{stdout}");
+    let (code, stdout, _) = run_url(&url, &["--format", "junit"]);
+    assert_eq!(code, 2);
+    assert!(
+        stdout.contains("<error message=") && stdout.contains("refused"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run_url(&url, &["--format", "sarif"]);
+    assert_eq!(code, 2);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    let invocation = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false, "{stdout}");
+    assert!(
+        invocation["toolExecutionNotifications"][0]["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("refused"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run_url(&url, &["--format", "human"]);
+    assert_eq!(code, 2);
+    assert!(stdout.contains("1 response could not be had"), "{stdout}");
+}
+
 #[test]
 fn every_format_works_for_run() {
     let server = Server::start(Script::sse(vec![

@@ -184,7 +184,11 @@ impl Summary {
             line.push_str(&format!(", {}", plural(self.notes, "note")));
         }
         if self.unreadable > 0 {
-            let unreadable = format!("{} could not be read", plural(self.unreadable, "file"));
+            let unreadable = if self.live {
+                format!("{} could not be had", plural(self.unreadable, "response"))
+            } else {
+                format!("{} could not be read", plural(self.unreadable, "file"))
+            };
             line.push_str("; ");
             line.push_str(&paint(&unreadable, Severity::Error));
         }

@@ -91,7 +91,23 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     });
     let exchange = match result {
         Ok(exchange) => exchange,
-        Err(LiveError::Unreachable(why)) => bail!("{why}"),
+        Err(LiveError::Unreachable(why)) => {
+            // No exchange at all: a failure the report carries in every format, as an
+            // input `check` could not read, so an uploaded report is never empty or clean.
+            let _ = writeln!(io::stderr(), "error: {why}");
+            let file = FileSummary::checked(name.clone(), Default::default(), Some(why));
+            let mut run = RunSummary {
+                summary: Summary {
+                    live: true,
+                    ..Summary::default()
+                },
+                failed_inputs: 1,
+            };
+            run.summary.add(&file);
+            reporter.end_file(&file)?;
+            reporter.finish(&run.summary)?;
+            return Ok(Outcome::from_summary(&run, settings.deny_warnings));
+        }
         Err(LiveError::Failed(err)) => return Err(err),
     };
     if let Some(record) = &mut record {
