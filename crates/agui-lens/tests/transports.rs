@@ -900,6 +900,99 @@ fn a_browser_capture_without_a_stream_is_an_error() {
     );
 }
 
+/// A call to an agent in a capture (its request is a RunAgentInput) that brought back no
+/// AG-UI stream, an error status, a body the capture left out, is no other traffic: it is
+/// named by its entry and fails the check, in every format, beside the streams that came.
+/// Found by a walk, a capture of failed calls alone is reported, not skipped.
+#[test]
+fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"threadId":"t","runId":"r1","state":{},"messages":[
+        {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{}});
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r1"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r1"}),
+    ];
+    let good = har_entry(
+        "https://agent.example/run",
+        Some(&input),
+        "text/event-stream",
+        &sse_of(&events),
+        false,
+    );
+    let mut failed = har_entry(
+        "https://agent.example/run",
+        Some(&input),
+        "application/json",
+        br#"{"detail":"upstream model timed out"}"#,
+        false,
+    );
+    failed["response"]["status"] = 500.into();
+    failed["response"]["statusText"] = "Internal Server Error".into();
+    let mut bodiless = har_entry(
+        "https://agent.example/run",
+        Some(&input),
+        "text/event-stream",
+        b"",
+        false,
+    );
+    bodiless["response"]["content"]
+        .as_object_mut()
+        .unwrap()
+        .remove("text");
+    let path = dir.path().join("session.har");
+    std::fs::write(
+        &path,
+        har(vec![page_entry(), good, failed.clone(), bodiless.clone()]),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["check", path]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("#2 (POST https://agent.example/run)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("500") && stderr.contains("upstream model timed out"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("#3 (POST https://agent.example/run)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no response body"), "{stderr}");
+    assert!(stdout.contains("2 files could not be read"), "{stdout}");
+    let (code, json, _) = run(&["check", "--format", "json", path]);
+    assert_eq!(code, 2);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let failures: Vec<&str> = json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["failure"].as_str())
+        .collect();
+    assert_eq!(failures.len(), 2, "{json}");
+    for format in ["sarif", "junit", "github", "jsonl"] {
+        let (code, stdout, _) = run(&["check", "--format", format, path]);
+        assert_eq!(code, 2, "{format}");
+        assert!(
+            stdout.contains("upstream model timed out"),
+            "{format}: {stdout}"
+        );
+    }
+    // `--entry` of the stream that came checks it alone; of the failed call, fails.
+    assert_eq!(run(&["check", "--entry", "1", path]).0, 0);
+    assert_eq!(run(&["check", "--entry", "2", path]).0, 2);
+    // A capture of failed calls alone, found by a walk, is reported, not skipped.
+    let walked = dir.path().join("walked");
+    std::fs::create_dir(&walked).unwrap();
+    std::fs::write(walked.join("failed.har"), har(vec![page_entry(), failed])).unwrap();
+    let (code, stdout, stderr) = run(&["check", walked.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("upstream model timed out"), "{stderr}");
+}
+
 /// `inspect` of a browser capture starts from what the request sent: the conversation holds
 /// the user's prompt first, where the client had it, even when the stream does not echo it
 /// and a snapshot brings it back (as LangGraph's do).

@@ -35,10 +35,33 @@ impl HarStream {
     }
 }
 
-/// The AG-UI streams of a HAR file, and how many entries were something else.
+/// A call to an agent in a capture (its request is a RunAgentInput) that brought back no
+/// AG-UI stream: an error status, no response, a body the capture left out or one with no
+/// events. It is no other traffic: what the client asked for did not come.
+#[derive(Clone, Debug)]
+pub struct FailedCall {
+    /// 0-based index of the entry in `log.entries`.
+    pub entry: usize,
+    pub method: String,
+    /// The request URL, as [`HarStream::url`].
+    pub url: String,
+    /// What came instead of a stream.
+    pub why: String,
+}
+
+impl FailedCall {
+    /// How the call is named, as a stream of the capture would be.
+    pub fn name(&self, file: &str) -> String {
+        format!("{file}#{} ({} {})", self.entry, self.method, self.url)
+    }
+}
+
+/// The AG-UI streams of a HAR file, the agent calls that brought none, and how many entries
+/// were something else.
 #[derive(Debug)]
 pub struct HarCapture {
     pub streams: Vec<HarStream>,
+    pub failed: Vec<FailedCall>,
     /// Entries that are no AG-UI stream (page loads, scripts, other APIs), skipped.
     pub others: usize,
 }
@@ -88,15 +111,116 @@ pub fn read_har(mut reader: impl Read) -> Result<HarCapture> {
     };
     let mut capture = HarCapture {
         streams: Vec::new(),
+        failed: Vec::new(),
         others: 0,
     };
     for (index, entry) in entries.iter().enumerate() {
-        match stream_of(index, entry) {
-            Some(stream) => capture.streams.push(stream),
-            None => capture.others += 1,
+        if let Some(stream) = stream_of(index, entry) {
+            capture.streams.push(stream);
+        } else if let Some(failed) = failed_call(index, entry) {
+            capture.failed.push(failed);
+        } else {
+            capture.others += 1;
         }
     }
     Ok(capture)
+}
+
+/// An entry that is a call to an agent (its request body has a RunAgentInput's `threadId`,
+/// `runId` and `messages`) and brought back no stream ([`stream_of`] found none): why.
+fn failed_call(index: usize, entry: &Value) -> Option<FailedCall> {
+    let request = entry.get("request")?;
+    let input = request
+        .pointer("/postData/text")
+        .and_then(Value::as_str)
+        .and_then(|text| serde_json::from_str::<Value>(text).ok())?;
+    let is_run_input = input.get("threadId").is_some_and(Value::is_string)
+        && input.get("runId").is_some_and(Value::is_string)
+        && input.get("messages").is_some_and(Value::is_array);
+    if !is_run_input {
+        return None;
+    }
+    let response = entry.get("response");
+    let status = response
+        .and_then(|r| r.get("status"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let status_text = response
+        .and_then(|r| r.get("statusText"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim();
+    let answered = if status_text.is_empty() {
+        status.to_string()
+    } else {
+        format!("{status} {status_text}")
+    };
+    let content = response.and_then(|r| r.get("content"));
+    let mime = content
+        .and_then(|c| c.get("mimeType"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim();
+    let body = content
+        .and_then(|c| c.get("text"))
+        .and_then(Value::as_str)
+        .map(|text| {
+            match content
+                .and_then(|c| c.get("encoding"))
+                .and_then(Value::as_str)
+            {
+                Some(e) if e.eq_ignore_ascii_case("base64") => base64(text).unwrap_or_default(),
+                _ => text.as_bytes().to_vec(),
+            }
+        })
+        .unwrap_or_default();
+    let why = if status == 0 {
+        "the request got no response in the capture (status 0: cancelled, blocked or failed in \
+         the browser)"
+            .to_owned()
+    } else if body.iter().all(u8::is_ascii_whitespace) {
+        format!(
+            "the agent answered {answered}, and the capture holds no response body for it (a \
+             browser may leave out the body of a streamed response: record the call with \
+             `agui-lens proxy` or `agui-lens run --record`)"
+        )
+    } else if !(200..300).contains(&status) {
+        format!(
+            "the agent answered {answered} with no AG-UI stream: {}",
+            excerpt(&body)
+        )
+    } else {
+        let mime = if mime.is_empty() {
+            "no content type"
+        } else {
+            mime
+        };
+        format!(
+            "the agent answered {answered} ({mime}) with no AG-UI events: {}",
+            excerpt(&body)
+        )
+    };
+    Some(FailedCall {
+        entry: index,
+        method: request
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("POST")
+            .to_owned(),
+        url: shown_url(request.get("url").and_then(Value::as_str).unwrap_or("")),
+        why,
+    })
+}
+
+/// The start of a body, on one line, as a reason quotes it.
+fn excerpt(body: &[u8]) -> String {
+    const SHOWN: usize = 200;
+    let text = String::from_utf8_lossy(&body[..body.len().min(SHOWN * 8)]);
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(SHOWN) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
+    }
 }
 
 /// An entry's AG-UI stream: a response whose type is an event stream, or whose body reads as

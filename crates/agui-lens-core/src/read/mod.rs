@@ -597,6 +597,12 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
             entries.join(", ")
         }
     };
+    if let Some(failed) = options
+        .entry
+        .and_then(|entry| capture.failed.iter().find(|f| f.entry == entry))
+    {
+        bail!("{}: {}", failed.name(name), failed.why);
+    }
     let stream = match (options.entry, capture.streams.len()) {
         (Some(entry), _) => capture
             .streams

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+use agui_lens_core::read::har::FailedCall;
 use agui_lens_core::read::{self, Compression, InputSpec, is_stream_file};
 use agui_lens_core::text::plural;
 
@@ -160,8 +161,15 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
             .map(|s| s.entry)
             .filter(|e| entry.is_none_or(|wanted| wanted == *e))
             .collect();
-        let others = capture.others + capture.streams.len() - streams.len();
-        if streams.is_empty() && !input.explicit && entry.is_none() {
+        // Calls to an agent that brought no stream: each fails as an input of its own.
+        let failed: Vec<&FailedCall> = capture
+            .failed
+            .iter()
+            .filter(|f| entry.is_none_or(|wanted| wanted == f.entry))
+            .collect();
+        let others = capture.others + capture.streams.len() - streams.len() + capture.failed.len()
+            - failed.len();
+        if streams.is_empty() && failed.is_empty() && !input.explicit && entry.is_none() {
             // Found by a walk, a capture of other traffic is no stream, as a sidecar is not.
             out.push(Input {
                 skipped: Some(format!(
@@ -172,7 +180,7 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
             });
             continue;
         }
-        if streams.is_empty() {
+        if streams.is_empty() && failed.is_empty() {
             let why = match entry {
                 Some(wanted) => format!(
                     "{}: entry {wanted} of this browser capture (HAR) is no AG-UI stream",
@@ -193,9 +201,17 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
         }
         if others > 0 {
             eprintln!(
-                "{}: a browser capture (HAR): {} read, {} skipped (no AG-UI stream{})",
+                "{}: a browser capture (HAR): {} read{}, {} skipped (no AG-UI stream{})",
                 path.display(),
                 plural(streams.len() as u64, "AG-UI stream"),
+                if failed.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", {} that brought none",
+                        plural(failed.len() as u64, "call to an agent")
+                    )
+                },
                 if others == 1 {
                     "1 other entry".to_owned()
                 } else {
@@ -208,7 +224,17 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
                 }
             );
         }
-        for index in streams {
+        // In the order of the capture's entries.
+        let mut entries: Vec<(usize, Option<String>)> = streams
+            .into_iter()
+            .map(|index| (index, None))
+            .chain(failed.iter().map(|f| {
+                let why = format!("{}: {}", f.name(&path.to_string_lossy()), f.why);
+                (f.entry, Some(why))
+            }))
+            .collect();
+        entries.sort_by_key(|(index, _)| *index);
+        for (index, unreadable) in entries {
             out.push(Input {
                 spec: InputSpec::HarEntry {
                     path: path.clone(),
@@ -216,7 +242,7 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
                 },
                 relative: input.relative.join(index.to_string()),
                 explicit: input.explicit,
-                unreadable: None,
+                unreadable,
                 skipped: None,
             });
         }
