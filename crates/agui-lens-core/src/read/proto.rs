@@ -305,6 +305,25 @@ mod tests {
         }
     }
 
+    /// A key is a varint of at most five bytes: a longer one after the first length is no
+    /// protobuf, read whole or byte by byte (it was protobuf when its sixth byte came in the
+    /// head, and binary data when the head held only the nine bytes waited for).
+    #[test]
+    fn a_first_key_longer_than_five_bytes_decides_alike_however_the_bytes_arrive() {
+        let input = [
+            0x00, 0x01, 0x00, 0x0a, 0xc2, 0xef, 0xff, 0xff, 0xff, 0xff, 0x23,
+        ];
+        let whole = frames(None, &input, 1 << 20, 1 << 16);
+        for chunk in [1, 2, 3, 4, 5, 9] {
+            let got = frames(None, &input, chunk, 1 << 16);
+            assert_eq!(
+                got.iter().map(|(f, _)| &f.kind).collect::<Vec<_>>(),
+                whole.iter().map(|(f, _)| &f.kind).collect::<Vec<_>>(),
+                "chunk {chunk}"
+            );
+        }
+    }
+
     #[test]
     fn problems_are_frames_of_their_own_and_reading_goes_on() {
         let good = json!({"type":"STEP_STARTED","stepName":"s"});

@@ -40,11 +40,12 @@ pub fn arm_for_type(ty: &str) -> Option<String> {
     Some(field.json_name().to_owned())
 }
 
-/// The first key of a message: (field number, wire type).
+/// The first key of a message: (field number, wire type). A key is a 32-bit varint, so at
+/// most its first five bytes are read: what decides it never depends on the bytes after them.
 pub fn first_key(bytes: &[u8]) -> Option<(u32, u8)> {
-    let mut buf = bytes;
-    let key = decode_varint(&mut buf).ok()?;
-    Some(((key >> 3) as u32, (key & 7) as u8))
+    let mut buf = &bytes[..bytes.len().min(5)];
+    let key = u32::try_from(decode_varint(&mut buf).ok()?).ok()?;
+    Some((key >> 3, (key & 7) as u8))
 }
 
 /// The field numbers of an envelope's fields, in the order they appear (a repeated one each
