@@ -984,6 +984,20 @@ fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
     // `--entry` of the stream that came checks it alone; of the failed call, fails.
     assert_eq!(run(&["check", "--entry", "1", path]).0, 0);
     assert_eq!(run(&["check", "--entry", "2", path]).0, 2);
+    // A command that takes one stream does not pick the one that came in silence, nor does
+    // `check` of the capture on stdin.
+    for command in ["fold", "inspect", "cat"] {
+        let (code, _, stderr) = run(&[command, path]);
+        assert_eq!(code, 2, "{command}: {stderr}");
+        assert!(stderr.contains("--entry"), "{command}: {stderr}");
+        assert_eq!(run(&[command, path, "--entry", "1"]).0, 0, "{command}");
+    }
+    let output = crate::common::agui_lens()
+        .args(["check", "-"])
+        .write_stdin(std::fs::read(path).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
     // A capture of failed calls alone, found by a walk, is reported, not skipped.
     let walked = dir.path().join("walked");
     std::fs::create_dir(&walked).unwrap();

@@ -615,7 +615,33 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
                     listed()
                 ),
             })?,
+        // A call that brought no stream is no less part of the capture: the one stream that
+        // came is not picked over it in silence.
+        (None, 1) if !capture.failed.is_empty() => bail!(
+            "{name} is a browser capture (HAR) holding 1 AG-UI stream (entry {}) and {}: {}; \
+             pick one with --entry N",
+            capture.streams[0].entry,
+            crate::text::plural(
+                capture.failed.len() as u64,
+                "call to an agent that brought none"
+            ),
+            capture
+                .failed
+                .iter()
+                .map(|f| format!("entry {}: {}", f.entry, f.why))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
         (None, 1) => &capture.streams[0],
+        (None, 0) if !capture.failed.is_empty() => bail!(
+            "{name} is a browser capture (HAR) that holds no AG-UI stream: {}",
+            capture
+                .failed
+                .iter()
+                .map(|f| format!("entry {}: {}", f.entry, f.why))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
         (None, 0) => bail!(
             "{name} is a browser capture (HAR) that holds no AG-UI stream: none of its {} \
              entries answered with AG-UI events",
