@@ -300,13 +300,28 @@ class Checker:
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
-def events(source: Source, *, format: Optional[str] = None, name: Optional[str] = None) -> list:
-    """The events of a stream as dicts, read as every command reads them (frames that hold
-    no event are left out, as ``agui-lens cat`` leaves them)."""
+def events(
+    source: Source,
+    *,
+    format: Optional[str] = None,
+    name: Optional[str] = None,
+    skip_unreadable: bool = False,
+) -> list:
+    """The events of a stream as dicts, read as every command reads them. A frame that
+    cannot be read as an event (not JSON, a line cut off) raises ``AguiLensError``, as it
+    fails ``agui-lens cat``: the list would not be the whole stream. ``skip_unreadable=True``
+    leaves such frames out (``check`` says which they are)."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format
-    return [json.loads(text) for text in _agui_lens.events(**kwargs)]
+    texts, unreadable = _agui_lens.events(**kwargs)
+    if unreadable and not skip_unreadable:
+        frames = "1 frame" if unreadable == 1 else f"{unreadable} frames"
+        raise AguiLensError(
+            f"{frames} of {kwargs.get('name') or kwargs.get('path') or 'the data'} could not "
+            "be read as events: agui_lens.check says which; skip_unreadable=True leaves them out"
+        )
+    return [json.loads(text) for text in texts]
 
 
 def fold(

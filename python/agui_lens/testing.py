@@ -74,7 +74,8 @@ def run_asgi(
     name = f"POST {path}"
     report = check(content, input=body.decode("utf-8"), rules=rules, protocol=protocol, name=name)
     try:
-        parsed = events(content, name=name)
+        # What could be read; the report says what could not.
+        parsed = events(content, name=name, skip_unreadable=True)
     except Exception:
         parsed = []
     return RunResult(

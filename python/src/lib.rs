@@ -324,19 +324,20 @@ fn events(
     data: Option<Vec<u8>>,
     name: Option<String>,
     format: Option<String>,
-) -> PyResult<Vec<String>> {
+) -> PyResult<(Vec<String>, u64)> {
     guarded(py, move || {
         let source = Source::new(path, data, name, format.as_deref())?;
         let mut opened = source.open()?;
         let max_line = source.read_options().max_line;
         let mut texts = Vec::new();
-        for_each_fed(&mut opened, max_line, false, |fed, _, _| {
+        let stats = for_each_fed(&mut opened, max_line, false, |fed, _, _| {
             if let Fed::Event(event) = fed {
                 texts.push(event.whole_value().to_string());
             }
             Ok(())
         })?;
-        Ok(texts)
+        // The frames that held no event: the caller decides whether to go on without them.
+        Ok((texts, stats.unreadable))
     })
 }
 

@@ -99,3 +99,18 @@ def test_garbage_never_crashes():
     joined = b"\n".join(GARBAGE + fuzz)
     assert not agui_lens.check(joined).ok
     assert not agui_lens.check(joined, format="sse").ok
+
+
+def test_events_never_leave_a_frame_out_in_silence(tmp_path, empty_dir):
+    """A frame that cannot be read as an event (a line cut off) fails ``events`` as it fails
+    ``agui-lens cat``: a list of the others is not the stream. Asked for, they are left out."""
+    cut = tmp_path / "cut.jsonl"
+    lines = VALID.read_text().splitlines()
+    cut.write_text("\n".join(lines[:3]) + "\n" + lines[3][:20] + "\n")
+    with pytest.raises(agui_lens.AguiLensError, match="1 frame of .* could not be read"):
+        agui_lens.events(cut)
+    kept = agui_lens.events(cut, skip_unreadable=True)
+    assert kept == [json.loads(line) for line in lines[:3]]
+    ran = cli("cat", str(cut), cwd=empty_dir)
+    assert ran.returncode == 1
+    assert [json.loads(line) for line in ran.stdout.decode().splitlines()] == kept
