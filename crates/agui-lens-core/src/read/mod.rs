@@ -453,35 +453,29 @@ pub fn open_reader(
     ext_hint: Option<InputFormat>,
     options: &ReadOptions,
 ) -> Result<Opened> {
-    let (compression, decoded) =
-        detect::decompress(raw).with_context(|| format!("reading {name}"))?;
+    let reading = || format!("reading {name}");
+    let (compression, decoded) = detect::decompress(raw).with_context(reading)?;
     let mut input = lines::Input::new(decoded);
     let mut head = input
         .peek(detect::SNIFF_LEN)
-        .with_context(|| format!("reading {name}"))?
+        .with_context(reading)?
         .to_vec();
     // A protobuf body opens with the NUL of its first frame's length and is told from text by
     // the key after that length (a varint of up to five bytes). A length holding a 0x0a byte
     // ended the peek at a "line" before the key, so the key is waited for.
     let key_end = crate::protocol::proto::PREFIX_LEN + 5;
     if head.first() == Some(&0) && head.len() < key_end {
-        input
-            .peek_whole(key_end)
-            .with_context(|| format!("reading {name}"))?;
+        input.peek_whole(key_end).with_context(reading)?;
         head = input
             .peek(detect::SNIFF_LEN)
-            .with_context(|| format!("reading {name}"))?
+            .with_context(reading)?
             .to_vec();
     }
     // A browser capture (HAR) opens `{"log": {`, pretty-printed or on one line; a few more
     // bytes than its first non-blank ones are looked at.
     if options.format.is_none()
         && detect::opens_json(&head)
-        && har::is_har(
-            input
-                .peek_whole(64)
-                .with_context(|| format!("reading {name}"))?,
-        )
+        && har::is_har(input.peek_whole(64).with_context(reading)?)
     {
         return open_har_entry(&name, input, options);
     }
