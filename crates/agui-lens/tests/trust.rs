@@ -491,6 +491,67 @@ fn a_capture_link_that_leads_nowhere_is_never_passed_over_in_silence() {
     );
 }
 
+/// An output named as one of the command's own inputs would destroy what it reads: `inspect
+/// --html` over the stream, `run --record` over the RunAgentInput it is about to send, `serve
+/// --report` over the recording it serves, `test --junit` over the suite. Each is refused
+/// before anything is read, sent or written, and the input is left as it was.
+#[test]
+fn an_output_that_is_one_of_the_inputs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("run.jsonl");
+    place("pydantic-ai-full.jsonl", &stream);
+    let input = dir.path().join("input.json");
+    write(
+        &input,
+        br#"{"threadId":"t","runId":"r","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}}"#,
+    );
+    let suite = dir.path().join("suite.toml");
+    write(
+        &suite,
+        b"[[case]]\nname = \"a\"\nurl = \"http://127.0.0.1:1/\"\nmessage = \"hi\"\n",
+    );
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&stream, &link).unwrap();
+    let url = "http://127.0.0.1:1/";
+    let cases: Vec<(Vec<&str>, &Path)> = vec![
+        (vec!["inspect", "--html", s(&stream), s(&stream)], &stream),
+        (vec!["inspect", "--html", s(&link), s(&stream)], &stream),
+        (
+            vec!["run", url, "--input", s(&input), "--record", s(&input)],
+            &input,
+        ),
+        (
+            vec!["run", url, "--input", s(&input), "--record-raw", s(&input)],
+            &input,
+        ),
+        (
+            vec!["serve", s(&stream), "--once", "--report", s(&stream)],
+            &stream,
+        ),
+        (vec!["test", s(&suite), "--junit", s(&suite)], &suite),
+    ];
+    for (args, kept) in cases {
+        let before = std::fs::read(kept).unwrap();
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("is an input"), "{args:?}: {stderr}");
+        assert_eq!(std::fs::read(kept).unwrap(), before, "{args:?}");
+    }
+    let record = dir.path().join("rec.jsonl");
+    let (code, _, stderr) = run(&[
+        "run",
+        url,
+        "--input",
+        s(&input),
+        "--record",
+        s(&record),
+        "--record-raw",
+        s(&record),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--record-raw"), "{stderr}");
+}
+
 /// Item 7: in CI, accepting a snapshot needs a reason as updating does; the accepted file's
 /// header carries the reason for this change, never the one of the change before.
 #[test]

@@ -31,6 +31,12 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         deny_warnings,
     } = settings(&args.rules, matches, args.read.max_line, None)?;
     let input = InputSpec::named(&args.path);
+    if let (Some(html), Some(path)) = (&args.html, input.path()) {
+        let mut inputs = vec![(path, "PATH")];
+        let state = args.read.initial_state.as_deref().map(std::path::Path::new);
+        inputs.extend(state.map(|s| (s, "--initial-state")));
+        super::refuse_output_over_input(html, "--html", &inputs)?;
+    }
     let read = ReadOptions {
         format: args.read.input_format,
         max_line,

@@ -280,6 +280,26 @@ pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     matches!((file_id(a), file_id(b)), (Some(a), Some(b)) if a == b)
 }
 
+/// Refuses an output that names one of the command's inputs (through links too): writing it
+/// would destroy what the command reads, before or while it is read. `inputs` are each a path
+/// and the flag or argument that names it.
+pub(crate) fn refuse_output_over_input(
+    output: &std::path::Path,
+    flag: &str,
+    inputs: &[(&std::path::Path, &str)],
+) -> Result<()> {
+    for (input, named_by) in inputs {
+        if same_file(output, input) {
+            anyhow::bail!(
+                "{flag} {} is an input (named by {named_by}): writing it would destroy what is \
+                 read; name another file",
+                output.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// What tells a file apart from every other, through links: its device and inode.
 pub(crate) fn file_id(path: &std::path::Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;

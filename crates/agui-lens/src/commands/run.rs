@@ -25,6 +25,7 @@ use agui_lens_core::protocol::version::judged_by;
 use agui_lens_core::report::{FileSummary, Summary, plural};
 
 pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
+    refuse_recording_over_input(args)?;
     let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
     let input = agent_input(args)?;
     judge_input(&input, settings.schemas, args)?;
@@ -134,6 +135,34 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     reporter.finish(&run.summary)?;
     let _ = writeln!(io::stderr(), "{}", summary_line(&name, &exchange));
     Ok(Outcome::from_summary(&run, settings.deny_warnings))
+}
+
+/// A recording named as the RunAgentInput would empty it before it is sent, and the two
+/// recordings named as one file would interleave: refused before anything is read or sent.
+fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
+    let input = args.input.as_deref().filter(|p| p.as_os_str() != "-");
+    for (output, flag) in [
+        (&args.record, "--record"),
+        (&args.record_raw, "--record-raw"),
+    ] {
+        if let (Some(output), Some(input)) = (output, input) {
+            super::refuse_output_over_input(output, flag, &[(input, "--input")])?;
+        }
+    }
+    if let (Some(record), Some(raw)) = (&args.record, &args.record_raw) {
+        let same_name = |a: &std::path::Path, b: &std::path::Path| {
+            let whole = |p: &std::path::Path| std::path::absolute(p).ok();
+            whole(a).is_some() && whole(a) == whole(b)
+        };
+        if same_name(record, raw) || super::same_file(record, raw) {
+            bail!(
+                "--record and --record-raw name one file ({}): the events and the raw body \
+                 would be written over each other; name two files",
+                record.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Holds the input to the RunAgentInput schema of the version it declares (else

@@ -198,6 +198,9 @@ impl Shared {
 pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     let settings = settings(&args.rules, matches, None, None)?;
     let deny_warnings = settings.deny_warnings;
+    if let Some(report) = &args.report {
+        super::refuse_output_over_input(report, "--report", &[(&args.script, "SCRIPT")])?;
+    }
     let turns = load_script(&args.script)?;
     let listener =
         TcpListener::bind(&args.listen).with_context(|| format!("listening on {}", args.listen))?;

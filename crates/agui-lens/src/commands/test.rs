@@ -56,6 +56,9 @@ struct Shared<'a> {
 }
 
 pub fn run(args: &TestArgs) -> Result<Outcome> {
+    if let Some(junit) = &args.junit {
+        super::refuse_output_over_input(junit, "--junit", &[(&args.suite, "SUITE")])?;
+    }
     let config = Config::load(args.config.as_deref())?;
     let levels = config.scoped_levels(&[], args.scope.tier)?;
     let declared = crate::declaration::from_flag(&args.scope)?;
