@@ -552,6 +552,45 @@ fn an_output_that_is_one_of_the_inputs_is_refused() {
     assert!(stderr.contains("--record-raw"), "{stderr}");
 }
 
+/// `--update-baseline` replaces the --baseline FILE; a FILE that holds something else (the
+/// stream being checked, a config) is refused and left as it was: only a baseline, or
+/// nothing, is replaced.
+#[test]
+fn update_baseline_replaces_only_a_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("run.jsonl");
+    place("pydantic-ai-full.jsonl", &stream);
+    let config = dir.path().join("agui-lens.toml");
+    write(&config, b"[rules]\n\"state/*\" = \"deny\"\n");
+    for kept in [&stream, &config] {
+        let before = std::fs::read(kept).unwrap();
+        let (code, _, stderr) = run(&[
+            "check",
+            s(&stream),
+            "--baseline",
+            s(kept),
+            "--update-baseline",
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("is no baseline"), "{stderr}");
+        assert_eq!(std::fs::read(kept).unwrap(), before);
+    }
+    // A new one, and then the same again over it, are written.
+    let baseline = dir.path().join("baseline.json");
+    for _ in 0..2 {
+        let (code, _, stderr) = run(&[
+            "check",
+            s(&stream),
+            "--baseline",
+            s(&baseline),
+            "--update-baseline",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    let (code, _, stderr) = run(&["check", s(&stream), "--baseline", s(&baseline)]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
 /// Item 7: in CI, accepting a snapshot needs a reason as updating does; the accepted file's
 /// header carries the reason for this change, never the one of the change before.
 #[test]

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::cli::BaselineArgs;
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
@@ -36,6 +36,21 @@ impl Gate {
             return Ok(None);
         };
         let mode = if args.update_baseline {
+            // Only a baseline, or nothing, is replaced: a path naming a stream or a config by
+            // mistake keeps what it holds.
+            match std::fs::read(path) {
+                Ok(bytes) if !bytes.iter().all(u8::is_ascii_whitespace) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    if let Err(why) = Baseline::parse(&text) {
+                        bail!(
+                            "--baseline {} is no baseline ({why}): --update-baseline replaces \
+                             only a baseline; name another file",
+                            path.display()
+                        );
+                    }
+                }
+                _ => {}
+            }
             Mode::Record(Recorder::default())
         } else {
             let text = std::fs::read_to_string(path).with_context(|| {
