@@ -591,6 +591,37 @@ fn update_baseline_replaces_only_a_baseline() {
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// A folder whose files are all skipped as no capture (a sidecar the capture step wrote
+/// while the stream itself was lost) holds no stream, as an empty folder does: the run
+/// checked nothing and cannot pass, in every format. Beside a stream, a sidecar is only
+/// counted.
+#[test]
+fn a_folder_of_nothing_but_sidecars_is_no_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("captures");
+    std::fs::create_dir_all(&root).unwrap();
+    write(
+        &root.join("run.meta.json"),
+        b"{\"model\":\"x\",\"took_ms\":12}\n",
+    );
+    write(&root.join("usage.json"), b"{\"tokens\":40}\n");
+    for format in ["human", "json", "jsonl", "github", "junit", "sarif"] {
+        let (code, stdout, stderr) = run(&["check", s(&root), "--format", format]);
+        assert_eq!(code, 2, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains("run.meta.json"), "{format}: {stdout}");
+    }
+    let (_, stdout, _) = run(&["check", s(&root), "--format", "sarif"]);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        sarif["runs"][0]["invocations"][0]["executionSuccessful"],
+        false
+    );
+    place("pydantic-ai-full.jsonl", &root.join("run.jsonl"));
+    let (code, stdout, _) = run(&["check", s(&root)]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("2 skipped"), "{stdout}");
+}
+
 /// Item 7: in CI, accepting a snapshot needs a reason as updating does; the accepted file's
 /// header carries the reason for this change, never the one of the change before.
 #[test]

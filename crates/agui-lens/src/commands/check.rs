@@ -203,6 +203,10 @@ pub fn check_inputs(
             reporter.stream_within(&input.spec.display_name(), &path.to_string_lossy())?;
         }
     }
+    // Inputs skipped as no capture, held while nothing else has come: a run whose every
+    // input is such a file checked nothing, and fails as a folder with no stream files does.
+    let mut skipped_only: Vec<FileSummary> = Vec::new();
+    let mut seen_other = false;
     if let [input] = inputs {
         let mut file = check_one(ctx, input, read, &mut |diagnostics| {
             for d in diagnostics {
@@ -213,7 +217,12 @@ pub fn check_inputs(
         if let Some(gate) = gate.as_deref_mut() {
             subtract(&mut file.stats, gate.take_held());
         }
-        finish_file(&mut run, &file, reporter)?;
+        if file.skipped.is_some() {
+            skipped_only.push(file);
+        } else {
+            seen_other = true;
+            finish_file(&mut run, &file, reporter)?;
+        }
     } else {
         let width = rayon::current_num_threads().max(1) * 2;
         for group in inputs.chunks(width) {
@@ -230,6 +239,15 @@ pub fn check_inputs(
                 .collect();
             for result in results {
                 let (mut file, found) = result?;
+                if file.skipped.is_some() && !seen_other {
+                    skipped_only.push(file);
+                    continue;
+                }
+                seen_other = true;
+                for held in skipped_only.drain(..) {
+                    reporter.start_file(&held.path)?;
+                    finish_file(&mut run, &held, reporter)?;
+                }
                 reporter.start_file(&file.path)?;
                 for d in &found {
                     show(reporter, gate.as_deref_mut(), d)?;
@@ -240,6 +258,19 @@ pub fn check_inputs(
                 finish_file(&mut run, &file, reporter)?;
             }
         }
+    }
+    for mut held in skipped_only {
+        if !seen_other {
+            let why = held.skipped.take().unwrap_or_default();
+            held.failure = Some(format!(
+                "{}: not a capture ({why}), and no input of this run is one: nothing was checked",
+                held.path
+            ));
+        }
+        if inputs.len() > 1 {
+            reporter.start_file(&held.path)?;
+        }
+        finish_file(&mut run, &held, reporter)?;
     }
     reporter.finish(&run.summary)?;
     Ok(run)
