@@ -86,8 +86,8 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             ),
             (
                 130,
-                "stopped by Ctrl-C (SIGINT), whatever was found (`run`, `test`, `check \
-                 --follow`, `compact`, `serve` and `proxy` stop cleanly and report what they have: a \
+                "stopped by Ctrl-C (SIGINT), whatever was found (`run`, `test`, `check`, \
+                 `compact`, `serve` and `proxy` stop cleanly and report what they have: a \
                  cancelled job is never a pass)",
             ),
             (143, "stopped by SIGTERM (a cancelled CI job), as by Ctrl-C"),
@@ -111,8 +111,8 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             ),
             (
                 130,
-                "stopped by Ctrl-C (SIGINT); with --follow, once what was found is reported, \
-                 whatever it was",
+                "stopped by Ctrl-C (SIGINT), once what was read is reported, whatever it was \
+                 (an input cut short, and the ones not begun, are marked interrupted)",
             ),
             (143, "stopped by SIGTERM, as by Ctrl-C"),
         ],

@@ -1111,6 +1111,69 @@ fn feed_in_halves(fifo: &Path, stream: &[u8], between: impl FnOnce()) {
     let _ = writer.write_all(&stream[half..]);
 }
 
+/// Ctrl-C or SIGTERM during `check` of a stream still being written (a pipe, a FIFO) stops
+/// it, checks what arrived (without the end-of-stream rules: the stream did not end), names
+/// the inputs not begun, writes the whole report in every format and exits 130 or 143. It was
+/// killed with no report at all before.
+#[test]
+fn an_interrupted_check_still_writes_its_report() {
+    let head = concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"Thinking"}"#,
+        "\n"
+    );
+    for (signal, code, format) in [
+        (libc::SIGINT, 130, "json"),
+        (libc::SIGTERM, 143, "sarif"),
+        (libc::SIGTERM, 143, "human"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("live.jsonl");
+        make_fifo(&fifo);
+        let later = dir.path().join("later.jsonl");
+        place("pydantic-ai-full.jsonl", &later);
+        let child = Child::spawn(&["check", s(&fifo), s(&later), "--format", format], None);
+        {
+            use std::io::Write;
+            let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            writer.write_all(head.as_bytes()).unwrap();
+            writer.flush().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            child.signal(signal);
+            let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+            assert_eq!(exit, code, "{format}: {stdout}\n{stderr}");
+            // (SARIF lists every rule in its catalogue.)
+            if format != "sarif" {
+                assert!(!stdout.contains("unterminated-run"), "{stdout}");
+            }
+            match format {
+                "json" => {
+                    let doc: Value = serde_json::from_str(&stdout).unwrap();
+                    let live = &doc["files"][0];
+                    assert_eq!(live["events"], 3, "{doc}");
+                    assert_eq!(live["interrupted"], true, "{doc}");
+                    // The other input was read whole beside it, or not begun: never half.
+                    let later = &doc["files"][1];
+                    assert!(
+                        later["events"] == 42 && later["failure"].is_null()
+                            || later["events"] == 0 && later["interrupted"] == true,
+                        "{doc}"
+                    );
+                }
+                "sarif" => {
+                    let doc: Value = serde_json::from_str(&stdout).unwrap();
+                    let invocation = &doc["runs"][0]["invocations"][0];
+                    assert_eq!(invocation["executionSuccessful"], false, "{invocation}");
+                }
+                _ => assert!(stdout.contains("interrupted before its end"), "{stdout}"),
+            }
+        }
+    }
+}
+
 /// Item 8: Ctrl-C during `compact` leaves nothing half-written: no output, no temp file.
 #[test]
 fn an_interrupted_compaction_leaves_nothing_behind() {

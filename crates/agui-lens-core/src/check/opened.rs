@@ -89,6 +89,11 @@ pub fn check_sent(
             },
         )?
         .map(|err| format!("reading {name}: {err}"));
+    // Cut by Ctrl-C or SIGTERM: what came is checked, but not as a whole stream.
+    let stopped = failure.is_some() && crate::stop::requested();
+    if stopped {
+        engine.stopped_early();
+    }
     let known = engine.known_events();
     let versions = engine.versions().to_vec();
     let stats = engine.finish(&mut found);
@@ -106,7 +111,11 @@ pub fn check_sent(
         // Frames that hold no AG-UI event are not counted as events beside `no-events`.
         stats.events = 0;
     }
-    let mut file = FileSummary::checked(name, stats, failure);
+    let mut file = if stopped {
+        FileSummary::stopped(name, stats)
+    } else {
+        FileSummary::checked(name, stats, failure)
+    };
     file.protocol = versions;
     Ok(file)
 }

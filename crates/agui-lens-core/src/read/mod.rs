@@ -14,6 +14,7 @@ pub mod plain;
 pub mod progress;
 mod proto;
 mod sse;
+pub mod stoppable;
 
 use std::fmt;
 use std::fs::File;
@@ -425,6 +426,13 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
             opened.live = false;
             return Ok(opened);
         }
+    };
+    // What may block until its writer goes on (stdin, a pipe, a FIFO) is read so that Ctrl-C
+    // or SIGTERM ends the reading instead of waiting for the writer.
+    let raw: Box<dyn Read + Send> = if live {
+        Box::new(stoppable::Stoppable::new(raw))
+    } else {
+        raw
     };
     let ext_hint = input.path().and_then(detect::format_from_extension);
     let mut opened = open_reader(name, raw, ext_hint, options)?;

@@ -62,6 +62,8 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     } else {
         let inputs = inputs::expand(&paths, &inputs::Walk::from_args(&args.walk))?;
         let inputs = inputs::open_captures(inputs, args.read.entry);
+        // Ctrl-C or SIGTERM stops the reading; what was read is reported (exit 130, 143).
+        crate::signals::catch();
         let _progress = Progress::start(
             "checking",
             crate::progress::total_size(inputs.iter().map(|i| &i.spec)),
@@ -319,8 +321,15 @@ pub fn check_one(
         file.skipped = Some(why.clone());
         return Ok(file);
     }
+    if agui_lens_core::stop::requested() {
+        // Stopped before this input was begun.
+        return Ok(FileSummary::stopped(name, Stats::default()));
+    }
     match read::open(&input.spec, read) {
         Ok(opened) => check_opened(ctx, opened, !input.explicit, emit),
+        Err(_) if agui_lens_core::stop::requested() => {
+            Ok(FileSummary::stopped(name, Stats::default()))
+        }
         Err(err) => Ok(failed(name, Stats::default(), format!("{err:#}"))),
     }
 }
