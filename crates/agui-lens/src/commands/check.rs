@@ -295,8 +295,12 @@ fn finish_file(
 ) -> Result<()> {
     if let Some(failure) = &file.failure {
         run.failed_inputs += 1;
-        // The report goes to stdout; say it on stderr too, where a person watching looks.
-        let _ = writeln!(io::stderr(), "error: {failure}");
+        // The report goes to stdout; say it on stderr too, where a person watching looks (an
+        // interrupted input with its name: the reason alone does not carry it).
+        let _ = match file.interrupted {
+            true => writeln!(io::stderr(), "{}", file.failure_text().unwrap_or_default()),
+            false => writeln!(io::stderr(), "error: {failure}"),
+        };
     }
     run.summary.add(file);
     reporter.end_file(file)?;
