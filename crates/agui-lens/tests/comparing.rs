@@ -531,3 +531,87 @@ fn a_frame_that_could_not_be_read_is_a_difference_at_every_level() {
     assert_eq!(run(&["snapshot", &s(&other), "--expect", &snap]).0, 1);
     assert_eq!(run(&["snapshot", &s(&clean), "--expect", &snap]).0, 1);
 }
+
+/// How each run ended is part of what a stream folds to: a run that failed (RUN_ERROR) never
+/// means the same as one that finished with the same messages, nor do two different
+/// outcomes. Token usage, which varies from run to run, is no part of it. A snapshot written
+/// before runs were compared (no `# fold: runs`) is compared as it was written.
+#[test]
+fn how_a_run_ended_is_a_difference_at_the_fold_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+    ]
+    .join("\n");
+    let write = |name: &str, end: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{body}\n{end}\n")).unwrap();
+        path
+    };
+    let finished = write(
+        "finished.jsonl",
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    );
+    let failed = write(
+        "failed.jsonl",
+        r#"{"type":"RUN_ERROR","message":"model overloaded"}"#,
+    );
+    let other_failure = write(
+        "other.jsonl",
+        r#"{"type":"RUN_ERROR","message":"rate limited"}"#,
+    );
+    assert_eq!(diff_code(&finished, &failed, "fold"), 1);
+    assert_eq!(diff_code(&failed, &other_failure, "fold"), 1);
+    assert_eq!(diff_code(&failed, &failed, "fold"), 0);
+    // The same run under other minted ids, with its token usage, means the same.
+    let renamed = dir.path().join("renamed.jsonl");
+    std::fs::write(
+        &renamed,
+        std::fs::read_to_string(&finished)
+            .unwrap()
+            .replace("\"t\"", "\"thread-9\"")
+            .replace("\"r\"", "\"run-9\"")
+            .replace(
+                r#""runId":"run-9"}"#,
+                r#""runId":"run-9","usage":{"inputTokens":12}}"#,
+            ),
+    )
+    .unwrap();
+    assert_eq!(diff_code(&finished, &renamed, "fold"), 0);
+    let snap = dir.path().join("fold.snap");
+    let (s, snap) = (|p: &Path| p.to_str().unwrap().to_owned(), s_of(&snap));
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        &s(&finished),
+        "--expect",
+        &snap,
+        "--level",
+        "fold",
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        std::fs::read_to_string(&snap)
+            .unwrap()
+            .contains("# fold: runs\n")
+    );
+    assert_eq!(run(&["snapshot", &s(&failed), "--expect", &snap]).0, 1);
+    // An older snapshot, without the header, holds messages and state only.
+    let old: String = std::fs::read_to_string(&snap)
+        .unwrap()
+        .lines()
+        .filter(|l| *l != "# fold: runs" && !l.starts_with("{\"runs\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&snap, old).unwrap();
+    assert_eq!(run(&["snapshot", &s(&failed), "--expect", &snap]).0, 0);
+}
+
+fn s_of(path: &Path) -> String {
+    path.to_str().unwrap().to_owned()
+}

@@ -43,6 +43,9 @@ pub fn item_kind(item: &Value) -> String {
     if item.get("state").is_some() {
         return "state".into();
     }
+    if item.get("runs").is_some() {
+        return "runs".into();
+    }
     if item.get("unreadable").is_some() {
         return "unreadable frame".into();
     }

@@ -102,6 +102,9 @@ pub struct Settings {
     pub id_keys: Vec<String>,
     /// Event types whose neighbouring events compare in any order (parallel tool results).
     pub unordered: Vec<String>,
+    /// At the fold level, how each run ended (its status, error and outcome) is compared
+    /// too, not only the messages and the state.
+    pub fold_runs: bool,
 }
 
 impl Settings {
@@ -109,6 +112,7 @@ impl Settings {
     pub fn current() -> Settings {
         Settings {
             payload_ids: true,
+            fold_runs: true,
             ..Settings::default()
         }
     }

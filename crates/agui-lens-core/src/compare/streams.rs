@@ -101,9 +101,9 @@ impl StreamDiff {
                                    one): counts and item numbers are of the compacted \
                                    streams; --level events compares events as written"
                 .to_owned(),
-            Level::Fold => {
-                "compared by what a client ends with: items are messages and state".to_owned()
-            }
+            Level::Fold => "compared by what a client ends with: items are messages, the \
+                            state and how each run ended"
+                .to_owned(),
         };
         let mut out = format!("{level}\n\n");
         let at = |line: Option<u64>| line.map_or("none".to_owned(), |l| format!("line {l}"));
@@ -260,9 +260,33 @@ pub fn normalized(
             })?;
             require_events(&opened, &stats)?;
             warn_unreadable(&name, &stats);
-            let folded = Normalizer::fold(settings.clone(), &folder.finish().meaning());
+            let finished = folder.finish();
+            let mut meaning = finished.meaning();
+            if settings.fold_runs {
+                // How each run ended; not its token usage, which varies from run to run.
+                let runs = finished.into_json()["runs"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|run| {
+                        // Nor its ids: runs compare in order, and ids are minted anew.
+                        let mut run = run.clone();
+                        if let Some(run) = run.as_object_mut() {
+                            for key in ["usage", "threadId", "runId", "parentRunId"] {
+                                run.remove(key);
+                            }
+                        }
+                        run
+                    })
+                    .collect();
+                meaning["runs"] = Value::Array(runs);
+            }
+            let folded = Normalizer::fold(settings.clone(), &meaning);
             let mut items: Vec<Value> = folded["messages"].as_array().cloned().unwrap_or_default();
             items.push(json!({"state": folded["state"]}));
+            if settings.fold_runs {
+                items.push(json!({"runs": folded["runs"]}));
+            }
             // A client that meets a frame it cannot read fails: that is part of the meaning.
             items.extend(unreadable);
             Ok(items)

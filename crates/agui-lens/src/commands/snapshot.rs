@@ -53,6 +53,9 @@ impl Snapshot {
         if self.settings.payload_ids {
             out.push_str("# ids: payloads\n");
         }
+        if self.settings.fold_runs {
+            out.push_str("# fold: runs\n");
+        }
         for pattern in &self.settings.id_patterns {
             out.push_str(&format!("# id-pattern: {pattern}\n"));
         }
@@ -102,6 +105,7 @@ impl Snapshot {
                         .push(Selector::parse(value).map_err(|e| format!("line {}: {e}", n + 1))?),
                     "reason" => reason = Some(value.to_owned()),
                     "ids" if value == "payloads" => settings.payload_ids = true,
+                    "fold" if value == "runs" => settings.fold_runs = true,
                     "id-pattern" => settings.id_patterns.push(value.to_owned()),
                     "id-key" => settings.id_keys.push(value.to_owned()),
                     "unordered" => settings.unordered.push(value.to_owned()),
