@@ -512,6 +512,7 @@ mod tests {
                 id_patterns: vec!["lc_run--*".into()],
                 id_keys: vec!["checkpoint_ns".into()],
                 unordered: vec!["TOOL_CALL_RESULT".into()],
+                fold_runs: true,
             },
             reason: Some("new greeting".into()),
             items: vec![
@@ -521,13 +522,17 @@ mod tests {
         };
         let text = snapshot.render();
         assert!(
-            text.starts_with("# agui-lens snapshot 1\n# level: fold\n# keep: timestamp\n# redact: /**/metadata\n# ids: payloads\n# id-pattern: lc_run--*\n# id-key: checkpoint_ns\n# unordered: TOOL_CALL_RESULT\n# reason: new greeting\n"),
+            text.starts_with("# agui-lens snapshot 1\n# level: fold\n# keep: timestamp\n# redact: /**/metadata\n# ids: payloads\n# fold: runs\n# id-pattern: lc_run--*\n# id-key: checkpoint_ns\n# unordered: TOOL_CALL_RESULT\n# reason: new greeting\n"),
             "{text}"
         );
         let legacy = Snapshot::parse("# agui-lens snapshot 1\n# level: compact\n{}\n").unwrap();
         assert!(
             !legacy.settings.payload_ids,
             "a snapshot written before payload ids compares as it was written"
+        );
+        assert!(
+            !legacy.settings.fold_runs,
+            "a snapshot written before runs were folded compares as it was written"
         );
         assert!(text.contains("{\"content\":\"hi\",\"id\":\"msg-1\",\"role\":\"user\"}\n"));
         assert_eq!(Snapshot::parse(&text).unwrap(), snapshot);
