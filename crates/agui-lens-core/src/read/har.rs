@@ -97,6 +97,17 @@ pub fn is_har(head: &[u8]) -> bool {
     .any(|key| rest.starts_with(key))
 }
 
+impl HarCapture {
+    /// The calls that brought no stream, each with why: `entry 1: …; entry 4: …`.
+    pub fn failed_listed(&self) -> String {
+        self.failed
+            .iter()
+            .map(|f| format!("entry {}: {}", f.entry, f.why))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
 /// Reads a HAR file's AG-UI streams. The file is read whole first: parsed straight from a
 /// reader, JSON costs a call per byte, which on an unbuffered file is a system call per byte.
 pub fn read_har(mut reader: impl Read) -> Result<HarCapture> {

@@ -627,22 +627,12 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
                 capture.failed.len() as u64,
                 "call to an agent that brought none"
             ),
-            capture
-                .failed
-                .iter()
-                .map(|f| format!("entry {}: {}", f.entry, f.why))
-                .collect::<Vec<_>>()
-                .join("; ")
+            capture.failed_listed()
         ),
         (None, 1) => &capture.streams[0],
         (None, 0) if !capture.failed.is_empty() => bail!(
             "{name} is a browser capture (HAR) that holds no AG-UI stream: {}",
-            capture
-                .failed
-                .iter()
-                .map(|f| format!("entry {}: {}", f.entry, f.why))
-                .collect::<Vec<_>>()
-                .join("; ")
+            capture.failed_listed()
         ),
         (None, 0) => bail!(
             "{name} is a browser capture (HAR) that holds no AG-UI stream: none of its {} \

@@ -97,16 +97,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
             // input `check` could not read, so an uploaded report is never empty or clean.
             let _ = writeln!(io::stderr(), "error: {why}");
             let file = FileSummary::checked(name.clone(), Default::default(), Some(why));
-            let mut run = RunSummary {
-                summary: Summary {
-                    live: true,
-                    ..Summary::default()
-                },
-                failed_inputs: 1,
-            };
-            run.summary.add(&file);
-            reporter.end_file(&file)?;
-            reporter.finish(&run.summary)?;
+            let run = report_response(reporter.as_mut(), &file, 1)?;
             return Ok(Outcome::from_summary(&run, settings.deny_warnings));
         }
         Err(LiveError::Failed(err)) => return Err(err),
@@ -123,18 +114,29 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(failure) = file.failure_text() {
         let _ = writeln!(io::stderr(), "{failure}");
     }
+    let run = report_response(reporter.as_mut(), &file, 0)?;
+    let _ = writeln!(io::stderr(), "{}", summary_line(&name, &exchange));
+    Ok(Outcome::from_summary(&run, settings.deny_warnings))
+}
+
+/// Ends the report of the one live response, or of the call that had none
+/// (`failed_inputs`: 1).
+fn report_response(
+    reporter: &mut dyn agui_lens_core::report::Reporter,
+    file: &FileSummary,
+    failed_inputs: u64,
+) -> Result<RunSummary> {
     let mut run = RunSummary {
         summary: Summary {
             live: true,
             ..Summary::default()
         },
-        failed_inputs: 0,
+        failed_inputs,
     };
-    run.summary.add(&file);
-    reporter.end_file(&file)?;
+    run.summary.add(file);
+    reporter.end_file(file)?;
     reporter.finish(&run.summary)?;
-    let _ = writeln!(io::stderr(), "{}", summary_line(&name, &exchange));
-    Ok(Outcome::from_summary(&run, settings.deny_warnings))
+    Ok(run)
 }
 
 /// A recording named as the RunAgentInput would empty it before it is sent, and the two
