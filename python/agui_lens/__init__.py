@@ -307,10 +307,11 @@ def events(
     name: Optional[str] = None,
     skip_unreadable: bool = False,
 ) -> list:
-    """The events of a stream as dicts, read as every command reads them. A frame that
-    cannot be read as an event (not JSON, a line cut off) raises ``AguiLensError``, as it
-    fails ``agui-lens cat``: the list would not be the whole stream. ``skip_unreadable=True``
-    leaves such frames out (``check`` says which they are)."""
+    """The events of a stream as dicts, read as every command reads them. A source that holds
+    no AG-UI event (an empty file, an error page, a sidecar) raises ``AguiLensError``, as
+    ``agui-lens cat`` refuses it: it is no stream, not an empty one. So does a frame that
+    cannot be read as an event (not JSON, a line cut off): the list would not be the whole
+    stream. ``skip_unreadable=True`` leaves such frames out (``check`` says which they are)."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format

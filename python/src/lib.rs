@@ -26,7 +26,7 @@ use agui_lens_core::check::opened::check_sent;
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::SchemaSet;
-use agui_lens_core::check::stream::{for_each_fed, not_a_stream};
+use agui_lens_core::check::stream::{for_each_fed, not_a_stream, require_events};
 use agui_lens_core::compact::verify::{count_errors_of, judge, read_back, verification_levels};
 use agui_lens_core::compact::{Compactor, Level as CompactLevel, lost_frames};
 use agui_lens_core::compare::Level as CompareLevel;
@@ -336,6 +336,8 @@ fn events(
             }
             Ok(())
         })?;
+        // What holds no AG-UI event is no stream: not an empty one (as `cat` refuses it).
+        require_events(&opened, &stats)?;
         // The frames that held no event: the caller decides whether to go on without them.
         Ok((texts, stats.unreadable))
     })

@@ -114,3 +114,21 @@ def test_events_never_leave_a_frame_out_in_silence(tmp_path, empty_dir):
     ran = cli("cat", str(cut), cwd=empty_dir)
     assert ran.returncode == 1
     assert [json.loads(line) for line in ran.stdout.decode().splitlines()] == kept
+
+
+def test_events_of_what_is_no_stream_raise(tmp_path, empty_dir):
+    """``events`` of an empty file, an error page or a sidecar raises as ``agui-lens cat``
+    fails on them: an empty list would say the stream had no events."""
+    cases = {
+        "empty.jsonl": "",
+        "error.sse": "<html><body>502 Bad Gateway</body></html>\n",
+        "run.meta.json": '{"model": "x", "took_ms": 12}\n',
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(agui_lens.AguiLensError, match="holds no AG-UI events") as raised:
+            agui_lens.events(path)
+        ran = cli("cat", str(path), cwd=empty_dir)
+        assert ran.returncode == 2
+        assert ran.stderr.decode().strip() == f"error: {raised.value}"
