@@ -264,13 +264,11 @@ pub fn normalized(
             let mut meaning = finished.meaning();
             if settings.fold_runs {
                 // How each run ended; not its token usage, which varies from run to run.
-                let runs = finished.into_json()["runs"]
-                    .as_array()
+                let runs = finished
+                    .runs_json()
                     .into_iter()
-                    .flatten()
-                    .map(|run| {
+                    .map(|mut run| {
                         // Nor its ids: runs compare in order, and ids are minted anew.
-                        let mut run = run.clone();
                         if let Some(run) = run.as_object_mut() {
                             for key in ["usage", "threadId", "runId", "parentRunId"] {
                                 run.remove(key);

@@ -971,6 +971,11 @@ pub struct Folded {
 }
 
 impl Folded {
+    /// Each run as `into_json` lists it: ids, status, outcome, error, usage.
+    pub fn runs_json(&self) -> Vec<Value> {
+        self.runs.iter().map(run_json).collect()
+    }
+
     /// `{"messages": […], "state": …, "runs": […], "activities": {…}}`.
     pub fn into_json(self) -> Value {
         let activities: Map<String, Value> = self
@@ -992,7 +997,7 @@ impl Folded {
             })
             .collect();
         let mut out = Map::new();
-        let runs = self.runs.iter().map(run_json).collect();
+        let runs = self.runs_json();
         out.insert(
             "messages".into(),
             Value::Array(self.messages.into_iter().map(Value::Object).collect()),

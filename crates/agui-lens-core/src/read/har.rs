@@ -172,19 +172,7 @@ fn failed_call(index: usize, entry: &Value) -> Option<FailedCall> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .trim();
-    let body = content
-        .and_then(|c| c.get("text"))
-        .and_then(Value::as_str)
-        .map(|text| {
-            match content
-                .and_then(|c| c.get("encoding"))
-                .and_then(Value::as_str)
-            {
-                Some(e) if e.eq_ignore_ascii_case("base64") => base64(text).unwrap_or_default(),
-                _ => text.as_bytes().to_vec(),
-            }
-        })
-        .unwrap_or_default();
+    let body = content.and_then(body_of).unwrap_or_default();
     let why = if status == 0 {
         "the request got no response in the capture (status 0: cancelled, blocked or failed in \
          the browser)"
@@ -250,11 +238,7 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    let text = content.get("text").and_then(Value::as_str)?;
-    let body = match content.get("encoding").and_then(Value::as_str) {
-        Some(encoding) if encoding.eq_ignore_ascii_case("base64") => base64(text)?,
-        _ => text.as_bytes().to_vec(),
-    };
+    let body = body_of(content)?;
     let is_proto = essence == proto::CONTENT_TYPE || proto::looks_like_frames(&body);
     let holds_events = is_proto
         || EventType::ALL
@@ -289,6 +273,16 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         body,
         request: request_body,
     })
+}
+
+/// A response's body as the capture holds it (`content.text`, decoded from base64 where the
+/// capture stored it so); `None` when it holds none, or base64 that is not.
+fn body_of(content: &Value) -> Option<Vec<u8>> {
+    let text = content.get("text").and_then(Value::as_str)?;
+    match content.get("encoding").and_then(Value::as_str) {
+        Some(encoding) if encoding.eq_ignore_ascii_case("base64") => base64(text),
+        _ => Some(text.as_bytes().to_vec()),
+    }
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -222,7 +222,6 @@ pub fn check_inputs(
         if file.skipped.is_some() {
             skipped_only.push(file);
         } else {
-            seen_other = true;
             finish_file(&mut run, &file, reporter)?;
         }
     } else {
@@ -261,14 +260,13 @@ pub fn check_inputs(
             }
         }
     }
+    // Held to the end only when nothing else came.
     for mut held in skipped_only {
-        if !seen_other {
-            let why = held.skipped.take().unwrap_or_default();
-            held.failure = Some(format!(
-                "{}: not a capture ({why}), and no input of this run is one: nothing was checked",
-                held.path
-            ));
-        }
+        let why = held.skipped.take().unwrap_or_default();
+        held.failure = Some(format!(
+            "{}: not a capture ({why}), and no input of this run is one: nothing was checked",
+            held.path
+        ));
         if inputs.len() > 1 {
             reporter.start_file(&held.path)?;
         }
@@ -297,9 +295,10 @@ fn finish_file(
         run.failed_inputs += 1;
         // The report goes to stdout; say it on stderr too, where a person watching looks (an
         // interrupted input with its name: the reason alone does not carry it).
-        let _ = match file.interrupted {
-            true => writeln!(io::stderr(), "{}", file.failure_text().unwrap_or_default()),
-            false => writeln!(io::stderr(), "error: {failure}"),
+        let _ = if file.interrupted {
+            writeln!(io::stderr(), "{}", file.failure_text().unwrap_or_default())
+        } else {
+            writeln!(io::stderr(), "error: {failure}")
         };
     }
     run.summary.add(file);
