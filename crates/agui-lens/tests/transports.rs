@@ -1007,6 +1007,68 @@ fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
     assert!(stderr.contains("upstream model timed out"), "{stderr}");
 }
 
+/// A capture's stream answered with an error status is what a client never read: the official
+/// client throws on a status that is no success before it reads a byte of the body. The entry
+/// is checked, and the status is reported on it as `run` reports it for a live agent, in
+/// every format; a stream the browser cut (status 0) is not.
+#[test]
+fn a_stream_answered_with_an_error_status_is_no_clean_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"threadId":"t","runId":"r1","state":{},"messages":[
+        {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{}});
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r1"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r1"}),
+    ];
+    let mut entry = har_entry(
+        "https://agent.example/run",
+        Some(&input),
+        "text/event-stream",
+        &sse_of(&events),
+        false,
+    );
+    let path = dir.path().join("session.har");
+    std::fs::write(&path, har(vec![entry.clone()])).unwrap();
+    let path = path.to_str().unwrap();
+    assert_eq!(
+        run(&["check", path]).0,
+        0,
+        "the capture as it came is clean"
+    );
+    entry["response"]["status"] = 500.into();
+    entry["response"]["statusText"] = "Internal Server Error".into();
+    std::fs::write(path, har(vec![entry.clone()])).unwrap();
+    let (code, stdout, stderr) = run(&["check", path]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("error[transport/http-status]")
+            && stdout.contains("answered 500 Internal Server Error"),
+        "{stdout}"
+    );
+    for format in ["json", "jsonl", "sarif", "junit", "github"] {
+        let (code, stdout, _) = run(&["check", "--format", format, path]);
+        assert_eq!(code, 1, "{format}");
+        assert!(
+            stdout.contains("transport/http-status"),
+            "{format}: {stdout}"
+        );
+    }
+    // A redirect's body is no answer the client read either.
+    entry["response"]["status"] = 302.into();
+    entry["response"]["statusText"] = "Found".into();
+    std::fs::write(path, har(vec![entry.clone()])).unwrap();
+    let (code, stdout, _) = run(&["check", path]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("answered 302 Found"), "{stdout}");
+    // Status 0 is a response the browser did not see to its end (a stop, a closed tab): what
+    // came is checked as it is.
+    entry["response"]["status"] = 0.into();
+    entry["response"]["statusText"] = "".into();
+    std::fs::write(path, har(vec![entry])).unwrap();
+    let (code, stdout, _) = run(&["check", path]);
+    assert_eq!(code, 0, "{stdout}");
+}
+
 /// `inspect` of a browser capture starts from what the request sent: the conversation holds
 /// the user's prompt first, where the client had it, even when the stream does not echo it
 /// and a snapshot brings it back (as LangGraph's do).

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::check::diagnostic::Diagnostic;
+use crate::check::catalog::RuleId;
+use crate::check::diagnostic::{Diagnostic, Severity};
 use crate::check::engine::{Context, Engine, Stats};
 use crate::check::request::input_findings;
 use crate::check::rules::protocol::ProtocolOptions;
@@ -75,6 +76,13 @@ pub fn check_sent(
             engine.report(d, &mut found);
         }
     }
+    if let Some(d) = capture
+        .as_ref()
+        .and_then(|c| c.status.as_ref())
+        .and_then(|status| status_finding(&name, status))
+    {
+        engine.report(d, &mut found);
+    }
     let mut emitted = false;
     let failure = engine
         .check_reader(
@@ -118,4 +126,38 @@ pub fn check_sent(
     };
     file.protocol = versions;
     Ok(file)
+}
+
+/// A browser capture's stream whose response has a status that is no success: a client
+/// reads no events from it (the official client throws before it reads the body), as `run`
+/// reports for a live agent. Status 0, a response the browser did not see to its end, is
+/// none.
+fn status_finding(name: &Arc<str>, (status, reason): &(u16, Option<String>)) -> Option<Diagnostic> {
+    if *status == 0 || (200..300).contains(status) {
+        return None;
+    }
+    let answered = match reason {
+        Some(reason) => format!("{status} {reason}"),
+        None => status.to_string(),
+    };
+    let (what, help) = if *status < 400 {
+        (
+            "a redirect",
+            "the browser follows a redirect itself: the entry it led to holds the stream the \
+             client read, and the events of this one were never read",
+        )
+    } else {
+        (
+            "an error",
+            "the client read none of this stream's events: it failed on the status. See the \
+             agent's logs for why it answered so and streamed anyway",
+        )
+    };
+    let rule = RuleId::TransportHttpStatus;
+    let severity = rule.rule().default.severity().unwrap_or(Severity::Error);
+    let message = format!(
+        "the agent answered {answered}, {what}, with an AG-UI stream: a client reads no events \
+         from a response that is no success; the events are checked as they came"
+    );
+    Some(Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(help))
 }

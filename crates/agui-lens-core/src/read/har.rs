@@ -22,6 +22,8 @@ pub struct HarStream {
     /// The request URL, without its query string or user name and password.
     pub url: String,
     pub status: Option<u16>,
+    /// The status's reason as the capture holds it (`statusText`), when it holds one.
+    pub reason: Option<String>,
     /// The response body, decoded from base64 where the capture stored it so.
     pub body: Vec<u8>,
     /// The request body, when it is a JSON object (a RunAgentInput, as a rule).
@@ -270,6 +272,12 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
             .get("status")
             .and_then(Value::as_u64)
             .and_then(|s| u16::try_from(s).ok()),
+        reason: response
+            .get("statusText")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .map(str::to_owned),
         body,
         request: request_body,
     })

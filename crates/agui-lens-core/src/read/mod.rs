@@ -369,6 +369,8 @@ pub struct CaptureEntry {
     /// The request that asked for the stream, when its body is a JSON object: what the
     /// client sent (its state and tools).
     pub request: Option<Arc<serde_json::Value>>,
+    /// The response's status, and its reason, as the capture holds them.
+    pub status: Option<(u16, Option<String>)>,
 }
 
 impl CaptureEntry {
@@ -656,6 +658,7 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
     opened.capture = Some(CaptureEntry {
         entry: stream.entry,
         request: stream.request.clone().map(Arc::new),
+        status: stream.status.map(|s| (s, stream.reason.clone())),
     });
     Ok(opened)
 }

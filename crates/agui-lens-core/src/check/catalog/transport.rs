@@ -1,5 +1,6 @@
 //! Transport rules: what went wrong between agui-lens and a live agent (`agui-lens run` and
-//! `agui-lens test`). Reported by `commands/live.rs`; a capture on disk cannot trip them.
+//! `agui-lens test`). Reported by `commands/live.rs`; of a capture on disk, only a browser
+//! capture (HAR) can trip `transport/http-status`: it holds each response's status.
 
 use super::{Level, Rule, Tier};
 
