@@ -532,6 +532,28 @@ fn a_frame_that_could_not_be_read_is_a_difference_at_every_level() {
     assert_eq!(run(&["snapshot", &s(&clean), "--expect", &snap]).0, 1);
 }
 
+/// A frame that is no text of an event (a JSON array's misplaced comma, its missing `]`) is
+/// compared by what is wrong with it: two streams broken in different ways never mean the
+/// same, though neither broken part holds an event's text.
+#[test]
+fn frames_broken_in_different_ways_are_a_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+    let b = r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#;
+    let write = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let trailing = write("trailing.json", format!("[{a},\n{b},\n]\n"));
+    let again = write("again.json", format!("[{a},\n{b},\n]\n"));
+    let unclosed = write("unclosed.json", format!("[{a},\n{b}\n"));
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&trailing, &unclosed, level), 1, "at {level}");
+        assert_eq!(diff_code(&trailing, &again, level), 0, "at {level}");
+    }
+}
+
 /// How each run ended is part of what a stream folds to: a run that failed (RUN_ERROR) never
 /// means the same as one that finished with the same messages, nor do two different
 /// outcomes. Token usage, which varies from run to run, is no part of it. A snapshot written

@@ -17,7 +17,7 @@ use crate::compare::comparison::{
 };
 use crate::compare::normalize::{Normalizer, Settings};
 use crate::fold::Folder;
-use crate::read::{InputSpec, ReadOptions};
+use crate::read::{Frame, FrameKind, InputSpec, ReadOptions};
 use crate::write::Output;
 
 /// Two streams compared at a level, with where the first difference is in each file.
@@ -142,7 +142,7 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
                 collected.reading = event.loc.line;
                 compactor.push(event, raw, &mut collected)?;
             }
-            None => unreadable.push((unreadable_item(raw), frame.line)),
+            None => unreadable.push((unreadable_item(raw, frame), frame.line)),
         }
         Ok(())
     })?;
@@ -160,9 +160,18 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
     Ok(collected)
 }
 
-/// A frame that could not be read as an event, as an item of a stream compared: its text.
-fn unreadable_item(raw: &[u8]) -> Value {
-    json!({"unreadable": String::from_utf8_lossy(raw).trim_end()})
+/// A frame that could not be read as an event, as an item of a stream compared: its text, or
+/// what is wrong with it where it holds none (a frame over the cap is not held: its length).
+fn unreadable_item(raw: &[u8], frame: &Frame) -> Value {
+    match &frame.kind {
+        FrameKind::Data { .. } => json!({"unreadable": String::from_utf8_lossy(raw).trim_end()}),
+        FrameKind::TooLong { len } => {
+            json!({"unreadable": format!("a frame of {len} bytes, over the cap on one frame")})
+        }
+        FrameKind::Malformed { message } | FrameKind::Proto { message, .. } => {
+            json!({"unreadable": message})
+        }
+    }
 }
 
 /// Where item `index` of a stream at a level comes from in its file: the line of that event
@@ -233,10 +242,10 @@ pub fn normalized(
     match level {
         Level::Events => {
             let mut items = Vec::new();
-            let (opened, stats) = for_each_frame(&input, read, |event, raw, _| {
+            let (opened, stats) = for_each_frame(&input, read, |event, raw, frame| {
                 items.push(match event {
                     Some(event) => event.whole_value().into_owned(),
-                    None => unreadable_item(raw),
+                    None => unreadable_item(raw, frame),
                 });
                 Ok(())
             })?;
@@ -251,10 +260,10 @@ pub fn normalized(
         Level::Fold => {
             let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
             let mut unreadable = Vec::new();
-            let (opened, stats) = for_each_frame(&input, read, |event, raw, _| {
+            let (opened, stats) = for_each_frame(&input, read, |event, raw, frame| {
                 match event {
                     Some(event) => folder.apply(event),
-                    None => unreadable.push(unreadable_item(raw)),
+                    None => unreadable.push(unreadable_item(raw, frame)),
                 }
                 Ok(())
             })?;
