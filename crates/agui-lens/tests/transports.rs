@@ -963,6 +963,10 @@ fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
     );
     assert!(stderr.contains("no response body"), "{stderr}");
     assert!(stdout.contains("2 files could not be read"), "{stdout}");
+    assert!(
+        stderr.contains("2 calls to an agent that brought none"),
+        "{stderr}"
+    );
     let (code, json, _) = run(&["check", "--format", "json", path]);
     assert_eq!(code, 2);
     let json: Value = serde_json::from_str(&json).unwrap();
@@ -992,6 +996,14 @@ fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
         assert!(stderr.contains("--entry"), "{command}: {stderr}");
         assert_eq!(run(&[command, path, "--entry", "1"]).0, 0, "{command}");
     }
+    // `diff` and `snapshot` take no --entry: the way to name the stream is said too.
+    let (code, _, stderr) = run(&["diff", path, path]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains(&format!("{path}#1")), "{stderr}");
+    assert_eq!(
+        run(&["diff", &format!("{path}#1"), &format!("{path}#1")]).0,
+        0
+    );
     let output = crate::common::agui_lens()
         .args(["check", "-"])
         .write_stdin(std::fs::read(path).unwrap())

@@ -622,14 +622,14 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
         // A call that brought no stream is no less part of the capture: the one stream that
         // came is not picked over it in silence.
         (None, 1) if !capture.failed.is_empty() => bail!(
-            "{name} is a browser capture (HAR) holding 1 AG-UI stream (entry {}) and {}: {}; \
-             pick one with --entry N",
-            capture.streams[0].entry,
-            crate::text::plural(
-                capture.failed.len() as u64,
-                "call to an agent that brought none"
-            ),
-            capture.failed_listed()
+            "{name} is a browser capture (HAR) holding 1 AG-UI stream (entry {entry}) and {}: \
+             {}; pick one with --entry N, or name it {name}#N ({name}#{entry} is the stream)",
+            match capture.failed.len() {
+                1 => "1 call to an agent that brought none".to_owned(),
+                n => format!("{n} calls to an agent that brought none"),
+            },
+            capture.failed_listed(),
+            entry = capture.streams[0].entry,
         ),
         (None, 1) => &capture.streams[0],
         (None, 0) if !capture.failed.is_empty() => bail!(

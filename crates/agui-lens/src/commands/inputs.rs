@@ -207,10 +207,10 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
                 if failed.is_empty() {
                     String::new()
                 } else {
-                    format!(
-                        ", {} that brought none",
-                        plural(failed.len() as u64, "call to an agent")
-                    )
+                    match failed.len() {
+                        1 => ", 1 call to an agent that brought none".to_owned(),
+                        n => format!(", {n} calls to an agent that brought none"),
+                    }
                 },
                 if others == 1 {
                     "1 other entry".to_owned()
