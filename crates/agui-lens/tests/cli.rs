@@ -153,6 +153,27 @@ fn junit_format_has_a_suite_per_file() {
     );
 }
 
+/// A file name with a line break (legal on Unix) keeps it in the JUnit report: in an
+/// attribute a raw line break reads back as a space, so it is written as a reference.
+#[test]
+fn junit_attributes_keep_line_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two\nlines.jsonl");
+    std::fs::copy(crate::common::root().join(INVALID), &path).unwrap();
+    let (code, stdout, _) = run(&["check", "--format", "junit", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("two&#10;lines.jsonl\""), "{stdout}");
+    // Inside an element's text a line break is kept as it is.
+    let inside = stdout.split("<failure ").nth(1).unwrap();
+    let text = &inside[inside.find('>').unwrap()..inside.find("</failure>").unwrap()];
+    assert!(!text.contains("&#10;"), "{text}");
+    // No attribute holds a raw line break.
+    for tag in stdout.split('<').skip(1) {
+        let head = tag.split('>').next().unwrap();
+        assert!(!head.contains('\n'), "a line break in <{head}>");
+    }
+}
+
 #[test]
 fn sarif_format() {
     let (_, stdout, _) = run(&["check", "--format", "sarif", INVALID]);

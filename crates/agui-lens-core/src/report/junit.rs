@@ -54,6 +54,19 @@ pub fn xml_escape(text: &str) -> String {
     out
 }
 
+/// [`xml_escape`] for an attribute's value: a line break or tab there would read back as a
+/// space, so it is written as a character reference.
+pub fn xml_attr(text: &str) -> String {
+    let escaped = xml_escape(text);
+    if !escaped.contains(['\n', '\r', '\t']) {
+        return escaped;
+    }
+    escaped
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+        .replace('\t', "&#9;")
+}
+
 pub fn describe(d: &Diagnostic) -> String {
     let mut text = format!("{}[{}]: {}", d.severity, d.rule, d.message);
     if let Some(line) = d.line {
@@ -100,13 +113,13 @@ impl Reporter for Junit {
             .iter()
             .filter(|d| d.severity == Severity::Error)
             .collect();
-        let path = xml_escape(&file.path);
+        let path = xml_attr(&file.path);
         let mut cases = String::new();
         if let Some(skipped) = &file.skipped {
             let _ = write!(
                 self.suites,
                 "  <testsuite name=\"{path}\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n    <testcase name=\"conforms to AG-UI\" classname=\"{path}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n  </testsuite>\n",
-                xml_escape(&format!("not a capture: {skipped}"))
+                xml_attr(&format!("not a capture: {skipped}"))
             );
             self.tests += 1;
             return Ok(());
@@ -122,9 +135,9 @@ impl Reporter for Junit {
             let _ = write!(
                 cases,
                 "    <testcase name=\"{}\" classname=\"{path}\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-                xml_escape(&name),
-                xml_escape(&d.message),
-                xml_escape(d.rule.name()),
+                xml_attr(&name),
+                xml_attr(&d.message),
+                xml_attr(d.rule.name()),
                 xml_escape(&describe(d)),
             );
         }
@@ -133,7 +146,7 @@ impl Reporter for Junit {
             let _ = write!(
                 cases,
                 "    <testcase name=\"read\" classname=\"{path}\">\n      <error message=\"{}\">{}</error>\n    </testcase>\n",
-                xml_escape(failure),
+                xml_attr(failure),
                 xml_escape(failure),
             );
         }
@@ -189,5 +202,7 @@ mod tests {
             xml_escape("a<b & \"c\"\u{1}"),
             "a&lt;b &amp; &quot;c&quot;\\u0001"
         );
+        assert_eq!(xml_escape("a\nb"), "a\nb");
+        assert_eq!(xml_attr("a\nb\r\tc<"), "a&#10;b&#13;&#9;c&lt;");
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::Stats;
-use agui_lens_core::report::junit::{describe, xml_escape};
+use agui_lens_core::report::junit::{describe, xml_attr, xml_escape};
 use agui_lens_core::report::{DiagnosticRecord, plural};
 
 /// How one case went.
@@ -182,12 +182,12 @@ pub fn secs(d: Duration) -> String {
 /// turn's line), a failure holding the diagnostics of a wrong answer, an error for a call that
 /// could not be made or finished.
 pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
-    let file = xml_escape(&suite.to_string_lossy());
+    let file = xml_attr(&suite.to_string_lossy());
     let suite_name = suite
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| suite.display().to_string());
-    let class = xml_escape(&suite_name);
+    let class = xml_attr(&suite_name);
     let failures = cases
         .iter()
         .filter(|c| !c.passed && !c.is_error() && c.skipped.is_none())
@@ -202,7 +202,7 @@ pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
         let _ = write!(
             body,
             "    <testcase name=\"{}\" classname=\"{class}\" file=\"{file}\" line=\"{}\" time=\"{:.3}\"",
-            xml_escape(&case.name),
+            xml_attr(&case.name),
             case.line,
             case.elapsed.as_secs_f64()
         );
@@ -210,23 +210,19 @@ pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
         let details = xml_escape(&details.join("\n\n"));
         let mut inner = String::new();
         if let Some(skipped) = &case.skipped {
-            let _ = writeln!(
-                inner,
-                "      <skipped message=\"{}\"/>",
-                xml_escape(skipped)
-            );
+            let _ = writeln!(inner, "      <skipped message=\"{}\"/>", xml_attr(skipped));
         } else if case.is_error() {
             let _ = writeln!(
                 inner,
                 "      <error message=\"{}\" type=\"agui-lens\">{details}</error>",
-                xml_escape(&case.why().unwrap_or_default())
+                xml_attr(&case.why().unwrap_or_default())
             );
         } else if !case.passed {
             let why = case.why().unwrap_or_default();
             let _ = writeln!(
                 inner,
                 "      <failure message=\"{}\" type=\"agui-lens\">{details}</failure>",
-                xml_escape(&why)
+                xml_attr(&why)
             );
         } else if !case.diagnostics.is_empty() {
             let _ = writeln!(inner, "      <system-out>{details}</system-out>");
