@@ -1174,10 +1174,41 @@ fn an_invalid_input_is_refused_before_anything_is_sent() {
     let (code, stdout, stderr) = lens(&args);
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(
-        stderr.contains("input: error: /messages/0/role"),
-        "{stderr}"
+        stdout.contains("error[request/input-schema]") && stdout.contains("/messages/0/role"),
+        "{stdout}"
     );
     assert!(stderr.contains("nothing was sent"), "{stderr}");
+    assert!(server.requests().is_empty(), "refused before the request");
+    // The report carries the refusal and what broke the input, in every format: an uploaded
+    // report is never empty.
+    let refused = |format: &str| {
+        let mut with = args.to_vec();
+        with.extend(["--format", format]);
+        let (code, stdout, stderr) = lens(&with);
+        assert_eq!(code, 2, "{format}: {stdout}");
+        let said = if format == "human" { &stderr } else { &stdout };
+        assert!(
+            said.contains("nothing was sent"),
+            "{format}: {stdout}{stderr}"
+        );
+        stdout
+    };
+    let doc: Value = serde_json::from_str(&refused("json")).unwrap();
+    assert_eq!(rules(&doc), ["request/input-schema"], "{doc}");
+    assert_eq!(doc["summary"]["errors"], 1, "{doc}");
+    let sarif: Value = serde_json::from_str(&refused("sarif")).unwrap();
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["ruleId"],
+        "request/input-schema"
+    );
+    assert_eq!(
+        sarif["runs"][0]["invocations"][0]["executionSuccessful"],
+        false
+    );
+    assert!(refused("junit").contains("<failure "));
+    assert!(refused("github").contains("::error "));
+    refused("jsonl");
+    assert!(refused("human").contains("error[request/input-schema]"));
     assert!(server.requests().is_empty(), "refused before the request");
 
     let mut sent = args.to_vec();

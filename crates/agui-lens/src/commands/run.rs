@@ -17,7 +17,10 @@ use crate::cli::RunArgs;
 use crate::live::call::{Call, Exchange, LiveError, Taps, check_call};
 use crate::live::http::{display_url, seconds};
 use crate::live::request::{AgentInput, parse_header, process_env};
+use agui_lens_core::check::diagnostic::Severity;
+use agui_lens_core::check::engine::Stats;
 use agui_lens_core::check::parse::excerpt;
+use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::{SchemaFinding, SchemaSet};
 use agui_lens_core::protocol::event::Event;
@@ -28,12 +31,41 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     refuse_recording_over_input(args)?;
     let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
     let input = agent_input(args)?;
-    judge_input(&input, settings.schemas, args)?;
+    let refused = judge_input(&input, settings.schemas, args)?;
     let headers = args
         .headers
         .iter()
         .map(|h| parse_header(h, process_env))
         .collect::<Result<Vec<_>, _>>()?;
+    let name: Arc<str> = Arc::from(display_url(&args.url));
+    let reporter = || {
+        let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
+        crate::render::reporter(
+            args.output.format,
+            out,
+            use_color(args.output.color),
+            !args.output.no_group,
+        )
+    };
+    if let Some(why) = refused {
+        // Nothing is sent (nor recorded): the report says why, with what broke the input, so
+        // an uploaded report is never empty.
+        let _ = writeln!(io::stderr(), "error: {why}");
+        let mut reporter = reporter();
+        let findings = input_findings(settings.schemas, &input.value, args.rules.protocol, &name);
+        let mut stats = Stats::default();
+        for d in &findings {
+            match d.severity {
+                Severity::Error => stats.errors += 1,
+                Severity::Warning => stats.warnings += 1,
+                Severity::Note => stats.notes += 1,
+            }
+            reporter.diagnostic(d)?;
+        }
+        let file = FileSummary::checked(name, stats, Some(why));
+        let run = report_response(reporter.as_mut(), &file, 1)?;
+        return Ok(Outcome::from_summary(&run, settings.deny_warnings));
+    }
     let mut record = match &args.record {
         Some(path) => Some(io::BufWriter::new(create_recording(path)?)),
         None => None,
@@ -42,7 +74,6 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         Some(path) => Some(Box::new(create_recording(path)?)),
         None => None,
     };
-    let name: Arc<str> = Arc::from(display_url(&args.url));
     if args.verbose {
         let mut err = io::stderr().lock();
         writeln!(err, "> POST {name}")?;
@@ -77,13 +108,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     });
     // Ctrl-C or SIGTERM stops the call, and what arrived is still checked and reported.
     crate::signals::catch();
-    let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
-    let mut reporter = crate::render::reporter(
-        args.output.format,
-        out,
-        use_color(args.output.color),
-        !args.output.no_group,
-    );
+    let mut reporter = reporter();
     let result = check_call(&ctx, &call, name.clone(), taps, &mut |diagnostics| {
         for d in diagnostics {
             reporter.diagnostic(d)?;
@@ -169,12 +194,13 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
 
 /// Holds the input to the RunAgentInput schema of the version it declares (else
 /// `--protocol`, else the newest) before it is sent: what breaks it is said on stderr, and
-/// the call is refused unless `--send-invalid` asks for it. Unknown fields are only noted.
-fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Result<()> {
+/// the call is refused (why, returned) unless `--send-invalid` asks for it. Unknown fields
+/// are only noted.
+fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Result<Option<String>> {
     let declared = input.value.get("protocolVersion").and_then(|v| v.as_str());
     let version = judged_by(declared, args.rules.protocol);
     let findings = schemas.for_version(version).validate_input(&input.value)?;
-    let mut err = io::stderr().lock();
+    let mut lines = Vec::new();
     let mut breaks = 0;
     for finding in &findings {
         let line = match finding {
@@ -200,22 +226,36 @@ fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Resul
                 shown_pointer(pointer)
             ),
         };
-        writeln!(err, "input: {line}")?;
+        lines.push(format!("input: {line}"));
     }
+    let mut err = io::stderr().lock();
+    let mut say = |more: &str| {
+        for line in &lines {
+            writeln!(err, "{line}")?;
+        }
+        if !more.is_empty() {
+            writeln!(err, "{more}")?;
+        }
+        io::Result::Ok(())
+    };
     if breaks == 0 {
-        return Ok(());
+        say("")?;
+        return Ok(None);
     }
     let what = format!(
         "the input breaks the RunAgentInput schema of protocol {version} in {}",
         plural(breaks, "place")
     );
     if args.send_invalid {
-        writeln!(err, "input: {what}; sending it anyway (--send-invalid)")?;
-        return Ok(());
+        say(&format!(
+            "input: {what}; sending it anyway (--send-invalid)"
+        ))?;
+        return Ok(None);
     }
-    bail!(
+    // Refused: what broke it is in the report.
+    Ok(Some(format!(
         "{what}: nothing was sent; fix it, or pass --send-invalid to see how the agent answers a bad request"
-    )
+    )))
 }
 
 fn shown_pointer(pointer: &str) -> &str {
