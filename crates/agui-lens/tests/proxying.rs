@@ -500,6 +500,26 @@ fn lenient_client() -> ureq::Agent {
     )
 }
 
+/// A request with no thread id (not a RunAgentInput at all) is named as such, not as
+/// "thread " with nothing after it.
+#[test]
+fn an_exchange_without_a_thread_is_named_so() {
+    let agent = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let proxy = Served::command("proxy", &["--upstream", &agent.url("/"), "--once"]);
+    let mut response = lenient_client()
+        .post(&proxy.url)
+        .header("Content-Type", "application/json")
+        .send("{}")
+        .unwrap();
+    let _ = response.body_mut().read_to_vec();
+    let (_, stdout, stderr) = proxy.finish();
+    assert!(
+        stderr.contains("exchange 1 (no thread): 200"),
+        "{stdout}{stderr}"
+    );
+    assert!(!stderr.contains("(thread )"), "{stderr}");
+}
+
 /// Recorded, an exchange's findings point at the files that hold what they are about, in the
 /// formats that place a finding in a file: the stream's at `DIR/NNN/response.raw` (whose lines
 /// they count), the request's at `DIR/NNN/request.json`. Unrecorded there is no such file, and

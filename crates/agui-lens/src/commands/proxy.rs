@@ -384,7 +384,11 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     // What it is called in what the proxy says; recorded, its findings are placed in the
     // files that hold what they are about (the body's lines are the stream's), so that a
     // report that places findings in files (SARIF, GitHub) names files that exist.
-    let label: Arc<str> = Arc::from(format!("exchange {n} (thread {thread_id})"));
+    let label: Arc<str> = Arc::from(if thread_id.is_empty() {
+        format!("exchange {n} (no thread)")
+    } else {
+        format!("exchange {n} (thread {thread_id})")
+    });
     let recorded = |file: &str| match &slot {
         Some(at) => Arc::from(at.join(file).to_string_lossy().as_ref()),
         None => label.clone(),
