@@ -164,3 +164,22 @@ def test_a_stream_of_a_capture_is_named_as_findings_name_it(tmp_path, empty_dir)
     plain.write_text('{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n')
     with pytest.raises(agui_lens.AguiLensError, match="No such file"):
         agui_lens.check(f"{plain}#1")
+
+
+def test_a_capture_answered_with_an_error_status_is_no_clean_stream(tmp_path, empty_dir):
+    """A capture's stream whose response had an error status was never read by its client:
+    the Python check reports it as the CLI does (`transport/http-status`)."""
+    from conftest import cli
+
+    capture = capture_of_two_streams(tmp_path)
+    har = json.loads(capture.read_text())
+    har["log"]["entries"][0]["response"]["status"] = 500
+    har["log"]["entries"][0]["response"]["statusText"] = "Internal Server Error"
+    capture.write_text(json.dumps(har))
+    name = f"{capture}#0"
+    report = agui_lens.check(name)
+    assert not report.ok
+    assert [d.rule for d in report.diagnostics if d.severity == "error"] == ["transport/http-status"]
+    ran = cli("check", "--format", "json", name, cwd=empty_dir)
+    assert ran.returncode == 1
+    assert json.loads(report.to_json()) == json.loads(ran.stdout)
