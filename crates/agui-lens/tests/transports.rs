@@ -613,6 +613,18 @@ fn a_browser_capture_checks_each_of_its_streams() {
         "{stderr}"
     );
     assert_eq!(std::fs::read(path).unwrap(), before);
+    // Beside a stream in a folder, it is counted as a file left as it was, not as one with
+    // no events.
+    std::fs::copy(
+        root().join("fixtures/recordings/agui-sdk-full.jsonl"),
+        dir.path().join("run.jsonl"),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["compact", dir.path().to_str().unwrap(), "--in-place"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("left 1 file as it was"), "{stderr}");
+    assert!(!stderr.contains("no AG-UI events"), "{stderr}");
+    assert_eq!(std::fs::read(path).unwrap(), before);
 }
 
 /// A finding in a stream of a browser capture is placed on the capture in the formats that

@@ -1009,9 +1009,10 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
         }
     }
     if skipped > 0 && files + skipped > 1 {
+        // Each is named above with why: no events, or none compact rewrites (a capture).
         eprintln!(
-            "skipped {skipped} {} with no AG-UI events to compact",
-            if skipped == 1 { "file" } else { "files" }
+            "left {} as it was (skipped, each for the reason above)",
+            plural(skipped, "file")
         );
     }
     if files > 1 {
