@@ -1011,8 +1011,11 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
     if skipped > 0 && files + skipped > 1 {
         // Each is named above with why: no events, or none compact rewrites (a capture).
         eprintln!(
-            "left {} as it was (skipped, each for the reason above)",
-            plural(skipped, "file")
+            "left {} (skipped, each for the reason above)",
+            match skipped {
+                1 => "1 file as it was".to_owned(),
+                n => format!("{n} files as they were"),
+            }
         );
     }
     if files > 1 {
