@@ -54,13 +54,18 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         let mut reporter = reporter();
         let findings = input_findings(settings.schemas, &input.value, args.rules.protocol, &name);
         let mut stats = Stats::default();
-        for d in &findings {
+        // At the levels the flags and config give them, as every other finding.
+        let findings = findings.into_iter().filter_map(|mut d| {
+            d.severity = settings.levels.severity(d.rule)?;
+            Some(d)
+        });
+        for d in findings {
             match d.severity {
                 Severity::Error => stats.errors += 1,
                 Severity::Warning => stats.warnings += 1,
                 Severity::Note => stats.notes += 1,
             }
-            reporter.diagnostic(d)?;
+            reporter.diagnostic(&d)?;
         }
         let file = FileSummary::checked(name, stats, Some(why));
         let run = report_response(reporter.as_mut(), &file, 1)?;
