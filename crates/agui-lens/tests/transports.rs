@@ -1093,6 +1093,47 @@ fn a_stream_answered_with_an_error_status_is_no_clean_capture() {
     assert_eq!(code, 0, "{stdout}");
 }
 
+/// A capture's stream whose response was not declared an event stream is reported as `run`
+/// reports a live one (`transport/content-type`); one with no type recorded is not, and a
+/// type with parameters is read by its essence.
+#[test]
+fn a_stream_declared_as_something_else_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r1"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r1"}),
+    ];
+    let path = dir.path().join("session.har");
+    let path = path.to_str().unwrap();
+    let with_type = |mime: &str| {
+        let entry = har_entry(
+            "https://agent.example/run",
+            None,
+            mime,
+            &sse_of(&events),
+            false,
+        );
+        std::fs::write(path, har(vec![entry])).unwrap();
+        run(&["check", path, "--format", "json"])
+    };
+    for mime in ["text/event-stream", "text/event-stream; charset=utf-8", ""] {
+        let (code, stdout, _) = with_type(mime);
+        assert_eq!(code, 0, "{mime:?}: {stdout}");
+    }
+    let (code, stdout, _) = with_type("application/json");
+    assert_eq!(code, 1, "{stdout}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let found: Vec<&str> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, ["transport/content-type"], "{stdout}");
+    assert!(stdout.contains("`application/json`"), "{stdout}");
+}
+
 /// `inspect` of a browser capture starts from what the request sent: the conversation holds
 /// the user's prompt first, where the client had it, even when the stream does not echo it
 /// and a snapshot brings it back (as LangGraph's do).

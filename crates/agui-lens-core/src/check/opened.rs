@@ -12,7 +12,8 @@ use crate::check::diagnostic::{Diagnostic, Severity};
 use crate::check::engine::{Context, Engine, Stats};
 use crate::check::request::input_findings;
 use crate::check::rules::protocol::ProtocolOptions;
-use crate::read::{self, Opened};
+use crate::protocol::proto;
+use crate::read::{self, InputFormat, Opened};
 use crate::report::FileSummary;
 
 /// Checks an opened input, handing diagnostics to `emit` batch by batch. An input a walk
@@ -76,12 +77,18 @@ pub fn check_sent(
             engine.report(d, &mut found);
         }
     }
-    if let Some(d) = capture
-        .as_ref()
-        .and_then(|c| c.status.as_ref())
-        .and_then(|status| status_finding(&name, status))
-    {
-        engine.report(d, &mut found);
+    if let Some(capture) = &capture {
+        let answered = match &capture.status {
+            Some(status) => status_finding(&name, status),
+            None => None,
+        };
+        let declared = match (&answered, &capture.content_type) {
+            (None, Some(declared)) => content_type_finding(&name, declared, opened.format),
+            _ => None,
+        };
+        for d in answered.into_iter().chain(declared) {
+            engine.report(d, &mut found);
+        }
     }
     let mut emitted = false;
     let failure = engine
@@ -160,4 +167,49 @@ fn status_finding(name: &Arc<str>, (status, reason): &(u16, Option<String>)) -> 
          from a response that is no success; the events are checked as they came"
     );
     Some(Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(help))
+}
+
+/// A browser capture's stream whose response was declared as something else than an event
+/// stream (`transport/content-type`, as `run` reports it): proxies and browsers buffer what
+/// is not declared one, and a client picks its parser by the type. No type recorded is none.
+fn content_type_finding(
+    name: &Arc<str>,
+    declared: &str,
+    format: InputFormat,
+) -> Option<Diagnostic> {
+    let essence = declared
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if essence == "text/event-stream" || essence == proto::CONTENT_TYPE {
+        return None;
+    }
+    let what = match format {
+        InputFormat::Proto => "protobuf frames",
+        InputFormat::Sse => "SSE",
+        InputFormat::Jsonl => {
+            "JSON lines, which no AG-UI client reads over HTTP (its transports are SSE and \
+             protobuf frames)"
+        }
+        InputFormat::Json => {
+            "JSON, which no AG-UI client reads over HTTP (its transports are SSE and protobuf \
+             frames)"
+        }
+    };
+    let rule = RuleId::TransportContentType;
+    let severity = rule.rule().default.severity().unwrap_or(Severity::Error);
+    let message = format!(
+        "the response's Content-Type is `{declared}`, not an event stream's (`text/event-stream`, \
+         or `{}`); the body reads as {what} and is checked as such",
+        proto::CONTENT_TYPE
+    );
+    Some(
+        Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(
+            "send the stream with `Content-Type: text/event-stream` (or the protobuf type for \
+             protobuf frames): clients pick their parser by it, and proxies buffer what is not \
+             declared an event stream",
+        ),
+    )
 }

@@ -24,6 +24,8 @@ pub struct HarStream {
     pub status: Option<u16>,
     /// The status's reason as the capture holds it (`statusText`), when it holds one.
     pub reason: Option<String>,
+    /// The response's type as the capture holds it (`content.mimeType`), when it holds one.
+    pub content_type: Option<String>,
     /// The response body, decoded from base64 where the capture stored it so.
     pub body: Vec<u8>,
     /// The request body, when it is a JSON object (a RunAgentInput, as a rule).
@@ -277,6 +279,9 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|r| !r.is_empty())
+            .map(str::to_owned),
+        content_type: Some(mime.trim())
+            .filter(|m| !m.is_empty())
             .map(str::to_owned),
         body,
         request: request_body,

@@ -1,6 +1,7 @@
 //! Transport rules: what went wrong between agui-lens and a live agent (`agui-lens run` and
 //! `agui-lens test`). Reported by `commands/live.rs`; of a capture on disk, only a browser
-//! capture (HAR) can trip `transport/http-status`: it holds each response's status.
+//! capture (HAR) can trip `transport/http-status` and `transport/content-type`: it holds each
+//! response's status and type (`check::opened`).
 
 use super::{Level, Rule, Tier};
 
