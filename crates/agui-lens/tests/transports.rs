@@ -1077,6 +1077,13 @@ fn a_stream_answered_with_an_error_status_is_no_clean_capture() {
             "{format}: {stdout}"
         );
     }
+    // `inspect` shows the findings `check` reports.
+    let (code, stdout, _) = run(&["inspect", path]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("1 error"), "{stdout}");
+    let (code, stdout, _) = run(&["inspect", "--format", "json", path]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("transport/http-status"), "{stdout}");
     // A redirect's body is no answer the client read either.
     entry["response"]["status"] = 302.into();
     entry["response"]["statusText"] = "Found".into();

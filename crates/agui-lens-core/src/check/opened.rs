@@ -13,7 +13,7 @@ use crate::check::engine::{Context, Engine, Stats};
 use crate::check::request::input_findings;
 use crate::check::rules::protocol::ProtocolOptions;
 use crate::protocol::proto;
-use crate::read::{self, InputFormat, Opened};
+use crate::read::{self, CaptureEntry, InputFormat, Opened};
 use crate::report::FileSummary;
 
 /// Checks an opened input, handing diagnostics to `emit` batch by batch. An input a walk
@@ -78,15 +78,7 @@ pub fn check_sent(
         }
     }
     if let Some(capture) = &capture {
-        let answered = match &capture.status {
-            Some(status) => status_finding(&name, status),
-            None => None,
-        };
-        let declared = match (&answered, &capture.content_type) {
-            (None, Some(declared)) => content_type_finding(&name, declared, opened.format),
-            _ => None,
-        };
-        for d in answered.into_iter().chain(declared) {
+        for d in capture_findings(&name, capture, opened.format) {
             engine.report(d, &mut found);
         }
     }
@@ -133,6 +125,29 @@ pub fn check_sent(
     };
     file.protocol = versions;
     Ok(file)
+}
+
+/// What a browser capture holds about the response its stream came in, as `run` would
+/// report it of a live one: a status that is no success (`transport/http-status`), else a
+/// type that is no event stream's (`transport/content-type`). `format` is how the body reads.
+pub fn capture_findings(
+    name: &Arc<str>,
+    capture: &CaptureEntry,
+    format: InputFormat,
+) -> Vec<Diagnostic> {
+    if let Some(d) = capture
+        .status
+        .as_ref()
+        .and_then(|status| status_finding(name, status))
+    {
+        return vec![d];
+    }
+    capture
+        .content_type
+        .as_deref()
+        .and_then(|declared| content_type_finding(name, declared, format))
+        .into_iter()
+        .collect()
 }
 
 /// A browser capture's stream whose response has a status that is no success: a client

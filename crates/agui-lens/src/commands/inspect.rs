@@ -17,6 +17,7 @@ use crate::inspect::stats::{self, StatsCollector};
 use crate::inspect::{Inspection, Inspector, PlainDelta, StateFrames, html};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Engine, Fed, Follower};
+use agui_lens_core::check::opened::capture_findings;
 use agui_lens_core::check::parse;
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
@@ -87,14 +88,20 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let head = opened.head.clone();
     let mut engine = Engine::new(&ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut found = Vec::new();
-    // A browser capture's request is held to its schema, as `check` holds it.
+    // A browser capture's request is held to its schema, and its response to its status and
+    // type, as `check` holds them.
     if let Some(request) = &request {
         for d in input_findings(ctx.schemas, request, ctx.protocol.version, &name) {
             engine.report(d, &mut found);
         }
-        inspector.diagnostics(&found);
-        found.clear();
     }
+    if let Some(capture) = &capture {
+        for d in capture_findings(&name, capture, opened.format) {
+            engine.report(d, &mut found);
+        }
+    }
+    inspector.diagnostics(&found);
+    found.clear();
     // Parsing and the schemas run on the pool, ahead of the rules taking the events in order
     // here, and the inspector follows on a thread of its own; plain content deltas come as
     // borrowed text, not built events (see `Inspector::delta`).
