@@ -281,8 +281,10 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (0, "the events kept were written, whole"),
             (
                 1,
-                "the output format could not carry everything (said on stderr, event by \
-                 event), or --run names no run of the input (-o's file is left as it was)",
+                "the output is not all that was asked for: frames that could not be read \
+                 fell in the selection, or the output format could not carry everything (said \
+                 on stderr, event by event); or --run names no run of the input (-o's file is \
+                 left as it was)",
             ),
             (
                 2,
