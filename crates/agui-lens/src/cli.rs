@@ -480,7 +480,8 @@ pub enum LineEnd {
 #[command(group(ArgGroup::new("split").args(["split_bytes", "split_random"])))]
 pub struct ServeArgs {
     /// A recorded stream (any format agui-lens reads) served to every request, a browser
-    /// capture (HAR) whose AG-UI streams are the turns, or a TOML script of turns (`[[turn]]
+    /// capture (HAR) whose AG-UI streams are the turns (one that came with an error status
+    /// is served with it, as the client met it), or a TOML script of turns (`[[turn]]
     /// stream = "a.jsonl"`): a thread's first request gets the first turn, its next request the
     /// second, and so on (past the last, the last again).
     pub script: PathBuf,

@@ -550,3 +550,51 @@ fn a_browser_capture_is_served_turn_by_turn() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(stderr.contains("2 turns from"), "{stderr}");
 }
+
+/// A turn of a capture whose response came with an error status is served with that status,
+/// as the client met it, not as a stream it never read.
+#[test]
+fn a_captured_error_status_is_served_as_it_came() {
+    let sse = |name: &str| {
+        let text =
+            std::fs::read_to_string(root().join("fixtures/serve/streams").join(name)).unwrap();
+        text.lines()
+            .map(|l| format!("data: {l}\n\n"))
+            .collect::<String>()
+    };
+    let entry = |status: u16, reason: &str, body: String| {
+        json!({"request": {"method": "POST", "url": "http://agent/run", "headers": [],
+                "postData": {"mimeType": "application/json", "text": "{}"}},
+            "response": {"status": status, "statusText": reason, "headers": [],
+                "content": {"mimeType": "text/event-stream", "text": body}}})
+    };
+    let har = json!({"log": {"version": "1.2", "entries": [
+        entry(200, "OK", sse("frontend-call.jsonl")),
+        entry(503, "Service Unavailable", sse("after-call.jsonl")),
+    ]}});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("conversation.har");
+    std::fs::write(&path, har.to_string()).unwrap();
+    let server = Served::start(&[&path.to_string_lossy(), "--once"]);
+    let requests =
+        std::fs::read_to_string(root().join("fixtures/serve/two-turns/requests.jsonl")).unwrap();
+    let client = ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build(),
+    );
+    let mut answers = Vec::new();
+    for line in requests.lines() {
+        let mut response = client.post(&server.url).send(line).unwrap();
+        let status = response.status().as_u16();
+        answers.push((status, response.body_mut().read_to_string().unwrap()));
+    }
+    assert_eq!(answers[0].0, 200);
+    assert!(answers[0].1.contains("change_background"));
+    assert_eq!(answers[1].0, 503, "{answers:?}");
+    let (_, stdout, stderr) = server.finish();
+    assert!(
+        stderr.contains("503 Service Unavailable"),
+        "{stdout}\n{stderr}"
+    );
+}

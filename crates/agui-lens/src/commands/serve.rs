@@ -44,6 +44,9 @@ const MAX_BODY: usize = 64 << 20;
 struct Turn {
     name: String,
     events: Vec<Value>,
+    /// A browser capture's stream that came with a status that is no success: the status
+    /// line it is served with, as the client met it (`503 Service Unavailable`).
+    status: Option<String>,
 }
 
 /// A TOML script: `[[turn]] stream = "a.jsonl"`, paths relative to the script.
@@ -110,9 +113,19 @@ fn load_turn(input: &InputSpec) -> Result<Turn> {
         Ok(())
     })?;
     require_events(&opened, &stats)?;
+    // Status 0 is a response the browser did not see to its end: served as a stream.
+    let status = opened
+        .capture
+        .and_then(|capture| capture.status)
+        .filter(|(code, _)| *code != 0 && !(200..300).contains(code))
+        .map(|(code, reason)| match reason {
+            Some(reason) => format!("{code} {reason}"),
+            None => code.to_string(),
+        });
     Ok(Turn {
         name: opened.name.to_string(),
         events,
+        status,
     })
 }
 
@@ -558,7 +571,11 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
     }
 
     let events = rewrite(&turn.events, &thread_id, &run_id);
-    let folded = fold(&input, &events, &path);
+    // A client that met an error status read none of the events: it holds what it sent.
+    let folded = match turn.status {
+        Some(_) => fold(&input, &[], &path),
+        None => fold(&input, &events, &path),
+    };
     {
         let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(thread) = guard.1.get_mut(&thread_id) {
@@ -574,13 +591,23 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
             .is_some_and(|a| a.contains(PROTO_TYPE)),
     };
     let last = turn_index + 1 == shared.turns.len();
+    let answered = match &turn.status {
+        Some(status) => format!(", answered {status} as the capture recorded"),
+        None => String::new(),
+    };
     shared.tell(Note::Said(format!(
-        "serve: {path}: {} of {} as {}",
+        "serve: {path}: {} of {} as {}{answered}",
         agui_lens_core::text::plural(events.len() as u64, "event"),
         turn.name,
         if proto { "protobuf" } else { "SSE" }
     )));
-    let result = respond(&mut stream, &events, proto, faults);
+    let result = respond(
+        &mut stream,
+        &events,
+        proto,
+        turn.status.as_deref().unwrap_or("200 OK"),
+        faults,
+    );
     if last {
         shared.tell(Note::LastTurnServed);
     }
@@ -771,7 +798,15 @@ fn steps(frames: Vec<Vec<u8>>, faults: &Faults) -> Vec<Step> {
     steps
 }
 
-fn respond(stream: &mut TcpStream, events: &[Value], proto: bool, faults: &Faults) -> Result<()> {
+/// Answers with `events` as a stream under `status` (the status line's code and reason),
+/// spoiled as `faults` asks.
+fn respond(
+    stream: &mut TcpStream,
+    events: &[Value],
+    proto: bool,
+    status: &str,
+    faults: &Faults,
+) -> Result<()> {
     if let Some(code) = faults.status {
         let reason = match code {
             400 => "Bad Request",
@@ -805,7 +840,7 @@ fn respond(stream: &mut TcpStream, events: &[Value], proto: bool, faults: &Fault
     });
     write!(
         stream,
-        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n{CORS}Connection: close\r\n\r\n"
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n{CORS}Connection: close\r\n\r\n"
     )?;
     stream.flush()?;
     let steps = steps(frames(events, proto, faults), faults);
