@@ -76,7 +76,13 @@ pub fn describe(d: &Diagnostic) -> String {
         text.push_str(&format!(" ({ty})"));
     }
     if let Some(excerpt) = &d.excerpt {
-        text.push_str(&format!("\n  event: {excerpt}"));
+        // An event's text, or the start of what holds none (a body, a file's first bytes).
+        let what = if d.event_index.is_some() {
+            "event"
+        } else {
+            "text"
+        };
+        text.push_str(&format!("\n  {what}: {excerpt}"));
     }
     if let Some(help) = &d.help {
         text.push_str(&format!("\n  help: {help}"));
@@ -204,5 +210,24 @@ mod tests {
         );
         assert_eq!(xml_escape("a\nb"), "a\nb");
         assert_eq!(xml_attr("a\nb\r\tc<"), "a&#10;b&#13;&#9;c&lt;");
+    }
+
+    /// An excerpt of what is no event (the start of an error page a live agent answered, a
+    /// file's first bytes) is not labelled as an event.
+    #[test]
+    fn an_excerpt_is_labelled_as_what_it_is() {
+        use crate::check::catalog::RuleId;
+        let body = Diagnostic::whole_input(
+            RuleId::TransportHttpStatus,
+            Severity::Error,
+            "http://agent/".into(),
+            "the agent answered 500".into(),
+        )
+        .with_excerpt(Some("<html>oops</html>".into()));
+        let text = describe(&body);
+        assert!(text.contains("\n  text: <html>oops</html>"), "{text}");
+        let mut event = body.clone();
+        event.event_index = Some(3);
+        assert!(describe(&event).contains("\n  event: <html>"));
     }
 }
