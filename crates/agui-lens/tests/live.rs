@@ -1222,6 +1222,26 @@ fn an_invalid_input_is_refused_before_anything_is_sent() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// A run that ends in RUN_ERROR is a stream the protocol allows (no finding), but the agent
+/// failed: the summary says so, with the error's message, rather than only "0 errors".
+#[test]
+fn a_run_that_ended_in_an_error_is_said_so() {
+    let failing = String::from_utf8(clean_run()).unwrap().replace(
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+        r#"{"type":"RUN_ERROR","message":"the model timed out","code":"TIMEOUT"}"#,
+    );
+    let server = Server::start(Script::sse(vec![Step::Send(failing.into_bytes())]));
+    let (code, stdout, stderr) = run_url(&server.url("/"), &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("the run ended in RUN_ERROR (TIMEOUT): the model timed out"),
+        "{stderr}"
+    );
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let (_, _, stderr) = run_url(&server.url("/"), &[]);
+    assert!(!stderr.contains("RUN_ERROR"), "{stderr}");
+}
+
 /// An agent that answers 200 with an empty event stream is told about as a live call.
 #[test]
 fn an_empty_answer_is_worded_for_a_live_call() {

@@ -70,6 +70,10 @@ pub struct Exchange {
     pub interrupted: bool,
     /// The protocol versions the stream was judged by, and why.
     pub protocol: Vec<VersionUse>,
+    /// Runs that ended in RUN_ERROR, and the last one's code and message: a stream the
+    /// protocol allows, from an agent that failed.
+    pub run_errors: u64,
+    pub last_run_error: Option<(Option<String>, String)>,
 }
 
 /// Why a call could not be checked.
@@ -230,6 +234,7 @@ pub fn check_call(
     let mut pending = Vec::new();
     let mut events = 0u64;
     let mut run_started_seen = false;
+    let (mut run_errors, mut last_run_error) = (0, None);
     let mut record_error: Option<io::Error> = None;
     let mut first_event = None;
     loop {
@@ -247,6 +252,13 @@ pub fn check_call(
                     }
                     if let Some(on_event) = taps.on_event.as_mut() {
                         on_event(event, raw, at);
+                    }
+                    if event.kind == Some(EventType::RunError) {
+                        run_errors += 1;
+                        last_run_error = Some((
+                            event.str_field("code").map(str::to_owned),
+                            event.str_field("message").unwrap_or("").to_owned(),
+                        ));
                     }
                     if !run_started_seen && event.kind == Some(EventType::RunStarted) {
                         run_started_seen = true;
@@ -312,6 +324,8 @@ pub fn check_call(
     }
     emit(&found)?;
     exchange.first_event = first_event;
+    exchange.run_errors = run_errors;
+    exchange.last_run_error = last_run_error;
     exchange.bytes = progress.bytes();
     exchange.elapsed = started.elapsed();
     Ok(exchange)
