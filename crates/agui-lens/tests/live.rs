@@ -1230,7 +1230,7 @@ fn a_run_that_ended_in_an_error_is_said_so() {
         r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
         r#"{"type":"RUN_ERROR","message":"the model timed out","code":"TIMEOUT"}"#,
     );
-    let server = Server::start(Script::sse(vec![Step::Send(failing.into_bytes())]));
+    let server = Server::start(Script::sse(vec![Step::Send(failing.clone().into_bytes())]));
     let (code, stdout, stderr) = run_url(&server.url("/"), &[]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
@@ -1240,6 +1240,24 @@ fn a_run_that_ended_in_an_error_is_said_so() {
     let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
     let (_, _, stderr) = run_url(&server.url("/"), &[]);
     assert!(!stderr.contains("RUN_ERROR"), "{stderr}");
+    // A suite's case says it too, under its line.
+    let server = Server::start(Script::sse(vec![Step::Send(failing.into_bytes())]));
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"chat\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+            server.url("/")
+        ),
+    );
+    let (code, stdout, stderr) = test_cmd(dir.path(), &server, &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("case chat ... ok")
+            && stdout.contains("the run ended in RUN_ERROR (TIMEOUT): the model timed out"),
+        "{stdout}"
+    );
 }
 
 /// An agent that answers 200 with an empty event stream is told about as a live call.

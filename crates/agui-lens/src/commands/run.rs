@@ -319,22 +319,10 @@ pub fn summary_line(name: &str, exchange: &Exchange) -> String {
         Some(at) => format!("first event after {}", precise(at)),
         None => "no event".to_owned(),
     };
-    // How the agent's run went is no finding (RUN_ERROR is how the protocol says a run
-    // failed), but it is what a user calling an agent wants to know.
-    let failed = match &exchange.last_run_error {
-        Some((code, message)) => {
-            let code = code
-                .as_deref()
-                .map(|c| format!(" ({c})"))
-                .unwrap_or_default();
-            let runs = match exchange.run_errors {
-                1 => "the run ended".to_owned(),
-                n => format!("{n} runs ended, the last"),
-            };
-            format!("; {runs} in RUN_ERROR{code}: {message}")
-        }
-        None => String::new(),
-    };
+    let failed = exchange
+        .run_failed()
+        .map(|failed| format!("; {failed}"))
+        .unwrap_or_default();
     format!(
         "POST {name}: {answer}, {first}, {} in all; {}: {}, {}{failed}",
         precise(exchange.elapsed),

@@ -775,6 +775,7 @@ fn run_turn(
         outcome.content_type = exchange.content_type.clone();
         outcome.first_event = exchange.first_event;
         outcome.stats = exchange.stats;
+        outcome.notes.extend(exchange.run_failed());
         let streamed = exchange.status.is_some_and(|s| (200..300).contains(&s));
         expectations.status(exchange.status, exchange.body_excerpt.clone());
         if streamed {

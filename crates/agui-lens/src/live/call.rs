@@ -76,6 +76,23 @@ pub struct Exchange {
     pub last_run_error: Option<(Option<String>, String)>,
 }
 
+impl Exchange {
+    /// How the agent's runs failed, when one ended in RUN_ERROR: no finding (it is how the
+    /// protocol says a run failed), but what a user calling an agent wants to know.
+    pub fn run_failed(&self) -> Option<String> {
+        let (code, message) = self.last_run_error.as_ref()?;
+        let code = code
+            .as_deref()
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        let runs = match self.run_errors {
+            1 => "the run ended".to_owned(),
+            n => format!("{n} runs ended, the last"),
+        };
+        Some(format!("{runs} in RUN_ERROR{code}: {message}"))
+    }
+}
+
 /// Why a call could not be checked.
 #[derive(Debug)]
 pub enum LiveError {
