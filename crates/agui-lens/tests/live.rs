@@ -671,6 +671,12 @@ fn no_http_exchange_is_in_every_format() {
     let (code, stdout, _) = run_url(&url, &["--format", "github"]);
     assert_eq!(code, 2);
     assert!(stdout.starts_with("::error "), "{stdout}");
+    // A call is not a file: nothing was there to be read.
+    assert!(
+        stdout.contains(&format!("no response from {url}")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("could not read"), "{stdout}");
     let (code, stdout, _) = run_url(&url, &["--format", "junit"]);
     assert_eq!(code, 2);
     assert!(

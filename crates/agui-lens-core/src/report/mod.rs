@@ -56,6 +56,10 @@ pub struct FileSummary {
     /// The protocol versions the input was judged by, and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub protocol: Vec<crate::check::version::VersionUse>,
+    /// The input is a live call (`run`), not a file: a failure is a response that could not
+    /// be had, not a file that could not be read.
+    #[serde(skip)]
+    pub call: bool,
 }
 
 impl FileSummary {
@@ -68,6 +72,7 @@ impl FileSummary {
             skipped: None,
             interrupted: false,
             protocol: Vec::new(),
+            call: false,
         }
     }
 
@@ -89,6 +94,8 @@ impl FileSummary {
         let failure = self.failure.as_ref()?;
         Some(if self.interrupted {
             format!("{}: {failure}", self.path)
+        } else if self.call {
+            format!("no response from {}: {failure}", self.path)
         } else {
             format!("could not read {}: {failure}", self.path)
         })
@@ -103,6 +110,8 @@ impl FileSummary {
         if let Some(why) = &self.failure {
             return if self.interrupted {
                 why.clone()
+            } else if self.call {
+                format!("no response: {why}")
             } else {
                 format!("could not be read: {why}")
             };

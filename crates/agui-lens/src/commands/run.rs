@@ -67,7 +67,8 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
             }
             reporter.diagnostic(&d)?;
         }
-        let file = FileSummary::checked(name, stats, Some(why));
+        let mut file = FileSummary::checked(name, stats, Some(why));
+        file.call = true;
         let run = report_response(reporter.as_mut(), &file, 1)?;
         return Ok(Outcome::from_summary(&run, settings.deny_warnings));
     }
@@ -126,7 +127,8 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
             // No exchange at all: a failure the report carries in every format, as an
             // input `check` could not read, so an uploaded report is never empty or clean.
             let _ = writeln!(io::stderr(), "error: {why}");
-            let file = FileSummary::checked(name.clone(), Default::default(), Some(why));
+            let mut file = FileSummary::checked(name.clone(), Default::default(), Some(why));
+            file.call = true;
             let run = report_response(reporter.as_mut(), &file, 1)?;
             return Ok(Outcome::from_summary(&run, settings.deny_warnings));
         }
