@@ -84,7 +84,9 @@ fn invalid_fixtures_trip_their_rule() {
     }
 }
 
-/// Rules no captured file can trip: they need a live connection (tests/live.rs trips each).
+/// Rules that need a live connection (tests/live.rs trips each). Of them, a browser capture
+/// can trip `transport/http-status` and `transport/content-type` (it holds each response's
+/// status and type): fixtures/invalid/transport pins those too.
 const LIVE_ONLY: &[&str] = &["transport/", "suite/"];
 
 #[test]
