@@ -510,17 +510,16 @@ fn sigterm_halfway_stops_the_server() {
     request.join().unwrap();
 }
 
+/// A stream of fixtures/serve/streams as the SSE body a capture holds.
+fn served_as_sse(name: &str) -> String {
+    let text = std::fs::read_to_string(root().join("fixtures/serve/streams").join(name)).unwrap();
+    text.lines().map(|l| format!("data: {l}\n\n")).collect()
+}
+
 /// A browser capture of a conversation is a script: its AG-UI streams are the turns, and the
 /// entries that are something else are skipped.
 #[test]
 fn a_browser_capture_is_served_turn_by_turn() {
-    let sse = |name: &str| {
-        let text =
-            std::fs::read_to_string(root().join("fixtures/serve/streams").join(name)).unwrap();
-        text.lines()
-            .map(|l| format!("data: {l}\n\n"))
-            .collect::<String>()
-    };
     let entry = |url: &str, mime: &str, body: String| {
         json!({"request": {"method": "POST", "url": url, "headers": [],
                 "postData": {"mimeType": "application/json", "text": "{}"}},
@@ -528,9 +527,9 @@ fn a_browser_capture_is_served_turn_by_turn() {
                 "content": {"mimeType": mime, "text": body}}})
     };
     let har = json!({"log": {"version": "1.2", "entries": [
-        entry("http://agent/run", "text/event-stream", sse("frontend-call.jsonl")),
+        entry("http://agent/run", "text/event-stream", served_as_sse("frontend-call.jsonl")),
         entry("http://agent/health", "application/json", "{\"ok\":true}".into()),
-        entry("http://agent/run", "text/event-stream", sse("after-call.jsonl")),
+        entry("http://agent/run", "text/event-stream", served_as_sse("after-call.jsonl")),
     ]}});
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("conversation.har");
@@ -555,13 +554,6 @@ fn a_browser_capture_is_served_turn_by_turn() {
 /// as the client met it, not as a stream it never read.
 #[test]
 fn a_captured_error_status_is_served_as_it_came() {
-    let sse = |name: &str| {
-        let text =
-            std::fs::read_to_string(root().join("fixtures/serve/streams").join(name)).unwrap();
-        text.lines()
-            .map(|l| format!("data: {l}\n\n"))
-            .collect::<String>()
-    };
     let entry = |status: u16, reason: &str, body: String| {
         json!({"request": {"method": "POST", "url": "http://agent/run", "headers": [],
                 "postData": {"mimeType": "application/json", "text": "{}"}},
@@ -569,8 +561,8 @@ fn a_captured_error_status_is_served_as_it_came() {
                 "content": {"mimeType": "text/event-stream", "text": body}}})
     };
     let har = json!({"log": {"version": "1.2", "entries": [
-        entry(200, "OK", sse("frontend-call.jsonl")),
-        entry(503, "Service Unavailable", sse("after-call.jsonl")),
+        entry(200, "OK", served_as_sse("frontend-call.jsonl")),
+        entry(503, "Service Unavailable", served_as_sse("after-call.jsonl")),
     ]}});
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("conversation.har");

@@ -912,6 +912,17 @@ fn a_browser_capture_without_a_stream_is_an_error() {
     );
 }
 
+/// A RunAgentInput of thread "t", run "r1", and the events of a run that answers it.
+fn one_call() -> (Value, [Value; 2]) {
+    let input = serde_json::json!({"threadId":"t","runId":"r1","state":{},"messages":[
+        {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{}});
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r1"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r1"}),
+    ];
+    (input, events)
+}
+
 /// A call to an agent in a capture (its request is a RunAgentInput) that brought back no
 /// AG-UI stream, an error status, a body the capture left out, is no other traffic: it is
 /// named by its entry and fails the check, in every format, beside the streams that came.
@@ -919,12 +930,7 @@ fn a_browser_capture_without_a_stream_is_an_error() {
 #[test]
 fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
     let dir = tempfile::tempdir().unwrap();
-    let input = serde_json::json!({"threadId":"t","runId":"r1","state":{},"messages":[
-        {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{}});
-    let events = [
-        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r1"}),
-        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r1"}),
-    ];
+    let (input, events) = one_call();
     let good = har_entry(
         "https://agent.example/run",
         Some(&input),
@@ -1038,12 +1044,7 @@ fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
 #[test]
 fn a_stream_answered_with_an_error_status_is_no_clean_capture() {
     let dir = tempfile::tempdir().unwrap();
-    let input = serde_json::json!({"threadId":"t","runId":"r1","state":{},"messages":[
-        {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{}});
-    let events = [
-        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r1"}),
-        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r1"}),
-    ];
+    let (input, events) = one_call();
     let mut entry = har_entry(
         "https://agent.example/run",
         Some(&input),
@@ -1106,10 +1107,7 @@ fn a_stream_answered_with_an_error_status_is_no_clean_capture() {
 #[test]
 fn a_stream_declared_as_something_else_is_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let events = [
-        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r1"}),
-        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r1"}),
-    ];
+    let (_, events) = one_call();
     let path = dir.path().join("session.har");
     let path = path.to_str().unwrap();
     let with_type = |mime: &str| {
