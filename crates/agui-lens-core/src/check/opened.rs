@@ -135,12 +135,8 @@ pub fn capture_findings(
     capture: &CaptureEntry,
     format: InputFormat,
 ) -> Vec<Diagnostic> {
-    if let Some(d) = capture
-        .status
-        .as_ref()
-        .and_then(|status| status_finding(name, status))
-    {
-        return vec![d];
+    if let Some(status) = capture.failed_status() {
+        return vec![status_finding(name, status)];
     }
     capture
         .content_type
@@ -152,17 +148,13 @@ pub fn capture_findings(
 
 /// A browser capture's stream whose response has a status that is no success: a client
 /// reads no events from it (the official client throws before it reads the body), as `run`
-/// reports for a live agent. Status 0, a response the browser did not see to its end, is
-/// none.
-fn status_finding(name: &Arc<str>, (status, reason): &(u16, Option<String>)) -> Option<Diagnostic> {
-    if *status == 0 || (200..300).contains(status) {
-        return None;
-    }
+/// reports for a live agent.
+fn status_finding(name: &Arc<str>, (status, reason): (u16, Option<&str>)) -> Diagnostic {
     let answered = match reason {
         Some(reason) => format!("{status} {reason}"),
         None => status.to_string(),
     };
-    let (what, help) = if *status < 400 {
+    let (what, help) = if status < 400 {
         (
             "a redirect",
             "the browser follows a redirect itself: the entry it led to holds the stream the \
@@ -181,7 +173,7 @@ fn status_finding(name: &Arc<str>, (status, reason): &(u16, Option<String>)) -> 
         "the agent answered {answered}, {what}, with an AG-UI stream: a client reads no events \
          from a response that is no success; the events are checked as they came"
     );
-    Some(Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(help))
+    Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(help)
 }
 
 /// A browser capture's stream whose response was declared as something else than an event

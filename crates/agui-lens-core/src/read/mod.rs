@@ -376,6 +376,14 @@ pub struct CaptureEntry {
 }
 
 impl CaptureEntry {
+    /// The response's status when it is no success, with its reason: what the client met
+    /// instead of the stream. Status 0, a response the browser did not see to its end (a stop,
+    /// a closed tab), is none: what came is the stream.
+    pub fn failed_status(&self) -> Option<(u16, Option<&str>)> {
+        let (code, reason) = self.status.as_ref()?;
+        (*code != 0 && !(200..300).contains(code)).then_some((*code, reason.as_deref()))
+    }
+
     /// A member of the request (`state`, `messages`), when it was sent and is not null.
     pub fn sent(&self, key: &str) -> Option<&serde_json::Value> {
         self.request.as_ref()?.get(key).filter(|v| !v.is_null())

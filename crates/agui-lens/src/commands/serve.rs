@@ -113,11 +113,10 @@ fn load_turn(input: &InputSpec) -> Result<Turn> {
         Ok(())
     })?;
     require_events(&opened, &stats)?;
-    // Status 0 is a response the browser did not see to its end: served as a stream.
     let status = opened
         .capture
-        .and_then(|capture| capture.status)
-        .filter(|(code, _)| *code != 0 && !(200..300).contains(code))
+        .as_ref()
+        .and_then(|capture| capture.failed_status())
         .map(|(code, reason)| match reason {
             Some(reason) => format!("{code} {reason}"),
             None => code.to_string(),
