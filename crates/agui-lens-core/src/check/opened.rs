@@ -78,7 +78,7 @@ pub fn check_sent(
         }
     }
     if let Some(capture) = &capture {
-        for d in capture_findings(&name, capture, opened.format) {
+        if let Some(d) = capture_findings(&name, capture, opened.format) {
             engine.report(d, &mut found);
         }
     }
@@ -134,16 +134,14 @@ pub fn capture_findings(
     name: &Arc<str>,
     capture: &CaptureEntry,
     format: InputFormat,
-) -> Vec<Diagnostic> {
-    if let Some(status) = capture.failed_status() {
-        return vec![status_finding(name, status)];
+) -> Option<Diagnostic> {
+    match capture.failed_status() {
+        Some(status) => Some(status_finding(name, status)),
+        None => capture
+            .other_type
+            .as_deref()
+            .map(|declared| content_type_finding(name, declared, format)),
     }
-    capture
-        .content_type
-        .as_deref()
-        .and_then(|declared| content_type_finding(name, declared, format))
-        .into_iter()
-        .collect()
 }
 
 /// A browser capture's stream whose response has a status that is no success: a client
@@ -178,21 +176,8 @@ fn status_finding(name: &Arc<str>, (status, reason): (u16, Option<&str>)) -> Dia
 
 /// A browser capture's stream whose response was declared as something else than an event
 /// stream (`transport/content-type`, as `run` reports it): proxies and browsers buffer what
-/// is not declared one, and a client picks its parser by the type. No type recorded is none.
-fn content_type_finding(
-    name: &Arc<str>,
-    declared: &str,
-    format: InputFormat,
-) -> Option<Diagnostic> {
-    let essence = declared
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if essence == "text/event-stream" || essence == proto::CONTENT_TYPE {
-        return None;
-    }
+/// is not declared one, and a client picks its parser by the type.
+fn content_type_finding(name: &Arc<str>, declared: &str, format: InputFormat) -> Diagnostic {
     let what = match format {
         InputFormat::Proto => "protobuf frames",
         InputFormat::Sse => "SSE",
@@ -212,11 +197,9 @@ fn content_type_finding(
          or `{}`); the body reads as {what} and is checked as such",
         proto::CONTENT_TYPE
     );
-    Some(
-        Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(
-            "send the stream with `Content-Type: text/event-stream` (or the protobuf type for \
-             protobuf frames): clients pick their parser by it, and proxies buffer what is not \
-             declared an event stream",
-        ),
+    Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(
+        "send the stream with `Content-Type: text/event-stream` (or the protobuf type for \
+         protobuf frames): clients pick their parser by it, and proxies buffer what is not \
+         declared an event stream",
     )
 }

@@ -24,8 +24,10 @@ pub struct HarStream {
     pub status: Option<u16>,
     /// The status's reason as the capture holds it (`statusText`), when it holds one.
     pub reason: Option<String>,
-    /// The response's type as the capture holds it (`content.mimeType`), when it holds one.
-    pub content_type: Option<String>,
+    /// The response's type as the capture holds it (`content.mimeType`), when it names no
+    /// event stream (neither `text/event-stream` nor the protobuf type); none when it does,
+    /// or when the capture holds no type.
+    pub other_type: Option<String>,
     /// The response body, decoded from base64 where the capture stored it so.
     pub body: Vec<u8>,
     /// The request body, when it is a JSON object (a RunAgentInput, as a rule).
@@ -248,7 +250,8 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         || EventType::ALL
             .iter()
             .any(|ty| contains(&body, format!("\"{}\"", ty.as_str()).as_bytes()));
-    let streamed = essence == "text/event-stream"
+    let declared_stream = essence == "text/event-stream" || essence == proto::CONTENT_TYPE;
+    let streamed = declared_stream
         || is_proto
         || matches!(
             detect::sniff_format(&body[..body.len().min(detect::SNIFF_LEN)]),
@@ -280,8 +283,8 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
             .map(str::trim)
             .filter(|r| !r.is_empty())
             .map(str::to_owned),
-        content_type: Some(mime.trim())
-            .filter(|m| !m.is_empty())
+        other_type: Some(mime.trim())
+            .filter(|m| !m.is_empty() && !declared_stream)
             .map(str::to_owned),
         body,
         request: request_body,

@@ -371,8 +371,9 @@ pub struct CaptureEntry {
     pub request: Option<Arc<serde_json::Value>>,
     /// The response's status, and its reason, as the capture holds them.
     pub status: Option<(u16, Option<String>)>,
-    /// The response's Content-Type, when the capture holds one.
-    pub content_type: Option<String>,
+    /// The response's Content-Type, when the capture holds one that names no event stream
+    /// ([`har::HarStream::other_type`]).
+    pub other_type: Option<String>,
 }
 
 impl CaptureEntry {
@@ -669,7 +670,7 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
         entry: stream.entry,
         request: stream.request.clone().map(Arc::new),
         status: stream.status.map(|s| (s, stream.reason.clone())),
-        content_type: stream.content_type.clone(),
+        other_type: stream.other_type.clone(),
     });
     Ok(opened)
 }

@@ -96,7 +96,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         }
     }
     if let Some(capture) = &capture {
-        for d in capture_findings(&name, capture, opened.format) {
+        if let Some(d) = capture_findings(&name, capture, opened.format) {
             engine.report(d, &mut found);
         }
     }
