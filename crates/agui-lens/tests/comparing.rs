@@ -637,3 +637,32 @@ fn how_a_run_ended_is_a_difference_at_the_fold_level() {
 fn s_of(path: &Path) -> String {
     path.to_str().unwrap().to_owned()
 }
+
+/// The same events sent as JSON and as protobuf hold to one snapshot: the empty list of resume
+/// entries a decoder gives every run input is none. A snapshot stored from protobuf before
+/// that, which holds the list, still matches.
+#[test]
+fn a_stream_and_its_protobuf_copy_hold_to_one_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = root().join("fixtures/recordings/copilotkit-full.jsonl");
+    let pb = dir.path().join("full.pb");
+    let (json, pb) = (json.to_str().unwrap(), pb.to_str().unwrap());
+    assert_eq!(run(&["cat", json, "-o", pb]).0, 0);
+    let snap = dir.path().join("full.snap");
+    let f = snap.to_str().unwrap();
+    for (written, held) in [(json, pb), (pb, json)] {
+        let (code, _, stderr) = run(&["snapshot", written, "--expect", f, "--update"]);
+        assert_eq!(code, 0, "{stderr}");
+        let (code, stdout, _) = run(&["snapshot", held, "--expect", f, "--color", "never"]);
+        assert_eq!(code, 0, "{written} stored, {held} held: {stdout}");
+    }
+    let text = std::fs::read_to_string(&snap).unwrap();
+    assert!(!text.contains("\"resume\""), "{text}");
+    let listed = text.replacen("\"input\":{", "\"input\":{\"resume\":[],", 1);
+    assert_ne!(listed, text);
+    std::fs::write(&snap, listed).unwrap();
+    for held in [json, pb] {
+        let (code, stdout, _) = run(&["snapshot", held, "--expect", f, "--color", "never"]);
+        assert_eq!(code, 0, "{held}: {stdout}");
+    }
+}

@@ -202,6 +202,7 @@ impl Normalizer {
             return self.protocol_event(event);
         }
         let mut event = event.clone();
+        drop_empty_resume(&mut event);
         if let Value::Object(map) = &mut event {
             for field in VOLATILE {
                 if !self.settings.keep.iter().any(|k| k == field) {
@@ -217,6 +218,7 @@ impl Normalizer {
     /// Renames what the protocol's fields hold (and learns those tokens).
     fn protocol_event(&mut self, event: &Value) -> Value {
         let mut event = event.clone();
+        drop_empty_resume(&mut event);
         if let Value::Object(map) = &mut event {
             for field in VOLATILE {
                 if !self.settings.keep.iter().any(|k| k == field) {
@@ -362,6 +364,24 @@ impl Normalizer {
 /// The order events are normalised in: as they came, except that each run of neighbouring
 /// events whose `type` is `unordered` is sorted by the event as the protocol's fields name it,
 /// where every id the run mints reads the same.
+/// A run input's empty list of resume entries is the same as none: the binary transport
+/// cannot tell them apart (a decoder gives every run input the list, empty when nothing was
+/// sent), and a run with nothing to resume reads both alike. Dropped from a RUN_STARTED's
+/// input: in what is compared, and in snapshots stored before it was.
+pub fn drop_empty_resume(item: &mut Value) {
+    if item.get("type").and_then(Value::as_str) != Some("RUN_STARTED") {
+        return;
+    }
+    if let Some(Value::Object(input)) = item.get_mut("input")
+        && input
+            .get("resume")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+    {
+        input.remove("resume");
+    }
+}
+
 fn canonical_order(settings: &Settings, events: &[Value]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..events.len()).collect();
     if settings.unordered.is_empty() {
@@ -438,6 +458,29 @@ mod tests {
     fn normalize_all(events: &[Value], settings: Settings) -> Vec<Value> {
         let mut n = Normalizer::new(settings);
         events.iter().map(|e| n.event(e)).collect()
+    }
+
+    #[test]
+    fn an_empty_resume_list_is_none() {
+        let input = json!({"threadId": "t", "runId": "r", "messages": [], "tools": []});
+        let mut listed = input.clone();
+        listed["resume"] = json!([]);
+        let started = |input: &Value| {
+            vec![json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "input": input})]
+        };
+        for settings in [Settings::default(), Settings::current()] {
+            let plain = normalize_all(&started(&input), settings.clone());
+            assert_eq!(plain, normalize_all(&started(&listed), settings.clone()));
+            // Something to resume is kept.
+            let mut resumed = input.clone();
+            resumed["resume"] = json!([{"interruptId": "i", "status": "resolved"}]);
+            assert_ne!(plain, normalize_all(&started(&resumed), settings));
+        }
+        // Only a run input's list: elsewhere an empty list is what it says.
+        let custom = json!({"type": "CUSTOM", "name": "x", "value": {"input": {"resume": []}}});
+        let mut same = custom.clone();
+        drop_empty_resume(&mut same);
+        assert_eq!(same, custom);
     }
 
     #[test]

@@ -27,7 +27,7 @@ use super::check::use_color;
 use super::diff::{Level, normalized, settings as normalize_settings};
 use crate::cli::{SnapshotAction, SnapshotArgs};
 use agui_lens_core::compare::comparison::{compare, render, summary, unified_diff};
-use agui_lens_core::compare::normalize::{Selector, Settings};
+use agui_lens_core::compare::normalize::{Selector, Settings, drop_empty_resume};
 use agui_lens_core::read::{DEFAULT_MAX_LINE, ReadOptions};
 
 const MAGIC: &str = "# agui-lens snapshot 1";
@@ -112,8 +112,10 @@ impl Snapshot {
                     other => return Err(format!("line {}: unknown header `{other}`", n + 1)),
                 }
             } else if !line.trim().is_empty() {
-                let item = serde_json::from_str(line)
+                let mut item = serde_json::from_str(line)
                     .map_err(|e| format!("line {}: not JSON: {e}", n + 1))?;
+                // Written before an empty resume list counted as none.
+                drop_empty_resume(&mut item);
                 items.push(item);
             }
         }
