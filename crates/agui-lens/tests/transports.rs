@@ -1053,6 +1053,69 @@ fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
     assert!(stderr.contains("upstream model timed out"), "{stderr}");
 }
 
+/// How a capture's stream was answered is part of what it means: the same events answered 500
+/// are another stream than those answered 200 (a client read the one and failed on the
+/// other), at every level `diff` compares and in a snapshot; `fold`, which takes the events
+/// as they came, says so.
+#[test]
+fn an_error_status_is_part_of_what_a_captured_stream_means() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, events) = one_call();
+    let mut entry = har_entry(
+        "https://agent.example/run",
+        Some(&input),
+        "text/event-stream",
+        &sse_of(&events),
+        false,
+    );
+    let answered = dir.path().join("answered.har");
+    std::fs::write(&answered, har(vec![entry.clone()])).unwrap();
+    entry["response"]["status"] = 500.into();
+    entry["response"]["statusText"] = "Internal Server Error".into();
+    let failed = dir.path().join("failed.har");
+    std::fs::write(&failed, har(vec![entry.clone()])).unwrap();
+    let (answered, failed) = (answered.to_str().unwrap(), failed.to_str().unwrap());
+    let jsonl = dir.path().join("events.jsonl");
+    assert_eq!(run(&["cat", answered, "-o", jsonl.to_str().unwrap()]).0, 0);
+    let jsonl = jsonl.to_str().unwrap();
+    for level in ["events", "compact", "fold"] {
+        let diff = |a: &str, b: &str| run(&["diff", "--level", level, "--color", "never", a, b]);
+        assert_eq!(diff(answered, jsonl).0, 0, "{level}");
+        assert_eq!(diff(failed, failed).0, 0, "{level}");
+        let (code, stdout, _) = diff(answered, failed);
+        assert_eq!(code, 1, "{level}: {stdout}");
+        assert!(
+            stdout.contains("Internal Server Error"),
+            "{level}: {stdout}"
+        );
+        let (code, stdout, _) = run(&["diff", "--level", level, "--format", "json", jsonl, failed]);
+        assert_eq!(code, 1, "{level}: {stdout}");
+    }
+    let snap = dir.path().join("run.snap");
+    let f = snap.to_str().unwrap();
+    assert_eq!(run(&["snapshot", answered, "--expect", f, "--update"]).0, 0);
+    let (code, stdout, _) = run(&["snapshot", failed, "--expect", f, "--color", "never"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("500"), "{stdout}");
+    assert_eq!(run(&["snapshot", answered, "--expect", f]).0, 0);
+    let (code, stdout, stderr) = run(&["fold", failed]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("\"messages\""), "{stdout}");
+    assert!(
+        stderr.contains("answered 500 Internal Server Error") && stderr.contains("as they came"),
+        "{stderr}"
+    );
+    assert_eq!(run(&["fold", answered]).2, "");
+    // Nor does extracting the stream lose how it was answered without a word.
+    let out = dir.path().join("out.jsonl");
+    let (code, _, stderr) = run(&["cat", failed, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("answered 500 Internal Server Error"),
+        "{stderr}"
+    );
+}
+
 /// A capture's stream answered with an error status is what a client never read: the official
 /// client throws on a status that is no success before it reads a byte of the body. The entry
 /// is checked, and the status is reported on it as `run` reports it for a live agent, in

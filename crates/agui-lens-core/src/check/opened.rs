@@ -135,8 +135,8 @@ pub fn capture_findings(
     capture: &CaptureEntry,
     format: InputFormat,
 ) -> Option<Diagnostic> {
-    match capture.failed_status() {
-        Some(status) => Some(status_finding(name, status)),
+    match capture.failed_status().zip(capture.failed_answer()) {
+        Some(((status, _), answered)) => Some(status_finding(name, status, &answered)),
         None => capture
             .other_type
             .as_deref()
@@ -147,11 +147,7 @@ pub fn capture_findings(
 /// A browser capture's stream whose response has a status that is no success: a client
 /// reads no events from it (the official client throws before it reads the body), as `run`
 /// reports for a live agent.
-fn status_finding(name: &Arc<str>, (status, reason): (u16, Option<&str>)) -> Diagnostic {
-    let answered = match reason {
-        Some(reason) => format!("{status} {reason}"),
-        None => status.to_string(),
-    };
+fn status_finding(name: &Arc<str>, status: u16, answered: &str) -> Diagnostic {
     let (what, help) = if status < 400 {
         (
             "a redirect",

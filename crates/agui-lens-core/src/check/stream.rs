@@ -239,6 +239,18 @@ pub fn require_events(opened: &Opened, stats: &ReadStats) -> Result<()> {
     Ok(())
 }
 
+/// Says on stderr that a browser capture's stream was answered with a status that is no
+/// success, if it was: a client read none of its events (it failed on the status), and what
+/// follows takes them as they came.
+pub fn warn_failed_status(opened: &Opened) {
+    if let Some(answered) = opened.capture.as_ref().and_then(|c| c.failed_answer()) {
+        let name = &opened.name;
+        eprintln!(
+            "warning: {name}: the agent answered {answered}: a client reads none of this stream's events (it fails on the status); they are taken as they came (`agui-lens check` reports it)"
+        );
+    }
+}
+
 /// Says on stderr that some frames were skipped, if any were.
 pub fn warn_unreadable(name: &str, stats: &ReadStats) {
     if stats.unreadable > 0 {

@@ -49,6 +49,9 @@ pub fn item_kind(item: &Value) -> String {
     if item.get("unreadable").is_some() {
         return "unreadable frame".into();
     }
+    if item.get("response").is_some() {
+        return "failed response".into();
+    }
     "other".into()
 }
 

@@ -9,7 +9,9 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
-use crate::check::stream::{for_each_event, for_each_frame, require_events, warn_unreadable};
+use crate::check::stream::{
+    for_each_event, for_each_frame, require_events, warn_failed_status, warn_unreadable,
+};
 use crate::compact::{Compactor, Level as CompactLevel};
 use crate::compare::Level;
 use crate::compare::comparison::{
@@ -17,7 +19,7 @@ use crate::compare::comparison::{
 };
 use crate::compare::normalize::{Normalizer, Settings};
 use crate::fold::Folder;
-use crate::read::{Frame, FrameKind, InputSpec, ReadOptions};
+use crate::read::{Frame, FrameKind, InputSpec, Opened, ReadOptions};
 use crate::write::Output;
 
 /// Two streams compared at a level, with where the first difference is in each file.
@@ -148,6 +150,7 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
     })?;
     require_events(&opened, &stats)?;
     if warn {
+        warn_failed_status(&opened);
         warn_unreadable(&input.display_name(), &stats);
     }
     compactor.finish(&mut collected)?;
@@ -157,7 +160,23 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
         collected.items.push(item);
         collected.lines.push(line);
     }
+    // Last, with no line: how the stream was answered, when that failed it.
+    collected.items.extend(failed_response(&opened));
     Ok(collected)
+}
+
+/// How a browser capture's stream was answered, when with a status that is no success, as an
+/// item of the stream compared: a client reads none of its events (it fails on the status),
+/// so the same events answered 200 are another stream. It comes last, after any frame that
+/// could not be read.
+fn failed_response(opened: &Opened) -> Option<Value> {
+    let capture = opened.capture.as_ref()?;
+    let (status, reason) = capture.failed_status()?;
+    let mut response = json!({ "status": status });
+    if let Some(reason) = reason.filter(|r| !r.is_empty()) {
+        response["statusText"] = reason.into();
+    }
+    Some(json!({ "response": response }))
 }
 
 /// A frame that could not be read as an event, as an item of a stream compared: its text, or
@@ -250,7 +269,9 @@ pub fn normalized(
                 Ok(())
             })?;
             require_events(&opened, &stats)?;
+            warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
+            items.extend(failed_response(&opened));
             Ok(Normalizer::events(settings.clone(), &items))
         }
         Level::Compact => {
@@ -268,7 +289,9 @@ pub fn normalized(
                 Ok(())
             })?;
             require_events(&opened, &stats)?;
+            warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
+            let response = failed_response(&opened);
             let finished = folder.finish();
             let mut meaning = finished.meaning();
             if settings.fold_runs {
@@ -296,6 +319,7 @@ pub fn normalized(
             }
             // A client that meets a frame it cannot read fails: that is part of the meaning.
             items.extend(unreadable);
+            items.extend(response);
             Ok(items)
         }
     }

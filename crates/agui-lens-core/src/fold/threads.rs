@@ -6,7 +6,9 @@ use anyhow::{Result, bail};
 use serde_json::Value;
 
 use crate::check::engine::Fed;
-use crate::check::stream::{for_each_fed, parse_event, require_events, warn_unreadable};
+use crate::check::stream::{
+    for_each_fed, parse_event, require_events, warn_failed_status, warn_unreadable,
+};
 use crate::fold::{Folded, Folder};
 use crate::protocol::event::EventType;
 use crate::read::{self, InputSpec, Opened, ReadOptions};
@@ -99,6 +101,7 @@ pub fn fold_opened(
         Ok(())
     })?;
     require_events(&opened, &stats)?;
+    warn_failed_status(&opened);
     warn_unreadable(&opened.name, &stats);
     Ok(threads.into_iter().map(|(t, f)| (t, f.finish())).collect())
 }

@@ -385,6 +385,15 @@ impl CaptureEntry {
         (*code != 0 && !(200..300).contains(code)).then_some((*code, reason.as_deref()))
     }
 
+    /// [`CaptureEntry::failed_status`] as said to people: `500 Internal Server Error`, or
+    /// the code alone when the capture holds no reason.
+    pub fn failed_answer(&self) -> Option<String> {
+        self.failed_status().map(|(code, reason)| match reason {
+            Some(reason) if !reason.is_empty() => format!("{code} {reason}"),
+            _ => code.to_string(),
+        })
+    }
+
     /// A member of the request (`state`, `messages`), when it was sent and is not null.
     pub fn sent(&self, key: &str) -> Option<&serde_json::Value> {
         self.request.as_ref()?.get(key).filter(|v| !v.is_null())

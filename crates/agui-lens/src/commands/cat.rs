@@ -8,7 +8,9 @@ use anyhow::{Context, Result, bail};
 use super::{Outcome, persist, same_file};
 use crate::cli::CatArgs;
 use crate::glob;
-use agui_lens_core::check::stream::{for_each_event, require_events, warn_unreadable};
+use agui_lens_core::check::stream::{
+    for_each_event, require_events, warn_failed_status, warn_unreadable,
+};
 use agui_lens_core::protocol::event::{Event, EventType};
 use agui_lens_core::read::{
     self, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions, format_from_extension,
@@ -344,6 +346,7 @@ fn copy<W: Write>(
     match result {
         Ok((opened, stats)) => {
             require_events(&opened, &stats)?;
+            warn_failed_status(&opened);
             if !past_range {
                 unread += filter.unread_kept(next, stats.frames);
             }
