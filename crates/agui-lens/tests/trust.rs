@@ -1174,7 +1174,8 @@ fn an_interrupted_check_still_writes_its_report() {
     }
 }
 
-/// Item 8: Ctrl-C during `compact` leaves nothing half-written: no output, no temp file.
+/// Item 8: Ctrl-C during `compact` leaves nothing half-written: no output, no temp file. What
+/// it says names the output it did not write (or left as it was), and the signal.
 #[test]
 fn an_interrupted_compaction_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
@@ -1183,16 +1184,31 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let target = out.join("compacted.jsonl");
-    let child = Child::spawn(&["compact", s(&fifo), "-o", s(&target)], None);
     let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
-    feed_in_halves(&fifo, &stream, || {
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        child.signal(libc::SIGINT);
-    });
-    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    let interrupted = |signal: i32| {
+        let child = Child::spawn(&["compact", s(&fifo), "-o", s(&target)], None);
+        feed_in_halves(&fifo, &stream, || {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            child.signal(signal);
+        });
+        child.wait(std::time::Duration::from_secs(10))
+    };
+    let (exit, stdout, stderr) = interrupted(libc::SIGINT);
     assert_eq!(exit, 130, "{stdout}\n{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    let said = format!("stopped by SIGINT: {} was not written", target.display());
+    assert!(stderr.contains(&said), "{stderr}");
     assert_eq!(files_under(&out), Vec::<PathBuf>::new());
+    // An output that was there before is left as it was.
+    write(&target, b"earlier\n");
+    let (exit, stdout, stderr) = interrupted(libc::SIGTERM);
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    let said = format!(
+        "stopped by SIGTERM: {} was left as it was",
+        target.display()
+    );
+    assert!(stderr.contains(&said), "{stderr}");
+    assert_eq!(std::fs::read(&target).unwrap(), b"earlier\n");
+    assert_eq!(files_under(&out), vec![PathBuf::from("compacted.jsonl")]);
 }
 
 /// `schema export` over an earlier export replaces each schema as every file agui-lens writes

@@ -128,7 +128,8 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         .map(|(input, target)| {
             let report = match &input.unreadable {
                 Some(why) => Err(anyhow!("{why}")),
-                None => compact_one(&settings, &input.spec, target),
+                None => compact_one(&settings, &input.spec, target)
+                    .map_err(|err| stopped(target).unwrap_or(err)),
             };
             (input.explicit, report)
         })
@@ -156,6 +157,25 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         Outcome::Failed
     } else {
         outcome
+    })
+}
+
+/// What stopping did to a compaction's target, when a signal stopped it: a stream is only
+/// ever put in place whole, so the target was left as it was, or not written at all.
+fn stopped(target: &Target) -> Option<anyhow::Error> {
+    let signal = agui_lens_core::stop::signal_name();
+    agui_lens_core::stop::requested().then(|| match target {
+        Target::File(path) if path.exists() => {
+            anyhow!("stopped by {signal}: {} was left as it was", path.display())
+        }
+        Target::File(path) => anyhow!("stopped by {signal}: {} was not written", path.display()),
+        Target::Stream(path) => {
+            anyhow!(
+                "stopped by {signal}: nothing was written to {}",
+                path.display()
+            )
+        }
+        Target::Stdout => anyhow!("stopped by {signal}: nothing was written to stdout"),
     })
 }
 
