@@ -491,6 +491,38 @@ fn a_capture_link_that_leads_nowhere_is_never_passed_over_in_silence() {
     );
 }
 
+/// A link named on the command line that leads nowhere is said to be one, with what it names,
+/// by every command that reads a stream: "No such file" of a file the user sees in `ls` says
+/// nothing of why.
+#[test]
+fn a_named_link_that_leads_nowhere_is_said_to_be_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("run.jsonl");
+    std::os::unix::fs::symlink("../archive/run.jsonl", &link).unwrap();
+    let link = s(&link);
+    let expect = dir.path().join("run.snap");
+    let commands: [&[&str]; 7] = [
+        &["check", link],
+        &["fold", link],
+        &["inspect", link],
+        &["cat", link],
+        &["compact", link],
+        &["diff", link, link],
+        &["snapshot", link, "--expect", s(&expect)],
+    ];
+    for args in commands {
+        let (code, stdout, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("run.jsonl is a link that leads nowhere (../archive/run.jsonl:"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let (code, _, stderr) = run(&["serve", link]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("leads nowhere"), "{stderr}");
+}
+
 /// An output named as one of the command's own inputs would destroy what it reads: `inspect
 /// --html` over the stream, `run --record` over the RunAgentInput it is about to send, `serve
 /// --report` over the recording it serves, `test --junit` over the suite. Each is refused

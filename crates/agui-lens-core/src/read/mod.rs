@@ -411,6 +411,20 @@ pub fn is_stream_file(path: &Path) -> bool {
         .is_some_and(|ext| STREAM_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
 }
 
+/// Why a file could not be opened to read. A link that leads nowhere (its target moved, a
+/// volume not mounted, a loop) is said to be one, with what it names: "No such file" of a
+/// name that `ls` shows says nothing of why.
+fn not_opened(path: &Path, err: io::Error) -> anyhow::Error {
+    match std::fs::read_link(path) {
+        Ok(target) if std::fs::metadata(path).is_err() => anyhow::anyhow!(
+            "{} is a link that leads nowhere ({}: {err})",
+            path.display(),
+            target.display()
+        ),
+        _ => anyhow::Error::new(err).context(format!("opening {}", path.display())),
+    }
+}
+
 /// Opens an input: decompresses by magic bytes, picks the format (forced, else by extension,
 /// else by content), and returns a frame reader over it.
 pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
@@ -419,7 +433,7 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
     let raw: Box<dyn Read + Send> = match input {
         InputSpec::Stdin => Box::new(io::stdin()),
         InputSpec::File(path) => {
-            let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+            let file = File::open(path).map_err(|err| not_opened(path, err))?;
             let meta = file
                 .metadata()
                 .with_context(|| format!("reading {}", path.display()))?;
@@ -469,8 +483,7 @@ pub fn open_follow(
     idle: Option<std::time::Duration>,
     stop: fn() -> bool,
 ) -> Result<Opened> {
-    let follow =
-        Follow::open(path, idle, stop).with_context(|| format!("opening {}", path.display()))?;
+    let follow = Follow::open(path, idle, stop).map_err(|err| not_opened(path, err))?;
     let name = InputSpec::File(path.to_path_buf()).display_name();
     let hint = detect::format_from_extension(path);
     open_reader(name, Box::new(follow), hint, options)
@@ -559,14 +572,14 @@ type CaptureKey = (PathBuf, u64, Option<std::time::SystemTime>);
 
 /// A capture, from [`CAPTURES`] or read, and its file's size.
 fn har_capture(path: &Path) -> Result<(Arc<har::HarCapture>, u64)> {
-    let meta = std::fs::metadata(path).with_context(|| format!("opening {}", path.display()))?;
+    let meta = std::fs::metadata(path).map_err(|err| not_opened(path, err))?;
     let key: CaptureKey = (path.to_path_buf(), meta.len(), meta.modified().ok());
     // Held while reading: the other streams of this capture wait for it, not read it too.
     let mut kept = CAPTURES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, capture)) = kept.iter().find(|(k, _)| *k == key) {
         return Ok((Arc::clone(capture), meta.len()));
     }
-    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let file = File::open(path).map_err(|err| not_opened(path, err))?;
     let (_, decoded) = detect::decompress(Box::new(file))
         .with_context(|| format!("reading {}", path.display()))?;
     let capture =
