@@ -183,3 +183,10 @@ def test_a_capture_answered_with_an_error_status_is_no_clean_stream(tmp_path, em
     ran = cli("check", "--format", "json", name, cwd=empty_dir)
     assert ran.returncode == 1
     assert json.loads(report.to_json()) == json.loads(ran.stdout)
+    # Nor does it mean what the same events answered 200 mean, at any level.
+    answered = tmp_path / "answered.har"
+    har["log"]["entries"][0]["response"]["status"] = 200
+    answered.write_text(json.dumps(har))
+    for level in ("events", "compact", "fold"):
+        assert agui_lens.diff(name, f"{answered}#0", level=level).equal is False, level
+        assert agui_lens.diff(name, name, level=level).equal is True, level
