@@ -147,6 +147,31 @@ fn several_files_go_to_a_directory_and_keep_their_compression() {
     );
 }
 
+/// A file compacted in place stays what it was, whatever its name says: gzip named `.zst`
+/// stays gzip, plain text named `.gz` stays plain (as SSE named `.pb` stays SSE). Only
+/// smaller: the tools that read it today read it tomorrow.
+#[test]
+fn in_place_keeps_each_file_what_it_was_whatever_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = std::fs::read(root().join("fixtures/valid/pydantic-ai-full.jsonl")).unwrap();
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&input).unwrap();
+    let gzip_named_zst = dir.path().join("a.jsonl.zst");
+    std::fs::write(&gzip_named_zst, encoder.finish().unwrap()).unwrap();
+    let plain_named_gz = dir.path().join("b.jsonl.gz");
+    std::fs::write(&plain_named_gz, &input).unwrap();
+    let before = (fold(&gzip_named_zst), fold(&plain_named_gz));
+    let (code, _, stderr) = run(&["compact", "--in-place", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("compacted 2 files"), "{stderr}");
+    let gz = std::fs::read(&gzip_named_zst).unwrap();
+    assert_eq!(&gz[..2], &[0x1f, 0x8b], "still gzip");
+    let plain = std::fs::read(&plain_named_gz).unwrap();
+    assert_eq!(plain[0], b'{', "still plain text");
+    assert!(plain.len() < input.len());
+    assert_eq!((fold(&gzip_named_zst), fold(&plain_named_gz)), before);
+}
+
 #[test]
 fn output_that_is_the_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();

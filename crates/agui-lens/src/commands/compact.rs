@@ -496,17 +496,15 @@ fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Ta
     Ok((inputs, targets))
 }
 
-/// The compression a target is written with: what its name says, or the input's when the
-/// input is replaced in place; stdout is plain. Whether the target exists already does not
+/// The compression a target is written with: the input's when the input is replaced in place
+/// (a file stays what it was, whatever its name says: gzip named `.zst` stays gzip), else what
+/// the target's name says; stdout is plain. Whether the target exists already does not
 /// matter: a second run into a mirror writes what the first did.
 fn target_compression(target: &Target, input: &InputSpec, compression: Compression) -> Compression {
     match target {
         Target::Stdout => Compression::None,
-        Target::Stream(path) => read::detect_compression_ext(path),
-        Target::File(path) => match read::detect_compression_ext(path) {
-            Compression::None if input.path() == Some(path.as_path()) => compression,
-            by_name => by_name,
-        },
+        Target::File(path) if input.path() == Some(path.as_path()) => compression,
+        Target::Stream(path) | Target::File(path) => read::detect_compression_ext(path),
     }
 }
 
