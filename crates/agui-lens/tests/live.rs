@@ -1626,6 +1626,36 @@ message = "hi"
     let mismatch = dir.join("art/02-answers-a-call-never-made/turn-2/findings.jsonl");
     let findings = std::fs::read_to_string(mismatch).unwrap();
     assert!(findings.contains("suite/turn-mismatch"), "{findings}");
+    // A findings file is written when there are findings, and a walk of the artifacts
+    // checks the streams, not what the suite wrote beside them.
+    if let Ok(text) = std::fs::read_to_string(turn2.join("findings.jsonl")) {
+        assert!(!text.is_empty());
+    }
+    let (_, report, _) = crate::common::run(&[
+        "check",
+        "--format",
+        "json",
+        dir.join("art").to_str().unwrap(),
+    ]);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    for d in report["diagnostics"].as_array().unwrap() {
+        let path = d["path"].as_str().unwrap();
+        assert!(
+            !path.ends_with("findings.jsonl") && !path.ends_with("outcome.json"),
+            "{d}"
+        );
+    }
+    let skipped = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            let path = f["path"].as_str().unwrap();
+            path.ends_with("outcome.json") || path.ends_with("findings.jsonl")
+        })
+        .filter(|f| f["skipped"].is_string())
+        .count();
+    assert!(skipped >= 8, "{report}");
 
     // JSON counts cases and turns.
     let (code, json, _) = test_cmd(dir, &server, &["--format", "json"]);

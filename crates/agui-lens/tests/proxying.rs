@@ -80,8 +80,15 @@ fn httpagent_through_the_proxy_to_the_pydantic_ai_peer() {
             .starts_with(b"data: ")
     );
 
-    // The findings are `run`'s on the same input, against the peer directly.
-    let recorded = std::fs::read_to_string(at.join("findings.jsonl")).unwrap();
+    // The findings are `run`'s on the same input, against the peer directly (no file: none).
+    let recorded = match std::fs::read_to_string(at.join("findings.jsonl")) {
+        Ok(text) => {
+            assert!(!text.is_empty(), "an empty findings file");
+            text
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => panic!("{err}"),
+    };
     let (_, direct, _) = run(&[
         "run",
         &peer.url(),
@@ -625,4 +632,57 @@ fn recorded_findings_point_at_the_recording_in_every_format() {
             "{format}: {file}"
         );
     }
+}
+
+/// A recording folder checks as what was forwarded: `check DIR` reads each exchange's stream
+/// and passes over what agui-lens wrote beside it (the findings, the request), in every
+/// format. A clean exchange has no findings file (an empty one read as a capture of nothing),
+/// one with findings has them, and neither is taken for a stream.
+#[test]
+fn a_recording_checks_as_what_was_forwarded() {
+    let clean = String::from_utf8(clean_run()).unwrap();
+    let broken = clean.replace(r#""delta":"Hello""#, r#""delta":7"#);
+    let body = r#"{"threadId":"t1","runId":"r1","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{},"protocolVersion":"1.1"}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    for stream in [&clean, &broken] {
+        let agent = Server::start(Script::sse(vec![Step::Send(stream.clone().into_bytes())]));
+        let proxy = Served::command(
+            "proxy",
+            &[
+                "--upstream",
+                &agent.url("/"),
+                "--once",
+                "--record",
+                &record.to_string_lossy(),
+            ],
+        );
+        let mut response = lenient_client()
+            .post(&proxy.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream")
+            .send(body)
+            .unwrap();
+        let _ = response.body_mut().read_to_vec();
+        proxy.finish();
+    }
+    assert!(!record.join("001/findings.jsonl").exists(), "nothing found");
+    let found = std::fs::read_to_string(record.join("002/findings.jsonl")).unwrap();
+    assert!(found.contains("schema/"), "{found}");
+    let folder = record.to_str().unwrap();
+    let clean_one = record.join("001");
+    for format in ["human", "json", "jsonl", "github", "junit", "sarif"] {
+        let (code, stdout, stderr) =
+            run(&["check", "--format", format, clean_one.to_str().unwrap()]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        let (code, stdout, stderr) = run(&["check", "--format", format, folder]);
+        assert_eq!(code, 1, "{format}: {stdout}{stderr}");
+        // (SARIF lists every rule: the finding's message is what would say it.)
+        assert!(!stdout.contains("no AG-UI events: "), "{format}: {stdout}");
+    }
+    let (_, stdout, _) = run(&["check", folder]);
+    assert!(
+        stdout.contains("002/findings.jsonl") && stdout.contains("agui-lens findings"),
+        "{stdout}"
+    );
 }

@@ -242,6 +242,9 @@ pub enum NonStream {
     RawHttp,
     /// JSON that is no event: a sidecar, a configuration, a list of other things.
     OtherJson,
+    /// What agui-lens itself writes beside recordings: findings (`check --format jsonl`, a
+    /// proxy's or a suite's `findings.jsonl`) or a report (`--format json`, `outcome.json`).
+    Report,
     /// Any other text.
     Text,
 }
@@ -250,7 +253,7 @@ impl NonStream {
     /// Whether such a file, met on a walk, is plainly no capture (a sidecar beside the
     /// captures) rather than a capture of something that went wrong.
     pub fn is_plainly_no_capture(self) -> bool {
-        self == NonStream::OtherJson
+        matches!(self, NonStream::OtherJson | NonStream::Report)
     }
 }
 
@@ -411,6 +414,21 @@ fn describe_json(value: &serde_json::Value) -> (NonStream, String) {
                 );
             }
             let keys: Vec<&str> = map.keys().map(String::as_str).take(6).collect();
+            let text = |key: &str| map.get(key).is_some_and(Value::is_string);
+            if text("rule") && text("severity") && text("message") {
+                return (
+                    NonStream::Report,
+                    "it holds agui-lens findings, one per line, not events".into(),
+                );
+            }
+            if map.get("diagnostics").is_some_and(Value::is_array)
+                && (map.get("summary").is_some_and(Value::is_object) || map.contains_key("passed"))
+            {
+                return (
+                    NonStream::Report,
+                    "it is an agui-lens report, not a stream".into(),
+                );
+            }
             let error_like = map.keys().any(|k| {
                 matches!(
                     k.as_str(),
@@ -551,6 +569,23 @@ mod tests {
             "it looks like binary data, not text (it starts with the bytes 8f 3a 00 01"
         ));
         assert!(!describe_non_stream("caf\u{e9}".as_bytes()).contains("binary"));
+    }
+
+    /// What agui-lens writes beside recordings is plainly no capture; an error body that
+    /// happens to have a `message` is still one.
+    #[test]
+    fn our_own_reports_are_no_capture() {
+        let finding = br#"{"rule":"schema/type","severity":"error","path":"a","message":"m"}"#;
+        let report = br#"{"diagnostics":[],"files":[],"summary":{"files":1}}"#;
+        let outcome =
+            br#"{"name":"case","passed":false,"status":500,"error":"x","diagnostics":[]}"#;
+        for text in [&finding[..], report, outcome] {
+            assert_eq!(classify_non_stream(text).0, NonStream::Report);
+            assert!(classify_non_stream(text).0.is_plainly_no_capture());
+        }
+        let refused = br#"{"message":"bad request","status":400}"#;
+        assert_eq!(classify_non_stream(refused).0, NonStream::ErrorBody);
+        assert!(!NonStream::ErrorBody.is_plainly_no_capture());
     }
 
     #[test]

@@ -871,9 +871,13 @@ fn record(at: &std::path::Path, events: &[Value], findings: &[Diagnostic]) -> Re
         .iter()
         .filter(|d| d.severity == Severity::Warning)
         .count() as u64;
-    std::fs::write(
-        at.join("findings.jsonl"),
-        report(Format::Jsonl, findings, errors, warnings, None)?,
-    )?;
+    // Written only when something was found: an empty file would read as a capture of
+    // nothing to a walk of the recordings.
+    if !findings.is_empty() {
+        std::fs::write(
+            at.join("findings.jsonl"),
+            report(Format::Jsonl, findings, errors, warnings, None)?,
+        )?;
+    }
     Ok(())
 }

@@ -874,7 +874,10 @@ fn write_artifacts(dir: Option<&Path>, outcome: &CaseOutcome) {
         }
     }
     let json = serde_json::to_vec_pretty(&suite::case_json(outcome)).unwrap_or_default();
-    for (name, bytes) in [("findings.jsonl", findings), ("outcome.json", json)] {
+    // The findings only when there are some: an empty file would read as a capture of
+    // nothing to a walk of the artifacts.
+    let findings = (!findings.is_empty()).then_some(("findings.jsonl", findings));
+    for (name, bytes) in findings.into_iter().chain([("outcome.json", json)]) {
         if let Err(e) = std::fs::write(dir.join(name), bytes) {
             eprintln!("agui-lens: writing {}: {e}", dir.join(name).display());
         }
