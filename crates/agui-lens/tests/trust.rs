@@ -491,6 +491,65 @@ fn a_capture_link_that_leads_nowhere_is_never_passed_over_in_silence() {
     );
 }
 
+/// A history still being written (an agent appending to it) is never replaced by what was
+/// read of it: events appended while `compact --in-place` worked would be lost with the old
+/// file. The compaction is refused, the file kept whole with everything appended, and a run
+/// once nothing writes it any more compacts it.
+#[test]
+fn a_file_written_while_compacted_in_place_loses_nothing() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.jsonl");
+    let mut history = String::new();
+    for run in 0..4000 {
+        history.push_str(&format!(
+            "{{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r{run}\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m{run}\",\"role\":\"assistant\"}}\n"
+        ));
+        for chunk in 0..20 {
+            history.push_str(&format!(
+                "{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m{run}\",\"delta\":\"part {chunk} \"}}\n"
+            ));
+        }
+        history.push_str(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m{run}\"}}\n\
+             {{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r{run}\"}}\n"
+        ));
+    }
+    write(&path, history.as_bytes());
+    let child = Child::spawn(&["compact", "--in-place", s(&path)], None);
+    until(|| child.has_open(&path));
+    let appended = "{\"type\":\"CUSTOM\",\"name\":\"appended\",\"value\":1}\n";
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(appended.as_bytes()).unwrap();
+    drop(file);
+    let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(120));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("changed while it was compacted"),
+        "{stderr}"
+    );
+    let now = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        now,
+        history.clone() + appended,
+        "the file is not what was written to it"
+    );
+    // Nothing writes it now: compacted, with what was appended.
+    let (code, _, stderr) = run(&["compact", "--in-place", s(&path)]);
+    assert_eq!(code, 0, "{stderr}");
+    let compacted = std::fs::read_to_string(&path).unwrap();
+    assert!(compacted.len() < now.len());
+    assert!(
+        compacted.ends_with(appended),
+        "{}",
+        &compacted[compacted.len() - 200..]
+    );
+}
+
 /// A link named on the command line that leads nowhere is said to be one, with what it names,
 /// by every command that reads a stream: "No such file" of a file the user sees in `ls` says
 /// nothing of why.

@@ -160,6 +160,51 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     })
 }
 
+/// What identifies a file's content without reading it: which file it is, its length and
+/// when it was last written.
+#[derive(Debug, PartialEq)]
+struct Stamp {
+    id: (u64, u64),
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Result<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+        Ok(Stamp {
+            id: (meta.dev(), meta.ino()),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+}
+
+/// Why a file compacted in place may not be replaced: it changed while it was compacted (a
+/// history an agent still appends to), and the events written to it since would be lost with
+/// it. None when it is as it was when reading began.
+fn changed(before: Option<&Stamp>, path: Option<&Path>) -> Result<Option<String>> {
+    let (Some(before), Some(path)) = (before, path) else {
+        return Ok(None);
+    };
+    let now = Stamp::of(path)?;
+    if now == *before {
+        return Ok(None);
+    }
+    let what = if now.id != before.id {
+        "it was replaced".to_owned()
+    } else if now.len > before.len {
+        format!("{} were written to it", human_bytes(now.len - before.len))
+    } else {
+        "it was written to".to_owned()
+    };
+    Ok(Some(format!(
+        "it changed while it was compacted ({what}; another program is writing it?), and what \
+         was written since would be lost: left as it was; compact it once nothing writes it"
+    )))
+}
+
 /// What stopping did to a compaction's target, when a signal stopped it: a stream is only
 /// ever put in place whole, so the target was left as it was, or not written at all.
 fn stopped(target: &Target) -> Option<anyhow::Error> {
@@ -528,6 +573,13 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             ),
         });
     }
+    // A file replaced in place must still be what was read when it is replaced: taken before
+    // it is opened, so that nothing written to it after escapes the comparison.
+    let in_place = match (input, target) {
+        (InputSpec::File(i), Target::File(t)) if same_file(i, t) => Some(t.as_path()),
+        _ => None,
+    };
+    let stamp = in_place.map(Stamp::of).transpose()?;
     let mut opened = read::open(input, &settings.read)?;
     let name = opened.name.clone();
     let head = opened.head.clone();
@@ -628,6 +680,10 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         }
     }
     let Some(ctx) = check else {
+        if let Some(why) = changed(stamp.as_ref(), in_place)? {
+            report.refused = Some(why);
+            return Ok(report);
+        }
         commit(temp, target, &name)?;
         return Ok(report);
     };
@@ -657,7 +713,9 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         if let Some(synced) = synced {
             synced.with_context(|| format!("writing the compacted {name}"))?;
         }
-        if let Some(why) = refused {
+        if let Some(why) =
+            refused.map_or_else(|| changed(stamp.as_ref(), in_place), |why| Ok(Some(why)))?
+        {
             report.refused = Some(why);
             return Ok(report);
         }
