@@ -550,6 +550,46 @@ fn a_file_written_while_compacted_in_place_loses_nothing() {
     );
 }
 
+/// A file replaced whole keeps its owner and group, as it keeps its permissions: a history
+/// an agent's user writes, compacted by a job that runs as root, stays the agent's (it became
+/// root's, and the agent could no longer read it, let alone append to it). Needs root to
+/// give a file to another user.
+#[test]
+fn a_file_replaced_whole_keeps_its_owner() {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("a_file_replaced_whole_keeps_its_owner: not root, so no file can be given away");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history.jsonl");
+    let copy = dir.path().join("copy.jsonl");
+    place("pydantic-ai-full.jsonl", &history);
+    place("pydantic-ai-full.jsonl", &copy);
+    let nobody = 65534;
+    for path in [&history, &copy] {
+        std::os::unix::fs::chown(path, Some(nobody), Some(nobody)).unwrap();
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o640))
+            .unwrap();
+    }
+    let before = std::fs::metadata(&history).unwrap().len();
+    let (code, _, stderr) = run(&["compact", "--in-place", s(&history)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::metadata(&history).unwrap().len() < before);
+    let (code, _, stderr) = run(&["cat", s(&history), "-o", s(&copy)]);
+    assert_eq!(code, 0, "{stderr}");
+    for path in [&history, &copy] {
+        let meta = std::fs::metadata(path).unwrap();
+        assert_eq!(
+            (meta.uid(), meta.gid(), meta.mode() & 0o777),
+            (nobody, nobody, 0o640),
+            "{}",
+            path.display()
+        );
+    }
+}
+
 /// A link named on the command line that leads nowhere is said to be one, with what it names,
 /// by every command that reads a stream: "No such file" of a file the user sees in `ls` says
 /// nothing of why.

@@ -206,10 +206,36 @@ pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &Path) -> io::Result<
     temp.as_file().sync_all()?;
     std::fs::create_dir_all(directory_of(&path))?;
     if let Ok(meta) = std::fs::metadata(&path) {
+        // The owner first: giving a file away may clear its set-id bits.
+        keep_owner(temp.as_file(), &meta, &path)?;
         temp.as_file().set_permissions(meta.permissions())?;
     }
     temp.persist(&path).map_err(|e| e.error)?;
     std::fs::File::open(directory_of(&path))?.sync_all()
+}
+
+/// Gives `file` the owner and group of the file it is to replace (`meta`, at `path`): a
+/// history an agent's user writes, compacted by a job that runs as root, stays the agent's.
+/// Nothing to do when they are the same already (the usual case); an error, which leaves the
+/// file as it was, when they cannot be given.
+fn keep_owner(file: &std::fs::File, meta: &std::fs::Metadata, path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let made = file.metadata()?;
+    if (made.uid(), made.gid()) == (meta.uid(), meta.gid()) {
+        return Ok(());
+    }
+    std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())).map_err(|err| {
+        io::Error::new(
+            err.kind(),
+            format!(
+                "{} belongs to user {} and group {}, which the file replacing it cannot be \
+                 given ({err}); it was left as it was",
+                path.display(),
+                meta.uid(),
+                meta.gid()
+            ),
+        )
+    })
 }
 
 /// The directory a file's entry is in (`.` for a bare name).
