@@ -550,6 +550,49 @@ fn a_file_written_while_compacted_in_place_loses_nothing() {
     );
 }
 
+/// A history a running program holds open for writing (an agent appending to it) is not
+/// replaced: what it writes after the rename would go to the old file, which no name leads to
+/// any more, and be lost. Refused, and left as it is; compacted once the program is done.
+#[test]
+fn a_file_held_open_for_writing_is_not_compacted_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history.jsonl");
+    place("pydantic-ai-full.jsonl", &history);
+    let before = std::fs::read(&history).unwrap();
+    // A program that opened the history to append to it, and is not done.
+    let mut writer = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("exec 3>>\"$0\"; exec sleep 60")
+        .arg(&history)
+        .spawn()
+        .unwrap();
+    let fds = format!("/proc/{}/fd", writer.id());
+    until(|| {
+        std::fs::read_dir(&fds).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == history))
+        })
+    });
+    let (code, stdout, stderr) = run(&["compact", "--in-place", s(&history)]);
+    let _ = writer.kill();
+    let _ = writer.wait();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "process {} (sleep) has it open for writing",
+            writer.id()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&history).unwrap(), before);
+    // Read-only readers are no writers, and once the writer is gone the file is compacted.
+    let _reader = std::fs::File::open(&history).unwrap();
+    let (code, _, stderr) = run(&["compact", "--in-place", s(&history)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::read(&history).unwrap().len() < before.len());
+}
+
 /// A file replaced whole keeps its owner and group, as it keeps its permissions: a history
 /// an agent's user writes, compacted by a job that runs as root, stays the agent's (it became
 /// root's, and the agent could no longer read it, let alone append to it). Needs root to

@@ -1,7 +1,7 @@
 //! `agui-lens compact`: rewrite stored streams smaller, proving for each that the result
 //! folds to the same messages and state and checks with no new errors before writing it.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -114,6 +114,15 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         schemas,
         levels: verification_levels(),
         drop_unreadable: args.drop_unreadable,
+        writers: if args.in_place {
+            let ids = targets.iter().filter_map(|target| match target {
+                Target::File(path) => super::file_id(path),
+                Target::Stdout | Target::Stream(_) => None,
+            });
+            open_for_writing(&ids.collect())
+        } else {
+            HashMap::new()
+        },
     };
     crate::signals::catch();
     let progress = Progress::start(
@@ -428,6 +437,63 @@ struct Settings<'a> {
     levels: Levels,
     /// Frames that cannot be read as events may be left out (else the file is refused).
     drop_unreadable: bool,
+    /// The files to be replaced in place that another process holds open for writing, with
+    /// which process (see [`open_for_writing`]).
+    writers: HashMap<(u64, u64), String>,
+}
+
+/// Which of the files `ids` (device, inode) a process other than this one holds open for
+/// writing, each with the first such process (`process 812 (python3)`), as `/proc` tells:
+/// a file replaced in place under such a process loses what it writes after the rename, to
+/// the old file no name leads to. Only the processes this user may look into are seen; on a
+/// system without `/proc`, none.
+fn open_for_writing(ids: &HashSet<(u64, u64)>) -> HashMap<(u64, u64), String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut found = HashMap::new();
+    if ids.is_empty() {
+        return found;
+    }
+    let me = std::process::id().to_string();
+    let Ok(processes) = fs::read_dir("/proc") else {
+        return found;
+    };
+    for process in processes.flatten() {
+        let pid = process.file_name();
+        let Some(pid) = pid
+            .to_str()
+            .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = fs::read_dir(process.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            // The file the descriptor is open on, through the magic link.
+            let Ok(meta) = fs::metadata(fd.path()) else {
+                continue;
+            };
+            let id = (meta.dev(), meta.ino());
+            if !ids.contains(&id) || found.contains_key(&id) {
+                continue;
+            }
+            let info = process.path().join("fdinfo").join(fd.file_name());
+            let writes = fs::read_to_string(info).ok().is_some_and(|info| {
+                info.lines()
+                    .find_map(|line| line.strip_prefix("flags:"))
+                    .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
+                    .is_some_and(|flags| flags & 0o3 != 0)
+            });
+            if writes {
+                let name = fs::read_to_string(process.path().join("comm")).unwrap_or_default();
+                found.insert(id, format!("process {pid} ({})", name.trim()));
+            }
+        }
+    }
+    found
 }
 
 /// Decides where each input goes, before anything is written: with `--in-place` the input
@@ -579,6 +645,26 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         (InputSpec::File(i), Target::File(t)) if same_file(i, t) => Some(t.as_path()),
         _ => None,
     };
+    let writer =
+        in_place.and_then(|path| Some((path, settings.writers.get(&super::file_id(path)?)?)));
+    if let Some((path, writer)) = writer {
+        return Ok(Report {
+            name: Arc::from(path.to_string_lossy().as_ref()),
+            events_in: 0,
+            events_out: 0,
+            bytes_read: 0,
+            bytes_out: 0,
+            dropped: 0,
+            unreadable: 0,
+            refused: Some(format!(
+                "{writer} has it open for writing: what it writes once the file is replaced \
+                 would go to the old one, which no name leads to, and be lost; left as it was; \
+                 compact it once nothing writes it"
+            )),
+            kept: None,
+            skipped: None,
+        });
+    }
     let stamp = in_place.map(Stamp::of).transpose()?;
     let mut opened = read::open(input, &settings.read)?;
     let name = opened.name.clone();
@@ -1214,6 +1300,7 @@ mod tests {
             schemas: Some(schemas),
             levels: verification_levels(),
             drop_unreadable: false,
+            writers: HashMap::new(),
         }
     }
 
