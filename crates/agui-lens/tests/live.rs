@@ -1656,6 +1656,16 @@ message = "hi"
         .filter(|f| f["skipped"].is_string())
         .count();
     assert!(skipped >= 8, "{report}");
+    // Into the same folder again: a turn that found nothing keeps no findings of a run before.
+    let clean_turn = dir.join("art/02-answers-a-call-never-made/turn-1");
+    assert!(!clean_turn.join("findings.jsonl").exists());
+    std::fs::write(clean_turn.join("findings.jsonl"), "{\"rule\":\"x\"}\n").unwrap();
+    let (code, stdout, stderr) = test_cmd(dir, &server, &["-j", "2", "--artifacts", "art"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        !clean_turn.join("findings.jsonl").exists(),
+        "a finding of an earlier run was kept"
+    );
 
     // JSON counts cases and turns.
     let (code, json, _) = test_cmd(dir, &server, &["--format", "json"]);

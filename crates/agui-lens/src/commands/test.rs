@@ -875,7 +875,19 @@ fn write_artifacts(dir: Option<&Path>, outcome: &CaseOutcome) {
     }
     let json = serde_json::to_vec_pretty(&suite::case_json(outcome)).unwrap_or_default();
     // The findings only when there are some: an empty file would read as a capture of
-    // nothing to a walk of the artifacts.
+    // nothing to a walk of the artifacts. Nor are those of a run before into the same
+    // folder kept.
+    if findings.is_empty() {
+        match std::fs::remove_file(dir.join("findings.jsonl")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                eprintln!(
+                    "agui-lens: removing {}: {e}",
+                    dir.join("findings.jsonl").display()
+                );
+            }
+            _ => {}
+        }
+    }
     let findings = (!findings.is_empty()).then_some(("findings.jsonl", findings));
     for (name, bytes) in findings.into_iter().chain([("outcome.json", json)]) {
         if let Err(e) = std::fs::write(dir.join(name), bytes) {
