@@ -1660,11 +1660,28 @@ message = "hi"
     let clean_turn = dir.join("art/02-answers-a-call-never-made/turn-1");
     assert!(!clean_turn.join("findings.jsonl").exists());
     std::fs::write(clean_turn.join("findings.jsonl"), "{\"rule\":\"x\"}\n").unwrap();
+    // Nor does a turn that could not be sent keep what an earlier run sent and got.
+    let unsent = dir.join("art/02-answers-a-call-never-made/turn-2");
+    assert!(!unsent.join("request.json").exists());
+    for name in ["request.json", "response.raw", "events.jsonl"] {
+        std::fs::write(unsent.join(name), "from a run before\n").unwrap();
+    }
+    std::fs::write(unsent.join("notes.txt"), "the user's\n").unwrap();
     let (code, stdout, stderr) = test_cmd(dir, &server, &["-j", "2", "--artifacts", "art"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
         !clean_turn.join("findings.jsonl").exists(),
         "a finding of an earlier run was kept"
+    );
+    for name in ["request.json", "response.raw", "events.jsonl"] {
+        assert!(
+            !unsent.join(name).exists(),
+            "{name} of an earlier run was kept"
+        );
+    }
+    assert!(
+        unsent.join("notes.txt").exists(),
+        "a file agui-lens did not write was removed"
     );
 
     // JSON counts cases and turns.

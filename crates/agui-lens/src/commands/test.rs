@@ -398,8 +398,9 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
                     if let Some(root) = shared.artifacts {
                         // Nothing was sent: the findings say why.
                         let dir = artifacts_dir(root, case, turn);
-                        if std::fs::create_dir_all(&dir).is_ok() {
-                            write_artifacts(Some(&dir), &outcome);
+                        match fresh_artifacts_dir(&dir) {
+                            Ok(()) => write_artifacts(Some(&dir), &outcome),
+                            Err(e) => eprintln!("agui-lens: preparing {}: {e}", dir.display()),
                         }
                     }
                     outcomes.push(outcome.into());
@@ -676,7 +677,7 @@ fn run_turn(
             };
             return Ok((record, None));
         };
-        std::fs::create_dir_all(dir)?;
+        fresh_artifacts_dir(dir)?;
         std::fs::write(dir.join("request.json"), &*input.body.bytes()?)?;
         let raw = std::fs::File::create(dir.join("response.raw"))?;
         let record = Recording::create(dir.join("events.jsonl"))?;
@@ -863,6 +864,29 @@ fn passed(shared: &Shared<'_>, outcome: &CaseOutcome) -> bool {
         && !(shared.deny_warnings && outcome.stats.warnings > 0)
 }
 
+/// The files agui-lens writes into a turn's artifacts directory.
+const ARTIFACTS: [&str; 5] = [
+    "request.json",
+    "response.raw",
+    "events.jsonl",
+    "findings.jsonl",
+    "outcome.json",
+];
+
+/// Makes a turn's artifacts directory, without what an earlier run into it wrote there (a
+/// turn not sent this time keeps no request or body of one that was), and nothing else
+/// removed.
+fn fresh_artifacts_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for name in ARTIFACTS {
+        match std::fs::remove_file(dir.join(name)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// What the turn found and how it ended, beside its recording.
 fn write_artifacts(dir: Option<&Path>, outcome: &CaseOutcome) {
     let Some(dir) = dir else { return };
@@ -875,19 +899,7 @@ fn write_artifacts(dir: Option<&Path>, outcome: &CaseOutcome) {
     }
     let json = serde_json::to_vec_pretty(&suite::case_json(outcome)).unwrap_or_default();
     // The findings only when there are some: an empty file would read as a capture of
-    // nothing to a walk of the artifacts. Nor are those of a run before into the same
-    // folder kept.
-    if findings.is_empty() {
-        match std::fs::remove_file(dir.join("findings.jsonl")) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                eprintln!(
-                    "agui-lens: removing {}: {e}",
-                    dir.join("findings.jsonl").display()
-                );
-            }
-            _ => {}
-        }
-    }
+    // nothing to a walk of the artifacts.
     let findings = (!findings.is_empty()).then_some(("findings.jsonl", findings));
     for (name, bytes) in findings.into_iter().chain([("outcome.json", json)]) {
         if let Err(e) = std::fs::write(dir.join(name), bytes) {
