@@ -686,3 +686,87 @@ fn a_recording_checks_as_what_was_forwarded() {
         "{stdout}"
     );
 }
+
+/// Stopped (SIGTERM) the moment its client has the whole stream, the proxy records the
+/// exchange whole: its events too, not only the body (they were read again from the body
+/// after the stop and came out empty). Five times, since the stop lands at a different point
+/// of the recording each time.
+#[test]
+fn a_stop_right_after_an_exchange_records_its_events() {
+    let body = r#"{"threadId":"t1","runId":"r1","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}}"#;
+    for attempt in 0..5 {
+        let agent = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("exchanges");
+        let proxy = Served::command(
+            "proxy",
+            &[
+                "--upstream",
+                &agent.url("/"),
+                "--record",
+                &record.to_string_lossy(),
+            ],
+        );
+        let mut response = lenient_client()
+            .post(&proxy.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream")
+            .send(body)
+            .unwrap();
+        let got = response.body_mut().read_to_vec().unwrap();
+        // SAFETY: a signal to the child this test started.
+        unsafe {
+            libc::kill(proxy.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let (code, stdout, stderr) = proxy.finish();
+        assert_eq!(code, 143, "{stdout}{stderr}");
+        let raw = std::fs::read(record.join("001/response.raw")).unwrap();
+        assert!(raw == got, "attempt {attempt}: the body");
+        let events = std::fs::read_to_string(record.join("001/events.jsonl")).unwrap();
+        assert_eq!(
+            events.lines().count(),
+            5,
+            "attempt {attempt}: {events:?}\n{stderr}"
+        );
+    }
+    // What only the end of a stream tells is found too: a run the agent never finished.
+    let unfinished: Vec<u8> = [
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.1"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+    ]
+    .iter()
+    .flat_map(|e| frame(e))
+    .collect();
+    for attempt in 0..5 {
+        let agent = Server::start(Script::sse(vec![Step::Send(unfinished.clone())]));
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("exchanges");
+        let proxy = Served::command(
+            "proxy",
+            &[
+                "--upstream",
+                &agent.url("/"),
+                "--record",
+                &record.to_string_lossy(),
+            ],
+        );
+        let mut response = lenient_client()
+            .post(&proxy.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "text/event-stream")
+            .send(body)
+            .unwrap();
+        let _ = response.body_mut().read_to_vec();
+        // SAFETY: a signal to the child this test started.
+        unsafe {
+            libc::kill(proxy.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let (code, stdout, stderr) = proxy.finish();
+        assert_eq!(code, 143, "{stdout}{stderr}");
+        let found = std::fs::read_to_string(record.join("001/findings.jsonl")).unwrap_or_default();
+        assert!(
+            found.contains("lifecycle/unterminated-run"),
+            "attempt {attempt}: {found}\n{stdout}{stderr}"
+        );
+    }
+}

@@ -33,10 +33,10 @@ use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::opened::check_sent;
 use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_findings};
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
-use agui_lens_core::check::stream::for_each_opened_event;
+use agui_lens_core::check::stream::parse_event;
 use agui_lens_core::fold::Folded;
 use agui_lens_core::protocol::event::EventType;
-use agui_lens_core::read::{self, DEFAULT_MAX_LINE, InputFormat, ReadOptions};
+use agui_lens_core::read::{self, Batch, DEFAULT_MAX_LINE, InputFormat, ReadOptions};
 use agui_lens_core::report::Format;
 
 /// Headers that belong to one connection, not to the request or response: never forwarded.
@@ -820,17 +820,24 @@ fn events_of(
     let mut mismatch = None;
     let mut run_started = false;
     let body = Box::new(io::Cursor::new(body.to_vec()));
+    // Read frame by frame here, not on the pool: a body held whole is read whole even once a
+    // stop is asked for (the pool's reading ends there, and the exchange's events with it).
     if let Ok(mut opened) = read::open_reader(path.clone(), body, None, &options) {
-        let _ = for_each_opened_event(&mut opened, DEFAULT_MAX_LINE, |event, raw| {
-            if event.kind.is_some() {
-                events.push(event.whole_value().into_owned());
+        let mut batch = Batch::default();
+        while opened.reader.next_batch(&mut batch).unwrap_or(false) {
+            for frame in &batch.frames {
+                let Some(event) = parse_event(path, &batch, frame, DEFAULT_MAX_LINE) else {
+                    continue;
+                };
+                if event.kind.is_some() {
+                    events.push(event.whole_value().into_owned());
+                }
+                if !run_started && event.kind == Some(EventType::RunStarted) {
+                    run_started = true;
+                    mismatch = id_mismatch(sent, &event, batch.bytes(frame));
+                }
             }
-            if !run_started && event.kind == Some(EventType::RunStarted) {
-                run_started = true;
-                mismatch = id_mismatch(sent, event, raw);
-            }
-            Ok(())
-        });
+        }
     }
     (events, mismatch)
 }
