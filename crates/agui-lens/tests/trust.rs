@@ -1385,6 +1385,60 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
     assert_eq!(files_under(&out), vec![PathBuf::from("compacted.jsonl")]);
 }
 
+/// Ctrl-C or SIGTERM while `inspect` reads a stream still being written stops it and says so:
+/// the page it was asked for is left as it was (or not written), nothing half-made is shown,
+/// and the exit status names the signal. It was killed without a word before.
+#[test]
+fn an_inspection_stopped_while_reading_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("live.jsonl");
+    make_fifo(&fifo);
+    let page = dir.path().join("page.html");
+    let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
+    for (signal, code, name) in [
+        (libc::SIGTERM, 143, "SIGTERM"),
+        (libc::SIGINT, 130, "SIGINT"),
+    ] {
+        let before = page.exists().then(|| std::fs::read(&page).unwrap());
+        let child = Child::spawn(&["inspect", s(&fifo), "--html", s(&page)], None);
+        feed_in_halves(&fifo, &stream, || {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            child.signal(signal);
+        });
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+        assert_eq!(exit, code, "{stdout}\n{stderr}");
+        let left = if before.is_some() {
+            "was left as it was"
+        } else {
+            "was not written"
+        };
+        let said = format!(
+            "stopped by {name} before the end of {}: {} {left}",
+            s(&fifo),
+            s(&page)
+        );
+        assert!(stderr.contains(&said), "{stderr}");
+        assert_eq!(page.exists().then(|| std::fs::read(&page).unwrap()), before);
+        // The second time, a page is there from before.
+        write(&page, b"<html>an earlier page</html>");
+    }
+    let child = Child::spawn(&["inspect", s(&fifo)], None);
+    feed_in_halves(&fifo, &stream, || {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        child.signal(libc::SIGTERM);
+    });
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    assert_eq!(stdout, "", "half an inspection was shown");
+    assert!(
+        stderr.contains(&format!(
+            "stopped by SIGTERM before the end of {}: nothing was shown",
+            s(&fifo)
+        )),
+        "{stderr}"
+    );
+}
+
 /// `schema export` over an earlier export replaces each schema as every file agui-lens writes
 /// whole is replaced: a reader that has the old file open goes on reading it whole (it was
 /// truncated and rewritten in place, so a reader saw the new text, or half of it), and no temp

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::ArgMatches;
 use serde_json::Value;
 
@@ -111,11 +111,23 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         page: args.html.as_ref().map(|_| html::Rows::default()),
         path: name.clone(),
     };
+    // Ctrl-C or SIGTERM ends the reading; what was read is not the stream, so nothing of it
+    // is shown or written (see below).
+    crate::signals::catch();
     let failure =
         match engine.check_reader_followed(opened.reader.as_mut(), opened.live, &mut following) {
             Ok(None) => None,
             Ok(Some(err)) | Err(err) => Some(format!("reading {name}: {err}")),
         };
+    if agui_lens_core::stop::requested() {
+        let signal = agui_lens_core::stop::signal_name();
+        let left = match &args.html {
+            Some(page) if page.exists() => format!("{} was left as it was", page.display()),
+            Some(page) => format!("{} was not written", page.display()),
+            None => "nothing was shown".to_owned(),
+        };
+        bail!("stopped by {signal} before the end of {name}: {left}");
+    }
     let Following {
         mut inspector,
         counts,
