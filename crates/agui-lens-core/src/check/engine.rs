@@ -453,6 +453,11 @@ impl<'a> Engine<'a> {
                 live,
                 |batch| preparer.prepare_batch(batch),
                 |batch, prepared| {
+                    // A stop (Ctrl-C, SIGTERM) ends the reading of a file too, not only of a
+                    // stream still being written: what follows would be thrown away.
+                    if crate::stop::requested() {
+                        return Err(io::ErrorKind::Interrupted.into());
+                    }
                     self.feed_batch(batch, prepared, &mut found, None);
                     // The batch goes on; one the follower is done with takes its place.
                     let (mut spare, mut done) = given_back.try_recv().unwrap_or_default();

@@ -113,12 +113,13 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     };
     // Ctrl-C or SIGTERM ends the reading; what was read is not the stream, so nothing of it
     // is shown or written (see below).
-    crate::signals::catch();
+    let caught = crate::signals::Caught::begin();
     let failure =
         match engine.check_reader_followed(opened.reader.as_mut(), opened.live, &mut following) {
             Ok(None) => None,
             Ok(Some(err)) | Err(err) => Some(format!("reading {name}: {err}")),
         };
+    drop(caught);
     if agui_lens_core::stop::requested() {
         let signal = agui_lens_core::stop::signal_name();
         let left = match &args.html {
