@@ -591,6 +591,31 @@ fn a_file_held_open_for_writing_is_not_compacted_in_place() {
     let (code, _, stderr) = run(&["compact", "--in-place", s(&history)]);
     assert_eq!(code, 0, "{stderr}");
     assert!(std::fs::read(&history).unwrap().len() < before.len());
+    // A file beside it that holds no stream is skipped as ever, written to or not.
+    let sidecar = dir.path().join("history.meta.json");
+    write(&sidecar, b"{\"recorded\": \"today\"}\n");
+    let mut writer = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("exec 3>>\"$0\"; exec sleep 60")
+        .arg(&sidecar)
+        .spawn()
+        .unwrap();
+    let fds = format!("/proc/{}/fd", writer.id());
+    until(|| {
+        std::fs::read_dir(&fds).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == sidecar))
+        })
+    });
+    let (code, _, stderr) = run(&["compact", "--in-place", s(dir.path())]);
+    let _ = writer.kill();
+    let _ = writer.wait();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("skipped") && !stderr.contains("refused"),
+        "{stderr}"
+    );
 }
 
 /// A file replaced whole keeps its owner and group, as it keeps its permissions: a history

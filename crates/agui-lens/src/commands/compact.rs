@@ -190,13 +190,22 @@ impl Stamp {
     }
 }
 
-/// Why a file compacted in place may not be replaced: it changed while it was compacted (a
-/// history an agent still appends to), and the events written to it since would be lost with
-/// it. None when it is as it was when reading began.
-fn changed(before: Option<&Stamp>, path: Option<&Path>) -> Result<Option<String>> {
-    let (Some(before), Some(path)) = (before, path) else {
-        return Ok(None);
-    };
+/// Why a file compacted in place may not be replaced now, if it may not: another process
+/// holds it open for writing (`writers`, see [`open_for_writing`]), so what it writes after
+/// the rename would go to the old file, which no name leads to; or it changed since `before`
+/// (a history an agent still appends to), and what was written since would be lost with it.
+fn changed(
+    path: &Path,
+    before: &Stamp,
+    writers: &HashMap<(u64, u64), String>,
+) -> Result<Option<String>> {
+    if let Some(writer) = writers.get(&before.id) {
+        return Ok(Some(format!(
+            "{writer} has it open for writing: what it writes once the file is replaced \
+             would go to the old one, which no name leads to, and be lost; left as it was; \
+             compact it once nothing writes it"
+        )));
+    }
     let now = Stamp::of(path)?;
     if now == *before {
         return Ok(None);
@@ -645,27 +654,9 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         (InputSpec::File(i), Target::File(t)) if same_file(i, t) => Some(t.as_path()),
         _ => None,
     };
-    let writer =
-        in_place.and_then(|path| Some((path, settings.writers.get(&super::file_id(path)?)?)));
-    if let Some((path, writer)) = writer {
-        return Ok(Report {
-            name: Arc::from(path.to_string_lossy().as_ref()),
-            events_in: 0,
-            events_out: 0,
-            bytes_read: 0,
-            bytes_out: 0,
-            dropped: 0,
-            unreadable: 0,
-            refused: Some(format!(
-                "{writer} has it open for writing: what it writes once the file is replaced \
-                 would go to the old one, which no name leads to, and be lost; left as it was; \
-                 compact it once nothing writes it"
-            )),
-            kept: None,
-            skipped: None,
-        });
-    }
-    let stamp = in_place.map(Stamp::of).transpose()?;
+    let stamp = in_place
+        .map(|path| Ok::<_, anyhow::Error>((path, Stamp::of(path)?)))
+        .transpose()?;
     let mut opened = read::open(input, &settings.read)?;
     let name = opened.name.clone();
     let head = opened.head.clone();
@@ -766,9 +757,13 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         }
     }
     let Some(ctx) = check else {
-        if let Some(why) = changed(stamp.as_ref(), in_place)? {
-            report.refused = Some(why);
-            return Ok(report);
+        if let Some((path, stamp)) = &stamp {
+            // On the disk first: the file is compared as late as it can be before the rename.
+            temp.as_file().sync_all().context("syncing a temp file")?;
+            if let Some(why) = changed(path, stamp, &settings.writers)? {
+                report.refused = Some(why);
+                return Ok(report);
+            }
         }
         commit(temp, target, &name)?;
         return Ok(report);
@@ -799,9 +794,12 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         if let Some(synced) = synced {
             synced.with_context(|| format!("writing the compacted {name}"))?;
         }
-        if let Some(why) =
-            refused.map_or_else(|| changed(stamp.as_ref(), in_place), |why| Ok(Some(why)))?
-        {
+        let refused = match (refused, &stamp) {
+            (Some(why), _) => Some(why),
+            (None, Some((path, stamp))) => changed(path, stamp, &settings.writers)?,
+            (None, None) => None,
+        };
+        if let Some(why) = refused {
             report.refused = Some(why);
             return Ok(report);
         }
