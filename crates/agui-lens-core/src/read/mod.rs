@@ -415,8 +415,11 @@ pub fn is_stream_file(path: &Path) -> bool {
 /// volume not mounted, a loop) is said to be one, with what it names: "No such file" of a
 /// name that `ls` shows says nothing of why.
 fn not_opened(path: &Path, err: io::Error) -> anyhow::Error {
+    // ELOOP: too many links followed (a loop).
+    const ELOOP: i32 = if cfg!(target_os = "linux") { 40 } else { 62 };
+    let nowhere = err.kind() == io::ErrorKind::NotFound || err.raw_os_error() == Some(ELOOP);
     match std::fs::read_link(path) {
-        Ok(target) if std::fs::metadata(path).is_err() => anyhow::anyhow!(
+        Ok(target) if nowhere => anyhow::anyhow!(
             "{} is a link that leads nowhere ({}: {err})",
             path.display(),
             target.display()

@@ -137,8 +137,14 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         .map(|(input, target)| {
             let report = match &input.unreadable {
                 Some(why) => Err(anyhow!("{why}")),
-                None => compact_one(&settings, &input.spec, target)
-                    .map_err(|err| stopped(target).unwrap_or(err)),
+                None => compact_one(&settings, &input.spec, target).map_err(|err| {
+                    // What the stop cut short says so; any other failure as it is.
+                    let interrupted = err.root_cause().to_string().starts_with("interrupted");
+                    match stopped(target) {
+                        Some(said) if interrupted => said,
+                        _ => err,
+                    }
+                }),
             };
             (input.explicit, report)
         })
