@@ -656,6 +656,28 @@ fn a_file_replaced_whole_keeps_its_owner() {
             path.display()
         );
     }
+    // A user who may replace a file but not give one away (only root may) still replaces
+    // it, and is told whose it now is.
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let root_owned = dir.path().join("root-owned.jsonl");
+    place("pydantic-ai-full.jsonl", &root_owned);
+    std::fs::set_permissions(&root_owned, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&history, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+        .args(["cat", s(&history), "-o", s(&root_owned)])
+        .uid(nobody)
+        .gid(nobody)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("belonged to user 0 and group 0; replaced, it belongs to user 65534"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::metadata(&root_owned).unwrap().uid(), nobody);
 }
 
 /// A link named on the command line that leads nowhere is said to be one, with what it names,

@@ -203,39 +203,40 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
 /// is removed. So after a crash it holds either its old bytes or all of the new ones.
 pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
     let path = replaced(path);
-    temp.as_file().sync_all()?;
-    std::fs::create_dir_all(directory_of(&path))?;
     if let Ok(meta) = std::fs::metadata(&path) {
         // The owner first: giving a file away may clear its set-id bits.
         keep_owner(temp.as_file(), &meta, &path)?;
         temp.as_file().set_permissions(meta.permissions())?;
     }
+    temp.as_file().sync_all()?;
+    std::fs::create_dir_all(directory_of(&path))?;
     temp.persist(&path).map_err(|e| e.error)?;
     std::fs::File::open(directory_of(&path))?.sync_all()
 }
 
 /// Gives `file` the owner and group of the file it is to replace (`meta`, at `path`): a
 /// history an agent's user writes, compacted by a job that runs as root, stays the agent's.
-/// Nothing to do when they are the same already (the usual case); an error, which leaves the
-/// file as it was, when they cannot be given.
+/// Nothing to do when they are the same already (the usual case). When they cannot be given
+/// (only root gives a file away), the file is still replaced, and a warning says whose it
+/// now is.
 fn keep_owner(file: &std::fs::File, meta: &std::fs::Metadata, path: &Path) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let made = file.metadata()?;
     if (made.uid(), made.gid()) == (meta.uid(), meta.gid()) {
         return Ok(());
     }
-    std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())).map_err(|err| {
-        io::Error::new(
-            err.kind(),
-            format!(
-                "{} belongs to user {} and group {}, which the file replacing it cannot be \
-                 given ({err}); it was left as it was",
-                path.display(),
-                meta.uid(),
-                meta.gid()
-            ),
-        )
-    })
+    if let Err(err) = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())) {
+        eprintln!(
+            "warning: {} belonged to user {} and group {}; replaced, it belongs to user {} and \
+             group {} ({err})",
+            path.display(),
+            meta.uid(),
+            meta.gid(),
+            made.uid(),
+            made.gid()
+        );
+    }
+    Ok(())
 }
 
 /// The directory a file's entry is in (`.` for a bare name).
