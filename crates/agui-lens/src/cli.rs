@@ -579,8 +579,8 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub listen: String,
 
-    /// Record each exchange under DIR/NNN/: request.json, response.raw, events.jsonl,
-    /// findings.jsonl (no headers: they may carry credentials).
+    /// Record each exchange under DIR/NNN/: request.json, response.raw, events.jsonl, and
+    /// findings.jsonl when anything was found (no headers: they may carry credentials).
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
 
@@ -1086,7 +1086,8 @@ pub struct TestArgs {
     pub wait_timeout: f64,
 
     /// Keep what each case and turn sent and received in DIR: request.json, response.raw
-    /// (the body as it arrived), events.jsonl, findings.jsonl and outcome.json.
+    /// (the body as it arrived), events.jsonl, findings.jsonl (when anything was found) and
+    /// outcome.json.
     #[arg(long, value_name = "DIR")]
     pub artifacts: Option<PathBuf>,
 

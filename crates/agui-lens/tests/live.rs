@@ -1667,6 +1667,13 @@ message = "hi"
         std::fs::write(unsent.join(name), "from a run before\n").unwrap();
     }
     std::fs::write(unsent.join("notes.txt"), "the user's\n").unwrap();
+    // Nor one not run at all this time (after a turn that could not be built).
+    let not_run = dir.join("art/02-answers-a-call-never-made/turn-3");
+    std::fs::create_dir_all(&not_run).unwrap();
+    for name in ["request.json", "response.raw", "events.jsonl"] {
+        std::fs::write(not_run.join(name), "from a run before\n").unwrap();
+    }
+    std::fs::write(not_run.join("outcome.json"), "{\"passed\": true}\n").unwrap();
     let (code, stdout, stderr) = test_cmd(dir, &server, &["-j", "2", "--artifacts", "art"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
@@ -1682,6 +1689,19 @@ message = "hi"
     assert!(
         unsent.join("notes.txt").exists(),
         "a file agui-lens did not write was removed"
+    );
+    for name in ["request.json", "response.raw", "events.jsonl"] {
+        assert!(
+            !not_run.join(name).exists(),
+            "{name} of an earlier run was kept"
+        );
+    }
+    let outcome: Value =
+        serde_json::from_slice(&std::fs::read(not_run.join("outcome.json")).unwrap()).unwrap();
+    assert_eq!(outcome["passed"], false, "{outcome}");
+    assert!(
+        outcome["skipped"].as_str().unwrap().contains("not run"),
+        "{outcome}"
     );
 
     // JSON counts cases and turns.

@@ -361,9 +361,6 @@ impl Normalizer {
     }
 }
 
-/// The order events are normalised in: as they came, except that each run of neighbouring
-/// events whose `type` is `unordered` is sorted by the event as the protocol's fields name it,
-/// where every id the run mints reads the same.
 /// A run input's empty list of resume entries is the same as none: the binary transport
 /// cannot tell them apart (a decoder gives every run input the list, empty when nothing was
 /// sent), and a run with nothing to resume reads both alike. Dropped from a RUN_STARTED's
@@ -382,6 +379,9 @@ pub fn drop_empty_resume(item: &mut Value) {
     }
 }
 
+/// The order events are normalised in: as they came, except that each run of neighbouring
+/// events whose `type` is `unordered` is sorted by the event as the protocol's fields name it,
+/// where every id the run mints reads the same.
 fn canonical_order(settings: &Settings, events: &[Value]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..events.len()).collect();
     if settings.unordered.is_empty() {

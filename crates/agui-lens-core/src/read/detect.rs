@@ -415,7 +415,13 @@ fn describe_json(value: &serde_json::Value) -> (NonStream, String) {
             }
             let keys: Vec<&str> = map.keys().map(String::as_str).take(6).collect();
             let text = |key: &str| map.get(key).is_some_and(Value::is_string);
-            if text("rule") && text("severity") && text("message") {
+            // A finding names one of agui-lens's rules: an error body of the same shape
+            // (a policy's `rule`) is still an error body.
+            let our_rule = map
+                .get("rule")
+                .and_then(Value::as_str)
+                .is_some_and(|rule| crate::check::catalog::RuleId::from_name(rule).is_some());
+            if our_rule && text("severity") && text("message") {
                 return (
                     NonStream::Report,
                     "it holds agui-lens findings, one per line, not events".into(),
@@ -575,7 +581,8 @@ mod tests {
     /// happens to have a `message` is still one.
     #[test]
     fn our_own_reports_are_no_capture() {
-        let finding = br#"{"rule":"schema/type","severity":"error","path":"a","message":"m"}"#;
+        let finding =
+            br#"{"rule":"lifecycle/unterminated-run","severity":"error","path":"a","message":"m"}"#;
         let report = br#"{"diagnostics":[],"files":[],"summary":{"files":1}}"#;
         let outcome =
             br#"{"name":"case","passed":false,"status":500,"error":"x","diagnostics":[]}"#;
@@ -585,6 +592,8 @@ mod tests {
         }
         let refused = br#"{"message":"bad request","status":400}"#;
         assert_eq!(classify_non_stream(refused).0, NonStream::ErrorBody);
+        let policy = br#"{"rule":"no-pii","severity":"error","message":"blocked"}"#;
+        assert_ne!(classify_non_stream(policy).0, NonStream::Report);
         assert!(!NonStream::ErrorBody.is_plainly_no_capture());
     }
 

@@ -373,6 +373,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
         Err(e) => {
             let mut outcome = CaseOutcome::new(case, &case.turns[0]);
             outcome.failure = Some(e.to_string());
+            unsent_artifacts(shared, case, std::slice::from_ref(&outcome));
             return vec![outcome];
         }
     };
@@ -426,7 +427,33 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
             break;
         }
     }
-    outcomes.into_iter().map(|r| r.outcome).collect()
+    let outcomes: Vec<CaseOutcome> = outcomes.into_iter().map(|r| r.outcome).collect();
+    let not_run: Vec<&CaseOutcome> = outcomes.iter().filter(|o| o.skipped.is_some()).collect();
+    unsent_artifacts(shared, case, &not_run);
+    outcomes
+}
+
+/// The artifacts of turns that sent nothing this run (not run, or failed before sending):
+/// their verdict alone, and nothing an earlier run into the same folder wrote for them.
+fn unsent_artifacts<O: std::borrow::Borrow<CaseOutcome>>(
+    shared: &Shared<'_>,
+    case: &Case,
+    outcomes: &[O],
+) {
+    let Some(root) = shared.artifacts else {
+        return;
+    };
+    for outcome in outcomes {
+        let outcome = outcome.borrow();
+        let Some(turn) = case.turns.iter().find(|t| t.number == outcome.turn) else {
+            continue;
+        };
+        let dir = artifacts_dir(root, case, turn);
+        match fresh_artifacts_dir(&dir) {
+            Ok(()) => write_artifacts(Some(&dir), outcome),
+            Err(e) => eprintln!("agui-lens: preparing {}: {e}", dir.display()),
+        }
+    }
 }
 
 /// A turn's outcome and, when its stream was read to the end, what a client holds after it.
