@@ -173,7 +173,7 @@ fn failed_response(opened: &Opened) -> Option<Value> {
     let capture = opened.capture.as_ref()?;
     let (status, reason) = capture.failed_status()?;
     let mut response = json!({ "status": status });
-    if let Some(reason) = reason.filter(|r| !r.is_empty()) {
+    if let Some(reason) = reason {
         response["statusText"] = reason.into();
     }
     Some(json!({ "response": response }))

@@ -382,15 +382,16 @@ impl CaptureEntry {
     /// a closed tab), is none: what came is the stream.
     pub fn failed_status(&self) -> Option<(u16, Option<&str>)> {
         let (code, reason) = self.status.as_ref()?;
-        (*code != 0 && !(200..300).contains(code)).then_some((*code, reason.as_deref()))
+        let reason = reason.as_deref().filter(|r| !r.is_empty());
+        (*code != 0 && !(200..300).contains(code)).then_some((*code, reason))
     }
 
     /// [`CaptureEntry::failed_status`] as said to people: `500 Internal Server Error`, or
     /// the code alone when the capture holds no reason.
     pub fn failed_answer(&self) -> Option<String> {
         self.failed_status().map(|(code, reason)| match reason {
-            Some(reason) if !reason.is_empty() => format!("{code} {reason}"),
-            _ => code.to_string(),
+            Some(reason) => format!("{code} {reason}"),
+            None => code.to_string(),
         })
     }
 

@@ -754,7 +754,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         .with_context(|| format!("writing {name} as it was read"))?;
         if as_read_bytes < bytes_out {
             report.kept = Some(as_read_bytes);
-            if matches!((input, target), (InputSpec::File(i), Target::File(t)) if same_file(i, t)) {
+            if in_place.is_some() {
                 return Ok(report);
             }
             temp = as_read_temp;

@@ -113,14 +113,7 @@ fn load_turn(input: &InputSpec) -> Result<Turn> {
         Ok(())
     })?;
     require_events(&opened, &stats)?;
-    let status = opened
-        .capture
-        .as_ref()
-        .and_then(|capture| capture.failed_status())
-        .map(|(code, reason)| match reason {
-            Some(reason) => format!("{code} {reason}"),
-            None => code.to_string(),
-        });
+    let status = opened.capture.as_ref().and_then(|c| c.failed_answer());
     Ok(Turn {
         name: opened.name.to_string(),
         events,
