@@ -634,6 +634,33 @@ fn recorded_findings_point_at_the_recording_in_every_format() {
     }
 }
 
+/// One exchange through a proxy recording into `record` (`--once` with `once`), to an agent
+/// that answers `stream` over SSE: the proxy, once its client has read the whole body, that
+/// body, and the agent (to keep until the proxy is done).
+fn one_exchange(
+    stream: Vec<u8>,
+    record: &std::path::Path,
+    body: &str,
+    once: bool,
+) -> (Served, Vec<u8>, Server) {
+    let agent = Server::start(Script::sse(vec![Step::Send(stream)]));
+    let url = agent.url("/");
+    let record = record.to_string_lossy();
+    let mut args = vec!["--upstream", &url, "--record", &record];
+    if once {
+        args.push("--once");
+    }
+    let proxy = Served::command("proxy", &args);
+    let mut response = lenient_client()
+        .post(&proxy.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "text/event-stream")
+        .send(body)
+        .unwrap();
+    let got = response.body_mut().read_to_vec().unwrap_or_default();
+    (proxy, got, agent)
+}
+
 /// A recording folder checks as what was forwarded: `check DIR` reads each exchange's stream
 /// and passes over what agui-lens wrote beside it (the findings, the request), in every
 /// format. A clean exchange has no findings file (an empty one read as a capture of nothing),
@@ -646,24 +673,7 @@ fn a_recording_checks_as_what_was_forwarded() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("exchanges");
     for stream in [&clean, &broken] {
-        let agent = Server::start(Script::sse(vec![Step::Send(stream.clone().into_bytes())]));
-        let proxy = Served::command(
-            "proxy",
-            &[
-                "--upstream",
-                &agent.url("/"),
-                "--once",
-                "--record",
-                &record.to_string_lossy(),
-            ],
-        );
-        let mut response = lenient_client()
-            .post(&proxy.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "text/event-stream")
-            .send(body)
-            .unwrap();
-        let _ = response.body_mut().read_to_vec();
+        let (proxy, _, _agent) = one_exchange(stream.clone().into_bytes(), &record, body, true);
         proxy.finish();
     }
     assert!(!record.join("001/findings.jsonl").exists(), "nothing found");
@@ -695,25 +705,9 @@ fn a_recording_checks_as_what_was_forwarded() {
 fn a_stop_right_after_an_exchange_records_its_events() {
     let body = r#"{"threadId":"t1","runId":"r1","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}}"#;
     for attempt in 0..5 {
-        let agent = Server::start(Script::sse(vec![Step::Send(clean_run())]));
         let dir = tempfile::tempdir().unwrap();
         let record = dir.path().join("exchanges");
-        let proxy = Served::command(
-            "proxy",
-            &[
-                "--upstream",
-                &agent.url("/"),
-                "--record",
-                &record.to_string_lossy(),
-            ],
-        );
-        let mut response = lenient_client()
-            .post(&proxy.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "text/event-stream")
-            .send(body)
-            .unwrap();
-        let got = response.body_mut().read_to_vec().unwrap();
+        let (proxy, got, _agent) = one_exchange(clean_run(), &record, body, false);
         // SAFETY: a signal to the child this test started.
         unsafe {
             libc::kill(proxy.child.id() as libc::pid_t, libc::SIGTERM);
@@ -738,25 +732,9 @@ fn a_stop_right_after_an_exchange_records_its_events() {
     .flat_map(|e| frame(e))
     .collect();
     for attempt in 0..5 {
-        let agent = Server::start(Script::sse(vec![Step::Send(unfinished.clone())]));
         let dir = tempfile::tempdir().unwrap();
         let record = dir.path().join("exchanges");
-        let proxy = Served::command(
-            "proxy",
-            &[
-                "--upstream",
-                &agent.url("/"),
-                "--record",
-                &record.to_string_lossy(),
-            ],
-        );
-        let mut response = lenient_client()
-            .post(&proxy.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "text/event-stream")
-            .send(body)
-            .unwrap();
-        let _ = response.body_mut().read_to_vec();
+        let (proxy, _, _agent) = one_exchange(unfinished.clone(), &record, body, false);
         // SAFETY: a signal to the child this test started.
         unsafe {
             libc::kill(proxy.child.id() as libc::pid_t, libc::SIGTERM);

@@ -550,6 +550,25 @@ fn a_file_written_while_compacted_in_place_loses_nothing() {
     );
 }
 
+/// A program (`sleep`) that holds `path` open for appending, once it does.
+fn holding_open(path: &Path) -> std::process::Child {
+    let writer = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("exec 3>>\"$0\"; exec sleep 60")
+        .arg(path)
+        .spawn()
+        .unwrap();
+    let fds = format!("/proc/{}/fd", writer.id());
+    until(|| {
+        std::fs::read_dir(&fds).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == path))
+        })
+    });
+    writer
+}
+
 /// A history a running program holds open for writing (an agent appending to it) is not
 /// replaced: what it writes after the rename would go to the old file, which no name leads to
 /// any more, and be lost. Refused, and left as it is; compacted once the program is done.
@@ -560,20 +579,7 @@ fn a_file_held_open_for_writing_is_not_compacted_in_place() {
     place("pydantic-ai-full.jsonl", &history);
     let before = std::fs::read(&history).unwrap();
     // A program that opened the history to append to it, and is not done.
-    let mut writer = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("exec 3>>\"$0\"; exec sleep 60")
-        .arg(&history)
-        .spawn()
-        .unwrap();
-    let fds = format!("/proc/{}/fd", writer.id());
-    until(|| {
-        std::fs::read_dir(&fds).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == history))
-        })
-    });
+    let mut writer = holding_open(&history);
     let (code, stdout, stderr) = run(&["compact", "--in-place", s(&history)]);
     let _ = writer.kill();
     let _ = writer.wait();
@@ -594,20 +600,7 @@ fn a_file_held_open_for_writing_is_not_compacted_in_place() {
     // A file beside it that holds no stream is skipped as ever, written to or not.
     let sidecar = dir.path().join("history.meta.json");
     write(&sidecar, b"{\"recorded\": \"today\"}\n");
-    let mut writer = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("exec 3>>\"$0\"; exec sleep 60")
-        .arg(&sidecar)
-        .spawn()
-        .unwrap();
-    let fds = format!("/proc/{}/fd", writer.id());
-    until(|| {
-        std::fs::read_dir(&fds).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == sidecar))
-        })
-    });
+    let mut writer = holding_open(&sidecar);
     let (code, _, stderr) = run(&["compact", "--in-place", s(dir.path())]);
     let _ = writer.kill();
     let _ = writer.wait();
