@@ -468,6 +468,7 @@ fn open_for_writing(ids: &HashSet<(u64, u64)>) -> HashMap<(u64, u64), String> {
     if ids.is_empty() {
         return found;
     }
+    let inodes: HashSet<u64> = ids.iter().map(|&(_, ino)| ino).collect();
     let me = std::process::id().to_string();
     let Ok(processes) = fs::read_dir("/proc") else {
         return found;
@@ -487,22 +488,29 @@ fn open_for_writing(ids: &HashSet<(u64, u64)>) -> HashMap<(u64, u64), String> {
             continue;
         };
         for fd in fds.flatten() {
-            // The file the descriptor is open on, through the magic link.
+            let info = process.path().join("fdinfo").join(fd.file_name());
+            let info = fs::read_to_string(info).unwrap_or_default();
+            let field = |name: &str| {
+                info.lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(str::trim)
+            };
+            let writes = field("flags:")
+                .and_then(|flags| u32::from_str_radix(flags, 8).ok())
+                .is_some_and(|flags| flags & 0o3 != 0);
+            // Only a descriptor open for writing on a file with one of the inode numbers is
+            // followed to its file (a recent kernel's `fdinfo` names the inode): a stat of
+            // every descriptor would hang on a network mount gone dead under some other
+            // process.
+            let inode = field("ino:").and_then(|ino| ino.parse::<u64>().ok());
+            if !writes || inode.is_some_and(|ino| !inodes.contains(&ino)) {
+                continue;
+            }
             let Ok(meta) = fs::metadata(fd.path()) else {
                 continue;
             };
             let id = (meta.dev(), meta.ino());
-            if !ids.contains(&id) || found.contains_key(&id) {
-                continue;
-            }
-            let info = process.path().join("fdinfo").join(fd.file_name());
-            let writes = fs::read_to_string(info).ok().is_some_and(|info| {
-                info.lines()
-                    .find_map(|line| line.strip_prefix("flags:"))
-                    .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
-                    .is_some_and(|flags| flags & 0o3 != 0)
-            });
-            if writes {
+            if ids.contains(&id) && !found.contains_key(&id) {
                 let name = fs::read_to_string(process.path().join("comm")).unwrap_or_default();
                 found.insert(id, format!("process {pid} ({})", name.trim()));
             }
