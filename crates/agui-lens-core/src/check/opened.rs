@@ -135,8 +135,12 @@ pub fn capture_findings(
     capture: &CaptureEntry,
     format: InputFormat,
 ) -> Option<Diagnostic> {
-    match capture.failed_status().zip(capture.failed_answer()) {
-        Some(((status, _), answered)) => Some(status_finding(name, status, &answered)),
+    match capture.failed_status() {
+        Some((status, reason)) => Some(status_finding(
+            name,
+            status,
+            &read::answered(status, reason),
+        )),
         None => capture
             .other_type
             .as_deref()

@@ -389,15 +389,21 @@ impl CaptureEntry {
     /// [`CaptureEntry::failed_status`] as said to people: `500 Internal Server Error`, or
     /// the code alone when the capture holds no reason.
     pub fn failed_answer(&self) -> Option<String> {
-        self.failed_status().map(|(code, reason)| match reason {
-            Some(reason) => format!("{code} {reason}"),
-            None => code.to_string(),
-        })
+        self.failed_status()
+            .map(|(code, reason)| answered(code, reason))
     }
 
     /// A member of the request (`state`, `messages`), when it was sent and is not null.
     pub fn sent(&self, key: &str) -> Option<&serde_json::Value> {
         self.request.as_ref()?.get(key).filter(|v| !v.is_null())
+    }
+}
+
+/// A response's status as said to people: `500 Internal Server Error`, or the code alone.
+pub fn answered(code: u16, reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => format!("{code} {reason}"),
+        None => code.to_string(),
     }
 }
 
