@@ -373,7 +373,7 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
         Err(e) => {
             let mut outcome = CaseOutcome::new(case, &case.turns[0]);
             outcome.failure = Some(e.to_string());
-            unsent_artifacts(shared, case, std::slice::from_ref(&outcome));
+            unsent_artifacts(shared, case, [&outcome]);
             return vec![outcome];
         }
     };
@@ -396,14 +396,8 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
                         "make the case's turns follow what the agent does, or fix the agent",
                     );
                     finish(shared, &mut outcome, found.found, Instant::now());
-                    if let Some(root) = shared.artifacts {
-                        // Nothing was sent: the findings say why.
-                        let dir = artifacts_dir(root, case, turn);
-                        match fresh_artifacts_dir(&dir) {
-                            Ok(()) => write_artifacts(Some(&dir), &outcome),
-                            Err(e) => eprintln!("agui-lens: preparing {}: {e}", dir.display()),
-                        }
-                    }
+                    // Nothing was sent: the findings say why.
+                    unsent_artifacts(shared, case, [&outcome]);
                     outcomes.push(outcome.into());
                     let why = format!("not run: turn {} could not be built", t + 1);
                     outcomes.extend(not_run_from(case, t + 1, &why));
@@ -428,23 +422,25 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
         }
     }
     let outcomes: Vec<CaseOutcome> = outcomes.into_iter().map(|r| r.outcome).collect();
-    let not_run: Vec<&CaseOutcome> = outcomes.iter().filter(|o| o.skipped.is_some()).collect();
-    unsent_artifacts(shared, case, &not_run);
+    unsent_artifacts(
+        shared,
+        case,
+        outcomes.iter().filter(|o| o.skipped.is_some()),
+    );
     outcomes
 }
 
 /// The artifacts of turns that sent nothing this run (not run, or failed before sending):
 /// their verdict alone, and nothing an earlier run into the same folder wrote for them.
-fn unsent_artifacts<O: std::borrow::Borrow<CaseOutcome>>(
+fn unsent_artifacts<'o>(
     shared: &Shared<'_>,
     case: &Case,
-    outcomes: &[O],
+    outcomes: impl IntoIterator<Item = &'o CaseOutcome>,
 ) {
     let Some(root) = shared.artifacts else {
         return;
     };
     for outcome in outcomes {
-        let outcome = outcome.borrow();
         let Some(turn) = case.turns.iter().find(|t| t.number == outcome.turn) else {
             continue;
         };
