@@ -234,10 +234,7 @@ fn changed(
 fn stopped(target: &Target) -> Option<anyhow::Error> {
     let signal = agui_lens_core::stop::signal_name();
     agui_lens_core::stop::requested().then(|| match target {
-        Target::File(path) if path.exists() => {
-            anyhow!("stopped by {signal}: {} was left as it was", path.display())
-        }
-        Target::File(path) => anyhow!("stopped by {signal}: {} was not written", path.display()),
+        Target::File(path) => anyhow!("stopped by {signal}: {}", super::left_unwritten(path)),
         Target::Stream(path) => {
             anyhow!(
                 "stopped by {signal}: nothing was written to {}",

@@ -123,8 +123,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     if agui_lens_core::stop::requested() {
         let signal = agui_lens_core::stop::signal_name();
         let left = match &args.html {
-            Some(page) if page.exists() => format!("{} was left as it was", page.display()),
-            Some(page) => format!("{} was not written", page.display()),
+            Some(page) => super::left_unwritten(page),
             None => "nothing was shown".to_owned(),
         };
         bail!("stopped by {signal} before the end of {name}: {left}");

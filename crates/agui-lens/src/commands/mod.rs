@@ -239,6 +239,15 @@ fn keep_owner(file: &std::fs::File, meta: &std::fs::Metadata, path: &Path) -> io
     Ok(())
 }
 
+/// What a command stopped before writing `path` left of it: the file as it was, or none.
+pub(crate) fn left_unwritten(path: &Path) -> String {
+    if path.exists() {
+        format!("{} was left as it was", path.display())
+    } else {
+        format!("{} was not written", path.display())
+    }
+}
+
 /// The directory a file's entry is in (`.` for a bare name).
 pub(crate) fn directory_of(path: &Path) -> &Path {
     path.parent()
