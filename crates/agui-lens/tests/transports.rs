@@ -939,6 +939,18 @@ fn one_call() -> (Value, [Value; 2]) {
     (input, events)
 }
 
+/// [`one_call`] as a browser records it: the request sent, and its stream answered 200 as SSE.
+fn one_call_entry() -> Value {
+    let (input, events) = one_call();
+    har_entry(
+        "https://agent.example/run",
+        Some(&input),
+        "text/event-stream",
+        &sse_of(&events),
+        false,
+    )
+}
+
 /// A call to an agent in a capture (its request is a RunAgentInput) that brought back no
 /// AG-UI stream, an error status, a body the capture left out, is no other traffic: it is
 /// named by its entry and fails the check, in every format, beside the streams that came.
@@ -946,14 +958,8 @@ fn one_call() -> (Value, [Value; 2]) {
 #[test]
 fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
     let dir = tempfile::tempdir().unwrap();
-    let (input, events) = one_call();
-    let good = har_entry(
-        "https://agent.example/run",
-        Some(&input),
-        "text/event-stream",
-        &sse_of(&events),
-        false,
-    );
+    let (input, _) = one_call();
+    let good = one_call_entry();
     let mut failed = har_entry(
         "https://agent.example/run",
         Some(&input),
@@ -1060,14 +1066,7 @@ fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
 #[test]
 fn an_error_status_is_part_of_what_a_captured_stream_means() {
     let dir = tempfile::tempdir().unwrap();
-    let (input, events) = one_call();
-    let mut entry = har_entry(
-        "https://agent.example/run",
-        Some(&input),
-        "text/event-stream",
-        &sse_of(&events),
-        false,
-    );
+    let mut entry = one_call_entry();
     let answered = dir.path().join("answered.har");
     std::fs::write(&answered, har(vec![entry.clone()])).unwrap();
     entry["response"]["status"] = 500.into();
@@ -1123,14 +1122,7 @@ fn an_error_status_is_part_of_what_a_captured_stream_means() {
 #[test]
 fn a_stream_answered_with_an_error_status_is_no_clean_capture() {
     let dir = tempfile::tempdir().unwrap();
-    let (input, events) = one_call();
-    let mut entry = har_entry(
-        "https://agent.example/run",
-        Some(&input),
-        "text/event-stream",
-        &sse_of(&events),
-        false,
-    );
+    let mut entry = one_call_entry();
     let path = dir.path().join("session.har");
     std::fs::write(&path, har(vec![entry.clone()])).unwrap();
     let path = path.to_str().unwrap();
