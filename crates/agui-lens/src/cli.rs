@@ -1086,8 +1086,8 @@ pub struct TestArgs {
     pub wait_timeout: f64,
 
     /// Keep what each case and turn sent and received in DIR: request.json, response.raw
-    /// (the body as it arrived), events.jsonl, findings.jsonl (when anything was found) and
-    /// outcome.json.
+    /// (the body as it arrived), events.jsonl (not for a refusal the case expects),
+    /// findings.jsonl (when anything was found) and outcome.json.
     #[arg(long, value_name = "DIR")]
     pub artifacts: Option<PathBuf>,
 

@@ -1644,7 +1644,15 @@ message = "hi"
             !path.ends_with("findings.jsonl") && !path.ends_with("outcome.json"),
             "{d}"
         );
+        // The refusal the case expects is no capture of nothing.
+        assert!(!path.contains("refused"), "{d}");
     }
+    let refused = dir.join("art/03-refused/turn-1");
+    assert!(refused.join("response.raw").exists());
+    assert!(
+        !refused.join("events.jsonl").exists(),
+        "an expected refusal left an empty events.jsonl"
+    );
     let skipped = report["files"]
         .as_array()
         .unwrap()

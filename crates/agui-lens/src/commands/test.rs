@@ -830,15 +830,33 @@ fn run_turn(
                     Err(e) => outcome.failure = Some(format!("{e:#}")),
                 }
             }
-        } else if let (Some(snapshot), Some(status)) = (&turn.snapshot, exchange.status) {
-            // An error answer's snapshot holds its status and body.
-            let item = error_item(status, exchange.content_type.as_deref(), &head.bytes());
-            match expectations.snapshot_items(snapshot, case, |_, settings| {
-                Ok(Normalizer::events(settings.clone(), &[item]))
-            }) {
-                Ok(Some(note)) => outcome.notes.push(note),
-                Ok(None) => {}
-                Err(e) => outcome.failure = Some(format!("{e:#}")),
+        } else {
+            if let (Some(dir), Some(expected), Some(status)) =
+                (&artifacts, &turn.expect_status, exchange.status)
+            {
+                // A refusal the case expects sent no stream: its body is in `response.raw`,
+                // and an empty `events.jsonl` beside it would read as a capture of nothing
+                // (an error) to a walk of the artifacts.
+                if expected.contains(status) && exchange.stats.events == 0 {
+                    drop(record.take());
+                    if let Err(e) = std::fs::remove_file(dir.join("events.jsonl")) {
+                        eprintln!(
+                            "agui-lens: removing {}: {e}",
+                            dir.join("events.jsonl").display()
+                        );
+                    }
+                }
+            }
+            if let (Some(snapshot), Some(status)) = (&turn.snapshot, exchange.status) {
+                // An error answer's snapshot holds its status and body.
+                let item = error_item(status, exchange.content_type.as_deref(), &head.bytes());
+                match expectations.snapshot_items(snapshot, case, |_, settings| {
+                    Ok(Normalizer::events(settings.clone(), &[item]))
+                }) {
+                    Ok(Some(note)) => outcome.notes.push(note),
+                    Ok(None) => {}
+                    Err(e) => outcome.failure = Some(format!("{e:#}")),
+                }
             }
         }
     }
