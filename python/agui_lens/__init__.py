@@ -20,14 +20,21 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Optional, Union
 
 from . import _agui_lens
 from ._agui_lens import AguiLensError
 
+
+class AguiLensWarning(UserWarning):
+    """What the command line says on stderr and goes on: a browser capture's stream whose
+    response was answered with an error status, which no client read."""
+
 __all__ = [
     "AguiLensError",
+    "AguiLensWarning",
     "Checker",
     "Compaction",
     "Diagnostic",
@@ -311,11 +318,21 @@ def events(
     no AG-UI event (an empty file, an error page, a sidecar) raises ``AguiLensError``, as
     ``agui-lens cat`` refuses it: it is no stream, not an empty one. So does a frame that
     cannot be read as an event (not JSON, a line cut off): the list would not be the whole
-    stream. ``skip_unreadable=True`` leaves such frames out (``check`` says which they are)."""
+    stream. ``skip_unreadable=True`` leaves such frames out (``check`` says which they are).
+    The events of a captured response answered with an error status are returned as they
+    came, with an ``AguiLensWarning`` (as ``agui-lens cat`` warns): no client read them."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format
-    texts, unreadable = _agui_lens.events(**kwargs)
+    texts, unreadable, failed = _agui_lens.events(**kwargs)
+    if failed is not None:
+        warnings.warn(
+            f"{kwargs.get('name') or kwargs.get('path') or 'the data'}: the agent answered "
+            f"{failed}: a client reads none of this stream's events (it fails on the status); "
+            "they are returned as they came (agui_lens.check reports it)",
+            AguiLensWarning,
+            stacklevel=2,
+        )
     if unreadable and not skip_unreadable:
         frames = "1 frame" if unreadable == 1 else f"{unreadable} frames"
         raise AguiLensError(

@@ -315,7 +315,9 @@ fn fold(
     })
 }
 
-/// The events of one input, each as JSON text, read as `agui-lens cat` reads them.
+/// The events of one input, each as JSON text, read as `agui-lens cat` reads them; the count
+/// of frames that held none; and the failed status a captured response was answered with
+/// (`500 Internal Server Error`), whose events no client read.
 #[pyfunction]
 #[pyo3(signature = (path=None, data=None, name=None, format=None))]
 fn events(
@@ -324,7 +326,7 @@ fn events(
     data: Option<Vec<u8>>,
     name: Option<String>,
     format: Option<String>,
-) -> PyResult<(Vec<String>, u64)> {
+) -> PyResult<(Vec<String>, u64, Option<String>)> {
     guarded(py, move || {
         let source = Source::new(path, data, name, format.as_deref())?;
         let mut opened = source.open()?;
@@ -339,7 +341,8 @@ fn events(
         // What holds no AG-UI event is no stream: not an empty one (as `cat` refuses it).
         require_events(&opened, &stats)?;
         // The frames that held no event: the caller decides whether to go on without them.
-        Ok((texts, stats.unreadable))
+        let failed = opened.capture.as_ref().and_then(|c| c.failed_answer());
+        Ok((texts, stats.unreadable, failed))
     })
 }
 

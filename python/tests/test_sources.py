@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,13 @@ def test_a_capture_answered_with_an_error_status_is_no_clean_stream(tmp_path, em
     answered = tmp_path / "answered.har"
     har["log"]["entries"][0]["response"]["status"] = 200
     answered.write_text(json.dumps(har))
+    # Its events are those that came, said to be read by no client (as `cat` says on stderr);
+    # the same events answered 200 come with no warning.
+    with pytest.warns(agui_lens.AguiLensWarning, match="answered 500 Internal Server Error"):
+        failed = agui_lens.events(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert agui_lens.events(f"{answered}#0") == failed
     for level in ("events", "compact", "fold"):
         assert agui_lens.diff(name, f"{answered}#0", level=level).equal is False, level
         assert agui_lens.diff(name, name, level=level).equal is True, level
