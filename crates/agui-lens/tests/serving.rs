@@ -33,7 +33,9 @@ impl Served {
 
     /// `agui-lens COMMAND ARGS`, for a command that prints `listening on URL` first.
     pub(crate) fn command(command: &str, args: &[&str]) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+        crate::common::with_default_signals(&mut child, None);
+        let mut child = child
             .arg(command)
             .args(args)
             .args(["--color", "never"])

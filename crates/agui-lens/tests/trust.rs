@@ -1089,17 +1089,8 @@ impl Child {
 
     fn start(args: &[&str], tmp: Option<&Path>, ignored: Option<libc::c_int>) -> Child {
         use std::io::Read;
-        use std::os::unix::process::CommandExt;
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
-        if let Some(signal) = ignored {
-            // SAFETY: between fork and exec only `signal`, which is async-signal-safe, runs.
-            unsafe {
-                command.pre_exec(move || {
-                    libc::signal(signal, libc::SIG_IGN);
-                    Ok(())
-                });
-            }
-        }
+        crate::common::with_default_signals(&mut command, ignored);
         command
             .args(args)
             .current_dir(root())

@@ -126,6 +126,27 @@ pub fn agui_lens() -> assert_cmd::Command {
     cmd
 }
 
+/// Starts `command` with Ctrl-C, SIGTERM and SIGHUP at their defaults, as a command typed at
+/// a terminal has them, and then `ignored` ignored, if given. However this test process was
+/// started: a script's background job (`cargo test &`) inherits SIGINT ignored, passes that on
+/// to every child, and agui-lens keeps a signal it was started ignoring ignored, so a test
+/// that sends Ctrl-C would see a command that goes on.
+pub fn with_default_signals(command: &mut std::process::Command, ignored: Option<libc::c_int>) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only `signal`, which is async-signal-safe, runs.
+    unsafe {
+        command.pre_exec(move || {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            if let Some(signal) = ignored {
+                libc::signal(signal, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Live tests talk to 127.0.0.1 only, never through a proxy the environment names.
 pub const PROXY_VARIABLES: &[&str] = &[
     "ALL_PROXY",
