@@ -915,9 +915,11 @@ impl ReadArgs {
         if let Ok(value) = serde_json::from_str(given) {
             return Ok(Some(value));
         }
-        let text = std::fs::read_to_string(given).with_context(|| {
-            format!("--initial-state {given}: neither JSON nor a file that can be read")
-        })?;
+        let text = std::fs::read_to_string(given)
+            .map_err(|e| agui_lens_core::read::plainly(std::path::Path::new(given), e))
+            .with_context(|| {
+                format!("--initial-state {given}: neither JSON nor a file that can be read")
+            })?;
         let value = serde_json::from_str(&text)
             .with_context(|| format!("--initial-state {given}: the file is not JSON"))?;
         Ok(Some(value))

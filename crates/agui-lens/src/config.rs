@@ -49,6 +49,7 @@ impl Config {
             return Ok(Config::default());
         };
         let text = std::fs::read_to_string(&path)
+            .map_err(|e| agui_lens_core::read::plainly(&path, e))
             .with_context(|| format!("reading {}", path.display()))?;
         let file: ConfigFile =
             toml::from_str(&text).with_context(|| format!("in {}", path.display()))?;

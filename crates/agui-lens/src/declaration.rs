@@ -44,6 +44,7 @@ pub fn load(source: &str, base: Option<&Path>) -> Result<Capabilities> {
             None => Path::new(source).to_path_buf(),
         };
         std::fs::read_to_string(&path)
+            .map_err(|e| agui_lens_core::read::plainly(&path, e))
             .with_context(|| format!("reading the capabilities declaration {source}"))?
     };
     Capabilities::parse(&text).with_context(|| format!("the capabilities declaration {shown}"))

@@ -331,8 +331,9 @@ impl Suite {
     /// Reads and checks a suite. `env` reads environment variables (`url_env`, `${VAR}` in
     /// headers); a missing one is an error, like any other mistake in the file.
     pub fn load(path: &Path, env: impl Fn(&str) -> Option<String>) -> Result<Suite> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| agui_lens_core::read::plainly(path, e))
+            .with_context(|| format!("reading {}", path.display()))?;
         let file: SuiteFile = toml::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))
             .with_context(|| format!("in {}", path.display()))?;
@@ -436,8 +437,9 @@ fn resolve(
     let input = match (case.input, case.message) {
         (Some(file), None) => {
             let file = base.join(file);
-            let body =
-                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let body = std::fs::read(&file)
+                .map_err(|e| agui_lens_core::read::plainly(&file, e))
+                .with_context(|| format!("reading {}", file.display()))?;
             AgentInput::from_bytes(body).with_context(|| format!("reading {}", file.display()))?
         }
         (None, Some(text)) => AgentInput::from_message(&text),

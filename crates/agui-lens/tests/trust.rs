@@ -674,8 +674,8 @@ fn a_file_replaced_whole_keeps_its_owner() {
 }
 
 /// A link named on the command line that leads nowhere is said to be one, with what it names,
-/// by every command that reads a stream: "No such file" of a file the user sees in `ls` says
-/// nothing of why.
+/// by every command that reads a stream, and for every file read beside one: "No such file"
+/// of a file the user sees in `ls` says nothing of why.
 #[test]
 fn a_named_link_that_leads_nowhere_is_said_to_be_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -703,6 +703,50 @@ fn a_named_link_that_leads_nowhere_is_said_to_be_one() {
     let (code, _, stderr) = run(&["serve", link]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("leads nowhere"), "{stderr}");
+
+    // So is a link named for what a command reads beside the stream: a suite, a config, an
+    // initial state, a RunAgentInput, a baseline, a serve script; and a stored snapshot,
+    // which is not missing (a new one to write) when its link leads nowhere.
+    let stream = dir.path().join("real.jsonl");
+    place("pydantic-ai-full.jsonl", &stream);
+    let stream = s(&stream);
+    let aux = |name: &str| {
+        let path = dir.path().join(name);
+        std::os::unix::fs::symlink(format!("../archive/{name}"), &path).unwrap();
+        path
+    };
+    let (suite, config, state, input, baseline, script, snapshot) = (
+        aux("suite.toml"),
+        aux("agui-lens.toml"),
+        aux("state.json"),
+        aux("input.json"),
+        aux("baseline.toml"),
+        aux("script.toml"),
+        aux("stored.snap"),
+    );
+    let url = "http://127.0.0.1:1/";
+    let commands: Vec<(Vec<&str>, &Path)> = vec![
+        (vec!["test", s(&suite)], &suite),
+        (vec!["check", stream, "--config", s(&config)], &config),
+        (vec!["check", stream, "--initial-state", s(&state)], &state),
+        (vec!["run", url, "--input", s(&input)], &input),
+        (vec!["check", stream, "--baseline", s(&baseline)], &baseline),
+        (vec!["serve", s(&script)], &script),
+        (
+            vec!["snapshot", stream, "--expect", s(&snapshot)],
+            &snapshot,
+        ),
+    ];
+    for (args, named) in commands {
+        let (code, stdout, stderr) = run(&args);
+        assert_ne!(code, 0, "{args:?}: {stdout}{stderr}");
+        let name = named.file_name().unwrap().to_str().unwrap();
+        assert!(
+            stderr.contains(&format!("a link that leads nowhere (../archive/{name}:")),
+            "{args:?}: {stderr}"
+        );
+        assert!(named.is_symlink(), "{args:?} replaced the link");
+    }
 }
 
 /// An output named as one of the command's own inputs would destroy what it reads: `inspect

@@ -422,16 +422,36 @@ pub fn is_stream_file(path: &Path) -> bool {
 /// volume not mounted, a loop) is said to be one, with what it names: "No such file" of a
 /// name that `ls` shows says nothing of why.
 fn not_opened(path: &Path, err: io::Error) -> anyhow::Error {
-    // ELOOP: too many links followed (a loop).
-    const ELOOP: i32 = if cfg!(target_os = "linux") { 40 } else { 62 };
-    let nowhere = err.kind() == io::ErrorKind::NotFound || err.raw_os_error() == Some(ELOOP);
-    match std::fs::read_link(path) {
-        Ok(target) if nowhere => anyhow::anyhow!(
+    match leads_nowhere(path, &err) {
+        Some(target) => anyhow::anyhow!(
             "{} is a link that leads nowhere ({}: {err})",
             path.display(),
             target.display()
         ),
-        _ => anyhow::Error::new(err).context(format!("opening {}", path.display())),
+        None => anyhow::Error::new(err).context(format!("opening {}", path.display())),
+    }
+}
+
+/// Where `path` leads, when it is a link and `err` (from opening it) says that leads nowhere:
+/// the target is missing, or the links loop.
+fn leads_nowhere(path: &Path, err: &io::Error) -> Option<PathBuf> {
+    // ELOOP: too many links followed (a loop).
+    const ELOOP: i32 = if cfg!(target_os = "linux") { 40 } else { 62 };
+    let nowhere = err.kind() == io::ErrorKind::NotFound || err.raw_os_error() == Some(ELOOP);
+    nowhere.then(|| std::fs::read_link(path).ok()).flatten()
+}
+
+/// `err`, met opening `path` (a suite, a config, a stored snapshot: a file read beside a
+/// stream), said plainly when `path` is a link that leads nowhere. Its kind becomes
+/// [`io::ErrorKind::Other`]: such a file is not simply missing (a snapshot still to be
+/// written), its link is broken.
+pub fn plainly(path: &Path, err: io::Error) -> io::Error {
+    match leads_nowhere(path, &err) {
+        Some(target) => io::Error::other(format!(
+            "it is a link that leads nowhere ({}: {err})",
+            target.display()
+        )),
+        None => err,
     }
 }
 

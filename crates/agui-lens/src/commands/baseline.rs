@@ -38,7 +38,12 @@ impl Gate {
         let mode = if args.update_baseline {
             // Only a baseline, or nothing, is replaced: a path naming a stream or a config by
             // mistake keeps what it holds.
-            match std::fs::read(path) {
+            match std::fs::read(path).map_err(|e| agui_lens_core::read::plainly(path, e)) {
+                // A baseline yet to be written; a link that leads nowhere is not one.
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e)
+                        .with_context(|| format!("reading the baseline {}", path.display()));
+                }
                 Ok(bytes) if !bytes.iter().all(u8::is_ascii_whitespace) => {
                     let text = String::from_utf8_lossy(&bytes);
                     if let Err(why) = Baseline::parse(&text) {
@@ -53,12 +58,14 @@ impl Gate {
             }
             Mode::Record(Recorder::default())
         } else {
-            let text = std::fs::read_to_string(path).with_context(|| {
-                format!(
-                    "reading the baseline {} (write one with --update-baseline)",
-                    path.display()
-                )
-            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| agui_lens_core::read::plainly(path, e))
+                .with_context(|| {
+                    format!(
+                        "reading the baseline {} (write one with --update-baseline)",
+                        path.display()
+                    )
+                })?;
             Mode::Hold(
                 Baseline::parse(&text)
                     .map_err(anyhow::Error::msg)

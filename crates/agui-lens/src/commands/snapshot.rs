@@ -28,7 +28,7 @@ use super::diff::{Level, normalized, settings as normalize_settings};
 use crate::cli::{SnapshotAction, SnapshotArgs};
 use agui_lens_core::compare::comparison::{compare, render, summary, unified_diff};
 use agui_lens_core::compare::normalize::{Selector, Settings, drop_empty_resume};
-use agui_lens_core::read::{DEFAULT_MAX_LINE, ReadOptions};
+use agui_lens_core::read::{self, DEFAULT_MAX_LINE, ReadOptions};
 
 const MAGIC: &str = "# agui-lens snapshot 1";
 
@@ -195,7 +195,8 @@ pub fn hold_items(
     request: &Hold,
     make: impl FnOnce(Level, &Settings) -> Result<Vec<Value>>,
 ) -> Result<Verdict> {
-    let stored = match std::fs::read_to_string(file) {
+    // A link that leads nowhere is no snapshot still to be written: an error.
+    let stored = match std::fs::read_to_string(file).map_err(|e| read::plainly(file, e)) {
         Ok(text) => Some(
             Snapshot::parse(&text)
                 .map_err(anyhow::Error::msg)

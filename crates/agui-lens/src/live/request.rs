@@ -24,6 +24,8 @@ pub struct AgentInput {
 pub enum RequestError {
     /// The input is not a JSON object.
     NotAnObject(String),
+    /// The input's file cannot be read (why, as the system says it).
+    Unreadable(String),
     /// `${NAME}` names a variable that is not set.
     MissingVariable { header: String, variable: String },
     /// `${` without a closing `}`, or an empty or ill-formed name.
@@ -36,6 +38,7 @@ impl fmt::Display for RequestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RequestError::NotAnObject(why) => write!(f, "the input is not a RunAgentInput: {why}"),
+            RequestError::Unreadable(why) => f.write_str(why),
             RequestError::MissingVariable { header, variable } => write!(
                 f,
                 "header `{header}` uses ${{{variable}}}, but the environment variable {variable} is not set"
@@ -89,8 +92,9 @@ impl AgentInput {
     /// its parsed form is held (the bytes are read whole to parse them, which is many times
     /// faster than parsing from a reader, and dropped).
     pub fn from_file(path: &std::path::Path) -> Result<AgentInput, RequestError> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| RequestError::NotAnObject(format!("it cannot be read ({e})")))?;
+        let bytes = std::fs::read(path).map_err(|e| {
+            RequestError::Unreadable(agui_lens_core::read::plainly(path, e).to_string())
+        })?;
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| RequestError::NotAnObject(format!("not JSON ({e})")))?;
         drop(bytes);
