@@ -134,7 +134,9 @@ fn find_upwards(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
         .map(|dir| dir.join(FILE_NAME))
-        .find(|candidate| candidate.is_file())
+        // A link that leads nowhere is found too, to be said to be one: going on without
+        // the project's config would check by other rules.
+        .find(|candidate| candidate.is_file() || candidate.is_symlink())
 }
 
 #[cfg(test)]

@@ -749,6 +749,32 @@ fn a_named_link_that_leads_nowhere_is_said_to_be_one() {
     }
 }
 
+/// The `agui-lens.toml` found from the working directory up is an error when it is a link
+/// that leads nowhere: going on without it (or with one further up) checks by other rules
+/// than the project's, maybe laxer ones, and passes what the project's would fail.
+#[test]
+fn a_found_config_that_leads_nowhere_is_not_gone_without() {
+    let dir = tempfile::tempdir().unwrap();
+    place("pydantic-ai-full.jsonl", &dir.path().join("run.jsonl"));
+    std::os::unix::fs::symlink(
+        "../shared/agui-lens.toml",
+        dir.path().join("agui-lens.toml"),
+    )
+    .unwrap();
+    let out = crate::common::agui_lens()
+        .current_dir(dir.path())
+        .args(["check", "run.jsonl"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr
+            .contains("agui-lens.toml: it is a link that leads nowhere (../shared/agui-lens.toml:"),
+        "{stderr}"
+    );
+}
+
 /// An output named as one of the command's own inputs would destroy what it reads: `inspect
 /// --html` over the stream, `run --record` over the RunAgentInput it is about to send, `serve
 /// --report` over the recording it serves, `test --junit` over the suite. Each is refused
