@@ -765,3 +765,77 @@ fn a_second_run_into_a_mirror_writes_the_same_files() {
             .starts_with(&[0x1f, 0x8b])
     );
 }
+
+/// The identity of a file: its inode and its modification time.
+fn identity(path: &Path) -> (u64, std::time::SystemTime) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap();
+    (meta.ino(), meta.modified().unwrap())
+}
+
+/// Sets a file's modification time far back, so that a rewrite cannot keep it by chance.
+fn age(path: &Path) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000))
+        .unwrap();
+}
+
+/// A history compacted before is left alone by the next run over it (a nightly job over a
+/// store): not replaced by a copy of itself, which gives it a new inode and time for every
+/// backup and sync to copy again, and takes the risk of a rename for nothing. So is an output
+/// of `-o` that already holds what the run would write. Plain and gzip, in place and not.
+#[test]
+fn a_second_compaction_leaves_what_it_made_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read(root().join("fixtures/recordings/pydantic-ai-full.jsonl")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&plain).unwrap();
+    let files = [dir.path().join("a.jsonl"), dir.path().join("b.jsonl.gz")];
+    std::fs::write(&files[0], &plain).unwrap();
+    std::fs::write(&files[1], gz.finish().unwrap()).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let outputs = [out.join("a.jsonl"), out.join("b.jsonl.gz")];
+    let names: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    let out_dir = format!("{}/", out.display());
+    let into_out = [&names[..], &["-o", &out_dir]].concat();
+    let in_place = [&["--in-place"], &names[..]].concat();
+    for args in [&into_out, &in_place] {
+        let args = [&["compact"], &args[..]].concat();
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("% smaller)"), "{stderr}");
+    }
+    for file in files.iter().chain(&outputs) {
+        age(file);
+    }
+    let before: Vec<_> = files.iter().chain(&outputs).map(|f| identity(f)).collect();
+    let bytes: Vec<_> = files
+        .iter()
+        .chain(&outputs)
+        .map(|f| std::fs::read(f).unwrap())
+        .collect();
+    for args in [&into_out, &in_place] {
+        let args = [&["compact"], &args[..]].concat();
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{stderr}");
+        for name in ["a.jsonl", "b.jsonl.gz"] {
+            assert!(
+                stderr
+                    .lines()
+                    .any(|l| l.contains(name) && l.ends_with("left as it was")),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+    let after: Vec<_> = files.iter().chain(&outputs).map(|f| identity(f)).collect();
+    assert_eq!(after, before, "a file was replaced by a copy of itself");
+    for (file, bytes) in files.iter().chain(&outputs).zip(bytes) {
+        assert_eq!(std::fs::read(file).unwrap(), bytes);
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        3,
+        "no temp file left"
+    );
+}

@@ -63,6 +63,9 @@ struct Report {
     /// Why nothing was written: no AG-UI event (and what the input looks like instead), or
     /// a browser capture.
     skipped: Option<String>,
+    /// What was left alone because it already held the bytes the compaction made: the file
+    /// itself, compacted before (in place), or an output of an earlier run.
+    unchanged: Option<String>,
 }
 
 pub fn run(args: &CompactArgs) -> Result<Outcome> {
@@ -652,6 +655,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             unreadable: 0,
             refused: None,
             kept: None,
+            unchanged: None,
             skipped: Some(
                 "it is a browser capture (HAR), which compact does not rewrite; \
                  `agui-lens cat FILE --entry N -o run.jsonl` extracts a stream from it"
@@ -723,6 +727,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         refused: None,
         kept: None,
         skipped: None,
+        unchanged: None,
     };
     if known == 0 {
         // Not a stream (an error body, a sidecar, an empty or binary file): whatever it
@@ -767,6 +772,15 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             verifier = None;
         }
     }
+    if let Some(path) = in_place {
+        // Compacted before: the same bytes again. The file is left alone, not replaced by a
+        // copy of itself (a new inode and time for every backup and sync to copy again, and
+        // a rename's risk for nothing), and there is nothing to verify.
+        if same_bytes(temp.path(), path).context("comparing the compacted stream")? {
+            report.unchanged = Some("already compact".into());
+            return Ok(report);
+        }
+    }
     let Some(ctx) = check else {
         if let Some((path, stamp)) = &stamp {
             // On the disk first: the file is compared as late as it can be before the rename.
@@ -776,7 +790,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
                 return Ok(report);
             }
         }
-        commit(temp, target, &name)?;
+        report.unchanged = commit(temp, target, &name)?;
         return Ok(report);
     };
     // The temp file's bytes go to the disk while it is verified (`persist` then finds them
@@ -814,7 +828,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             report.refused = Some(why);
             return Ok(report);
         }
-        commit(temp, target, &name)?;
+        report.unchanged = commit(temp, target, &name)?;
         Ok(report)
     })
 }
@@ -1070,14 +1084,19 @@ fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
 
 /// Puts the verified temp file in place (see [`persist`]), or copies it to stdout or into a
 /// device, unless the user has interrupted the run: then the target is left as it was.
-fn commit(temp: tempfile::NamedTempFile, target: &Target, name: &str) -> Result<()> {
+/// Says what was left alone instead, if anything: an output that already holds these bytes
+/// (an earlier run's) is not replaced by a copy of itself.
+fn commit(temp: tempfile::NamedTempFile, target: &Target, name: &str) -> Result<Option<String>> {
     if stop::requested() {
         bail!("interrupted: {name} was left as it was");
     }
     match target {
-        Target::Stdout => copy_out(&temp, io::stdout().lock()),
-        Target::Stream(path) => copy_out(&temp, super::open_stream(path)?),
-        Target::File(path) => Ok(persist(temp, path)?),
+        Target::Stdout => copy_out(&temp, io::stdout().lock()).map(|()| None),
+        Target::Stream(path) => copy_out(&temp, super::open_stream(path)?).map(|()| None),
+        Target::File(path) if same_bytes(temp.path(), path)? => {
+            Ok(Some(format!("{} already holds it", path.display())))
+        }
+        Target::File(path) => persist(temp, path).map(|()| None).map_err(Into::into),
     }
     .with_context(|| format!("writing the compacted {name}"))
 }
@@ -1160,6 +1179,9 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                     if report.unreadable > 0 {
                         let frames = plural(report.unreadable, "frame");
                         dropped.push_str(&format!("; {frames} that could not be read dropped"));
+                    }
+                    if let Some(what) = &report.unchanged {
+                        dropped.push_str(&format!("; {what}: left as it was"));
                     }
                     eprintln!(
                         "{}: {} → {}, {} → {}{dropped}",
