@@ -88,7 +88,8 @@ def compact_tree(
     ``copied``, or None when nothing was written). A link to a file is read as the file it
     leads to; a link to a folder is not entered (a link can lead out of the tree, or around
     in a loop) and gets a ``skipped`` row. Files the mirror holds from an earlier run are
-    overwritten, never deleted.
+    overwritten (on a local disk, one that already holds the same bytes is left alone), never
+    deleted.
 
     A row holds (see ``COLUMNS``): ``path`` (relative to ``source``, with ``/``),
     ``status`` (one of ``STATUSES``) and ``reason``; ``events_before``/``events_after`` and
@@ -303,9 +304,13 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
 
 def _write(fs, path: str, data: bytes) -> None:
     """Replaces ``path`` with ``data`` whole: through a temp file synced and renamed over it
-    on a local disk, in one write elsewhere."""
+    on a local disk, in one write elsewhere. On a local disk a file that already holds
+    ``data`` (an earlier run's) is left alone, as the command line leaves it, rather than
+    replaced by a copy of itself that every backup of the mirror would copy again."""
     parent = posixpath.dirname(path)
     if _is_local(fs):
+        if _holds(path, data):
+            return
         os.makedirs(parent, exist_ok=True)
         temp = os.path.join(
             parent, f".{posixpath.basename(path)}.agui-lens-{uuid.uuid4().hex}.tmp"
@@ -326,6 +331,17 @@ def _write(fs, path: str, data: bytes) -> None:
     if parent:
         fs.makedirs(parent, exist_ok=True)
     fs.pipe_file(path, data)
+
+
+def _holds(path: str, data: bytes) -> bool:
+    """Whether the local file ``path`` (not a link) holds exactly ``data``."""
+    try:
+        if os.path.islink(path) or os.path.getsize(path) != len(data):
+            return False
+        with open(path, "rb") as file:
+            return file.read() == data
+    except OSError:
+        return False
 
 
 def _check_reachable(client, fs_in, fs_out) -> None:
