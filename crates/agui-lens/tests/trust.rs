@@ -1449,6 +1449,67 @@ fn an_interrupted_check_still_writes_its_report() {
     }
 }
 
+/// A check stopped halfway does not record a baseline: what it did not read has findings it
+/// would leave out, and the next run would call them new. The baseline is left as it was (or
+/// not written), and stderr says so; the report is still written.
+#[test]
+fn an_interrupted_check_records_no_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("live.jsonl");
+    make_fifo(&fifo);
+    let later = dir.path().join("later.jsonl");
+    place("copilotkit-tool-error.jsonl", &later);
+    let baseline = dir.path().join("baseline.toml");
+    for earlier in [false, true] {
+        if earlier {
+            // A baseline of the file read whole, as an earlier run recorded it.
+            let (code, _, stderr) = run(&[
+                "check",
+                s(&later),
+                "--baseline",
+                s(&baseline),
+                "--update-baseline",
+            ]);
+            assert_eq!(code, 0, "{stderr}");
+        }
+        let before = std::fs::read_to_string(&baseline).ok();
+        let child = Child::spawn(
+            &[
+                "check",
+                s(&fifo),
+                s(&later),
+                "--baseline",
+                s(&baseline),
+                "--update-baseline",
+            ],
+            None,
+        );
+        feed_in_halves(
+            &fifo,
+            &std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap(),
+            || {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                child.signal(libc::SIGTERM);
+            },
+        );
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+        assert_eq!(exit, 143, "{stdout}\n{stderr}");
+        assert!(stdout.contains("interrupted before its end"), "{stdout}");
+        let left = if before.is_some() {
+            "was left as it was"
+        } else {
+            "was not written"
+        };
+        let said = format!("stopped by SIGTERM: the baseline {} {left}", s(&baseline));
+        assert!(stderr.contains(&said), "{stderr}");
+        assert_eq!(
+            std::fs::read_to_string(&baseline).ok(),
+            before,
+            "the baseline was written from half a run"
+        );
+    }
+}
+
 /// Item 8: Ctrl-C during `compact` leaves nothing half-written: no output, no temp file. What
 /// it says names the output it did not write (or left as it was), and the signal.
 #[test]

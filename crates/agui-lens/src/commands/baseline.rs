@@ -121,10 +121,20 @@ impl Gate {
     }
 
     /// Writes the baseline (recording), or says on stderr what it held back and what it no
-    /// longer met.
+    /// longer met. A run stopped by a signal records nothing: the findings of what it did not
+    /// read would be left out, and called new by the next run.
     pub fn finish(self) -> Result<()> {
         let mut err = std::io::stderr().lock();
+        let stopped = agui_lens_core::stop::requested();
         match self.mode {
+            Mode::Record(_) if stopped => {
+                let _ = writeln!(
+                    err,
+                    "stopped by {}: the baseline {} (the findings of what was not read would be missing from it)",
+                    agui_lens_core::stop::signal_name(),
+                    super::left_unwritten(&self.path)
+                );
+            }
             Mode::Record(recorder) => {
                 write_atomically(&self.path, recorder.render().as_bytes())?;
                 let _ = writeln!(
@@ -143,7 +153,8 @@ impl Gate {
                         self.path.display(),
                         agui_lens_core::report::plural(self.held_total, "known finding")
                     );
-                    if unmet > 0 {
+                    // Unmet in a stopped run may only be unread.
+                    if unmet > 0 && !stopped {
                         let _ = write!(
                             err,
                             "; {unmet} recorded no longer found (--update-baseline drops them)"
