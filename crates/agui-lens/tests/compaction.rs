@@ -344,6 +344,16 @@ fn a_stream_compaction_would_grow_is_kept_as_it_was() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(std::fs::read(&output).unwrap(), original);
     insta::assert_snapshot!("kept_as_it_was", stderr);
+    // Again into the same output: it holds those bytes already, and is left alone.
+    age(&output);
+    let before = identity(&output);
+    let (code, _, stderr) = run(&["compact", relative, "-o", output.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("kept as they were") && stderr.contains("already holds it: left as it was"),
+        "{stderr}"
+    );
+    assert_eq!(identity(&output), before);
 
     let gz = dir.path().join("out.jsonl.gz");
     let (code, _, stderr) = run(&["compact", relative, "-o", gz.to_str().unwrap()]);

@@ -419,7 +419,8 @@ fn copy_if_changed(source: &Path, target: &Path) -> io::Result<bool> {
     Ok(true)
 }
 
-/// Whether `b` is a file with the bytes of `a`.
+/// Whether `b` is a file with the bytes of `a`. One that cannot be read is not (replacing it
+/// may still be allowed).
 fn same_bytes(a: &Path, b: &Path) -> io::Result<bool> {
     let (Ok(meta_a), Ok(meta_b)) = (fs::metadata(a), fs::metadata(b)) else {
         return Ok(false);
@@ -427,14 +428,16 @@ fn same_bytes(a: &Path, b: &Path) -> io::Result<bool> {
     if !meta_b.is_file() || meta_a.len() != meta_b.len() {
         return Ok(false);
     }
-    let (mut file_a, mut file_b) = (File::open(a)?, File::open(b)?);
+    let mut file_a = File::open(a)?;
+    let Ok(mut file_b) = File::open(b) else {
+        return Ok(false);
+    };
     let (mut chunk_a, mut chunk_b) = (vec![0; 1 << 16], vec![0; 1 << 16]);
     let mut left = meta_a.len();
     while left > 0 {
         let n = left.min(chunk_a.len() as u64) as usize;
         file_a.read_exact(&mut chunk_a[..n])?;
-        file_b.read_exact(&mut chunk_b[..n])?;
-        if chunk_a[..n] != chunk_b[..n] {
+        if file_b.read_exact(&mut chunk_b[..n]).is_err() || chunk_a[..n] != chunk_b[..n] {
             return Ok(false);
         }
         left -= n as u64;
@@ -1157,9 +1160,13 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                     continue;
                 }
                 // What was written: the compacted stream, or the input's events as read.
+                let unchanged = match &report.unchanged {
+                    Some(what) => format!("; {what}: left as it was"),
+                    None => String::new(),
+                };
                 let (events_after, bytes_before, bytes_after) = if let Some(kept) = report.kept {
                     eprintln!(
-                        "{}: {} events, {} kept as they were: compacted, they would take {} in {} events",
+                        "{}: {} events, {} kept as they were: compacted, they would take {} in {} events{unchanged}",
                         report.name,
                         report.events_in,
                         human_bytes(kept),
@@ -1180,9 +1187,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                         let frames = plural(report.unreadable, "frame");
                         dropped.push_str(&format!("; {frames} that could not be read dropped"));
                     }
-                    if let Some(what) = &report.unchanged {
-                        dropped.push_str(&format!("; {what}: left as it was"));
-                    }
+                    dropped.push_str(&unchanged);
                     eprintln!(
                         "{}: {} → {}, {} → {}{dropped}",
                         report.name,
