@@ -38,12 +38,8 @@ impl Gate {
         let mode = if args.update_baseline {
             // Only a baseline, or nothing, is replaced: a path naming a stream or a config by
             // mistake keeps what it holds.
-            match std::fs::read(path).map_err(|e| agui_lens_core::read::plainly(path, e)) {
-                // A baseline yet to be written; a link that leads nowhere is not one.
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(e)
-                        .with_context(|| format!("reading the baseline {}", path.display()));
-                }
+            // (A link that leads nowhere is a baseline yet to be made where it leads.)
+            match std::fs::read(path) {
                 Ok(bytes) if !bytes.iter().all(u8::is_ascii_whitespace) => {
                     let text = String::from_utf8_lossy(&bytes);
                     if let Err(why) = Baseline::parse(&text) {

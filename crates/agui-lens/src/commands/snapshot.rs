@@ -195,8 +195,15 @@ pub fn hold_items(
     request: &Hold,
     make: impl FnOnce(Level, &Settings) -> Result<Vec<Value>>,
 ) -> Result<Verdict> {
-    // A link that leads nowhere is no snapshot still to be written: an error.
-    let stored = match std::fs::read_to_string(file).map_err(|e| read::plainly(file, e)) {
+    // Compared with, a link that leads nowhere is no snapshot still to be written but an
+    // error; updated, it is where the snapshot is made (as for any file written).
+    let read = std::fs::read_to_string(file);
+    let read = if request.update {
+        read
+    } else {
+        read.map_err(|e| read::plainly(file, e))
+    };
+    let stored = match read {
         Ok(text) => Some(
             Snapshot::parse(&text)
                 .map_err(anyhow::Error::msg)
