@@ -828,7 +828,8 @@ pub struct CompactArgs {
     #[arg(short, long, value_name = "OUT", conflicts_with = "in_place")]
     pub output: Option<PathBuf>,
 
-    /// Replace each input with its compacted form, atomically.
+    /// Replace each input with its compacted form, atomically; one already compact (the same
+    /// bytes again) is left alone.
     #[arg(long)]
     pub in_place: bool,
 
@@ -971,8 +972,9 @@ pub struct CheckArgs {
     pub attach: bool,
 
     /// Follow one file as it grows (a capture still being written), checking events as they
-    /// are appended; stops at Ctrl-C, or after --idle-timeout without growth.
-    #[arg(long)]
+    /// are appended; stops at Ctrl-C, or after --idle-timeout without growth. Not with
+    /// --baseline: a followed file has no end to record or hold findings to.
+    #[arg(long, conflicts_with = "baseline")]
     pub follow: bool,
 
     /// With --follow: stop after this many seconds without growth.

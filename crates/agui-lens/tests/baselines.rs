@@ -273,3 +273,40 @@ fn a_baseline_is_written_like_any_other_file() {
     let (code, _, stderr) = check(dir, &["--baseline", "ci/known/base.json"]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// A followed file has no end: a baseline recorded from it held none of its findings (an
+/// empty file, passed), and one given was not applied. The two are refused together.
+#[test]
+fn a_followed_file_takes_no_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("run.jsonl");
+    std::fs::copy(
+        crate::common::root().join("fixtures/recordings/copilotkit-tool-error.jsonl"),
+        &stream,
+    )
+    .unwrap();
+    for update in [true, false] {
+        let mut args = vec![
+            "check",
+            "--follow",
+            "run.jsonl",
+            "--idle-timeout",
+            "1",
+            "--baseline",
+            "base.toml",
+        ];
+        if update {
+            args.push("--update-baseline");
+        }
+        let (code, _, stderr) = split(
+            agui_lens()
+                .current_dir(dir.path())
+                .args(&args)
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("cannot be used with"), "{stderr}");
+        assert!(!dir.path().join("base.toml").exists());
+    }
+}
