@@ -48,9 +48,7 @@ impl Config {
         let Some(path) = path else {
             return Ok(Config::default());
         };
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| agui_lens_core::read::plainly(&path, e))
-            .with_context(|| format!("reading {}", path.display()))?;
+        let text = agui_lens_core::read::read_text(&path)?;
         let file: ConfigFile =
             toml::from_str(&text).with_context(|| format!("in {}", path.display()))?;
         Ok(Config {
@@ -136,7 +134,7 @@ fn find_upwards(start: &Path) -> Option<PathBuf> {
         .map(|dir| dir.join(FILE_NAME))
         // A link that leads nowhere is found too, to be said to be one: going on without
         // the project's config would check by other rules.
-        .find(|candidate| candidate.is_file() || candidate.is_symlink())
+        .find(|candidate| candidate.is_file() || (candidate.is_symlink() && !candidate.exists()))
 }
 
 #[cfg(test)]
