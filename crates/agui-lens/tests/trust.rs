@@ -747,6 +747,24 @@ fn a_named_link_that_leads_nowhere_is_said_to_be_one() {
         );
         assert!(named.is_symlink(), "{args:?} replaced the link");
     }
+    // Written, such a link is where the file is made (as for any output): a first baseline
+    // or snapshot into a linked folder.
+    for (flag, name) in [
+        ("--update-baseline", "base.toml"),
+        ("--update", "made.snap"),
+    ] {
+        let link = dir.path().join(name);
+        std::os::unix::fs::symlink(format!("shared/{name}"), &link).unwrap();
+        let args = if flag == "--update" {
+            vec!["snapshot", stream, "--expect", s(&link), flag]
+        } else {
+            vec!["check", stream, "--baseline", s(&link), flag]
+        };
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 0, "{args:?}: {stdout}{stderr}");
+        assert!(link.is_symlink(), "{args:?} replaced the link");
+        assert!(dir.path().join("shared").join(name).is_file(), "{args:?}");
+    }
 }
 
 /// The `agui-lens.toml` found from the working directory up is an error when it is a link
@@ -1372,11 +1390,47 @@ fn an_interrupted_follow_reports_and_exits_130() {
     assert!(stdout.contains("checked 1 file, 1 event"), "{stdout}");
 }
 
+/// Opens a FIFO for writing once a reader has it open. A blocking open would wait for ever
+/// for a command that exited before reading (a bad flag, a refused baseline): this one gives
+/// up after 10 s.
+fn fifo_writer(fifo: &Path) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(fifo)
+        {
+            Ok(file) => {
+                // Writes block again, as a writer's do.
+                // SAFETY: fcntl on a descriptor this function owns.
+                unsafe {
+                    let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+                    libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                }
+                return file;
+            }
+            // ENXIO: no reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "nothing opened {} to read it",
+                    fifo.display()
+                );
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => panic!("opening {} to write: {e}", fifo.display()),
+        }
+    }
+}
+
 /// Writes `stream` into the FIFO `fifo` in two halves, with `between` run after the first
 /// (the signal sent halfway) and a pause for it to land; then closes the FIFO.
 fn feed_in_halves(fifo: &Path, stream: &[u8], between: impl FnOnce()) {
     use std::io::Write;
-    let mut writer = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+    let mut writer = fifo_writer(fifo);
     let half = stream.len() / 2;
     writer.write_all(&stream[..half]).unwrap();
     writer.flush().unwrap();
@@ -1413,7 +1467,7 @@ fn an_interrupted_check_still_writes_its_report() {
         let child = Child::spawn(&["check", s(&fifo), s(&later), "--format", format], None);
         {
             use std::io::Write;
-            let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            let mut writer = fifo_writer(&fifo);
             writer.write_all(head.as_bytes()).unwrap();
             writer.flush().unwrap();
             std::thread::sleep(std::time::Duration::from_millis(500));
