@@ -331,9 +331,7 @@ impl Suite {
     /// Reads and checks a suite. `env` reads environment variables (`url_env`, `${VAR}` in
     /// headers); a missing one is an error, like any other mistake in the file.
     pub fn load(path: &Path, env: impl Fn(&str) -> Option<String>) -> Result<Suite> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| agui_lens_core::read::plainly(path, e))
-            .with_context(|| format!("reading {}", path.display()))?;
+        let text = agui_lens_core::read::read_text(path)?;
         let file: SuiteFile = toml::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))
             .with_context(|| format!("in {}", path.display()))?;

@@ -455,6 +455,14 @@ pub fn plainly(path: &Path, err: io::Error) -> io::Error {
     }
 }
 
+/// The text of a file read whole beside a stream (a suite, a config, a script), an error
+/// naming it, and saying so of a link that leads nowhere.
+pub fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| plainly(path, e))
+        .with_context(|| format!("reading {}", path.display()))
+}
+
 /// Opens an input: decompresses by magic bytes, picks the format (forced, else by extension,
 /// else by content), and returns a frame reader over it.
 pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {

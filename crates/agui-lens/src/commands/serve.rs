@@ -84,9 +84,7 @@ fn load_script(path: &Path) -> Result<Vec<Turn>> {
             })
             .collect();
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| agui_lens_core::read::plainly(path, e))
-        .with_context(|| format!("reading {}", path.display()))?;
+    let text = agui_lens_core::read::read_text(path)?;
     let script: ScriptFile =
         toml::from_str(&text).with_context(|| format!("{} is no serve script", path.display()))?;
     if script.turn.is_empty() {
