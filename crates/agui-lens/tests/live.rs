@@ -1682,8 +1682,19 @@ message = "hi"
         std::fs::write(not_run.join(name), "from a run before\n").unwrap();
     }
     std::fs::write(not_run.join("outcome.json"), "{\"passed\": true}\n").unwrap();
+    // A case the suite no longer has (renamed since) left its folder: it is said, and kept;
+    // a folder of the user's is neither.
+    let gone = dir.join("art/05-renamed-since/turn-1");
+    std::fs::create_dir_all(&gone).unwrap();
+    std::fs::write(gone.join("outcome.json"), "{\"passed\": true}\n").unwrap();
+    std::fs::create_dir_all(dir.join("art/notes")).unwrap();
     let (code, stdout, stderr) = test_cmd(dir, &server, &["-j", "2", "--artifacts", "art"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("holds the artifacts of cases this suite does not have (an earlier run's): 05-renamed-since; left as they are"),
+        "{stderr}"
+    );
+    assert!(gone.join("outcome.json").exists());
     assert!(
         !clean_turn.join("findings.jsonl").exists(),
         "a finding of an earlier run was kept"

@@ -93,6 +93,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     };
     if let Some(dir) = &args.artifacts {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        warn_stale_artifacts(dir, &suite.cases);
     }
     // Ctrl-C or SIGTERM (a cancelled CI job) stops the case under way, which is reported as
     // an error, and the cases not started, which are reported as not run.
@@ -651,9 +652,45 @@ impl Recording {
     }
 }
 
-/// The directory a turn's artifacts go to: `DIR/NN-case-name/turn-N`, NN the case's place in
-/// the suite file.
-fn artifacts_dir(root: &Path, case: &Case, turn: &Turn) -> std::path::PathBuf {
+/// Says on stderr which folders of the artifacts directory hold a turn's artifacts of a case
+/// this suite does not have (renamed, moved or removed since an earlier run into it): they
+/// are left as they are, and a walk or an upload of the folder would take them for this
+/// run's.
+fn warn_stale_artifacts(root: &Path, cases: &[Case]) {
+    let ours: std::collections::HashSet<std::ffi::OsString> = cases
+        .iter()
+        .filter_map(|case| case_dir(root, case).file_name().map(ToOwned::to_owned))
+        .collect();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    let mut stale: Vec<String> = entries
+        .flatten()
+        .filter(|entry| !ours.contains(&entry.file_name()))
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|entry| {
+            std::fs::read_dir(entry.path()).is_ok_and(|turns| {
+                turns
+                    .flatten()
+                    .any(|turn| turn.path().join("outcome.json").is_file())
+            })
+        })
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    if stale.is_empty() {
+        return;
+    }
+    stale.sort();
+    eprintln!(
+        "warning: {} holds the artifacts of cases this suite does not have (an earlier run's): {}; left as they are",
+        root.display(),
+        stale.join(", ")
+    );
+}
+
+/// The directory a case's turns go to: `DIR/NN-case-name`, NN the case's place in the suite
+/// file.
+fn case_dir(root: &Path, case: &Case) -> std::path::PathBuf {
     let mut slug: String = case
         .name
         .chars()
@@ -670,7 +707,11 @@ fn artifacts_dir(root: &Path, case: &Case, turn: &Turn) -> std::path::PathBuf {
     }
     let slug = slug.trim_matches('-');
     root.join(format!("{:02}-{slug}", case.index + 1))
-        .join(format!("turn-{}", turn.number))
+}
+
+/// The directory a turn's artifacts go to: `DIR/NN-case-name/turn-N`.
+fn artifacts_dir(root: &Path, case: &Case, turn: &Turn) -> std::path::PathBuf {
+    case_dir(root, case).join(format!("turn-{}", turn.number))
 }
 
 fn run_turn(
