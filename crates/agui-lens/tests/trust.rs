@@ -1927,7 +1927,7 @@ fn one_large_patch_stays_under_512_mib_in_every_command() {
             ran.stderr
         );
         assert!(
-            ran.peak_rss_mib < 512.0,
+            ran.peak_mib() < 512.0,
             "{args:?}: {:.0} MiB",
             ran.peak_rss_mib
         );
