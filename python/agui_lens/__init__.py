@@ -351,11 +351,20 @@ def fold(
 ) -> dict:
     """What a client ends with after applying the stream: what ``agui-lens fold`` prints
     (the thread of the last run, or ``thread``). A source that holds no AG-UI event raises
-    ``AguiLensError``."""
+    ``AguiLensError``. What ``agui-lens fold`` warns of on stderr (a capture answered with
+    an error status, frames that are no events) comes as an ``AguiLensWarning``."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format
-    return json.loads(_agui_lens.fold(thread=thread, **kwargs))
+    folded, said = _agui_lens.fold(thread=thread, **kwargs)
+    _warn(said)
+    return json.loads(folded)
+
+
+def _warn(said: list) -> None:
+    """The core's warnings about what was read, as ``AguiLensWarning``s of the caller's call."""
+    for message in said:
+        warnings.warn(message, AguiLensWarning, stacklevel=3)
 
 
 def compact(
@@ -461,7 +470,8 @@ class DiffResult:
 def diff(a: Source, b: Source, *, level: str = "events", max_lines: int = 400) -> DiffResult:
     """Compares two streams by meaning, as ``agui-lens diff --level LEVEL A B`` does (ids,
     timestamps and delta splits aside): ``events``, ``compact`` or ``fold``. ``str()`` of the
-    result is what the command prints (without colour); ``.document`` its ``--format json``."""
+    result is what the command prints (without colour); ``.document`` its ``--format json``.
+    What the command warns of on stderr comes as an ``AguiLensWarning``."""
     with tempfile.TemporaryDirectory(prefix="agui-lens-diff.") as folder:
         paths = []
         labels = []
@@ -479,8 +489,9 @@ def diff(a: Source, b: Source, *, level: str = "events", max_lines: int = 400) -
                 out.write(kwargs["data"])
             paths.append(path)
             labels.append(kwargs["name"])
-        equal, text, document = _agui_lens.diff(
+        equal, text, document, said = _agui_lens.diff(
             paths[0], paths[1], labels[0], labels[1], level=level, max_lines=max_lines
         )
+    _warn(said)
     document = json.loads(document)
     return DiffResult(equal=equal, level=document["level"], text=text, document=document)

@@ -26,7 +26,7 @@ use agui_lens_core::check::opened::check_sent;
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::SchemaSet;
-use agui_lens_core::check::stream::{for_each_fed, not_a_stream, require_events};
+use agui_lens_core::check::stream::{for_each_fed, holding_warnings, not_a_stream, require_events};
 use agui_lens_core::compact::verify::{count_errors_of, judge, read_back, verification_levels};
 use agui_lens_core::compact::{Compactor, Level as CompactLevel, lost_frames};
 use agui_lens_core::compare::Level as CompareLevel;
@@ -298,20 +298,22 @@ fn fold(
     name: Option<String>,
     format: Option<String>,
     thread: Option<String>,
-) -> PyResult<String> {
+) -> PyResult<(String, Vec<String>)> {
     guarded(py, move || {
         let source = Source::new(path, data, name, format.as_deref())?;
         let opened = source.open()?;
         let max_line = source.read_options().max_line;
-        let threads = fold_opened(
-            opened,
-            max_line,
-            DEFAULT_STATE_LIMIT,
-            None,
-            thread.as_deref(),
-        )?;
-        let folded = pick(threads, thread.as_deref())?;
-        Ok(folded.into_json().to_string())
+        let (threads, warnings) = holding_warnings(|| {
+            fold_opened(
+                opened,
+                max_line,
+                DEFAULT_STATE_LIMIT,
+                None,
+                thread.as_deref(),
+            )
+        });
+        let folded = pick(threads?, thread.as_deref())?;
+        Ok((folded.into_json().to_string(), warnings))
     })
 }
 
@@ -594,16 +596,20 @@ fn diff(
     b_label: String,
     level: String,
     max_lines: usize,
-) -> PyResult<(bool, String, String)> {
+) -> PyResult<(bool, String, String, Vec<String>)> {
     guarded(py, move || {
         let level = CompareLevel::parse(&level)
             .ok_or_else(|| anyhow!("unknown level `{level}`: use events, compact or fold"))?;
-        let diff = diff_paths(&a, &b, &ReadOptions::default(), level, &Settings::current())?;
+        let (diff, warnings) = holding_warnings(|| {
+            diff_paths(&a, &b, &ReadOptions::default(), level, &Settings::current())
+        });
+        let diff = diff?;
         let labels = (a_label.as_str(), b_label.as_str());
         Ok((
             diff.comparison.equal,
             diff.human(labels, max_lines, &plain),
             diff.document(labels, max_lines).to_string(),
+            warnings,
         ))
     })
 }

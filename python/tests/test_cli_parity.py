@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 
@@ -37,7 +38,12 @@ def test_human_report_matches_cli(path, empty_dir):
 def test_fold_matches_cli(path, empty_dir):
     ran = cli("fold", str(path), cwd=empty_dir)
     if ran.returncode == 0:
-        assert agui_lens.fold(path) == json.loads(ran.stdout)
+        # What the CLI warns of on stderr comes as warnings, word for word.
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            assert agui_lens.fold(path) == json.loads(ran.stdout)
+        assert [f"warning: {w.message}" for w in said] == ran.stderr.decode().splitlines()
+        assert all(w.category is agui_lens.AguiLensWarning for w in said)
     else:
         # The CLI's error is the exception's message.
         with pytest.raises(agui_lens.AguiLensError) as raised:

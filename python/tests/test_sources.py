@@ -167,6 +167,7 @@ def test_a_stream_of_a_capture_is_named_as_findings_name_it(tmp_path, empty_dir)
         agui_lens.check(f"{plain}#1")
 
 
+@pytest.mark.filterwarnings("ignore::agui_lens.AguiLensWarning")
 def test_a_capture_answered_with_an_error_status_is_no_clean_stream(tmp_path, empty_dir):
     """A capture's stream whose response had an error status was never read by its client:
     the Python check reports it as the CLI does (`transport/http-status`)."""
@@ -198,3 +199,42 @@ def test_a_capture_answered_with_an_error_status_is_no_clean_stream(tmp_path, em
     for level in ("events", "compact", "fold"):
         assert agui_lens.diff(name, f"{answered}#0", level=level).equal is False, level
         assert agui_lens.diff(name, name, level=level).equal is True, level
+
+
+def test_fold_and_diff_warn_as_events_does(tmp_path, capfd):
+    """`fold` and `diff` of a capture answered 500, or of a stream with a frame that is no
+    event, say so with an ``AguiLensWarning`` as ``events`` does, and nothing on stderr (a
+    notebook or a test run shows warnings; stderr of a library goes unseen)."""
+    capture = capture_of_two_streams(tmp_path)
+    har = json.loads(capture.read_text())
+    har["log"]["entries"][0]["response"]["status"] = 500
+    har["log"]["entries"][0]["response"]["statusText"] = "Internal Server Error"
+    capture.write_text(json.dumps(har))
+    failed = f"{capture}#0"
+    with pytest.warns(agui_lens.AguiLensWarning, match="answered 500 Internal Server Error"):
+        agui_lens.fold(failed)
+    for level in ("events", "compact", "fold"):
+        with pytest.warns(agui_lens.AguiLensWarning, match="answered 500") as said:
+            agui_lens.diff(failed, failed, level=level)
+        assert len(said) == 2, [str(w.message) for w in said]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n'
+        "{not json\n"
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n'
+    )
+    with pytest.warns(agui_lens.AguiLensWarning, match="1 of 3 frames could not be read"):
+        agui_lens.fold(broken)
+    with pytest.warns(agui_lens.AguiLensWarning, match="1 of 3 frames could not be read"):
+        agui_lens.diff(broken, broken, level="fold")
+    assert capfd.readouterr().err == ""
+    # A clean stream gives none.
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text(
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n'
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n'
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agui_lens.fold(clean)
+        agui_lens.diff(clean, clean)

@@ -1,6 +1,7 @@
 //! Reading an input as a sequence of events for the commands that transform streams (fold,
 //! compact, diff): frames are parsed in parallel per batch and handed over in order.
 
+use std::cell::RefCell;
 use std::io;
 use std::sync::Arc;
 
@@ -239,24 +240,98 @@ pub fn require_events(opened: &Opened, stats: &ReadStats) -> Result<()> {
     Ok(())
 }
 
-/// Says on stderr that a browser capture's stream was answered with a status that is no
-/// success, if it was: a client read none of its events (it failed on the status), and what
-/// follows takes them as they came.
-pub fn warn_failed_status(opened: &Opened) {
-    if let Some(answered) = opened.capture.as_ref().and_then(|c| c.failed_answer()) {
-        let name = &opened.name;
-        eprintln!(
-            "warning: {name}: the agent answered {answered}: a client reads none of this stream's events (it fails on the status); they are taken as they came (`agui-lens check` reports it)"
-        );
+thread_local! {
+    /// The warnings kept on this thread for a caller that says them its own way (see
+    /// [`holding_warnings`]); none when they go to stderr.
+    static HELD: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+/// Says a warning about an input: on stderr as `warning: …`, or, inside [`holding_warnings`]
+/// on this thread, kept for its caller.
+fn warn(message: String) {
+    let kept = HELD.with(|held| match held.borrow_mut().as_mut() {
+        Some(held) => {
+            held.push(message);
+            None
+        }
+        None => Some(message),
+    });
+    if let Some(message) = kept {
+        eprintln!("warning: {message}");
     }
 }
 
-/// Says on stderr that some frames were skipped, if any were.
+/// Runs `f` with the warnings it gives on this thread (a capture answered with an error
+/// status, frames skipped) kept instead of said on stderr, and returns them beside its
+/// result, for a caller whose users do not see stderr (a library's warnings, a page).
+pub fn holding_warnings<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+    /// Puts back what was held outside (also when `f` panics).
+    struct Restore(Option<Option<Vec<String>>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(outer) = self.0.take() {
+                HELD.with(|held| *held.borrow_mut() = outer);
+            }
+        }
+    }
+    let outer = HELD.with(|held| held.borrow_mut().replace(Vec::new()));
+    let mut restore = Restore(Some(outer));
+    let result = f();
+    let outer = restore.0.take().flatten();
+    let kept = HELD.with(|held| std::mem::replace(&mut *held.borrow_mut(), outer));
+    (result, kept.unwrap_or_default())
+}
+
+/// Warns that a browser capture's stream was answered with a status that is no success, if
+/// it was: a client read none of its events (it failed on the status), and what follows
+/// takes them as they came.
+pub fn warn_failed_status(opened: &Opened) {
+    if let Some(answered) = opened.capture.as_ref().and_then(|c| c.failed_answer()) {
+        let name = &opened.name;
+        warn(format!(
+            "{name}: the agent answered {answered}: a client reads none of this stream's events (it fails on the status); they are taken as they came (`agui-lens check` reports it)"
+        ));
+    }
+}
+
+/// Warns that some frames were skipped, if any were.
 pub fn warn_unreadable(name: &str, stats: &ReadStats) {
     if stats.unreadable > 0 {
-        eprintln!(
-            "warning: {name}: {} of {} frames could not be read as events and were skipped (see `agui-lens check {name}`)",
+        warn(format!(
+            "{name}: {} of {} frames could not be read as events and were skipped (see `agui-lens check {name}`)",
             stats.unreadable, stats.frames
-        );
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held() -> bool {
+        HELD.with(|held| held.borrow().is_some())
+    }
+
+    /// Each caller gets the warnings given inside its own call, a panic inside one puts back
+    /// what was outside it, and after the last, warnings go to stderr again.
+    #[test]
+    fn warnings_are_held_for_the_innermost_caller() {
+        let ((inner, panicked), outer) = holding_warnings(|| {
+            warn("first".into());
+            let ((), inner) = holding_warnings(|| warn("inner".into()));
+            let panicked = std::panic::catch_unwind(|| {
+                holding_warnings(|| {
+                    warn("lost with the panic".into());
+                    panic!("stop");
+                })
+            })
+            .is_err();
+            warn("last".into());
+            (inner, panicked)
+        });
+        assert!(panicked);
+        assert_eq!(inner, ["inner"]);
+        assert_eq!(outer, ["first", "last"]);
+        assert!(!held());
     }
 }
