@@ -1655,6 +1655,57 @@ fn an_inspection_stopped_while_reading_says_so() {
     );
 }
 
+/// `fold`, `diff` and `snapshot` stopped by a signal while they read say so, show nothing of
+/// what they read (it is not the stream), write no snapshot, and exit with the signal's
+/// status. They were ended without a word before.
+#[test]
+fn a_fold_diff_or_snapshot_stopped_while_reading_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("live.jsonl");
+    make_fifo(&fifo);
+    let whole = recording("pydantic-ai-full.jsonl");
+    let snap = dir.path().join("kept.snap");
+    let stream = std::fs::read(&whole).unwrap();
+    // A snapshot of the whole stream, held to and updated below.
+    let (code, _, stderr) = run(&["snapshot", s(&whole), "--expect", s(&snap), "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let earlier = std::fs::read(&snap).unwrap();
+    let end = format!("the end of {}", s(&fifo));
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (vec!["fold", s(&fifo)], format!("{end}: nothing was shown")),
+        (
+            vec!["diff", s(&whole), s(&fifo)],
+            format!(
+                "{} and {} were read to the end: nothing was shown",
+                s(&whole),
+                s(&fifo)
+            ),
+        ),
+        (
+            vec!["snapshot", s(&fifo), "--expect", s(&snap)],
+            format!("{end}: nothing was compared"),
+        ),
+        (
+            vec!["snapshot", s(&fifo), "--expect", s(&snap), "--update"],
+            format!("{end}: {} was left as it was", s(&snap)),
+        ),
+    ];
+    for (args, unread) in cases {
+        let child = Child::spawn(&args, None);
+        feed_in_halves(&fifo, &stream, || {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            child.signal(libc::SIGTERM);
+        });
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+        assert_eq!(exit, 143, "{args:?}: {stdout}\n{stderr}");
+        assert_eq!(stdout, "", "{args:?}: half a result was shown");
+        let said = format!("stopped by SIGTERM before {unread}");
+        assert!(stderr.contains(&said), "{args:?}: {stderr}");
+        assert_eq!(std::fs::read(&snap).unwrap(), earlier, "{args:?}");
+        assert!(!dir.path().join("kept.snap.new").exists(), "{args:?}");
+    }
+}
+
 /// `schema export` over an earlier export replaces each schema as every file agui-lens writes
 /// whole is replaced: a reader that has the old file open goes on reading it whole (it was
 /// truncated and rewritten in place, so a reader saw the new text, or half of it), and no temp

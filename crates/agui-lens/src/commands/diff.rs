@@ -21,7 +21,16 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
         max_line: DEFAULT_MAX_LINE,
         entry: None,
     };
-    let diff = diff_paths(&args.a, &args.b, &read, args.level, &settings)?;
+    let unread = format!(
+        "{} and {} were read to the end",
+        args.a.display(),
+        args.b.display()
+    );
+    let diff = super::reading(
+        &unread,
+        || "nothing was shown".into(),
+        || diff_paths(&args.a, &args.b, &read, args.level, &settings),
+    )?;
     let labels = (args.a.to_string_lossy(), args.b.to_string_lossy());
     let labels = (labels.0.as_ref(), labels.1.as_ref());
     let mut out = io::stdout().lock();

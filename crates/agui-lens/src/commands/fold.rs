@@ -17,12 +17,19 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     let initial = args.read.initial_state()?;
     let _progress =
         crate::progress::Progress::start("folding", crate::progress::total_size([&input]), 1, true);
-    let threads = fold_threads(
-        &input,
-        &read,
-        limit,
-        initial.as_ref(),
-        args.thread.as_deref(),
+    let unread = format!("the end of {}", input.display_name());
+    let threads = super::reading(
+        &unread,
+        || "nothing was shown".into(),
+        || {
+            fold_threads(
+                &input,
+                &read,
+                limit,
+                initial.as_ref(),
+                args.thread.as_deref(),
+            )
+        },
     )?;
     let folded = pick(threads, args.thread.as_deref())?;
     let mut out = io::stdout().lock();

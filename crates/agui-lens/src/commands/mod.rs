@@ -239,6 +239,25 @@ fn keep_owner(file: &std::fs::File, meta: &std::fs::Metadata, path: &Path) -> io
     Ok(())
 }
 
+/// Runs `read`, which reads a command's inputs through, with Ctrl-C, SIGTERM and SIGHUP asking
+/// it to stop. Stopped, what it read is not the whole input, so nothing of it may be shown or
+/// kept: the command fails with "stopped by SIGNAL before UNREAD: LEFT" (`left` says what
+/// became of its output) and exits with the signal's status.
+pub(crate) fn reading<T>(
+    unread: &str,
+    left: impl FnOnce() -> String,
+    read: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let caught = crate::signals::Caught::begin();
+    let result = read();
+    drop(caught);
+    if agui_lens_core::stop::requested() {
+        let signal = agui_lens_core::stop::signal_name();
+        anyhow::bail!("stopped by {signal} before {unread}: {}", left());
+    }
+    result
+}
+
 /// What a command stopped before writing `path` left of it: the file as it was, or none.
 pub(crate) fn left_unwritten(path: &Path) -> String {
     if path.exists() {

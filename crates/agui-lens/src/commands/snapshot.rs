@@ -295,7 +295,21 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
         max_line: DEFAULT_MAX_LINE,
         entry: None,
     };
-    let verdict = hold(stream, &read, file, &request)?;
+    // Stopped while the stream is read, nothing is compared or written.
+    let unread = format!("the end of {}", stream.display());
+    let verdict = hold_items(file, &request, |level, settings| {
+        super::reading(
+            &unread,
+            || {
+                if request.update {
+                    super::left_unwritten(file)
+                } else {
+                    "nothing was compared".into()
+                }
+            },
+            || normalized(stream, &read, level, settings),
+        )
+    })?;
     let mut err = io::stderr().lock();
     match verdict {
         Verdict::Matches => Ok(Outcome::Clean),
