@@ -579,8 +579,9 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     pub listen: String,
 
-    /// Record each exchange under DIR/NNN/: request.json, response.raw, events.jsonl, and
-    /// findings.jsonl when anything was found (no headers: they may carry credentials).
+    /// Record each exchange under DIR/NNN/: request.json, response.raw, events.jsonl (none
+    /// for a refusal that holds no event), and findings.jsonl when anything was found (no
+    /// headers: they may carry credentials). `agui-lens check DIR` checks it as found.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
 

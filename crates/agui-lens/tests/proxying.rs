@@ -661,10 +661,10 @@ fn one_exchange(
     (proxy, got, agent)
 }
 
-/// A recording folder checks as what was forwarded: `check DIR` reads each exchange's stream
-/// and passes over what agui-lens wrote beside it (the findings, the request), in every
-/// format. A clean exchange has no findings file (an empty one read as a capture of nothing),
-/// one with findings has them, and neither is taken for a stream.
+/// A recording folder checks as what was forwarded: `check DIR` reads each exchange's stream,
+/// in every format, and neither the request nor the findings beside it is taken for a
+/// stream. A clean exchange has no findings file (an empty one read as a capture of nothing),
+/// one with findings has them.
 #[test]
 fn a_recording_checks_as_what_was_forwarded() {
     let clean = String::from_utf8(clean_run()).unwrap();
@@ -690,10 +690,189 @@ fn a_recording_checks_as_what_was_forwarded() {
         // (SARIF lists every rule: the finding's message is what would say it.)
         assert!(!stdout.contains("no AG-UI events: "), "{format}: {stdout}");
     }
-    let (_, stdout, _) = run(&["check", folder]);
+    // The findings file is read as the proxy's (see the next test): the schema finding it
+    // holds is the stream's, found again in events.jsonl, and is not reported twice.
+    let (_, stdout, _) = run(&["check", "--format", "json", folder]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let found: Vec<&str> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(found.len(), 1, "{stdout}");
+    assert!(found[0].ends_with("002/events.jsonl"), "{stdout}");
+}
+
+/// A recording checks as the proxy found it: `check DIR` reports what only the proxy could
+/// know (the status an exchange was answered with, a turn that leaves out what the previous
+/// one asked for), from the findings it recorded, and checks each stream as the answer to
+/// the request recorded beside it. A refused exchange leaves no empty `events.jsonl` (it was
+/// "no AG-UI events: the input is empty"). Before, the missing tool result and the refusal
+/// were gone from `check DIR`, in every format.
+#[test]
+fn a_recording_checks_as_the_proxy_found_it() {
+    let script = "fixtures/serve/two-turns/script.toml";
+    let upstream = Served::start(&[script]);
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &["--upstream", &upstream.url, "--record", &record_arg],
+    );
+    let requests = std::fs::read_to_string(
+        root().join("fixtures/serve/request/missing-tool-result/requests.jsonl"),
+    )
+    .unwrap();
+    let bodies: Vec<&str> = requests.lines().collect();
+    for body in &bodies {
+        let _ = lenient_client()
+            .post(&proxy.url)
+            .header("Content-Type", "application/json")
+            .send(*body)
+            .unwrap()
+            .body_mut()
+            .read_to_vec();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(proxy.child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 143, "{stdout}{stderr}");
+    // Then, into the same folder, an exchange the agent refuses.
+    let refusing = Server::start(Script::fixed(
+        "422 Unprocessable Entity",
+        "application/json",
+        r#"{"error":"no such tool"}"#,
+    ));
+    let proxy = Served::command(
+        "proxy",
+        &[
+            "--upstream",
+            &refusing.url("/"),
+            "--record",
+            &record_arg,
+            "--once",
+        ],
+    );
+    let _ = lenient_client()
+        .post(&proxy.url)
+        .header("Content-Type", "application/json")
+        .send(bodies[0])
+        .unwrap()
+        .body_mut()
+        .read_to_vec();
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
-        stdout.contains("002/findings.jsonl") && stdout.contains("agui-lens findings"),
-        "{stdout}"
+        !record.join("003/events.jsonl").exists(),
+        "a refused exchange left an events.jsonl"
+    );
+    // What the proxy found, as (rule, exchange/file).
+    let placed = |d: &Value| {
+        let path = std::path::Path::new(d["path"].as_str().unwrap());
+        let exchange = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy();
+        let file = path.file_name().unwrap().to_string_lossy();
+        (
+            d["rule"].as_str().unwrap().to_owned(),
+            format!("{exchange}/{file}"),
+        )
+    };
+    let mut proxied = Vec::new();
+    for n in ["001", "002", "003"] {
+        if let Ok(text) = std::fs::read_to_string(record.join(n).join("findings.jsonl")) {
+            proxied.extend(
+                text.lines()
+                    .map(|l| placed(&serde_json::from_str(l).unwrap())),
+            );
+        }
+    }
+    proxied.sort();
+    for expected in [
+        ("request/missing-tool-result", "002/request.json"),
+        ("transport/http-status", "003/response.raw"),
+    ] {
+        let expected = (expected.0.to_owned(), expected.1.to_owned());
+        assert!(proxied.contains(&expected), "{proxied:?}");
+    }
+    let folder = record.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["check", "--format", "json", folder]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let mut checked: Vec<_> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(placed)
+        .collect();
+    checked.sort();
+    // The stream findings are placed in events.jsonl (the proxy placed them in the body).
+    let mut proxied_as_checked: Vec<_> = proxied
+        .iter()
+        .map(|(rule, at)| (rule.clone(), at.replace("/response.raw", "/events.jsonl")))
+        .map(|(rule, at)| match rule.starts_with("transport/") {
+            true => (rule, at.replace("/events.jsonl", "/response.raw")),
+            false => (rule, at),
+        })
+        .collect();
+    proxied_as_checked.sort();
+    assert_eq!(checked, proxied_as_checked, "{stdout}");
+    for format in ["human", "jsonl", "github", "junit", "sarif"] {
+        let (code, stdout, stderr) = run(&["check", "--format", format, folder]);
+        assert_eq!(code, 1, "{format}: {stdout}{stderr}");
+        // SARIF names every rule it knows: there, a finding is a result.
+        let said = if format == "sarif" {
+            let sarif: Value = serde_json::from_str(&stdout).unwrap();
+            sarif["runs"][0]["results"].to_string()
+        } else {
+            stdout.clone()
+        };
+        for rule in ["request/missing-tool-result", "transport/http-status"] {
+            assert!(said.contains(rule), "{format}: {rule} is gone: {stdout}");
+        }
+        assert!(!said.contains("no AG-UI events: "), "{format}: {stdout}");
+        if format == "human" {
+            assert!(
+                stdout.contains("002/findings.jsonl (the proxy's findings)"),
+                "{stdout}"
+            );
+        }
+    }
+    // Rule levels apply to what was recorded as to what is found.
+    let (code, stdout, stderr) = run(&[
+        "check",
+        "--format",
+        "json",
+        "--allow",
+        "request/missing-tool-result",
+        "--allow",
+        "transport/http-status",
+        folder,
+    ]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let rules: Vec<&str> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert!(
+        !rules.contains(&"request/missing-tool-result")
+            && !rules.contains(&"transport/http-status"),
+        "{rules:?}"
+    );
+    assert_eq!(
+        code,
+        i32::from(doc["summary"]["errors"] != 0),
+        "{stdout}{stderr}"
     );
 }
 

@@ -35,9 +35,33 @@ pub fn check_opened(
 /// request, when it has one, comes first.
 pub fn check_sent(
     ctx: &Context<'_>,
+    opened: Opened,
+    walked: bool,
+    sent: Option<Arc<Value>>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    check_answer(ctx, opened, walked, sent, true, emit)
+}
+
+/// [`check_sent`] where the request, `sent`, was held to its rules elsewhere (the proxy did,
+/// with the thread's previous turn at hand, and recorded what it found beside the stream):
+/// it is only what the stream answers.
+pub fn check_answer_to(
+    ctx: &Context<'_>,
+    opened: Opened,
+    walked: bool,
+    sent: Arc<Value>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    check_answer(ctx, opened, walked, Some(sent), false, emit)
+}
+
+fn check_answer(
+    ctx: &Context<'_>,
     mut opened: Opened,
     walked: bool,
     sent: Option<Arc<Value>>,
+    check_request: bool,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     let name = opened.name.clone();
@@ -71,7 +95,7 @@ pub fn check_sent(
     };
     let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut found = Vec::new();
-    if let Some(request) = &request {
+    if let Some(request) = request.as_ref().filter(|_| check_request) {
         let asked = ctx.protocol.version;
         for d in input_findings(ctx.schemas, request, asked, &name) {
             engine.report(d, &mut found);

@@ -60,6 +60,10 @@ pub struct FileSummary {
     /// be had, not a file that could not be read.
     #[serde(skip)]
     pub call: bool,
+    /// The input is the findings a proxy recorded beside an exchange, not a stream: it has
+    /// no events to count.
+    #[serde(skip)]
+    pub recorded_findings: bool,
 }
 
 impl FileSummary {
@@ -73,6 +77,7 @@ impl FileSummary {
             interrupted: false,
             protocol: Vec::new(),
             call: false,
+            recorded_findings: false,
         }
     }
 

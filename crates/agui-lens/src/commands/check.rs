@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use super::Outcome;
 use super::baseline::{Gate, subtract};
 use super::inputs::{self, Input};
+use super::recorded::{Recorded, check_findings};
 use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
 use crate::config::Config;
 use crate::progress::Progress;
@@ -19,6 +20,7 @@ use agui_lens_core::check::capabilities::levels_for;
 use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Stats};
+use agui_lens_core::check::opened::check_answer_to;
 pub use agui_lens_core::check::opened::check_opened;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::schema::SchemaSet;
@@ -319,6 +321,16 @@ pub fn check_one(
     if let Some(why) = &input.unreadable {
         return Ok(failed(name, Stats::default(), why.clone()));
     }
+    // An exchange the proxy recorded is checked as the proxy found it.
+    let recorded = match &input.spec {
+        InputSpec::File(path) => super::recorded::recorded(path).map(|r| (path, r)),
+        _ => None,
+    };
+    let sent = match recorded {
+        Some((path, Recorded::Findings)) => return check_findings(ctx, path, name, emit),
+        Some((_, Recorded::Events(request))) => request,
+        None => None,
+    };
     if let Some(why) = &input.skipped {
         let mut file = FileSummary::checked(name, Stats::default(), None);
         file.skipped = Some(why.clone());
@@ -329,7 +341,10 @@ pub fn check_one(
         return Ok(FileSummary::stopped(name, Stats::default()));
     }
     match read::open(&input.spec, read) {
-        Ok(opened) => check_opened(ctx, opened, !input.explicit, emit),
+        Ok(opened) => match sent {
+            Some(request) => check_answer_to(ctx, opened, !input.explicit, request, emit),
+            None => check_opened(ctx, opened, !input.explicit, emit),
+        },
         Err(_) if agui_lens_core::stop::requested() => {
             Ok(FileSummary::stopped(name, Stats::default()))
         }

@@ -11,6 +11,7 @@ pub mod inputs;
 pub mod inspect;
 pub mod man;
 pub mod proxy;
+pub mod recorded;
 pub mod rules;
 pub mod run;
 pub mod schema;

@@ -694,7 +694,8 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         }
     }
     if let Some(at) = &slot {
-        record(at, &events, &exchange_findings)
+        let refused = !status.is_success() && events.is_empty();
+        record(at, (!refused).then_some(&events[..]), &exchange_findings)
             .with_context(|| format!("recording into {}", at.display()))?;
         shared.tell(Note::Said(format!(
             "proxy: {label}: recorded in {}",
@@ -860,16 +861,20 @@ fn claim_slot(dir: &std::path::Path, next: &std::sync::atomic::AtomicU64) -> Res
 }
 
 /// What came of one exchange, recorded in its folder `at` (DIR/NNN/, which holds the request
-/// and the raw response body already): its events as JSONL and the findings (request and
-/// stream) as JSONL. An agent that could not be reached leaves `failure.txt` instead. No
-/// header is written (they may carry credentials).
-fn record(at: &std::path::Path, events: &[Value], findings: &[Diagnostic]) -> Result<()> {
-    let mut jsonl = Vec::new();
-    for event in events {
-        serde_json::to_writer(&mut jsonl, event)?;
-        jsonl.push(b'\n');
+/// and the raw response body already): its events as JSONL, unless the agent refused the
+/// request with a body that held none (an empty file would read as a stream of nothing; the
+/// body and its status are in `response.raw` and the findings), and the findings (request,
+/// response and stream) as JSONL. An agent that could not be reached leaves `failure.txt`
+/// instead. No header is written (they may carry credentials).
+fn record(at: &std::path::Path, events: Option<&[Value]>, findings: &[Diagnostic]) -> Result<()> {
+    if let Some(events) = events {
+        let mut jsonl = Vec::new();
+        for event in events {
+            serde_json::to_writer(&mut jsonl, event)?;
+            jsonl.push(b'\n');
+        }
+        std::fs::write(at.join("events.jsonl"), jsonl)?;
     }
-    std::fs::write(at.join("events.jsonl"), jsonl)?;
     let errors = findings
         .iter()
         .filter(|d| d.severity == Severity::Error)
