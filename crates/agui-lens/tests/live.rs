@@ -2143,3 +2143,120 @@ fn junit_reports_validate_against_the_jenkins_schema() {
     write(dir, "check.xml", &xml);
     jenkins_valid(&dir.join("check.xml")).unwrap_or_else(|e| panic!("{e}\n{xml}"));
 }
+
+/// A walk of `test --artifacts` checks each turn's stream as the answer to the request the
+/// turn sent (its state is the baseline of the stream's deltas: without it, a delta to it
+/// fails), and says again what `test` found of the exchange itself (the status it was
+/// answered with), from the turn's findings, in the file it is about.
+#[test]
+fn artifacts_check_as_their_exchanges_were_found() {
+    let delta_run: Vec<u8> = [
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":2}]}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ]
+    .iter()
+    .flat_map(|e| frame(e))
+    .collect();
+    let server = Server::routes(vec![
+        ("/delta", Script::sse(vec![Step::Send(delta_run)])),
+        (
+            "/down",
+            Script::fixed("503 Service Unavailable", "text/plain", "down for a moment"),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "state.json",
+        r#"{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"count"}],
+            "tools":[],"context":[],"state":{"n":1},"forwardedProps":{},"protocolVersion":"1.1.0"}"#,
+    );
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"state\"\nurl = \"{}\"\ninput = \"state.json\"\n\n\
+             [[case]]\nname = \"down\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+            server.url("/delta"),
+            server.url("/down"),
+        ),
+    );
+    let (code, stdout, stderr) = test_cmd(dir, &server, &["--artifacts", "art"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    // What the turns recorded of their exchanges (`test` places a finding in its case), as
+    // (rule, the file under art/ it is about).
+    let art = dir.join("art");
+    let of_exchange = |rule: &str| rule.starts_with("request/") || rule.starts_with("transport/");
+    let mut recorded = Vec::new();
+    for case in ["01-state", "02-down"] {
+        let turn = art.join(case).join("turn-1");
+        if let Ok(text) = std::fs::read_to_string(turn.join("findings.jsonl")) {
+            for line in text.lines() {
+                let d: Value = serde_json::from_str(line).unwrap();
+                let rule = d["rule"].as_str().unwrap();
+                let file = match rule.starts_with("request/") {
+                    true => "request.json",
+                    false => "response.raw",
+                };
+                if of_exchange(rule) {
+                    recorded.push((rule.to_owned(), format!("{case}/turn-1/{file}")));
+                }
+            }
+        }
+    }
+    recorded.sort();
+    assert!(
+        !art.join("02-down/turn-1/events.jsonl").exists(),
+        "a refusal left an empty events.jsonl"
+    );
+    assert!(
+        recorded.contains(&(
+            "transport/http-status".to_owned(),
+            "02-down/turn-1/response.raw".to_owned()
+        )),
+        "{recorded:?}"
+    );
+    for format in ["json", "human", "sarif"] {
+        let (code, report, stderr) =
+            crate::common::run(&["check", "--format", format, art.to_str().unwrap()]);
+        assert_eq!(code, 1, "{format}: {report}{stderr}");
+        if format != "json" {
+            assert!(
+                report.contains("transport/http-status"),
+                "{format}: {report}"
+            );
+            continue;
+        }
+        let report: Value = serde_json::from_str(&report).unwrap();
+        let diagnostics = report["diagnostics"].as_array().unwrap();
+        let mut said: Vec<_> = diagnostics
+            .iter()
+            .filter(|d| of_exchange(d["rule"].as_str().unwrap()))
+            .map(|d| {
+                let path = Path::new(d["path"].as_str().unwrap());
+                let at = path
+                    .strip_prefix(&art)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                (d["rule"].as_str().unwrap().to_owned(), at)
+            })
+            .collect();
+        said.sort();
+        assert_eq!(said, recorded, "{report}");
+        // The delta applies to the state the turn sent: nothing of the stream is wrong.
+        let streamed: Vec<&Value> = diagnostics
+            .iter()
+            .filter(|d| {
+                d["path"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("01-state/turn-1/events.jsonl")
+                    && d["severity"] != "note"
+            })
+            .collect();
+        assert!(streamed.is_empty(), "{streamed:?}");
+    }
+}

@@ -841,7 +841,7 @@ fn a_recording_checks_as_the_proxy_found_it() {
         assert!(!said.contains("no AG-UI events: "), "{format}: {stdout}");
         if format == "human" {
             assert!(
-                stdout.contains("002/findings.jsonl (the proxy's findings)"),
+                stdout.contains("002/findings.jsonl (recorded findings)"),
                 "{stdout}"
             );
         }

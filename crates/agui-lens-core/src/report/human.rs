@@ -75,7 +75,7 @@ impl Reporter for Human {
             let events = if file.skipped.is_some() {
                 String::new()
             } else if file.recorded_findings {
-                " (the proxy's findings)".to_owned()
+                " (recorded findings)".to_owned()
             } else {
                 format!(" ({})", plural(file.stats.events, "event"))
             };

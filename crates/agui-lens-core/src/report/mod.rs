@@ -60,7 +60,7 @@ pub struct FileSummary {
     /// be had, not a file that could not be read.
     #[serde(skip)]
     pub call: bool,
-    /// The input is the findings a proxy recorded beside an exchange, not a stream: it has
+    /// The input is the findings recorded beside an exchange (proxy, test), not a stream: it has
     /// no events to count.
     #[serde(skip)]
     pub recorded_findings: bool,

@@ -1,8 +1,9 @@
-//! An exchange `proxy --record` recorded (DIR/NNN/ with `request.json`, `response.raw`,
-//! `events.jsonl` and, when anything was found, `findings.jsonl`), checked as the proxy found
-//! it: the stream as the answer to the request beside it, and what only the proxy could know
-//! (the status the response came with, what the thread's previous turn left) from the
-//! findings it recorded.
+//! An exchange `proxy --record` or `test --artifacts` recorded (a folder with `request.json`,
+//! `response.raw`, `events.jsonl` and, when anything was found, `findings.jsonl`), checked as
+//! it was found then: the stream as the answer to the request beside it, and what only the
+//! recording command could know of the exchange (the status the response came with, what the
+//! thread's previous turn left) from the findings it recorded. What a suite expected is the
+//! suite's verdict (`outcome.json`), not the exchange's, and is left to `test`.
 
 use std::io;
 use std::path::Path;
@@ -19,12 +20,12 @@ use agui_lens_core::report::FileSummary;
 pub enum Recorded {
     /// `events.jsonl`: the stream, answering this request (when `request.json` holds one).
     Events(Option<Arc<Value>>),
-    /// `findings.jsonl`: what the proxy found.
+    /// `findings.jsonl`: what the recording command found.
     Findings,
 }
 
 /// What `path` is, if it is the stream or the findings of a recorded exchange: a folder
-/// holding the request and the response body the proxy recorded.
+/// holding the request and the response body recorded with it.
 pub fn recorded(path: &Path) -> Option<Recorded> {
     let folder = path.parent()?;
     let is_file = |name: &str| folder.join(name).is_file();
@@ -44,16 +45,16 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
     }
 }
 
-/// Whether a check of the recorded files finds a rule's findings again: the proxy's request
-/// findings needed the thread's previous turn, and the transport findings the response's
-/// status and headers, which are not recorded; the stream's are found again from
+/// Whether a rule's findings are about the exchange and cannot be found again from its files:
+/// the request findings needed the thread's previous turn, the transport findings the
+/// response's status and headers (not recorded). The stream's are found again from
 /// `events.jsonl`.
-fn found_only_by_the_proxy(rule: RuleId) -> bool {
+fn found_only_when_recorded(rule: RuleId) -> bool {
     let name = rule.name();
     name.starts_with("request/") || name.starts_with("transport/")
 }
 
-/// The findings the proxy recorded in `path` (named `name` in this run) that a check of the
+/// The findings recorded in `path` (named `name` in this run) that a check of the
 /// exchange's files cannot find again, at the levels this run gives their rules, placed in
 /// the recorded file they are about (beside `name`). A line that is no finding of agui-lens
 /// fails the file, as a stream that cannot be read does.
@@ -84,7 +85,7 @@ pub fn check_findings(
             );
             return Ok(FileSummary::checked(name, Stats::default(), Some(why)));
         };
-        if !found_only_by_the_proxy(d.rule) {
+        if !found_only_when_recorded(d.rule) {
             continue;
         }
         let Some(severity) = ctx.levels.severity(d.rule) else {
@@ -101,7 +102,8 @@ pub fn check_findings(
 }
 
 /// One line of a recorded `findings.jsonl` as a finding, placed in the file of the exchange
-/// it names (`request.json`, `response.raw`), beside `findings`.
+/// it is about (`request.json` for the request's, `response.raw` for the others), beside
+/// `findings`.
 fn finding(line: &str, findings: &str) -> Option<Diagnostic> {
     let record: Value = serde_json::from_str(line).ok()?;
     let text = |key: &str| record.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -113,8 +115,13 @@ fn finding(line: &str, findings: &str) -> Option<Diagnostic> {
         "note" => Severity::Note,
         _ => return None,
     };
-    let recorded = Path::new(record.get("path")?.as_str()?).file_name()?;
-    let path = Path::new(findings).with_file_name(recorded);
+    // In the file the finding is about (the proxy names it; `test` names the case).
+    let about = if rule.name().starts_with("request/") {
+        "request.json"
+    } else {
+        "response.raw"
+    };
+    let path = Path::new(findings).with_file_name(about);
     Some(Diagnostic {
         rule,
         severity,

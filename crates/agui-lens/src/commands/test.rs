@@ -872,13 +872,12 @@ fn run_turn(
                 }
             }
         } else {
-            if let (Some(dir), Some(expected), Some(status)) =
-                (&artifacts, &turn.expect_status, exchange.status)
-            {
-                // A refusal the case expects sent no stream: its body is in `response.raw`,
-                // and an empty `events.jsonl` beside it would read as a capture of nothing
-                // (an error) to a walk of the artifacts.
-                if expected.contains(status) && exchange.stats.events == 0 {
+            if let (Some(dir), Some(_)) = (&artifacts, exchange.status) {
+                // A refusal (expected or not) that sent no stream: its body is in
+                // `response.raw` and its status, when the case did not expect it, in the
+                // findings; an empty `events.jsonl` beside them would read as a capture of
+                // nothing (an error) to a walk of the artifacts.
+                if exchange.stats.events == 0 {
                     drop(record.take());
                     if let Err(e) = std::fs::remove_file(dir.join("events.jsonl")) {
                         eprintln!(
