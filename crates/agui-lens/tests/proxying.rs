@@ -344,6 +344,22 @@ fn an_unreachable_upstream_fails_the_once_run() {
     );
     let failure = std::fs::read_to_string(at.join("failure.txt")).unwrap();
     assert!(failure.contains("could not be reached"), "{failure}");
+    // A check of the recording fails as the run did, in every format (it passed: the
+    // request and the failure were no captures, and nothing else was there).
+    for format in ["human", "json", "jsonl", "github", "junit", "sarif"] {
+        let (code, stdout, stderr) = run(&["check", "--format", format, &record_arg]);
+        assert_eq!(code, 2, "{format}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("001/failure.txt: the exchange recorded no response: exchange 1 (thread t): the upstream could not be reached"),
+            "{format}: {stderr}"
+        );
+        if format != "human" {
+            assert!(
+                stdout.contains("could not be reached"),
+                "{format}: {stdout}"
+            );
+        }
+    }
 }
 
 /// Recording into a folder that already holds exchanges (the proxy run again, or two at once

@@ -62,7 +62,11 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let summary = if args.follow {
         follow(&ctx, &paths, &read, args.idle_timeout, reporter.as_mut())?
     } else {
-        let inputs = inputs::expand(&paths, &inputs::Walk::from_args(&args.walk))?;
+        let walk = inputs::Walk {
+            recorded_failures: true,
+            ..inputs::Walk::from_args(&args.walk)
+        };
+        let inputs = inputs::expand(&paths, &walk)?;
         let inputs = inputs::open_captures(inputs, args.read.entry);
         // Ctrl-C or SIGTERM stops the reading; what was read is reported (exit 130, 143).
         crate::signals::catch();
@@ -328,6 +332,7 @@ pub fn check_one(
     };
     let sent = match recorded {
         Some((path, Recorded::Findings)) => return check_findings(ctx, path, name, emit),
+        Some((path, Recorded::Failure)) => return Ok(super::recorded::failure(path, name)),
         Some((_, Recorded::Events(request))) => request,
         None => None,
     };

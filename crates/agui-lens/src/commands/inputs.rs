@@ -23,6 +23,9 @@ pub struct Walk {
     /// A folder without a stream file is said so, not refused (`compact --mirror` copies it
     /// all the same).
     pub empty_ok: bool,
+    /// Also take the `failure.txt` of an exchange `proxy --record` recorded without a
+    /// response (`check` reports it; no other command has anything to do with it).
+    pub recorded_failures: bool,
 }
 
 /// One input to read.
@@ -49,6 +52,7 @@ impl Walk {
             hidden: args.hidden,
             no_ignore: args.no_ignore,
             empty_ok: false,
+            recorded_failures: false,
         }
     }
 }
@@ -429,7 +433,14 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
             });
             continue;
         }
-        if is_file(&entry) && is_stream_file(path) {
+        let failure = || {
+            walk.recorded_failures
+                && matches!(
+                    super::recorded::recorded(path),
+                    Some(super::recorded::Recorded::Failure)
+                )
+        };
+        if is_file(&entry) && (is_stream_file(path) || failure()) {
             found.push(Input {
                 spec: InputSpec::File(path.to_path_buf()),
                 relative: relative_to(dir, path),

@@ -22,17 +22,24 @@ pub enum Recorded {
     Events(Option<Arc<Value>>),
     /// `findings.jsonl`: what the recording command found.
     Findings,
+    /// `failure.txt`: why the exchange has no response (the proxy could not reach the agent).
+    Failure,
 }
 
-/// What `path` is, if it is the stream or the findings of a recorded exchange: a folder
-/// holding the request and the response body recorded with it.
+/// What `path` is, if it is the stream, the findings or the failure of a recorded exchange:
+/// a folder holding the request and the response body recorded with it (or, for a failure,
+/// the request alone).
 pub fn recorded(path: &Path) -> Option<Recorded> {
     let folder = path.parent()?;
     let is_file = |name: &str| folder.join(name).is_file();
+    let file = path.file_name()?.to_str()?;
+    if file == "failure.txt" {
+        return is_file("request.json").then_some(Recorded::Failure);
+    }
     if !(is_file("request.json") && is_file("response.raw")) {
         return None;
     }
-    match path.file_name()?.to_str()? {
+    match file {
         "events.jsonl" => {
             let request = std::fs::read(folder.join("request.json"))
                 .ok()
@@ -137,4 +144,14 @@ fn finding(line: &str, findings: &str) -> Option<Diagnostic> {
         excerpt: text("excerpt"),
         subject: None,
     })
+}
+
+/// A recorded exchange that got no response fails as the run that recorded it did: `name`
+/// is its `failure.txt`, which says why.
+pub fn failure(path: &Path, name: Arc<str>) -> FileSummary {
+    let why = match std::fs::read_to_string(path) {
+        Ok(text) => format!("{name}: the exchange recorded no response: {}", text.trim()),
+        Err(err) => format!("reading {name}: {err}"),
+    };
+    FileSummary::checked(name, Stats::default(), Some(why))
 }
