@@ -849,3 +849,32 @@ fn a_second_compaction_leaves_what_it_made_alone() {
         "no temp file left"
     );
 }
+
+/// A file compacted in place that has other names (hard links, as a backup tool that links
+/// unchanged files makes) is replaced by a new file: the other names keep the stream as it
+/// was, which is said, not left for the user to find out.
+#[test]
+fn a_file_with_other_names_is_said_to_keep_them_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read(root().join("fixtures/recordings/pydantic-ai-full.jsonl")).unwrap();
+    let file = dir.path().join("h.jsonl");
+    let other = dir.path().join("backup.jsonl");
+    std::fs::write(&file, &plain).unwrap();
+    std::fs::hard_link(&file, &other).unwrap();
+    let (code, _, stderr) = run(&["compact", "--in-place", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "warning: {} had 1 other name (a hard link): it keeps the stream as it was",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&other).unwrap(), plain);
+    assert!(std::fs::read(&file).unwrap().len() < plain.len());
+    // A file with no other name is replaced without a word of it.
+    std::fs::write(&other, &plain).unwrap();
+    let (code, _, stderr) = run(&["compact", "--in-place", other.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("other name"), "{stderr}");
+}

@@ -1099,9 +1099,30 @@ fn commit(temp: tempfile::NamedTempFile, target: &Target, name: &str) -> Result<
         Target::File(path) if same_bytes(temp.path(), path)? => {
             Ok(Some(format!("{} already holds it", path.display())))
         }
-        Target::File(path) => persist(temp, path).map(|()| None).map_err(Into::into),
+        Target::File(path) => {
+            let others = other_names(path);
+            persist(temp, path)?;
+            if others > 0 {
+                let names = if others == 1 {
+                    "1 other name (a hard link): it keeps".to_owned()
+                } else {
+                    format!("{others} other names (hard links): they keep")
+                };
+                eprintln!(
+                    "warning: {} had {names} the stream as it was (the compacted one is a new file)",
+                    path.display()
+                );
+            }
+            Ok(None)
+        }
     }
     .with_context(|| format!("writing the compacted {name}"))
+}
+
+/// How many other names (hard links) the file at `path` has; none when there is no file.
+fn other_names(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map_or(0, |m| m.nlink().saturating_sub(1))
 }
 
 /// Copies a verified temp file into `out`.
