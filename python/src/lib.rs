@@ -22,7 +22,8 @@ use agui_lens_core::check::capabilities::levels_for;
 use agui_lens_core::check::catalog::{Level, Levels};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Fed};
-use agui_lens_core::check::opened::check_sent;
+use agui_lens_core::check::opened::{check_answer_to, check_sent};
+use agui_lens_core::check::recorded::{self, Recorded, check_findings};
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::SchemaSet;
@@ -251,7 +252,12 @@ fn check(
         let options = Options::new(rules, protocol.as_deref(), input.as_deref())?;
         let schemas = SchemaSet::for_process(None)?;
         let ctx = options.context(schemas);
-        let opened = source.open()?;
+        // A recorded exchange's files (proxy --record, test --artifacts) are checked as the
+        // CLI checks them, unless the caller says what the stream answers.
+        let recorded = match (&source.path, &options.input) {
+            (Some(path), None) => recorded::recorded(path).map(|r| (path.clone(), r)),
+            _ => None,
+        };
         let human_out = Shared::default();
         let json_out = Shared::default();
         let mut reporters: Vec<Box<dyn Reporter>> = vec![
@@ -263,7 +269,7 @@ fn check(
         for r in &mut reporters {
             r.start_run(1)?;
         }
-        let file = check_sent(&ctx, opened, false, options.input.clone(), &mut |batch| {
+        let mut emit = |batch: &[Diagnostic]| -> std::io::Result<()> {
             for d in batch {
                 for r in &mut reporters {
                     r.diagnostic(d)?;
@@ -271,7 +277,22 @@ fn check(
             }
             found.extend_from_slice(batch);
             Ok(())
-        })?;
+        };
+        let name: Arc<str> = Arc::from(source.name.as_str());
+        let file = match recorded {
+            Some((path, Recorded::Findings)) => check_findings(&ctx, &path, name, &mut emit)?,
+            Some((path, Recorded::Failure)) => recorded::failure(&path, name),
+            Some((_, Recorded::Events(Some(request)))) => {
+                check_answer_to(&ctx, source.open()?, false, request, &mut emit)?
+            }
+            _ => check_sent(
+                &ctx,
+                source.open()?,
+                false,
+                options.input.clone(),
+                &mut emit,
+            )?,
+        };
         let mut summary = Summary::default();
         summary.add(&file);
         for r in &mut reporters {

@@ -90,3 +90,41 @@ def test_rules_match_cli_flags(path, empty_dir):
 def test_protocol_matches_cli_flag(path, protocol, empty_dir):
     ran = cli("check", "--format", "json", "--protocol", protocol, str(path), cwd=empty_dir)
     assert json.loads(agui_lens.check(path, protocol=protocol).to_json()) == json.loads(ran.stdout)
+
+
+def test_a_recorded_exchange_checks_as_the_cli_checks_it(tmp_path, empty_dir):
+    """The files of an exchange `proxy --record` recorded are checked as the CLI checks them:
+    the stream as the answer to the request beside it (its state the baseline of the deltas),
+    the recorded findings of the exchange itself, and a failure to reach the agent."""
+    exchange = tmp_path / "rec" / "001"
+    exchange.mkdir(parents=True)
+    (exchange / "request.json").write_text(
+        json.dumps({"threadId": "t", "runId": "r", "state": {"n": 1}, "messages": [],
+                    "tools": [], "context": [], "forwardedProps": {}, "protocolVersion": "1.1.0"})
+    )
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 2}]},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    (exchange / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (exchange / "response.raw").write_text("".join(f"data: {json.dumps(e)}\n\n" for e in events))
+    (exchange / "findings.jsonl").write_text(json.dumps({
+        "rule": "transport/http-status", "severity": "error", "path": "rec/001/response.raw",
+        "line": None, "offset": None, "event_index": None, "event_type": None,
+        "message": "the agent answered 500 Internal Server Error", "help": None,
+        "pointer": None, "keyword": None}) + "\n")
+    failed = tmp_path / "rec" / "002"
+    failed.mkdir()
+    (failed / "request.json").write_text('{"threadId":"t","runId":"r2","messages":[]}')
+    (failed / "failure.txt").write_text("exchange 2 (thread t): the upstream could not be reached: refused\n")
+    for path in (exchange / "events.jsonl", exchange / "findings.jsonl", failed / "failure.txt"):
+        report = agui_lens.check(path)
+        ran = cli("check", "--format", "json", str(path), cwd=empty_dir)
+        assert json.loads(report.to_json()) == json.loads(ran.stdout), path.name
+    stream = agui_lens.check(exchange / "events.jsonl")
+    assert [d.rule for d in stream.diagnostics if d.severity != "note"] == []
+    assert [d.rule for d in agui_lens.check(exchange / "findings.jsonl").diagnostics] == [
+        "transport/http-status"
+    ]
+    assert "could not be reached" in (agui_lens.check(failed / "failure.txt").failure or "")

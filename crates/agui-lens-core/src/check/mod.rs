@@ -9,6 +9,7 @@ pub mod diagnostic;
 pub mod engine;
 pub mod opened;
 pub mod parse;
+pub mod recorded;
 pub mod request;
 pub mod rules;
 pub mod schema;

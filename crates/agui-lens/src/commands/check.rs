@@ -12,7 +12,6 @@ use rayon::prelude::*;
 use super::Outcome;
 use super::baseline::{Gate, subtract};
 use super::inputs::{self, Input};
-use super::recorded::{Recorded, check_findings};
 use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
 use crate::config::Config;
 use crate::progress::Progress;
@@ -22,6 +21,7 @@ use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Stats};
 use agui_lens_core::check::opened::check_answer_to;
 pub use agui_lens_core::check::opened::check_opened;
+use agui_lens_core::check::recorded::{self, Recorded, check_findings};
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::read::{self, InputSpec, ReadOptions};
@@ -327,12 +327,12 @@ pub fn check_one(
     }
     // An exchange the proxy recorded is checked as the proxy found it.
     let recorded = match &input.spec {
-        InputSpec::File(path) => super::recorded::recorded(path).map(|r| (path, r)),
+        InputSpec::File(path) => recorded::recorded(path).map(|r| (path, r)),
         _ => None,
     };
     let sent = match recorded {
         Some((path, Recorded::Findings)) => return check_findings(ctx, path, name, emit),
-        Some((path, Recorded::Failure)) => return Ok(super::recorded::failure(path, name)),
+        Some((path, Recorded::Failure)) => return Ok(recorded::failure(path, name)),
         Some((_, Recorded::Events(request))) => request,
         None => None,
     };

@@ -436,8 +436,8 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
         let failure = || {
             walk.recorded_failures
                 && matches!(
-                    super::recorded::recorded(path),
-                    Some(super::recorded::Recorded::Failure)
+                    agui_lens_core::check::recorded::recorded(path),
+                    Some(agui_lens_core::check::recorded::Recorded::Failure)
                 )
         };
         if is_file(&entry) && (is_stream_file(path) || failure()) {

@@ -11,7 +11,6 @@ pub mod inputs;
 pub mod inspect;
 pub mod man;
 pub mod proxy;
-pub mod recorded;
 pub mod rules;
 pub mod run;
 pub mod schema;

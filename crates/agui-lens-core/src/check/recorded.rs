@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use agui_lens_core::check::catalog::{RuleId, Severity};
-use agui_lens_core::check::diagnostic::Diagnostic;
-use agui_lens_core::check::engine::{Context, Stats};
-use agui_lens_core::report::FileSummary;
+use crate::check::catalog::{RuleId, Severity};
+use crate::check::diagnostic::Diagnostic;
+use crate::check::engine::{Context, Stats};
+use crate::report::FileSummary;
 
 /// What a file of a recorded exchange is to a check.
 pub enum Recorded {
