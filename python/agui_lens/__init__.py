@@ -492,6 +492,10 @@ def diff(a: Source, b: Source, *, level: str = "events", max_lines: int = 400) -
         equal, text, document, said = _agui_lens.diff(
             paths[0], paths[1], labels[0], labels[1], level=level, max_lines=max_lines
         )
+    # A side given as content is read from a temp file, gone by now: it is said by its label.
+    for path, label in zip(paths, labels):
+        if path != label:
+            said = [message.replace(path, label) for message in said]
     _warn(said)
     document = json.loads(document)
     return DiffResult(equal=equal, level=document["level"], text=text, document=document)

@@ -227,6 +227,13 @@ def test_fold_and_diff_warn_as_events_does(tmp_path, capfd):
         agui_lens.fold(broken)
     with pytest.warns(agui_lens.AguiLensWarning, match="1 of 3 frames could not be read"):
         agui_lens.diff(broken, broken, level="fold")
+    # Content is said by its label, not by the temp file it was read from.
+    with pytest.warns(agui_lens.AguiLensWarning) as said:
+        agui_lens.diff(broken.read_bytes(), broken)
+    messages = [str(w.message) for w in said]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith(f"{agui_lens.BYTES_NAME}: 1 of 3 frames"), messages
+    assert "agui-lens-diff." not in " ".join(messages), messages
     assert capfd.readouterr().err == ""
     # A clean stream gives none.
     clean = tmp_path / "clean.jsonl"

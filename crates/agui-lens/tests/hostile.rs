@@ -69,7 +69,12 @@ pub fn run_measured(args: &[&str], limit: Duration) -> Ran {
             child.kill().unwrap();
             panic!("agui-lens {args:?} ran longer than {limit:?}");
         }
-        std::thread::sleep(Duration::from_millis(5));
+        // Until a first reading, as often as it can be had: a short run may end within the
+        // first few milliseconds after its exec.
+        std::thread::sleep(match peak_kib {
+            0 => Duration::from_micros(100),
+            _ => Duration::from_millis(5),
+        });
     };
     let stdout = String::from_utf8_lossy(&stdout.join().unwrap()).into_owned();
     let stderr = String::from_utf8_lossy(&stderr.join().unwrap()).into_owned();

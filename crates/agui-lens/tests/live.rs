@@ -2178,8 +2178,12 @@ fn artifacts_check_as_their_exchanges_were_found() {
         "suite.toml",
         &format!(
             "[[case]]\nname = \"state\"\nurl = \"{}\"\ninput = \"state.json\"\n\n\
-             [[case]]\nname = \"down\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+             [[case]]\nname = \"down\"\nurl = \"{}\"\nmessage = \"hi\"\n\n\
+             [[case]]\nname = \"expects success\"\nurl = \"{}\"\nmessage = \"hi\"\n\
+             expect_status = 200\n\n\
+             [[case]]\nname = \"nobody there\"\nurl = \"http://127.0.0.1:1/\"\nmessage = \"hi\"\n",
             server.url("/delta"),
+            server.url("/down"),
             server.url("/down"),
         ),
     );
@@ -2188,9 +2192,19 @@ fn artifacts_check_as_their_exchanges_were_found() {
     // What the turns recorded of their exchanges (`test` places a finding in its case), as
     // (rule, the file under art/ it is about).
     let art = dir.join("art");
-    let of_exchange = |rule: &str| rule.starts_with("request/") || rule.starts_with("transport/");
+    let of_exchange = |rule: &str| {
+        rule.starts_with("request/")
+            || rule.starts_with("transport/")
+            || rule == "suite/status-mismatch"
+    };
+    let cases = [
+        "01-state",
+        "02-down",
+        "03-expects-success",
+        "04-nobody-there",
+    ];
     let mut recorded = Vec::new();
-    for case in ["01-state", "02-down"] {
+    for case in cases {
         let turn = art.join(case).join("turn-1");
         if let Ok(text) = std::fs::read_to_string(turn.join("findings.jsonl")) {
             for line in text.lines() {
@@ -2207,10 +2221,25 @@ fn artifacts_check_as_their_exchanges_were_found() {
         }
     }
     recorded.sort();
-    assert!(
-        !art.join("02-down/turn-1/events.jsonl").exists(),
-        "a refusal left an empty events.jsonl"
-    );
+    for case in &cases[1..] {
+        assert!(
+            !art.join(case).join("turn-1/events.jsonl").exists(),
+            "{case}: a refusal, or no answer, left an empty events.jsonl"
+        );
+    }
+    for expected in [
+        (
+            "suite/status-mismatch",
+            "03-expects-success/turn-1/response.raw",
+        ),
+        (
+            "suite/status-mismatch",
+            "04-nobody-there/turn-1/response.raw",
+        ),
+    ] {
+        let expected = (expected.0.to_owned(), expected.1.to_owned());
+        assert!(recorded.contains(&expected), "{recorded:?}");
+    }
     assert!(
         recorded.contains(&(
             "transport/http-status".to_owned(),

@@ -787,6 +787,40 @@ fn a_recording_checks_as_the_proxy_found_it() {
         !record.join("003/events.jsonl").exists(),
         "a refused exchange left an events.jsonl"
     );
+    // Last, a stream with frames events.jsonl cannot hold (one not JSON, one with a key
+    // twice), answering a request the schema refuses (no runId).
+    let broken: Vec<u8> = [
+        r#"data: {"type":"RUN_STARTED","threadId":"t9","runId":"r9"}"#,
+        "data: {not json",
+        r#"data: {"type":"STEP_STARTED","stepName":"a","stepName":"b"}"#,
+        r#"data: {"type":"STEP_FINISHED","stepName":"b"}"#,
+        r#"data: {"type":"RUN_FINISHED","threadId":"t9","runId":"r9"}"#,
+    ]
+    .iter()
+    .flat_map(|frame| format!("{frame}\n\n").into_bytes())
+    .collect();
+    let body =
+        r#"{"threadId":"t9","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#;
+    let (proxy, _, _agent) = one_exchange(broken, &record, body, true);
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let found = std::fs::read_to_string(record.join("004/findings.jsonl")).unwrap();
+    let mut said: Vec<(String, String)> = found
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|d| (d["rule"].to_string(), d["message"].to_string()))
+        .collect();
+    let all = said.len();
+    said.sort();
+    said.dedup();
+    assert_eq!(said.len(), all, "a finding recorded twice: {found}");
+    for rule in [
+        "request/input-schema",
+        "framing/invalid-json",
+        "framing/duplicate-key",
+    ] {
+        assert!(found.contains(rule), "{rule}: {found}");
+    }
     // What the proxy found, as (rule, exchange/file).
     let placed = |d: &Value| {
         let path = std::path::Path::new(d["path"].as_str().unwrap());
@@ -803,7 +837,7 @@ fn a_recording_checks_as_the_proxy_found_it() {
         )
     };
     let mut proxied = Vec::new();
-    for n in ["001", "002", "003"] {
+    for n in ["001", "002", "003", "004"] {
         if let Ok(text) = std::fs::read_to_string(record.join(n).join("findings.jsonl")) {
             proxied.extend(
                 text.lines()
@@ -830,13 +864,18 @@ fn a_recording_checks_as_the_proxy_found_it() {
         .map(placed)
         .collect();
     checked.sort();
-    // The stream findings are placed in events.jsonl (the proxy placed them in the body).
+    // The stream findings found again are placed in events.jsonl (the proxy placed them in
+    // the body); what is said again from the record stays in the body (the status, frames
+    // that never reached events.jsonl).
     let mut proxied_as_checked: Vec<_> = proxied
         .iter()
-        .map(|(rule, at)| (rule.clone(), at.replace("/response.raw", "/events.jsonl")))
-        .map(|(rule, at)| match rule.starts_with("transport/") {
-            true => (rule, at.replace("/events.jsonl", "/response.raw")),
-            false => (rule, at),
+        .map(|(rule, at)| {
+            let kept = rule.starts_with("transport/")
+                || (rule.starts_with("framing/") && rule != "framing/no-events");
+            match kept {
+                true => (rule.clone(), at.clone()),
+                false => (rule.clone(), at.replace("/response.raw", "/events.jsonl")),
+            }
         })
         .collect();
     proxied_as_checked.sort();

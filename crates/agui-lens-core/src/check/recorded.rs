@@ -34,7 +34,13 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
     let is_file = |name: &str| folder.join(name).is_file();
     let file = path.file_name()?.to_str()?;
     if file == "failure.txt" {
-        return is_file("request.json").then_some(Recorded::Failure);
+        // Where the proxy (DIR/NNN/) or `test` (DIR/NN-case/turn-N/) records one.
+        let folder_name = folder.file_name()?.to_str()?;
+        let numbered =
+            |digits: &str| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        let shaped =
+            numbered(folder_name) || folder_name.strip_prefix("turn-").is_some_and(numbered);
+        return (shaped && is_file("request.json")).then_some(Recorded::Failure);
     }
     if !(is_file("request.json") && is_file("response.raw")) {
         return None;
@@ -53,48 +59,68 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
 }
 
 /// Whether a rule's findings are about the exchange and cannot be found again from its files:
-/// the request findings needed the thread's previous turn, the transport findings the
-/// response's status and headers (not recorded). The stream's are found again from
-/// `events.jsonl`.
+/// the request findings needed the thread's previous turn; the transport findings and the
+/// suite's status mismatch the response's status and headers (not recorded); the framing
+/// findings frames that never reached `events.jsonl` (it holds the events that could be
+/// read). The stream's other findings are found again from `events.jsonl`, and so is an
+/// answer with no events.
 fn found_only_when_recorded(rule: RuleId) -> bool {
     let name = rule.name();
-    name.starts_with("request/") || name.starts_with("transport/")
+    name.starts_with("request/")
+        || name.starts_with("transport/")
+        || (name.starts_with("framing/") && rule != RuleId::FramingNoEvents)
+        || rule == RuleId::SuiteStatusMismatch
 }
 
 /// The findings recorded in `path` (named `name` in this run) that a check of the
 /// exchange's files cannot find again, at the levels this run gives their rules, placed in
-/// the recorded file they are about (beside `name`). A line that is no finding of agui-lens
-/// fails the file, as a stream that cannot be read does.
+/// the recorded file they are about (beside `name`). A line that is no finding fails the
+/// file, as a stream that cannot be read does; a finding of a rule this build does not know
+/// (another version's) is left out, with a warning.
 pub fn check_findings(
     ctx: &Context<'_>,
     path: &Path,
     name: Arc<str>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
+    let failed = |name: Arc<str>, why: String| {
+        let mut file = FileSummary::checked(name, Stats::default(), Some(why));
+        file.recorded_findings = true;
+        file
+    };
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) => {
             let why = format!("reading {name}: {err}");
-            return Ok(FileSummary::checked(name, Stats::default(), Some(why)));
+            return Ok(failed(name, why));
         }
     };
     let mut stats = Stats::default();
     let mut found = Vec::new();
+    let mut unknown = Vec::new();
     for (n, line) in text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        let Some(mut d) = finding(line, &name) else {
-            let why = format!(
-                "{name}:{}: not a finding agui-lens recorded (the exchange's findings cannot be read)",
-                n + 1
-            );
-            return Ok(FileSummary::checked(name, Stats::default(), Some(why)));
+        let d = match finding(line, &name) {
+            Ok(d) => d,
+            Err(Unread::Unknown(rule)) => {
+                unknown.push(rule);
+                continue;
+            }
+            Err(Unread::Malformed) => {
+                let why = format!(
+                    "{name}:{}: not a finding agui-lens recorded (the exchange's findings cannot be read)",
+                    n + 1
+                );
+                return Ok(failed(name, why));
+            }
         };
         if !found_only_when_recorded(d.rule) {
             continue;
         }
+        let mut d = d;
         let Some(severity) = ctx.levels.severity(d.rule) else {
             continue;
         };
@@ -102,25 +128,47 @@ pub fn check_findings(
         stats.count(&d);
         found.push(d);
     }
+    if !unknown.is_empty() {
+        unknown.sort();
+        unknown.dedup();
+        crate::check::stream::warn(format!(
+            "{name}: findings of rules this agui-lens does not know (another version's) were left out: {}",
+            unknown.join(", ")
+        ));
+    }
     emit(&found)?;
     let mut file = FileSummary::checked(name, stats, None);
     file.recorded_findings = true;
     Ok(file)
 }
 
+/// Why a line of a recorded `findings.jsonl` gave no finding.
+enum Unread {
+    /// A rule this build does not know.
+    Unknown(String),
+    /// Not a finding at all.
+    Malformed,
+}
+
 /// One line of a recorded `findings.jsonl` as a finding, placed in the file of the exchange
 /// it is about (`request.json` for the request's, `response.raw` for the others), beside
 /// `findings`.
-fn finding(line: &str, findings: &str) -> Option<Diagnostic> {
-    let record: Value = serde_json::from_str(line).ok()?;
+fn finding(line: &str, findings: &str) -> Result<Diagnostic, Unread> {
+    let record: Value = serde_json::from_str(line).map_err(|_| Unread::Malformed)?;
     let text = |key: &str| record.get(key).and_then(Value::as_str).map(str::to_owned);
     let number = |key: &str| record.get(key).and_then(Value::as_u64);
-    let rule = RuleId::from_name(record.get("rule")?.as_str()?)?;
-    let severity = match record.get("severity")?.as_str()? {
-        "error" => Severity::Error,
-        "warning" => Severity::Warning,
-        "note" => Severity::Note,
-        _ => return None,
+    let (Some(rule), Some(message)) = (text("rule"), text("message")) else {
+        return Err(Unread::Malformed);
+    };
+    let Some(rule) = RuleId::from_name(&rule) else {
+        return Err(Unread::Unknown(rule));
+    };
+    // The level is this run's; the recorded one only has to be one.
+    let severity = match text("severity").as_deref() {
+        Some("error") => Severity::Error,
+        Some("warning") => Severity::Warning,
+        Some("note") => Severity::Note,
+        _ => return Err(Unread::Malformed),
     };
     // In the file the finding is about (the proxy names it; `test` names the case).
     let about = if rule.name().starts_with("request/") {
@@ -129,7 +177,7 @@ fn finding(line: &str, findings: &str) -> Option<Diagnostic> {
         "response.raw"
     };
     let path = Path::new(findings).with_file_name(about);
-    Some(Diagnostic {
+    Ok(Diagnostic {
         rule,
         severity,
         path: Arc::from(path.to_string_lossy().as_ref()),
@@ -137,12 +185,12 @@ fn finding(line: &str, findings: &str) -> Option<Diagnostic> {
         offset: number("offset"),
         event_index: number("event_index"),
         event_type: text("event_type"),
-        message: text("message")?,
+        message,
         help: text("help"),
         pointer: text("pointer"),
         keyword: text("keyword"),
         excerpt: text("excerpt"),
-        subject: None,
+        subject: text("subject"),
     })
 }
 
@@ -154,4 +202,80 @@ pub fn failure(path: &Path, name: Arc<str>) -> FileSummary {
         Err(err) => format!("reading {name}: {err}"),
     };
     FileSummary::checked(name, Stats::default(), Some(why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::catalog::Levels;
+    use crate::check::schema::SchemaSet;
+    use crate::check::stream::holding_warnings;
+
+    fn exchange(dir: &Path, name: &str) -> std::path::PathBuf {
+        let at = dir.join(name);
+        std::fs::create_dir_all(&at).unwrap();
+        std::fs::write(at.join("request.json"), "{}").unwrap();
+        at
+    }
+
+    /// A finding of a rule another version knows is left out with a warning, and the others
+    /// are read; a line that is no finding fails the file.
+    #[test]
+    fn findings_of_unknown_rules_are_left_out_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = exchange(dir.path(), "001");
+        std::fs::write(at.join("response.raw"), "").unwrap();
+        let findings = at.join("findings.jsonl");
+        std::fs::write(
+            &findings,
+            concat!(
+                r#"{"rule":"transport/from-the-future","severity":"error","message":"m"}"#,
+                "\n",
+                r#"{"rule":"transport/http-status","severity":"error","message":"the agent answered 500","path":"x"}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        let schemas = SchemaSet::embedded().unwrap();
+        let levels = Levels::default();
+        let ctx = Context::new(&schemas, &levels);
+        let mut found = Vec::new();
+        let (file, said) = holding_warnings(|| {
+            check_findings(&ctx, &findings, Arc::from("f"), &mut |batch| {
+                found.extend_from_slice(batch);
+                Ok(())
+            })
+        });
+        let file = file.unwrap();
+        assert_eq!(file.failure, None);
+        assert_eq!(file.stats.errors, 1);
+        assert_eq!(found.len(), 1);
+        assert_eq!(&*found[0].path, "response.raw");
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].contains("transport/from-the-future"), "{said:?}");
+        std::fs::write(&findings, "not a finding\n").unwrap();
+        let file = check_findings(&ctx, &findings, Arc::from("f"), &mut |_| Ok(())).unwrap();
+        assert!(file.failure.unwrap().contains("f:1: not a finding"));
+    }
+
+    /// A `failure.txt` is a recorded exchange's only where the proxy or `test` records one.
+    #[test]
+    fn a_failure_is_recorded_only_in_an_exchange_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, recorded) in [
+            ("001", true),
+            ("turn-2", true),
+            ("notes", false),
+            ("turn-", false),
+        ] {
+            let at = exchange(dir.path(), name);
+            let failure = at.join("failure.txt");
+            std::fs::write(&failure, "why\n").unwrap();
+            assert_eq!(
+                matches!(super::recorded(&failure), Some(Recorded::Failure)),
+                recorded,
+                "{name}"
+            );
+        }
+    }
 }

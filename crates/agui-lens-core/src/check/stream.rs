@@ -248,7 +248,7 @@ thread_local! {
 
 /// Says a warning about an input: on stderr as `warning: …`, or, inside [`holding_warnings`]
 /// on this thread, kept for its caller.
-fn warn(message: String) {
+pub(crate) fn warn(message: String) {
     let kept = HELD.with(|held| match held.borrow_mut().as_mut() {
         Some(held) => {
             held.push(message);

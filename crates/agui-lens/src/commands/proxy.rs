@@ -30,7 +30,7 @@ use crate::live::call::{
 use crate::live::http::{Cut, Transport};
 use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
-use agui_lens_core::check::opened::check_sent;
+use agui_lens_core::check::opened::check_answer_to;
 use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_findings};
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::stream::parse_event;
@@ -545,7 +545,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 ..ProtocolOptions::default()
             });
             let format = opened.format;
-            let _ = check_sent(&ctx, opened, false, Some(sent), &mut |batch| {
+            // The request was held to its rules when it came (`input_findings`): here it is
+            // only what the stream answers, or each of its findings would be said twice.
+            let _ = check_answer_to(&ctx, opened, false, sent, &mut |batch| {
                 if !batch.is_empty() {
                     all.extend_from_slice(batch);
                     tell(Note::Findings(batch.to_vec()));

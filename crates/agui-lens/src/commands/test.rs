@@ -819,6 +819,24 @@ fn run_turn(
             None
         }
     };
+    if let (None, Some(dir)) = (&exchange, &artifacts) {
+        // No answer came: an empty `events.jsonl` would read as an agent that answered
+        // nothing. Why none came is in the findings (no response) or in `failure.txt`.
+        drop(record.take());
+        let mut result = match std::fs::remove_file(dir.join("events.jsonl")) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        };
+        if let Some(failure) = &outcome.failure {
+            result = result.and(std::fs::write(
+                dir.join("failure.txt"),
+                format!("{failure}\n"),
+            ));
+        }
+        if let Err(e) = result {
+            eprintln!("agui-lens: recording into {}: {e}", dir.display());
+        }
+    }
     let mut folded = None;
     if let Some(exchange) = exchange.as_ref().filter(|e| e.interrupted) {
         // Half a stream holds no verdict on the case, and no expectation is written from it.
@@ -946,12 +964,13 @@ fn passed(shared: &Shared<'_>, outcome: &CaseOutcome) -> bool {
 }
 
 /// The files agui-lens writes into a turn's artifacts directory.
-const ARTIFACTS: [&str; 5] = [
+const ARTIFACTS: [&str; 6] = [
     "request.json",
     "response.raw",
     "events.jsonl",
     "findings.jsonl",
     "outcome.json",
+    "failure.txt",
 ];
 
 /// Makes a turn's artifacts directory, without what an earlier run into it wrote there (a
