@@ -2256,6 +2256,15 @@ fn artifacts_check_as_their_exchanges_were_found() {
                 report.contains("transport/http-status"),
                 "{format}: {report}"
             );
+            if format == "human" {
+                let outcome = report
+                    .lines()
+                    .find(|l| l.contains("01-state/turn-1/outcome.json"));
+                assert!(
+                    outcome.is_some_and(|l| l.contains("the verdict `agui-lens test` recorded")),
+                    "{report}"
+                );
+            }
             continue;
         }
         let report: Value = serde_json::from_str(&report).unwrap();

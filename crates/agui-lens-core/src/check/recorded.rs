@@ -1,9 +1,10 @@
 //! An exchange `proxy --record` or `test --artifacts` recorded (a folder with `request.json`,
 //! `response.raw`, `events.jsonl` and, when anything was found, `findings.jsonl`), checked as
 //! it was found then: the stream as the answer to the request beside it, and what only the
-//! recording command could know of the exchange (the status the response came with, what the
-//! thread's previous turn left) from the findings it recorded. What a suite expected is the
-//! suite's verdict (`outcome.json`), not the exchange's, and is left to `test`.
+//! recording command could know of the exchange (the status the response came with, frames
+//! that never reached `events.jsonl`, what the thread's previous turn left) from the findings
+//! it recorded. What else a suite expected is the suite's verdict (`outcome.json`), not the
+//! exchange's, and is left to `test`.
 
 use std::io;
 use std::path::Path;
@@ -22,9 +23,16 @@ pub enum Recorded {
     Events(Option<Arc<Value>>),
     /// `findings.jsonl`: what the recording command found.
     Findings,
-    /// `failure.txt`: why the exchange has no response (the proxy could not reach the agent).
+    /// `failure.txt`: why the exchange has no response (the proxy could not reach the agent,
+    /// or `test`'s call failed).
     Failure,
+    /// `outcome.json`: `test`'s verdict on the turn, no capture.
+    Outcome,
 }
+
+/// Why a check passes over a turn's `outcome.json`.
+pub const OUTCOME_SKIPPED: &str =
+    "it is the verdict `agui-lens test` recorded for this turn (see `outcome.json` itself)";
 
 /// What `path` is, if it is the stream, the findings or the failure of a recorded exchange:
 /// a folder holding the request and the response body recorded with it (or, for a failure,
@@ -54,6 +62,7 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
             Some(Recorded::Events(request.map(Arc::new)))
         }
         "findings.jsonl" => Some(Recorded::Findings),
+        "outcome.json" => Some(Recorded::Outcome),
         _ => None,
     }
 }

@@ -325,7 +325,7 @@ pub fn check_one(
     if let Some(why) = &input.unreadable {
         return Ok(failed(name, Stats::default(), why.clone()));
     }
-    // An exchange the proxy recorded is checked as the proxy found it.
+    // An exchange recorded by the proxy or `test` is checked as it was found then.
     let recorded = match &input.spec {
         InputSpec::File(path) => recorded::recorded(path).map(|r| (path, r)),
         _ => None,
@@ -333,8 +333,13 @@ pub fn check_one(
     let sent = match recorded {
         Some((path, Recorded::Findings)) => return check_findings(ctx, path, name, emit),
         Some((path, Recorded::Failure)) => return Ok(recorded::failure(path, name)),
+        Some((_, Recorded::Outcome)) if !input.explicit => {
+            let mut file = FileSummary::checked(name, Stats::default(), None);
+            file.skipped = Some(recorded::OUTCOME_SKIPPED.into());
+            return Ok(file);
+        }
         Some((_, Recorded::Events(request))) => request,
-        None => None,
+        _ => None,
     };
     if let Some(why) = &input.skipped {
         let mut file = FileSummary::checked(name, Stats::default(), None);
