@@ -38,9 +38,16 @@ pub const OUTCOME_SKIPPED: &str =
 /// a folder holding the request and the response body recorded with it (or, for a failure,
 /// the request alone).
 pub fn recorded(path: &Path) -> Option<Recorded> {
+    // By name first: most inputs are none of these, and cost no look at their folder.
+    let file = path.file_name()?.to_str()?;
+    if !matches!(
+        file,
+        "events.jsonl" | "findings.jsonl" | "outcome.json" | "failure.txt"
+    ) {
+        return None;
+    }
     let folder = path.parent()?;
     let is_file = |name: &str| folder.join(name).is_file();
-    let file = path.file_name()?.to_str()?;
     if file == "failure.txt" {
         // Where the proxy (DIR/NNN/) or `test` (DIR/NN-case/turn-N/) records one.
         let folder_name = folder.file_name()?.to_str()?;
