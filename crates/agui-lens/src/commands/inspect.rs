@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::ArgMatches;
 use serde_json::Value;
 
@@ -112,22 +112,22 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         path: name.clone(),
     };
     // Ctrl-C or SIGTERM ends the reading; what was read is not the stream, so nothing of it
-    // is shown or written (see below).
-    let caught = crate::signals::Caught::begin();
-    let failure =
-        match engine.check_reader_followed(opened.reader.as_mut(), opened.live, &mut following) {
-            Ok(None) => None,
-            Ok(Some(err)) | Err(err) => Some(format!("reading {name}: {err}")),
-        };
-    drop(caught);
-    if agui_lens_core::stop::requested() {
-        let signal = agui_lens_core::stop::signal_name();
-        let left = match &args.html {
+    // is shown or written.
+    let failure = super::reading(
+        &format!("the end of {name}"),
+        || match &args.html {
             Some(page) => super::left_unwritten(page),
             None => "nothing was shown".to_owned(),
-        };
-        bail!("stopped by {signal} before the end of {name}: {left}");
-    }
+        },
+        || {
+            let read =
+                engine.check_reader_followed(opened.reader.as_mut(), opened.live, &mut following);
+            Ok(match read {
+                Ok(None) => None,
+                Ok(Some(err)) | Err(err) => Some(format!("reading {name}: {err}")),
+            })
+        },
+    )?;
     let Following {
         mut inspector,
         counts,
