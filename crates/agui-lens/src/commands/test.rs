@@ -822,19 +822,12 @@ fn run_turn(
     if let (None, Some(dir)) = (&exchange, &artifacts) {
         // No answer came: an empty `events.jsonl` would read as an agent that answered
         // nothing. Why none came is in the findings (no response) or in `failure.txt`.
-        drop(record.take());
-        let mut result = match std::fs::remove_file(dir.join("events.jsonl")) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        };
+        keep_no_events(dir, &mut record);
         if let Some(failure) = &outcome.failure {
-            result = result.and(std::fs::write(
-                dir.join("failure.txt"),
-                format!("{failure}\n"),
-            ));
-        }
-        if let Err(e) = result {
-            eprintln!("agui-lens: recording into {}: {e}", dir.display());
+            let at = dir.join("failure.txt");
+            if let Err(e) = std::fs::write(&at, format!("{failure}\n")) {
+                eprintln!("agui-lens: writing {}: {e}", at.display());
+            }
         }
     }
     let mut folded = None;
@@ -896,13 +889,7 @@ fn run_turn(
                 // findings; an empty `events.jsonl` beside them would read as a capture of
                 // nothing (an error) to a walk of the artifacts.
                 if exchange.stats.events == 0 {
-                    drop(record.take());
-                    if let Err(e) = std::fs::remove_file(dir.join("events.jsonl")) {
-                        eprintln!(
-                            "agui-lens: removing {}: {e}",
-                            dir.join("events.jsonl").display()
-                        );
-                    }
+                    keep_no_events(dir, &mut record);
                 }
             }
             if let (Some(snapshot), Some(status)) = (&turn.snapshot, exchange.status) {
@@ -961,6 +948,19 @@ fn passed(shared: &Shared<'_>, outcome: &CaseOutcome) -> bool {
         && outcome.error.is_none()
         && outcome.stats.errors == 0
         && !(shared.deny_warnings && outcome.stats.warnings > 0)
+}
+
+/// Ends a turn's recording of events and removes its `events.jsonl` from `dir`: the turn got
+/// no stream, and an empty file would read as a capture of nothing to a walk of the artifacts.
+fn keep_no_events(dir: &Path, record: &mut Option<Recording>) {
+    drop(record.take());
+    let at = dir.join("events.jsonl");
+    match std::fs::remove_file(&at) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            eprintln!("agui-lens: removing {}: {e}", at.display());
+        }
+        _ => {}
+    }
 }
 
 /// The files agui-lens writes into a turn's artifacts directory.
