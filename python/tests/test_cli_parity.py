@@ -128,3 +128,21 @@ def test_a_recorded_exchange_checks_as_the_cli_checks_it(tmp_path, empty_dir):
         "transport/http-status"
     ]
     assert "could not be reached" in (agui_lens.check(failed / "failure.txt").failure or "")
+
+
+def test_a_long_file_of_no_events_is_one_finding_as_in_the_cli(tmp_path, empty_dir):
+    # Past the 32 frames held while no event has come, such findings were let out one by
+    # one: a report of 40 findings was 40 errors of its own.
+    finding = '{"rule":"lifecycle/unterminated-run","severity":"error","path":"x","message":"m"}\n'
+    report_file = tmp_path / "report.jsonl"
+    report_file.write_text(finding * 40)
+    late = tmp_path / "late.jsonl"
+    late.write_text("step done\n" * 40 + '{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n')
+    for path in (report_file, late):
+        ran = cli("check", "--format", "json", str(path), cwd=empty_dir)
+        assert json.loads(agui_lens.check(path).to_json()) == json.loads(ran.stdout)
+    rules = [d.rule for d in agui_lens.check(report_file).diagnostics]
+    assert rules == ["framing/no-events"]
+    assert "(40 frames could not be read as events)" in agui_lens.check(report_file).diagnostics[0].message
+    late_rules = [d.rule for d in agui_lens.check(late).diagnostics]
+    assert late_rules.count("framing/invalid-json") == 40

@@ -2110,3 +2110,90 @@ fn a_stream_under_another_format_s_name_is_read_by_its_content() {
         assert_eq!(code, 0, "{name}: {stdout}");
     }
 }
+
+/// A file of no events is judged the same whatever its length: one `framing/no-events` when
+/// named, skipped on a walk when it is plainly no capture (our own `--format jsonl` report
+/// kept beside the captures). Past the first 32 frames, such findings were once let out one
+/// by one, so a long report in a checked folder failed it with an error per line. A stream
+/// that opens with more junk than that still has every junk line reported, in every format.
+#[test]
+fn a_long_file_of_no_events_is_judged_as_a_short_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("captures");
+    place("pydantic-ai-full.jsonl", &root.join("run.jsonl"));
+    let finding = |n: usize| {
+        format!(
+            "{{\"rule\":\"lifecycle/unterminated-run\",\"severity\":\"error\",\"path\":\"x.jsonl\",\"line\":{n},\"message\":\"m\"}}\n"
+        )
+    };
+    let report: String = (1..=40).map(finding).collect();
+    write(&root.join("report.jsonl"), report.as_bytes());
+    let log: String = (1..=40).map(|n| format!("step {n} done\n")).collect();
+    write(&root.join("log.jsonl"), log.as_bytes());
+    let mut late = log.clone().into_bytes();
+    late.extend(std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap());
+    write(&root.join("late.jsonl"), &late);
+
+    let (code, stdout, stderr) = run(&["check", s(&root), "--format", "json"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let report_json: Value = serde_json::from_str(&stdout).unwrap();
+    let files = report_json["files"].as_array().unwrap();
+    let file = |name: &str| {
+        files
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("{name} in {stdout}"))
+    };
+    assert!(file("report.jsonl")["skipped"].is_string(), "{stdout}");
+    assert_eq!(file("log.jsonl")["errors"], 1, "{stdout}");
+    assert_eq!(file("late.jsonl")["errors"], 40, "{stdout}");
+    assert_eq!(file("run.jsonl")["errors"], 0, "{stdout}");
+    let rules = |name: &str| -> Vec<String> {
+        report_json["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["path"].as_str().unwrap().ends_with(name))
+            .map(|d| d["rule"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(rules("report.jsonl"), Vec::<String>::new());
+    assert_eq!(rules("log.jsonl"), ["framing/no-events"]);
+    assert_eq!(rules("late.jsonl"), vec!["framing/invalid-json"; 40]);
+
+    // Every format says the same: 41 errors, none of them in the report.
+    for format in ["human", "jsonl", "github", "junit"] {
+        let (code, stdout, stderr) = run(&["check", s(&root), "--format", format]);
+        assert_eq!(code, 1, "{format}: {stdout}{stderr}");
+        assert!(
+            !stdout.contains("schema/missing-type"),
+            "{format}: {stdout}"
+        );
+        assert!(stdout.contains("framing/no-events"), "{format}: {stdout}");
+    }
+    let (_, stdout, _) = run(&["check", s(&root), "--format", "sarif"]);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 41, "{stdout}");
+    assert!(
+        results.iter().any(|r| r["ruleId"] == "framing/no-events")
+            && results.iter().all(|r| r["ruleId"] != "schema/missing-type"),
+        "{stdout}"
+    );
+
+    // Named, the report is no stream, said once; the count covers every line.
+    let (code, stdout, stderr) = run(&["check", s(&root.join("report.jsonl"))]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(stdout.matches("error[").count(), 1, "{stdout}");
+    assert!(
+        stdout.contains("(40 frames could not be read as events)"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = run(&["check", s(&root.join("log.jsonl"))]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(stdout.matches("error[").count(), 1, "{stdout}");
+    assert!(
+        stdout.contains("(40 frames could not be read as events)"),
+        "{stdout}"
+    );
+}

@@ -21,6 +21,19 @@ use crate::read::{Batch, Frame, FrameKind, FrameReader, describe_non_stream};
 /// out not to be a stream at all (then one `framing/no-events` says so instead).
 const HOLD_LIMIT: usize = 32;
 
+/// Whether a finding only says that a frame is no event: such findings, when the input holds
+/// no event at all, are folded into its one `framing/no-events`.
+fn only_no_event(d: &Diagnostic) -> bool {
+    matches!(
+        d.rule,
+        RuleId::FramingInvalidJson
+            | RuleId::FramingInvalidUtf8
+            | RuleId::FramingNotAnObject
+            | RuleId::SchemaMissingType
+            | RuleId::SchemaUnknownEventType
+    )
+}
+
 /// Everything the stateless step learnt about one frame.
 #[derive(Debug)]
 pub struct Prepared {
@@ -205,6 +218,13 @@ pub struct Engine<'a> {
     known_events: u64,
     held: Vec<Diagnostic>,
     holding: bool,
+    /// Findings that only say a frame is no event, met past [`HOLD_LIMIT`] while holding and
+    /// counted instead of kept (see [`Engine::count_past_hold`]), and the first of them.
+    counted: u64,
+    first_counted: Option<Diagnostic>,
+    count_past_hold: bool,
+    /// An event came after findings that were only counted: the input is to be read again.
+    reread: bool,
     /// The input was cut short for a reason already reported (a live connection failed).
     cut_short: bool,
     /// Reading stopped before the input ended, at the user's request: what only the end can
@@ -232,6 +252,10 @@ impl<'a> Engine<'a> {
             known_events: 0,
             held: Vec::new(),
             holding: true,
+            counted: 0,
+            first_counted: None,
+            count_past_hold: false,
+            reread: false,
             cut_short: false,
             stopped: false,
             protocol: Protocol::new(ctx.protocol.clone()),
@@ -252,6 +276,24 @@ impl<'a> Engine<'a> {
     pub fn without_fast_path(mut self) -> Self {
         self.fast = false;
         self
+    }
+
+    /// For an input that can be read again from its start (a file): past the findings held
+    /// while no event has been seen, those that only say a frame is no event are counted
+    /// instead of let out, so that a long file of no events is judged as a short one is (one
+    /// `framing/no-events`). Should an event come after them, reading ends (the reading
+    /// methods return an error) and [`Engine::needs_rereading`] says the input is to be
+    /// checked again from its start by an engine that counts nothing, which lets every such
+    /// finding out in its place.
+    pub fn count_past_hold(&mut self) {
+        self.count_past_hold = true;
+    }
+
+    /// Whether an event came after findings that were only counted (see
+    /// [`Engine::count_past_hold`]): what this engine found is incomplete, and nothing of it
+    /// has been let out.
+    pub fn needs_rereading(&self) -> bool {
+        self.reread
     }
 
     /// The stateless half of the engine, which can work on one batch while the engine feeds
@@ -417,6 +459,11 @@ impl<'a> Engine<'a> {
             |batch, prepared| {
                 let each = each.as_mut().map(|e| &mut **e as &mut EachFed<'_>);
                 self.feed_batch(batch, prepared, out, each);
+                if self.reread {
+                    return Err(io::Error::other(
+                        "an event came after frames that were only counted",
+                    ));
+                }
                 emit(out)
             },
         )
@@ -515,7 +562,7 @@ impl<'a> Engine<'a> {
             }
         }
         if self.holding {
-            self.release(out);
+            self.release_held(out);
         }
         true
     }
@@ -562,6 +609,16 @@ impl<'a> Engine<'a> {
             }
         }
         if self.holding && (self.known_events > 0 || self.held.len() > HOLD_LIMIT) {
+            self.release_held(out);
+        }
+    }
+
+    /// Lets out the findings held while no event had been seen, unless some were only
+    /// counted: then the input is to be read again (see [`Engine::count_past_hold`]).
+    fn release_held(&mut self, out: &mut Vec<Diagnostic>) {
+        if self.counted > 0 {
+            self.reread = true;
+        } else {
             self.release(out);
         }
     }
@@ -652,18 +709,10 @@ impl<'a> Engine<'a> {
         }
         if self.holding && self.known_events == 0 && !self.cut_short {
             // Findings that only say "this is not an event" are folded into one.
-            let explained = |d: &Diagnostic| {
-                matches!(
-                    d.rule,
-                    RuleId::FramingInvalidJson
-                        | RuleId::FramingInvalidUtf8
-                        | RuleId::FramingNotAnObject
-                        | RuleId::SchemaMissingType
-                        | RuleId::SchemaUnknownEventType
-                )
-            };
-            let folded = self.held.iter().filter(|d| explained(d)).count();
-            self.held.retain(|d| !explained(d));
+            let folded = self.held.iter().filter(|d| only_no_event(d)).count() as u64
+                + std::mem::take(&mut self.counted);
+            self.first_counted = None;
+            self.held.retain(|d| !only_no_event(d));
             // A live call's input is the response to a request it made: say so.
             let live = self.ctx.protocol.input.is_some();
             let mut message = if live && self.head.iter().all(u8::is_ascii_whitespace) {
@@ -699,6 +748,20 @@ impl<'a> Engine<'a> {
                 self.emit(d, out);
             }
         }
+        if let Some(mut first) = self.first_counted.take() {
+            // Reading stopped before the input could be read again: the frames only counted
+            // are said in one finding, the first of them.
+            let more = self.counted - 1;
+            if more > 0 {
+                first.message.push_str(&format!(
+                    " (and {more} more {} before the first event could not be read as events; \
+                     reading stopped before they were listed)",
+                    if more == 1 { "frame" } else { "frames" }
+                ));
+            }
+            let at = self.held.len().min(HOLD_LIMIT);
+            self.held.insert(at, first);
+        }
         self.release(out);
         self.stats
     }
@@ -726,7 +789,12 @@ impl<'a> Engine<'a> {
         };
         d.severity = severity;
         if self.holding {
-            self.held.push(d);
+            if self.count_past_hold && self.held.len() >= HOLD_LIMIT && only_no_event(&d) {
+                self.counted += 1;
+                self.first_counted.get_or_insert(d);
+            } else {
+                self.held.push(d);
+            }
         } else {
             self.stats.count(&d);
             out.push(d);
@@ -860,5 +928,75 @@ mod tests {
             let batches = each.iter().filter(|l| l.starts_with("found")).count();
             assert!(step > 1000 || batches > 5, "{batches} batches");
         }
+    }
+
+    /// Counting past the hold: a long input of no events ends in one `framing/no-events`
+    /// that counts every frame; an event after them asks for the input to be read again and
+    /// lets nothing out; stopped before that, the frames only counted are said in one finding.
+    #[test]
+    fn frames_counted_past_the_hold_are_never_lost() {
+        let schemas = SchemaSet::embedded().unwrap();
+        let levels = Levels::default();
+        let ctx = Context::new(&schemas, &levels);
+        let junk = "not json\n".repeat(40);
+        let event = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+        let check = |text: String, stop: bool| {
+            let raw = Box::new(Trickle(std::io::Cursor::new(text.into_bytes()), 64));
+            let mut opened = open_reader("s".into(), raw, None, &ReadOptions::default()).unwrap();
+            let mut engine =
+                Engine::new(&ctx, opened.name.clone(), std::mem::take(&mut opened.head));
+            engine.count_past_hold();
+            let mut out = Vec::new();
+            let mut let_out = 0;
+            let read = engine.check_reader(opened.reader.as_mut(), false, &mut out, &mut |out| {
+                let_out += out.len();
+                out.clear();
+                Ok(())
+            });
+            let reread = engine.needs_rereading();
+            assert_eq!(read.is_err(), reread);
+            if stop {
+                engine.stopped_early();
+            }
+            let stats = engine.finish(&mut out);
+            (reread, let_out, out, stats)
+        };
+
+        let (reread, let_out, out, stats) = check(junk.clone(), false);
+        assert!(!reread);
+        assert_eq!(let_out, 0);
+        let rules: Vec<_> = out.iter().map(|d| d.rule).collect();
+        assert_eq!(rules, [RuleId::FramingNoEvents]);
+        assert!(
+            out[0]
+                .message
+                .ends_with("(40 frames could not be read as events)"),
+            "{}",
+            out[0].message
+        );
+        assert_eq!(stats.errors, 1);
+
+        let (reread, let_out, _, _) = check(format!("{junk}{event}\n"), false);
+        assert!(reread);
+        assert_eq!(
+            let_out, 0,
+            "nothing is let out of a reading to be done again"
+        );
+
+        let (reread, _, out, stats) = check(format!("{junk}{event}\n"), true);
+        assert!(reread);
+        // The 32 held, the one for the rest, then what the event found (a note).
+        let junk_found = out.iter().filter(|d| d.rule == RuleId::FramingInvalidJson);
+        assert_eq!(junk_found.count(), HOLD_LIMIT + 1);
+        assert_eq!(out[HOLD_LIMIT].rule, RuleId::FramingInvalidJson);
+        assert!(
+            out[HOLD_LIMIT].message.contains(
+                "(and 7 more frames before the first event could not be read as events; \
+                 reading stopped before they were listed)"
+            ),
+            "{}",
+            out[HOLD_LIMIT].message
+        );
+        assert_eq!(stats.errors, HOLD_LIMIT as u64 + 1);
     }
 }

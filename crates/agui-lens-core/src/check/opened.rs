@@ -64,6 +64,7 @@ fn check_answer(
     check_request: bool,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
+    let (ctx_given, sent_given) = (ctx, sent.clone());
     let name = opened.name.clone();
     let head = if walked {
         opened.head.clone()
@@ -93,7 +94,12 @@ fn check_answer(
         }
         None => ctx,
     };
+    // A file can be read again: one of no events is then judged whole, however long.
+    let reopen = opened.reopen.take();
     let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
+    if reopen.is_some() {
+        engine.count_past_hold();
+    }
     let mut found = Vec::new();
     if let Some(request) = request.as_ref().filter(|_| check_request) {
         let asked = ctx.protocol.version;
@@ -107,19 +113,35 @@ fn check_answer(
         }
     }
     let mut emitted = false;
-    let failure = engine
-        .check_reader(
-            opened.reader.as_mut(),
-            opened.live,
-            &mut found,
-            &mut |found| {
-                emitted |= !found.is_empty();
-                let result = emit(found);
-                found.clear();
-                result
-            },
-        )?
-        .map(|err| format!("reading {name}: {err}"));
+    let read = engine.check_reader(
+        opened.reader.as_mut(),
+        opened.live,
+        &mut found,
+        &mut |found| {
+            emitted |= !found.is_empty();
+            let result = emit(found);
+            found.clear();
+            result
+        },
+    );
+    if let Some(reopen) = reopen.filter(|_| engine.needs_rereading()) {
+        if !crate::stop::requested() {
+            // An event came after more frames of no event than are held: read it again,
+            // letting every finding out in its place. Nothing was let out of this reading.
+            drop(opened);
+            let mut again = reopen
+                .open()
+                .map_err(|err| io::Error::other(format!("{err:#}")))?;
+            again.reopen = None;
+            return check_answer(ctx_given, again, walked, sent_given, check_request, emit);
+        }
+    }
+    let read = match read {
+        // Stopped before it could be read again: what was found is said (see `finish`).
+        Err(_) if engine.needs_rereading() => Ok(Some(io::ErrorKind::Interrupted.into())),
+        read => read,
+    };
+    let failure = read?.map(|err| format!("reading {name}: {err}"));
     // Cut by Ctrl-C or SIGTERM: what came is checked, but not as a whole stream.
     let stopped = failure.is_some() && crate::stop::requested();
     if stopped {

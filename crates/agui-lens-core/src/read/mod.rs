@@ -359,6 +359,23 @@ pub struct Opened {
     pub live: bool,
     /// Set when the stream is an entry of a browser capture (HAR).
     pub capture: Option<CaptureEntry>,
+    /// How to read the input again from its start, when that can be done (a file, not a pipe
+    /// or stdin).
+    pub reopen: Option<Reopen>,
+}
+
+/// An input that can be read again from its start: a file, or a stream of a browser capture.
+#[derive(Clone, Debug)]
+pub struct Reopen {
+    input: InputSpec,
+    options: ReadOptions,
+}
+
+impl Reopen {
+    /// Opens the input again, as [`open`] first did.
+    pub fn open(&self) -> Result<Opened> {
+        open(&self.input, &self.options)
+    }
 }
 
 /// Where in a browser capture (HAR) a stream was found.
@@ -498,6 +515,10 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
             };
             let mut opened = open_har_stream(&path.to_string_lossy(), &capture, &options)?;
             opened.live = false;
+            opened.reopen = Some(Reopen {
+                input: input.clone(),
+                options: options.clone(),
+            });
             return Ok(opened);
         }
     };
@@ -511,6 +532,10 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
     let ext_hint = input.path().and_then(detect::format_from_extension);
     let mut opened = open_reader(name, raw, ext_hint, options)?;
     opened.live = live;
+    opened.reopen = (!live).then(|| Reopen {
+        input: input.clone(),
+        options: options.clone(),
+    });
     Ok(opened)
 }
 
@@ -591,6 +616,7 @@ pub fn open_reader(
         reader,
         live: true,
         capture: None,
+        reopen: None,
     })
 }
 
