@@ -2197,3 +2197,69 @@ fn a_long_file_of_no_events_is_judged_as_a_short_one() {
         "{stdout}"
     );
 }
+
+/// Stopped by SIGTERM, `check` begins no input after the stop, a recording's findings and
+/// failures included: those used to be read and reported whole after the stop, as if the
+/// run had reached them. The inputs after the stream being read sit in the run's next group
+/// of parallel work, so none of them began before the signal.
+#[test]
+fn a_stopped_check_reads_no_recording_after_the_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("live.jsonl");
+    make_fifo(&fifo);
+    // The same width of parallel work as `check`'s: twice the pool's threads.
+    let width = 2 * std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut args = vec!["check".to_owned(), "--format".into(), "json".into()];
+    args.push(s(&fifo).to_owned());
+    for n in 1..width {
+        let small = dir.path().join(format!("small-{n}.jsonl"));
+        place("pydantic-ai-text.jsonl", &small);
+        args.push(s(&small).to_owned());
+    }
+    let exchange = dir.path().join("rec/001");
+    write(
+        &exchange.join("request.json"),
+        br#"{"threadId":"t","runId":"r","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}}"#,
+    );
+    write(&exchange.join("response.raw"), b"HTTP/1.1 422\r\n\r\nno\n");
+    write(
+        &exchange.join("findings.jsonl"),
+        b"{\"rule\":\"transport/http-status\",\"severity\":\"error\",\"path\":\"rec/001/response.raw\",\"message\":\"the agent answered 422\"}\n",
+    );
+    write(
+        &dir.path().join("rec/002/failure.txt"),
+        b"could not connect\n",
+    );
+    write(&dir.path().join("rec/002/request.json"), b"{}\n");
+    let findings = exchange.join("findings.jsonl");
+    let failure = dir.path().join("rec/002/failure.txt");
+    args.push(s(&findings).to_owned());
+    args.push(s(&failure).to_owned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = Child::spawn(&args, None);
+    let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
+    feed_in_halves(&fifo, &stream, || {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        child.signal(libc::SIGTERM);
+    });
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    for recorded in [&findings, &failure] {
+        let file = report["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == s(recorded))
+            .unwrap_or_else(|| panic!("{} in {stdout}", recorded.display()));
+        assert_eq!(file["interrupted"], true, "{stdout}");
+        assert_eq!(file["errors"], 0, "{stdout}");
+    }
+    let rules: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert!(!rules.contains(&"transport/http-status"), "{stdout}");
+}

@@ -325,6 +325,16 @@ pub fn check_one(
     if let Some(why) = &input.unreadable {
         return Ok(failed(name, Stats::default(), why.clone()));
     }
+    if let Some(why) = &input.skipped {
+        let mut file = FileSummary::checked(name, Stats::default(), None);
+        file.skipped = Some(why.clone());
+        return Ok(file);
+    }
+    if agui_lens_core::stop::requested() {
+        // Stopped before this input was begun: nothing of it is read, a recording's findings
+        // and failures neither.
+        return Ok(FileSummary::stopped(name, Stats::default()));
+    }
     // An exchange recorded by the proxy or `test` is checked as it was found then.
     let recorded = match &input.spec {
         InputSpec::File(path) => recorded::recorded(path).map(|r| (path, r)),
@@ -341,15 +351,6 @@ pub fn check_one(
         Some((_, Recorded::Events(request))) => request,
         _ => None,
     };
-    if let Some(why) = &input.skipped {
-        let mut file = FileSummary::checked(name, Stats::default(), None);
-        file.skipped = Some(why.clone());
-        return Ok(file);
-    }
-    if agui_lens_core::stop::requested() {
-        // Stopped before this input was begun.
-        return Ok(FileSummary::stopped(name, Stats::default()));
-    }
     match read::open(&input.spec, read) {
         Ok(opened) => match sent {
             Some(request) => check_answer_to(ctx, opened, !input.explicit, request, emit),
