@@ -80,7 +80,7 @@ def compact_tree(
 
     Every file found gets one row; nothing raises for one file's sake. A stream is written
     only once the core has verified its compacted form (same messages and state when folded,
-    no new error of any rule); the mirror's file is replaced atomically on a local disk (a
+    every run ended the same way, no new error of any rule); the mirror's file is replaced atomically on a local disk (a
     temp file renamed over it) and in one write elsewhere (object stores make a whole object
     visible at once). With ``copy_unchanged`` (the default) a file that is not compacted,
     skipped or refused, is copied byte for byte, so that the mirror holds every file of the

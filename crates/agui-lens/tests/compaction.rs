@@ -878,3 +878,52 @@ fn a_file_with_other_names_is_said_to_keep_them_as_they_were() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("other name"), "{stderr}");
 }
+
+/// Compaction keeps how each run ended as well as the messages and state: above all the tool
+/// calls a run left for the client to answer (`pendingToolCallIds`, which a client reads from
+/// the run's tool call events when its end does not list them). The `snapshot` level once
+/// replaced such a run with a MESSAGES_SNAPSHOT, which holds the call but tells no client to
+/// answer it, and its check before writing compared only messages and state.
+#[test]
+fn compaction_keeps_how_every_run_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let folded = |path: &Path| {
+        let (code, stdout, stderr) = run(&["fold", "--compact", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "fold {}: {stderr}", path.display());
+        let mut folded: Value = serde_json::from_str(&stdout).unwrap();
+        let object = folded.as_object_mut().unwrap();
+        object.retain(|k, _| k == "messages" || k == "state" || k == "runs");
+        folded
+    };
+    let mut streams: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/recordings"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            (name.ends_with(".jsonl") || name.ends_with(".sse")) && !name.contains("invalid")
+        })
+        .collect();
+    streams.sort();
+    assert!(streams.len() > 50, "{streams:?}");
+    let mut pending = 0;
+    for input in &streams {
+        let before = folded(input);
+        pending += before["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r.get("pendingToolCallIds").is_some())
+            .count();
+        let ext = input.extension().unwrap().to_str().unwrap();
+        for level in ["deltas", "snapshot"] {
+            let output = dir.path().join(format!("out-{level}.{ext}"));
+            let (code, stderr) = compact(input, &output, level);
+            assert_eq!(code, 0, "{} at {level}: {stderr}", input.display());
+            assert_eq!(before, folded(&output), "{} at {level}", input.display());
+        }
+    }
+    assert!(
+        pending > 5,
+        "the recordings hold runs that leave calls pending"
+    );
+}

@@ -15,8 +15,9 @@
 //!
 //! `snapshot`: each completed run becomes RUN_STARTED (its input holding only messages new to
 //! the history), one MESSAGES_SNAPSHOT and one STATE_SNAPSHOT with the run's result, and its
-//! terminal event. A run whose result a snapshot cannot reproduce (messages reordered), or
-//! that is still open at the end, is kept at the `deltas` level.
+//! terminal event. A run whose result a snapshot cannot reproduce (messages reordered, tool
+//! calls left for the client that its terminal event does not list), or that is still open
+//! at the end, is kept at the `deltas` level.
 //!
 //! Whether the result means the same is not assumed here: `agui-lens compact` folds both and
 //! compares before it writes anything ([`verify`] does it as the events are written).
@@ -738,11 +739,11 @@ impl Compactor {
         debug_assert!(
             may_be_smaller
                 || self
-                    .run_snapshots(&run)
+                    .run_snapshots(&run, terminal)
                     .is_none_or(|s| held_len(&s) >= held)
         );
         let snapshots = if may_be_smaller {
-            self.run_snapshots(&run)
+            self.run_snapshots(&run, terminal)
         } else {
             None
         };
@@ -770,8 +771,17 @@ impl Compactor {
     }
 
     /// RUN_STARTED (its input holding only messages new to the history), MESSAGES_SNAPSHOT and
-    /// STATE_SNAPSHOT of the run's result, if a snapshot reproduces it cleanly.
-    fn run_snapshots(&self, run: &OpenRun) -> Option<Vec<Held>> {
+    /// STATE_SNAPSHOT of the run's result, if a snapshot reproduces it cleanly: not when the
+    /// run leaves tool calls for the client to answer that its `terminal` event does not list
+    /// (a client learns of those from the run's tool call events, which a snapshot replaces).
+    fn run_snapshots(&self, run: &OpenRun, terminal: &Value) -> Option<Vec<Held>> {
+        let left_pending = self
+            .folder
+            .last_run()
+            .map_or(&[][..], |r| &r.pending_tool_calls[..]);
+        if !left_pending.is_empty() && Some(left_pending) != listed_pending(terminal) {
+            return None;
+        }
         let result = self.folder.messages();
         let incoming: Vec<Value> = result.iter().cloned().map(Value::Object).collect();
         if merge_snapshot(self.at_start.clone(), &incoming, None) != result
@@ -807,6 +817,20 @@ impl Compactor {
         }
         Some(held)
     }
+}
+
+/// The tool calls a successful run's terminal event lists as left for the client, if it
+/// lists any.
+fn listed_pending(terminal: &Value) -> Option<&[Value]> {
+    let outcome = terminal.get("outcome")?;
+    if outcome.get("type").and_then(Value::as_str) != Some("success") {
+        return None;
+    }
+    outcome
+        .get("pendingToolCallIds")?
+        .as_array()
+        .map(Vec::as_slice)
+        .filter(|ids| !ids.is_empty())
 }
 
 /// Whether a snapshot of these messages would pass the reference rules: unique ids, and every

@@ -100,7 +100,8 @@ pub fn verification_levels() -> Levels {
     levels
 }
 
-/// The compacted stream must fold to the same messages and state, and check with no more
+/// The compacted stream must fold to the same messages and state, end its runs as the
+/// original did (outcome, tool calls left pending, interrupts), and check with no more
 /// errors of any rule. Returns why not, if not. `errors_before` counts the original's errors
 /// by rule: it is called only when the compacted stream has some.
 pub fn judge(
@@ -120,21 +121,43 @@ pub fn judge(
     } else {
         first_difference(&original.meaning(), &read_back.folded.meaning())
     };
+    let show = |v: &Option<serde_json::Value>| match v {
+        Some(v) => abbreviate_value(v, 100),
+        None => "(absent)".into(),
+    };
+    let at = |pointer: &str| {
+        if pointer.is_empty() {
+            "/".to_owned()
+        } else {
+            pointer.to_owned()
+        }
+    };
     if let Some(d) = difference {
-        let show = |v: &Option<serde_json::Value>| match v {
-            Some(v) => abbreviate_value(v, 100),
-            None => "(absent)".into(),
-        };
         return Ok(Some(format!(
             "the compacted stream folds differently at {}: {} before, {} after",
-            if d.pointer.is_empty() {
-                "/"
-            } else {
-                &d.pointer
-            },
+            at(&d.pointer),
             show(&d.left),
             show(&d.right)
         )));
+    }
+    // How each run ended, the tool calls it left for the client and the interrupts it left
+    // open: what a client acts on next.
+    let ended = |folded: &Folded| {
+        serde_json::json!({
+            "runs": folded.runs_json(),
+            "pendingInterrupts": folded.pending_interrupts,
+        })
+    };
+    let (before, after) = (ended(original), ended(&read_back.folded));
+    if before != after {
+        if let Some(d) = first_difference(&before, &after) {
+            return Ok(Some(format!(
+                "the compacted stream ends its runs differently at {}: {} before, {} after",
+                at(&d.pointer),
+                show(&d.left),
+                show(&d.right)
+            )));
+        }
     }
     if errors_after.is_empty() {
         return Ok(None);

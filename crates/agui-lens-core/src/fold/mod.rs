@@ -750,6 +750,11 @@ impl Folder {
         self.changed_from = self.messages.len();
     }
 
+    /// The last run begun, as it stands.
+    pub fn last_run(&self) -> Option<&RunRecord> {
+        self.runs.last()
+    }
+
     /// A message by id (its first occurrence).
     pub fn message(&self, id: &str) -> Option<&Map<String, Value>> {
         self.index.get(id).map(|&at| &self.messages[at])

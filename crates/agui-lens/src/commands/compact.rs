@@ -1583,6 +1583,37 @@ mod tests {
         );
     }
 
+    /// A run that leaves a tool call for the client to answer must still leave it: the same
+    /// messages and state are not enough.
+    #[test]
+    fn a_compaction_that_loses_a_pending_call_is_refused() {
+        let call = concat!(
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"pick","parentMessageId":"m"}"#,
+            "\n",
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+            "\n",
+        );
+        let original = ORIGINAL.replace(
+            "{\"type\":\"RUN_FINISHED\"",
+            &format!("{call}{{\"type\":\"RUN_FINISHED\""),
+        );
+        let snapshot = concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"m","role":"assistant","content":"Hello","toolCalls":[{"id":"c1","type":"function","function":{"name":"pick","arguments":""}}]}]}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n",
+        );
+        assert_eq!(
+            judged_against(&original, snapshot).as_deref(),
+            Some(
+                "the compacted stream ends its runs differently at /runs/0/pendingToolCallIds: [\"c1\"] before, (absent) after"
+            )
+        );
+        assert_eq!(judged_against(&original, &original), None);
+    }
+
     #[test]
     fn a_compaction_that_gains_errors_is_refused() {
         // Same fold, but the message is never ended: the run finishes with it open.
