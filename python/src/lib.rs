@@ -546,7 +546,7 @@ fn compact_source(
     }
     let (name, head, format) = (opened.name.clone(), opened.head.clone(), opened.format);
     compacted.format = Some(format);
-    let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT);
+    let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
     let mut writer = EventWriter::new(Vec::new(), format, compression)?;
     let stats = for_each_fed(&mut opened, read.max_line, false, |fed, batch, frame| {
         if let Fed::Event(event) = fed {

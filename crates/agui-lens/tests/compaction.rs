@@ -927,3 +927,76 @@ fn compaction_keeps_how_every_run_ended() {
         "the recordings hold runs that leave calls pending"
     );
 }
+
+/// A message longer than the largest line agui-lens reads (`--max-line`) is written in as many
+/// content events as keep each line well under it, whatever its characters escape to: merged
+/// into one, it made a line its own check before writing could not read, so `compact` refused a
+/// clean stream (saying it folded differently) and `--no-verify` wrote a file agui-lens reads
+/// as incomplete. Compacting the result again changes nothing.
+#[test]
+fn a_message_longer_than_a_line_is_written_in_pieces_that_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("long.jsonl");
+    let mut text = String::new();
+    text.push_str(r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#);
+    text.push('\n');
+    for (id, piece, times) in [
+        ("plain", "x".repeat(1000), 3000),
+        ("escaped", "\u{1}".repeat(100), 2000),
+    ] {
+        text.push_str(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"{id}\",\"role\":\"assistant\"}}\n"
+        ));
+        let line =
+            serde_json::json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": piece})
+                .to_string();
+        for _ in 0..times {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"{id}\"}}\n"
+        ));
+    }
+    text.push_str(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#);
+    text.push('\n');
+    std::fs::write(&input, &text).unwrap();
+    let max = 1 << 20;
+    let path = |p: &Path| p.to_str().unwrap().to_owned();
+    let (code, stdout, _) = run(&["check", "--max-line", "1MiB", &path(&input)]);
+    assert_eq!(code, 0, "{stdout}");
+    for verify in [true, false] {
+        let output = dir.path().join(format!("out-{verify}.jsonl"));
+        let mut args = vec!["compact".to_owned(), "--max-line".into(), "1MiB".into()];
+        if !verify {
+            args.push("--no-verify".into());
+        }
+        args.extend([path(&input), "-o".into(), path(&output)]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "verify {verify}: {stderr}");
+        let written = std::fs::read_to_string(&output).unwrap();
+        let longest = written.lines().map(str::len).max().unwrap();
+        assert!(longest < max, "a line of {longest} bytes");
+        // 3.2 MB of text in pieces of at most an eighth of a line, against 5,006 lines.
+        assert!(
+            written.lines().count() < 40,
+            "{} lines",
+            written.lines().count()
+        );
+        let (code, stdout, _) = run(&["check", "--max-line", "1MiB", &path(&output)]);
+        assert_eq!(code, 0, "{stdout}");
+        assert_eq!(fold(&input), fold(&output));
+        let again = dir.path().join("again.jsonl");
+        let (code, _, stderr) = run(&[
+            "compact",
+            "--max-line",
+            "1MiB",
+            &path(&output),
+            "-o",
+            &path(&again),
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(std::fs::read(&again).unwrap(), written.as_bytes());
+    }
+}

@@ -237,7 +237,13 @@ pub struct Compactor {
     dropped: u64,
     /// The large patch of the event being compacted, read as text (see [`Event::patch`]).
     patch: Option<Arc<RawPatch>>,
+    /// The most text one merged event takes (see [`Compactor::with_max_line`]).
+    merge_limit: usize,
 }
+
+/// How many bytes one character of a delta can take once written: a control character is
+/// escaped as `\u00XX`.
+const WORST_ESCAPE: usize = 6;
 
 impl Compactor {
     pub fn new(level: Level, state_limit: usize) -> Self {
@@ -256,7 +262,16 @@ impl Compactor {
             at_start: Vec::new(),
             dropped: 0,
             patch: None,
+            merge_limit: merge_limit(crate::read::DEFAULT_MAX_LINE),
         }
+    }
+
+    /// The largest line the compacted stream is to be read with (`--max-line`): merged deltas
+    /// are written in as many events as keep each well under it, whatever their characters
+    /// escape to. A delta is never cut, and it came in a line no longer than that.
+    pub fn with_max_line(mut self, max_line: usize) -> Self {
+        self.merge_limit = merge_limit(max_line);
+        self
     }
 
     /// Starts from a state the stream does not carry (`--initial-state`): what the
@@ -371,6 +386,15 @@ impl Compactor {
                 self.folder.apply_expanded(ty, value);
                 return write_one(value, raw, self.sink(out));
             }
+            if let (Some(id), Some(Value::String(delta))) = (
+                value.get(kind.id_field()).and_then(Value::as_str),
+                value.get("delta"),
+            ) {
+                if self.past_limit(kind, id, delta.len()) {
+                    // What is merged so far is written first: one event would be too long.
+                    self.flush_merged(kind, id, out)?;
+                }
+            }
             self.folder.apply_expanded(ty, value);
             self.merge(kind, value);
             return Ok(());
@@ -468,6 +492,15 @@ impl Compactor {
         }
     }
 
+    /// Whether adding `more` bytes to what is merged for this message or call would pass the
+    /// most one merged event takes.
+    fn past_limit(&self, kind: ContentKind, id: &str, more: usize) -> bool {
+        let held = self.merged_index[kind.slot()]
+            .get(id)
+            .map_or(0, |&at| self.merged[at].delta.len());
+        held > 0 && held + more > self.merge_limit
+    }
+
     /// The deltas merged so far for one message or tool call, made empty when there are none.
     fn merged_entry(&mut self, kind: ContentKind, id: &str) -> &mut Merged {
         // Deltas of one message usually come in a row: the last one merged is tried first.
@@ -522,7 +555,12 @@ impl Compactor {
         }
         // The folder gets the text when it is next used (`fold_held`), all of a run of deltas
         // at once: one lookup of the message rather than one per delta.
+        let limit = self.merge_limit;
         let merged = self.merged_entry(kind, id);
+        if !merged.delta.is_empty() && merged.delta.len() + delta.len() > limit {
+            // One event would be too long: `push` writes what is merged so far first.
+            return false;
+        }
         merged.unfolded.get_or_insert(merged.delta.len());
         merged.delta.push_str(delta);
         if let Some(owner) = owner {
@@ -831,6 +869,12 @@ fn listed_pending(terminal: &Value) -> Option<&[Value]> {
         .as_array()
         .map(Vec::as_slice)
         .filter(|ids| !ids.is_empty())
+}
+
+/// The most text one merged event takes when lines of up to `max_line` bytes are read: an
+/// eighth of it, which its worst escape and the rest of the event fit in.
+fn merge_limit(max_line: usize) -> usize {
+    (max_line / (WORST_ESCAPE + 2)).max(1)
 }
 
 /// Whether a snapshot of these messages would pass the reference rules: unique ids, and every

@@ -135,7 +135,8 @@ impl StreamDiff {
 /// it; `warn`: say on stderr what could not be read (not again when it is read a second time,
 /// for lines).
 fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collected> {
-    let mut compactor = Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT);
+    let mut compactor =
+        Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
     let mut collected = Collected::default();
     let mut unreadable = Vec::new();
     let (opened, stats) = for_each_frame(input, read, |event, raw, frame| {

@@ -910,7 +910,8 @@ fn first_pass(
 ) -> Result<FirstPass> {
     let name = opened.name.clone();
     let mut compactor = Compactor::new(settings.level, settings.state_limit)
-        .with_state(settings.initial_state.clone());
+        .with_state(settings.initial_state.clone())
+        .with_max_line(settings.read.max_line);
     let mut scratch = Vec::new();
     // Compacts one event; `schema` is what the schemas found wrong with it, if that is known.
     let mut push = |compactor: &mut Compactor,
