@@ -1318,3 +1318,60 @@ fn a_browser_capture_on_one_line_is_read_as_one() {
         assert_eq!(files[0]["events"], 2, "{name}: {stdout}");
     }
 }
+
+/// Found by a walk, a browser capture is one whatever its name: `capture.json` or
+/// `session.har.json` is judged as `capture.har` is. Its findings are placed on the capture
+/// file (a path that exists, in every format that names files), and one that holds no AG-UI
+/// stream is skipped as no capture. Before, only `.har` names were opened as captures on a
+/// walk: a capture named otherwise had its findings placed on `capture.json#0 (POST …)`, a
+/// file no editor or CI annotation finds, and one with no stream failed the run.
+#[test]
+fn a_walked_capture_is_one_whatever_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let walked = dir.path().join("captures");
+    std::fs::create_dir_all(&walked).unwrap();
+    let with_stream = root().join("fixtures/invalid/request/input-schema.har");
+    for name in ["a.har", "b.json", "c.har.json"] {
+        std::fs::copy(&with_stream, walked.join(name)).unwrap();
+    }
+    let no_stream = har(vec![page_entry()]);
+    for name in ["page.har", "page.json", "page.har.json"] {
+        std::fs::write(walked.join(name), &no_stream).unwrap();
+    }
+    let (code, stdout, stderr) = run(&["check", "--format", "json", walked.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["summary"]["skipped"], 3, "{stdout}");
+    assert_eq!(report["summary"]["unreadable"], 0, "{stdout}");
+    let errors_of = |name: &str| {
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["path"].as_str().unwrap().contains(&format!("/{name}#")))
+            .count()
+    };
+    assert!(errors_of("a.har") > 0, "{stdout}");
+    for name in ["b.json", "c.har.json"] {
+        assert_eq!(errors_of(name), errors_of("a.har"), "{name}: {stdout}");
+    }
+    // CI annotations name the capture file itself.
+    let (code, stdout, _) = run(&["check", "--format", "github", walked.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    for line in stdout.lines().filter(|l| l.starts_with("::")) {
+        let file = line
+            .split("file=")
+            .nth(1)
+            .and_then(|rest| rest.split([',', ':']).next())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(Path::new(file).is_file(), "{file} in {line}");
+    }
+    let (_, stdout, _) = run(&["check", "--format", "sarif", walked.to_str().unwrap()]);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    for result in sarif["runs"][0]["results"].as_array().unwrap() {
+        let uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap();
+        assert!(!uri.contains("%23"), "{uri}");
+    }
+}

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use agui_lens_core::read::har::FailedCall;
-use agui_lens_core::read::{self, Compression, InputSpec, is_stream_file};
+use agui_lens_core::read::{self, InputSpec, is_stream_file};
 use agui_lens_core::text::plural;
 
 /// How directories are walked.
@@ -123,8 +123,8 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
     Ok(inputs)
 }
 
-/// Opens browser captures (HAR files: named so, or named on the command line and holding
-/// one) into one input per AG-UI stream they hold, or the one `entry` names; says on stderr
+/// Opens browser captures (files that hold one, whatever their names) into one input per
+/// AG-UI stream they hold, or the one `entry` names; says on stderr
 /// how many entries were something else. A capture with no AG-UI stream stays one input that
 /// fails, saying so.
 pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
@@ -137,15 +137,9 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
                 continue;
             }
         };
-        let named_har = agui_lens_core::read::detect_compression_ext(&path) != Compression::None
-            && path
-                .with_extension("")
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("har"))
-            || path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("har"));
-        if !(named_har || input.explicit) || !read::is_har_file(&path) {
+        // Whatever its name: a walk meets captures saved as `.json` too, and reading one as a
+        // single stream would name its findings after no file.
+        if !read::is_har_file(&path) {
             out.push(input);
             continue;
         }
