@@ -68,11 +68,9 @@ fn conversions_as_written() {
             cat(&json)
         )
     );
-    // Nothing kept is still a valid JSON array.
-    assert_eq!(
-        cat(&["--output-format", "json", "--type", "NOPE", FULL]),
-        "[]\n"
-    );
+    // Nothing kept is still a valid JSON array, and fails as a selection that kept nothing.
+    let (code, stdout, stderr) = run(&["cat", "--output-format", "json", "--type", "NOPE", FULL]);
+    assert_eq!((code, stdout.as_str()), (1, "[]\n"), "{stderr}");
 }
 
 #[test]
@@ -217,6 +215,47 @@ fn a_run_that_is_not_there_is_said_and_fails() {
         1,
         "no temp file left"
     );
+}
+
+/// A selection that keeps no event (`--from` past the end, a `--type` no event has, a run's
+/// events of no such type) fails as `--run nope` does: said, exit 1, an output file left as it
+/// was. It used to write an empty file and exit 0, which `fold` then calls no stream.
+#[test]
+fn a_selection_that_keeps_nothing_is_said_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("kept.jsonl");
+    std::fs::write(&out, "what was there\n").unwrap();
+    let out = out.to_str().unwrap();
+    for selection in [
+        vec!["--from", "1000"],
+        vec!["--type", "NOPE_*"],
+        vec!["--to", "3", "--type", "RUN_FINISHED"],
+    ] {
+        let mut args = vec!["cat"];
+        args.extend(&selection);
+        args.push(FULL);
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 1, "{selection:?}: {stderr}");
+        assert_eq!(stdout, "");
+        assert!(
+            stderr.contains("kept no event of"),
+            "{selection:?}: {stderr}"
+        );
+        args.extend(["-o", out]);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 1, "{selection:?}: {stderr}");
+        assert!(stderr.contains("was left as it was"), "{stderr}");
+        assert_eq!(std::fs::read_to_string(out).unwrap(), "what was there\n");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "temp files left"
+    );
+    // A selection that keeps something is a copy.
+    let (code, stdout, _) = run(&["cat", "--type", "RUN_*", FULL]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.lines().count(), 2);
 }
 
 /// A frame that cannot be read as an event (a line cut off, not JSON) is left out of the

@@ -2263,3 +2263,34 @@ fn a_stopped_check_reads_no_recording_after_the_stop() {
         .collect();
     assert!(!rules.contains(&"transport/http-status"), "{stdout}");
 }
+
+/// `snapshot accept` replaces only a snapshot: a file of anything else keeps its bytes and
+/// the pending one stays, as `--update` refuses to write over such a file. It used to put the
+/// pending snapshot in place of the user's notes.
+#[test]
+fn accepting_never_writes_over_a_file_that_is_no_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = dir.path().join("made.snap");
+    let stream = recording("pydantic-ai-full.jsonl");
+    let (code, _, stderr) = run(&["snapshot", s(&stream), "--expect", s(&made), "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let notes = dir.path().join("notes.txt");
+    write(&notes, b"my notes\n");
+    let pending = dir.path().join("notes.txt.new");
+    std::fs::copy(&made, &pending).unwrap();
+    let (code, _, stderr) = run(&["snapshot", s(&stream), "--expect", s(&notes), "--update"]);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = run(&["snapshot", "accept", s(&notes)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is no agui-lens snapshot"), "{stderr}");
+    assert_eq!(std::fs::read(&notes).unwrap(), b"my notes\n");
+    assert!(pending.exists());
+    // A snapshot, or no file at all, is replaced as before.
+    std::fs::remove_file(&notes).unwrap();
+    let (code, _, stderr) = run(&["snapshot", "accept", s(&notes)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read(&notes).unwrap(),
+        std::fs::read(&made).unwrap()
+    );
+}

@@ -35,6 +35,8 @@ pub struct Filter {
     in_run: bool,
     /// A RUN_STARTED of the `--run` asked for was seen.
     found_run: bool,
+    /// Events kept so far.
+    kept: u64,
 }
 
 impl Filter {
@@ -43,7 +45,18 @@ impl Filter {
             selection,
             in_run: false,
             found_run: false,
+            kept: 0,
         }
+    }
+
+    /// Whether a selection was asked for (a type, a range) and kept no event.
+    pub fn kept_nothing(&self) -> bool {
+        let selection = &self.selection;
+        let asked = !selection.types.is_empty()
+            || selection.from.is_some()
+            || selection.to.is_some()
+            || selection.run.is_some();
+        asked && self.kept == 0
     }
 
     /// The `--run` asked for, when no RUN_STARTED of it was seen.
@@ -53,6 +66,12 @@ impl Filter {
 
     /// Whether the event is kept. Must see every event in order (runs are tracked).
     pub fn keep(&mut self, event: &Event) -> bool {
+        let kept = self.selects(event);
+        self.kept += u64::from(kept);
+        kept
+    }
+
+    fn selects(&mut self, event: &Event) -> bool {
         let mut in_run = true;
         if let Some(want) = &self.selection.run {
             match event.kind {
@@ -161,6 +180,9 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             if let Some(run) = filter.missing_run() {
                 return Ok(no_such_run(run, &args.path, None));
             }
+            if filter.kept_nothing() && unread.frames == 0 {
+                return Ok(kept_nothing(&args.path, None));
+            }
             Ok(report_losses(&notes, format, &unread))
         }
         Some(path) => {
@@ -201,6 +223,9 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             if let Some(run) = filter.missing_run() {
                 // The temp file goes; what the output held stays.
                 return Ok(no_such_run(run, &args.path, Some(path)));
+            }
+            if filter.kept_nothing() && unread.frames == 0 {
+                return Ok(kept_nothing(&args.path, Some(path)));
             }
             if let Some(temp) = temp {
                 persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
@@ -273,6 +298,21 @@ fn no_such_run(run: &str, input: &std::path::Path, output: Option<&std::path::Pa
     let _ = writeln!(
         io::stderr(),
         "cat: no run \"{run}\" in {}: no RUN_STARTED has that runId, so nothing was written{kept}",
+        input.display()
+    );
+    Outcome::Findings
+}
+
+/// The selection kept no event: said on stderr, and a failing status (exit 1), as for a
+/// `--run` that is not there.
+fn kept_nothing(input: &std::path::Path, output: Option<&std::path::Path>) -> Outcome {
+    let kept = match output {
+        Some(path) => format!("; {} was left as it was", path.display()),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        io::stderr(),
+        "cat: the selection kept no event of {}, so nothing was written{kept}",
         input.display()
     );
     Outcome::Findings

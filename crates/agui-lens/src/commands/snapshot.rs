@@ -391,6 +391,23 @@ fn promote(new_file: &Path, file: &Path, reason: Option<&str>) -> Result<()> {
     let mut snapshot = Snapshot::parse(&text)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("reading {}", new_file.display()))?;
+    // Only a snapshot is replaced, as `--update` writes over no other file.
+    match std::fs::read(file) {
+        Ok(bytes) => {
+            if let Err(why) = std::str::from_utf8(&bytes)
+                .map_err(|e| e.to_string())
+                .and_then(|text| Snapshot::parse(text).map(drop))
+            {
+                bail!(
+                    "{} is no agui-lens snapshot ({why}): left as it was, and {} with it",
+                    file.display(),
+                    new_file.display()
+                );
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    }
     if let Some(reason) = reason {
         snapshot.reason = Some(reason.to_owned());
     }
