@@ -139,6 +139,9 @@ pub fn plain(_: DiffLine, line: &str) -> String {
     line.to_owned()
 }
 
+/// The time a line diff takes to find the shortest diff before it settles for a true one.
+const DIFF_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A unified diff of two texts, each line as `paint` makes it, cut after `max_lines` lines.
 pub fn unified_diff(
     left: &str,
@@ -147,7 +150,12 @@ pub fn unified_diff(
     paint: &dyn Fn(DiffLine, &str) -> String,
     max_lines: usize,
 ) -> String {
-    let diff = similar::TextDiff::from_lines(left, right);
+    // Finding the fewest changed lines takes time quadratic in what differs: two streams that
+    // differ throughout (a snapshot against the wrong recording) took minutes. Past the time
+    // given, the diff is still a true one, only not the shortest.
+    let diff = similar::TextDiff::configure()
+        .timeout(DIFF_TIME)
+        .diff_lines(left, right);
     let text = diff
         .unified_diff()
         .context_radius(3)

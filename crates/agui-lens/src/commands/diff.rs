@@ -33,17 +33,28 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
     )?;
     let labels = (args.a.to_string_lossy(), args.b.to_string_lossy());
     let labels = (labels.0.as_ref(), labels.1.as_ref());
+    // What is shown is made whole before any of it is (the line diff of a long stream takes
+    // a while): stopped meanwhile, nothing is.
+    let shown = super::reading(
+        "the diff was shown",
+        || "nothing was shown".into(),
+        || {
+            Ok(match args.format {
+                Format::Json => {
+                    let mut text =
+                        serde_json::to_string_pretty(&diff.document(labels, args.max_lines))?;
+                    text.push('\n');
+                    text
+                }
+                Format::Human => {
+                    let painter = crate::render::diff_painter(use_color(args.color));
+                    diff.human(labels, args.max_lines, &painter)
+                }
+            })
+        },
+    )?;
     let mut out = io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &diff.document(labels, args.max_lines))?;
-            writeln!(out)?;
-        }
-        Format::Human => {
-            let painter = crate::render::diff_painter(use_color(args.color));
-            write!(out, "{}", diff.human(labels, args.max_lines, &painter))?;
-        }
-    }
+    out.write_all(shown.as_bytes())?;
     out.flush()?;
     Ok(if diff.comparison.equal {
         Outcome::Clean

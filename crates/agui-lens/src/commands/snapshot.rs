@@ -336,26 +336,37 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
             stored,
             current,
         } => {
-            let mut out = io::stdout().lock();
             let labels = (
                 file.to_string_lossy().into_owned(),
                 format!("{} (now)", stream.display()),
             );
             let labels = (labels.0.as_str(), labels.1.as_str());
-            write!(out, "{}", summary(&compare(&stored, &current), labels))?;
-            writeln!(out)?;
-            let color = use_color(args.color);
-            write!(
-                out,
-                "{}",
-                unified_diff(
-                    &render(&stored),
-                    &render(&current),
-                    labels,
-                    &crate::render::diff_painter(color),
-                    args.max_lines
-                )
+            // Made whole before any of it is shown (the line diff of a long stream takes a
+            // while): stopped meanwhile, nothing is, and the pending snapshot stays.
+            let shown = super::reading(
+                "the difference was shown",
+                || {
+                    format!(
+                        "nothing was shown; {} holds the stream as it is now",
+                        pending.display()
+                    )
+                },
+                || {
+                    let color = use_color(args.color);
+                    let mut text = summary(&compare(&stored, &current), labels);
+                    text.push('\n');
+                    text.push_str(&unified_diff(
+                        &render(&stored),
+                        &render(&current),
+                        labels,
+                        &crate::render::diff_painter(color),
+                        args.max_lines,
+                    ));
+                    Ok(text)
+                },
             )?;
+            let mut out = io::stdout().lock();
+            out.write_all(shown.as_bytes())?;
             writeln!(
                 err,
                 "the stream no longer matches {}: wrote {} (accept it with `agui-lens snapshot accept {}`)",
