@@ -476,10 +476,10 @@ fn a_frame_that_could_not_be_read_is_a_difference_at_every_level() {
         r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
         r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
     ];
-    let write = |name: &str, extra: Option<&str>| {
+    let write_at = |name: &str, extra: Option<&str>, at: usize| {
         let mut text = String::new();
         for (i, line) in lines.iter().enumerate() {
-            if i == 3 {
+            if i == at {
                 if let Some(extra) = extra {
                     text.push_str(extra);
                     text.push('\n');
@@ -492,6 +492,7 @@ fn a_frame_that_could_not_be_read_is_a_difference_at_every_level() {
         std::fs::write(&path, text).unwrap();
         path
     };
+    let write = |name: &str, extra: Option<&str>| write_at(name, extra, 3);
     let clean = write("clean.jsonl", None);
     let broken = write("broken.jsonl", Some("not json"));
     let again = write("again.jsonl", Some("not json"));
@@ -501,6 +502,12 @@ fn a_frame_that_could_not_be_read_is_a_difference_at_every_level() {
         assert_eq!(diff_code(&broken, &clean, level), 1, "at {level}");
         assert_eq!(diff_code(&broken, &other, level), 1, "at {level}");
         assert_eq!(diff_code(&broken, &again, level), 0, "at {level}");
+    }
+    // Where it is matters: a client stops there. At the compact level it once went to the
+    // end of the items whatever its place.
+    let early = write_at("early.jsonl", Some("not json"), 1);
+    for level in ["events", "compact"] {
+        assert_eq!(diff_code(&broken, &early, level), 1, "at {level}");
     }
     let snap = dir.path().join("run.snap");
     let (s, snap) = (|p: &Path| p.to_str().unwrap().to_owned(), snap);

@@ -138,14 +138,19 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
     let mut compactor =
         Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
     let mut collected = Collected::default();
-    let mut unreadable = Vec::new();
     let (opened, stats) = for_each_frame(input, read, |event, raw, frame| {
         match event {
             Some(event) => {
                 collected.reading = event.loc.line;
                 compactor.push(event, raw, &mut collected)?;
             }
-            None => unreadable.push((unreadable_item(raw, frame), frame.line)),
+            // Where the compacted stream stands when it comes: a client stops there, so two
+            // streams broken at different places differ. (What compaction holds back, such as
+            // a message's merged deltas, comes after it.)
+            None => {
+                collected.items.push(unreadable_item(raw, frame));
+                collected.lines.push(frame.line);
+            }
         }
         Ok(())
     })?;
@@ -155,12 +160,6 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
         warn_unreadable(&input.display_name(), &stats);
     }
     compactor.finish(&mut collected)?;
-    // After the compacted events (compaction moves events, so their places would not say
-    // more), each frame that could not be read, with its line.
-    for (item, line) in unreadable {
-        collected.items.push(item);
-        collected.lines.push(line);
-    }
     // Last, with no line: how the stream was answered, when that failed it.
     collected.items.extend(failed_response(&opened));
     Ok(collected)
