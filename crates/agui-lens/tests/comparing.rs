@@ -673,3 +673,55 @@ fn a_stream_and_its_protobuf_copy_hold_to_one_snapshot() {
         assert_eq!(code, 0, "{held}: {stdout}");
     }
 }
+
+/// At the fold level each thread of a stream is folded on its own, as a client holds one
+/// conversation per thread: a change to the state of any thread is a difference. Folded
+/// together, only the last thread's state was compared, so a change to an earlier thread's
+/// state passed `diff` and `snapshot`.
+#[test]
+fn every_thread_is_compared_at_the_fold_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |a_state: &str, text: &str| {
+        [
+            r#"{"type":"RUN_STARTED","threadId":"A","runId":"r1"}"#.to_owned(),
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#.into(),
+            format!(r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"{text}"}}"#),
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#.into(),
+            format!(r#"{{"type":"STATE_SNAPSHOT","snapshot":{{"a":"{a_state}"}}}}"#),
+            r#"{"type":"RUN_FINISHED","threadId":"A","runId":"r1"}"#.into(),
+            r#"{"type":"RUN_STARTED","threadId":"B","runId":"r2"}"#.into(),
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"b":1}}"#.into(),
+            r#"{"type":"RUN_FINISHED","threadId":"B","runId":"r2"}"#.into(),
+        ]
+        .join("\n")
+            + "\n"
+    };
+    let write = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let base = write("base.jsonl", stream("x", "hello"));
+    let same = write("same.jsonl", stream("x", "hello"));
+    let state = write("state.jsonl", stream("y", "hello"));
+    let text = write("text.jsonl", stream("x", "bye"));
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&base, &same, level), 0, "at {level}");
+        assert_eq!(diff_code(&base, &state, level), 1, "at {level}");
+        assert_eq!(diff_code(&base, &text, level), 1, "at {level}");
+    }
+    let snap = dir.path().join("threads.snap");
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        &s(&base),
+        "--expect",
+        &s(&snap),
+        "--level",
+        "fold",
+        "--update",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(run(&["snapshot", &s(&same), "--expect", &s(&snap)]).0, 0);
+    assert_eq!(run(&["snapshot", &s(&state), "--expect", &s(&snap)]).0, 1);
+}

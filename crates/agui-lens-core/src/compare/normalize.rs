@@ -163,11 +163,21 @@ impl Normalizer {
 
     /// Normalises a fold's result the same way: ids learnt from its messages first.
     pub fn fold(settings: Settings, folded: &Value) -> Value {
+        Normalizer::fold_threads(settings, std::slice::from_ref(folded))
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// [`Normalizer::fold`] of each thread's fold, in order, with tokens shared between them (an
+    /// id that appears in two threads is one token).
+    pub fn fold_threads(settings: Settings, threads: &[Value]) -> Vec<Value> {
         let mut normalizer = Normalizer::new(settings);
         if normalizer.settings.walks_values() {
-            normalizer.protocol_folded(folded);
+            for folded in threads {
+                normalizer.protocol_folded(folded);
+            }
         }
-        normalizer.folded(folded)
+        threads.iter().map(|f| normalizer.folded(f)).collect()
     }
 
     fn token(&mut self, value: &str, kind: &'static str) -> String {

@@ -19,6 +19,7 @@ use crate::compare::comparison::{
 };
 use crate::compare::normalize::{Normalizer, Settings};
 use crate::fold::Folder;
+use crate::protocol::event::EventType;
 use crate::read::{Frame, FrameKind, InputSpec, Opened, ReadOptions};
 use crate::write::Output;
 
@@ -279,11 +280,34 @@ pub fn normalized(
             Ok(Normalizer::events(settings.clone(), &collected.items))
         }
         Level::Fold => {
-            let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
+            // Each thread folds on its own, as a client holds one conversation per thread
+            // (and `fold --thread` shows one): folded together, only the last thread's state
+            // was compared. Events before the first run belong to the first thread.
+            let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
+            let mut current = 0;
             let mut unreadable = Vec::new();
             let (opened, stats) = for_each_frame(&input, read, |event, raw, frame| {
                 match event {
-                    Some(event) => folder.apply(event),
+                    Some(event) => {
+                        if event.kind == Some(EventType::RunStarted) {
+                            let thread = event.str_field("threadId").map(str::to_owned);
+                            current = match threads.iter().position(|(t, _)| *t == thread) {
+                                Some(at) => at,
+                                None if threads.len() == 1 && threads[0].0.is_none() => {
+                                    threads[0].0 = thread;
+                                    0
+                                }
+                                None => {
+                                    threads.push((thread, Folder::new(DEFAULT_STATE_LIMIT)));
+                                    threads.len() - 1
+                                }
+                            };
+                        }
+                        if threads.is_empty() {
+                            threads.push((None, Folder::new(DEFAULT_STATE_LIMIT)));
+                        }
+                        threads[current].1.apply(event);
+                    }
                     None => unreadable.push(unreadable_item(raw, frame)),
                 }
                 Ok(())
@@ -292,30 +316,24 @@ pub fn normalized(
             warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
             let response = failed_response(&opened);
-            let finished = folder.finish();
-            let mut meaning = finished.meaning();
-            if settings.fold_runs {
-                // How each run ended; not its token usage, which varies from run to run.
-                let runs = finished
-                    .runs_json()
-                    .into_iter()
-                    .map(|mut run| {
-                        // Nor its ids: runs compare in order, and ids are minted anew.
-                        if let Some(run) = run.as_object_mut() {
-                            for key in ["usage", "threadId", "runId", "parentRunId"] {
-                                run.remove(key);
-                            }
-                        }
-                        run
-                    })
-                    .collect();
-                meaning["runs"] = Value::Array(runs);
-            }
-            let folded = Normalizer::fold(settings.clone(), &meaning);
-            let mut items: Vec<Value> = folded["messages"].as_array().cloned().unwrap_or_default();
-            items.push(json!({"state": folded["state"]}));
-            if settings.fold_runs {
-                items.push(json!({"runs": folded["runs"]}));
+            let meanings: Vec<Value> = threads
+                .into_iter()
+                .map(|(_, folder)| {
+                    let finished = folder.finish();
+                    let mut meaning = finished.meaning();
+                    if settings.fold_runs {
+                        meaning["runs"] = Value::Array(runs_compared(&finished));
+                    }
+                    meaning
+                })
+                .collect();
+            let mut items: Vec<Value> = Vec::new();
+            for folded in Normalizer::fold_threads(settings.clone(), &meanings) {
+                items.extend(folded["messages"].as_array().cloned().unwrap_or_default());
+                items.push(json!({"state": folded["state"]}));
+                if settings.fold_runs {
+                    items.push(json!({"runs": folded["runs"]}));
+                }
             }
             // A client that meets a frame it cannot read fails: that is part of the meaning.
             items.extend(unreadable);
@@ -323,6 +341,23 @@ pub fn normalized(
             Ok(items)
         }
     }
+}
+
+/// How each run of a thread ended; not its token usage, which varies from run to run, nor its
+/// ids: runs compare in order, and ids are minted anew.
+fn runs_compared(folded: &crate::fold::Folded) -> Vec<Value> {
+    folded
+        .runs_json()
+        .into_iter()
+        .map(|mut run| {
+            if let Some(run) = run.as_object_mut() {
+                for key in ["usage", "threadId", "runId", "parentRunId"] {
+                    run.remove(key);
+                }
+            }
+            run
+        })
+        .collect()
 }
 
 /// Compacted events, collected as values.
