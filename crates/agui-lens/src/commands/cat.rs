@@ -291,30 +291,30 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
 /// `--run` names no run of the input: said on stderr, and a failing status (exit 1), as a
 /// filter that matched nothing is not a copy.
 fn no_such_run(run: &str, input: &std::path::Path, output: Option<&std::path::Path>) -> Outcome {
-    let kept = match output {
-        Some(path) => format!("; {} was left as it was", path.display()),
-        None => String::new(),
-    };
-    let _ = writeln!(
-        io::stderr(),
-        "cat: no run \"{run}\" in {}: no RUN_STARTED has that runId, so nothing was written{kept}",
-        input.display()
-    );
-    Outcome::Findings
+    nothing_written(
+        &format!(
+            "no run \"{run}\" in {}: no RUN_STARTED has that runId",
+            input.display()
+        ),
+        output,
+    )
 }
 
-/// The selection kept no event: said on stderr, and a failing status (exit 1), as for a
-/// `--run` that is not there.
+/// The selection kept no event: said and failing, as for a `--run` that is not there.
 fn kept_nothing(input: &std::path::Path, output: Option<&std::path::Path>) -> Outcome {
+    nothing_written(
+        &format!("the selection kept no event of {}", input.display()),
+        output,
+    )
+}
+
+/// Says on stderr why nothing was written, and what became of the output file.
+fn nothing_written(why: &str, output: Option<&std::path::Path>) -> Outcome {
     let kept = match output {
         Some(path) => format!("; {} was left as it was", path.display()),
         None => String::new(),
     };
-    let _ = writeln!(
-        io::stderr(),
-        "cat: the selection kept no event of {}, so nothing was written{kept}",
-        input.display()
-    );
+    let _ = writeln!(io::stderr(), "cat: {why}, so nothing was written{kept}");
     Outcome::Findings
 }
 
