@@ -19,7 +19,7 @@ use crate::compare::comparison::{
 };
 use crate::compare::normalize::{Normalizer, Settings};
 use crate::fold::Folder;
-use crate::protocol::event::EventType;
+use crate::fold::threads::ByThread;
 use crate::read::{Frame, FrameKind, InputSpec, Opened, ReadOptions};
 use crate::write::Output;
 
@@ -283,31 +283,11 @@ pub fn normalized(
             // Each thread folds on its own, as a client holds one conversation per thread
             // (and `fold --thread` shows one): folded together, only the last thread's state
             // was compared. Events before the first run belong to the first thread.
-            let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
-            let mut current = 0;
+            let mut threads = ByThread::new(|| Folder::new(DEFAULT_STATE_LIMIT));
             let mut unreadable = Vec::new();
             let (opened, stats) = for_each_frame(&input, read, |event, raw, frame| {
                 match event {
-                    Some(event) => {
-                        if event.kind == Some(EventType::RunStarted) {
-                            let thread = event.str_field("threadId").map(str::to_owned);
-                            current = match threads.iter().position(|(t, _)| *t == thread) {
-                                Some(at) => at,
-                                None if threads.len() == 1 && threads[0].0.is_none() => {
-                                    threads[0].0 = thread;
-                                    0
-                                }
-                                None => {
-                                    threads.push((thread, Folder::new(DEFAULT_STATE_LIMIT)));
-                                    threads.len() - 1
-                                }
-                            };
-                        }
-                        if threads.is_empty() {
-                            threads.push((None, Folder::new(DEFAULT_STATE_LIMIT)));
-                        }
-                        threads[current].1.apply(event);
-                    }
+                    Some(event) => threads.thread_of(Some(event)).1.apply(event),
                     None => unreadable.push(unreadable_item(raw, frame)),
                 }
                 Ok(())
@@ -317,9 +297,9 @@ pub fn normalized(
             warn_unreadable(&name, &stats);
             let response = failed_response(&opened);
             let meanings: Vec<Value> = threads
+                .finish()
                 .into_iter()
-                .map(|(_, folder)| {
-                    let finished = folder.finish();
+                .map(|(_, finished)| {
                     let mut meaning = finished.meaning();
                     if settings.fold_runs {
                         meaning["runs"] = Value::Array(runs_compared(&finished));

@@ -10,8 +10,67 @@ use crate::check::stream::{
     for_each_fed, parse_event, require_events, warn_failed_status, warn_unreadable,
 };
 use crate::fold::{Folded, Folder};
-use crate::protocol::event::EventType;
+use crate::protocol::event::{Event, EventType};
 use crate::read::{self, InputSpec, Opened, ReadOptions};
+
+/// A folder for each thread of a stream, in the order threads first appear. A RUN_STARTED
+/// moves to its thread; events before any RUN_STARTED belong to the first thread that
+/// follows (or stand alone).
+pub struct ByThread<M: Fn() -> Folder> {
+    threads: Vec<(Option<String>, Folder)>,
+    current: Option<usize>,
+    new_folder: M,
+}
+
+impl<M: Fn() -> Folder> ByThread<M> {
+    /// `new_folder` makes the folder a thread starts with.
+    pub fn new(new_folder: M) -> Self {
+        ByThread {
+            threads: Vec::new(),
+            current: None,
+            new_folder,
+        }
+    }
+
+    /// The thread of the next event and its folder; `event` is that event when it was built
+    /// (a plain delta read on the fast path is no RUN_STARTED, and stays where it is).
+    pub fn thread_of(&mut self, event: Option<&Event>) -> (Option<&str>, &mut Folder) {
+        if let Some(event) = event.filter(|e| e.kind == Some(EventType::RunStarted)) {
+            let thread = event.str_field("threadId").map(str::to_owned);
+            let at = match self.threads.iter().position(|(t, _)| *t == thread) {
+                Some(at) => at,
+                // Events seen before the first run join the first thread.
+                None if self.threads.len() == 1 && self.threads[0].0.is_none() => {
+                    self.threads[0].0 = thread;
+                    0
+                }
+                None => {
+                    self.threads.push((thread, (self.new_folder)()));
+                    self.threads.len() - 1
+                }
+            };
+            self.current = Some(at);
+        }
+        let at = match self.current {
+            Some(at) => at,
+            None => {
+                self.threads.push((None, (self.new_folder)()));
+                self.threads.len() - 1
+            }
+        };
+        self.current = Some(at);
+        let (thread, folder) = &mut self.threads[at];
+        (thread.as_deref(), folder)
+    }
+
+    /// What each thread folds to, in the order threads first appeared.
+    pub fn finish(self) -> Vec<(Option<String>, Folded)> {
+        self.threads
+            .into_iter()
+            .map(|(t, f)| (t, f.finish()))
+            .collect()
+    }
+}
 
 /// Folds every thread of an input (or only `only`), in the order threads first appear.
 /// Events before any RUN_STARTED belong to the first thread that follows (or stand alone).
@@ -35,8 +94,6 @@ pub fn fold_opened(
     initial: Option<&Value>,
     only: Option<&str>,
 ) -> Result<Vec<(Option<String>, Folded)>> {
-    let mut threads: Vec<(Option<String>, Folder)> = Vec::new();
-    let mut current: Option<usize> = None;
     // A browser capture's stream starts from what its request sent: state and messages.
     let capture = opened.capture.clone();
     let sent = |key: &str| capture.as_ref().and_then(|c| c.sent(key));
@@ -44,47 +101,21 @@ pub fn fold_opened(
     let history: &[Value] = sent("messages")
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice);
+    let mut threads = ByThread::new(|| {
+        Folder::new(limit)
+            .with_state(initial.cloned())
+            .with_messages(history)
+    });
     let name = opened.name.clone();
     let stats = for_each_fed(&mut opened, max_line, true, |fed, batch, frame| {
-        if let Fed::Event(event) = fed {
-            if event.kind == Some(EventType::RunStarted) {
-                let thread = event.str_field("threadId").map(str::to_owned);
-                current = match threads.iter().position(|(t, _)| *t == thread) {
-                    Some(i) => Some(i),
-                    // Events seen before the first run join the first thread.
-                    None if threads.len() == 1 && threads[0].0.is_none() => {
-                        threads[0].0 = thread;
-                        Some(0)
-                    }
-                    None => {
-                        threads.push((
-                            thread,
-                            Folder::new(limit)
-                                .with_state(initial.cloned())
-                                .with_messages(history),
-                        ));
-                        Some(threads.len() - 1)
-                    }
-                };
-            }
-        }
-        let at = match current {
-            Some(at) => at,
-            None => {
-                threads.push((
-                    None,
-                    Folder::new(limit)
-                        .with_state(initial.cloned())
-                        .with_messages(history),
-                ));
-                current = Some(threads.len() - 1);
-                threads.len() - 1
-            }
+        let built = match fed {
+            Fed::Event(event) => Some(event),
+            Fed::Delta { .. } => None,
         };
-        if only.is_some_and(|want| threads[at].0.as_deref() != Some(want)) {
+        let (thread, folder) = threads.thread_of(built);
+        if only.is_some_and(|want| thread != Some(want)) {
             return Ok(());
         }
-        let folder = &mut threads[at].1;
         match fed {
             Fed::Event(event) => folder.apply(event),
             Fed::Delta {
@@ -103,7 +134,7 @@ pub fn fold_opened(
     require_events(&opened, &stats)?;
     warn_failed_status(&opened);
     warn_unreadable(&opened.name, &stats);
-    Ok(threads.into_iter().map(|(t, f)| (t, f.finish())).collect())
+    Ok(threads.finish())
 }
 
 /// The fold of thread `want`, or of the thread of the last run: what `agui-lens fold`
