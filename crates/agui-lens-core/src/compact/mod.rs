@@ -185,6 +185,14 @@ struct Merged {
     owner: Option<Value>,
 }
 
+impl Merged {
+    /// Whether adding `more` bytes of text would take it past `limit`: then what it holds is
+    /// written first (it holds something: a delta is never cut).
+    fn would_pass(&self, more: usize, limit: usize) -> bool {
+        !self.delta.is_empty() && self.delta.len() + more > limit
+    }
+}
+
 /// What a run (or the stretch of stream between run boundaries) collapses.
 #[derive(Default)]
 struct Segment {
@@ -495,10 +503,9 @@ impl Compactor {
     /// Whether adding `more` bytes to what is merged for this message or call would pass the
     /// most one merged event takes.
     fn past_limit(&self, kind: ContentKind, id: &str, more: usize) -> bool {
-        let held = self.merged_index[kind.slot()]
+        self.merged_index[kind.slot()]
             .get(id)
-            .map_or(0, |&at| self.merged[at].delta.len());
-        held > 0 && held + more > self.merge_limit
+            .is_some_and(|&at| self.merged[at].would_pass(more, self.merge_limit))
     }
 
     /// The deltas merged so far for one message or tool call, made empty when there are none.
@@ -557,7 +564,7 @@ impl Compactor {
         // at once: one lookup of the message rather than one per delta.
         let limit = self.merge_limit;
         let merged = self.merged_entry(kind, id);
-        if !merged.delta.is_empty() && merged.delta.len() + delta.len() > limit {
+        if merged.would_pass(delta.len(), limit) {
             // One event would be too long: `push` writes what is merged so far first.
             return false;
         }
