@@ -285,6 +285,32 @@ fn fold_picks_a_thread() {
     assert!(stderr.contains("t1, t2"), "{stderr}");
 }
 
+/// Events before a stream's first RUN_STARTED belong to the thread that follows; folding that
+/// thread alone keeps them, as folding the whole stream does.
+#[test]
+fn fold_of_a_thread_keeps_what_came_before_its_first_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("early.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            "{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"a\",\"delta\":\"early\"}\n",
+            "{\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n",
+            "{\"type\":\"TEXT_MESSAGE_CHUNK\",\"messageId\":\"b\",\"delta\":\"in run\"}\n",
+            "{\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n",
+        ),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let whole = run(&["fold", path]);
+    let thread = run(&["fold", "--thread", "t1", path]);
+    assert_eq!(whole.0, 0, "{}", whole.2);
+    assert_eq!(thread.0, 0, "{}", thread.2);
+    let messages: Value = serde_json::from_str(&thread.1).unwrap();
+    assert_eq!(messages["messages"][0]["content"], "early", "{}", thread.1);
+    assert_eq!(thread.1, whole.1);
+}
+
 /// On every recording the deltas level is no larger than the official compactEvents, whose
 /// sizes reference/compact-sizes.mjs wrote into fixtures/recordings/official-compact-sizes.tsv;
 /// where it is larger the file says why, and a note that no longer applies fails too.

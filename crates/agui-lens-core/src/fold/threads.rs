@@ -113,7 +113,9 @@ pub fn fold_opened(
             Fed::Delta { .. } => None,
         };
         let (thread, folder) = threads.thread_of(built);
-        if only.is_some_and(|want| thread != Some(want)) {
+        // Events before any run are folded whatever thread is wanted: the run that follows
+        // may be of that thread, and they are its (`pick` drops a thread not wanted).
+        if only.is_some_and(|want| thread.is_some_and(|t| t != want)) {
             return Ok(());
         }
         match fed {
