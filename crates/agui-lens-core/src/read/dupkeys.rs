@@ -313,16 +313,24 @@ impl<'de> Visitor<'de> for Seed<'_> {
             let before = state.found.is_some();
             let value = map.next_value_seed(Seed(&mut *state))?;
             state.child_done(|| name.replace('~', "~0").replace('/', "~1"));
-            let repeated = object.contains_key(&name);
-            if repeated && !before {
-                // The first repeat in the text: this key comes before anything in its value.
-                state.found = Some(Found {
-                    key: name.clone(),
-                    segments: Vec::new(),
-                    open: state.depth,
-                });
+            // One search of the object for the key, whether it is new or repeated.
+            match object.entry(name) {
+                serde_json::map::Entry::Vacant(vacant) => {
+                    vacant.insert(value);
+                }
+                serde_json::map::Entry::Occupied(mut occupied) => {
+                    if !before {
+                        // The first repeat in the text: this key comes before anything in
+                        // its value.
+                        state.found = Some(Found {
+                            key: occupied.key().clone(),
+                            segments: Vec::new(),
+                            open: state.depth,
+                        });
+                    }
+                    occupied.insert(value);
+                }
             }
-            object.insert(name, value);
             key = map.next_key()?;
         }
         state.depth -= 1;
