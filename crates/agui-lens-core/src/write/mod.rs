@@ -328,15 +328,35 @@ impl<W: Write> EventWriter<W> {
                 put?;
                 self.events += 1;
                 if !encoded.lost.is_empty() {
-                    let message = format!(
-                        "the protobuf form has no place for {}: left out",
+                    let named = |rounded: bool| {
                         encoded
                             .lost
                             .iter()
-                            .map(|p| if p.is_empty() { "the event" } else { p })
+                            .filter(|p| encoded.rounded.contains(p) == rounded)
+                            .map(|p| {
+                                if p.is_empty() {
+                                    "the event"
+                                } else {
+                                    p.as_str()
+                                }
+                            })
                             .collect::<Vec<_>>()
                             .join(", ")
-                    );
+                    };
+                    let mut said = Vec::new();
+                    let (left_out, rounded) = (named(false), named(true));
+                    if !left_out.is_empty() {
+                        said.push(format!(
+                            "the protobuf form has no place for {left_out}: left out"
+                        ));
+                    }
+                    if !rounded.is_empty() {
+                        said.push(format!(
+                            "the protobuf form carries numbers as doubles, which do not hold \
+                             {rounded}: written rounded"
+                        ));
+                    }
+                    let message = said.join("; ");
                     self.notes.push(WriteNote {
                         index,
                         event_type,

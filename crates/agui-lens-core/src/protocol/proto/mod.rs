@@ -64,6 +64,9 @@ pub struct Encoded {
     /// event (empty when it comes back whole). Found by decoding the bytes again and
     /// comparing, so nothing is dropped without being named here.
     pub lost: Vec<String>,
+    /// Those of `lost` that are numbers the message carries as a double that does not hold
+    /// them: written, rounded.
+    pub rounded: Vec<String>,
 }
 
 /// Encodes one event. An `Err` when it has no protobuf form at all (not an object, no
@@ -72,16 +75,19 @@ pub fn encode_event(event: &Value) -> Result<Encoded, String> {
     let object = event.as_object().ok_or("the event is not a JSON object")?;
     let (arm, body) = shape::to_wire(object)?;
     let bytes = wire::encode_envelope(&arm, &body)?;
-    let lost = match decode_event(&bytes) {
+    let mut found = Differences::default();
+    match decode_event(&bytes) {
         Ok(Decoded::Event(back)) => {
-            let mut lost = Vec::new();
-            differences(event, &Value::Object(back), &mut String::new(), &mut lost);
-            lost
+            differences(event, &Value::Object(back), &mut String::new(), &mut found);
         }
-        Ok(Decoded::UnknownArm(_)) => vec![String::new()],
+        Ok(Decoded::UnknownArm(_)) => found.all.push(String::new()),
         Err(err) => return Err(format!("its protobuf form does not decode again: {err}")),
-    };
-    Ok(Encoded { bytes, lost })
+    }
+    Ok(Encoded {
+        bytes,
+        lost: found.all,
+        rounded: found.rounded,
+    })
 }
 
 /// Appends one frame (length prefix and message) to `out`.
@@ -109,7 +115,15 @@ pub fn looks_like_frames(head: &[u8]) -> bool {
 /// as "not set"), as is an empty list that only `b` has (a decoder gives a run input its
 /// lists of tools, context and resume entries, empty when none were sent); numbers are
 /// compared by value (`1.0` is `1`).
-fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
+#[derive(Default)]
+struct Differences {
+    /// Every pointer where the two differ.
+    all: Vec<String>,
+    /// Those where both hold a number.
+    rounded: Vec<String>,
+}
+
+fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Differences) {
     match (a, b) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, left) in a {
@@ -119,7 +133,7 @@ fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
             for (key, right) in b {
                 let empty = right.is_null() || right.as_array().is_some_and(Vec::is_empty);
                 if !a.contains_key(key) && !empty {
-                    with_key(path, key, |path| out.push(path.clone()));
+                    with_key(path, key, |path| out.all.push(path.clone()));
                 }
             }
         }
@@ -131,18 +145,126 @@ fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Vec<String>) {
             }
         }
         (Value::Number(x), Value::Number(y)) => {
-            let integer =
-                |n: &serde_json::Number| n.as_i64().map(i128::from).or(n.as_u64().map(i128::from));
-            let same = match integer(x) {
-                Some(x) => integer(y) == Some(x),
-                None => x.as_f64().is_some() && x.as_f64() == y.as_f64(),
-            };
+            let same = y
+                .as_f64()
+                .is_some_and(|double| holds(double, &x.to_string()));
             if !same {
-                out.push(path.clone());
+                out.all.push(path.clone());
+                out.rounded.push(path.clone());
             }
         }
         (a, b) if a == b => {}
-        _ => out.push(path.clone()),
+        _ => out.all.push(path.clone()),
+    }
+}
+
+/// Whether `double` holds the number written as `text`: it is the double's exact value, or
+/// the double's shortest writing (what a JSON encoder writes for it; `0.1` is no double
+/// exactly, and means the one nearest it).
+fn holds(double: f64, text: &str) -> bool {
+    if !double.is_finite() {
+        return false;
+    }
+    let Some(written) = Decimal::parse(text) else {
+        return false;
+    };
+    Decimal::parse(&format!("{double:e}")).is_some_and(|shortest| shortest == written)
+        || Decimal::exact(double) == written
+}
+
+/// A decimal number as ± digits × 10^exponent, its digits without leading or trailing
+/// zeros (zero has none, and no sign), so that equal numbers are equal values.
+#[derive(Debug, PartialEq, Eq)]
+struct Decimal {
+    negative: bool,
+    digits: Vec<u8>,
+    exponent: i64,
+}
+
+impl Decimal {
+    /// A JSON number's text (or Rust's `{:e}` writing of a double).
+    fn parse(text: &str) -> Option<Decimal> {
+        let (negative, rest) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = match rest.find(['e', 'E']) {
+            Some(at) => (
+                &rest[..at],
+                rest[at + 1..].trim_start_matches('+').parse::<i64>().ok()?,
+            ),
+            None => (rest, 0),
+        };
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits: Vec<u8> = whole.bytes().chain(fraction.bytes()).collect();
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let exponent = exponent.checked_sub(i64::try_from(fraction.len()).ok()?)?;
+        Some(Decimal::new(negative, digits, exponent))
+    }
+
+    fn new(negative: bool, digits: Vec<u8>, mut exponent: i64) -> Decimal {
+        let first = digits.iter().position(|&d| d != b'0');
+        let Some(first) = first else {
+            return Decimal {
+                negative: false,
+                digits: Vec::new(),
+                exponent: 0,
+            };
+        };
+        let last = digits.iter().rposition(|&d| d != b'0').unwrap_or(first);
+        exponent += i64::try_from(digits.len() - 1 - last).unwrap_or(i64::MAX);
+        Decimal {
+            negative,
+            digits: digits[first..=last].to_vec(),
+            exponent,
+        }
+    }
+
+    /// The exact value of a finite double: its mantissa times a power of two, written out
+    /// (a power 2^-k is 5^k × 10^-k).
+    fn exact(double: f64) -> Decimal {
+        let bits = double.to_bits();
+        let negative = bits >> 63 == 1;
+        let biased = i64::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
+        let fraction = bits & ((1 << 52) - 1);
+        let (mantissa, power) = if biased == 0 {
+            (fraction, -1074)
+        } else {
+            (fraction | (1 << 52), biased - 1075)
+        };
+        // Little-endian limbs of nine decimal digits.
+        let mut limbs = vec![
+            u32::try_from(mantissa % 1_000_000_000).unwrap_or(0),
+            u32::try_from(mantissa / 1_000_000_000 % 1_000_000_000).unwrap_or(0),
+            u32::try_from(mantissa / 1_000_000_000_000_000_000).unwrap_or(0),
+        ];
+        let (factor, times, exponent) = if power >= 0 {
+            (2, power, 0)
+        } else {
+            (5, -power, power)
+        };
+        for _ in 0..times {
+            let mut carry = 0u64;
+            for limb in &mut limbs {
+                let product = u64::from(*limb) * factor + carry;
+                *limb = u32::try_from(product % 1_000_000_000).unwrap_or(0);
+                carry = product / 1_000_000_000;
+            }
+            if carry > 0 {
+                limbs.push(u32::try_from(carry).unwrap_or(0));
+            }
+        }
+        let mut digits = String::new();
+        for (i, limb) in limbs.iter().rev().enumerate() {
+            if i == 0 {
+                digits.push_str(&limb.to_string());
+            } else {
+                digits.push_str(&format!("{limb:09}"));
+            }
+        }
+        Decimal::new(negative, digits.into_bytes(), exponent)
     }
 }
 

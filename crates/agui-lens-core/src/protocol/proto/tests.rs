@@ -67,9 +67,13 @@ fn events_come_back_whole() {
     ];
     for event in events {
         let (back, lost) = round_trip(event.clone());
-        let mut diff = Vec::new();
+        let mut diff = Differences::default();
         differences(&event, &back, &mut String::new(), &mut diff);
-        assert!(diff.is_empty(), "{event}\n -> {back}\n differs at {diff:?}");
+        assert!(
+            diff.all.is_empty(),
+            "{event}\n -> {back}\n differs at {:?}",
+            diff.all
+        );
         assert!(lost.is_empty(), "{event}: {lost:?}");
     }
 }
@@ -88,6 +92,53 @@ fn what_the_wire_cannot_carry_is_named() {
     assert!(encode_event(&json!({"type":"THINKING_START"})).is_err());
     assert!(encode_event(&json!({"messageId":"m"})).is_err());
     assert!(encode_event(&json!([1])).is_err());
+}
+
+/// The wire carries a number as a double. It is kept when the double holds it: its exact
+/// value, or the shortest writing of that double (what a JSON encoder writes for it). Digits
+/// the double cannot hold are named as rounded, whatever the number's size.
+#[test]
+fn a_number_is_named_exactly_when_its_double_changes_it() {
+    let encode = |number: &str| {
+        let text = format!(r#"{{"type":"CUSTOM","name":"n","value":{number}}}"#);
+        let event: Value = serde_json::from_str(&text).unwrap();
+        encode_event(&event).unwrap()
+    };
+    for number in [
+        "9007199254740993",
+        "18446744073709551615",
+        "123456789012345678901234567890",
+        "12345678901234567890.5",
+        "0.1000000000000000055511151231257827",
+        "-179769313486231570000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001",
+    ] {
+        let encoded = encode(number);
+        assert_eq!(encoded.lost, ["/value"], "{number}");
+        assert_eq!(encoded.rounded, ["/value"], "{number}");
+    }
+    for number in [
+        "0",
+        "-0",
+        "1.50",
+        "0.1",
+        "1e3",
+        "100000000000000000000000000000",
+        "9007199254740992",
+        "-9223372036854775808",
+        "9223372036854775808",
+        "18446744073709551616",
+        "5e-324",
+        "1.7976931348623157e308",
+        "0.000001",
+    ] {
+        let encoded = encode(number);
+        assert!(encoded.lost.is_empty(), "{number}: {:?}", encoded.lost);
+        assert!(
+            encoded.rounded.is_empty(),
+            "{number}: {:?}",
+            encoded.rounded
+        );
+    }
 }
 
 #[test]
