@@ -175,9 +175,10 @@ def _one_line(text: str) -> str:
     return text
 
 
-def _events_bytes(events: Iterable[Any]) -> bytes:
-    lines = [_one_line(event_json(event)) for event in events]
-    return "".join(line + "\n" for line in lines).encode("utf-8")
+def _events_items(events: Iterable[Any]) -> list:
+    """Each event's JSON text on one line: one frame each, whatever it holds (an empty item
+    is a frame that is no event, as the Checker finds when fed it)."""
+    return [_one_line(event_json(event)).encode("utf-8") for event in events]
 
 
 def _source(source: Any, name: Optional[str]) -> dict:
@@ -203,7 +204,7 @@ def _source(source: Any, name: Optional[str]) -> dict:
         raise TypeError(
             f"a source is a path, bytes, or an iterable of events, not {type(source).__name__}"
         ) from None
-    return {"data": _events_bytes(events), "name": name or EVENTS_NAME, "format": "jsonl"}
+    return {"data": _events_items(events), "name": name or EVENTS_NAME, "format": "jsonl"}
 
 
 def _rules(rules: Optional[Mapping[str, str]]) -> list:
@@ -485,13 +486,22 @@ def diff(a: Source, b: Source, *, level: str = "events", max_lines: int = 400) -
             # its format when it is known, else read by content.
             suffix = ".jsonl" if kwargs.get("format") == "jsonl" else ""
             path = os.path.join(folder, side + suffix)
+            data = kwargs["data"]
             with open(path, "wb") as out:
-                out.write(kwargs["data"])
+                out.write(data if isinstance(data, bytes) else b"".join(d + b"\n" for d in data))
             paths.append(path)
             labels.append(kwargs["name"])
-        equal, text, document, said = _agui_lens.diff(
-            paths[0], paths[1], labels[0], labels[1], level=level, max_lines=max_lines
-        )
+        try:
+            equal, text, document, said = _agui_lens.diff(
+                paths[0], paths[1], labels[0], labels[1], level=level, max_lines=max_lines
+            )
+        except AguiLensError as err:
+            # Said of the side's label, not of a temp file that is gone when the caller reads it.
+            message = str(err)
+            for path, label in zip(paths, labels):
+                if path != label:
+                    message = message.replace(path, label)
+            raise AguiLensError(message) from None
     # A side given as content is read from a temp file, gone by now: it is said by its label.
     for path, label in zip(paths, labels):
         if path != label:

@@ -74,10 +74,18 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// A stream handed over from memory: its bytes, or its events one by one (each item one
+/// frame, whatever it holds).
+#[derive(FromPyObject)]
+enum Data {
+    Bytes(Vec<u8>),
+    Items(Vec<Vec<u8>>),
+}
+
 /// What to read: a file, or bytes named `name` in findings.
 struct Source {
     path: Option<PathBuf>,
-    data: Option<Vec<u8>>,
+    data: Option<Data>,
     name: String,
     format: Option<InputFormat>,
 }
@@ -85,7 +93,7 @@ struct Source {
 impl Source {
     fn new(
         path: Option<PathBuf>,
-        data: Option<Vec<u8>>,
+        data: Option<Data>,
         name: Option<String>,
         format: Option<&str>,
     ) -> Result<Source> {
@@ -123,12 +131,17 @@ impl Source {
             }
             (Some(path), _) => read::open(&InputSpec::named(path), &options),
             // Bytes named like a file are read as that file would be (`run.sse` as SSE).
-            (None, Some(data)) => read::open_reader(
+            (None, Some(Data::Bytes(data))) => read::open_reader(
                 Arc::from(self.name.as_str()),
                 Box::new(Cursor::new(data.clone())),
                 read::format_from_extension(std::path::Path::new(&self.name)),
                 &options,
             ),
+            (None, Some(Data::Items(items))) => Ok(read::open_items(
+                Arc::from(self.name.as_str()),
+                items.clone(),
+                &options,
+            )),
             (None, None) => unreachable!("checked in Source::new"),
         }
     }
@@ -240,7 +253,7 @@ fn record(d: &Diagnostic) -> Value {
 fn check(
     py: Python<'_>,
     path: Option<PathBuf>,
-    data: Option<Vec<u8>>,
+    data: Option<Data>,
     name: Option<String>,
     format: Option<String>,
     input: Option<String>,
@@ -315,7 +328,7 @@ fn check(
 fn fold(
     py: Python<'_>,
     path: Option<PathBuf>,
-    data: Option<Vec<u8>>,
+    data: Option<Data>,
     name: Option<String>,
     format: Option<String>,
     thread: Option<String>,
@@ -346,7 +359,7 @@ fn fold(
 fn events(
     py: Python<'_>,
     path: Option<PathBuf>,
-    data: Option<Vec<u8>>,
+    data: Option<Data>,
     name: Option<String>,
     format: Option<String>,
 ) -> PyResult<(Vec<String>, u64, Option<String>)> {
@@ -377,7 +390,7 @@ fn events(
 fn compact(
     py: Python<'_>,
     path: Option<PathBuf>,
-    data: Option<Vec<u8>>,
+    data: Option<Data>,
     name: Option<String>,
     format: Option<String>,
     level: String,
@@ -411,7 +424,7 @@ fn compact(
 fn compact_report(
     py: Python<'_>,
     path: Option<PathBuf>,
-    data: Option<Vec<u8>>,
+    data: Option<Data>,
     name: Option<String>,
     format: Option<String>,
     level: String,

@@ -132,3 +132,27 @@ def test_a_broken_input_is_reported():
         checker.feed(e)
     checker.finish()
     assert view(checker.diagnostics) == view(report.diagnostics)
+
+
+def test_each_item_of_a_list_is_one_frame_as_the_checker_reads_it():
+    # An empty item, one of blanks, one holding two events: each is one frame that is no
+    # event, for check() of the list as for a Checker fed the items, and a finding's
+    # event_index is the item's place in the list.
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.0"}
+    end = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+    two = '{"type":"CUSTOM","name":"x","value":1}\n{"type":"CUSTOM","name":"y","value":2}'
+    for odd in ("", "   ", two):
+        items = [start, odd, end]
+        report = agui_lens.check(items)
+        checker = agui_lens.Checker()
+        for item in items:
+            checker.feed(item)
+        checker.finish()
+        assert not report.ok, (odd, str(report))
+        assert [d.rule for d in report.errors] == ["framing/invalid-json"], (odd, str(report))
+        assert report.errors[0].event_index == 1, odd
+        assert report.counts["events"] == 2, odd
+        assert view(report.diagnostics) == view(checker.diagnostics), odd
+    # A pretty-printed event is still one event.
+    pretty = json.dumps({"type": "CUSTOM", "name": "x", "value": 1}, indent=2)
+    assert agui_lens.check([start, pretty, end]).ok

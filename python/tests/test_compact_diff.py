@@ -99,3 +99,11 @@ def test_diff_of_content_and_events():
     assert not result.equal
     assert '+  "content": "something else",' in result.text.splitlines()
     assert result.document["first_difference"] is not None
+
+
+def test_diff_says_what_a_side_given_as_content_is_not():
+    path = FIXTURES / "valid" / "agui-sdk-full.jsonl"
+    with pytest.raises(agui_lens.AguiLensError) as caught:
+        agui_lens.diff(b"", path)
+    message = str(caught.value)
+    assert "<bytes>" in message and "agui-lens-diff." not in message, message

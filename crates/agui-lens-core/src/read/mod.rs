@@ -6,6 +6,7 @@ mod detect;
 pub mod dupkeys;
 mod follow;
 pub mod har;
+mod items;
 mod json;
 mod jsonl;
 mod lines;
@@ -618,6 +619,24 @@ pub fn open_reader(
         capture: None,
         reopen: None,
     })
+}
+
+/// Events handed over one by one, each item one frame whatever it holds (an empty item, two
+/// events in one), numbered as the lines of the items written one per line would be.
+pub fn open_items(name: Arc<str>, items: Vec<Vec<u8>>, options: &ReadOptions) -> Opened {
+    let head = items.first().map_or_else(Vec::new, |first| {
+        first[..first.len().min(detect::SNIFF_LEN)].to_vec()
+    });
+    Opened {
+        name,
+        format: InputFormat::Jsonl,
+        compression: Compression::None,
+        head,
+        reader: Box::new(items::ItemsReader::new(items, options.max_line)),
+        live: false,
+        capture: None,
+        reopen: None,
+    }
 }
 
 /// The AG-UI streams of a browser capture (HAR) file, plain or compressed.
