@@ -954,6 +954,92 @@ fn compaction_keeps_how_every_run_ended() {
     );
 }
 
+/// A stream of several threads (a history that holds more than one conversation) compacts
+/// thread by thread: each thread folds to what it folded to, at both levels. The `snapshot`
+/// level once wrote thread B's MESSAGES_SNAPSHOT from the messages of every thread before it,
+/// and its check before writing folded all threads together, so it passed.
+#[test]
+fn compaction_keeps_each_thread_to_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("threads.jsonl");
+    let run_of = |thread: &str, run: &str, message: &str, state: &str| {
+        format!(
+            concat!(
+                r#"{{"type":"RUN_STARTED","threadId":"{t}","runId":"{r}"}}"#,
+                "\n{s}\n",
+                r#"{{"type":"TEXT_MESSAGE_START","messageId":"{m}","role":"assistant"}}"#,
+                "\n",
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"{m}","delta":"for {t} "}}"#,
+                "\n",
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"{m}","delta":"only"}}"#,
+                "\n",
+                r#"{{"type":"TEXT_MESSAGE_END","messageId":"{m}"}}"#,
+                "\n",
+                r#"{{"type":"RUN_FINISHED","threadId":"{t}","runId":"{r}"}}"#,
+                "\n"
+            ),
+            t = thread,
+            r = run,
+            m = message,
+            s = state
+        )
+    };
+    let text = [
+        run_of(
+            "A",
+            "r1",
+            "a1",
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"n":1,"list":[]}}"#,
+        ),
+        run_of(
+            "B",
+            "r2",
+            "b1",
+            r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/b","value":true}]}"#,
+        ),
+        run_of(
+            "A",
+            "r3",
+            "a2",
+            r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":2}]}"#,
+        ),
+        run_of(
+            "B",
+            "r4",
+            "b2",
+            r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/list","value":[1]}]}"#,
+        ),
+    ]
+    .concat();
+    std::fs::write(&input, text).unwrap();
+    let fold = |path: &Path, thread: &str| {
+        let (code, stdout, stderr) = run(&["fold", "--thread", thread, path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{stderr}");
+        stdout
+    };
+    for level in ["deltas", "snapshot"] {
+        let output = dir.path().join(format!("out-{level}.jsonl"));
+        let (code, stderr) = compact(&input, &output, level);
+        assert_eq!(code, 0, "at {level}: {stderr}");
+        for thread in ["A", "B"] {
+            assert_eq!(
+                fold(&input, thread),
+                fold(&output, thread),
+                "thread {thread} at {level}:\n{}",
+                std::fs::read_to_string(&output).unwrap()
+            );
+        }
+        let (code, stdout, stderr) = run(&[
+            "diff",
+            "--level",
+            "fold",
+            input.to_str().unwrap(),
+            output.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "at {level}: {stdout}{stderr}");
+    }
+}
+
 /// A message longer than the largest line agui-lens reads (`--max-line`) is written in as many
 /// content events as keep each line well under it, whatever its characters escape to: merged
 /// into one, it made a line its own check before writing could not read, so `compact` refused a

@@ -13,7 +13,29 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};
 
-use crate::fold_agreement::fold_values;
+/// What each thread of a stream folds to, as `agui-lens fold` routes events to threads: the
+/// generated streams hold two threads, each folded on its own.
+fn fold_values(events: &[Value]) -> Value {
+    use agui_lens_core::fold::Folder;
+    use agui_lens_core::fold::threads::ByThread;
+    let path: Arc<str> = Arc::from("fold-case");
+    let mut threads = ByThread::new(|| Folder::new(1 << 30));
+    for (i, value) in events.iter().enumerate() {
+        let event = crate::common::event_at(&path, i, value.clone());
+        threads.thread_of(Some(&event)).1.apply(&event);
+    }
+    threads_meaning(threads.finish())
+}
+
+fn threads_meaning(threads: Vec<(Option<String>, agui_lens_core::fold::Folded)>) -> Value {
+    Value::Array(
+        threads
+            .into_iter()
+            .filter(|(_, folded)| !folded.is_empty())
+            .map(|(thread, folded)| json!([thread, folded.meaning()]))
+            .collect(),
+    )
+}
 
 /// Collects what compaction writes, as values.
 struct Collect(Vec<Value>);
@@ -71,7 +93,7 @@ fn compact_values_fast(events: &[Value], level: Level) -> (Vec<Value>, Value) {
         }
     }
     let folded = compactor.finish(&mut out).unwrap();
-    (out.0, folded.meaning())
+    (out.0, threads_meaning(folded))
 }
 
 /// Compacts at both levels, asserting that the fold is kept and a second pass changes nothing;
@@ -92,8 +114,8 @@ fn step() -> impl Strategy<Value = Value> {
     let reasoning_id = prop_oneof![Just("zm1"), Just("zm2"), Just("m1")];
     let text = "[a-z \"{}:]{0,6}";
     prop_oneof![
-        2 => (0u8..3).prop_map(|r| json!({"type": "RUN_STARTED", "threadId": "t",
-            "runId": format!("r{r}")})),
+        2 => (0u8..3, prop_oneof![3 => Just("t"), 1 => Just("u")]).prop_map(|(r, t)|
+            json!({"type": "RUN_STARTED", "threadId": t, "runId": format!("r{r}")})),
         1 => Just(json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r0"})),
         1 => Just(json!({"type": "RUN_ERROR", "message": "boom"})),
         3 => (id.clone(), prop_oneof![Just("assistant"), Just("user")]).prop_map(|(id, role)|

@@ -34,10 +34,11 @@
 //! for_each_event(&InputSpec::File(path.into()), &ReadOptions::default(), |event, raw| {
 //!     Ok(compactor.push(event, raw, &mut out)?)
 //! })?;
-//! let folded = compactor.finish(&mut out)?;
+//! let threads = compactor.finish(&mut out)?;
 //! let jsonl = out.finish()?;
 //! assert_eq!(jsonl.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count(), 30);
-//! assert_eq!(folded.messages.len(), 6);
+//! assert_eq!(threads.len(), 1);
+//! assert_eq!(threads[0].1.messages.len(), 6);
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
@@ -49,7 +50,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::fold::{Folder, merge_snapshot};
+use crate::fold::{Folded, Folder, merge_snapshot};
 use crate::protocol::chunks::{ChunkExpander, Piece};
 use crate::protocol::event::{Event, EventType, RawPatch};
 use crate::protocol::ids::{FastBuild, declared_call_ids};
@@ -221,11 +222,31 @@ struct OpenRun {
     held: Vec<Held>,
 }
 
+/// A thread of the stream other than the one being compacted, as it was left: its fold and
+/// its copy of the messages at its last run's start (see [`Compactor::at_start`]).
+struct Parked {
+    thread: Option<String>,
+    folder: Folder,
+    at_start: Vec<Map<String, Value>>,
+}
+
 pub struct Compactor {
     level: Level,
     expander: ChunkExpander,
     pieces: Vec<Piece>,
+    /// The fold of the thread being compacted: the thread of the last RUN_STARTED, as
+    /// `agui-lens fold` routes events (those before any run belong to the first thread).
     folder: Folder,
+    /// The current thread's name, and the names of all threads in the order they came (none
+    /// before the first event).
+    thread: Option<String>,
+    threads: Vec<Option<String>>,
+    /// The other threads, each folded on its own: a client of one thread never sees
+    /// another's messages or state.
+    parked: Vec<Parked>,
+    /// What a thread's fold starts from: the state limit and `--initial-state`.
+    state_limit: usize,
+    initial_state: Option<Value>,
     merged: Vec<Merged>,
     /// Where each merged entry is in `merged`, by id: one map per target (text and reasoning
     /// content share the message's, tool arguments have their own).
@@ -260,6 +281,11 @@ impl Compactor {
             expander: ChunkExpander::new(),
             pieces: Vec::new(),
             folder: Folder::new(state_limit),
+            thread: None,
+            threads: Vec::new(),
+            parked: Vec::new(),
+            state_limit,
+            initial_state: None,
             merged: Vec::new(),
             merged_index: Default::default(),
             spare_text: Vec::new(),
@@ -285,6 +311,7 @@ impl Compactor {
     /// Starts from a state the stream does not carry (`--initial-state`): what the
     /// original and the compacted stream are both folded from.
     pub fn with_state(mut self, state: Option<Value>) -> Self {
+        self.initial_state = state.clone();
         self.folder = std::mem::replace(&mut self.folder, Folder::new(0)).with_state(state);
         self
     }
@@ -296,6 +323,7 @@ impl Compactor {
 
     /// Compacts one event as read; `raw` is its text.
     pub fn push(&mut self, event: &Event, raw: &[u8], out: &mut dyn Output) -> io::Result<()> {
+        self.first_thread();
         self.fold_held();
         let raw = &*minified(raw);
         let Some(ty) = event.kind else {
@@ -345,14 +373,73 @@ impl Compactor {
 
     /// Writes what is still held: deltas of messages never ended, the last segment's state,
     /// a run still open.
-    /// Returns what the input folds to, for verification.
-    pub fn finish(mut self, out: &mut dyn Output) -> io::Result<crate::fold::Folded> {
+    /// Returns what each thread of the input folds to, in the order threads came, for
+    /// verification.
+    pub fn finish(mut self, out: &mut dyn Output) -> io::Result<Vec<(Option<String>, Folded)>> {
         self.fold_held();
         self.flush_boundary(out)?;
         if let Some(run) = self.run.take() {
             write_held(run.held, out)?;
         }
-        Ok(self.folder.finish())
+        self.parked.push(Parked {
+            thread: self.thread.take(),
+            folder: self.folder,
+            at_start: Vec::new(),
+        });
+        let mut parked = self.parked;
+        Ok(self
+            .threads
+            .into_iter()
+            .filter_map(|thread| {
+                let at = parked.iter().position(|p| p.thread == thread)?;
+                Some((thread, parked.swap_remove(at).folder.finish()))
+            })
+            .collect())
+    }
+
+    /// The first event starts the first thread, unnamed until a run names it.
+    fn first_thread(&mut self) {
+        if self.threads.is_empty() {
+            self.threads.push(None);
+        }
+    }
+
+    /// Makes the thread of a RUN_STARTED the one compacted, as `agui-lens fold` routes it: a
+    /// thread seen before is taken up where it was left, a new one starts from the initial
+    /// state, and the events before any run belong to the first thread. Called at a run
+    /// boundary, with nothing held.
+    fn enter_thread(&mut self, started: &Value) {
+        let thread = started
+            .get("threadId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if thread == self.thread {
+            return;
+        }
+        if self.parked.is_empty() && self.threads.len() == 1 && self.thread.is_none() {
+            // Events before any run belong to the first thread.
+            self.threads[0] = thread.clone();
+            self.thread = thread;
+            return;
+        }
+        let left = Parked {
+            thread: self.thread.take(),
+            folder: std::mem::replace(&mut self.folder, Folder::new(0)),
+            at_start: std::mem::take(&mut self.at_start),
+        };
+        self.parked.push(left);
+        match self.parked.iter().position(|p| p.thread == thread) {
+            Some(at) => {
+                let back = self.parked.swap_remove(at);
+                self.folder = back.folder;
+                self.at_start = back.at_start;
+            }
+            None => {
+                self.folder = Folder::new(self.state_limit).with_state(self.initial_state.clone());
+                self.threads.push(thread.clone());
+            }
+        }
+        self.thread = thread;
     }
 
     /// Hands the folder the text of the plain deltas merged since it was last used. Deltas
@@ -439,6 +526,7 @@ impl Compactor {
                     // A run that never ended: kept at the deltas level.
                     write_held(run.held, out)?;
                 }
+                self.enter_thread(value);
                 if self.level == Level::Snapshot {
                     let known_before = self.folder.messages().len();
                     self.folder.apply_expanded(ty, value);
@@ -557,6 +645,7 @@ impl Compactor {
         let Some(kind) = ContentKind::of(ty) else {
             return false;
         };
+        self.first_thread();
         if !self.expander.is_idle() || !self.folder.take_delta() {
             return false;
         }

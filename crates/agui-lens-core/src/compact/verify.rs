@@ -25,15 +25,17 @@ use crate::check::diagnostic::{Diagnostic, Severity};
 use crate::check::engine::{Context as CheckContext, Engine, Fed};
 use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use crate::compare::difference::first_difference;
+use crate::fold::threads::ByThread;
 use crate::fold::{Folded, Folder};
 use crate::protocol::event::{Event, EventType, Location};
 use crate::read::{self, Batch, FrameKind, InputFormat, ReadOptions};
 use crate::text::abbreviate_value;
 use crate::write::Output;
 
-/// What checking the compacted stream found: its fold, and its errors by rule.
+/// What checking the compacted stream found: what each of its threads folds to (in the order
+/// threads came), and its errors by rule.
 pub struct ReadBack {
-    pub folded: Folded,
+    pub folded: Vec<(Option<String>, Folded)>,
     pub errors: BTreeMap<RuleId, u64>,
 }
 
@@ -60,7 +62,7 @@ pub fn read_back(
     let name: Arc<str> = Arc::from("compacted");
     let mut opened = read::open_reader(name.clone(), written, None, &read)?;
     let mut engine = Engine::new(ctx, name, std::mem::take(&mut opened.head));
-    let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1)).with_state(ctx.protocol.state.clone());
+    let mut threads = threads_from(ctx);
     let mut found = Vec::new();
     let mut errors = BTreeMap::new();
     let failure = engine.check_reader_with(
@@ -71,7 +73,7 @@ pub fn read_back(
             count_errors(&mut errors, found.drain(..));
             Ok(())
         },
-        &mut |fed, _| fold_fed(&mut folder, fed),
+        &mut |fed, _| fold_routed(&mut threads, fed),
     )?;
     if let Some(err) = failure {
         return Err(err).context("reading the compacted stream back");
@@ -79,9 +81,30 @@ pub fn read_back(
     engine.finish(&mut found);
     count_errors(&mut errors, found.drain(..));
     Ok(ReadBack {
-        folded: folder.finish(),
+        folded: threads.finish(),
         errors,
     })
+}
+
+/// Threads as `agui-lens fold` makes them, each starting from the state the check starts
+/// from (`--initial-state`).
+type Threads<'a> = ByThread<Box<dyn Fn() -> Folder + 'a>>;
+
+fn threads_from<'a>(ctx: &'a CheckContext<'a>) -> Threads<'a> {
+    let state = ctx.protocol.state.as_ref();
+    ByThread::new(Box::new(move || {
+        Folder::new(DEFAULT_STATE_LIMIT.max(1)).with_state(state.cloned())
+    }))
+}
+
+/// Folds an event as the engine hands it over into the fold of its thread.
+fn fold_routed(threads: &mut Threads<'_>, fed: Fed<'_>) {
+    let built = match &fed {
+        Fed::Event(event) => Some(*event),
+        Fed::Delta { .. } => None,
+    };
+    let (_, folder) = threads.thread_of(built);
+    fold_fed(folder, fed);
 }
 
 /// The rules verification runs: it compares errors only, so a rule that can only warn (or
@@ -105,60 +128,34 @@ pub fn verification_levels() -> Levels {
 /// errors of any rule. Returns why not, if not. `errors_before` counts the original's errors
 /// by rule: it is called only when the compacted stream has some.
 pub fn judge(
-    original: &Folded,
+    original: &[(Option<String>, Folded)],
     read_back: &ReadBack,
     errors_before: impl FnOnce() -> Result<BTreeMap<RuleId, u64>>,
 ) -> Result<Option<String>> {
-    let errors_after = &read_back.errors;
-    // Equal as they stand, they mean the same; only otherwise are both copied into the form
-    // that compares by meaning (numbers by value), which would copy a long history twice.
-    let null = serde_json::Value::Null;
-    let same = original.messages == read_back.folded.messages
-        && original.state.as_ref().unwrap_or(&null)
-            == read_back.folded.state.as_ref().unwrap_or(&null);
-    let difference = if same {
-        None
-    } else {
-        first_difference(&original.meaning(), &read_back.folded.meaning())
+    let (original, compacted) = (held(original), held(&read_back.folded));
+    let names = |threads: &[&(Option<String>, Folded)]| {
+        threads
+            .iter()
+            .map(|(t, _)| t.as_deref().unwrap_or("(none)").to_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let show = |v: &Option<serde_json::Value>| match v {
-        Some(v) => abbreviate_value(v, 100),
-        None => "(absent)".into(),
-    };
-    let at = |pointer: &str| {
-        if pointer.is_empty() {
-            "/".to_owned()
-        } else {
-            pointer.to_owned()
-        }
-    };
-    if let Some(d) = difference {
+    let (before, after) = (names(&original), names(&compacted));
+    if before != after {
         return Ok(Some(format!(
-            "the compacted stream folds differently at {}: {} before, {} after",
-            at(&d.pointer),
-            show(&d.left),
-            show(&d.right)
+            "the compacted stream holds other threads: {before} before, {after} after"
         )));
     }
-    // How each run ended, the tool calls it left for the client and the interrupts it left
-    // open: what a client acts on next.
-    let ended = |folded: &Folded| {
-        serde_json::json!({
-            "runs": folded.runs_json(),
-            "pendingInterrupts": folded.pending_interrupts,
-        })
-    };
-    let (before, after) = (ended(original), ended(&read_back.folded));
-    if before != after {
-        if let Some(d) = first_difference(&before, &after) {
-            return Ok(Some(format!(
-                "the compacted stream ends its runs differently at {}: {} before, {} after",
-                at(&d.pointer),
-                show(&d.left),
-                show(&d.right)
-            )));
+    let several = original.len() > 1;
+    for ((thread, original), (_, folded)) in original.into_iter().zip(compacted) {
+        if let Some(why) = judge_thread(original, folded) {
+            return Ok(Some(match (several, thread) {
+                (true, Some(thread)) => format!("in thread \"{thread}\", {why}"),
+                _ => why,
+            }));
         }
     }
+    let errors_after = &read_back.errors;
     if errors_after.is_empty() {
         return Ok(None);
     }
@@ -172,6 +169,65 @@ pub fn judge(
         }
     }
     Ok(None)
+}
+
+/// The threads that hold anything (a thread whose events all failed to apply is as good as
+/// none).
+fn held(threads: &[(Option<String>, Folded)]) -> Vec<&(Option<String>, Folded)> {
+    threads.iter().filter(|(_, f)| !f.is_empty()).collect()
+}
+
+/// Why one thread's compacted fold differs from its original, if it does.
+fn judge_thread(original: &Folded, folded: &Folded) -> Option<String> {
+    // Equal as they stand, they mean the same; only otherwise are both copied into the form
+    // that compares by meaning (numbers by value), which would copy a long history twice.
+    let null = serde_json::Value::Null;
+    let same = original.messages == folded.messages
+        && original.state.as_ref().unwrap_or(&null) == folded.state.as_ref().unwrap_or(&null);
+    let difference = if same {
+        None
+    } else {
+        first_difference(&original.meaning(), &folded.meaning())
+    };
+    let show = |v: &Option<serde_json::Value>| match v {
+        Some(v) => abbreviate_value(v, 100),
+        None => "(absent)".into(),
+    };
+    let at = |pointer: &str| {
+        if pointer.is_empty() {
+            "/".to_owned()
+        } else {
+            pointer.to_owned()
+        }
+    };
+    if let Some(d) = difference {
+        return Some(format!(
+            "the compacted stream folds differently at {}: {} before, {} after",
+            at(&d.pointer),
+            show(&d.left),
+            show(&d.right)
+        ));
+    }
+    // How each run ended, the tool calls it left for the client and the interrupts it left
+    // open: what a client acts on next.
+    let ended = |folded: &Folded| {
+        serde_json::json!({
+            "runs": folded.runs_json(),
+            "pendingInterrupts": folded.pending_interrupts,
+        })
+    };
+    let (before, after) = (ended(original), ended(folded));
+    if before != after {
+        if let Some(d) = first_difference(&before, &after) {
+            return Some(format!(
+                "the compacted stream ends its runs differently at {}: {} before, {} after",
+                at(&d.pointer),
+                show(&d.left),
+                show(&d.right)
+            ));
+        }
+    }
+    None
 }
 
 /// Checks the original (again) and counts its errors by rule.
@@ -201,7 +257,7 @@ pub fn count_errors_of(
 /// find them in the file, and keeps a digest of their texts for [`Written::confirm`].
 pub struct Verifier<'a> {
     engine: Engine<'a>,
-    folder: Folder,
+    threads: Threads<'a>,
     found: Vec<Diagnostic>,
     errors: BTreeMap<RuleId, u64>,
     /// Holds one event's text at a time, for events that are parsed here.
@@ -213,7 +269,7 @@ impl<'a> Verifier<'a> {
     pub fn new(ctx: &'a CheckContext<'a>) -> Self {
         Verifier {
             engine: Engine::new(ctx, Arc::from("compacted"), Vec::new()),
-            folder: Folder::new(DEFAULT_STATE_LIMIT.max(1)).with_state(ctx.protocol.state.clone()),
+            threads: threads_from(ctx),
             found: Vec::new(),
             errors: BTreeMap::new(),
             batch: Batch::default(),
@@ -227,10 +283,10 @@ impl<'a> Verifier<'a> {
         self.batch.push_frame(text, self.written.events);
         self.batch.check_utf8();
         self.written.add(text);
-        let folder = &mut self.folder;
+        let threads = &mut self.threads;
         self.engine
             .feed_frames(&self.batch, &mut self.found, &mut |fed, _| {
-                fold_fed(folder, fed)
+                fold_routed(threads, fed)
             });
         self.count();
     }
@@ -246,7 +302,7 @@ impl<'a> Verifier<'a> {
             return self.text(text);
         }
         self.written.add(text);
-        self.folder.apply(event);
+        self.threads.thread_of(Some(event)).1.apply(event);
         self.count();
     }
 
@@ -261,7 +317,7 @@ impl<'a> Verifier<'a> {
         self.engine.finish(&mut self.found);
         count_errors(&mut self.errors, self.found.drain(..));
         let back = ReadBack {
-            folded: self.folder.finish(),
+            folded: self.threads.finish(),
             errors: self.errors,
         };
         (back, self.written)
@@ -497,7 +553,7 @@ mod tests {
             .raw(written)
             .unwrap();
             let (back, written) = verifier.finish();
-            assert_eq!(back.folded.messages[0]["content"], content);
+            assert_eq!(back.folded[0].1.messages[0]["content"], content);
             assert_eq!(written.events, 1);
         }
     }

@@ -976,6 +976,15 @@ pub struct Folded {
 }
 
 impl Folded {
+    /// Nothing a client holds: no message, no state, no run, no interrupt (a thread whose
+    /// events all failed to apply is as good as none).
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+            && self.state.as_ref().is_none_or(Value::is_null)
+            && self.runs.is_empty()
+            && self.pending_interrupts.is_empty()
+    }
+
     /// Each run as `into_json` lists it: ids, status, outcome, error, usage.
     pub fn runs_json(&self) -> Vec<Value> {
         self.runs.iter().map(run_json).collect()

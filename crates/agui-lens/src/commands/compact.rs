@@ -25,6 +25,9 @@ use agui_lens_core::compact::verify::{
 };
 use agui_lens_core::compact::{Compactor, Level, lost_frames};
 use agui_lens_core::fold::Folded;
+
+/// What each thread of a stream folds to, in the order threads came.
+type Threads = Vec<(Option<String>, Folded)>;
 use agui_lens_core::protocol::event::Event;
 use agui_lens_core::read::{self, Batch, Compression, InputFormat, InputSpec, ReadOptions};
 use agui_lens_core::stop;
@@ -847,10 +850,10 @@ fn verify_written(
     input: &InputSpec,
     format: InputFormat,
     temp: &tempfile::NamedTempFile,
-    folded: Folded,
+    folded: Threads,
     verifier: Option<Verifier<'_>>,
     errors_before: Option<&BTreeMap<RuleId, u64>>,
-) -> Result<(Option<String>, (Folded, ReadBack))> {
+) -> Result<(Option<String>, (Threads, ReadBack))> {
     let open = || -> Result<Box<dyn io::Read + Send>> {
         Ok(Box::new(
             File::open(temp.path()).context("reading the compacted stream back")?,
@@ -880,8 +883,8 @@ fn verify_written(
 
 /// What the first pass over an input found.
 struct FirstPass {
-    /// What the original folds to.
-    folded: Folded,
+    /// What each thread of the original folds to.
+    folded: Threads,
     /// Chunks left out because a client drops them.
     dropped: u64,
     /// Frames that could not be read as events.
@@ -1139,7 +1142,7 @@ fn judge(
     ctx: &CheckContext<'_>,
     read_original: &ReadOptions,
     input: &InputSpec,
-    original: &Folded,
+    original: &[(Option<String>, Folded)],
     read_back: &ReadBack,
     errors_before: Option<&BTreeMap<RuleId, u64>>,
 ) -> Result<Option<String>> {
@@ -1269,10 +1272,11 @@ mod tests {
     use agui_lens_core::check::catalog::Level as RuleLevel;
     use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
     use agui_lens_core::fold::Folder;
+    use agui_lens_core::fold::threads::ByThread;
     use agui_lens_core::read::DEFAULT_MAX_LINE;
 
-    fn fold_of(text: &str) -> Folded {
-        let mut folder = Folder::new(DEFAULT_STATE_LIMIT);
+    fn fold_of(text: &str) -> Threads {
+        let mut threads = ByThread::new(|| Folder::new(DEFAULT_STATE_LIMIT));
         for (i, line) in text.lines().enumerate() {
             let value: serde_json::Value = serde_json::from_str(line).unwrap();
             let loc = agui_lens_core::protocol::event::Location {
@@ -1281,9 +1285,10 @@ mod tests {
                 offset: 0,
                 index: i as u64,
             };
-            folder.apply(&Event::from_value(loc, value));
+            let event = Event::from_value(loc, value);
+            threads.thread_of(Some(&event)).1.apply(&event);
         }
-        folder.finish()
+        threads.finish()
     }
 
     fn read_back_of(schemas: &SchemaSet, levels: &Levels, text: &str) -> ReadBack {
@@ -1611,6 +1616,39 @@ mod tests {
             Some(
                 "the compacted stream ends its runs differently at /runs/0/pendingToolCallIds: [\"c1\"] before, (absent) after"
             )
+        );
+        assert_eq!(judged_against(&original, &original), None);
+    }
+
+    /// Each thread is compared on its own: a message moved into another thread's history
+    /// is refused, though all threads folded together would look the same.
+    #[test]
+    fn a_compaction_that_moves_a_message_between_threads_is_refused() {
+        let second = ORIGINAL
+            .replace("\"threadId\":\"t\"", "\"threadId\":\"u\"")
+            .replace("\"runId\":\"r\"", "\"runId\":\"r2\"")
+            .replace("\"m\"", "\"n\"");
+        let original = format!("{ORIGINAL}{second}");
+        let mixed = concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"m","role":"assistant","content":"Hello"}]}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"RUN_STARTED","threadId":"u","runId":"r2"}"#,
+            "\n",
+            r#"{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"m","role":"assistant","content":"Hello"},{"id":"n","role":"assistant","content":"Hello"}]}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"u","runId":"r2"}"#,
+            "\n",
+        );
+        let why = judged_against(&original, mixed).expect("refused");
+        assert!(
+            why.starts_with(
+                "in thread \"u\", the compacted stream folds differently at /messages/0"
+            ),
+            "{why}"
         );
         assert_eq!(judged_against(&original, &original), None);
     }
