@@ -110,7 +110,7 @@ def compact_tree(
     )
     fs_in, root_in = _filesystem(source, storage_options)
     fs_out, root_out = _filesystem(mirror, mirror_storage_options)
-    if _same_fs(fs_in, fs_out) and _inside(root_out, root_in):
+    if _same_fs(fs_in, fs_out) and _inside(*_resolved(fs_in, root_out, root_in)):
         raise ValueError(
             f"the mirror {mirror} is inside the tree {source}: a second run would compact "
             "the mirror too; put it elsewhere"
@@ -177,6 +177,14 @@ def _is_local(fs) -> bool:
 
 def _same_fs(a, b) -> bool:
     return type(a) is type(b) and a.storage_options == b.storage_options
+
+
+def _resolved(fs, *paths: str) -> list:
+    """Paths as the disk finds them (`.` and links resolved) on a local filesystem: a tree
+    named another way is the same tree."""
+    if not _is_local(fs):
+        return list(paths)
+    return [os.path.realpath(p) for p in paths]
 
 
 def _inside(path: str, root: str) -> bool:

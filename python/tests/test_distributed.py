@@ -323,6 +323,13 @@ def test_memory_fsspec_is_refused_with_process_workers(client):
 def test_bad_arguments_fail_before_any_work(tree, tmp_path):
     with pytest.raises(ValueError, match="inside the tree"):
         compact_tree(str(tree), str(tree / "mirror"))
+    # The tree named another way: through `.`, or a link to it. Not refused, the mirror
+    # wrote the compacted streams over the originals.
+    link = tmp_path / "link"
+    link.symlink_to(tree)
+    for mirror in (f"{tree.parent}/./{tree.name}", str(link), str(link / "mirror")):
+        with pytest.raises(ValueError, match="inside the tree"):
+            compact_tree(str(tree), mirror)
     with pytest.raises(agui_lens.AguiLensError, match="unknown level"):
         compact_tree(str(tree), str(tmp_path / "m"), level="tiny")
     with pytest.raises(ValueError, match="not a folder"):
