@@ -283,6 +283,19 @@ fn fold_picks_a_thread() {
     let (code, _, stderr) = run(&["fold", "--thread", "t9", path]);
     assert_eq!(code, 2);
     assert!(stderr.contains("t1, t2"), "{stderr}");
+    // A thread that comes back: its run is the last, so it is the one folded by default
+    // (not the thread that first appeared last).
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(concat!(
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r3\"}\n",
+        "{\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r3\"}\n",
+    ));
+    std::fs::write(&file, text).unwrap();
+    assert_eq!(
+        content(&["fold", path]),
+        "one",
+        "the thread of the last run"
+    );
 }
 
 /// Events before a stream's first RUN_STARTED belong to the thread that follows; folding that

@@ -37,7 +37,13 @@ fn fold(path: &Path) -> Value {
         None,
     )
     .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
-    Value::Array(threads.iter().map(|(_, folded)| folded.meaning()).collect())
+    Value::Array(
+        threads
+            .threads
+            .iter()
+            .map(|(_, folded)| folded.meaning())
+            .collect(),
+    )
 }
 
 fn compact(args: &[&str]) -> i32 {

@@ -19,7 +19,16 @@ use crate::read::{self, InputSpec, Opened, ReadOptions};
 pub struct ByThread<M: Fn() -> Folder> {
     threads: Vec<(Option<String>, Folder)>,
     current: Option<usize>,
+    /// The thread of the last RUN_STARTED.
+    last_run: Option<usize>,
     new_folder: M,
+}
+
+/// What each thread of a stream folds to, in the order threads first appeared.
+pub struct Threads {
+    pub threads: Vec<(Option<String>, Folded)>,
+    /// Where in `threads` the thread of the stream's last run is (none without a run).
+    pub last_run: Option<usize>,
 }
 
 impl<M: Fn() -> Folder> ByThread<M> {
@@ -28,6 +37,7 @@ impl<M: Fn() -> Folder> ByThread<M> {
         ByThread {
             threads: Vec::new(),
             current: None,
+            last_run: None,
             new_folder,
         }
     }
@@ -50,6 +60,7 @@ impl<M: Fn() -> Folder> ByThread<M> {
                 }
             };
             self.current = Some(at);
+            self.last_run = Some(at);
         }
         let at = match self.current {
             Some(at) => at,
@@ -65,10 +76,19 @@ impl<M: Fn() -> Folder> ByThread<M> {
 
     /// What each thread folds to, in the order threads first appeared.
     pub fn finish(self) -> Vec<(Option<String>, Folded)> {
-        self.threads
-            .into_iter()
-            .map(|(t, f)| (t, f.finish()))
-            .collect()
+        self.finish_threads().threads
+    }
+
+    /// [`ByThread::finish`], with the thread of the last run.
+    pub fn finish_threads(self) -> Threads {
+        Threads {
+            threads: self
+                .threads
+                .into_iter()
+                .map(|(t, f)| (t, f.finish()))
+                .collect(),
+            last_run: self.last_run,
+        }
     }
 }
 
@@ -80,7 +100,7 @@ pub fn fold_threads(
     limit: usize,
     initial: Option<&Value>,
     only: Option<&str>,
-) -> Result<Vec<(Option<String>, Folded)>> {
+) -> Result<Threads> {
     let opened = read::open(input, read)?;
     fold_opened(opened, read.max_line, limit, initial, only)
 }
@@ -93,7 +113,7 @@ pub fn fold_opened(
     limit: usize,
     initial: Option<&Value>,
     only: Option<&str>,
-) -> Result<Vec<(Option<String>, Folded)>> {
+) -> Result<Threads> {
     // A browser capture's stream starts from what its request sent: state and messages.
     let capture = opened.capture.clone();
     let sent = |key: &str| capture.as_ref().and_then(|c| c.sent(key));
@@ -136,12 +156,13 @@ pub fn fold_opened(
     require_events(&opened, &stats)?;
     warn_failed_status(&opened);
     warn_unreadable(&opened.name, &stats);
-    Ok(threads.finish())
+    Ok(threads.finish_threads())
 }
 
 /// The fold of thread `want`, or of the thread of the last run: what `agui-lens fold`
 /// prints.
-pub fn pick(threads: Vec<(Option<String>, Folded)>, want: Option<&str>) -> Result<Folded> {
+pub fn pick(threads: Threads, want: Option<&str>) -> Result<Folded> {
+    let Threads { threads, last_run } = threads;
     let names: Vec<String> = threads.iter().filter_map(|(t, _)| t.clone()).collect();
     match want {
         Some(want) => match threads
@@ -159,11 +180,8 @@ pub fn pick(threads: Vec<(Option<String>, Folded)>, want: Option<&str>) -> Resul
             ),
         },
         None => {
-            // The thread of the last run.
-            let last = threads
-                .iter()
-                .rposition(|(_, f)| !f.runs.is_empty())
-                .unwrap_or(threads.len().saturating_sub(1));
+            // The thread of the last run (without a run, the only thread there is).
+            let last = last_run.unwrap_or(threads.len().saturating_sub(1));
             match threads.into_iter().nth(last) {
                 Some((_, folded)) => Ok(folded),
                 None => Ok(Folder::new(0).finish()),
