@@ -175,10 +175,32 @@ def _one_line(text: str) -> str:
     return text
 
 
+def _frame(event: Any) -> bytes:
+    """One event as the bytes of one frame, on one line. Bytes that are no UTF-8 stay as they
+    are and a lone surrogate stays in the text, so that both are reported as the command
+    line reports them in a file, not mended or raised."""
+    if isinstance(event, (bytes, bytearray, memoryview)):
+        raw = bytes(event)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw
+        return _one_line(text).encode("utf-8")
+    text = _one_line(event_json(event))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        if isinstance(event, str):
+            return text.encode("utf-8", "surrogatepass")
+        # A value holding a lone surrogate, written with JSON's escapes (as JSON.stringify
+        # writes it), which agui-lens reads as the command line does.
+        return json.dumps(json.loads(event_json(event)), separators=(",", ":")).encode("ascii")
+
+
 def _events_items(events: Iterable[Any]) -> list:
-    """Each event's JSON text on one line: one frame each, whatever it holds (an empty item
-    is a frame that is no event, as the Checker finds when fed it)."""
-    return [_one_line(event_json(event)).encode("utf-8") for event in events]
+    """Each event as one frame, whatever it holds (an empty item is a frame that is no event,
+    as the Checker finds when fed it)."""
+    return [_frame(event) for event in events]
 
 
 def _source(source: Any, name: Optional[str]) -> dict:
@@ -278,8 +300,7 @@ class Checker:
     def feed(self, event: Any) -> list[Diagnostic]:
         """Checks the next event (a dict, an SDK model, or its JSON text); returns what it
         found now. Some findings wait for later events (whether a stream holds any event)."""
-        text = _one_line(event_json(event))
-        found = self._found(self._inner.feed(text.encode("utf-8")))
+        found = self._found(self._inner.feed(_frame(event)))
         self.diagnostics.extend(found)
         return found
 
