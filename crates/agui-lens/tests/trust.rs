@@ -1367,6 +1367,33 @@ fn an_interrupted_suite_writes_every_report_and_leaves_no_temp_files() {
     // Half a stream is no expectation: no pending snapshot is written for it.
     assert!(!dir.path().join("snaps/slow.snap.new").exists());
     assert_eq!(server.requests().len(), 1, "the second case never ran");
+    // The formats a code-scanning dashboard reads say so too: SARIF's run did not succeed,
+    // GitHub gets an error for the interrupted case and one for the case never run.
+    for format in ["sarif", "github"] {
+        let child = Child::spawn(&["test", s(&suite), "--format", format], Some(&tmp));
+        let asked = server.requests().len();
+        until(|| server.requests().len() > asked);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        child.signal(libc::SIGTERM);
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+        assert_eq!(exit, 143, "{format}: {stdout}\n{stderr}");
+        if format == "sarif" {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            let invocation = &doc["runs"][0]["invocations"][0];
+            assert_eq!(invocation["executionSuccessful"], false, "{invocation}");
+            let said = invocation["toolExecutionNotifications"].to_string();
+            assert!(said.contains("case \\\"slow\\\""), "{said}");
+            assert!(said.contains("case \\\"later\\\""), "{said}");
+        } else {
+            let errors: Vec<&str> = stdout
+                .lines()
+                .filter(|l| l.starts_with("::error"))
+                .collect();
+            assert_eq!(errors.len(), 2, "{stdout}");
+            assert!(errors[0].contains("case \"slow\""), "{stdout}");
+            assert!(errors[1].contains("case \"later\""), "{stdout}");
+        }
+    }
 }
 
 /// Item 8: `check --follow` stops at Ctrl-C with its summary, and says by its exit status

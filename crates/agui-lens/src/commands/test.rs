@@ -220,6 +220,22 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
                 for d in &case.held {
                     reporter.held(&suite::in_suite(d, &shared.suite_path, case), &baseline)?;
                 }
+                // A case stopped, never run, or that could not be asked is no pass: said as
+                // an input that failed (SARIF's run did not succeed; a GitHub error), in the
+                // suite file.
+                let why = [&case.failure, &case.error, &case.skipped]
+                    .into_iter()
+                    .find_map(Option::as_ref);
+                if let Some(why) = why {
+                    let mut failed = agui_lens_core::report::FileSummary::checked(
+                        shared.suite_path.clone(),
+                        case.stats.clone(),
+                        Some(format!("case \"{}\": {why}", case.name)),
+                    );
+                    // Said as "SUITE: case …", not as a file that could not be read.
+                    failed.interrupted = true;
+                    reporter.end_file(&failed)?;
+                }
                 summary.files += 1;
                 summary.events += case.stats.events;
                 summary.errors += case.stats.errors;
