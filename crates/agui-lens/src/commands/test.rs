@@ -229,7 +229,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
                 if let Some(why) = why {
                     let mut failed = agui_lens_core::report::FileSummary::checked(
                         shared.suite_path.clone(),
-                        case.stats.clone(),
+                        case.stats,
                         Some(format!("case \"{}\": {why}", case.name)),
                     );
                     // Said as "SUITE: case …", not as a file that could not be read.
