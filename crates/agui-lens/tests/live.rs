@@ -1002,6 +1002,63 @@ fn a_suite_end_to_end() {
     );
 }
 
+/// `--update-snapshots` updates a snapshot from an answer the case takes, not from an error
+/// page the case does not expect nor from a stream cut short: the reviewed expectation was
+/// replaced by those, and the next run against a healthy agent failed.
+#[test]
+fn updating_snapshots_keeps_them_from_a_failed_answer() {
+    let cut: Vec<u8> = clean_run()[..150].to_vec();
+    let server = Server::routes(vec![
+        ("/ok", Script::sse(vec![Step::Send(clean_run())])),
+        (
+            "/e500",
+            Script::fixed(
+                "500 Internal Server Error",
+                "text/html",
+                "<html><body>Internal error</body></html>",
+            ),
+        ),
+        ("/half", Script::sse(vec![Step::Send(cut), Step::Close])),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "suite.toml",
+        "[[case]]\nname = \"snap\"\nurl_env = \"AGUI_TEST_URL\"\nmessage = \"hi\"\nsnapshot = \"s.snap\"\n",
+    );
+    let test = |route: &str, update: bool| {
+        let mut cmd = agui_lens();
+        cmd.current_dir(dir)
+            .env_remove("CI")
+            .env("AGUI_TEST_URL", server.url(route))
+            .args(["test", "suite.toml", "--color", "never"]);
+        if update {
+            cmd.arg("--update-snapshots");
+        }
+        split(cmd.output().unwrap())
+    };
+    let (code, stdout, stderr) = test("/ok", true);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let reviewed = std::fs::read_to_string(dir.join("s.snap")).unwrap();
+    for route in ["/e500", "/half"] {
+        let (code, stdout, stderr) = test(route, true);
+        assert_eq!(code, 1, "{route}: {stdout}{stderr}");
+        assert!(!stdout.contains("updated s.snap"), "{route}: {stdout}");
+        assert!(
+            stdout.contains("s.snap was not updated"),
+            "{route}: {stdout}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("s.snap")).unwrap(),
+            reviewed,
+            "{route}"
+        );
+    }
+    let (code, stdout, stderr) = test("/ok", false);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
 #[test]
 fn a_broken_suite_exits_2_before_calling_anything() {
     let server = suite_server();

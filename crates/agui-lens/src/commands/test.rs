@@ -891,7 +891,17 @@ fn run_turn(
             }
             expectations.events(&seen);
             expectations.first_event(exchange.first_event);
+            let mismatch = |e: &Expectations<'_>| {
+                e.found
+                    .iter()
+                    .any(|d| d.rule == RuleId::SuiteStatusMismatch)
+            };
+            expectations.may_update =
+                exchange.known_events > 0 && outcome.error.is_none() && !mismatch(&expectations);
             if let (Some(snapshot), Some(record)) = (&turn.snapshot, record.take()) {
+                if shared.update && !expectations.may_update {
+                    outcome.notes.push(not_updated(snapshot));
+                }
                 match expectations.snapshot(snapshot, record, case) {
                     Ok(Some(note)) => outcome.notes.push(note),
                     Ok(None) => {}
@@ -909,6 +919,15 @@ fn run_turn(
                 }
             }
             if let (Some(snapshot), Some(status)) = (&turn.snapshot, exchange.status) {
+                // An error answer the case expects may replace its snapshot; one it does not
+                // expect never does.
+                expectations.may_update = turn
+                    .expect_status
+                    .as_ref()
+                    .is_some_and(|expected| expected.contains(status));
+                if shared.update && !expectations.may_update {
+                    outcome.notes.push(not_updated(snapshot));
+                }
                 // An error answer's snapshot holds its status and body.
                 let item = error_item(status, exchange.content_type.as_deref(), &head.bytes());
                 match expectations.snapshot_items(snapshot, case, |_, settings| {
@@ -930,6 +949,14 @@ fn run_turn(
     outcome.elapsed = started.elapsed();
     write_artifacts(artifacts.as_deref(), &outcome);
     TurnResult { outcome, folded }
+}
+
+/// Why `--update-snapshots` left a snapshot as it was.
+fn not_updated(snapshot: &Path) -> String {
+    format!(
+        "{} was not updated: the case failed before its answer could stand as the expectation",
+        snapshot.display()
+    )
 }
 
 /// Whether a finding says the call was cut off (by time or the connection): an error of the
@@ -1030,6 +1057,9 @@ struct Expectations<'a> {
     turn: &'a Turn,
     levels: &'a Levels,
     found: Vec<Diagnostic>,
+    /// The answer is one the case takes (the status it expects, a stream read to its end):
+    /// only such an answer may replace a snapshot under `--update-snapshots`.
+    may_update: bool,
 }
 
 impl<'a> Expectations<'a> {
@@ -1039,6 +1069,7 @@ impl<'a> Expectations<'a> {
             turn,
             levels,
             found: Vec::new(),
+            may_update: true,
         }
     }
 
@@ -1153,7 +1184,7 @@ impl<'a> Expectations<'a> {
         make: impl FnOnce(CompareLevel, &NormalizeSettings) -> Result<Vec<Value>>,
     ) -> Result<Option<String>> {
         let request = Hold {
-            update: self.shared.update,
+            update: self.shared.update && self.may_update,
             reason: self.shared.reason.map(str::to_owned),
             level: case.snapshot_level,
             settings: case.normalize.clone(),
