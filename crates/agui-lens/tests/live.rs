@@ -1059,6 +1059,43 @@ fn updating_snapshots_keeps_them_from_a_failed_answer() {
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
+/// `--update-baseline` when a case's agent cannot be asked leaves the baseline as it was: the
+/// known findings were replaced by "could not connect", which then came back as new.
+#[test]
+fn an_agent_that_cannot_be_asked_records_no_baseline() {
+    let server = suite_server();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "suite.toml",
+        "[[case]]\nname = \"warns\"\nurl_env = \"AGUI_TEST_URL\"\nmessage = \"hi\"\n",
+    );
+    let test = |url: &str| {
+        split(
+            agui_lens()
+                .current_dir(dir)
+                .env("AGUI_TEST_URL", url)
+                .args(["test", "suite.toml", "--color", "never"])
+                .args(["--baseline", "known.toml", "--update-baseline"])
+                .output()
+                .unwrap(),
+        )
+    };
+    let (code, stdout, stderr) = test(&server.url("/warns"));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let known = std::fs::read_to_string(dir.join("known.toml")).unwrap();
+    assert!(known.contains("schema/unknown-field"), "{known}");
+    // Nothing listens on port 9 of this host.
+    let (code, stdout, stderr) = test("http://127.0.0.1:9/");
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.contains("known.toml was left as it was"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("known.toml")).unwrap(),
+        known
+    );
+}
+
 #[test]
 fn a_broken_suite_exits_2_before_calling_anything() {
     let server = suite_server();

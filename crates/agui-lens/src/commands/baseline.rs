@@ -21,6 +21,9 @@ pub struct Gate {
     held_total: u64,
     /// Errors seen while recording that no baseline may hold.
     unadopted_errors: u64,
+    /// Why the findings recorded are not all there would be, when they are not (a case
+    /// that could not ask its agent): such a record is not written.
+    incomplete: Option<String>,
 }
 
 enum Mode {
@@ -74,6 +77,7 @@ impl Gate {
             held: Stats::default(),
             held_total: 0,
             unadopted_errors: 0,
+            incomplete: None,
         }))
     }
 
@@ -111,6 +115,12 @@ impl Gate {
         matches!(self.mode, Mode::Record(_)) && self.unadopted_errors == 0
     }
 
+    /// Says that the run could not find all it would have (`why`): a baseline being recorded
+    /// is then left as it was, as for a run stopped by a signal.
+    pub fn incomplete(&mut self, why: String) {
+        self.incomplete.get_or_insert(why);
+    }
+
     /// The findings held back since the last call, to take off an input's counts.
     pub fn take_held(&mut self) -> Stats {
         std::mem::take(&mut self.held)
@@ -128,6 +138,14 @@ impl Gate {
                     err,
                     "stopped by {}: the baseline {} (the findings of what was not read would be missing from it)",
                     agui_lens_core::stop::signal_name(),
+                    super::left_unwritten(&self.path)
+                );
+            }
+            Mode::Record(_) if self.incomplete.is_some() => {
+                let _ = writeln!(
+                    err,
+                    "{}: the baseline {} (the findings of a good answer would be missing from it)",
+                    self.incomplete.as_deref().unwrap_or_default(),
                     super::left_unwritten(&self.path)
                 );
             }

@@ -259,6 +259,21 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         super::write_bytes(path, junit.as_bytes())?;
     }
     let recording = gate.as_ref().is_some_and(Gate::recorded_all);
+    if let Some(gate) = gate.as_mut() {
+        // A case whose agent could not be asked (unreachable, timed out, cut off) found only
+        // that: recorded, its real findings would be lost, and come back as new.
+        if let Some(case) = outcomes
+            .iter()
+            .find(|c| c.error.is_some() || c.failure.is_some())
+        {
+            let why = case.error.as_ref().or(case.failure.as_ref());
+            gate.incomplete(format!(
+                "case \"{}\" got no answer to judge ({})",
+                case.name,
+                why.map_or("", String::as_str)
+            ));
+        }
+    }
     if let Some(gate) = gate {
         gate.finish()?;
     }
