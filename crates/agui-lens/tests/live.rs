@@ -620,6 +620,38 @@ fn recordings_are_written_as_events_arrive() {
     assert!(raw.ends_with("\n\n"));
 }
 
+/// A call that reaches no agent leaves the recordings of an earlier call as they were (they
+/// were emptied before the call was made); an answer with an empty body empties them.
+#[test]
+fn a_call_that_reaches_no_agent_keeps_an_earlier_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("run.jsonl");
+    let raw = dir.path().join("run.sse");
+    let call = |url: &str| {
+        split(
+            agui_lens()
+                .args(["run", url, "--message", "hi", "--record"])
+                .arg(&record)
+                .arg("--record-raw")
+                .arg(&raw)
+                .output()
+                .unwrap(),
+        )
+    };
+    std::fs::write(&record, "earlier\n").unwrap();
+    std::fs::write(&raw, "earlier\n").unwrap();
+    // Nothing listens on port 9 of this host.
+    let (code, _, stderr) = call("http://127.0.0.1:9/");
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), "earlier\n");
+    assert_eq!(std::fs::read_to_string(&raw).unwrap(), "earlier\n");
+    let server = Server::start(Script::fixed("200 OK", "text/event-stream", ""));
+    let (code, _, stderr) = call(&server.url("/"));
+    assert_eq!(code, 1, "no event is an error: {stderr}");
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), "");
+    assert_eq!(std::fs::read_to_string(&raw).unwrap(), "");
+}
+
 #[test]
 fn diagnostics_and_verbose_lines_come_out_as_events_arrive() {
     let server = Server::start(Script::sse(vec![

@@ -73,13 +73,12 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         return Ok(Outcome::from_summary(&run, settings.deny_warnings));
     }
     let mut record = match &args.record {
-        Some(path) => Some(io::BufWriter::new(create_recording(path)?)),
+        Some(path) => Some(io::BufWriter::new(Recording::new(path)?)),
         None => None,
     };
-    let record_raw: Option<Box<dyn Write + Send>> = match &args.record_raw {
-        Some(path) => Some(Box::new(create_recording(path)?)),
-        None => None,
-    };
+    let raw = args.record_raw.as_deref().map(Recording::new).transpose()?;
+    let raw_begun = raw.as_ref().map(|r| (r.path.clone(), r.begun.clone()));
+    let record_raw: Option<Box<dyn Write + Send>> = raw.map(|r| Box::new(r) as _);
     if args.verbose {
         let mut err = io::stderr().lock();
         writeln!(err, "> POST {name}")?;
@@ -134,8 +133,15 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         }
         Err(LiveError::Failed(err)) => return Err(err),
     };
+    // An answer came: the recordings hold it, even when it had no body.
     if let Some(record) = &mut record {
         record.flush().context("writing the recording")?;
+        record.get_mut().begin()?;
+    }
+    if let Some((path, begun)) = raw_begun {
+        if !begun.load(std::sync::atomic::Ordering::SeqCst) {
+            create_recording(&path)?;
+        }
     }
     let mut file = if exchange.interrupted {
         FileSummary::stopped(name.clone(), exchange.stats)
@@ -340,6 +346,48 @@ fn precise(d: Duration) -> String {
         format!("{} ms", d.as_millis())
     } else {
         seconds(d)
+    }
+}
+
+/// A recording, made (or emptied) when the first bytes of an answer come, not before: a call
+/// that reaches no agent leaves an earlier recording of that name as it was.
+struct Recording {
+    path: std::path::PathBuf,
+    file: Option<File>,
+    begun: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Recording {
+    /// Its folders are made now, so that a path that cannot be had fails before the call.
+    fn new(path: &std::path::Path) -> Result<Recording> {
+        std::fs::create_dir_all(super::directory_of(path))
+            .with_context(|| format!("creating {}", path.display()))?;
+        Ok(Recording {
+            path: path.to_owned(),
+            file: None,
+            begun: Default::default(),
+        })
+    }
+
+    fn begin(&mut self) -> Result<&mut File> {
+        if self.file.is_none() {
+            self.file = Some(create_recording(&self.path)?);
+            self.begun.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok(self.file.as_mut().expect("just made"))
+    }
+}
+
+impl Write for Recording {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.begin().map_err(io::Error::other)?.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
     }
 }
 
