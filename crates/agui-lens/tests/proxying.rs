@@ -453,7 +453,8 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
 
 /// Stopped while the agent is silent in the middle of a stream (it sent two events and
 /// hangs), the proxy does not wait past its grace, and the body it had forwarded is recorded
-/// all the same; it says that exchange was left unfinished.
+/// all the same; it says that exchange was left unfinished, in its report too (which called
+/// the run clean: a CI job that stops the proxy got a green report for a hung agent).
 #[test]
 fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
     let two = [
@@ -465,9 +466,20 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("exchanges");
     let record_arg = record.to_string_lossy();
+    let report = dir.path().join("report.sarif");
+    let report_arg = report.to_string_lossy();
     let proxy = Served::command(
         "proxy",
-        &["--upstream", &agent.url("/"), "--record", &record_arg],
+        &[
+            "--upstream",
+            &agent.url("/"),
+            "--record",
+            &record_arg,
+            "--report",
+            &report_arg,
+            "--format",
+            "sarif",
+        ],
     );
     let url = proxy.url.clone();
     let (got_first, first) = std::sync::mpsc::channel();
@@ -510,6 +522,13 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
         "the body so far was not kept ({raw:?}): {stderr}"
     );
     assert!(stderr.contains("left unfinished"), "{stderr}");
+    let sarif: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let invocation = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false, "{invocation}");
+    assert!(
+        invocation.to_string().contains("left unfinished"),
+        "{invocation}"
+    );
     drop(agent);
     client.join().unwrap();
 }

@@ -220,11 +220,20 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             left += 1;
         }
     }
-    if left > 0 {
-        eprintln!(
-            "proxy: {} left unfinished: the agent sent nothing more within {} s of the stop{}",
+    // An exchange whose stream was not read to its end holds no verdict: the report says
+    // so (it was a clean report of a hung agent).
+    let unfinished = (left > 0).then(|| {
+        format!(
+            "interrupted by {}: {} left unfinished: the agent sent nothing more within {} s of \
+             the stop, and its stream was not checked to its end",
+            agui_lens_core::stop::signal_name(),
             agui_lens_core::text::plural(left, "exchange"),
             GRACE.as_secs(),
+        )
+    });
+    if let Some(unfinished) = &unfinished {
+        eprintln!(
+            "proxy: {unfinished}{}",
             if args.record.is_some() {
                 "; the body it had sent is in the recording"
             } else {
@@ -254,7 +263,14 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     );
     let failure = (!failures.is_empty()).then(|| failures.join("; "));
     if let Some(path) = &args.report {
-        let bytes = report(args.format, &found, errors, warnings, failure.clone())?;
+        let bytes = report(
+            args.format,
+            &found,
+            errors,
+            warnings,
+            failure.clone(),
+            unfinished,
+        )?;
         super::write_bytes(path, &bytes)?;
     }
     Ok(if failure.is_some() {
@@ -274,6 +290,7 @@ fn report(
     errors: u64,
     warnings: u64,
     failure: Option<String>,
+    unfinished: Option<String>,
 ) -> Result<Vec<u8>> {
     use agui_lens_core::check::engine::Stats;
     use agui_lens_core::report::{FileSummary, Summary};
@@ -285,7 +302,18 @@ fn report(
             warnings,
             ..Stats::default()
         };
-        let file = FileSummary::checked(name.clone(), stats, failure);
+        let mut file = match (failure, &unfinished) {
+            (failure, None) => FileSummary::checked(name.clone(), stats, failure),
+            (Some(failure), Some(unfinished)) => FileSummary::checked(
+                name.clone(),
+                stats,
+                Some(format!("{unfinished}; {failure}")),
+            ),
+            (None, Some(unfinished)) => {
+                FileSummary::checked(name.clone(), stats, Some(unfinished.clone()))
+            }
+        };
+        file.interrupted = unfinished.is_some();
         let mut summary = Summary::default();
         summary.add(&file);
         let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
@@ -890,7 +918,7 @@ fn record(at: &std::path::Path, events: Option<&[Value]>, findings: &[Diagnostic
     if !findings.is_empty() {
         std::fs::write(
             at.join("findings.jsonl"),
-            report(Format::Jsonl, findings, errors, warnings, None)?,
+            report(Format::Jsonl, findings, errors, warnings, None, None)?,
         )?;
     }
     Ok(())
