@@ -1128,6 +1128,40 @@ fn an_agent_that_cannot_be_asked_records_no_baseline() {
     );
 }
 
+/// An agent that goes silent or cuts the connection before its first event is an error of
+/// the environment (a JUnit `<error>`), as it is after some events; it was a failure with
+/// "the agent did not run".
+#[test]
+fn a_call_cut_before_any_event_is_an_error_not_a_failure() {
+    let server = Server::routes(vec![
+        ("/silent", Script::sse(vec![Step::Hang])),
+        ("/closed", Script::sse(vec![Step::Close])),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"silent\"\nurl = \"{}\"\nmessage = \"hi\"\nidle_timeout = 1\n\n\
+             [[case]]\nname = \"closed\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+            server.url("/silent"),
+            server.url("/closed")
+        ),
+    );
+    let (code, stdout, stderr) = split(
+        agui_lens()
+            .current_dir(dir)
+            .args(["test", "suite.toml", "--format", "junit"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("errors=\"2\""), "{stdout}");
+    assert!(!stdout.contains("<failure"), "{stdout}");
+    assert!(!stdout.contains("suite/no-stream"), "{stdout}");
+}
+
 #[test]
 fn a_broken_suite_exits_2_before_calling_anything() {
     let server = suite_server();

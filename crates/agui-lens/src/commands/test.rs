@@ -886,7 +886,11 @@ fn run_turn(
         let streamed = exchange.status.is_some_and(|s| (200..300).contains(&s));
         expectations.status(exchange.status, exchange.body_excerpt.clone());
         if streamed {
-            if exchange.known_events == 0 {
+            // Cut off (by time or the connection) is an error of the environment whenever it
+            // came, before the first event too: not a stream the agent chose not to send.
+            if let Some(cut) = found.iter().find(|d| is_cut(d.rule)) {
+                outcome.error = Some(format!("{}: {}", cut.rule, cut.message));
+            } else if exchange.known_events == 0 {
                 expectations.report(
                     RuleId::SuiteNoStream,
                     format!(
@@ -896,11 +900,6 @@ fn run_turn(
                     ),
                     "the agent did not run: see its logs and the body above",
                 );
-            } else if found.iter().any(|d| is_cut(d.rule)) {
-                outcome.error = found
-                    .iter()
-                    .find(|d| is_cut(d.rule))
-                    .map(|d| format!("{}: {}", d.rule, d.message));
             } else {
                 folded = Some(folder.finish());
             }
