@@ -293,6 +293,34 @@ fn what_the_agent_answers_is_judged_in_every_format() {
             written.contains(rule),
             "{rule} not in the {format} report: {written}"
         );
+        if format == "json" {
+            // Nothing streamed: nothing counted.
+            let doc: Value = serde_json::from_str(&written).unwrap();
+            assert_eq!(doc["summary"]["events"], 0, "{doc}");
+        }
+        if rule == "transport/run-id-mismatch" {
+            // The report counts the events it checked (it said 0 for any exchange).
+            let report = dir.path().join("report.json");
+            let agent = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+            let report_arg = report.to_string_lossy();
+            let proxy = Served::command(
+                "proxy",
+                &[
+                    "--upstream",
+                    &agent.url("/"),
+                    "--once",
+                    "--report",
+                    &report_arg,
+                ],
+            );
+            let mut response = client.post(&proxy.url).send(body).unwrap();
+            let _ = response.body_mut().read_to_vec();
+            let (code, stdout, stderr) = proxy.finish();
+            assert_eq!(code, 0, "{stdout}{stderr}");
+            let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+            assert_eq!(doc["summary"]["events"], 5, "{doc}");
+            assert_eq!(doc["files"][0]["frames"], 5, "{doc}");
+        }
     }
 }
 

@@ -30,6 +30,7 @@ use crate::live::call::{
 use crate::live::http::{Cut, Transport};
 use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
+use agui_lens_core::check::engine::Stats;
 use agui_lens_core::check::opened::check_answer_to;
 use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_findings};
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
@@ -75,6 +76,11 @@ enum Note {
     /// The proxy could not do its job for an exchange (the agent could not be reached).
     Failed(String),
     Findings(Vec<Diagnostic>),
+    /// The frames and events of a stream checked to its end.
+    Counted {
+        frames: u64,
+        events: u64,
+    },
     /// An exchange ended (its response forwarded whole, or cut).
     Done,
 }
@@ -152,6 +158,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     let mut found: Vec<Diagnostic> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let (mut errors, mut warnings) = (0u64, 0u64);
+    let mut counted = Stats::default();
     let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let acceptor = {
         let shared = Arc::clone(&shared);
@@ -190,6 +197,10 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
                     found.push(d);
                 }
                 live.flush()?;
+            }
+            Note::Counted { frames, events } => {
+                counted.frames += frames;
+                counted.events += events;
             }
             Note::Done => *done |= args.once,
         }
@@ -263,14 +274,12 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     );
     let failure = (!failures.is_empty()).then(|| failures.join("; "));
     if let Some(path) = &args.report {
-        let bytes = report(
-            args.format,
-            &found,
+        let stats = Stats {
             errors,
             warnings,
-            failure.clone(),
-            unfinished,
-        )?;
+            ..counted
+        };
+        let bytes = report(args.format, &found, stats, failure.clone(), unfinished)?;
         super::write_bytes(path, &bytes)?;
     }
     Ok(if failure.is_some() {
@@ -287,21 +296,14 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
 fn report(
     format: Format,
     found: &[Diagnostic],
-    errors: u64,
-    warnings: u64,
+    stats: Stats,
     failure: Option<String>,
     unfinished: Option<String>,
 ) -> Result<Vec<u8>> {
-    use agui_lens_core::check::engine::Stats;
     use agui_lens_core::report::{FileSummary, Summary};
     let buffer = Buffer::default();
     {
         let name: Arc<str> = Arc::from("proxy");
-        let stats = Stats {
-            errors,
-            warnings,
-            ..Stats::default()
-        };
         let mut file = match (failure, &unfinished) {
             (failure, None) => FileSummary::checked(name.clone(), stats, failure),
             (Some(failure), Some(unfinished)) => FileSummary::checked(
@@ -575,13 +577,19 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             let format = opened.format;
             // The request was held to its rules when it came (`input_findings`): here it is
             // only what the stream answers, or each of its findings would be said twice.
-            let _ = check_answer_to(&ctx, opened, false, sent, &mut |batch| {
+            let checked = check_answer_to(&ctx, opened, false, sent, &mut |batch| {
                 if !batch.is_empty() {
                     all.extend_from_slice(batch);
                     tell(Note::Findings(batch.to_vec()));
                 }
                 Ok(())
             });
+            if let Ok(file) = checked {
+                tell(Note::Counted {
+                    frames: file.stats.frames,
+                    events: file.stats.events,
+                });
+            }
             (all, Some(format))
         })
     });
@@ -918,7 +926,17 @@ fn record(at: &std::path::Path, events: Option<&[Value]>, findings: &[Diagnostic
     if !findings.is_empty() {
         std::fs::write(
             at.join("findings.jsonl"),
-            report(Format::Jsonl, findings, errors, warnings, None, None)?,
+            report(
+                Format::Jsonl,
+                findings,
+                Stats {
+                    errors,
+                    warnings,
+                    ..Stats::default()
+                },
+                None,
+                None,
+            )?,
         )?;
     }
     Ok(())
