@@ -188,6 +188,8 @@ pub struct Case {
     pub line: u64,
     pub url: String,
     pub input: AgentInput,
+    /// The file `input` was read from, when it was one.
+    pub input_file: Option<PathBuf>,
     /// Send the input's ids as written. Otherwise every run of the suite starts a fresh thread.
     pub fixed_ids: bool,
     /// Values expanded; never printed.
@@ -432,6 +434,7 @@ fn resolve(
             .with_context(|| format!("url_env names {var}, which is not set"))?,
         _ => bail!("give exactly one of `url` and `url_env`"),
     };
+    let input_file = case.input.as_ref().map(|file| base.join(file));
     let input = match (case.input, case.message) {
         (Some(file), None) => {
             let file = base.join(file);
@@ -528,6 +531,7 @@ fn resolve(
         line,
         url,
         input,
+        input_file,
         fixed_ids,
         headers,
         rules,

@@ -1162,6 +1162,49 @@ fn a_call_cut_before_any_event_is_an_error_not_a_failure() {
     assert!(!stdout.contains("suite/no-stream"), "{stdout}");
 }
 
+/// `--junit` never writes over a file the suite reads: a case's input, a snapshot, the
+/// baseline (only the suite file itself was guarded).
+#[test]
+fn the_junit_report_never_replaces_what_the_suite_reads() {
+    let server = suite_server();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"chat\"\nurl = \"{}\"\ninput = \"in.json\"\nsnapshot = \"s.snap\"\n",
+            server.url("/chat")
+        ),
+    );
+    write(
+        dir,
+        "in.json",
+        r#"{"threadId":"t","runId":"r","messages":[]}"#,
+    );
+    write(dir, "s.snap", "kept\n");
+    write(dir, "known.toml", "kept\n");
+    for (target, named) in [
+        ("in.json", "a case's input"),
+        ("s.snap", "a case's snapshot"),
+        ("known.toml", "--baseline"),
+    ] {
+        let before = std::fs::read(dir.join(target)).unwrap();
+        let (code, _, stderr) = split(
+            agui_lens()
+                .current_dir(dir)
+                .args(["test", "suite.toml", "--junit", target])
+                .args(["--baseline", "known.toml"])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 2, "{target}: {stderr}");
+        assert!(stderr.contains(named), "{target}: {stderr}");
+        assert_eq!(std::fs::read(dir.join(target)).unwrap(), before, "{target}");
+    }
+    assert!(server.requests().is_empty());
+}
+
 #[test]
 fn a_broken_suite_exits_2_before_calling_anything() {
     let server = suite_server();

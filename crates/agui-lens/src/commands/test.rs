@@ -69,6 +69,24 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     let schemas_dir = args.schemas.clone().or_else(|| config.schemas_dir());
     let schemas = SchemaSet::load(schemas_dir.as_deref())?;
     let mut suite = Suite::load(&args.suite, process_env)?;
+    if let Some(junit) = &args.junit {
+        // Nor any file the suite reads: a case's input, a snapshot, the baseline.
+        let mut read: Vec<(&Path, &str)> = Vec::new();
+        for case in &suite.cases {
+            if let Some(input) = &case.input_file {
+                read.push((input, "a case's input"));
+            }
+            for turn in &case.turns {
+                if let Some(snapshot) = &turn.snapshot {
+                    read.push((snapshot, "a case's snapshot"));
+                }
+            }
+        }
+        if let Some(baseline) = &args.baseline.baseline {
+            read.push((baseline, "--baseline"));
+        }
+        super::refuse_output_over_input(junit, "--junit", &read)?;
+    }
     suite.select(&args.cases)?;
     // A baseline that cannot be read stops the suite before any agent is called.
     let mut gate = Gate::load(&args.baseline)?;
