@@ -1183,7 +1183,7 @@ fn the_junit_report_never_replaces_what_the_suite_reads() {
         r#"{"threadId":"t","runId":"r","messages":[]}"#,
     );
     write(dir, "s.snap", "kept\n");
-    write(dir, "known.toml", "kept\n");
+    write(dir, "known.toml", r#"{"version": 1, "findings": []}"#);
     for (target, named) in [
         ("in.json", "a case's input"),
         ("s.snap", "a case's snapshot"),
