@@ -324,6 +324,46 @@ fn what_the_agent_answers_is_judged_in_every_format() {
     }
 }
 
+/// A POST whose body is no JSON is no RunAgentInput: an error of the request, as `serve`
+/// finds, and in the recording `check` reads (it passed as clean, where a JSON body of the
+/// wrong shape did not).
+#[test]
+fn a_body_that_is_no_json_is_a_request_error() {
+    let agent = Server::start(Script::fixed(
+        "422 Unprocessable Entity",
+        "application/json",
+        r#"{"detail":"invalid JSON"}"#,
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &[
+            "--upstream",
+            &agent.url("/"),
+            "--once",
+            "--record",
+            &record_arg,
+        ],
+    );
+    let _ = lenient_client()
+        .post(&proxy.url)
+        .header("Content-Type", "application/json")
+        .send("garbage")
+        .map(|mut r| r.body_mut().read_to_vec());
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("request/input-schema"), "{stdout}");
+    assert!(
+        stdout.contains("the request's body is not JSON"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = run(&["check", &record_arg]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("request/input-schema"), "{stdout}");
+}
+
 /// An agent that cannot be reached is a failure of the proxy's job (exit 2 under `--once`),
 /// said in the report, not a clean run.
 #[test]

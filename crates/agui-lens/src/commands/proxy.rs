@@ -28,7 +28,7 @@ use crate::live::call::{
     status_finding,
 };
 use crate::live::http::{Cut, Transport};
-use agui_lens_core::check::catalog::Levels;
+use agui_lens_core::check::catalog::{Levels, RuleId};
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::Stats;
 use agui_lens_core::check::opened::check_answer_to;
@@ -442,6 +442,22 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         if !findings.is_empty() {
             exchange_findings.extend(findings.iter().cloned());
             shared.tell(Note::Findings(findings));
+        }
+    } else if request.method == "POST" {
+        // A body that is no JSON is no RunAgentInput, as `serve` judges it (it passed as
+        // clean, where a JSON body of the wrong shape did not).
+        if let Err(err) = serde_json::from_slice::<Value>(&request.body) {
+            let d = Diagnostic::whole_input(
+                RuleId::RequestInputSchema,
+                Severity::Error,
+                sent_as.clone(),
+                format!("the request's body is not JSON: {err}"),
+            );
+            let findings = shared.leveled(vec![d]);
+            if !findings.is_empty() {
+                exchange_findings.extend(findings.iter().cloned());
+                shared.tell(Note::Findings(findings));
+            }
         }
     }
 
