@@ -4,6 +4,8 @@ offers both as fixtures."""
 
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -72,7 +74,37 @@ def run_asgi(
         response = client.post(path, content=body, headers=sent_headers)
     content = response.content
     name = f"POST {path}"
-    report = check(content, input=body.decode("utf-8"), rules=rules, protocol=protocol, name=name)
+    # Checked as the exchange it was, as a browser capture (HAR) of it is: the status and the
+    # Content-Type are judged with the body (a 500 or a JSON answer passed as clean when only
+    # the body was checked), and the body against the input sent.
+    capture = {
+        "log": {
+            "version": "1.2",
+            "creator": {"name": "agui_lens.testing.run_asgi", "version": "1"},
+            "entries": [
+                {
+                    "request": {
+                        "method": "POST",
+                        "url": f"http://testserver{path}",
+                        "headers": [{"name": k, "value": v} for k, v in sent_headers.items()],
+                        "postData": {"mimeType": "application/json", "text": body.decode("utf-8")},
+                    },
+                    "response": {
+                        "status": response.status_code,
+                        "statusText": response.reason_phrase,
+                        "headers": [{"name": k, "value": v} for k, v in response.headers.items()],
+                        "content": {
+                            "size": len(content),
+                            "mimeType": response.headers.get("content-type", ""),
+                            "text": base64.b64encode(content).decode("ascii"),
+                            "encoding": "base64",
+                        },
+                    },
+                }
+            ],
+        }
+    }
+    report = check(json.dumps(capture).encode("utf-8"), rules=rules, protocol=protocol, name=name)
     try:
         # What could be read; the report says what could not.
         parsed = events(content, name=name, skip_unreadable=True)

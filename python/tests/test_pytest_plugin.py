@@ -87,3 +87,47 @@ def test_plugin_failure_seen_by_pytest(pytester):
     result = pytester.runpytest_inprocess()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*the AG-UI stream is not valid*", "*error?pairing/text-message?*", "*--> <events>:1*"])
+
+
+def _answering(status, content_type):
+    """An ASGI app that answers any request with a valid two-event stream, under `status` and
+    `content_type`."""
+    body = (
+        b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"}\n\n'
+        b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'
+    )
+
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", content_type.encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+@pytest.mark.parametrize("status, content_type, rule", [
+    (500, "text/event-stream", "transport/http-status"),
+    (200, "application/json", "transport/content-type"),
+])
+def test_an_answer_is_judged_with_its_status_and_content_type(agui_run, assert_agui,
+                                                               status, content_type, rule):
+    # The body alone is a clean stream: the status or the Content-Type makes it an error, as
+    # `agui-lens run` finds (both passed when only the body was checked).
+    sent = {"threadId": "t", "runId": "r", "messages": [], "tools": [], "context": [],
+            "state": {}, "forwardedProps": {}, "protocolVersion": "1.1"}
+    result = agui_run(_answering(status, content_type), sent)
+    assert result.status_code == status
+    assert [d.rule for d in result.report.errors] == [rule], str(result.report)
+    with pytest.raises(AguiAssertionError, match=rule.replace("/", ".")):
+        assert_agui(result)
+    assert_agui(agui_run(_answering(200, "text/event-stream"), sent))
