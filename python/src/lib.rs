@@ -656,6 +656,20 @@ struct Owned {
     options: *mut Options,
 }
 
+// SAFETY: the pointers are owned (made by `Box::into_raw`, freed only by `drop`) and point to
+// values that are themselves `Send` and `Sync`, as the checker is (asserted below): moving the
+// whole to another thread, or sharing it behind Python's borrow checking, is as safe as it
+// would be with boxes.
+unsafe impl Send for Owned {}
+unsafe impl Sync for Owned {}
+
+const _: () = {
+    const fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<CoreChecker<'static>>();
+    send_and_sync::<Context<'static>>();
+    send_and_sync::<Options>();
+};
+
 impl Drop for Owned {
     fn drop(&mut self) {
         // The checker borrows the context, which borrows the options: freed in that order.
@@ -670,7 +684,9 @@ impl Drop for Owned {
 }
 
 /// Checks a stream one event at a time (`feed`), then its end (`finish`).
-#[pyclass(unsendable, module = "agui_lens._agui_lens")]
+/// Usable from any thread (a worker of an executor, a thread the caller hands it to), one
+/// call at a time: it was bound to the thread that made it, and panicked elsewhere.
+#[pyclass(module = "agui_lens._agui_lens")]
 struct Checker {
     owned: Owned,
     /// Findings reported before the first event, handed over with its own.

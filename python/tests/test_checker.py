@@ -181,3 +181,20 @@ def test_bytes_that_are_no_utf8_and_lone_surrogates_are_reported_as_in_a_file(tm
         path = tmp_path / "odd.jsonl"
         path.write_bytes(b"\n".join(agui_lens._frame(item) for item in items) + b"\n")
         assert [d.rule for d in agui_lens.check(path).errors] == [rule], odd
+
+
+def test_a_checker_is_used_from_any_thread():
+    # Made on one thread, fed on another (a worker of an executor): it raised a Rust panic
+    # (PanicException, which `except Exception` does not catch).
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.0"}
+    bad = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}
+    end = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+    checker = agui_lens.Checker()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for event in (start, bad, end):
+            pool.submit(checker.feed, event).result()
+        pool.submit(checker.finish).result()
+    assert view(checker.diagnostics) == view(agui_lens.check([start, bad, end]).diagnostics)
+    assert not checker.ok
