@@ -37,3 +37,27 @@ pub fn signal_name() -> &'static str {
         _ => "a signal",
     }
 }
+
+/// What a reader returns when the side reading an input stops before the input's end of its
+/// own accord, no signal asked (the proxy, once its client went away): what came is checked,
+/// but not as a whole stream (a run it left open is not the producer's error).
+#[derive(Debug)]
+pub struct ReadingStopped(pub &'static str);
+
+impl std::fmt::Display for ReadingStopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for ReadingStopped {}
+
+/// The error a reader returns to stop reading, saying why (see [`ReadingStopped`]).
+pub fn reading_stopped(why: &'static str) -> std::io::Error {
+    std::io::Error::other(ReadingStopped(why))
+}
+
+/// Whether a reader stopped reading (see [`ReadingStopped`]).
+pub fn is_reading_stopped(err: &std::io::Error) -> bool {
+    err.get_ref().is_some_and(|e| e.is::<ReadingStopped>())
+}

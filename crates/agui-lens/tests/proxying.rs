@@ -324,6 +324,80 @@ fn what_the_agent_answers_is_judged_in_every_format() {
     }
 }
 
+/// A frontend that hangs up halfway (its user pressed stop) cuts the exchange: the agent is
+/// not charged with the run its stream left open (`lifecycle/unterminated-run`), in the
+/// output or in the recording; what came is checked.
+#[test]
+fn a_client_that_hangs_up_is_not_the_agents_error() {
+    let head = [
+        frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#),
+        frame(r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#),
+    ]
+    .concat();
+    let more = frame(r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"x"}"#);
+    let tail = [
+        frame(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#),
+        frame(r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#),
+    ]
+    .concat();
+    let pause = || Step::Pause(Duration::from_millis(400));
+    let agent = Server::start(Script::sse(vec![
+        Step::Send(head),
+        pause(),
+        Step::Send(more.clone()),
+        pause(),
+        Step::Send(more.clone()),
+        pause(),
+        Step::Send(more),
+        pause(),
+        Step::Send(tail),
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &[
+            "--upstream",
+            &agent.url("/"),
+            "--once",
+            "--record",
+            &record_arg,
+        ],
+    );
+    {
+        use std::io::{Read, Write};
+        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+        let address = proxy
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches('/');
+        let mut client = std::net::TcpStream::connect(address).unwrap();
+        write!(
+            client,
+            "POST / HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut buf = [0u8; 4096];
+        let mut got = Vec::new();
+        while !String::from_utf8_lossy(&got).contains("TEXT_MESSAGE_START") {
+            let n = client.read(&mut buf).unwrap();
+            assert!(n > 0, "{}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+        // The client goes away here (the connection closed), the agent still streaming.
+    }
+    let (code, stdout, stderr) = proxy.finish();
+    assert!(stderr.contains("the client went away"), "{stderr}");
+    assert!(!stdout.contains("unterminated-run"), "{stdout}");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let findings = record.join("001/findings.jsonl");
+    let recorded = std::fs::read_to_string(&findings).unwrap_or_default();
+    assert!(!recorded.contains("unterminated-run"), "{recorded}");
+}
+
 /// A POST whose body is no JSON is no RunAgentInput: an error of the request, as `serve`
 /// finds, and in the recording `check` reads (it passed as clean, where a JSON body of the
 /// wrong shape did not).

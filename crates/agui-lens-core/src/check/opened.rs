@@ -141,9 +141,13 @@ fn check_answer(
         Err(_) if engine.needs_rereading() => Ok(Some(io::ErrorKind::Interrupted.into())),
         read => read,
     };
-    let failure = read?.map(|err| format!("reading {name}: {err}"));
-    // Cut by Ctrl-C or SIGTERM: what came is checked, but not as a whole stream.
-    let stopped = failure.is_some() && crate::stop::requested();
+    let read = read?;
+    // Cut by the reading side, not by the stream's end: by Ctrl-C or SIGTERM, or a reader
+    // that stops early (the proxy, once its client went away). What came is checked, but
+    // not as a whole stream.
+    let interrupted = read.as_ref().is_some_and(crate::stop::is_reading_stopped);
+    let failure = read.map(|err| format!("reading {name}: {err}"));
+    let stopped = failure.is_some() && (crate::stop::requested() || interrupted);
     if stopped {
         engine.stopped_early();
     }

@@ -351,7 +351,13 @@ fn connection(stream: TcpStream, shared: &Shared) {
 }
 
 /// A body read a piece at a time from a channel: the stream as the checker sees it.
-struct Pieces(mpsc::Receiver<Vec<u8>>, Vec<u8>, usize);
+struct Pieces(
+    mpsc::Receiver<Vec<u8>>,
+    Vec<u8>,
+    usize,
+    /// Set when the client went away: the stream did not end, its forwarding did.
+    Arc<std::sync::atomic::AtomicBool>,
+);
 
 impl Read for Pieces {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -360,6 +366,13 @@ impl Read for Pieces {
                 Ok(piece) => {
                     self.1 = piece;
                     self.2 = 0;
+                }
+                // Read no further, as a stop does: what came is checked, not as a whole
+                // stream (its end is not the agent's).
+                Err(_) if self.3.load(std::sync::atomic::Ordering::SeqCst) => {
+                    return Err(agui_lens_core::stop::reading_stopped(
+                        "the client went away",
+                    ));
                 }
                 Err(_) => return Ok(0),
             }
@@ -521,6 +534,8 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     // copy of each piece.
     let answered = Transport::of((!content_type.is_empty()).then_some(content_type.as_str()));
     let (to_checker, pieces) = mpsc::channel::<Vec<u8>>();
+    let client_gone = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let gone_for_checker = Arc::clone(&client_gone);
     let checker = (status.is_success() && input.is_some()).then(|| {
         let accepted = accepted_transports(&request);
         let declared = (!content_type.is_empty()).then(|| content_type.clone());
@@ -545,7 +560,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             };
             let opened = match read::open_reader(
                 path.clone(),
-                Box::new(Pieces(pieces, Vec::new(), 0)),
+                Box::new(Pieces(pieces, Vec::new(), 0, gone_for_checker)),
                 None,
                 &options,
             ) {
@@ -644,6 +659,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         if let Err(err) = client.write_all(&chunk).and_then(|()| client.flush()) {
             if gone(&err) {
                 cut = Some("the client went away".into());
+                client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
                 break;
             }
             return Err(err.into());
