@@ -324,6 +324,24 @@ fn what_the_agent_answers_is_judged_in_every_format() {
     }
 }
 
+/// A proxy to `agent` that stops after one exchange and records it: the temp folder (kept
+/// alive by the caller), the recording's folder in it, and the proxy.
+fn proxy_recording_once(agent: &Server) -> (tempfile::TempDir, std::path::PathBuf, Served) {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let proxy = Served::command(
+        "proxy",
+        &[
+            "--upstream",
+            &agent.url("/"),
+            "--once",
+            "--record",
+            &record.to_string_lossy(),
+        ],
+    );
+    (dir, record, proxy)
+}
+
 /// A frontend that hangs up halfway (its user pressed stop) cuts the exchange: the agent is
 /// not charged with the run its stream left open (`lifecycle/unterminated-run`), in the
 /// output or in the recording; what came is checked.
@@ -352,19 +370,7 @@ fn a_client_that_hangs_up_is_not_the_agents_error() {
         pause(),
         Step::Send(tail),
     ]));
-    let dir = tempfile::tempdir().unwrap();
-    let record = dir.path().join("exchanges");
-    let record_arg = record.to_string_lossy();
-    let proxy = Served::command(
-        "proxy",
-        &[
-            "--upstream",
-            &agent.url("/"),
-            "--once",
-            "--record",
-            &record_arg,
-        ],
-    );
+    let (_dir, record, proxy) = proxy_recording_once(&agent);
     {
         use std::io::{Read, Write};
         let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
@@ -408,19 +414,7 @@ fn a_body_that_is_no_json_is_a_request_error() {
         "application/json",
         r#"{"detail":"invalid JSON"}"#,
     ));
-    let dir = tempfile::tempdir().unwrap();
-    let record = dir.path().join("exchanges");
-    let record_arg = record.to_string_lossy();
-    let proxy = Served::command(
-        "proxy",
-        &[
-            "--upstream",
-            &agent.url("/"),
-            "--once",
-            "--record",
-            &record_arg,
-        ],
-    );
+    let (_dir, record, proxy) = proxy_recording_once(&agent);
     let _ = lenient_client()
         .post(&proxy.url)
         .header("Content-Type", "application/json")
@@ -433,7 +427,7 @@ fn a_body_that_is_no_json_is_a_request_error() {
         stdout.contains("the request's body is not JSON"),
         "{stdout}"
     );
-    let (code, stdout, stderr) = run(&["check", &record_arg]);
+    let (code, stdout, stderr) = run(&["check", &record.to_string_lossy()]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stdout.contains("request/input-schema"), "{stdout}");
 }
