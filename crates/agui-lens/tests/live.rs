@@ -1162,6 +1162,52 @@ fn a_call_cut_before_any_event_is_an_error_not_a_failure() {
     assert!(!stdout.contains("suite/no-stream"), "{stdout}");
 }
 
+/// A baseline holds back the same finding at the next run, though its message names the
+/// run's fresh ids (`the stream ends inside run "run-…"`): it was new at every run.
+#[test]
+fn a_baseline_holds_findings_that_name_fresh_ids() {
+    let open = [
+        frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#),
+        frame(r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#),
+    ]
+    .concat();
+    let server = Server::start(Script::sse(vec![Step::Send(open)]));
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"open\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+            server.url("/")
+        ),
+    );
+    let test = |update: bool| {
+        let mut cmd = agui_lens();
+        cmd.current_dir(dir).args([
+            "test",
+            "suite.toml",
+            "--color",
+            "never",
+            "--baseline",
+            "known.json",
+        ]);
+        if update {
+            cmd.arg("--update-baseline");
+        }
+        split(cmd.output().unwrap())
+    };
+    let (code, stdout, stderr) = test(true);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let known = std::fs::read_to_string(dir.join("known.json")).unwrap();
+    assert!(known.contains("lifecycle/unterminated-run"), "{known}");
+    for _ in 0..2 {
+        let (code, stdout, stderr) = test(false);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert!(stderr.contains("held back"), "{stderr}");
+    }
+}
+
 /// `--junit` never writes over a file the suite reads: a case's input, a snapshot, the
 /// baseline (only the suite file itself was guarded).
 #[test]
