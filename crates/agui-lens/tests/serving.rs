@@ -208,6 +208,48 @@ fn every_recording_folds_under(fault: &[&str], also_proto: bool) {
 }
 
 /// Every recording, served plainly and as protobuf: HttpAgent ends with what `fold` says.
+/// A client that hangs up halfway is said to have done so: serve reported the turn as served
+/// in full ("42 events … as SSE", "1 request answered").
+#[test]
+fn a_client_that_hangs_up_is_said_to() {
+    use std::io::{Read, Write};
+    let served = Served::start(&[
+        "fixtures/recordings/pydantic-ai-full.jsonl",
+        "--once",
+        "--drip",
+        "0.1",
+    ]);
+    {
+        let address = served
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches('/');
+        let mut client = std::net::TcpStream::connect(address).unwrap();
+        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+        write!(
+            client,
+            "POST / HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains("RUN_STARTED") {
+            let n = client.read(&mut buf).unwrap();
+            assert!(n > 0);
+            got.extend_from_slice(&buf[..n]);
+        }
+        // Gone, with 40-odd events to come.
+    }
+    let (code, stdout, stderr) = served.finish();
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("the client went away after") && stderr.contains("not served whole"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn httpagent_ends_with_the_fold_of_every_recording() {
     every_recording_folds_under(&[], true);

@@ -599,10 +599,16 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         turn.status.as_deref().unwrap_or("200 OK"),
         faults,
     );
+    if let Ok(Some((sent, total))) = result {
+        shared.tell(Note::Said(format!(
+            "serve: {path}: the client went away after {sent} of the body's {total} bytes: \
+             the turn was not served whole"
+        )));
+    }
     if last {
         shared.tell(Note::LastTurnServed);
     }
-    result
+    result.map(|_| ())
 }
 
 /// The next request's number, for a request that takes no turn.
@@ -790,14 +796,15 @@ fn steps(frames: Vec<Vec<u8>>, faults: &Faults) -> Vec<Step> {
 }
 
 /// Answers with `events` as a stream under `status` (the status line's code and reason),
-/// spoiled as `faults` asks.
+/// spoiled as `faults` asks. Returns how many bytes of how many the body had when the client
+/// went away before its end.
 fn respond(
     stream: &mut TcpStream,
     events: &[Value],
     proto: bool,
     status: &str,
     faults: &Faults,
-) -> Result<()> {
+) -> Result<Option<(u64, u64)>> {
     if let Some(code) = faults.status {
         let reason = match code {
             400 => "Bad Request",
@@ -820,7 +827,7 @@ fn respond(
             "text/html; charset=utf-8",
             &body,
         )?;
-        return Ok(());
+        return Ok(None);
     }
     let content_type = faults.content_type.clone().unwrap_or_else(|| {
         if proto {
@@ -835,10 +842,18 @@ fn respond(
     )?;
     stream.flush()?;
     let steps = steps(frames(events, proto, faults), faults);
+    let total: u64 = steps
+        .iter()
+        .map(|step| match step {
+            Step::Data(bytes) => bytes.len() as u64,
+            _ => 0,
+        })
+        .sum();
+    let mut sent = 0u64;
     let mut first = true;
     for step in steps {
         if agui_lens_core::stop::requested() {
-            return Ok(());
+            return Ok(None);
         }
         match step {
             Step::Data(bytes) => {
@@ -852,24 +867,26 @@ fn respond(
                 chunk.extend_from_slice(&bytes);
                 chunk.extend_from_slice(b"\r\n");
                 if let Err(err) = stream.write_all(&chunk).and_then(|()| stream.flush()) {
-                    // The client went away: its business, not a failure of serve.
+                    // The client went away: its business, not a failure of serve, but said:
+                    // the turn was not served whole.
                     if gone(&err) {
-                        return Ok(());
+                        return Ok(Some((sent, total)));
                     }
                     return Err(err.into());
                 }
+                sent += bytes.len() as u64;
             }
             Step::Pause(pause) => wait(pause),
-            Step::Cut => return Ok(()),
+            Step::Cut => return Ok(None),
             Step::Reset => {
                 reset(stream);
-                return Ok(());
+                return Ok(None);
             }
         }
     }
     match stream.write_all(b"0\r\n\r\n").and_then(|()| stream.flush()) {
         Err(err) if !gone(&err) => Err(err.into()),
-        _ => Ok(()),
+        _ => Ok(None),
     }
 }
 
