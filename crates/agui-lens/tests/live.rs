@@ -892,14 +892,18 @@ message = "hi"
     )
 }
 
-fn test_cmd(dir: &Path, server: &Server, args: &[&str]) -> (i32, String, String) {
+/// `agui-lens test suite.toml --color never`, run in `dir`.
+fn suite_command(dir: &Path) -> assert_cmd::Command {
     let mut cmd = agui_lens();
     cmd.current_dir(dir)
-        .env("AGUI_TEST_TOKEN", "tok-123")
+        .args(["test", "suite.toml", "--color", "never"]);
+    cmd
+}
+
+fn test_cmd(dir: &Path, server: &Server, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = suite_command(dir);
+    cmd.env("AGUI_TEST_TOKEN", "tok-123")
         .env("AGUI_TEST_URL", server.url("/chat"))
-        .arg("test")
-        .arg("suite.toml")
-        .args(["--color", "never"])
         .args(args);
     split(cmd.output().unwrap())
 }
@@ -1060,11 +1064,8 @@ fn updating_snapshots_keeps_them_from_a_failed_answer() {
         "[[case]]\nname = \"snap\"\nurl_env = \"AGUI_TEST_URL\"\nmessage = \"hi\"\nsnapshot = \"s.snap\"\n",
     );
     let test = |route: &str, update: bool| {
-        let mut cmd = agui_lens();
-        cmd.current_dir(dir)
-            .env_remove("CI")
-            .env("AGUI_TEST_URL", server.url(route))
-            .args(["test", "suite.toml", "--color", "never"]);
+        let mut cmd = suite_command(dir);
+        cmd.env_remove("CI").env("AGUI_TEST_URL", server.url(route));
         if update {
             cmd.arg("--update-snapshots");
         }
@@ -1105,10 +1106,8 @@ fn an_agent_that_cannot_be_asked_records_no_baseline() {
     );
     let test = |url: &str| {
         split(
-            agui_lens()
-                .current_dir(dir)
+            suite_command(dir)
                 .env("AGUI_TEST_URL", url)
-                .args(["test", "suite.toml", "--color", "never"])
                 .args(["--baseline", "known.toml", "--update-baseline"])
                 .output()
                 .unwrap(),
@@ -1150,9 +1149,8 @@ fn a_call_cut_before_any_event_is_an_error_not_a_failure() {
         ),
     );
     let (code, stdout, stderr) = split(
-        agui_lens()
-            .current_dir(dir)
-            .args(["test", "suite.toml", "--format", "junit"])
+        suite_command(dir)
+            .args(["--format", "junit"])
             .output()
             .unwrap(),
     );
@@ -1183,15 +1181,8 @@ fn a_baseline_holds_findings_that_name_fresh_ids() {
         ),
     );
     let test = |update: bool| {
-        let mut cmd = agui_lens();
-        cmd.current_dir(dir).args([
-            "test",
-            "suite.toml",
-            "--color",
-            "never",
-            "--baseline",
-            "known.json",
-        ]);
+        let mut cmd = suite_command(dir);
+        cmd.args(["--baseline", "known.json"]);
         if update {
             cmd.arg("--update-baseline");
         }
@@ -1237,10 +1228,8 @@ fn the_junit_report_never_replaces_what_the_suite_reads() {
     ] {
         let before = std::fs::read(dir.join(target)).unwrap();
         let (code, _, stderr) = split(
-            agui_lens()
-                .current_dir(dir)
-                .args(["test", "suite.toml", "--junit", target])
-                .args(["--baseline", "known.toml"])
+            suite_command(dir)
+                .args(["--junit", target, "--baseline", "known.toml"])
                 .output()
                 .unwrap(),
         );

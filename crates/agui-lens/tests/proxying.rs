@@ -254,18 +254,9 @@ fn what_the_agent_answers_is_judged_in_every_format() {
         let agent = Server::start(script);
         let dir = tempfile::tempdir().unwrap();
         let report = dir.path().join("report");
-        let report_arg = report.to_string_lossy();
-        let proxy = Served::command(
-            "proxy",
-            &[
-                "--upstream",
-                &agent.url("/"),
-                "--once",
-                "--report",
-                &report_arg,
-                "--format",
-                format,
-            ],
+        let proxy = proxy_once(
+            &agent,
+            &["--report", &report.to_string_lossy(), "--format", format],
         );
         let client = lenient_client();
         if let Ok(mut response) = client
@@ -302,17 +293,7 @@ fn what_the_agent_answers_is_judged_in_every_format() {
             // The report counts the events it checked (it said 0 for any exchange).
             let report = dir.path().join("report.json");
             let agent = Server::start(Script::sse(vec![Step::Send(clean_run())]));
-            let report_arg = report.to_string_lossy();
-            let proxy = Served::command(
-                "proxy",
-                &[
-                    "--upstream",
-                    &agent.url("/"),
-                    "--once",
-                    "--report",
-                    &report_arg,
-                ],
-            );
+            let proxy = proxy_once(&agent, &["--report", &report.to_string_lossy()]);
             let mut response = client.post(&proxy.url).send(body).unwrap();
             let _ = response.body_mut().read_to_vec();
             let (code, stdout, stderr) = proxy.finish();
@@ -324,21 +305,20 @@ fn what_the_agent_answers_is_judged_in_every_format() {
     }
 }
 
+/// A proxy to `agent` that stops after one exchange, with `args` besides.
+fn proxy_once(agent: &Server, args: &[&str]) -> Served {
+    let upstream = agent.url("/");
+    let mut all = vec!["--upstream", upstream.as_str(), "--once"];
+    all.extend_from_slice(args);
+    Served::command("proxy", &all)
+}
+
 /// A proxy to `agent` that stops after one exchange and records it: the temp folder (kept
 /// alive by the caller), the recording's folder in it, and the proxy.
 fn proxy_recording_once(agent: &Server) -> (tempfile::TempDir, std::path::PathBuf, Served) {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("exchanges");
-    let proxy = Served::command(
-        "proxy",
-        &[
-            "--upstream",
-            &agent.url("/"),
-            "--once",
-            "--record",
-            &record.to_string_lossy(),
-        ],
-    );
+    let proxy = proxy_once(agent, &["--record", &record.to_string_lossy()]);
     (dir, record, proxy)
 }
 
@@ -371,30 +351,8 @@ fn a_client_that_hangs_up_is_not_the_agents_error() {
         Step::Send(tail),
     ]));
     let (_dir, record, proxy) = proxy_recording_once(&agent);
-    {
-        use std::io::{Read, Write};
-        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
-        let address = proxy
-            .url
-            .trim_start_matches("http://")
-            .trim_end_matches('/');
-        let mut client = std::net::TcpStream::connect(address).unwrap();
-        write!(
-            client,
-            "POST / HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut buf = [0u8; 4096];
-        let mut got = Vec::new();
-        while !String::from_utf8_lossy(&got).contains("TEXT_MESSAGE_START") {
-            let n = client.read(&mut buf).unwrap();
-            assert!(n > 0, "{}", String::from_utf8_lossy(&got));
-            got.extend_from_slice(&buf[..n]);
-        }
-        // The client goes away here (the connection closed), the agent still streaming.
-    }
+    // The client goes away, the agent still streaming.
+    proxy.post_and_hang_up("TEXT_MESSAGE_START");
     let (code, stdout, stderr) = proxy.finish();
     assert!(stderr.contains("the client went away"), "{stderr}");
     assert!(!stdout.contains("unterminated-run"), "{stdout}");

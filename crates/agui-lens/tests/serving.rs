@@ -56,6 +56,29 @@ impl Served {
         Served { child, url }
     }
 
+    /// POSTs a RunAgentInput as a client would, reads the answer until it holds `until`, and
+    /// goes away (the connection closed) with the rest still to come.
+    pub(crate) fn post_and_hang_up(&self, until: &str) {
+        use std::io::{Read, Write};
+        let address = self.url.trim_start_matches("http://").trim_end_matches('/');
+        let mut client = std::net::TcpStream::connect(address).unwrap();
+        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+        write!(
+            client,
+            "POST / HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains(until) {
+            let n = client.read(&mut buf).unwrap();
+            assert!(n > 0, "{}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+    }
+
     /// Waits for a `--once` server to exit: its status, the rest of stdout, and stderr.
     pub(crate) fn finish(mut self) -> (i32, String, String) {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -212,36 +235,14 @@ fn every_recording_folds_under(fault: &[&str], also_proto: bool) {
 /// in full ("42 events … as SSE", "1 request answered").
 #[test]
 fn a_client_that_hangs_up_is_said_to() {
-    use std::io::{Read, Write};
     let served = Served::start(&[
         "fixtures/recordings/pydantic-ai-full.jsonl",
         "--once",
         "--drip",
         "0.1",
     ]);
-    {
-        let address = served
-            .url
-            .trim_start_matches("http://")
-            .trim_end_matches('/');
-        let mut client = std::net::TcpStream::connect(address).unwrap();
-        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
-        write!(
-            client,
-            "POST / HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !String::from_utf8_lossy(&got).contains("RUN_STARTED") {
-            let n = client.read(&mut buf).unwrap();
-            assert!(n > 0);
-            got.extend_from_slice(&buf[..n]);
-        }
-        // Gone, with 40-odd events to come.
-    }
+    // Gone after the first event, with 40-odd to come.
+    served.post_and_hang_up("RUN_STARTED");
     let (code, stdout, stderr) = served.finish();
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
