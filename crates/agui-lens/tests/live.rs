@@ -2536,3 +2536,74 @@ fn artifacts_check_as_their_exchanges_were_found() {
         assert!(streamed.is_empty(), "{streamed:?}");
     }
 }
+
+/// A case's input goes out as written: ids it leaves out stay out (the case tests an agent's
+/// answer to their absence), and fresh ids replace only those it has. An input that is no
+/// RunAgentInput is the case's error, not sent, unless the case expects a refusal.
+#[test]
+fn a_case_input_goes_out_as_written() {
+    let server = Server::routes(vec![
+        (
+            "/refuses",
+            Script::fixed(
+                "422 Unprocessable Entity",
+                "application/json",
+                r#"{"detail":"threadId is required"}"#,
+            ),
+        ),
+        ("/", Script::sse(vec![Step::Send(clean_run())])),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "no-thread.json",
+        r#"{"runId":"r1","messages":[{"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#,
+    );
+    write(dir, "hello.json", r#"{"hello":1}"#);
+    let suite = |cases: &str| write(dir, "suite.toml", cases);
+
+    suite(&format!(
+        "[[case]]\nname = \"no thread\"\nurl = \"{}\"\ninput = \"no-thread.json\"\nexpect_status = 422\n",
+        server.url("/refuses")
+    ));
+    let (code, stdout, stderr) = split(suite_command(dir).output().unwrap());
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let sent: Value = serde_json::from_slice(&server.requests()[0].body).unwrap();
+    assert_eq!(sent.get("threadId"), None, "{sent}");
+    assert_ne!(sent["runId"], "r1", "the run id is fresh: {sent}");
+    assert!(
+        sent["runId"].as_str().unwrap().starts_with("run-"),
+        "{sent}"
+    );
+
+    // Not a RunAgentInput, and the case expects a stream: nothing is sent, the case fails.
+    suite(&format!(
+        "[[case]]\nname = \"hello\"\nurl = \"{}\"\ninput = \"hello.json\"\n",
+        server.url("/")
+    ));
+    for format in ["human", "json", "junit", "sarif", "github"] {
+        let (code, stdout, stderr) = split(
+            suite_command(dir)
+                .args(["--format", format])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 1, "{format}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("request/input-schema"),
+            "{format}: {stdout}{stderr}"
+        );
+    }
+    assert_eq!(server.requests().len(), 1, "only the first case was sent");
+
+    // The same input where the case expects the agent to refuse it: sent as is.
+    suite(&format!(
+        "[[case]]\nname = \"hello refused\"\nurl = \"{}\"\ninput = \"hello.json\"\nexpect_status = 422\n",
+        server.url("/refuses")
+    ));
+    let (code, stdout, stderr) = split(suite_command(dir).output().unwrap());
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let sent: Value = serde_json::from_slice(&server.requests()[1].body).unwrap();
+    assert_eq!(sent, json!({"hello": 1}));
+}

@@ -29,6 +29,7 @@ use agui_lens_core::check::capabilities::{Capabilities, levels_for};
 use agui_lens_core::check::catalog::{Levels, RuleId};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::Context;
+use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::compare::Level as CompareLevel;
@@ -383,6 +384,45 @@ fn run_cases(
     })
 }
 
+/// A case's input that is no RunAgentInput, where the case expects a stream, is the case's
+/// error and is not sent (as `run` refuses it): the agent's answer to it says nothing. A case
+/// that expects a status sends it as written, to see the agent refuse it.
+fn unsendable(
+    shared: &Shared<'_>,
+    case: &Case,
+    input: &AgentInput,
+    levels: &Levels,
+) -> Option<CaseOutcome> {
+    let turn = &case.turns[0];
+    if turn.expect_status.is_some() {
+        return None;
+    }
+    let severity = levels.severity(RuleId::RequestInputSchema)?;
+    let found: Vec<Diagnostic> =
+        input_findings(shared.schemas, &input.value, None, &shared.suite_path)
+            .into_iter()
+            .map(|mut d| {
+                d.severity = severity;
+                d.line = Some(turn.line);
+                d.message.push_str(" (not sent)");
+                let why = "A case sends its input only when it is a RunAgentInput; to see the \
+                           agent refuse it, give the case the status it should answer \
+                           (expect_status).";
+                d.help = Some(match d.help.take() {
+                    Some(help) => format!("{} {why}", help.trim_end()),
+                    None => why.to_owned(),
+                });
+                d
+            })
+            .collect();
+    if found.is_empty() {
+        return None;
+    }
+    let mut outcome = CaseOutcome::new(case, turn);
+    finish(shared, &mut outcome, found, Instant::now());
+    Some(outcome)
+}
+
 /// The turns of a case from the `from`th (0-based) on, reported as not run.
 fn not_run_from<'a>(
     case: &'a Case,
@@ -427,6 +467,10 @@ fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
             return vec![outcome];
         }
     };
+    if let Some(outcome) = unsendable(shared, case, &input, &levels) {
+        unsent_artifacts(shared, case, [&outcome]);
+        return vec![outcome];
+    }
     for (t, turn) in case.turns.iter().enumerate() {
         if t > 0 {
             let previous = outcomes.last().and_then(|o: &TurnResult| o.folded.as_ref());

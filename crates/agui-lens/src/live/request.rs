@@ -110,12 +110,16 @@ impl AgentInput {
     }
 
     /// The same input for another thread and run: what a client starting a conversation
-    /// afresh sends.
+    /// afresh sends. Only the ids the input has as strings are replaced: one it leaves out,
+    /// or gives as null or a number, stays as it is (the case asks how the agent answers it).
     pub fn with_ids(&self, thread_id: &str, run_id: &str) -> Result<AgentInput, RequestError> {
         let mut value = (*self.value).clone();
         if let Value::Object(map) = &mut value {
-            map.insert("threadId".into(), Value::String(thread_id.to_owned()));
-            map.insert("runId".into(), Value::String(run_id.to_owned()));
+            for (key, id) in [("threadId", thread_id), ("runId", run_id)] {
+                if let Some(held @ Value::String(_)) = map.get_mut(key) {
+                    *held = Value::String(id.to_owned());
+                }
+            }
         }
         Self::from_value(value)
     }
@@ -323,6 +327,15 @@ mod tests {
         assert_eq!(input.thread_id.as_deref(), Some("t"));
         assert!(AgentInput::from_bytes(b"[1]".to_vec()).is_err());
         assert!(AgentInput::from_bytes(b"{".to_vec()).is_err());
+    }
+
+    #[test]
+    fn new_ids_replace_only_the_ids_an_input_has() {
+        let input = AgentInput::from_bytes(br#"{"runId":null,"messages":[]}"#.to_vec()).unwrap();
+        let fresh = input.with_ids("t2", "r2").unwrap();
+        let sent: Value = serde_json::from_slice(&fresh.body.bytes().unwrap()).unwrap();
+        assert_eq!(sent, json!({"runId": null, "messages": []}));
+        assert_eq!(fresh.thread_id, None);
     }
 
     #[test]
