@@ -617,3 +617,43 @@ fn removed_events_are_judged_by_the_declaration_as_written() {
         "{rules:?}"
     );
 }
+
+/// A history of two conversations (threads), their runs interleaved: each thread has its
+/// state, as `fold`, `diff` and `compact` keep it. A delta is held to its own thread's state:
+/// one that applies there is clean, though the other thread's state would refuse it, and one
+/// that applies only to the other thread's state fails.
+#[test]
+fn state_is_followed_per_thread() {
+    let run = |thread: &str, run: &str, body: Vec<Value>| {
+        let mut events = vec![json!({"type":"RUN_STARTED","threadId":thread,"runId":run})];
+        events.extend(body);
+        events.push(json!({"type":"RUN_FINISHED","threadId":thread,"runId":run}));
+        events
+    };
+    let snapshot = |state: Value| json!({"type":"STATE_SNAPSHOT","snapshot":state});
+    let delta = |ops: Value| json!({"type":"STATE_DELTA","delta":ops});
+    let replace_a = delta(json!([{"op":"replace","path":"/a","value":2}]));
+    let mut events = Vec::new();
+    events.extend(run("t1", "r1", vec![snapshot(json!({"a": 1}))]));
+    events.extend(run("t2", "r2", vec![snapshot(json!({"b": 1}))]));
+    events.extend(run("t1", "r3", vec![replace_a.clone()]));
+    let dir = tempfile::tempdir().unwrap();
+    let each_its_own = write(dir.path(), "each.jsonl", &events);
+    // The advice that a history holds one thread is not wanted here.
+    let problems = |path: &Path| problems(&["--allow", "lifecycle/thread-changed", s(path)]);
+    let (code, rules) = problems(&each_its_own);
+    assert_eq!((code, rules), (0, vec![]));
+    // What fold says thread t1 ends with, check agrees with.
+    assert_eq!(
+        folded_state(&["--thread", "t1", s(&each_its_own)]),
+        json!({"a": 2})
+    );
+
+    let mut events = Vec::new();
+    events.extend(run("t1", "r1", vec![snapshot(json!({"a": 1}))]));
+    events.extend(run("t2", "r2", vec![snapshot(json!({"b": 1}))]));
+    events.extend(run("t2", "r3", vec![replace_a]));
+    let crossed = write(dir.path(), "crossed.jsonl", &events);
+    let (code, rules) = problems(&crossed);
+    assert_eq!((code, rules), (1, vec!["state/patch-failed".to_owned()]));
+}

@@ -185,7 +185,7 @@ impl Lifecycle {
                     ev.loc,
                     current,
                     format!("threadId changes from \"{previous}\" to \"{current}\""),
-                    "a stored history holds one thread; fold or compact threads separately",
+                    "a stored history usually holds one thread; agui-lens follows each thread on its own (`fold --thread ID` shows one)",
                 );
             }
         }

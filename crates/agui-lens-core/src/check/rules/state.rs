@@ -1,5 +1,5 @@
 //! State and activity rules: the shared state is followed from RUN_STARTED.input.state and
-//! every STATE_SNAPSHOT through every STATE_DELTA, across the runs of the stream, and every
+//! every STATE_SNAPSHOT through every STATE_DELTA, across the runs of each thread, and every
 //! patch must apply. Patches are atomic, as clients apply them: a failing one changes nothing.
 
 use std::collections::HashMap;
@@ -22,8 +22,9 @@ struct Activity {
     type_reported: bool,
 }
 
-pub struct StateRules {
-    limit: usize,
+/// The state of one thread (conversation), as a client that holds that thread has it.
+#[derive(Default)]
+struct ThreadState {
     state: Option<Value>,
     size: usize,
     /// A delta without baseline was reported; quiet until a baseline arrives.
@@ -31,6 +32,19 @@ pub struct StateRules {
     /// The state is the `{}` a client starts with, assumed because a delta came before any
     /// known state: a patch that fails on it says more about the capture than the agent.
     assumed: bool,
+}
+
+pub struct StateRules {
+    limit: usize,
+    /// The state of the thread whose run came last. A history may hold several threads, as
+    /// `fold` and `compact` read it: each RUN_STARTED switches to its thread's state, and the
+    /// events before the first run belong to the thread of that run.
+    held: ThreadState,
+    /// The thread `held` belongs to: None before the first run (and for runs without a
+    /// threadId), the other threads' states parked in `parked`.
+    thread: Option<String>,
+    any_run: bool,
+    parked: HashMap<Option<String>, ThreadState, FastBuild>,
     activities: HashMap<String, Activity, FastBuild>,
     unknown_activities_reported: crate::protocol::ids::IdSet,
 }
@@ -40,10 +54,10 @@ impl StateRules {
     pub fn new(limit: usize, baseline: Option<Value>) -> Self {
         let mut rules = StateRules {
             limit,
-            state: None,
-            size: 0,
-            no_baseline_reported: false,
-            assumed: false,
+            held: ThreadState::default(),
+            thread: None,
+            any_run: false,
+            parked: HashMap::default(),
             activities: HashMap::default(),
             unknown_activities_reported: Default::default(),
         };
@@ -53,9 +67,28 @@ impl StateRules {
         rules
     }
 
+    /// A run starts on `thread`: its state becomes the one held.
+    fn enter_thread(&mut self, thread: Option<&str>) {
+        if !self.any_run {
+            // What came before the first run is this thread's.
+            self.any_run = true;
+            self.thread = thread.map(str::to_owned);
+            return;
+        }
+        if self.thread.as_deref() == thread {
+            return;
+        }
+        let next = thread.map(str::to_owned);
+        let entered = self.parked.remove(&next).unwrap_or_default();
+        let left = std::mem::replace(&mut self.held, entered);
+        let previous = std::mem::replace(&mut self.thread, next);
+        self.parked.insert(previous, left);
+    }
+
     pub fn on_event(&mut self, ev: &Ev<'_>, adopting: bool, out: &mut Out<'_>) {
         match ev.ty {
             EventType::RunStarted => {
+                self.enter_thread(ev.str("threadId"));
                 let input = ev.get("input");
                 if let Some(state) = input.and_then(|i| i.get("state")).filter(|s| !s.is_null()) {
                     self.take_state(state);
@@ -82,16 +115,17 @@ impl StateRules {
     }
 
     fn set_state(&mut self, state: Value) {
-        self.size = patch::estimated_size(&state, usize::MAX);
-        self.state = Some(state);
-        self.no_baseline_reported = false;
-        self.assumed = false;
+        let held = &mut self.held;
+        held.size = patch::estimated_size(&state, usize::MAX);
+        held.state = Some(state);
+        held.no_baseline_reported = false;
+        held.assumed = false;
     }
 
     /// [`Self::set_state`] from an event's value, copied only if it differs from the state
     /// held: a client usually sends back the state the last run ended with.
     fn take_state(&mut self, state: &Value) {
-        match self.state.take() {
+        match self.held.state.take() {
             Some(held) if held == *state => self.set_state(held),
             _ => self.set_state(state.clone()),
         }
@@ -104,12 +138,12 @@ impl StateRules {
         let Some(delta) = ev.patch_ops() else {
             return;
         };
-        if self.state.is_none() {
+        if self.held.state.is_none() {
             // A client starts from the `{}` its agent is made with, and patches that.
             self.set_state(patch::empty_object());
-            self.assumed = true;
+            self.held.assumed = true;
             if !adopting {
-                self.no_baseline_reported = true;
+                self.held.no_baseline_reported = true;
                 out.report(
                     RuleId::StateNoBaseline,
                     ev.loc,
@@ -118,11 +152,12 @@ impl StateRules {
                 );
             }
         }
-        let Some(state) = &mut self.state else {
+        let held = &mut self.held;
+        let Some(state) = &mut held.state else {
             return;
         };
-        if let Err(err) = patch::apply_ops(state, delta, &mut self.size, self.limit) {
-            if self.assumed {
+        if let Err(err) = patch::apply_ops(state, delta, &mut held.size, self.limit) {
+            if held.assumed {
                 // Against a baseline that was only assumed: the capture may not hold the state
                 // the agent patched, so this is told as such, not as the agent's error.
                 if !adopting {
