@@ -1,7 +1,7 @@
 //! `agui-lens proxy` with real parts: the official HttpAgent talking to the pydantic-ai peer
 //! through it, and byte-for-byte forwarding checked against `serve`, whose bytes are known.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -1094,4 +1094,36 @@ fn a_stop_right_after_an_exchange_records_its_events() {
             "attempt {attempt}: {found}\n{stdout}{stderr}"
         );
     }
+}
+
+/// A frontend that hangs up while its agent is silent (the user pressed stop during a long
+/// thought): the proxy hangs up on the agent too, as the frontend would have without it, so
+/// the agent sees the cancel and the exchange ends; the thread's next request is forwarded at
+/// once, not held for the stream that was given up.
+#[test]
+fn a_client_that_hangs_up_on_a_silent_agent_is_passed_on() {
+    let head = frame(
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
+    );
+    let agent = Server::start(Script::sse(vec![Step::Send(head), Step::Hang]));
+
+    let proxy = proxy_once(&agent, &[]);
+    proxy.post_and_hang_up("RUN_STARTED");
+    // The exchange ends, so a `--once` proxy stops (it waited on the agent for ever).
+    let (code, stdout, stderr) = proxy.finish();
+    assert!(stderr.contains("the client went away"), "{stdout}{stderr}");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+
+    let proxy = Served::command("proxy", &["--upstream", &agent.url("/")]);
+    proxy.post_and_hang_up("RUN_STARTED");
+    let second = Instant::now();
+    proxy.post_and_hang_up("RUN_STARTED");
+    // Both reached the agent, the second without waiting out the 10 s a thread's next
+    // request waits for a stream still being forwarded.
+    assert_eq!(agent.requests().len(), 3);
+    assert!(
+        second.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        second.elapsed()
+    );
 }

@@ -59,16 +59,26 @@ const UNREACHABLE: &str = "the upstream could not be reached";
 /// What the connection threads share.
 struct Shared {
     upstream: String,
-    agent: ureq::Agent,
+    /// How the upstream is called. Each exchange has an agent of its own, so that a client's
+    /// hang-up can hang up on the upstream too (`ureq::Agent::shutdown` ends its connections).
+    config: ureq::config::Config,
     settings: Settings,
     asked: Option<agui_lens_core::protocol::version::Version>,
     record: Option<PathBuf>,
     /// The next number to try for an exchange's folder under `record`.
     next_slot: std::sync::atomic::AtomicU64,
-    /// Requests seen, and per thread what a client that applied its last stream holds: None
-    /// while that stream is still being forwarded.
-    threads: Mutex<(u64, HashMap<String, Option<Folded>>)>,
+    /// Requests seen, and per thread what a client that applied its last stream holds, or
+    /// which exchange is forwarding its stream.
+    threads: Mutex<(u64, HashMap<String, Turn>)>,
     to_main: Mutex<mpsc::Sender<Note>>,
+}
+
+/// Where a thread stands.
+enum Turn {
+    /// Exchange N is forwarding a stream of the thread.
+    UnderWay(u64),
+    /// What a client that applied the thread's last stream holds.
+    Held(Folded),
 }
 
 enum Note {
@@ -141,7 +151,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     let (to_main, notes) = mpsc::channel();
     let shared = Arc::new(Shared {
         upstream: args.upstream.clone(),
-        agent: ureq::Agent::new_with_config(config),
+        config,
         settings,
         asked: args.rules.protocol,
         record: args.record.clone(),
@@ -443,9 +453,10 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     let _in_flight = input.as_ref().map(|_| InFlight {
         shared,
         thread_id: &thread_id,
+        exchange: n,
     });
     if let Some(input) = &input {
-        let previous = previous_turn(shared, &thread_id);
+        let previous = previous_turn(shared, &thread_id, n);
         let mut findings = input_findings(shared.settings.schemas, input, shared.asked, &sent_as);
         findings.extend(sent_findings(input, &sent_as));
         if let Some(previous) = &previous {
@@ -474,8 +485,24 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         }
     }
 
-    let response = match forward(&request, shared) {
+    // From here the client is watched: if it hangs up, so does the proxy, on the agent.
+    let agent = ureq::Agent::new_with_config(shared.config.clone());
+    let watch = Watch::start(&client, &agent)?;
+    let response = match forward(&request, shared, &agent) {
         Ok(response) => response,
+        Err(_) if watch.client_gone() => {
+            shared.tell(Note::Said(format!(
+                "proxy: {label}: the client went away before the agent answered"
+            )));
+            if let Some(at) = &slot {
+                std::fs::write(
+                    at.join("failure.txt"),
+                    "the client went away before the agent answered\n",
+                )
+                .with_context(|| format!("recording into {}", at.display()))?;
+            }
+            return Ok(true);
+        }
         Err(err) => {
             fixed(
                 &mut client,
@@ -534,6 +561,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     // copy of each piece.
     let answered = Transport::of((!content_type.is_empty()).then_some(content_type.as_str()));
     let (to_checker, pieces) = mpsc::channel::<Vec<u8>>();
+    // Set when the client went away before the stream was forwarded whole.
     let client_gone = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let gone_for_checker = Arc::clone(&client_gone);
     let checker = (status.is_success() && input.is_some()).then(|| {
@@ -643,6 +671,12 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     let mut upstream_cut = None;
     loop {
         let n = match reader.read(&mut buf) {
+            // The client went away and the proxy hung up on the agent: not the agent's cut.
+            Err(_) if watch.client_gone() => {
+                cut = Some("the client went away".into());
+                client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
+                break;
+            }
             Ok(0) => break,
             Ok(n) => n,
             Err(err) => {
@@ -675,10 +709,17 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             break;
         }
     }
+    // The stream came whole, or was cut: a client that goes away now changes nothing.
+    drop(watch);
     drop(to_checker);
     if cut.is_none() {
-        client.write_all(b"0\r\n\r\n")?;
-        client.flush()?;
+        if let Err(err) = client.write_all(b"0\r\n\r\n").and_then(|()| client.flush()) {
+            if !gone(&err) {
+                return Err(err.into());
+            }
+            // The agent's stream was whole; only its end did not reach the client.
+            cut = Some("the client went away before the body's end".into());
+        }
     }
     // A cut upstream is passed on: the client's connection closes without the body's end.
     drop(client);
@@ -754,13 +795,20 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             exchange_findings.extend(late.iter().cloned());
             shared.tell(Note::Findings(late));
         }
+        // A client that went away holds what it got, which its next request says; there is
+        // nothing whole to hold that request to.
+        let whole = streamed && !client_gone.load(std::sync::atomic::Ordering::SeqCst);
+        let held = whole.then(|| fold(input, &events, &path));
         let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
-        if streamed {
-            guard
-                .1
-                .insert(thread_id.clone(), Some(fold(input, &events, &path)));
-        } else {
-            guard.1.remove(&thread_id);
+        if matches!(guard.1.get(&thread_id), Some(Turn::UnderWay(m)) if *m == n) {
+            match held {
+                Some(held) => {
+                    guard.1.insert(thread_id.clone(), Turn::Held(held));
+                }
+                None => {
+                    guard.1.remove(&thread_id);
+                }
+            }
         }
     }
     if let Some(at) = &slot {
@@ -780,6 +828,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
 struct InFlight<'a> {
     shared: &'a Shared,
     thread_id: &'a str,
+    exchange: u64,
 }
 
 impl Drop for InFlight<'_> {
@@ -789,8 +838,82 @@ impl Drop for InFlight<'_> {
             .threads
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if matches!(guard.1.get(self.thread_id), Some(None)) {
+        if matches!(guard.1.get(self.thread_id), Some(Turn::UnderWay(n)) if *n == self.exchange) {
             guard.1.remove(self.thread_id);
+        }
+    }
+}
+
+/// Watches the client's side of an exchange while its request is forwarded and its answer
+/// streamed: a client that hangs up (a frontend's stop) gets the upstream hung up on, as it
+/// would have been without the proxy, so the agent sees the cancel even while it is silent,
+/// and the exchange ends at once.
+struct Watch {
+    watcher: Option<thread::JoinHandle<()>>,
+    done: Arc<std::sync::atomic::AtomicBool>,
+    gone: Arc<std::sync::atomic::AtomicBool>,
+    /// The client's connection, to wake the watcher with when the exchange is over.
+    client: TcpStream,
+}
+
+impl Watch {
+    fn start(client: &TcpStream, agent: &ureq::Agent) -> Result<Watch> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let mut watched = client.try_clone()?;
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let gone = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let agent = agent.clone();
+        let (ended, went) = (Arc::clone(&done), Arc::clone(&gone));
+        let watcher = thread::spawn(move || {
+            let mut buf = [0u8; 512];
+            loop {
+                match watched.read(&mut buf) {
+                    // More from the client (a pipelined request): not forwarded, not a hang-up.
+                    Ok(n) if n > 0 => {}
+                    Err(err)
+                        if matches!(
+                            err.kind(),
+                            io::ErrorKind::WouldBlock
+                                | io::ErrorKind::TimedOut
+                                | io::ErrorKind::Interrupted
+                        ) =>
+                    {
+                        if ended.load(SeqCst) {
+                            return;
+                        }
+                    }
+                    // The end of the client's side, or its connection failed.
+                    _ => {
+                        if !ended.load(SeqCst) {
+                            went.store(true, SeqCst);
+                            agent.shutdown();
+                        }
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(Watch {
+            watcher: Some(watcher),
+            done,
+            gone,
+            client: client.try_clone()?,
+        })
+    }
+
+    fn client_gone(&self) -> bool {
+        self.gone.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Watch {
+    /// The exchange is over: the watcher is woken (its read sees the end) and waited for, so
+    /// that the client's connection closes when the exchange drops it.
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.client.shutdown(std::net::Shutdown::Read);
+        if let Some(watcher) = self.watcher.take() {
+            let _ = watcher.join();
         }
     }
 }
@@ -798,25 +921,37 @@ impl Drop for InFlight<'_> {
 /// What a client that applied the thread's last stream holds, once that stream has been
 /// forwarded whole (a client may ask again as soon as it has the terminal event); the thread
 /// is then marked as having a stream under way.
-fn previous_turn(shared: &Shared, thread_id: &str) -> Option<Folded> {
+fn previous_turn(shared: &Shared, thread_id: &str, exchange: u64) -> Option<Folded> {
     /// The longest wait for the previous exchange of a thread to end.
     const WAIT: Duration = Duration::from_secs(10);
     let started = Instant::now();
     loop {
         let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
         match guard.1.get(thread_id) {
-            Some(None) if started.elapsed() < WAIT => {
+            Some(Turn::UnderWay(_)) if started.elapsed() < WAIT => {
                 drop(guard);
                 thread::sleep(Duration::from_millis(5));
             }
-            _ => return guard.1.insert(thread_id.to_owned(), None).flatten(),
+            _ => {
+                let was = guard
+                    .1
+                    .insert(thread_id.to_owned(), Turn::UnderWay(exchange));
+                return match was {
+                    Some(Turn::Held(folded)) => Some(folded),
+                    _ => None,
+                };
+            }
         }
     }
 }
 
 /// The request sent on to the upstream, the client's headers with it (but the hop-by-hop
 /// ones); the response's head.
-fn forward(request: &Request, shared: &Shared) -> Result<ureq::http::Response<ureq::Body>> {
+fn forward(
+    request: &Request,
+    shared: &Shared,
+    agent: &ureq::Agent,
+) -> Result<ureq::http::Response<ureq::Body>> {
     let url = shared.upstream.as_str();
     let headers = request
         .headers
@@ -825,9 +960,9 @@ fn forward(request: &Request, shared: &Shared) -> Result<ureq::http::Response<ur
     let response = match request.method.as_str() {
         "POST" | "PUT" | "PATCH" => {
             let mut builder = match request.method.as_str() {
-                "POST" => shared.agent.post(url),
-                "PUT" => shared.agent.put(url),
-                _ => shared.agent.patch(url),
+                "POST" => agent.post(url),
+                "PUT" => agent.put(url),
+                _ => agent.patch(url),
             };
             for (name, value) in headers {
                 builder = builder.header(name.as_str(), value.as_str());
@@ -836,9 +971,9 @@ fn forward(request: &Request, shared: &Shared) -> Result<ureq::http::Response<ur
         }
         "GET" | "HEAD" | "DELETE" => {
             let mut builder = match request.method.as_str() {
-                "GET" => shared.agent.get(url),
-                "HEAD" => shared.agent.head(url),
-                _ => shared.agent.delete(url),
+                "GET" => agent.get(url),
+                "HEAD" => agent.head(url),
+                _ => agent.delete(url),
             };
             for (name, value) in headers {
                 builder = builder.header(name.as_str(), value.as_str());
