@@ -128,7 +128,7 @@ impl Config {
     }
 }
 
-fn find_upwards(start: &Path) -> Option<PathBuf> {
+pub(crate) fn find_upwards(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
         .map(|dir| dir.join(FILE_NAME))

@@ -2321,3 +2321,96 @@ fn accepting_never_writes_over_a_file_that_is_no_snapshot() {
         std::fs::read(&made).unwrap()
     );
 }
+
+/// No output is written over a file the command reads: the stream `snapshot` holds (by
+/// `--expect`, or its pending `FILE.new`, through a link too), the settings `inspect` reads
+/// (`--config`, the `agui-lens.toml` it found, a `--capabilities` file). Each is refused,
+/// exit 2, the file unchanged.
+#[test]
+fn no_output_replaces_what_the_command_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let stream = dir.join("rec.jsonl");
+    place("agui-sdk-full.jsonl", &stream);
+    let refused = |args: &[&str], file: &Path| {
+        let before = std::fs::read(file).unwrap();
+        let output = crate::common::agui_lens()
+            .current_dir(dir)
+            .args(args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let (code, stdout, stderr) = crate::common::split(output);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains("is an input"), "{args:?}: {stderr}");
+        assert!(
+            std::fs::read(file).unwrap() == before,
+            "{args:?} wrote over it"
+        );
+    };
+
+    std::fs::create_dir(dir.join("snaps")).unwrap();
+    std::os::unix::fs::symlink("../rec.jsonl", dir.join("snaps/x.snap.new")).unwrap();
+    refused(
+        &["snapshot", "rec.jsonl", "--expect", "snaps/x.snap"],
+        &stream,
+    );
+    let pending = dir.join("e.snap.new");
+    std::fs::copy(&stream, &pending).unwrap();
+    refused(&["snapshot", "e.snap.new", "--expect", "e.snap"], &pending);
+    refused(
+        &["snapshot", "rec.jsonl", "--expect", "rec.jsonl", "--update"],
+        &stream,
+    );
+
+    let config = dir.join("agui-lens.toml");
+    write(&config, b"[rules]\n\"order/*\" = \"allow\"\n");
+    refused(
+        &["inspect", "rec.jsonl", "--html", "agui-lens.toml"],
+        &config,
+    );
+    let named = dir.join("cfg.toml");
+    write(&named, b"[rules]\n");
+    refused(
+        &[
+            "inspect",
+            "rec.jsonl",
+            "--config",
+            "cfg.toml",
+            "--html",
+            "cfg.toml",
+        ],
+        &named,
+    );
+    let caps = dir.join("caps.json");
+    write(&caps, br#"{"capabilities":{}}"#);
+    refused(
+        &[
+            "inspect",
+            "rec.jsonl",
+            "--capabilities",
+            "caps.json",
+            "--html",
+            "caps.json",
+        ],
+        &caps,
+    );
+    // The servers' reports, written when they stop: refused before they start.
+    refused(
+        &["serve", "rec.jsonl", "--once", "--report", "agui-lens.toml"],
+        &config,
+    );
+    refused(
+        &[
+            "proxy",
+            "--upstream",
+            "http://127.0.0.1:9/",
+            "--once",
+            "--report",
+            "cfg.toml",
+            "--config",
+            "cfg.toml",
+        ],
+        &named,
+    );
+}

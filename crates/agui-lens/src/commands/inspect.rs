@@ -36,6 +36,8 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         let mut inputs = vec![(path, "PATH")];
         let state = args.read.initial_state.as_deref().map(std::path::Path::new);
         inputs.extend(state.map(|s| (s, "--initial-state")));
+        let settings = super::settings_files(&args.rules);
+        inputs.extend(settings.iter().map(|(p, by)| (p.as_path(), *by)));
         super::refuse_output_over_input(html, "--html", &inputs)?;
     }
     let read = ReadOptions {

@@ -355,6 +355,33 @@ pub(crate) fn refuse_output_over_input(
     Ok(())
 }
 
+/// The files the rule settings are read from: the config file (named by `--config`, or the
+/// `agui-lens.toml` found from the current directory up) and a `--capabilities` declaration
+/// that is a file; each with what names it, for [`refuse_output_over_input`].
+pub(crate) fn settings_files(
+    rules: &crate::cli::RuleArgs,
+) -> Vec<(std::path::PathBuf, &'static str)> {
+    let mut files = Vec::new();
+    match &rules.config {
+        Some(path) => files.push((path.clone(), "--config")),
+        None => {
+            if let Some(found) = std::env::current_dir()
+                .ok()
+                .and_then(|dir| crate::config::find_upwards(&dir))
+            {
+                files.push((found, "the agui-lens.toml in use"));
+            }
+        }
+    }
+    if let Some(source) = &rules.scope.capabilities {
+        let lower = source.to_ascii_lowercase();
+        if !lower.starts_with("http://") && !lower.starts_with("https://") {
+            files.push((source.into(), "--capabilities"));
+        }
+    }
+    files
+}
+
 /// What tells a file apart from every other, through links: its device and inode.
 pub(crate) fn file_id(path: &std::path::Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;

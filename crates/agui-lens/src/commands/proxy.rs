@@ -128,6 +128,11 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     }
     let settings = settings(&args.rules, matches, None, None)?;
     let deny_warnings = settings.deny_warnings;
+    if let Some(report) = &args.report {
+        let read = super::settings_files(&args.rules);
+        let read: Vec<_> = read.iter().map(|(p, by)| (p.as_path(), *by)).collect();
+        super::refuse_output_over_input(report, "--report", &read)?;
+    }
     if let Some(dir) = &args.record {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }

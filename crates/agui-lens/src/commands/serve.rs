@@ -203,7 +203,10 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     let settings = settings(&args.rules, matches, None, None)?;
     let deny_warnings = settings.deny_warnings;
     if let Some(report) = &args.report {
-        super::refuse_output_over_input(report, "--report", &[(&args.script, "SCRIPT")])?;
+        let settings_files = super::settings_files(&args.rules);
+        let mut read = vec![(args.script.as_path(), "SCRIPT")];
+        read.extend(settings_files.iter().map(|(p, by)| (p.as_path(), *by)));
+        super::refuse_output_over_input(report, "--report", &read)?;
     }
     let turns = load_script(&args.script)?;
     let listener =

@@ -279,6 +279,10 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
     let (Some(stream), Some(file)) = (&args.stream, &args.expect) else {
         bail!("give a stream and --expect FILE (or `snapshot accept FILE`, `snapshot review DIR`)");
     };
+    // The snapshot, and its pending file, are written: neither may be the stream.
+    let stream_arg = [(stream.as_path(), "STREAM")];
+    super::refuse_output_over_input(file, "--expect", &stream_arg)?;
+    super::refuse_output_over_input(&pending(file), "--expect's pending file", &stream_arg)?;
     let normalize_given = args.normalize.given();
     let request = Hold {
         update: args.update,
