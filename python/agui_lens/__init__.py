@@ -342,7 +342,10 @@ def events(
     cannot be read as an event (not JSON, a line cut off): the list would not be the whole
     stream. ``skip_unreadable=True`` leaves such frames out (``check`` says which they are).
     The events of a captured response answered with an error status are returned as they
-    came, with an ``AguiLensWarning`` (as ``agui-lens cat`` warns): no client read them."""
+    came, with an ``AguiLensWarning`` (as ``agui-lens cat`` warns): no client read them. A
+    browser capture's stream comes with the request that asked for it, as its first
+    RUN_STARTED's ``input`` (where a stream carries a run's RunAgentInput), as ``cat`` writes
+    it."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format

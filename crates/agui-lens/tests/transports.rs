@@ -617,7 +617,10 @@ fn a_browser_capture_checks_each_of_its_streams() {
     let (code, _, stderr) = run(&["cat", path, "--entry", "3", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
     let written = events_of(&std::fs::read_to_string(&out).unwrap());
-    assert_eq!(written, second);
+    // With the request that asked for it, as its first RUN_STARTED's input.
+    let mut expected = second.to_vec();
+    expected[0]["input"] = input("r2");
+    assert_eq!(written, expected);
     let (code, stdout, _) = run(&["fold", path, "--entry", "1"]);
     assert_eq!(code, 0);
     let folded: Value = serde_json::from_str(&stdout).unwrap();
@@ -1385,4 +1388,80 @@ fn a_walked_capture_is_one_whatever_its_name() {
             .unwrap();
         assert!(!uri.contains("%23"), "{uri}");
     }
+}
+
+/// At the fold level, a browser capture's stream means what `fold` says a client ends with:
+/// from the state and messages its request sent. Two captures whose requests differ differ
+/// (`diff`, `snapshot`), and so does the stream alone, without its request.
+#[test]
+fn a_capture_folds_from_its_request_when_compared() {
+    let events: Vec<Value> = [
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"ok"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/count","value":2}]}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+    ]
+    .iter()
+    .map(|e| serde_json::from_str(e).unwrap())
+    .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let capture = |name: &str, said: &str, keep: &str| {
+        let input = serde_json::json!({
+            "threadId": "t1", "runId": "r1", "tools": [], "context": [], "forwardedProps": {},
+            "messages": [{"id": "u0", "role": "user", "content": said}],
+            "state": {"count": 0, "keep": keep},
+        });
+        let entry = har_entry(
+            "https://agent.example/run",
+            Some(&input),
+            "text/event-stream",
+            &sse_of(&events),
+            false,
+        );
+        let path = dir.path().join(name);
+        std::fs::write(&path, har(vec![entry])).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let a = capture("a.har", "hello", "A");
+    let b = capture("b.har", "delete everything", "B");
+    let same = capture("same.har", "hello", "A");
+    let alone = dir.path().join("alone.sse");
+    std::fs::write(&alone, sse_of(&events)).unwrap();
+    let alone = alone.to_str().unwrap();
+
+    let diff = |x: &str, y: &str| run(&["diff", "--level", "fold", x, y]);
+    assert_eq!(diff(&a, &same).0, 0);
+    let (code, stdout, stderr) = diff(&a, &b);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("delete everything"), "{stdout}");
+    assert_eq!(diff(&a, alone).0, 1);
+    // `cat` writes the request out with the stream, as the first RUN_STARTED's input (where a
+    // stream carries it): the stream it writes means what the capture does, at every level.
+    let out = dir.path().join("a.jsonl");
+    let out = out.to_str().unwrap();
+    let (code, _, stderr) = run(&["cat", &a, "-o", out]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("first RUN_STARTED's input"), "{stderr}");
+    for level in ["events", "compact", "fold"] {
+        let (code, stdout, stderr) = run(&["diff", "--level", level, &a, out]);
+        assert_eq!(code, 0, "{level}: {stdout}{stderr}");
+    }
+    let (_, folded, _) = run(&["fold", "--compact", out]);
+    let folded: Value = serde_json::from_str(&folded).unwrap();
+    assert_eq!(
+        folded["state"],
+        serde_json::json!({"count": 2, "keep": "A"})
+    );
+
+    let snap = dir.path().join("a.snap");
+    let snap = snap.to_str().unwrap();
+    let update = [
+        "snapshot", &a, "--expect", snap, "--update", "--level", "fold",
+    ];
+    assert_eq!(run(&update).0, 0);
+    assert_eq!(run(&["snapshot", &same, "--expect", snap]).0, 0);
+    let (code, stdout, stderr) = run(&["snapshot", &b, "--expect", snap]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
 }

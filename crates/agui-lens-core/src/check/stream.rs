@@ -130,13 +130,23 @@ pub fn for_each_fed(
 pub fn for_each_frame(
     input: &InputSpec,
     read: &ReadOptions,
-    mut each: impl FnMut(Option<&Event>, &[u8], &Frame) -> Result<()>,
+    each: impl FnMut(Option<&Event>, &[u8], &Frame) -> Result<()>,
 ) -> Result<(Opened, ReadStats)> {
     let mut opened = read::open(input, read)?;
+    let stats = for_each_opened_frame(&mut opened, read.max_line, each)?;
+    Ok((opened, stats))
+}
+
+/// [`for_each_frame`] of an input already opened, its lines capped at `max_line`.
+pub fn for_each_opened_frame(
+    opened: &mut Opened,
+    max_line: usize,
+    mut each: impl FnMut(Option<&Event>, &[u8], &Frame) -> Result<()>,
+) -> Result<ReadStats> {
     let cell = std::cell::RefCell::new(&mut each);
-    let stats = feed(
-        &mut opened,
-        read.max_line,
+    feed(
+        opened,
+        max_line,
         false,
         None,
         |fed, batch, frame, _| match fed {
@@ -144,8 +154,7 @@ pub fn for_each_frame(
             Fed::Delta { .. } => unreachable!("plain deltas are only read apart on request"),
         },
         |batch, frame| (cell.borrow_mut())(None, batch.bytes(frame), frame),
-    )?;
-    Ok((opened, stats))
+    )
 }
 
 /// [`for_each_fed`], with every event built in full also checked against the schemas of

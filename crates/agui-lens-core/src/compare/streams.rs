@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use crate::check::stream::{
-    for_each_event, for_each_frame, require_events, warn_failed_status, warn_unreadable,
+    for_each_event, for_each_frame, for_each_opened_frame, require_events, warn_failed_status,
+    warn_unreadable,
 };
 use crate::compact::{Compactor, Level as CompactLevel};
 use crate::compare::Level;
@@ -20,7 +21,8 @@ use crate::compare::comparison::{
 use crate::compare::normalize::{Normalizer, Settings};
 use crate::fold::Folder;
 use crate::fold::threads::ByThread;
-use crate::read::{Frame, FrameKind, InputSpec, Opened, ReadOptions};
+use crate::protocol::event::{Event, EventType};
+use crate::read::{self, Frame, FrameKind, InputSpec, Opened, ReadOptions};
 use crate::write::Output;
 
 /// Two streams compared at a level, with where the first difference is in each file.
@@ -139,11 +141,32 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
     let mut compactor =
         Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
     let mut collected = Collected::default();
-    let (opened, stats) = for_each_frame(input, read, |event, raw, frame| {
+    let mut opened = read::open(input, read)?;
+    // A capture's request is its stream's first RUN_STARTED's input, as `cat` writes it out
+    // (and compaction then starts from the state it sent).
+    let capture = opened.capture.clone();
+    let mut first_run = true;
+    let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
         match event {
             Some(event) => {
                 collected.reading = event.loc.line;
-                compactor.push(event, raw, &mut collected)?;
+                let run_started = first_run && event.kind == Some(EventType::RunStarted);
+                first_run &= !run_started;
+                let carried = capture
+                    .as_ref()
+                    .filter(|_| run_started)
+                    .and_then(|capture| {
+                        let mut value = event.whole_value().into_owned();
+                        capture.carry_request(&mut value).then_some(value)
+                    });
+                match carried {
+                    Some(value) => {
+                        let raw = serde_json::to_vec(&value)?;
+                        let carried = Event::from_value(event.loc.clone(), value);
+                        compactor.push(&carried, &raw, &mut collected)?;
+                    }
+                    None => compactor.push(event, raw, &mut collected)?,
+                }
             }
             // Where the compacted stream stands when it comes: a client stops there, so two
             // streams broken at different places differ. (What compaction holds back, such as
@@ -262,9 +285,23 @@ pub fn normalized(
     match level {
         Level::Events => {
             let mut items = Vec::new();
-            let (opened, stats) = for_each_frame(&input, read, |event, raw, frame| {
+            let mut opened = read::open(&input, read)?;
+            // A capture's request is its stream's first RUN_STARTED's input, as `cat` writes
+            // the stream out.
+            let capture = opened.capture.clone();
+            let mut first_run = true;
+            let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
                 items.push(match event {
-                    Some(event) => event.whole_value().into_owned(),
+                    Some(event) => {
+                        let mut value = event.whole_value().into_owned();
+                        if first_run && event.kind == Some(EventType::RunStarted) {
+                            first_run = false;
+                            if let Some(capture) = &capture {
+                                capture.carry_request(&mut value);
+                            }
+                        }
+                        value
+                    }
                     None => unreadable_item(raw, frame),
                 });
                 Ok(())
@@ -283,9 +320,21 @@ pub fn normalized(
             // Each thread folds on its own, as a client holds one conversation per thread
             // (and `fold --thread` shows one): folded together, only the last thread's state
             // was compared. Events before the first run belong to the first thread.
-            let mut threads = ByThread::new(|| Folder::new(DEFAULT_STATE_LIMIT));
+            let mut opened = read::open(&input, read)?;
+            // A browser capture's stream starts from what its request sent, as `fold` folds
+            // it: its state and messages are part of what the client ends with.
+            let capture = opened.capture.clone();
+            let sent = |key: &str| capture.as_ref().and_then(|c| c.sent(key));
+            let history: &[Value] = sent("messages")
+                .and_then(Value::as_array)
+                .map_or(&[], Vec::as_slice);
+            let mut threads = ByThread::new(|| {
+                Folder::new(DEFAULT_STATE_LIMIT)
+                    .with_state(sent("state").cloned())
+                    .with_messages(history)
+            });
             let mut unreadable = Vec::new();
-            let (opened, stats) = for_each_frame(&input, read, |event, raw, frame| {
+            let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
                 match event {
                     Some(event) => threads.thread_of(Some(event)).1.apply(event),
                     None => unreadable.push(unreadable_item(raw, frame)),

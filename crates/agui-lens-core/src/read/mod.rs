@@ -415,6 +415,23 @@ impl CaptureEntry {
     pub fn sent(&self, key: &str) -> Option<&serde_json::Value> {
         self.request.as_ref()?.get(key).filter(|v| !v.is_null())
     }
+
+    /// Gives the stream's first RUN_STARTED (`event`) the request that asked for it as its
+    /// `input`, where a stream carries a run's RunAgentInput, when it has none: the stream
+    /// alone then means what the capture does (a client folds it from the request's state
+    /// and messages). Whether it did.
+    pub fn carry_request(&self, event: &mut serde_json::Value) -> bool {
+        let (Some(request), Some(map)) = (&self.request, event.as_object_mut()) else {
+            return false;
+        };
+        if map.get("type").and_then(serde_json::Value::as_str) != Some("RUN_STARTED")
+            || map.contains_key("input")
+        {
+            return false;
+        }
+        map.insert("input".into(), (**request).clone());
+        true
+    }
 }
 
 /// A response's status as said to people: `500 Internal Server Error`, or the code alone.

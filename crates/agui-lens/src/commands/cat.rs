@@ -9,7 +9,7 @@ use super::{Outcome, persist, same_file};
 use crate::cli::CatArgs;
 use crate::glob;
 use agui_lens_core::check::stream::{
-    for_each_event, require_events, warn_failed_status, warn_unreadable,
+    for_each_opened_event, require_events, warn_failed_status, warn_unreadable,
 };
 use agui_lens_core::protocol::event::{Event, EventType};
 use agui_lens_core::read::{
@@ -345,7 +345,13 @@ fn copy<W: Write>(
             Some(value) => writer.event(value),
             None => writer.raw(raw),
         };
-    let result = for_each_event(input, read, |event, raw| {
+    let mut opened = read::open(input, read)?;
+    // A capture's request goes with its stream, as the first RUN_STARTED's input (where a
+    // stream carries a run's RunAgentInput): without it, the stream alone folds from nothing.
+    let capture = opened.capture.clone();
+    let mut first_run = true;
+    let mut carried = false;
+    let result = for_each_opened_event(&mut opened, read.max_line, |event, raw| {
         if !known && event.kind.is_some() {
             known = true;
             for (value, raw) in held.drain(..) {
@@ -361,10 +367,19 @@ fn copy<W: Write>(
             // Read on only to learn whether the input is a stream at all.
             return if known { Err(PastRange.into()) } else { Ok(()) };
         }
+        let run_started = first_run && event.kind == Some(EventType::RunStarted);
+        first_run &= !run_started;
         if filter.keep(event) {
             let whole =
                 format == InputFormat::Jsonl && raw.iter().any(|&b| b == b'\n' || b == b'\r');
-            let value = whole.then(|| event.whole_value());
+            let mut value = whole.then(|| event.whole_value());
+            if let (true, Some(capture)) = (run_started, &capture) {
+                let mut with_input = event.whole_value().into_owned();
+                if capture.carry_request(&mut with_input) {
+                    carried = true;
+                    value = Some(std::borrow::Cow::Owned(with_input));
+                }
+            }
             if known {
                 write(writer, value.as_deref(), raw)?;
             } else if held.len() < HOLD_EVENTS && held_bytes < HOLD_BYTES {
@@ -383,7 +398,14 @@ fn copy<W: Write>(
         Ok(())
     });
     let name = input.display_name();
-    match result {
+    if carried {
+        eprintln!(
+            "cat: {name}: the request the capture holds is written as the first RUN_STARTED's \
+             input, so the stream alone folds as the capture does (from the state and messages \
+             it sent)"
+        );
+    }
+    match result.map(|stats| (opened, stats)) {
         Ok((opened, stats)) => {
             require_events(&opened, &stats)?;
             warn_failed_status(&opened);
