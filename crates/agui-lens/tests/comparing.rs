@@ -725,3 +725,46 @@ fn every_thread_is_compared_at_the_fold_level() {
     assert_eq!(run(&["snapshot", &s(&same), "--expect", &s(&snap)]).0, 0);
     assert_eq!(run(&["snapshot", &s(&state), "--expect", &s(&snap)]).0, 1);
 }
+
+/// `snapshot review DIR` reviews every pending snapshot it can: one it cannot read (a link
+/// that leads nowhere, a file that is no snapshot) is named and left, the rest are still
+/// offered, and the run exits 2. A link that loops is not followed.
+#[test]
+fn review_goes_on_past_a_pending_snapshot_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root_dir = dir.path();
+    let stream = root().join("fixtures/recordings/agui-sdk-full.jsonl");
+    let snap = root_dir.join("sub/a.snap");
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        stream.to_str().unwrap(),
+        "--expect",
+        snap.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    std::os::unix::fs::symlink("nowhere", root_dir.join("b.snap.new")).unwrap();
+    std::fs::write(root_dir.join("c.snap.new"), "not a snapshot\n").unwrap();
+    std::os::unix::fs::symlink(".", root_dir.join("loop")).unwrap();
+    let (code, stdout, stderr) = split(
+        agui_lens()
+            .args([
+                "snapshot",
+                "review",
+                root_dir.to_str().unwrap(),
+                "--color",
+                "never",
+            ])
+            .write_stdin("a\n")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        snap.exists(),
+        "the readable one was accepted: {stdout}{stderr}"
+    );
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("b.snap.new"), "{said}");
+    assert!(said.contains("c.snap.new"), "{said}");
+    assert!(said.contains("accepted 1"), "{said}");
+}

@@ -456,22 +456,36 @@ fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outco
     let stdin = io::stdin();
     let interactive = stdin.is_terminal();
     let mut answers = stdin.lock().lines();
-    let (mut accepted, mut rejected, mut skipped) = (0, 0, 0);
+    let (mut accepted, mut rejected, mut skipped, mut unreadable) = (0, 0, 0, 0);
     for new_file in &found {
         let file = new_file.with_extension("");
-        let new_text = std::fs::read_to_string(new_file)
-            .with_context(|| format!("reading {}", new_file.display()))?;
-        let new = Snapshot::parse(&new_text)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("reading {}", new_file.display()))?;
-        let old = match std::fs::read_to_string(&file) {
-            Ok(text) => {
-                Snapshot::parse(&text)
-                    .map_err(anyhow::Error::msg)
-                    .with_context(|| format!("reading {}", file.display()))?
-                    .items
+        // One that cannot be read is named and left as it is; the others are still offered.
+        let read = |path: &Path| -> Result<Snapshot> {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| read::plainly(path, e))
+                .with_context(|| format!("reading {}", path.display()))?;
+            Snapshot::parse(&text)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("reading {}", path.display()))
+        };
+        let new = match read(new_file) {
+            Ok(new) => new,
+            Err(err) => {
+                eprintln!("agui-lens: {err:#}: left as it is");
+                unreadable += 1;
+                continue;
             }
-            Err(_) => Vec::new(),
+        };
+        let old = match std::fs::symlink_metadata(&file) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            _ => match read(&file) {
+                Ok(old) => old.items,
+                Err(err) => {
+                    eprintln!("agui-lens: {err:#}: {} left as it is", new_file.display());
+                    unreadable += 1;
+                    continue;
+                }
+            },
         };
         writeln!(out, "── {} ──", file.display())?;
         let labels = ("old", "new");
@@ -522,11 +536,18 @@ fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outco
             Choice::Skip => skipped += 1,
         }
     }
+    let unread = if unreadable > 0 {
+        format!(", {unreadable} could not be read")
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "accepted {accepted}, rejected {rejected}, skipped {skipped}"
+        "accepted {accepted}, rejected {rejected}, skipped {skipped}{unread}"
     )?;
-    Ok(if skipped > 0 {
+    Ok(if unreadable > 0 {
+        Outcome::Failed
+    } else if skipped > 0 {
         Outcome::Findings
     } else {
         Outcome::Clean
@@ -535,8 +556,10 @@ fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outco
 
 fn collect_pending(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let path = entry?.path();
-        if path.is_dir() {
+        let entry = entry?;
+        let path = entry.path();
+        // A link to a folder is not followed: it may loop, or lead out of the tree.
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
             collect_pending(&path, found)?;
         } else if path.extension().is_some_and(|e| e == "new") {
             found.push(path);
