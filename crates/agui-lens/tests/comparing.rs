@@ -768,3 +768,19 @@ fn review_goes_on_past_a_pending_snapshot_it_cannot_read() {
     assert!(said.contains("c.snap.new"), "{said}");
     assert!(said.contains("accepted 1"), "{said}");
 }
+
+/// `diff - -` names stdin twice: it can be read once, and the error says so (it said the
+/// input was empty).
+#[test]
+fn stdin_named_twice_is_said_to_be() {
+    let stream = std::fs::read(root().join("fixtures/recordings/agui-sdk-full.jsonl")).unwrap();
+    let (code, stdout, stderr) = split(
+        agui_lens()
+            .args(["diff", "-", "-"])
+            .write_stdin(stream)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("named twice"), "{stderr}");
+}

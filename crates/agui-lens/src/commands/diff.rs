@@ -15,6 +15,11 @@ pub use agui_lens_core::compare::streams::normalized;
 use agui_lens_core::read::{DEFAULT_MAX_LINE, ReadOptions};
 
 pub fn run(args: &DiffArgs) -> Result<Outcome> {
+    if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
+        anyhow::bail!(
+            "stdin (-) is named twice: it can be read once; save one of the streams to a file"
+        );
+    }
     let settings = settings(&args.normalize)?;
     let read = ReadOptions {
         format: args.input_format,
