@@ -1465,3 +1465,21 @@ fn a_capture_folds_from_its_request_when_compared() {
     let (code, stdout, stderr) = run(&["snapshot", &b, "--expect", snap]);
     assert_eq!(code, 1, "{stdout}{stderr}");
 }
+
+/// Read in a format that does not fit (`--input-format proto` on JSONL), a stream's events
+/// are not found, and the error says so: it called RUN_STARTED "no AG-UI event type".
+#[test]
+fn a_forced_format_that_does_not_fit_is_named() {
+    let stream = root().join("fixtures/recordings/agui-sdk-full.jsonl");
+    let stream = stream.to_str().unwrap();
+    for (command, format) in [("fold", "proto"), ("check", "sse"), ("cat", "proto")] {
+        let (code, stdout, stderr) = run(&[command, stream, "--input-format", format]);
+        let said = format!("{stdout}{stderr}");
+        assert_ne!(code, 0, "{command}: {said}");
+        assert!(said.contains("check --input-format"), "{command}: {said}");
+        assert!(
+            !said.contains("is no AG-UI event type"),
+            "{command}: {said}"
+        );
+    }
+}

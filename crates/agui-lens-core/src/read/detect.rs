@@ -449,6 +449,21 @@ fn describe_json(value: &serde_json::Value) -> (NonStream, String) {
                         keys.join(", ")
                     ),
                 )
+            } else if let Some(Value::String(ty)) = map.get("type").filter(|ty| {
+                ty.as_str()
+                    .and_then(crate::protocol::event::EventType::from_name)
+                    .is_some()
+            }) {
+                // Events, in a framing other than the one they were read as (a forced
+                // `--input-format` that does not fit).
+                (
+                    NonStream::OtherJson,
+                    format!(
+                        "its JSON lines are AG-UI events ({ty:?} first), but the format it \
+                         was read as does not find them: check --input-format, or leave it out \
+                         to have the format found"
+                    ),
+                )
             } else if let Some(Value::String(ty)) = map.get("type") {
                 (
                     NonStream::OtherJson,
