@@ -53,8 +53,41 @@ create_exception!(
 
 /// Runs `work` with the interpreter free for other threads, turning an error or a panic into
 /// an `AguiLensError` (a panic is a bug of agui-lens, never the caller's to crash on).
+///
+/// The work runs on a thread of its own while this one looks at the interpreter's signals
+/// every tenth of a second: Ctrl-C stops it as it stops the command line (the readers end at
+/// their next batch), and raises KeyboardInterrupt once it has ended, instead of when a long
+/// call returns. A stop is asked of every call under way (the stop is one for the process).
 fn guarded<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T> + Send) -> PyResult<T> {
-    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(work)));
+    let outcome = std::thread::scope(|scope| {
+        let (done, mut result) = std::sync::mpsc::channel();
+        scope.spawn(move || {
+            let _ = done.send(catch_unwind(AssertUnwindSafe(work)));
+        });
+        loop {
+            // The receiver goes with the wait (it may not be shared) and comes back.
+            let (back, waited) = py.detach(move || {
+                let waited = result.recv_timeout(std::time::Duration::from_millis(100));
+                (result, waited)
+            });
+            result = back;
+            match waited {
+                Ok(outcome) => break Ok(outcome),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(interrupt) = py.check_signals() {
+                        agui_lens_core::stop::request(2);
+                        let _ = py.detach(move || result.recv());
+                        agui_lens_core::stop::clear();
+                        break Err(interrupt);
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    break Ok(Err(Box::new("the work ended without a result")
+                        as Box<dyn std::any::Any + Send>));
+                }
+            }
+        }
+    })?;
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => Err(AguiLensError::new_err(format!("{err:#}"))),

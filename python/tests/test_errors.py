@@ -132,3 +132,42 @@ def test_events_of_what_is_no_stream_raise(tmp_path, empty_dir):
         ran = cli("cat", str(path), cwd=empty_dir)
         assert ran.returncode == 2
         assert ran.stderr.decode().strip() == f"error: {raised.value}"
+
+
+def test_ctrl_c_stops_a_long_call(tmp_path):
+    """Ctrl-C during a long call raises KeyboardInterrupt at once, as it stops the command
+    line: the call looks at the interpreter's signals while it works (it ignored them until it
+    returned, half a minute for a large diff)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    lines = VALID.read_bytes().splitlines(keepends=True)
+    big = tmp_path / "big.jsonl"
+    with big.open("wb") as out:
+        for copy in range(15000):
+            out.writelines(line.replace(b'"run-', b'"run%d-' % copy) for line in lines)
+    script = (
+        "import sys, agui_lens\n"
+        "print('calling', flush=True)\n"
+        "agui_lens.diff(sys.argv[1], sys.argv[1])\n"
+        "print('returned', flush=True)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(big)],
+        # Not python/, whose source folder agui_lens/ would be imported instead of the wheel.
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout.readline() == b"calling\n"
+    time.sleep(1.0)
+    child.send_signal(signal.SIGINT)
+    signalled = time.monotonic()
+    out, err = child.communicate(timeout=300)
+    stopped_after = time.monotonic() - signalled
+    assert b"KeyboardInterrupt" in err, err.decode()
+    assert b"returned" not in out
+    # The whole call takes far longer (about 18 s for this 51 MB file in a debug build).
+    assert stopped_after < 5, stopped_after

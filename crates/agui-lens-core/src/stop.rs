@@ -15,6 +15,12 @@ pub fn request(signal: i32) -> bool {
     SIGNAL.swap(signal, Ordering::SeqCst) != 0
 }
 
+/// Forgets a stop: for a front end that lives on once the stopped work has ended (the Python
+/// package, after Ctrl-C raised KeyboardInterrupt in the interpreter).
+pub fn clear() {
+    SIGNAL.store(0, Ordering::SeqCst);
+}
+
 /// Whether a stop was requested.
 pub fn requested() -> bool {
     SIGNAL.load(Ordering::SeqCst) != 0
