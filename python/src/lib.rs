@@ -51,6 +51,23 @@ create_exception!(
     "agui-lens could not do what was asked: an unreadable input, a bad option, an input that holds no AG-UI events where a stream is needed."
 );
 
+/// How many times Ctrl-C stopped the calls under way.
+static STOPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many calls are under way: the stop Ctrl-C asked for is forgotten when the last ends.
+static IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A call leaving: the last one out forgets a stop (the next call runs whole).
+struct Leaving;
+
+impl Drop for Leaving {
+    fn drop(&mut self) {
+        if IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+            agui_lens_core::stop::clear();
+        }
+    }
+}
+
 /// Runs `work` with the interpreter free for other threads, turning an error or a panic into
 /// an `AguiLensError` (a panic is a bug of agui-lens, never the caller's to crash on).
 ///
@@ -59,6 +76,16 @@ create_exception!(
 /// their next batch), and raises KeyboardInterrupt once it has ended, instead of when a long
 /// call returns. A stop is asked of every call under way (the stop is one for the process).
 fn guarded<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T> + Send) -> PyResult<T> {
+    // Ctrl-C stops every call under way: one that ran meanwhile may have stopped early, and
+    // what it returns would not be whole.
+    IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let _leaving = Leaving;
+    let stops = STOPS.load(std::sync::atomic::Ordering::SeqCst);
+    if agui_lens_core::stop::requested() {
+        return Err(AguiLensError::new_err(
+            "stopped: Ctrl-C (KeyboardInterrupt on the main thread) is stopping every call",
+        ));
+    }
     let outcome = std::thread::scope(|scope| {
         let (done, mut result) = std::sync::mpsc::channel();
         scope.spawn(move || {
@@ -75,9 +102,9 @@ fn guarded<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T> + Send) -> 
                 Ok(outcome) => break Ok(outcome),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     if let Err(interrupt) = py.check_signals() {
+                        STOPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         agui_lens_core::stop::request(2);
                         let _ = py.detach(move || result.recv());
-                        agui_lens_core::stop::clear();
                         break Err(interrupt);
                     }
                 }
@@ -88,6 +115,12 @@ fn guarded<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T> + Send) -> 
             }
         }
     })?;
+    if STOPS.load(std::sync::atomic::Ordering::SeqCst) != stops {
+        return Err(AguiLensError::new_err(
+            "stopped: Ctrl-C (KeyboardInterrupt on the main thread) stopped this call too, \
+             which may not have read its input whole",
+        ));
+    }
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => Err(AguiLensError::new_err(format!("{err:#}"))),
