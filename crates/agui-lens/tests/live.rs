@@ -438,7 +438,7 @@ fn redirects_are_reported_not_followed() {
         doc["diagnostics"][0]["message"]
             .as_str()
             .unwrap()
-            .contains("a redirect to http://127.0.0.1:1/login?next=%2F, which is not followed")
+            .contains("a redirect to http://127.0.0.1:1/login?next=…, which is not followed")
     );
     assert_eq!(server.requests().len(), 1);
 }
@@ -517,6 +517,22 @@ fn secrets_stay_out_of_output_and_recordings() {
     ] {
         assert!(!text.contains("s3cret"), "{text}");
     }
+    // A key in the query string is sent, and shown as `api_key=…` in every format.
+    let keyed = server.url("/?api_key=s3cret-query&agent=a1");
+    for format in ["human", "json", "sarif", "github", "junit"] {
+        let (code, stdout, stderr) = run_url(&keyed, &["--format", format, "--verbose"]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        let said = format!("{stdout}{stderr}");
+        assert!(!said.contains("s3cret"), "{format}: {said}");
+    }
+    let (_, _, stderr) = run_url(&keyed, &[]);
+    assert!(stderr.contains("api_key=…&agent=…"), "{stderr}");
+    let sent = server.requests().len();
+    assert!(
+        server.requests()[sent - 1]
+            .path
+            .contains("api_key=s3cret-query")
+    );
     // A variable that is not set is a usage error, and nothing is sent.
     let (code, _, stderr) = run_url(
         &server.url("/"),
@@ -524,7 +540,7 @@ fn secrets_stay_out_of_output_and_recordings() {
     );
     assert_eq!(code, 2);
     assert!(stderr.contains("AGUI_TEST_NOPE is not set"), "{stderr}");
-    assert_eq!(server.requests().len(), 1);
+    assert_eq!(server.requests().len(), sent);
 }
 
 /// Waits for a condition, polling; false on timeout.

@@ -153,16 +153,34 @@ pub fn check_header(name: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A URL as it may be shown: without a password or user name in it.
+/// A URL as it may be shown: without a password or user name in it, nor the values of its
+/// query string (names are kept).
 pub fn display_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..end].rfind('@') {
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
+    let rest = match rest[..end].rfind('@') {
+        Some(at) => &rest[at + 1..],
+        None => rest,
+    };
+    // A query string's values may be keys (`?api_key=…`): only their names are shown.
+    let Some((before, query)) = rest.split_once('?') else {
+        return format!("{scheme}://{rest}");
+    };
+    let (query, fragment) = match query.split_once('#') {
+        Some((query, fragment)) => (query, Some(fragment)),
+        None => (query, None),
+    };
+    let names: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, value)) if !value.is_empty() => format!("{name}=…"),
+            _ => pair.to_owned(),
+        })
+        .collect();
+    let fragment = fragment.map(|f| format!("#{f}")).unwrap_or_default();
+    format!("{scheme}://{before}?{}{fragment}", names.join("&"))
 }
 
 /// Waits until something answers HTTP at `url` (any status: an agent's endpoint often
