@@ -2414,3 +2414,28 @@ fn no_output_replaces_what_the_command_reads() {
         &named,
     );
 }
+
+/// A folder that holds a stream and a link to it (in the same folder) holds one stream:
+/// `check` reads it once, as it reads a path named twice once; its findings are not counted
+/// twice.
+#[test]
+fn a_link_to_a_file_of_the_walk_is_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("runs");
+    place("agui-sdk-full.jsonl", &folder.join("a.jsonl"));
+    std::os::unix::fs::symlink("a.jsonl", folder.join("b.jsonl")).unwrap();
+    let (code, stdout, stderr) = run(&["check", s(&folder), "--format", "json"]);
+    assert!(code == 0 || code == 1, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["files"].as_array().unwrap().len(), 1, "{stdout}");
+    // Named twice, once by its link: read once too.
+    let (_, stdout, _) = run(&[
+        "check",
+        s(&folder.join("a.jsonl")),
+        s(&folder.join("b.jsonl")),
+        "--format",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["files"].as_array().unwrap().len(), 1, "{stdout}");
+}

@@ -66,7 +66,7 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
             recorded_failures: true,
             ..inputs::Walk::from_args(&args.walk)
         };
-        let inputs = inputs::expand(&paths, &walk)?;
+        let inputs = inputs::each_file_once(inputs::expand(&paths, &walk)?);
         let inputs = inputs::open_captures(inputs, args.read.entry);
         // Ctrl-C or SIGTERM stops the reading; what was read is reported (exit 130, 143).
         crate::signals::catch();

@@ -123,6 +123,21 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
     Ok(inputs)
 }
 
+/// The inputs with each file once: a file reached through a link too (a link beside its
+/// target in a walked folder, or named by both) is read at the first of its names. For the
+/// commands that read, not those that write beside each input (`compact` mirrors a link as
+/// a file of its own).
+pub fn each_file_once(inputs: Vec<Input>) -> Vec<Input> {
+    let mut seen = HashSet::new();
+    inputs
+        .into_iter()
+        .filter(|input| match &input.spec {
+            InputSpec::File(path) => super::file_id(path).is_none_or(|id| seen.insert(id)),
+            _ => true,
+        })
+        .collect()
+}
+
 /// Opens browser captures (files that hold one, whatever their names) into one input per
 /// AG-UI stream they hold, or the one `entry` names; says on stderr
 /// how many entries were something else. A capture with no AG-UI stream stays one input that
