@@ -19,6 +19,29 @@ pub struct Place {
     pub event_index: Option<u64>,
 }
 
+/// Where the last finding of each rule, path and subject went in a report's list, so that a
+/// group of its repeats finds it at once.
+#[derive(Default)]
+pub struct LastOf(
+    std::collections::HashMap<(crate::check::catalog::RuleId, std::sync::Arc<str>, String), usize>,
+);
+
+impl LastOf {
+    /// `d` is at `at` in the list.
+    pub fn note(&mut self, d: &crate::check::diagnostic::Diagnostic, at: usize) {
+        if let Some(subject) = &d.subject {
+            self.0.insert((d.rule, d.path.clone(), subject.clone()), at);
+        }
+    }
+
+    /// Where the finding the group repeats is.
+    pub fn of(&self, group: &Repeated) -> Option<usize> {
+        self.0
+            .get(&(group.rule, group.path.clone(), group.subject.clone()))
+            .copied()
+    }
+}
+
 /// The repeats of one finding, told after the input's last diagnostic.
 #[derive(Clone, Debug)]
 pub struct Repeated {

@@ -11,6 +11,9 @@ use crate::check::diagnostic::Diagnostic;
 pub struct Json {
     out: Box<dyn Write>,
     diagnostics: Vec<serde_json::Value>,
+    /// The last diagnostic of each rule, path and subject, for the groups of repeats that
+    /// come after it (found by a search, each group cost the whole list: quadratic).
+    last: super::group::LastOf,
     files: Vec<serde_json::Value>,
 }
 
@@ -19,6 +22,7 @@ impl Json {
         Json {
             out,
             diagnostics: Vec::new(),
+            last: Default::default(),
             files: Vec::new(),
         }
     }
@@ -26,17 +30,17 @@ impl Json {
 
 impl Reporter for Json {
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
+        self.last.note(d, self.diagnostics.len());
         self.diagnostics
             .push(serde_json::to_value(DiagnosticRecord::from(d)).map_err(io::Error::other)?);
         Ok(())
     }
 
     fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
-        let first = self.diagnostics.iter_mut().rev().find(|d| {
-            d["rule"] == group.rule.name()
-                && d["path"] == *group.path
-                && d["subject"] == group.subject.as_str()
-        });
+        let first = self
+            .last
+            .of(group)
+            .and_then(|at| self.diagnostics.get_mut(at));
         if let Some(serde_json::Value::Object(first)) = first {
             first.insert("repeats".into(), json!(group.count));
             first.insert("more".into(), places_json(group));

@@ -19,6 +19,8 @@ pub struct Sarif {
     /// Whether every input could be read.
     successful: bool,
     containers: Containers,
+    /// The last result of each rule, path and subject, for the groups of repeats.
+    last: super::group::LastOf,
 }
 
 impl Sarif {
@@ -29,6 +31,7 @@ impl Sarif {
             notifications: Vec::new(),
             successful: true,
             containers: Containers::default(),
+            last: Default::default(),
         }
     }
 }
@@ -126,12 +129,14 @@ impl Reporter for Sarif {
     }
 
     fn diagnostic(&mut self, d: &Diagnostic) -> io::Result<()> {
+        self.last.note(d, self.results.len());
         self.results
             .push(result(d, &self.containers.place(&d.path)));
         Ok(())
     }
 
     fn held(&mut self, d: &Diagnostic, baseline: &str) -> io::Result<()> {
+        self.last.note(d, self.results.len());
         let mut held = result(d, &self.containers.place(&d.path));
         held["suppressions"] = json!([{
             "kind": "external",
@@ -143,13 +148,7 @@ impl Reporter for Sarif {
 
     fn repeated(&mut self, group: &Repeated) -> io::Result<()> {
         let place = self.containers.place(&group.path);
-        let first = self.results.iter_mut().rev().find(|r| {
-            r["ruleId"] == group.rule.name()
-                && r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-                    == uri(place.file)
-                && r["properties"]["stream"].as_str() == place.stream
-                && r["properties"]["subject"] == group.subject.as_str()
-        });
+        let first = self.last.of(group).and_then(|at| self.results.get_mut(at));
         if let Some(first) = first {
             let in_file = &place;
             let related: Vec<Value> = group
