@@ -2439,3 +2439,30 @@ fn a_link_to_a_file_of_the_walk_is_read_once() {
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["files"].as_array().unwrap().len(), 1, "{stdout}");
 }
+
+/// Under `--deny-warnings` a warning fails the run, so every report says it failed: it is an
+/// error in JUnit (a `<failure>`), SARIF (level `error`), JSON and GitHub, not a warning
+/// beside exit status 1 (the JUnit report was all green).
+#[test]
+fn denied_warnings_fail_in_every_format() {
+    let fixture = root().join("fixtures/invalid/tool-args/undeclared-tool.jsonl");
+    let fixture = s(&fixture);
+    let (code, _, _) = run(&["check", fixture, "--format", "json"]);
+    assert_eq!(code, 0, "a warning alone passes");
+    for format in ["human", "json", "sarif", "github", "junit"] {
+        let (code, stdout, stderr) =
+            run(&["check", "--deny-warnings", fixture, "--format", format]);
+        assert_eq!(code, 1, "{format}: {stderr}");
+        let failed = match format {
+            "junit" => stdout.contains("<failure"),
+            "sarif" => stdout.contains("\"level\": \"error\""),
+            "json" => {
+                let doc: Value = serde_json::from_str(&stdout).unwrap();
+                doc["summary"]["errors"].as_u64() > Some(0)
+            }
+            "github" => stdout.contains("::error"),
+            _ => stdout.contains("error[tool-args/undeclared-tool]"),
+        };
+        assert!(failed, "{format}: {stdout}");
+    }
+}

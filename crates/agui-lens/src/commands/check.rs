@@ -158,6 +158,10 @@ pub fn settings(
     let declaration = crate::declaration::from_flag(&rules.scope)?;
     let levels = levels_for(declaration.as_ref(), &levels);
     let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
+    let mut levels = levels;
+    if deny_warnings {
+        levels.deny_warnings();
+    }
     let max_line = match (max_line, &config.file.max_line) {
         (Some(max), _) => max,
         (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,

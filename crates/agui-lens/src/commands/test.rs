@@ -445,10 +445,13 @@ fn not_run(case: &Case, turn: &Turn, why: &str) -> CaseOutcome {
 fn run_case(shared: &Shared<'_>, case: &Case) -> Vec<CaseOutcome> {
     // A tier's limit survives the case's overrides; a declaration leaves capability rules on
     // only where it declares their capability.
-    let levels = levels_for(
+    let mut levels = levels_for(
         case.capabilities.as_ref().or(shared.declared),
         &case.levels(shared.levels),
     );
+    if shared.deny_warnings {
+        levels.deny_warnings();
+    }
     let mut outcomes = Vec::new();
     let first = if case.fixed_ids {
         Ok(case.input.clone())

@@ -386,6 +386,17 @@ impl Levels {
         self.level(id).severity()
     }
 
+    /// Every rule reported as a warning is reported as an error: what `--deny-warnings`
+    /// asks. A warning that fails the run is an error in every report (JUnit, SARIF, JSON),
+    /// not a warning beside a failed exit status.
+    pub fn deny_warnings(&mut self) {
+        for level in &mut self.levels {
+            if *level == Level::Warn {
+                *level = Level::Deny;
+            }
+        }
+    }
+
     pub fn enabled(&self, id: RuleId) -> bool {
         self.level(id) != Level::Allow
     }
