@@ -310,3 +310,42 @@ fn a_followed_file_takes_no_baseline() {
         assert!(!dir.path().join("base.toml").exists());
     }
 }
+
+/// `--update-baseline` with an input that cannot be read (gone, unreadable) leaves the
+/// baseline as it was: written, it lost that input's findings, which the next run called
+/// new.
+#[test]
+fn an_unreadable_input_records_no_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.jsonl");
+    let b = dir.path().join("b.jsonl");
+    let fixture = |name: &str| crate::common::root().join("fixtures/invalid").join(name);
+    std::fs::copy(fixture("lifecycle/open-at-finish.jsonl"), &a).unwrap();
+    std::fs::copy(fixture("schema/violation.jsonl"), &b).unwrap();
+    let baseline = dir.path().join("base.json");
+    let args = |extra: &[&str]| {
+        let mut all = vec![
+            "check",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ];
+        all.extend_from_slice(extra);
+        crate::common::run(&all)
+    };
+    let (code, _, stderr) = args(&["--update-baseline"]);
+    assert_eq!(code, 0, "{stderr}");
+    let recorded = std::fs::read(&baseline).unwrap();
+    std::fs::rename(&b, dir.path().join("away.jsonl")).unwrap();
+    let (code, _, stderr) = args(&["--update-baseline"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("1 input could not be read"), "{stderr}");
+    assert!(
+        std::fs::read(&baseline).unwrap() == recorded,
+        "the baseline was written"
+    );
+    std::fs::rename(dir.path().join("away.jsonl"), &b).unwrap();
+    let (code, _, stderr) = args(&[]);
+    assert_eq!(code, 0, "every finding is still known: {stderr}");
+}

@@ -144,7 +144,8 @@ impl Gate {
             Mode::Record(_) if self.incomplete.is_some() => {
                 let _ = writeln!(
                     err,
-                    "{}: the baseline {} (the findings of a good answer would be missing from it)",
+                    "{}: the baseline {} (what was not found would be missing from it, and \
+                     called new at the next run)",
                     self.incomplete.as_deref().unwrap_or_default(),
                     super::left_unwritten(&self.path)
                 );

@@ -79,7 +79,16 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         check_inputs(&ctx, &inputs, &read, reporter.as_mut(), gate.as_mut())?
     };
     let recording = gate.as_ref().is_some_and(Gate::recorded_all);
-    if let Some(gate) = gate {
+    if let Some(mut gate) = gate {
+        // An input that could not be read found nothing: recorded, the baseline would lose
+        // what it held of it, and call it new at the next run.
+        let unread = summary.summary.unreadable;
+        if unread > 0 {
+            gate.incomplete(format!(
+                "{} could not be read",
+                agui_lens_core::report::plural(unread, "input")
+            ));
+        }
         gate.finish()?;
     }
     let outcome = Outcome::from_summary(&summary, settings.deny_warnings);
