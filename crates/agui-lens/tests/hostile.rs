@@ -523,3 +523,30 @@ fn broken_and_explosive_compressed_inputs() {
     assert_eq!(rules(&doc), vec!["framing/no-events"]);
     assert!(ran.peak_mib() < 64.0, "{} MiB", ran.peak_rss_mib);
 }
+
+/// A capture cannot drive the terminal that shows its findings: escape sequences and carriage
+/// returns, raw in a broken line or JSON-escaped in a value a message quotes, are written as
+/// escapes (`\x1b`) in the human report.
+#[test]
+fn a_capture_cannot_drive_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("esc.jsonl");
+    std::fs::write(
+        &path,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\
+         \u{1b}[31mRED\u{1b}[0m\rnot json\n\
+         {\"type\":\"TOOL_CALL_START\",\"toolCallId\":\"c\",\"toolCallName\":\"\\u001b]0;pwned\\u0007\"}\n\
+         {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    )
+    .unwrap();
+    let output = crate::common::agui_lens()
+        .args(["check", path.to_str().unwrap(), "--color", "never"])
+        .output()
+        .unwrap();
+    let (_, stdout, stderr) = crate::common::split(output);
+    assert!(stdout.contains("\\x1b[31mRED"), "{stdout}");
+    for control in ['\u{1b}', '\r', '\u{7}'] {
+        assert!(!stdout.contains(control), "{stdout:?}");
+        assert!(!stderr.contains(control), "{stderr:?}");
+    }
+}

@@ -93,9 +93,9 @@ impl Reporter for Human {
             Severity::Note => self.paint("note", Paint::Bold),
         };
         let rule = self.paint(&format!("[{}]", d.rule), Paint::Bold);
-        let message = self.paint(&d.message, Paint::Bold);
+        let message = self.paint(&visible(&d.message), Paint::Bold);
         writeln!(self.out, "{label}{rule}: {message}")?;
-        let mut place = d.path.to_string();
+        let mut place = visible(&d.path).into_owned();
         if let Some(line) = d.line {
             place.push_str(&format!(":{line}"));
         }
@@ -114,7 +114,7 @@ impl Reporter for Human {
         }
         let bar = self.paint("|", Paint::Frame);
         if let Some(excerpt) = &d.excerpt {
-            writeln!(self.out, "   {bar} {excerpt}")?;
+            writeln!(self.out, "   {bar} {}", visible(excerpt))?;
         }
         let eq = self.paint("=", Paint::Frame);
         if let (Some(pointer), Some(keyword)) = (&d.pointer, &d.keyword) {
@@ -127,7 +127,7 @@ impl Reporter for Human {
         }
         if let Some(help) = &d.help {
             let label = self.paint("help", Paint::Bold);
-            writeln!(self.out, "   {eq} {label}: {help}")?;
+            writeln!(self.out, "   {eq} {label}: {}", visible(help))?;
         }
         writeln!(self.out)
     }
@@ -180,4 +180,28 @@ impl Reporter for Human {
         writeln!(self.out, "{line}")?;
         self.out.flush()
     }
+}
+
+/// Text from a capture as a terminal may show it: control characters (an escape sequence that
+/// would recolour, move the cursor or retitle the terminal, a carriage return that would write
+/// over the line) are written as escapes (`\x1b`); tabs and line breaks stay.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| c.is_control() && c != '\t' && c != '\n';
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            let code = u32::from(c);
+            if code < 0x100 {
+                shown.push_str(&format!("\\x{code:02x}"));
+            } else {
+                shown.push_str(&format!("\\u{{{code:x}}}"));
+            }
+        } else {
+            shown.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(shown)
 }
