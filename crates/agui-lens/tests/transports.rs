@@ -1483,3 +1483,25 @@ fn a_forced_format_that_does_not_fit_is_named() {
         );
     }
 }
+
+/// `--entry N` past a capture's last entry says so, and how its entries are numbered (it
+/// said the entry "is no AG-UI stream").
+#[test]
+fn an_entry_a_capture_does_not_have_is_named_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.har");
+    std::fs::write(&path, har(vec![page_entry(), one_call_entry()])).unwrap();
+    let path = path.to_str().unwrap();
+    let (code, _, stderr) = run(&["check", "--entry", "99", path]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("has no entry 99: its 2 entries are numbered 0 to 1"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["check", "--entry", "0", path]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("entry 0 of this browser capture (HAR) is no AG-UI stream"),
+        "{stderr}"
+    );
+}

@@ -194,7 +194,17 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
             continue;
         }
         if streams.is_empty() && failed.is_empty() {
+            let entries = capture.others + capture.streams.len() + capture.failed.len();
             let why = match entry {
+                Some(wanted) if wanted >= entries => format!(
+                    "{}: this browser capture (HAR) has no entry {wanted}: {}",
+                    path.display(),
+                    match entries {
+                        0 => "it has no entries".to_owned(),
+                        1 => "its one entry is entry 0".to_owned(),
+                        n => format!("its {n} entries are numbered 0 to {}", n - 1),
+                    }
+                ),
                 Some(wanted) => format!(
                     "{}: entry {wanted} of this browser capture (HAR) is no AG-UI stream",
                     path.display()
