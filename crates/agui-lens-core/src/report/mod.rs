@@ -149,6 +149,10 @@ pub struct Summary {
     /// The inputs were responses of live agents (`run`), not files.
     #[serde(skip)]
     pub live: bool,
+    /// The signal that stopped the run (`SIGTERM`), when one did: even with every input read
+    /// whole, the run was cancelled, and a report that says whether it succeeded says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<&'static str>,
 }
 
 impl Summary {

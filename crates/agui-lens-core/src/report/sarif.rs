@@ -198,7 +198,16 @@ impl Reporter for Sarif {
         Ok(())
     }
 
-    fn finish(&mut self, _summary: &Summary) -> io::Result<()> {
+    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        // Stopped by a signal, the run was cancelled (exit 130, 143), though every input it
+        // read was read whole.
+        if let Some(signal) = summary.stopped_by {
+            self.successful = false;
+            self.notifications.push(json!({
+                "level": "error",
+                "message": {"text": format!("stopped by {signal}: the run was cancelled")},
+            }));
+        }
         // A dashboard that reads only results would show an unreadable input as a clean run:
         // the invocation says the run did not succeed, and why.
         let invocation = json!({
@@ -256,6 +265,42 @@ fn uri(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::uri;
+    use crate::report::{Reporter, Summary};
+
+    /// A run stopped by a signal after its last input was read whole is no successful run:
+    /// its exit status is 130 or 143.
+    #[test]
+    fn a_stopped_run_is_unsuccessful() {
+        let invocation = |summary: &Summary| {
+            let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+            impl std::io::Write for Shared {
+                fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                    self.0.lock().unwrap().extend_from_slice(buf);
+                    Ok(buf.len())
+                }
+                fn flush(&mut self) -> std::io::Result<()> {
+                    Ok(())
+                }
+            }
+            let mut sarif = super::Sarif::new(Box::new(Shared(out.clone())));
+            sarif.finish(summary).unwrap();
+            let doc: serde_json::Value = serde_json::from_slice(&out.lock().unwrap()).unwrap();
+            doc["runs"][0]["invocations"][0].clone()
+        };
+        let whole = Summary::default();
+        assert_eq!(invocation(&whole)["executionSuccessful"], true);
+        let stopped = Summary {
+            stopped_by: Some("SIGTERM"),
+            ..Summary::default()
+        };
+        let stopped = invocation(&stopped);
+        assert_eq!(stopped["executionSuccessful"], false, "{stopped}");
+        assert!(
+            stopped.to_string().contains("stopped by SIGTERM"),
+            "{stopped}"
+        );
+    }
 
     #[test]
     fn paths_become_uri_references() {

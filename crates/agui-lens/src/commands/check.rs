@@ -128,6 +128,8 @@ fn follow(
         reporter.flush()
     })?;
     finish_file(&mut run, &file, reporter)?;
+    run.summary.stopped_by =
+        agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
     reporter.finish(&run.summary)?;
     Ok(run)
 }
@@ -291,6 +293,8 @@ pub fn check_inputs(
         }
         finish_file(&mut run, &held, reporter)?;
     }
+    run.summary.stopped_by =
+        agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
     reporter.finish(&run.summary)?;
     Ok(run)
 }
