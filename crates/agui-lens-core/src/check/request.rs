@@ -93,7 +93,7 @@ pub fn sent_findings(input: &Value, path: &Arc<str>) -> Vec<Diagnostic> {
                 path,
                 "the request's RunAgentInput declares no protocolVersion".to_owned(),
             )
-            .with_help("send the protocol version the client implements, e.g. \"protocolVersion\": \"1.1.0\""),
+            .with_help("send the protocol version the client implements, e.g. \"protocolVersion\": \"1.1\" (MAJOR.MINOR, as the spec publishes versions)"),
         );
     }
     for message in messages_of(input) {
@@ -353,7 +353,7 @@ mod tests {
     }
 
     fn first_turn() -> (Value, Folded) {
-        let input = json!({"threadId": "t", "runId": "r1", "protocolVersion": "1.1.0",
+        let input = json!({"threadId": "t", "runId": "r1", "protocolVersion": "1.1",
             "state": {"n": 0}, "messages": [{"id": "u1", "role": "user", "content": "hi"}]});
         let events = [
             json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r1"}),
@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn a_client_that_answers_and_adds_a_message_passes() {
         let (_, folded) = first_turn();
-        let next = json!({"threadId": "t", "runId": "r2", "protocolVersion": "1.1.0",
+        let next = json!({"threadId": "t", "runId": "r2", "protocolVersion": "1.1",
         "state": {"n": 1},
         "messages": [
             {"id": "u1", "role": "user", "content": "hi"},
