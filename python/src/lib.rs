@@ -35,10 +35,10 @@ use agui_lens_core::compare::comparison::plain;
 use agui_lens_core::compare::normalize::Settings;
 use agui_lens_core::compare::streams::diff_paths;
 use agui_lens_core::fold::threads::{fold_opened, pick};
-use agui_lens_core::protocol::event::EventType;
 use agui_lens_core::protocol::version::Version;
 use agui_lens_core::read::{
     self, Batch, Compression, FrameKind, InputFormat, InputSpec, Opened, ReadOptions,
+    RequestCarrier,
 };
 use agui_lens_core::report::human::Human;
 use agui_lens_core::report::{self, DiagnosticRecord, Format, Reporter, Summary};
@@ -437,17 +437,13 @@ fn events(
         let mut texts = Vec::new();
         // A capture's request goes with its stream, as the first RUN_STARTED's input, as
         // `cat` writes it.
-        let capture = opened.capture.clone();
-        let mut first_run = true;
+        let mut carrier = RequestCarrier::of(&opened);
         let stats = for_each_fed(&mut opened, max_line, false, |fed, _, _| {
             if let Fed::Event(event) = fed {
-                let run_started = first_run && event.kind == Some(EventType::RunStarted);
-                first_run &= !run_started;
-                let mut value = event.whole_value();
-                if let (true, Some(capture)) = (run_started, &capture) {
-                    capture.carry_request(value.to_mut());
-                }
-                texts.push(value.to_string());
+                texts.push(match carrier.carried(event) {
+                    Some(with_input) => with_input.to_string(),
+                    None => event.whole_value().to_string(),
+                });
             }
             Ok(())
         })?;

@@ -37,15 +37,20 @@ pub struct Config {
 }
 
 impl Config {
-    /// Loads `explicit`, or else the nearest `agui-lens.toml` from the current directory up.
-    pub fn load(explicit: Option<&Path>) -> Result<Config> {
-        let path = match explicit {
+    /// The file [`Config::load`] reads: `explicit`, or else the nearest `agui-lens.toml` from
+    /// the current directory up, if there is one.
+    pub fn locate(explicit: Option<&Path>) -> Option<PathBuf> {
+        match explicit {
             Some(path) => Some(path.to_path_buf()),
             None => std::env::current_dir()
                 .ok()
                 .and_then(|dir| find_upwards(&dir)),
-        };
-        let Some(path) = path else {
+        }
+    }
+
+    /// Loads `explicit`, or else the nearest `agui-lens.toml` from the current directory up.
+    pub fn load(explicit: Option<&Path>) -> Result<Config> {
+        let Some(path) = Config::locate(explicit) else {
             return Ok(Config::default());
         };
         let text = agui_lens_core::read::read_text(&path)?;
@@ -128,7 +133,7 @@ impl Config {
     }
 }
 
-pub(crate) fn find_upwards(start: &Path) -> Option<PathBuf> {
+fn find_upwards(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
         .map(|dir| dir.join(FILE_NAME))

@@ -24,15 +24,20 @@ pub fn from_flag(scope: &ScopeArgs) -> Result<Option<Capabilities>> {
         .transpose()
 }
 
+/// Whether a declaration's source is an `http://` or `https://` URL, not a file.
+pub fn is_url(source: &str) -> bool {
+    let lower = source.to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
 /// The declaration `source` names: an `http://` or `https://` URL is fetched with a GET, any
 /// other text is a file path, relative to `base` when given (a suite file's directory) and to
 /// the current directory otherwise. A declaration that cannot be had, or that breaks the
 /// capabilities schema, is an error naming the source.
 pub fn load(source: &str, base: Option<&Path>) -> Result<Capabilities> {
-    let lower = source.to_ascii_lowercase();
     // A URL is shown without the credentials it may carry.
     let shown = crate::live::http::display_url(source);
-    let text = if lower.starts_with("http://") || lower.starts_with("https://") {
+    let text = if is_url(source) {
         let bytes = crate::live::http::get(source, FETCH_TIMEOUT)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("fetching the capabilities declaration {shown}"))?;

@@ -19,10 +19,9 @@ use crate::compare::comparison::{
     Comparison, DiffLine, compare, plain, render, summary, unified_diff,
 };
 use crate::compare::normalize::{Normalizer, Settings};
-use crate::fold::Folder;
-use crate::fold::threads::ByThread;
-use crate::protocol::event::{Event, EventType};
-use crate::read::{self, Frame, FrameKind, InputSpec, Opened, ReadOptions};
+use crate::fold::threads::{ByThread, starting_folder};
+use crate::protocol::event::Event;
+use crate::read::{self, Frame, FrameKind, InputSpec, Opened, ReadOptions, RequestCarrier};
 use crate::write::Output;
 
 /// Two streams compared at a level, with where the first difference is in each file.
@@ -144,22 +143,12 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
     let mut opened = read::open(input, read)?;
     // A capture's request is its stream's first RUN_STARTED's input, as `cat` writes it out
     // (and compaction then starts from the state it sent).
-    let capture = opened.capture.clone();
-    let mut first_run = true;
+    let mut carrier = RequestCarrier::of(&opened);
     let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
         match event {
             Some(event) => {
                 collected.reading = event.loc.line;
-                let run_started = first_run && event.kind == Some(EventType::RunStarted);
-                first_run &= !run_started;
-                let carried = capture
-                    .as_ref()
-                    .filter(|_| run_started)
-                    .and_then(|capture| {
-                        let mut value = event.whole_value().into_owned();
-                        capture.carry_request(&mut value).then_some(value)
-                    });
-                match carried {
+                match carrier.carried(event) {
                     Some(value) => {
                         let raw = serde_json::to_vec(&value)?;
                         let carried = Event::from_value(event.loc.clone(), value);
@@ -288,20 +277,12 @@ pub fn normalized(
             let mut opened = read::open(&input, read)?;
             // A capture's request is its stream's first RUN_STARTED's input, as `cat` writes
             // the stream out.
-            let capture = opened.capture.clone();
-            let mut first_run = true;
+            let mut carrier = RequestCarrier::of(&opened);
             let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
                 items.push(match event {
-                    Some(event) => {
-                        let mut value = event.whole_value().into_owned();
-                        if first_run && event.kind == Some(EventType::RunStarted) {
-                            first_run = false;
-                            if let Some(capture) = &capture {
-                                capture.carry_request(&mut value);
-                            }
-                        }
-                        value
-                    }
+                    Some(event) => carrier
+                        .carried(event)
+                        .unwrap_or_else(|| event.whole_value().into_owned()),
                     None => unreadable_item(raw, frame),
                 });
                 Ok(())
@@ -324,15 +305,8 @@ pub fn normalized(
             // A browser capture's stream starts from what its request sent, as `fold` folds
             // it: its state and messages are part of what the client ends with.
             let capture = opened.capture.clone();
-            let sent = |key: &str| capture.as_ref().and_then(|c| c.sent(key));
-            let history: &[Value] = sent("messages")
-                .and_then(Value::as_array)
-                .map_or(&[], Vec::as_slice);
-            let mut threads = ByThread::new(|| {
-                Folder::new(DEFAULT_STATE_LIMIT)
-                    .with_state(sent("state").cloned())
-                    .with_messages(history)
-            });
+            let mut threads =
+                ByThread::new(|| starting_folder(capture.as_ref(), None, DEFAULT_STATE_LIMIT));
             let mut unreadable = Vec::new();
             let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
                 match event {

@@ -105,6 +105,22 @@ pub fn fold_threads(
     fold_opened(opened, read.max_line, limit, initial, only)
 }
 
+/// What a thread's fold starts from: the `initial` state (`--initial-state`), else the state a
+/// browser capture's request sent, and the messages it sent (its client held them).
+pub fn starting_folder(
+    capture: Option<&read::CaptureEntry>,
+    initial: Option<&Value>,
+    limit: usize,
+) -> Folder {
+    let sent = |key: &str| capture.and_then(|c| c.sent(key));
+    let history: &[Value] = sent("messages")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice);
+    Folder::new(limit)
+        .with_state(initial.or(sent("state")).cloned())
+        .with_messages(history)
+}
+
 /// [`fold_threads`] of an input already opened (a buffer, a socket body), its lines capped at
 /// `max_line`.
 pub fn fold_opened(
@@ -116,16 +132,7 @@ pub fn fold_opened(
 ) -> Result<Threads> {
     // A browser capture's stream starts from what its request sent: state and messages.
     let capture = opened.capture.clone();
-    let sent = |key: &str| capture.as_ref().and_then(|c| c.sent(key));
-    let initial = initial.or(sent("state"));
-    let history: &[Value] = sent("messages")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice);
-    let mut threads = ByThread::new(|| {
-        Folder::new(limit)
-            .with_state(initial.cloned())
-            .with_messages(history)
-    });
+    let mut threads = ByThread::new(|| starting_folder(capture.as_ref(), initial, limit));
     let name = opened.name.clone();
     let stats = for_each_fed(&mut opened, max_line, true, |fed, batch, frame| {
         let built = match fed {

@@ -420,7 +420,7 @@ impl CaptureEntry {
     /// `input`, where a stream carries a run's RunAgentInput, when it has none: the stream
     /// alone then means what the capture does (a client folds it from the request's state
     /// and messages). Whether it did.
-    pub fn carry_request(&self, event: &mut serde_json::Value) -> bool {
+    fn carry_request(&self, event: &mut serde_json::Value) -> bool {
         let (Some(request), Some(map)) = (&self.request, event.as_object_mut()) else {
             return false;
         };
@@ -431,6 +431,37 @@ impl CaptureEntry {
         }
         map.insert("input".into(), (**request).clone());
         true
+    }
+}
+
+/// Carries a browser capture's request into its stream's first RUN_STARTED as the stream is
+/// read, the way `cat` writes a capture's stream out and `diff` compares it (see
+/// [`CaptureEntry::carry_request`]). For an input that is no capture, it carries nothing.
+pub struct RequestCarrier {
+    capture: Option<CaptureEntry>,
+    before_first_run: bool,
+}
+
+impl RequestCarrier {
+    pub fn of(opened: &Opened) -> RequestCarrier {
+        RequestCarrier {
+            capture: opened.capture.clone(),
+            before_first_run: true,
+        }
+    }
+
+    /// The event with the request as its `input`, when it is the stream's first RUN_STARTED
+    /// and has none; None for every other event, which stands as it was read.
+    pub fn carried(&mut self, event: &crate::protocol::event::Event) -> Option<serde_json::Value> {
+        let capture = self.capture.as_ref()?;
+        if !self.before_first_run
+            || event.kind != Some(crate::protocol::event::EventType::RunStarted)
+        {
+            return None;
+        }
+        self.before_first_run = false;
+        let mut value = event.whole_value().into_owned();
+        capture.carry_request(&mut value).then_some(value)
     }
 }
 

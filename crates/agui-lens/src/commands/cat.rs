@@ -348,8 +348,7 @@ fn copy<W: Write>(
     let mut opened = read::open(input, read)?;
     // A capture's request goes with its stream, as the first RUN_STARTED's input (where a
     // stream carries a run's RunAgentInput): without it, the stream alone folds from nothing.
-    let capture = opened.capture.clone();
-    let mut first_run = true;
+    let mut carrier = read::RequestCarrier::of(&opened);
     let mut carried = false;
     let result = for_each_opened_event(&mut opened, read.max_line, |event, raw| {
         if !known && event.kind.is_some() {
@@ -367,18 +366,15 @@ fn copy<W: Write>(
             // Read on only to learn whether the input is a stream at all.
             return if known { Err(PastRange.into()) } else { Ok(()) };
         }
-        let run_started = first_run && event.kind == Some(EventType::RunStarted);
-        first_run &= !run_started;
+        // Looked at whether kept or not: only the stream's first RUN_STARTED carries it.
+        let with_input = carrier.carried(event);
         if filter.keep(event) {
             let whole =
                 format == InputFormat::Jsonl && raw.iter().any(|&b| b == b'\n' || b == b'\r');
             let mut value = whole.then(|| event.whole_value());
-            if let (true, Some(capture)) = (run_started, &capture) {
-                let mut with_input = event.whole_value().into_owned();
-                if capture.carry_request(&mut with_input) {
-                    carried = true;
-                    value = Some(std::borrow::Cow::Owned(with_input));
-                }
+            if let Some(with_input) = with_input {
+                carried = true;
+                value = Some(std::borrow::Cow::Owned(with_input));
             }
             if known {
                 write(writer, value.as_deref(), raw)?;

@@ -361,25 +361,18 @@ pub(crate) fn refuse_output_over_input(
 pub(crate) fn settings_files(
     rules: &crate::cli::RuleArgs,
 ) -> Vec<(std::path::PathBuf, &'static str)> {
-    let mut files = Vec::new();
-    match &rules.config {
-        Some(path) => files.push((path.clone(), "--config")),
-        None => {
-            if let Some(found) = std::env::current_dir()
-                .ok()
-                .and_then(|dir| crate::config::find_upwards(&dir))
-            {
-                files.push((found, "the agui-lens.toml in use"));
-            }
-        }
-    }
-    if let Some(source) = &rules.scope.capabilities {
-        let lower = source.to_ascii_lowercase();
-        if !lower.starts_with("http://") && !lower.starts_with("https://") {
-            files.push((source.into(), "--capabilities"));
-        }
-    }
-    files
+    let named_by = match rules.config {
+        Some(_) => "--config",
+        None => "the agui-lens.toml in use",
+    };
+    let config = crate::config::Config::locate(rules.config.as_deref());
+    let capabilities = rules.scope.capabilities.as_deref();
+    let capabilities = capabilities.filter(|source| !crate::declaration::is_url(source));
+    config
+        .map(|path| (path, named_by))
+        .into_iter()
+        .chain(capabilities.map(|source| (source.into(), "--capabilities")))
+        .collect()
 }
 
 /// What tells a file apart from every other, through links: its device and inode.
