@@ -435,8 +435,8 @@ impl CaptureEntry {
 }
 
 /// Carries a browser capture's request into its stream's first RUN_STARTED as the stream is
-/// read, the way `cat` writes a capture's stream out and `diff` compares it (see
-/// [`CaptureEntry::carry_request`]). For an input that is no capture, it carries nothing.
+/// read, the way `cat` writes a capture's stream out and `diff` compares it: as its `input`,
+/// when it has none. For an input that is no capture, it carries nothing.
 pub struct RequestCarrier {
     capture: Option<CaptureEntry>,
     before_first_run: bool,
