@@ -103,7 +103,7 @@ fn guarded<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T> + Send) -> 
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     if let Err(interrupt) = py.check_signals() {
                         STOPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        agui_lens_core::stop::request(2);
+                        agui_lens_core::stop::insist(2);
                         let _ = py.detach(move || result.recv());
                         break Err(interrupt);
                     }

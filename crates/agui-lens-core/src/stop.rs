@@ -3,22 +3,41 @@
 //! still write what it found and remove what it had half made. A front end sets it
 //! ([`request`]); the library only reads it.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
-/// The signal that asked to stop, or 0.
+/// The signal that asked to stop last, or 0.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-/// Asks every reader to stop, for the given signal number (anything but 0). Returns whether a
-/// stop had been asked for already. Only touches an atomic, so it may be called from a
-/// signal handler.
-pub fn request(signal: i32) -> bool {
-    SIGNAL.swap(signal, Ordering::SeqCst) != 0
+/// How many times a stop was asked for.
+static ASKED: AtomicU32 = AtomicU32::new(0);
+
+/// Asks every reader to stop, for the given signal number (anything but 0). Returns how many
+/// times a stop has been asked for, this one included. Only touches atomics, so it may be
+/// called from a signal handler.
+pub fn request(signal: i32) -> u32 {
+    SIGNAL.store(signal, Ordering::SeqCst);
+    ASKED.fetch_add(1, Ordering::SeqCst).saturating_add(1)
+}
+
+/// Asks every reader to stop, work that a first request lets finish too (see [`insisted`]):
+/// for a front end that throws away what stopped work returns (the Python package).
+pub fn insist(signal: i32) {
+    SIGNAL.store(signal, Ordering::SeqCst);
+    ASKED.fetch_max(2, Ordering::SeqCst);
+}
+
+/// Whether a stop was asked for again: a second Ctrl-C, or SIGTERM after SIGINT (as a
+/// cancelled CI job sends them). Work that the first request lets finish so that its result
+/// is whole (`check`'s files under way) ends too, and what it found is reported as cut short.
+pub fn insisted() -> bool {
+    ASKED.load(Ordering::SeqCst) >= 2
 }
 
 /// Forgets a stop: for a front end that lives on once the stopped work has ended (the Python
 /// package, after Ctrl-C raised KeyboardInterrupt in the interpreter).
 pub fn clear() {
     SIGNAL.store(0, Ordering::SeqCst);
+    ASKED.store(0, Ordering::SeqCst);
 }
 
 /// Whether a stop was requested.

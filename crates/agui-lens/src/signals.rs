@@ -3,11 +3,17 @@
 //! file removes its temp file and leaves the original as it was, and a live call stops
 //! reading, checks what arrived and writes its reports. The exit status then says which signal
 //! stopped it (128 + its number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP). A second
-//! signal ends the process at once.
+//! signal ends the process at once, except in a command that lets work under way finish after
+//! the first ([`catch_twice`]): there the second stops that work too, and a third ends it.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// How many signals ask to stop before the next one ends the process.
+static PATIENCE: AtomicU32 = AtomicU32::new(1);
 
 extern "C" fn on_signal(signal: libc::c_int) {
-    if agui_lens_core::stop::request(signal) {
-        // Asked twice: the default action, now.
+    if agui_lens_core::stop::request(signal) > PATIENCE.load(Ordering::SeqCst) {
+        // Asked once too often: the default action, now.
         // SAFETY: signal and raise are async-signal-safe.
         unsafe {
             libc::signal(signal, libc::SIG_DFL);
@@ -23,6 +29,15 @@ const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 /// commands that look at [`agui_lens_core::stop::requested`] while they work install it. A
 /// signal the process was started ignoring stays ignored, as with [`Caught`].
 pub fn catch() {
+    install();
+}
+
+/// [`catch`], for a command whose first stop lets work under way finish (`check` reads a file
+/// it has begun to its end, so that its findings are whole): a second signal stops that work
+/// too ([`agui_lens_core::stop::insisted`]) and the reports are still written; a third ends
+/// the process at once. A cancelled CI job sends SIGINT, then SIGTERM a few seconds later.
+pub fn catch_twice() {
+    PATIENCE.store(2, Ordering::SeqCst);
     install();
 }
 

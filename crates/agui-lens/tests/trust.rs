@@ -1530,6 +1530,63 @@ fn an_interrupted_check_still_writes_its_report() {
     }
 }
 
+/// A cancelled CI job sends SIGINT, then SIGTERM a few seconds later. The first signal lets
+/// the file under way be checked to its end; the second stops it too, and the report is
+/// still written whole, the file marked interrupted. The second signal used to end the
+/// process at once, leaving an empty report.
+#[test]
+fn a_second_signal_stops_the_file_under_way_and_still_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let one = std::fs::read_to_string(root().join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
+    let mut text = String::new();
+    let runs = 10_000;
+    for run in 0..runs {
+        text.push_str(&one.replace("run-full-1", &format!("run-{run}")));
+    }
+    write(&big, text.as_bytes());
+    let total = one.lines().count() * runs;
+    // The second signal; then a single one, which lets the file be read whole: the run was
+    // still cut short, and JUnit, which has no run-level flag, says so as an error.
+    for (format, signals, code) in [
+        ("json", &[libc::SIGINT, libc::SIGTERM][..], 143),
+        ("junit", &[libc::SIGTERM, libc::SIGTERM][..], 143),
+        ("junit", &[libc::SIGINT][..], 130),
+    ] {
+        let child = Child::spawn(&["check", s(&big), "--format", format], None);
+        let started = std::time::Instant::now();
+        while !child.has_open(&big) {
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "the file was never opened"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        for &signal in signals {
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            child.signal(signal);
+        }
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(120));
+        assert_eq!(exit, code, "{format} {signals:?}: {stderr}");
+        if format == "json" {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            let file = &doc["files"][0];
+            assert_eq!(file["interrupted"], true, "{}", doc["summary"]);
+            let events = file["events"].as_u64().unwrap();
+            assert!(events < total as u64, "{events} of {total}");
+            assert_eq!(
+                doc["summary"]["stopped_by"], "SIGTERM",
+                "{}",
+                doc["summary"]
+            );
+            assert!(stderr.contains("interrupted"), "{stderr}");
+        } else {
+            assert!(stdout.trim_end().ends_with("</testsuites>"), "{stdout}");
+            assert!(stdout.contains("<error"), "{format} {signals:?}: {stdout}");
+        }
+    }
+}
+
 /// A check stopped halfway does not record a baseline: what it did not read has findings it
 /// would leave out, and the next run would call them new. The baseline is left as it was (or
 /// not written), and stderr says so; the report is still written.

@@ -452,11 +452,18 @@ impl<'a> Engine<'a> {
         mut each: Option<&mut EachFed<'_>>,
     ) -> io::Result<Option<io::Error>> {
         let preparer = self.stream_preparer();
-        pipelined(
+        let mut insisted = false;
+        let read = pipelined(
             reader,
             live,
             |batch| preparer.prepare_batch(batch),
             |batch, prepared| {
+                // A first stop lets a file under way be checked whole; a second one ends it
+                // here, as a read that failed: what was found is reported, cut short.
+                if crate::stop::insisted() {
+                    insisted = true;
+                    return Err(io::ErrorKind::Interrupted.into());
+                }
                 let each = each.as_mut().map(|e| &mut **e as &mut EachFed<'_>);
                 self.feed_batch(batch, prepared, out, each);
                 if self.reread {
@@ -466,7 +473,14 @@ impl<'a> Engine<'a> {
                 }
                 emit(out)
             },
-        )
+        );
+        match read {
+            Err(_) if insisted => Ok(Some(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "stopped by a second signal before its end",
+            ))),
+            read => read,
+        }
     }
 
     /// [`Engine::check_reader_with`], with what follows the checked events on a thread of its

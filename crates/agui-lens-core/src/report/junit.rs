@@ -186,7 +186,21 @@ impl Reporter for Junit {
         Ok(())
     }
 
-    fn finish(&mut self, _summary: &Summary) -> io::Result<()> {
+    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        // Stopped by a signal, the run was cancelled (exit 130, 143), though every input it
+        // read may have been read whole and passed: JUnit has no flag for a run, so the stop
+        // is an error of a suite of its own, and no CI shows the run green.
+        if let Some(signal) = summary.stopped_by {
+            let text = format!("stopped by {signal}: the run was cancelled");
+            let _ = write!(
+                self.suites,
+                "  <testsuite name=\"agui-lens\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n    <testcase name=\"run\" classname=\"agui-lens\">\n      <error message=\"{}\">{}</error>\n    </testcase>\n  </testsuite>\n",
+                xml_attr(&text),
+                xml_escape(&text)
+            );
+            self.tests += 1;
+            self.errors += 1;
+        }
         write!(
             self.out,
             // No `skipped` here: the schema Jenkins validates against allows it only on each

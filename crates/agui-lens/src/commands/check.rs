@@ -69,7 +69,8 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         let inputs = inputs::each_file_once(inputs::expand(&paths, &walk)?);
         let inputs = inputs::open_captures(inputs, args.read.entry);
         // Ctrl-C or SIGTERM stops the reading; what was read is reported (exit 130, 143).
-        crate::signals::catch();
+        // Files under way are read to their end, unless a second signal comes.
+        crate::signals::catch_twice();
         let _progress = Progress::start(
             "checking",
             crate::progress::total_size(inputs.iter().map(|i| &i.spec)),
