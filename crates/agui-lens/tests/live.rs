@@ -296,6 +296,39 @@ fn no_response_head_is_an_idle_timeout_not_a_usage_error() {
     assert!(stderr.contains(": no response, no event"), "{stderr}");
 }
 
+/// The timeout rules are advice, so `--tier must` leaves them out; an agent that never
+/// answered (or answered no event before the timeout) then passed as conforming, though
+/// nothing was checked. The empty answer is reported as one whenever its reason is not.
+#[test]
+fn a_hung_agent_never_passes_under_a_tier_without_timeouts() {
+    let hangs = [
+        Script {
+            head: String::new(),
+            steps: vec![Step::Hang],
+        },
+        Script::sse(vec![Step::Hang]),
+        Script::sse(vec![Step::Trickle(
+            ": keep-alive\n\n".repeat(1000).into_bytes(),
+            Duration::from_millis(20),
+        )]),
+    ];
+    for script in hangs {
+        let server = Server::start(script);
+        for tier in [&["--tier", "must"][..], &["--allow", "transport/*"]] {
+            let mut args = vec!["--idle-timeout", "1", "--timeout", "1.5"];
+            args.extend_from_slice(tier);
+            let (code, doc, stderr) = run_json(&server.url("/"), &args);
+            assert_eq!(code, 1, "{tier:?}: {doc}\n{stderr}");
+            assert_eq!(rules(&doc), ["framing/no-events"], "{tier:?}: {doc}");
+            let message = doc["diagnostics"][0]["message"].as_str().unwrap();
+            assert!(
+                message.contains("--idle-timeout") || message.contains("--timeout"),
+                "{message}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_total_timeout_cuts_a_stream_that_trickles_forever() {
     let keep_alive = ": keep-alive\n\n".repeat(1000).into_bytes();

@@ -227,6 +227,9 @@ pub struct Engine<'a> {
     reread: bool,
     /// The input was cut short for a reason already reported (a live connection failed).
     cut_short: bool,
+    /// Why the input was cut short, where the levels left that reason out: the empty input's
+    /// finding says it instead.
+    unreported_cut: Option<String>,
     /// Reading stopped before the input ended, at the user's request: what only the end can
     /// tell (a run left open) is not known.
     stopped: bool,
@@ -257,6 +260,7 @@ impl<'a> Engine<'a> {
             count_past_hold: false,
             reread: false,
             cut_short: false,
+            unreported_cut: None,
             stopped: false,
             protocol: Protocol::new(ctx.protocol.clone()),
             // The fast path stands in for the embedded schemas; a user's may say otherwise.
@@ -701,6 +705,19 @@ impl<'a> Engine<'a> {
         self.cut_short = true;
     }
 
+    /// Reports `d`, the reason the input ended early (a timeout, a lost connection), as
+    /// [`Engine::report`] does, and then [`Engine::cut_short`] if the levels keep it: where
+    /// they leave it out (a tier that holds no timeouts), an empty input is still reported
+    /// as one, or nothing would say that nothing was checked.
+    pub fn report_cut(&mut self, d: Diagnostic, out: &mut Vec<Diagnostic>) {
+        if self.ctx.levels.severity(d.rule).is_some() {
+            self.cut_short = true;
+        } else {
+            self.unreported_cut = Some(d.message.clone());
+        }
+        self.emit(d, out);
+    }
+
     /// Says reading stopped before the input ended, at the user's request (Ctrl-C during a
     /// live call): the end-of-stream rules are not run, and an empty input is not reported.
     pub fn stopped_early(&mut self) {
@@ -729,7 +746,9 @@ impl<'a> Engine<'a> {
             self.held.retain(|d| !only_no_event(d));
             // A live call's input is the response to a request it made: say so.
             let live = self.ctx.protocol.input.is_some();
-            let mut message = if live && self.head.iter().all(u8::is_ascii_whitespace) {
+            let mut message = if let Some(cut) = &self.unreported_cut {
+                format!("no AG-UI events: {cut}")
+            } else if live && self.head.iter().all(u8::is_ascii_whitespace) {
                 "no AG-UI events: the agent answered with an empty body".to_owned()
             } else if live {
                 format!(

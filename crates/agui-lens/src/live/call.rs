@@ -149,8 +149,11 @@ pub fn check_call(
         Err(PostError::Cut(cut)) => {
             let mut engine = Engine::new(ctx, name.clone(), Vec::new());
             match cut_finding(&name, &cut, None) {
-                Some(d) => engine.report(d, &mut found),
-                None => exchange.interrupted = true,
+                Some(d) => engine.report_cut(d, &mut found),
+                None => {
+                    exchange.interrupted = true;
+                    engine.stopped_early();
+                }
             }
             return stop_early(engine, &mut found, emit, exchange, 0, started);
         }
@@ -178,6 +181,7 @@ pub fn check_call(
             );
             engine.report(d, &mut found);
         }
+        engine.cut_short();
         return stop_early(
             engine,
             &mut found,
@@ -209,8 +213,11 @@ pub fn check_call(
                 .cut()
                 .unwrap_or_else(|| Cut::ConnectionLost(format!("{err:#}")));
             match cut_finding(&name, &cut, Some((progress.bytes(), 0))) {
-                Some(d) => engine.report(d, &mut found),
-                None => exchange.interrupted = true,
+                Some(d) => engine.report_cut(d, &mut found),
+                None => {
+                    exchange.interrupted = true;
+                    engine.stopped_early();
+                }
             }
             return stop_early(
                 engine,
@@ -235,6 +242,7 @@ pub fn check_call(
             engine.report(d, &mut found);
             if looks_like.is_none() {
                 exchange.body_excerpt = body_excerpt(&head);
+                engine.cut_short();
                 return stop_early(
                     engine,
                     &mut found,
@@ -317,10 +325,7 @@ pub fn check_call(
                     Cut::ConnectionLost(format!("reading the body failed: {err}"))
                 });
                 match cut_finding(&name, &cut, Some((progress.bytes(), events))) {
-                    Some(d) => {
-                        engine.report(d, &mut found);
-                        engine.cut_short();
-                    }
+                    Some(d) => engine.report_cut(d, &mut found),
                     None => {
                         // Stopped by the user: the stream did not end, so what only its
                         // end could tell is not reported.
@@ -349,7 +354,8 @@ pub fn check_call(
 }
 
 /// Ends a response that is not read as a stream, or no further: what the end tells (an open
-/// run), then the counts. The reason was reported already, so an empty input is not.
+/// run), then the counts. The caller has reported the reason (and said whether an empty
+/// input is reported too: [`Engine::cut_short`], [`Engine::report_cut`]).
 fn stop_early(
     mut engine: Engine<'_>,
     found: &mut Vec<Diagnostic>,
@@ -358,7 +364,6 @@ fn stop_early(
     bytes: u64,
     started: Instant,
 ) -> Result<Exchange, LiveError> {
-    engine.cut_short();
     exchange.protocol = engine.versions().to_vec();
     exchange.stats = engine.finish(found);
     emit(found)?;
