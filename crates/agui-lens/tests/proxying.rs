@@ -508,7 +508,8 @@ fn recordings_are_added_never_written_over() {
 }
 
 /// Stopped (Ctrl-C) while a stream is being forwarded, the proxy still records what had come
-/// of it: the request and the body so far.
+/// of it: the request and the body so far. The stream's end is the proxy's, not the agent's
+/// (no `lifecycle/unterminated-run`), and the report says the run was stopped.
 #[test]
 fn a_stop_halfway_keeps_what_was_forwarded() {
     let agent = Served::start(&[
@@ -519,9 +520,20 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("exchanges");
     let record_arg = record.to_string_lossy();
+    let report = dir.path().join("proxy.json");
+    let report_arg = report.to_string_lossy();
     let proxy = Served::command(
         "proxy",
-        &["--upstream", &agent.url, "--record", &record_arg],
+        &[
+            "--upstream",
+            &agent.url,
+            "--record",
+            &record_arg,
+            "--report",
+            &report_arg,
+            "--format",
+            "json",
+        ],
     );
     let url = proxy.url.clone();
     let client = std::thread::spawn(move || {
@@ -543,6 +555,10 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
         !raw.is_empty(),
         "nothing of the body was recorded: {stderr}"
     );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(doc["summary"]["stopped_by"], "SIGINT", "{doc}");
+    assert!(!doc.to_string().contains("unterminated-run"), "{doc}");
 }
 
 /// Stopped while the agent is silent in the middle of a stream (it sent two events and

@@ -528,12 +528,20 @@ fn two_servers_at_once_listen_on_two_free_ports() {
 
 /// SIGTERM while a stream is paused halfway: the server stops at once with 143, and the
 /// findings it had are printed (here, the request's missing protocolVersion).
+/// Its report says the stop (a stream under way was cut by it): SARIF's invocation is
+/// unsuccessful, as the exit status is not 0; it used to say the run succeeded.
 #[test]
 fn sigterm_halfway_stops_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("serve.sarif");
     let server = Served::start(&[
         "fixtures/recordings/pydantic-ai-full.jsonl",
         "--pause",
         "60",
+        "--report",
+        &report.to_string_lossy(),
+        "--format",
+        "sarif",
     ]);
     let url = server.url.clone();
     let request = std::thread::spawn(move || {
@@ -553,6 +561,10 @@ fn sigterm_halfway_stops_the_server() {
     assert_eq!(code, 143);
     assert!(stdout.contains("[request/protocol-version]"), "{stdout}");
     request.join().unwrap();
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let invocation = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false, "{invocation}");
 }
 
 /// A stream of fixtures/serve/streams as the SSE body a capture holds.

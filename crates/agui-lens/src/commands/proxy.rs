@@ -333,6 +333,9 @@ fn report(
         file.interrupted = unfinished.is_some();
         let mut summary = Summary::default();
         summary.add(&file);
+        // Stopped by a signal (exit 130, 143): no format calls the run a success.
+        summary.stopped_by =
+            agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
         let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
         reporter.start_run(1)?;
         reporter.start_file(&name)?;
@@ -372,6 +375,8 @@ struct Pieces(
     usize,
     /// Set when the client went away: the stream did not end, its forwarding did.
     Arc<std::sync::atomic::AtomicBool>,
+    /// Set when a stop (Ctrl-C, SIGTERM) ended the forwarding before the stream's end.
+    Arc<std::sync::atomic::AtomicBool>,
 );
 
 impl Read for Pieces {
@@ -387,6 +392,11 @@ impl Read for Pieces {
                 Err(_) if self.3.load(std::sync::atomic::Ordering::SeqCst) => {
                     return Err(agui_lens_core::stop::reading_stopped(
                         "the client went away",
+                    ));
+                }
+                Err(_) if self.4.load(std::sync::atomic::Ordering::SeqCst) => {
+                    return Err(agui_lens_core::stop::reading_stopped(
+                        "the proxy was stopped",
                     ));
                 }
                 Err(_) => return Ok(0),
@@ -569,6 +579,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     // Set when the client went away before the stream was forwarded whole.
     let client_gone = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let gone_for_checker = Arc::clone(&client_gone);
+    // Set when the proxy's own stop cut the stream: its end is not the agent's either.
+    let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped_for_checker = Arc::clone(&stopped);
     let checker = (status.is_success() && input.is_some()).then(|| {
         let accepted = accepted_transports(&request);
         let declared = (!content_type.is_empty()).then(|| content_type.clone());
@@ -593,7 +606,13 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             };
             let opened = match read::open_reader(
                 path.clone(),
-                Box::new(Pieces(pieces, Vec::new(), 0, gone_for_checker)),
+                Box::new(Pieces(
+                    pieces,
+                    Vec::new(),
+                    0,
+                    gone_for_checker,
+                    stopped_for_checker,
+                )),
                 None,
                 &options,
             ) {
@@ -711,6 +730,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         }
         if agui_lens_core::stop::requested() {
             cut = Some("stopped".into());
+            stopped.store(true, std::sync::atomic::Ordering::SeqCst);
             break;
         }
     }

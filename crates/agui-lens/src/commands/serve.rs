@@ -311,6 +311,9 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     let file = FileSummary::checked(name.clone(), stats, None);
     let mut summary = Summary::default();
     summary.add(&file);
+    // Stopped by a signal (exit 130, 143; a stream under way was cut): no format calls the
+    // run a success.
+    summary.stopped_by = agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
     live.flush()?;
     drop(live);
     eprintln!(
