@@ -319,3 +319,38 @@ fn a_folder_without_streams_is_mirrored_all_the_same() {
     );
     assert!(out.join("later").is_dir(), "{stderr}");
 }
+
+/// `-o` naming the folder compacted (or a folder holding it) left out every input as "found
+/// in the output directory" and exited 0 with nothing compacted. The folder itself is refused
+/// (`--in-place` does that job); a folder that holds it is an output like any other.
+#[test]
+fn an_output_folder_that_is_or_holds_the_input_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let inner = store.join("s");
+    std::fs::create_dir_all(&inner).unwrap();
+    let stream =
+        std::fs::read(crate::common::root().join("fixtures/recordings/copilotkit-full.jsonl"))
+            .unwrap();
+    std::fs::write(inner.join("a.jsonl"), &stream).unwrap();
+    std::fs::write(store.join("b.jsonl"), &stream).unwrap();
+    for (input, out) in [(&store, &store), (&inner, &inner)] {
+        for mirror in [&[][..], &["--mirror"]] {
+            let mut args = vec!["compact", s(input), "-o", s(out)];
+            args.extend_from_slice(mirror);
+            let (code, _, stderr) = crate::common::run(&args);
+            assert_eq!(code, 2, "{args:?}: {stderr}");
+            assert!(stderr.contains("--in-place"), "{stderr}");
+            assert_eq!(std::fs::read(inner.join("a.jsonl")).unwrap(), stream);
+        }
+    }
+    let (code, _, stderr) = crate::common::run(&["compact", s(&inner), "-o", s(&store)]);
+    assert_eq!(code, 0, "{stderr}");
+    let written = store.join("a.jsonl");
+    assert!(
+        std::fs::metadata(&written).unwrap().len() < stream.len() as u64,
+        "{stderr}"
+    );
+    assert_eq!(fold(&written), fold(&inner.join("a.jsonl")));
+    assert_eq!(std::fs::read(inner.join("a.jsonl")).unwrap(), stream);
+}

@@ -104,7 +104,7 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
             }
         }
     }
-    let inputs = outside_output(args, inputs);
+    let inputs = outside_output(args, inputs)?;
     let (inputs, targets) = targets(args, inputs)?;
     let read = args.read.options();
     let schemas = if args.no_verify {
@@ -253,15 +253,36 @@ fn stopped(target: &Target) -> Option<anyhow::Error> {
 
 /// The inputs without what a walk found in the output directory, when that lies in a folder
 /// compacted: run again, the command would compact its own output into a folder below it.
-fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Vec<Input> {
+/// An output directory that is a folder compacted is refused: each stream would be written
+/// over itself, which `--in-place` does. One that holds a folder compacted is an output like
+/// any other (`compact store/new -o store` writes `store/NAME` for `store/new/NAME`).
+fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Result<Vec<Input>> {
     let Some(out) = args
         .output
         .as_ref()
         .filter(|out| out.is_dir())
         .and_then(|out| fs::canonicalize(out).ok())
     else {
-        return inputs;
+        return Ok(inputs);
     };
+    let folders: Vec<(&PathBuf, PathBuf)> = args
+        .paths
+        .iter()
+        .filter(|path| path.is_dir())
+        .filter_map(|path| Some((path, fs::canonicalize(path).ok()?)))
+        .collect();
+    if let Some((same, _)) = folders.iter().find(|(_, folder)| *folder == out) {
+        bail!(
+            "-o {} is the folder compacted ({}): each stream would be written over itself; \
+             use --in-place to compact the folder where it is",
+            args.output.as_deref().unwrap_or(Path::new("")).display(),
+            same.display()
+        );
+    }
+    // Only a walk of a folder that holds the output directory finds what was written there.
+    if !folders.iter().any(|(_, folder)| out.starts_with(folder)) {
+        return Ok(inputs);
+    }
     let (inside, outside): (Vec<Input>, Vec<Input>) = inputs.into_iter().partition(|input| {
         !input.explicit && input.spec.path().is_some_and(|path| lies_in(path, &out))
     });
@@ -272,7 +293,7 @@ fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Vec<Input> {
             out.display()
         );
     }
-    outside
+    Ok(outside)
 }
 
 /// Whether the file at `path` lies under `dir` (a canonical path), its folder's links followed.
