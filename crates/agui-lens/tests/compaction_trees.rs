@@ -354,3 +354,50 @@ fn an_output_folder_that_is_or_holds_the_input_folder() {
     assert_eq!(fold(&written), fold(&inner.join("a.jsonl")));
     assert_eq!(std::fs::read(inner.join("a.jsonl")).unwrap(), stream);
 }
+
+/// A name of 244 to 255 bytes is a name like any other: the temp file beside it had the name
+/// and 12 bytes more, too long for the file system, so such a stream could never be compacted.
+#[test]
+fn a_long_name_is_compacted_and_mirrored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let stream =
+        std::fs::read(crate::common::root().join("fixtures/recordings/copilotkit-full.jsonl"))
+            .unwrap();
+    // 249 + ".jsonl" = 255 bytes, the longest name; and one of two-byte characters.
+    let long = store.join(format!("{}.jsonl", "n".repeat(249)));
+    let wide = store.join(format!("{}.jsonl", "é".repeat(124)));
+    let note = store.join(format!("{}.txt", "t".repeat(251)));
+    for path in [&long, &wide] {
+        std::fs::write(path, &stream).unwrap();
+    }
+    std::fs::write(&note, b"kept\n").unwrap();
+    let out = dir.path().join("out");
+    let (code, _, stderr) = crate::common::run(&["compact", s(&store), "-o", s(&out), "--mirror"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read(out.join(note.file_name().unwrap())).unwrap(),
+        b"kept\n"
+    );
+    for path in [&long, &wide] {
+        let written = out.join(path.file_name().unwrap());
+        assert!(
+            std::fs::metadata(&written).unwrap().len() < stream.len() as u64,
+            "{stderr}"
+        );
+    }
+    let (code, _, stderr) = crate::common::run(&["compact", s(&store), "--in-place"]);
+    assert_eq!(code, 0, "{stderr}");
+    for path in [&long, &wide] {
+        assert!(
+            std::fs::metadata(path).unwrap().len() < stream.len() as u64,
+            "{stderr}"
+        );
+    }
+    let names: Vec<_> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 3, "no temp file is left: {names:?}");
+}

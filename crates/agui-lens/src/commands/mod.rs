@@ -184,9 +184,11 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
             }
         }
     }
+    // The name with 12 bytes more (`.NAME.XXXXXX.tmp`) must still be a name the file system
+    // takes (255 bytes at most): a long one is cut to fit.
     let prefix = path
         .file_name()
-        .map(|n| format!(".{}.", n.to_string_lossy()))
+        .map(|n| format!(".{}.", cut_to(&n.to_string_lossy(), TEMP_NAME_PART)))
         .unwrap_or_else(|| ".agui-lens.".into());
     tempfile::Builder::new()
         .prefix(&prefix)
@@ -194,6 +196,18 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .with_context(|| format!("creating a file in {}", dir.display()))
+}
+
+/// The most of a file's name a temp file beside it carries.
+const TEMP_NAME_PART: usize = 200;
+
+/// The longest start of `text` of at most `max` bytes that ends between characters.
+fn cut_to(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// Puts a finished temp file from [`temp_beside`] in place of the file `path` names (through
