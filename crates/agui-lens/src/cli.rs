@@ -314,7 +314,7 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (
                 1,
                 "with --once, a request broke a request/* rule (an error, or a warning under \
-                 --deny-warnings)",
+                 --deny-warnings), or the client went away before the last turn's end",
             ),
             (
                 2,
@@ -495,7 +495,7 @@ pub struct ServeArgs {
     pub transport: ServeTransport,
 
     /// Stop once the script's last turn has been served, with status 0 (clean) or 1
-    /// (findings): for CI.
+    /// (findings, or a client that went away before the last turn's end): for CI.
     #[arg(long)]
     pub once: bool,
 

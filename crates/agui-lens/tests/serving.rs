@@ -59,10 +59,14 @@ impl Served {
     /// POSTs a RunAgentInput as a client would, reads the answer until it holds `until`, and
     /// goes away (the connection closed) with the rest still to come.
     pub(crate) fn post_and_hang_up(&self, until: &str) {
+        self.post_this_and_hang_up(r#"{"threadId":"t","runId":"r","messages":[]}"#, until);
+    }
+
+    /// [`Served::post_and_hang_up`] with the given body.
+    pub(crate) fn post_this_and_hang_up(&self, body: &str, until: &str) {
         use std::io::{Read, Write};
         let address = self.url.trim_start_matches("http://").trim_end_matches('/');
         let mut client = std::net::TcpStream::connect(address).unwrap();
-        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
         write!(
             client,
             "POST / HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
@@ -230,25 +234,102 @@ fn every_recording_folds_under(fault: &[&str], also_proto: bool) {
     }
 }
 
-/// Every recording, served plainly and as protobuf: HttpAgent ends with what `fold` says.
 /// A client that hangs up halfway is said to have done so: serve reported the turn as served
-/// in full ("42 events … as SSE", "1 request answered").
+/// in full ("42 events … as SSE", "1 request answered"). Under `--once` the script was not
+/// served whole: the run is not clean (it exited 0, every report clean), and the report says
+/// why.
 #[test]
 fn a_client_that_hangs_up_is_said_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("serve.json");
     let served = Served::start(&[
         "fixtures/recordings/pydantic-ai-full.jsonl",
         "--once",
         "--drip",
         "0.1",
+        "--report",
+        &report.to_string_lossy(),
+        "--format",
+        "json",
     ]);
     // Gone after the first event, with 40-odd to come.
     served.post_and_hang_up("RUN_STARTED");
     let (code, stdout, stderr) = served.finish();
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
         stderr.contains("the client went away after") && stderr.contains("not served whole"),
         "{stderr}"
     );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let failure = doc["files"][0]["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains("not served whole"), "{doc}");
+}
+
+/// A client that went away during a turn holds what it held before it (it never had the
+/// turn's end), and a retry of its request is served that turn again. serve used to hold the
+/// retry to the whole stream (blaming the client for a history it never got) and serve it
+/// the next turn.
+#[test]
+fn a_turn_cut_by_the_client_is_served_again_to_its_retry() {
+    let requests =
+        std::fs::read_to_string(root().join("fixtures/serve/two-turns/requests.jsonl")).unwrap();
+    let lines: Vec<&str> = requests.lines().collect();
+    let served = Served::start(&[
+        "fixtures/serve/two-turns/script.toml",
+        "--once",
+        "--drip",
+        "0.05",
+    ]);
+    served.post_this_and_hang_up(lines[0], "RUN_STARTED");
+    let mut bodies = Vec::new();
+    for line in &lines {
+        let mut response = ureq::post(&served.url).send(*line).unwrap();
+        bodies.push(response.body_mut().read_to_string().unwrap());
+    }
+    assert!(
+        bodies[0].contains("change_background"),
+        "turn 1 again: {}",
+        bodies[0]
+    );
+    assert!(
+        bodies[1].contains("the background is blue"),
+        "{}",
+        bodies[1]
+    );
+    let (code, stdout, stderr) = served.finish();
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+/// Two requests of one thread at once (a client that submits twice): the second waits for
+/// the first's stream to end and is held to it, as one sent after it is. It used to be
+/// served the next turn with nothing to hold it to, and pass.
+#[test]
+fn a_second_request_of_a_thread_waits_for_the_first() {
+    let requests =
+        std::fs::read_to_string(root().join("fixtures/serve/two-turns/requests.jsonl")).unwrap();
+    let first = requests.lines().next().unwrap().to_owned();
+    let served = Served::start(&[
+        "fixtures/serve/two-turns/script.toml",
+        "--once",
+        "--drip",
+        "0.05",
+    ]);
+    let both: Vec<_> = (0..2)
+        .map(|_| {
+            let (url, body) = (served.url.clone(), first.clone());
+            std::thread::spawn(move || {
+                let mut response = ureq::post(&url).send(&body).unwrap();
+                response.body_mut().read_to_string().unwrap()
+            })
+        })
+        .collect();
+    for one in both {
+        one.join().unwrap();
+    }
+    let (code, stdout, stderr) = served.finish();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("request/history-mismatch"), "{stdout}");
 }
 
 #[test]

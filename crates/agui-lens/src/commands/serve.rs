@@ -170,6 +170,9 @@ struct ThreadState {
     turn: usize,
     /// What a client that applied the last stream served holds.
     folded: Option<Folded>,
+    /// A turn of the thread is being served: its next request waits for it (see
+    /// [`take_turn`]).
+    under_way: bool,
 }
 
 /// What the connection threads share.
@@ -189,6 +192,8 @@ enum Note {
     Findings(Vec<Diagnostic>),
     /// The script's last turn was served (its body written, or cut as asked).
     LastTurnServed,
+    /// A turn was not served whole: the client went away during it.
+    NotServedWhole(String),
 }
 
 impl Shared {
@@ -242,6 +247,8 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     );
     let mut found: Vec<Diagnostic> = Vec::new();
     let mut stats = Stats::default();
+    // The last turn, when the client went away before its end.
+    let mut unserved: Vec<String> = Vec::new();
     let mut done = false;
     let mut take = |note: Note, done: &mut bool| -> io::Result<()> {
         match note {
@@ -259,6 +266,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
                 live.flush()?;
             }
             Note::LastTurnServed => *done |= args.once,
+            Note::NotServedWhole(why) => unserved.push(why),
         }
         Ok(())
     };
@@ -308,7 +316,9 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         take(note, &mut done)?;
     }
     let name: Arc<str> = Arc::from(format!("serve {}", args.script.display()));
-    let file = FileSummary::checked(name.clone(), stats, None);
+    // Under `--once`, a script not served whole is no clean run, however the requests were.
+    let failure = (args.once && !unserved.is_empty()).then(|| unserved.join("; "));
+    let file = FileSummary::checked(name.clone(), stats, failure.clone());
     let mut summary = Summary::default();
     summary.add(&file);
     // Stopped by a signal (exit 130, 143; a stream under way was cut): no format calls the
@@ -340,7 +350,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         super::write_bytes(path, &bytes)?;
     }
     Ok(
-        if stats.errors > 0 || (deny_warnings && stats.warnings > 0) {
+        if stats.errors > 0 || (deny_warnings && stats.warnings > 0) || failure.is_some() {
             Outcome::Findings
         } else {
             Outcome::Clean
@@ -540,18 +550,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         .unwrap_or_default()
         .to_owned();
     // Which turn this is, and what the client should hold.
-    let (n, turn_index, previous) = {
-        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0 += 1;
-        let n = guard.0;
-        let thread = guard.1.entry(thread_id.clone()).or_insert(ThreadState {
-            turn: 0,
-            folded: None,
-        });
-        let index = thread.turn.min(shared.turns.len() - 1);
-        thread.turn += 1;
-        (n, index, thread.folded.take())
-    };
+    let (n, turn_index, previous) = take_turn(shared, &thread_id);
     let turn = &shared.turns[turn_index];
     let path: Arc<str> = Arc::from(format!(
         "request {n} (thread {thread_id}, turn {})",
@@ -573,12 +572,14 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         Some(_) => fold(&input, &[], &path),
         None => fold(&input, &events, &path),
     };
-    {
-        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(thread) = guard.1.get_mut(&thread_id) {
-            thread.folded = Some(folded);
-        }
-    }
+    // However the turn ends, the thread's next request may go ahead.
+    let mut ending = TurnEnding {
+        shared,
+        thread_id: &thread_id,
+        turn: turn_index,
+        served: None,
+        before: previous,
+    };
     let faults = &shared.faults;
     let proto = match faults.transport {
         ServeTransport::Proto => true,
@@ -605,16 +606,89 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         turn.status.as_deref().unwrap_or("200 OK"),
         faults,
     );
-    if let Ok(Some((sent, total))) = result {
-        shared.tell(Note::Said(format!(
-            "serve: {path}: the client went away after {sent} of the body's {total} bytes: \
-             the turn was not served whole"
-        )));
+    match &result {
+        Ok(Some((sent, total))) => {
+            let why = format!(
+                "{path}: the client went away after {sent} of the body's {total} bytes: the \
+                 turn was not served whole"
+            );
+            shared.tell(Note::Said(format!("serve: {why}")));
+            // An earlier turn is served again to the retry; the last one ends a `--once` run.
+            if last {
+                shared.tell(Note::NotServedWhole(why));
+            }
+        }
+        // Served whole, or cut as the faults asked: the client holds what it was sent.
+        Ok(None) => ending.served = Some(folded),
+        Err(_) => {}
     }
+    drop(ending);
     if last {
         shared.tell(Note::LastTurnServed);
     }
     result.map(|_| ())
+}
+
+/// The turn a thread's request takes, with what the client should hold (what the thread's
+/// last stream served whole left it). A request that comes while a turn of its thread is
+/// being served (a client that submits twice) waits for that turn to end, up to 10 s, and is
+/// then held to it, as one sent after it is.
+fn take_turn(shared: &Shared, thread_id: &str) -> (u64, usize, Option<Folded>) {
+    const WAIT: Duration = Duration::from_secs(10);
+    let started = Instant::now();
+    loop {
+        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
+        let busy = guard.1.get(thread_id).is_some_and(|t| t.under_way);
+        if busy && started.elapsed() < WAIT && !agui_lens_core::stop::requested() {
+            drop(guard);
+            thread::sleep(Duration::from_millis(5));
+            continue;
+        }
+        guard.0 += 1;
+        let n = guard.0;
+        let thread = guard.1.entry(thread_id.to_owned()).or_insert(ThreadState {
+            turn: 0,
+            folded: None,
+            under_way: false,
+        });
+        let index = thread.turn.min(shared.turns.len() - 1);
+        thread.turn += 1;
+        thread.under_way = true;
+        return (n, index, thread.folded.take());
+    }
+}
+
+/// The end of a turn being served, on drop: the thread's next request may go ahead. Served
+/// whole (`served`), the client holds the turn's fold; otherwise it never had the turn's end
+/// and holds what it held `before`, and its next request (a retry) takes the turn again.
+struct TurnEnding<'a> {
+    shared: &'a Shared,
+    thread_id: &'a str,
+    turn: usize,
+    served: Option<Folded>,
+    before: Option<Folded>,
+}
+
+impl Drop for TurnEnding<'_> {
+    fn drop(&mut self) {
+        let mut guard = self
+            .shared
+            .threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(thread) = guard.1.get_mut(self.thread_id) {
+            thread.under_way = false;
+            match self.served.take() {
+                Some(folded) => thread.folded = Some(folded),
+                None => {
+                    thread.folded = self.before.take();
+                    if thread.turn == self.turn + 1 {
+                        thread.turn = self.turn;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The next request's number, for a request that takes no turn.
