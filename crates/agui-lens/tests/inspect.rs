@@ -600,3 +600,42 @@ fn a_run_of_shifting_patches_keeps_a_bounded_list_and_says_so() {
     assert_eq!(code, 0);
     assert!(std::fs::metadata(&page).unwrap().len() > 0);
 }
+
+/// An input that could not be read to its end (a truncated gzip) is said so in every output,
+/// not only on stderr: the JSON, the statistics and the page read like a run cut off by its
+/// agent, where the file itself was damaged.
+#[test]
+fn a_read_failure_is_in_every_output() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.jsonl.gz");
+    let stream = std::fs::read(root().join("fixtures/recordings/copilotkit-full.jsonl")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&stream).unwrap();
+    let gz = gz.finish().unwrap();
+    std::fs::write(&path, &gz[..gz.len() * 2 / 3]).unwrap();
+    let name = path.to_str().unwrap();
+    let page = dir.path().join("page.html");
+    for args in [
+        &["--format", "json"][..],
+        &["--stats", "--format", "json"],
+        &["--stats"],
+        &["--color", "never"],
+        &["--html", page.to_str().unwrap()],
+    ] {
+        let mut all = args.to_vec();
+        all.push(name);
+        let (code, stdout, stderr) = inspect(&all);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        let shown = if args[0] == "--html" {
+            std::fs::read_to_string(&page).unwrap()
+        } else {
+            stdout
+        };
+        assert!(shown.contains("gzip data ends early"), "{args:?}: {shown}");
+        if args.last() == Some(&"json") {
+            let doc: Value = serde_json::from_str(&shown).unwrap();
+            assert!(doc["failure"].as_str().unwrap().contains("gzip"), "{doc}");
+        }
+    }
+}

@@ -143,7 +143,8 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     inspector.diagnostics(&found);
     inspector.set_frames(totals.frames);
     let states = inspector.take_state_frames();
-    let inspection = inspector.finish();
+    let mut inspection = inspector.finish();
+    inspection.failure = failure.clone();
     write(args, &inspection, counts, page.zip(states))?;
     if let Some(failure) = failure {
         let _ = writeln!(io::stderr(), "error: {failure}");

@@ -626,6 +626,13 @@ fn header(
             "event index"
         },
     )?;
+    if let Some(failure) = &inspection.failure {
+        writeln!(
+            out,
+            "<p class=\"failure error\">{}</p>",
+            escape(&crate::inspect::stats::not_read_whole(failure))
+        )?;
+    }
     let mut notes = Vec::new();
     if rows.merged > 0 {
         notes.push(format!(

@@ -71,6 +71,11 @@ impl<'a> Human<'a> {
         );
         let head = self.paint(&head, |s| s.bold());
         writeln!(self.out, "{head}")?;
+        if let Some(failure) = &inspection.failure {
+            let line = crate::inspect::stats::not_read_whole(failure);
+            let line = self.paint(&line, |s| s.red().bold());
+            writeln!(self.out, "{line}")?;
+        }
         if runs > MANY_RUNS {
             self.overview(inspection)?;
         }

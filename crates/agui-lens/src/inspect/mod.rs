@@ -41,6 +41,10 @@ pub const DETAIL_FLAGGED: usize = 32;
 #[derive(Debug, Serialize)]
 pub struct Inspection {
     pub path: String,
+    /// Why the input could not be read to its end (a truncated gzip), when it could not: what
+    /// is shown is what was read before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     pub frames: u64,
     pub events: u64,
     pub errors: u64,
@@ -640,6 +644,7 @@ impl Inspector {
             };
         }
         Inspection {
+            failure: None,
             path: self.path,
             frames: self.frames.max(self.events),
             events: self.events,

@@ -108,6 +108,7 @@ impl StatsCollector {
             .collect();
         Stats {
             path: inspection.path.clone(),
+            failure: inspection.failure.clone(),
             frames: inspection.frames,
             events: inspection.events,
             bytes: self.bytes,
@@ -122,6 +123,10 @@ impl StatsCollector {
 #[derive(Debug, Serialize)]
 pub struct Stats {
     pub path: String,
+    /// Why the input could not be read to its end, when it could not (see
+    /// [`Inspection::failure`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     pub frames: u64,
     pub events: u64,
     /// Bytes of the events as read (decompressed; without SSE framing).
@@ -208,6 +213,9 @@ pub fn render(stats: &Stats, full: bool, out: &mut dyn Write) -> io::Result<()> 
         ));
     }
     writeln!(out, "{head}")?;
+    if let Some(failure) = &stats.failure {
+        writeln!(out, "{}", not_read_whole(failure))?;
+    }
     writeln!(out)?;
     let mut rows: Vec<Vec<String>> = stats
         .types
@@ -356,4 +364,9 @@ fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> io::Resu
         writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))?;
     }
     Ok(())
+}
+
+/// The line that says an input was not read to its end, and what that leaves out.
+pub fn not_read_whole(failure: &str) -> String {
+    format!("error: {failure}: what is shown is what was read before")
 }
