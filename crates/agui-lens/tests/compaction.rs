@@ -1125,3 +1125,31 @@ fn a_message_longer_than_a_line_is_written_in_pieces_that_fit() {
         assert_eq!(std::fs::read(&again).unwrap(), written.as_bytes());
     }
 }
+
+/// `-o FILE` whose name says a format is written in that format, as `cat -o` does: a JSONL
+/// stream compacted to `run.pb` was written as JSONL, which every reader of `.pb` then
+/// failed on.
+#[test]
+fn an_output_is_written_in_the_format_its_name_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = root().join("fixtures/recordings/pydantic-ai-full.jsonl");
+    for (name, starts) in [
+        ("run.sse", &b"data: "[..]),
+        ("run.json", b"["),
+        ("run.pb", b""),
+    ] {
+        let output = dir.path().join(name);
+        let (code, stderr) = compact(&input, &output, "deltas");
+        assert_eq!(code, 0, "{name}: {stderr}");
+        let bytes = std::fs::read(&output).unwrap();
+        assert!(
+            bytes.starts_with(starts),
+            "{name}: {}",
+            String::from_utf8_lossy(&bytes[..40])
+        );
+        if name == "run.pb" {
+            assert_ne!(bytes[0], b'{', "{name}: written as JSONL");
+        }
+        assert_eq!(fold(&output), fold(&input), "{name}");
+    }
+}

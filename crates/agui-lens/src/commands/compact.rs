@@ -669,6 +669,23 @@ fn target_compression(target: &Target, input: &InputSpec, compression: Compressi
     }
 }
 
+/// The format a target is written in: the input's when the input is replaced in place, or
+/// when the target's name says none (stdout, a name of no known format, a file of a folder
+/// compacted, whose name is the input's), else what the name says (`-o run.pb` is protobuf,
+/// as `cat -o run.pb` is). Verification reads the target back in that format.
+fn target_format(target: &Target, input: &InputSpec, format: InputFormat) -> InputFormat {
+    match target {
+        Target::Stdout => format,
+        Target::File(path) if input.path() == Some(path.as_path()) => format,
+        // A file of a folder compacted into another keeps its name, and what it was (a
+        // `.jsonl` that holds SSE stays SSE), as in place.
+        Target::File(path) if input.path().and_then(Path::file_name) == path.file_name() => format,
+        Target::Stream(path) | Target::File(path) => {
+            read::format_from_extension(path).unwrap_or(format)
+        }
+    }
+}
+
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
     if let Some(path) = input.path().filter(|path| read::is_har_file(path)) {
         // A browser capture is a record of what a browser saw: never rewritten.
@@ -702,7 +719,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let mut opened = read::open(input, &settings.read)?;
     let name = opened.name.clone();
     let head = opened.head.clone();
-    let format = opened.format;
+    let format = target_format(target, input, opened.format);
     let compression = target_compression(target, input, opened.compression);
     let mut temp = temp_file(target)?;
     let check = settings.schemas.map(|schemas| CheckContext {
