@@ -1178,12 +1178,19 @@ fn an_agent_that_cannot_be_asked_records_no_baseline() {
 
 /// An agent that goes silent or cuts the connection before its first event is an error of
 /// the environment (a JUnit `<error>`), as it is after some events; it was a failure with
-/// "the agent did not run".
+/// "the agent did not run". So is one silent before its response head.
 #[test]
 fn a_call_cut_before_any_event_is_an_error_not_a_failure() {
     let server = Server::routes(vec![
         ("/silent", Script::sse(vec![Step::Hang])),
         ("/closed", Script::sse(vec![Step::Close])),
+        (
+            "/headless",
+            Script {
+                head: String::new(),
+                steps: vec![Step::Hang],
+            },
+        ),
     ]);
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
@@ -1192,9 +1199,11 @@ fn a_call_cut_before_any_event_is_an_error_not_a_failure() {
         "suite.toml",
         &format!(
             "[[case]]\nname = \"silent\"\nurl = \"{}\"\nmessage = \"hi\"\nidle_timeout = 1\n\n\
-             [[case]]\nname = \"closed\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+             [[case]]\nname = \"closed\"\nurl = \"{}\"\nmessage = \"hi\"\n\n\
+             [[case]]\nname = \"headless\"\nurl = \"{}\"\nmessage = \"hi\"\nidle_timeout = 1\n",
             server.url("/silent"),
-            server.url("/closed")
+            server.url("/closed"),
+            server.url("/headless")
         ),
     );
     let (code, stdout, stderr) = split(
@@ -1204,7 +1213,7 @@ fn a_call_cut_before_any_event_is_an_error_not_a_failure() {
             .unwrap(),
     );
     assert_eq!(code, 1, "{stdout}{stderr}");
-    assert!(stdout.contains("errors=\"2\""), "{stdout}");
+    assert!(stdout.contains("errors=\"3\""), "{stdout}");
     assert!(!stdout.contains("<failure"), "{stdout}");
     assert!(!stdout.contains("suite/no-stream"), "{stdout}");
 }

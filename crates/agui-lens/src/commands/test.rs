@@ -950,6 +950,12 @@ fn run_turn(
         outcome.notes.extend(exchange.run_failed());
         let streamed = exchange.status.is_some_and(|s| (200..300).contains(&s));
         expectations.status(exchange.status, exchange.body_excerpt.clone());
+        if exchange.status.is_none()
+            && let Some(cut) = found.iter().find(|d| is_cut(d.rule))
+        {
+            // No response head came in time, or the connection closed first: as below.
+            outcome.error = Some(format!("{}: {}", cut.rule, cut.message));
+        }
         if streamed {
             // Cut off (by time or the connection) is an error of the environment whenever it
             // came, before the first event too: not a stream the agent chose not to send.
