@@ -425,6 +425,13 @@ fn an_unreachable_upstream_fails_the_once_run() {
     assert_eq!(response.status(), 502);
     let (code, stdout, stderr) = proxy.finish();
     assert_eq!(code, 2, "{stdout}{stderr}");
+    // Counted once, as not forwarded (it was "1 request forwarded … 1 could not be").
+    assert!(
+        stderr.contains(
+            "proxy: 0 requests forwarded: 0 errors, 1 warning; 1 request could not be forwarded"
+        ),
+        "{stderr}"
+    );
     let written = std::fs::read_to_string(&report).unwrap();
     assert!(
         written.contains("could not be reached"),

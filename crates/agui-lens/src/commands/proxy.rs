@@ -273,9 +273,11 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     live.flush()?;
     drop(live);
     let requests = shared.threads.lock().unwrap_or_else(|e| e.into_inner()).0;
+    // A request that could not be forwarded is counted there, not also as forwarded.
+    let forwarded = requests.saturating_sub(failures.len() as u64);
     eprintln!(
         "proxy: {} forwarded: {}, {}{}",
-        agui_lens_core::text::plural(requests, "request"),
+        agui_lens_core::text::plural(forwarded, "request"),
         agui_lens_core::text::plural(errors, "error"),
         agui_lens_core::text::plural(warnings, "warning"),
         if failures.is_empty() {
