@@ -362,8 +362,9 @@ fn check(
         let file = match recorded {
             Some((path, Recorded::Findings)) => check_findings(&ctx, &path, name, &mut emit)?,
             Some((path, Recorded::Failure)) => recorded::failure(&path, name),
-            Some((_, Recorded::Events(Some(request)))) => {
-                check_answer_to(&ctx, source.open()?, false, request, &mut emit)?
+            Some((path, Recorded::Events(Some(request)))) => {
+                let cut = recorded::was_cut(&path);
+                check_answer_to(&ctx, source.open()?, false, request, cut, &mut emit)?
             }
             _ => check_sent(
                 &ctx,

@@ -360,6 +360,10 @@ fn a_client_that_hangs_up_is_not_the_agents_error() {
     let findings = record.join("001/findings.jsonl");
     let recorded = std::fs::read_to_string(&findings).unwrap_or_default();
     assert!(!recorded.contains("unterminated-run"), "{recorded}");
+    // Checked later, the recording says what the proxy said: the cut is the client's.
+    let (code, stdout, stderr) = crate::common::run(&["check", record.to_str().unwrap()]);
+    assert!(!stdout.contains("unterminated-run"), "{stdout}");
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
 /// A POST whose body is no JSON is no RunAgentInput: an error of the request, as `serve`

@@ -40,20 +40,23 @@ pub fn check_sent(
     sent: Option<Arc<Value>>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
-    check_answer(ctx, opened, walked, sent, true, emit)
+    check_answer(ctx, opened, walked, sent, true, false, emit)
 }
 
 /// [`check_sent`] where the request, `sent`, was held to its rules elsewhere (the proxy did,
 /// with the thread's previous turn at hand, and recorded what it found beside the stream):
-/// it is only what the stream answers.
+/// it is only what the stream answers. `cut` says the side that recorded the stream stopped
+/// it before its end (the proxy's client went away): what only the end tells (a run left
+/// open) is not the producer's, and is not checked.
 pub fn check_answer_to(
     ctx: &Context<'_>,
     opened: Opened,
     walked: bool,
     sent: Arc<Value>,
+    cut: bool,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
-    check_answer(ctx, opened, walked, Some(sent), false, emit)
+    check_answer(ctx, opened, walked, Some(sent), false, cut, emit)
 }
 
 fn check_answer(
@@ -62,6 +65,7 @@ fn check_answer(
     walked: bool,
     sent: Option<Arc<Value>>,
     check_request: bool,
+    cut: bool,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     let (ctx_given, sent_given) = (ctx, sent.clone());
@@ -133,7 +137,15 @@ fn check_answer(
                 .open()
                 .map_err(|err| io::Error::other(format!("{err:#}")))?;
             again.reopen = None;
-            return check_answer(ctx_given, again, walked, sent_given, check_request, emit);
+            return check_answer(
+                ctx_given,
+                again,
+                walked,
+                sent_given,
+                check_request,
+                cut,
+                emit,
+            );
         }
     }
     let read = match read {
@@ -148,7 +160,7 @@ fn check_answer(
     let interrupted = read.as_ref().is_some_and(crate::stop::is_reading_stopped);
     let failure = read.map(|err| format!("reading {name}: {err}"));
     let stopped = failure.is_some() && (crate::stop::requested() || interrupted);
-    if stopped {
+    if stopped || cut {
         engine.stopped_early();
     }
     let known = engine.known_events();

@@ -30,6 +30,18 @@ pub enum Recorded {
     Outcome,
 }
 
+/// The file beside a recorded exchange's stream that says the recorder cut it (the proxy's
+/// client went away before the stream's end), and how far it came.
+pub const CUT_FILE: &str = "cut.txt";
+
+/// Whether the recorded stream at `path` (an `events.jsonl`) was cut by the side that recorded
+/// it, not ended by its producer: what only its end tells is then not checked, as it was not
+/// when it was recorded.
+pub fn was_cut(path: &Path) -> bool {
+    path.parent()
+        .is_some_and(|folder| folder.join(CUT_FILE).is_file())
+}
+
 /// Why a check passes over a turn's `outcome.json`.
 pub const OUTCOME_SKIPPED: &str =
     "it is the verdict `agui-lens test` recorded for this turn (see `outcome.json` itself)";

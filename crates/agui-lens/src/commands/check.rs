@@ -371,7 +371,10 @@ pub fn check_one(
     };
     match read::open(&input.spec, read) {
         Ok(opened) => match sent {
-            Some(request) => check_answer_to(ctx, opened, !input.explicit, request, emit),
+            Some(request) => {
+                let cut = input.spec.path().is_some_and(recorded::was_cut);
+                check_answer_to(ctx, opened, !input.explicit, request, cut, emit)
+            }
             None => check_opened(ctx, opened, !input.explicit, emit),
         },
         Err(_) if agui_lens_core::stop::requested() => {

@@ -662,7 +662,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             let format = opened.format;
             // The request was held to its rules when it came (`input_findings`): here it is
             // only what the stream answers, or each of its findings would be said twice.
-            let checked = check_answer_to(&ctx, opened, false, sent, &mut |batch| {
+            let checked = check_answer_to(&ctx, opened, false, sent, false, &mut |batch| {
                 if !batch.is_empty() {
                     all.extend_from_slice(batch);
                     tell(Note::Findings(batch.to_vec()));
@@ -840,8 +840,21 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     }
     if let Some(at) = &slot {
         let refused = !status.is_success() && events.is_empty();
-        record(at, (!refused).then_some(&events[..]), &exchange_findings)
-            .with_context(|| format!("recording into {}", at.display()))?;
+        let cut_by_client = client_gone
+            .load(std::sync::atomic::Ordering::SeqCst)
+            .then(|| {
+                format!(
+                    "the client went away after {} bytes of the body",
+                    body.len()
+                )
+            });
+        record(
+            at,
+            (!refused).then_some(&events[..]),
+            &exchange_findings,
+            cut_by_client.as_deref(),
+        )
+        .with_context(|| format!("recording into {}", at.display()))?;
         shared.tell(Note::Said(format!(
             "proxy: {label}: recorded in {}",
             at.display()
@@ -1098,7 +1111,21 @@ fn claim_slot(dir: &std::path::Path, next: &std::sync::atomic::AtomicU64) -> Res
 /// body and its status are in `response.raw` and the findings), and the findings (request,
 /// response and stream) as JSONL. An agent that could not be reached leaves `failure.txt`
 /// instead. No header is written (they may carry credentials).
-fn record(at: &std::path::Path, events: Option<&[Value]>, findings: &[Diagnostic]) -> Result<()> {
+fn record(
+    at: &std::path::Path,
+    events: Option<&[Value]>,
+    findings: &[Diagnostic],
+    cut: Option<&str>,
+) -> Result<()> {
+    // A stream the client cut is checked later as it was now: its end is not the agent's.
+    if let Some(why) = cut {
+        std::fs::write(
+            at.join(agui_lens_core::check::recorded::CUT_FILE),
+            format!(
+                "{why}: the stream was forwarded in part, and what only its end tells was not checked\n"
+            ),
+        )?;
+    }
     if let Some(events) = events {
         let mut jsonl = Vec::new();
         for event in events {
