@@ -728,3 +728,25 @@ fn a_captured_error_status_is_served_as_it_came() {
         "{stdout}\n{stderr}"
     );
 }
+
+/// The log says what the client was sent: an error page for `--status`, half a stream for
+/// `--truncate`, not "42 events … as SSE".
+#[test]
+fn the_log_says_what_a_fault_sent() {
+    for (fault, said) in [
+        (
+            &["--status", "503"][..],
+            "answered 503 with an HTML page (--status)",
+        ),
+        (&["--truncate"], "the body ended halfway"),
+    ] {
+        let mut args = vec!["fixtures/recordings/pydantic-ai-full.jsonl", "--once"];
+        args.extend_from_slice(fault);
+        let served = Served::start(&args);
+        let _ = ureq::post(&served.url)
+            .send(r#"{"threadId":"t","runId":"r","messages":[],"protocolVersion":"1.1"}"#)
+            .map(|mut r| r.body_mut().read_to_string());
+        let (_, stdout, stderr) = served.finish();
+        assert!(stderr.contains(said), "{fault:?}: {stdout}{stderr}");
+    }
+}

@@ -593,12 +593,29 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         Some(status) => format!(", answered {status} as the capture recorded"),
         None => String::new(),
     };
-    shared.tell(Note::Said(format!(
-        "serve: {path}: {} of {} as {}{answered}",
-        agui_lens_core::text::plural(events.len() as u64, "event"),
-        turn.name,
-        if proto { "protobuf" } else { "SSE" }
-    )));
+    // What the faults make of the turn: the log says what the client is sent, not the script.
+    let faulted = if faults.truncate {
+        ", the body ended halfway, without the run's terminal event (--truncate)"
+    } else if faults.reset {
+        ", the connection reset halfway (--reset)"
+    } else if faults.cut {
+        ", the connection closed inside the middle frame (--cut)"
+    } else {
+        ""
+    };
+    shared.tell(Note::Said(match faults.status {
+        Some(code) => format!(
+            "serve: {path}: answered {code} with an HTML page (--status), none of the {} of {}",
+            agui_lens_core::text::plural(events.len() as u64, "event"),
+            turn.name
+        ),
+        None => format!(
+            "serve: {path}: {} of {} as {}{answered}{faulted}",
+            agui_lens_core::text::plural(events.len() as u64, "event"),
+            turn.name,
+            if proto { "protobuf" } else { "SSE" }
+        ),
+    }));
     let result = respond(
         &mut stream,
         &events,
