@@ -357,7 +357,7 @@ pub fn check_call(
 /// run), then the counts. The caller has reported the reason (and said whether an empty
 /// input is reported too: [`Engine::cut_short`], [`Engine::report_cut`]).
 fn stop_early(
-    mut engine: Engine<'_>,
+    engine: Engine<'_>,
     found: &mut Vec<Diagnostic>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
     mut exchange: Exchange,
