@@ -401,3 +401,30 @@ fn a_long_name_is_compacted_and_mirrored() {
         .collect();
     assert_eq!(names.len(), 3, "no temp file is left: {names:?}");
 }
+
+/// The summary of a folder counts what could not be compacted, last: it ended with
+/// "compacted N files … smaller" after a truncated gzip had failed.
+#[test]
+fn the_summary_counts_what_could_not_be_compacted() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let stream =
+        std::fs::read(crate::common::root().join("fixtures/recordings/copilotkit-full.jsonl"))
+            .unwrap();
+    std::fs::write(store.join("a.jsonl"), &stream).unwrap();
+    std::fs::write(store.join("b.jsonl"), &stream).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&stream).unwrap();
+    let gz = gz.finish().unwrap();
+    std::fs::write(store.join("c.jsonl.gz"), &gz[..gz.len() / 2]).unwrap();
+    let out = dir.path().join("out");
+    let (code, _, stderr) = crate::common::run(&["compact", s(&store), "-o", s(&out)]);
+    assert_eq!(code, 2, "{stderr}");
+    let last = stderr.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("1 file could not be compacted"),
+        "{stderr}"
+    );
+}

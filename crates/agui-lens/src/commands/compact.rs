@@ -1196,12 +1196,13 @@ fn judge(
 fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
     let mut outcome = Outcome::Clean;
     let (mut events_in, mut events_out, mut bytes_in, mut bytes_out, mut files) = (0, 0, 0, 0, 0);
-    let mut skipped = 0;
+    let (mut skipped, mut failed, mut refused) = (0, 0, 0);
     for (explicit, report) in reports {
         match report {
             Err(err) => {
                 eprintln!("error: {err:#}");
                 outcome = Outcome::Failed;
+                failed += 1;
             }
             Ok(Report {
                 name,
@@ -1217,6 +1218,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
             Ok(report) => {
                 if let Some(why) = &report.refused {
                     eprintln!("refused {}: {why}; nothing was written", report.name);
+                    refused += 1;
                     if outcome == Outcome::Clean {
                         outcome = Outcome::Findings;
                     }
@@ -1290,6 +1292,28 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
             plural(events_out, "event"),
             human_bytes(bytes_in),
             human_bytes(bytes_out)
+        );
+    }
+    if failed + refused > 0 && files + skipped + failed + refused > 1 {
+        // Said after the rest, so that the last lines do not read as a run that went well.
+        let mut not = Vec::new();
+        if failed > 0 {
+            not.push(format!("{} could not be compacted", plural(failed, "file")));
+        }
+        if refused > 0 {
+            not.push(format!(
+                "{} refused by verification",
+                plural(refused, "file")
+            ));
+        }
+        eprintln!(
+            "{} (each named above with why): left as {}",
+            not.join(", "),
+            if failed + refused == 1 {
+                "it was"
+            } else {
+                "they were"
+            }
         );
     }
     Ok(outcome)
