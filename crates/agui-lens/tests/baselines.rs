@@ -349,3 +349,35 @@ fn an_unreadable_input_records_no_baseline() {
     let (code, _, stderr) = args(&[]);
     assert_eq!(code, 0, "every finding is still known: {stderr}");
 }
+
+/// A baseline recorded with `check captures` holds the same findings when the folder is
+/// named `./captures/`, `captures//` or by its absolute path: they were all new, since the
+/// paths were compared as written.
+#[test]
+fn a_baseline_holds_however_the_folder_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir(dir.join("captures")).unwrap();
+    std::fs::write(dir.join("captures/a.jsonl"), KNOWN).unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 0, "{stderr}");
+    let absolute = dir.join("captures");
+    for named in ["./captures/", "captures//", absolute.to_str().unwrap()] {
+        let (code, stdout, stderr) = split(
+            agui_lens()
+                .current_dir(dir)
+                .args([
+                    "check",
+                    named,
+                    "--baseline",
+                    "known.json",
+                    "--format",
+                    "json",
+                ])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 0, "{named}: {stdout}{stderr}");
+        assert!(rules_in(&stdout).is_empty(), "{named}: {stdout}");
+    }
+}

@@ -65,7 +65,7 @@ impl Baseline {
         let mut left = BTreeMap::new();
         for entry in file.findings {
             *left
-                .entry((entry.rule, entry.path, entry.fingerprint))
+                .entry((entry.rule, same_file_key(&entry.path), entry.fingerprint))
                 .or_insert(0) += entry.count;
         }
         Ok(Baseline { left })
@@ -77,7 +77,11 @@ impl Baseline {
         if !adoptable(d) {
             return false;
         }
-        let key = (d.rule.name().to_owned(), d.path.to_string(), fingerprint(d));
+        let key = (
+            d.rule.name().to_owned(),
+            same_file_key(&d.path),
+            fingerprint(d),
+        );
         match self.left.get_mut(&key) {
             Some(n) if *n > 0 => {
                 *n -= 1;
@@ -100,12 +104,13 @@ impl Recorder {
             return false;
         }
         let print = fingerprint(d);
-        let key = (d.rule.name().to_owned(), d.path.to_string(), print.clone());
+        let path = same_file_key(&d.path);
+        let key = (d.rule.name().to_owned(), path.clone(), print.clone());
         self.entries
             .entry(key)
             .or_insert_with(|| Entry {
                 rule: d.rule.name().to_owned(),
-                path: d.path.to_string(),
+                path,
                 fingerprint: print,
                 count: 0,
                 message: d.message.clone(),
@@ -132,6 +137,38 @@ impl Recorder {
         let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
         text.push('\n');
         text
+    }
+}
+
+/// A finding's path as a baseline keys it: one file named as `captures/a.jsonl`,
+/// `./captures//a.jsonl` or by its absolute path (under the current folder) is one key, so a
+/// folder named another way holds the same findings. What is no file path (a URL, a suite's
+/// case) is kept as written.
+pub fn same_file_key(path: &str) -> String {
+    use std::path::{Component, Path};
+    if path.contains("://") {
+        return path.to_owned();
+    }
+    let mut path = Path::new(path);
+    let here = std::env::current_dir().ok();
+    if let Some(inside) = here
+        .as_deref()
+        .and_then(|here| path.strip_prefix(here).ok())
+    {
+        path = inside;
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::RootDir => parts.push(String::new()),
+            other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
+        }
+    }
+    match parts.as_slice() {
+        [] => ".".to_owned(),
+        [root] if root.is_empty() => "/".to_owned(),
+        _ => parts.join("/"),
     }
 }
 
@@ -214,6 +251,21 @@ mod tests {
         let mut again = Baseline::parse(&text).unwrap();
         assert!(!again.admits(&other_file));
         assert_eq!(again.unmet(), 2);
+    }
+
+    #[test]
+    fn one_file_named_two_ways_is_one_key() {
+        assert_eq!(same_file_key("./caps//a.jsonl"), "caps/a.jsonl");
+        assert_eq!(same_file_key("caps/./a.jsonl"), "caps/a.jsonl");
+        assert_eq!(same_file_key("../caps/a.jsonl"), "../caps/a.jsonl");
+        assert_eq!(same_file_key("/elsewhere/a.jsonl"), "/elsewhere/a.jsonl");
+        assert_eq!(
+            same_file_key("http://agent/run?x=./y"),
+            "http://agent/run?x=./y"
+        );
+        let here = std::env::current_dir().unwrap();
+        let inside = here.join("caps").join("a.jsonl");
+        assert_eq!(same_file_key(inside.to_str().unwrap()), "caps/a.jsonl");
     }
 
     #[test]
