@@ -333,7 +333,8 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (
                 0,
                 "with --once, the exchange passed the request/* rules and every check rule \
-                 (warnings allowed, unless --deny-warnings)",
+                 (warnings allowed, unless --deny-warnings); of a stream the client cut (its \
+                 user pressed stop), what came, without the rules only its end could tell",
             ),
             (
                 1,
