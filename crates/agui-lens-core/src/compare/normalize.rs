@@ -7,7 +7,8 @@
 //! snapshots and `diff` use), the ids the stream minted in that structure are also renamed
 //! wherever they appear whole as a string value: inside RAW and CUSTOM payloads, state,
 //! activity content, outcomes. Ids inside longer text (tool arguments as JSON text, prose)
-//! are left as written. Patterns and keys named in the settings add ids of their own (a
+//! are left as written, and so are text the user reads and values that read as a word or a
+//! number outside the protocol's id fields (see `learnt_id_may_stand_at`). Patterns and keys named in the settings add ids of their own (a
 //! framework's `lc_run--…` run ids, a `checkpoint_ns`), tokenised as `id-N`.
 
 use std::collections::HashMap;
@@ -323,7 +324,11 @@ impl Normalizer {
     fn walk(&mut self, value: &mut Value, key: Option<&str>) {
         match value {
             Value::String(s) => {
-                if let Some(token) = self.tokens.get(s.as_str()) {
+                if let Some(token) = self
+                    .tokens
+                    .get(s.as_str())
+                    .filter(|_| learnt_id_may_stand_at(key, s))
+                {
                     *s = token.clone();
                 } else if key.is_some_and(|k| self.settings.id_keys.iter().any(|ik| ik == k))
                     || self
@@ -392,6 +397,36 @@ pub fn drop_empty_resume(item: &mut Value) {
 /// The order events are normalised in: as they came, except that each run of neighbouring
 /// events whose `type` is `unordered` is sorted by the event as the protocol's fields name it,
 /// where every id the run mints reads the same.
+/// Whether a string equal to an id the stream minted is that id where it stands (under
+/// `key`): always in a field the protocol keeps ids in; never in text the user reads (a
+/// delta, a message's or tool result's content); elsewhere (a payload, the state) only when
+/// it cannot be a word or a number, as generated ids cannot (`m-0a1b`, `call_9f`, a UUID):
+/// a message id "2" is not the answer "2", nor a tool call `yes` the result "yes".
+fn learnt_id_may_stand_at(key: Option<&str>, value: &str) -> bool {
+    let Some(key) = key else {
+        return looks_minted(value);
+    };
+    if ID_FIELDS.iter().any(|(field, _)| *field == key)
+        || ID_LIST_FIELDS.iter().any(|(field, _)| *field == key)
+        || matches!(key, "id" | "entityId")
+    {
+        return true;
+    }
+    if matches!(key, "delta" | "content") {
+        return false;
+    }
+    looks_minted(value)
+}
+
+/// Whether a string reads as a generated id rather than a word or a number: it holds a
+/// character that is neither a letter nor a digit, or both letters and digits.
+fn looks_minted(value: &str) -> bool {
+    let letters = value.chars().any(char::is_alphabetic);
+    let digits = value.chars().any(|c| c.is_ascii_digit());
+    let other = value.chars().any(|c| !c.is_alphanumeric());
+    other || (letters && digits)
+}
+
 fn canonical_order(settings: &Settings, events: &[Value]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..events.len()).collect();
     if settings.unordered.is_empty() {
@@ -604,6 +639,39 @@ mod tests {
                 assert_eq!(with.get(field), without.get(field));
             }
         }
+    }
+
+    /// Text the user reads, and values that read as words or numbers, are never taken for
+    /// the ids they happen to equal: a message id "2" answering "2", against id "4"
+    /// answering "4", compared as the same, and so did a tool call `yes` with the result
+    /// "yes" against `no` with "no", and a state's quantity "1" against "7".
+    #[test]
+    fn text_and_plain_words_are_not_ids() {
+        let stream = |id: &str, call: &str, quantity: &str| {
+            vec![
+                json!({"type":"RUN_STARTED","threadId":"t","runId":"r"}),
+                json!({"type":"STATE_SNAPSHOT","snapshot":{"quantity":quantity}}),
+                json!({"type":"TEXT_MESSAGE_START","messageId":id,"role":"assistant"}),
+                json!({"type":"TEXT_MESSAGE_CONTENT","messageId":id,"delta":id}),
+                json!({"type":"TEXT_MESSAGE_END","messageId":id}),
+                json!({"type":"TOOL_CALL_START","toolCallId":call,"toolCallName":"ask"}),
+                json!({"type":"TOOL_CALL_END","toolCallId":call}),
+                json!({"type":"TOOL_CALL_RESULT","messageId":"m-result","toolCallId":call,"content":call}),
+                json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+            ]
+        };
+        let normal = |e: &[Value]| Normalizer::events(Settings::current(), e);
+        let a = normal(&stream("2", "yes", "2"));
+        let b = normal(&stream("4", "no", "4"));
+        for i in [1, 3, 7] {
+            assert_ne!(a[i], b[i], "event {i}: {} against {}", a[i], b[i]);
+        }
+        // The protocol's fields are still ids, whatever they read as.
+        assert_eq!(a[2], b[2]);
+        assert_eq!(a[5], b[5]);
+        // And a minted id in a payload is one, as before.
+        let minted = normal(&stream("m-0a1b", "call_9f", "m-0a1b"));
+        assert_eq!(minted[1]["snapshot"]["quantity"], "msg-1");
     }
 
     #[test]
