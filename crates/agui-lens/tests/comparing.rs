@@ -784,3 +784,29 @@ fn stdin_named_twice_is_said_to_be() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stderr.contains("named twice"), "{stderr}");
 }
+
+/// A run's result (`RUN_FINISHED.result`, what the official client's `runAgent()` returns) is
+/// part of how it ended: a changed result passed at the fold level.
+#[test]
+fn a_changed_run_result_is_a_difference_at_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |result: &str| {
+        format!(
+            "{}\n{}\n{}\n{}\n",
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+            format_args!(
+                r#"{{"type":"RUN_FINISHED","threadId":"t","runId":"r","result":{result}}}"#
+            )
+        )
+    };
+    let a = dir.path().join("a.jsonl");
+    let b = dir.path().join("b.jsonl");
+    std::fs::write(&a, stream(r#"{"ok":true}"#)).unwrap();
+    std::fs::write(&b, stream(r#"{"ok":false}"#)).unwrap();
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&a, &b, level), 1, "{level}");
+        assert_eq!(diff_code(&a, &a, level), 0, "{level}");
+    }
+}

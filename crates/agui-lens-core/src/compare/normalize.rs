@@ -103,7 +103,7 @@ pub struct Settings {
     pub id_keys: Vec<String>,
     /// Event types whose neighbouring events compare in any order (parallel tool results).
     pub unordered: Vec<String>,
-    /// At the fold level, how each run ended (its status, error and outcome) is compared
+    /// At the fold level, how each run ended (its status, error, outcome and result) is compared
     /// too, not only the messages and the state.
     pub fold_runs: bool,
 }

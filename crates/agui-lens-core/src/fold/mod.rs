@@ -73,6 +73,9 @@ pub struct RunRecord {
     /// `finished`, `error`, or `open` (the stream ended inside the run).
     pub status: &'static str,
     pub outcome: Option<Value>,
+    /// What a finished run returned (`RUN_FINISHED.result`: what the official client's
+    /// `runAgent()` resolves with).
+    pub result: Option<Value>,
     pub error: Option<Value>,
     pub usage: Option<Value>,
     /// Tool calls a successful run left for the client to answer.
@@ -920,6 +923,7 @@ impl Folder {
                 run.pending_tool_calls = pending;
             }
             run.outcome = Some(outcome);
+            run.result = ev.get("result").filter(|v| !v.is_null()).cloned();
             run.usage = ev.get("usage").cloned();
         }
     }
@@ -1200,6 +1204,7 @@ fn run_json(run: &RunRecord) -> Value {
     put("parentRunId", run.parent_run_id.clone().map(Value::String));
     put("status", Some(Value::String(run.status.into())));
     put("outcome", run.outcome.clone());
+    put("result", run.result.clone());
     if !run.pending_tool_calls.is_empty() {
         put(
             "pendingToolCallIds",
