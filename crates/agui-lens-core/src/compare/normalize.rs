@@ -57,10 +57,21 @@ impl Selector {
             .split('/')
             .map(|s| s.replace("~1", "/").replace("~0", "~"))
             .collect();
-        Ok(Selector {
+        let selector = Selector {
             text: text.to_owned(),
             segments,
-        })
+        };
+        // What says what an event is, or what a fold holds, is never redacted: without it,
+        // any two streams of as many events compare the same.
+        let whole = |key: &str| selector.matches(&[key.to_owned()]);
+        if whole("type") || (whole("messages") && whole("state")) {
+            return Err(format!(
+                "`{text}` would redact each event's type (or the whole of a fold), and any two \
+                 streams of as many events would compare the same: name what to redact more \
+                 narrowly (e.g. /**/metadata)"
+            ));
+        }
+        Ok(selector)
     }
 
     fn matches(&self, path: &[String]) -> bool {
@@ -589,6 +600,13 @@ mod tests {
         assert!(s.matches(&["messages".into(), "3".into(), "content".into()]));
         assert!(!s.matches(&["messages".into(), "content".into()]));
         assert!(Selector::parse("metadata").is_err());
+        // Redacting what says what an event is (or a whole fold) would make any two streams
+        // of as many events compare the same.
+        for everything in ["/*", "/**", "/type", "/**/*"] {
+            assert!(Selector::parse(everything).is_err(), "{everything}");
+        }
+        assert!(Selector::parse("/state").is_ok());
+        assert!(Selector::parse("/value/type").is_ok());
     }
 
     #[test]
