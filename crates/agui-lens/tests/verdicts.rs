@@ -657,3 +657,40 @@ fn state_is_followed_per_thread() {
     let (code, rules) = problems(&crossed);
     assert_eq!((code, rules), (1, vec!["state/patch-failed".to_owned()]));
 }
+
+/// `--protocol 1.0` holds a run that declares no version to 1.0, which has no THINKING_*
+/// events, as a run that declares 1.0 is held: they passed with the deprecation warning
+/// given when no version is known.
+#[test]
+fn an_asked_version_removes_what_it_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("thinking.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"THINKING_START"}"#,
+            "\n",
+            r#"{"type":"THINKING_END"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let (code, stdout, _) = crate::common::run(&["check", "--protocol", "1.0", file]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("error[version/removed-event]"), "{stdout}");
+    assert!(stdout.contains("(--protocol)"), "{stdout}");
+    let (code, stdout, _) = crate::common::run(&["check", file]);
+    assert_eq!(
+        code, 0,
+        "no version asked or declared: the warning stands: {stdout}"
+    );
+    assert!(
+        stdout.contains("warning[schema/deprecated-event]"),
+        "{stdout}"
+    );
+}

@@ -666,16 +666,25 @@ impl<'a> Engine<'a> {
             return;
         };
         // Allowed under the releases before 1.0; an error of its own in a run that declares
-        // 1.0 or later; else (nothing declared) the deprecation warning stands.
+        // 1.0 or later, or that the user holds to such a version (`--protocol 1.0`); else
+        // (nothing declared or asked) the deprecation warning stands.
+        let held = self
+            .versioning
+            .declared()
+            .map(|declared| format!("declares protocol \"{declared}\""))
+            .or_else(|| {
+                let asked = self.ctx.protocol.version?;
+                Some(format!("is held to protocol \"{asked}\" (--protocol)"))
+            });
         if version.has_thinking_events() {
             found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
-        } else if let Some(declared) = self.versioning.declared() {
+        } else if let Some(held) = held {
             found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
             found.push(
                 parse::finding(
                     RuleId::VersionRemovedEvent,
                     &event.loc,
-                    format!("{kind} in a run that declares protocol \"{declared}\", which has no such event: 1.0 removed THINKING_*"),
+                    format!("{kind} in a run that {held}, which has no such event: 1.0 removed THINKING_*"),
                 )
                 .with_help(format!("send {replacement} instead"))
                 .with_subject(kind.as_str()),

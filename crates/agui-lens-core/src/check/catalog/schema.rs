@@ -85,7 +85,7 @@ pub const NULL_FOR_OPTIONAL: Rule = Rule {
 pub const DEPRECATED_EVENT: Rule = Rule {
     name: "schema/deprecated-event",
     default: Level::Warn,
-    versions: "streams that declare no version (a run that declares 1.0 or later: version/removed-event; one judged by 0.x: allowed)",
+    versions: "streams that declare no version, checked without --protocol (a run that declares 1.0 or later, or held to it by --protocol: version/removed-event; one judged by 0.x: allowed)",
     summary: "a THINKING_* event, removed in AG-UI 1.0",
     why: "1.0 replaced THINKING_* with REASONING_*; the 1.0 client drops THINKING_* events \
           (or translates them at its compatibility boundary), so their content may never be \

@@ -52,7 +52,7 @@ pub const REMOVED_EVENT: Rule = Rule {
     name: "version/removed-event",
     default: Level::Deny,
     versions: "1.0 and later",
-    summary: "an event type the declared version does not have: THINKING_* in a run that declares 1.0 or later",
+    summary: "an event type the declared version does not have: THINKING_* in a run that declares 1.0 or later, or is held to it by --protocol",
     why: "1.0 removed the THINKING_* events (REASONING_* replace them). A producer that \
           declares 1.0 owes the shapes 1.0 describes; its clients may drop what it sends.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}
