@@ -810,3 +810,25 @@ fn a_changed_run_result_is_a_difference_at_every_level() {
         assert_eq!(diff_code(&a, &a, level), 0, "{level}");
     }
 }
+
+/// Flags that say otherwise than an existing expectation's header are not used, and that is
+/// said: `--redact` given against an existing snapshot changed nothing, silently.
+#[test]
+fn flags_an_expectation_overrides_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = root().join("fixtures/recordings/pydantic-ai-full.jsonl");
+    let snap = dir.path().join("run.snap");
+    let (stream, snap) = (stream.to_str().unwrap(), snap.to_str().unwrap());
+    let (code, _, stderr) = run(&["snapshot", stream, "--expect", snap, "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["snapshot", stream, "--expect", snap]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("not used"), "{stderr}");
+    for flags in [&["--redact", "/**/delta"][..], &["--level", "fold"]] {
+        let mut args = vec!["snapshot", stream, "--expect", snap];
+        args.extend_from_slice(flags);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("are not used here"), "{flags:?}: {stderr}");
+    }
+}

@@ -221,7 +221,27 @@ pub fn hold_items(
     // The stored header decides how to compare; flags apply to new snapshots and updates.
     let flags_given = request.level.is_some() || request.settings.is_some();
     let (level, settings) = match (&stored, request.update && flags_given) {
-        (Some(stored), false) => (stored.level, stored.settings.clone()),
+        (Some(stored), false) => {
+            let other_level = request.level.is_some_and(|level| level != stored.level);
+            let other_settings = request
+                .settings
+                .as_ref()
+                .is_some_and(|settings| *settings != stored.settings);
+            if other_level || other_settings {
+                eprintln!(
+                    "note: {} records how it compares (its header: level {}{}), and the flags \
+                     that say otherwise are not used here; --update writes them into it",
+                    file.display(),
+                    stored.level.name(),
+                    if other_settings {
+                        ", what it keeps, redacts and takes for ids"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            (stored.level, stored.settings.clone())
+        }
         _ => (
             request.level.unwrap_or(Level::Compact),
             request.settings.clone().unwrap_or_else(Settings::current),
