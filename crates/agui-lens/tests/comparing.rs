@@ -832,3 +832,31 @@ fn flags_an_expectation_overrides_are_named() {
         assert!(stderr.contains("are not used here"), "{flags:?}: {stderr}");
     }
 }
+
+/// `fold` of a history of several threads shows one: it says which, and names the others
+/// (it said nothing, and the other threads looked lost).
+#[test]
+fn fold_names_the_threads_it_does_not_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two.jsonl");
+    let run = |t: &str, r: &str| {
+        format!(
+            "{{\"type\":\"RUN_STARTED\",\"threadId\":\"{t}\",\"runId\":\"{r}\"}}\n{{\"type\":\"RUN_FINISHED\",\"threadId\":\"{t}\",\"runId\":\"{r}\"}}\n"
+        )
+    };
+    std::fs::write(&path, run("first", "r1") + &run("second", "r2")).unwrap();
+    let (code, _, stderr) = run_fold(&path, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("2 threads; shown: second") && stderr.contains("(first)"),
+        "{stderr}"
+    );
+    let (_, _, stderr) = run_fold(&path, &["--thread", "first"]);
+    assert!(!stderr.contains("threads; shown"), "{stderr}");
+}
+
+fn run_fold(path: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["fold", path.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    run(&args)
+}
