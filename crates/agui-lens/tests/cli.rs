@@ -369,6 +369,10 @@ fn rules_and_explain() {
     assert_eq!(code, 0);
     assert!(stdout.contains("Why it matters"));
     assert!(stdout.contains("\"parentMessageId\":null"));
+    // A rule that is off by default says how its example is made to trip it.
+    let (code, stdout, _) = run(&["explain", "pairing/empty-delta"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("`--warn pairing/empty-delta`"), "{stdout}");
     let (code, _, stderr) = run(&["explain", "null-for-optional"]);
     assert_eq!(code, 2);
     assert!(

@@ -116,7 +116,17 @@ pub fn explain(name: &str) -> Result<Outcome> {
     writeln!(out)?;
     writeln!(out, "Why it matters: {}", rule.why)?;
     writeln!(out)?;
-    writeln!(out, "A stream that trips it:")?;
+    if rule.default == agui_lens_core::check::catalog::Level::Allow {
+        // Off unless turned on: checked as printed, the example trips nothing.
+        writeln!(
+            out,
+            "A stream that trips it (the rule is off by default: `--warn {}` or `--deny {}` \
+             turns it on):",
+            rule.name, rule.name
+        )?;
+    } else {
+        writeln!(out, "A stream that trips it:")?;
+    }
     for line in rule.example.lines() {
         writeln!(out, "    {line}")?;
     }
