@@ -405,17 +405,17 @@ fn fold(
         let source = Source::new(path, data, name, format.as_deref())?;
         let opened = source.open()?;
         let max_line = source.read_options().max_line;
-        let (threads, warnings) = holding_warnings(|| {
-            fold_opened(
+        let (folded, warnings) = holding_warnings(|| {
+            let threads = fold_opened(
                 opened,
                 max_line,
                 DEFAULT_STATE_LIMIT,
                 None,
                 thread.as_deref(),
-            )
+            )?;
+            pick(threads, thread.as_deref())
         });
-        let folded = pick(threads?, thread.as_deref())?;
-        Ok((folded.into_json().to_string(), warnings))
+        Ok((folded?.into_json().to_string(), warnings))
     })
 }
 

@@ -848,7 +848,8 @@ fn fold_names_the_threads_it_does_not_show() {
     let (code, _, stderr) = run_fold(&path, &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("2 threads; shown: second") && stderr.contains("(first)"),
+        stderr.contains("warning: the input holds 2 threads; shown: second")
+            && stderr.contains("`--thread ID`: first)"),
         "{stderr}"
     );
     let (_, _, stderr) = run_fold(&path, &["--thread", "first"]);

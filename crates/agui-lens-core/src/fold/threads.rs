@@ -189,6 +189,23 @@ pub fn pick(threads: Threads, want: Option<&str>) -> Result<Folded> {
         None => {
             // The thread of the last run (without a run, the only thread there is).
             let last = last_run.unwrap_or(threads.len().saturating_sub(1));
+            if threads.len() > 1 {
+                // Only one is shown: say which, and what else there is.
+                let name = |t: &Option<String>| t.clone().unwrap_or_else(|| "(no thread)".into());
+                let others: Vec<String> = threads
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != last)
+                    .map(|(_, (t, _))| name(t))
+                    .collect();
+                crate::check::stream::warn(format!(
+                    "the input holds {} threads; shown: {}, the last run's; another is shown \
+                     when named (`--thread ID`: {})",
+                    threads.len(),
+                    threads.get(last).map(|(t, _)| name(t)).unwrap_or_default(),
+                    others.join(", ")
+                ));
+            }
             match threads.into_iter().nth(last) {
                 Some((_, folded)) => Ok(folded),
                 None => Ok(Folder::new(0).finish()),

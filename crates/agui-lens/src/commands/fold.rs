@@ -31,31 +31,6 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
             )
         },
     )?;
-    if args.thread.is_none() && threads.threads.len() > 1 {
-        // Only one thread is shown: say which, and what else there is.
-        let last = threads
-            .last_run
-            .unwrap_or(threads.threads.len().saturating_sub(1));
-        let name = |t: &Option<String>| t.clone().unwrap_or_else(|| "(no thread)".into());
-        let others: Vec<String> = threads
-            .threads
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != last)
-            .map(|(_, (t, _))| name(t))
-            .collect();
-        eprintln!(
-            "note: the input holds {} threads; shown: {}, the last run's; --thread ID shows \
-             another ({})",
-            threads.threads.len(),
-            threads
-                .threads
-                .get(last)
-                .map(|(t, _)| name(t))
-                .unwrap_or_default(),
-            others.join(", ")
-        );
-    }
     let folded = pick(threads, args.thread.as_deref())?;
     let mut out = io::stdout().lock();
     let json = folded.into_json();
