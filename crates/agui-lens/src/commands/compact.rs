@@ -253,9 +253,10 @@ fn stopped(target: &Target) -> Option<anyhow::Error> {
 
 /// The inputs without what a walk found in the output directory, when that lies in a folder
 /// compacted: run again, the command would compact its own output into a folder below it.
-/// An output directory that is a folder compacted is refused: each stream would be written
-/// over itself, which `--in-place` does. One that holds a folder compacted is an output like
-/// any other (`compact store/new -o store` writes `store/NAME` for `store/new/NAME`).
+/// An output directory that is a folder compacted, or holds one, is refused: each stream
+/// would be written over itself (which `--in-place` does), or a file below the folder could
+/// land on another one of it (`store/s/s/run.jsonl` compacted from `store/s` into `store`
+/// goes to `store/s/run.jsonl`, an input, and so would a mirrored file).
 fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Result<Vec<Input>> {
     let Some(out) = args
         .output
@@ -271,12 +272,19 @@ fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Result<Vec<Input>> 
         .filter(|path| path.is_dir())
         .filter_map(|path| Some((path, fs::canonicalize(path).ok()?)))
         .collect();
+    let shown = args.output.as_deref().unwrap_or(Path::new("")).display();
     if let Some((same, _)) = folders.iter().find(|(_, folder)| *folder == out) {
         bail!(
-            "-o {} is the folder compacted ({}): each stream would be written over itself; \
-             use --in-place to compact the folder where it is",
-            args.output.as_deref().unwrap_or(Path::new("")).display(),
+            "-o {shown} is the folder compacted ({}): each stream would be written over \
+             itself; use --in-place to compact the folder where it is",
             same.display()
+        );
+    }
+    if let Some((held, _)) = folders.iter().find(|(_, folder)| folder.starts_with(&out)) {
+        bail!(
+            "-o {shown} holds the folder compacted ({}): what is written there could land on \
+             its own files; compact into a folder outside it, or use --in-place",
+            held.display()
         );
     }
     // Only a walk of a folder that holds the output directory finds what was written there.
