@@ -110,11 +110,20 @@ def compact_tree(
     )
     fs_in, root_in = _filesystem(source, storage_options)
     fs_out, root_out = _filesystem(mirror, mirror_storage_options)
-    if _same_fs(fs_in, fs_out) and _inside(*_resolved(fs_in, root_out, root_in)):
-        raise ValueError(
-            f"the mirror {mirror} is inside the tree {source}: a second run would compact "
-            "the mirror too; put it elsewhere"
-        )
+    if _same_fs(fs_in, fs_out):
+        out, tree = _resolved(fs_in, root_out, root_in)
+        if _inside(out, tree):
+            raise ValueError(
+                f"the mirror {mirror} is inside the tree {source}: a second run would compact "
+                "the mirror too; put it elsewhere"
+            )
+        if _inside(tree, out):
+            # tree/s/run.jsonl would be mirrored onto tree/run.jsonl when the tree is
+            # mirror/s: a file of the tree written over by another.
+            raise ValueError(
+                f"the mirror {mirror} holds the tree {source}: a file of the tree could be "
+                "written over by another one's mirror; put it elsewhere"
+            )
     found, rows = _walk(fs_in, root_in)
     jobs = [
         (path, rel, posixpath.join(root_out, rel), size)

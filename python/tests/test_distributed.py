@@ -330,6 +330,10 @@ def test_bad_arguments_fail_before_any_work(tree, tmp_path):
     for mirror in (f"{tree.parent}/./{tree.name}", str(link), str(link / "mirror")):
         with pytest.raises(ValueError, match="inside the tree"):
             compact_tree(str(tree), mirror)
+    # A mirror that holds the tree: tree/s/run.jsonl would be mirrored onto tree/run.jsonl
+    # (it was, and that stream was lost).
+    with pytest.raises(ValueError, match="holds the tree"):
+        compact_tree(str(tree), str(tree.parent))
     with pytest.raises(agui_lens.AguiLensError, match="unknown level"):
         compact_tree(str(tree), str(tmp_path / "m"), level="tiny")
     with pytest.raises(ValueError, match="not a folder"):
