@@ -45,7 +45,7 @@ use agui_lens_core::report::{self, DiagnosticRecord, Format, Reporter, Summary};
 use agui_lens_core::write::{EventWriter, Output};
 
 create_exception!(
-    _agui_lens,
+    agui_lens._agui_lens,
     AguiLensError,
     PyValueError,
     "agui-lens could not do what was asked: an unreadable input, a bad option, an input that holds no AG-UI events where a stream is needed."

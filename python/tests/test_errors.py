@@ -17,6 +17,18 @@ def test_error_class():
     assert issubclass(agui_lens.AguiLensError, ValueError)
 
 
+def test_errors_cross_process_boundaries(tmp_path):
+    # A worker of a process pool sends its exception back pickled: it came back as a
+    # PicklingError, the message lost, since the class named a module no one can import.
+    import pickle
+
+    with pytest.raises(agui_lens.AguiLensError) as raised:
+        agui_lens.fold(tmp_path / "missing.jsonl")
+    again = pickle.loads(pickle.dumps(raised.value))
+    assert type(again) is agui_lens.AguiLensError
+    assert str(again) == str(raised.value)
+
+
 def test_missing_file(tmp_path, empty_dir):
     missing = tmp_path / "missing.jsonl"
     with pytest.raises(agui_lens.AguiLensError) as raised:
