@@ -282,13 +282,23 @@ def _compact_files(fs_in, fs_out, batch, settings) -> list:
 def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
     data = fs_in.cat_file(path)
     suffix = posixpath.splitext(out)[1].lower()
-    done = agui_lens.compaction(
-        data,
-        name=fs_in.unstrip_protocol(path) if not _is_local(fs_in) else path,
-        level=settings["level"],
-        drop_unreadable=settings["drop_unreadable"],
-        compression=_COMPRESSION_BY_SUFFIX.get(suffix),
-    )
+    try:
+        done = agui_lens.compaction(
+            data,
+            name=fs_in.unstrip_protocol(path) if not _is_local(fs_in) else path,
+            level=settings["level"],
+            drop_unreadable=settings["drop_unreadable"],
+            compression=_COMPRESSION_BY_SUFFIX.get(suffix),
+        )
+    except agui_lens.AguiLensError as err:
+        # A file compaction cannot read (a truncated gzip, a capture of several streams)
+        # is its row's error, and the mirror still holds it as it is, as the command
+        # line's --mirror does: nothing of the tree is missing from the mirror.
+        row = _row(rel, "error", str(err), size_before=len(data))
+        if settings["copy_unchanged"]:
+            _write(fs_out, out, data)
+            row.update(mirrored="copied", size_after=len(data))
+        return row
     row = _row(
         rel,
         done.status,
@@ -329,9 +339,9 @@ def _write(fs, path: str, data: bytes) -> None:
         if _holds(path, data):
             return
         os.makedirs(parent, exist_ok=True)
-        temp = os.path.join(
-            parent, f".{posixpath.basename(path)}.agui-lens-{uuid.uuid4().hex}.tmp"
-        )
+        # At most 150 bytes of the name: with what is added, a long name must still fit.
+        stem = posixpath.basename(path).encode()[:150].decode(errors="ignore")
+        temp = os.path.join(parent, f".{stem}.agui-lens-{uuid.uuid4().hex}.tmp")
         try:
             with open(temp, "wb") as file:
                 file.write(data)

@@ -350,3 +350,20 @@ def test_an_unwritable_mirror_is_a_row_not_a_crash(tree, tmp_path):
     assert "FileExistsError" in by_path["a/run.jsonl"]["reason"] or "NotADirectory" in (
         by_path["a/run.jsonl"]["reason"])
     assert by_path["b/run.jsonl"]["status"] == "compacted"
+
+
+def test_a_file_compaction_cannot_read_is_still_mirrored(tmp_path):
+    # A truncated gzip, or a browser capture of several streams: compaction fails on it, and
+    # the mirror left it out, where the command line's --mirror copies it as it is.
+    import gzip
+
+    source = tmp_path / "tree"
+    source.mkdir()
+    whole = gzip.compress((FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes())
+    (source / "cut.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    (source / "run.jsonl").write_bytes((FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes())
+    rows = {r["path"]: r for r in compact_tree(str(source), str(tmp_path / "m"))}
+    assert rows["cut.jsonl.gz"]["status"] == "error", rows
+    assert rows["cut.jsonl.gz"]["mirrored"] == "copied", rows
+    assert (tmp_path / "m" / "cut.jsonl.gz").read_bytes() == whole[: len(whole) // 2]
+    assert rows["run.jsonl"]["status"] == "compacted", rows
