@@ -570,6 +570,9 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(doc["summary"]["stopped_by"], "SIGINT", "{doc}");
     assert!(!doc.to_string().contains("unterminated-run"), "{doc}");
+    // Checked later, the recording says what the proxy said: the cut was the proxy's.
+    let (_, stdout, stderr) = crate::common::run(&["check", record.to_str().unwrap()]);
+    assert!(!stdout.contains("unterminated-run"), "{stdout}{stderr}");
 }
 
 /// Stopped while the agent is silent in the middle of a stream (it sent two events and

@@ -840,19 +840,25 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     }
     if let Some(at) = &slot {
         let refused = !status.is_success() && events.is_empty();
-        let cut_by_client = client_gone
-            .load(std::sync::atomic::Ordering::SeqCst)
-            .then(|| {
-                format!(
-                    "the client went away after {} bytes of the body",
-                    body.len()
-                )
-            });
+        // Cut by the client, or by the proxy's own stop: the stream's end is not the agent's.
+        let cut_here = if client_gone.load(std::sync::atomic::Ordering::SeqCst) {
+            Some(format!(
+                "the client went away after {} bytes of the body",
+                body.len()
+            ))
+        } else if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            Some(format!(
+                "the proxy was stopped after {} bytes of the body",
+                body.len()
+            ))
+        } else {
+            None
+        };
         record(
             at,
             (!refused).then_some(&events[..]),
             &exchange_findings,
-            cut_by_client.as_deref(),
+            cut_here.as_deref(),
         )
         .with_context(|| format!("recording into {}", at.display()))?;
         shared.tell(Note::Said(format!(
@@ -1117,7 +1123,8 @@ fn record(
     findings: &[Diagnostic],
     cut: Option<&str>,
 ) -> Result<()> {
-    // A stream the client cut is checked later as it was now: its end is not the agent's.
+    // A stream the client (or the proxy's stop) cut is checked later as it was now: its end
+    // is not the agent's.
     if let Some(why) = cut {
         std::fs::write(
             at.join(agui_lens_core::check::recorded::CUT_FILE),
