@@ -103,7 +103,14 @@ pub struct Folder {
     /// For each kind of message ([`OTHER`], [`REASONING`], [`ACTIVITY`]), a position no
     /// message of that kind comes before ([`NONE`] if there is none).
     first: [usize; 3],
-    /// Merge every snapshot over the whole history and rebuild the indexes (for tests).
+    /// Where the last tool result placed after its assistant went: `(owner, end)` says every
+    /// message from `owner + 1` up to `end` is a tool message, so the next result for `owner`
+    /// is placed from `end` on without walking the results before it (a thread whose runs
+    /// answer the same tool call ids again piles them after one assistant). Forgotten at every
+    /// change that may move or remove a message, or change its role.
+    tool_run: Option<(usize, usize)>,
+    /// Merge every snapshot over the whole history and rebuild the indexes, and walk every
+    /// tool result to its place (for tests).
     no_shortcuts: bool,
     state: Option<Value>,
     state_size: usize,
@@ -136,6 +143,7 @@ impl Folder {
             shared_ids: false,
             shared_calls: false,
             first: [NONE; 3],
+            tool_run: None,
             no_shortcuts: false,
             state: None,
             state_size: 0,
@@ -547,11 +555,15 @@ impl Folder {
                 self.push(message);
             }
             Some(owner) => {
-                let mut at = owner + 1;
+                let mut at = match self.tool_run {
+                    Some((o, end)) if o == owner && !self.no_shortcuts => end,
+                    _ => owner + 1,
+                };
                 while at < self.messages.len() && role_of(&self.messages[at]) == Some("tool") {
                     at += 1;
                 }
                 self.insert_at(at, message);
+                self.tool_run = Some((owner, at + 1));
             }
         }
     }
@@ -595,6 +607,7 @@ impl Folder {
     }
 
     fn rebuild_indexes(&mut self) {
+        self.tool_run = None;
         self.index.clear();
         self.tool_owner.clear();
         self.shared_ids = false;
@@ -669,8 +682,9 @@ impl Folder {
         let Some(Value::Array(incoming)) = ev.get("messages") else {
             return;
         };
-        // It may set any activity's content.
+        // It may set any activity's content, and replace or drop any message.
         self.activity_sizes.clear();
+        self.tool_run = None;
         let incoming: Vec<&Map<String, Value>> =
             incoming.iter().filter_map(Value::as_object).collect();
         let keep = Keep::new(&incoming, ev.get("metadata"));
@@ -803,6 +817,8 @@ impl Folder {
                 Some(at)
             }
             Some(at) if replace => {
+                // A message of another kind becomes an activity.
+                self.tool_run = None;
                 let had_calls = self.messages[at].contains_key("toolCalls");
                 *self.message_mut(at) = fresh();
                 self.first[ACTIVITY] = self.first[ACTIVITY].min(at);
