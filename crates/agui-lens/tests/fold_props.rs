@@ -1,8 +1,10 @@
-//! Property tests of the fold's shortcut for MESSAGES_SNAPSHOT: on generated streams heavy in
-//! snapshots (that name some messages, carry reasoning or activity or not, repeat ids and tool
-//! calls), folding with the shortcut ends exactly where merging every snapshot over the whole
-//! history does, and after every event the id and tool-call indexes are what rebuilding them
-//! from the messages would give.
+//! Property tests of the fold's shortcuts (a MESSAGES_SNAPSHOT merged from the first message
+//! it can change, a tool result placed from where the last one for its assistant went): on
+//! generated streams heavy in snapshots (that name some messages, carry reasoning or activity
+//! or not, repeat ids and tool calls) and in tool results, folding with the shortcuts ends
+//! exactly where merging every snapshot over the whole history and walking every result to its
+//! place does, and after every event the id and tool-call indexes (and the keys they name
+//! messages by) are what rebuilding them from the messages would give.
 
 use std::sync::Arc;
 

@@ -92,10 +92,16 @@ pub struct Folder {
     /// insertion, at a snapshot's merge). Messages pushed at the end need not: the copy is
     /// extended from its own end.
     changed_from: usize,
-    /// Message id → index of its first occurrence.
-    index: HashMap<String, usize, FastBuild>,
-    /// Tool call id → index of the first message whose `toolCalls` holds it.
-    tool_owner: HashMap<String, usize, FastBuild>,
+    /// The key of the message at each position: the indexes name messages by key, so that a
+    /// message inserted in the middle moves the messages after it in [`Folder::pos`] alone,
+    /// not in the indexes (a shift of plain numbers rather than a lookup per message).
+    keys: Vec<u32>,
+    /// Key → the position of its message (stale for a key no message has any more).
+    pos: Vec<u32>,
+    /// Message id → key of its first occurrence.
+    index: HashMap<String, u32, FastBuild>,
+    /// Tool call id → key of the first message whose `toolCalls` holds it.
+    tool_owner: HashMap<String, u32, FastBuild>,
     /// Whether two messages may share an id, or two messages hold one tool call: the indexes
     /// are then rebuilt after a snapshot instead of remapped (see [`Folder::messages_snapshot`]).
     shared_ids: bool,
@@ -138,6 +144,8 @@ impl Folder {
             pieces: Vec::new(),
             messages: Vec::new(),
             changed_from: 0,
+            keys: Vec::new(),
+            pos: Vec::new(),
             index: HashMap::default(),
             tool_owner: HashMap::default(),
             shared_ids: false,
@@ -179,7 +187,22 @@ impl Folder {
         // A shared id or call may be remembered after it went away; never forgotten.
         let flags =
             (fresh.shared_ids <= self.shared_ids) && (fresh.shared_calls <= self.shared_calls);
-        fresh.index == self.index && fresh.tool_owner == self.tool_owner && bounds && flags
+        let keys = self.keys.len() == self.messages.len()
+            && self
+                .keys
+                .iter()
+                .enumerate()
+                .all(|(at, &k)| self.at(k) == at);
+        let positions = |folder: &Folder, index: &HashMap<String, u32, FastBuild>| {
+            index
+                .iter()
+                .map(|(id, &k)| (id.clone(), folder.at(k)))
+                .collect::<HashMap<String, usize>>()
+        };
+        keys && positions(&fresh, &fresh.index) == positions(self, &self.index)
+            && positions(&fresh, &fresh.tool_owner) == positions(self, &self.tool_owner)
+            && bounds
+            && flags
     }
 
     /// Applies one event as read (chunks are expanded here).
@@ -271,7 +294,29 @@ impl Folder {
     }
 
     fn find(&self, id: Option<&str>) -> Option<usize> {
-        id.and_then(|id| self.index.get(id).copied())
+        id.and_then(|id| self.index.get(id)).map(|&k| self.at(k))
+    }
+
+    /// The position of the message with a key.
+    fn at(&self, key: u32) -> usize {
+        self.pos[key as usize] as usize
+    }
+
+    /// A key for a message about to be placed at a position.
+    fn new_key(&mut self, at: usize) -> u32 {
+        let key = self.pos.len() as u32;
+        self.pos.push(at as u32);
+        key
+    }
+
+    /// Numbers the keys after the positions again, once most keys are of messages that went
+    /// away: every snapshot merge gives the messages it places new keys.
+    fn renumber_keys(&mut self) {
+        for key in self.index.values_mut().chain(self.tool_owner.values_mut()) {
+            *key = self.pos[*key as usize];
+        }
+        self.keys = (0..self.messages.len() as u32).collect();
+        self.pos = self.keys.clone();
     }
 
     /// A message to change: every change to one goes through here.
@@ -282,12 +327,15 @@ impl Folder {
 
     fn push(&mut self, message: Map<String, Value>) -> usize {
         let at = self.messages.len();
+        let key = self.new_key(at);
+        self.keys.push(key);
         self.index_message(&message, at);
         self.messages.push(message);
         at
     }
 
-    /// Records a message at a position: its id, its tool calls and its kind.
+    /// Records a message at a position (whose key is set): its id, its tool calls and its
+    /// kind.
     fn index_message(&mut self, message: &Map<String, Value>, at: usize) {
         if let Some(id) = id_of(message) {
             self.index_id(id, at);
@@ -299,13 +347,16 @@ impl Folder {
 
     /// Records a message id at a position (the first occurrence is the one found).
     fn index_id(&mut self, id: &str, at: usize) {
+        let key = self.keys[at];
         match self.index.get_mut(id) {
             Some(slot) => {
                 self.shared_ids = true;
-                *slot = (*slot).min(at);
+                if self.pos[*slot as usize] as usize > at {
+                    *slot = key;
+                }
             }
             None => {
-                self.index.insert(id.to_owned(), at);
+                self.index.insert(id.to_owned(), key);
             }
         }
     }
@@ -318,15 +369,19 @@ impl Folder {
     }
 
     fn index_call(&mut self, call: &str, at: usize) {
+        let key = self.keys[at];
         match self.tool_owner.get_mut(call) {
             Some(slot) => {
-                if *slot != at {
+                let first = self.pos[*slot as usize] as usize;
+                if first != at {
                     self.shared_calls = true;
-                    *slot = (*slot).min(at);
+                    if first > at {
+                        *slot = key;
+                    }
                 }
             }
             None => {
-                self.tool_owner.insert(call.to_owned(), at);
+                self.tool_owner.insert(call.to_owned(), key);
             }
         }
     }
@@ -440,7 +495,7 @@ impl Folder {
 
     fn tool_call_mut(&mut self, id: Option<&str>) -> Option<&mut Map<String, Value>> {
         let id = id?;
-        let at = *self.tool_owner.get(id)?;
+        let at = self.at(*self.tool_owner.get(id)?);
         let calls = self.message_mut(at).get_mut("toolCalls")?.as_array_mut()?;
         calls
             .iter_mut()
@@ -570,7 +625,7 @@ impl Folder {
 
     /// The first assistant message holding a tool call.
     fn assistant_owner(&self, call_id: &str) -> Option<usize> {
-        let first = *self.tool_owner.get(call_id)?;
+        let first = self.at(*self.tool_owner.get(call_id)?);
         if role_of(&self.messages[first]) == Some("assistant") {
             return Some(first);
         }
@@ -580,30 +635,16 @@ impl Folder {
         })
     }
 
-    /// Inserts a message, shifting the indexes of the messages after it.
+    /// Inserts a message, moving the messages after it one place on.
     fn insert_at(&mut self, at: usize, message: Map<String, Value>) {
         self.changed_from = self.changed_from.min(at);
-        self.messages.insert(at, message);
-        // From the end, so that an entry moved to `i` is not taken for one at `i` before.
-        for i in (at + 1..self.messages.len()).rev() {
-            if let Some(id) = id_of(&self.messages[i]) {
-                if let Some(slot) = self.index.get_mut(id) {
-                    if *slot == i - 1 {
-                        *slot = i;
-                    }
-                }
-            }
-            for call in calls_of(&self.messages[i]) {
-                if let Some(slot) = self.tool_owner.get_mut(call) {
-                    if *slot == i - 1 {
-                        *slot = i;
-                    }
-                }
-            }
+        let key = self.new_key(at);
+        self.keys.insert(at, key);
+        for (i, &k) in self.keys.iter().enumerate().skip(at + 1) {
+            self.pos[k as usize] = i as u32;
         }
-        let message = std::mem::take(&mut self.messages[at]);
         self.index_message(&message, at);
-        self.messages[at] = message;
+        self.messages.insert(at, message);
     }
 
     fn rebuild_indexes(&mut self) {
@@ -613,6 +654,8 @@ impl Folder {
         self.shared_ids = false;
         self.shared_calls = false;
         self.first = [NONE; 3];
+        self.keys = (0..self.messages.len() as u32).collect();
+        self.pos = self.keys.clone();
         let messages = std::mem::take(&mut self.messages);
         for (at, message) in messages.iter().enumerate() {
             self.index_message(message, at);
@@ -699,7 +742,7 @@ impl Folder {
         }
         let named: Vec<(usize, usize)> = by_id
             .iter()
-            .filter_map(|(&id, &k)| self.index.get(id).map(|&at| (at, k)))
+            .filter_map(|(&id, &k)| self.index.get(id).map(|&key| (self.at(key), k)))
             .collect();
         let mut start = named.iter().map(|&(at, _)| at).min().unwrap_or(NONE);
         start = start.min(self.first[OTHER]);
@@ -710,6 +753,7 @@ impl Folder {
             start = start.min(self.first[ACTIVITY]);
         }
         let tail = self.messages.split_off(start.min(self.messages.len()));
+        self.keys.truncate(self.messages.len());
         self.changed_from = self.changed_from.min(self.messages.len());
         let start = self.messages.len();
         for m in &tail {
@@ -730,9 +774,10 @@ impl Folder {
             }
         }
         for message in merge_matched(tail, &incoming, &matched, &keep) {
-            let at = self.messages.len();
-            self.index_message(&message, at);
-            self.messages.push(message);
+            self.push(message);
+        }
+        if self.pos.len() > 2 * self.messages.len() + 8 {
+            self.renumber_keys();
         }
     }
 
@@ -774,7 +819,7 @@ impl Folder {
 
     /// A message by id (its first occurrence).
     pub fn message(&self, id: &str) -> Option<&Map<String, Value>> {
-        self.index.get(id).map(|&at| &self.messages[at])
+        self.index.get(id).map(|&k| &self.messages[self.at(k)])
     }
 
     fn activity_snapshot(&mut self, ev: &Value) {
