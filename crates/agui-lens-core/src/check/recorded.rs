@@ -19,8 +19,13 @@ use crate::report::FileSummary;
 
 /// What a file of a recorded exchange is to a check.
 pub enum Recorded {
-    /// `events.jsonl`: the stream, answering this request (when `request.json` holds one).
-    Events(Option<Arc<Value>>),
+    /// `events.jsonl`: the stream, answering this request (when `request.json` holds one),
+    /// and whether the side that recorded it cut it (see [`CUT_FILE`]): what only its end
+    /// tells is then not checked, as it was not when it was recorded.
+    Events {
+        request: Option<Arc<Value>>,
+        cut: bool,
+    },
     /// `findings.jsonl`: what the recording command found.
     Findings,
     /// `failure.txt`: why the exchange has no response (the proxy could not reach the agent,
@@ -33,14 +38,6 @@ pub enum Recorded {
 /// The file beside a recorded exchange's stream that says the recorder cut it (the proxy's
 /// client went away before the stream's end), and how far it came.
 pub const CUT_FILE: &str = "cut.txt";
-
-/// Whether the recorded stream at `path` (an `events.jsonl`) was cut by the side that recorded
-/// it, not ended by its producer: what only its end tells is then not checked, as it was not
-/// when it was recorded.
-pub fn was_cut(path: &Path) -> bool {
-    path.parent()
-        .is_some_and(|folder| folder.join(CUT_FILE).is_file())
-}
 
 /// Why a check passes over a turn's `outcome.json`.
 pub const OUTCOME_SKIPPED: &str =
@@ -78,7 +75,10 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
                 .filter(Value::is_object);
-            Some(Recorded::Events(request.map(Arc::new)))
+            Some(Recorded::Events {
+                request: request.map(Arc::new),
+                cut: is_file(CUT_FILE),
+            })
         }
         "findings.jsonl" => Some(Recorded::Findings),
         "outcome.json" => Some(Recorded::Outcome),

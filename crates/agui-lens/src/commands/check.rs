@@ -366,13 +366,12 @@ pub fn check_one(
             file.skipped = Some(recorded::OUTCOME_SKIPPED.into());
             return Ok(file);
         }
-        Some((_, Recorded::Events(request))) => request,
+        Some((_, Recorded::Events { request, cut })) => request.map(|r| (r, cut)),
         _ => None,
     };
     match read::open(&input.spec, read) {
         Ok(opened) => match sent {
-            Some(request) => {
-                let cut = input.spec.path().is_some_and(recorded::was_cut);
+            Some((request, cut)) => {
                 check_answer_to(ctx, opened, !input.explicit, request, cut, emit)
             }
             None => check_opened(ctx, opened, !input.explicit, emit),
