@@ -43,12 +43,29 @@ struct File {
 #[derive(Clone, Debug, Default)]
 pub struct Baseline {
     left: BTreeMap<(String, String, String), u64>,
+    here: Here,
 }
 
 /// Builds a baseline from the findings of a run.
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
     entries: BTreeMap<(String, String, String), Entry>,
+    here: Here,
+}
+
+/// The current folder, taken once, the first time a path is keyed (see [`same_file_key`]).
+#[derive(Clone, Debug, Default)]
+struct Here(std::sync::OnceLock<Option<std::path::PathBuf>>);
+
+impl Here {
+    fn key(&self, path: &str) -> String {
+        same_file_key_in(
+            path,
+            self.0
+                .get_or_init(|| std::env::current_dir().ok())
+                .as_deref(),
+        )
+    }
 }
 
 impl Baseline {
@@ -63,12 +80,13 @@ impl Baseline {
             ));
         }
         let mut left = BTreeMap::new();
+        let here = Here::default();
         for entry in file.findings {
             *left
-                .entry((entry.rule, same_file_key(&entry.path), entry.fingerprint))
+                .entry((entry.rule, here.key(&entry.path), entry.fingerprint))
                 .or_insert(0) += entry.count;
         }
-        Ok(Baseline { left })
+        Ok(Baseline { left, here })
     }
 
     /// Whether the finding was recorded (and not yet met as often as recorded): it is then
@@ -79,7 +97,7 @@ impl Baseline {
         }
         let key = (
             d.rule.name().to_owned(),
-            same_file_key(&d.path),
+            self.here.key(&d.path),
             fingerprint(d),
         );
         match self.left.get_mut(&key) {
@@ -104,7 +122,7 @@ impl Recorder {
             return false;
         }
         let print = fingerprint(d);
-        let path = same_file_key(&d.path);
+        let path = self.here.key(&d.path);
         let key = (d.rule.name().to_owned(), path.clone(), print.clone());
         self.entries
             .entry(key)
@@ -145,16 +163,17 @@ impl Recorder {
 /// folder named another way holds the same findings. What is no file path (a URL, a suite's
 /// case) is kept as written.
 pub fn same_file_key(path: &str) -> String {
+    same_file_key_in(path, std::env::current_dir().ok().as_deref())
+}
+
+/// [`same_file_key`] with the current folder given.
+fn same_file_key_in(path: &str, here: Option<&std::path::Path>) -> String {
     use std::path::{Component, Path};
     if path.contains("://") {
         return path.to_owned();
     }
     let mut path = Path::new(path);
-    let here = std::env::current_dir().ok();
-    if let Some(inside) = here
-        .as_deref()
-        .and_then(|here| path.strip_prefix(here).ok())
-    {
+    if let Some(inside) = here.and_then(|here| path.strip_prefix(here).ok()) {
         path = inside;
     }
     let mut parts: Vec<String> = Vec::new();
