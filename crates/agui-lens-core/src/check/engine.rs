@@ -668,17 +668,18 @@ impl<'a> Engine<'a> {
         // Allowed under the releases before 1.0; an error of its own in a run that declares
         // 1.0 or later, or that the user holds to such a version (`--protocol 1.0`); else
         // (nothing declared or asked) the deprecation warning stands.
-        let held = self
-            .versioning
-            .declared()
-            .map(|declared| format!("declares protocol \"{declared}\""))
-            .or_else(|| {
-                let asked = self.ctx.protocol.version?;
-                Some(format!("is held to protocol \"{asked}\" (--protocol)"))
-            });
+        let held = || {
+            self.versioning
+                .declared()
+                .map(|declared| format!("declares protocol \"{declared}\""))
+                .or_else(|| {
+                    let asked = self.ctx.protocol.version?;
+                    Some(format!("is held to protocol \"{asked}\" (--protocol)"))
+                })
+        };
         if version.has_thinking_events() {
             found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
-        } else if let Some(held) = held {
+        } else if let Some(held) = held() {
             found.retain(|d| d.rule != RuleId::SchemaDeprecatedEvent);
             found.push(
                 parse::finding(
