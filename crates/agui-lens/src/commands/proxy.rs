@@ -375,11 +375,37 @@ struct Pieces(
     mpsc::Receiver<Vec<u8>>,
     Vec<u8>,
     usize,
-    /// Set when the client went away: the stream did not end, its forwarding did.
-    Arc<std::sync::atomic::AtomicBool>,
-    /// Set when a stop (Ctrl-C, SIGTERM) ended the forwarding before the stream's end.
-    Arc<std::sync::atomic::AtomicBool>,
+    /// Set when the forwarding ended before the stream did.
+    CutBy,
 );
+
+/// What ended a forwarding before the stream's end, if anything did: the client that went
+/// away, or the proxy's own stop (Ctrl-C, SIGTERM). Either way the stream's end is not the
+/// agent's. Shared between the forwarding and the checker.
+#[derive(Clone, Default)]
+struct CutBy(Arc<std::sync::atomic::AtomicU8>);
+
+impl CutBy {
+    const CLIENT: u8 = 1;
+    const STOP: u8 = 2;
+
+    fn set(&self, by: u8) {
+        self.0.store(by, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// What cut the stream, in words; `None` while nothing did.
+    fn why(&self) -> Option<&'static str> {
+        match self.0.load(std::sync::atomic::Ordering::SeqCst) {
+            Self::CLIENT => Some("the client went away"),
+            Self::STOP => Some("the proxy was stopped"),
+            _ => None,
+        }
+    }
+
+    fn client_went_away(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst) == Self::CLIENT
+    }
+}
 
 impl Read for Pieces {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -391,17 +417,12 @@ impl Read for Pieces {
                 }
                 // Read no further, as a stop does: what came is checked, not as a whole
                 // stream (its end is not the agent's).
-                Err(_) if self.3.load(std::sync::atomic::Ordering::SeqCst) => {
-                    return Err(agui_lens_core::stop::reading_stopped(
-                        "the client went away",
-                    ));
+                Err(_) => {
+                    return match self.3.why() {
+                        Some(why) => Err(agui_lens_core::stop::reading_stopped(why)),
+                        None => Ok(0),
+                    };
                 }
-                Err(_) if self.4.load(std::sync::atomic::Ordering::SeqCst) => {
-                    return Err(agui_lens_core::stop::reading_stopped(
-                        "the proxy was stopped",
-                    ));
-                }
-                Err(_) => return Ok(0),
             }
         }
         let n = buf.len().min(self.1.len() - self.2);
@@ -578,12 +599,8 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     // copy of each piece.
     let answered = Transport::of((!content_type.is_empty()).then_some(content_type.as_str()));
     let (to_checker, pieces) = mpsc::channel::<Vec<u8>>();
-    // Set when the client went away before the stream was forwarded whole.
-    let client_gone = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let gone_for_checker = Arc::clone(&client_gone);
-    // Set when the proxy's own stop cut the stream: its end is not the agent's either.
-    let stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stopped_for_checker = Arc::clone(&stopped);
+    let cut_by = CutBy::default();
+    let cut_for_checker = cut_by.clone();
     let checker = (status.is_success() && input.is_some()).then(|| {
         let accepted = accepted_transports(&request);
         let declared = (!content_type.is_empty()).then(|| content_type.clone());
@@ -608,13 +625,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             };
             let opened = match read::open_reader(
                 path.clone(),
-                Box::new(Pieces(
-                    pieces,
-                    Vec::new(),
-                    0,
-                    gone_for_checker,
-                    stopped_for_checker,
-                )),
+                Box::new(Pieces(pieces, Vec::new(), 0, cut_for_checker)),
                 None,
                 &options,
             ) {
@@ -700,7 +711,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             // The client went away and the proxy hung up on the agent: not the agent's cut.
             Err(_) if watch.client_gone() => {
                 cut = Some("the client went away".into());
-                client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
+                cut_by.set(CutBy::CLIENT);
                 break;
             }
             Ok(0) => break,
@@ -719,7 +730,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         if let Err(err) = client.write_all(&chunk).and_then(|()| client.flush()) {
             if gone(&err) {
                 cut = Some("the client went away".into());
-                client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
+                cut_by.set(CutBy::CLIENT);
                 break;
             }
             return Err(err.into());
@@ -732,7 +743,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         }
         if agui_lens_core::stop::requested() {
             cut = Some("stopped".into());
-            stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+            cut_by.set(CutBy::STOP);
             break;
         }
     }
@@ -824,7 +835,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         }
         // A client that went away holds what it got, which its next request says; there is
         // nothing whole to hold that request to.
-        let whole = streamed && !client_gone.load(std::sync::atomic::Ordering::SeqCst);
+        let whole = streamed && !cut_by.client_went_away();
         let held = whole.then(|| fold(input, &events, &path));
         let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
         if matches!(guard.1.get(&thread_id), Some(Turn::UnderWay(m)) if *m == n) {
@@ -841,19 +852,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     if let Some(at) = &slot {
         let refused = !status.is_success() && events.is_empty();
         // Cut by the client, or by the proxy's own stop: the stream's end is not the agent's.
-        let cut_here = if client_gone.load(std::sync::atomic::Ordering::SeqCst) {
-            Some(format!(
-                "the client went away after {} bytes of the body",
-                body.len()
-            ))
-        } else if stopped.load(std::sync::atomic::Ordering::SeqCst) {
-            Some(format!(
-                "the proxy was stopped after {} bytes of the body",
-                body.len()
-            ))
-        } else {
-            None
-        };
+        let cut_here = cut_by
+            .why()
+            .map(|why| format!("{why} after {} bytes of the body", body.len()));
         record(
             at,
             (!refused).then_some(&events[..]),
