@@ -969,27 +969,14 @@ impl Drop for Watch {
 /// forwarded whole (a client may ask again as soon as it has the terminal event); the thread
 /// is then marked as having a stream under way.
 fn previous_turn(shared: &Shared, thread_id: &str, exchange: u64) -> Option<Folded> {
-    /// The longest wait for the previous exchange of a thread to end.
-    const WAIT: Duration = Duration::from_secs(10);
-    let started = Instant::now();
-    loop {
-        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
-        match guard.1.get(thread_id) {
-            Some(Turn::UnderWay(_)) if started.elapsed() < WAIT => {
-                drop(guard);
-                thread::sleep(Duration::from_millis(5));
-            }
-            _ => {
-                let was = guard
-                    .1
-                    .insert(thread_id.to_owned(), Turn::UnderWay(exchange));
-                return match was {
-                    Some(Turn::Held(folded)) => Some(folded),
-                    _ => None,
-                };
-            }
-        }
-    }
+    crate::live::after_previous_turn(
+        &shared.threads,
+        |(_, threads)| matches!(threads.get(thread_id), Some(Turn::UnderWay(_))),
+        |(_, threads)| match threads.insert(thread_id.to_owned(), Turn::UnderWay(exchange)) {
+            Some(Turn::Held(folded)) => Some(folded),
+            _ => None,
+        },
+    )
 }
 
 /// The request sent on to the upstream, the client's headers with it (but the hop-by-hop

@@ -651,28 +651,22 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
 /// being served (a client that submits twice) waits for that turn to end, up to 10 s, and is
 /// then held to it, as one sent after it is.
 fn take_turn(shared: &Shared, thread_id: &str) -> (u64, usize, Option<Folded>) {
-    const WAIT: Duration = Duration::from_secs(10);
-    let started = Instant::now();
-    loop {
-        let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
-        let busy = guard.1.get(thread_id).is_some_and(|t| t.under_way);
-        if busy && started.elapsed() < WAIT && !agui_lens_core::stop::requested() {
-            drop(guard);
-            thread::sleep(Duration::from_millis(5));
-            continue;
-        }
-        guard.0 += 1;
-        let n = guard.0;
-        let thread = guard.1.entry(thread_id.to_owned()).or_insert(ThreadState {
-            turn: 0,
-            folded: None,
-            under_way: false,
-        });
-        let index = thread.turn.min(shared.turns.len() - 1);
-        thread.turn += 1;
-        thread.under_way = true;
-        return (n, index, thread.folded.take());
-    }
+    crate::live::after_previous_turn(
+        &shared.threads,
+        |(_, threads)| threads.get(thread_id).is_some_and(|t| t.under_way),
+        |(count, threads)| {
+            *count += 1;
+            let thread = threads.entry(thread_id.to_owned()).or_insert(ThreadState {
+                turn: 0,
+                folded: None,
+                under_way: false,
+            });
+            let index = thread.turn.min(shared.turns.len() - 1);
+            thread.turn += 1;
+            thread.under_way = true;
+            (*count, index, thread.folded.take())
+        },
+    )
 }
 
 /// The end of a turn being served, on drop: the thread's next request may go ahead. Served
