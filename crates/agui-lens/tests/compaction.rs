@@ -1153,3 +1153,42 @@ fn an_output_is_written_in_the_format_its_name_says() {
         assert_eq!(fold(&output), fold(&input), "{name}");
     }
 }
+
+/// A `.jsonl` that holds pretty-printed events (JSON values one after another) is read as
+/// such, and compacted in place (or into a folder, under its name) it is written one event per
+/// line, as its name says, not as one JSON array that line readers cannot take.
+#[test]
+fn a_pretty_printed_jsonl_stays_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = root().join("fixtures/recordings/pydantic-ai-full.jsonl");
+    let mut pretty = String::new();
+    for line in std::fs::read_to_string(&source).unwrap().lines() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        pretty.push_str(&serde_json::to_string_pretty(&value).unwrap());
+        pretty.push('\n');
+    }
+    let file = dir.path().join("store/run.jsonl");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, &pretty).unwrap();
+    let out = dir.path().join("out");
+    let (code, _, stderr) = run(&[
+        "compact",
+        dir.path().join("store").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["compact", "--in-place", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    for written in [file.clone(), out.join("run.jsonl")] {
+        let text = std::fs::read_to_string(&written).unwrap();
+        assert!(!text.starts_with('['), "{}: {text:.60}", written.display());
+        for line in text.lines() {
+            let event: Value = serde_json::from_str(line).unwrap_or_else(|e| {
+                panic!("{}: a line is no event ({e}): {line}", written.display())
+            });
+            assert!(event["type"].is_string(), "{line}");
+        }
+        assert_eq!(fold(&written), fold(&source), "{}", written.display());
+    }
+}

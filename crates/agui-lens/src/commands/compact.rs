@@ -684,10 +684,19 @@ fn target_compression(target: &Target, input: &InputSpec, compression: Compressi
 fn target_format(target: &Target, input: &InputSpec, format: InputFormat) -> InputFormat {
     match target {
         Target::Stdout => format,
-        Target::File(path) if input.path() == Some(path.as_path()) => format,
-        // A file of a folder compacted into another keeps its name, and what it was (a
-        // `.jsonl` that holds SSE stays SSE), as in place.
-        Target::File(path) if input.path().and_then(Path::file_name) == path.file_name() => format,
+        // A file compacted in place, or a file of a folder compacted into another (under its
+        // name), stays what it was (a `.jsonl` that holds SSE stays SSE). But JSON values
+        // one after another in a `.jsonl` are written one per line, as its name says: the
+        // JSON writer makes one array, which line readers cannot take.
+        Target::File(path)
+            if input.path() == Some(path.as_path())
+                || input.path().and_then(Path::file_name) == path.file_name() =>
+        {
+            match (format, read::format_from_extension(path)) {
+                (InputFormat::Json, Some(InputFormat::Jsonl)) => InputFormat::Jsonl,
+                _ => format,
+            }
+        }
         Target::Stream(path) | Target::File(path) => {
             read::format_from_extension(path).unwrap_or(format)
         }
