@@ -453,7 +453,9 @@ def compaction(
     when it holds no AG-UI event or its compaction is refused (see ``Compaction``).
     ``compression`` (``gzip``, ``zstd``, or None for plain) is how ``data`` is written; the
     input's own compression is read whatever it is. Bytes given with a ``name`` are read as
-    a file of that name would be (``run.sse`` as SSE)."""
+    a file of that name would be (``run.sse`` as SSE). ``data`` is what the command writes to a
+    file of the input's name (``compact --in-place``): in the format it was read in, but JSON
+    values in a ``.jsonl`` one per line."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format

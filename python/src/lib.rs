@@ -477,7 +477,13 @@ fn compact(
         let level = parse_level(&level)?;
         let source = Source::new(path, data, name, format.as_deref())?;
         let name = source.name.clone();
-        let compacted = compact_source(&source, level, drop_unreadable, Compression::None)?;
+        let compacted = compact_source(
+            &source,
+            level,
+            drop_unreadable,
+            Compression::None,
+            WrittenTo::Stdout,
+        )?;
         match compacted.outcome {
             Outcome::Written(bytes) => Ok(bytes),
             Outcome::Capture => Err(anyhow!(
@@ -521,7 +527,13 @@ fn compact_report(
             }
         };
         let source = Source::new(path, data, name, format.as_deref())?;
-        let c = compact_source(&source, level, drop_unreadable, compression)?;
+        let c = compact_source(
+            &source,
+            level,
+            drop_unreadable,
+            compression,
+            WrittenTo::NamedFile,
+        )?;
         let (status, reason, bytes) = match c.outcome {
             Outcome::Written(bytes) if c.kept.is_some() => ("kept", None, Some(bytes)),
             Outcome::Written(bytes) => ("compacted", None, Some(bytes)),
@@ -606,11 +618,19 @@ struct Compacted {
     errors: std::collections::BTreeMap<agui_lens_core::check::catalog::RuleId, u64>,
 }
 
+/// Where a compaction is written: to stdout (as read), or to a file under the input's name.
+#[derive(Clone, Copy, PartialEq)]
+enum WrittenTo {
+    Stdout,
+    NamedFile,
+}
+
 fn compact_source(
     source: &Source,
     level: CompactLevel,
     drop_unreadable: bool,
     compression: Compression,
+    to: WrittenTo,
 ) -> Result<Compacted> {
     let mut compacted = Compacted {
         outcome: Outcome::Capture,
@@ -636,6 +656,11 @@ fn compact_source(
     }
     let (name, head, format) = (opened.name.clone(), opened.head.clone(), opened.format);
     compacted.format = Some(format);
+    let format = match to {
+        WrittenTo::Stdout => format,
+        // As the command writes a file in place or under its name.
+        WrittenTo::NamedFile => read::rewritten_format(format, std::path::Path::new(&*name)),
+    };
     let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
     let mut writer = EventWriter::new(Vec::new(), format, compression)?;
     let stats = for_each_fed(&mut opened, read.max_line, false, |fed, batch, frame| {

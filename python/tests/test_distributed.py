@@ -367,3 +367,18 @@ def test_a_file_compaction_cannot_read_is_still_mirrored(tmp_path):
     assert rows["cut.jsonl.gz"]["mirrored"] == "copied", rows
     assert (tmp_path / "m" / "cut.jsonl.gz").read_bytes() == whole[: len(whole) // 2]
     assert rows["run.jsonl"]["status"] == "compacted", rows
+
+
+def test_a_pretty_printed_jsonl_is_mirrored_one_event_per_line(tmp_path):
+    # JSON values one after another in a file named .jsonl: the mirror's copy is JSONL, as
+    # `compact --in-place` writes it, not one JSON array that line readers cannot take.
+    source = tmp_path / "tree"
+    source.mkdir()
+    plain = FIXTURES / "valid" / "agui-sdk-full.jsonl"
+    events = [json.loads(line) for line in plain.read_text().splitlines()]
+    (source / "run.jsonl").write_text("".join(json.dumps(e, indent=2) + "\n" for e in events))
+    rows = {r["path"]: r for r in compact_tree(str(source), str(tmp_path / "m"))}
+    assert rows["run.jsonl"]["status"] == "compacted", rows
+    lines = (tmp_path / "m" / "run.jsonl").read_text().splitlines()
+    assert lines and all(json.loads(line)["type"] for line in lines), lines[:3]
+    assert agui_lens.fold(tmp_path / "m" / "run.jsonl") == agui_lens.fold(plain)

@@ -844,6 +844,17 @@ impl FrameReader for NoFrames {
     }
 }
 
+/// The format a stream read as `format` is written back in under the name `path` (in place,
+/// or under its own name elsewhere): what it was, so that a `.jsonl` that holds SSE stays SSE;
+/// but JSON values one after another (or an array) in a `.jsonl` are written one per line, as
+/// its name says, not as the one array the JSON writer makes, which line readers cannot take.
+pub fn rewritten_format(format: InputFormat, path: &Path) -> InputFormat {
+    match (format, format_from_extension(path)) {
+        (InputFormat::Json, Some(InputFormat::Jsonl)) => InputFormat::Jsonl,
+        _ => format,
+    }
+}
+
 /// What a file name says, unless the content plainly says otherwise: a file need not be what
 /// its name says. `.json` says little (an array, one pretty-printed event, or JSONL under
 /// another name); SSE never starts with `{` or `[`; JSONL never starts with an SSE field, nor

@@ -685,17 +685,12 @@ fn target_format(target: &Target, input: &InputSpec, format: InputFormat) -> Inp
     match target {
         Target::Stdout => format,
         // A file compacted in place, or a file of a folder compacted into another (under its
-        // name), stays what it was (a `.jsonl` that holds SSE stays SSE). But JSON values
-        // one after another in a `.jsonl` are written one per line, as its name says: the
-        // JSON writer makes one array, which line readers cannot take.
+        // name), stays what it was (a `.jsonl` that holds SSE stays SSE).
         Target::File(path)
             if input.path() == Some(path.as_path())
                 || input.path().and_then(Path::file_name) == path.file_name() =>
         {
-            match (format, read::format_from_extension(path)) {
-                (InputFormat::Json, Some(InputFormat::Jsonl)) => InputFormat::Jsonl,
-                _ => format,
-            }
+            read::rewritten_format(format, path)
         }
         Target::Stream(path) | Target::File(path) => {
             read::format_from_extension(path).unwrap_or(format)
