@@ -1505,3 +1505,31 @@ fn an_entry_a_capture_does_not_have_is_named_so() {
         "{stderr}"
     );
 }
+
+/// A null the protobuf form cannot carry is not dropped in silence: a stream whose null
+/// `parentMessageId` 1.0 refuses would read clean once written as protobuf.
+#[test]
+fn a_null_left_out_of_protobuf_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("nulls.jsonl");
+    let mut text = String::new();
+    for line in std::fs::read_to_string(root().join("fixtures/valid/agui-sdk-full.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let mut event: serde_json::Value = serde_json::from_str(line).unwrap();
+        if event["type"] == "TOOL_CALL_START" {
+            event["parentMessageId"] = serde_json::Value::Null;
+        }
+        text.push_str(&format!("{event}\n"));
+    }
+    std::fs::write(&input, text).unwrap();
+    let pb = dir.path().join("nulls.pb");
+    let (code, _, stderr) = run(&["cat", input.to_str().unwrap(), "-o", pb.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("no null") && stderr.contains("/parentMessageId"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is not the whole input"), "{stderr}");
+}

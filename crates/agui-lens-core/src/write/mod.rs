@@ -328,11 +328,26 @@ impl<W: Write> EventWriter<W> {
                 put?;
                 self.events += 1;
                 if !encoded.lost.is_empty() {
-                    let named = |rounded: bool| {
+                    #[derive(PartialEq)]
+                    enum Loss {
+                        LeftOut,
+                        Rounded,
+                        Null,
+                    }
+                    let loss = |p: &String| {
+                        if encoded.rounded.contains(p) {
+                            Loss::Rounded
+                        } else if encoded.nulls.contains(p) {
+                            Loss::Null
+                        } else {
+                            Loss::LeftOut
+                        }
+                    };
+                    let named = |kind: Loss| {
                         encoded
                             .lost
                             .iter()
-                            .filter(|p| encoded.rounded.contains(p) == rounded)
+                            .filter(|p| loss(p) == kind)
                             .map(|p| {
                                 if p.is_empty() {
                                     "the event"
@@ -344,10 +359,20 @@ impl<W: Write> EventWriter<W> {
                             .join(", ")
                     };
                     let mut said = Vec::new();
-                    let (left_out, rounded) = (named(false), named(true));
+                    let (left_out, rounded, nulls) = (
+                        named(Loss::LeftOut),
+                        named(Loss::Rounded),
+                        named(Loss::Null),
+                    );
                     if !left_out.is_empty() {
                         said.push(format!(
                             "the protobuf form has no place for {left_out}: left out"
+                        ));
+                    }
+                    if !nulls.is_empty() {
+                        said.push(format!(
+                            "the protobuf form has no null for {nulls}: left out, which some \
+                             readers do not take as the same"
                         ));
                     }
                     if !rounded.is_empty() {

@@ -67,6 +67,9 @@ pub struct Encoded {
     /// Those of `lost` that are numbers the message carries as a double that does not hold
     /// them: written, rounded.
     pub rounded: Vec<String>,
+    /// Those of `lost` that are a null where the message holds an optional scalar, which has
+    /// no null on the wire: left out (null and absent are not the same to every reader).
+    pub nulls: Vec<String>,
 }
 
 /// Encodes one event. An `Err` when it has no protobuf form at all (not an object, no
@@ -87,6 +90,7 @@ pub fn encode_event(event: &Value) -> Result<Encoded, String> {
         bytes,
         lost: found.all,
         rounded: found.rounded,
+        nulls: found.nulls,
     })
 }
 
@@ -110,25 +114,35 @@ pub fn looks_like_frames(head: &[u8]) -> bool {
         && matches!(wire::first_key(&head[PREFIX_LEN..]), Some((number, 2)) if number > 0)
 }
 
-/// JSON Pointers where `b` differs from `a`. A member that is null on one side and absent on
-/// the other is the same (the wire has no null for an optional field, and AG-UI reads both
-/// as "not set"), as is an empty list that only `b` has (a decoder gives a run input its
-/// lists of tools, context and resume entries, empty when none were sent); numbers are
-/// compared by value (`1.0` is `1`).
+/// JSON Pointers where `b` differs from `a`. A member only `b` has is no difference when it
+/// is null or an empty list (a decoder gives a run input its lists of tools, context and
+/// resume entries, empty when none were sent); a null of `a` that `b` lacks is one (the wire
+/// has no null for an optional field, and 1.0's schemas refuse a null where they take an
+/// absent field). Numbers are compared by value (`1.0` is `1`).
 #[derive(Default)]
 struct Differences {
     /// Every pointer where the two differ.
     all: Vec<String>,
     /// Those where both hold a number.
     rounded: Vec<String>,
+    /// Those where `a` holds a null and `b` nothing.
+    nulls: Vec<String>,
 }
 
 fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Differences) {
     match (a, b) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, left) in a {
-                let right = b.get(key).unwrap_or(&Value::Null);
-                with_key(path, key, |path| differences(left, right, path, out));
+                match b.get(key) {
+                    None if left.is_null() => with_key(path, key, |path| {
+                        out.all.push(path.clone());
+                        out.nulls.push(path.clone());
+                    }),
+                    right => {
+                        let right = right.unwrap_or(&Value::Null);
+                        with_key(path, key, |path| differences(left, right, path, out));
+                    }
+                }
             }
             for (key, right) in b {
                 let empty = right.is_null() || right.as_array().is_some_and(Vec::is_empty);

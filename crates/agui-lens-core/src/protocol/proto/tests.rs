@@ -235,3 +235,19 @@ fn frames_agree_with_the_official_encoder() {
 fn frame_len(bytes: &[u8]) -> usize {
     u32::from_be_bytes(bytes[..4].try_into().unwrap()) as usize
 }
+
+/// A field the message carries as an optional scalar has no null on the wire: a null there is
+/// left out, and named, since null and absent are not the same to every reader (1.0's
+/// schemas refuse a null `parentMessageId` that an absent one passes).
+#[test]
+fn a_null_the_wire_cannot_carry_is_named() {
+    let event = json!({"type":"TOOL_CALL_START","toolCallId":"c","toolCallName":"f",
+                       "parentMessageId":null});
+    let encoded = encode_event(&event).unwrap();
+    assert_eq!(encoded.lost, ["/parentMessageId"]);
+    assert_eq!(encoded.nulls, ["/parentMessageId"]);
+    assert!(encoded.rounded.is_empty());
+    // A null where the message holds any JSON value comes back.
+    let event = json!({"type":"STATE_SNAPSHOT","snapshot":{"n":null}});
+    assert!(encode_event(&event).unwrap().lost.is_empty());
+}
