@@ -426,3 +426,31 @@ fn the_summary_counts_what_could_not_be_compacted() {
         "{stderr}"
     );
 }
+
+/// A compacted file new in the output takes its source's permissions (within what a new file
+/// gets), as a copied one does: a read-only history stays read-only in the mirror.
+#[test]
+fn a_compacted_copy_keeps_its_sources_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("captures");
+    std::fs::create_dir_all(&root).unwrap();
+    let stream = std::fs::read(crate::common::root().join("fixtures/valid/agui-sdk-full.jsonl"));
+    std::fs::write(root.join("run.jsonl"), stream.unwrap()).unwrap();
+    std::fs::write(root.join("notes.txt"), "not a stream\n").unwrap();
+    for name in ["run.jsonl", "notes.txt"] {
+        std::fs::set_permissions(root.join(name), std::fs::Permissions::from_mode(0o440)).unwrap();
+    }
+    let out = dir.path().join("out");
+    let (code, _, stderr) = crate::common::run(&["compact", s(&root), "-o", s(&out), "--mirror"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("33 → 30 events"), "{stderr}");
+    let single = dir.path().join("single.jsonl");
+    let (code, _, stderr) =
+        crate::common::run(&["compact", s(&root.join("run.jsonl")), "-o", s(&single)]);
+    assert_eq!(code, 0, "{stderr}");
+    for copy in [out.join("run.jsonl"), out.join("notes.txt"), single] {
+        let mode = std::fs::metadata(&copy).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o440, "{}: {mode:o}", copy.display());
+    }
+}

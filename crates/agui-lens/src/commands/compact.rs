@@ -846,7 +846,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
                 return Ok(report);
             }
         }
-        report.unchanged = commit(temp, target, &name)?;
+        report.unchanged = commit(temp, input, target, &name)?;
         return Ok(report);
     };
     // The temp file's bytes go to the disk while it is verified (`persist` then finds them
@@ -884,7 +884,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             report.refused = Some(why);
             return Ok(report);
         }
-        report.unchanged = commit(temp, target, &name)?;
+        report.unchanged = commit(temp, input, target, &name)?;
         Ok(report)
     })
 }
@@ -1143,7 +1143,12 @@ fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
 /// device, unless the user has interrupted the run: then the target is left as it was.
 /// Says what was left alone instead, if anything: an output that already holds these bytes
 /// (an earlier run's) is not replaced by a copy of itself.
-fn commit(temp: tempfile::NamedTempFile, target: &Target, name: &str) -> Result<Option<String>> {
+fn commit(
+    temp: tempfile::NamedTempFile,
+    input: &InputSpec,
+    target: &Target,
+    name: &str,
+) -> Result<Option<String>> {
     if stop::requested() {
         bail!("interrupted: {name} was left as it was");
     }
@@ -1154,6 +1159,9 @@ fn commit(temp: tempfile::NamedTempFile, target: &Target, name: &str) -> Result<
             Ok(Some(format!("{} already holds it", path.display())))
         }
         Target::File(path) => {
+            if !path.exists() {
+                take_permissions(&temp, input)?;
+            }
             let others = other_names(path);
             persist(temp, path)?;
             if others > 0 {
@@ -1171,6 +1179,23 @@ fn commit(temp: tempfile::NamedTempFile, target: &Target, name: &str) -> Result<
         }
     }
     .with_context(|| format!("writing the compacted {name}"))
+}
+
+/// Gives a compacted file that is new in the output its source's permissions, within those a
+/// new file gets (as `cp` does): a read-only history stays read-only, as a copied file does.
+/// A file replaced keeps its own (see [`persist`]).
+fn take_permissions(temp: &tempfile::NamedTempFile, input: &InputSpec) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(source) = input.path().and_then(|p| fs::metadata(p).ok()) else {
+        return Ok(());
+    };
+    if !source.is_file() {
+        return Ok(());
+    }
+    let new = temp.as_file().metadata()?.permissions().mode();
+    let mode = new & source.permissions().mode() & 0o777;
+    temp.as_file()
+        .set_permissions(fs::Permissions::from_mode(mode))
 }
 
 /// How many other names (hard links) the file at `path` has; none when there is no file.
