@@ -710,6 +710,22 @@ fn every_thread_is_compared_at_the_fold_level() {
         assert_eq!(diff_code(&base, &state, level), 1, "at {level}");
         assert_eq!(diff_code(&base, &text, level), 1, "at {level}");
     }
+    // The same two threads, B's run first: what each client ends with is the same, so the
+    // folds are; the events came in another order.
+    let swap = |text: String| {
+        let lines: Vec<&str> = text.lines().collect();
+        lines[6..]
+            .iter()
+            .chain(&lines[..6])
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    };
+    let swapped = write("swapped.jsonl", swap(stream("x", "hello")));
+    let swapped_state = write("swapped-state.jsonl", swap(stream("y", "hello")));
+    assert_eq!(diff_code(&base, &swapped, "fold"), 0);
+    assert_eq!(diff_code(&swapped, &base, "fold"), 0);
+    assert_eq!(diff_code(&base, &swapped_state, "fold"), 1);
+    assert_eq!(diff_code(&base, &swapped, "events"), 1);
     let snap = dir.path().join("threads.snap");
     let s = |p: &Path| p.to_str().unwrap().to_owned();
     let (code, _, stderr) = run(&[
@@ -723,6 +739,7 @@ fn every_thread_is_compared_at_the_fold_level() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(run(&["snapshot", &s(&same), "--expect", &s(&snap)]).0, 0);
+    assert_eq!(run(&["snapshot", &s(&swapped), "--expect", &s(&snap)]).0, 0);
     assert_eq!(run(&["snapshot", &s(&state), "--expect", &s(&snap)]).0, 1);
 }
 
@@ -860,4 +877,46 @@ fn run_fold(path: &Path, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec!["fold", path.to_str().unwrap()];
     args.extend_from_slice(extra);
     run(&args)
+}
+
+/// `--unordered` reorders neighbouring events; a fold has none: asked at the fold level, the
+/// flag says it does nothing there rather than leaving a user to think it was applied.
+#[test]
+fn unordered_at_the_fold_level_says_it_does_nothing() {
+    let stream = root().join("fixtures/recordings/agui-sdk-full.jsonl");
+    let s = stream.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "diff",
+        s,
+        s,
+        "--level",
+        "fold",
+        "--unordered",
+        "TOOL_CALL_RESULT",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("--unordered TOOL_CALL_RESULT has no effect at the fold level"),
+        "{stderr}"
+    );
+    let (_, _, stderr) = run(&["diff", s, s, "--unordered", "TOOL_CALL_RESULT"]);
+    assert!(!stderr.contains("no effect"), "{stderr}");
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("a.snap");
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        s,
+        "--expect",
+        snap.to_str().unwrap(),
+        "--level",
+        "fold",
+        "--unordered",
+        "TOOL_CALL_RESULT",
+        "--update",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("has no effect at the fold level"),
+        "{stderr}"
+    );
 }

@@ -192,6 +192,21 @@ impl Normalizer {
         threads.iter().map(|f| normalizer.folded(f)).collect()
     }
 
+    /// [`Normalizer::fold_threads`] in an order of the threads' own: each thread's fold
+    /// normalised alone, the threads sorted by that. Which thread came first in the stream is
+    /// no part of what the clients end with (each holds its own thread), so two streams whose
+    /// threads ran in another order fold the same.
+    pub fn fold_threads_in_any_order(settings: Settings, threads: &[Value]) -> Vec<Value> {
+        let alone: Vec<String> = threads
+            .iter()
+            .map(|folded| Normalizer::fold(settings.clone(), folded).to_string())
+            .collect();
+        let mut order: Vec<usize> = (0..threads.len()).collect();
+        order.sort_by(|&a, &b| alone[a].cmp(&alone[b]));
+        let sorted: Vec<Value> = order.iter().map(|&i| threads[i].clone()).collect();
+        Normalizer::fold_threads(settings, &sorted)
+    }
+
     fn token(&mut self, value: &str, kind: &'static str) -> String {
         if let Some(token) = self.tokens.get(value) {
             return token.clone();

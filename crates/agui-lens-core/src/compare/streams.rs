@@ -42,6 +42,7 @@ pub fn diff_paths(
     level: Level,
     settings: &Settings,
 ) -> Result<StreamDiff> {
+    warn_unused(level, settings);
     let left = normalized(a, read, level, settings)?;
     let right = normalized(b, read, level, settings)?;
     let comparison = compare(&left, &right);
@@ -263,6 +264,19 @@ pub fn line_of_item(
 
 /// A stream as normalised items at a level: its events, its compacted events, or its folded
 /// messages followed by `{"state": …}`.
+/// Says (as a warning) which of the settings asked for have no effect at `level`: a fold holds
+/// messages, in the order the client placed them, not events to take in any order.
+pub fn warn_unused(level: Level, settings: &Settings) {
+    if level == Level::Fold && !settings.unordered.is_empty() {
+        crate::check::stream::warn(format!(
+            "--unordered {} has no effect at the fold level: a fold holds messages, in the \
+             order the client placed them, not events (compare at the events or compact level \
+             to take them in any order)",
+            settings.unordered.join(", ")
+        ));
+    }
+}
+
 pub fn normalized(
     path: &Path,
     read: &ReadOptions,
@@ -331,7 +345,7 @@ pub fn normalized(
                 })
                 .collect();
             let mut items: Vec<Value> = Vec::new();
-            for folded in Normalizer::fold_threads(settings.clone(), &meanings) {
+            for folded in Normalizer::fold_threads_in_any_order(settings.clone(), &meanings) {
                 items.extend(folded["messages"].as_array().cloned().unwrap_or_default());
                 items.push(json!({"state": folded["state"]}));
                 if settings.fold_runs {

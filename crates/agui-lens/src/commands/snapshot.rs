@@ -331,7 +331,10 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
                     "nothing was compared".into()
                 }
             },
-            || normalized(stream, &read, level, settings),
+            || {
+                agui_lens_core::compare::streams::warn_unused(level, settings);
+                normalized(stream, &read, level, settings)
+            },
         )
     })?;
     let mut err = io::stderr().lock();
