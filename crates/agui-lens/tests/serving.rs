@@ -750,3 +750,33 @@ fn the_log_says_what_a_fault_sent() {
         assert!(stderr.contains(said), "{fault:?}: {stdout}{stderr}");
     }
 }
+
+/// Under `--status`, a client gets an error page and reads none of the turn's events: its next
+/// request (a retry, sending what it held before) is held to that, not to the turn's stream.
+/// It used to be held to the whole stream, and charged with history it never received.
+#[test]
+fn a_turn_answered_with_an_error_status_leaves_the_client_where_it_was() {
+    let requests =
+        std::fs::read_to_string(root().join("fixtures/serve/two-turns/requests.jsonl")).unwrap();
+    let first = requests.lines().next().unwrap();
+    let served = Served::start(&[
+        "fixtures/serve/two-turns/script.toml",
+        "--once",
+        "--status",
+        "503",
+    ]);
+    for _ in 0..2 {
+        let status = match ureq::post(&served.url).send(first) {
+            Ok(response) => response.status().as_u16(),
+            Err(ureq::Error::StatusCode(code)) => code,
+            Err(other) => panic!("{other}"),
+        };
+        assert_eq!(status, 503);
+    }
+    let (_, stdout, stderr) = served.finish();
+    assert!(
+        !stdout.contains("request/history-mismatch") && !stderr.contains("history-mismatch"),
+        "{stdout}{stderr}"
+    );
+    assert!(stderr.contains("answered 503"), "{stderr}");
+}

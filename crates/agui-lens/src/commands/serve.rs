@@ -567,10 +567,16 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
     }
 
     let events = rewrite(&turn.events, &thread_id, &run_id);
-    // A client that met an error status read none of the events: it holds what it sent.
-    let folded = match turn.status {
-        Some(_) => fold(&input, &[], &path),
-        None => fold(&input, &events, &path),
+    // A client that met an error status (the capture's, or `--status`) read none of the
+    // events: it holds what it sent. One whose body ended halfway (`--truncate`, `--reset`,
+    // `--cut`) holds what came whole: the frames before the middle one (see `steps`).
+    let faults = &shared.faults;
+    let folded = if turn.status.is_some() || faults.status.is_some() {
+        fold(&input, &[], &path)
+    } else if faults.truncate || faults.reset || faults.cut {
+        fold(&input, &events[..events.len() / 2], &path)
+    } else {
+        fold(&input, &events, &path)
     };
     // However the turn ends, the thread's next request may go ahead.
     let mut ending = TurnEnding {
@@ -580,7 +586,6 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         served: None,
         before: previous,
     };
-    let faults = &shared.faults;
     let proto = match faults.transport {
         ServeTransport::Proto => true,
         ServeTransport::Sse => false,
