@@ -1533,3 +1533,47 @@ fn a_null_left_out_of_protobuf_is_said() {
     );
     assert!(stderr.contains("is not the whole input"), "{stderr}");
 }
+
+/// A browser capture holds the request its stream answered: RUN_STARTED is held to the
+/// thread and run it sent, as `run` holds a live answer (`transport/run-id-mismatch`), in
+/// every output format.
+#[test]
+fn a_browser_capture_is_held_to_the_ids_its_request_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"threadId":"t","runId":"sent","state":{},"messages":[],
+        "tools":[],"context":[],"forwardedProps":{}});
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"other","protocolVersion":"1.0"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"other"}),
+    ];
+    let path = dir.path().join("session.har");
+    let entry = |post: &Value| {
+        har_entry(
+            "https://agent.example/run",
+            Some(post),
+            "text/event-stream",
+            &sse_of(&events),
+            false,
+        )
+    };
+    std::fs::write(&path, har(vec![entry(&input)])).unwrap();
+    let p = path.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["check", p]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("transport/run-id-mismatch")
+            && stdout.contains(r#"runId "other" where the input sent "sent""#),
+        "{stdout}"
+    );
+    for format in ["json", "sarif", "junit", "github"] {
+        let (code, stdout, _) = run(&["check", p, "--format", format]);
+        assert_eq!(code, 1, "{format}");
+        assert!(stdout.contains("run-id-mismatch"), "{format}: {stdout}");
+    }
+    // The ids it sent, echoed: nothing to say.
+    let mut same = input.clone();
+    same["runId"] = "other".into();
+    std::fs::write(&path, har(vec![entry(&same)])).unwrap();
+    let (code, stdout, stderr) = run(&["check", p]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

@@ -242,6 +242,9 @@ pub struct Engine<'a> {
     follow: bool,
     /// The protocol version each run is held to.
     versioning: Versioning,
+    /// The thread and run the request sent, which the first RUN_STARTED must name (see
+    /// [`Engine::hold_run_ids`]); taken when it comes.
+    run_ids: Option<(Option<String>, Option<String>)>,
 }
 
 impl<'a> Engine<'a> {
@@ -272,7 +275,16 @@ impl<'a> Engine<'a> {
                 ) && ctx.levels.enabled(id)
             }),
             versioning: Versioning::new(ctx.protocol.version),
+            run_ids: None,
         }
+    }
+
+    /// Holds the first RUN_STARTED to the thread and run a request sent (what `run` holds a
+    /// live answer to): for a stream whose request is known, and whose finding was not made
+    /// when it was recorded.
+    pub fn hold_run_ids(&mut self, request: &serde_json::Value) {
+        let id = |key: &str| request.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        self.run_ids = Some((id("threadId"), id("runId")));
     }
 
     /// Builds every event in full, as the fast paths must agree with (for tests and
@@ -601,6 +613,12 @@ impl<'a> Engine<'a> {
             if event.kind == Some(EventType::RunStarted) {
                 self.versioning.run_started(event, &mut found);
                 self.protocol.set_version(self.versioning.current());
+                if let Some((thread, run)) = self.run_ids.take() {
+                    found.extend(run_id_mismatch(
+                        (thread.as_deref(), run.as_deref()),
+                        event,
+                    ));
+                }
             }
             self.judge_by_version(event, raw, &mut found);
             if self.follow {
@@ -1042,4 +1060,32 @@ mod tests {
         );
         assert_eq!(stats.errors, HOLD_LIMIT as u64 + 1);
     }
+}
+
+/// RUN_STARTED must name the thread and run the input sent (`transport/run-id-mismatch`).
+pub fn run_id_mismatch(
+    (thread_id, run_id): (Option<&str>, Option<&str>),
+    event: &Event,
+) -> Option<Diagnostic> {
+    let mut differences = Vec::new();
+    for (key, sent) in [("threadId", thread_id), ("runId", run_id)] {
+        let Some(sent) = sent else { continue };
+        let got = event.str_field(key);
+        if got != Some(sent) {
+            let got = got.map_or_else(|| "none".to_owned(), |g| format!("{g:?}"));
+            differences.push(format!("{key} {got} where the input sent {sent:?}"));
+        }
+    }
+    if differences.is_empty() {
+        return None;
+    }
+    Some(
+        parse::finding(
+            RuleId::TransportRunIdMismatch,
+            &event.loc,
+            format!("RUN_STARTED has {}", differences.join(", and ")),
+        )
+        .with_help("echo the RunAgentInput's threadId and runId in RUN_STARTED")
+        .with_event_type(Some("RUN_STARTED")),
+    )
 }

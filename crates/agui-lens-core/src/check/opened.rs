@@ -115,6 +115,11 @@ fn check_answer(
         if let Some(d) = capture_findings(&name, capture, opened.format) {
             engine.report(d, &mut found);
         }
+        // What `run` holds a live answer to; an exchange the proxy recorded says it in its
+        // findings instead.
+        if let Some(request) = &capture.request {
+            engine.hold_run_ids(request);
+        }
     }
     let mut emitted = false;
     let read = engine.check_reader(

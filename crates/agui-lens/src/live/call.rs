@@ -10,7 +10,7 @@ use crate::live::request::AgentInput;
 use agui_lens_core::check::catalog::RuleId;
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::{Context, Engine, Stats};
-use agui_lens_core::check::parse::{excerpt, finding};
+use agui_lens_core::check::parse::excerpt;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::version::VersionUse;
 use agui_lens_core::protocol::event::{Event, EventType};
@@ -545,28 +545,8 @@ pub(crate) fn id_mismatch(
     event: &Event,
     raw: &[u8],
 ) -> Option<Diagnostic> {
-    let mut differences = Vec::new();
-    for (key, sent) in [("threadId", thread_id), ("runId", run_id)] {
-        let Some(sent) = sent else { continue };
-        let got = event.str_field(key);
-        if got != Some(sent) {
-            let got = got.map_or_else(|| "none".to_owned(), |g| format!("{g:?}"));
-            differences.push(format!("{key} {got} where the input sent {sent:?}"));
-        }
-    }
-    if differences.is_empty() {
-        return None;
-    }
-    Some(
-        finding(
-            RuleId::TransportRunIdMismatch,
-            &event.loc,
-            format!("RUN_STARTED has {}", differences.join(", and ")),
-        )
-        .with_help("echo the RunAgentInput's threadId and runId in RUN_STARTED")
-        .with_event_type(Some("RUN_STARTED"))
-        .with_excerpt(excerpt(raw)),
-    )
+    agui_lens_core::check::engine::run_id_mismatch((thread_id, run_id), event)
+        .map(|d| d.with_excerpt(excerpt(raw)))
 }
 
 /// The start of a body on one line, for a diagnostic's excerpt.
