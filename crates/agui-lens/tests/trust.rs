@@ -2523,3 +2523,30 @@ fn denied_warnings_fail_in_every_format() {
         assert!(failed, "{format}: {stdout}");
     }
 }
+
+/// A FIFO that no writer has opened yet blocks its reader in `open`: Ctrl-C there used to be
+/// held until a writer came (the process never ended). It now ends the run as any stop does,
+/// the input marked interrupted.
+#[test]
+fn a_stop_is_seen_while_a_fifo_waits_for_its_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let pipe = dir.path().join("pipe.jsonl");
+    crate::common::make_fifo(&pipe);
+    let mut child = Child::spawn(&["check", s(&pipe), "--format", "json"], None);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.signal(libc::SIGINT);
+    let started = std::time::Instant::now();
+    while child.child.try_wait().unwrap().is_none() {
+        if started.elapsed().as_secs() >= 10 {
+            // Let the stuck reader go (a writer comes and leaves) before failing.
+            drop(std::fs::OpenOptions::new().write(true).open(&pipe));
+            let _ = child.child.kill();
+            panic!("Ctrl-C did not stop a check waiting for a FIFO's writer");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(5));
+    assert_eq!(exit, 130, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["files"][0]["interrupted"], true, "{doc}");
+}

@@ -614,10 +614,7 @@ impl<'a> Engine<'a> {
                 self.versioning.run_started(event, &mut found);
                 self.protocol.set_version(self.versioning.current());
                 if let Some((thread, run)) = self.run_ids.take() {
-                    found.extend(run_id_mismatch(
-                        (thread.as_deref(), run.as_deref()),
-                        event,
-                    ));
+                    found.extend(run_id_mismatch((thread.as_deref(), run.as_deref()), event));
                 }
             }
             self.judge_by_version(event, raw, &mut found);

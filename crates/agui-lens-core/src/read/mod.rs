@@ -537,7 +537,7 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
     let raw: Box<dyn Read + Send> = match input {
         InputSpec::Stdin => Box::new(io::stdin()),
         InputSpec::File(path) => {
-            let file = File::open(path).map_err(|err| not_opened(path, err))?;
+            let file = open_stoppable(path).map_err(|err| not_opened(path, err))?;
             let meta = file
                 .metadata()
                 .with_context(|| format!("reading {}", path.display()))?;
@@ -697,6 +697,40 @@ pub fn har_streams(path: &Path) -> Result<Arc<har::HarCapture>> {
 /// are kept: a run lists a folder's captures before it reads their streams.
 static CAPTURES: std::sync::Mutex<Vec<(CaptureKey, Arc<har::HarCapture>)>> =
     std::sync::Mutex::new(Vec::new());
+
+/// Opens a file to read. A FIFO blocks in `open` until a writer opens it too, where no stop
+/// is seen (the call is restarted after a signal): it is opened on a thread of its own, and a
+/// stop (Ctrl-C, SIGTERM) ends the wait, leaving that thread to its `open`.
+fn open_stoppable(path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        use std::sync::mpsc::{RecvTimeoutError, channel};
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            let (opened, waiting) = channel();
+            let owned = path.to_path_buf();
+            std::thread::spawn(move || {
+                let _ = opened.send(File::open(owned));
+            });
+            loop {
+                match waiting.recv_timeout(std::time::Duration::from_millis(50)) {
+                    Ok(result) => return result,
+                    Err(RecvTimeoutError::Timeout) if crate::stop::requested() => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::Interrupted,
+                            "stopped while waiting for a writer to open the FIFO",
+                        ));
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => {
+                        return Err(io::Error::other("the FIFO could not be opened"));
+                    }
+                }
+            }
+        }
+    }
+    File::open(path)
+}
 
 /// A capture file as it is now: a file changed in between is read again.
 type CaptureKey = (PathBuf, u64, Option<std::time::SystemTime>);
