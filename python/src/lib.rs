@@ -690,7 +690,12 @@ fn compact_source(
         .with_context(|| format!("writing the compacted {name}"))?;
     compacted.events_out = writer.events();
     compacted.bytes_out = writer.bytes();
+    let losses = writer.take_notes();
     let mut written = writer.finish()?;
+    if let Some(why) = agui_lens_core::write::refusal_for_losses(&losses, format) {
+        compacted.outcome = Outcome::Refused(why);
+        return Ok(compacted);
+    }
     if compacted.bytes_out > stats.bytes {
         // As the command does for a file: compaction never makes a stream larger; its
         // frames written back as they were read are kept when they are smaller.

@@ -1192,3 +1192,38 @@ fn a_pretty_printed_jsonl_stays_jsonl() {
         assert_eq!(fold(&written), fold(&source), "{}", written.display());
     }
 }
+
+/// What the protobuf form cannot carry (events of a release before 1.0, a field it has no
+/// place for) is not left out of a compaction written as `.pb` in silence, as `cat -o x.pb`
+/// does not leave it out: the file is refused, nothing is written, and the reason names it.
+#[test]
+fn a_compaction_to_protobuf_that_would_lose_something_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("old.jsonl");
+    let mut text = String::new();
+    for line in
+        std::fs::read_to_string(root().join("fixtures/invalid/schema/deprecated-event.jsonl"))
+            .unwrap()
+            .lines()
+    {
+        let mut event: Value = serde_json::from_str(line).unwrap();
+        if event["type"] == "RUN_STARTED" {
+            event["protocolVersion"] = "0.1".into();
+        }
+        text.push_str(&format!("{event}\n"));
+    }
+    std::fs::write(&input, &text).unwrap();
+    let output = dir.path().join("old.pb");
+    let (code, stderr) = compact(&input, &output, "deltas");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("refused") && stderr.contains("THINKING_START"),
+        "{stderr}"
+    );
+    assert!(!output.exists(), "{stderr}");
+    // As JSONL it is written whole.
+    let output = dir.path().join("old.c.jsonl");
+    let (code, stderr) = compact(&input, &output, "deltas");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(fold(&output), fold(&input));
+}

@@ -228,6 +228,27 @@ pub struct WriteNote {
     pub message: String,
 }
 
+/// Why a compaction written with these notes is refused, if any: what the output format could
+/// not carry would be lost, where a compaction keeps everything the stream holds.
+pub fn refusal_for_losses(notes: &[WriteNote], format: InputFormat) -> Option<String> {
+    let first = notes.first()?;
+    let ty = first
+        .event_type
+        .as_deref()
+        .unwrap_or("an event with no type");
+    let more = match notes.len() - 1 {
+        0 => String::new(),
+        1 => "; and 1 more event".to_owned(),
+        n => format!("; and {n} more events"),
+    };
+    Some(format!(
+        "the {format} output cannot carry all of it (event {} ({ty}): {}{more}), which would \
+         be lost (write it in another format, or see each loss with `agui-lens cat FILE -o \
+         x.pb`)",
+        first.index, first.message
+    ))
+}
+
 impl<W: Write> EventWriter<W> {
     /// A writer that compresses and writes on the caller's thread.
     pub fn new(inner: W, format: InputFormat, compression: Compression) -> io::Result<Self> {

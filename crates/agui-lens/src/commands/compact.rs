@@ -769,6 +769,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     )?;
     let events_out = writer.events();
     let bytes_out = writer.bytes();
+    let losses = writer.take_notes();
     writer
         .finish()
         .with_context(|| format!("writing the compacted {name}"))?;
@@ -798,6 +799,10 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         // What cannot be read as an event cannot be written back as one: compacting would
         // lose it.
         report.refused = Some(lost_frames(unreadable, &name, "--drop-unreadable"));
+        return Ok(report);
+    }
+    if let Some(why) = agui_lens_core::write::refusal_for_losses(&losses, format) {
+        report.refused = Some(why);
         return Ok(report);
     }
 
