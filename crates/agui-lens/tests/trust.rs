@@ -2550,3 +2550,55 @@ fn a_stop_is_seen_while_a_fifo_waits_for_its_writer() {
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["files"][0]["interrupted"], true, "{doc}");
 }
+
+/// On a folder walk, a file passed over as "no capture" must plainly be none (a sidecar, a
+/// report). A stream none of whose lines could be read (each over `--max-line`), or whose
+/// events carry their type under another key, is a broken capture: reported, in every
+/// format, not skipped into a green run. A sidecar beside them is still passed over.
+#[test]
+fn a_walk_skips_no_broken_stream_as_a_sidecar() {
+    let dir = tempfile::tempdir().unwrap();
+    let caps = dir.path().join("caps");
+    std::fs::create_dir_all(&caps).unwrap();
+    let events: Vec<Value> =
+        std::fs::read_to_string(root().join("fixtures/valid/agui-sdk-full.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    // Few lines: held while no event has been read, then let go as findings of no stream.
+    let padded: String = events[..3]
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            e["rawEvent"] = "x".repeat(300).into();
+            format!("{e}\n")
+        })
+        .collect();
+    write(&caps.join("big.jsonl"), padded.as_bytes());
+    let renamed: String = events
+        .iter()
+        .map(|e| {
+            let mut e = e.as_object().unwrap().clone();
+            let ty = e.remove("type").unwrap();
+            e.insert("eventType".into(), ty);
+            format!("{}\n", Value::Object(e))
+        })
+        .collect();
+    write(&caps.join("renamed.jsonl"), renamed.as_bytes());
+    write(
+        &caps.join("run.meta.json"),
+        br#"{"threadId":"thread-1","runId":"run-full-1","recordedBy":"ci"}"#,
+    );
+    for format in ["human", "json", "sarif", "junit", "github"] {
+        let (code, stdout, stderr) =
+            run(&["check", s(&caps), "--max-line", "300", "--format", format]);
+        assert_eq!(code, 1, "{format}: {stdout}{stderr}");
+        for name in ["big.jsonl", "renamed.jsonl"] {
+            assert!(stdout.contains(name), "{format}: {name}: {stdout}");
+        }
+    }
+    let (_, stdout, _) = run(&["check", s(&caps), "--max-line", "300"]);
+    assert!(stdout.contains("framing/line-too-long"), "{stdout}");
+    assert!(stdout.contains("`eventType`"), "{stdout}");
+}

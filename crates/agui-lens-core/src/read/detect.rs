@@ -242,6 +242,9 @@ pub enum NonStream {
     RawHttp,
     /// JSON that is no event: a sidecar, a configuration, a list of other things.
     OtherJson,
+    /// AG-UI events none of which was read as one: each over the line cap, read in a format
+    /// that does not fit, or carrying its type under another key than `type`.
+    MisreadEvents,
     /// What agui-lens itself writes beside recordings: findings (`check --format jsonl`, a
     /// proxy's or a suite's `findings.jsonl`) or a report (`--format json`, `outcome.json`).
     Report,
@@ -454,14 +457,30 @@ fn describe_json(value: &serde_json::Value) -> (NonStream, String) {
                     .and_then(crate::protocol::event::EventType::from_name)
                     .is_some()
             }) {
-                // Events, in a framing other than the one they were read as (a forced
-                // `--input-format` that does not fit).
+                // Events none of which was read: each line over the cap, or a framing other
+                // than the one they were read as (a forced `--input-format` that does not fit).
                 (
-                    NonStream::OtherJson,
+                    NonStream::MisreadEvents,
                     format!(
-                        "its JSON lines are AG-UI events ({ty:?} first), but the format it \
-                         was read as does not find them: check --input-format, or leave it out \
-                         to have the format found"
+                        "its JSON lines are AG-UI events ({ty:?} first), but none was read as \
+                         one: a line over --max-line is skipped, and a format that does not fit \
+                         finds none (check --input-format, or leave it out to have the format \
+                         found)"
+                    ),
+                )
+            } else if let Some((key, ty)) = map.iter().find_map(|(key, value)| {
+                value
+                    .as_str()
+                    .filter(|v| crate::protocol::event::EventType::from_name(v).is_some())
+                    .map(|v| (key, v))
+            }) {
+                // An event type under another key: events a producer named wrongly, not a
+                // sidecar (which names no event type).
+                (
+                    NonStream::MisreadEvents,
+                    format!(
+                        "it holds JSON objects that carry an AG-UI event type under `{key}` \
+                         ({ty:?}), where an event carries it under `type`"
                     ),
                 )
             } else if let Some(Value::String(ty)) = map.get("type") {
