@@ -2602,3 +2602,38 @@ fn a_walk_skips_no_broken_stream_as_a_sidecar() {
     assert!(stdout.contains("framing/line-too-long"), "{stdout}");
     assert!(stdout.contains("`eventType`"), "{stdout}");
 }
+
+/// One Ctrl-C lets the files under way finish; when that reads every input to its end, the
+/// run was still stopped, and every format says so, not only the exit status (JSON, SARIF and
+/// JUnit did; the terminal's summary, GitHub's annotations and JSON Lines did not).
+#[test]
+fn a_run_stopped_after_its_inputs_were_read_says_so_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let one = std::fs::read_to_string(root().join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
+    let mut text = String::new();
+    for run in 0..10_000 {
+        text.push_str(&one.replace("run-full-1", &format!("run-{run}")));
+    }
+    write(&big, text.as_bytes());
+    for (format, said) in [
+        ("human", "stopped by SIGINT"),
+        ("github", "::error title=agui-lens::stopped by SIGINT"),
+        ("jsonl", r#"{"stopped_by":"SIGINT"}"#),
+    ] {
+        let child = Child::spawn(&["check", s(&big), "--format", format], None);
+        let started = std::time::Instant::now();
+        while !child.has_open(&big) {
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "the file was never opened"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        child.signal(libc::SIGINT);
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(120));
+        assert_eq!(exit, 130, "{format}: {stderr}");
+        assert!(stdout.contains(said), "{format}: {stdout}");
+    }
+}

@@ -114,6 +114,15 @@ impl Reporter for Github {
     }
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        if let Some(signal) = summary.stopped_by {
+            writeln!(
+                self.out,
+                "::error title=agui-lens::{}",
+                escape_data(&format!(
+                    "stopped by {signal}: the run did not end on its own, so it is no pass"
+                ))
+            )?;
+        }
         writeln!(
             self.out,
             "agui-lens: {}",

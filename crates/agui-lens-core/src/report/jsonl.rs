@@ -54,7 +54,13 @@ impl Reporter for Jsonl {
         self.out.flush()
     }
 
-    fn finish(&mut self, _summary: &Summary) -> io::Result<()> {
+    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        // A run stopped by a signal is a line of its own, as an input that failed is.
+        if let Some(signal) = summary.stopped_by {
+            let record = serde_json::json!({ "stopped_by": signal });
+            serde_json::to_writer(&mut self.out, &record).map_err(io::Error::other)?;
+            writeln!(self.out)?;
+        }
         self.out.flush()
     }
 }

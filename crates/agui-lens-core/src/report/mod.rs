@@ -215,11 +215,21 @@ impl Summary {
         }
         if self.interrupted > 0 {
             let stopped = format!(
-                "{} interrupted before its end",
-                plural(self.interrupted, "input")
+                "{} interrupted before {} end",
+                plural(self.interrupted, "input"),
+                if self.interrupted == 1 {
+                    "its"
+                } else {
+                    "their"
+                }
             );
             line.push_str("; ");
             line.push_str(&paint(&stopped, Severity::Error));
+        }
+        if let Some(signal) = self.stopped_by {
+            // Said even when every input was read to its end: the run did not end on its own.
+            line.push_str("; ");
+            line.push_str(&paint(&format!("stopped by {signal}"), Severity::Error));
         }
         line
     }
