@@ -381,3 +381,50 @@ fn a_baseline_holds_however_the_folder_is_named() {
         assert!(rules_in(&stdout).is_empty(), "{named}: {stdout}");
     }
 }
+
+/// A suite's baseline holds a finding of the case it was found in: the same finding in
+/// another case (one fixed, another broken the same way) is new, and fails. It used to be
+/// held back, as a suite's finding was keyed by the suite file and message alone.
+#[test]
+fn a_suite_baseline_holds_a_finding_to_its_case() {
+    use crate::common::server::{Script, Server, Step, clean_run};
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let suite = |failing: &str| {
+        let case = |name: &str| {
+            let required = if name == failing {
+                "TOOL_CALL_START"
+            } else {
+                "TEXT_MESSAGE_START"
+            };
+            format!(
+                "[[case]]\nname = \"{name}\"\nurl = \"{}\"\nmessage = \"hi\"\nrequire_events = [\"{required}\"]\n\n",
+                server.url("/")
+            )
+        };
+        std::fs::write(dir.join("suite.toml"), case("first") + &case("second")).unwrap();
+    };
+    let test = |args: &[&str]| {
+        split(
+            agui_lens()
+                .current_dir(dir)
+                .args(["test", "suite.toml", "--color", "never"])
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    suite("first");
+    let (code, stdout, stderr) = test(&["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = test(&["--baseline", "known.json"]);
+    assert_eq!(
+        code, 0,
+        "the recorded finding is held back: {stdout}{stderr}"
+    );
+    suite("second");
+    let (code, stdout, stderr) = test(&["--baseline", "known.json"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("suite/missing-event"), "{stdout}");
+}

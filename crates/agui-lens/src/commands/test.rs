@@ -158,7 +158,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
             if let Some(gate) = gate.as_mut() {
                 let (kept, held) = std::mem::take(&mut case.diagnostics)
                     .into_iter()
-                    .partition(|d| gate.keep(&fresh_ids_hidden(d)));
+                    .partition(|d| gate.keep(&of_case(&fresh_ids_hidden(d), &case.name)));
                 case.diagnostics = kept;
                 case.held = held;
                 subtract(&mut case.stats, gate.take_held());
@@ -1034,6 +1034,17 @@ fn run_turn(
     outcome.elapsed = started.elapsed();
     write_artifacts(artifacts.as_deref(), &outcome);
     TurnResult { outcome, folded }
+}
+
+/// A finding as a baseline keys it in a suite: of its case (its subject names the case), so
+/// that the same finding in another case (one fixed, another broken the same way) is new.
+fn of_case(d: &Diagnostic, case: &str) -> Diagnostic {
+    let mut keyed = d.clone();
+    keyed.subject = Some(match &d.subject {
+        Some(subject) => format!("case {case:?}: {subject}"),
+        None => format!("case {case:?}"),
+    });
+    keyed
 }
 
 /// A finding as a baseline holds it: the ids minted for each run (`thread-…`, `run-…`, and
