@@ -694,3 +694,30 @@ fn an_asked_version_removes_what_it_removed() {
         "{stdout}"
     );
 }
+
+/// An event over the line cap is skipped unread: whatever it breaks goes unseen, so no tier
+/// leaves that out. Under `--tier must` it used to vanish, and a MUST broken inside it passed.
+#[test]
+fn no_tier_hides_an_event_skipped_for_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    let long = format!(
+        r#"{{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant","rawEvent":"{}"}}"#,
+        "x".repeat(400)
+    );
+    let text = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}"#,
+        &long,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ]
+    .join("\n")
+        + "\n";
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    for tier in ["must", "should", "capability"] {
+        let (code, stdout, stderr) = run(&["check", p, "--max-line", "300", "--tier", tier]);
+        assert_eq!(code, 1, "{tier}: {stdout}{stderr}");
+        assert!(stdout.contains("framing/line-too-long"), "{tier}: {stdout}");
+    }
+}

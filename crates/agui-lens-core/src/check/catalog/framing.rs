@@ -72,7 +72,9 @@ pub const LINE_TOO_LONG: Rule = Rule {
     why: "A single event that large is almost always a runaway snapshot or a capture that lost \
           its line breaks; holding it would exhaust memory. It is skipped, not read.",
     example: "{\"type\":\"STATE_SNAPSHOT\",\"snapshot\":\"… 70 MB …\"}",
-    tier: Tier::Advice,
+    // Not a requirement of the protocol, but an event skipped unread: whatever it breaks goes
+    // unseen, so no tier leaves it out (an input not read whole is never clean).
+    tier: Tier::Must,
     spec: spec!("basic/transports/http-sse.mdx#response"),
     capability: None,
 };
@@ -126,7 +128,8 @@ pub const PROTO_TOO_LONG: Rule = Rule {
     why: "A length that large is almost always a body that is not protobuf frames at all, or \
           frames out of step; holding it would exhaust memory. It is skipped, not read.",
     example: "(binary) a frame whose 4-byte length is 0x7FFFFFFF",
-    tier: Tier::Advice,
+    // As `framing/line-too-long`: a frame skipped unread.
+    tier: Tier::Must,
     spec: spec!("basic/transports/http-protobuf.mdx#framing"),
     capability: None,
 };
