@@ -1577,3 +1577,75 @@ fn a_browser_capture_is_held_to_the_ids_its_request_sent() {
     let (code, stdout, stderr) = run(&["check", p]);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+/// A client picks its parser by the response's Content-Type, as `run` reads a live body: a
+/// capture whose body is SSE under the protobuf type, or protobuf frames under the SSE type,
+/// is one the client reads no events from. It used to be read by its content, and pass.
+#[test]
+fn a_browser_capture_is_read_in_the_transport_its_content_type_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"threadId":"t","runId":"r","state":{},"messages":[],
+        "tools":[],"context":[],"forwardedProps":{}});
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+    ];
+    let mut frames = Vec::new();
+    for event in &events {
+        let encoded = agui_lens_core::protocol::proto::encode_event(event).unwrap();
+        agui_lens_core::protocol::proto::push_frame(&encoded.bytes, &mut frames);
+    }
+    let cases = [
+        (
+            "sse-as-proto.har",
+            "application/vnd.ag-ui.event+proto",
+            sse_of(&events),
+            false,
+        ),
+        (
+            "proto-as-sse.har",
+            "text/event-stream",
+            frames.clone(),
+            true,
+        ),
+    ];
+    for (name, mime, body, base64) in cases {
+        let path = dir.path().join(name);
+        let entry = har_entry(
+            "https://agent.example/run",
+            Some(&input),
+            mime,
+            &body,
+            base64,
+        );
+        std::fs::write(&path, har(vec![entry])).unwrap();
+        for format in ["human", "sarif", "junit"] {
+            let (code, stdout, stderr) =
+                run(&["check", path.to_str().unwrap(), "--format", format]);
+            assert_eq!(code, 1, "{name} {format}: {stdout}{stderr}");
+            assert!(stdout.contains("framing/"), "{name} {format}: {stdout}");
+        }
+    }
+    // Labelled as what they are, both pass.
+    for (name, mime, body, base64) in [
+        ("sse.har", "text/event-stream", sse_of(&events), false),
+        (
+            "proto.har",
+            "application/vnd.ag-ui.event+proto",
+            frames,
+            true,
+        ),
+    ] {
+        let path = dir.path().join(name);
+        let entry = har_entry(
+            "https://agent.example/run",
+            Some(&input),
+            mime,
+            &body,
+            base64,
+        );
+        std::fs::write(&path, har(vec![entry])).unwrap();
+        let (code, stdout, stderr) = run(&["check", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{name}: {stdout}{stderr}");
+    }
+}

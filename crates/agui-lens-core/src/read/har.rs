@@ -28,6 +28,9 @@ pub struct HarStream {
     /// event stream (neither `text/event-stream` nor the protobuf type); none when it does,
     /// or when the capture holds no type.
     pub other_type: Option<String>,
+    /// The transport the response's type names (`text/event-stream`, or the protobuf type),
+    /// which a client picks its parser by, whatever the body holds.
+    pub declared: Option<super::InputFormat>,
     /// The response body, decoded from base64 where the capture stored it so.
     pub body: Vec<u8>,
     /// The request body, when it is a JSON object (a RunAgentInput, as a rule).
@@ -286,6 +289,13 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         other_type: Some(mime.trim())
             .filter(|m| !m.is_empty() && !declared_stream)
             .map(str::to_owned),
+        declared: if essence == proto::CONTENT_TYPE {
+            Some(super::InputFormat::Proto)
+        } else if essence == "text/event-stream" {
+            Some(super::InputFormat::Sse)
+        } else {
+            None
+        },
         body,
         request: request_body,
     })

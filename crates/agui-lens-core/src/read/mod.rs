@@ -847,8 +847,11 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
         ),
     };
     let entry_name: Arc<str> = Arc::from(stream.name(name).as_str());
+    // Read in the transport the response's type names, as a client picks its parser by it
+    // (and `run` reads a live body), unless the user asked for a format.
     let options = ReadOptions {
         entry: None,
+        format: options.format.or(stream.declared),
         ..options.clone()
     };
     let body = Box::new(io::Cursor::new(stream.body.clone()));
