@@ -1649,3 +1649,40 @@ fn a_browser_capture_is_read_in_the_transport_its_content_type_names() {
         assert_eq!(code, 0, "{name}: {stdout}{stderr}");
     }
 }
+
+/// A capture whose request asked for SSE and got protobuf frames is said to be, as `run`
+/// says of a live answer (`transport/not-negotiated`, a warning).
+#[test]
+fn a_browser_capture_answered_in_a_transport_it_did_not_ask_for_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"threadId":"t","runId":"r","state":{},"messages":[],
+        "tools":[],"context":[],"forwardedProps":{}});
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+    ];
+    let mut frames = Vec::new();
+    for event in &events {
+        let encoded = agui_lens_core::protocol::proto::encode_event(event).unwrap();
+        agui_lens_core::protocol::proto::push_frame(&encoded.bytes, &mut frames);
+    }
+    let path = dir.path().join("notneg.har");
+    let mut entry = har_entry(
+        "https://agent.example/run",
+        Some(&input),
+        "application/vnd.ag-ui.event+proto",
+        &frames,
+        true,
+    );
+    for (accept, said) in [("text/event-stream", true), ("*/*", false)] {
+        entry["request"]["headers"] = serde_json::json!([{"name": "Accept", "value": accept}]);
+        std::fs::write(&path, har(vec![entry.clone()])).unwrap();
+        let (code, stdout, stderr) = run(&["check", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{accept}: {stdout}{stderr}");
+        assert_eq!(
+            stdout.contains("transport/not-negotiated"),
+            said,
+            "{accept}: {stdout}"
+        );
+    }
+}

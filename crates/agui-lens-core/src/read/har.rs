@@ -35,6 +35,9 @@ pub struct HarStream {
     pub body: Vec<u8>,
     /// The request body, when it is a JSON object (a RunAgentInput, as a rule).
     pub request: Option<Value>,
+    /// The transports the request's Accept header asks for (none when it asks for none, or
+    /// for any: `*/*`).
+    pub accepted: Vec<super::InputFormat>,
 }
 
 impl HarStream {
@@ -298,7 +301,48 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         },
         body,
         request: request_body,
+        accepted: accepted(request),
     })
+}
+
+/// The transports a request's Accept header asks for, as the proxy reads a live one.
+fn accepted(request: &Value) -> Vec<super::InputFormat> {
+    let accept = request
+        .get("headers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|h| {
+            h.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| n.eq_ignore_ascii_case("accept"))
+        })
+        .and_then(|h| h.get("value"))
+        .and_then(Value::as_str);
+    let Some(accept) = accept else {
+        return Vec::new();
+    };
+    let kinds: Vec<String> = accept
+        .split(',')
+        .map(|kind| {
+            kind.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .collect();
+    if kinds.iter().any(|kind| kind.ends_with("/*")) {
+        return Vec::new();
+    }
+    kinds
+        .iter()
+        .filter_map(|kind| match kind.as_str() {
+            "text/event-stream" => Some(super::InputFormat::Sse),
+            proto::CONTENT_TYPE => Some(super::InputFormat::Proto),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A response's body as the capture holds it (`content.text`, decoded from base64 where the

@@ -392,6 +392,9 @@ pub struct CaptureEntry {
     /// The response's Content-Type, when the capture holds one that names no event stream
     /// ([`har::HarStream::other_type`]).
     pub other_type: Option<String>,
+    /// The transport the response's type names, and those the request asked for.
+    pub declared: Option<InputFormat>,
+    pub accepted: Vec<InputFormat>,
 }
 
 impl CaptureEntry {
@@ -861,6 +864,8 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
         request: stream.request.clone().map(Arc::new),
         status: stream.status.map(|s| (s, stream.reason.clone())),
         other_type: stream.other_type.clone(),
+        declared: stream.declared,
+        accepted: stream.accepted.clone(),
     });
     Ok(opened)
 }
