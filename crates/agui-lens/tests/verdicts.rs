@@ -721,3 +721,57 @@ fn no_tier_hides_an_event_skipped_for_its_size() {
         assert!(stdout.contains("framing/line-too-long"), "{tier}: {stdout}");
     }
 }
+
+/// A version that cannot be read (`"1.0.0"`, a package release) counts as none declared,
+/// whatever `--protocol` says: the run is judged by the version asked (the newest when none
+/// is), and said to be. `--protocol 0.x`, which allows THINKING_*, used to make such a run
+/// fail where no flag let it pass.
+#[test]
+fn an_uninterpretable_version_is_judged_as_none_declared() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("semver.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0.0"}"#,
+            "\n",
+            r#"{"type":"THINKING_START"}"#,
+            "\n",
+            r#"{"type":"THINKING_END"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    for (asked, code, said, by) in [
+        (
+            None,
+            0,
+            "warning[schema/deprecated-event]",
+            "checked by 1.1",
+        ),
+        (
+            Some("0.x"),
+            0,
+            "warning[version/uninterpretable]",
+            "checked by 0.x",
+        ),
+        (
+            Some("1.0"),
+            1,
+            "error[version/removed-event]",
+            "checked by 1.0",
+        ),
+    ] {
+        let mut args = vec!["check", file];
+        if let Some(asked) = asked {
+            args.extend(["--protocol", asked]);
+        }
+        let (got, stdout, _) = crate::common::run(&args);
+        assert_eq!(got, code, "{asked:?}: {stdout}");
+        assert!(stdout.contains(said), "{asked:?}: {stdout}");
+        assert!(stdout.contains(by), "{asked:?}: {stdout}");
+    }
+}

@@ -134,22 +134,26 @@ impl Versioning {
                                 RuleId::VersionUninterpretable,
                                 &event.loc,
                                 format!(
-                                    "RUN_STARTED declares protocol {text:?}, which is not MAJOR.MINOR: checked by {}",
-                                    Version::NEWEST
+                                    "RUN_STARTED declares protocol {text:?}, which is not MAJOR.MINOR: checked by {}, as a run that declares none",
+                                    self.default
                                 ),
                             )
                             .with_help("declare the version as the spec names it: \"1.0\", \"1.1\"")
                             .with_subject(text),
                         );
+                        // It says nothing of which version (a package release, "0.1.22", is
+                        // no protocol version): judged as a run that declares none, by
+                        // `--protocol`, else the newest.
                         self.declared = false;
-                        (Version::NEWEST, "uninterpretable")
+                        (self.default, "uninterpretable")
                     }
                 }
             }
             (Some(_), None) => {
-                // Not a string: the schema reports it; the run is held to the newest.
+                // Not a string: the schema reports it; the run is judged as one that declares
+                // none.
                 self.declared = false;
-                (Version::NEWEST, "uninterpretable")
+                (self.default, "uninterpretable")
             }
         };
         self.current = version;

@@ -38,7 +38,7 @@ pub const UNINTERPRETABLE: Rule = Rule {
     name: "version/uninterpretable",
     default: Level::Warn,
     versions: "every version",
-    summary: "a declared protocolVersion is not MAJOR.MINOR (\"1.0.0\", \"latest\"); the run is checked by the newest version agui-lens knows",
+    summary: "a declared protocolVersion is not MAJOR.MINOR (\"1.0.0\", \"latest\"); the run is checked as one that declares none (by --protocol, else the newest version agui-lens knows)",
     why: "A version is the MAJOR.MINOR a frozen spec lives under, compared number by number; \
           the official client warns on anything else (a SHOULD) and treats it as newer.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0.0"}
