@@ -2637,3 +2637,30 @@ fn a_run_stopped_after_its_inputs_were_read_says_so_in_every_format() {
         assert!(stdout.contains(said), "{format}: {stdout}");
     }
 }
+
+/// A walk reads what ignore files, `--exclude` and hiding leave in, as ripgrep does; what they
+/// leave out of a folder (even a `.gitignore` above it) is counted, not passed over in
+/// silence: a gate over `captures/` can see that it checked less than the folder holds.
+#[test]
+fn a_walk_says_how_many_stream_files_it_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let caps = dir.path().join("caps");
+    std::fs::create_dir_all(caps.join("sub")).unwrap();
+    std::fs::create_dir_all(caps.join(".hidden")).unwrap();
+    let stream = std::fs::read(root().join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
+    for name in [
+        "good.jsonl",
+        "sub/bad.jsonl",
+        ".hidden/h.jsonl",
+        "notes.txt",
+    ] {
+        write(&caps.join(name), &stream);
+    }
+    write(&dir.path().join(".gitignore"), b"bad.jsonl\n");
+    let (code, stdout, stderr) = run(&["check", s(&caps)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stderr.contains("2 stream files were left out"), "{stderr}");
+    let (code, _, stderr) = run(&["check", s(&caps), "--hidden", "--no-ignore"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("left out"), "{stderr}");
+}

@@ -469,7 +469,31 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
             });
         }
     }
+    say_left_out(dir, walk, &found);
     Ok(found)
+}
+
+/// Says (on stderr) how many stream files under `dir` the walk left out: hidden, named by an
+/// ignore file (one above `dir` too), or by `--exclude`. Reading less than a folder holds is
+/// the user's choice, but not one made in silence.
+fn say_left_out(dir: &Path, walk: &Walk, found: &[Input]) {
+    if walk.hidden && walk.no_ignore && walk.exclude.is_empty() {
+        return;
+    }
+    let walked: HashSet<&Path> = found.iter().filter_map(|i| i.spec.path()).collect();
+    let left_out = every_entry(dir)
+        .iter()
+        .filter(|e| matches!(e, Entry::File(path, _) if is_stream_file(path) && !walked.contains(path.as_path())))
+        .count();
+    if left_out > 0 {
+        let files = agui_lens_core::text::plural(left_out as u64, "stream file");
+        let were = if left_out == 1 { "was" } else { "were" };
+        eprintln!(
+            "note: {}: {files} {were} left out (hidden, named by an ignore file, or by \
+             --exclude); --hidden and --no-ignore read them",
+            dir.display()
+        );
+    }
 }
 
 fn relative_to(dir: &Path, path: &Path) -> PathBuf {
