@@ -2664,3 +2664,35 @@ fn a_walk_says_how_many_stream_files_it_left_out() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("left out"), "{stderr}");
 }
+
+/// Allowing `framing/no-events` (or the whole `framing/*` family, to quiet another framing
+/// rule) does not make an input with no events a checked stream: a saved error page is
+/// passed over as no capture, said so, never "ok"; when every input is such, nothing was
+/// checked, and the run fails.
+#[test]
+fn an_allowed_no_events_never_makes_an_error_page_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("error.sse");
+    write(
+        &page,
+        b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head></html>\n",
+    );
+    let good = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    for allow in ["framing/no-events", "framing/*"] {
+        let (code, stdout, stderr) = run(&["check", s(&page), "--allow", allow]);
+        assert_eq!(code, 2, "{allow}: {stdout}{stderr}");
+        let (code, stdout, stderr) = run(&["check", s(&page), s(&good), "--allow", allow]);
+        assert_eq!(code, 0, "{allow}: {stdout}{stderr}");
+        assert!(stdout.contains("1 skipped"), "{allow}: {stdout}");
+        let (_, stdout, _) = run(&[
+            "check",
+            s(&page),
+            s(&good),
+            "--allow",
+            allow,
+            "--format",
+            "junit",
+        ]);
+        assert!(stdout.contains("<skipped"), "{allow}: {stdout}");
+    }
+}

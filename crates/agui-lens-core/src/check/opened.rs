@@ -70,11 +70,8 @@ fn check_answer(
 ) -> io::Result<FileSummary> {
     let (ctx_given, sent_given) = (ctx, sent.clone());
     let name = opened.name.clone();
-    let head = if walked {
-        opened.head.clone()
-    } else {
-        Vec::new()
-    };
+    // What the input starts with, to say what it is if it holds no event.
+    let head = opened.head.clone();
     // A browser capture's stream is held to what its request sent, as `run` holds a live
     // one: the state is the baseline for deltas, the tools and history what the rules know.
     let capture = opened.capture.clone();
@@ -178,6 +175,23 @@ fn check_answer(
             file.skipped = Some(what);
             return Ok(file);
         }
+    }
+    // An input with no event is no checked stream, even where the levels leave out the rule
+    // that says so (`--allow 'framing/*'`, to quiet another framing rule): passed over, and
+    // said to be, never "ok".
+    if known == 0
+        && failure.is_none()
+        && !stopped
+        && !ctx.levels.enabled(RuleId::FramingNoEvents)
+        && found.is_empty()
+        && !emitted
+    {
+        let mut file = FileSummary::checked(name, Stats::default(), None);
+        file.skipped = Some(format!(
+            "{} (framing/no-events is allowed)",
+            read::describe_non_stream(&head)
+        ));
+        return Ok(file);
     }
     emit(&found)?;
     let mut stats = stats;
