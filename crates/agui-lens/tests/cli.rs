@@ -181,10 +181,12 @@ fn sarif_format() {
     assert_eq!(doc["version"], "2.1.0");
     let run = &doc["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    // Every rule, and the one an input that could not be read is a result of.
     assert_eq!(
         rules.len(),
-        agui_lens_core::check::catalog::RuleId::ALL.len()
+        agui_lens_core::check::catalog::RuleId::ALL.len() + 1
     );
+    assert_eq!(rules[rules.len() - 1]["id"], "agui-lens/input-not-read");
     let result = &run["results"][0];
     assert_eq!(result["ruleId"], "schema/violation");
     assert_eq!(result["level"], "error");
@@ -745,9 +747,10 @@ fn sarif_rules_link_their_spec_page() {
     let rules = doc["runs"][0]["tool"]["driver"]["rules"]
         .as_array()
         .unwrap();
+    // The last is agui-lens's own (an input that could not be read): no spec page.
     assert_eq!(
         rules.len(),
-        agui_lens_core::check::catalog::RuleId::ALL.len()
+        agui_lens_core::check::catalog::RuleId::ALL.len() + 1
     );
     for (described, id) in rules
         .iter()

@@ -2696,3 +2696,35 @@ fn an_allowed_no_events_never_makes_an_error_page_ok() {
         assert!(stdout.contains("<skipped"), "{allow}: {stdout}");
     }
 }
+
+/// An input that could not be read (a missing file, a capture's failed call) is a result in
+/// SARIF, not only a notification: a code-scanning dashboard shows results alone, so there
+/// it vanished, where every other format names it.
+#[test]
+fn an_input_not_read_is_a_sarif_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let good = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let (code, stdout, _) = run(&["check", s(&missing), s(&good), "--format", "sarif"]);
+    assert_eq!(code, 2);
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    let run = &sarif["runs"][0];
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{stdout}");
+    let result = &results[0];
+    assert_eq!(result["ruleId"], "agui-lens/input-not-read", "{result}");
+    assert_eq!(result["level"], "error");
+    let index = result["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(
+        run["tool"]["driver"]["rules"][index]["id"],
+        "agui-lens/input-not-read"
+    );
+    assert!(
+        result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("missing.jsonl"),
+        "{result}"
+    );
+    assert_eq!(run["invocations"][0]["executionSuccessful"], false);
+}

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::group::Repeated;
 use super::{Containers, FileSummary, Place, Reporter, Summary};
 use crate::check::catalog::{Level, RuleId};
-use crate::check::diagnostic::Diagnostic;
+use crate::check::diagnostic::{Diagnostic, Severity};
 
 pub struct Sarif {
     out: Box<dyn Write>,
@@ -45,7 +45,20 @@ fn level(level: Level) -> &'static str {
     }
 }
 
+/// The result an input that could not be read gets (see [`Sarif::end_file`]): no rule of the
+/// protocol's, but a dashboard that reads only results must show it.
+const NOT_READ: &str = "agui-lens/input-not-read";
+
 fn rules() -> Vec<Value> {
+    let not_read = json!({
+        "id": NOT_READ,
+        "name": NOT_READ,
+        "shortDescription": {"text": "an input could not be read whole (missing, unreadable, cut short, stopped, or a capture's call that brought no stream)"},
+        "fullDescription": {"text": "Nothing in it was checked past the point where reading failed: the run is no pass, whatever else it found."},
+        "help": {"text": "The message says why; `agui-lens check FILE` names it too."},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["input"]},
+    });
     RuleId::ALL
         .iter()
         .map(|id| {
@@ -66,6 +79,7 @@ fn rules() -> Vec<Value> {
                 "properties": properties,
             })
         })
+        .chain(std::iter::once(not_read))
         .collect()
 }
 
@@ -190,10 +204,28 @@ impl Reporter for Sarif {
             ),
             (None, None) => return Ok(()),
         };
+        let location = json!({"physicalLocation": {"artifactLocation": {"uri": uri(self.containers.place(&file.path).file)}}});
+        if level == "error" {
+            // A result too: a dashboard shows results, not notifications.
+            let fingerprint = super::baseline::fingerprint(&Diagnostic::whole_input(
+                RuleId::FramingNoEvents,
+                Severity::Error,
+                file.path.clone(),
+                format!("{NOT_READ} {}", file.path),
+            ));
+            self.results.push(json!({
+                "ruleId": NOT_READ,
+                "ruleIndex": RuleId::ALL.len(),
+                "level": "error",
+                "message": {"text": text},
+                "locations": [location.clone()],
+                "partialFingerprints": {"agui-lens/v1": fingerprint},
+            }));
+        }
         self.notifications.push(json!({
             "level": level,
             "message": {"text": text},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri(self.containers.place(&file.path).file)}}}],
+            "locations": [location],
         }));
         Ok(())
     }
