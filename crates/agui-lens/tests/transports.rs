@@ -1534,18 +1534,30 @@ fn a_null_left_out_of_protobuf_is_said() {
     assert!(stderr.contains("is not the whole input"), "{stderr}");
 }
 
+/// A RunAgentInput of thread `t` and run `sent`, and a run `run` answering it: its events,
+/// and the same events as protobuf frames.
+fn answered_run(sent: &str, run: &str) -> (Value, Vec<Value>, Vec<u8>) {
+    let input = serde_json::json!({"threadId":"t","runId":sent,"state":{},"messages":[],
+        "tools":[],"context":[],"forwardedProps":{}});
+    let events = vec![
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":run,"protocolVersion":"1.0"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":run}),
+    ];
+    let mut frames = Vec::new();
+    for event in &events {
+        let encoded = agui_lens_core::protocol::proto::encode_event(event).unwrap();
+        agui_lens_core::protocol::proto::push_frame(&encoded.bytes, &mut frames);
+    }
+    (input, events, frames)
+}
+
 /// A browser capture holds the request its stream answered: RUN_STARTED is held to the
 /// thread and run it sent, as `run` holds a live answer (`transport/run-id-mismatch`), in
 /// every output format.
 #[test]
 fn a_browser_capture_is_held_to_the_ids_its_request_sent() {
     let dir = tempfile::tempdir().unwrap();
-    let input = serde_json::json!({"threadId":"t","runId":"sent","state":{},"messages":[],
-        "tools":[],"context":[],"forwardedProps":{}});
-    let events = [
-        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"other","protocolVersion":"1.0"}),
-        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"other"}),
-    ];
+    let (input, events, _) = answered_run("sent", "other");
     let path = dir.path().join("session.har");
     let entry = |post: &Value| {
         har_entry(
@@ -1584,17 +1596,7 @@ fn a_browser_capture_is_held_to_the_ids_its_request_sent() {
 #[test]
 fn a_browser_capture_is_read_in_the_transport_its_content_type_names() {
     let dir = tempfile::tempdir().unwrap();
-    let input = serde_json::json!({"threadId":"t","runId":"r","state":{},"messages":[],
-        "tools":[],"context":[],"forwardedProps":{}});
-    let events = [
-        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}),
-        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
-    ];
-    let mut frames = Vec::new();
-    for event in &events {
-        let encoded = agui_lens_core::protocol::proto::encode_event(event).unwrap();
-        agui_lens_core::protocol::proto::push_frame(&encoded.bytes, &mut frames);
-    }
+    let (input, events, frames) = answered_run("r", "r");
     let cases = [
         (
             "sse-as-proto.har",
@@ -1655,17 +1657,7 @@ fn a_browser_capture_is_read_in_the_transport_its_content_type_names() {
 #[test]
 fn a_browser_capture_answered_in_a_transport_it_did_not_ask_for_is_said() {
     let dir = tempfile::tempdir().unwrap();
-    let input = serde_json::json!({"threadId":"t","runId":"r","state":{},"messages":[],
-        "tools":[],"context":[],"forwardedProps":{}});
-    let events = [
-        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}),
-        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
-    ];
-    let mut frames = Vec::new();
-    for event in &events {
-        let encoded = agui_lens_core::protocol::proto::encode_event(event).unwrap();
-        agui_lens_core::protocol::proto::push_frame(&encoded.bytes, &mut frames);
-    }
+    let (input, _, frames) = answered_run("r", "r");
     let path = dir.path().join("notneg.har");
     let mut entry = har_entry(
         "https://agent.example/run",

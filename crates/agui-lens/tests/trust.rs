@@ -1218,6 +1218,18 @@ impl Child {
         );
     }
 
+    /// Waits (up to 20 s) until the command has the file `path` open.
+    fn wait_until_open(&self, path: &Path) {
+        let started = std::time::Instant::now();
+        while !self.has_open(path) {
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "the file was never opened"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// Whether the command has the file `path` open (read from `/proc`).
     fn has_open(&self, path: &Path) -> bool {
         let fds = format!("/proc/{}/fd", self.child.id());
@@ -1537,15 +1549,7 @@ fn an_interrupted_check_still_writes_its_report() {
 #[test]
 fn a_second_signal_stops_the_file_under_way_and_still_reports() {
     let dir = tempfile::tempdir().unwrap();
-    let big = dir.path().join("big.jsonl");
-    let one = std::fs::read_to_string(root().join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
-    let mut text = String::new();
-    let runs = 10_000;
-    for run in 0..runs {
-        text.push_str(&one.replace("run-full-1", &format!("run-{run}")));
-    }
-    write(&big, text.as_bytes());
-    let total = one.lines().count() * runs;
+    let (big, total) = long_history(dir.path());
     // The second signal; then a single one, which lets the file be read whole: the run was
     // still cut short, and JUnit, which has no run-level flag, says so as an error.
     for (format, signals, code) in [
@@ -1554,14 +1558,7 @@ fn a_second_signal_stops_the_file_under_way_and_still_reports() {
         ("junit", &[libc::SIGINT][..], 130),
     ] {
         let child = Child::spawn(&["check", s(&big), "--format", format], None);
-        let started = std::time::Instant::now();
-        while !child.has_open(&big) {
-            assert!(
-                started.elapsed().as_secs() < 20,
-                "the file was never opened"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        child.wait_until_open(&big);
         for &signal in signals {
             std::thread::sleep(std::time::Duration::from_millis(150));
             child.signal(signal);
@@ -2609,27 +2606,14 @@ fn a_walk_skips_no_broken_stream_as_a_sidecar() {
 #[test]
 fn a_run_stopped_after_its_inputs_were_read_says_so_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
-    let big = dir.path().join("big.jsonl");
-    let one = std::fs::read_to_string(root().join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
-    let mut text = String::new();
-    for run in 0..10_000 {
-        text.push_str(&one.replace("run-full-1", &format!("run-{run}")));
-    }
-    write(&big, text.as_bytes());
+    let (big, _) = long_history(dir.path());
     for (format, said) in [
         ("human", "stopped by SIGINT"),
         ("github", "::error title=agui-lens::stopped by SIGINT"),
         ("jsonl", r#"{"stopped_by":"SIGINT"}"#),
     ] {
         let child = Child::spawn(&["check", s(&big), "--format", format], None);
-        let started = std::time::Instant::now();
-        while !child.has_open(&big) {
-            assert!(
-                started.elapsed().as_secs() < 20,
-                "the file was never opened"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        child.wait_until_open(&big);
         std::thread::sleep(std::time::Duration::from_millis(100));
         child.signal(libc::SIGINT);
         let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(120));
@@ -2727,4 +2711,18 @@ fn an_input_not_read_is_a_sarif_result() {
         "{result}"
     );
     assert_eq!(run["invocations"][0]["executionSuccessful"], false);
+}
+
+/// A history that takes a check a while: 10,000 copies of a recording, run ids renamed. Its
+/// path, and how many events it holds.
+fn long_history(dir: &Path) -> (PathBuf, usize) {
+    let big = dir.join("big.jsonl");
+    let one = std::fs::read_to_string(root().join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
+    let runs = 10_000;
+    let mut text = String::new();
+    for run in 0..runs {
+        text.push_str(&one.replace("run-full-1", &format!("run-{run}")));
+    }
+    write(&big, text.as_bytes());
+    (big, one.lines().count() * runs)
 }
