@@ -879,6 +879,34 @@ fn carries_encrypted_value_type(raw: &[u8]) -> bool {
     FINDER.find(raw).is_some()
 }
 
+/// RUN_STARTED must name the thread and run the input sent (`transport/run-id-mismatch`).
+pub fn run_id_mismatch(
+    (thread_id, run_id): (Option<&str>, Option<&str>),
+    event: &Event,
+) -> Option<Diagnostic> {
+    let mut differences = Vec::new();
+    for (key, sent) in [("threadId", thread_id), ("runId", run_id)] {
+        let Some(sent) = sent else { continue };
+        let got = event.str_field(key);
+        if got != Some(sent) {
+            let got = got.map_or_else(|| "none".to_owned(), |g| format!("{g:?}"));
+            differences.push(format!("{key} {got} where the input sent {sent:?}"));
+        }
+    }
+    if differences.is_empty() {
+        return None;
+    }
+    Some(
+        parse::finding(
+            RuleId::TransportRunIdMismatch,
+            &event.loc,
+            format!("RUN_STARTED has {}", differences.join(", and ")),
+        )
+        .with_help("echo the RunAgentInput's threadId and runId in RUN_STARTED")
+        .with_event_type(Some("RUN_STARTED")),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1057,32 +1085,4 @@ mod tests {
         );
         assert_eq!(stats.errors, HOLD_LIMIT as u64 + 1);
     }
-}
-
-/// RUN_STARTED must name the thread and run the input sent (`transport/run-id-mismatch`).
-pub fn run_id_mismatch(
-    (thread_id, run_id): (Option<&str>, Option<&str>),
-    event: &Event,
-) -> Option<Diagnostic> {
-    let mut differences = Vec::new();
-    for (key, sent) in [("threadId", thread_id), ("runId", run_id)] {
-        let Some(sent) = sent else { continue };
-        let got = event.str_field(key);
-        if got != Some(sent) {
-            let got = got.map_or_else(|| "none".to_owned(), |g| format!("{g:?}"));
-            differences.push(format!("{key} {got} where the input sent {sent:?}"));
-        }
-    }
-    if differences.is_empty() {
-        return None;
-    }
-    Some(
-        parse::finding(
-            RuleId::TransportRunIdMismatch,
-            &event.loc,
-            format!("RUN_STARTED has {}", differences.join(", and ")),
-        )
-        .with_help("echo the RunAgentInput's threadId and runId in RUN_STARTED")
-        .with_event_type(Some("RUN_STARTED")),
-    )
 }

@@ -9,7 +9,7 @@ pub mod request;
 const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Locks `threads` once `busy` says no turn of the request's thread is under way (waiting up
-/// to [`TURN_WAIT`], or until a stop), and takes the request's turn with `take`.
+/// to 10 s, or until a stop), and takes the request's turn with `take`.
 pub fn after_previous_turn<T, R>(
     threads: &std::sync::Mutex<T>,
     busy: impl Fn(&T) -> bool,
