@@ -114,14 +114,17 @@ def capture_of_two_streams(folder: Path) -> Path:
         'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r0"}\n\n',
         'data: {"type":"RUN_STARTED","threadId":"t","runId":"r1"}\n\n',
     ]
-    sent = json.dumps({"threadId": "t", "runId": "r", "messages": [], "tools": [], "context": [], "state": {}})
+    # Each request sends the run its stream answers (RUN_STARTED is held to it).
+    def sent(run: str) -> str:
+        return json.dumps({"threadId": "t", "runId": run, "messages": [], "tools": [], "context": [], "state": {}})
+
     entries = [
         {
             "request": {
                 "method": "POST",
                 "url": "http://127.0.0.1/agent",
                 "headers": [],
-                "postData": {"mimeType": "application/json", "text": sent},
+                "postData": {"mimeType": "application/json", "text": sent(f"r{i}")},
             },
             "response": {
                 "status": 200,
@@ -129,7 +132,7 @@ def capture_of_two_streams(folder: Path) -> Path:
                 "content": {"mimeType": "text/event-stream", "text": body},
             },
         }
-        for body in bodies
+        for i, body in enumerate(bodies)
     ]
     path = folder / "capture.har"
     path.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}))
