@@ -101,7 +101,7 @@ impl Config {
             let where_ = || self.where_();
             let level = Level::parse(level).with_context(|| {
                 format!(
-                    "{}: rule `{selector}` has level `{level}`; use deny, warn or allow",
+                    "{}: rule `{selector}` has level `{level}`; use deny (or error), warn (or warning), note, or allow (or off)",
                     where_()
                 )
             })?;

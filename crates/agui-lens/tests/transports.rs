@@ -1678,3 +1678,28 @@ fn a_browser_capture_answered_in_a_transport_it_did_not_ask_for_is_said() {
         );
     }
 }
+
+/// A capture whose response body is marked base64 but is none is said to be so: the body is
+/// there, it cannot be read, which "no response body" did not say.
+#[test]
+fn a_capture_body_that_is_no_base64_is_said_to_be() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, events, _) = answered_run("r", "r");
+    let mut entry = har_entry(
+        "https://agent.example/run",
+        Some(&input),
+        "text/event-stream",
+        &sse_of(&events),
+        false,
+    );
+    entry["response"]["content"]["encoding"] = "base64".into();
+    entry["response"]["content"]["text"] = "this is !!! not base64".into();
+    let path = dir.path().join("badb64.har");
+    std::fs::write(&path, har(vec![entry])).unwrap();
+    let (code, stdout, stderr) = run(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("marks the response body as base64"),
+        "{stderr}"
+    );
+}

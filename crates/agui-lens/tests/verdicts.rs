@@ -775,3 +775,53 @@ fn an_uninterpretable_version_is_judged_as_none_declared() {
         assert!(stdout.contains(by), "{asked:?}: {stdout}");
     }
 }
+
+/// A stream cut inside a tool call opened by a chunk names that call once among what it left
+/// open: the pairing rules name it (at its line), and the chunks' own list no longer adds it
+/// again.
+#[test]
+fn a_call_left_open_by_chunks_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}"#,
+            "\n",
+            r#"{"type":"TOOL_CALL_CHUNK","toolCallId":"call-1","toolCallName":"get_weather","delta":"{\"city\": "}"#,
+            "\n",
+            r#"{"type":"TOOL_CALL_CHUNK","toolCallId":"call-1","delta":"\"Paris\"}"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let (code, stdout, _) = crate::common::run(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    let said = stdout
+        .lines()
+        .find(|l| l.contains("lifecycle/unterminated-run"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(said.matches("\"call-1\"").count(), 1, "{said}");
+}
+
+/// A config level no one knows is refused with every word that names a level.
+#[test]
+fn a_config_level_error_lists_every_level_word() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("agui-lens.toml"),
+        "[rules]\n\"state/*\" = \"loud\"\n",
+    )
+    .unwrap();
+    let stream = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let out = crate::common::agui_lens()
+        .current_dir(dir.path())
+        .args(["check", stream.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for word in ["deny", "error", "warn", "note", "allow", "off"] {
+        assert!(stderr.contains(word), "{word}: {stderr}");
+    }
+}

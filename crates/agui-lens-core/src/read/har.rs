@@ -185,10 +185,17 @@ fn failed_call(index: usize, entry: &Value) -> Option<FailedCall> {
         .unwrap_or("")
         .trim();
     let body = content.and_then(body_of).unwrap_or_default();
+    // A body the capture holds, marked base64, that is none: there, but not to be read.
+    let undecodable = content.is_some_and(|c| c.get("text").is_some() && body_of(c).is_none());
     let why = if status == 0 {
         "the request got no response in the capture (status 0: cancelled, blocked or failed in \
          the browser)"
             .to_owned()
+    } else if undecodable {
+        format!(
+            "the agent answered {answered}; the capture marks the response body as base64, \
+             which it is not, so it cannot be read"
+        )
     } else if body.iter().all(u8::is_ascii_whitespace) {
         format!(
             "the agent answered {answered}, and the capture holds no response body for it (a \

@@ -336,9 +336,14 @@ impl Protocol {
                 ChunkKind::Tool => "tool call",
                 ChunkKind::Reasoning => "reasoning message",
             };
-            let item = format!("{what} \"{id}\" (from chunks)");
-            if !open.contains(&item) {
-                open.push(item);
+            // One the pairing rules name already (opened by the START a chunk made) is not
+            // named twice.
+            let named = format!("{what} \"{id}\"");
+            let listed = open
+                .iter()
+                .any(|item| item == &named || item.starts_with(&format!("{named} ")));
+            if !listed {
+                open.push(format!("{named} (from chunks)"));
             }
         }
         self.lifecycle.finish(&open, &mut out);
