@@ -183,6 +183,12 @@ fn a_baseline_holds_back_known_findings_and_fails_new_ones() {
     let (code, _, stderr) = check(dir, &["--baseline", "bad.json"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("not an agui-lens baseline"), "{stderr}");
+    // Said in the baseline's own words, not the parser's type names.
+    assert!(
+        stderr.contains("a JSON object with \"version\" and \"findings\"")
+            && !stderr.contains("struct"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -71,8 +71,22 @@ impl Here {
 impl Baseline {
     /// Parses a baseline file. Errors name what is wrong.
     pub fn parse(text: &str) -> Result<Baseline, String> {
-        let file: File =
-            serde_json::from_str(text).map_err(|e| format!("not an agui-lens baseline: {e}"))?;
+        let file: File = serde_json::from_str(text).map_err(|e| {
+            // serde's own words name the parser's types (`struct File`): the file's shape
+            // is said instead, with where reading it failed.
+            format!(
+                "not an agui-lens baseline (a JSON object with \"version\" and \"findings\", \
+                     as --update-baseline writes it): {} at line {} column {}",
+                match e.classify() {
+                    serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                        "not JSON"
+                    }
+                    _ => "another shape",
+                },
+                e.line(),
+                e.column()
+            )
+        })?;
         if file.version != VERSION {
             return Err(format!(
                 "baseline version {} (this agui-lens reads version {VERSION})",
