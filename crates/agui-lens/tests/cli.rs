@@ -834,3 +834,12 @@ fn long_inputs_show_progress_on_a_terminal_and_never_on_a_pipe() {
     let seen = on_a_terminal(dir, "check long.jsonl --format json");
     assert!(!seen.contains("checking"), "{seen}");
 }
+
+/// A glob `--exclude` cannot read is named as the user wrote it, not as the walk negates it.
+#[test]
+fn a_bad_exclude_glob_is_named_as_written() {
+    let (code, _, stderr) = run(&["check", "fixtures/valid", "--exclude", "["]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--exclude ["), "{stderr}");
+    assert!(!stderr.contains("'!['"), "{stderr}");
+}

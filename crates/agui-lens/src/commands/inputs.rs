@@ -287,9 +287,13 @@ fn clean(path: &Path) -> PathBuf {
 fn walker(dir: &Path, walk: &Walk) -> Result<ignore::Walk> {
     let mut overrides = ignore::overrides::OverrideBuilder::new(dir);
     for glob in &walk.exclude {
-        overrides
-            .add(&format!("!{glob}"))
-            .map_err(|e| anyhow::anyhow!("--exclude {glob}: {e}"))?;
+        overrides.add(&format!("!{glob}")).map_err(|e| {
+            // The glob as the user wrote it, not as the override negates it.
+            let said = e
+                .to_string()
+                .replace(&format!("'!{glob}'"), &format!("'{glob}'"));
+            anyhow::anyhow!("--exclude {glob}: {said}")
+        })?;
     }
     let overrides = overrides
         .build()
