@@ -111,8 +111,10 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             ),
             (
                 130,
-                "stopped by Ctrl-C (SIGINT), once what was read is reported, whatever it was \
-                 (an input cut short, and the ones not begun, are marked interrupted)",
+                "stopped by Ctrl-C (SIGINT): the inputs under way are read to their end, those \
+                 not begun are marked interrupted, and what was read is reported, in every \
+                 format; a second signal (SIGINT or SIGTERM) stops the inputs under way too, \
+                 marked interrupted",
             ),
             (143, "stopped by SIGTERM, as by Ctrl-C"),
         ],
