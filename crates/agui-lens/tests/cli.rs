@@ -843,3 +843,20 @@ fn a_bad_exclude_glob_is_named_as_written() {
     assert!(stderr.contains("--exclude ["), "{stderr}");
     assert!(!stderr.contains("'!['"), "{stderr}");
 }
+
+/// `explain` of a misspelt rule suggests the rules spelt closest to it.
+#[test]
+fn explain_suggests_the_rules_spelt_closest() {
+    for (typo, meant) in [
+        ("lifecycle/unterminated-rn", "lifecycle/unterminated-run"),
+        ("schema/unknown-feld", "schema/unknown-field"),
+        ("unknown-field", "schema/unknown-field"),
+    ] {
+        let (code, _, stderr) = run(&["explain", typo]);
+        assert_eq!(code, 2, "{typo}: {stderr}");
+        assert!(
+            stderr.contains("did you mean") && stderr.contains(meant),
+            "{typo}: {stderr}"
+        );
+    }
+}

@@ -94,11 +94,31 @@ fn tier_line(rule: &Rule) -> String {
 
 pub fn explain(name: &str) -> Result<Outcome> {
     let Some(id) = RuleId::from_name(name) else {
-        let close: Vec<&str> = RuleId::ALL
+        // Names that hold it or its rule part, else the names a few edits away (a typo).
+        let mut close: Vec<&str> = RuleId::ALL
             .iter()
             .map(|id| id.name())
             .filter(|n| n.contains(name) || name.contains(n.split('/').nth(1).unwrap_or(n)))
             .collect();
+        if close.is_empty() {
+            let allowed = (name.chars().count() / 5).clamp(1, 3);
+            let by_distance = |n: &str| {
+                let rule = n.split('/').nth(1).unwrap_or(n);
+                edits(name, n).min(edits(name, rule))
+            };
+            let best = RuleId::ALL
+                .iter()
+                .map(|id| by_distance(id.name()))
+                .min()
+                .unwrap_or(usize::MAX);
+            if best <= allowed {
+                close = RuleId::ALL
+                    .iter()
+                    .map(|id| id.name())
+                    .filter(|n| by_distance(n) == best)
+                    .collect();
+            }
+        }
         if close.is_empty() {
             bail!("no rule named `{name}` (see `agui-lens rules`)");
         }
@@ -131,4 +151,22 @@ pub fn explain(name: &str) -> Result<Outcome> {
         writeln!(out, "    {line}")?;
     }
     Ok(Outcome::Clean)
+}
+
+/// How many single-character edits (insertions, deletions, substitutions) turn `a` into `b`.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
