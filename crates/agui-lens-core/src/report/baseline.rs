@@ -79,9 +79,18 @@ impl Baseline {
                      as --update-baseline writes it): {} at line {} column {}",
                 match e.classify() {
                     serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                        "not JSON"
+                        "not JSON".to_owned()
                     }
-                    _ => "another shape",
+                    // "missing field `findings`" helps; "expected struct File" does not.
+                    _ => {
+                        let said = e.to_string();
+                        let said = said.split(" at line ").next().unwrap_or_default();
+                        if said.contains("struct ") {
+                            "another shape".to_owned()
+                        } else {
+                            said.to_owned()
+                        }
+                    }
                 },
                 e.line(),
                 e.column()
