@@ -216,48 +216,42 @@ pub fn capture_findings(
     capture: &CaptureEntry,
     format: InputFormat,
 ) -> Option<Diagnostic> {
-    if capture.failed_status().is_none() {
-        if let Some(d) = not_negotiated(name, capture) {
-            return Some(d);
-        }
-    }
     match capture.failed_status() {
         Some((status, reason)) => Some(status_finding(
             name,
             status,
             &read::answered(status, reason),
         )),
-        None => capture
-            .other_type
-            .as_deref()
-            .map(|declared| content_type_finding(name, declared, format)),
+        None => {
+            let answered = capture.declared;
+            match (capture.accepted.first(), answered) {
+                (Some(&asked), Some(answered)) if !capture.accepted.contains(&answered) => {
+                    Some(not_negotiated(name, asked, answered))
+                }
+                _ => capture
+                    .other_type
+                    .as_deref()
+                    .map(|declared| content_type_finding(name, declared, format)),
+            }
+        }
     }
 }
 
-/// A browser capture's stream answered in a transport its request did not ask for (protobuf
-/// to `Accept: text/event-stream`), as `run` reports a live one.
-fn not_negotiated(name: &Arc<str>, capture: &CaptureEntry) -> Option<Diagnostic> {
-    let answered = capture.declared?;
-    if capture.accepted.is_empty() || capture.accepted.contains(&answered) {
-        return None;
-    }
-    let type_of = |format: InputFormat| match format {
-        InputFormat::Proto => proto::CONTENT_TYPE,
-        _ => "text/event-stream",
-    };
+/// A stream answered in another transport than the request asked for (protobuf to `Accept:
+/// text/event-stream`, or the reverse): `run`, the proxy and a browser capture's check say it
+/// alike.
+pub fn not_negotiated(name: &Arc<str>, asked: InputFormat, answered: InputFormat) -> Diagnostic {
     let rule = RuleId::TransportNotNegotiated;
     let severity = rule.rule().default.severity().unwrap_or(Severity::Warning);
     let message = format!(
         "the request asked for `{}` (its Accept header), and the agent answered `{}`; the body \
          is checked as that",
-        type_of(capture.accepted[0]),
-        type_of(answered)
+        read::transport_content_type(asked),
+        read::transport_content_type(answered)
     );
-    Some(
-        Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(
-            "pick the encoder from the request's Accept header (the official EventEncoder \
-             does, given `accept`)",
-        ),
+    Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(
+        "pick the encoder from the request's Accept header (the official EventEncoder does, \
+         given `accept`)",
     )
 }
 

@@ -184,9 +184,10 @@ fn failed_call(index: usize, entry: &Value) -> Option<FailedCall> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .trim();
-    let body = content.and_then(body_of).unwrap_or_default();
+    let decoded = content.and_then(body_of);
     // A body the capture holds, marked base64, that is none: there, but not to be read.
-    let undecodable = content.is_some_and(|c| c.get("text").is_some() && body_of(c).is_none());
+    let undecodable = decoded.is_none() && content.is_some_and(|c| c.get("text").is_some());
+    let body = decoded.unwrap_or_default();
     let why = if status == 0 {
         "the request got no response in the capture (status 0: cancelled, blocked or failed in \
          the browser)"
@@ -251,19 +252,14 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         .get("mimeType")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let essence = mime
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let declared = super::transport_format(mime);
     let body = body_of(content)?;
-    let is_proto = essence == proto::CONTENT_TYPE || proto::looks_like_frames(&body);
+    let is_proto = declared == Some(super::InputFormat::Proto) || proto::looks_like_frames(&body);
     let holds_events = is_proto
         || EventType::ALL
             .iter()
             .any(|ty| contains(&body, format!("\"{}\"", ty.as_str()).as_bytes()));
-    let declared_stream = essence == "text/event-stream" || essence == proto::CONTENT_TYPE;
+    let declared_stream = declared.is_some();
     let streamed = declared_stream
         || is_proto
         || matches!(
@@ -299,13 +295,7 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         other_type: Some(mime.trim())
             .filter(|m| !m.is_empty() && !declared_stream)
             .map(str::to_owned),
-        declared: if essence == proto::CONTENT_TYPE {
-            Some(super::InputFormat::Proto)
-        } else if essence == "text/event-stream" {
-            Some(super::InputFormat::Sse)
-        } else {
-            None
-        },
+        declared,
         body,
         request: request_body,
         accepted: accepted(request),
@@ -314,7 +304,7 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
 
 /// The transports a request's Accept header asks for, as the proxy reads a live one.
 fn accepted(request: &Value) -> Vec<super::InputFormat> {
-    let accept = request
+    request
         .get("headers")
         .and_then(Value::as_array)
         .into_iter()
@@ -325,31 +315,9 @@ fn accepted(request: &Value) -> Vec<super::InputFormat> {
                 .is_some_and(|n| n.eq_ignore_ascii_case("accept"))
         })
         .and_then(|h| h.get("value"))
-        .and_then(Value::as_str);
-    let Some(accept) = accept else {
-        return Vec::new();
-    };
-    let kinds: Vec<String> = accept
-        .split(',')
-        .map(|kind| {
-            kind.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .collect();
-    if kinds.iter().any(|kind| kind.ends_with("/*")) {
-        return Vec::new();
-    }
-    kinds
-        .iter()
-        .filter_map(|kind| match kind.as_str() {
-            "text/event-stream" => Some(super::InputFormat::Sse),
-            proto::CONTENT_TYPE => Some(super::InputFormat::Proto),
-            _ => None,
-        })
-        .collect()
+        .and_then(Value::as_str)
+        .map(super::accepted_formats)
+        .unwrap_or_default()
 }
 
 /// A response's body as the capture holds it (`content.text`, decoded from base64 where the

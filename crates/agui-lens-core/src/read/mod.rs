@@ -886,6 +886,41 @@ impl FrameReader for NoFrames {
     }
 }
 
+/// The transport a Content-Type names, as the format its body is read in
+/// (`text/event-stream; charset=utf-8` is SSE; the protobuf type, protobuf), if it names one.
+pub fn transport_format(content_type: &str) -> Option<InputFormat> {
+    let essence = content_type.split(';').next()?.trim();
+    if essence.eq_ignore_ascii_case("text/event-stream") {
+        Some(InputFormat::Sse)
+    } else if essence.eq_ignore_ascii_case(crate::protocol::proto::CONTENT_TYPE) {
+        Some(InputFormat::Proto)
+    } else {
+        None
+    }
+}
+
+/// The Content-Type of the transport a stream read in `format` travels in (SSE's for any
+/// text format).
+pub fn transport_content_type(format: InputFormat) -> &'static str {
+    match format {
+        InputFormat::Proto => crate::protocol::proto::CONTENT_TYPE,
+        _ => "text/event-stream",
+    }
+}
+
+/// The transports an Accept header takes, the preferred first: none when it names neither,
+/// or takes anything (`*/*`, `text/*`).
+pub fn accepted_formats(accept: &str) -> Vec<InputFormat> {
+    let kinds: Vec<&str> = accept
+        .split(',')
+        .map(|kind| kind.split(';').next().unwrap_or_default().trim())
+        .collect();
+    if kinds.iter().any(|kind| kind.ends_with("/*")) {
+        return Vec::new();
+    }
+    kinds.into_iter().filter_map(transport_format).collect()
+}
+
 /// The format a stream read as `format` is written back in under the name `path` (in place,
 /// or under its own name elsewhere): what it was, so that a `.jsonl` that holds SSE stays SSE;
 /// but JSON values one after another (or an array) in a `.jsonl` are written one per line, as

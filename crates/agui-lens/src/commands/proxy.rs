@@ -1030,16 +1030,9 @@ fn accepted_transports(request: &Request) -> Vec<Transport> {
     else {
         return Vec::new();
     };
-    let kinds: Vec<&str> = accept
-        .split(',')
-        .map(|kind| kind.split(';').next().unwrap_or_default().trim())
-        .collect();
-    if kinds.iter().any(|kind| kind.ends_with("/*")) {
-        return Vec::new();
-    }
-    kinds
+    agui_lens_core::read::accepted_formats(accept)
         .into_iter()
-        .filter_map(|kind| Transport::of(Some(kind)))
+        .filter_map(Transport::of_format)
         .collect()
 }
 

@@ -481,16 +481,7 @@ pub(crate) fn status_finding(
 
 /// The agent answered in the other transport than the one asked for.
 pub(crate) fn not_negotiated(name: &Arc<str>, asked: Transport, answered: Transport) -> Diagnostic {
-    let message = format!(
-        "the request asked for `{}` (its Accept header), and the agent answered `{}`; the \
-         body is checked as that",
-        asked.content_type(),
-        answered.content_type()
-    );
-    whole(name, RuleId::TransportNotNegotiated, message).with_help(
-        "pick the encoder from the request's Accept header (the official EventEncoder does, \
-         given `accept`)",
-    )
+    agui_lens_core::check::opened::not_negotiated(name, asked.format(), answered.format())
 }
 
 pub(crate) fn content_type_finding(

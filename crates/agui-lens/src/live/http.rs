@@ -68,10 +68,7 @@ impl Transport {
     /// The transport a Content-Type names (`text/event-stream; charset=utf-8` is SSE), if
     /// it names one.
     pub fn of(content_type: Option<&str>) -> Option<Transport> {
-        let essence = content_type?.split(';').next()?.trim();
-        [Transport::Sse, Transport::Proto]
-            .into_iter()
-            .find(|t| essence.eq_ignore_ascii_case(t.content_type()))
+        agui_lens_core::read::transport_format(content_type?).and_then(Transport::of_format)
     }
 }
 
