@@ -224,19 +224,8 @@ fn adoptable(d: &Diagnostic) -> bool {
 /// of a 64-bit FNV-1a hash (stable across platforms and versions of Rust) of the event type,
 /// pointer, keyword, subject and the message with each run of digits replaced by `#`.
 pub fn fingerprint(d: &Diagnostic) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |bytes: &[u8]| {
-        for &b in bytes {
-            hash ^= u64::from(b);
-            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        // A separator no text holds.
-        hash ^= 0xff;
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    };
-    for part in [&d.event_type, &d.pointer, &d.keyword, &d.subject] {
-        feed(part.as_deref().unwrap_or("").as_bytes());
-    }
+    let parts = [&d.event_type, &d.pointer, &d.keyword, &d.subject];
+    let mut parts: Vec<&str> = parts.iter().map(|p| p.as_deref().unwrap_or("")).collect();
     let mut message = String::with_capacity(d.message.len());
     let mut in_digits = false;
     for c in d.message.chars() {
@@ -250,7 +239,20 @@ pub fn fingerprint(d: &Diagnostic) -> String {
             in_digits = false;
         }
     }
-    feed(message.as_bytes());
+    parts.push(&message);
+    hash_of(&parts)
+}
+
+/// 16 hex digits of the 64-bit FNV-1a hash of `parts`, each followed by a separator no text
+/// holds.
+pub fn hash_of(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in part.bytes().chain([0xff]) {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
     format!("{hash:016x}")
 }
 

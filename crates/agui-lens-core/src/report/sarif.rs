@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::group::Repeated;
 use super::{Containers, FileSummary, Place, Reporter, Summary};
 use crate::check::catalog::{Level, RuleId};
-use crate::check::diagnostic::{Diagnostic, Severity};
+use crate::check::diagnostic::Diagnostic;
 
 pub struct Sarif {
     out: Box<dyn Write>,
@@ -207,12 +207,7 @@ impl Reporter for Sarif {
         let location = json!({"physicalLocation": {"artifactLocation": {"uri": uri(self.containers.place(&file.path).file)}}});
         if level == "error" {
             // A result too: a dashboard shows results, not notifications.
-            let fingerprint = super::baseline::fingerprint(&Diagnostic::whole_input(
-                RuleId::FramingNoEvents,
-                Severity::Error,
-                file.path.clone(),
-                format!("{NOT_READ} {}", file.path),
-            ));
+            let fingerprint = super::baseline::hash_of(&[NOT_READ, &file.path]);
             self.results.push(json!({
                 "ruleId": NOT_READ,
                 "ruleIndex": RuleId::ALL.len(),
