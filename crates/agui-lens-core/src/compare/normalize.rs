@@ -196,15 +196,9 @@ impl Normalizer {
     /// normalised alone, the threads sorted by that. Which thread came first in the stream is
     /// no part of what the clients end with (each holds its own thread), so two streams whose
     /// threads ran in another order fold the same.
-    pub fn fold_threads_in_any_order(settings: Settings, threads: &[Value]) -> Vec<Value> {
-        let alone: Vec<String> = threads
-            .iter()
-            .map(|folded| Normalizer::fold(settings.clone(), folded).to_string())
-            .collect();
-        let mut order: Vec<usize> = (0..threads.len()).collect();
-        order.sort_by(|&a, &b| alone[a].cmp(&alone[b]));
-        let sorted: Vec<Value> = order.iter().map(|&i| threads[i].clone()).collect();
-        Normalizer::fold_threads(settings, &sorted)
+    pub fn fold_threads_in_any_order(settings: Settings, mut threads: Vec<Value>) -> Vec<Value> {
+        threads.sort_by_cached_key(|folded| Normalizer::fold(settings.clone(), folded).to_string());
+        Normalizer::fold_threads(settings, &threads)
     }
 
     fn token(&mut self, value: &str, kind: &'static str) -> String {

@@ -345,7 +345,7 @@ pub fn normalized(
                 })
                 .collect();
             let mut items: Vec<Value> = Vec::new();
-            for folded in Normalizer::fold_threads_in_any_order(settings.clone(), &meanings) {
+            for folded in Normalizer::fold_threads_in_any_order(settings.clone(), meanings) {
                 items.extend(folded["messages"].as_array().cloned().unwrap_or_default());
                 items.push(json!({"state": folded["state"]}));
                 if settings.fold_runs {
