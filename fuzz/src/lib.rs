@@ -95,7 +95,7 @@ pub fn frames(
         }
         for frame in &batch.frames {
             let kind = match &frame.kind {
-                FrameKind::Data { unterminated, .. } => format!("data unterminated={unterminated}"),
+                FrameKind::Data { caveat, .. } => format!("data {caveat:?}"),
                 FrameKind::TooLong { len } => format!("too long {len}"),
                 FrameKind::Malformed { message } => format!("malformed {message}"),
                 FrameKind::Proto { problem, message } => format!("proto {problem:?} {message}"),

@@ -1703,3 +1703,102 @@ fn a_capture_body_that_is_no_base64_is_said_to_be() {
         "{stderr}"
     );
 }
+
+/// What the official client reads of a response body (reference/read-body.mjs): the types of
+/// the events it hands on, and the error that ended the stream, if any.
+fn official_client_reads(body: &Path, content_type: &str) -> Value {
+    let reference = crate::common::reference_packages();
+    let output = std::process::Command::new("node")
+        .arg(reference.join("read-body.mjs"))
+        .arg(body)
+        .arg(content_type)
+        .output()
+        .expect("running node reference/read-body.mjs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "read-body.mjs printed {stdout:?}, stderr {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// `@ag-ui/client` ends a protobuf stream at a frame over 10 MiB, and the run is lost from
+/// there. The protocol sets no limit, so agui-lens reads the event, and says what the client
+/// will do: `check` warns at that frame in every format, `cat` and `compact` warn when they
+/// write one (and exit 0: nothing was lost).
+#[test]
+fn a_frame_over_the_official_clients_limit_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = root().join("fixtures/invalid/framing/proto-over-client-limit.pb.gz");
+    let mut body = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&fixture).unwrap()),
+        &mut body,
+    )
+    .unwrap();
+    let pb = dir.path().join("big.pb");
+    std::fs::write(&pb, &body).unwrap();
+    let read = official_client_reads(&pb, "application/vnd.ag-ui.event+proto");
+    assert_eq!(
+        read["types"],
+        serde_json::json!(["RUN_STARTED", "TEXT_MESSAGE_START"]),
+        "{read}"
+    );
+    assert!(
+        read["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("size exceeded")),
+        "{read}"
+    );
+    let rule = "framing/proto-over-client-limit";
+    let pb = pb.to_str().unwrap();
+    for format in ["human", "json", "jsonl", "sarif", "github", "junit"] {
+        let (code, stdout, stderr) = run(&["check", "--format", format, pb]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains(rule), "{format}: {stdout}");
+    }
+    let (_, stdout, _) = run(&["check", "--format", "json", pb]);
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let found: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == rule)
+        .collect();
+    assert_eq!(found.len(), 1, "{stdout}");
+    assert_eq!(found[0]["severity"], "warning", "{stdout}");
+    assert_eq!(found[0]["event_index"], 2, "{stdout}");
+
+    // Back to JSON Lines and to protobuf again: the copy is whole, and said to be too large
+    // for the client.
+    let jsonl = dir.path().join("big.jsonl");
+    let (code, _, stderr) = run(&["cat", pb, "-o", jsonl.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("10 MiB"), "{stderr}");
+    let again = dir.path().join("again.pb");
+    let (code, _, stderr) = run(&[
+        "cat",
+        jsonl.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("event 2 (TEXT_MESSAGE_CONTENT)") && stderr.contains("10 MiB"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&again).unwrap(), body);
+    let compacted = dir.path().join("compacted.pb");
+    let (code, _, stderr) = run(&[
+        "compact",
+        jsonl.to_str().unwrap(),
+        "-o",
+        compacted.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning:") && stderr.contains("10 MiB"),
+        "{stderr}"
+    );
+}

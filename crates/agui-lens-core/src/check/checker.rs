@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::diagnostic::Diagnostic;
 use super::engine::{Context, Engine, Stats};
-use crate::read::Batch;
+use crate::read::{Batch, Caveat};
 
 /// Checks a stream handed over one event's text at a time.
 ///
@@ -52,7 +52,7 @@ impl<'a> Checker<'a> {
     pub fn feed(&mut self, text: &[u8]) -> Vec<Diagnostic> {
         self.batch.clear();
         self.batch
-            .push_data(text, self.index + 1, self.offset, self.index, false);
+            .push_data(text, self.index + 1, self.offset, self.index, Caveat::None);
         self.batch.check_utf8();
         self.index += 1;
         self.offset += text.len() as u64 + 1;

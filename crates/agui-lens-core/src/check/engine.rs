@@ -131,7 +131,7 @@ impl Preparer<'_> {
     pub fn prepare(&self, batch: &Batch, frame: &Frame) -> Prepared {
         if self.fast {
             if let FrameKind::Data {
-                unterminated: false,
+                caveat: crate::read::Caveat::None,
                 ..
             } = frame.kind
             {

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::check::catalog::RuleId;
 use crate::check::diagnostic::{Diagnostic, Severity};
 use crate::protocol::event::{Event, EventType, Location, RawPatch};
-use crate::read::{Batch, Frame, FrameKind, ProtoProblem};
+use crate::read::{Batch, CLIENT_FRAME_LIMIT, Caveat, Frame, FrameKind, ProtoProblem};
 use crate::text::{abbreviate, human_bytes};
 
 /// Longest excerpt of an event shown with a diagnostic.
@@ -249,8 +249,29 @@ pub(crate) fn parse_frame_with(
                 plain: false,
             };
         }
-        FrameKind::Data { unterminated, .. } => {
-            if *unterminated {
+        FrameKind::Data {
+            caveat: Caveat::OverClientLimit { len },
+            ..
+        } => {
+            problems.push(
+                finding(
+                    RuleId::FramingProtoOverClientLimit,
+                    &loc,
+                    format!(
+                        "a frame of {len} bytes (its 4-byte length included) is over the {} \
+                         ({CLIENT_FRAME_LIMIT} bytes) that the official client reads: \
+                         @ag-ui/client ends the stream here",
+                        human_bytes(CLIENT_FRAME_LIMIT)
+                    ),
+                )
+                .with_help(
+                    "send an event this large over SSE, or split it (a STATE_SNAPSHOT into \
+                     deltas, a long text into several TEXT_MESSAGE_CONTENT deltas)",
+                ),
+            );
+        }
+        FrameKind::Data { caveat, .. } => {
+            if *caveat == Caveat::Unterminated {
                 problems.push(
                     finding(
                         RuleId::FramingSseUnterminatedFrame,
@@ -542,7 +563,7 @@ mod tests {
 
     fn parse_one(text: &[u8]) -> Parsed {
         let mut batch = Batch::default();
-        batch.push_data(text, 7, 100, 3, false);
+        batch.push_data(text, 7, 100, 3, crate::read::Caveat::None);
         let frame = batch.frames[0].clone();
         parse_frame(&Arc::from("f.jsonl"), &batch, &frame, 1024, true)
     }

@@ -70,7 +70,7 @@ fn prepare_frame(
     schemas: Option<&CheckContext<'_>>,
 ) -> Item {
     if let FrameKind::Data {
-        unterminated: false,
+        caveat: crate::read::Caveat::None,
         ..
     } = frame.kind
     {

@@ -28,7 +28,7 @@ use crate::compare::difference::first_difference;
 use crate::fold::threads::ByThread;
 use crate::fold::{Folded, Folder};
 use crate::protocol::event::{Event, EventType, Location};
-use crate::read::{self, Batch, FrameKind, InputFormat, ReadOptions};
+use crate::read::{self, Batch, Caveat, FrameKind, InputFormat, ReadOptions};
 use crate::text::abbreviate_value;
 use crate::write::Output;
 
@@ -379,8 +379,9 @@ impl Written {
         while opened.reader.next_batch(&mut batch)? {
             for frame in &batch.frames {
                 match frame.kind {
+                    // A frame over the official client's limit holds its event whole.
                     FrameKind::Data {
-                        unterminated: false,
+                        caveat: Caveat::None | Caveat::OverClientLimit { .. },
                         ..
                     } => found.add(batch.bytes(frame)),
                     _ => return Ok(false),

@@ -5,7 +5,7 @@
 
 use std::io;
 
-use super::{Batch, FrameKind, FrameReader};
+use super::{Batch, Caveat, FrameKind, FrameReader};
 
 /// Most bytes handed over in one batch (an item larger than this is a batch of its own).
 const BATCH_BYTES: usize = 1 << 20;
@@ -49,7 +49,7 @@ impl FrameReader for ItemsReader {
                     index,
                 );
             } else {
-                batch.push_data(&item, line, offset, index, false);
+                batch.push_data(&item, line, offset, index, Caveat::None);
             }
             self.index += 1;
             self.offset += item.len() as u64 + 1;

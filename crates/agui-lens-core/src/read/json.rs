@@ -5,7 +5,7 @@
 use std::io;
 
 use super::lines::{Capped, Input};
-use super::{Batch, FrameKind, FrameReader};
+use super::{Batch, Caveat, FrameKind, FrameReader};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -111,7 +111,7 @@ impl JsonReader {
                 self.elem_line,
                 self.elem_offset,
                 self.index,
-                false,
+                Caveat::None,
             );
         }
         self.index += 1;

@@ -5,7 +5,7 @@ use std::io;
 use memchr::{memchr, memrchr};
 
 use super::lines::{Capped, Input};
-use super::{Batch, FrameKind, FrameReader};
+use super::{Batch, Caveat, FrameKind, FrameReader};
 
 pub struct JsonlReader {
     input: Input,
@@ -58,7 +58,7 @@ impl JsonlReader {
         let at = &mut self.at;
         match Line::of(&self.partial.bytes, self.partial.len, self.max) {
             Line::Data(text) => {
-                batch.push_data(text, at.line, self.line_offset, at.index, false);
+                batch.push_data(text, at.line, self.line_offset, at.index, Caveat::None);
                 at.index += 1;
             }
             Line::TooLong(len) => at.too_long(batch, len, self.line_offset),
@@ -95,7 +95,7 @@ fn push_lines(batch: &mut Batch, block: &[u8], block_offset: u64, at: &mut Count
             Line::Data(text) => {
                 let from = base + start;
                 kept = from + text.len();
-                batch.push_data_at(from, kept, at.line, offset, at.index, false);
+                batch.push_data_at(from, kept, at.line, offset, at.index, Caveat::None);
                 at.index += 1;
             }
             Line::TooLong(len) => at.too_long(batch, len, offset),

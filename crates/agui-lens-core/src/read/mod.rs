@@ -84,8 +84,8 @@ pub enum FrameKind {
     Data {
         start: usize,
         end: usize,
-        /// SSE only: the input ended before the frame's closing blank line.
-        unterminated: bool,
+        /// What the reader noticed about a frame it still hands on.
+        caveat: Caveat,
     },
     /// A line or frame over the cap, skipped without being held.
     TooLong { len: u64 },
@@ -97,6 +97,22 @@ pub enum FrameKind {
         message: String,
     },
 }
+
+/// Something about a data frame's framing that a client may trip on, though the frame is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Caveat {
+    #[default]
+    None,
+    /// SSE: the input ended before the frame's closing blank line.
+    Unterminated,
+    /// Protobuf: the frame, its 4-byte length included, is `len` bytes, over the
+    /// [`CLIENT_FRAME_LIMIT`] of the official client.
+    OverClientLimit { len: u64 },
+}
+
+/// The largest protobuf frame, its 4-byte length included, that `@ag-ui/client` reads: it ends
+/// the whole stream with an error at a frame whose length names more (`parseProtoStream`).
+pub const CLIENT_FRAME_LIMIT: u64 = 10 * 1024 * 1024;
 
 /// What is wrong with a protobuf frame that yields no event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,21 +203,14 @@ impl Batch {
     /// with that index (for checking events that were written, not read). Call
     /// [`Batch::check_utf8`] once the batch is complete.
     pub fn push_frame(&mut self, bytes: &[u8], index: u64) {
-        self.push_data(bytes, index + 1, 0, index, false);
+        self.push_data(bytes, index + 1, 0, index, Caveat::None);
     }
 
     /// Adds one whole data frame with these bytes, read at `line` and `offset` as the frame
     /// numbered `index` (a reader's own frames; tests that need a frame from anywhere).
-    pub fn push_data(
-        &mut self,
-        bytes: &[u8],
-        line: u64,
-        offset: u64,
-        index: u64,
-        unterminated: bool,
-    ) {
+    pub fn push_data(&mut self, bytes: &[u8], line: u64, offset: u64, index: u64, caveat: Caveat) {
         let start = self.push_block(bytes);
-        self.push_data_at(start, self.data.len(), line, offset, index, unterminated);
+        self.push_data_at(start, self.data.len(), line, offset, index, caveat);
     }
 
     /// Copies `bytes` into the batch in one piece, for frames to be cut from it with
@@ -232,16 +241,12 @@ impl Batch {
         line: u64,
         offset: u64,
         index: u64,
-        unterminated: bool,
+        caveat: Caveat,
     ) {
         debug_assert!(start <= end && end <= self.data.len());
         self.frame_bytes += end - start;
         self.frames.push(Frame {
-            kind: FrameKind::Data {
-                start,
-                end,
-                unterminated,
-            },
+            kind: FrameKind::Data { start, end, caveat },
             line,
             offset,
             index,
@@ -1082,7 +1087,7 @@ mod batch_tests {
     fn batch(lines: &[&[u8]]) -> Batch {
         let mut batch = Batch::default();
         for (i, line) in lines.iter().enumerate() {
-            batch.push_data(line, i as u64 + 1, 0, i as u64, false);
+            batch.push_data(line, i as u64 + 1, 0, i as u64, Caveat::None);
         }
         batch
     }
@@ -1104,7 +1109,7 @@ mod batch_tests {
             assert_eq!(b.text(second, 6, 20), None, "past its frame");
         }
         // A frame that is not UTF-8 leaves the batch unchecked; its neighbours still read.
-        b.push_data(b"{\"d\":\"\xff\"}", 3, 0, 2, false);
+        b.push_data(b"{\"d\":\"\xff\"}", 3, 0, 2, Caveat::None);
         assert!(!b.utf8, "a change clears the mark");
         b.check_utf8();
         assert!(!b.utf8);

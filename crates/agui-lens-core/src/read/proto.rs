@@ -7,7 +7,7 @@
 use std::io;
 
 use super::lines::Input;
-use super::{Batch, FrameKind, FrameReader, ProtoProblem};
+use super::{Batch, CLIENT_FRAME_LIMIT, Caveat, FrameKind, FrameReader, ProtoProblem};
 use rayon::prelude::*;
 
 use crate::protocol::proto::{self, Decoded, PREFIX_LEN};
@@ -134,7 +134,18 @@ impl ProtoReader {
         for (item, result) in self.pending.drain(..).zip(decoded) {
             let line = item.index + 1;
             match result {
-                Ok(json) => batch.push_data(&json, line, item.offset, item.index, false),
+                Ok(json) => {
+                    let len = match &item.what {
+                        Pending::Message(bytes) => (PREFIX_LEN + bytes.len()) as u64,
+                        Pending::Problem(..) => 0,
+                    };
+                    let caveat = if len > CLIENT_FRAME_LIMIT {
+                        Caveat::OverClientLimit { len }
+                    } else {
+                        Caveat::None
+                    };
+                    batch.push_data(&json, line, item.offset, item.index, caveat);
+                }
                 Err((problem, message)) => {
                     let kind = FrameKind::Proto { problem, message };
                     batch.push_note(kind, line, item.offset, item.index);
@@ -242,9 +253,10 @@ impl FrameReader for ProtoReader {
 mod tests {
     use serde_json::json;
 
+    use crate::protocol::proto::PREFIX_LEN;
     use crate::protocol::proto::{encode_event, push_frame};
     use crate::read::testing::frames;
-    use crate::read::{FrameKind, InputFormat, ProtoProblem};
+    use crate::read::{CLIENT_FRAME_LIMIT, Caveat, FrameKind, InputFormat, ProtoProblem};
 
     fn body(events: &[serde_json::Value]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -363,6 +375,41 @@ mod tests {
             );
             let indexes: Vec<u64> = got.iter().map(|(f, _)| f.index).collect();
             assert_eq!(indexes, [0, 1, 2, 3, 4, 5]);
+        }
+    }
+
+    /// `@ag-ui/client` reads a frame of 10 MiB, its length included, and ends the stream at
+    /// one byte more. The frame is read either way; only the larger one carries the caveat.
+    #[test]
+    fn a_frame_over_the_clients_limit_is_read_and_marked() {
+        let content = |size: usize| json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"x".repeat(size)});
+        let framed = |size: usize| PREFIX_LEN + encode_event(&content(size)).unwrap().bytes.len();
+        let limit = CLIENT_FRAME_LIMIT as usize;
+        let size = limit - framed(0);
+        let size = size - (framed(size) - limit);
+        assert_eq!(framed(size), limit);
+        for (size, caveat) in [
+            (size, Caveat::None),
+            (
+                size + 1,
+                Caveat::OverClientLimit {
+                    len: limit as u64 + 1,
+                },
+            ),
+        ] {
+            let got = frames(
+                InputFormat::Proto,
+                &body(&[content(size)]),
+                1 << 16,
+                64 << 20,
+            );
+            assert_eq!(got.len(), 1);
+            match &got[0].0.kind {
+                FrameKind::Data { caveat: got, .. } => assert_eq!(*got, caveat, "delta of {size}"),
+                other => panic!("{other:?}"),
+            }
+            let back: serde_json::Value = serde_json::from_str(&got[0].1).unwrap();
+            assert_eq!(back, content(size));
         }
     }
 }

@@ -7,7 +7,7 @@ use std::io;
 use memchr::memchr2;
 
 use super::lines::{Capped, Input};
-use super::{Batch, FrameKind, FrameReader};
+use super::{Batch, Caveat, FrameKind, FrameReader};
 
 const DATA: &[u8] = b"data";
 const DATA_COLON: &[u8] = b"data:";
@@ -141,6 +141,11 @@ impl SseReader {
     }
 
     fn dispatch(&mut self, batch: &mut Batch, unterminated: bool) {
+        let caveat = if unterminated {
+            Caveat::Unterminated
+        } else {
+            Caveat::None
+        };
         if !self.has_data {
             return;
         }
@@ -152,7 +157,7 @@ impl SseReader {
         } else {
             let bytes = &self.data.bytes;
             let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-            batch.push_data(bytes, line, offset, self.index, unterminated);
+            batch.push_data(bytes, line, offset, self.index, caveat);
         }
         self.index += 1;
         self.data.clear();
@@ -211,7 +216,7 @@ impl FrameReader for SseReader {
 #[cfg(test)]
 mod tests {
     use crate::read::testing::frames;
-    use crate::read::{FrameKind, InputFormat};
+    use crate::read::{Caveat, FrameKind, InputFormat};
 
     fn data(bytes: &[u8], chunk: usize) -> Vec<(u64, String, bool)> {
         frames(InputFormat::Sse, bytes, chunk, 1 << 20)
@@ -220,7 +225,7 @@ mod tests {
                 let unterminated = matches!(
                     f.kind,
                     FrameKind::Data {
-                        unterminated: true,
+                        caveat: Caveat::Unterminated,
                         ..
                     }
                 );

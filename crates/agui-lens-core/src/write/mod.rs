@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::protocol::proto;
 use crate::read::delta::special as special_byte;
 use crate::read::{Compression, InputFormat};
+use crate::text::plural;
 
 /// Where events go that are written back out: as read, or made (by compaction).
 pub trait Output {
@@ -213,6 +214,39 @@ pub struct EventWriter<W: Write> {
     notes: Vec<WriteNote>,
     /// Events handed to the writer, written or not.
     seen: u64,
+    /// The first protobuf frame written over the official client's limit, and how many were.
+    over_limit: Option<(OverLimit, u64)>,
+}
+
+/// A protobuf frame written whole, but over [`crate::read::CLIENT_FRAME_LIMIT`]: the official
+/// client ends the stream at it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OverLimit {
+    /// 0-based index of the event among those handed to the writer.
+    pub index: u64,
+    pub event_type: Option<String>,
+    /// The frame's bytes, its 4-byte length included.
+    pub len: u64,
+}
+
+impl OverLimit {
+    /// What a user is told of the first such frame of `count`.
+    pub fn warning(&self, count: u64) -> String {
+        let ty = self
+            .event_type
+            .as_deref()
+            .unwrap_or("an event with no type");
+        let more = match count {
+            0 | 1 => String::new(),
+            n => format!(" (and {} more)", plural(n - 1, "frame")),
+        };
+        format!(
+            "event {} ({ty}) is a protobuf frame of {} bytes{more}, over the 10 MiB that the \
+             official client reads: @ag-ui/client ends the stream there (nothing is lost; \
+             an SSE copy reaches it whole)",
+            self.index, self.len
+        )
+    }
 }
 
 /// Something of an event the output format cannot carry: said, never dropped in silence.
@@ -267,6 +301,7 @@ impl<W: Write> EventWriter<W> {
             scratch: Vec::new(),
             notes: Vec::new(),
             seen: 0,
+            over_limit: None,
         }
     }
 
@@ -274,6 +309,14 @@ impl<W: Write> EventWriter<W> {
     /// is reported once.
     pub fn take_notes(&mut self) -> Vec<WriteNote> {
         std::mem::take(&mut self.notes)
+    }
+
+    /// The first protobuf frame written over the official client's limit, with how many
+    /// were, if any.
+    pub fn over_limit(&self) -> Option<(&OverLimit, u64)> {
+        self.over_limit
+            .as_ref()
+            .map(|(first, count)| (first, *count))
     }
 
     /// The format events are written in.
@@ -344,6 +387,20 @@ impl<W: Write> EventWriter<W> {
                 let mut frame = std::mem::take(&mut self.scratch);
                 frame.clear();
                 proto::push_frame(&encoded.bytes, &mut frame);
+                let len = frame.len() as u64;
+                if len > crate::read::CLIENT_FRAME_LIMIT {
+                    match &mut self.over_limit {
+                        Some((_, count)) => *count += 1,
+                        None => {
+                            let first = OverLimit {
+                                index,
+                                event_type: event_type.clone(),
+                                len,
+                            };
+                            self.over_limit = Some((first, 1));
+                        }
+                    }
+                }
                 let put = self.put(&frame);
                 self.scratch = frame;
                 put?;

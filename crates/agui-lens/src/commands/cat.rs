@@ -176,6 +176,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             let mut writer = EventWriter::new(stdout, format, Compression::None)?;
             let unread = copy(&input, &read, &mut filter, &mut writer)?;
             let notes = writer.take_notes();
+            let over_limit = writer.over_limit().map(|(first, n)| first.warning(n));
             writer.finish()?.flush()?;
             if let Some(run) = filter.missing_run() {
                 return Ok(no_such_run(run, &args.path, None));
@@ -183,6 +184,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             if filter.kept_nothing() && unread.frames == 0 {
                 return Ok(kept_nothing(&args.path, None));
             }
+            warn_over_limit(over_limit);
             Ok(report_losses(&notes, format, &unread))
         }
         Some(path) => {
@@ -217,6 +219,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                 }
             })?;
             let notes = writer.take_notes();
+            let over_limit = writer.over_limit().map(|(first, n)| first.warning(n));
             writer
                 .finish()
                 .with_context(|| format!("writing {}", path.display()))?;
@@ -230,8 +233,17 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             if let Some(temp) = temp {
                 persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
             }
+            warn_over_limit(over_limit);
             Ok(report_losses(&notes, format, &unread))
         }
+    }
+}
+
+/// A protobuf frame written whole that the official client cannot read: a warning, as the
+/// copy lost nothing.
+fn warn_over_limit(warning: Option<String>) {
+    if let Some(warning) = warning {
+        eprintln!("cat: warning: {warning}");
     }
 }
 

@@ -69,6 +69,8 @@ struct Report {
     /// What was left alone because it already held the bytes the compaction made: the file
     /// itself, compacted before (in place), or an output of an earlier run.
     unchanged: Option<String>,
+    /// What the official client cannot read of a protobuf output (written whole).
+    over_limit: Option<String>,
 }
 
 pub fn run(args: &CompactArgs) -> Result<Outcome> {
@@ -712,6 +714,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             refused: None,
             kept: None,
             unchanged: None,
+            over_limit: None,
             skipped: Some(
                 "it is a browser capture (HAR), which compact does not rewrite; \
                  `agui-lens cat FILE --entry N -o run.jsonl` extracts a stream from it"
@@ -770,6 +773,9 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let events_out = writer.events();
     let bytes_out = writer.bytes();
     let losses = writer.take_notes();
+    let over_limit = writer
+        .over_limit()
+        .map(|(first, count)| first.warning(count));
     writer
         .finish()
         .with_context(|| format!("writing the compacted {name}"))?;
@@ -785,6 +791,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         kept: None,
         skipped: None,
         unchanged: None,
+        over_limit,
     };
     if known == 0 {
         // Not a stream (an error body, a sidecar, an empty or binary file): whatever it
@@ -1305,6 +1312,9 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                     );
                     (report.events_out, report.bytes_read, report.bytes_out)
                 };
+                if let Some(warning) = &report.over_limit {
+                    eprintln!("warning: {}: {warning}", report.name);
+                }
                 files += 1;
                 events_in += report.events_in;
                 events_out += events_after;

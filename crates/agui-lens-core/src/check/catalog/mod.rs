@@ -213,6 +213,7 @@ registry! {
     FramingProtoTooLong => framing::PROTO_TOO_LONG,
     FramingProtoUndecodable => framing::PROTO_UNDECODABLE,
     FramingProtoUnknownArm => framing::PROTO_UNKNOWN_ARM,
+    FramingProtoOverClientLimit => framing::PROTO_OVER_CLIENT_LIMIT,
     SchemaMissingType => schema::MISSING_TYPE,
     SchemaUnknownEventType => schema::UNKNOWN_EVENT_TYPE,
     SchemaViolation => schema::VIOLATION,
