@@ -8,7 +8,8 @@ use std::sync::Arc;
 use agui_lens_core::compact::{Compactor, Level};
 use agui_lens_core::write::Output;
 use agui_lens_core::protocol::event::{Event, EventType, Location};
-use agui_lens_core::fold::Folder;
+use agui_lens_core::fold::threads::ByThread;
+use agui_lens_core::fold::{Folded, Folder};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -43,12 +44,18 @@ fn event(value: &Value, i: usize) -> Event {
     }
 }
 
+/// What each thread folds to, as the compactor folds them.
+fn meanings(threads: &[(Option<String>, Folded)]) -> Value {
+    Value::Array(threads.iter().map(|(_, folded)| folded.meaning()).collect())
+}
+
 fn fold(events: &[Value]) -> Value {
-    let mut folder = Folder::new(1 << 24);
+    let mut threads = ByThread::new(|| Folder::new(1 << 24));
     for (i, value) in events.iter().enumerate() {
-        folder.apply(&event(value, i));
+        let event = event(value, i);
+        threads.thread_of(Some(&event)).1.apply(&event);
     }
-    folder.finish().meaning()
+    meanings(&threads.finish())
 }
 
 fn compact(events: &[Value], level: Level) -> Vec<Value> {
@@ -77,7 +84,7 @@ fn compact_fast(lines: &[(&[u8], Value)], level: Level) -> (Vec<Value>, Value) {
         }
     }
     let folded = compactor.finish(&mut out).unwrap();
-    (out.0, folded.meaning())
+    (out.0, meanings(&folded))
 }
 
 fuzz_target!(|input: &[u8]| {

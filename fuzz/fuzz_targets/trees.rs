@@ -40,7 +40,13 @@ fn fold(path: &Path) -> Value {
         None,
     )
     .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
-    Value::Array(threads.iter().map(|(_, folded)| folded.meaning()).collect())
+    Value::Array(
+        threads
+            .threads
+            .iter()
+            .map(|(_, folded)| folded.meaning())
+            .collect(),
+    )
 }
 
 /// Runs the command line in process, as the binary would; returns its exit status.
