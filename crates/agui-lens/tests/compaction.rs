@@ -1227,3 +1227,117 @@ fn a_compaction_to_protobuf_that_would_lose_something_is_refused() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(fold(&output), fold(&input));
 }
+
+/// A history that starts mid-thread patches a state it does not hold. Compacted as if the
+/// client started from `{}`, its deltas became a STATE_SNAPSHOT (which wipes what a client
+/// held) or, where they failed on `{}`, went. Until the stream sets a state (a snapshot, or
+/// its first run's input), its deltas are kept as they were, so a client that held any state
+/// ends the same with either stream; after a snapshot they collapse as before. Given
+/// `--initial-state`, the baseline is known and they collapse too.
+#[test]
+fn deltas_before_any_known_state_are_kept_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = |id: &str| format!(r#"{{"type":"RUN_STARTED","threadId":"t1","runId":"{id}"}}"#);
+    let end = |id: &str| format!(r#"{{"type":"RUN_FINISHED","threadId":"t1","runId":"{id}"}}"#);
+    let delta = |op: &str, path: &str, value: i64| {
+        format!(
+            r#"{{"type":"STATE_DELTA","delta":[{{"op":"{op}","path":"{path}","value":{value}}}]}}"#
+        )
+    };
+    let text = r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Counting"}
+{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#;
+    let streams = [
+        // Deltas that fail on `{}`.
+        vec![
+            started("r1"),
+            text.into(),
+            delta("replace", "/counter", 5),
+            delta("replace", "/counter", 6),
+            end("r1"),
+        ],
+        // Deltas that apply on `{}`, over two runs.
+        vec![
+            started("r1"),
+            delta("add", "/counter", 1),
+            delta("replace", "/counter", 2),
+            end("r1"),
+            started("r2"),
+            delta("replace", "/counter", 3),
+            text.into(),
+            delta("replace", "/counter", 4),
+            end("r2"),
+        ],
+        // A snapshot in the middle: what follows it is known.
+        vec![
+            started("r1"),
+            delta("add", "/counter", 1),
+            end("r1"),
+            started("r2"),
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"counter":10}}"#.into(),
+            delta("replace", "/counter", 11),
+            delta("replace", "/counter", 12),
+            end("r2"),
+        ],
+    ];
+    let held = [r#"{"counter":0,"user":"bob"}"#, r#"{"user":"bob"}"#, "{}"];
+    for (i, events) in streams.iter().enumerate() {
+        let input = dir.path().join(format!("s{i}.jsonl"));
+        std::fs::write(&input, events.join("\n") + "\n").unwrap();
+        let deltas_in = events.iter().filter(|e| e.contains("STATE_DELTA")).count();
+        for level in ["deltas", "snapshot"] {
+            let output = dir.path().join(format!("s{i}-{level}.jsonl"));
+            let (code, stderr) = compact(&input, &output, level);
+            assert_eq!(code, 0, "stream {i}, {level}: {stderr}");
+            let written = std::fs::read_to_string(&output).unwrap();
+            if i < 2 {
+                // No state is known anywhere: every delta stays, none became a snapshot.
+                assert_eq!(
+                    written.matches("STATE_DELTA").count(),
+                    deltas_in,
+                    "{written}"
+                );
+                assert!(!written.contains("STATE_SNAPSHOT"), "{written}");
+            } else {
+                // The delta before the snapshot stays; the two after it collapse.
+                assert!(written.contains(&delta("add", "/counter", 1)), "{written}");
+                assert!(!written.contains(r#""value":11"#), "{written}");
+            }
+            for state in held {
+                let fold_of = |path: &Path| {
+                    let (code, stdout, stderr) = run_fold(path, state);
+                    assert_eq!(code, 0, "{stderr}");
+                    stdout
+                };
+                assert_eq!(
+                    fold_of(&input),
+                    fold_of(&output),
+                    "stream {i} at {level}, for a client that held {state}:\n{written}"
+                );
+            }
+        }
+        // With the baseline given, the deltas collapse.
+        let output = dir.path().join(format!("s{i}-known.jsonl"));
+        let (code, _, stderr) = run(&[
+            "compact",
+            "--initial-state",
+            "{}",
+            input.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let written = std::fs::read_to_string(&output).unwrap();
+        assert!(written.matches("STATE_").count() < deltas_in, "{written}");
+    }
+}
+
+fn run_fold(path: &Path, state: &str) -> (i32, String, String) {
+    run(&[
+        "fold",
+        "--compact",
+        "--initial-state",
+        state,
+        path.to_str().unwrap(),
+    ])
+}

@@ -220,6 +220,8 @@ struct OpenRun {
     /// The state then (absent is null: nothing a client does tells them apart).
     state_at_start: Value,
     held: Vec<Held>,
+    /// A delta in it patched a state the stream never set: no snapshot can stand for it.
+    unknown_base: bool,
 }
 
 /// A thread of the stream other than the one being compacted, as it was left: its fold and
@@ -264,6 +266,8 @@ pub struct Compactor {
     at_start: Vec<Map<String, Value>>,
     /// Chunks left out because a client drops them.
     dropped: u64,
+    /// STATE_DELTA events kept as they were, as no state was known before them.
+    unknown_base: u64,
     /// The large patch of the event being compacted, read as text (see [`Event::patch`]).
     patch: Option<Arc<RawPatch>>,
     /// The most text one merged event takes (see [`Compactor::with_max_line`]).
@@ -295,6 +299,7 @@ impl Compactor {
             run: None,
             at_start: Vec::new(),
             dropped: 0,
+            unknown_base: 0,
             patch: None,
             merge_limit: merge_limit(crate::read::DEFAULT_MAX_LINE),
         }
@@ -319,6 +324,12 @@ impl Compactor {
     /// How many chunks were left out because a client drops them (`check` says why).
     pub fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// How many STATE_DELTA events were kept as they were: no state was known before them
+    /// (no snapshot, no input state, no `--initial-state`), so what they patch is unknown.
+    pub fn kept_deltas(&self) -> u64 {
+        self.unknown_base
     }
 
     /// Compacts one event as read; `raw` is its text.
@@ -495,6 +506,18 @@ impl Compactor {
             return Ok(());
         }
         match ty {
+            StateDelta if !self.folder.state_known() => {
+                // Against a state the stream never set: what it patches is whatever the client
+                // held (the history may start mid-thread), and merged into one patch, or made a
+                // snapshot of the `{}` assumed, it would patch that differently. Kept as it was.
+                self.folder
+                    .apply_expanded_patched(ty, value, self.patch.as_deref());
+                self.unknown_base += 1;
+                if let Some(run) = &mut self.run {
+                    run.unknown_base = true;
+                }
+                write_one(value, raw, self.sink(out))
+            }
             StateSnapshot | StateDelta => {
                 if !self.segment.state_changed {
                     self.segment.state_was_unset = self.folder.state().is_none();
@@ -537,6 +560,7 @@ impl Compactor {
                         known_before,
                         state_at_start: self.folder.state().cloned().unwrap_or(Value::Null),
                         held: vec![raw_or_event(value, raw)],
+                        unknown_base: false,
                     });
                     Ok(())
                 } else {
@@ -867,6 +891,11 @@ impl Compactor {
         raw: Option<&[u8]>,
         out: &mut dyn Output,
     ) -> io::Result<()> {
+        if run.unknown_base {
+            // Its state is what its deltas make of a state the stream does not hold.
+            write_held(run.held, out)?;
+            return write_one(terminal, raw, out);
+        }
         let held = held_len(&run.held);
         let may_be_smaller = self.snapshot_may_be_smaller(held);
         // The bound is a bound (checked on every stream the tests compact).

@@ -119,6 +119,9 @@ pub struct Folder {
     /// tool result to its place (for tests).
     no_shortcuts: bool,
     state: Option<Value>,
+    /// The state was set by something that says what it is (a snapshot, the first run's
+    /// input, the baseline given): not only by deltas patching the `{}` assumed before it.
+    state_known: bool,
     state_size: usize,
     state_limit: usize,
     /// Activity message id → the estimated size of its content, as its last delta left it
@@ -154,6 +157,7 @@ impl Folder {
             tool_run: None,
             no_shortcuts: false,
             state: None,
+            state_known: false,
             state_size: 0,
             state_limit,
             activity_sizes: HashMap::default(),
@@ -247,6 +251,7 @@ impl Folder {
             if let Some(state) = state {
                 self.state_size = patch::estimated_size(state, usize::MAX);
                 self.state = Some(state.clone());
+                self.state_known = true;
             }
         }
         match ty {
@@ -267,6 +272,7 @@ impl Folder {
                 if let Some(snapshot) = ev.get("snapshot") {
                     self.state_size = patch::estimated_size(snapshot, usize::MAX);
                     self.state = Some(snapshot.clone());
+                    self.state_known = true;
                 }
             }
             StateDelta => self.state_delta(ev, raw),
@@ -695,8 +701,16 @@ impl Folder {
         if let Some(state) = state {
             self.state_size = patch::estimated_size(&state, usize::MAX);
             self.state = Some(state);
+            self.state_known = true;
         }
         self
+    }
+
+    /// Whether the state is known: set by a snapshot, the first run's input or the baseline
+    /// given. Before that, deltas patch the `{}` a client with no state starts from, which a
+    /// client that held some state (the stream starts mid-thread) does not.
+    pub fn state_known(&self) -> bool {
+        self.state_known
     }
 
     /// Starts from the messages a client held before the stream (what it sent, when the

@@ -56,6 +56,8 @@ struct Report {
     bytes_out: u64,
     /// Chunks left out because a client drops them.
     dropped: u64,
+    /// STATE_DELTA events kept as they were: no state was known before them.
+    kept_deltas: u64,
     /// Frames that could not be read as events, left out (only with --drop-unreadable).
     unreadable: u64,
     /// Why the compacted stream was not written, when it was not.
@@ -710,6 +712,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             bytes_read: 0,
             bytes_out: 0,
             dropped: 0,
+            kept_deltas: 0,
             unreadable: 0,
             refused: None,
             kept: None,
@@ -756,6 +759,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let FirstPass {
         folded,
         dropped,
+        kept_deltas,
         unreadable,
         events_in,
         known,
@@ -786,6 +790,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         bytes_read,
         bytes_out,
         dropped,
+        kept_deltas,
         unreadable,
         refused: None,
         kept: None,
@@ -949,6 +954,8 @@ struct FirstPass {
     folded: Threads,
     /// Chunks left out because a client drops them.
     dropped: u64,
+    /// STATE_DELTA events kept as they were: no state was known before them.
+    kept_deltas: u64,
     /// Frames that could not be read as events.
     unreadable: u64,
     events_in: u64,
@@ -1089,6 +1096,7 @@ fn first_pass(
         }
     }
     let dropped = compactor.dropped();
+    let kept_deltas = compactor.kept_deltas();
     let folded = match verifier {
         Some(verifier) => compactor.finish(&mut Tee {
             out: writer,
@@ -1102,6 +1110,7 @@ fn first_pass(
     Ok(FirstPass {
         folded,
         dropped,
+        kept_deltas,
         unreadable,
         events_in,
         known,
@@ -1300,6 +1309,13 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                     if report.unreadable > 0 {
                         let frames = plural(report.unreadable, "frame");
                         dropped.push_str(&format!("; {frames} that could not be read dropped"));
+                    }
+                    if report.kept_deltas > 0 {
+                        let deltas = plural(report.kept_deltas, "STATE_DELTA");
+                        dropped.push_str(&format!(
+                            "; {deltas} kept as they were (no state is known before them: \
+                             --initial-state gives the one the client starts from)"
+                        ));
                     }
                     dropped.push_str(&unchanged);
                     eprintln!(
