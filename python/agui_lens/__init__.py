@@ -404,7 +404,8 @@ def compact(
     the same way (it folds the same and has no new errors, else ``AguiLensError`` says how
     it differs). ``level`` is ``deltas`` or ``snapshot``. A source that holds no AG-UI event,
     or a browser capture (HAR), raises ``AguiLensError``; so does one holding frames that
-    cannot be read as events (they would be lost), unless ``drop_unreadable`` is true."""
+    cannot be read as events (they would be lost), or chunk events the official client fails
+    on (left out, the stream would no longer fail), unless ``drop_unreadable`` is true."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format

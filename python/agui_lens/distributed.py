@@ -96,7 +96,7 @@ def compact_tree(
     ``bytes_before``/``bytes_after`` as ``agui-lens compact`` counts them (bytes
     decompressed; a file kept as it was counts the same on both sides; None where the file
     was not read as a stream); ``size_before``/``size_after``, the stored sizes (compressed
-    if the file is); ``dropped`` (chunks a client drops, left out), ``unreadable`` (frames
+    if the file is); ``dropped`` (chunks the official client fails on, left out with ``drop_unreadable``), ``unreadable`` (frames
     that are no events); ``findings`` (errors left in the stream written) and ``rules``
     (those errors by rule); ``worker`` and ``pid``, where it ran; ``seconds`` it took there.
     Rows come sorted by path; ``pandas.DataFrame(rows)`` makes a table of them.

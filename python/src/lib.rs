@@ -685,6 +685,14 @@ fn compact_source(
             Outcome::Refused(lost_frames(stats.unreadable, &name, "drop_unreadable=True"));
         return Ok(compacted);
     }
+    if compacted.dropped > 0 && !drop_unreadable {
+        compacted.outcome = Outcome::Refused(agui_lens_core::compact::failing_chunks(
+            compacted.dropped,
+            &name,
+            "drop_unreadable=True",
+        ));
+        return Ok(compacted);
+    }
     let folded = compactor
         .finish(&mut writer)
         .with_context(|| format!("writing the compacted {name}"))?;

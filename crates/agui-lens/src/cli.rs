@@ -846,7 +846,9 @@ pub struct CompactArgs {
     pub no_verify: bool,
 
     /// Drop frames that cannot be read as events (a line that is not JSON, a protobuf frame
-    /// of an unknown kind). Without it, a file holding any is refused and left as it was.
+    /// of an unknown kind), and chunk events the official client fails on (a first chunk
+    /// with no id, one that contradicts its stream, and the rest of such a stream). Without
+    /// it, a file holding any is refused and left as it was.
     #[arg(long)]
     pub drop_unreadable: bool,
 

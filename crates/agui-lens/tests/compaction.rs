@@ -513,12 +513,19 @@ fn streams_with_errors_compact_without_gaining_any() {
                 assert!(!output.exists(), "{}", fixture.display());
                 continue;
             }
-            if stderr.contains("could not be read as events") {
-                // Frames that are no events would be lost: refused, unless asked for.
+            let failing_chunks = stderr.contains("the official client fails on");
+            if stderr.contains("could not be read as events") || failing_chunks {
+                // Frames that are no events, or chunks a client fails on, would be lost:
+                // refused, unless asked for.
                 assert_eq!(code, 1, "{} at {level}: {stderr}", fixture.display());
                 assert!(!output.exists(), "{}", fixture.display());
+                let family = if failing_chunks {
+                    "pairing/"
+                } else {
+                    "framing/"
+                };
                 assert!(
-                    before.keys().any(|rule| rule.starts_with("framing/")),
+                    before.keys().any(|rule| rule.starts_with(family)),
                     "{} at {level}: refused with no framing error: {stderr}",
                     fixture.display()
                 );
@@ -554,16 +561,45 @@ fn streams_with_errors_compact_without_gaining_any() {
     assert!(compacted > 40, "only {compacted} fixtures");
 }
 
+/// The official client fails on a first chunk with no id (it throws, and the run is lost).
+/// Left out, the compacted stream reads whole, `check` passes it and a comparison calls the
+/// two the same: so such a stream is refused and left as it was, in place too, unless
+/// `--drop-unreadable` asks for them to go; then they are counted.
 #[test]
-fn chunks_a_client_drops_are_left_out_and_counted() {
+fn chunks_a_client_fails_on_are_refused_or_left_out_and_counted() {
     let dir = tempfile::tempdir().unwrap();
     let input = root().join("fixtures/invalid/pairing/chunk-missing-id.jsonl");
     let output = dir.path().join("out.jsonl");
     let (code, stderr) = compact(&input, &output, "deltas");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("refused")
+            && stderr.contains("3 chunk events the official client fails on")
+            && stderr.contains("--drop-unreadable"),
+        "{stderr}"
+    );
+    assert!(!output.exists());
+    let in_place = dir.path().join("in-place.jsonl");
+    std::fs::copy(&input, &in_place).unwrap();
+    let (code, _, stderr) = run(&["compact", "--in-place", in_place.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        std::fs::read(&in_place).unwrap(),
+        std::fs::read(&input).unwrap()
+    );
+    let (code, _, stderr) = run(&[
+        "compact",
+        "--drop-unreadable",
+        input.to_str().unwrap(),
+        "-o",
+        output.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("5 → 2 events")
-            && stderr.contains("3 chunks a client drops were left out (`check` says why)"),
+            && stderr.contains(
+                "3 chunk events the official client fails on were left out (`check` says why)"
+            ),
         "{stderr}"
     );
     let written = std::fs::read_to_string(&output).unwrap();

@@ -67,6 +67,19 @@ pub fn lost_frames(unreadable: u64, name: &str, how_to_drop: &str) -> String {
     )
 }
 
+/// Why a stream holding `dropped` chunk events that the official client fails on (a first
+/// chunk with no id, one that contradicts its stream, and the rest of such a stream) is not
+/// compacted: they would be left out, and the compacted stream, which a client then reads
+/// whole, would hide that the original breaks it. `how_to_drop` names the option that drops
+/// them anyway.
+pub fn failing_chunks(dropped: u64, name: &str, how_to_drop: &str) -> String {
+    format!(
+        "{} the official client fails on would be left out, and the compacted stream would \
+         no longer fail (`agui-lens check {name}` says which; {how_to_drop} drops them)",
+        crate::text::plural(dropped, "chunk event")
+    )
+}
+
 /// How far to compact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
@@ -264,7 +277,7 @@ pub struct Compactor {
     /// At the `snapshot` level, the messages right after the open run's RUN_STARTED applied
     /// (kept up to date by [`Folder::sync_copy`] from one run to the next).
     at_start: Vec<Map<String, Value>>,
-    /// Chunks left out because a client drops them.
+    /// Chunks left out: the official client fails on them.
     dropped: u64,
     /// STATE_DELTA events kept as they were, as no state was known before them.
     unknown_base: u64,
@@ -321,7 +334,7 @@ impl Compactor {
         self
     }
 
-    /// How many chunks were left out because a client drops them (`check` says why).
+    /// How many chunks were left out: the official client fails on them (`check` says why).
     pub fn dropped(&self) -> u64 {
         self.dropped
     }

@@ -23,7 +23,7 @@ use agui_lens_core::check::stream::{for_each_schema_checked, parse_event};
 use agui_lens_core::compact::verify::{
     self, Current, ReadBack, Tee, Verifier, count_errors, read_back, verification_levels,
 };
-use agui_lens_core::compact::{Compactor, Level, lost_frames};
+use agui_lens_core::compact::{Compactor, Level, failing_chunks, lost_frames};
 use agui_lens_core::fold::Folded;
 
 /// What each thread of a stream folds to, in the order threads came.
@@ -54,7 +54,7 @@ struct Report {
     /// The input's bytes as read, framing included (decompressed).
     bytes_read: u64,
     bytes_out: u64,
-    /// Chunks left out because a client drops them.
+    /// Chunks the official client fails on, left out (only with --drop-unreadable).
     dropped: u64,
     /// STATE_DELTA events kept as they were: no state was known before them.
     kept_deltas: u64,
@@ -813,6 +813,11 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         report.refused = Some(lost_frames(unreadable, &name, "--drop-unreadable"));
         return Ok(report);
     }
+    if dropped > 0 && !settings.drop_unreadable {
+        // The original makes a client fail; left out, the evidence would be gone.
+        report.refused = Some(failing_chunks(dropped, &name, "--drop-unreadable"));
+        return Ok(report);
+    }
     if let Some(why) = agui_lens_core::write::refusal_for_losses(&losses, format) {
         report.refused = Some(why);
         return Ok(report);
@@ -952,7 +957,7 @@ fn verify_written(
 struct FirstPass {
     /// What each thread of the original folds to.
     folded: Threads,
-    /// Chunks left out because a client drops them.
+    /// Chunks the official client fails on, left out (only with --drop-unreadable).
     dropped: u64,
     /// STATE_DELTA events kept as they were: no state was known before them.
     kept_deltas: u64,
@@ -1301,9 +1306,9 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                 } else {
                     let mut dropped = match report.dropped {
                         0 => String::new(),
-                        1 => "; 1 chunk a client drops was left out (`check` says why)".to_owned(),
+                        1 => "; 1 chunk event the official client fails on was left out (`check` says why)".to_owned(),
                         n => {
-                            format!("; {n} chunks a client drops were left out (`check` says why)")
+                            format!("; {n} chunk events the official client fails on were left out (`check` says why)")
                         }
                     };
                     if report.unreadable > 0 {
