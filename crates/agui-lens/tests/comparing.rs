@@ -539,6 +539,67 @@ fn a_frame_that_could_not_be_read_is_a_difference_at_every_level() {
     assert_eq!(run(&["snapshot", &s(&clean), "--expect", &snap]).0, 1);
 }
 
+/// A chunk the official client fails on (a first TEXT_MESSAGE_CHUNK with no id: it throws,
+/// and the run is lost) is part of what a stream means. Compaction and folding leave it out,
+/// so a stream that gained one compared the same as the one without it, at the default level
+/// and by what a client ends with, and a snapshot passed it.
+#[test]
+fn a_chunk_the_client_fails_on_is_a_difference_at_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ];
+    let write = |name: &str, extra: &[&str]| {
+        let mut all: Vec<&str> = lines.to_vec();
+        for (i, line) in extra.iter().enumerate() {
+            all.insert(1 + i, line);
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, all.join("\n") + "\n").unwrap();
+        path
+    };
+    let clean = write("clean.jsonl", &[]);
+    let broken = write(
+        "broken.jsonl",
+        &[r#"{"type":"TEXT_MESSAGE_CHUNK","delta":"lost?"}"#],
+    );
+    // The same failure with other ids and words: the same meaning.
+    let again = write(
+        "again.jsonl",
+        &[r#"{"type":"TEXT_MESSAGE_CHUNK","delta":"gone"}"#],
+    );
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&clean, &broken, level), 1, "at {level}");
+        assert_eq!(diff_code(&broken, &clean, level), 1, "at {level}");
+    }
+    for level in ["compact", "fold"] {
+        assert_eq!(diff_code(&broken, &again, level), 0, "at {level}");
+    }
+    let (code, stdout, _) = run(&["diff", clean.to_str().unwrap(), broken.to_str().unwrap()]);
+    assert!(
+        stdout.contains("client_fails") && stdout.contains("has no messageId"),
+        "{code}: {stdout}"
+    );
+    let snap = dir.path().join("run.snap");
+    let snap = snap.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        clean.to_str().unwrap(),
+        "--expect",
+        snap,
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = run(&["snapshot", broken.to_str().unwrap(), "--expect", snap]);
+    assert_eq!(code, 1, "{stdout}");
+}
+
 /// A frame that is no text of an event (a JSON array's misplaced comma, its missing `]`) is
 /// compared by what is wrong with it: two streams broken in different ways never mean the
 /// same, though neither broken part holds an event's text.

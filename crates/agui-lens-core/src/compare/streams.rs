@@ -20,7 +20,8 @@ use crate::compare::comparison::{
 };
 use crate::compare::normalize::{Normalizer, Settings};
 use crate::fold::threads::{ByThread, starting_folder};
-use crate::protocol::event::Event;
+use crate::protocol::chunks::{ChunkExpander, Piece};
+use crate::protocol::event::{Event, EventType};
 use crate::read::{self, Frame, FrameKind, InputSpec, Opened, ReadOptions, RequestCarrier};
 use crate::write::Output;
 
@@ -145,10 +146,15 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
     // A capture's request is its stream's first RUN_STARTED's input, as `cat` writes it out
     // (and compaction then starts from the state it sent).
     let mut carrier = RequestCarrier::of(&opened);
+    let mut failures = ClientFailures::default();
     let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
         match event {
             Some(event) => {
                 collected.reading = event.loc.line;
+                if let Some(failure) = failures.of(event) {
+                    collected.items.push(failure);
+                    collected.lines.push(frame.line);
+                }
                 match carrier.carried(event) {
                     Some(value) => {
                         let raw = serde_json::to_vec(&value)?;
@@ -191,6 +197,41 @@ fn failed_response(opened: &Opened) -> Option<Value> {
         response["statusText"] = reason.into();
     }
     Some(json!({ "response": response }))
+}
+
+/// The chunk events of a stream that the official client fails on (it throws, and the run is
+/// lost), each as an item of the stream compared: compaction and folding leave such a chunk
+/// out (as a client that goes on would), so without it a stream that breaks every client
+/// would compare the same as one without the chunk.
+#[derive(Default)]
+struct ClientFailures {
+    expander: ChunkExpander,
+    pieces: Vec<Piece>,
+}
+
+impl ClientFailures {
+    fn of(&mut self, event: &Event) -> Option<Value> {
+        let kind = event.kind?;
+        if !matches!(
+            kind,
+            EventType::TextMessageChunk
+                | EventType::ToolCallChunk
+                | EventType::ReasoningMessageChunk
+                | EventType::RunStarted
+                | EventType::RunFinished
+                | EventType::RunError
+                | EventType::MessagesSnapshot
+        ) && self.expander.is_idle()
+        {
+            // Nothing open: no other event changes what a chunk expands to.
+            return None;
+        }
+        let problem = self
+            .expander
+            .expand(Some(kind), &event.value, &mut self.pieces)
+            .err()?;
+        Some(json!({ "client_fails": problem.summary() }))
+    }
 }
 
 /// A frame that could not be read as an event, as an item of a stream compared: its text, or
@@ -322,9 +363,13 @@ pub fn normalized(
             let mut threads =
                 ByThread::new(|| starting_folder(capture.as_ref(), None, DEFAULT_STATE_LIMIT));
             let mut unreadable = Vec::new();
+            let mut failures = ClientFailures::default();
             let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
                 match event {
-                    Some(event) => threads.thread_of(Some(event)).1.apply(event),
+                    Some(event) => {
+                        unreadable.extend(failures.of(event));
+                        threads.thread_of(Some(event)).1.apply(event);
+                    }
                     None => unreadable.push(unreadable_item(raw, frame)),
                 }
                 Ok(())
@@ -352,7 +397,8 @@ pub fn normalized(
                     items.push(json!({"runs": folded["runs"]}));
                 }
             }
-            // A client that meets a frame it cannot read fails: that is part of the meaning.
+            // A client that meets a frame it cannot read, or a chunk it cannot expand, fails:
+            // that is part of the meaning.
             items.extend(unreadable);
             items.extend(response);
             Ok(items)

@@ -155,6 +155,30 @@ pub enum ChunkProblem {
     },
 }
 
+impl ChunkProblem {
+    /// What the official client fails on, in words that name no id (two streams compared
+    /// mint their own): the same failure reads the same in both.
+    pub fn summary(&self) -> String {
+        match self {
+            ChunkProblem::MissingField { kind, field } => {
+                format!("the first {} of a stream has no {field}", kind.chunk_type())
+            }
+            ChunkProblem::Ambiguous { kind, .. } => format!(
+                "a {} names no stream while several subagents have one open",
+                kind.chunk_type()
+            ),
+            ChunkProblem::Conflict { kind, field, .. } => format!(
+                "a {} gives its stream's {field} another value",
+                kind.chunk_type()
+            ),
+            ChunkProblem::WrongOwner { kind, .. } => format!(
+                "a {} names a stream open for another subagent",
+                kind.chunk_type()
+            ),
+        }
+    }
+}
+
 /// One event a client sees: the input event itself, or one made up in its place.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Piece {
