@@ -657,7 +657,11 @@ fn outputs_that_cannot_be_replaced_are_written_into() {
 
     let real = dir.path().join("real.jsonl");
     let link = dir.path().join("link.jsonl");
-    std::fs::write(&real, "old\n").unwrap();
+    std::fs::write(
+        &real,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"old\"}\n",
+    )
+    .unwrap();
     std::os::unix::fs::symlink("real.jsonl", &link).unwrap();
     let (code, _, stderr) = run(&["compact", input, "-o", link.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
@@ -1376,4 +1380,66 @@ fn run_fold(path: &Path, state: &str) -> (i32, String, String) {
         state,
         path.to_str().unwrap(),
     ])
+}
+
+/// At the `snapshot` level a run becomes snapshots of its result; its CUSTOM and RAW events
+/// (the application's own payloads, a bill, a provider's raw answer) are in no snapshot, and
+/// went with the rest. They are kept, in order, after RUN_STARTED; a second pass changes
+/// nothing.
+#[test]
+fn a_run_made_snapshots_keeps_its_custom_and_raw_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("extras.jsonl");
+    let custom = r#"{"type":"CUSTOM","name":"billing","value":{"tokens":1234,"usd":0.02}}"#;
+    let raw = r#"{"type":"RAW","event":{"provider":"openai","id":"chatcmpl-1"},"source":"openai"}"#;
+    let mut lines = vec![
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#.to_owned(),
+        custom.to_owned(),
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#.to_owned(),
+    ];
+    for i in 0..40 {
+        lines.push(format!(
+            r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word {i} "}}"#
+        ));
+    }
+    lines.push(raw.to_owned());
+    lines.push(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#.to_owned());
+    lines.push(r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#.to_owned());
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let output = dir.path().join("out.jsonl");
+    let (code, stderr) = compact(&input, &output, "snapshot");
+    assert_eq!(code, 0, "{stderr}");
+    let written = std::fs::read_to_string(&output).unwrap();
+    let types: Vec<String> = written
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "RUN_STARTED",
+            "CUSTOM",
+            "RAW",
+            "MESSAGES_SNAPSHOT",
+            "RUN_FINISHED"
+        ],
+        "{written}"
+    );
+    assert!(
+        written.contains(custom) && written.contains(raw),
+        "{written}"
+    );
+    assert_eq!(fold(&input), fold(&output));
+    let again = dir.path().join("again.jsonl");
+    let (code, stderr) = compact(&output, &again, "snapshot");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&output).unwrap()
+    );
 }

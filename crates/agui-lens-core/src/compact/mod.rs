@@ -92,6 +92,7 @@ pub enum Level {
 }
 
 /// An event held back (a run waiting for its terminal event at the `snapshot` level).
+#[derive(Clone)]
 enum Held {
     Raw(Vec<u8>),
     Event(Value),
@@ -235,6 +236,8 @@ struct OpenRun {
     held: Vec<Held>,
     /// A delta in it patched a state the stream never set: no snapshot can stand for it.
     unknown_base: bool,
+    /// Its CUSTOM and RAW events, which its snapshots keep, in order, after RUN_STARTED.
+    payloads: Vec<Held>,
 }
 
 /// A thread of the stream other than the one being compacted, as it was left: its fold and
@@ -574,6 +577,7 @@ impl Compactor {
                         state_at_start: self.folder.state().cloned().unwrap_or(Value::Null),
                         held: vec![raw_or_event(value, raw)],
                         unknown_base: false,
+                        payloads: Vec::new(),
                     });
                     Ok(())
                 } else {
@@ -603,6 +607,11 @@ impl Compactor {
                 }
                 self.flush_referenced(value, out)?;
                 self.folder.apply_expanded(ty, value);
+                if let (Custom | Raw, Some(run)) = (ty, &mut self.run) {
+                    // The application's own payload: no snapshot holds it, so the run's
+                    // snapshots carry it too.
+                    run.payloads.push(raw_or_event(value, raw));
+                }
                 write_one(value, raw, self.sink(out))
             }
         }
@@ -980,6 +989,7 @@ impl Compactor {
             });
         }
         let mut held = vec![Held::Event(started)];
+        held.extend(run.payloads.iter().cloned());
         let mut snapshot = Map::new();
         snapshot.insert("type".into(), EventType::MessagesSnapshot.as_str().into());
         snapshot.insert("messages".into(), Value::Array(incoming));
