@@ -1,7 +1,7 @@
 //! `agui-lens cat`: slicing by type, run and index, and converting between JSONL, SSE and
 //! JSON arrays (plain or compressed) without changing the events.
 
-use crate::common::{fifo, fixture_files, root, run};
+use crate::common::{EARLIER, fifo, fixture_files, root, run};
 
 const FULL: &str = "fixtures/recordings/agui-sdk-full.jsonl";
 
@@ -126,7 +126,7 @@ fn an_output_replaced_keeps_its_permissions() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.sse");
-    std::fs::write(&out, "old\n").unwrap();
+    std::fs::write(&out, EARLIER).unwrap();
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
     let sse = cat(&[FULL, "-o", out.to_str().unwrap()]);
     assert!(sse.is_empty(), "{sse}");
@@ -205,11 +205,11 @@ fn a_run_that_is_not_there_is_said_and_fails() {
     );
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("kept.jsonl");
-    std::fs::write(&out, "what was there\n").unwrap();
+    std::fs::write(&out, EARLIER).unwrap();
     let (code, _, stderr) = run(&["cat", "--run", "nope", FULL, "-o", out.to_str().unwrap()]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("was left as it was"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "what was there\n");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), EARLIER);
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         1,
@@ -224,7 +224,7 @@ fn a_run_that_is_not_there_is_said_and_fails() {
 fn a_selection_that_keeps_nothing_is_said_and_fails() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("kept.jsonl");
-    std::fs::write(&out, "what was there\n").unwrap();
+    std::fs::write(&out, EARLIER).unwrap();
     let out = out.to_str().unwrap();
     for selection in [
         vec!["--from", "1000"],
@@ -245,7 +245,7 @@ fn a_selection_that_keeps_nothing_is_said_and_fails() {
         let (code, _, stderr) = run(&args);
         assert_eq!(code, 1, "{selection:?}: {stderr}");
         assert!(stderr.contains("was left as it was"), "{stderr}");
-        assert_eq!(std::fs::read_to_string(out).unwrap(), "what was there\n");
+        assert_eq!(std::fs::read_to_string(out).unwrap(), EARLIER);
     }
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::server::{Script, Server, Step, clean_run, frame};
-use crate::common::{PROXY_VARIABLES, agui_lens, split};
+use crate::common::{EARLIER, PROXY_VARIABLES, agui_lens, split};
 
 /// Runs the binary; returns (exit code, stdout, stderr).
 fn lens(args: &[&str]) -> (i32, String, String) {
@@ -687,12 +687,12 @@ fn a_call_that_reaches_no_agent_keeps_an_earlier_recording() {
                 .unwrap(),
         )
     };
-    std::fs::write(&record, "earlier\n").unwrap();
+    std::fs::write(&record, EARLIER).unwrap();
     std::fs::write(&raw, "earlier\n").unwrap();
     // Nothing listens on port 9 of this host.
     let (code, _, stderr) = call("http://127.0.0.1:9/");
     assert_eq!(code, 2, "{stderr}");
-    assert_eq!(std::fs::read_to_string(&record).unwrap(), "earlier\n");
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), EARLIER);
     assert_eq!(std::fs::read_to_string(&raw).unwrap(), "earlier\n");
     let server = Server::start(Script::fixed("200 OK", "text/event-stream", ""));
     let (code, _, stderr) = call(&server.url("/"));

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::common::{make_fifo, root, run};
+use crate::common::{EARLIER, make_fifo, root, run};
 
 fn recording(name: &str) -> PathBuf {
     root().join("fixtures/recordings").join(name)
@@ -1670,7 +1670,7 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
     assert!(stderr.contains(&said), "{stderr}");
     assert_eq!(files_under(&out), Vec::<PathBuf>::new());
     // An output that was there before is left as it was.
-    write(&target, b"earlier\n");
+    write(&target, EARLIER.as_bytes());
     let (exit, stdout, stderr) = interrupted(libc::SIGTERM);
     assert_eq!(exit, 143, "{stdout}\n{stderr}");
     let said = format!(
@@ -1678,7 +1678,7 @@ fn an_interrupted_compaction_leaves_nothing_behind() {
         target.display()
     );
     assert!(stderr.contains(&said), "{stderr}");
-    assert_eq!(std::fs::read(&target).unwrap(), b"earlier\n");
+    assert_eq!(std::fs::read(&target).unwrap(), EARLIER.as_bytes());
     assert_eq!(files_under(&out), vec![PathBuf::from("compacted.jsonl")]);
 }
 
@@ -1717,7 +1717,10 @@ fn an_inspection_stopped_while_reading_says_so() {
         assert!(stderr.contains(&said), "{stderr}");
         assert_eq!(page.exists().then(|| std::fs::read(&page).unwrap()), before);
         // The second time, a page is there from before.
-        write(&page, b"<html>an earlier page</html>");
+        write(
+            &page,
+            b"<!doctype html>\n<title>agui-lens inspect: earlier.jsonl</title>",
+        );
     }
     let child = Child::spawn(&["inspect", s(&fifo)], None);
     feed_in_halves(&fifo, &stream, || {
@@ -2725,4 +2728,66 @@ fn long_history(dir: &Path) -> (PathBuf, usize) {
     }
     write(&big, text.as_bytes());
     (big, one.lines().count() * runs)
+}
+
+/// An output named over a file the command did not make is refused, and the file is left as
+/// it was: a note, a config, a browser capture under `compact -o` or `cat -o`, a recording
+/// under `inspect --html`. A file of what the command writes (a stream for a stream, a page
+/// for a page), an empty one, or a new name is written.
+#[test]
+fn an_output_never_replaces_a_file_the_command_did_not_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = recording("agui-sdk-full.jsonl");
+    let notes = dir.path().join("notes.txt");
+    write(&notes, b"my precious notes\n");
+    let config = dir.path().join("cfg.json");
+    write(&config, b"{\"deploy\": true}\n");
+    let kept = dir.path().join("kept.jsonl");
+    place("agui-sdk-interrupt.jsonl", &kept);
+    let page = dir.path().join("report.html");
+    let (code, _, stderr) = run(&["inspect", s(&stream), "--html", s(&page)]);
+    assert_eq!(code, 0, "{stderr}");
+    let refused: Vec<(Vec<&str>, &Path)> = vec![
+        (vec!["compact", s(&stream), "-o", s(&notes)], &notes),
+        (vec!["compact", s(&stream), "-o", s(&config)], &config),
+        (
+            vec![
+                "cat",
+                s(&stream),
+                "--output-format",
+                "jsonl",
+                "-o",
+                s(&notes),
+            ],
+            &notes,
+        ),
+        (vec!["cat", s(&stream), "-o", s(&config)], &config),
+        (vec!["inspect", s(&stream), "--html", s(&kept)], &kept),
+        (vec!["inspect", s(&stream), "--html", s(&notes)], &notes),
+    ];
+    for (args, target) in refused {
+        let before = untouched(target);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("it was left as it was") && stderr.contains(s(target)),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(untouched(target), before, "{args:?}");
+    }
+    // What the command made, an empty file, a new name: written.
+    let empty = dir.path().join("empty.jsonl");
+    write(&empty, b"");
+    let new = dir.path().join("new.jsonl");
+    for args in [
+        vec!["compact", s(&stream), "-o", s(&kept)],
+        vec!["cat", s(&stream), "-o", s(&kept)],
+        vec!["compact", s(&stream), "-o", s(&empty)],
+        vec!["cat", s(&stream), "-o", s(&new)],
+        vec!["inspect", s(&stream), "--html", s(&page)],
+    ] {
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+    }
+    assert!(std::fs::metadata(&empty).unwrap().len() > 0);
 }

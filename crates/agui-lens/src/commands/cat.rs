@@ -193,6 +193,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                     bail!("the output {} is the input", path.display());
                 }
             }
+            super::refuse_to_replace(path, "-o", super::Replaces::Stream)?;
             let compression = read::detect_compression_ext(path);
             // Ctrl-C or SIGTERM stops the reading (see `for_each_event`) and the temp file
             // goes, until the copy is in place: dropped after `temp`.

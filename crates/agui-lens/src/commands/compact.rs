@@ -662,6 +662,10 @@ fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Ta
                 );
             }
         }
+        if let (false, Target::File(out)) = (several, target) {
+            // A file named as the output (a folder of outputs is the command's own).
+            super::refuse_to_replace(out, "-o", super::Replaces::Stream)?;
+        }
     }
     if several {
         fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;

@@ -100,6 +100,104 @@ fn replaced(path: &Path) -> PathBuf {
     path.to_path_buf()
 }
 
+/// What an output may replace of a file already at its path: what the command writes there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Replaces {
+    /// An AG-UI stream (a compacted or copied stream, a recording).
+    Stream,
+    /// A page `inspect --html` wrote.
+    Report,
+}
+
+/// Refuses an output at `path` (named by `flag`) when a file is there that the command did
+/// not make, as far as its bytes tell: one that holds no AG-UI event (notes, a config, a
+/// browser capture) for a stream; anything but an `inspect` page for a report. An empty file,
+/// a new path, a device or a FIFO are written. A stored file is only ever replaced when it
+/// held what replaces it: a slip of the name never costs a recording or a file of the user's.
+pub(crate) fn refuse_to_replace(path: &Path, flag: &str, what: Replaces) -> Result<()> {
+    let target = replaced(path);
+    let Ok(meta) = std::fs::metadata(&target) else {
+        return Ok(());
+    };
+    if !meta.is_file() || meta.len() == 0 {
+        return Ok(());
+    }
+    let held = match what {
+        Replaces::Stream => holds_a_stream(&target),
+        Replaces::Report => is_inspect_page(&target),
+    };
+    match held {
+        Ok(()) => Ok(()),
+        Err(holds) => {
+            let writes = match what {
+                Replaces::Stream => "AG-UI events",
+                Replaces::Report => "an `inspect --html` page",
+            };
+            anyhow::bail!(
+                "{flag} {}: the file there holds {holds}, and this would replace it with \
+                 {writes}; it was left as it was (remove it, or name another file)",
+                path.display()
+            )
+        }
+    }
+}
+
+/// Whether the file at `path` holds AG-UI events (one is enough, among its first frames), or
+/// else what it holds instead.
+fn holds_a_stream(path: &Path) -> std::result::Result<(), String> {
+    use agui_lens_core::protocol::event::EventType;
+    use agui_lens_core::read::{self, Batch, FrameKind, InputSpec, ReadOptions};
+    /// How far to look for an event: a stream's first frames hold one.
+    const LOOK: u64 = 4 << 20;
+    if read::is_har_file(path) {
+        return Err("a browser capture (HAR)".into());
+    }
+    let spec = InputSpec::File(path.to_path_buf());
+    let mut opened = match read::open(&spec, &ReadOptions::default()) {
+        Ok(opened) => opened,
+        Err(err) => return Err(format!("what cannot be read as a stream ({err:#})")),
+    };
+    let mut batch = Batch::default();
+    while let Ok(true) = opened.reader.next_batch(&mut batch) {
+        for frame in &batch.frames {
+            if let FrameKind::Data { .. } = frame.kind {
+                let value = serde_json::from_slice::<serde_json::Value>(batch.bytes(frame));
+                if value.is_ok_and(|v| EventType::of(&v).is_some()) {
+                    return Ok(());
+                }
+            }
+        }
+        if opened.reader.bytes_read() > LOOK {
+            break;
+        }
+    }
+    Err(format!(
+        "no AG-UI events ({})",
+        read::describe_non_stream(&opened.head)
+    ))
+}
+
+/// Whether the file at `path` is a page `inspect --html` wrote, or else what it is.
+fn is_inspect_page(path: &Path) -> std::result::Result<(), String> {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
+    if read.is_err() {
+        return Err("what cannot be read".into());
+    }
+    let text = String::from_utf8_lossy(&head);
+    if text.starts_with("<!doctype html>") && text.contains("<title>agui-lens inspect: ") {
+        return Ok(());
+    }
+    Err(match holds_a_stream(path) {
+        Ok(()) => "AG-UI events".to_owned(),
+        Err(_) => format!(
+            "something else ({})",
+            agui_lens_core::read::describe_non_stream(&head)
+        ),
+    })
+}
+
 /// Writes a file the user named with what `write` writes: a regular file (new, or existing,
 /// also through a link) is replaced atomically ([`temp_beside`], [`persist`]); a device or a
 /// FIFO ([`is_stream`]) is written into. Ctrl-C or SIGTERM while the temp file exists stops

@@ -189,6 +189,9 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
             super::refuse_output_over_input(output, flag, &[(input, "--input")])?;
         }
     }
+    if let Some(record) = &args.record {
+        super::refuse_to_replace(record, "--record", super::Replaces::Stream)?;
+    }
     if let (Some(record), Some(raw)) = (&args.record, &args.record_raw) {
         let same_name = |a: &std::path::Path, b: &std::path::Path| {
             let whole = |p: &std::path::Path| std::path::absolute(p).ok();

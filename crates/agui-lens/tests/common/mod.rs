@@ -25,6 +25,10 @@ pub fn event_at(
 }
 
 /// The repository root (the workspace's, where fixtures/ and schemas/ are).
+/// What an earlier run left at an output's path: a stream of one event (an output replaces
+/// only a file of what it writes).
+pub const EARLIER: &str = "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"earlier\"}\n";
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
