@@ -434,3 +434,57 @@ fn a_suite_baseline_holds_a_finding_to_its_case() {
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stdout.contains("suite/missing-event"), "{stdout}");
 }
+
+/// An agent that answers 500, or a redirect, sent no stream: a client reads no events from
+/// such an answer. `transport/http-status` is never recorded in a baseline, so
+/// `--update-baseline` fails and a later run with the baseline still fails, in every format
+/// (it passed: the finding was held back, JUnit showed no failure, SARIF a success).
+#[test]
+fn an_answer_that_is_no_success_is_never_held_back() {
+    use crate::common::server::{Script, Server};
+    for (status, body) in [
+        ("500 Internal Server Error", "{\"error\":\"boom\"}"),
+        ("307 Temporary Redirect", ""),
+    ] {
+        let server = Server::start(Script::fixed(status, "application/json", body));
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        std::fs::write(
+            dir.join("suite.toml"),
+            format!(
+                "[[case]]\nname = \"c\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+                server.url("/")
+            ),
+        )
+        .unwrap();
+        let test = |args: &[&str]| {
+            split(
+                agui_lens()
+                    .current_dir(dir)
+                    .args(["test", "suite.toml", "--color", "never"])
+                    .args(args)
+                    .output()
+                    .unwrap(),
+            )
+        };
+        let (code, stdout, stderr) = test(&["--baseline", "known.json", "--update-baseline"]);
+        assert_eq!(code, 1, "{status}: {stdout}{stderr}");
+        for format in ["human", "junit", "sarif", "json"] {
+            let (code, stdout, stderr) = test(&["--baseline", "known.json", "--format", format]);
+            assert_eq!(code, 1, "{status}, {format}: {stdout}{stderr}");
+            match format {
+                "junit" => assert!(stdout.contains("<failure"), "{stdout}"),
+                "sarif" => {
+                    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+                    let results = sarif["runs"][0]["results"].as_array().unwrap();
+                    assert!(
+                        results.iter().any(|r| r["ruleId"] == "transport/http-status"
+                            && r.get("suppressions").is_none()),
+                        "{stdout}"
+                    );
+                }
+                _ => assert!(stdout.contains("transport/http-status"), "{stdout}"),
+            }
+        }
+    }
+}

@@ -215,9 +215,13 @@ fn same_file_key_in(path: &str, here: Option<&std::path::Path>) -> String {
 }
 
 /// Whether a finding may be recorded in a baseline: not one that says an input (or a suite
-/// case's answer) is no stream.
+/// case's answer) is no stream, nor an answer that is no success (a 500, a redirect), from
+/// which a client reads no events at all.
 fn adoptable(d: &Diagnostic) -> bool {
-    !matches!(d.rule, RuleId::FramingNoEvents | RuleId::SuiteNoStream)
+    !matches!(
+        d.rule,
+        RuleId::FramingNoEvents | RuleId::SuiteNoStream | RuleId::TransportHttpStatus
+    )
 }
 
 /// What identifies a finding within its rule and input, whatever line it is on: 16 hex digits
