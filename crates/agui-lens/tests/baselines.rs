@@ -478,8 +478,10 @@ fn an_answer_that_is_no_success_is_never_held_back() {
                     let sarif: Value = serde_json::from_str(&stdout).unwrap();
                     let results = sarif["runs"][0]["results"].as_array().unwrap();
                     assert!(
-                        results.iter().any(|r| r["ruleId"] == "transport/http-status"
-                            && r.get("suppressions").is_none()),
+                        results
+                            .iter()
+                            .any(|r| r["ruleId"] == "transport/http-status"
+                                && r.get("suppressions").is_none()),
                         "{stdout}"
                     );
                 }

@@ -2791,3 +2791,48 @@ fn an_output_never_replaces_a_file_the_command_did_not_make() {
     }
     assert!(std::fs::metadata(&empty).unwrap().len() > 0);
 }
+
+/// A folder named on the command line that holds no stream file stopped the run before any
+/// report: every format wrote nothing (a 0-byte SARIF for the upload step), and the files
+/// named beside it were in no report. It is now an input that could not be read, reported
+/// with the others in every format, and the run fails.
+#[test]
+fn an_empty_folder_is_reported_with_the_rest_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let stream = dir.path().join("run.jsonl");
+    place("agui-sdk-full.jsonl", &stream);
+    for format in ["human", "json", "jsonl", "sarif", "github", "junit"] {
+        let (code, stdout, stderr) = run(&["check", "--format", format, s(&empty), s(&stream)]);
+        assert_eq!(code, 2, "{format}: {stdout}{stderr}");
+        // The formats that list every file name the stream read beside it (SARIF, JSON Lines
+        // and GitHub annotations carry findings only).
+        if matches!(format, "json" | "junit") {
+            assert!(stdout.contains("run.jsonl"), "{format}: {stdout}");
+        }
+        assert!(
+            stdout.contains("empty") || format == "human",
+            "{format}: {stdout}"
+        );
+        if format == "sarif" {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            let results = doc["runs"][0]["results"].as_array().unwrap();
+            assert!(
+                results
+                    .iter()
+                    .any(|r| r["ruleId"] == "agui-lens/input-not-read"
+                        && r.to_string().contains("holds no stream files")),
+                "{stdout}"
+            );
+            assert_eq!(
+                doc["runs"][0]["invocations"][0]["executionSuccessful"],
+                false
+            );
+        }
+    }
+    let (code, stdout, stderr) = run(&["check", s(&empty)]);
+    assert_eq!(code, 2);
+    assert!(stdout.contains("could not be read"), "{stdout}");
+    assert!(stderr.contains("holds no stream files"), "{stderr}");
+}

@@ -89,6 +89,15 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         ..inputs::Walk::from_args(&args.walk)
     };
     let inputs = inputs::expand(&args.paths, &walk)?;
+    // A folder with nothing to compact, named without --mirror: nothing is written anywhere.
+    if let Some(why) = inputs
+        .iter()
+        .filter(|i| i.spec.path().is_some_and(|p| args.paths.iter().any(|a| a == p)))
+        .find(|i| i.spec.path().is_some_and(Path::is_dir))
+        .and_then(|i| i.unreadable.clone())
+    {
+        bail!(why);
+    }
     // A linked folder is not entered, and a link that leads nowhere has nothing to compact:
     // either is left as it is (a mirror keeps the link), which is no failure of compaction.
     let (linked, inputs): (Vec<Input>, Vec<Input>) =

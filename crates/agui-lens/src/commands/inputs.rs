@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use agui_lens_core::read::har::FailedCall;
 use agui_lens_core::read::{self, InputSpec, is_stream_file};
@@ -73,7 +73,7 @@ impl Input {
 /// (`*.jsonl`, `*.ndjson`, `*.sse`, `*.json`, and their `.gz`/`.zst` forms), in sorted order
 /// so output is stable; anything else is a file, kept even when it cannot be read (opening it
 /// reports that, for that input alone). A path named twice is read once. A directory holding
-/// no capture files is an error.
+/// no capture files is an input that could not be read (unless `walk.empty_ok`).
 pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
     let mut inputs = Vec::new();
     let mut seen = HashSet::new();
@@ -105,7 +105,16 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
                     path.display()
                 );
                 if !walk.empty_ok {
-                    bail!(why);
+                    // An input that could not be read, reported as such in every format
+                    // beside the others (it stopped the run before any report was written).
+                    push(
+                        &mut inputs,
+                        Input {
+                            unreadable: Some(why),
+                            ..Input::named(InputSpec::File(path.clone()), PathBuf::new())
+                        },
+                    );
+                    continue;
                 }
                 eprintln!("{why}: nothing to compact there");
             }
