@@ -570,9 +570,13 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(doc["summary"]["stopped_by"], "SIGINT", "{doc}");
     assert!(!doc.to_string().contains("unterminated-run"), "{doc}");
-    // Checked later, the recording says what the proxy said: the cut was the proxy's.
-    let (_, stdout, stderr) = crate::common::run(&["check", record.to_str().unwrap()]);
+    // Checked later, the recording says what the proxy said: the cut was the proxy's. Its
+    // findings are findings only (the stop is in `cut.txt`): they were written with the
+    // report's `stopped_by` record, which `check DIR` could not read, and failed.
+    let (code, stdout, stderr) = crate::common::run(&["check", record.to_str().unwrap()]);
     assert!(!stdout.contains("unterminated-run"), "{stdout}{stderr}");
+    assert!(code < 2, "{code}: {stdout}{stderr}");
+    assert!(record.join("001/cut.txt").exists());
 }
 
 /// Stopped while the agent is silent in the middle of a stream (it sent two events and
@@ -653,6 +657,16 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
         invocation.to_string().contains("left unfinished"),
         "{invocation}"
     );
+    // The proxy records the exchange it left waiting: the events that came, and that the
+    // stream was cut at its stop. Checked later, the recording is read as a stream the proxy
+    // cut (it held only `request.json` and `response.raw`, and `check DIR` read nothing).
+    let events = std::fs::read_to_string(record.join("001/events.jsonl")).unwrap_or_default();
+    assert_eq!(events.lines().count(), 2, "{events}");
+    let cut = std::fs::read_to_string(record.join("001/cut.txt")).unwrap_or_default();
+    assert!(cut.contains("stopped by SIGINT"), "{cut}");
+    let (code, stdout, stderr) = crate::common::run(&["check", record.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("2 events"), "{stdout}");
     drop(agent);
     client.join().unwrap();
 }

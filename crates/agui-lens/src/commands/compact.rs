@@ -92,7 +92,11 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     // A folder with nothing to compact, named without --mirror: nothing is written anywhere.
     if let Some(why) = inputs
         .iter()
-        .filter(|i| i.spec.path().is_some_and(|p| args.paths.iter().any(|a| a == p)))
+        .filter(|i| {
+            i.spec
+                .path()
+                .is_some_and(|p| args.paths.iter().any(|a| a == p))
+        })
         .find(|i| i.spec.path().is_some_and(Path::is_dir))
         .and_then(|i| i.unreadable.clone())
     {

@@ -67,6 +67,9 @@ struct Shared {
     record: Option<PathBuf>,
     /// The next number to try for an exchange's folder under `record`.
     next_slot: std::sync::atomic::AtomicU64,
+    /// The folders of exchanges being recorded, until each is recorded whole: one still here
+    /// at a stop is finished by the proxy itself ([`finish_abandoned`]).
+    open_slots: Mutex<Vec<PathBuf>>,
     /// Requests seen, and per thread what a client that applied its last stream holds, or
     /// which exchange is forwarding its stream.
     threads: Mutex<(u64, HashMap<String, Turn>)>,
@@ -161,6 +164,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         asked: args.rules.protocol,
         record: args.record.clone(),
         next_slot: std::sync::atomic::AtomicU64::new(1),
+        open_slots: Mutex::new(Vec::new()),
         threads: Mutex::new((0, HashMap::new())),
         to_main: Mutex::new(to_main),
     });
@@ -257,6 +261,15 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             GRACE.as_secs(),
         )
     });
+    if unfinished.is_some() {
+        let open =
+            std::mem::take(&mut *shared.open_slots.lock().unwrap_or_else(|e| e.into_inner()));
+        for at in open {
+            if let Err(err) = finish_abandoned(&at, GRACE) {
+                eprintln!("proxy: recording into {}: {err:#}", at.display());
+            }
+        }
+    }
     if let Some(unfinished) = &unfinished {
         eprintln!(
             "proxy: {unfinished}{}",
@@ -296,7 +309,14 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             warnings,
             ..counted
         };
-        let bytes = report(args.format, &found, stats, failure.clone(), unfinished)?;
+        let bytes = report(
+            args.format,
+            &found,
+            stats,
+            failure.clone(),
+            unfinished,
+            true,
+        )?;
         super::write_bytes(path, &bytes)?;
     }
     Ok(if failure.is_some() {
@@ -316,6 +336,7 @@ fn report(
     stats: Stats,
     failure: Option<String>,
     unfinished: Option<String>,
+    say_stop: bool,
 ) -> Result<Vec<u8>> {
     use agui_lens_core::report::{FileSummary, Summary};
     let buffer = Buffer::default();
@@ -336,8 +357,10 @@ fn report(
         let mut summary = Summary::default();
         summary.add(&file);
         // Stopped by a signal (exit 130, 143): no format calls the run a success.
+        // (Not in an exchange's recorded findings: `cut.txt` says the stop there, and
+        // `check DIR` reads those findings back as findings only.)
         summary.stopped_by =
-            agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
+            (say_stop && agui_lens_core::stop::requested()).then(agui_lens_core::stop::signal_name);
         let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
         reporter.start_run(1)?;
         reporter.start_file(&name)?;
@@ -458,7 +481,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             let at = claim_slot(dir, &shared.next_slot)?;
             std::fs::write(at.join("request.json"), &request.body)
                 .with_context(|| format!("recording into {}", at.display()))?;
-            Some(at)
+            Some(SlotOpen::new(shared, at))
         }
         None => None,
     };
@@ -849,7 +872,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             }
         }
     }
-    if let Some(at) = &slot {
+    if let Some(at) = slot.as_deref() {
         let refused = !status.is_success() && events.is_empty();
         // Cut by the client, or by the proxy's own stop: the stream's end is not the agent's.
         let cut_here = cut_by
@@ -1092,6 +1115,75 @@ fn claim_slot(dir: &std::path::Path, next: &std::sync::atomic::AtomicU64) -> Res
     }
 }
 
+/// An exchange's folder under `--record`, listed in [`Shared::open_slots`] until it is
+/// recorded whole (or the exchange ends otherwise).
+struct SlotOpen<'a> {
+    shared: &'a Shared,
+    at: PathBuf,
+}
+
+impl<'a> SlotOpen<'a> {
+    fn new(shared: &'a Shared, at: PathBuf) -> Self {
+        let open = &shared.open_slots;
+        open.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(at.clone());
+        SlotOpen { shared, at }
+    }
+}
+
+impl std::ops::Deref for SlotOpen<'_> {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.at
+    }
+}
+
+impl Drop for SlotOpen<'_> {
+    fn drop(&mut self) {
+        let open = &self.shared.open_slots;
+        open.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| *p != self.at);
+    }
+}
+
+/// Records an exchange whose agent stayed silent past the stop (its thread is left waiting):
+/// the events of the body it had sent, read from `response.raw`, and `cut.txt`, so that
+/// `check DIR` checks what came as a stream the proxy cut, not as the agent's end.
+fn finish_abandoned(at: &std::path::Path, grace: Duration) -> Result<()> {
+    use agui_lens_core::read::{self, Batch, FrameKind, InputSpec, ReadOptions};
+    let raw = at.join("response.raw");
+    let mut events = Vec::new();
+    if let Ok(mut opened) = read::open(&InputSpec::File(raw), &ReadOptions::default()) {
+        let mut batch = Batch::default();
+        while opened.reader.next_batch(&mut batch)? {
+            for frame in &batch.frames {
+                if let FrameKind::Data { .. } = frame.kind {
+                    let bytes = batch.bytes(frame);
+                    if serde_json::from_slice::<Value>(bytes).is_ok() {
+                        events.extend_from_slice(bytes);
+                        events.push(b'\n');
+                    }
+                }
+            }
+        }
+    }
+    std::fs::write(
+        at.join(agui_lens_core::check::recorded::CUT_FILE),
+        format!(
+            "stopped by {}: the agent sent nothing more within {} s of the stop; the stream \
+             was forwarded in part, and what only its end tells was not checked\n",
+            agui_lens_core::stop::signal_name(),
+            grace.as_secs()
+        ),
+    )?;
+    if !events.is_empty() {
+        std::fs::write(at.join("events.jsonl"), events)?;
+    }
+    Ok(())
+}
+
 /// What came of one exchange, recorded in its folder `at` (DIR/NNN/, which holds the request
 /// and the raw response body already): its events as JSONL, unless the agent refused the
 /// request with a body that held none (an empty file would read as a stream of nothing; the
@@ -1145,6 +1237,7 @@ fn record(
                 },
                 None,
                 None,
+                false,
             )?,
         )?;
     }
