@@ -2836,3 +2836,34 @@ fn an_empty_folder_is_reported_with_the_rest_in_every_format() {
     assert!(stdout.contains("could not be read"), "{stdout}");
     assert!(stderr.contains("holds no stream files"), "{stderr}");
 }
+
+/// A case `test` was stopped in the middle of keeps its artifacts, which a later `check DIR`
+/// reads: they say that the stream was cut by the stop (`cut.txt`, as the proxy writes), so
+/// the run left open is not charged to the agent (`check` called it
+/// `lifecycle/unterminated-run`, an error of the agent's, where `test` had not).
+#[test]
+fn the_artifacts_of_a_stopped_case_say_the_stop_was_not_the_agents() {
+    let server = hanging_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"slow\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+            server.url("/")
+        )
+        .as_bytes(),
+    );
+    let artifacts = dir.path().join("art");
+    let child = Child::spawn(&["test", s(&suite), "--artifacts", s(&artifacts)], None);
+    until(|| !server.requests().is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.signal(libc::SIGTERM);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    let turn = files_under(&artifacts);
+    assert!(turn.iter().any(|p| p.ends_with("cut.txt")), "{turn:?}");
+    let (code, stdout, stderr) = run(&["check", s(&artifacts)]);
+    assert!(!stdout.contains("unterminated-run"), "{stdout}{stderr}");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

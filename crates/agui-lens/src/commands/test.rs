@@ -939,6 +939,14 @@ fn run_turn(
             plural(exchange.stats.events, "event")
         ));
         outcome.elapsed = started.elapsed();
+        if let Some(dir) = &artifacts {
+            // Read later by `check DIR`: the stream's end is the stop's, not the agent's.
+            let at = dir.join(agui_lens_core::check::recorded::CUT_FILE);
+            let said = outcome.failure.as_deref().unwrap_or_default();
+            if let Err(e) = std::fs::write(&at, format!("{said}\n")) {
+                eprintln!("agui-lens: writing {}: {e}", at.display());
+            }
+        }
         write_artifacts(artifacts.as_deref(), &outcome);
         return outcome.into();
     }
@@ -1161,13 +1169,14 @@ fn keep_no_events(dir: &Path, record: &mut Option<Recording>) {
 }
 
 /// The files agui-lens writes into a turn's artifacts directory.
-const ARTIFACTS: [&str; 6] = [
+const ARTIFACTS: [&str; 7] = [
     "request.json",
     "response.raw",
     "events.jsonl",
     "findings.jsonl",
     "outcome.json",
     "failure.txt",
+    agui_lens_core::check::recorded::CUT_FILE,
 ];
 
 /// Makes a turn's artifacts directory, without what an earlier run into it wrote there (a
