@@ -659,7 +659,7 @@ fn compact_source(
     let format = match to {
         WrittenTo::Stdout => format,
         // As the command writes a file in place or under its name.
-        WrittenTo::NamedFile => read::rewritten_format(format, std::path::Path::new(&*name)),
+        WrittenTo::NamedFile => read::rewritten_format(format, std::path::Path::new(&*name), &head),
     };
     let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
     let mut writer = EventWriter::new(Vec::new(), format, compression)?;

@@ -1443,3 +1443,38 @@ fn a_run_made_snapshots_keeps_its_custom_and_raw_events() {
         std::fs::read(&output).unwrap()
     );
 }
+
+/// A JSON array stored under a `.jsonl` name is read whole by whatever reads it (JSON.parse
+/// of the file): compacted in place, or under its name elsewhere, it stays one array, as a
+/// `.jsonl` holding SSE stays SSE. (Events one after another, pretty-printed, become one per
+/// line: `a_pretty_printed_jsonl_stays_jsonl`.)
+#[test]
+fn a_json_array_under_a_jsonl_name_stays_an_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = root().join("fixtures/recordings/pydantic-ai-full.jsonl");
+    let events: Vec<Value> = std::fs::read_to_string(&source)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let file = dir.path().join("store/run.jsonl");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, serde_json::to_string_pretty(&events).unwrap()).unwrap();
+    let out = dir.path().join("out");
+    let (code, _, stderr) = run(&[
+        "compact",
+        dir.path().join("store").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["compact", "--in-place", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    for written in [file.clone(), out.join("run.jsonl")] {
+        let text = std::fs::read_to_string(&written).unwrap();
+        let array: Vec<Value> = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{} is no JSON array ({e}): {text:.80}", written.display()));
+        assert!(array.iter().all(|e| e["type"].is_string()));
+        assert_eq!(fold(&written), fold(&source), "{}", written.display());
+    }
+}

@@ -926,13 +926,21 @@ pub fn accepted_formats(accept: &str) -> Vec<InputFormat> {
     kinds.into_iter().filter_map(transport_format).collect()
 }
 
-/// The format a stream read as `format` is written back in under the name `path` (in place,
-/// or under its own name elsewhere): what it was, so that a `.jsonl` that holds SSE stays SSE;
-/// but JSON values one after another (or an array) in a `.jsonl` are written one per line, as
-/// its name says, not as the one array the JSON writer makes, which line readers cannot take.
-pub fn rewritten_format(format: InputFormat, path: &Path) -> InputFormat {
+/// The format a stream read as `format` (its first bytes `head`) is written back in under the
+/// name `path` (in place, or under its own name elsewhere): what it was, so that a `.jsonl`
+/// that holds SSE stays SSE, and one that holds a JSON array stays an array (what reads it
+/// reads it whole); but JSON values one after another (pretty-printed events) in a `.jsonl`
+/// are written one per line, as its name says, not as the one array the JSON writer makes,
+/// which no reader of either took them as.
+pub fn rewritten_format(format: InputFormat, path: &Path, head: &[u8]) -> InputFormat {
+    let array = head
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(head)
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        == Some(&b'[');
     match (format, format_from_extension(path)) {
-        (InputFormat::Json, Some(InputFormat::Jsonl)) => InputFormat::Jsonl,
+        (InputFormat::Json, Some(InputFormat::Jsonl)) if !array => InputFormat::Jsonl,
         _ => format,
     }
 }

@@ -702,7 +702,12 @@ fn target_compression(target: &Target, input: &InputSpec, compression: Compressi
 /// when the target's name says none (stdout, a name of no known format, a file of a folder
 /// compacted, whose name is the input's), else what the name says (`-o run.pb` is protobuf,
 /// as `cat -o run.pb` is). Verification reads the target back in that format.
-fn target_format(target: &Target, input: &InputSpec, format: InputFormat) -> InputFormat {
+fn target_format(
+    target: &Target,
+    input: &InputSpec,
+    format: InputFormat,
+    head: &[u8],
+) -> InputFormat {
     match target {
         Target::Stdout => format,
         // A file compacted in place, or a file of a folder compacted into another (under its
@@ -711,7 +716,7 @@ fn target_format(target: &Target, input: &InputSpec, format: InputFormat) -> Inp
             if input.path() == Some(path.as_path())
                 || input.path().and_then(Path::file_name) == path.file_name() =>
         {
-            read::rewritten_format(format, path)
+            read::rewritten_format(format, path, head)
         }
         Target::Stream(path) | Target::File(path) => {
             read::format_from_extension(path).unwrap_or(format)
@@ -754,7 +759,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let mut opened = read::open(input, &settings.read)?;
     let name = opened.name.clone();
     let head = opened.head.clone();
-    let format = target_format(target, input, opened.format);
+    let format = target_format(target, input, opened.format, &opened.head);
     let compression = target_compression(target, input, opened.compression);
     let mut temp = temp_file(target)?;
     let check = settings.schemas.map(|schemas| CheckContext {
