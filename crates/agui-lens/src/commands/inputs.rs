@@ -594,7 +594,16 @@ mod tests {
         assert_eq!(inputs[0].relative, PathBuf::from("run.jsonl"));
         let empty = dir.path().join("empty");
         std::fs::create_dir(&empty).unwrap();
-        assert!(expand(&[empty], &Walk::default()).is_err());
+        // A folder with nothing to read is an input that could not be read, reported with
+        // the rest.
+        let inputs = expand(&[empty], &Walk::default()).unwrap();
+        assert_eq!(inputs.len(), 1);
+        assert!(
+            inputs[0]
+                .unreadable
+                .as_deref()
+                .is_some_and(|why| why.contains("holds no stream files"))
+        );
     }
 
     #[test]
