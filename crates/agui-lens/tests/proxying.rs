@@ -1171,3 +1171,17 @@ fn a_client_that_hangs_up_on_a_silent_agent_is_passed_on() {
         second.elapsed()
     );
 }
+
+/// The input `run --message` makes passes the request rules the proxy (and `serve`) hold a
+/// client to: it declares its protocol version (it did not, and `proxy --deny-warnings`
+/// failed agui-lens's own client with `request/protocol-version`).
+#[test]
+fn agui_lens_own_client_passes_the_request_rules() {
+    let agent = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let proxy = proxy_once(&agent, &["--deny-warnings"]);
+    let (code, stdout, stderr) = crate::common::run(&["run", "--message", "hi", &proxy.url]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("request/"), "{stdout}");
+}

@@ -138,13 +138,16 @@ impl AgentInput {
     }
 
     /// The smallest input the schema and common servers accept: one user message, fresh
-    /// threadId, runId and message id, empty tools, context and state.
+    /// threadId, runId and message id, empty tools, context and state, and the declaration
+    /// of the newest protocol version agui-lens reads (a client says which it speaks; the
+    /// request rules that `serve` and `proxy` apply ask it of every client, this one too).
     pub fn from_message(text: &str) -> AgentInput {
         let thread_id = format!("thread-{}", fresh_id());
         let run_id = format!("run-{}", fresh_id());
         let value = json!({
             "threadId": thread_id,
             "runId": run_id,
+            "protocolVersion": agui_lens_core::protocol::version::Version::NEWEST.name(),
             "messages": [{"id": format!("msg-{}", fresh_id()), "role": "user", "content": text}],
             "tools": [],
             "context": [],
