@@ -981,3 +981,47 @@ fn unordered_at_the_fold_level_says_it_does_nothing() {
         "{stderr}"
     );
 }
+
+/// `diff --format json` that cannot compare (a file missing, one with no events) writes a
+/// JSON document that says why, beside the exit status 2: a consumer of the JSON got an
+/// empty stdout. And the header of an event-by-event diff says when timestamps are kept.
+#[test]
+fn a_diff_that_cannot_compare_still_writes_its_json_and_says_what_it_normalised() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let missing = dir.path().join("missing.jsonl");
+    let (code, stdout, stderr) = run(&[
+        "diff",
+        "--format",
+        "json",
+        stream.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
+    assert_eq!(doc["equal"], Value::Null, "{doc}");
+    assert!(
+        doc["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("missing.jsonl")),
+        "{doc}"
+    );
+    let (_, stdout, _) = run(&[
+        "diff",
+        "--level",
+        "events",
+        "--keep",
+        "timestamp",
+        stream.to_str().unwrap(),
+        stream.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("timestamps as written"), "{stdout}");
+    let (_, stdout, _) = run(&[
+        "diff",
+        "--level",
+        "events",
+        stream.to_str().unwrap(),
+        stream.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("ids and timestamps normalised"), "{stdout}");
+}

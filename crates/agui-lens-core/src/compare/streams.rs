@@ -33,6 +33,8 @@ pub struct StreamDiff {
     pub right: Vec<Value>,
     /// The lines of the first differing item in each file, when the level has lines.
     pub lines: Option<(Option<u64>, Option<u64>)>,
+    /// Volatile fields compared as written (`--keep`), not normalised away.
+    pub kept: Vec<String>,
 }
 
 /// Reads, normalises and compares the streams at `a` and `b` (`-` for stdin).
@@ -61,6 +63,7 @@ pub fn diff_paths(
         left,
         right,
         lines,
+        kept: settings.keep.clone(),
     })
 }
 
@@ -102,6 +105,9 @@ impl StreamDiff {
     ) -> String {
         let comparison = &self.comparison;
         let level = match self.level {
+            Level::Events if self.kept.iter().any(|k| k == "timestamp") => {
+                "compared event by event, ids normalised, timestamps as written (--keep)".to_owned()
+            }
             Level::Events => "compared event by event, ids and timestamps normalised".to_owned(),
             Level::Compact => "compared compacted (each message's deltas merged into \
                                    one): counts and item numbers are of the compacted \

@@ -31,13 +31,32 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
         args.a.display(),
         args.b.display()
     );
-    let diff = super::reading(
+    let labels = (args.a.to_string_lossy(), args.b.to_string_lossy());
+    let labels = (labels.0.as_ref(), labels.1.as_ref());
+    let diff = match super::reading(
         &unread,
         || "nothing was shown".into(),
         || diff_paths(&args.a, &args.b, &read, args.level, &settings),
-    )?;
-    let labels = (args.a.to_string_lossy(), args.b.to_string_lossy());
-    let labels = (labels.0.as_ref(), labels.1.as_ref());
+    ) {
+        Ok(diff) => diff,
+        Err(err) => {
+            if args.format == Format::Json {
+                // A reader of the JSON gets a document that says why there is no verdict,
+                // not an empty stdout.
+                let document = serde_json::json!({
+                    "equal": null,
+                    "level": args.level.name(),
+                    "left": {"path": labels.0},
+                    "right": {"path": labels.1},
+                    "error": format!("{err:#}"),
+                });
+                let mut out = io::stdout().lock();
+                let _ = writeln!(out, "{}", serde_json::to_string_pretty(&document)?);
+                let _ = out.flush();
+            }
+            return Err(err);
+        }
+    };
     // What is shown is made whole before any of it is (the line diff of a long stream takes
     // a while): stopped meanwhile, nothing is.
     let shown = super::reading(
