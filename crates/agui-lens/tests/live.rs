@@ -2665,3 +2665,24 @@ fn a_case_input_goes_out_as_written() {
     let sent: Value = serde_json::from_slice(&server.requests()[1].body).unwrap();
     assert_eq!(sent, json!({"hello": 1}));
 }
+
+/// A recording named as a folder is refused before the agent is called (the call was made,
+/// then the recording could not be created).
+#[test]
+fn a_recording_named_as_a_folder_is_refused_before_the_call() {
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    for flag in ["--record", "--record-raw"] {
+        let (code, _, stderr) = split(
+            agui_lens()
+                .args(["run", "--message", "hi", flag])
+                .arg(dir.path())
+                .arg(server.url("/"))
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("is a directory"), "{stderr}");
+    }
+    assert!(server.requests().is_empty(), "the agent was called");
+}

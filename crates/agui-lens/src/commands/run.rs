@@ -189,6 +189,17 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
             super::refuse_output_over_input(output, flag, &[(input, "--input")])?;
         }
     }
+    for (output, flag) in [
+        (&args.record, "--record"),
+        (&args.record_raw, "--record-raw"),
+    ] {
+        if let Some(output) = output.as_deref().filter(|p| p.is_dir()) {
+            bail!(
+                "{flag} {} is a directory: name a file to record into (nothing was sent)",
+                output.display()
+            );
+        }
+    }
     if let Some(record) = &args.record {
         super::refuse_to_replace(record, "--record", super::Replaces::Stream)?;
     }
