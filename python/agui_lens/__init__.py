@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -500,6 +501,12 @@ def diff(a: Source, b: Source, *, level: str = "events", max_lines: int = 400) -
     timestamps and delta splits aside): ``events``, ``compact`` or ``fold``. ``str()`` of the
     result is what the command prints (without colour); ``.document`` its ``--format json``.
     What the command warns of on stderr comes as an ``AguiLensWarning``."""
+    if (
+        isinstance(max_lines, bool)
+        or not isinstance(max_lines, int)
+        or not 0 <= max_lines <= sys.maxsize
+    ):
+        raise AguiLensError(f"max_lines is how many diff lines to show: 0 or more, not {max_lines!r}")
     with tempfile.TemporaryDirectory(prefix="agui-lens-diff.") as folder:
         paths = []
         labels = []

@@ -107,3 +107,11 @@ def test_diff_says_what_a_side_given_as_content_is_not():
         agui_lens.diff(b"", path)
     message = str(caught.value)
     assert "<bytes>" in message and "agui-lens-diff." not in message, message
+
+
+@pytest.mark.parametrize("max_lines", [-1, 2**70, 1.5, "10", True])
+def test_diff_says_what_max_lines_takes(max_lines):
+    path = FIXTURES / "valid" / "agui-sdk-full.jsonl"
+    with pytest.raises(agui_lens.AguiLensError) as caught:
+        agui_lens.diff(path, path, max_lines=max_lines)
+    assert "max_lines" in str(caught.value), caught.value
