@@ -1025,3 +1025,26 @@ fn a_diff_that_cannot_compare_still_writes_its_json_and_says_what_it_normalised(
     ]);
     assert!(stdout.contains("ids and timestamps normalised"), "{stdout}");
 }
+
+/// A redaction that names no field, only wildcards (`/*/*`), takes what every item holds:
+/// at the fold level any two streams compared the same under it. It is refused, as `/*` is.
+#[test]
+fn a_redaction_of_nothing_but_wildcards_is_refused() {
+    let a = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let b = root().join("fixtures/valid/pydantic-ai-full.jsonl");
+    for selector in ["/*/*", "/*/*/*", "/**/*", "/*"] {
+        for level in ["events", "compact", "fold"] {
+            let (code, stdout, stderr) = run(&[
+                "diff",
+                "--level",
+                level,
+                "--redact",
+                selector,
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 2, "{selector} at {level}: {stdout}{stderr}");
+            assert!(stderr.contains(selector), "{stderr}");
+        }
+    }
+}

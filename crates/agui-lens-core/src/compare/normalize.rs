@@ -64,7 +64,9 @@ impl Selector {
         // What says what an event is, or what a fold holds, is never redacted: without it,
         // any two streams of as many events compare the same.
         let whole = |key: &str| selector.matches(&[key.to_owned()]);
-        if whole("type") || (whole("messages") && whole("state")) {
+        // Nothing but wildcards (`/*/*`) names no field: it takes what every item holds.
+        let names_nothing = selector.segments.iter().all(|s| s == "*" || s == "**");
+        if names_nothing || whole("type") || (whole("messages") && whole("state")) {
             return Err(format!(
                 "`{text}` would redact each event's type (or the whole of a fold), and any two \
                  streams of as many events would compare the same: name what to redact more \
