@@ -579,6 +579,28 @@ fn chunks_a_client_fails_on_are_refused_or_left_out_and_counted() {
         "{stderr}"
     );
     assert!(!output.exists());
+    // In a folder beside a stream that compacts, the summary names it as refused (it said
+    // "refused by verification", whatever the reason).
+    let folder = dir.path().join("store");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::copy(&input, folder.join("broken.jsonl")).unwrap();
+    std::fs::copy(
+        root().join("fixtures/valid/agui-sdk-full.jsonl"),
+        folder.join("ok.jsonl"),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&[
+        "compact",
+        folder.to_str().unwrap(),
+        "-o",
+        dir.path().join("out/").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("1 file refused (each named above with why)")
+            && !stderr.contains("verification"),
+        "{stderr}"
+    );
     let in_place = dir.path().join("in-place.jsonl");
     std::fs::copy(&input, &in_place).unwrap();
     let (code, _, stderr) = run(&["compact", "--in-place", in_place.to_str().unwrap()]);

@@ -1396,10 +1396,9 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
             not.push(format!("{} could not be compacted", plural(failed, "file")));
         }
         if refused > 0 {
-            not.push(format!(
-                "{} refused by verification",
-                plural(refused, "file")
-            ));
+            // Refused for any reason named above: verification, frames or chunks that would be
+            // lost, a file that changed meanwhile.
+            not.push(format!("{} refused", plural(refused, "file")));
         }
         eprintln!(
             "{} (each named above with why): left as {}",
