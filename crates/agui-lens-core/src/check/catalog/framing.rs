@@ -168,10 +168,10 @@ pub const PROTO_OVER_CLIENT_LIMIT: Rule = Rule {
     versions: "every version",
     summary: "a protobuf frame is over the 10 MiB that the official TypeScript client reads",
     why: "`@ag-ui/client` ends the whole stream with an error (\"Protobuf message size exceeded \
-          maximum limit of 10 MB\") at a frame whose 4-byte length, with the length itself, \
-          names more than 10 MiB: the events before it arrive, the run is lost from there. \
-          The protocol sets no limit, so the event is still read and checked; the same event \
-          sent over SSE reaches that client whole.",
+          maximum limit of 10 MB\") at a frame of more than 10 MiB, its 4-byte length \
+          included: the events before it arrive, the run is lost from there. The protocol \
+          sets no limit, so the event is still read and checked; the same event sent over SSE \
+          reaches that client whole.",
     example: "(binary) a TEXT_MESSAGE_CONTENT frame whose delta is 10.5 MB of text",
     tier: Tier::Advice,
     spec: spec!("basic/transports/http-protobuf.mdx#framing"),
