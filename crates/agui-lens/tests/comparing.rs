@@ -1048,3 +1048,57 @@ fn a_redaction_of_nothing_but_wildcards_is_refused() {
         }
     }
 }
+
+/// A STATE_DELTA that does not apply (its `test` fails, it replaces a path not there) leaves
+/// the state as it was, and a client warns of it. Compacting leaves it out, so a stream that
+/// began to send such patches compared the same as before, and passed its snapshot. It is
+/// now an item of the stream at the compact and fold levels.
+#[test]
+fn a_patch_that_fails_is_a_difference_at_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"count":1}}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/count","value":2}]}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ];
+    let write = |name: &str, extra: Option<&str>| {
+        let mut all: Vec<&str> = lines.to_vec();
+        if let Some(extra) = extra {
+            all.insert(3, extra);
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, all.join("\n") + "\n").unwrap();
+        path
+    };
+    let clean = write("clean.jsonl", None);
+    let failing = write(
+        "failing.jsonl",
+        Some(r#"{"type":"STATE_DELTA","delta":[{"op":"test","path":"/count","value":7}]}"#),
+    );
+    let again = write(
+        "again.jsonl",
+        Some(r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/gone","value":1}]}"#),
+    );
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&clean, &failing, level), 1, "at {level}");
+    }
+    for level in ["compact", "fold"] {
+        assert_eq!(diff_code(&failing, &again, level), 0, "at {level}");
+    }
+    let snap = dir.path().join("run.snap");
+    let snap = snap.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        clean.to_str().unwrap(),
+        "--expect",
+        snap,
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = run(&["snapshot", failing.to_str().unwrap(), "--expect", snap]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("client_warns"), "{stdout}");
+}

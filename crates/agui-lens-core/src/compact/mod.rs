@@ -284,6 +284,8 @@ pub struct Compactor {
     dropped: u64,
     /// STATE_DELTA events kept as they were, as no state was known before them.
     unknown_base: u64,
+    /// STATE_DELTA events that did not apply (a client warns, and ignores each).
+    failed_deltas: u64,
     /// The large patch of the event being compacted, read as text (see [`Event::patch`]).
     patch: Option<Arc<RawPatch>>,
     /// The most text one merged event takes (see [`Compactor::with_max_line`]).
@@ -316,6 +318,7 @@ impl Compactor {
             at_start: Vec::new(),
             dropped: 0,
             unknown_base: 0,
+            failed_deltas: 0,
             patch: None,
             merge_limit: merge_limit(crate::read::DEFAULT_MAX_LINE),
         }
@@ -340,6 +343,12 @@ impl Compactor {
     /// How many chunks were left out: the official client fails on them (`check` says why).
     pub fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// How many STATE_DELTA events so far did not apply to the state: a client warns of each
+    /// and ignores it, and compaction leaves each out (it changed nothing).
+    pub fn failed_deltas(&self) -> u64 {
+        self.failed_deltas
     }
 
     /// How many STATE_DELTA events were kept as they were: no state was known before them
@@ -528,6 +537,7 @@ impl Compactor {
                 // snapshot of the `{}` assumed, it would patch that differently. Kept as it was.
                 self.folder
                     .apply_expanded_patched(ty, value, self.patch.as_deref());
+                self.failed_deltas += u64::from(!self.folder.last_delta_applied());
                 self.unknown_base += 1;
                 if let Some(run) = &mut self.run {
                     run.unknown_base = true;
@@ -543,7 +553,9 @@ impl Compactor {
                 self.segment.state_changed = true;
                 if ty == StateSnapshot {
                     self.segment.state_snapshot = true;
-                } else if self.folder.last_delta_applied() {
+                } else if !self.folder.last_delta_applied() {
+                    self.failed_deltas += 1;
+                } else {
                     let ops = &mut self.segment.applied_ops;
                     match (self.patch.as_deref(), value.get("delta")) {
                         (Some(raw), _) => raw.each(|_, op| append_op(ops, &op).is_ok()),

@@ -161,6 +161,7 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
                     collected.items.push(failure);
                     collected.lines.push(frame.line);
                 }
+                let failed = compactor.failed_deltas();
                 match carrier.carried(event) {
                     Some(value) => {
                         let raw = serde_json::to_vec(&value)?;
@@ -168,6 +169,12 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
                         compactor.push(&carried, &raw, &mut collected)?;
                     }
                     None => compactor.push(event, raw, &mut collected)?,
+                }
+                if compactor.failed_deltas() > failed {
+                    // Left out of the compacted stream (it changed nothing), but a client
+                    // warned of it.
+                    collected.items.push(failed_patch());
+                    collected.lines.push(frame.line);
                 }
             }
             // Where the compacted stream stands when it comes: a client stops there, so two
@@ -238,6 +245,13 @@ impl ClientFailures {
             .err()?;
         Some(json!({ "client_fails": problem.summary() }))
     }
+}
+
+/// A STATE_DELTA that does not apply to the state, as an item of a stream compared: a client
+/// warns of it and ignores it, so the state it ends with is the same, but a stream that began
+/// to send patches that fail is not the stream it was (a snapshot passed it).
+fn failed_patch() -> Value {
+    json!({"client_warns": "a STATE_DELTA does not apply to the state; the client ignores it"})
 }
 
 /// A frame that could not be read as an event, as an item of a stream compared: its text, or
@@ -374,7 +388,12 @@ pub fn normalized(
                 match event {
                     Some(event) => {
                         unreadable.extend(failures.of(event));
-                        threads.thread_of(Some(event)).1.apply(event);
+                        let folder = threads.thread_of(Some(event)).1;
+                        folder.apply(event);
+                        if event.kind == Some(EventType::StateDelta) && !folder.last_delta_applied()
+                        {
+                            unreadable.push(failed_patch());
+                        }
                     }
                     None => unreadable.push(unreadable_item(raw, frame)),
                 }
