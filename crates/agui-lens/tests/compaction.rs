@@ -1500,3 +1500,42 @@ fn a_json_array_under_a_jsonl_name_stays_an_array() {
         assert_eq!(fold(&written), fold(&source), "{}", written.display());
     }
 }
+
+/// A state that grows past `--max-line` in small deltas collapses into one STATE_SNAPSHOT
+/// longer than any line the original held: read back with that cap, the line is skipped, and
+/// the compaction is refused. The reason named a fold difference at `/state`; it names the
+/// line now.
+#[test]
+fn a_state_collapsed_past_the_line_cap_is_refused_for_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("state.jsonl");
+    let mut text = String::from(
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\
+         {\"type\":\"STATE_SNAPSHOT\",\"snapshot\":{}}\n",
+    );
+    for i in 0..24 {
+        let op = serde_json::json!({"type": "STATE_DELTA", "delta": [
+            {"op": "add", "path": format!("/k{i}"), "value": "x".repeat(100_000)}
+        ]});
+        text.push_str(&format!("{op}\n"));
+    }
+    text.push_str("{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    std::fs::write(&input, &text).unwrap();
+    let output = dir.path().join("out.jsonl");
+    let (code, _, stderr) = run(&[
+        "compact",
+        "--max-line",
+        "1MiB",
+        input.to_str().unwrap(),
+        "-o",
+        output.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("refused")
+            && stderr.contains("over the line cap")
+            && stderr.contains("--max-line"),
+        "{stderr}"
+    );
+    assert!(!output.exists());
+}
