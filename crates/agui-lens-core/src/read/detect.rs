@@ -166,6 +166,11 @@ pub fn opens_json(head: &[u8]) -> bool {
     matches!(trim_start(head).first(), Some(b'{' | b'['))
 }
 
+/// Whether the first non-blank bytes open a JSON array.
+pub fn opens_array(head: &[u8]) -> bool {
+    trim_start(head).first() == Some(&b'[')
+}
+
 /// Whether the first non-blank line is a whole JSON array whose first element is an object
 /// with a `type`: events written as one array on one line.
 pub fn first_line_is_array_of_events(head: &[u8]) -> bool {

@@ -933,14 +933,10 @@ pub fn accepted_formats(accept: &str) -> Vec<InputFormat> {
 /// are written one per line, as its name says, not as the one array the JSON writer makes,
 /// which no reader of either took them as.
 pub fn rewritten_format(format: InputFormat, path: &Path, head: &[u8]) -> InputFormat {
-    let array = head
-        .strip_prefix(b"\xEF\xBB\xBF")
-        .unwrap_or(head)
-        .iter()
-        .find(|b| !b.is_ascii_whitespace())
-        == Some(&b'[');
     match (format, format_from_extension(path)) {
-        (InputFormat::Json, Some(InputFormat::Jsonl)) if !array => InputFormat::Jsonl,
+        (InputFormat::Json, Some(InputFormat::Jsonl)) if !detect::opens_array(head) => {
+            InputFormat::Jsonl
+        }
         _ => format,
     }
 }
