@@ -64,6 +64,16 @@ fn event_json(event: &serde_json::Map<String, serde_json::Value>) -> Vec<u8> {
     out
 }
 
+/// What a client may trip on in a frame holding `message`: its size.
+fn caveat(message: &[u8]) -> Caveat {
+    let len = (PREFIX_LEN + message.len()) as u64;
+    if len > CLIENT_FRAME_LIMIT {
+        Caveat::OverClientLimit { len }
+    } else {
+        Caveat::None
+    }
+}
+
 /// One message as the JSON text of its event, or why it yields none.
 fn decode(message: &[u8]) -> Result<Vec<u8>, (ProtoProblem, String)> {
     let len = plural(message.len() as u64, "byte");
@@ -122,28 +132,19 @@ impl ProtoReader {
     /// Decodes the messages read (on the pool: decoding is most of the work) and hands them
     /// and the problems met over to the batch, in order.
     fn flush(&mut self, batch: &mut Batch) {
-        let decoded: Vec<Result<Vec<u8>, (ProtoProblem, String)>> = self
+        let decoded: Vec<_> = self
             .pending
             .par_iter()
             .with_min_len(16)
             .map(|item| match &item.what {
-                Pending::Message(bytes) => decode(bytes),
+                Pending::Message(bytes) => decode(bytes).map(|json| (json, caveat(bytes))),
                 Pending::Problem(problem, message) => Err((*problem, message.clone())),
             })
             .collect();
         for (item, result) in self.pending.drain(..).zip(decoded) {
             let line = item.index + 1;
             match result {
-                Ok(json) => {
-                    let len = match &item.what {
-                        Pending::Message(bytes) => (PREFIX_LEN + bytes.len()) as u64,
-                        Pending::Problem(..) => 0,
-                    };
-                    let caveat = if len > CLIENT_FRAME_LIMIT {
-                        Caveat::OverClientLimit { len }
-                    } else {
-                        Caveat::None
-                    };
+                Ok((json, caveat)) => {
                     batch.push_data(&json, line, item.offset, item.index, caveat);
                 }
                 Err((problem, message)) => {
