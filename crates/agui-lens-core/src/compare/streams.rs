@@ -225,18 +225,14 @@ struct ClientFailures {
 impl ClientFailures {
     fn of(&mut self, event: &Event) -> Option<Value> {
         let kind = event.kind?;
-        if !matches!(
+        let chunk = matches!(
             kind,
             EventType::TextMessageChunk
                 | EventType::ToolCallChunk
                 | EventType::ReasoningMessageChunk
-                | EventType::RunStarted
-                | EventType::RunFinished
-                | EventType::RunError
-                | EventType::MessagesSnapshot
-        ) && self.expander.is_idle()
-        {
-            // Nothing open: no other event changes what a chunk expands to.
+        );
+        if !chunk && self.expander.is_idle() {
+            // No chunk stream open: nothing but a chunk can fail.
             return None;
         }
         let problem = self
