@@ -132,32 +132,29 @@ pub fn judge(
     read_back: &ReadBack,
     errors_before: impl FnOnce() -> Result<BTreeMap<RuleId, u64>>,
 ) -> Result<Option<String>> {
+    // The original's errors are counted only when the compacted stream has some.
+    let errors_after = &read_back.errors;
+    let errors_before = if errors_after.is_empty() {
+        BTreeMap::new()
+    } else {
+        errors_before()?
+    };
+    let count = |errors: &BTreeMap<RuleId, u64>, rule| errors.get(&rule).copied().unwrap_or(0);
     // A line of the compacted stream over the cap (a state collapsed into one snapshot
     // larger than any line the original held) is skipped when read back, and the fold then
     // differs: the line is the reason to give, not the fold.
-    let mut errors_before = Some(errors_before);
-    let mut counted = None;
-    let too_long = read_back
-        .errors
-        .get(&RuleId::FramingLineTooLong)
-        .copied()
-        .unwrap_or(0);
-    if too_long > 0 {
-        let before = (errors_before.take().expect("counted once"))()?;
-        let was = before
-            .get(&RuleId::FramingLineTooLong)
-            .copied()
-            .unwrap_or(0);
-        if too_long > was {
-            return Ok(Some(format!(
-                "the compacted stream would hold {} over the line cap (a state or activity \
-                 collapsed into one snapshot larger than any line of the original), which a \
-                 reader with that cap skips; raise --max-line, or compact at a level that \
-                 keeps such events",
-                crate::text::plural(too_long - was, "line")
-            )));
-        }
-        counted = Some(before);
+    let (too_long, was) = (
+        count(errors_after, RuleId::FramingLineTooLong),
+        count(&errors_before, RuleId::FramingLineTooLong),
+    );
+    if too_long > was {
+        return Ok(Some(format!(
+            "the compacted stream would hold {} over the line cap (a state or activity \
+             collapsed into one snapshot larger than any line of the original), which a \
+             reader with that cap skips; raise --max-line, or compact at a level that keeps \
+             such events",
+            crate::text::plural(too_long - was, "line")
+        )));
     }
     let (original, compacted) = (held(original), held(&read_back.folded));
     let names = |threads: &[&(Option<String>, Folded)]| {
@@ -182,16 +179,8 @@ pub fn judge(
             }));
         }
     }
-    let errors_after = &read_back.errors;
-    if errors_after.is_empty() {
-        return Ok(None);
-    }
-    let errors_before = match counted {
-        Some(counted) => counted,
-        None => (errors_before.take().expect("counted once"))()?,
-    };
     for (rule, after) in errors_after {
-        let before = errors_before.get(rule).copied().unwrap_or(0);
+        let before = count(&errors_before, *rule);
         if *after > before {
             return Ok(Some(format!(
                 "the compacted stream has {after} {rule} errors, the original {before}"
