@@ -90,15 +90,11 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     };
     let inputs = inputs::expand(&args.paths, &walk)?;
     // A folder with nothing to compact, named without --mirror: nothing is written anywhere.
+    // (A link to a folder a walk met is no named input: it is left out below.)
     if let Some(why) = inputs
         .iter()
-        .filter(|i| {
-            i.spec
-                .path()
-                .is_some_and(|p| args.paths.iter().any(|a| a == p))
-        })
-        .find(|i| i.spec.path().is_some_and(Path::is_dir))
-        .and_then(|i| i.unreadable.clone())
+        .filter(|i| i.explicit && i.spec.path().is_some_and(Path::is_dir))
+        .find_map(|i| i.unreadable.clone())
     {
         bail!(why);
     }
