@@ -1154,34 +1154,28 @@ impl Drop for SlotOpen<'_> {
 fn finish_abandoned(at: &std::path::Path, grace: Duration) -> Result<()> {
     use agui_lens_core::read::{self, Batch, FrameKind, InputSpec, ReadOptions};
     let raw = at.join("response.raw");
-    let mut events = Vec::new();
+    let mut events: Vec<Value> = Vec::new();
     if let Ok(mut opened) = read::open(&InputSpec::File(raw), &ReadOptions::default()) {
         let mut batch = Batch::default();
         while opened.reader.next_batch(&mut batch)? {
             for frame in &batch.frames {
                 if let FrameKind::Data { .. } = frame.kind {
-                    let bytes = batch.bytes(frame);
-                    if serde_json::from_slice::<Value>(bytes).is_ok() {
-                        events.extend_from_slice(bytes);
-                        events.push(b'\n');
-                    }
+                    events.extend(serde_json::from_slice::<Value>(batch.bytes(frame)).ok());
                 }
             }
         }
     }
-    std::fs::write(
-        at.join(agui_lens_core::check::recorded::CUT_FILE),
-        format!(
-            "stopped by {}: the agent sent nothing more within {} s of the stop; the stream \
-             was forwarded in part, and what only its end tells was not checked\n",
-            agui_lens_core::stop::signal_name(),
-            grace.as_secs()
-        ),
-    )?;
-    if !events.is_empty() {
-        std::fs::write(at.join("events.jsonl"), events)?;
-    }
-    Ok(())
+    let why = format!(
+        "stopped by {}: the agent sent nothing more within {} s of the stop",
+        agui_lens_core::stop::signal_name(),
+        grace.as_secs()
+    );
+    record(
+        at,
+        (!events.is_empty()).then_some(&events[..]),
+        &[],
+        Some(&why),
+    )
 }
 
 /// What came of one exchange, recorded in its folder `at` (DIR/NNN/, which holds the request
