@@ -1539,27 +1539,55 @@ fn a_run_that_ended_in_an_error_is_said_so() {
         stderr.contains("the run ended in RUN_ERROR (TIMEOUT): the model timed out"),
         "{stderr}"
     );
+    let said = "the run ended in RUN_ERROR (TIMEOUT): the model timed out";
+    // Every report on stdout says it too, not only the summary on stderr: a pipeline that
+    // reads the JSON or an uploaded report is told the agent failed. Still no finding.
+    for format in ["json", "jsonl", "junit", "sarif", "github"] {
+        let server = Server::start(Script::sse(vec![Step::Send(failing.clone().into_bytes())]));
+        let (code, stdout, stderr) = run_url(&server.url("/"), &["--format", format]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains(said), "{format}: {stdout}");
+        if format == "json" {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(doc["files"][0]["notes"], json!([said]), "{stdout}");
+            assert_eq!(doc["summary"]["errors"], 0, "{stdout}");
+        }
+        if format == "sarif" {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            let run = &doc["runs"][0];
+            assert_eq!(run["results"], json!([]), "{stdout}");
+            assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+            let notes = &run["invocations"][0]["toolExecutionNotifications"];
+            assert_eq!(notes[0]["level"], "note", "{stdout}");
+        }
+    }
     let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
     let (_, _, stderr) = run_url(&server.url("/"), &[]);
     assert!(!stderr.contains("RUN_ERROR"), "{stderr}");
-    // A suite's case says it too, under its line.
-    let server = Server::start(Script::sse(vec![Step::Send(failing.into_bytes())]));
+    for format in ["json", "jsonl", "junit", "sarif", "github"] {
+        let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+        let (_, stdout, _) = run_url(&server.url("/"), &["--format", format]);
+        assert!(!stdout.contains("ended in RUN_ERROR"), "{format}: {stdout}");
+    }
+    // A suite's case says it too, under its line, and in every report.
     let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "suite.toml",
-        &format!(
-            "[[case]]\nname = \"chat\"\nurl = \"{}\"\nmessage = \"hi\"\n",
-            server.url("/")
-        ),
-    );
-    let (code, stdout, stderr) = test_cmd(dir.path(), &server, &[]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(
-        stdout.contains("case chat ... ok")
-            && stdout.contains("the run ended in RUN_ERROR (TIMEOUT): the model timed out"),
-        "{stdout}"
-    );
+    for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
+        let server = Server::start(Script::sse(vec![Step::Send(failing.clone().into_bytes())]));
+        write(
+            dir.path(),
+            "suite.toml",
+            &format!(
+                "[[case]]\nname = \"chat\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+                server.url("/")
+            ),
+        );
+        let (code, stdout, stderr) = test_cmd(dir.path(), &server, &["--format", format]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains(said), "{format}: {stdout}");
+        if format == "human" {
+            assert!(stdout.contains("case chat ... ok"), "{stdout}");
+        }
+    }
 }
 
 /// An agent that answers 200 with an empty event stream is told about as a live call.

@@ -106,6 +106,13 @@ impl Reporter for Github {
                 escape_data(&format!("skipped {}: not a capture ({skipped})", file.path))
             )?;
         }
+        for note in &file.notes {
+            writeln!(
+                self.out,
+                "::notice {file_property},title=agui-lens::{}",
+                escape_data(&format!("{}: {note}", file.path))
+            )?;
+        }
         Ok(())
     }
 

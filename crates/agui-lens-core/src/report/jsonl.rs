@@ -40,12 +40,16 @@ impl Reporter for Jsonl {
     }
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
-        // An input that could not be read, or was skipped, is a line of its own.
-        let record = match (&file.failure, &file.skipped) {
+        // An input that could not be read, was skipped, or has notes is a line of its own.
+        let mut record = match (&file.failure, &file.skipped) {
             (Some(failure), _) => serde_json::json!({"path": file.path, "failure": failure}),
             (None, Some(skipped)) => serde_json::json!({"path": file.path, "skipped": skipped}),
+            (None, None) if !file.notes.is_empty() => serde_json::json!({"path": file.path}),
             (None, None) => return Ok(()),
         };
+        if !file.notes.is_empty() {
+            record["notes"] = serde_json::json!(file.notes);
+        }
         serde_json::to_writer(&mut self.out, &record).map_err(io::Error::other)?;
         writeln!(self.out)
     }

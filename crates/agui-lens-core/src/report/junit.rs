@@ -163,17 +163,19 @@ impl Reporter for Junit {
                 "    <testcase name=\"conforms to AG-UI\" classname=\"{path}\"/>"
             );
         }
-        let warnings: Vec<String> = diagnostics
+        // Warnings and notes fail nothing: they are the suite's output.
+        let said: Vec<String> = diagnostics
             .iter()
             .filter(|d| d.severity == Severity::Warning)
             .map(describe)
+            .chain(file.notes.iter().cloned())
             .collect();
-        let system_out = if warnings.is_empty() {
+        let system_out = if said.is_empty() {
             String::new()
         } else {
             format!(
                 "    <system-out>{}</system-out>\n",
-                xml_escape(&warnings.join("\n"))
+                xml_escape(&said.join("\n"))
             )
         };
         let _ = write!(

@@ -64,6 +64,10 @@ pub struct FileSummary {
     /// no events to count.
     #[serde(skip)]
     pub recorded_findings: bool,
+    /// What a user wants to know about the input that is no finding, said in every format:
+    /// a live run that ended in RUN_ERROR (the protocol's way to say a run failed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl FileSummary {
@@ -78,6 +82,7 @@ impl FileSummary {
             protocol: Vec::new(),
             call: false,
             recorded_findings: false,
+            notes: Vec::new(),
         }
     }
 

@@ -193,6 +193,14 @@ impl Reporter for Sarif {
     }
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        for note in &file.notes {
+            let location = json!({"physicalLocation": {"artifactLocation": {"uri": uri(self.containers.place(&file.path).file)}}});
+            self.notifications.push(json!({
+                "level": "note",
+                "message": {"text": format!("{}: {note}", file.path)},
+                "locations": [location],
+            }));
+        }
         let (level, text) = match (file.failure_text(), &file.skipped) {
             (Some(failure), _) => {
                 self.successful = false;

@@ -149,6 +149,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         FileSummary::checked(name.clone(), exchange.stats, None)
     };
     file.protocol = exchange.protocol.clone();
+    file.notes.extend(exchange.run_failed());
     if let Some(failure) = file.failure_text() {
         let _ = writeln!(io::stderr(), "{failure}");
     }

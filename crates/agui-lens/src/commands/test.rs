@@ -245,15 +245,21 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
                 let why = [&case.failure, &case.error, &case.skipped]
                     .into_iter()
                     .find_map(Option::as_ref);
-                if let Some(why) = why {
-                    let mut failed = agui_lens_core::report::FileSummary::checked(
+                // The case's notes (a run that ended in RUN_ERROR) are said beside it.
+                if why.is_some() || !case.notes.is_empty() {
+                    let mut said = agui_lens_core::report::FileSummary::checked(
                         shared.suite_path.clone(),
                         case.stats,
-                        Some(format!("case \"{}\": {why}", case.name)),
+                        why.map(|why| format!("case \"{}\": {why}", case.name)),
                     );
                     // Said as "SUITE: case …", not as a file that could not be read.
-                    failed.interrupted = true;
-                    reporter.end_file(&failed)?;
+                    said.interrupted = true;
+                    said.notes = case
+                        .notes
+                        .iter()
+                        .map(|note| format!("case \"{}\": {note}", case.name))
+                        .collect();
+                    reporter.end_file(&said)?;
                 }
                 summary.files += 1;
                 summary.events += case.stats.events;

@@ -224,8 +224,21 @@ pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
                 "      <failure message=\"{}\" type=\"agui-lens\">{details}</failure>",
                 xml_attr(&why)
             );
-        } else if !case.diagnostics.is_empty() {
-            let _ = writeln!(inner, "      <system-out>{details}</system-out>");
+        }
+        // What fails nothing is the case's output: a passing case's findings, and its notes
+        // (a run that ended in RUN_ERROR).
+        let mut output = Vec::new();
+        if case.passed && case.skipped.is_none() && !case.is_error() && !case.diagnostics.is_empty()
+        {
+            output.push(details);
+        }
+        output.extend(case.notes.iter().map(|note| xml_escape(note)));
+        if !output.is_empty() {
+            let _ = writeln!(
+                inner,
+                "      <system-out>{}</system-out>",
+                output.join("\n\n")
+            );
         }
         if inner.is_empty() {
             body.push_str("/>\n");
