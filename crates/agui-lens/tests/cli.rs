@@ -276,7 +276,7 @@ fn compressed_inputs_are_read_transparently() {
     let sse: Vec<u8> = String::from_utf8(text.clone())
         .unwrap()
         .lines()
-        .map(|l| format!("data: {l}\r\n\r\n"))
+        .map(|l| format!("data: {l}\n\n"))
         .collect::<String>()
         .into_bytes();
     std::fs::write(&zst, zstd::encode_all(&sse[..], 3).unwrap()).unwrap();

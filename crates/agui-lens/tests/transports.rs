@@ -1802,3 +1802,192 @@ fn a_frame_over_the_official_clients_limit_is_said() {
         "{stderr}"
     );
 }
+
+/// `official_client_reads`, in reads of `size` bytes.
+fn official_client_reads_in(body: &Path, content_type: &str, size: usize) -> Value {
+    let reference = crate::common::reference_packages();
+    let output = std::process::Command::new("node")
+        .arg(reference.join("read-body.mjs"))
+        .arg(body)
+        .arg(content_type)
+        .arg(size.to_string())
+        .output()
+        .expect("running node reference/read-body.mjs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|_| panic!("read-body.mjs printed {stdout:?}"))
+}
+
+/// The findings of one rule in `check --format json FILE`.
+fn findings_of(file: &Path, rule: &str) -> Vec<Value> {
+    let (_, stdout, _) = run(&["check", "--format", "json", file.to_str().unwrap()]);
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == rule)
+        .cloned()
+        .collect()
+}
+
+const SSE_RUN: [&str; 5] = [
+    r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+    r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+    r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}"#,
+    r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+    r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+];
+
+/// SSE frames ended by CR LF (or CR) where the official client looks for two LFs: it splits a
+/// body only at `\n\n`, reads the frames on either side as one, and the stream fails there.
+/// The SSE grammar reads them (as agui-lens does), the 1.1 HTTP binding has a producer end
+/// its lines with LF, and the client cannot: an error, said once, in every format. CR LF
+/// where the client still reads every frame (a keep-alive comment, a stream of one frame)
+/// is no finding.
+#[test]
+fn frames_the_official_client_reads_as_one_are_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = "framing/sse-frames-merged";
+    let frames = |ends: &dyn Fn(usize) -> &'static str| -> String {
+        SSE_RUN
+            .iter()
+            .enumerate()
+            .map(|(i, e)| format!("data: {e}{}", ends(i)))
+            .collect()
+    };
+    let failing = [
+        ("crlf.sse", frames(&|_| "\r\n\r\n")),
+        ("cr.sse", frames(&|_| "\r\r")),
+        // One frame ended by CR LF among frames ended by LF.
+        (
+            "one.sse",
+            frames(&|i| if i == 2 { "\r\n\r\n" } else { "\n\n" }),
+        ),
+    ];
+    for (name, body) in &failing {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        let read = official_client_reads(&path, "text/event-stream");
+        assert!(read["error"].is_string(), "{name}: {read}");
+        for format in ["human", "json", "jsonl", "sarif", "github", "junit"] {
+            let (code, stdout, stderr) =
+                run(&["check", "--format", format, path.to_str().unwrap()]);
+            assert_eq!(code, 1, "{name} {format}: {stdout}{stderr}");
+            assert!(stdout.contains(rule), "{name} {format}: {stdout}");
+        }
+        let found = findings_of(&path, rule);
+        assert_eq!(found.len(), 1, "{name}: {found:?}");
+        assert_eq!(found[0]["severity"], "error", "{found:?}");
+    }
+    // Said at the first frame the client cannot read apart from the one before it.
+    let found = findings_of(&dir.path().join("crlf.sse"), rule);
+    assert_eq!(found[0]["line"], 3, "{found:?}");
+    let found = findings_of(&dir.path().join("one.sse"), rule);
+    assert_eq!(found[0]["line"], 7, "{found:?}");
+
+    let reading = [
+        ("lf.sse", frames(&|_| "\n\n")),
+        // A keep-alive comment ended by CR LF before each frame, as a real server sends it.
+        (
+            "keepalive.sse",
+            frames(&|_| "\n\n").replace("data: ", ": keepalive\r\n\r\ndata: "),
+        ),
+        ("single.sse", format!("data: {}\r\n\r\n", SSE_RUN[0])),
+        // CR LF inside a frame's fields, and LF LF after it.
+        ("fields.sse", frames(&|_| "\r\n\n")),
+    ];
+    for (name, body) in &reading {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        let read = official_client_reads(&path, "text/event-stream");
+        assert!(read["error"].is_null(), "{name}: {read}");
+        assert!(findings_of(&path, rule).is_empty(), "{name}");
+    }
+    let keepalive = root().join("fixtures/valid/microsoft-agent-framework-keepalive.sse");
+    assert!(findings_of(&keepalive, rule).is_empty());
+}
+
+/// The official client also ends an SSE stream when a read leaves more than 10 MiB of an
+/// unfinished frame waiting (counted in UTF-16 units of the text it holds; the frame here is
+/// longer by more than one read): a warning at that frame, as for protobuf.
+/// A frame as long in bytes whose text is fewer characters is read, and no finding.
+#[test]
+fn an_sse_frame_over_the_official_clients_buffer_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = "framing/sse-over-client-limit";
+    let long = |text: &str| {
+        let mut body = format!("data: {}\n\n", SSE_RUN[0]);
+        body.push_str(&format!("data: {}\n\n", SSE_RUN[1]));
+        let delta = serde_json::json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":text});
+        body.push_str(&format!("data: {delta}\n\n"));
+        for e in &SSE_RUN[3..] {
+            body.push_str(&format!("data: {e}\n\n"));
+        }
+        body
+    };
+    let big = dir.path().join("big.sse");
+    std::fs::write(&big, long(&"a".repeat(10 * 1024 * 1024 + 100_000))).unwrap();
+    let read = official_client_reads_in(&big, "text/event-stream", 65536);
+    assert!(
+        read["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("SSE buffer size exceeded")),
+        "{read}"
+    );
+    for format in ["human", "json", "jsonl", "sarif", "github", "junit"] {
+        let (code, stdout, stderr) = run(&["check", "--format", format, big.to_str().unwrap()]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains(rule), "{format}: {stdout}");
+    }
+    let found = findings_of(&big, rule);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["severity"], "warning", "{found:?}");
+    assert_eq!(found[0]["line"], 5, "{found:?}");
+    // Written as SSE by `cat` and `compact`, such a frame is said, as a protobuf one is (exit
+    // 0: the copy is whole).
+    let jsonl = dir.path().join("big.jsonl");
+    let (code, _, stderr) = run(&["cat", big.to_str().unwrap(), "-o", jsonl.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("10 MiB"), "{stderr}");
+    let again = dir.path().join("again.sse");
+    let (code, _, stderr) = run(&[
+        "cat",
+        jsonl.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("event 2 (TEXT_MESSAGE_CONTENT)") && stderr.contains("10 MiB"),
+        "{stderr}"
+    );
+    assert_eq!(findings_of(&again, rule).len(), 1);
+    let compacted = dir.path().join("compacted.sse");
+    let (code, _, stderr) = run(&[
+        "compact",
+        jsonl.to_str().unwrap(),
+        "-o",
+        compacted.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning:") && stderr.contains("10 MiB"),
+        "{stderr}"
+    );
+    // 11 MiB of bytes, 3.9 million characters: the client reads it.
+    let wide = dir.path().join("wide.sse");
+    std::fs::write(&wide, long(&"€".repeat(3_900_000))).unwrap();
+    assert!(std::fs::metadata(&wide).unwrap().len() > 11 * 1024 * 1024);
+    let read = official_client_reads_in(&wide, "text/event-stream", 65536);
+    assert!(read["error"].is_null(), "{read}");
+    assert!(findings_of(&wide, rule).is_empty());
+    let (code, _, stderr) = run(&[
+        "cat",
+        wide.to_str().unwrap(),
+        "-o",
+        dir.path().join("wide2.sse").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("10 MiB"), "{stderr}");
+}

@@ -270,6 +270,47 @@ pub(crate) fn parse_frame_with(
                 ),
             );
         }
+        FrameKind::Data {
+            caveat: Caveat::SseMerged { with_line },
+            ..
+        } => {
+            problems.push(
+                finding(
+                    RuleId::FramingSseFramesMerged,
+                    &loc,
+                    format!(
+                        "no two LFs part this SSE frame from the one at line {with_line} (their \
+                         lines end with CR LF or CR): the official client splits frames only at \
+                         two LFs, reads both as one and ends the stream here"
+                    ),
+                )
+                .with_help(
+                    "end every SSE line with LF alone, as the 1.1 HTTP binding has a producer do",
+                ),
+            );
+        }
+        FrameKind::Data {
+            caveat: Caveat::SseOverClientLimit { len },
+            ..
+        } => {
+            problems.push(
+                finding(
+                    RuleId::FramingSseOverClientLimit,
+                    &loc,
+                    format!(
+                        "the official client holds {len} UTF-16 units of text until this SSE \
+                         frame ends, over the {} ({CLIENT_FRAME_LIMIT}) it buffers: \
+                         @ag-ui/client ends the stream here when a read leaves more than that \
+                         waiting",
+                        human_bytes(CLIENT_FRAME_LIMIT)
+                    ),
+                )
+                .with_help(
+                    "split the event (a STATE_SNAPSHOT into deltas, a long text into several \
+                     TEXT_MESSAGE_CONTENT deltas)",
+                ),
+            );
+        }
         FrameKind::Data { caveat, .. } => {
             if *caveat == Caveat::Unterminated {
                 problems.push(

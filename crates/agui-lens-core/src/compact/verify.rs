@@ -400,7 +400,10 @@ impl Written {
                 match frame.kind {
                     // A frame over the official client's limit holds its event whole.
                     FrameKind::Data {
-                        caveat: Caveat::None | Caveat::OverClientLimit { .. },
+                        caveat:
+                            Caveat::None
+                            | Caveat::OverClientLimit { .. }
+                            | Caveat::SseOverClientLimit { .. },
                         ..
                     } => found.add(batch.bytes(frame)),
                     _ => return Ok(false),

@@ -15,6 +15,7 @@ pub mod plain;
 pub mod progress;
 mod proto;
 mod sse;
+pub(crate) use sse::utf16_len;
 pub mod stoppable;
 
 use std::fmt;
@@ -108,6 +109,12 @@ pub enum Caveat {
     /// Protobuf: the frame, its 4-byte length included, is `len` bytes, over the
     /// [`CLIENT_FRAME_LIMIT`] of the official client.
     OverClientLimit { len: u64 },
+    /// SSE: no two LFs part this frame from the one at `with_line` (their lines end with CR
+    /// LF or CR), so the official client, which splits only at `\n\n`, reads both as one.
+    SseMerged { with_line: u64 },
+    /// SSE: the text the official client holds until this frame ends (all since the last
+    /// `\n\n`) is `len` UTF-16 units, over its buffer's [`CLIENT_FRAME_LIMIT`].
+    SseOverClientLimit { len: u64 },
 }
 
 /// The largest protobuf frame, its 4-byte length included, that `@ag-ui/client` reads: it ends

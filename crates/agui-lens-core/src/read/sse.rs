@@ -1,13 +1,17 @@
 //! Server-Sent Events as captured from the wire, framed the way the WHATWG HTML standard says
 //! an EventSource does: CR, LF and CRLF all end a line; `data:` fields are joined with LF; a
 //! blank line dispatches; comments and the `event`, `id` and `retry` fields do not carry events.
+//!
+//! Beside it, the reader follows what the official client makes of the same bytes: it splits
+//! the body only at `\n\n` and fails when that leaves two frames together, or more than
+//! [`CLIENT_FRAME_LIMIT`] UTF-16 units waiting; a frame it would fail at carries a [`Caveat`].
 
 use std::io;
 
 use memchr::memchr2;
 
 use super::lines::{Capped, Input};
-use super::{Batch, Caveat, FrameKind, FrameReader};
+use super::{Batch, CLIENT_FRAME_LIMIT, Caveat, FrameKind, FrameReader};
 
 const DATA: &[u8] = b"data";
 const DATA_COLON: &[u8] = b"data:";
@@ -78,6 +82,56 @@ pub struct SseReader {
     frame_line: u64,
     frame_offset: u64,
     index: u64,
+    client: ClientView,
+}
+
+/// The body as `@ag-ui/client` splits it: at `\n\n` only.
+#[derive(Default)]
+struct ClientView {
+    /// The last line ended with LF (alone or after CR): a blank line ended by LF makes `\n\n`.
+    ended_lf: bool,
+    /// The line of the last frame with data since the last `\n\n`, if one was.
+    frame_line: Option<u64>,
+    /// UTF-16 units since the last `\n\n`: the text the client holds.
+    units: u64,
+    /// Frames said to be read as one (once a stream: the client stops at the first).
+    merged_said: bool,
+    /// The text since the last `\n\n` was said to be over the client's limit.
+    over_said: bool,
+}
+
+impl ClientView {
+    /// The caveat of a frame with data ending at `line`, from what the client sees of it.
+    fn frame(&mut self, line: u64) -> Option<Caveat> {
+        let before = self.frame_line.replace(line);
+        if let Some(with_line) = before
+            && !self.merged_said
+        {
+            self.merged_said = true;
+            return Some(Caveat::SseMerged { with_line });
+        }
+        if self.units > CLIENT_FRAME_LIMIT && !self.over_said {
+            self.over_said = true;
+            return Some(Caveat::SseOverClientLimit { len: self.units });
+        }
+        None
+    }
+
+    /// Two LFs in a row: the client hands on what it held.
+    fn split(&mut self) {
+        self.frame_line = None;
+        self.units = 0;
+        self.over_said = false;
+    }
+}
+
+/// The length of UTF-8 text in UTF-16 units, as a JavaScript string holds it: one per
+/// character, two for one outside the Basic Multilingual Plane.
+pub(crate) fn utf16_len(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .map(|&b| u64::from(b & 0xC0 != 0x80) + u64::from(b >= 0xF0))
+        .sum()
 }
 
 impl SseReader {
@@ -95,6 +149,7 @@ impl SseReader {
             frame_line: 0,
             frame_offset: 0,
             index: 0,
+            client: ClientView::default(),
         }
     }
 
@@ -141,14 +196,23 @@ impl SseReader {
     }
 
     fn dispatch(&mut self, batch: &mut Batch, unterminated: bool) {
-        let caveat = if unterminated {
-            Caveat::Unterminated
-        } else {
-            Caveat::None
-        };
         if !self.has_data {
             return;
         }
+        // Data of nothing but white space joins another frame's without harm.
+        let blank =
+            !self.data.over(self.max) && self.data.bytes.iter().all(u8::is_ascii_whitespace);
+        let client = if blank {
+            None
+        } else {
+            self.client.frame(self.frame_line)
+        };
+        let caveat = match client {
+            Some(merged @ Caveat::SseMerged { .. }) => merged,
+            _ if unterminated => Caveat::Unterminated,
+            Some(caveat) => caveat,
+            None => Caveat::None,
+        };
         let (line, offset) = (self.frame_line, self.frame_offset);
         if self.data.over(self.max) {
             // The data buffer's length includes the line feed that ends the last field.
@@ -187,20 +251,31 @@ impl FrameReader for SseReader {
                 if self.input.available()[0] == b'\n' {
                     self.input.consume(1);
                     self.line_offset = self.input.offset();
+                    self.client.units += 1;
+                    self.client.ended_lf = true;
                     continue;
                 }
             }
             let avail = self.input.available();
             match memchr2(b'\n', b'\r', avail) {
                 Some(i) => {
-                    self.after_cr = avail[i] == b'\r';
+                    let lf = avail[i] == b'\n';
+                    // A blank line ended by LF right after a LF: the client splits here.
+                    let split = lf && self.line.len == 0 && i == 0 && self.client.ended_lf;
+                    self.after_cr = !lf;
+                    self.client.units += utf16_len(&avail[..i]) + 1;
                     self.line.take(&avail[..i], cap);
                     self.input.consume(i + 1);
                     self.end_line(batch);
                     self.line_offset = self.input.offset();
+                    self.client.ended_lf = lf;
+                    if split {
+                        self.client.split();
+                    }
                 }
                 None => {
                     let n = avail.len();
+                    self.client.units += utf16_len(avail);
                     self.line.take(avail, cap);
                     self.input.consume(n);
                 }

@@ -214,19 +214,21 @@ pub struct EventWriter<W: Write> {
     notes: Vec<WriteNote>,
     /// Events handed to the writer, written or not.
     seen: u64,
-    /// The first protobuf frame written over the official client's limit, and how many were.
+    /// The first frame written over the official client's limit, and how many were.
     over_limit: Option<(OverLimit, u64)>,
 }
 
-/// A protobuf frame written whole, but over [`crate::read::CLIENT_FRAME_LIMIT`]: the official
-/// client ends the stream at it.
+/// A frame written whole, but over [`crate::read::CLIENT_FRAME_LIMIT`]: the official client
+/// ends the stream at it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OverLimit {
     /// 0-based index of the event among those handed to the writer.
     pub index: u64,
     pub event_type: Option<String>,
-    /// The frame's bytes, its 4-byte length included.
+    /// A protobuf frame's bytes, its 4-byte length included; an SSE frame's UTF-16 units.
     pub len: u64,
+    /// The frame is SSE (else protobuf).
+    pub sse: bool,
 }
 
 impl OverLimit {
@@ -240,6 +242,14 @@ impl OverLimit {
             0 | 1 => String::new(),
             n => format!(" (and {} more)", plural(n - 1, "frame")),
         };
+        if self.sse {
+            return format!(
+                "event {} ({ty}) is an SSE frame of {} UTF-16 units{more}, over the 10 MiB \
+                 that the official client buffers: @ag-ui/client ends the stream there when a \
+                 read leaves more than that waiting (nothing is lost)",
+                self.index, self.len
+            );
+        }
         format!(
             "event {} ({ty}) is a protobuf frame of {} bytes{more}, over the 10 MiB that the \
              official client reads: @ag-ui/client ends the stream there (nothing is lost; \
@@ -354,17 +364,47 @@ impl<W: Write> EventWriter<W> {
                 self.put(text)?;
             }
             InputFormat::Sse => {
+                let mut lines = 0;
                 for line in text.split(|&b| b == b'\n') {
                     self.put(b"data: ")?;
                     self.put(line)?;
                     self.put(b"\n")?;
+                    lines += 1;
                 }
                 self.put(b"\n")?;
+                // What the client holds before the frame's last LF: a UTF-16 unit is one byte
+                // or more, so only a frame that long in bytes is counted.
+                let bytes = text.len() as u64 + 6 * lines;
+                if bytes > crate::read::CLIENT_FRAME_LIMIT {
+                    let len = crate::read::utf16_len(text) + 6 * lines;
+                    if len > crate::read::CLIENT_FRAME_LIMIT {
+                        self.note_over_limit(text, len, true);
+                    }
+                }
             }
             InputFormat::Proto => return self.write_proto(text),
         }
         self.events += 1;
         Ok(())
+    }
+
+    /// Counts a frame over the official client's limit, and keeps the first.
+    fn note_over_limit(&mut self, text: &[u8], len: u64, sse: bool) {
+        match &mut self.over_limit {
+            Some((_, count)) => *count += 1,
+            None => {
+                let event_type = serde_json::from_slice::<Value>(text)
+                    .ok()
+                    .and_then(|v| Some(v.get("type")?.as_str()?.to_owned()));
+                let first = OverLimit {
+                    index: self.seen - 1,
+                    event_type,
+                    len,
+                    sse,
+                };
+                self.over_limit = Some((first, 1));
+            }
+        }
     }
 
     /// One event as a protobuf frame, with a note of anything the message cannot carry; an
@@ -389,17 +429,7 @@ impl<W: Write> EventWriter<W> {
                 proto::push_frame(&encoded.bytes, &mut frame);
                 let len = frame.len() as u64;
                 if len > crate::read::CLIENT_FRAME_LIMIT {
-                    match &mut self.over_limit {
-                        Some((_, count)) => *count += 1,
-                        None => {
-                            let first = OverLimit {
-                                index,
-                                event_type: event_type.clone(),
-                                len,
-                            };
-                            self.over_limit = Some((first, 1));
-                        }
-                    }
+                    self.note_over_limit(text, len, false);
                 }
                 let put = self.put(&frame);
                 self.scratch = frame;

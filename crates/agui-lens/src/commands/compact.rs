@@ -71,7 +71,7 @@ struct Report {
     /// What was left alone because it already held the bytes the compaction made: the file
     /// itself, compacted before (in place), or an output of an earlier run.
     unchanged: Option<String>,
-    /// What the official client cannot read of a protobuf output (written whole).
+    /// What the official client cannot read of a protobuf or SSE output (written whole).
     over_limit: Option<String>,
 }
 

@@ -93,6 +93,41 @@ pub const SSE_UNTERMINATED_FRAME: Rule = Rule {
     capability: None,
 };
 
+pub const SSE_FRAMES_MERGED: Rule = Rule {
+    name: "framing/sse-frames-merged",
+    default: Level::Deny,
+    versions: "every version",
+    summary: "two SSE frames are not parted by two LFs (lines end with CR LF or CR), so the \
+              official client reads them as one",
+    why: "The SSE grammar ends a line at CR, LF or CR LF, but `@ag-ui/client` splits the body \
+          only at two LFs: frames parted by `\\r\\n\\r\\n` reach it as one, their data \
+          joined, and the stream ends there with a JSON error. The 1.1 HTTP binding has a \
+          producer end every line with LF. Line ends the client still reads (a keep-alive \
+          comment ended by CR LF before a frame, one frame alone) are not reported.",
+    example: "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\\r\\n\\r\\n\
+              data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\\r\\n\\r\\n",
+    tier: Tier::Must,
+    spec: spec!("basic/transports/http-sse.mdx#response"),
+    capability: None,
+};
+
+pub const SSE_OVER_CLIENT_LIMIT: Rule = Rule {
+    name: "framing/sse-over-client-limit",
+    default: Level::Warn,
+    versions: "every version",
+    summary: "an SSE frame's text is over the 10 MiB that the official TypeScript client buffers",
+    why: "`@ag-ui/client` holds the text after the last two LFs while a frame arrives and ends \
+          the whole stream with an error (\"SSE buffer size exceeded maximum limit of 10 MB\") \
+          once it is over 10 MiB, counted in UTF-16 units: a frame that long is lost, with the \
+          rest of the run, unless it arrives in one read. The protocol sets no limit, so the \
+          event is still read and checked.",
+    example: "data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"(10.5 \
+              million characters)\"}\n\n",
+    tier: Tier::Advice,
+    spec: spec!("basic/transports/http-sse.mdx#response"),
+    capability: None,
+};
+
 pub const NO_EVENTS: Rule = Rule {
     name: "framing/no-events",
     default: Level::Deny,

@@ -208,6 +208,8 @@ registry! {
     FramingDuplicateKey => framing::DUPLICATE_KEY,
     FramingLineTooLong => framing::LINE_TOO_LONG,
     FramingSseUnterminatedFrame => framing::SSE_UNTERMINATED_FRAME,
+    FramingSseFramesMerged => framing::SSE_FRAMES_MERGED,
+    FramingSseOverClientLimit => framing::SSE_OVER_CLIENT_LIMIT,
     FramingNoEvents => framing::NO_EVENTS,
     FramingProtoTruncated => framing::PROTO_TRUNCATED,
     FramingProtoTooLong => framing::PROTO_TOO_LONG,
