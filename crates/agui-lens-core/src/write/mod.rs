@@ -393,9 +393,16 @@ impl<W: Write> EventWriter<W> {
         match &mut self.over_limit {
             Some((_, count)) => *count += 1,
             None => {
-                let event_type = serde_json::from_slice::<Value>(text)
+                // Only the type is read: the event is large.
+                #[derive(serde::Deserialize)]
+                struct Typed<'a> {
+                    #[serde(borrow, rename = "type")]
+                    ty: Option<std::borrow::Cow<'a, str>>,
+                }
+                let event_type = serde_json::from_slice::<Typed<'_>>(text)
                     .ok()
-                    .and_then(|v| Some(v.get("type")?.as_str()?.to_owned()));
+                    .and_then(|t| t.ty)
+                    .map(|t| t.into_owned());
                 let first = OverLimit {
                     index: self.seen - 1,
                     event_type,
