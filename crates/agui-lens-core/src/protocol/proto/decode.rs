@@ -3,6 +3,7 @@
 //! presence reads as when it is absent. (A dynamic message per event, then a walk over it,
 //! cost ten times the parsing of the same event as JSON.)
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -36,7 +37,6 @@ struct Field {
 }
 
 pub struct Table {
-    pub name: String,
     fields: HashMap<u32, Field>,
 }
 
@@ -63,7 +63,6 @@ fn table_of(
     let at = tables.len();
     index.insert(desc.full_name().to_owned(), at);
     tables.push(Table {
-        name: desc.name().to_owned(),
         fields: HashMap::new(),
     });
     let mut fields = HashMap::new();
@@ -124,8 +123,21 @@ impl Tables {
         }
     }
 
+    /// A length-delimited field of a message kind, as JSON.
+    fn payload(&self, kind: &Kind, bytes: &[u8]) -> Result<Option<Value>, String> {
+        Ok(match kind {
+            Kind::Message(at) => Some(Value::Object(self.decode(*at, bytes)?)),
+            Kind::JsonValue => json_value(bytes)?,
+            Kind::JsonObject => Some(Value::Object(json_object(bytes)?)),
+            Kind::JsonList => Some(Value::Array(json_list(bytes)?)),
+            _ => None,
+        })
+    }
+
     /// A message as wire JSON: every field it carries, and the default of each field without
-    /// presence that it does not.
+    /// presence that it does not. A message field sent twice is merged, as protobuf merges it
+    /// (its occurrences read as one); a field of a wire type its type does not have is skipped,
+    /// as an unknown field is.
     pub fn decode(&self, table: usize, bytes: &[u8]) -> Result<Map<String, Value>, String> {
         let t = &self.tables[table];
         let mut out = Map::new();
@@ -136,6 +148,8 @@ impl Tables {
                 out.insert(field.json.clone(), default.clone());
             }
         }
+        // The message fields met so far: the bytes of each, all occurrences together.
+        let mut met: Vec<(u32, Cow<'_, [u8]>)> = Vec::new();
         let mut buf = bytes;
         while !buf.is_empty() {
             let (number, wire) = key(&mut buf, bytes.len())?;
@@ -156,23 +170,27 @@ impl Tables {
                             .map_or(Value::from(n), |n| Value::String(n.clone())),
                     )
                 }
-                (Kind::Message(at), 2) => Some(Value::Object(
-                    self.decode(*at, bytes_of(&mut buf, number)?)?,
-                )),
-                (Kind::JsonValue, 2) => json_value(bytes_of(&mut buf, number)?)?,
-                (Kind::JsonObject, 2) => {
-                    Some(Value::Object(json_object(bytes_of(&mut buf, number)?)?))
-                }
-                (Kind::JsonList, 2) => Some(Value::Array(json_list(bytes_of(&mut buf, number)?)?)),
-                (Kind::Other, _) => {
-                    skip(wire, &mut buf, number)?;
-                    None
+                (Kind::Message(_) | Kind::JsonValue | Kind::JsonObject | Kind::JsonList, 2) => {
+                    let part = bytes_of(&mut buf, number)?;
+                    match met.iter().position(|(n, _)| *n == number) {
+                        Some(at) if !field.list => {
+                            let mut all = std::mem::take(&mut met[at].1).into_owned();
+                            all.extend_from_slice(part);
+                            let value = self.payload(&field.kind, &all)?;
+                            met[at].1 = Cow::Owned(all);
+                            value
+                        }
+                        _ => {
+                            if !field.list {
+                                met.push((number, Cow::Borrowed(part)));
+                            }
+                            self.payload(&field.kind, part)?
+                        }
+                    }
                 }
                 _ => {
-                    return Err(format!(
-                        "field {number} ({}) of a {} has wire type {wire}, which its type does not",
-                        field.json, t.name
-                    ));
+                    skip(wire, &mut buf, number)?;
+                    None
                 }
             };
             let Some(value) = value else { continue };

@@ -36,11 +36,13 @@ pub enum Decoded {
 /// not an event: a client gives up on the stream there.
 pub fn decode_event(bytes: &[u8]) -> Result<Decoded, String> {
     let arms = wire::envelope_fields(bytes)?;
-    let known: Vec<u32> = arms
+    let mut known: Vec<u32> = arms
         .iter()
         .copied()
         .filter(|&n| wire::is_known_arm(n))
         .collect();
+    // One arm sent twice is one event, its halves merged (as protobuf merges a field).
+    known.dedup();
     match known.len() {
         0 if arms.is_empty() => return Err("the message is empty: it names no event".into()),
         0 => return Ok(Decoded::UnknownArm(arms)),

@@ -149,10 +149,17 @@ fn broken_messages_are_refused_with_a_reason() {
     // Cut short.
     let err = decode_event(&good[..good.len() - 1]).unwrap_err();
     assert!(err.contains("runs past"), "{err}");
-    // Two events in one envelope.
+    // Two events of different types in one envelope.
     let mut two = good.clone();
-    two.extend_from_slice(&good);
-    assert!(decode_event(&two).unwrap_err().contains("2 events"));
+    two.extend_from_slice(
+        &encode_event(&json!({"type":"STEP_FINISHED","stepName":"s"}))
+            .unwrap()
+            .bytes,
+    );
+    assert!(
+        decode_event(&two).unwrap_err().contains("2 events"),
+        "{two:?}"
+    );
     // Empty.
     assert!(decode_event(&[]).unwrap_err().contains("empty"));
     // An arm whose base event names another type.
@@ -250,4 +257,53 @@ fn a_null_the_wire_cannot_carry_is_named() {
     // A null where the message holds any JSON value comes back.
     let event = json!({"type":"STATE_SNAPSHOT","snapshot":{"n":null}});
     assert!(encode_event(&event).unwrap().lost.is_empty());
+}
+
+/// A field: its key, then a length and the bytes (wire type 2) or a varint (wire type 0).
+fn field(number: u32, wire: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = vec![(number << 3) as u8 | wire];
+    if wire == 2 {
+        out.push(payload.len() as u8);
+    }
+    out.extend_from_slice(payload);
+    out
+}
+
+fn event_of(bytes: &[u8]) -> Value {
+    match decode_event(bytes) {
+        Ok(Decoded::Event(event)) => Value::Object(event),
+        other => panic!("{bytes:?}: {other:?}"),
+    }
+}
+
+/// What a message repeats is merged, as protobuf merges it and the official decoder does
+/// (`mergeMessageFields`, then the generated decoder): an arm sent twice is one event made of
+/// both, a base event sent twice one base event, and a field of a wire type its type does
+/// not have is skipped as an unknown field. Two different arms stay refused, as there.
+#[test]
+fn what_a_message_repeats_is_merged_as_protobuf_merges_it() {
+    let custom = |body: Vec<u8>| field(11, 2, &body);
+    let base = |inner: &[u8]| field(1, 2, inner);
+    let ty = field(1, 0, &[10]); // CUSTOM
+    let name = |n: &str| field(2, 2, n.as_bytes());
+    // `value`: a google.protobuf.Value holding true.
+    let value_true = field(3, 2, &field(4, 0, &[1]));
+
+    let first = custom([base(&ty), name("x"), value_true.clone()].concat());
+    let second = custom([base(&ty), name("y")].concat());
+    assert_eq!(
+        event_of(&[first, second].concat()),
+        json!({"type":"CUSTOM","name":"y","value":true})
+    );
+
+    // The base event twice: its type from the first, its timestamp from the second.
+    let twice = custom([base(&ty), base(&field(2, 0, &[5])), name("x")].concat());
+    assert_eq!(
+        event_of(&twice),
+        json!({"type":"CUSTOM","name":"x","timestamp":5})
+    );
+
+    // `name` sent again as a varint: not a string's wire type, so skipped.
+    let wrong = custom([base(&ty), name("x"), field(2, 0, &[7])].concat());
+    assert_eq!(event_of(&wrong), json!({"type":"CUSTOM","name":"x"}));
 }

@@ -62,10 +62,12 @@ pub fn envelope_fields(bytes: &[u8]) -> Result<Vec<u32>, String> {
 }
 
 /// Decodes an envelope with exactly one known arm (see [`envelope_fields`]): the event type
-/// the arm carries, and its body as wire JSON.
+/// the arm carries, and its body as wire JSON. An arm sent more than once is read as one
+/// message of all its occurrences, as protobuf merges them.
 pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>), String> {
     let tables = &*TABLES;
     let mut buf = bytes;
+    let mut arm: Option<(u32, &'static str, Vec<&[u8]>)> = None;
     while !buf.is_empty() {
         let (number, wire) = decode::key(&mut buf, bytes.len())?;
         match (ARMS.get(&number), wire) {
@@ -74,10 +76,11 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>
                 let body = buf
                     .get(..len as usize)
                     .ok_or_else(|| format!("field {number} runs past the message's end"))?;
-                let table = tables
-                    .field_table(tables.envelope, number)
-                    .expect("every arm of the envelope is a message");
-                return Ok((ty.as_str(), tables.decode(table, body)?));
+                buf = &buf[len as usize..];
+                match &mut arm {
+                    Some((_, _, bodies)) => bodies.push(body),
+                    None => arm = Some((number, ty.as_str(), vec![body])),
+                }
             }
             (Some(_), wire) => {
                 return Err(format!(
@@ -87,7 +90,15 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>
             (None, wire) => decode::skip(wire, &mut buf, number)?,
         }
     }
-    Err("the message names no event".into())
+    let (number, ty, bodies) = arm.ok_or("the message names no event")?;
+    let table = tables
+        .field_table(tables.envelope, number)
+        .expect("every arm of the envelope is a message");
+    let event = match bodies.as_slice() {
+        [body] => tables.decode(table, body)?,
+        _ => tables.decode(table, &bodies.concat())?,
+    };
+    Ok((ty, event))
 }
 
 /// The event type each arm of the envelope carries, by field number.
