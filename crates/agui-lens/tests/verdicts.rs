@@ -825,3 +825,221 @@ fn a_config_level_error_lists_every_level_word() {
         assert!(stderr.contains(word), "{word}: {stderr}");
     }
 }
+
+/// The official reducer on a JSONL file: its messages as (id, role).
+fn official_messages(path: &Path) -> Vec<(String, String)> {
+    let reference = crate::common::reference_packages();
+    let output = std::process::Command::new("node")
+        .arg(reference.join("fold.mjs"))
+        .arg(path)
+        .output()
+        .expect("running node reference/fold.mjs");
+    let folded: Value = serde_json::from_slice(&output.stdout).unwrap();
+    folded["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let id = m["id"].as_str().unwrap_or_default().to_owned();
+            (id, m["role"].as_str().unwrap_or_default().to_owned())
+        })
+        .collect()
+}
+
+/// A messageId MUST be unique within its thread, and a client finds messages by id alone:
+/// an id given to a message of another kind (reasoning under a text message's id, an
+/// activity over a text, a text over an activity or a user's message, a second tool result)
+/// merges, replaces, drops or repeats messages in the official reducer. Each is an error
+/// once; a message of the same kind reopened, a snapshot naming what was streamed, and the
+/// same id in another thread are not.
+#[test]
+fn a_message_id_given_to_another_kind_of_message_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = |thread: &str, run: &str| json!({"type":"RUN_STARTED","threadId":thread,"runId":run,"protocolVersion":"1.1"});
+    let finish =
+        |thread: &str, run: &str| json!({"type":"RUN_FINISHED","threadId":thread,"runId":run});
+    let text = |id: &str, role: &str, delta: &str| {
+        vec![
+            json!({"type":"TEXT_MESSAGE_START","messageId":id,"role":role}),
+            json!({"type":"TEXT_MESSAGE_CONTENT","messageId":id,"delta":delta}),
+            json!({"type":"TEXT_MESSAGE_END","messageId":id}),
+        ]
+    };
+    let reasoning = |id: &str| {
+        vec![
+            json!({"type":"REASONING_START","messageId":id}),
+            json!({"type":"REASONING_MESSAGE_START","messageId":id,"role":"reasoning"}),
+            json!({"type":"REASONING_MESSAGE_CONTENT","messageId":id,"delta":"th"}),
+            json!({"type":"REASONING_MESSAGE_END","messageId":id}),
+            json!({"type":"REASONING_END","messageId":id}),
+        ]
+    };
+    let activity = |id: &str| json!({"type":"ACTIVITY_SNAPSHOT","messageId":id,"activityType":"plan","content":{"a":1}});
+    let call = |id: &str| {
+        vec![
+            json!({"type":"TOOL_CALL_START","toolCallId":id,"toolCallName":"f","parentMessageId":"x"}),
+            json!({"type":"TOOL_CALL_ARGS","toolCallId":id,"delta":"{}"}),
+            json!({"type":"TOOL_CALL_END","toolCallId":id}),
+        ]
+    };
+    let result = |message: &str, call: &str| json!({"type":"TOOL_CALL_RESULT","messageId":message,"toolCallId":call,"content":"r"});
+    let stream = |parts: Vec<Vec<Value>>| -> Vec<Value> { parts.into_iter().flatten().collect() };
+    let mut user_input = start("t", "r");
+    user_input["input"] =
+        json!({"threadId":"t","runId":"r","messages":[{"id":"x","role":"user","content":"q"}]});
+
+    let clashes = [
+        (
+            "reasoning-over-text",
+            stream(vec![
+                vec![start("t", "r")],
+                text("x", "assistant", "hi"),
+                reasoning("x"),
+                vec![finish("t", "r")],
+            ]),
+        ),
+        (
+            "activity-over-text",
+            stream(vec![
+                vec![start("t", "r")],
+                text("x", "assistant", "hi"),
+                vec![activity("x"), finish("t", "r")],
+            ]),
+        ),
+        (
+            "text-over-activity",
+            stream(vec![
+                vec![start("t", "r"), activity("x")],
+                text("x", "assistant", "hi"),
+                vec![finish("t", "r")],
+            ]),
+        ),
+        (
+            "text-over-input",
+            stream(vec![
+                vec![user_input.clone()],
+                text("x", "assistant", "a"),
+                vec![finish("t", "r")],
+            ]),
+        ),
+        (
+            "result-over-text",
+            stream(vec![
+                vec![start("t", "r")],
+                text("x", "assistant", "hi"),
+                call("c1"),
+                vec![result("x", "c1"), finish("t", "r")],
+            ]),
+        ),
+        (
+            "two-results",
+            stream(vec![
+                vec![start("t", "r")],
+                text("x", "assistant", "hi"),
+                call("c1"),
+                call("c2"),
+                vec![result("m", "c1"), result("m", "c2"), finish("t", "r")],
+            ]),
+        ),
+    ];
+    for (name, events) in &clashes {
+        let path = write(dir.path(), &format!("{name}.jsonl"), events);
+        let (code, rules) = problems(&[s(&path)]);
+        assert_eq!(code, 1, "{name}: {rules:?}");
+        assert_eq!(rules, ["reference/message-id-clash"], "{name}");
+        // What the official client ends with: two messages made, one (or a repeated) id.
+        let messages = official_messages(&path);
+        let ids: std::collections::HashSet<&String> = messages.iter().map(|(id, _)| id).collect();
+        let made = events
+            .iter()
+            .filter(|e| {
+                [
+                    "TEXT_MESSAGE_START",
+                    "REASONING_MESSAGE_START",
+                    "ACTIVITY_SNAPSHOT",
+                    "TOOL_CALL_RESULT",
+                ]
+                .contains(&e["type"].as_str().unwrap())
+            })
+            .count()
+            + usize::from(name == &"text-over-input");
+        assert!(ids.len() < made, "{name}: {messages:?}");
+    }
+
+    let mut snapshot = stream(vec![
+        vec![start("t", "r")],
+        text("x", "assistant", "hi"),
+        call("c1"),
+        vec![result("m", "c1")],
+    ]);
+    snapshot.push(json!({"type":"MESSAGES_SNAPSHOT","messages":[
+        {"id":"x","role":"assistant","content":"hi","toolCalls":[{"id":"c1","type":"function","function":{"name":"f","arguments":""}}]},
+        {"id":"m","role":"tool","toolCallId":"c1","content":"r"}]}));
+    snapshot.push(finish("t", "r"));
+    let mut assistant_input = start("t", "r2");
+    assistant_input["input"] = json!({"threadId":"t","runId":"r2","messages":[{"id":"x","role":"assistant","content":"hi"}]});
+    let fine = [
+        // The same id in two threads: two conversations.
+        (
+            "two-threads",
+            stream(vec![
+                vec![start("t", "r")],
+                text("x", "assistant", "hi"),
+                vec![finish("t", "r"), start("u", "r2")],
+                reasoning("x"),
+                vec![finish("u", "r2")],
+            ]),
+        ),
+        // A text message reopened (1.1), and one the client's input already holds.
+        (
+            "reopened",
+            stream(vec![
+                vec![start("t", "r")],
+                text("x", "assistant", "hi"),
+                text("x", "assistant", " there"),
+                vec![finish("t", "r")],
+            ]),
+        ),
+        (
+            "continued",
+            stream(vec![
+                vec![assistant_input],
+                text("x", "assistant", " more"),
+                vec![finish("t", "r2")],
+            ]),
+        ),
+        // A snapshot naming the messages the stream made.
+        ("snapshot", snapshot),
+        // A reasoning span under a text message's id makes no message.
+        (
+            "span",
+            stream(vec![
+                vec![start("t", "r")],
+                text("x", "assistant", "hi"),
+                vec![
+                    json!({"type":"REASONING_START","messageId":"x"}),
+                    json!({"type":"REASONING_END","messageId":"x"}),
+                    finish("t", "r"),
+                ],
+            ]),
+        ),
+        // An activity updated by a second snapshot.
+        (
+            "activity",
+            vec![
+                start("t", "r"),
+                activity("x"),
+                activity("x"),
+                finish("t", "r"),
+            ],
+        ),
+    ];
+    for (name, events) in &fine {
+        let path = write(dir.path(), &format!("{name}.jsonl"), events);
+        let (_, rules) = problems(&[s(&path)]);
+        assert!(
+            !rules.iter().any(|r| r == "reference/message-id-clash"),
+            "{name}: {rules:?}"
+        );
+    }
+}

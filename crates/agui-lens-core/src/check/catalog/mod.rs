@@ -253,6 +253,7 @@ registry! {
     ReferenceUnknownParentMessage => reference::UNKNOWN_PARENT_MESSAGE,
     ReferenceUnknownEntity => reference::UNKNOWN_ENTITY,
     ReferenceDuplicateMessageId => reference::DUPLICATE_MESSAGE_ID,
+    ReferenceMessageIdClash => reference::MESSAGE_ID_CLASH,
     ToolArgsInvalidJson => tool_args::INVALID_JSON,
     ToolArgsSchemaViolation => tool_args::SCHEMA_VIOLATION,
     ToolArgsUndeclaredTool => tool_args::UNDECLARED_TOOL,

@@ -54,6 +54,27 @@ pub const UNKNOWN_ENTITY: Rule = Rule {
     capability: None,
 };
 
+pub const MESSAGE_ID_CLASH: Rule = Rule {
+    name: "reference/message-id-clash",
+    default: Level::Deny,
+    versions: "every version",
+    summary: "a message id the thread already gives a message of another kind (a text message's \
+              id reused for reasoning, an activity, a tool result or another role)",
+    why: "A client finds messages by id alone: reasoning streamed under a text message's id is \
+          added to that text, an activity replaces the message whose id it takes, a text \
+          message under an activity's id is dropped, and a tool result adds a second message \
+          with the id. verifyEvents keeps ids apart by kind, so the run passes it, and the \
+          conversation the user sees is wrong.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+{"type":"TEXT_MESSAGE_END","messageId":"m1"}
+{"type":"REASONING_MESSAGE_START","messageId":"m1","role":"reasoning"}
+"#,
+    tier: Tier::Must,
+    spec: spec!("basic/index.mdx#identifiers"),
+    capability: None,
+};
+
 pub const DUPLICATE_MESSAGE_ID: Rule = Rule {
     name: "reference/duplicate-message-id",
     default: Level::Deny,
