@@ -1185,3 +1185,47 @@ fn agui_lens_own_client_passes_the_request_rules() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(!stdout.contains("request/"), "{stdout}");
 }
+
+/// A readiness probe (a GET, a HEAD) is forwarded, but it is no exchange to judge: under
+/// `--once` the proxy waits on for the agent call, and its exit status is that call's. (It
+/// took the probe for the one exchange, exited 0 with a clean report, and the client's call
+/// then found no proxy.)
+#[test]
+fn a_probe_is_not_the_one_exchange() {
+    let bad_run = String::from_utf8(clean_run()).unwrap().replace(
+        r#""type":"RUN_FINISHED""#,
+        r#""type":"RUN_FINISHED","result":null"#,
+    );
+    let agent = Server::start(Script::sse(vec![Step::Send(bad_run.into_bytes())]));
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.sarif");
+    let proxy = proxy_once(
+        &agent,
+        &["--report", report.to_str().unwrap(), "--format", "sarif"],
+    );
+    for method in ["GET", "HEAD"] {
+        let mut response = lenient_client()
+            .run(
+                ureq::http::Request::builder()
+                    .method(method)
+                    .uri(format!("{}/info", proxy.url))
+                    .body(())
+                    .unwrap(),
+            )
+            .unwrap();
+        let _ = response.body_mut().read_to_vec();
+    }
+    let mut response = lenient_client()
+        .post(&proxy.url)
+        .header("Content-Type", "application/json")
+        .send(r#"{"threadId":"t1","runId":"r1","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{},"protocolVersion":"1.1"}"#)
+        .expect("the proxy is still there for the agent call");
+    let _ = response.body_mut().read_to_vec();
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let sarif: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(
+        !sarif["runs"][0]["results"].as_array().unwrap().is_empty(),
+        "{sarif}"
+    );
+}

@@ -455,8 +455,9 @@ impl Read for Pieces {
     }
 }
 
-/// Forwards one request and its response; false when there was none to forward (a closed
-/// connection, a CORS preflight, answered here).
+/// Forwards one request and its response; true for an agent call (a POST), the exchange
+/// `--once` waits for. Another request (a readiness probe's GET) is forwarded, not recorded;
+/// a closed connection or a CORS preflight (answered here) is not forwarded.
 fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     let Some(request) = read_request(&client)? else {
         return Ok(false);
@@ -474,16 +475,17 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         guard.0
     };
     let started = Instant::now();
+    let agent_call = request.method == "POST";
     // Its folder, taken as it arrives (so folders follow the order requests came in), and the
     // request in it at once: whatever happens next, what was sent is kept.
     let slot = match &shared.record {
-        Some(dir) => {
+        Some(dir) if agent_call => {
             let at = claim_slot(dir, &shared.next_slot)?;
             std::fs::write(at.join("request.json"), &request.body)
                 .with_context(|| format!("recording into {}", at.display()))?;
             Some(SlotOpen::new(shared, at))
         }
-        None => None,
+        _ => None,
     };
     // The request, checked as `serve` checks it (a POST of a RunAgentInput).
     let input: Option<Value> = (request.method == "POST")
@@ -562,7 +564,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 )
                 .with_context(|| format!("recording into {}", at.display()))?;
             }
-            return Ok(true);
+            return Ok(agent_call);
         }
         Err(err) => {
             fixed(
@@ -890,7 +892,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             at.display()
         )));
     }
-    Ok(true)
+    Ok(agent_call)
 }
 
 /// A thread's exchange under way: dropped before the stream was folded (the upstream could not
