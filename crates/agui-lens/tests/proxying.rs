@@ -360,10 +360,12 @@ fn a_client_that_hangs_up_is_not_the_agents_error() {
     let findings = record.join("001/findings.jsonl");
     let recorded = std::fs::read_to_string(&findings).unwrap_or_default();
     assert!(!recorded.contains("unterminated-run"), "{recorded}");
-    // Checked later, the recording says what the proxy said: the cut is the client's.
+    // Checked later, the recording says what the proxy said: the cut is the client's. And
+    // a stream cut short is no whole stream to pass.
     let (code, stdout, stderr) = crate::common::run(&["check", record.to_str().unwrap()]);
     assert!(!stdout.contains("unterminated-run"), "{stdout}");
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stdout.contains("cut when it was recorded: the client went away"), "{stdout}");
 }
 
 /// A POST whose body is no JSON is no RunAgentInput: an error of the request, as `serve`
@@ -573,10 +575,25 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
     // Checked later, the recording says what the proxy said: the cut was the proxy's. Its
     // findings are findings only (the stop is in `cut.txt`): they were written with the
     // report's `stopped_by` record, which `check DIR` could not read, and failed.
-    let (code, stdout, stderr) = crate::common::run(&["check", record.to_str().unwrap()]);
-    assert!(!stdout.contains("unterminated-run"), "{stdout}{stderr}");
-    assert!(code < 2, "{code}: {stdout}{stderr}");
+    // But the stream was not read to its end: that is no pass either, in any format (it was
+    // "ok", and JUnit "conforms to AG-UI").
     assert!(record.join("001/cut.txt").exists());
+    for format in ["human", "json", "jsonl", "sarif", "github", "junit"] {
+        let (code, stdout, stderr) =
+            crate::common::run(&["check", "--format", format, record.to_str().unwrap()]);
+        if format != "sarif" {
+            // (SARIF lists every rule.)
+            assert!(!stdout.contains("unterminated-run"), "{stdout}{stderr}");
+        }
+        assert_eq!(code, 2, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains("cut when it was recorded"), "{format}: {stdout}");
+        if format == "sarif" {
+            let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(doc["runs"][0]["invocations"][0]["executionSuccessful"], false);
+            let results = doc["runs"][0]["results"].to_string();
+            assert!(!results.contains("unterminated-run"), "{results}");
+        }
+    }
 }
 
 /// Stopped while the agent is silent in the middle of a stream (it sent two events and
@@ -665,8 +682,9 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
     let cut = std::fs::read_to_string(record.join("001/cut.txt")).unwrap_or_default();
     assert!(cut.contains("stopped by SIGINT"), "{cut}");
     let (code, stdout, stderr) = crate::common::run(&["check", record.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stdout.contains("2 events"), "{stdout}");
+    assert!(stdout.contains("cut when it was recorded"), "{stdout}");
     drop(agent);
     client.join().unwrap();
 }

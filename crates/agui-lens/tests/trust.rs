@@ -2865,5 +2865,7 @@ fn the_artifacts_of_a_stopped_case_say_the_stop_was_not_the_agents() {
     assert!(turn.iter().any(|p| p.ends_with("cut.txt")), "{turn:?}");
     let (code, stdout, stderr) = run(&["check", s(&artifacts)]);
     assert!(!stdout.contains("unterminated-run"), "{stdout}{stderr}");
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Nor is the half stream passed: it was not read to its end.
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stdout.contains("cut when it was recorded"), "{stdout}");
 }

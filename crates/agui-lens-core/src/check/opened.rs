@@ -40,20 +40,21 @@ pub fn check_sent(
     sent: Option<Arc<Value>>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
-    check_answer(ctx, opened, walked, sent, true, false, emit)
+    check_answer(ctx, opened, walked, sent, true, None, emit)
 }
 
 /// [`check_sent`] where the request, `sent`, was held to its rules elsewhere (the proxy did,
 /// with the thread's previous turn at hand, and recorded what it found beside the stream):
-/// it is only what the stream answers. `cut` says the side that recorded the stream stopped
-/// it before its end (the proxy's client went away): what only the end tells (a run left
-/// open) is not the producer's, and is not checked.
+/// it is only what the stream answers. `cut` says how the side that recorded the stream
+/// stopped it before its end (the proxy's client went away, or it was stopped): what only
+/// the end tells (a run left open) is not the producer's, and is not checked; the input is
+/// said to be cut, as one whose reading was interrupted, never passed whole.
 pub fn check_answer_to(
     ctx: &Context<'_>,
     opened: Opened,
     walked: bool,
     sent: Arc<Value>,
-    cut: bool,
+    cut: Option<String>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     check_answer(ctx, opened, walked, Some(sent), false, cut, emit)
@@ -65,7 +66,7 @@ fn check_answer(
     walked: bool,
     sent: Option<Arc<Value>>,
     check_request: bool,
-    cut: bool,
+    cut: Option<String>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     let (ctx_given, sent_given) = (ctx, sent.clone());
@@ -162,7 +163,7 @@ fn check_answer(
     let interrupted = read.as_ref().is_some_and(crate::stop::is_reading_stopped);
     let failure = read.map(|err| format!("reading {name}: {err}"));
     let stopped = failure.is_some() && (crate::stop::requested() || interrupted);
-    if stopped || cut {
+    if stopped || cut.is_some() {
         engine.stopped_early();
     }
     let known = engine.known_events();
@@ -199,10 +200,17 @@ fn check_answer(
         // Frames that hold no AG-UI event are not counted as events beside `no-events`.
         stats.events = 0;
     }
-    let mut file = if stopped {
-        FileSummary::stopped(name, stats)
-    } else {
-        FileSummary::checked(name, stats, failure)
+    let mut file = match (stopped, cut, failure) {
+        (true, _, _) => FileSummary::stopped(name, stats),
+        (false, Some(cut), None) => FileSummary {
+            interrupted: true,
+            ..FileSummary::checked(
+                name,
+                stats,
+                Some(format!("cut when it was recorded: {cut}")),
+            )
+        },
+        (false, _, failure) => FileSummary::checked(name, stats, failure),
     };
     file.protocol = versions;
     Ok(file)

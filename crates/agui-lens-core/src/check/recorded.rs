@@ -20,11 +20,12 @@ use crate::report::FileSummary;
 /// What a file of a recorded exchange is to a check.
 pub enum Recorded {
     /// `events.jsonl`: the stream, answering this request (when `request.json` holds one),
-    /// and whether the side that recorded it cut it (see [`CUT_FILE`]): what only its end
-    /// tells is then not checked, as it was not when it was recorded.
+    /// and, when the side that recorded it cut it, what [`CUT_FILE`] says: what only its end
+    /// tells is then not checked, as it was not when it was recorded, and the stream is no
+    /// whole one to pass.
     Events {
         request: Option<Arc<Value>>,
-        cut: bool,
+        cut: Option<String>,
     },
     /// `findings.jsonl`: what the recording command found.
     Findings,
@@ -75,9 +76,16 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
                 .filter(Value::is_object);
+            let cut = is_file(CUT_FILE).then(|| {
+                let said = std::fs::read_to_string(folder.join(CUT_FILE)).unwrap_or_default();
+                match said.lines().next().map(str::trim) {
+                    Some(line) if !line.is_empty() => line.to_owned(),
+                    _ => "the recorder cut it".to_owned(),
+                }
+            });
             Some(Recorded::Events {
                 request: request.map(Arc::new),
-                cut: is_file(CUT_FILE),
+                cut,
             })
         }
         "findings.jsonl" => Some(Recorded::Findings),
