@@ -365,7 +365,10 @@ fn a_client_that_hangs_up_is_not_the_agents_error() {
     let (code, stdout, stderr) = crate::common::run(&["check", record.to_str().unwrap()]);
     assert!(!stdout.contains("unterminated-run"), "{stdout}");
     assert_eq!(code, 2, "{stdout}{stderr}");
-    assert!(stdout.contains("cut when it was recorded: the client went away"), "{stdout}");
+    assert!(
+        stdout.contains("cut when it was recorded: the client went away"),
+        "{stdout}"
+    );
 }
 
 /// A POST whose body is no JSON is no RunAgentInput: an error of the request, as `serve`
@@ -586,10 +589,16 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
             assert!(!stdout.contains("unterminated-run"), "{stdout}{stderr}");
         }
         assert_eq!(code, 2, "{format}: {stdout}{stderr}");
-        assert!(stdout.contains("cut when it was recorded"), "{format}: {stdout}");
+        assert!(
+            stdout.contains("cut when it was recorded"),
+            "{format}: {stdout}"
+        );
         if format == "sarif" {
             let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-            assert_eq!(doc["runs"][0]["invocations"][0]["executionSuccessful"], false);
+            assert_eq!(
+                doc["runs"][0]["invocations"][0]["executionSuccessful"],
+                false
+            );
             let results = doc["runs"][0]["results"].to_string();
             assert!(!results.contains("unterminated-run"), "{results}");
         }

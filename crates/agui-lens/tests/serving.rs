@@ -780,3 +780,41 @@ fn a_turn_answered_with_an_error_status_leaves_the_client_where_it_was() {
     );
     assert!(stderr.contains("answered 503"), "{stderr}");
 }
+
+/// Served as protobuf, a script whose events the wire cannot carry whole (an event 1.0's
+/// messages have no place for, a field the message lacks) is said to reach the client less
+/// those parts, naming them, as `cat -o x.pb` names them; the client is held to what it was
+/// sent. Served as SSE, nothing is said.
+#[test]
+fn what_protobuf_cannot_carry_of_a_script_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("lossy.jsonl");
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant","extra":1}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        r#"{"type":"THINKING_START"}"#,
+        r#"{"type":"THINKING_END"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ];
+    std::fs::write(&script, lines.join("\n") + "\n").unwrap();
+    for (transport, lossy) in [("proto", true), ("sse", false)] {
+        let server = Served::start(&[script.to_str().unwrap(), "--transport", transport, "--once"]);
+        let mut response = ureq::post(&server.url)
+            .header("Content-Type", "application/json")
+            .send(r#"{"threadId":"t","runId":"r","messages":[],"protocolVersion":"1.1"}"#)
+            .unwrap();
+        let _ = response.body_mut().read_to_vec();
+        let (_, stdout, stderr) = server.finish();
+        if lossy {
+            assert!(
+                stderr.contains("event 1 (TEXT_MESSAGE_START) without /extra")
+                    && stderr.contains("event 3 (THINKING_START) left out")
+                    && stderr.contains("event 4 (THINKING_END) left out"),
+                "{stdout}{stderr}"
+            );
+        } else {
+            assert!(!stderr.contains("left out"), "{stdout}{stderr}");
+        }
+    }
+}

@@ -567,16 +567,31 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
     }
 
     let events = rewrite(&turn.events, &thread_id, &run_id);
+    let faults = &shared.faults;
+    let proto = match faults.transport {
+        ServeTransport::Proto => true,
+        ServeTransport::Sse => false,
+        ServeTransport::Auto => request
+            .header("accept")
+            .is_some_and(|a| a.contains(PROTO_TYPE)),
+    };
+    // Over protobuf the client receives what the wire carries of each event: it is held to
+    // that, and told what was left out.
+    let (over_proto, lost) = if proto {
+        over_protobuf(&events)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let received = if proto { &over_proto } else { &events };
     // A client that met an error status (the capture's, or `--status`) read none of the
     // events: it holds what it sent. One whose body ended halfway (`--truncate`, `--reset`,
     // `--cut`) holds what came whole: the frames before the middle one (see `steps`).
-    let faults = &shared.faults;
     let folded = if turn.status.is_some() || faults.status.is_some() {
         fold(&input, &[], &path)
     } else if faults.truncate || faults.reset || faults.cut {
-        fold(&input, &events[..events.len() / 2], &path)
+        fold(&input, &received[..received.len() / 2], &path)
     } else {
-        fold(&input, &events, &path)
+        fold(&input, received, &path)
     };
     // However the turn ends, the thread's next request may go ahead.
     let mut ending = TurnEnding {
@@ -586,14 +601,23 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         served: None,
         before: previous,
     };
-    let proto = match faults.transport {
-        ServeTransport::Proto => true,
-        ServeTransport::Sse => false,
-        ServeTransport::Auto => request
-            .header("accept")
-            .is_some_and(|a| a.contains(PROTO_TYPE)),
-    };
     let last = turn_index + 1 == shared.turns.len();
+    let lost = match lost.len() {
+        0 => String::new(),
+        n => {
+            let shown: Vec<&str> = lost.iter().take(5).map(String::as_str).collect();
+            let more = if n > 5 {
+                format!(" and {} more", n - 5)
+            } else {
+                String::new()
+            };
+            format!(
+                ", less what the protobuf form does not carry ({}{more}): the client is held \
+                 to what it was sent",
+                shown.join("; ")
+            )
+        }
+    };
     let answered = match &turn.status {
         Some(status) => format!(", answered {status} as the capture recorded"),
         None => String::new(),
@@ -615,7 +639,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
             turn.name
         ),
         None => format!(
-            "serve: {path}: {} of {} as {}{answered}{faulted}",
+            "serve: {path}: {} of {} as {}{lost}{answered}{faulted}",
             agui_lens_core::text::plural(events.len() as u64, "event"),
             turn.name,
             if proto { "protobuf" } else { "SSE" }
@@ -773,6 +797,30 @@ pub(super) fn fold(input: &Value, events: &[Value], path: &Arc<str>) -> Folded {
         folder.apply(&Event::from_value(loc, value.clone()));
     }
     folder.finish()
+}
+
+/// The events as a protobuf client receives them (each encoded and decoded again; one with
+/// no protobuf form is not sent), and what the wire left out, event by event.
+fn over_protobuf(events: &[Value]) -> (Vec<Value>, Vec<String>) {
+    let mut received = Vec::with_capacity(events.len());
+    let mut lost = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        let ty = event
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("an event with no type");
+        let Ok(encoded) = proto::encode_event(event) else {
+            lost.push(format!("event {i} ({ty}) left out"));
+            continue;
+        };
+        if !encoded.lost.is_empty() {
+            lost.push(format!("event {i} ({ty}) without {}", encoded.lost.join(", ")));
+        }
+        if let Ok(proto::Decoded::Event(back)) = proto::decode_event(&encoded.bytes) {
+            received.push(Value::Object(back));
+        }
+    }
+    (received, lost)
 }
 
 /// One frame of the body per event, framed as asked.
