@@ -1991,3 +1991,70 @@ fn an_sse_frame_over_the_official_clients_buffer_is_said() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("10 MiB"), "{stderr}");
 }
+
+/// A request body the capture stored as base64 (`encoding`, or Chromium's `_encoding`) is
+/// decoded and held to the request rules as a text one is; one that cannot be read (base64
+/// that is none, text that is no JSON object) is a request error, not a stream checked as if
+/// no request had been sent (its findings were lost, and the check passed).
+#[test]
+fn a_request_body_in_base64_or_unreadable_is_read_or_said() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    let bad = serde_json::json!({"threadId":"t","runId":"r","messages":[
+        {"id":"u1","role":"human","content":"hi"}],"tools":[],"context":[],"state":{},
+        "forwardedProps":{},"protocolVersion":"1.1"});
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+    ];
+    let body = sse_of(&events);
+    let with_post = |text: &str, encoding: Option<(&str, &str)>| {
+        let mut entry = har_entry(
+            "https://agent.example/run",
+            Some(&bad),
+            "text/event-stream",
+            &body,
+            false,
+        );
+        entry["request"]["postData"]["text"] = text.into();
+        if let Some((key, value)) = encoding {
+            entry["request"]["postData"][key] = value.into();
+        }
+        entry
+    };
+    let b64 = base64::engine::general_purpose::STANDARD.encode(bad.to_string());
+    let cases = [
+        ("plain", with_post(&bad.to_string(), None), "role"),
+        (
+            "encoding",
+            with_post(&b64, Some(("encoding", "base64"))),
+            "role",
+        ),
+        (
+            "chromium",
+            with_post(&b64, Some(("_encoding", "base64"))),
+            "role",
+        ),
+        (
+            "not-base64",
+            with_post("%%%", Some(("encoding", "base64"))),
+            "base64",
+        ),
+        ("not-json", with_post("threadId=t", None), "not JSON"),
+    ];
+    for (name, entry, said) in cases {
+        let path = dir.path().join(format!("{name}.har"));
+        std::fs::write(&path, har(vec![entry])).unwrap();
+        for format in ["human", "json", "sarif", "junit", "github"] {
+            let (code, stdout, stderr) =
+                run(&["check", "--format", format, path.to_str().unwrap()]);
+            assert_eq!(code, 1, "{name} {format}: {stdout}{stderr}");
+            assert!(
+                stdout.contains("request/input-schema"),
+                "{name} {format}: {stdout}"
+            );
+        }
+        let (_, stdout, _) = run(&["check", path.to_str().unwrap()]);
+        assert!(stdout.contains(said), "{name}: {stdout}");
+    }
+}

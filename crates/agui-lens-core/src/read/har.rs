@@ -35,6 +35,9 @@ pub struct HarStream {
     pub body: Vec<u8>,
     /// The request body, when it is a JSON object (a RunAgentInput, as a rule).
     pub request: Option<Value>,
+    /// Why a request body the capture holds could not be read as a JSON object (base64 that
+    /// is none, text that is no JSON): the request is not lost in silence.
+    pub request_problem: Option<String>,
     /// The transports the request's Accept header asks for (none when it asks for none, or
     /// for any: `*/*`).
     pub accepted: Vec<super::InputFormat>,
@@ -153,10 +156,7 @@ pub fn read_har(mut reader: impl Read) -> Result<HarCapture> {
 /// `runId` and `messages`) and brought back no stream ([`stream_of`] found none): why.
 fn failed_call(index: usize, entry: &Value) -> Option<FailedCall> {
     let request = entry.get("request")?;
-    let input = request
-        .pointer("/postData/text")
-        .and_then(Value::as_str)
-        .and_then(|text| serde_json::from_str::<Value>(text).ok())?;
+    let input = request_of(request)?.ok()?;
     let is_run_input = input.get("threadId").is_some_and(Value::is_string)
         && input.get("runId").is_some_and(Value::is_string)
         && input.get("messages").is_some_and(Value::is_array);
@@ -269,11 +269,11 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
     if !(holds_events && streamed) {
         return None;
     }
-    let request_body = request
-        .pointer("/postData/text")
-        .and_then(Value::as_str)
-        .and_then(|text| serde_json::from_str::<Value>(text).ok())
-        .filter(Value::is_object);
+    let (request_body, request_problem) = match request_of(request) {
+        Some(Ok(body)) => (Some(body), None),
+        Some(Err(problem)) => (None, Some(problem)),
+        None => (None, None),
+    };
     Some(HarStream {
         entry: index,
         method: request
@@ -298,7 +298,38 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         declared,
         body,
         request: request_body,
+        request_problem,
         accepted: accepted(request),
+    })
+}
+
+/// The request body as a JSON object (decoded from base64 where the capture stored it so:
+/// `encoding`, or Chromium's `_encoding`); `None` when the capture holds none, an `Err` saying
+/// why when it holds one that is no JSON object.
+fn request_of(request: &Value) -> Option<Result<Value, String>> {
+    let post = request.get("postData")?;
+    let text = post.get("text").and_then(Value::as_str)?;
+    let base64_marked = ["encoding", "_encoding"].iter().any(|key| {
+        post.get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|e| e.eq_ignore_ascii_case("base64"))
+    });
+    let bytes = if base64_marked {
+        match base64(text) {
+            Some(bytes) => bytes,
+            None => {
+                return Some(Err(
+                    "is marked base64 in the capture, and is no base64".to_owned()
+                ));
+            }
+        }
+    } else {
+        text.as_bytes().to_vec()
+    };
+    Some(match serde_json::from_slice::<Value>(&bytes) {
+        Ok(value) if value.is_object() => Ok(value),
+        Ok(_) => Err("is JSON, but no object".to_owned()),
+        Err(err) => Err(format!("is not JSON: {err}")),
     })
 }
 

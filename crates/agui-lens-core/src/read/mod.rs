@@ -399,6 +399,8 @@ pub struct CaptureEntry {
     /// The request that asked for the stream, when its body is a JSON object: what the
     /// client sent (its state and tools).
     pub request: Option<Arc<serde_json::Value>>,
+    /// Why the request body the capture holds is no JSON object, when it is not.
+    pub request_problem: Option<String>,
     /// The response's status, and its reason, as the capture holds them.
     pub status: Option<(u16, Option<String>)>,
     /// The response's Content-Type, when the capture holds one that names no event stream
@@ -874,6 +876,7 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
     opened.capture = Some(CaptureEntry {
         entry: stream.entry,
         request: stream.request.clone().map(Arc::new),
+        request_problem: stream.request_problem.clone(),
         status: stream.status.map(|s| (s, stream.reason.clone())),
         other_type: stream.other_type.clone(),
         declared: stream.declared,

@@ -814,7 +814,10 @@ fn over_protobuf(events: &[Value]) -> (Vec<Value>, Vec<String>) {
             continue;
         };
         if !encoded.lost.is_empty() {
-            lost.push(format!("event {i} ({ty}) without {}", encoded.lost.join(", ")));
+            lost.push(format!(
+                "event {i} ({ty}) without {}",
+                encoded.lost.join(", ")
+            ));
         }
         if let Ok(proto::Decoded::Event(back)) = proto::decode_event(&encoded.bytes) {
             received.push(Value::Object(back));
