@@ -818,3 +818,27 @@ fn what_protobuf_cannot_carry_of_a_script_is_said() {
         }
     }
 }
+
+/// A request whose messages hold one id twice breaks "a messageId MUST be unique within its
+/// thread" as a snapshot that does: `reference/duplicate-message-id`, found by `serve` (and
+/// so by the proxy and in a browser capture, which hold requests to the same rules).
+#[test]
+fn a_request_with_a_message_id_twice_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = root().join("fixtures/serve/streams/activity.jsonl");
+    std::fs::write(
+        dir.path().join("script.toml"),
+        format!("[[turn]]\nstream = {:?}\n", stream.to_str().unwrap()),
+    )
+    .unwrap();
+    let request = json!({"threadId":"thread-1","runId":"r1","protocolVersion":"1.1","state":{},
+        "messages":[{"id":"u1","role":"user","content":"a"},{"id":"u1","role":"user","content":"b"}],
+        "tools":[],"context":[],"forwardedProps":{}});
+    std::fs::write(dir.path().join("requests.jsonl"), format!("{request}\n")).unwrap();
+    let (code, stdout, stderr) = send_fixture(dir.path(), &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("error[reference/duplicate-message-id]") && stdout.contains("\"u1\""),
+        "{stdout}"
+    );
+}

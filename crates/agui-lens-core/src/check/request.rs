@@ -37,7 +37,7 @@ pub fn input_findings(
             pointer.to_owned()
         }
     };
-    findings
+    let mut found: Vec<Diagnostic> = findings
         .into_iter()
         .filter_map(|finding| match finding {
             SchemaFinding::Violation {
@@ -70,7 +70,25 @@ pub fn input_findings(
             ),
             SchemaFinding::UnknownField { .. } => None,
         })
-        .collect()
+        .collect();
+    // A messageId MUST be unique within its thread: the history a request sends is one.
+    let mut ids = std::collections::HashSet::new();
+    for message in messages_of(input) {
+        let Some(id) = message.get("id").and_then(Value::as_str) else {
+            continue;
+        };
+        if !ids.insert(id) {
+            found.push(
+                finding(
+                    RuleId::ReferenceDuplicateMessageId,
+                    path,
+                    format!("the request's messages hold message id \"{id}\" more than once"),
+                )
+                .with_help("give every message its own id; clients and agents merge messages by id"),
+            );
+        }
+    }
+    found
 }
 
 fn whole(path: &Arc<str>, message: String) -> Diagnostic {

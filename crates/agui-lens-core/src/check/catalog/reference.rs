@@ -79,7 +79,7 @@ pub const DUPLICATE_MESSAGE_ID: Rule = Rule {
     name: "reference/duplicate-message-id",
     default: Level::Deny,
     versions: "every version",
-    summary: "a message id repeated inside one MESSAGES_SNAPSHOT (or RUN_STARTED.input)",
+    summary: "a message id repeated inside one MESSAGES_SNAPSHOT, RUN_STARTED.input or request",
     why: "Clients merge snapshots by id; two messages with one id collapse into one, losing \
           the other.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
