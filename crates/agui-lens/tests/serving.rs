@@ -842,3 +842,34 @@ fn a_request_with_a_message_id_twice_is_an_error() {
         "{stdout}"
     );
 }
+
+/// `--transport auto` reads Accept as HTTP has it: protobuf asked for in capitals is
+/// protobuf, protobuf refused with `q=0` is SSE (as the official encoder picks).
+#[test]
+fn auto_transport_reads_accept_as_http_does() {
+    let proto = "application/vnd.ag-ui.event+proto";
+    for (accept, want) in [
+        (proto.to_ascii_uppercase(), proto),
+        (
+            format!("{proto};q=0, text/event-stream"),
+            "text/event-stream",
+        ),
+        ("text/event-stream".to_owned(), "text/event-stream"),
+    ] {
+        let server = Served::start(&["fixtures/recordings/pydantic-ai-text.jsonl", "--once"]);
+        let response = ureq::post(&server.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", &accept)
+            .send(r#"{"threadId":"t","runId":"r","messages":[],"protocolVersion":"1.1"}"#)
+            .unwrap();
+        let got = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        drop(response);
+        let _ = server.finish();
+        assert!(got.starts_with(want), "{accept}: {got}");
+    }
+}

@@ -84,7 +84,9 @@ pub fn input_findings(
                     path,
                     format!("the request's messages hold message id \"{id}\" more than once"),
                 )
-                .with_help("give every message its own id; clients and agents merge messages by id"),
+                .with_help(
+                    "give every message its own id; clients and agents merge messages by id",
+                ),
             );
         }
     }

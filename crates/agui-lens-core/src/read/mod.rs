@@ -924,11 +924,23 @@ pub fn transport_content_type(format: InputFormat) -> &'static str {
 }
 
 /// The transports an Accept header takes, the preferred first: none when it names neither,
-/// or takes anything (`*/*`, `text/*`).
+/// or takes anything (`*/*`, `text/*`). A type refused with `q=0` is not taken.
 pub fn accepted_formats(accept: &str) -> Vec<InputFormat> {
+    let refused = |params: &str| {
+        params.split(';').any(|param| {
+            let param = param.trim();
+            let q = param
+                .strip_prefix("q=")
+                .or_else(|| param.strip_prefix("Q="));
+            q.and_then(|q| q.trim().parse::<f32>().ok()) == Some(0.0)
+        })
+    };
     let kinds: Vec<&str> = accept
         .split(',')
-        .map(|kind| kind.split(';').next().unwrap_or_default().trim())
+        .filter_map(|kind| {
+            let (essence, params) = kind.split_once(';').unwrap_or((kind, ""));
+            (!refused(params)).then_some(essence.trim())
+        })
         .collect();
     if kinds.iter().any(|kind| kind.ends_with("/*")) {
         return Vec::new();
@@ -1131,5 +1143,33 @@ mod batch_tests {
         assert_eq!(b.text(&b.frames[1], 6, 7), Some("x"));
         b.clear();
         assert!(!b.utf8);
+    }
+}
+
+#[cfg(test)]
+mod accept_tests {
+    use super::*;
+
+    /// Media types are case-insensitive, and a type with `q=0` is refused (RFC 9110 12.4.2),
+    /// not asked for.
+    #[test]
+    fn an_accept_header_is_read_as_http_has_it() {
+        let proto = "application/vnd.ag-ui.event+proto";
+        assert_eq!(accepted_formats(proto), [InputFormat::Proto]);
+        assert_eq!(
+            accepted_formats(&proto.to_ascii_uppercase()),
+            [InputFormat::Proto]
+        );
+        assert!(accepted_formats(&format!("{proto};q=0")).is_empty());
+        assert!(accepted_formats(&format!("{proto}; q=0.000")).is_empty());
+        assert_eq!(
+            accepted_formats(&format!("text/event-stream, {proto};q=0")),
+            [InputFormat::Sse]
+        );
+        assert_eq!(
+            accepted_formats(&format!("text/event-stream, {proto};q=0.5")),
+            [InputFormat::Sse, InputFormat::Proto]
+        );
+        assert!(accepted_formats("*/*").is_empty());
     }
 }

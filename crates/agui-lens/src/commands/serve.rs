@@ -571,9 +571,11 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
     let proto = match faults.transport {
         ServeTransport::Proto => true,
         ServeTransport::Sse => false,
-        ServeTransport::Auto => request
-            .header("accept")
-            .is_some_and(|a| a.contains(PROTO_TYPE)),
+        // Read as HTTP has it: case aside, and a type refused with `q=0` is not asked for.
+        ServeTransport::Auto => request.header("accept").is_some_and(|a| {
+            agui_lens_core::read::accepted_formats(a)
+                .contains(&agui_lens_core::read::InputFormat::Proto)
+        }),
     };
     // Over protobuf the client receives what the wire carries of each event: it is held to
     // that, and told what was left out.
