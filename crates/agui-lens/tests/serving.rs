@@ -873,3 +873,47 @@ fn auto_transport_reads_accept_as_http_does() {
         assert!(got.starts_with(want), "{accept}: {got}");
     }
 }
+
+/// `serve` and `proxy` that cannot listen (the port is taken) still write `--report`, saying
+/// so, in every format: a CI step that uploads the report finds one (it found no file), and
+/// it is no pass.
+#[test]
+fn a_port_that_is_taken_is_said_in_the_report() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let listen = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    for command in ["serve", "proxy"] {
+        for format in ["json", "jsonl", "sarif", "junit", "github", "human"] {
+            let report = dir.path().join(format!("{command}.{format}"));
+            let mut args = vec![command];
+            if command == "serve" {
+                args.push("fixtures/recordings/pydantic-ai-text.jsonl");
+            } else {
+                args.extend(["--upstream", "http://127.0.0.1:9/"]);
+            }
+            args.extend([
+                "--listen",
+                &listen,
+                "--report",
+                report.to_str().unwrap(),
+                "--format",
+                format,
+            ]);
+            let (code, stdout, stderr) = crate::common::run(&args);
+            assert_eq!(code, 2, "{command} {format}: {stdout}{stderr}");
+            let written = std::fs::read_to_string(&report)
+                .unwrap_or_else(|_| panic!("{command} {format}: no report; {stderr}"));
+            assert!(
+                written.contains("listening on"),
+                "{command} {format}: {written}"
+            );
+            if format == "sarif" {
+                let doc: Value = serde_json::from_str(&written).unwrap();
+                assert_eq!(
+                    doc["runs"][0]["invocations"][0]["executionSuccessful"],
+                    false
+                );
+            }
+        }
+    }
+}

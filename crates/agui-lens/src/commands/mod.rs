@@ -543,3 +543,51 @@ mod tests {
         assert!(std::fs::read(&path).unwrap() == expected);
     }
 }
+
+/// The `--report` of a `serve` or `proxy` that could not do its job at all (no port to listen
+/// on, a script it cannot serve): the reason, as an input that failed, in the format asked
+/// for. A CI step that uploads the report finds one, and it is no pass. The error is
+/// returned, for the exit status and stderr.
+pub(crate) fn report_not_begun(
+    report: Option<&Path>,
+    format: agui_lens_core::report::Format,
+    name: &str,
+    err: anyhow::Error,
+) -> anyhow::Error {
+    let Some(path) = report else {
+        return err;
+    };
+    let buffer = serve::Buffer::default();
+    let written = (|| -> Result<()> {
+        let file = agui_lens_core::report::FileSummary::checked(
+            std::sync::Arc::from(name),
+            Default::default(),
+            Some(format!("{err:#}")),
+        );
+        let mut summary = Summary::default();
+        summary.add(&file);
+        if format == agui_lens_core::report::Format::Human {
+            // The human report holds no failure of its own (a terminal has it on stderr).
+            let said = format!("error: {}\n", file.failure_text().unwrap_or_default());
+            buffer
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(said.as_bytes());
+        }
+        let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
+        reporter.start_run(1)?;
+        reporter.start_file(&file.path)?;
+        reporter.end_file(&file)?;
+        reporter.finish(&summary)?;
+        reporter.flush()?;
+        let bytes = std::mem::take(&mut *buffer.0.lock().unwrap_or_else(|e| e.into_inner()));
+        write_bytes(path, &bytes)
+    })();
+    match written {
+        Ok(()) => err,
+        Err(report_err) => err.context(format!(
+            "and the report could not be written: {report_err:#}"
+        )),
+    }
+}

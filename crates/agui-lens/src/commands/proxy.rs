@@ -139,8 +139,12 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(dir) = &args.record {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let listener =
-        TcpListener::bind(&args.listen).with_context(|| format!("listening on {}", args.listen))?;
+    let listener = TcpListener::bind(&args.listen)
+        .with_context(|| format!("listening on {}", args.listen))
+        .map_err(|err| {
+            let name = format!("proxy {}", args.upstream);
+            super::report_not_begun(args.report.as_deref(), args.format, &name, err)
+        })?;
     let addr = listener.local_addr()?;
     crate::signals::catch();
     {

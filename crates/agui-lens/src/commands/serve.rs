@@ -213,9 +213,14 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         read.extend(settings_files.iter().map(|(p, by)| (p.as_path(), *by)));
         super::refuse_output_over_input(report, "--report", &read)?;
     }
-    let turns = load_script(&args.script)?;
-    let listener =
-        TcpListener::bind(&args.listen).with_context(|| format!("listening on {}", args.listen))?;
+    let not_begun = |err| {
+        let name = format!("serve {}", args.script.display());
+        super::report_not_begun(args.report.as_deref(), args.format, &name, err)
+    };
+    let turns = load_script(&args.script).map_err(not_begun)?;
+    let listener = TcpListener::bind(&args.listen)
+        .with_context(|| format!("listening on {}", args.listen))
+        .map_err(not_begun)?;
     let addr = listener.local_addr()?;
     crate::signals::catch();
     {
@@ -334,6 +339,18 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     );
     if let Some(path) = &args.report {
         let buffer = Buffer::default();
+        if let Some(failure) = file
+            .failure_text()
+            .filter(|_| args.format == agui_lens_core::report::Format::Human)
+        {
+            // The human report holds no failure of its own (a terminal has it on stderr).
+            let said = format!("error: {failure}\n");
+            buffer
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(said.as_bytes());
+        }
         {
             let mut reporter =
                 crate::render::reporter(args.format, Box::new(buffer.clone()), false, false);
