@@ -469,6 +469,13 @@ fn an_unreachable_upstream_fails_the_once_run() {
                 "{format}: {stdout}"
             );
         }
+        // And what the proxy found of the request (it declares no protocolVersion), as the
+        // proxy said it: it was lost from the recording.
+        if format == "json" {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(doc["summary"]["warnings"], 1, "{stdout}");
+            assert!(stdout.contains("request/protocol-version"), "{stdout}");
+        }
     }
 }
 

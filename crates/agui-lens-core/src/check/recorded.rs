@@ -67,6 +67,11 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
             numbered(folder_name) || folder_name.strip_prefix("turn-").is_some_and(numbered);
         return (shaped && is_file("request.json")).then_some(Recorded::Failure);
     }
+    // The findings of an exchange with no response (the agent could not be reached) are
+    // beside its request and `failure.txt`.
+    if file == "findings.jsonl" && is_file("request.json") && is_file("failure.txt") {
+        return Some(Recorded::Findings);
+    }
     if !(is_file("request.json") && is_file("response.raw")) {
         return None;
     }

@@ -581,6 +581,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             if let Some(at) = &slot {
                 std::fs::write(at.join("failure.txt"), format!("{failure}\n"))
                     .with_context(|| format!("recording into {}", at.display()))?;
+                // What was found of the request is kept beside it, as for an answered one.
+                record(at, None, &exchange_findings, None)
+                    .with_context(|| format!("recording into {}", at.display()))?;
             }
             bail!("{failure}");
         }
