@@ -516,7 +516,8 @@ fn a_browser_capture_checks_each_of_its_streams() {
     let dir = tempfile::tempdir().unwrap();
     let input = |run: &str| {
         serde_json::json!({"threadId":"t","runId":run,"state":{"counter":1},"messages":[
-            {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{}})
+            {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"forwardedProps":{},
+            "protocolVersion":"1.1"})
     };
     // Replaces /counter: applies to the state the request sent, fails on `{}`.
     let first = [
@@ -667,12 +668,12 @@ fn findings_in_a_browser_capture_point_at_the_capture_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let open = |run: &str| {
         sse_of(&[
-            serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":run,"protocolVersion":"1.0"}),
+            serde_json::json!({"type":"RUN_STARTED","threadId":run,"runId":run,"protocolVersion":"1.0"}),
             serde_json::json!({"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}),
-            serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":run}),
+            serde_json::json!({"type":"RUN_FINISHED","threadId":run,"runId":run}),
         ])
     };
-    let input = |run: &str| serde_json::json!({"threadId":"t","runId":run,"state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{}});
+    let input = |run: &str| serde_json::json!({"threadId":run,"runId":run,"state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{},"protocolVersion":"1.1"});
     std::fs::write(
         dir.path().join("session.har"),
         har(vec![
@@ -2056,5 +2057,83 @@ fn a_request_body_in_base64_or_unreadable_is_read_or_said() {
         }
         let (_, stdout, _) = run(&["check", path.to_str().unwrap()]);
         assert!(stdout.contains(said), "{name}: {stdout}");
+    }
+}
+
+/// A browser capture holds a client's requests in order, each with the stream that answered
+/// it: the next request on a thread is held to what the previous stream left the client
+/// holding, by the rules `serve` holds a live client to (`request/history-mismatch`,
+/// `missing-tool-result`, `missing-resume`, `state-mismatch`). Each of `serve`'s request
+/// fixtures, captured, trips its rule and no other `request/*` one; the two turns done right
+/// trip none. (A capture of a client that `serve` failed passed `check`.)
+#[test]
+fn a_capture_holds_each_next_request_to_the_stream_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = root().join("fixtures/serve");
+    let mut folders: Vec<(std::path::PathBuf, Option<String>)> =
+        std::fs::read_dir(base.join("request"))
+            .unwrap()
+            .map(|e| {
+                let path = e.unwrap().path();
+                let rule = format!("request/{}", path.file_name().unwrap().to_string_lossy());
+                (path, Some(rule))
+            })
+            .collect();
+    folders.push((base.join("two-turns"), None));
+    for (folder, rule) in folders {
+        let script = std::fs::read_to_string(folder.join("script.toml")).unwrap();
+        let streams: Vec<std::path::PathBuf> = script
+            .lines()
+            .filter_map(|l| l.strip_prefix("stream = "))
+            .map(|s| folder.join(s.trim_matches('"')))
+            .collect();
+        let requests: Vec<Value> = std::fs::read_to_string(folder.join("requests.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let entries: Vec<Value> = requests
+            .iter()
+            .zip(&streams)
+            .map(|(request, stream)| {
+                // The stream as the agent answers this request: its thread and run.
+                let events: Vec<Value> = std::fs::read_to_string(stream)
+                    .unwrap()
+                    .lines()
+                    .map(|l| {
+                        let mut event: Value = serde_json::from_str(l).unwrap();
+                        for key in ["threadId", "runId"] {
+                            if event.get(key).is_some() {
+                                event[key] = request[key].clone();
+                            }
+                        }
+                        event
+                    })
+                    .collect();
+                har_entry(
+                    "http://127.0.0.1:8000/",
+                    Some(request),
+                    "text/event-stream",
+                    &sse_of(&events),
+                    false,
+                )
+            })
+            .collect();
+        let name = folder.file_name().unwrap().to_string_lossy().into_owned();
+        let path = dir.path().join(format!("{name}.har"));
+        std::fs::write(&path, har(entries)).unwrap();
+        let (_, stdout, stderr) = run(&["check", "--format", "json", path.to_str().unwrap()]);
+        let doc: Value =
+            serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stdout}{stderr}"));
+        let found: std::collections::BTreeSet<String> = doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|d| d["rule"].as_str())
+            .filter(|r| r.starts_with("request/"))
+            .map(str::to_owned)
+            .collect();
+        let want: std::collections::BTreeSet<String> = rule.into_iter().collect();
+        assert_eq!(found, want, "{name}: {stdout}");
     }
 }

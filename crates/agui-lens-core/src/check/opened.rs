@@ -108,6 +108,19 @@ fn check_answer(
         for d in input_findings(ctx.schemas, request, asked, &name) {
             engine.report(d, &mut found);
         }
+        // A capture's request, held to what `serve` holds any request a client sends to, and
+        // the next one on a thread to what the stream before it left.
+        if capture.is_some() {
+            for d in crate::check::request::sent_findings(request, &name) {
+                engine.report(d, &mut found);
+            }
+        }
+        let previous = capture.as_ref().and_then(|c| c.previous.as_deref());
+        if let Some(previous) = previous {
+            for d in crate::check::request::next_turn_findings(request, previous, &name) {
+                engine.report(d, &mut found);
+            }
+        }
     }
     if let Some(capture) = &capture {
         if let Some(problem) = capture.request_problem.as_ref().filter(|_| check_request) {

@@ -401,6 +401,10 @@ pub struct CaptureEntry {
     pub request: Option<Arc<serde_json::Value>>,
     /// Why the request body the capture holds is no JSON object, when it is not.
     pub request_problem: Option<String>,
+    /// What the capture's previous stream on the request's thread left the client holding
+    /// (its request, folded with the events that came): what the request is held to, as
+    /// `serve` holds a client's next request.
+    pub previous: Option<Arc<crate::fold::Folded>>,
     /// The response's status, and its reason, as the capture holds them.
     pub status: Option<(u16, Option<String>)>,
     /// The response's Content-Type, when the capture holds one that names no event stream
@@ -796,6 +800,80 @@ fn open_har_entry(name: &str, input: lines::Input, options: &ReadOptions) -> Res
     open_har_stream(name, &capture, options)
 }
 
+/// What the client of `stream` held before it sent its request: the fold of the capture's
+/// previous stream on the same thread (that stream's request, and the events it read; none
+/// when its status was no success). None when there is no such stream, or a call that
+/// brought no stream came between the two (its thread is not known).
+fn previous_turn(
+    capture: &har::HarCapture,
+    stream: &har::HarStream,
+    options: &ReadOptions,
+) -> Option<crate::fold::Folded> {
+    let thread_of = |s: &har::HarStream| {
+        s.request
+            .as_ref()
+            .and_then(|r| r.get("threadId"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let thread = thread_of(stream)?;
+    let before = capture
+        .streams
+        .iter()
+        .filter(|s| s.entry < stream.entry && thread_of(s).as_deref() == Some(thread.as_str()))
+        .max_by_key(|s| s.entry)?;
+    if capture
+        .failed
+        .iter()
+        .any(|f| f.entry > before.entry && f.entry < stream.entry)
+    {
+        return None;
+    }
+    let request = before.request.as_ref()?;
+    let history: &[serde_json::Value] = request
+        .get("messages")
+        .and_then(serde_json::Value::as_array)
+        .map_or(&[], Vec::as_slice);
+    let mut folder = crate::fold::Folder::new(crate::check::rules::protocol::DEFAULT_STATE_LIMIT)
+        .with_state(request.get("state").filter(|s| !s.is_null()).cloned())
+        .with_messages(history);
+    let read = before
+        .status
+        .is_none_or(|s| s == 0 || (200..300).contains(&s));
+    if read {
+        let options = ReadOptions {
+            entry: None,
+            format: options.format.or(before.declared),
+            ..options.clone()
+        };
+        let name: Arc<str> = Arc::from("previous");
+        let body = Box::new(io::Cursor::new(before.body.clone()));
+        let mut opened = open_reader(name.clone(), body, None, &options).ok()?;
+        let mut batch = Batch::default();
+        let mut index = 0;
+        while opened.reader.next_batch(&mut batch).ok()? {
+            for frame in &batch.frames {
+                if !matches!(frame.kind, FrameKind::Data { .. }) {
+                    continue;
+                }
+                let Ok(value) = serde_json::from_slice::<serde_json::Value>(batch.bytes(frame))
+                else {
+                    continue;
+                };
+                let loc = crate::protocol::event::Location {
+                    path: name.clone(),
+                    line: frame.line,
+                    offset: 0,
+                    index,
+                };
+                index += 1;
+                folder.apply(&crate::protocol::event::Event::from_value(loc, value));
+            }
+        }
+    }
+    Some(folder.finish())
+}
+
 /// Opens the stream of a capture read from `name` that `options.entry` names, or its only
 /// one.
 fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions) -> Result<Opened> {
@@ -877,6 +955,7 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
         entry: stream.entry,
         request: stream.request.clone().map(Arc::new),
         request_problem: stream.request_problem.clone(),
+        previous: previous_turn(capture, stream, &options).map(Arc::new),
         status: stream.status.map(|s| (s, stream.reason.clone())),
         other_type: stream.other_type.clone(),
         declared: stream.declared,
