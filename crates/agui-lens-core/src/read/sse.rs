@@ -92,8 +92,9 @@ struct ClientView {
     ended_lf: bool,
     /// The line of the last frame with data since the last `\n\n`, if one was.
     frame_line: Option<u64>,
-    /// UTF-16 units since the last `\n\n`: the text the client holds.
-    units: u64,
+    /// Bytes since the last `\n\n`: the text the client holds is as many UTF-16 units or
+    /// fewer (see [`ClientView::frame`]).
+    bytes: u64,
     /// Frames said to be read as one (once a stream: the client stops at the first).
     merged_said: bool,
     /// The text since the last `\n\n` was said to be over the client's limit.
@@ -101,8 +102,9 @@ struct ClientView {
 }
 
 impl ClientView {
-    /// The caveat of a frame with data ending at `line`, from what the client sees of it.
-    fn frame(&mut self, line: u64) -> Option<Caveat> {
+    /// The caveat of a frame with data ending at `line`, whose data is `data` (when held),
+    /// from what the client sees of it.
+    fn frame(&mut self, line: u64, data: &[u8]) -> Option<Caveat> {
         let before = self.frame_line.replace(line);
         if let Some(with_line) = before
             && !self.merged_said
@@ -110,9 +112,15 @@ impl ClientView {
             self.merged_said = true;
             return Some(Caveat::SseMerged { with_line });
         }
-        if self.units > CLIENT_FRAME_LIMIT && !self.over_said {
-            self.over_said = true;
-            return Some(Caveat::SseOverClientLimit { len: self.units });
+        // A UTF-16 unit is one byte of UTF-8 or more, so only text over the limit in bytes
+        // is counted, and then the frame's data, which is all but its field names: the rest
+        // is taken as one unit a byte.
+        if self.bytes > CLIENT_FRAME_LIMIT && !self.over_said {
+            let units = self.bytes - (data.len() as u64 - utf16_len(data));
+            if units > CLIENT_FRAME_LIMIT {
+                self.over_said = true;
+                return Some(Caveat::SseOverClientLimit { len: units });
+            }
         }
         None
     }
@@ -120,7 +128,7 @@ impl ClientView {
     /// Two LFs in a row: the client hands on what it held.
     fn split(&mut self) {
         self.frame_line = None;
-        self.units = 0;
+        self.bytes = 0;
         self.over_said = false;
     }
 }
@@ -128,6 +136,10 @@ impl ClientView {
 /// The length of UTF-8 text in UTF-16 units, as a JavaScript string holds it: one per
 /// character, two for one outside the Basic Multilingual Plane.
 pub(crate) fn utf16_len(bytes: &[u8]) -> u64 {
+    // Most text is ASCII, one unit a byte: that is checked a word at a time.
+    if bytes.is_ascii() {
+        return bytes.len() as u64;
+    }
     bytes
         .iter()
         .map(|&b| u64::from(b & 0xC0 != 0x80) + u64::from(b >= 0xF0))
@@ -205,7 +217,7 @@ impl SseReader {
         let client = if blank {
             None
         } else {
-            self.client.frame(self.frame_line)
+            self.client.frame(self.frame_line, &self.data.bytes)
         };
         let caveat = match client {
             Some(merged @ Caveat::SseMerged { .. }) => merged,
@@ -251,7 +263,7 @@ impl FrameReader for SseReader {
                 if self.input.available()[0] == b'\n' {
                     self.input.consume(1);
                     self.line_offset = self.input.offset();
-                    self.client.units += 1;
+                    self.client.bytes += 1;
                     self.client.ended_lf = true;
                     continue;
                 }
@@ -263,7 +275,7 @@ impl FrameReader for SseReader {
                     // A blank line ended by LF right after a LF: the client splits here.
                     let split = lf && self.line.len == 0 && i == 0 && self.client.ended_lf;
                     self.after_cr = !lf;
-                    self.client.units += utf16_len(&avail[..i]) + 1;
+                    self.client.bytes += i as u64 + 1;
                     self.line.take(&avail[..i], cap);
                     self.input.consume(i + 1);
                     self.end_line(batch);
@@ -275,7 +287,7 @@ impl FrameReader for SseReader {
                 }
                 None => {
                     let n = avail.len();
-                    self.client.units += utf16_len(avail);
+                    self.client.bytes += n as u64;
                     self.line.take(avail, cap);
                     self.input.consume(n);
                 }
