@@ -1043,3 +1043,53 @@ fn a_message_id_given_to_another_kind_of_message_is_an_error() {
         );
     }
 }
+
+/// A run that is cancelled (or fails) may close a tool call whose arguments were cut off
+/// mid-object: the spec allows it ("closing a tool call establishes that its argument text is
+/// complete, not that it is valid"), and the official client accepts it. `tool-args/invalid-json`
+/// is said when the run ends another way, or the stream ends inside the run.
+#[test]
+fn arguments_cut_off_by_a_cancelled_or_failed_run_are_no_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"});
+    let call = [
+        json!({"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"f"}),
+        json!({"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"a\":"}),
+        json!({"type":"TOOL_CALL_END","toolCallId":"c1"}),
+    ];
+    let ending = |end: Option<Value>| {
+        let mut events = vec![start.clone()];
+        events.extend(call.iter().cloned());
+        events.extend(end);
+        events
+    };
+    let cases = [
+        (
+            "cancelled",
+            Some(
+                json!({"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"cancelled"}}),
+            ),
+            false,
+        ),
+        (
+            "failed",
+            Some(json!({"type":"RUN_ERROR","message":"stopped"})),
+            false,
+        ),
+        (
+            "finished",
+            Some(json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"})),
+            true,
+        ),
+        ("cut", None, true),
+    ];
+    for (name, end, said) in cases {
+        let path = write(dir.path(), &format!("{name}.jsonl"), &ending(end));
+        let (_, rules) = problems(&[s(&path)]);
+        assert_eq!(
+            rules.iter().any(|r| r == "tool-args/invalid-json"),
+            said,
+            "{name}: {rules:?}"
+        );
+    }
+}

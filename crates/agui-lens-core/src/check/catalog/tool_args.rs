@@ -9,7 +9,9 @@ pub const INVALID_JSON: Rule = Rule {
     versions: "every version",
     summary: "a tool call's concatenated TOOL_CALL_ARGS are not valid JSON at TOOL_CALL_END (no arguments at all is tool-args/empty-arguments)",
     why: "Clients and frameworks JSON.parse the arguments to execute the tool; broken JSON \
-          (often a model cut off mid-object) means the call cannot run.",
+          (often a model cut off mid-object) means the call cannot run. A run that is \
+          cancelled or fails may close a call it cut off, which the spec allows: the finding \
+          waits for the run's end, and is not said of such a run.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}
 {"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"city\": \"Par"}

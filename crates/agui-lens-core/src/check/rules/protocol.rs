@@ -308,6 +308,8 @@ impl Protocol {
         match self.lifecycle.on_event(ev, out) {
             Transition::NewRun => {
                 self.pairing.new_run();
+                // A run that never ended says what it left waiting.
+                self.tool_args.say_deferred(out);
                 self.tool_args.new_run(ev);
             }
             Transition::LateStart => self.tool_args.declare_tools(ev),
@@ -329,6 +331,7 @@ impl Protocol {
     /// The stream ended: reports what is still open.
     pub fn finish(&mut self, levels: &Levels, found: &mut Vec<Diagnostic>) {
         let mut out = Out { levels, found };
+        self.tool_args.say_deferred(&mut out);
         let mut open = self.pairing.open_items();
         for (kind, id) in self.expander.open_streams() {
             let what = match kind {

@@ -62,7 +62,14 @@ pub struct ToolArgs {
     /// Compiled schemas by their JSON text: a client sends the same tools with every run, so
     /// each schema is compiled once per stream rather than once per run that calls it.
     compiled: HashMap<String, Compiled>,
+    /// Arguments found not to be JSON, said when the run ends: a run that is cancelled or
+    /// fails may close a call whose arguments it cut off, which the spec allows. Each finding
+    /// holds its TOOL_CALL_END's type and text already.
+    deferred: Vec<crate::check::diagnostic::Diagnostic>,
 }
+
+const INVALID_JSON_HELP: &str =
+    "stream the arguments as one JSON document across the ARGS deltas (\"{}\" for none)";
 
 impl ToolArgs {
     pub fn new(max_args: usize) -> Self {
@@ -74,7 +81,13 @@ impl ToolArgs {
             unanswered: Vec::new(),
             sent: None,
             compiled: HashMap::new(),
+            deferred: Vec::new(),
         }
+    }
+
+    /// Says the arguments found not to be JSON that wait for their run's end.
+    pub fn say_deferred(&mut self, out: &mut Out<'_>) {
+        out.found.append(&mut self.deferred);
     }
 
     /// A run started: its input declares the tools.
@@ -125,6 +138,11 @@ impl ToolArgs {
             .get("outcome")
             .and_then(|o| o.get("type").or(Some(o)))
             .and_then(Value::as_str);
+        if error || outcome == Some("cancelled") {
+            self.deferred.clear();
+        } else {
+            self.say_deferred(out);
+        }
         if error || matches!(outcome, Some(kind) if kind != "success") {
             return;
         }
@@ -244,12 +262,25 @@ impl ToolArgs {
                         err.column(),
                         abbreviate(&call.args, 80)
                     );
-                    out.report(
-                        RuleId::ToolArgsInvalidJson,
-                        ev.loc,
-                        message,
-                        "stream the arguments as one JSON document across the ARGS deltas (\"{}\" for none)",
-                    );
+                    if out.wants(RuleId::ToolArgsInvalidJson) {
+                        // Said later, at the TOOL_CALL_END it is about.
+                        let mut d = crate::check::parse::finding(
+                            RuleId::ToolArgsInvalidJson,
+                            ev.loc,
+                            message,
+                        )
+                        .with_help(INVALID_JSON_HELP);
+                        d.event_type = Some(ev.ty.as_str().to_owned());
+                        d.excerpt = match ev.origin {
+                            super::protocol::Fields::Json(value) => {
+                                crate::check::parse::excerpt(value.to_string().as_bytes())
+                            }
+                            super::protocol::Fields::Delta(delta) => {
+                                crate::check::parse::excerpt(delta.raw)
+                            }
+                        };
+                        self.deferred.push(d);
+                    }
                     return;
                 }
             }
