@@ -1708,11 +1708,17 @@ fn a_capture_body_that_is_no_base64_is_said_to_be() {
 /// What the official client reads of a response body (reference/read-body.mjs): the types of
 /// the events it hands on, and the error that ended the stream, if any.
 fn official_client_reads(body: &Path, content_type: &str) -> Value {
+    official_client_reads_in(body, content_type, None)
+}
+
+/// `official_client_reads`, in reads of `size` bytes when given (else in one).
+fn official_client_reads_in(body: &Path, content_type: &str, size: Option<usize>) -> Value {
     let reference = crate::common::reference_packages();
     let output = std::process::Command::new("node")
         .arg(reference.join("read-body.mjs"))
         .arg(body)
         .arg(content_type)
+        .args(size.map(|s| s.to_string()))
         .output()
         .expect("running node reference/read-body.mjs");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -1802,21 +1808,6 @@ fn a_frame_over_the_official_clients_limit_is_said() {
         stderr.contains("warning:") && stderr.contains("10 MiB"),
         "{stderr}"
     );
-}
-
-/// `official_client_reads`, in reads of `size` bytes.
-fn official_client_reads_in(body: &Path, content_type: &str, size: usize) -> Value {
-    let reference = crate::common::reference_packages();
-    let output = std::process::Command::new("node")
-        .arg(reference.join("read-body.mjs"))
-        .arg(body)
-        .arg(content_type)
-        .arg(size.to_string())
-        .output()
-        .expect("running node reference/read-body.mjs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|_| panic!("read-body.mjs printed {stdout:?}"))
 }
 
 /// The findings of one rule in `check --format json FILE`.
@@ -1929,7 +1920,7 @@ fn an_sse_frame_over_the_official_clients_buffer_is_said() {
     };
     let big = dir.path().join("big.sse");
     std::fs::write(&big, long(&"a".repeat(10 * 1024 * 1024 + 100_000))).unwrap();
-    let read = official_client_reads_in(&big, "text/event-stream", 65536);
+    let read = official_client_reads_in(&big, "text/event-stream", Some(65536));
     assert!(
         read["error"]
             .as_str()
@@ -1980,7 +1971,7 @@ fn an_sse_frame_over_the_official_clients_buffer_is_said() {
     let wide = dir.path().join("wide.sse");
     std::fs::write(&wide, long(&"€".repeat(3_900_000))).unwrap();
     assert!(std::fs::metadata(&wide).unwrap().len() > 11 * 1024 * 1024);
-    let read = official_client_reads_in(&wide, "text/event-stream", 65536);
+    let read = official_client_reads_in(&wide, "text/event-stream", Some(65536));
     assert!(read["error"].is_null(), "{read}");
     assert!(findings_of(&wide, rule).is_empty());
     let (code, _, stderr) = run(&[

@@ -566,15 +566,7 @@ pub(crate) fn report_not_begun(
         );
         let mut summary = Summary::default();
         summary.add(&file);
-        if format == agui_lens_core::report::Format::Human {
-            // The human report holds no failure of its own (a terminal has it on stderr).
-            let said = format!("error: {}\n", file.failure_text().unwrap_or_default());
-            buffer
-                .0
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend_from_slice(said.as_bytes());
-        }
+        buffer.say_failure(format, &file);
         let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
         reporter.start_run(1)?;
         reporter.start_file(&file.path)?;

@@ -339,18 +339,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     );
     if let Some(path) = &args.report {
         let buffer = Buffer::default();
-        if let Some(failure) = file
-            .failure_text()
-            .filter(|_| args.format == agui_lens_core::report::Format::Human)
-        {
-            // The human report holds no failure of its own (a terminal has it on stderr).
-            let said = format!("error: {failure}\n");
-            buffer
-                .0
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend_from_slice(said.as_bytes());
-        }
+        buffer.say_failure(args.format, &file);
         {
             let mut reporter =
                 crate::render::reporter(args.format, Box::new(buffer.clone()), false, false);
@@ -383,6 +372,23 @@ fn requests(shared: &Shared) -> u64 {
 /// Where a report is written before it goes to its file.
 #[derive(Clone, Default)]
 pub(super) struct Buffer(pub(super) Arc<Mutex<Vec<u8>>>);
+
+impl Buffer {
+    /// Starts a human report with the input's failure: that format holds none of its own (a
+    /// terminal has it on stderr), and a report file would not say why the run failed.
+    pub(super) fn say_failure(&self, format: agui_lens_core::report::Format, file: &FileSummary) {
+        if let Some(failure) = file
+            .failure_text()
+            .filter(|_| format == agui_lens_core::report::Format::Human)
+        {
+            let said = format!("error: {failure}\n");
+            self.0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(said.as_bytes());
+        }
+    }
+}
 
 impl Write for Buffer {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
