@@ -516,34 +516,6 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-
-    /// Handing parts of the file to the disk early changes nothing in it, across many steps
-    /// and writes of every size.
-    #[test]
-    fn writing_back_early_writes_the_same_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out");
-        let mut out = WriteBack::new(std::fs::File::create(&path).unwrap(), true);
-        let mut expected = Vec::new();
-        let mut size = 1;
-        while expected.len() < 3 * WriteBack::STEP as usize + 12345 {
-            let chunk: Vec<u8> = (0..size).map(|i| (i * 7 + expected.len()) as u8).collect();
-            out.write_all(&chunk).unwrap();
-            expected.extend_from_slice(&chunk);
-            size = size * 3 % 100_003 + 1;
-        }
-        out.flush().unwrap();
-        assert!(out.pending > 0 && out.pending <= out.written);
-        assert_eq!(out.written, expected.len() as u64);
-        drop(out);
-        assert!(std::fs::read(&path).unwrap() == expected);
-    }
-}
-
 /// The `--report` of a `serve` or `proxy` that could not do its job at all (no port to listen
 /// on, a script it cannot serve): the reason, as an input that failed, in the format asked
 /// for. A CI step that uploads the report finds one, and it is no pass. The error is
@@ -581,5 +553,33 @@ pub(crate) fn report_not_begun(
         Err(report_err) => err.context(format!(
             "and the report could not be written: {report_err:#}"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Handing parts of the file to the disk early changes nothing in it, across many steps
+    /// and writes of every size.
+    #[test]
+    fn writing_back_early_writes_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        let mut out = WriteBack::new(std::fs::File::create(&path).unwrap(), true);
+        let mut expected = Vec::new();
+        let mut size = 1;
+        while expected.len() < 3 * WriteBack::STEP as usize + 12345 {
+            let chunk: Vec<u8> = (0..size).map(|i| (i * 7 + expected.len()) as u8).collect();
+            out.write_all(&chunk).unwrap();
+            expected.extend_from_slice(&chunk);
+            size = size * 3 % 100_003 + 1;
+        }
+        out.flush().unwrap();
+        assert!(out.pending > 0 && out.pending <= out.written);
+        assert_eq!(out.written, expected.len() as u64);
+        drop(out);
+        assert!(std::fs::read(&path).unwrap() == expected);
     }
 }
