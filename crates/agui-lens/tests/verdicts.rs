@@ -1093,3 +1093,63 @@ fn arguments_cut_off_by_a_cancelled_or_failed_run_are_no_finding() {
         );
     }
 }
+
+/// A run that declares a version newer than agui-lens knows may carry what that version adds:
+/// an event type, or a member of a closed set (a patch op, an outcome, a role) 1.1 does not
+/// name. The processing model says such material "MUST NOT abort the run" and a client drops
+/// or strips it with a warning: `version/unrecognised`, a warning, not an error. Under a
+/// version agui-lens knows, the same material is the producer's error, and a malformed known
+/// value stays one under any version.
+#[test]
+fn what_a_newer_version_may_add_is_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |version: &str, middle: Value| {
+        vec![
+            json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":version}),
+            middle,
+            json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+        ]
+    };
+    let added = [
+        ("event", json!({"type":"FUTURE_EVENT","x":1})),
+        (
+            "op",
+            json!({"type":"STATE_DELTA","delta":[{"op":"merge","path":"/a","value":1}]}),
+        ),
+    ];
+    for (name, middle) in &added {
+        let newer = write(
+            dir.path(),
+            &format!("{name}-newer.jsonl"),
+            &run("1.2", middle.clone()),
+        );
+        let (code, rules) = problems(&[s(&newer)]);
+        assert_eq!(code, 0, "{name}: {rules:?}");
+        assert!(
+            rules.contains(&"version/unrecognised".to_owned()),
+            "{name}: {rules:?}"
+        );
+        let known = write(
+            dir.path(),
+            &format!("{name}-known.jsonl"),
+            &run("1.1", middle.clone()),
+        );
+        let (code, rules) = problems(&[s(&known)]);
+        assert_eq!(code, 1, "{name}: {rules:?}");
+        assert!(
+            !rules.contains(&"version/unrecognised".to_owned()),
+            "{name}: {rules:?}"
+        );
+    }
+    // A known field with a value of the wrong type is malformed under any version.
+    let malformed = write(
+        dir.path(),
+        "malformed.jsonl",
+        &run(
+            "1.2",
+            json!({"type":"TEXT_MESSAGE_START","messageId":5,"role":"assistant"}),
+        ),
+    );
+    let (code, rules) = problems(&[s(&malformed)]);
+    assert_eq!(code, 1, "{rules:?}");
+}

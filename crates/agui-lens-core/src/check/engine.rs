@@ -619,7 +619,10 @@ impl<'a> Engine<'a> {
             }
             self.judge_by_version(event, raw, &mut found);
             if self.follow {
-                let conforms = !found.iter().any(|d| d.rule == RuleId::SchemaViolation);
+                // A member a newer version may add is not applied either: a client strips it.
+                let conforms = !found.iter().any(|d| {
+                    d.rule == RuleId::SchemaViolation || d.rule == RuleId::VersionUnrecognised
+                });
                 self.protocol
                     .on_event(event, conforms, self.ctx.levels, &mut found);
             }
@@ -673,6 +676,26 @@ impl<'a> Engine<'a> {
                 self.ctx.levels,
                 found,
             );
+        }
+        if self.versioning.newer() {
+            // What the newer version may add is no error of a run that declares it.
+            for d in found.iter_mut() {
+                let unnamed_member = d.rule == RuleId::SchemaViolation
+                    && matches!(d.keyword.as_deref(), Some("enum" | "const"));
+                if d.rule == RuleId::SchemaUnknownEventType || unnamed_member {
+                    d.rule = RuleId::VersionUnrecognised;
+                    d.message = format!(
+                        "{}: not in {version}, which this run is checked by; the newer version \
+                         it declares may add it, and a {version} client drops or strips it with \
+                         a warning",
+                        d.message
+                    );
+                    d.help = Some(format!(
+                        "a {version} client leaves it out; an agui-lens that knows the declared \
+                         version judges it"
+                    ));
+                }
+            }
         }
         let Some((kind, replacement)) = event
             .kind

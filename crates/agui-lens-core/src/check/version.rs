@@ -37,6 +37,8 @@ pub struct Versioning {
     /// one (so what that version lacks is the run's own error). A declaration that reads as
     /// no version at all does not count.
     declared: bool,
+    /// The current run declared a version newer than agui-lens knows.
+    newer: bool,
     undeclared_reported: bool,
     uses: Vec<VersionUse>,
 }
@@ -49,6 +51,7 @@ impl Versioning {
             asked: asked.is_some(),
             current: default,
             declared: false,
+            newer: false,
             undeclared_reported: false,
             uses: Vec::new(),
         }
@@ -57,6 +60,12 @@ impl Versioning {
     /// The version the current event is held to.
     pub fn current(&self) -> Version {
         self.current
+    }
+
+    /// The current run declared a version newer than agui-lens knows: what that version may
+    /// add cannot be judged.
+    pub fn newer(&self) -> bool {
+        self.newer
     }
 
     /// What the current run declared, as written, when it declared a version it can be held
@@ -77,6 +86,7 @@ impl Versioning {
     pub fn run_started(&mut self, event: &Event, found: &mut Vec<Diagnostic>) {
         let declared = event.value.get("protocolVersion");
         let text = declared.and_then(|v| v.as_str());
+        self.newer = false;
         let (version, why) = match (declared, text) {
             (None, _) | (Some(serde_json::Value::Null), _) => {
                 if !self.undeclared_reported {
@@ -114,6 +124,7 @@ impl Versioning {
                 match read_declared(text) {
                     Declared::Known(version) => (version, "declared"),
                     Declared::Newer => {
+                        self.newer = true;
                         found.push(
                             finding(
                                 RuleId::VersionNewer,

@@ -282,6 +282,7 @@ registry! {
     SuiteTurnMismatch => suite::TURN_MISMATCH,
     VersionUndeclared => version::UNDECLARED,
     VersionNewer => version::NEWER,
+    VersionUnrecognised => version::UNRECOGNISED,
     VersionUninterpretable => version::UNINTERPRETABLE,
     VersionRemovedEvent => version::REMOVED_EVENT,
 }

@@ -19,6 +19,27 @@ pub const UNDECLARED: Rule = Rule {
     capability: None,
 };
 
+pub const UNRECOGNISED: Rule = Rule {
+    name: "version/unrecognised",
+    default: Level::Warn,
+    versions: "every version",
+    summary: "in a run that declares a newer version than agui-lens knows, an event type or a \
+              member of a closed set (a patch op, an outcome, a role) the newest known version \
+              does not name",
+    why: "The newer version may add it: the processing model says unrecognised material \
+          \"MUST NOT abort the run\", and a client that does not know it drops the event, or \
+          strips the member, with a warning. agui-lens cannot judge it, so it says what such a \
+          client will do rather than calling it an error. Under a version agui-lens knows, the \
+          same material is the producer's error; a known field with a value of the wrong type \
+          is malformed under any version.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.7"}
+{"type":"FUTURE_EVENT","detail":1}
+"#,
+    tier: Tier::Should,
+    spec: spec!("basic/processing.mdx#the-rule"),
+    capability: None,
+};
+
 pub const NEWER: Rule = Rule {
     name: "version/newer",
     default: Level::Warn,
