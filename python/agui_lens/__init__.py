@@ -427,6 +427,8 @@ class Compaction:
     as the command counts them; a stream kept as it was counts the same on both sides.
     ``errors`` counts the errors of the stream written, by rule (verification runs every
     rule that reports errors; a compaction never has more of any rule than its original).
+    ``kept_deltas`` counts the STATE_DELTAs kept as they were because no state is known before
+    them (a client may hold one the history never shows).
     """
 
     status: str
@@ -440,6 +442,7 @@ class Compaction:
     dropped: int
     unreadable: int
     errors: dict
+    kept_deltas: int
 
 
 def compaction(
@@ -477,6 +480,7 @@ def compaction(
         dropped=fields["dropped"],
         unreadable=fields["unreadable"],
         errors=fields["errors"],
+        kept_deltas=fields["kept_deltas"],
     )
 
 

@@ -572,6 +572,7 @@ fn compact_report(
             "bytes_after": bytes_after,
             "dropped": c.dropped,
             "unreadable": c.unreadable,
+            "kept_deltas": c.kept_deltas,
             "errors": errors,
         });
         Ok((bytes, report.to_string()))
@@ -614,6 +615,8 @@ struct Compacted {
     kept: Option<u64>,
     dropped: u64,
     unreadable: u64,
+    /// STATE_DELTAs kept as they were: no state is known before them.
+    kept_deltas: u64,
     /// The errors of the stream written, by rule (verification runs every rule that errs).
     errors: std::collections::BTreeMap<agui_lens_core::check::catalog::RuleId, u64>,
 }
@@ -643,6 +646,7 @@ fn compact_source(
         kept: None,
         dropped: 0,
         unreadable: 0,
+        kept_deltas: 0,
         errors: Default::default(),
     };
     if source.path.as_deref().is_some_and(read::is_har_file) {
@@ -674,6 +678,7 @@ fn compact_source(
     compacted.bytes_read = opened.reader.bytes_read();
     compacted.unreadable = stats.unreadable;
     compacted.dropped = compactor.dropped();
+    compacted.kept_deltas = compactor.kept_deltas();
     if stats.known == 0 {
         compacted.outcome = Outcome::NotAStream(not_a_stream(&name, &head));
         compacted.head = head;

@@ -54,6 +54,22 @@ def test_compaction_is_compact_with_counts(path):
             agui_lens.compact(path)
 
 
+def test_compaction_counts_the_deltas_it_keeps_as_they_were():
+    """A STATE_DELTA before any known state is kept as it was (a client may hold a state the
+    history never shows): counted, as the command's summary counts it."""
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 1}]},
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 2}]},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    done = agui_lens.compaction(events)
+    assert done.status in ("compacted", "kept"), done.reason
+    assert done.kept_deltas == 2
+    known = [events[0], {"type": "STATE_SNAPSHOT", "snapshot": {"n": 0}}, *events[1:]]
+    assert agui_lens.compaction(known).kept_deltas == 0
+
+
 def test_compact_of_events_makes_them_smaller():
     path = FIXTURES / "valid" / "agui-sdk-full.jsonl"
     events = [json.loads(line) for line in path.read_text().splitlines()]
