@@ -3,7 +3,6 @@
 //! presence reads as when it is absent. (A dynamic message per event, then a walk over it,
 //! cost ten times the parsing of the same event as JSON.)
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -148,8 +147,6 @@ impl Tables {
                 out.insert(field.json.clone(), default.clone());
             }
         }
-        // The message fields met so far: the bytes of each, all occurrences together.
-        let mut met: Vec<(u32, Cow<'_, [u8]>)> = Vec::new();
         let mut buf = bytes;
         while !buf.is_empty() {
             let (number, wire) = key(&mut buf, bytes.len())?;
@@ -172,20 +169,13 @@ impl Tables {
                 }
                 (Kind::Message(_) | Kind::JsonValue | Kind::JsonObject | Kind::JsonList, 2) => {
                     let part = bytes_of(&mut buf, number)?;
-                    match met.iter().position(|(n, _)| *n == number) {
-                        Some(at) if !field.list => {
-                            let mut all = std::mem::take(&mut met[at].1).into_owned();
-                            all.extend_from_slice(part);
-                            let value = self.payload(&field.kind, &all)?;
-                            met[at].1 = Cow::Owned(all);
-                            value
-                        }
-                        _ => {
-                            if !field.list {
-                                met.push((number, Cow::Borrowed(part)));
-                            }
-                            self.payload(&field.kind, part)?
-                        }
+                    if !field.list && out.contains_key(&field.json) {
+                        // Sent before (a message field has no default): its occurrences so
+                        // far, this one included, read as one, rare enough to gather again.
+                        let read = &bytes[..bytes.len() - buf.len()];
+                        self.payload(&field.kind, &occurrences(read, number)?)?
+                    } else {
+                        self.payload(&field.kind, part)?
                     }
                 }
                 _ => {
@@ -204,6 +194,22 @@ impl Tables {
         }
         Ok(out)
     }
+}
+
+/// The payloads of every length-delimited field `number` of a message, one after another: how
+/// protobuf reads a message field sent more than once.
+fn occurrences(bytes: &[u8], number: u32) -> Result<Vec<u8>, String> {
+    let mut all = Vec::new();
+    let mut buf = bytes;
+    while !buf.is_empty() {
+        let (n, wire) = key(&mut buf, bytes.len())?;
+        if (n, wire) == (number, 2) {
+            all.extend_from_slice(bytes_of(&mut buf, n)?);
+        } else {
+            skip(wire, &mut buf, n)?;
+        }
+    }
+    Ok(all)
 }
 
 /// A double as JSON: integral values as integers (`5`, not `5.0`), as JavaScript prints them.

@@ -67,7 +67,7 @@ pub fn envelope_fields(bytes: &[u8]) -> Result<Vec<u32>, String> {
 pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>), String> {
     let tables = &*TABLES;
     let mut buf = bytes;
-    let mut arm: Option<(u32, &'static str, Vec<&[u8]>)> = None;
+    let mut arm: Option<(u32, &'static str, std::borrow::Cow<'_, [u8]>)> = None;
     while !buf.is_empty() {
         let (number, wire) = decode::key(&mut buf, bytes.len())?;
         match (ARMS.get(&number), wire) {
@@ -78,8 +78,9 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>
                     .ok_or_else(|| format!("field {number} runs past the message's end"))?;
                 buf = &buf[len as usize..];
                 match &mut arm {
-                    Some((_, _, bodies)) => bodies.push(body),
-                    None => arm = Some((number, ty.as_str(), vec![body])),
+                    // Sent again: read as one message with the first (protobuf merges them).
+                    Some((_, _, bodies)) => bodies.to_mut().extend_from_slice(body),
+                    None => arm = Some((number, ty.as_str(), body.into())),
                 }
             }
             (Some(_), wire) => {
@@ -90,15 +91,11 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>
             (None, wire) => decode::skip(wire, &mut buf, number)?,
         }
     }
-    let (number, ty, bodies) = arm.ok_or("the message names no event")?;
+    let (number, ty, body) = arm.ok_or("the message names no event")?;
     let table = tables
         .field_table(tables.envelope, number)
         .expect("every arm of the envelope is a message");
-    let event = match bodies.as_slice() {
-        [body] => tables.decode(table, body)?,
-        _ => tables.decode(table, &bodies.concat())?,
-    };
-    Ok((ty, event))
+    Ok((ty, tables.decode(table, &body)?))
 }
 
 /// The event type each arm of the envelope carries, by field number.
