@@ -725,6 +725,17 @@ impl Folder {
         self
     }
 
+    /// Starts from what a client that sent `input` (a RunAgentInput) held: its state (unless
+    /// null) and its messages.
+    pub fn with_input(self, input: &Value) -> Self {
+        let messages = input
+            .get("messages")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        self.with_state(input.get("state").filter(|s| !s.is_null()).cloned())
+            .with_messages(messages)
+    }
+
     /// Whether the last STATE_DELTA applied (a failed one changed nothing).
     pub fn last_delta_applied(&self) -> bool {
         self.delta_applied

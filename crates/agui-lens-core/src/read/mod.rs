@@ -830,13 +830,8 @@ fn previous_turn(
         return None;
     }
     let request = before.request.as_ref()?;
-    let history: &[serde_json::Value] = request
-        .get("messages")
-        .and_then(serde_json::Value::as_array)
-        .map_or(&[], Vec::as_slice);
     let mut folder = crate::fold::Folder::new(crate::check::rules::protocol::DEFAULT_STATE_LIMIT)
-        .with_state(request.get("state").filter(|s| !s.is_null()).cloned())
-        .with_messages(history);
+        .with_input(request);
     let read = before
         .status
         .is_none_or(|s| s == 0 || (200..300).contains(&s));

@@ -805,13 +805,7 @@ fn rewrite(events: &[Value], thread_id: &str, run_id: &str) -> Vec<Value> {
 
 /// What a client that sent `input` holds once it applied `events`.
 pub(super) fn fold(input: &Value, events: &[Value], path: &Arc<str>) -> Folded {
-    let history: &[Value] = input
-        .get("messages")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice);
-    let mut folder = Folder::new(DEFAULT_STATE_LIMIT)
-        .with_state(input.get("state").filter(|s| !s.is_null()).cloned())
-        .with_messages(history);
+    let mut folder = Folder::new(DEFAULT_STATE_LIMIT).with_input(input);
     for (i, value) in events.iter().enumerate() {
         let loc = Location {
             path: path.clone(),

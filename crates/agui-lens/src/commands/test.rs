@@ -863,15 +863,7 @@ fn run_turn(
         (Some(_), None) => Some(Box::new(head.clone())),
         (None, raw) => raw,
     };
-    let history: Vec<Value> = input
-        .value
-        .get("messages")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1))
-        .with_state(input.value.get("state").filter(|s| !s.is_null()).cloned())
-        .with_messages(&history);
+    let mut folder = Folder::new(DEFAULT_STATE_LIMIT.max(1)).with_input(&input.value);
     let mut seen = vec![false; EventType::ALL.len()];
     let mut on_event = |event: &Event, _: &[u8], _: Duration| {
         if let Some(kind) = event.kind {
