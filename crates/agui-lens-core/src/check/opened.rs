@@ -124,12 +124,7 @@ fn check_answer(
     }
     if let Some(capture) = &capture {
         if let Some(problem) = capture.request_problem.as_ref().filter(|_| check_request) {
-            let d = Diagnostic::whole_input(
-                RuleId::RequestInputSchema,
-                Severity::Error,
-                name.clone(),
-                format!("the request's body {problem}: it could not be held to the request rules"),
-            );
+            let d = crate::check::request::unreadable_body(&name, problem);
             engine.report(d, &mut found);
         }
         if let Some(d) = capture_findings(&name, capture, opened.format) {

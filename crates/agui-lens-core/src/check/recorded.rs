@@ -81,13 +81,13 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
                 .filter(Value::is_object);
-            let cut = is_file(CUT_FILE).then(|| {
-                let said = std::fs::read_to_string(folder.join(CUT_FILE)).unwrap_or_default();
-                match said.lines().next().map(str::trim) {
-                    Some(line) if !line.is_empty() => line.to_owned(),
-                    _ => "the recorder cut it".to_owned(),
-                }
-            });
+            let cut =
+                std::fs::read(folder.join(CUT_FILE)).ok().map(
+                    |said| match String::from_utf8_lossy(&said).lines().next().map(str::trim) {
+                        Some(line) if !line.is_empty() => line.to_owned(),
+                        _ => "the recorder cut it".to_owned(),
+                    },
+                );
             Some(Recorded::Events {
                 request: request.map(Arc::new),
                 cut,

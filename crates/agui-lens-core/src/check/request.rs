@@ -93,6 +93,15 @@ pub fn input_findings(
     found
 }
 
+/// A request body that is no JSON object (a browser capture's, stored as base64 that is none,
+/// or text that is no JSON), as `problem` says: `request/input-schema`.
+pub(crate) fn unreadable_body(path: &Arc<str>, problem: &str) -> Diagnostic {
+    whole(
+        path,
+        format!("the request's body {problem}: it could not be held to the request rules"),
+    )
+}
+
 fn whole(path: &Arc<str>, message: String) -> Diagnostic {
     let severity = RuleId::RequestInputSchema
         .rule()

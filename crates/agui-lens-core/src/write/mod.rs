@@ -378,7 +378,17 @@ impl<W: Write> EventWriter<W> {
                 if bytes > crate::read::CLIENT_FRAME_LIMIT {
                     let len = crate::read::utf16_len(text) + 6 * lines;
                     if len > crate::read::CLIENT_FRAME_LIMIT {
-                        self.note_over_limit(text, len, true);
+                        // Only the type is read: the event is large.
+                        #[derive(serde::Deserialize)]
+                        struct Typed<'a> {
+                            #[serde(borrow, rename = "type")]
+                            ty: Option<std::borrow::Cow<'a, str>>,
+                        }
+                        let ty = || {
+                            let typed = serde_json::from_slice::<Typed<'_>>(text).ok()?;
+                            Some(typed.ty?.into_owned())
+                        };
+                        self.note_over_limit(ty, len, true);
                     }
                 }
             }
@@ -389,23 +399,19 @@ impl<W: Write> EventWriter<W> {
     }
 
     /// Counts a frame over the official client's limit, and keeps the first.
-    fn note_over_limit(&mut self, text: &[u8], len: u64, sse: bool) {
+    /// `event_type` is asked only of the first.
+    fn note_over_limit(
+        &mut self,
+        event_type: impl FnOnce() -> Option<String>,
+        len: u64,
+        sse: bool,
+    ) {
         match &mut self.over_limit {
             Some((_, count)) => *count += 1,
             None => {
-                // Only the type is read: the event is large.
-                #[derive(serde::Deserialize)]
-                struct Typed<'a> {
-                    #[serde(borrow, rename = "type")]
-                    ty: Option<std::borrow::Cow<'a, str>>,
-                }
-                let event_type = serde_json::from_slice::<Typed<'_>>(text)
-                    .ok()
-                    .and_then(|t| t.ty)
-                    .map(|t| t.into_owned());
                 let first = OverLimit {
                     index: self.seen - 1,
-                    event_type,
+                    event_type: event_type(),
                     len,
                     sse,
                 };
@@ -436,7 +442,7 @@ impl<W: Write> EventWriter<W> {
                 proto::push_frame(&encoded.bytes, &mut frame);
                 let len = frame.len() as u64;
                 if len > crate::read::CLIENT_FRAME_LIMIT {
-                    self.note_over_limit(text, len, false);
+                    self.note_over_limit(|| event_type.clone(), len, false);
                 }
                 let put = self.put(&frame);
                 self.scratch = frame;
