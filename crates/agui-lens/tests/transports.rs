@@ -2128,3 +2128,128 @@ fn a_capture_holds_each_next_request_to_the_stream_before() {
         assert_eq!(found, want, "{name}: {stdout}");
     }
 }
+
+/// A browser says in its capture why a response ended early (Chromium and Playwright:
+/// `response._failureText`; DevTools: `response._error`): the page stopped the call
+/// (`net::ERR_ABORTED`), which is no finding of the agent's and leaves the stream unjudged
+/// where only its end could tell, as a proxy recording cut by its client; or the connection
+/// failed (`net::ERR_INCOMPLETE_CHUNKED_ENCODING`), the agent's cut, said as `run` says it
+/// live (`transport/connection-lost`). Both read alike before, as a run the agent left open,
+/// or, with no body, as a browser that left the body out.
+#[test]
+fn a_capture_says_whether_the_page_or_the_connection_ended_a_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"threadId":"t","runId":"r","messages":[
+        {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"state":{},
+        "forwardedProps":{},"protocolVersion":"1.1"});
+    let events = [
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"}),
+        serde_json::json!({"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}),
+        serde_json::json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel"}),
+    ];
+    let body = sse_of(&events);
+    let entry = |body: &[u8], key: &str, failure: &str| {
+        let mut entry = har_entry(
+            "https://agent.example/run",
+            Some(&input),
+            "text/event-stream",
+            body,
+            false,
+        );
+        entry["response"][key] = failure.into();
+        entry
+    };
+    let stopped = "net::ERR_ABORTED";
+    let lost = "net::ERR_INCOMPLETE_CHUNKED_ENCODING";
+    // (name, entry, exit, what every format holds, what the human report holds)
+    let cases = [
+        (
+            "page-stop",
+            entry(&body, "_failureText", stopped),
+            2,
+            "ERR_ABORTED",
+        ),
+        (
+            "devtools-stop",
+            entry(&body, "_error", stopped),
+            2,
+            "ERR_ABORTED",
+        ),
+        (
+            "cut",
+            entry(&body, "_failureText", lost),
+            1,
+            "transport/connection-lost",
+        ),
+        (
+            "devtools-cut",
+            entry(&body, "_error", lost),
+            1,
+            "transport/connection-lost",
+        ),
+        (
+            "page-stop-no-body",
+            entry(b"", "_failureText", stopped),
+            2,
+            "ERR_ABORTED",
+        ),
+        (
+            "cut-no-body",
+            entry(b"", "_failureText", lost),
+            2,
+            "ERR_INCOMPLETE_CHUNKED_ENCODING",
+        ),
+    ];
+    for (name, entry, exit, said) in cases {
+        let path = dir.path().join(format!("{name}.har"));
+        std::fs::write(&path, har(vec![entry])).unwrap();
+        for format in ["human", "json", "jsonl", "sarif", "junit", "github"] {
+            let (code, stdout, stderr) =
+                run(&["check", "--format", format, path.to_str().unwrap()]);
+            assert_eq!(code, exit, "{name} {format}: {stdout}{stderr}");
+            // (The human report says an input it could not judge whole on stderr.)
+            let said_where = if format == "human" {
+                format!("{stdout}{stderr}")
+            } else {
+                stdout.clone()
+            };
+            assert!(
+                said_where.contains(said),
+                "{name} {format}: {stdout}{stderr}"
+            );
+            // A run the page stopped is not the agent's to end (SARIF lists every rule);
+            // one the connection cut is, as `run` says of a live one.
+            let stopped = name.contains("stop");
+            assert!(
+                !(stopped && stdout.contains("lifecycle/unterminated-run")) || format == "sarif",
+                "{name} {format}: {stdout}"
+            );
+            if format == "sarif" {
+                let doc: Value = serde_json::from_str(&stdout).unwrap();
+                let results = doc["runs"][0]["results"].to_string();
+                assert_eq!(
+                    results.contains("unterminated-run"),
+                    name == "cut" || name == "devtools-cut",
+                    "{name}: {results}"
+                );
+                assert_eq!(
+                    doc["runs"][0]["invocations"][0]["executionSuccessful"],
+                    exit == 1,
+                    "{name}"
+                );
+            }
+        }
+        let (_, stdout, stderr) = run(&["check", path.to_str().unwrap()]);
+        let human = format!("{stdout}{stderr}");
+        assert!(!human.contains("may leave out the body"), "{name}: {human}");
+        if name.contains("stop") {
+            assert!(
+                human.contains("the page stopped the call"),
+                "{name}: {human}"
+            );
+            assert!(!human.contains("connection-lost"), "{name}: {human}");
+        } else {
+            assert!(human.contains(lost), "{name}: {human}");
+        }
+    }
+}

@@ -77,6 +77,17 @@ fn check_answer(
     // one: the state is the baseline for deltas, the tools and history what the rules know.
     let capture = opened.capture.clone();
     let request = capture.as_ref().and_then(|c| c.request.clone()).or(sent);
+    // A browser that says why the response ended early: the page's own stop is a cut by the
+    // side that recorded it (what only the end tells is not the agent's); a failed read is
+    // the agent's cut, said as `run` says a connection lost.
+    let failure = capture.as_ref().and_then(|c| c.failure.as_deref());
+    let (cut, lost) = match failure {
+        Some(failure) if read::har::stopped_by_page(failure) => (
+            cut.or_else(|| Some(format!("the page stopped the call ({failure})"))),
+            None,
+        ),
+        failure => (cut, failure),
+    };
     let with_request;
     let ctx = match &request {
         Some(request) => {
@@ -180,6 +191,12 @@ fn check_answer(
     let interrupted = read.as_ref().is_some_and(crate::stop::is_reading_stopped);
     let failure = read.map(|err| format!("reading {name}: {err}"));
     let stopped = failure.is_some() && (crate::stop::requested() || interrupted);
+    if let Some(lost) = lost.filter(|_| !stopped && cut.is_none()) {
+        engine.report_cut(
+            connection_lost(&name, lost, engine.known_events()),
+            &mut found,
+        );
+    }
     if stopped || cut.is_some() {
         engine.stopped_early();
     }
@@ -304,6 +321,24 @@ fn status_finding(name: &Arc<str>, status: u16, answered: &str) -> Diagnostic {
          from a response that is no success; the events are checked as they came"
     );
     Diagnostic::whole_input(rule, severity, name.clone(), message).with_help(help)
+}
+
+/// A browser capture's stream whose response the browser says failed to be read to its end
+/// (`failure`, as `_failureText` holds it), after `events` events: the cut `run` says of a
+/// live one as `transport/connection-lost`.
+fn connection_lost(name: &Arc<str>, failure: &str, events: u64) -> Diagnostic {
+    let rule = RuleId::TransportConnectionLost;
+    let severity = rule.rule().default.severity().unwrap_or(Severity::Error);
+    let events = match events {
+        1 => "1 event".to_owned(),
+        n => format!("{n} events"),
+    };
+    let message = format!(
+        "the browser's read of the response failed ({failure}) after {events}, before the \
+         response ended"
+    );
+    Diagnostic::whole_input(rule, severity, name.clone(), message)
+        .with_help("the agent, or a proxy in front of it, ended the response early: see its logs")
 }
 
 /// A browser capture's stream whose response was declared as something else than an event

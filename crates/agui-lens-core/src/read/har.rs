@@ -41,6 +41,8 @@ pub struct HarStream {
     /// The transports the request's Accept header asks for (none when it asks for none, or
     /// for any: `*/*`).
     pub accepted: Vec<super::InputFormat>,
+    /// Why the browser says the response ended early, when it says so ([`failure_of`]).
+    pub failure: Option<String>,
 }
 
 impl HarStream {
@@ -79,6 +81,28 @@ pub struct HarCapture {
     pub failed: Vec<FailedCall>,
     /// Entries that are no AG-UI stream (page loads, scripts, other APIs), skipped.
     pub others: usize,
+}
+
+/// Why the browser says a response ended before its end, as the capture holds it: Chromium
+/// and Playwright write `response._failureText`, the DevTools export `response._error`
+/// (`net::ERR_ABORTED`, `net::ERR_INCOMPLETE_CHUNKED_ENCODING`, …).
+fn failure_of(response: &Value) -> Option<String> {
+    ["_failureText", "_error"]
+        .iter()
+        .filter_map(|key| response.get(*key).and_then(Value::as_str))
+        .map(str::trim)
+        .find(|text| !text.is_empty())
+        .map(str::to_owned)
+}
+
+/// Whether a browser's failure text ([`failure_of`]) says the page itself stopped the call
+/// (an `AbortController`, a navigation, a closed tab) rather than the connection failing:
+/// Chromium's `net::ERR_ABORTED`, Firefox's `NS_BINDING_ABORTED`, WebKit's "cancelled".
+pub fn stopped_by_page(failure: &str) -> bool {
+    let failure = failure.to_ascii_lowercase();
+    ["err_aborted", "ns_binding_aborted", "cancelled", "canceled"]
+        .iter()
+        .any(|said| failure.contains(said))
 }
 
 /// Whether the first bytes of a JSON document open a HAR: `{"log": {` and one of the members
@@ -188,7 +212,20 @@ fn failed_call(index: usize, entry: &Value) -> Option<FailedCall> {
     // A body the capture holds, marked base64, that is none: there, but not to be read.
     let undecodable = decoded.is_none() && content.is_some_and(|c| c.get("text").is_some());
     let body = decoded.unwrap_or_default();
-    let why = if status == 0 {
+    let failure = response.and_then(failure_of);
+    let why = if let Some(failure) = failure.filter(|_| body.iter().all(u8::is_ascii_whitespace)) {
+        if stopped_by_page(&failure) {
+            format!(
+                "the page stopped the call ({failure}) before the capture held any of its \
+                 response"
+            )
+        } else {
+            format!(
+                "the browser's read of the response failed ({failure}) before the capture \
+                 held any of it: the agent, or a proxy in front of it, ended the response"
+            )
+        }
+    } else if status == 0 {
         "the request got no response in the capture (status 0: cancelled, blocked or failed in \
          the browser)"
             .to_owned()
@@ -300,6 +337,7 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         request: request_body,
         request_problem,
         accepted: accepted(request),
+        failure: failure_of(response),
     })
 }
 

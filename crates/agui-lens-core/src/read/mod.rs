@@ -413,6 +413,8 @@ pub struct CaptureEntry {
     /// The transport the response's type names, and those the request asked for.
     pub declared: Option<InputFormat>,
     pub accepted: Vec<InputFormat>,
+    /// Why the browser says the response ended early, when it says so (`_failureText`).
+    pub failure: Option<String>,
 }
 
 impl CaptureEntry {
@@ -955,6 +957,7 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
         other_type: stream.other_type.clone(),
         declared: stream.declared,
         accepted: stream.accepted.clone(),
+        failure: stream.failure.clone(),
     });
     Ok(opened)
 }
