@@ -917,3 +917,53 @@ fn a_port_that_is_taken_is_said_in_the_report() {
         }
     }
 }
+
+/// A script that breaks the protocol is said so when serve starts, and the client is not
+/// blamed for what the script left unsettled: a patch that fails here (`copy` from an
+/// array's `length`) is one the official client applies with JavaScript's semantics, so the
+/// state its next request sends is no `request/state-mismatch` (it was one, a finding
+/// against a client for a divergence the script caused).
+#[test]
+fn a_script_that_breaks_the_protocol_is_said_and_the_client_not_blamed_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r1"}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"b":{"c":[1,2,3]}}}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"copy","from":"/b/c/length","path":"/z"}]}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}"#,
+    ];
+    std::fs::write(dir.path().join("patch.jsonl"), lines.join("\n") + "\n").unwrap();
+    let second = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r2"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r2"}"#,
+    ];
+    std::fs::write(dir.path().join("second.jsonl"), second.join("\n") + "\n").unwrap();
+    std::fs::write(
+        dir.path().join("script.toml"),
+        "[[turn]]\nstream = \"patch.jsonl\"\n[[turn]]\nstream = \"second.jsonl\"\n",
+    )
+    .unwrap();
+    let request = |run: &str, state: Value| {
+        json!({"threadId":"t","runId":run,"protocolVersion":"1.1","state":state,
+            "messages":[],"tools":[],"context":[],"forwardedProps":{}})
+    };
+    // What the official client holds after turn 1 (`reference/fold.mjs` of the stream).
+    let requests = [
+        request("r1", json!({})),
+        request("r2", json!({"b":{"c":[1,2,3]},"z":3})),
+    ];
+    let text: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(dir.path().join("requests.jsonl"), text).unwrap();
+    let (code, stdout, stderr) = send_fixture(dir.path(), &[]);
+    assert!(!stdout.contains("state-mismatch"), "{stdout}\n{stderr}");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("turn 1 of the script")
+            && stderr.contains("state/patch-failed")
+            && stderr.contains("patch.jsonl"),
+        "{stderr}"
+    );
+    // A script that is clean says nothing of itself.
+    let (_, _, stderr) = send_fixture(&root().join("fixtures/serve/two-turns"), &[]);
+    assert!(!stderr.contains("of the script"), "{stderr}");
+}

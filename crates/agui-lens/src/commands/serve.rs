@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::Outcome;
 use super::check::{Settings, settings, use_color};
 use crate::cli::{LineEnd, ServeArgs, ServeTransport};
+use agui_lens_core::check::catalog::RuleId;
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::Stats;
 use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_findings};
@@ -47,6 +48,9 @@ struct Turn {
     /// A browser capture's stream that came with a status that is no success: the status
     /// line it is served with, as the client met it (`503 Service Unavailable`).
     status: Option<String>,
+    /// The turn breaks a `state/*` rule at error level (a patch that fails): what a client
+    /// holds after it is not agui-lens's to say ([`script_check`]).
+    unsettled_state: bool,
 }
 
 /// A TOML script: `[[turn]] stream = "a.jsonl"`, paths relative to the script.
@@ -117,7 +121,71 @@ fn load_turn(input: &InputSpec) -> Result<Turn> {
         name: opened.name.to_string(),
         events,
         status,
+        unsettled_state: false,
     })
+}
+
+/// Checks each turn of the script as `check` would (its events, as served before the ids
+/// are rewritten), marks those that leave the state unsettled, and returns what to say of
+/// the turns that break the protocol: a client is then not blamed for what they caused.
+fn script_check(turns: &mut [Turn], settings: &Settings) -> Vec<String> {
+    use agui_lens_core::check::diagnostic::Severity;
+    let ctx = settings.context(Default::default());
+    let options = ReadOptions {
+        format: Some(agui_lens_core::read::InputFormat::Jsonl),
+        max_line: settings.max_line,
+        entry: None,
+    };
+    let mut said = Vec::new();
+    for (i, turn) in turns.iter_mut().enumerate() {
+        let mut lines = Vec::new();
+        for event in &turn.events {
+            lines.extend_from_slice(event.to_string().as_bytes());
+            lines.push(b'\n');
+        }
+        let name: Arc<str> = Arc::from(turn.name.as_str());
+        let Ok(opened) = agui_lens_core::read::open_reader(
+            name,
+            Box::new(io::Cursor::new(lines)),
+            None,
+            &options,
+        ) else {
+            continue;
+        };
+        let mut errors: Vec<&'static str> = Vec::new();
+        let mut count = 0u64;
+        let checked =
+            agui_lens_core::check::opened::check_opened(&ctx, opened, false, &mut |found| {
+                for d in found.iter().filter(|d| d.severity == Severity::Error) {
+                    count += 1;
+                    let rule = d.rule.name();
+                    if !errors.contains(&rule) {
+                        errors.push(rule);
+                    }
+                }
+                Ok(())
+            });
+        if checked.is_err() || count == 0 {
+            continue;
+        }
+        turn.unsettled_state = errors.iter().any(|r| r.starts_with("state/"));
+        let mut line = format!(
+            "turn {} of the script ({}) breaks the protocol: {} ({}); `agui-lens check` shows \
+             where",
+            i + 1,
+            turn.name,
+            agui_lens_core::text::plural(count, "error"),
+            errors.join(", ")
+        );
+        if turn.unsettled_state {
+            line.push_str(
+                "; the state a client holds after it is not held to agui-lens's fold \
+                 (no request/state-mismatch on the next request)",
+            );
+        }
+        said.push(line);
+    }
+    said
 }
 
 /// How every answer is framed and spoiled.
@@ -170,6 +238,8 @@ struct ThreadState {
     turn: usize,
     /// What a client that applied the last stream served holds.
     folded: Option<Folded>,
+    /// The turn of the script whose stream `folded` ends with.
+    folded_by: usize,
     /// A turn of the thread is being served: its next request waits for it (see
     /// [`take_turn`]).
     under_way: bool,
@@ -217,7 +287,8 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         let name = format!("serve {}", args.script.display());
         super::report_not_begun(args.report.as_deref(), args.format, &name, err)
     };
-    let turns = load_script(&args.script).map_err(not_begun)?;
+    let mut turns = load_script(&args.script).map_err(not_begun)?;
+    let script_notes = script_check(&mut turns, &settings);
     let listener = TcpListener::bind(&args.listen)
         .with_context(|| format!("listening on {}", args.listen))
         .map_err(not_begun)?;
@@ -233,6 +304,9 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         agui_lens_core::text::plural(turns.len() as u64, "turn"),
         args.script.display()
     );
+    for note in &script_notes {
+        eprintln!("serve: {note}");
+    }
     let (to_main, notes) = mpsc::channel();
     let shared = Arc::new(Shared {
         turns,
@@ -323,7 +397,8 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     let name: Arc<str> = Arc::from(format!("serve {}", args.script.display()));
     // Under `--once`, a script not served whole is no clean run, however the requests were.
     let failure = (args.once && !unserved.is_empty()).then(|| unserved.join("; "));
-    let file = FileSummary::checked(name.clone(), stats, failure.clone());
+    let mut file = FileSummary::checked(name.clone(), stats, failure.clone());
+    file.notes = script_notes;
     let mut summary = Summary::default();
     summary.add(&file);
     // Stopped by a signal (exit 130, 143; a stream under way was cut): no format calls the
@@ -573,7 +648,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         .unwrap_or_default()
         .to_owned();
     // Which turn this is, and what the client should hold.
-    let (n, turn_index, previous) = take_turn(shared, &thread_id);
+    let (n, turn_index, previous, unsettled) = take_turn(shared, &thread_id);
     let turn = &shared.turns[turn_index];
     let path: Arc<str> = Arc::from(format!(
         "request {n} (thread {thread_id}, turn {})",
@@ -582,7 +657,11 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
     let mut findings = input_findings(shared.settings.schemas, &input, shared.asked, &path);
     findings.extend(sent_findings(&input, &path));
     if let Some(previous) = &previous {
-        findings.extend(next_turn_findings(&input, previous, &path));
+        findings.extend(
+            next_turn_findings(&input, previous, &path)
+                .into_iter()
+                .filter(|d| !(unsettled && d.rule == RuleId::RequestStateMismatch)),
+        );
     }
     let findings = leveled(shared, findings);
     if !findings.is_empty() {
@@ -704,7 +783,9 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
 /// last stream served whole left it). A request that comes while a turn of its thread is
 /// being served (a client that submits twice) waits for that turn to end, up to 10 s, and is
 /// then held to it, as one sent after it is.
-fn take_turn(shared: &Shared, thread_id: &str) -> (u64, usize, Option<Folded>) {
+/// The request's number, the turn it takes, what the client should hold, and whether the turn
+/// that left it so has a script that leaves the state unsettled ([`Turn::unsettled_state`]).
+fn take_turn(shared: &Shared, thread_id: &str) -> (u64, usize, Option<Folded>, bool) {
     crate::live::after_previous_turn(
         &shared.threads,
         |(_, threads)| threads.get(thread_id).is_some_and(|t| t.under_way),
@@ -713,12 +794,17 @@ fn take_turn(shared: &Shared, thread_id: &str) -> (u64, usize, Option<Folded>) {
             let thread = threads.entry(thread_id.to_owned()).or_insert(ThreadState {
                 turn: 0,
                 folded: None,
+                folded_by: 0,
                 under_way: false,
             });
             let index = thread.turn.min(shared.turns.len() - 1);
             thread.turn += 1;
             thread.under_way = true;
-            (*count, index, thread.folded.take())
+            // A turn whose script leaves the state unsettled settles nothing to hold the
+            // client's state to.
+            let unsettled =
+                thread.folded.is_some() && shared.turns[thread.folded_by].unsettled_state;
+            (*count, index, thread.folded.take(), unsettled)
         },
     )
 }
@@ -744,7 +830,10 @@ impl Drop for TurnEnding<'_> {
         if let Some(thread) = guard.1.get_mut(self.thread_id) {
             thread.under_way = false;
             match self.served.take() {
-                Some(folded) => thread.folded = Some(folded),
+                Some(folded) => {
+                    thread.folded = Some(folded);
+                    thread.folded_by = self.turn;
+                }
                 None => {
                     thread.folded = self.before.take();
                     if thread.turn == self.turn + 1 {
