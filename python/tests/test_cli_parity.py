@@ -100,7 +100,7 @@ def test_a_recorded_exchange_checks_as_the_cli_checks_it(tmp_path, empty_dir):
     exchange.mkdir(parents=True)
     (exchange / "request.json").write_text(
         json.dumps({"threadId": "t", "runId": "r", "state": {"n": 1}, "messages": [],
-                    "tools": [], "context": [], "forwardedProps": {}, "protocolVersion": "1.1.0"})
+                    "tools": [], "context": [], "forwardedProps": {}, "protocolVersion": "1.1"})
     )
     events = [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},

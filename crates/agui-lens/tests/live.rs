@@ -2498,7 +2498,7 @@ fn artifacts_check_as_their_exchanges_were_found() {
         dir,
         "state.json",
         r#"{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"count"}],
-            "tools":[],"context":[],"state":{"n":1},"forwardedProps":{},"protocolVersion":"1.1.0"}"#,
+            "tools":[],"context":[],"state":{"n":1},"forwardedProps":{},"protocolVersion":"1.1"}"#,
     );
     write(
         dir,

@@ -533,7 +533,7 @@ fn httpagent_answers_the_frontend_tool_call_on_the_next_turn() {
 
     // The client's second request, with its tool message taken out.
     let server = Served::start(&[script, "--once"]);
-    let first = json!({"threadId": "thread-1", "runId": "r1", "protocolVersion": "1.1.0",
+    let first = json!({"threadId": "thread-1", "runId": "r1", "protocolVersion": "1.1",
         "messages": [{"id": "u1", "role": "user", "content": "paint the page blue"}],
         "state": {}, "tools": tools, "context": [], "forwardedProps": {}});
     let mut second = first.clone();
@@ -966,4 +966,46 @@ fn a_script_that_breaks_the_protocol_is_said_and_the_client_not_blamed_for_it() 
     // A script that is clean says nothing of itself.
     let (_, _, stderr) = send_fixture(&root().join("fixtures/serve/two-turns"), &[]);
     assert!(!stderr.contains("of the script"), "{stderr}");
+}
+
+/// A body that is JSON but no object (`[]`, `null`, a string) is no RunAgentInput: refused
+/// as a body that is no JSON is (400, `request/input-schema`), and no turn of a thread. It
+/// was served a stream as turn 1 of a thread named "", so the next such request was then
+/// blamed for the history of the first.
+#[test]
+fn a_body_that_is_no_object_takes_no_turn() {
+    let stream = root().join("fixtures/serve/streams/activity.jsonl");
+    let server = Served::start(&[stream.to_str().unwrap(), "--once"]);
+    for body in ["[]", "null", "\"hi\""] {
+        let response = lenient(&server.url, body);
+        assert_eq!(response, 400, "{body}");
+    }
+    let good = json!({"threadId":"t","runId":"r1","protocolVersion":"1.1","state":{},
+        "messages":[],"tools":[],"context":[],"forwardedProps":{}});
+    assert_eq!(lenient(&server.url, &good.to_string()), 200);
+    let (code, stdout, stderr) = server.finish();
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout.matches("error[request/input-schema]").count(),
+        3,
+        "{stdout}"
+    );
+    assert!(!stdout.contains("history-mismatch"), "{stdout}");
+    assert!(!stderr.contains("thread , turn"), "{stderr}");
+    assert!(stderr.contains("request 4 (thread t, turn 1)"), "{stderr}");
+}
+
+/// POSTs `body` as JSON and returns the status, whatever it is.
+fn lenient(url: &str, body: &str) -> u16 {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let mut response = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .send(body)
+        .unwrap();
+    let _ = response.body_mut().read_to_vec();
+    response.status().as_u16()
 }

@@ -95,7 +95,28 @@ pub fn input_findings(
 
 /// A request body that is no JSON object (a browser capture's, stored as base64 that is none,
 /// or text that is no JSON), as `problem` says: `request/input-schema`.
-pub(crate) fn unreadable_body(path: &Arc<str>, problem: &str) -> Diagnostic {
+/// A request body read as a RunAgentInput: the JSON object it holds, or what it is instead,
+/// as [`unreadable_body`] says it ("is not JSON: …", "is JSON, but no object: an array").
+pub fn request_body(bytes: &[u8]) -> Result<Value, String> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(value) if value.is_object() => Ok(value),
+        Ok(value) => Err(format!(
+            "is JSON, but no object: {}",
+            match value {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                _ => "an array",
+            }
+        )),
+        Err(err) => Err(format!("is not JSON: {err}")),
+    }
+}
+
+/// `request/input-schema` for a request body that is no JSON object (`problem`, as
+/// [`request_body`] says it).
+pub fn unreadable_body(path: &Arc<str>, problem: &str) -> Diagnostic {
     whole(
         path,
         format!("the request's body {problem}: it could not be held to the request rules"),
@@ -115,7 +136,24 @@ fn whole(path: &Arc<str>, message: String) -> Diagnostic {
 /// and no activity messages (they stay with the client).
 pub fn sent_findings(input: &Value, path: &Arc<str>) -> Vec<Diagnostic> {
     let mut found = Vec::new();
-    if input.get("protocolVersion").is_none() {
+    let declared = input.get("protocolVersion");
+    if let Some(text) = declared.and_then(Value::as_str).filter(|text| {
+        crate::protocol::version::read_declared(text)
+            == crate::protocol::version::Declared::Uninterpretable
+    }) {
+        found.push(
+            finding(
+                RuleId::RequestProtocolVersion,
+                path,
+                format!(
+                    "the request's RunAgentInput declares protocolVersion {text:?}, which is not \
+                     MAJOR.MINOR: it says nothing of which version the client speaks"
+                ),
+            )
+            .with_help("send the protocol version the client implements as the spec names it: \"1.0\", \"1.1\""),
+        );
+    }
+    if declared.is_none() {
         found.push(
             finding(
                 RuleId::RequestProtocolVersion,
@@ -398,6 +436,40 @@ mod tests {
         ];
         let folded = fold(&input, &events);
         (input, folded)
+    }
+
+    /// A request's version is read as a run's: one that is no `MAJOR.MINOR` ("latest", a
+    /// package release) says nothing of which version the client speaks, and is
+    /// `request/protocol-version` as one declaring none is; a newer one is the client's to
+    /// declare; one that is no string is the schema's to say (`request/input-schema`).
+    #[test]
+    fn a_version_that_is_no_major_minor_is_said() {
+        let path: Arc<str> = Arc::from("request 1");
+        for (declared, said) in [
+            (json!("latest"), true),
+            (json!("1.0.0"), true),
+            (json!(1.1), false),
+            (json!("1.1"), false),
+            (json!("1.0"), false),
+            (json!("2.0"), false),
+        ] {
+            let input = json!({"threadId": "t", "runId": "r", "messages": [],
+                "protocolVersion": declared});
+            let found = sent_findings(&input, &path);
+            assert_eq!(
+                rules(&found) == ["request/protocol-version"],
+                said,
+                "{declared}: {:?}",
+                found.iter().map(|d| &d.message).collect::<Vec<_>>()
+            );
+            if said {
+                assert!(
+                    found[0].message.contains("MAJOR.MINOR"),
+                    "{}",
+                    found[0].message
+                );
+            }
+        }
     }
 
     /// What the protocol allows is no finding: the held messages as JSON re-serialised them

@@ -364,11 +364,7 @@ fn request_of(request: &Value) -> Option<Result<Value, String>> {
     } else {
         text.as_bytes().to_vec()
     };
-    Some(match serde_json::from_slice::<Value>(&bytes) {
-        Ok(value) if value.is_object() => Ok(value),
-        Ok(_) => Err("is JSON, but no object".to_owned()),
-        Err(err) => Err(format!("is not JSON: {err}")),
-    })
+    Some(crate::check::request::request_body(&bytes))
 }
 
 /// The transports a request's Accept header asks for, as the proxy reads a live one.

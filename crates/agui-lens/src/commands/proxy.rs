@@ -28,7 +28,7 @@ use crate::live::call::{
     status_finding,
 };
 use crate::live::http::{Cut, Transport};
-use agui_lens_core::check::catalog::{Levels, RuleId};
+use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::Stats;
 use agui_lens_core::check::opened::check_answer_to;
@@ -492,9 +492,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         _ => None,
     };
     // The request, checked as `serve` checks it (a POST of a RunAgentInput).
-    let input: Option<Value> = (request.method == "POST")
-        .then(|| serde_json::from_slice(&request.body).ok())
-        .flatten();
+    let body = (request.method == "POST")
+        .then(|| agui_lens_core::check::request::request_body(&request.body));
+    let input: Option<Value> = body.as_ref().and_then(|b| b.as_ref().ok().cloned());
     let thread_id = input
         .as_ref()
         .and_then(|i| i.get("threadId"))
@@ -534,21 +534,14 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             exchange_findings.extend(findings.iter().cloned());
             shared.tell(Note::Findings(findings));
         }
-    } else if request.method == "POST" {
-        // A body that is no JSON is no RunAgentInput, as `serve` judges it (it passed as
-        // clean, where a JSON body of the wrong shape did not).
-        if let Err(err) = serde_json::from_slice::<Value>(&request.body) {
-            let d = Diagnostic::whole_input(
-                RuleId::RequestInputSchema,
-                Severity::Error,
-                sent_as.clone(),
-                format!("the request's body is not JSON: {err}"),
-            );
-            let findings = shared.leveled(vec![d]);
-            if !findings.is_empty() {
-                exchange_findings.extend(findings.iter().cloned());
-                shared.tell(Note::Findings(findings));
-            }
+    } else if let Some(Err(problem)) = &body {
+        // A body that is no JSON object is no RunAgentInput, as `serve` judges it (it passed
+        // as clean, where a JSON body of the wrong shape did not), and no turn of a thread.
+        let d = agui_lens_core::check::request::unreadable_body(&sent_as, problem);
+        let findings = shared.leveled(vec![d]);
+        if !findings.is_empty() {
+            exchange_findings.extend(findings.iter().cloned());
+            shared.tell(Note::Findings(findings));
         }
     }
 

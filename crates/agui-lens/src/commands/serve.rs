@@ -27,7 +27,9 @@ use crate::cli::{LineEnd, ServeArgs, ServeTransport};
 use agui_lens_core::check::catalog::RuleId;
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::Stats;
-use agui_lens_core::check::request::{input_findings, next_turn_findings, sent_findings};
+use agui_lens_core::check::request::{
+    input_findings, next_turn_findings, request_body, sent_findings, unreadable_body,
+};
 use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use agui_lens_core::check::stream::{for_each_event, require_events};
 use agui_lens_core::fold::{Folded, Folder};
@@ -616,23 +618,19 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
             return Ok(());
         }
     }
-    let input: Value = match serde_json::from_slice(&request.body) {
+    // A body that is no JSON object is no RunAgentInput: refused, and no turn of a thread.
+    let input = match request_body(&request.body) {
         Ok(input) => input,
-        Err(err) => {
+        Err(problem) => {
             let (n, _) = next_request(shared);
             let path: Arc<str> = Arc::from(format!("request {n} (POST {})", request.path));
-            let d = Diagnostic::whole_input(
-                agui_lens_core::check::catalog::RuleId::RequestInputSchema,
-                agui_lens_core::check::diagnostic::Severity::Error,
-                path,
-                format!("the request's body is not JSON: {err}"),
-            );
+            let d = unreadable_body(&path, &problem);
             shared.tell(Note::Findings(leveled(shared, vec![d])));
             fixed(
                 &mut stream,
                 "400 Bad Request",
                 "application/json",
-                "{\"error\":\"the body is not JSON\"}",
+                &serde_json::json!({ "error": format!("the body {problem}") }).to_string(),
             )?;
             return Ok(());
         }

@@ -25,7 +25,7 @@ pub const PROTOCOL_VERSION: Rule = Rule {
     name: "request/protocol-version",
     default: Level::Warn,
     versions: "1.0 and later",
-    summary: "the RunAgentInput a client sent declares no protocolVersion",
+    summary: "the RunAgentInput a client sent declares no protocolVersion, or one that is not MAJOR.MINOR",
     why: "The agent answers with its own declaration and picks what it may send by the \
           client's: a request with none reads as a client from before the protocol carried a \
           version, and may get the older shapes. A client that implements a version says so \
