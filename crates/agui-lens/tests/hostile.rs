@@ -193,7 +193,7 @@ fn small_hostile_inputs() {
             "surrogate.jsonl",
             format!("{start}\n{{\"type\":\"CUSTOM\",\"name\":\"\\ud800\",\"value\":1}}\n").into_bytes(),
             1,
-            "framing/invalid-json",
+            "framing/lone-surrogate",
         ),
         (
             "two-boms.jsonl",

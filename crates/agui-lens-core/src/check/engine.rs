@@ -152,6 +152,7 @@ impl Preparer<'_> {
             self.ctx.max_line,
             self.ctx.levels.enabled(RuleId::FramingDuplicateKey),
             self.plain,
+            true,
         );
         let mut diagnostics = std::mem::take(&mut parsed.problems);
         super::rules::schema::check_parsed(
@@ -422,7 +423,16 @@ impl<'a> Engine<'a> {
                 // A chunk stream is open: this event needs the whole path after all (and is
                 // handed on as the event: see `follow_batch`).
                 prepared.delta = None;
-                prepared.event = parse::parse_event(&self.path, batch, frame, self.ctx.max_line);
+                prepared.event = parse::parse_frame_with(
+                    &self.path,
+                    batch,
+                    frame,
+                    self.ctx.max_line,
+                    false,
+                    self.fast,
+                    true,
+                )
+                .event;
             }
             self.feed_ref(prepared.event.as_ref(), diagnostics, raw, out);
             if let (Some(event), Some(each)) = (&prepared.event, each.as_mut()) {

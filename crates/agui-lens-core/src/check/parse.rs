@@ -173,11 +173,14 @@ pub fn parse_frame(
     max_line: usize,
     repeated_keys: bool,
 ) -> Parsed {
-    parse_frame_with(path, batch, frame, max_line, repeated_keys, true)
+    parse_frame_with(path, batch, frame, max_line, repeated_keys, true, false)
 }
 
 /// [`parse_frame`], with the small events read on their fast path only when `plain` (tests
-/// hold that path to the other).
+/// hold that path to the other), and, when `mend` (checking, which says so), an event whose
+/// string holds half a UTF-16 surrogate pair read with U+FFFD in its place: what folds or
+/// rewrites events leaves such an event unread, as one it cannot read, for its text is not
+/// what the stream holds.
 pub(crate) fn parse_frame_with(
     path: &Arc<str>,
     batch: &Batch,
@@ -185,6 +188,7 @@ pub(crate) fn parse_frame_with(
     max_line: usize,
     repeated_keys: bool,
     plain: bool,
+    mend: bool,
 ) -> Parsed {
     let loc = location(path, frame);
     let mut problems = Vec::new();
@@ -381,6 +385,21 @@ pub(crate) fn parse_frame_with(
             .map(|(value, repeated)| (value, None, repeated)),
         None => serde_json::from_str(text).map(|value| (value, None, None)),
     };
+    // Half a UTF-16 pair is JSON serde_json does not read: the event is read with U+FFFD in
+    // its place, and that is said.
+    let parsed = match parsed {
+        Err(err) if mend && is_surrogate_error(text, &err) => match mend_lone_surrogates(text) {
+            Some((mended, first)) => match serde_json::from_str(&mended) {
+                Ok(value) => {
+                    problems.push(lone_surrogate(&loc, &first).with_excerpt(excerpt(bytes)));
+                    Ok((value, None, None))
+                }
+                Err(_) => Err(err),
+            },
+            None => Err(err),
+        },
+        parsed => parsed,
+    };
     let (value, patch, repeated) = match parsed {
         Ok(parsed) => parsed,
         Err(err) => {
@@ -523,9 +542,7 @@ fn invalid_json(loc: &Location, text: &str, err: &serde_json::Error) -> Diagnost
             format!("the event nests arrays or objects deeper than 128 levels ({place})"),
             Some("no AG-UI event nests that deep; the data is probably corrupt or hostile"),
         )
-    } else if what.contains("surrogate")
-        || (what.contains("hex escape") && has_surrogate_escape(text))
-    {
+    } else if is_surrogate_error(text, err) {
         (
             format!("invalid JSON: a string holds a lone UTF-16 surrogate escape ({place})"),
             Some(
@@ -564,6 +581,67 @@ fn invalid_json(loc: &Location, text: &str, err: &serde_json::Error) -> Diagnost
         Some(help) => diagnostic.with_help(help),
         None => diagnostic,
     }
+}
+
+/// Whether serde_json refused `text` for a surrogate escape it cannot pair.
+fn is_surrogate_error(text: &str, err: &serde_json::Error) -> bool {
+    let what = err.to_string();
+    what.contains("surrogate") || (what.contains("hex escape") && has_surrogate_escape(text))
+}
+
+/// `text` with every `\uD800`–`\uDFFF` escape that is not one half of a pair written as
+/// `\uFFFD` (as long, so columns hold), and the first such escape as it was; `None` when
+/// there is none. Escapes are told apart as JSON does: `\\ud800` is a backslash and text.
+fn mend_lone_surrogates(text: &str) -> Option<(String, String)> {
+    let bytes = text.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        (bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u'))
+            .then(|| std::str::from_utf8(bytes.get(at + 2..at + 6)?).ok())
+            .flatten()
+            .and_then(|hex| u16::from_str_radix(hex, 16).ok())
+    };
+    let mut out = bytes.to_vec();
+    let mut first = None;
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        let Some(code) = unit(at) else {
+            at += 2;
+            continue;
+        };
+        let high = (0xD800..0xDC00).contains(&code);
+        let low = (0xDC00..0xE000).contains(&code);
+        if high && unit(at + 6).is_some_and(|next| (0xDC00..0xE000).contains(&next)) {
+            at += 12;
+            continue;
+        }
+        if high || low {
+            first.get_or_insert_with(|| text[at..at + 6].to_owned());
+            out[at..at + 6].copy_from_slice(b"\\uFFFD");
+        }
+        at += 6;
+    }
+    let first = first?;
+    Some((String::from_utf8(out).ok()?, first))
+}
+
+fn lone_surrogate(loc: &Location, escape: &str) -> Diagnostic {
+    finding(
+        RuleId::FramingLoneSurrogate,
+        loc,
+        format!(
+            "a string holds {escape}, half of a UTF-16 surrogate pair with no other half: \
+             JavaScript and Python read it, strict Unicode parsers refuse it; checked with \
+             U+FFFD in its place"
+        ),
+    )
+    .with_help(
+        "split text at character boundaries, not UTF-16 units (a JavaScript `slice` can cut \
+         an emoji in two)",
+    )
 }
 
 /// Whether the text holds a `\uD800`–`\uDFFF` escape, the half of a UTF-16 pair.
@@ -606,7 +684,15 @@ mod tests {
         let mut batch = Batch::default();
         batch.push_data(text, 7, 100, 3, crate::read::Caveat::None);
         let frame = batch.frames[0].clone();
-        parse_frame(&Arc::from("f.jsonl"), &batch, &frame, 1024, true)
+        parse_frame_with(
+            &Arc::from("f.jsonl"),
+            &batch,
+            &frame,
+            1024,
+            true,
+            true,
+            true,
+        )
     }
 
     fn rule_and_message(text: &[u8]) -> (RuleId, String) {
@@ -677,9 +763,19 @@ mod tests {
             rule_and_message(b"{\"a\":\"caf\xe9\"}").0,
             RuleId::FramingInvalidUtf8
         );
-        let (rule, message) = rule_and_message(br#"{"a":"\ud800"}"#);
+        // Half a UTF-16 pair is JSON (RFC 8259 §8.2) that JavaScript and Python read: said,
+        // and the event read with U+FFFD in its place; an escape that is no hex stays invalid.
+        let parsed = parse_one(br#"{"a":"\ud800"}"#);
+        assert_eq!(parsed.problems[0].rule, RuleId::FramingLoneSurrogate);
+        let message = &parsed.problems[0].message;
+        assert!(message.contains("\\ud800"), "{message}");
+        let parsed =
+            parse_one(br#"{"type":"CUSTOM","name":"x\ude00\\ud800\ud83d\ude00","value":1}"#);
+        let event = parsed.event.expect("read");
+        assert_eq!(event.value["name"], "x\u{fffd}\\ud800\u{1f600}");
+        assert_eq!(parsed.problems.len(), 1);
+        let (rule, _) = rule_and_message(br#"{"a":"\ud800\u12"}"#);
         assert_eq!(rule, RuleId::FramingInvalidJson);
-        assert!(message.contains("surrogate"), "{message}");
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         let (_, message) = rule_and_message(deep.as_bytes());
         assert!(message.contains("deeper than 128"), "{message}");

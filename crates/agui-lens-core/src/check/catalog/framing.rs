@@ -9,8 +9,8 @@ pub const INVALID_JSON: Rule = Rule {
     versions: "every version",
     summary: "a line (JSONL), an SSE event's data, or an array element is not valid JSON",
     why: "A client parses each event with JSON.parse; one unparseable event ends the whole \
-          stream for it (the official client errors the run). Lone surrogates and NaN, which \
-          some encoders emit, are not JSON either.",
+          stream for it (the official client errors the run). NaN, which some encoders emit, \
+          is not JSON either (a lone surrogate escape is: framing/lone-surrogate).",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"
 "#,
@@ -61,6 +61,26 @@ pub const DUPLICATE_KEY: Rule = Rule {
 "#,
     tier: Tier::Should,
     spec: "https://www.rfc-editor.org/rfc/rfc8259#section-4",
+    capability: None,
+};
+
+pub const LONE_SURROGATE: Rule = Rule {
+    name: "framing/lone-surrogate",
+    default: Level::Warn,
+    versions: "every version",
+    summary: "a string holds half of a UTF-16 surrogate pair (`\\ud83d` with no low half after it)",
+    why: "RFC 8259 lets a JSON string hold one (\"the behavior of software that receives JSON \
+          texts containing such values is unpredictable\"): JSON.parse and Python read it, and \
+          a text split in the middle of an emoji joins up again when the client appends the \
+          next delta; parsers of strict Unicode (Rust, Go, Java's replace it) refuse or mend \
+          it, and protobuf cannot carry it. The event is checked with U+FFFD in its place; \
+          fold and compact leave it as it is. Split text at character boundaries.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
+{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
+{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Done \ud83d"}
+"#,
+    tier: Tier::Advice,
+    spec: "https://www.rfc-editor.org/rfc/rfc8259#section-8.2",
     capability: None,
 };
 

@@ -206,6 +206,7 @@ registry! {
     FramingInvalidUtf8 => framing::INVALID_UTF8,
     FramingNotAnObject => framing::NOT_AN_OBJECT,
     FramingDuplicateKey => framing::DUPLICATE_KEY,
+    FramingLoneSurrogate => framing::LONE_SURROGATE,
     FramingLineTooLong => framing::LINE_TOO_LONG,
     FramingSseUnterminatedFrame => framing::SSE_UNTERMINATED_FRAME,
     FramingSseFramesMerged => framing::SSE_FRAMES_MERGED,
