@@ -498,6 +498,13 @@ fn resolve(
             bail!("unordered: `{ty}` is not an AG-UI event type");
         }
     }
+    agui_lens_core::compare::normalize::check_id_settings(&case.id_patterns, &case.id_keys)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                e.replace("--id-pattern", "id_patterns")
+                    .replace("--id-key", "id_keys")
+            )
+        })?;
     let normalize = if case.redact.is_empty()
         && case.id_patterns.is_empty()
         && case.id_keys.is_empty()

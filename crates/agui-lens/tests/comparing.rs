@@ -1102,3 +1102,57 @@ fn a_patch_that_fails_is_a_difference_at_every_level() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("client_warns"), "{stdout}");
 }
+
+/// `--id-pattern` and `--id-key` name ids, never text: a pattern of nothing but wildcards or
+/// a key that holds text is refused (exit 2, nothing compared), and a pattern that happens to
+/// match a tool result's content or a delta leaves them as written. `--id-pattern '*'`
+/// passed any two streams of as many events, and so did every later run against a snapshot
+/// that stored it.
+#[test]
+fn id_patterns_never_make_text_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |text: &str| {
+        [
+            r#"{"type":"RUN_STARTED","threadId":"t-1","runId":"r-1"}"#.to_owned(),
+            format!(r#"{{"type":"TOOL_CALL_RESULT","messageId":"m-1","toolCallId":"c-1","content":"{text}"}}"#),
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m-2","role":"assistant"}"#.to_owned(),
+            format!(r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m-2","delta":"{text}"}}"#),
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m-2"}"#.to_owned(),
+            r#"{"type":"RUN_FINISHED","threadId":"t-1","runId":"r-1"}"#.to_owned(),
+        ]
+        .join("\n")
+            + "\n"
+    };
+    let a = dir.path().join("a.jsonl");
+    let b = dir.path().join("b.jsonl");
+    std::fs::write(&a, stream("A-result")).unwrap();
+    std::fs::write(&b, stream("A-RESULT-CHANGED")).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for flags in [
+        &["--id-pattern", "*"][..],
+        &["--id-key", "content"],
+        &["--id-key", "delta"],
+    ] {
+        let (code, stdout, stderr) = run(&[&["diff", a, b][..], flags].concat());
+        assert_eq!(code, 2, "{flags:?}: {stdout}{stderr}");
+        assert!(stderr.contains(flags[1]), "{flags:?}: {stderr}");
+        let snap = dir.path().join("s.snap");
+        let (code, _, stderr) = run(&[
+            &[
+                "snapshot",
+                a,
+                "--expect",
+                snap.to_str().unwrap(),
+                "--update",
+            ][..],
+            flags,
+        ]
+        .concat());
+        assert_eq!(code, 2, "{flags:?}: {stderr}");
+        assert!(!snap.exists(), "{flags:?}");
+    }
+    for level in ["events", "compact", "fold"] {
+        let (code, stdout, stderr) = run(&["diff", a, b, "--id-pattern", "*-*", "--level", level]);
+        assert_eq!(code, 1, "{level}: {stdout}{stderr}");
+    }
+}

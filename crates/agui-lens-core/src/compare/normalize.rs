@@ -352,12 +352,13 @@ impl Normalizer {
                     .filter(|_| learnt_id_may_stand_at(key, s))
                 {
                     *s = token.clone();
-                } else if key.is_some_and(|k| self.settings.id_keys.iter().any(|ik| ik == k))
-                    || self
-                        .settings
-                        .id_patterns
-                        .iter()
-                        .any(|p| crate::text::glob_matches(p, s, false))
+                } else if !key.is_some_and(|k| NEVER_IDS.contains(&k))
+                    && (key.is_some_and(|k| self.settings.id_keys.iter().any(|ik| ik == k))
+                        || self
+                            .settings
+                            .id_patterns
+                            .iter()
+                            .any(|p| crate::text::glob_matches(p, s, false)))
                 {
                     *s = self.token(s, "id");
                 }
@@ -419,6 +420,40 @@ pub fn drop_empty_resume(item: &mut Value) {
 /// The order events are normalised in: as they came, except that each run of neighbouring
 /// events whose `type` is `unordered` is sorted by the event as the protocol's fields name it,
 /// where every id the run mints reads the same.
+/// Keys whose values an id pattern or id key never makes tokens: text the user reads, and
+/// what says what an event or message is.
+const NEVER_IDS: &[&str] = &[
+    "type",
+    "role",
+    "delta",
+    "content",
+    "text",
+    "message",
+    "encryptedValue",
+];
+
+/// Refuses id patterns and id keys that could only take text or types for ids: a pattern of
+/// nothing but wildcards (`*`) matches every string, and a key in [`NEVER_IDS`] holds no id.
+pub fn check_id_settings(patterns: &[String], keys: &[String]) -> Result<(), String> {
+    if let Some(pattern) = patterns
+        .iter()
+        .find(|p| p.chars().all(|c| c == '*' || c == '?'))
+    {
+        return Err(format!(
+            "--id-pattern `{pattern}` names nothing but wildcards: every string would be an id, \
+             and streams that differ in what they say would compare the same; name what the ids \
+             start or end with (e.g. 'lc_run--*')"
+        ));
+    }
+    if let Some(key) = keys.iter().find(|k| NEVER_IDS.contains(&k.as_str())) {
+        return Err(format!(
+            "--id-key `{key}` holds text the user reads or what an event is, never an id: \
+             name the key the ids sit under (e.g. checkpoint_ns)"
+        ));
+    }
+    Ok(())
+}
+
 /// Whether a string equal to an id the stream minted is that id where it stands (under
 /// `key`): always in a field the protocol keeps ids in; never in text the user reads (a
 /// delta, a message's or tool result's content); elsewhere (a payload, the state) only when
@@ -668,6 +703,55 @@ mod tests {
                 assert_eq!(with.get(field), without.get(field));
             }
         }
+    }
+
+    /// What an id pattern or id key names is never text the user reads (a delta, a message's
+    /// or tool result's content, a content part's text, an error's message, an encrypted
+    /// value) nor what says what an event or message is (`type`, `role`): `--id-pattern '*'`
+    /// made any two streams of as many events compare the same, and `--id-key content` any
+    /// two tool results. Patterns and keys that could only do that are refused.
+    #[test]
+    fn id_patterns_and_keys_leave_text_and_types_alone() {
+        let stream = |text: &str| {
+            vec![
+                json!({"type":"RUN_STARTED","threadId":"t","runId":"r"}),
+                json!({"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}),
+                json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":text}),
+                json!({"type":"TEXT_MESSAGE_END","messageId":"m"}),
+                json!({"type":"TOOL_CALL_RESULT","messageId":"m2","toolCallId":"c","content":text}),
+                json!({"type":"REASONING_ENCRYPTED_VALUE","subtype":"message","entityId":"m","encryptedValue":text}),
+                json!({"type":"RUN_ERROR","message":text}),
+                json!({"type":"MESSAGES_SNAPSHOT","messages":[{"id":"u","role":"user","content":[{"type":"text","text":text}]}]}),
+            ]
+        };
+        for (patterns, keys) in [(vec!["*-*"], vec![]), (vec!["a-*"], vec!["delta", "text"])] {
+            let settings = Settings {
+                id_patterns: patterns.iter().map(|p| p.to_string()).collect(),
+                id_keys: keys.iter().map(|k| k.to_string()).collect(),
+                ..Settings::current()
+            };
+            let a = Normalizer::events(settings.clone(), &stream("a-1"));
+            let b = Normalizer::events(settings.clone(), &stream("a-2"));
+            for i in [2, 4, 5, 6, 7] {
+                assert_ne!(a[i], b[i], "{patterns:?} {keys:?}: event {i}: {}", a[i]);
+            }
+            assert_eq!(a[2]["type"], "TEXT_MESSAGE_CONTENT");
+        }
+        for bad in ["*", "**", "?*", "*?*"] {
+            assert!(check_id_settings(&[bad.to_owned()], &[]).is_err(), "{bad}");
+        }
+        for bad in [
+            "type",
+            "delta",
+            "content",
+            "text",
+            "role",
+            "encryptedValue",
+            "message",
+        ] {
+            assert!(check_id_settings(&[], &[bad.to_owned()]).is_err(), "{bad}");
+        }
+        assert!(check_id_settings(&["lc_run--*".into()], &["checkpoint_ns".into()]).is_ok());
     }
 
     /// Text the user reads, and values that read as words or numbers, are never taken for

@@ -99,6 +99,8 @@ pub fn settings(args: &NormalizeArgs) -> Result<Settings> {
             bail!("--unordered {ty}: not an AG-UI event type");
         }
     }
+    agui_lens_core::compare::normalize::check_id_settings(&args.id_pattern, &args.id_key)
+        .map_err(anyhow::Error::msg)?;
     Ok(Settings {
         keep: args.keep.clone(),
         redact,
