@@ -1092,10 +1092,15 @@ fn a_suite_end_to_end() {
 
 /// `--update-snapshots` updates a snapshot from an answer the case takes, not from an error
 /// page the case does not expect nor from a stream cut short: the reviewed expectation was
-/// replaced by those, and the next run against a healthy agent failed.
+/// replaced by those, and the next run against a healthy agent failed. A body that ends
+/// cleanly inside a run (`serve --truncate`) is cut short too: it replaced the snapshot.
 #[test]
 fn updating_snapshots_keeps_them_from_a_failed_answer() {
     let cut: Vec<u8> = clean_run()[..150].to_vec();
+    let whole = clean_run();
+    let frames = String::from_utf8(whole.clone()).unwrap();
+    let second_frame_end = frames.match_indices("\n\n").nth(1).unwrap().0 + 2;
+    let ended: Vec<u8> = whole[..second_frame_end].to_vec();
     let server = Server::routes(vec![
         ("/ok", Script::sse(vec![Step::Send(clean_run())])),
         (
@@ -1107,6 +1112,7 @@ fn updating_snapshots_keeps_them_from_a_failed_answer() {
             ),
         ),
         ("/half", Script::sse(vec![Step::Send(cut), Step::Close])),
+        ("/ended", Script::sse(vec![Step::Send(ended)])),
     ]);
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
@@ -1126,7 +1132,7 @@ fn updating_snapshots_keeps_them_from_a_failed_answer() {
     let (code, stdout, stderr) = test("/ok", true);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let reviewed = std::fs::read_to_string(dir.join("s.snap")).unwrap();
-    for route in ["/e500", "/half"] {
+    for route in ["/e500", "/half", "/ended"] {
         let (code, stdout, stderr) = test(route, true);
         assert_eq!(code, 1, "{route}: {stdout}{stderr}");
         assert!(!stdout.contains("updated s.snap"), "{route}: {stdout}");

@@ -987,8 +987,15 @@ fn run_turn(
                     .iter()
                     .any(|d| d.rule == RuleId::SuiteStatusMismatch)
             };
-            expectations.may_update =
-                exchange.known_events > 0 && outcome.error.is_none() && !mismatch(&expectations);
+            // A body that ended inside a run (cleanly, as `serve --truncate` ends one) is a
+            // stream cut short as much as one whose connection was lost.
+            let ended_inside_a_run = folded
+                .as_ref()
+                .is_some_and(|f| f.runs.iter().any(|run| run.status == "open"));
+            expectations.may_update = exchange.known_events > 0
+                && outcome.error.is_none()
+                && !ended_inside_a_run
+                && !mismatch(&expectations);
             if let (Some(snapshot), Some(record)) = (&turn.snapshot, record.take()) {
                 if shared.update && !expectations.may_update {
                     outcome.notes.push(not_updated(snapshot));
