@@ -2723,3 +2723,71 @@ fn a_recording_named_as_a_folder_is_refused_before_the_call() {
     }
     assert!(server.requests().is_empty(), "the agent was called");
 }
+
+/// A suite that cannot be run (a typo in a key, an input that is not there) says so in
+/// every format it was asked for, and in its `--junit` file, which a CI step publishes
+/// whatever the exit status: it printed nothing and left the last run's green JUnit in place.
+/// A `--junit` path that holds anything but a report is not written over.
+#[test]
+fn a_suite_that_cannot_run_is_said_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "typo.toml",
+        "[[case]]\nname = \"c\"\nurl = \"http://127.0.0.1:9/\"\nmessage = \"hi\"\nrequire_event = [\"RUN_STARTED\"]\n",
+    );
+    write(
+        dir,
+        "missing.toml",
+        "[[case]]\nname = \"c\"\nurl = \"http://127.0.0.1:9/\"\ninput = \"nowhere.json\"\n",
+    );
+    let green = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"agui-lens test\" tests=\"16\" failures=\"0\" errors=\"0\"></testsuites>\n";
+    for (suite, said) in [
+        ("typo.toml", "require_event"),
+        ("missing.toml", "nowhere.json"),
+    ] {
+        write(dir, "junit.xml", green);
+        let (code, stdout, stderr) = split(
+            agui_lens()
+                .current_dir(dir)
+                .args(["test", suite, "--junit", "junit.xml"])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 2, "{suite}: {stdout}{stderr}");
+        assert!(stderr.contains(said), "{suite}: {stderr}");
+        let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+        assert_ne!(junit, green, "{suite}");
+        assert!(
+            junit.contains("<error") || junit.contains("<failure"),
+            "{junit}"
+        );
+        assert!(junit.contains(said), "{junit}");
+        for format in ["json", "jsonl", "junit", "sarif", "github"] {
+            let (code, stdout, stderr) = split(
+                agui_lens()
+                    .current_dir(dir)
+                    .args(["test", suite, "--format", format])
+                    .output()
+                    .unwrap(),
+            );
+            assert_eq!(code, 2, "{suite} {format}: {stderr}");
+            assert!(stdout.contains(said), "{suite} {format}: {stdout}");
+        }
+    }
+    // Not a report: left as it was.
+    write(dir, "notes.txt", "my notes\n");
+    let (code, _, stderr) = split(
+        agui_lens()
+            .current_dir(dir)
+            .args(["test", "typo.toml", "--junit", "notes.txt"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "my notes\n"
+    );
+}

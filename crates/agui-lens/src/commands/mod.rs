@@ -516,6 +516,33 @@ pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
     }
 }
 
+/// A report in `format` of a run named `name` that could not begin, `err` as an input
+/// that failed: what [`report_not_begun`] writes.
+pub(crate) fn not_begun_report(
+    format: agui_lens_core::report::Format,
+    name: &str,
+    err: &anyhow::Error,
+) -> Result<Vec<u8>> {
+    let buffer = serve::Buffer::default();
+    let file = agui_lens_core::report::FileSummary::checked(
+        std::sync::Arc::from(name),
+        Default::default(),
+        Some(format!("{err:#}")),
+    );
+    let mut summary = Summary::default();
+    summary.add(&file);
+    buffer.say_failure(format, &file);
+    let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
+    reporter.start_run(1)?;
+    reporter.start_file(&file.path)?;
+    reporter.end_file(&file)?;
+    reporter.finish(&summary)?;
+    reporter.flush()?;
+    drop(reporter);
+    let bytes = std::mem::take(&mut *buffer.0.lock().unwrap_or_else(|e| e.into_inner()));
+    Ok(bytes)
+}
+
 /// The `--report` of a `serve` or `proxy` that could not do its job at all (no port to listen
 /// on, a script it cannot serve): the reason, as an input that failed, in the format asked
 /// for. A CI step that uploads the report finds one, and it is no pass. The error is
@@ -529,25 +556,7 @@ pub(crate) fn report_not_begun(
     let Some(path) = report else {
         return err;
     };
-    let buffer = serve::Buffer::default();
-    let written = (|| -> Result<()> {
-        let file = agui_lens_core::report::FileSummary::checked(
-            std::sync::Arc::from(name),
-            Default::default(),
-            Some(format!("{err:#}")),
-        );
-        let mut summary = Summary::default();
-        summary.add(&file);
-        buffer.say_failure(format, &file);
-        let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
-        reporter.start_run(1)?;
-        reporter.start_file(&file.path)?;
-        reporter.end_file(&file)?;
-        reporter.finish(&summary)?;
-        reporter.flush()?;
-        let bytes = std::mem::take(&mut *buffer.0.lock().unwrap_or_else(|e| e.into_inner()));
-        write_bytes(path, &bytes)
-    })();
+    let written = not_begun_report(format, name, &err).and_then(|bytes| write_bytes(path, &bytes));
     match written {
         Ok(()) => err,
         Err(report_err) => err.context(format!(

@@ -60,6 +60,40 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
     if let Some(junit) = &args.junit {
         super::refuse_output_over_input(junit, "--junit", &[(&args.suite, "SUITE")])?;
     }
+    let mut begun = false;
+    run_suite(args, &mut begun).map_err(|err| if begun { err } else { not_begun(args, err) })
+}
+
+/// A suite that could not be run (one that does not read, a baseline that does not, an agent
+/// `--wait-for` never heard from) says why in every report asked for: stdout in `--format`,
+/// and `--junit`, which a CI step publishes whatever the exit status (the last run's green
+/// one stood). A `--junit` file that holds anything but a report is not written over.
+fn not_begun(args: &TestArgs, err: anyhow::Error) -> anyhow::Error {
+    let name = format!("test {}", args.suite.display());
+    let format = args.output.format;
+    if format != Format::Human {
+        if let Ok(bytes) = super::not_begun_report(format, &name, &err) {
+            let mut out = io::stdout().lock();
+            let _ = out.write_all(&bytes).and_then(|()| out.flush());
+        }
+    }
+    let Some(junit) = &args.junit else {
+        return err;
+    };
+    let holds_a_report = match std::fs::read(junit) {
+        Ok(bytes) => bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<'),
+        Err(e) => e.kind() == io::ErrorKind::NotFound,
+    };
+    if !holds_a_report {
+        return err.context(format!(
+            "{} holds no JUnit report, so it was left as it is",
+            junit.display()
+        ));
+    }
+    super::report_not_begun(Some(junit), Format::Junit, &name, err)
+}
+
+fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
     let config = Config::load(args.config.as_deref())?;
     let levels = config.scoped_levels(&[], args.scope.tier)?;
     let declared = crate::declaration::from_flag(&args.scope)?;
@@ -138,6 +172,7 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
             ),
         }
     }
+    *begun = true;
     let started = Instant::now();
     let mut out = io::BufWriter::new(io::stdout());
     if args.output.format == Format::Human {
