@@ -157,6 +157,13 @@ fn an_error_status_shows_the_start_of_the_body() {
         "{stderr}"
     );
     insta::assert_snapshot!("live_http_500", masked(&stdout, &server));
+    // The body is the one clue to why: every format carries it, not only human and JUnit
+    // (the help says "the body above").
+    for format in ["json", "jsonl", "sarif", "github", "junit"] {
+        let (code, stdout, stderr) = run_url(&server.url("/"), &["--format", format]);
+        assert_eq!(code, 1, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains("KeyError"), "{format}: {stdout}");
+    }
 }
 
 #[test]

@@ -60,6 +60,10 @@ impl Reporter for Github {
         properties.push(format!("title={}", escape_property(d.rule.name())));
         let mut message = stream.unwrap_or_default();
         message.push_str(&d.message);
+        if let Some(text) = super::text_of(d) {
+            message.push_str("\ntext: ");
+            message.push_str(text);
+        }
         if let Some(help) = &d.help {
             message.push_str("\nhelp: ");
             message.push_str(help);

@@ -368,6 +368,16 @@ pub struct DiagnosticRecord<'a> {
     pub keyword: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<&'a str>,
+    /// The start of what holds no event (an error page's body): see [`text_of`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<&'a str>,
+}
+
+/// The start of what a finding is about when that holds no event (the body of an error
+/// answer, a file's first bytes), which every format carries: the reason an agent refused is
+/// in it. An event's own text is not repeated: its line places it.
+pub fn text_of(d: &Diagnostic) -> Option<&str> {
+    d.excerpt.as_deref().filter(|_| d.event_index.is_none())
 }
 
 impl<'a> From<&'a Diagnostic> for DiagnosticRecord<'a> {
@@ -385,6 +395,7 @@ impl<'a> From<&'a Diagnostic> for DiagnosticRecord<'a> {
             pointer: d.pointer.as_deref(),
             keyword: d.keyword.as_deref(),
             subject: d.subject.as_deref(),
+            text: text_of(d),
         }
     }
 }

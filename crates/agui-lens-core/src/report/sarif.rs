@@ -93,6 +93,10 @@ fn result(d: &Diagnostic, place: &Place<'_>) -> Value {
             Some(stream) => format!("{stream}: {}", d.message),
             None => d.message.clone(),
         };
+        if let Some(text) = super::text_of(d) {
+            message.push_str("\ntext: ");
+            message.push_str(text);
+        }
         if let Some(help) = &d.help {
             message.push_str("\nhelp: ");
             message.push_str(help);

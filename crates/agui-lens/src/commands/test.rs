@@ -1300,7 +1300,9 @@ impl<'a> Expectations<'a> {
             return;
         };
         if !expected.contains(status) {
-            let help = if expected.expects_stream() {
+            let help = if (200..300).contains(&status) {
+                "the agent took the request with another success status than the case expects"
+            } else if expected.expects_stream() {
                 "the body above usually says why the agent refused"
             } else {
                 "the agent accepted what the case expects it to refuse"
