@@ -1327,6 +1327,8 @@ fn an_interrupted_run_still_writes_its_report() {
             "json" => {
                 let doc: Value = serde_json::from_str(&stdout).unwrap();
                 assert_eq!(doc["summary"]["events"], 3, "{doc}");
+                // Said as `check` says it: a JSON reader of `errors: 0` is told.
+                assert_eq!(doc["summary"]["stopped_by"], "SIGINT", "{doc}");
                 // The run was cut by the user, not left open by the agent.
                 assert!(!stdout.contains("lifecycle/unterminated-run"), "{stdout}");
             }
@@ -1375,6 +1377,7 @@ fn an_interrupted_suite_writes_every_report_and_leaves_no_temp_files() {
     assert!(junit.contains("<skipped"), "{junit}");
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["cases"].as_array().unwrap().len(), 2, "{doc}");
+    assert_eq!(doc["summary"]["stopped_by"], "SIGTERM", "{doc}");
     assert_eq!(files_under(&tmp), Vec::<PathBuf>::new(), "temp files left");
     // Half a stream is no expectation: no pending snapshot is written for it.
     assert!(!dir.path().join("snaps/slow.snap.new").exists());

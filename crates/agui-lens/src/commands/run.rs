@@ -173,6 +173,9 @@ fn report_response(
         failed_inputs,
     };
     run.summary.add(file);
+    // Stopped by a signal: said as `check` says it (JSON's `stopped_by`).
+    run.summary.stopped_by =
+        agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
     reporter.end_file(file)?;
     reporter.finish(&run.summary)?;
     Ok(run)

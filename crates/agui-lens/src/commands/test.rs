@@ -253,6 +253,9 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
                     "failed": outcomes.len() - passed - not_run,
                     "not_run": not_run,
                     "time_ms": elapsed.as_millis() as u64,
+                    // Stopped by a signal, as `check` says it: the cases under way were cut.
+                    "stopped_by": agui_lens_core::stop::requested()
+                        .then(agui_lens_core::stop::signal_name),
                 },
             });
             serde_json::to_writer_pretty(&mut out, &document)?;
