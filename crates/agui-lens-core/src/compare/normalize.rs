@@ -402,8 +402,10 @@ impl Normalizer {
 /// A run input's empty list of resume entries is the same as none: the binary transport
 /// cannot tell them apart (a decoder gives every run input the list, empty when nothing was
 /// sent), and a run with nothing to resume reads both alike. Dropped from a RUN_STARTED's
-/// input: in what is compared, and in snapshots stored before it was.
+/// input: in what is compared, and in snapshots stored before it was. So is a plain success
+/// outcome from a RUN_FINISHED ([`drop_success_outcome`]).
 pub fn drop_empty_resume(item: &mut Value) {
+    drop_success_outcome(item);
     if item.get("type").and_then(Value::as_str) != Some("RUN_STARTED") {
         return;
     }
@@ -414,6 +416,22 @@ pub fn drop_empty_resume(item: &mut Value) {
             .is_some_and(Vec::is_empty)
     {
         input.remove("resume");
+    }
+}
+
+/// A run's end whose outcome is a plain success says what one with none says ("absent means
+/// success"): the outcome is dropped from what is compared, and from stored snapshots.
+fn drop_success_outcome(item: &mut Value) {
+    if item.get("type").and_then(Value::as_str) != Some("RUN_FINISHED") {
+        return;
+    }
+    if let Some(map) = item.as_object_mut()
+        && map
+            .get("outcome")
+            .and_then(Value::as_object)
+            .is_some_and(|o| o.len() == 1 && o.get("type") == Some(&Value::from("success")))
+    {
+        map.remove("outcome");
     }
 }
 
@@ -583,6 +601,37 @@ mod tests {
         let mut same = custom.clone();
         drop_empty_resume(&mut same);
         assert_eq!(same, custom);
+    }
+
+    /// A run that finishes with `outcome: {"type": "success"}` says what one with no outcome
+    /// says ("absent means success"): the two compare the same at every level; another
+    /// outcome, or a success with more to it, does not.
+    #[test]
+    fn a_success_outcome_is_no_outcome() {
+        let finished = |outcome: Option<Value>| {
+            let mut event = json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"});
+            if let Some(outcome) = outcome {
+                event["outcome"] = outcome;
+            }
+            vec![event]
+        };
+        for settings in [Settings::default(), Settings::current()] {
+            let none = normalize_all(&finished(None), settings.clone());
+            let success = normalize_all(
+                &finished(Some(json!({"type": "success"}))),
+                settings.clone(),
+            );
+            assert_eq!(none, success);
+            for other in [
+                json!({"type": "cancelled"}),
+                json!({"type": "success", "note": 1}),
+            ] {
+                assert_ne!(
+                    none,
+                    normalize_all(&finished(Some(other)), settings.clone())
+                );
+            }
+        }
     }
 
     #[test]
