@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from . import Checker, Report, check, event_json, events
+from . import AguiLensError, Checker, Report, check, event_json, events
 
 
 class AguiAssertionError(AssertionError):
@@ -38,6 +38,12 @@ def assert_agui(events_or_report: Any, **check_kwargs: Any) -> Report:
     if not report.ok:
         raise AguiAssertionError(report)
     return report
+
+
+def _start_of(body: bytes, limit: int = 300) -> str:
+    """The start of a body on one line, as an error quotes it."""
+    text = " ".join(body[: limit * 4].decode("utf-8", "replace").split())
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 @dataclass
@@ -104,7 +110,19 @@ def run_asgi(
             ],
         }
     }
-    report = check(json.dumps(capture).encode("utf-8"), rules=rules, protocol=protocol, name=name)
+    try:
+        report = check(json.dumps(capture).encode("utf-8"), rules=rules, protocol=protocol, name=name)
+    except AguiLensError:
+        # No AG-UI stream came back: said as the answer it was (the capture it was checked as
+        # is ours, not the caller's), with the status and body for a test that expects it.
+        error = AguiLensError(
+            f"{name}: the app answered {response.status_code} {response.reason_phrase} "
+            f"({response.headers.get('content-type') or 'no content type'}) with no AG-UI "
+            f"stream: {_start_of(content)}"
+        )
+        error.status_code = response.status_code
+        error.body = content
+        raise error from None
     try:
         # What could be read; the report says what could not.
         parsed = events(content, name=name, skip_unreadable=True)

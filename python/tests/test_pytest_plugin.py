@@ -142,3 +142,31 @@ def test_an_answer_is_judged_with_its_status_and_content_type(agui_run, assert_a
     with pytest.raises(AguiAssertionError, match=rule.replace("/", ".")):
         assert_agui(result)
     assert_agui(agui_run(_answering(200, "text/event-stream"), sent))
+
+
+def test_a_refusal_is_said_with_its_status(agui_run):
+    # An app that refuses the input (422, JSON) sent no stream: the error names the status and
+    # the start of the body, not a browser capture the user never made, and carries the
+    # status for a test that expects the refusal.
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 422,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b'{"detail":"runId is missing"}'})
+
+    with pytest.raises(agui_lens.AguiLensError) as raised:
+        agui_run(app, {"threadId": "t", "messages": []})
+    message = str(raised.value)
+    assert "422" in message and "runId is missing" in message, message
+    assert "HAR" not in message and "capture" not in message, message
+    assert raised.value.status_code == 422
+    assert raised.value.body == b'{"detail":"runId is missing"}'
