@@ -2872,3 +2872,78 @@ fn the_artifacts_of_a_stopped_case_say_the_stop_was_not_the_agents() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stdout.contains("cut when it was recorded"), "{stdout}");
 }
+
+/// A signal while `snapshot --update` writes leaves the old snapshot, and the command says
+/// it updated the file exactly when it did (it wrote 22 MB in one write, heard the stop only
+/// after it, and replaced the file all the same). Signalled as soon as the temp file beside
+/// the snapshot is there, and later, whichever part of the writing it lands on.
+#[test]
+fn a_snapshot_stopped_while_it_is_written_is_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let mut text = String::from(
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\",\"role\":\"assistant\"}\n",
+    );
+    for i in 0..300_000 {
+        text.push_str(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"word {i} \"}}\n"
+        ));
+    }
+    text.push_str("{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m\"}\n{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    std::fs::write(&big, text).unwrap();
+    let snap = dir.path().join("target.snap");
+    let old = "# agui-lens snapshot 1\n# level: events\n# ids: payloads\n# fold: runs\n{\"runId\":\"run-1\",\"threadId\":\"thread-1\",\"type\":\"RUN_STARTED\"}\n";
+    let temp_there = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+    };
+    let mut kept = 0;
+    for delay_ms in [0u64, 0, 0, 5, 40] {
+        std::fs::write(&snap, old).unwrap();
+        let child = Child::spawn(
+            &[
+                "snapshot",
+                s(&big),
+                "--expect",
+                s(&snap),
+                "--update",
+                "--level",
+                "events",
+            ],
+            None,
+        );
+        let started = std::time::Instant::now();
+        while !temp_there() && std::fs::read_to_string(&snap).is_ok_and(|t| t == old) {
+            assert!(started.elapsed().as_secs() < 20, "never written");
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        child.signal(libc::SIGINT);
+        let (exit, _, stderr) = child.wait(std::time::Duration::from_secs(20));
+        let replaced = std::fs::read_to_string(&snap).unwrap() != old;
+        // -1: ended by the signal itself, which only happens outside the writing (the file
+        // was not yet begun, or already in place, whole).
+        assert!(matches!(exit, 0 | 130 | -1), "exit {exit}: {stderr}");
+        if exit != -1 {
+            assert_eq!(
+                replaced,
+                stderr.contains("updated"),
+                "exit {exit}: {stderr}"
+            );
+        }
+        if exit == 130 && !replaced {
+            kept += 1;
+        }
+        assert!(
+            files_under(dir.path())
+                .iter()
+                .all(|p| !p.to_string_lossy().ends_with(".tmp")),
+            "a temp file was left"
+        );
+    }
+    assert!(
+        kept > 0,
+        "no stop while the snapshot was written left it as it was"
+    );
+}

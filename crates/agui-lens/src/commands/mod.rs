@@ -217,11 +217,21 @@ pub(crate) fn write_file(
     }
     // Dropped after `temp`: the signals are caught until the temp file is gone or in place.
     let _caught = crate::signals::Caught::begin();
+    let stopping_already = agui_lens_core::stop::requested();
     let mut temp = temp_beside(path)?;
     {
         let mut out = io::BufWriter::new(Stoppable::new(temp.as_file_mut()));
         write(&mut out).with_context(writing)?;
         out.flush().with_context(writing)?;
+    }
+    // A stop that came while the last bytes went out (one large write) leaves the file as
+    // it was too: the temp file is removed as it is dropped.
+    if !stopping_already && agui_lens_core::stop::requested() {
+        anyhow::bail!(
+            "{}: stopped by {}",
+            writing(),
+            agui_lens_core::stop::signal_name()
+        );
     }
     persist(temp, path).with_context(writing)
 }
@@ -255,7 +265,8 @@ impl<W: io::Write> io::Write for Stoppable<W> {
                 agui_lens_core::stop::signal_name()
             )));
         }
-        self.inner.write(buf)
+        // A MiB at a time, so that a stop is heard while a large buffer goes out.
+        self.inner.write(&buf[..buf.len().min(1 << 20)])
     }
 
     fn flush(&mut self) -> io::Result<()> {
