@@ -524,8 +524,15 @@ fn streams_with_errors_compact_without_gaining_any() {
                 } else {
                     "framing/"
                 };
+                // Half a surrogate pair is a framing warning that check reads past (with
+                // U+FFFD) and compact does not, for its text is not what the stream holds.
+                let lone = || {
+                    let (_, stdout, _) =
+                        run(&["check", "--format", "json", input.to_str().unwrap()]);
+                    stdout.contains("framing/lone-surrogate")
+                };
                 assert!(
-                    before.keys().any(|rule| rule.starts_with(family)),
+                    before.keys().any(|rule| rule.starts_with(family)) || lone(),
                     "{} at {level}: refused with no framing error: {stderr}",
                     fixture.display()
                 );
