@@ -1156,3 +1156,44 @@ fn id_patterns_never_make_text_the_same() {
         assert_eq!(code, 1, "{level}: {stdout}{stderr}");
     }
 }
+
+/// `--unordered TOOL_CALL_RESULT` lets parallel results come in either order at every level:
+/// it passed swapped results event by event and compacted, and failed at the fold level (and
+/// so did every fold-level snapshot that stored the flag). Changed results still differ.
+#[test]
+fn unordered_results_hold_at_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |results: [(&str, &str); 2]| {
+        let mut lines = vec![
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned(),
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"f","parentMessageId":"a"}"#.to_owned(),
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#.to_owned(),
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c2","toolCallName":"g","parentMessageId":"a"}"#.to_owned(),
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c2"}"#.to_owned(),
+        ];
+        for (i, (call, content)) in results.iter().enumerate() {
+            lines.push(format!(
+                r#"{{"type":"TOOL_CALL_RESULT","messageId":"res-{i}-{call}","toolCallId":"{call}","content":"{content}"}}"#
+            ));
+        }
+        lines.push(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.to_owned());
+        lines.join("\n") + "\n"
+    };
+    let write = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let a = write("a.jsonl", stream([("c1", "one"), ("c2", "two")]));
+    let b = write("b.jsonl", stream([("c2", "two"), ("c1", "one")]));
+    let wrong = write("wrong.jsonl", stream([("c2", "one"), ("c1", "two")]));
+    for level in ["events", "compact", "fold"] {
+        let flags = ["--level", level, "--unordered", "TOOL_CALL_RESULT"];
+        let (code, stdout, stderr) = run(&[&["diff", &a, &b][..], &flags].concat());
+        assert_eq!(code, 0, "{level}: {stdout}{stderr}");
+        let (code, stdout, stderr) = run(&[&["diff", &a, &wrong][..], &flags].concat());
+        assert_eq!(code, 1, "{level}: {stdout}{stderr}");
+        let (code, _, _) = run(&["diff", &a, &b, "--level", level]);
+        assert_eq!(code, 1, "{level}: in order unless asked");
+    }
+}

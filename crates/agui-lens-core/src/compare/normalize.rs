@@ -185,6 +185,11 @@ impl Normalizer {
     /// [`Normalizer::fold`] of each thread's fold, in order, with tokens shared between them (an
     /// id that appears in two threads is one token).
     pub fn fold_threads(settings: Settings, threads: &[Value]) -> Vec<Value> {
+        let threads: Vec<Value> = threads
+            .iter()
+            .map(|folded| canonical_messages(&settings, folded))
+            .collect();
+        let threads = &threads[..];
         let mut normalizer = Normalizer::new(settings);
         if normalizer.settings.walks_values() {
             for folded in threads {
@@ -435,6 +440,50 @@ fn drop_success_outcome(item: &mut Value) {
     }
 }
 
+/// A fold with `--unordered TOOL_CALL_RESULT`: each run of neighbouring tool messages put in
+/// the order of the calls they answer, as the assistant messages before them name the calls,
+/// so parallel results that came in another order fold the same (what `canonical_order` does
+/// for the events). Otherwise the fold as it is.
+fn canonical_messages(settings: &Settings, folded: &Value) -> Value {
+    let mut folded = folded.clone();
+    if !settings.unordered.iter().any(|u| u == "TOOL_CALL_RESULT") {
+        return folded;
+    }
+    let Some(Value::Array(messages)) = folded.get_mut("messages") else {
+        return folded;
+    };
+    let is_tool = |m: &Value| m.get("role").and_then(Value::as_str) == Some("tool");
+    let mut calls: HashMap<String, usize> = HashMap::new();
+    let mut i = 0;
+    while i < messages.len() {
+        if is_tool(&messages[i]) {
+            let start = i;
+            while i < messages.len() && is_tool(&messages[i]) {
+                i += 1;
+            }
+            // Stable: results of calls no message named keep their order, after the others.
+            messages[start..i].sort_by_key(|m| {
+                m.get("toolCallId")
+                    .and_then(Value::as_str)
+                    .and_then(|id| calls.get(id).copied())
+                    .unwrap_or(usize::MAX)
+            });
+            continue;
+        }
+        if let Some(Value::Array(named)) = messages[i].get("toolCalls") {
+            for id in named
+                .iter()
+                .filter_map(|c| c.get("id").and_then(Value::as_str))
+            {
+                let next = calls.len();
+                calls.entry(id.to_owned()).or_insert(next);
+            }
+        }
+        i += 1;
+    }
+    folded
+}
+
 /// The order events are normalised in: as they came, except that each run of neighbouring
 /// events whose `type` is `unordered` is sorted by the event as the protocol's fields name it,
 /// where every id the run mints reads the same.
@@ -601,6 +650,47 @@ mod tests {
         let mut same = custom.clone();
         drop_empty_resume(&mut same);
         assert_eq!(same, custom);
+    }
+
+    /// `--unordered TOOL_CALL_RESULT` holds at the fold level too: neighbouring tool messages
+    /// (parallel results) compare in any order, matched to their calls; their text still
+    /// counts. It passed swapped results event by event and compacted, and failed folded.
+    #[test]
+    fn unordered_results_hold_at_the_fold_level() {
+        let fold = |results: &[(&str, &str, &str)]| {
+            let mut messages = vec![
+                json!({"id": "u", "role": "user", "content": "go"}),
+                json!({"id": "a", "role": "assistant", "toolCalls": [
+                    {"id": "c-1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                    {"id": "c-2", "type": "function", "function": {"name": "g", "arguments": "{}"}}]}),
+            ];
+            for (id, call, content) in results {
+                messages.push(
+                    json!({"id": id, "role": "tool", "toolCallId": call, "content": content}),
+                );
+            }
+            messages.push(json!({"id": "z", "role": "assistant", "content": "done"}));
+            json!({"messages": messages, "state": null})
+        };
+        let a = fold(&[("r-1", "c-1", "one"), ("r-2", "c-2", "two")]);
+        let b = fold(&[("r-9", "c-2", "two"), ("r-8", "c-1", "one")]);
+        let wrong = fold(&[("r-9", "c-2", "one"), ("r-8", "c-1", "two")]);
+        let unordered = Settings {
+            unordered: vec!["TOOL_CALL_RESULT".into()],
+            ..Settings::current()
+        };
+        assert_ne!(
+            Normalizer::fold(Settings::current(), &a),
+            Normalizer::fold(Settings::current(), &b)
+        );
+        assert_eq!(
+            Normalizer::fold(unordered.clone(), &a),
+            Normalizer::fold(unordered.clone(), &b)
+        );
+        assert_ne!(
+            Normalizer::fold(unordered.clone(), &a),
+            Normalizer::fold(unordered, &wrong)
+        );
     }
 
     /// A run that finishes with `outcome: {"type": "success"}` says what one with no outcome
