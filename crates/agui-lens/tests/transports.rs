@@ -2253,3 +2253,59 @@ fn a_capture_says_whether_the_page_or_the_connection_ended_a_call() {
         }
     }
 }
+
+/// A call the page stopped, or whose read failed, never gave the client its end: the client
+/// holds what it held before it, and its retry, sending the same history again, is no
+/// `request/history-mismatch` (it was held to the half a stream the capture holds, as `serve`
+/// does not hold a client's retry).
+#[test]
+fn a_retry_after_a_call_cut_short_is_held_to_what_came_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"threadId":"t","runId":"r1","messages":[
+        {"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"state":{"n":1},
+        "forwardedProps":{},"protocolVersion":"1.1"});
+    let mut retry = input.clone();
+    retry["runId"] = "r2".into();
+    let partial = sse_of(&[
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r1"}),
+        serde_json::json!({"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":2}]}),
+        serde_json::json!({"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}),
+        serde_json::json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel"}),
+    ]);
+    let whole = sse_of(&[
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r2"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r2"}),
+    ]);
+    for failure in ["net::ERR_ABORTED", "net::ERR_INCOMPLETE_CHUNKED_ENCODING"] {
+        let mut first = har_entry(
+            "https://agent.example/run",
+            Some(&input),
+            "text/event-stream",
+            &partial,
+            false,
+        );
+        first["response"]["_failureText"] = failure.into();
+        let second = har_entry(
+            "https://agent.example/run",
+            Some(&retry),
+            "text/event-stream",
+            &whole,
+            false,
+        );
+        let path = dir.path().join("retry.har");
+        std::fs::write(&path, har(vec![first, second])).unwrap();
+        let (_, stdout, stderr) = run(&["check", "--format", "json", path.to_str().unwrap()]);
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        let request: Vec<&str> = doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["rule"].as_str().unwrap())
+            .filter(|r| r.starts_with("request/"))
+            .collect();
+        assert!(
+            request.is_empty(),
+            "{failure}: {request:?}\n{stdout}{stderr}"
+        );
+    }
+}

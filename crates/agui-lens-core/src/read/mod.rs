@@ -804,7 +804,7 @@ fn open_har_entry(name: &str, input: lines::Input, options: &ReadOptions) -> Res
 
 /// What the client of `stream` held before it sent its request: the fold of the capture's
 /// previous stream on the same thread (that stream's request, and the events it read; none
-/// when its status was no success). None when there is no such stream, or a call that
+/// when its status was no success or the browser says it ended early). None when there is no such stream, or a call that
 /// brought no stream came between the two (its thread is not known).
 fn previous_turn(
     capture: &har::HarCapture,
@@ -834,9 +834,12 @@ fn previous_turn(
     let request = before.request.as_ref()?;
     let mut folder = crate::fold::Folder::new(crate::check::rules::protocol::DEFAULT_STATE_LIMIT)
         .with_input(request);
+    // A call the page stopped, or whose read failed, never gave the client its end: as a
+    // client `serve` cut off, it holds what it held before it, and its retry sends that.
     let read = before
         .status
-        .is_none_or(|s| s == 0 || (200..300).contains(&s));
+        .is_none_or(|s| s == 0 || (200..300).contains(&s))
+        && before.failure.is_none();
     if read {
         let options = ReadOptions {
             entry: None,
