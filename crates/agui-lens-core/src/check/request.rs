@@ -291,6 +291,25 @@ pub fn next_turn_findings(input: &Value, previous: &Folded, path: &Arc<str>) -> 
         }
     }
 
+    if let Some(run_id) = input.get("runId").and_then(Value::as_str)
+        && previous
+            .runs
+            .iter()
+            .any(|run| run.run_id.as_deref() == Some(run_id))
+    {
+        found.push(
+            finding(
+                RuleId::RequestRunIdReused,
+                path,
+                format!(
+                    "the request asks for run {run_id:?} again: the previous stream on this \
+                     thread carried that run"
+                ),
+            )
+            .with_help("give each run the client asks for an id of its own (the official client mints a UUID per runAgent call)"),
+        );
+    }
+
     let empty = Value::Object(Map::new());
     let expected = previous.state.as_ref().unwrap_or(&empty);
     let state = input

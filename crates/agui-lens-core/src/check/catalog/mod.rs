@@ -275,6 +275,7 @@ registry! {
     RequestMissingResume => request::MISSING_RESUME,
     RequestHistoryMismatch => request::HISTORY_MISMATCH,
     RequestStateMismatch => request::STATE_MISMATCH,
+    RequestRunIdReused => request::RUN_ID_REUSED,
     SuiteStatusMismatch => suite::STATUS_MISMATCH,
     SuiteMissingEvent => suite::MISSING_EVENT,
     SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,

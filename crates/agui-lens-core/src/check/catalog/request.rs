@@ -115,3 +115,19 @@ pub const STATE_MISMATCH: Rule = Rule {
     spec: spec!("basic/run-input.mdx#state"),
     capability: None,
 };
+
+pub const RUN_ID_REUSED: Rule = Rule {
+    name: "request/run-id-reused",
+    default: Level::Deny,
+    versions: "every version",
+    summary: "the next request on a thread sends the runId of the run the previous stream carried",
+    why: "The client names each run it asks for; a runId \"MUST NOT be reused for another run \
+          on the same thread\". An agent that keys its work, its history or its lineage \
+          (parentRunId) by run answers a second run under the first one's id. A retry of a \
+          call that never reached its end is no other run, and is not reported.",
+    example: "turn 1's request sends \"runId\":\"r1\" and its stream finishes run r1;\n\
+              turn 2's request sends \"runId\":\"r1\" again",
+    tier: Tier::Must,
+    spec: spec!("basic/index.mdx#identifiers"),
+    capability: None,
+};
