@@ -100,13 +100,15 @@ def test_plugin_failure_seen_by_pytest(pytester):
     result.stdout.fnmatch_lines(["*the AG-UI stream is not valid*", "*error?pairing/text-message?*", "*--> <events>:1*"])
 
 
-def _answering(status, content_type):
-    """An ASGI app that answers any request with a valid two-event stream, under `status` and
-    `content_type`."""
-    body = (
-        b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"}\n\n'
-        b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'
-    )
+_TWO_EVENTS = (
+    b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"}\n\n'
+    b'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n\n'
+)
+
+
+def _answering(status, content_type, body=_TWO_EVENTS):
+    """An ASGI app that answers any request with `body` (a valid two-event stream unless
+    given), under `status` and `content_type`."""
 
     async def app(scope, receive, send):
         if scope["type"] == "lifespan":
@@ -148,21 +150,7 @@ def test_a_refusal_is_said_with_its_status(agui_run):
     # An app that refuses the input (422, JSON) sent no stream: the error names the status and
     # the start of the body, not a browser capture the user never made, and carries the
     # status for a test that expects the refusal.
-    async def app(scope, receive, send):
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        while (await receive()).get("more_body"):
-            pass
-        await send({"type": "http.response.start", "status": 422,
-                    "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": b'{"detail":"runId is missing"}'})
-
+    app = _answering(422, "application/json", b'{"detail":"runId is missing"}')
     with pytest.raises(agui_lens.AguiLensError) as raised:
         agui_run(app, {"threadId": "t", "messages": []})
     message = str(raised.value)
