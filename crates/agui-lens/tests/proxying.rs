@@ -1263,3 +1263,29 @@ fn a_probe_is_not_the_one_exchange() {
         "{sarif}"
     );
 }
+
+/// The start of an error answer's body that the proxy recorded with its finding is in what
+/// `check DIR` reads back of the recording, in every format (reading it back dropped it, and
+/// the help still pointed at "the body above").
+#[test]
+fn a_recorded_error_answer_keeps_its_body() {
+    let agent = Server::start(Script::fixed(
+        "500 Internal Server Error",
+        "text/html",
+        "<html><body>Traceback: KeyError 'messages'</body></html>",
+    ));
+    let (_dir, record, proxy) = proxy_recording_once(&agent);
+    let body = r#"{"threadId":"t1","runId":"r1","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{},"protocolVersion":"1.1"}"#;
+    let _ = lenient_client()
+        .post(&proxy.url)
+        .header("Content-Type", "application/json")
+        .send(body)
+        .map(|mut r| r.body_mut().read_to_vec());
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
+        let (code, stdout, _) = run(&["check", "--format", format, &record.to_string_lossy()]);
+        assert_eq!(code, 1, "{format}: {stdout}");
+        assert!(stdout.contains("KeyError"), "{format}: {stdout}");
+    }
+}

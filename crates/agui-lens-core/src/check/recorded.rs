@@ -230,7 +230,8 @@ fn finding(line: &str, findings: &str) -> Result<Diagnostic, Unread> {
         help: text("help"),
         pointer: text("pointer"),
         keyword: text("keyword"),
-        excerpt: text("excerpt"),
+        // Recorded as a report writes it: `text`, the start of what holds no event.
+        excerpt: text("text").or_else(|| text("excerpt")),
         subject: text("subject"),
     })
 }
