@@ -421,7 +421,10 @@ fn describe_json(value: &serde_json::Value) -> (NonStream, String) {
                     ),
                 );
             }
-            let keys: Vec<&str> = map.keys().map(String::as_str).take(6).collect();
+            let mut keys: Vec<&str> = map.keys().map(String::as_str).take(6).collect();
+            if map.len() > keys.len() {
+                keys.push("…");
+            }
             let text = |key: &str| map.get(key).is_some_and(Value::is_string);
             // A finding names one of agui-lens's rules: an error body of the same shape
             // (a policy's `rule`) is still an error body.
@@ -443,11 +446,34 @@ fn describe_json(value: &serde_json::Value) -> (NonStream, String) {
                     "it is an agui-lens report, not a stream".into(),
                 );
             }
-            let error_like = map.keys().any(|k| {
-                matches!(
-                    k.as_str(),
-                    "error" | "errors" | "detail" | "details" | "message" | "status"
-                )
+            // A `status` says an error only when it is one: a sidecar's `"status": 200` or
+            // `"status": "ok"` is no error body.
+            let error_status = |status: &Value| match status {
+                Value::Number(n) => n.as_u64().is_some_and(|n| n >= 400),
+                Value::String(s) => {
+                    let s = s.trim().to_ascii_lowercase();
+                    s.parse::<u64>().map_or_else(
+                        |_| {
+                            !matches!(
+                                s.as_str(),
+                                "ok" | "success"
+                                    | "succeeded"
+                                    | "done"
+                                    | "complete"
+                                    | "completed"
+                                    | "finished"
+                                    | "recorded"
+                            )
+                        },
+                        |n| n >= 400,
+                    )
+                }
+                _ => false,
+            };
+            let error_like = map.iter().any(|(k, v)| match k.as_str() {
+                "error" | "errors" | "detail" | "details" | "message" => true,
+                "status" => error_status(v),
+                _ => false,
             });
             if error_like {
                 (
@@ -603,6 +629,31 @@ mod tests {
         );
         assert!(
             describe_non_stream(b"{\"error\":\"bad\",\"detail\":[]}").contains("HTTP error body")
+        );
+        // A status says an error only when it is one: a sidecar's success is no error body.
+        for sidecar in [
+            &br#"{"recordedAt":"2026-11-29","agent":"x","status":200}"#[..],
+            br#"{"status":"ok","events":12}"#,
+        ] {
+            let said = describe_non_stream(sidecar);
+            assert!(!said.contains("HTTP error body"), "{said}");
+            assert!(
+                classify_non_stream(sidecar).0.is_plainly_no_capture(),
+                "{said}"
+            );
+        }
+        for error in [
+            &br#"{"status":500}"#[..],
+            br#"{"status":"error","id":1}"#,
+            br#"{"status":"404"}"#,
+        ] {
+            assert!(describe_non_stream(error).contains("HTTP error body"));
+        }
+        let many = br#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"error":"x"}"#;
+        assert!(
+            describe_non_stream(many).contains("…"),
+            "{}",
+            describe_non_stream(many)
         );
         assert!(
             describe_non_stream(b"[{\"type\":\"missing\",\"loc\":[\"threadId\"]}]")
