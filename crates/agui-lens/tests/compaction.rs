@@ -514,6 +514,18 @@ fn streams_with_errors_compact_without_gaining_any() {
                 continue;
             }
             let failing_chunks = stderr.contains("the official client fails on");
+            if stderr.contains("framing/sse-frames-merged") {
+                // Framing the client fails on would be mended: refused (see
+                // `sse_the_official_client_fails_on_is_not_compacted`).
+                assert_eq!(code, 1, "{} at {level}: {stderr}", fixture.display());
+                assert!(
+                    before.contains_key("framing/sse-frames-merged"),
+                    "{}",
+                    fixture.display()
+                );
+                assert!(!output.exists(), "{}", fixture.display());
+                continue;
+            }
             if stderr.contains("could not be read as events") || failing_chunks {
                 // Frames that are no events, or chunks a client fails on, would be lost:
                 // refused, unless asked for.
@@ -1008,7 +1020,11 @@ fn compaction_keeps_how_every_run_ended() {
         .map(|e| e.unwrap().path())
         .filter(|p| {
             let name = p.file_name().unwrap().to_str().unwrap();
-            (name.ends_with(".jsonl") || name.ends_with(".sse")) && !name.contains("invalid")
+            // (The SSE edge capture's framing makes the official client fail: compact
+            // refuses it, see `sse_the_official_client_fails_on_is_not_compacted`.)
+            (name.ends_with(".jsonl") || name.ends_with(".sse"))
+                && !name.contains("invalid")
+                && name != "agui-sdk-sse-edge.sse"
         })
         .collect();
     streams.sort();
@@ -1545,4 +1561,39 @@ fn a_state_collapsed_past_the_line_cap_is_refused_for_its_line() {
         "{stderr}"
     );
     assert!(!output.exists());
+}
+
+/// SSE the official client reads as one frame, and fails on (`framing/sse-frames-merged`),
+/// is not compacted: written back framed with LF, the stream would read whole, and a store
+/// compacted in place would no longer show the agent's framing bug (it came out as a stream
+/// the client reads in full, and `diff` called the two the same). `--drop-unreadable`
+/// compacts it anyway.
+#[test]
+fn sse_the_official_client_fails_on_is_not_compacted() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["sse-frames-merged.sse", "sse-frames-merged-sdk-edge.sse"] {
+        let original = std::fs::read(root().join("fixtures/invalid/framing").join(name)).unwrap();
+        let input = dir.path().join(name);
+        std::fs::write(&input, &original).unwrap();
+        for level in ["deltas", "snapshot"] {
+            let output = dir.path().join(format!("out-{level}-{name}"));
+            let (code, stderr) = compact(&input, &output, level);
+            assert_eq!(code, 1, "{name} {level}: {stderr}");
+            assert!(stderr.contains("sse-frames-merged"), "{name}: {stderr}");
+            assert!(!output.exists(), "{name} {level}");
+        }
+        let (code, _, stderr) = run(&["compact", "--in-place", input.to_str().unwrap()]);
+        assert_eq!(code, 1, "{name}: {stderr}");
+        assert_eq!(std::fs::read(&input).unwrap(), original, "{name}");
+        let output = dir.path().join(format!("forced-{name}"));
+        let (code, _, stderr) = run(&[
+            "compact",
+            "--drop-unreadable",
+            input.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        assert!(output.exists(), "{name}");
+    }
 }

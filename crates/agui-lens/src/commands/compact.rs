@@ -779,6 +779,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         dropped,
         kept_deltas,
         unreadable,
+        merged,
         events_in,
         known,
         bytes_read,
@@ -829,6 +830,16 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         // What cannot be read as an event cannot be written back as one: compacting would
         // lose it.
         report.refused = Some(lost_frames(unreadable, &name, "--drop-unreadable"));
+        return Ok(report);
+    }
+    if merged > 0 && !settings.drop_unreadable {
+        // The official client fails on the original's framing; written back framed with
+        // LF, the compacted stream would read whole, and the evidence would be gone.
+        report.refused = Some(format!(
+            "the official client reads SSE frames of it as one (framing/sse-frames-merged) and \
+             fails; written back, the compacted stream would no longer fail (`agui-lens check \
+             {name}` says where; --drop-unreadable compacts it anyway)"
+        ));
         return Ok(report);
     }
     if dropped > 0 && !settings.drop_unreadable {
@@ -981,6 +992,9 @@ struct FirstPass {
     kept_deltas: u64,
     /// Frames that could not be read as events.
     unreadable: u64,
+    /// SSE frames the official client reads as one with the frame before, and fails on
+    /// (`framing/sse-frames-merged`).
+    merged: u64,
     events_in: u64,
     /// Events of a type AG-UI defines.
     known: u64,
@@ -1040,6 +1054,7 @@ fn first_pass(
     let mut bytes_in = 0u64;
     let mut events_in = 0u64;
     let mut known = 0u64;
+    let mut merged = 0u64;
     let unreadable;
     match check.filter(|_| matches!(input, InputSpec::Stdin)) {
         Some(ctx) => {
@@ -1071,6 +1086,10 @@ fn first_pass(
             }
             let stats = engine.finish(&mut found);
             count_errors(&mut counts, found.drain(..));
+            merged = counts
+                .get(&RuleId::FramingSseFramesMerged)
+                .copied()
+                .unwrap_or(0);
             errors_before = Some(counts);
             unreadable = stats.frames.saturating_sub(stats.events);
         }
@@ -1083,6 +1102,13 @@ fn first_pass(
                 check,
                 |fed, batch, frame, schema| {
                     let raw = batch.bytes(frame);
+                    if let read::FrameKind::Data {
+                        caveat: read::Caveat::SseMerged { .. },
+                        ..
+                    } = frame.kind
+                    {
+                        merged += 1;
+                    }
                     let taken = match fed {
                         Fed::Delta {
                             kind,
@@ -1135,6 +1161,7 @@ fn first_pass(
         dropped,
         kept_deltas,
         unreadable,
+        merged,
         events_in,
         known,
         bytes_read: opened.reader.bytes_read(),
