@@ -667,7 +667,9 @@ fn compact_source(
     };
     let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
     let mut writer = EventWriter::new(Vec::new(), format, compression)?;
+    let mut merged = 0u64;
     let stats = for_each_fed(&mut opened, read.max_line, false, |fed, batch, frame| {
+        merged += u64::from(agui_lens_core::compact::is_merged(frame));
         if let Fed::Event(event) = fed {
             compactor.push(event, batch.bytes(frame), &mut writer)?;
         }
@@ -688,6 +690,13 @@ fn compact_source(
         // As the command does: what cannot be read as an event cannot be written back as one.
         compacted.outcome =
             Outcome::Refused(lost_frames(stats.unreadable, &name, "drop_unreadable=True"));
+        return Ok(compacted);
+    }
+    if merged > 0 && !drop_unreadable {
+        compacted.outcome = Outcome::Refused(agui_lens_core::compact::merged_frames(
+            &name,
+            "drop_unreadable=True",
+        ));
         return Ok(compacted);
     }
     if compacted.dropped > 0 && !drop_unreadable {

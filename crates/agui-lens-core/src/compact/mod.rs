@@ -80,6 +80,30 @@ pub fn failing_chunks(dropped: u64, name: &str, how_to_drop: &str) -> String {
     )
 }
 
+/// Why a stream holding SSE frames the official client reads as one with the frame before,
+/// and fails on (`framing/sse-frames-merged`), is not compacted: written back framed with
+/// LF, the compacted stream would read whole and hide that the original breaks the client.
+/// `how_to_force` names the option that compacts it anyway.
+pub fn merged_frames(name: &str, how_to_force: &str) -> String {
+    format!(
+        "the official client reads SSE frames of it as one (framing/sse-frames-merged) and \
+         fails; written back, the compacted stream would no longer fail (`agui-lens check \
+         {name}` says where; {how_to_force} compacts it anyway)"
+    )
+}
+
+/// Whether a frame is one the official client reads as one with the frame before
+/// ([`merged_frames`]).
+pub fn is_merged(frame: &crate::read::Frame) -> bool {
+    matches!(
+        frame.kind,
+        crate::read::FrameKind::Data {
+            caveat: crate::read::Caveat::SseMerged { .. },
+            ..
+        }
+    )
+}
+
 /// How far to compact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]

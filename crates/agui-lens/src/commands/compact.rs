@@ -835,10 +835,9 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     if merged > 0 && !settings.drop_unreadable {
         // The official client fails on the original's framing; written back framed with
         // LF, the compacted stream would read whole, and the evidence would be gone.
-        report.refused = Some(format!(
-            "the official client reads SSE frames of it as one (framing/sse-frames-merged) and \
-             fails; written back, the compacted stream would no longer fail (`agui-lens check \
-             {name}` says where; --drop-unreadable compacts it anyway)"
+        report.refused = Some(agui_lens_core::compact::merged_frames(
+            &name,
+            "--drop-unreadable",
         ));
         return Ok(report);
     }
@@ -1102,13 +1101,7 @@ fn first_pass(
                 check,
                 |fed, batch, frame, schema| {
                     let raw = batch.bytes(frame);
-                    if let read::FrameKind::Data {
-                        caveat: read::Caveat::SseMerged { .. },
-                        ..
-                    } = frame.kind
-                    {
-                        merged += 1;
-                    }
+                    merged += u64::from(agui_lens_core::compact::is_merged(frame));
                     let taken = match fed {
                         Fed::Delta {
                             kind,
