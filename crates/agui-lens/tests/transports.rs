@@ -2309,3 +2309,53 @@ fn a_retry_after_a_call_cut_short_is_held_to_what_came_before() {
         );
     }
 }
+
+/// A page that runs the official client loads the SDK's scripts, which hold event type names
+/// ("TEXT_MESSAGE_START"): a script, a style sheet or a page is other traffic, never a stream
+/// (one was read as a stream with `transport/content-type` and `framing/no-events` errors,
+/// and a clean capture failed; `fold` asked for `--entry N` among streams that were not).
+#[test]
+fn the_sdk_scripts_a_page_loads_are_no_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = serde_json::json!({"threadId":"t","runId":"r","messages":[],"tools":[],
+        "context":[],"state":{},"forwardedProps":{},"protocolVersion":"1.1"});
+    let stream = sse_of(&[
+        serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r"}),
+        serde_json::json!({"type":"RUN_FINISHED","threadId":"t","runId":"r"}),
+    ]);
+    let script = b"//#region src/generated/types.ts\nexport const EventType = {\n  TEXT_MESSAGE_START: \"TEXT_MESSAGE_START\",\n  RUN_STARTED: \"RUN_STARTED\"\n};\n";
+    let entries = vec![
+        page_entry(),
+        har_entry(
+            "https://app.example/nm/@ag-ui/core/dist/version.mjs",
+            None,
+            "text/javascript",
+            script,
+            false,
+        ),
+        har_entry(
+            "https://app.example/nm/@ag-ui/core/dist/index.js",
+            None,
+            "application/javascript; charset=utf-8",
+            script,
+            false,
+        ),
+        har_entry(
+            "https://agent.example/run",
+            Some(&input),
+            "text/event-stream",
+            &stream,
+            false,
+        ),
+    ];
+    let path = dir.path().join("page.har");
+    std::fs::write(&path, har(entries)).unwrap();
+    let (code, stdout, stderr) = run(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("1 AG-UI stream read, 3 other entries skipped"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = run(&["fold", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

@@ -180,11 +180,7 @@ pub fn read_har(mut reader: impl Read) -> Result<HarCapture> {
 /// `runId` and `messages`) and brought back no stream ([`stream_of`] found none): why.
 fn failed_call(index: usize, entry: &Value) -> Option<FailedCall> {
     let request = entry.get("request")?;
-    let input = request_of(request)?.ok()?;
-    let is_run_input = input.get("threadId").is_some_and(Value::is_string)
-        && input.get("runId").is_some_and(Value::is_string)
-        && input.get("messages").is_some_and(Value::is_array);
-    if !is_run_input {
+    if !asks_for_a_run(request) {
         return None;
     }
     let response = entry.get("response");
@@ -268,6 +264,29 @@ fn failed_call(index: usize, entry: &Value) -> Option<FailedCall> {
     })
 }
 
+/// Whether a request is a call to an agent: its body a RunAgentInput (a `threadId`, a
+/// `runId` and `messages`).
+fn asks_for_a_run(request: &Value) -> bool {
+    let Some(Ok(input)) = request_of(request) else {
+        return false;
+    };
+    input.get("threadId").is_some_and(Value::is_string)
+        && input.get("runId").is_some_and(Value::is_string)
+        && input.get("messages").is_some_and(Value::is_array)
+}
+
+/// Whether a response's type names a document a page loads (a script, a style sheet, a
+/// page, an image, a font, WebAssembly): the SDK's own scripts hold the event types' names.
+fn is_page_asset(mime: &str) -> bool {
+    let mime = mime.trim().to_ascii_lowercase();
+    ["javascript", "ecmascript", "wasm"]
+        .iter()
+        .any(|kind| mime.contains(kind))
+        || ["text/css", "text/html", "image/", "font/"]
+            .iter()
+            .any(|kind| mime.starts_with(kind))
+}
+
 /// The start of a body, on one line, as a reason quotes it.
 fn excerpt(body: &[u8]) -> String {
     const SHOWN: usize = 200;
@@ -290,6 +309,11 @@ fn stream_of(index: usize, entry: &Value) -> Option<HarStream> {
         .and_then(Value::as_str)
         .unwrap_or("");
     let declared = super::transport_format(mime);
+    // What a page loads is other traffic, unless an agent call was answered with it (an HTML
+    // page answered to a RunAgentInput is that call's stream, said as `transport/content-type`).
+    if is_page_asset(mime) && !asks_for_a_run(request) {
+        return None;
+    }
     let body = body_of(content)?;
     let is_proto = declared == Some(super::InputFormat::Proto) || proto::looks_like_frames(&body);
     let holds_events = is_proto
