@@ -2359,3 +2359,43 @@ fn the_sdk_scripts_a_page_loads_are_no_streams() {
     let (code, stdout, stderr) = run(&["fold", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+/// A capture saved without its response bodies (Playwright's `content: "omit"`, whose
+/// requests lose their bodies too, or `"attach"`, whose bodies sit in side files) says so and
+/// how to save one that holds them, in every format; it said only that no entry answered
+/// with AG-UI events, which sent the user looking at the agent.
+#[test]
+fn a_capture_saved_without_its_bodies_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = sse_of(&[serde_json::json!({"type":"RUN_STARTED","threadId":"t","runId":"r"})]);
+    for how in ["omit", "attach"] {
+        let mut entry = har_entry(
+            "https://agent.example/run",
+            None,
+            "text/event-stream",
+            &stream,
+            false,
+        );
+        entry["request"]["method"] = "POST".into();
+        entry["request"]["postData"] =
+            serde_json::json!({"mimeType": "application/json", "text": ""});
+        let content = entry["response"]["content"].as_object_mut().unwrap();
+        content.remove("text");
+        if how == "attach" {
+            content.insert("_file".into(), "cbde96c5.dat".into());
+        }
+        let path = dir.path().join(format!("{how}.har"));
+        std::fs::write(&path, har(vec![page_entry(), entry])).unwrap();
+        for format in ["human", "json", "sarif", "junit", "github"] {
+            let (code, stdout, stderr) =
+                run(&["check", "--format", format, path.to_str().unwrap()]);
+            assert_eq!(code, 2, "{how} {format}: {stdout}{stderr}");
+            let said = format!("{stdout}{stderr}");
+            assert!(
+                said.contains("left out the response bodies of 1 POST"),
+                "{how} {format}: {said}"
+            );
+            assert!(said.contains("embed"), "{how} {format}: {said}");
+        }
+    }
+}

@@ -81,6 +81,9 @@ pub struct HarCapture {
     pub failed: Vec<FailedCall>,
     /// Entries that are no AG-UI stream (page loads, scripts, other APIs), skipped.
     pub others: usize,
+    /// Of those, POSTs whose response body the capture left out (recorded with bodies omitted,
+    /// or attached in side files: Playwright's `content: "omit"` or `"attach"`).
+    pub posts_without_bodies: usize,
 }
 
 /// Why the browser says a response ended before its end, as the capture holds it: Chromium
@@ -137,6 +140,31 @@ pub fn is_har(head: &[u8]) -> bool {
 }
 
 impl HarCapture {
+    /// Why a capture named `name` that holds neither a stream nor a call that failed is no
+    /// input: its entries answered with no AG-UI events, or the capture left out the bodies
+    /// of its POSTs, and where to get them from.
+    pub fn holds_no_stream(&self, name: &str) -> String {
+        match self.posts_without_bodies {
+            0 => format!(
+                "{name} is a browser capture (HAR) that holds no AG-UI stream: none of its {} \
+                 entries answered with AG-UI events",
+                self.others
+            ),
+            posts => format!(
+                "{name} is a browser capture (HAR) that holds no AG-UI stream: it left out the \
+                 response bodies of {} of its {} entries (saved with bodies omitted, or \
+                 attached in side files); save it with the bodies in it (DevTools' \"Save all \
+                 as HAR with content\", Playwright's `recordHar` with `content: \"embed\"`), or \
+                 record the calls with `agui-lens proxy`",
+                match posts {
+                    1 => "1 POST".to_owned(),
+                    n => format!("{n} POSTs"),
+                },
+                self.others
+            ),
+        }
+    }
+
     /// The calls that brought no stream, each with why: `entry 1: …; entry 4: …`.
     pub fn failed_listed(&self) -> String {
         self.failed
@@ -163,6 +191,7 @@ pub fn read_har(mut reader: impl Read) -> Result<HarCapture> {
         streams: Vec::new(),
         failed: Vec::new(),
         others: 0,
+        posts_without_bodies: 0,
     };
     for (index, entry) in entries.iter().enumerate() {
         if let Some(stream) = stream_of(index, entry) {
@@ -171,6 +200,16 @@ pub fn read_har(mut reader: impl Read) -> Result<HarCapture> {
             capture.failed.push(failed);
         } else {
             capture.others += 1;
+            let post = entry.pointer("/request/method").and_then(Value::as_str) == Some("POST");
+            let content = entry.pointer("/response/content");
+            let left_out = content.is_some_and(|c| {
+                c.get("_file").is_some()
+                    || c.get("text")
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
+                        && c.get("size").and_then(Value::as_u64).is_some_and(|n| n > 0)
+            });
+            capture.posts_without_bodies += usize::from(post && left_out);
         }
     }
     Ok(capture)

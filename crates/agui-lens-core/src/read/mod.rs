@@ -929,11 +929,7 @@ fn open_har_stream(name: &str, capture: &har::HarCapture, options: &ReadOptions)
             "{name} is a browser capture (HAR) that holds no AG-UI stream: {}",
             capture.failed_listed()
         ),
-        (None, 0) => bail!(
-            "{name} is a browser capture (HAR) that holds no AG-UI stream: none of its {} \
-             entries answered with AG-UI events",
-            capture.others
-        ),
+        (None, 0) => bail!("{}", capture.holds_no_stream(name)),
         (None, n) => bail!(
             "{name} is a browser capture (HAR) holding {n} AG-UI streams (entries {}): pick \
              one with --entry N, or name it {name}#N (`agui-lens cat {name}#N -o run.jsonl` \

@@ -218,12 +218,7 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
                     "{}: entry {wanted} of this browser capture (HAR) is no AG-UI stream",
                     path.display()
                 ),
-                None => format!(
-                    "{} is a browser capture (HAR) that holds no AG-UI stream: none of its {} \
-                     entries answered with AG-UI events",
-                    path.display(),
-                    capture.others
-                ),
+                None => capture.holds_no_stream(&path.display().to_string()),
             };
             out.push(Input {
                 unreadable: Some(why),
