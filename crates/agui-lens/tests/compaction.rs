@@ -1413,7 +1413,12 @@ fn deltas_before_any_known_state_are_kept_as_they_were() {
         ]);
         assert_eq!(code, 0, "{stderr}");
         let written = std::fs::read_to_string(&output).unwrap();
-        assert!(written.matches("STATE_").count() < deltas_in, "{written}");
+        if i == 0 {
+            // Against `{}` these do not apply: a client warns of each, and each is kept.
+            assert_eq!(written.matches("STATE_").count(), deltas_in, "{written}");
+        } else {
+            assert!(written.matches("STATE_").count() < deltas_in, "{written}");
+        }
     }
 }
 
@@ -1595,5 +1600,63 @@ fn sse_the_official_client_fails_on_is_not_compacted() {
         ]);
         assert_eq!(code, 0, "{name}: {stderr}");
         assert!(output.exists(), "{name}");
+    }
+}
+
+/// A STATE_DELTA that does not apply changes nothing, but a client warns of it and `check`
+/// reports it: compaction keeps it as written, where it came, at both levels. It was left
+/// out, and the compacted history passed `check` while `diff` found it meant something else
+/// (a snapshot of the original failed against it).
+#[test]
+fn a_delta_that_does_not_apply_is_kept_where_it_came() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("failing.jsonl");
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r1"}"#,
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"a":1,"list":[]}}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/a","value":2}]}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel"}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"remove","path":"/b"}]}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"lo"}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/b","value":3}]}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/list/-","value":"x"}]}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}"#,
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let rules = |path: &Path| {
+        let (_, stdout, _) = run(&["check", "--format", "json", path.to_str().unwrap()]);
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .map(|d| d["rule"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rules(&input), ["state/patch-failed"]);
+    for level in ["deltas", "snapshot"] {
+        let output = dir.path().join(format!("out-{level}.jsonl"));
+        let (code, stderr) = compact(&input, &output, level);
+        assert_eq!(code, 0, "{level}: {stderr}");
+        let written = std::fs::read_to_string(&output).unwrap();
+        assert!(written.contains(r#""path":"/b"}"#), "{level}: {written}");
+        assert_eq!(rules(&output), ["state/patch-failed"], "{level}: {written}");
+        for at in ["events", "compact", "fold"] {
+            let (code, stdout, stderr) = run(&[
+                "diff",
+                input.to_str().unwrap(),
+                output.to_str().unwrap(),
+                "--level",
+                at,
+            ]);
+            // Event by event a compacted stream differs by construction; by meaning it may not.
+            if at != "events" {
+                assert_eq!(code, 0, "{level} at {at}: {stdout}{stderr}\n{written}");
+            }
+        }
+        assert_eq!(fold(&input), fold(&output), "{level}");
     }
 }

@@ -258,7 +258,8 @@ struct OpenRun {
     /// The state then (absent is null: nothing a client does tells them apart).
     state_at_start: Value,
     held: Vec<Held>,
-    /// A delta in it patched a state the stream never set: no snapshot can stand for it.
+    /// A delta in it patched a state the stream never set, or did not apply (kept as it
+    /// came): no snapshot can stand for it.
     unknown_base: bool,
     /// Its CUSTOM and RAW events, which its snapshots keep, in order, after RUN_STARTED.
     payloads: Vec<Held>,
@@ -308,7 +309,7 @@ pub struct Compactor {
     dropped: u64,
     /// STATE_DELTA events kept as they were, as no state was known before them.
     unknown_base: u64,
-    /// STATE_DELTA events that did not apply (a client warns, and ignores each).
+    /// STATE_DELTA events that did not apply (a client warns, and ignores each; kept).
     failed_deltas: u64,
     /// The large patch of the event being compacted, read as text (see [`Event::patch`]).
     patch: Option<Arc<RawPatch>>,
@@ -370,7 +371,7 @@ impl Compactor {
     }
 
     /// How many STATE_DELTA events so far did not apply to the state: a client warns of each
-    /// and ignores it, and compaction leaves each out (it changed nothing).
+    /// and ignores it, and compaction keeps each as written, where it came.
     pub fn failed_deltas(&self) -> u64 {
         self.failed_deltas
     }
@@ -569,16 +570,26 @@ impl Compactor {
                 write_one(value, raw, self.sink(out))
             }
             StateSnapshot | StateDelta => {
-                if !self.segment.state_changed {
-                    self.segment.state_was_unset = self.folder.state().is_none();
-                }
+                let was_unset = self.folder.state().is_none();
                 self.folder
                     .apply_expanded_patched(ty, value, self.patch.as_deref());
+                if ty == StateDelta && !self.folder.last_delta_applied() {
+                    // It changed nothing, but a client warns of it and `check` reports it: kept
+                    // as written, where it came, after what came before it is written out (so
+                    // it meets the state it met), and its run is not made snapshots of.
+                    self.failed_deltas += 1;
+                    self.flush_boundary(out)?;
+                    if let Some(run) = &mut self.run {
+                        run.unknown_base = true;
+                    }
+                    return write_one(value, raw, self.sink(out));
+                }
+                if !self.segment.state_changed {
+                    self.segment.state_was_unset = was_unset;
+                }
                 self.segment.state_changed = true;
                 if ty == StateSnapshot {
                     self.segment.state_snapshot = true;
-                } else if !self.folder.last_delta_applied() {
-                    self.failed_deltas += 1;
                 } else {
                     let ops = &mut self.segment.applied_ops;
                     match (self.patch.as_deref(), value.get("delta")) {

@@ -171,8 +171,7 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
                     None => compactor.push(event, raw, &mut collected)?,
                 }
                 if compactor.failed_deltas() > failed {
-                    // Left out of the compacted stream (it changed nothing), but a client
-                    // warned of it.
+                    // It changed nothing, but a client warned of it (compaction keeps it).
                     collected.items.push(failed_patch());
                     collected.lines.push(frame.line);
                 }
