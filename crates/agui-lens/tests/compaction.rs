@@ -1660,3 +1660,61 @@ fn a_delta_that_does_not_apply_is_kept_where_it_came() {
         assert_eq!(fold(&input), fold(&output), "{level}");
     }
 }
+
+/// A file that holds runs of two threads is one stream to the official client, whose
+/// reducer keeps one list of messages: a run's MESSAGES_SNAPSHOT (the `snapshot` level)
+/// holds its own thread's history and replaced the other thread's messages (m2 was lost,
+/// while `fold`, which folds each thread, said nothing changed). Once a second thread is
+/// seen, runs are kept as at the `deltas` level; the official reducer ends the same.
+#[test]
+fn snapshots_never_stand_for_a_run_once_a_second_thread_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("two-threads.jsonl");
+    let mut lines = Vec::new();
+    for (thread, run, message, text) in [
+        ("t1", "r1", "m1", "a"),
+        ("t2", "r2", "m2", "b"),
+        ("t1", "r3", "m3", "c"),
+    ] {
+        lines.push(format!(
+            r#"{{"type":"RUN_STARTED","threadId":"{thread}","runId":"{run}"}}"#
+        ));
+        lines.push(format!(
+            r#"{{"type":"TEXT_MESSAGE_START","messageId":"{message}","role":"assistant"}}"#
+        ));
+        for _ in 0..20 {
+            lines.push(format!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"{message}","delta":"{text}"}}"#
+            ));
+        }
+        lines.push(format!(
+            r#"{{"type":"TEXT_MESSAGE_END","messageId":"{message}"}}"#
+        ));
+        lines.push(format!(
+            r#"{{"type":"RUN_FINISHED","threadId":"{thread}","runId":"{run}"}}"#
+        ));
+    }
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let official = |path: &Path| {
+        let output = std::process::Command::new("node")
+            .arg(crate::common::reference_packages().join("fold.mjs"))
+            .arg(path)
+            .output()
+            .unwrap();
+        let folded: Value = serde_json::from_slice(&output.stdout).unwrap();
+        folded["messages"].clone()
+    };
+    let before = official(&input);
+    assert_eq!(before.as_array().unwrap().len(), 3, "{before}");
+    for level in ["deltas", "snapshot"] {
+        let output = dir.path().join(format!("out-{level}.jsonl"));
+        let (code, stderr) = compact(&input, &output, level);
+        assert_eq!(code, 0, "{level}: {stderr}");
+        assert_eq!(
+            official(&output),
+            before,
+            "{level}: {}",
+            std::fs::read_to_string(&output).unwrap()
+        );
+    }
+}

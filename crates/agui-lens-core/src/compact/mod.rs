@@ -259,7 +259,7 @@ struct OpenRun {
     state_at_start: Value,
     held: Vec<Held>,
     /// A delta in it patched a state the stream never set, or did not apply (kept as it
-    /// came): no snapshot can stand for it.
+    /// came), or the file holds another thread: no snapshot can stand for it.
     unknown_base: bool,
     /// Its CUSTOM and RAW events, which its snapshots keep, in order, after RUN_STARTED.
     payloads: Vec<Held>,
@@ -618,12 +618,16 @@ impl Compactor {
                     self.folder.apply_expanded(ty, value);
                     self.folder.sync_copy(&mut self.at_start);
                     debug_assert!(self.at_start == self.folder.messages());
+                    // A file of two threads is one stream to the official client, whose
+                    // reducer keeps one list of messages: a run's snapshot of its own thread
+                    // would replace the other's. Once a second thread is seen, runs are kept.
+                    let other_thread = self.threads.len() > 1;
                     self.run = Some(OpenRun {
                         started: value.clone(),
                         known_before,
                         state_at_start: self.folder.state().cloned().unwrap_or(Value::Null),
                         held: vec![raw_or_event(value, raw)],
-                        unknown_base: false,
+                        unknown_base: other_thread,
                         payloads: Vec::new(),
                     });
                     Ok(())
