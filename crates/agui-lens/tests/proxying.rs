@@ -701,6 +701,9 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stdout.contains("2 events"), "{stdout}");
     assert!(stdout.contains("cut when it was recorded"), "{stdout}");
+    // What the proxy found of the request (it declares no protocolVersion) is in the
+    // recording too: the exchange's findings were written only at its end, which never came.
+    assert!(stdout.contains("request/protocol-version"), "{stdout}");
     drop(agent);
     client.join().unwrap();
 }

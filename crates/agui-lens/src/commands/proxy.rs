@@ -544,6 +544,10 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             shared.tell(Note::Findings(findings));
         }
     }
+    if let Some(at) = &slot {
+        write_findings(at, &exchange_findings)
+            .with_context(|| format!("recording into {}", at.display()))?;
+    }
 
     // From here the client is watched: if it hangs up, so does the proxy, on the agent.
     let agent = ureq::Agent::new_with_config(shared.config.clone());
@@ -1210,32 +1214,32 @@ fn record(
         }
         std::fs::write(at.join("events.jsonl"), jsonl)?;
     }
-    let errors = findings
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count() as u64;
-    let warnings = findings
-        .iter()
-        .filter(|d| d.severity == Severity::Warning)
-        .count() as u64;
-    // Written only when something was found: an empty file would read as a capture of
-    // nothing to a walk of the recordings.
-    if !findings.is_empty() {
-        std::fs::write(
-            at.join("findings.jsonl"),
-            report(
-                Format::Jsonl,
-                findings,
-                Stats {
-                    errors,
-                    warnings,
-                    ..Stats::default()
-                },
-                None,
-                None,
-                false,
-            )?,
-        )?;
+    write_findings(at, findings)
+}
+
+/// An exchange's findings as JSONL in its folder `at`, written only when something was found:
+/// an empty file would read as a capture of nothing to a walk of the recordings. Written once
+/// the request is judged, and again with the rest at the exchange's end, so that a stop in
+/// between (the proxy's, with the agent silent) keeps what was found of the request.
+fn write_findings(at: &std::path::Path, findings: &[Diagnostic]) -> Result<()> {
+    if findings.is_empty() {
+        return Ok(());
     }
+    let count = |severity| findings.iter().filter(|d| d.severity == severity).count() as u64;
+    std::fs::write(
+        at.join("findings.jsonl"),
+        report(
+            Format::Jsonl,
+            findings,
+            Stats {
+                errors: count(Severity::Error),
+                warnings: count(Severity::Warning),
+                ..Stats::default()
+            },
+            None,
+            None,
+            false,
+        )?,
+    )?;
     Ok(())
 }
