@@ -408,7 +408,7 @@ impl Normalizer {
 /// cannot tell them apart (a decoder gives every run input the list, empty when nothing was
 /// sent), and a run with nothing to resume reads both alike. Dropped from a RUN_STARTED's
 /// input: in what is compared, and in snapshots stored before it was. So is a plain success
-/// outcome from a RUN_FINISHED ([`drop_success_outcome`]).
+/// outcome from a RUN_FINISHED.
 pub fn drop_empty_resume(item: &mut Value) {
     drop_success_outcome(item);
     if item.get("type").and_then(Value::as_str) != Some("RUN_STARTED") {
@@ -500,7 +500,7 @@ const NEVER_IDS: &[&str] = &[
 ];
 
 /// Refuses id patterns and id keys that could only take text or types for ids: a pattern of
-/// nothing but wildcards (`*`) matches every string, and a key in [`NEVER_IDS`] holds no id.
+/// nothing but wildcards (`*`) matches every string, and a key that holds text or a type (`content`, `delta`, `type`…) holds no id.
 pub fn check_id_settings(patterns: &[String], keys: &[String]) -> Result<(), String> {
     if let Some(pattern) = patterns
         .iter()

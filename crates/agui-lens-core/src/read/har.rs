@@ -41,7 +41,7 @@ pub struct HarStream {
     /// The transports the request's Accept header asks for (none when it asks for none, or
     /// for any: `*/*`).
     pub accepted: Vec<super::InputFormat>,
-    /// Why the browser says the response ended early, when it says so ([`failure_of`]).
+    /// Why the browser says the response ended early, when it says so (`_failureText`, `_error`).
     pub failure: Option<String>,
 }
 
@@ -98,7 +98,7 @@ fn failure_of(response: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Whether a browser's failure text ([`failure_of`]) says the page itself stopped the call
+/// Whether a browser's failure text (`_failureText`, `_error`) says the page itself stopped the call
 /// (an `AbortController`, a navigation, a closed tab) rather than the connection failing:
 /// Chromium's `net::ERR_ABORTED`, Firefox's `NS_BINDING_ABORTED`, WebKit's "cancelled".
 pub fn stopped_by_page(failure: &str) -> bool {
