@@ -1009,3 +1009,34 @@ fn lenient(url: &str, body: &str) -> u16 {
     let _ = response.body_mut().read_to_vec();
     response.status().as_u16()
 }
+
+/// Under a fault the spec makes fatal (`--truncate`: the body ends without the run's terminal
+/// event), a client that takes the run as failed and retries it with what it held before is
+/// served that turn again and blamed for nothing: it was held to the half stream and got
+/// `request/history-mismatch`, while a client that went on as if the run had succeeded
+/// passed.
+#[test]
+fn a_retry_after_a_fatal_fault_is_served_the_turn_again() {
+    let dir = root().join("fixtures/serve/two-turns");
+    let script = dir.join("script.toml");
+    let server = Served::start(&[script.to_str().unwrap(), "--truncate"]);
+    let requests = std::fs::read_to_string(dir.join("requests.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(requests.lines().next().unwrap()).unwrap();
+    let mut retry = first.clone();
+    retry["runId"] = "r1-retry".into();
+    for body in [&first, &retry] {
+        let mut response = ureq::post(&server.url)
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        let _ = response.body_mut().read_to_vec();
+    }
+    // SAFETY: kill on the pid of a child this test owns and has not waited for.
+    unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
+    let (_, stdout, stderr) = server.finish();
+    assert!(!stdout.contains("request/"), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("request 2 (thread thread-1, turn 1)"),
+        "{stderr}"
+    );
+}

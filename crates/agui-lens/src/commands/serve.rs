@@ -242,9 +242,20 @@ struct ThreadState {
     folded: Option<Folded>,
     /// The turn of the script whose stream `folded` ends with.
     folded_by: usize,
+    /// That turn was cut by a fault the spec makes fatal (see [`Retry`]).
+    retry: Option<Retry>,
     /// A turn of the thread is being served: its next request waits for it (see
     /// [`take_turn`]).
     under_way: bool,
+}
+
+/// A turn cut by a fault the spec makes fatal (`--truncate`, `--reset`, `--cut`): a client
+/// must not take the run as a success, and one that retries it holds what it held before the
+/// turn (`before`); one that goes on holds what came. The next request is held to whichever
+/// it fits, and a retry is served the turn again.
+struct Retry {
+    before: Option<Folded>,
+    turn: usize,
 }
 
 /// What the connection threads share.
@@ -646,7 +657,30 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         .unwrap_or_default()
         .to_owned();
     // Which turn this is, and what the client should hold.
-    let (n, turn_index, previous, unsettled) = take_turn(shared, &thread_id);
+    let (n, mut turn_index, mut previous, unsettled, retry) = take_turn(shared, &thread_id);
+    let held_to = |held: &Option<Folded>| {
+        let path: Arc<str> = Arc::from("");
+        held.as_ref()
+            .map(|held| {
+                next_turn_findings(&input, held, &path)
+                    .into_iter()
+                    .filter(|d| !(unsettled && d.rule == RuleId::RequestStateMismatch))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    if let Some(retry) = retry {
+        // The turn before was cut by a fatal fault: a request that fits what the client held
+        // before it, and not what came, retries it, and is served it again.
+        if held_to(&previous) > 0 && held_to(&retry.before) == 0 {
+            turn_index = retry.turn;
+            previous = retry.before;
+            let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(thread) = guard.1.get_mut(&thread_id) {
+                thread.turn = retry.turn + 1;
+            }
+        }
+    }
     let turn = &shared.turns[turn_index];
     let path: Arc<str> = Arc::from(format!(
         "request {n} (thread {thread_id}, turn {})",
@@ -702,6 +736,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         turn: turn_index,
         served: None,
         before: previous,
+        fatal: faults.truncate || faults.reset || faults.cut,
     };
     let last = turn_index + 1 == shared.turns.len();
     let lost = match lost.len() {
@@ -781,9 +816,13 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
 /// last stream served whole left it). A request that comes while a turn of its thread is
 /// being served (a client that submits twice) waits for that turn to end, up to 10 s, and is
 /// then held to it, as one sent after it is.
-/// The request's number, the turn it takes, what the client should hold, and whether the turn
-/// that left it so has a script that leaves the state unsettled ([`Turn::unsettled_state`]).
-fn take_turn(shared: &Shared, thread_id: &str) -> (u64, usize, Option<Folded>, bool) {
+/// The request's number, the turn it takes, what the client should hold, whether the turn
+/// that left it so has a script that leaves the state unsettled ([`Turn::unsettled_state`]),
+/// and, when a fatal fault cut that turn, what a client that retries it holds ([`Retry`]).
+fn take_turn(
+    shared: &Shared,
+    thread_id: &str,
+) -> (u64, usize, Option<Folded>, bool, Option<Retry>) {
     crate::live::after_previous_turn(
         &shared.threads,
         |(_, threads)| threads.get(thread_id).is_some_and(|t| t.under_way),
@@ -793,6 +832,7 @@ fn take_turn(shared: &Shared, thread_id: &str) -> (u64, usize, Option<Folded>, b
                 turn: 0,
                 folded: None,
                 folded_by: 0,
+                retry: None,
                 under_way: false,
             });
             let index = thread.turn.min(shared.turns.len() - 1);
@@ -802,7 +842,8 @@ fn take_turn(shared: &Shared, thread_id: &str) -> (u64, usize, Option<Folded>, b
             // client's state to.
             let unsettled =
                 thread.folded.is_some() && shared.turns[thread.folded_by].unsettled_state;
-            (*count, index, thread.folded.take(), unsettled)
+            let retry = thread.retry.take();
+            (*count, index, thread.folded.take(), unsettled, retry)
         },
     )
 }
@@ -816,6 +857,8 @@ struct TurnEnding<'a> {
     turn: usize,
     served: Option<Folded>,
     before: Option<Folded>,
+    /// The turn was cut by a fault the spec makes fatal: its retry may come ([`Retry`]).
+    fatal: bool,
 }
 
 impl Drop for TurnEnding<'_> {
@@ -831,6 +874,10 @@ impl Drop for TurnEnding<'_> {
                 Some(folded) => {
                     thread.folded = Some(folded);
                     thread.folded_by = self.turn;
+                    thread.retry = self.fatal.then(|| Retry {
+                        before: self.before.take(),
+                        turn: self.turn,
+                    });
                 }
                 None => {
                     thread.folded = self.before.take();
