@@ -93,8 +93,6 @@ pub fn input_findings(
     found
 }
 
-/// A request body that is no JSON object (a browser capture's, stored as base64 that is none,
-/// or text that is no JSON), as `problem` says: `request/input-schema`.
 /// A request body read as a RunAgentInput: the JSON object it holds, or what it is instead,
 /// as [`unreadable_body`] says it ("is not JSON: …", "is JSON, but no object: an array").
 pub fn request_body(bytes: &[u8]) -> Result<Value, String> {

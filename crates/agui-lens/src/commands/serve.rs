@@ -658,23 +658,34 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         .to_owned();
     // Which turn this is, and what the client should hold.
     let (n, mut turn_index, mut previous, unsettled, retry) = take_turn(shared, &thread_id);
-    let held_to = |held: &Option<Folded>| {
-        let path: Arc<str> = Arc::from("");
-        held.as_ref()
-            .map(|held| {
-                next_turn_findings(&input, held, &path)
-                    .into_iter()
-                    .filter(|d| !(unsettled && d.rule == RuleId::RequestStateMismatch))
-                    .count()
-            })
-            .unwrap_or(0)
+    let path_of = |turn: usize| -> Arc<str> {
+        Arc::from(format!(
+            "request {n} (thread {thread_id}, turn {})",
+            turn + 1
+        ))
     };
-    if let Some(retry) = retry {
+    // What the request is held to against what the client should hold.
+    let held_to = |held: Option<&Folded>, path: &Arc<str>| -> Vec<Diagnostic> {
+        held.map(|held| {
+            next_turn_findings(&input, held, path)
+                .into_iter()
+                .filter(|d| !(unsettled && d.rule == RuleId::RequestStateMismatch))
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let mut path = path_of(turn_index);
+    let mut next_turn = held_to(previous.as_ref(), &path);
+    if let Some(retry) = retry.filter(|_| !next_turn.is_empty()) {
         // The turn before was cut by a fatal fault: a request that fits what the client held
         // before it, and not what came, retries it, and is served it again.
-        if held_to(&previous) > 0 && held_to(&retry.before) == 0 {
+        let retry_path = path_of(retry.turn);
+        let as_retry = held_to(retry.before.as_ref(), &retry_path);
+        if as_retry.is_empty() {
             turn_index = retry.turn;
             previous = retry.before;
+            path = retry_path;
+            next_turn = as_retry;
             let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(thread) = guard.1.get_mut(&thread_id) {
                 thread.turn = retry.turn + 1;
@@ -682,19 +693,9 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         }
     }
     let turn = &shared.turns[turn_index];
-    let path: Arc<str> = Arc::from(format!(
-        "request {n} (thread {thread_id}, turn {})",
-        turn_index + 1
-    ));
     let mut findings = input_findings(shared.settings.schemas, &input, shared.asked, &path);
     findings.extend(sent_findings(&input, &path));
-    if let Some(previous) = &previous {
-        findings.extend(
-            next_turn_findings(&input, previous, &path)
-                .into_iter()
-                .filter(|d| !(unsettled && d.rule == RuleId::RequestStateMismatch)),
-        );
-    }
+    findings.extend(next_turn);
     let findings = leveled(shared, findings);
     if !findings.is_empty() {
         shared.tell(Note::Findings(findings));
