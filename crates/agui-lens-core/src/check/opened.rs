@@ -329,10 +329,7 @@ fn status_finding(name: &Arc<str>, status: u16, answered: &str) -> Diagnostic {
 fn connection_lost(name: &Arc<str>, failure: &str, events: u64) -> Diagnostic {
     let rule = RuleId::TransportConnectionLost;
     let severity = rule.rule().default.severity().unwrap_or(Severity::Error);
-    let events = match events {
-        1 => "1 event".to_owned(),
-        n => format!("{n} events"),
-    };
+    let events = crate::text::plural(events, "event");
     let message = format!(
         "the browser's read of the response failed ({failure}) after {events}, before the \
          response ended"

@@ -156,10 +156,7 @@ impl HarCapture {
                  attached in side files); save it with the bodies in it (DevTools' \"Save all \
                  as HAR with content\", Playwright's `recordHar` with `content: \"embed\"`), or \
                  record the calls with `agui-lens proxy`",
-                match posts {
-                    1 => "1 POST".to_owned(),
-                    n => format!("{n} POSTs"),
-                },
+                crate::text::plural(posts as u64, "POST"),
                 self.others
             ),
         }
