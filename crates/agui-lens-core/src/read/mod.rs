@@ -804,8 +804,9 @@ fn open_har_entry(name: &str, input: lines::Input, options: &ReadOptions) -> Res
 
 /// What the client of `stream` held before it sent its request: the fold of the capture's
 /// previous stream on the same thread (that stream's request, and the events it read; none
-/// when its status was no success or the browser says it ended early). None when there is no such stream, or a call that
-/// brought no stream came between the two (its thread is not known).
+/// when its status was no success or the browser says it ended early). None when there is
+/// no such stream, or a call that brought no stream came between the two (its thread is not
+/// known).
 fn previous_turn(
     capture: &har::HarCapture,
     stream: &har::HarStream,
@@ -848,28 +849,14 @@ fn previous_turn(
         };
         let name: Arc<str> = Arc::from("previous");
         let body = Box::new(io::Cursor::new(before.body.clone()));
-        let mut opened = open_reader(name.clone(), body, None, &options).ok()?;
-        let mut batch = Batch::default();
-        let mut index = 0;
-        while opened.reader.next_batch(&mut batch).ok()? {
-            for frame in &batch.frames {
-                if !matches!(frame.kind, FrameKind::Data { .. }) {
-                    continue;
-                }
-                let Ok(value) = serde_json::from_slice::<serde_json::Value>(batch.bytes(frame))
-                else {
-                    continue;
-                };
-                let loc = crate::protocol::event::Location {
-                    path: name.clone(),
-                    line: frame.line,
-                    offset: 0,
-                    index,
-                };
-                index += 1;
-                folder.apply(&crate::protocol::event::Event::from_value(loc, value));
+        let mut opened = open_reader(name, body, None, &options).ok()?;
+        crate::check::stream::for_each_fed(&mut opened, options.max_line, false, |fed, _, _| {
+            if let crate::check::engine::Fed::Event(event) = fed {
+                folder.apply(event);
             }
-        }
+            Ok(())
+        })
+        .ok()?;
     }
     Some(folder.finish())
 }
