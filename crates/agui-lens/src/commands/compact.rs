@@ -1071,6 +1071,11 @@ fn first_pass(
                     bail!("interrupted: {name} was left as it was");
                 }
                 bytes_in += batch.frames.len() as u64 + batch.data_len() as u64;
+                merged += batch
+                    .frames
+                    .iter()
+                    .filter(|frame| agui_lens_core::compact::is_merged(frame))
+                    .count() as u64;
                 engine.check_batch_with(&batch, &mut found, |event, raw| {
                     events_in += 1;
                     known += u64::from(event.kind.is_some());
@@ -1085,10 +1090,6 @@ fn first_pass(
             }
             let stats = engine.finish(&mut found);
             count_errors(&mut counts, found.drain(..));
-            merged = counts
-                .get(&RuleId::FramingSseFramesMerged)
-                .copied()
-                .unwrap_or(0);
             errors_before = Some(counts);
             unreadable = stats.frames.saturating_sub(stats.events);
         }
