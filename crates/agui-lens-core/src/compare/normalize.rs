@@ -185,11 +185,13 @@ impl Normalizer {
     /// [`Normalizer::fold`] of each thread's fold, in order, with tokens shared between them (an
     /// id that appears in two threads is one token).
     pub fn fold_threads(settings: Settings, threads: &[Value]) -> Vec<Value> {
-        let threads: Vec<Value> = threads
-            .iter()
-            .map(|folded| canonical_messages(&settings, folded))
-            .collect();
-        let threads = &threads[..];
+        let reordered: Vec<Value>;
+        let threads = if settings.unordered.iter().any(|u| u == "TOOL_CALL_RESULT") {
+            reordered = threads.iter().map(canonical_messages).collect();
+            &reordered[..]
+        } else {
+            threads
+        };
         let mut normalizer = Normalizer::new(settings);
         if normalizer.settings.walks_values() {
             for folded in threads {
@@ -440,15 +442,12 @@ fn drop_success_outcome(item: &mut Value) {
     }
 }
 
-/// A fold with `--unordered TOOL_CALL_RESULT`: each run of neighbouring tool messages put in
-/// the order of the calls they answer, as the assistant messages before them name the calls,
-/// so parallel results that came in another order fold the same (what `canonical_order` does
-/// for the events). Otherwise the fold as it is.
-fn canonical_messages(settings: &Settings, folded: &Value) -> Value {
+/// A fold as `--unordered TOOL_CALL_RESULT` compares it: each run of neighbouring tool
+/// messages put in the order of the calls they answer, as the assistant messages before them
+/// name the calls, so parallel results that came in another order fold the same (what
+/// `canonical_order` does for the events).
+fn canonical_messages(folded: &Value) -> Value {
     let mut folded = folded.clone();
-    if !settings.unordered.iter().any(|u| u == "TOOL_CALL_RESULT") {
-        return folded;
-    }
     let Some(Value::Array(messages)) = folded.get_mut("messages") else {
         return folded;
     };
