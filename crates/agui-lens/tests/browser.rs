@@ -85,6 +85,7 @@ impl Browser {
             "--window-size=1400,1000",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
+        .env("TMPDIR", profile.path())
         .arg("about:blank")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -398,6 +399,19 @@ fn console_errors_are_caught() {
     assert!(all.contains("ERR_FILE_NOT_FOUND"), "{all}");
     assert_eq!(problems.len(), 3, "{all}");
     assert_eq!(browser.open(&good).problems(), Vec::<String>::new());
+    // Chromium's singleton lock lives in its temporary folder; the browser is killed, not
+    // closed, so a lock in the machine's /tmp would outlive every test run.
+    let locks = std::fs::read_dir(browser.profile.path())
+        .unwrap()
+        .filter(|entry| {
+            let name = entry.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("org.chromium.")
+        })
+        .count();
+    assert_eq!(
+        locks, 1,
+        "the singleton lock is kept in the profile's folder"
+    );
 }
 
 #[test]
