@@ -469,6 +469,22 @@ fn a_stream_compaction_would_grow_is_kept_as_it_was() {
     );
 }
 
+/// An SSE file whose last frame ends without its blank line: written back, that frame gets
+/// one, so neither the compacted events nor the events as read are smaller than the file, and
+/// a file compacted in place is left alone.
+#[test]
+fn an_sse_file_without_its_last_blank_line_is_not_grown() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("short.sse");
+    let original = "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n\
+                    data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n";
+    std::fs::write(&file, original).unwrap();
+    let (code, _, stderr) = run(&["compact", "--in-place", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("kept as they were"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}
+
 /// Errors per rule that `agui-lens check` reports.
 fn error_counts(path: &Path) -> std::collections::BTreeMap<String, usize> {
     let (_, stdout, _) = run(&["check", "--format", "json", path.to_str().unwrap()]);

@@ -868,7 +868,9 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             compression,
         )
         .with_context(|| format!("writing {name} as it was read"))?;
-        if as_read_bytes < bytes_out {
+        // As many bytes either way (an SSE file's last frame, written back, gets the blank
+        // line it ended without): the events as read are kept, so a file is not grown.
+        if as_read_bytes <= bytes_out {
             report.kept = Some(as_read_bytes);
             if in_place.is_some() {
                 return Ok(report);
