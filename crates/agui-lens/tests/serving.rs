@@ -463,7 +463,7 @@ fn serve_fixtures_trip_their_rule() {
         .map(|e| e.unwrap().path())
         .collect();
     dirs.sort();
-    assert_eq!(dirs.len(), 7);
+    assert_eq!(dirs.len(), 8);
     for dir in dirs {
         let stem = dir.file_name().unwrap().to_string_lossy().into_owned();
         let rule = format!("request/{stem}");

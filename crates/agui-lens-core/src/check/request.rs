@@ -289,6 +289,35 @@ pub fn next_turn_findings(input: &Value, previous: &Folded, path: &Arc<str>) -> 
         }
     }
 
+    let open: Vec<&str> = previous
+        .pending_interrupts
+        .iter()
+        .filter_map(|i| i.get("id").and_then(Value::as_str))
+        .collect();
+    for id in resumed.iter().filter(|id| !open.contains(id)) {
+        let message = if open.is_empty() {
+            format!(
+                "the request's resume entry answers interrupt {id:?}, but the previous run did \
+                 not end with an interrupt: it answers nothing"
+            )
+        } else {
+            format!(
+                "the request's resume entry answers interrupt {id:?}, which is not one the \
+                 previous run ended with ({})",
+                open.iter()
+                    .map(|id| format!("{id:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        found.push(
+            finding(RuleId::RequestUnknownResume, path, message).with_help(
+                "resume only the interrupts of the run being continued, the most recent \
+                 interrupted run on the thread; once a run answers them they are closed",
+            ),
+        );
+    }
+
     if let Some(run_id) = input.get("runId").and_then(Value::as_str)
         && previous
             .runs
@@ -560,5 +589,32 @@ mod tests {
         let resumed = json!({"messages": messages,
             "resume": [{"interruptId": "i1", "status": "resolved", "payload": true}]});
         assert!(rules(&next_turn_findings(&resumed, &folded, &path)).is_empty());
+        // An entry for an interrupt this run did not end with names nothing to answer.
+        let stray = json!({"messages": messages,
+            "resume": [{"interruptId": "i1", "status": "resolved", "payload": true},
+                {"interruptId": "i0", "status": "resolved", "payload": true}]});
+        let found = next_turn_findings(&stray, &folded, &path);
+        assert_eq!(rules(&found), ["request/unknown-resume"]);
+        assert!(found[0].message.contains("\"i0\""), "{}", found[0].message);
+
+        // Resumed, the interrupt is answered: the next request sending the entry again (or
+        // any entry) after a run that ended without one answers nothing.
+        let input = json!({"threadId": "t", "runId": "r2", "messages": messages,
+            "resume": [{"interruptId": "i1", "status": "resolved", "payload": true}]});
+        let events = [
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r2"}),
+            json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": "done"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}),
+        ];
+        let after = fold(&input, &events);
+        let again = json!({"messages": json!(after.messages.clone()),
+            "resume": [{"interruptId": "i1", "status": "resolved", "payload": true}]});
+        let found = next_turn_findings(&again, &after, &path);
+        assert_eq!(rules(&found), ["request/unknown-resume"]);
+        assert!(
+            found[0].message.contains("did not end with an interrupt"),
+            "{}",
+            found[0].message
+        );
     }
 }

@@ -276,6 +276,7 @@ registry! {
     RequestHistoryMismatch => request::HISTORY_MISMATCH,
     RequestStateMismatch => request::STATE_MISMATCH,
     RequestRunIdReused => request::RUN_ID_REUSED,
+    RequestUnknownResume => request::UNKNOWN_RESUME,
     SuiteStatusMismatch => suite::STATUS_MISMATCH,
     SuiteMissingEvent => suite::MISSING_EVENT,
     SuiteSnapshotMismatch => suite::SNAPSHOT_MISMATCH,

@@ -83,6 +83,22 @@ pub const MISSING_RESUME: Rule = Rule {
     capability: None,
 };
 
+pub const UNKNOWN_RESUME: Rule = Rule {
+    name: "request/unknown-resume",
+    default: Level::Deny,
+    versions: "1.1 and later",
+    summary: "the next request on a thread sends a resume entry for no interrupt the previous run ended with",
+    why: "\"Each entry's interruptId MUST name an interrupt from the run being continued\": an \
+          entry for an interrupt already answered, or after a run that asked for nothing, \
+          answers nothing. The agent drops it at best, and at worst acts twice on one \
+          approval; a client that sends it has lost track of which question is open.",
+    example: "turn 1 ends with an interrupt i1; turn 2's request resumes i1 and its run finishes;\n\
+              turn 3's request sends \"resume\":[{\"interruptId\":\"i1\",…}] again",
+    tier: Tier::Must,
+    spec: spec!("basic/patterns/interrupt-resume.mdx#resuming"),
+    capability: None,
+};
+
 pub const HISTORY_MISMATCH: Rule = Rule {
     name: "request/history-mismatch",
     default: Level::Deny,
