@@ -638,7 +638,12 @@ impl<'a> Engine<'a> {
             }
             if !found.is_empty() {
                 let ty = event.type_name();
-                for d in &mut found {
+                // A finding about an earlier event (a call the run's end leaves unanswered)
+                // is not labelled with this one.
+                for d in found
+                    .iter_mut()
+                    .filter(|d| d.event_index.is_none_or(|at| at == event.loc.index))
+                {
                     if d.event_type.is_none() {
                         d.event_type = ty.map(str::to_owned);
                     }

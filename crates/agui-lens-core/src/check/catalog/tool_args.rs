@@ -49,7 +49,9 @@ pub const UNDECLARED_TOOL: Rule = Rule {
           before RUN_FINISHED, it is a misspelt frontend tool or a backend tool that failed \
           silently, and the conversation holds a call nobody answers. A run that ends in \
           RUN_ERROR, an interrupt or a cancellation is not reported; nor is a run whose input \
-          declares no tools at all (for a live call, the tools sent count).",
+          is not known to list its tools (no `tools` in RUN_STARTED.input; for a live call, \
+          the tools sent count). An empty list declares none: every call left unanswered is \
+          reported.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[]}}
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"launch_rockets"}
 {"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}

@@ -157,6 +157,14 @@ impl ToolArgs {
                 ),
                 "the client can only execute the tools it declared, so nobody answers this call: check the name, or, when the agent runs the tool itself, send its TOOL_CALL_RESULT (or RUN_ERROR if it failed) before RUN_FINISHED",
             );
+            // Said at the run's end, about the call's start.
+            if let Some(d) = out
+                .found
+                .last_mut()
+                .filter(|d| d.rule == RuleId::ToolArgsUndeclaredTool)
+            {
+                d.event_type = Some(EventType::ToolCallStart.as_str().to_owned());
+            }
         }
     }
 
