@@ -498,6 +498,8 @@ fn a_clean_two_turn_exchange_passes_and_reports_nothing() {
     );
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(report["summary"]["errors"], 0, "{report}");
+    // The events of the two turns served: 11 and 6.
+    assert_eq!(report["summary"]["events"], 17, "{report}");
 }
 
 /// The official client through a two-turn script with a frontend tool call: its second

@@ -277,6 +277,8 @@ enum Note {
     LastTurnServed,
     /// A turn was not served whole: the client went away during it.
     NotServedWhole(String),
+    /// A turn's body was written (cut as the faults asked, if they did): its events.
+    Served(u64),
 }
 
 impl Shared {
@@ -359,6 +361,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
             }
             Note::LastTurnServed => *done |= args.once,
             Note::NotServedWhole(why) => unserved.push(why),
+            Note::Served(events) => stats.events += events,
         }
         Ok(())
     };
@@ -803,7 +806,12 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
             }
         }
         // Served whole, or cut as the faults asked: the client holds what it was sent.
-        Ok(None) => ending.served = Some(folded),
+        Ok(None) => {
+            ending.served = Some(folded);
+            if faults.status.is_none() {
+                shared.tell(Note::Served(events.len() as u64));
+            }
+        }
         Err(_) => {}
     }
     drop(ending);
