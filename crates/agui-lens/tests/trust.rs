@@ -1378,6 +1378,10 @@ fn an_interrupted_suite_writes_every_report_and_leaves_no_temp_files() {
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["cases"].as_array().unwrap().len(), 2, "{doc}");
     assert_eq!(doc["summary"]["stopped_by"], "SIGTERM", "{doc}");
+    // What came before the stop is said as for any case: three events, the first in time.
+    let slow = &doc["cases"][0];
+    assert_eq!(slow["events"], 3, "{slow}");
+    assert!(slow["first_event_ms"].is_u64(), "{slow}");
     assert_eq!(files_under(&tmp), Vec::<PathBuf>::new(), "temp files left");
     // Half a stream is no expectation: no pending snapshot is written for it.
     assert!(!dir.path().join("snaps/slow.snap.new").exists());

@@ -968,6 +968,7 @@ fn run_turn(
         outcome.stats = exchange.stats;
         outcome.status = exchange.status;
         outcome.content_type = exchange.content_type.clone();
+        outcome.first_event = exchange.first_event;
         outcome.diagnostics = found;
         outcome.failure = Some(format!(
             "interrupted by {} after {}: the stream was not read to its end",
