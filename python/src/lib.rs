@@ -418,7 +418,7 @@ fn fold(
             )?;
             pick(threads, thread.as_deref())
         });
-        Ok((folded?.into_json().to_string(), warnings))
+        Ok((folded?.json_text(false), warnings))
     })
 }
 

@@ -1197,3 +1197,62 @@ fn unordered_results_hold_at_every_level() {
         assert_eq!(code, 1, "{level}: in order unless asked");
     }
 }
+
+/// A JavaScript agent that slices text by UTF-16 units cuts an emoji in two across deltas
+/// (`"Done \ud83d"`, `"\ude00 see you"`): each half is JSON, and the official client joins
+/// them as it concatenates. `fold` holds what that client holds, and `diff` calls the split
+/// stream and the joined one the same by what they fold and compact to (event by event they
+/// differ: their deltas do). Half a pair nothing joins stays half a pair, written as the
+/// escape the official reducer's JSON writes.
+#[test]
+fn an_emoji_cut_in_two_across_deltas_is_joined_as_the_client_joins_it() {
+    let split = root().join("fixtures/invalid/framing/lone-surrogate.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let joined = dir.path().join("joined.jsonl");
+    std::fs::write(
+        &joined,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\",\"protocolVersion\":\"1.1\"}\n\
+         {\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m1\",\"role\":\"assistant\"}\n\
+         {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"Done \u{1F600} see you\"}\n\
+         {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m1\"}\n\
+         {\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n",
+    )
+    .unwrap();
+
+    let (code, stdout, stderr) = run(&["fold", split.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("could not be read"), "{stderr}");
+    let folded: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(folded["messages"][0]["content"], "Done \u{1F600} see you");
+    let official = std::process::Command::new("node")
+        .arg(crate::common::reference_packages().join("fold.mjs"))
+        .arg(&split)
+        .output()
+        .unwrap();
+    let official: Value = serde_json::from_slice(&official.stdout).unwrap();
+    assert_eq!(official["messages"], folded["messages"]);
+
+    for (level, code) in [("fold", 0), ("compact", 0), ("events", 1)] {
+        assert_eq!(diff_code(&split, &joined, level), code, "--level {level}");
+    }
+
+    // The second half never comes: the client holds half a pair, and so does the fold.
+    let half = dir.path().join("half.jsonl");
+    let text = std::fs::read_to_string(&split).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.contains("see you")).collect();
+    std::fs::write(&half, lines.join("\n") + "\n").unwrap();
+    let (code, stdout, stderr) = run(&["fold", "--compact", half.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains(r#""content":"Done \ud83d""#), "{stdout}");
+    let official = std::process::Command::new("node")
+        .arg(crate::common::reference_packages().join("fold.mjs"))
+        .arg(&half)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&official.stdout).contains(r#""content":"Done \ud83d""#),
+        "{}",
+        String::from_utf8_lossy(&official.stdout)
+    );
+    assert_eq!(diff_code(&half, &joined, "fold"), 1);
+}

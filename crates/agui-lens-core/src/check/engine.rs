@@ -152,7 +152,7 @@ impl Preparer<'_> {
             self.ctx.max_line,
             self.ctx.levels.enabled(RuleId::FramingDuplicateKey),
             self.plain,
-            true,
+            parse::Halves::Mended,
         );
         let mut diagnostics = std::mem::take(&mut parsed.problems);
         super::rules::schema::check_parsed(
@@ -430,7 +430,7 @@ impl<'a> Engine<'a> {
                     self.ctx.max_line,
                     false,
                     self.fast,
-                    true,
+                    parse::Halves::Mended,
                 )
                 .event;
             }

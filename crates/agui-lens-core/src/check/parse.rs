@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::check::catalog::RuleId;
 use crate::check::diagnostic::{Diagnostic, Severity};
 use crate::protocol::event::{Event, EventType, Location, RawPatch};
-use crate::read::{Batch, CLIENT_FRAME_LIMIT, Caveat, Frame, FrameKind, ProtoProblem};
+use crate::read::{Batch, CLIENT_FRAME_LIMIT, Caveat, Frame, FrameKind, ProtoProblem, halves};
 use crate::text::{abbreviate, human_bytes};
 
 /// Longest excerpt of an event shown with a diagnostic.
@@ -163,6 +163,18 @@ pub fn parse_event(
     parse_frame(path, batch, frame, max_line, false).event
 }
 
+/// One event's JSON read as what folds a stream reads it: half a UTF-16 pair, which
+/// `serde_json` refuses, with a stand-in for it (see [`halves`]).
+pub fn value_keeping_halves(bytes: &[u8]) -> serde_json::Result<Value> {
+    serde_json::from_slice(bytes).or_else(|err| {
+        let kept = std::str::from_utf8(bytes).ok().and_then(halves::keep_lone);
+        match kept {
+            Some(kept) => serde_json::from_str(&kept),
+            None => Err(err),
+        }
+    })
+}
+
 /// Parses one frame, with everything found wrong with it; repeated keys are looked for only
 /// when `repeated_keys` (noted while parsing, at some cost, worth it only when the rule that
 /// reports them is on).
@@ -173,14 +185,33 @@ pub fn parse_frame(
     max_line: usize,
     repeated_keys: bool,
 ) -> Parsed {
-    parse_frame_with(path, batch, frame, max_line, repeated_keys, true, false)
+    parse_frame_with(
+        path,
+        batch,
+        frame,
+        max_line,
+        repeated_keys,
+        true,
+        Halves::Unread,
+    )
+}
+
+/// How an event whose string holds half a UTF-16 surrogate pair is read (see
+/// [`crate::read::halves`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Halves {
+    /// Not read: what rewrites events leaves it unread, as one it cannot read, for its text
+    /// is not what the stream holds.
+    Unread,
+    /// Read with U+FFFD in the half's place, and said (checking).
+    Mended,
+    /// Read with a stand-in for the half, which text appended after it can join (folding).
+    Kept,
 }
 
 /// [`parse_frame`], with the small events read on their fast path only when `plain` (tests
-/// hold that path to the other), and, when `mend` (checking, which says so), an event whose
-/// string holds half a UTF-16 surrogate pair read with U+FFFD in its place: what folds or
-/// rewrites events leaves such an event unread, as one it cannot read, for its text is not
-/// what the stream holds.
+/// hold that path to the other), and an event whose string holds half a UTF-16 surrogate
+/// pair read as `halves` says.
 pub(crate) fn parse_frame_with(
     path: &Arc<str>,
     batch: &Batch,
@@ -188,7 +219,7 @@ pub(crate) fn parse_frame_with(
     max_line: usize,
     repeated_keys: bool,
     plain: bool,
-    mend: bool,
+    halves: Halves,
 ) -> Parsed {
     let loc = location(path, frame);
     let mut problems = Vec::new();
@@ -386,18 +417,25 @@ pub(crate) fn parse_frame_with(
         None => serde_json::from_str(text).map(|value| (value, None, None)),
     };
     // Half a UTF-16 pair is JSON serde_json does not read: the event is read with U+FFFD in
-    // its place, and that is said.
+    // its place, and that is said; or with a stand-in for it, which is not.
+    let mut kept = false;
     let parsed = match parsed {
-        Err(err) if mend && is_surrogate_error(text, &err) => match mend_lone_surrogates(text) {
-            Some((mended, first)) => match serde_json::from_str(&mended) {
-                Ok(value) => {
-                    problems.push(lone_surrogate(&loc, &first).with_excerpt(excerpt(bytes)));
+        Err(err) if halves != Halves::Unread && is_surrogate_error(text, &err) => {
+            let read = match halves {
+                Halves::Mended => halves::replace_lone(text, |_| "\\uFFFD".to_owned()),
+                _ => halves::keep_lone(text).map(|kept| (kept, String::new())),
+            };
+            match read.map(|(text, first)| (serde_json::from_str(&text), first)) {
+                Some((Ok(value), first)) => {
+                    if halves == Halves::Mended {
+                        problems.push(lone_surrogate(&loc, &first).with_excerpt(excerpt(bytes)));
+                    }
+                    kept = halves == Halves::Kept;
                     Ok((value, None, None))
                 }
-                Err(_) => Err(err),
-            },
-            None => Err(err),
-        },
+                _ => Err(err),
+            }
+        }
         parsed => parsed,
     };
     let (value, patch, repeated) = match parsed {
@@ -450,6 +488,7 @@ pub(crate) fn parse_frame_with(
     let kind = EventType::of(&value);
     let mut event = Event::new(loc, kind, value);
     event.patch = patch;
+    event.halves = kept;
     Parsed {
         event: Some(event),
         problems,
@@ -589,45 +628,6 @@ fn is_surrogate_error(text: &str, err: &serde_json::Error) -> bool {
     what.contains("surrogate") || (what.contains("hex escape") && has_surrogate_escape(text))
 }
 
-/// `text` with every `\uD800`–`\uDFFF` escape that is not one half of a pair written as
-/// `\uFFFD` (as long, so columns hold), and the first such escape as it was; `None` when
-/// there is none. Escapes are told apart as JSON does: `\\ud800` is a backslash and text.
-fn mend_lone_surrogates(text: &str) -> Option<(String, String)> {
-    let bytes = text.as_bytes();
-    let unit = |at: usize| -> Option<u16> {
-        (bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u'))
-            .then(|| std::str::from_utf8(bytes.get(at + 2..at + 6)?).ok())
-            .flatten()
-            .and_then(|hex| u16::from_str_radix(hex, 16).ok())
-    };
-    let mut out = bytes.to_vec();
-    let mut first = None;
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] != b'\\' {
-            at += 1;
-            continue;
-        }
-        let Some(code) = unit(at) else {
-            at += 2;
-            continue;
-        };
-        let high = (0xD800..0xDC00).contains(&code);
-        let low = (0xDC00..0xE000).contains(&code);
-        if high && unit(at + 6).is_some_and(|next| (0xDC00..0xE000).contains(&next)) {
-            at += 12;
-            continue;
-        }
-        if high || low {
-            first.get_or_insert_with(|| text[at..at + 6].to_owned());
-            out[at..at + 6].copy_from_slice(b"\\uFFFD");
-        }
-        at += 6;
-    }
-    let first = first?;
-    Some((String::from_utf8(out).ok()?, first))
-}
-
 fn lone_surrogate(loc: &Location, escape: &str) -> Diagnostic {
     finding(
         RuleId::FramingLoneSurrogate,
@@ -691,7 +691,7 @@ mod tests {
             1024,
             true,
             true,
-            true,
+            Halves::Mended,
         )
     }
 

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use crate::check::diagnostic::Diagnostic;
 use crate::check::engine::{Context as CheckContext, Fed};
+use crate::check::parse::Halves;
 pub use crate::check::parse::parse_event;
 use crate::check::rules::schema;
 use crate::protocol::event::Event;
@@ -66,7 +67,7 @@ fn prepare_frame(
     batch: &Batch,
     frame: &Frame,
     max_line: usize,
-    fast: bool,
+    (fast, halves): (bool, Halves),
     schemas: Option<&CheckContext<'_>>,
 ) -> Item {
     if let FrameKind::Data {
@@ -78,7 +79,8 @@ fn prepare_frame(
             return Item::Delta(delta);
         }
     }
-    let parsed = crate::check::parse::parse_frame(name, batch, frame, max_line, false);
+    let parsed =
+        crate::check::parse::parse_frame_with(name, batch, frame, max_line, false, true, halves);
     let mut found = Vec::new();
     if let Some(ctx) = schemas {
         schema::check_parsed(&parsed, ctx.schemas, ctx.levels, &mut found);
@@ -90,7 +92,7 @@ fn prepare_batch(
     name: &Arc<str>,
     batch: &Batch,
     max_line: usize,
-    fast: bool,
+    read: (bool, Halves),
     schemas: Option<&CheckContext<'_>>,
 ) -> Vec<Item> {
     if batch.frames.len() > 64 {
@@ -98,13 +100,13 @@ fn prepare_batch(
             .frames
             .par_iter()
             .with_min_len(32)
-            .map(|frame| prepare_frame(name, batch, frame, max_line, fast, schemas))
+            .map(|frame| prepare_frame(name, batch, frame, max_line, read, schemas))
             .collect()
     } else {
         batch
             .frames
             .iter()
-            .map(|frame| prepare_frame(name, batch, frame, max_line, fast, schemas))
+            .map(|frame| prepare_frame(name, batch, frame, max_line, read, schemas))
             .collect()
     }
 }
@@ -181,12 +183,16 @@ fn feed(
     mut unreadable: impl FnMut(&Batch, &Frame) -> Result<()>,
 ) -> Result<ReadStats> {
     let name = opened.name.clone();
+    let halves = match opened.keep_halves {
+        true => Halves::Kept,
+        false => Halves::Unread,
+    };
     let mut stats = ReadStats::default();
     let mut failed: Option<anyhow::Error> = None;
     let read_failure = pipelined(
         opened.reader.as_mut(),
         opened.live,
-        |batch| prepare_batch(&name, batch, max_line, fast, schemas),
+        |batch| prepare_batch(&name, batch, max_line, (fast, halves), schemas),
         |batch, items| {
             if stop::requested() {
                 failed = Some(anyhow::anyhow!("interrupted"));

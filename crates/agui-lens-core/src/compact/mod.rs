@@ -678,7 +678,7 @@ impl Compactor {
         };
         let owner = value.get("subagentRunId").filter(|o| !o.is_null());
         let merged = self.merged_entry(kind, id);
-        merged.delta.push_str(delta);
+        crate::read::halves::append(&mut merged.delta, delta);
         merge_into(&mut merged.metadata, value.get("metadata"));
         if let Some(owner) = owner {
             merged.owner.get_or_insert_with(|| owner.clone());

@@ -514,6 +514,7 @@ pub fn fold_fed(folder: &mut Folder, fed: Fed<'_>) {
                     kind: Some(kind),
                     value,
                     patch: None,
+                    halves: false,
                 });
             }
         }

@@ -149,6 +149,7 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
         Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
     let mut collected = Collected::default();
     let mut opened = read::open(input, read)?;
+    opened.keep_halves = true;
     // A capture's request is its stream's first RUN_STARTED's input, as `cat` writes it out
     // (and compaction then starts from the state it sent).
     let mut carrier = RequestCarrier::of(&opened);
@@ -345,6 +346,8 @@ pub fn normalized(
         Level::Events => {
             let mut items = Vec::new();
             let mut opened = read::open(&input, read)?;
+            // Halves of UTF-16 pairs are read, and joined as a client joins them.
+            opened.keep_halves = true;
             // A capture's request is its stream's first RUN_STARTED's input, as `cat` writes
             // the stream out.
             let mut carrier = RequestCarrier::of(&opened);
@@ -372,6 +375,8 @@ pub fn normalized(
             // (and `fold --thread` shows one): folded together, only the last thread's state
             // was compared. Events before the first run belong to the first thread.
             let mut opened = read::open(&input, read)?;
+            // Halves of UTF-16 pairs are read, and joined as a client joins them.
+            opened.keep_halves = true;
             // A browser capture's stream starts from what its request sent, as `fold` folds
             // it: its state and messages are part of what the client ends with.
             let capture = opened.capture.clone();
@@ -456,7 +461,7 @@ struct Collected {
 
 impl Output for Collected {
     fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let value = serde_json::from_slice(bytes).map_err(io::Error::other)?;
+        let value = crate::check::parse::value_keeping_halves(bytes).map_err(io::Error::other)?;
         self.event(&value)
     }
 

@@ -138,6 +138,8 @@ pub struct Folder {
     answered: HashSet<String, FastBuild>,
     runs: Vec<RunRecord>,
     pending_interrupts: Vec<Value>,
+    /// An event read with a stand-in for half a UTF-16 pair was applied.
+    halves: bool,
 }
 
 impl Folder {
@@ -168,6 +170,7 @@ impl Folder {
             answered: HashSet::default(),
             runs: Vec::new(),
             pending_interrupts: Vec::new(),
+            halves: false,
         }
     }
 
@@ -214,6 +217,7 @@ impl Folder {
         let Some(ty) = event.kind else {
             return;
         };
+        self.halves |= event.halves;
         let mut pieces = std::mem::take(&mut self.pieces);
         // A chunk that cannot be expanded is dropped, as the official client stops there.
         let _ = self.expander.expand(Some(ty), &event.value, &mut pieces);
@@ -445,7 +449,7 @@ impl Folder {
         }
         let message = self.message_mut(at);
         match message.get_mut("content") {
-            Some(Value::String(content)) => content.push_str(delta),
+            Some(Value::String(content)) => crate::read::halves::append(content, delta),
             _ => {
                 message.insert("content".into(), Value::String(delta.to_owned()));
             }
@@ -584,7 +588,7 @@ impl Folder {
         let call = self.tool_call_mut(id)?;
         if let Some(Value::Object(function)) = call.get_mut("function") {
             match function.get_mut("arguments") {
-                Some(Value::String(args)) => args.push_str(delta),
+                Some(Value::String(args)) => crate::read::halves::append(args, delta),
                 other => {
                     let before = js_string(other.as_deref());
                     function.insert("arguments".into(), Value::String(before + delta));
@@ -1052,6 +1056,7 @@ impl Folder {
             state: self.state,
             runs: self.runs,
             pending_interrupts: self.pending_interrupts,
+            halves: self.halves,
         }
     }
 }
@@ -1063,9 +1068,29 @@ pub struct Folded {
     pub state: Option<Value>,
     pub runs: Vec<RunRecord>,
     pub pending_interrupts: Vec<Value>,
+    /// Text may hold stand-ins for halves of UTF-16 pairs (see [`crate::read::halves`]),
+    /// which [`Folded::json_text`] writes as the escapes they were read from.
+    pub halves: bool,
 }
 
 impl Folded {
+    /// [`Folded::into_json`] as JSON text, `pretty` or on one line: what `agui-lens fold`
+    /// prints. Half a UTF-16 pair nothing joined is written as its escape (`\ud83d`), as
+    /// the official reducer's JSON writes it.
+    pub fn json_text(self, pretty: bool) -> String {
+        let halves = self.halves;
+        let json = self.into_json();
+        let text = match pretty {
+            true => serde_json::to_string_pretty(&json),
+            false => serde_json::to_string(&json),
+        }
+        .expect("a JSON value serialises");
+        match halves {
+            true => crate::read::halves::escape_stand_ins(&text).into_owned(),
+            false => text,
+        }
+    }
+
     /// Nothing a client holds: no message, no state, no run, no interrupt (a thread whose
     /// events all failed to apply is as good as none).
     pub fn is_empty(&self) -> bool {

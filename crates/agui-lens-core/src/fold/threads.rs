@@ -130,6 +130,8 @@ pub fn fold_opened(
     initial: Option<&Value>,
     only: Option<&str>,
 ) -> Result<Threads> {
+    // Halves of UTF-16 pairs are read, to be joined as a client joins them.
+    opened.keep_halves = true;
     // A browser capture's stream starts from what its request sent: state and messages.
     let capture = opened.capture.clone();
     let mut threads = ByThread::new(|| starting_folder(capture.as_ref(), initial, limit));

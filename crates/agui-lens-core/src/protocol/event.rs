@@ -196,6 +196,8 @@ pub struct Event {
     /// the text they were read from. Held as values, a million small operations take twenty
     /// times their text, so they are read one at a time where they are used.
     pub patch: Option<Arc<RawPatch>>,
+    /// Read with a stand-in for half a UTF-16 surrogate pair (see [`crate::read::halves`]).
+    pub halves: bool,
 }
 
 impl EventType {
@@ -217,6 +219,7 @@ impl Event {
             kind,
             value,
             patch: None,
+            halves: false,
         }
     }
 
@@ -316,6 +319,7 @@ mod tests {
                 kind: Some(EventType::RunStarted),
                 value,
                 patch: None,
+                halves: false,
             }
             .timestamp_millis()
         };

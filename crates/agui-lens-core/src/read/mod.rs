@@ -5,6 +5,7 @@ pub mod delta;
 mod detect;
 pub mod dupkeys;
 mod follow;
+pub mod halves;
 pub mod har;
 mod items;
 mod json;
@@ -375,6 +376,10 @@ pub struct Opened {
     /// How to read the input again from its start, when that can be done (a file, not a pipe
     /// or stdin).
     pub reopen: Option<Reopen>,
+    /// Read an event whose string holds half a UTF-16 surrogate pair with a stand-in for it
+    /// (see [`halves`]), for what folds the stream as a client does; otherwise such an event
+    /// is left unread.
+    pub keep_halves: bool,
 }
 
 /// An input that can be read again from its start: a file, or a stream of a browser capture.
@@ -689,6 +694,7 @@ pub fn open_reader(
         live: true,
         capture: None,
         reopen: None,
+        keep_halves: false,
     })
 }
 
@@ -707,6 +713,7 @@ pub fn open_items(name: Arc<str>, items: Vec<Vec<u8>>, options: &ReadOptions) ->
         live: false,
         capture: None,
         reopen: None,
+        keep_halves: false,
     }
 }
 

@@ -457,7 +457,15 @@ mod tests {
         batch.push_frame(line.as_bytes(), 0);
         batch.check_utf8();
         let name: Arc<str> = Arc::from("case");
-        let parsed = parse_frame_with(&name, &batch, &batch.frames[0], 1 << 20, true, false, true);
+        let parsed = parse_frame_with(
+            &name,
+            &batch,
+            &batch.frames[0],
+            1 << 20,
+            true,
+            false,
+            crate::check::parse::Halves::Mended,
+        );
         let mut found = parsed.problems;
         if let Some(event) = &parsed.event {
             crate::check::rules::schema::check(event, schemas, &Levels::default(), &mut found);

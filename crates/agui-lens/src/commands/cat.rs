@@ -480,6 +480,7 @@ mod tests {
                     kind: EventType::from_name(ty),
                     value,
                     patch: None,
+                    halves: false,
                 }
             })
             .collect()

@@ -33,12 +33,6 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     )?;
     let folded = pick(threads, args.thread.as_deref())?;
     let mut out = io::stdout().lock();
-    let json = folded.into_json();
-    if args.compact {
-        serde_json::to_writer(&mut out, &json)?;
-    } else {
-        serde_json::to_writer_pretty(&mut out, &json)?;
-    }
-    writeln!(out)?;
+    writeln!(out, "{}", folded.json_text(!args.compact))?;
     Ok(Outcome::Clean)
 }

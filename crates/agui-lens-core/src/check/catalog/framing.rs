@@ -74,7 +74,9 @@ pub const LONE_SURROGATE: Rule = Rule {
           a text split in the middle of an emoji joins up again when the client appends the \
           next delta; parsers of strict Unicode (Rust, Go, Java's replace it) refuse or mend \
           it, and protobuf cannot carry it. The event is checked with U+FFFD in its place; \
-          fold and compact leave it as it is. Split text at character boundaries.",
+          fold and diff join the halves as the client does (half a pair nothing joins is \
+          printed as its escape), and compact refuses the stream (its halves would be lost). \
+          Split text at character boundaries.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Done \ud83d"}
