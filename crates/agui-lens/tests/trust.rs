@@ -1549,6 +1549,36 @@ fn an_interrupted_check_still_writes_its_report() {
     }
 }
 
+/// Ctrl-C in a terminal stops the whole pipeline (`producer | agui-lens check -`): the
+/// producer dies with it, and the input ends right after the signal. That end is the stop's,
+/// not the stream's: the input is interrupted, and no end-of-stream rule blames the agent.
+#[test]
+fn a_pipe_whose_writer_the_same_ctrl_c_stops_is_interrupted() {
+    let head = concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        "\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("live.jsonl");
+    make_fifo(&fifo);
+    let child = Child::spawn(&["check", s(&fifo), "--format", "json"], None);
+    use std::io::Write;
+    let mut writer = fifo_writer(&fifo);
+    writer.write_all(head.as_bytes()).unwrap();
+    writer.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.signal(libc::SIGINT);
+    drop(writer);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 130, "{stdout}\n{stderr}");
+    assert!(!stdout.contains("unterminated"), "{stdout}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["files"][0]["interrupted"], true, "{doc}");
+    assert_eq!(doc["files"][0]["events"], 2, "{doc}");
+}
+
 /// A cancelled CI job sends SIGINT, then SIGTERM a few seconds later. The first signal lets
 /// the file under way be checked to its end; the second stops it too, and the report is
 /// still written whole, the file marked interrupted. The second signal used to end the

@@ -148,6 +148,7 @@ fn check_answer(
         }
     }
     let mut emitted = false;
+    let piped = opened.piped;
     let read = engine.check_reader(
         opened.reader.as_mut(),
         opened.live,
@@ -185,6 +186,12 @@ fn check_answer(
         read => read,
     };
     let read = read?;
+    // A piped input that ended once a stop was asked for: Ctrl-C stops the whole pipeline
+    // (`producer | agui-lens check -`), so the end it read is the stop's, not the stream's.
+    let read = match read {
+        None if piped && crate::stop::requested() => Some(io::ErrorKind::Interrupted.into()),
+        read => read,
+    };
     // Cut by the reading side, not by the stream's end: by Ctrl-C or SIGTERM, or a reader
     // that stops early (the proxy, once its client went away). What came is checked, but
     // not as a whole stream.

@@ -376,6 +376,9 @@ pub struct Opened {
     /// How to read the input again from its start, when that can be done (a file, not a pipe
     /// or stdin).
     pub reopen: Option<Reopen>,
+    /// Stdin, a pipe or a FIFO: written by another process, which the Ctrl-C that stops this
+    /// one may stop too (`producer | agui-lens check -`), so that the input ends with it.
+    pub piped: bool,
     /// Read an event whose string holds half a UTF-16 surrogate pair with a stand-in for it
     /// (see [`halves`]), for what folds the stream as a client does; otherwise such an event
     /// is left unread.
@@ -609,6 +612,7 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
     let ext_hint = input.path().and_then(detect::format_from_extension);
     let mut opened = open_reader(name, raw, ext_hint, options)?;
     opened.live = live;
+    opened.piped = live;
     opened.reopen = (!live).then(|| Reopen {
         input: input.clone(),
         options: options.clone(),
@@ -694,6 +698,7 @@ pub fn open_reader(
         live: true,
         capture: None,
         reopen: None,
+        piped: false,
         keep_halves: false,
     })
 }
@@ -713,6 +718,7 @@ pub fn open_items(name: Arc<str>, items: Vec<Vec<u8>>, options: &ReadOptions) ->
         live: false,
         capture: None,
         reopen: None,
+        piped: false,
         keep_halves: false,
     }
 }
