@@ -87,9 +87,12 @@ pub const DEPRECATED_EVENT: Rule = Rule {
     default: Level::Warn,
     versions: "streams that declare no version, checked without --protocol (a run that declares 1.0 or later, or held to it by --protocol: version/removed-event; one judged by 0.x: allowed)",
     summary: "a THINKING_* event, removed in AG-UI 1.0",
-    why: "1.0 replaced THINKING_* with REASONING_*; the 1.0 client drops THINKING_* events \
-          (or translates them at its compatibility boundary), so their content may never be \
-          shown.",
+    why: "1.0 replaced THINKING_* with REASONING_*. The official 1.0 client's schema does not \
+          know them and fails the run at the first one; 1.1 calls them a retired shape, which a \
+          consumer should translate into its replacement before enforcing the protocol. A \
+          stream that declares no version is one from before versioning, so a warning here; \
+          the same events in a run that declares 1.0 or later, or held to it by --protocol, \
+          are version/removed-event errors.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"THINKING_START","title":"planning"}
 "#,

@@ -75,7 +75,12 @@ pub fn check(event: &Event, schemas: &SchemaSet, levels: &Levels, out: &mut Vec<
             finding(
                 RuleId::SchemaDeprecatedEvent,
                 loc,
-                format!("{kind} was removed in AG-UI 1.0"),
+                format!(
+                    "{kind} was removed in AG-UI 1.0, and the official 1.0 client fails the \
+                     run at it; a warning because the run declares no version, as a peer from \
+                     before 1.0 would not (declared, or under --protocol 1.0 or later: \
+                     version/removed-event, an error)"
+                ),
             )
             .with_help(format!("send {replacement} instead"))
             .with_subject(kind.as_str()),
