@@ -6,20 +6,90 @@
 //! signal ends the process at once, except in a command that lets work under way finish after
 //! the first ([`catch_twice`]): there the second stops that work too, and a third ends it.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::{Mutex, Once, PoisonError};
 
 /// How many signals ask to stop before the next one ends the process.
 static PATIENCE: AtomicU32 = AtomicU32::new(1);
 
 extern "C" fn on_signal(signal: libc::c_int) {
     if agui_lens_core::stop::request(signal) > PATIENCE.load(Ordering::SeqCst) {
-        // Asked once too often: the default action, now.
-        // SAFETY: signal and raise are async-signal-safe.
-        unsafe {
-            libc::signal(signal, libc::SIG_DFL);
-            libc::raise(signal);
+        // Asked once too often: the process ends now, once the temp files of the outputs
+        // under way are removed (by a thread of its own: removing a file list is no work
+        // for a signal handler), or at once when there are none.
+        let wake = WAKE.load(Ordering::SeqCst);
+        let byte = signal as u8;
+        // SAFETY: write is async-signal-safe; the byte is a local.
+        if wake >= 0 && unsafe { libc::write(wake, (&raw const byte).cast(), 1) } == 1 {
+            return;
         }
+        end_now(signal);
     }
+}
+
+/// Ends the process by `signal`'s default action.
+fn end_now(signal: libc::c_int) {
+    // SAFETY: signal and raise are async-signal-safe.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+/// The temp files of outputs being written, which a signal that ends the process at once
+/// removes first (a second Ctrl-C, or SIGTERM after SIGINT as a cancelled CI job sends them).
+/// Kept until they are no longer there: one persisted or removed since is a name that no
+/// longer exists.
+static TEMPS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The write end of the pipe that wakes the thread removing [`TEMPS`], once it runs.
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+
+/// Has `path`, a temp file just made, removed if a signal ends the process before it is put
+/// in place or removed.
+pub fn remove_if_ended(path: &Path) {
+    start_remover();
+    let mut temps = TEMPS.lock().unwrap_or_else(PoisonError::into_inner);
+    if temps.len() >= 64 {
+        temps.retain(|temp| temp.exists());
+    }
+    temps.push(path.to_owned());
+}
+
+/// Starts the thread that, woken by a signal that ends the process, removes [`TEMPS`] and
+/// ends the process by that signal.
+fn start_remover() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        let mut fds = [0; 2];
+        // SAFETY: fds is a valid array of two ints.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return;
+        }
+        let [read, write] = fds;
+        let remover = std::thread::Builder::new()
+            .name("temp-remover".into())
+            .spawn(move || {
+                let mut byte = 0u8;
+                loop {
+                    // SAFETY: reading one byte into a local from the pipe this thread owns.
+                    match unsafe { libc::read(read, (&raw mut byte).cast(), 1) } {
+                        1 => break,
+                        -1 if std::io::Error::last_os_error().kind()
+                            == std::io::ErrorKind::Interrupted => {}
+                        _ => return,
+                    }
+                }
+                for temp in TEMPS.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+                    let _ = std::fs::remove_file(temp);
+                }
+                end_now(libc::c_int::from(byte));
+            });
+        if remover.is_ok() {
+            WAKE.store(write, Ordering::SeqCst);
+        }
+    });
 }
 
 /// The signals that ask to stop.

@@ -1929,6 +1929,32 @@ fn an_interrupted_copy_leaves_nothing_behind() {
     }
 }
 
+/// A second signal ends the process at once (a cancelled CI job sends SIGINT, then SIGTERM):
+/// the temp file of the output being written goes with it. The command is frozen while both
+/// signals are sent, so that the second lands before the first is acted on.
+#[test]
+fn a_second_signal_that_ends_a_copy_at_once_leaves_no_temp_file() {
+    let stream = std::fs::read(recording("pydantic-ai-full.jsonl")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("live.jsonl");
+    make_fifo(&fifo);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let target = out.join("copy.sse");
+    let child = Child::spawn(&["cat", s(&fifo), "-o", s(&target)], None);
+    feed_in_halves(&fifo, &stream, || {
+        until(|| !files_under(&out).is_empty());
+        child.signal(libc::SIGSTOP);
+        child.signal(libc::SIGINT);
+        child.signal(libc::SIGTERM);
+        child.signal(libc::SIGCONT);
+    });
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    // Ended by the signal itself, as a second one ends it.
+    assert_eq!(exit, -1, "{stdout}\n{stderr}");
+    assert_eq!(files_under(&out), Vec::<PathBuf>::new(), "{stderr}");
+}
+
 /// Ctrl-C or SIGTERM while `inspect --html` writes its page leaves neither the page nor its
 /// temp file, and the exit status says the command was stopped. (A signal while the stream is
 /// read ends the process before any file exists.)

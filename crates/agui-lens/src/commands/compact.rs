@@ -1198,11 +1198,15 @@ fn as_read(
 fn temp_file(target: &Target) -> Result<tempfile::NamedTempFile> {
     match target {
         Target::File(path) => super::temp_beside(path),
-        Target::Stdout | Target::Stream(_) => tempfile::Builder::new()
-            .prefix(".agui-lens.")
-            .suffix(".tmp")
-            .tempfile()
-            .context("creating a temp file"),
+        Target::Stdout | Target::Stream(_) => {
+            let temp = tempfile::Builder::new()
+                .prefix(".agui-lens.")
+                .suffix(".tmp")
+                .tempfile()
+                .context("creating a temp file")?;
+            crate::signals::remove_if_ended(temp.path());
+            Ok(temp)
+        }
     }
 }
 

@@ -299,12 +299,14 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
         .file_name()
         .map(|n| format!(".{}.", cut_to(&n.to_string_lossy(), TEMP_NAME_PART)))
         .unwrap_or_else(|| ".agui-lens.".into());
-    tempfile::Builder::new()
+    let temp = tempfile::Builder::new()
         .prefix(&prefix)
         .suffix(".tmp")
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
-        .with_context(|| format!("creating a file in {}", dir.display()))
+        .with_context(|| format!("creating a file in {}", dir.display()))?;
+    crate::signals::remove_if_ended(temp.path());
+    Ok(temp)
 }
 
 /// The most of a file's name a temp file beside it carries.
