@@ -165,6 +165,12 @@ impl Source {
         format: Option<&str>,
     ) -> Result<Source> {
         let format = format.map(parse_format).transpose()?;
+        if path
+            .as_ref()
+            .is_some_and(|path| path.as_os_str().is_empty())
+        {
+            return Err(anyhow!("an empty path names no file"));
+        }
         let name = match (&path, name) {
             (_, Some(name)) => name,
             (Some(path), None) => path.to_string_lossy().into_owned(),

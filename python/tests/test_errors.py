@@ -40,6 +40,13 @@ def test_missing_file(tmp_path, empty_dir):
     assert ran.stderr.decode().strip() == f"error: {raised.value}"
 
 
+def test_an_empty_path_names_no_file():
+    for call in (agui_lens.check, agui_lens.fold, agui_lens.events):
+        with pytest.raises(agui_lens.AguiLensError) as raised:
+            call("")
+        assert str(raised.value) == "an empty path names no file", call
+
+
 def test_directory_is_no_stream(tmp_path):
     with pytest.raises(agui_lens.AguiLensError, match="is a directory"):
         agui_lens.check(tmp_path)
