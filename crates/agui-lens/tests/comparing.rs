@@ -1255,4 +1255,30 @@ fn an_emoji_cut_in_two_across_deltas_is_joined_as_the_client_joins_it() {
         String::from_utf8_lossy(&official.stdout)
     );
     assert_eq!(diff_code(&half, &joined, "fold"), 1);
+
+    // The private-use characters that stand in for halves, written as text (in the two
+    // deltas the halves came in), are text: not joined, not escaped, compacted as they are.
+    let text = "Done \u{10F83D}\u{10FE00} see you";
+    let literal = dir.path().join("literal.jsonl");
+    std::fs::write(
+        &literal,
+        std::fs::read_to_string(&split)
+            .unwrap()
+            .replace("\\ud83d", "\u{10F83D}")
+            .replace("\\ude00", "\u{10FE00}"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&["fold", literal.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let folded: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(folded["messages"][0]["content"], text);
+    let compacted = dir.path().join("literal.compact.jsonl");
+    let (code, _, stderr) = run(&[
+        "compact",
+        literal.to_str().unwrap(),
+        "-o",
+        compacted.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::read_to_string(&compacted).unwrap().contains(text));
 }

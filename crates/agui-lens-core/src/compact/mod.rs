@@ -313,6 +313,9 @@ pub struct Compactor {
     failed_deltas: u64,
     /// The large patch of the event being compacted, read as text (see [`Event::patch`]).
     patch: Option<Arc<RawPatch>>,
+    /// The event being compacted was read with stand-ins for halves of UTF-16 pairs (see
+    /// [`Event::halves`]): its text may finish a pair the text merged before it began.
+    joining: bool,
     /// The most text one merged event takes (see [`Compactor::with_max_line`]).
     merge_limit: usize,
 }
@@ -345,6 +348,7 @@ impl Compactor {
             unknown_base: 0,
             failed_deltas: 0,
             patch: None,
+            joining: false,
             merge_limit: merge_limit(crate::read::DEFAULT_MAX_LINE),
         }
     }
@@ -391,6 +395,7 @@ impl Compactor {
             // Not an AG-UI event: kept as it is.
             return self.sink(out).raw(raw);
         };
+        self.joining = event.halves;
         let mut pieces = std::mem::take(&mut self.pieces);
         let expanded = self.expander.expand(Some(ty), &event.value, &mut pieces);
         let is_chunk = matches!(
@@ -551,8 +556,9 @@ impl Compactor {
                     self.flush_merged(kind, id, out)?;
                 }
             }
+            self.folder.set_halves(self.joining);
             self.folder.apply_expanded(ty, value);
-            self.merge(kind, value);
+            self.merge(kind, value, self.joining);
             return Ok(());
         }
         match ty {
@@ -668,7 +674,9 @@ impl Compactor {
         }
     }
 
-    fn merge(&mut self, kind: ContentKind, value: &Value) {
+    /// Merges a delta into what is held for its message or call, joining halves of a UTF-16
+    /// pair when `joining` (the event was read with stand-ins for them).
+    fn merge(&mut self, kind: ContentKind, value: &Value, joining: bool) {
         let Some(id) = value.get(kind.id_field()).and_then(Value::as_str) else {
             return;
         };
@@ -678,7 +686,10 @@ impl Compactor {
         };
         let owner = value.get("subagentRunId").filter(|o| !o.is_null());
         let merged = self.merged_entry(kind, id);
-        crate::read::halves::append(&mut merged.delta, delta);
+        match joining {
+            true => crate::read::halves::append(&mut merged.delta, delta),
+            false => merged.delta.push_str(delta),
+        }
         merge_into(&mut merged.metadata, value.get("metadata"));
         if let Some(owner) = owner {
             merged.owner.get_or_insert_with(|| owner.clone());

@@ -140,6 +140,10 @@ pub struct Folder {
     pending_interrupts: Vec<Value>,
     /// An event read with a stand-in for half a UTF-16 pair was applied.
     halves: bool,
+    /// The event being applied was read so: its text may finish a pair the text before it
+    /// began. Text of any other event is appended as it is (a private-use character it
+    /// holds as text is no half of anything).
+    joining: bool,
 }
 
 impl Folder {
@@ -171,6 +175,7 @@ impl Folder {
             runs: Vec::new(),
             pending_interrupts: Vec::new(),
             halves: false,
+            joining: false,
         }
     }
 
@@ -218,6 +223,7 @@ impl Folder {
             return;
         };
         self.halves |= event.halves;
+        self.joining = event.halves;
         let mut pieces = std::mem::take(&mut self.pieces);
         // A chunk that cannot be expanded is dropped, as the official client stops there.
         let _ = self.expander.expand(Some(ty), &event.value, &mut pieces);
@@ -238,6 +244,14 @@ impl Folder {
     /// Applies one event after chunk expansion.
     pub fn apply_expanded(&mut self, ty: EventType, ev: &Value) {
         self.apply_expanded_patched(ty, ev, None);
+    }
+
+    /// Says whether the event given to [`Folder::apply_expanded`] next was read with
+    /// stand-ins for halves of UTF-16 pairs ([`Event::halves`]), as [`Folder::apply`] learns
+    /// it from the event.
+    pub fn set_halves(&mut self, halves: bool) {
+        self.halves |= halves;
+        self.joining = halves;
     }
 
     /// [`Folder::apply_expanded`] for an event whose large patch was read as text
@@ -436,20 +450,28 @@ impl Folder {
 
     fn message_content(&mut self, ev: &Value) {
         let delta = delta_text(ev);
-        if let Some(message) = self.append_content(str_of(ev, "messageId"), &delta) {
+        let join = self.joining;
+        if let Some(message) = self.append_content(str_of(ev, "messageId"), &delta, join) {
             merge_metadata(message, ev);
         }
     }
 
-    /// Appends to a message's text; the message, if there is one to append to.
-    fn append_content(&mut self, id: Option<&str>, delta: &str) -> Option<&mut Map<String, Value>> {
+    /// Appends to a message's text, joining halves of a UTF-16 pair when `join` (see
+    /// [`Folder::joining`]); the message, if there is one to append to.
+    fn append_content(
+        &mut self,
+        id: Option<&str>,
+        delta: &str,
+        join: bool,
+    ) -> Option<&mut Map<String, Value>> {
         let at = self.find(id)?;
         if self.is_activity(at) {
             return None;
         }
         let message = self.message_mut(at);
         match message.get_mut("content") {
-            Some(Value::String(content)) => crate::read::halves::append(content, delta),
+            Some(Value::String(content)) if join => crate::read::halves::append(content, delta),
+            Some(Value::String(content)) => content.push_str(delta),
             _ => {
                 message.insert("content".into(), Value::String(delta.to_owned()));
             }
@@ -487,10 +509,10 @@ impl Folder {
     pub fn append_taken(&mut self, ty: EventType, id: &str, text: &str) {
         match ty {
             EventType::ToolCallArgs => {
-                self.append_args(Some(id), text);
+                self.append_args(Some(id), text, false);
             }
             _ => {
-                self.append_content(Some(id), text);
+                self.append_content(Some(id), text, false);
             }
         }
     }
@@ -578,17 +600,24 @@ impl Folder {
 
     fn tool_call_args(&mut self, ev: &Value) {
         let delta = delta_text(ev);
-        if let Some(call) = self.append_args(str_of(ev, "toolCallId"), &delta) {
+        let join = self.joining;
+        if let Some(call) = self.append_args(str_of(ev, "toolCallId"), &delta, join) {
             merge_metadata(call, ev);
         }
     }
 
     /// Appends to a tool call's arguments; the tool call, if there is one.
-    fn append_args(&mut self, id: Option<&str>, delta: &str) -> Option<&mut Map<String, Value>> {
+    fn append_args(
+        &mut self,
+        id: Option<&str>,
+        delta: &str,
+        join: bool,
+    ) -> Option<&mut Map<String, Value>> {
         let call = self.tool_call_mut(id)?;
         if let Some(Value::Object(function)) = call.get_mut("function") {
             match function.get_mut("arguments") {
-                Some(Value::String(args)) => crate::read::halves::append(args, delta),
+                Some(Value::String(args)) if join => crate::read::halves::append(args, delta),
+                Some(Value::String(args)) => args.push_str(delta),
                 other => {
                     let before = js_string(other.as_deref());
                     function.insert("arguments".into(), Value::String(before + delta));

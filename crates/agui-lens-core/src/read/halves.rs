@@ -8,9 +8,10 @@
 //! joins is written back as the escape it was read from ([`escape_stand_ins`]), as the
 //! official reducer's JSON writes it.
 //!
-//! Only events read that way (see [`crate::read::Opened::keep_halves`]) carry stand-ins, and
-//! only a fold that applied one writes them back as escapes: a stream that holds those
-//! private-use characters as text keeps them.
+//! Only events read that way (see [`crate::read::Opened::keep_halves`]) carry stand-ins; only
+//! text such an event appends is joined to what comes before it, and only a fold that applied
+//! one writes stand-ins back as escapes: those private-use characters written as text
+//! elsewhere in a stream stay as they are.
 
 use std::borrow::Cow;
 
