@@ -383,6 +383,15 @@ fn check(
                 &mut emit,
             )?,
         };
+        let mut file = file;
+        if file.checked_nothing() {
+            // What `framing/no-events` says under a level that does not fail is still no
+            // checked stream, as on the command line.
+            file.failure = Some(format!(
+                "{}: no AG-UI event in it: nothing was checked",
+                file.path
+            ));
+        }
         let mut summary = Summary::default();
         summary.add(&file);
         for r in &mut reporters {

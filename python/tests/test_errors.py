@@ -209,3 +209,12 @@ def test_ctrl_c_stops_a_long_call(tmp_path):
     interrupted = float(out.decode().split("interrupted at ")[1].split()[0])
     # The whole call takes far longer (about 18 s for this 51 MB file in a debug build).
     assert interrupted - signalled < 5, interrupted - signalled
+
+
+def test_no_event_under_a_level_that_does_not_fail_is_no_checked_stream(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for level in ("warn", "note"):
+        report = agui_lens.check(empty, rules={"framing/no-events": level})
+        assert not report.ok, level
+        assert report.failure.endswith(f"{empty}: no AG-UI event in it: nothing was checked")

@@ -2747,6 +2747,45 @@ fn an_allowed_no_events_never_makes_an_error_page_ok() {
     }
 }
 
+/// `framing/no-events` made a warning or a note (`--warn`, a config) says what an input with
+/// no event holds, but such an input was not checked either: when no input of the run held
+/// an event, the run fails in every format, as when the rule is allowed. Beside a stream
+/// that was checked, it is a warning, as asked.
+#[test]
+fn a_demoted_no_events_never_makes_an_empty_run_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    write(&empty, b"");
+    let page = dir.path().join("error.sse");
+    write(&page, b"<html><body>502 Bad Gateway</body></html>\n");
+    let config = dir.path().join("agui-lens.toml");
+    write(&config, b"[rules]\n\"framing/no-events\" = \"note\"\n");
+    let good = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let demoted: [&[&str]; 2] = [&["--warn", "framing/no-events"], &["--config", s(&config)]];
+    for how in demoted {
+        for inputs in [vec![s(&empty)], vec![s(&empty), s(&page)]] {
+            for format in ["human", "json", "sarif", "github", "junit"] {
+                let mut args = vec!["check", "--format", format];
+                args.extend(&inputs);
+                args.extend(how);
+                let (code, stdout, stderr) = run(&args);
+                assert_eq!(code, 2, "{how:?} {inputs:?} {format}: {stdout}{stderr}");
+                assert!(stderr.contains("nothing was checked"), "{stderr}");
+                if format == "sarif" {
+                    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+                    let invocation = &sarif["runs"][0]["invocations"][0];
+                    assert_eq!(invocation["executionSuccessful"], false, "{invocation}");
+                }
+            }
+        }
+        let mut args = vec!["check", s(&empty), s(&good)];
+        args.extend(how);
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 0, "{how:?}: {stdout}{stderr}");
+        assert!(stdout.contains("framing/no-events"), "{stdout}");
+    }
+}
+
 /// An input that could not be read (a missing file, a capture's failed call) is a result in
 /// SARIF, not only a notification: a code-scanning dashboard shows results alone, so there
 /// it vanished, where every other format names it.

@@ -71,6 +71,17 @@ pub struct FileSummary {
 }
 
 impl FileSummary {
+    /// An input read to its end with no AG-UI event in it and no error: what it holds was
+    /// reported (`framing/no-events`, under a level that does not fail), but nothing in it
+    /// was checked.
+    pub fn checked_nothing(&self) -> bool {
+        self.skipped.is_none()
+            && self.failure.is_none()
+            && !self.interrupted
+            && self.stats.events == 0
+            && self.stats.errors == 0
+    }
+
     /// An input read to its end (or as far as it could be, with `failure`).
     pub fn checked(path: Arc<str>, stats: Stats, failure: Option<String>) -> Self {
         FileSummary {

@@ -227,9 +227,11 @@ pub fn check_inputs(
             reporter.stream_within(&input.spec.display_name(), &path.to_string_lossy())?;
         }
     }
-    // Inputs skipped as no capture, held while nothing else has come: a run whose every
-    // input is such a file checked nothing, and fails as a folder with no stream files does.
-    let mut skipped_only: Vec<FileSummary> = Vec::new();
+    // Inputs skipped as no capture, and inputs that held no AG-UI event and no error (where
+    // `framing/no-events` is only a warning or a note), with what was found in them: held
+    // while nothing else has come. A run whose every input is such a file checked nothing,
+    // and fails as a folder with no stream files does.
+    let mut skipped_only: Vec<(FileSummary, Vec<Diagnostic>)> = Vec::new();
     let mut seen_other = false;
     if let [input] = inputs {
         let mut file = check_one(ctx, input, read, &mut |diagnostics| {
@@ -242,8 +244,14 @@ pub fn check_inputs(
             subtract(&mut file.stats, gate.take_held());
         }
         if file.skipped.is_some() {
-            skipped_only.push(file);
+            skipped_only.push((file, Vec::new()));
         } else {
+            if file.checked_nothing() {
+                file.failure = Some(format!(
+                    "{}: no AG-UI event in it: nothing was checked",
+                    file.path
+                ));
+            }
             finish_file(&mut run, &file, reporter)?;
         }
     } else {
@@ -261,43 +269,59 @@ pub fn check_inputs(
                 })
                 .collect();
             for result in results {
-                let (mut file, found) = result?;
-                if file.skipped.is_some() && !seen_other {
-                    skipped_only.push(file);
+                let (file, found) = result?;
+                if (file.skipped.is_some() || file.checked_nothing()) && !seen_other {
+                    skipped_only.push((file, found));
                     continue;
                 }
                 seen_other = true;
-                for held in skipped_only.drain(..) {
-                    reporter.start_file(&held.path)?;
-                    finish_file(&mut run, &held, reporter)?;
+                for (held, found) in skipped_only.drain(..) {
+                    finish_found(&mut run, held, &found, reporter, gate.as_deref_mut())?;
                 }
-                reporter.start_file(&file.path)?;
-                for d in &found {
-                    show(reporter, gate.as_deref_mut(), d)?;
-                }
-                if let Some(gate) = gate.as_deref_mut() {
-                    subtract(&mut file.stats, gate.take_held());
-                }
-                finish_file(&mut run, &file, reporter)?;
+                finish_found(&mut run, file, &found, reporter, gate.as_deref_mut())?;
             }
         }
     }
     // Held to the end only when nothing else came.
-    for mut held in skipped_only {
-        let why = held.skipped.take().unwrap_or_default();
-        held.failure = Some(format!(
-            "{}: not a capture ({why}), and no input of this run is one: nothing was checked",
-            held.path
-        ));
+    for (mut held, found) in skipped_only {
+        held.failure = Some(match held.skipped.take() {
+            Some(why) => format!(
+                "{}: not a capture ({why}), and no input of this run is one: nothing was checked",
+                held.path
+            ),
+            None => format!(
+                "{}: no AG-UI event in it, nor in any input of this run: nothing was checked",
+                held.path
+            ),
+        });
         if inputs.len() > 1 {
-            reporter.start_file(&held.path)?;
+            finish_found(&mut run, held, &found, reporter, gate.as_deref_mut())?;
+        } else {
+            finish_file(&mut run, &held, reporter)?;
         }
-        finish_file(&mut run, &held, reporter)?;
     }
     run.summary.stopped_by =
         agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
     reporter.finish(&run.summary)?;
     Ok(run)
+}
+
+/// Reports one of several inputs: its findings, through the baseline, and its summary.
+fn finish_found(
+    run: &mut RunSummary,
+    mut file: FileSummary,
+    found: &[Diagnostic],
+    reporter: &mut dyn Reporter,
+    mut gate: Option<&mut Gate>,
+) -> Result<()> {
+    reporter.start_file(&file.path)?;
+    for d in found {
+        show(reporter, gate.as_deref_mut(), d)?;
+    }
+    if let Some(gate) = gate {
+        subtract(&mut file.stats, gate.take_held());
+    }
+    finish_file(run, &file, reporter)
 }
 
 /// Reports a finding, or tells the reporter a baseline holds it.
