@@ -444,6 +444,62 @@ fn schema_overlay_checks_custom_values() {
     );
 }
 
+/// A file of an overlay that replaces no schema and that no schema refers to (a misspelt
+/// event type) would tighten nothing in silence: it is refused, named. A folder named after
+/// a protocol version lays its files over that version's schemas alone, so an exported 1.1
+/// schema laid over 1.1 leaves 0.x and 1.0 as they were.
+#[test]
+fn an_overlay_file_that_replaces_nothing_is_refused_and_version_folders_hold_to_theirs() {
+    let stream = |dir: &std::path::Path| {
+        let path = dir.join("s.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\",\"protocolVersion\":\"1.0\"}\n",
+                "{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\",\"role\":\"assistant\"}\n",
+                "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"hello world\"}\n",
+                "{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m\"}\n",
+                "{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let short = r#"{"type":"object","properties":{"delta":{"maxLength":3}}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let s = stream(dir.path());
+    let overlay = dir.path().join("overlay");
+    std::fs::create_dir_all(overlay.join("events")).unwrap();
+    std::fs::write(overlay.join("events/TEXT_MESAGE_CONTENT.json"), short).unwrap();
+    let (code, stdout, stderr) = run(&[
+        "check",
+        "--schemas",
+        overlay.to_str().unwrap(),
+        s.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("events/TEXT_MESAGE_CONTENT.json"),
+        "{stderr}"
+    );
+    std::fs::remove_file(overlay.join("events/TEXT_MESAGE_CONTENT.json")).unwrap();
+
+    // Under 1.1/, the stream (1.0) is checked by 1.0's schema; under 1.0/, by the overlay.
+    for (folder, code) in [("1.1", 0), ("1.0", 1)] {
+        let dir = overlay.join(folder).join("events");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("TEXT_MESSAGE_CONTENT.json"), short).unwrap();
+        let (got, stdout, stderr) = run(&[
+            "check",
+            "--schemas",
+            overlay.to_str().unwrap(),
+            s.to_str().unwrap(),
+        ]);
+        assert_eq!(got, code, "{folder}: {stdout}{stderr}");
+        std::fs::remove_dir_all(overlay.join(folder)).unwrap();
+    }
+}
+
 #[test]
 fn broken_pipe_exits_quietly() {
     // Many diagnostics, and a reader that goes away after the first line.

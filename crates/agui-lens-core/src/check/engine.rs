@@ -682,7 +682,8 @@ impl<'a> Engine<'a> {
         let schemas = self.ctx.schemas;
         let recheck = version != schemas.version()
             && (found.iter().any(|d| d.rule.rule().family() == "schema")
-                || carries_encrypted_value_type(raw));
+                || carries_encrypted_value_type(raw)
+                || schemas.overlays_version(version));
         if recheck {
             found.retain(|d| d.rule.rule().family() != "schema");
             super::rules::schema::check(

@@ -65,6 +65,9 @@ pub struct SchemaSet {
     version: Version,
     /// The user's directory laid over every version's schemas, if any.
     overlay: Option<PathBuf>,
+    /// Whether the overlay holds a folder of each version's own schemas, by
+    /// [`Version::index`] (see [`SchemaSet::overlays_version`]).
+    own_folders: Vec<bool>,
     /// The other versions' sets, by [`Version::index`]: loaded on first use from the embedded
     /// schemas, at load with a user's overlay (so that one that does not compile is reported
     /// before any stream is read).
@@ -99,8 +102,14 @@ impl SchemaSet {
     /// The embedded schemas of the newest version with a user's directory laid over them: a
     /// file at the same relative path replaces ours, other files are added
     /// (`custom/<name>.json` validates the `value` of CUSTOM events with that `name`). The
-    /// directory is laid over every version's schemas alike.
+    /// directory is laid over every version's schemas alike, except its folders named after
+    /// a version (`1.0/events/…`), each laid over that version's alone. A file that replaces
+    /// no schema, is no `custom/` one and that no schema refers to is refused: a misspelt
+    /// name would otherwise change nothing in silence.
     pub fn load(overlay: Option<&Path>) -> Result<SchemaSet> {
+        if let Some(dir) = overlay {
+            refuse_unused(dir)?;
+        }
         let set = SchemaSet::load_version(Version::NEWEST, overlay)?;
         if overlay.is_some() {
             for &version in Version::ALL.iter().filter(|&&v| v != Version::NEWEST) {
@@ -130,6 +139,10 @@ impl SchemaSet {
         }
         if let Some(dir) = overlay {
             load_overlay(dir, dir, &mut docs)?;
+            let own = dir.join(version.name());
+            if own.is_dir() {
+                load_overlay(&own, &own, &mut docs)?;
+            }
         }
         for (rel, doc) in docs.iter_mut() {
             if let Value::Object(map) = doc {
@@ -162,6 +175,10 @@ impl SchemaSet {
             stock: overlay.is_none(),
             version,
             overlay: overlay.map(Path::to_path_buf),
+            own_folders: Version::ALL
+                .iter()
+                .map(|v| overlay.is_some_and(|dir| dir.join(v.name()).is_dir()))
+                .collect(),
             others: Version::ALL.iter().map(|_| OnceLock::new()).collect(),
         };
         set.compile()?;
@@ -271,6 +288,13 @@ impl SchemaSet {
     /// known without running them.
     pub fn is_stock(&self) -> bool {
         self.stock
+    }
+
+    /// Whether the overlay holds a folder of `version`'s own schemas (`1.0/`): then an event
+    /// of a run of that version that these schemas pass may still fail that version's, which
+    /// the embedded schemas of an older version never make stricter.
+    pub fn overlays_version(&self, version: Version) -> bool {
+        self.own_folders[version.index()]
     }
 
     /// Every schema file, by relative path.
@@ -427,6 +451,16 @@ pub fn url_of(rel: &str) -> String {
     format!("{BASE_URL}{rel}")
 }
 
+/// Whether `path`, a folder of an overlay at `root`, holds one version's schemas (`1.0/`).
+fn is_version_folder(root: &Path, path: &Path) -> bool {
+    path.parent() == Some(root)
+        && path
+            .file_name()
+            .is_some_and(|name| Version::ALL.iter().any(|v| name == v.name()))
+}
+
+/// Lays the schemas under `dir` over `docs`, named by their path from `root`; the folders of
+/// a version directly under `root` are left to [`SchemaSet::load_version`].
 fn load_overlay(root: &Path, dir: &Path, docs: &mut BTreeMap<String, Value>) -> Result<()> {
     let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
     let mut paths: Vec<_> = entries
@@ -436,7 +470,9 @@ fn load_overlay(root: &Path, dir: &Path, docs: &mut BTreeMap<String, Value>) -> 
     paths.sort();
     for path in paths {
         if path.is_dir() {
-            load_overlay(root, &path, docs)?;
+            if !is_version_folder(root, &path) {
+                load_overlay(root, &path, docs)?;
+            }
         } else if path.extension().is_some_and(|e| e == "json") {
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
@@ -449,6 +485,76 @@ fn load_overlay(root: &Path, dir: &Path, docs: &mut BTreeMap<String, Value>) -> 
                 .replace('\\', "/");
             docs.insert(rel, value);
         }
+    }
+    Ok(())
+}
+
+/// Refuses an overlay that holds a schema file that would change nothing: one at a path no
+/// version's schemas have, not under `custom/`, and that no schema (ours or the overlay's)
+/// refers to with a `$ref`. In a version's folder, the paths of that version count.
+fn refuse_unused(dir: &Path) -> Result<()> {
+    // (version folder or none, path in it, the schema) of every file of the overlay.
+    let mut files: Vec<(Option<Version>, String, Value)> = Vec::new();
+    let mut docs = BTreeMap::new();
+    load_overlay(dir, dir, &mut docs)?;
+    files.extend(docs.into_iter().map(|(rel, doc)| (None, rel, doc)));
+    for &version in Version::ALL {
+        let own = dir.join(version.name());
+        if own.is_dir() {
+            let mut docs = BTreeMap::new();
+            load_overlay(&own, &own, &mut docs)?;
+            files.extend(docs.into_iter().map(|(rel, doc)| (Some(version), rel, doc)));
+        }
+    }
+    let embedded = |version: Option<Version>, rel: &str| {
+        EMBEDDED.iter().any(|(path, _)| {
+            path.split_once('/')
+                .is_some_and(|(of, path)| path == rel && version.is_none_or(|v| v.name() == of))
+        })
+    };
+    // Every `$ref` of every schema, resolved against the schema's own path.
+    let mut referred: Vec<String> = Vec::new();
+    let embedded_docs = EMBEDDED.iter().filter_map(|(path, text)| {
+        let (_, rel) = path.split_once('/')?;
+        Some((rel.to_owned(), serde_json::from_str::<Value>(text).ok()?))
+    });
+    let overlay_docs = files.iter().map(|(_, rel, doc)| (rel.clone(), doc.clone()));
+    for (rel, doc) in embedded_docs.chain(overlay_docs) {
+        walk::for_each_ref(&doc, &mut |target| {
+            let file = target.split('#').next().unwrap_or_default();
+            if !file.is_empty() {
+                referred.push(walk::join(&rel, file));
+            }
+        });
+    }
+    let unused: Vec<String> = files
+        .iter()
+        .filter(|(version, rel, _)| {
+            !rel.starts_with("custom/") && !embedded(*version, rel) && !referred.contains(rel)
+        })
+        .map(|(version, rel, _)| match version {
+            Some(version) => format!("{}/{rel}", version.name()),
+            None => rel.clone(),
+        })
+        .collect();
+    if !unused.is_empty() {
+        bail!(
+            "the schema overlay {} holds {} that no schema has and none refers to, so {} \
+             nothing: {} (an event's schema is events/TYPE.json, a shared part's \
+             defs/NAME.json, a CUSTOM event's value custom/NAME.json; a folder named after a \
+             version, such as 1.0/, holds that version's alone; `agui-lens schema list` names \
+             them)",
+            dir.display(),
+            match unused.len() {
+                1 => "a file",
+                _ => "files",
+            },
+            match unused.len() {
+                1 => "it would change",
+                _ => "they would change",
+            },
+            unused.join(", ")
+        );
     }
     Ok(())
 }

@@ -62,7 +62,6 @@ fn for_each_subschema_mut(map: &mut Map<String, Value>, f: &mut dyn FnMut(&mut V
 }
 
 /// Calls `f` with every `$ref` in a schema document.
-#[cfg(test)]
 pub fn for_each_ref(schema: &Value, f: &mut dyn FnMut(&str)) {
     match schema {
         Value::Object(map) => {
@@ -142,7 +141,7 @@ fn resolve<'a>(set: &'a SchemaSet, from: &str, reference: &str) -> Option<(Strin
 }
 
 /// Joins a relative reference to the directory of `from`: `events/A.json` + `../defs/B.json`.
-fn join(from: &str, relative: &str) -> String {
+pub fn join(from: &str, relative: &str) -> String {
     let mut parts: Vec<&str> = from.split('/').collect();
     parts.pop();
     for part in relative.split('/') {
