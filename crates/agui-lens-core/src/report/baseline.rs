@@ -105,9 +105,10 @@ impl Baseline {
         let mut left = BTreeMap::new();
         let here = Here::default();
         for entry in file.findings {
-            *left
+            let count = left
                 .entry((entry.rule, here.key(&entry.path), entry.fingerprint))
-                .or_insert(0) += entry.count;
+                .or_insert(0u64);
+            *count = count.saturating_add(entry.count);
         }
         Ok(Baseline { left, here })
     }
@@ -332,6 +333,21 @@ mod tests {
             fingerprint(&empty)
         );
         assert!(!Baseline::parse(&forged).unwrap().admits(&empty));
+    }
+
+    /// A hand-made file whose counts of one finding add up past what a count holds reads as
+    /// "that many", not as a panic (or a count wrapped to 0).
+    #[test]
+    fn counts_past_the_largest_add_up_to_the_largest() {
+        let d = finding(1, "x");
+        let text = format!(
+            r#"{{"version":1,"findings":[
+                {{"rule":"pairing/tool-call","path":"a.jsonl","fingerprint":"{0}","count":18446744073709551615,"message":""}},
+                {{"rule":"pairing/tool-call","path":"a.jsonl","fingerprint":"{0}","count":1,"message":""}}]}}"#,
+            fingerprint(&d)
+        );
+        let mut baseline = Baseline::parse(&text).unwrap();
+        assert!(baseline.admits(&d));
     }
 
     #[test]
