@@ -56,6 +56,10 @@ impl Config {
         let text = agui_lens_core::read::read_text(&path)?;
         let file: ConfigFile =
             toml::from_str(&text).with_context(|| format!("in {}", path.display()))?;
+        if explicit.is_none() {
+            // Found, not named: the log says whose rules the run was checked by.
+            eprintln!("agui-lens: rule settings from {}", path.display());
+        }
         Ok(Config {
             path: Some(path),
             file,
@@ -133,13 +137,22 @@ impl Config {
     }
 }
 
+/// The nearest `agui-lens.toml` from `start` up, not above the root of the repository
+/// `start` is in (the folder that holds `.git`): a file in a home folder or in /tmp is no
+/// rule of the project's.
 fn find_upwards(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .map(|dir| dir.join(FILE_NAME))
+    for dir in start.ancestors() {
+        let candidate = dir.join(FILE_NAME);
         // A link that leads nowhere is found too, to be said to be one: going on without
         // the project's config would check by other rules.
-        .find(|candidate| candidate.is_file() || (candidate.is_symlink() && !candidate.exists()))
+        if candidate.is_file() || (candidate.is_symlink() && !candidate.exists()) {
+            return Some(candidate);
+        }
+        if dir.join(".git").exists() {
+            return None;
+        }
+    }
+    None
 }
 
 #[cfg(test)]

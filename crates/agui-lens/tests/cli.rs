@@ -351,6 +351,39 @@ fn config_file_sets_levels_and_flags_win() {
         status(&["check", "--config", other.to_str().unwrap(), "../w.jsonl"]),
         Some(1)
     );
+
+    // Found by the search, the file is named on stderr: a green log says whose rules made it.
+    std::fs::write(
+        dir.path().join("agui-lens.toml"),
+        "[rules]\n\"schema/*\" = \"allow\"\n",
+    )
+    .unwrap();
+    let output = Command::new(bin)
+        .args(["check", "../w.jsonl"])
+        .current_dir(&nested)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("{}", dir.path().join("agui-lens.toml").display())),
+        "{stderr}"
+    );
+    // Inside a repository, the search ends at its root: a file above it (in a home folder,
+    // in /tmp) is no rule of the project's.
+    std::fs::create_dir(nested.join(".git")).unwrap();
+    assert_eq!(
+        status(&["check", "--deny", "schema/unknown-field", "../w.jsonl"]),
+        Some(1)
+    );
+    assert_eq!(status(&["check", "../w.jsonl"]), Some(0), "warnings only");
+    let output = Command::new(bin)
+        .args(["check", "--format", "json", "../w.jsonl"])
+        .current_dir(&nested)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(doc["summary"]["warnings"].as_u64().unwrap() > 0, "{doc}");
 }
 
 #[test]
