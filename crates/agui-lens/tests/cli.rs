@@ -533,6 +533,41 @@ fn an_overlay_file_that_replaces_nothing_is_refused_and_version_folders_hold_to_
     }
 }
 
+/// A stream saved in a one-byte encoding (every event holds "café" as 0xE9) is text with
+/// broken characters, not binary data: each line is said to be no UTF-8, as `explain
+/// framing/invalid-utf8` shows, and the input is said to be text in another encoding.
+#[test]
+fn a_stream_saved_as_latin_1_is_said_to_be_no_utf8_line_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("latin1.jsonl");
+    std::fs::write(
+        &file,
+        b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\",\"x\":\"caf\xe9\"}\n\
+          {\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\",\"x\":\"caf\xe9\"}\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = run(&["check", "--format", "json", file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let rules: Vec<&str> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "framing/invalid-utf8",
+            "framing/invalid-utf8",
+            "framing/no-events"
+        ],
+        "{stdout}"
+    );
+    assert!(stdout.contains("not UTF-8"), "{stdout}");
+    assert!(!stdout.contains("binary"), "{stdout}");
+}
+
 #[test]
 fn broken_pipe_exits_quietly() {
     // Many diagnostics, and a reader that goes away after the first line.

@@ -24,10 +24,10 @@ const HOLD_LIMIT: usize = 32;
 /// Whether a finding only says that a frame is no event: such findings, when the input holds
 /// no event at all, are folded into its one `framing/no-events`.
 fn only_no_event(d: &Diagnostic) -> bool {
+    // (A frame that is no UTF-8 may well be an event saved in another encoding: said.)
     matches!(
         d.rule,
         RuleId::FramingInvalidJson
-            | RuleId::FramingInvalidUtf8
             | RuleId::FramingNotAnObject
             | RuleId::SchemaMissingType
             | RuleId::SchemaUnknownEventType

@@ -282,6 +282,16 @@ pub fn classify_non_stream(head: &[u8]) -> (NonStream, String) {
             "the input starts with a second byte-order mark (U+FEFF); only one is stripped".into(),
         );
     }
+    if let Some(at) = text_not_utf8(text) {
+        return (
+            NonStream::Binary,
+            format!(
+                "it is text, but not UTF-8 (byte {at}, 0x{:02X}): saved in another encoding, \
+                 such as Latin-1 or Windows-1252? AG-UI events are UTF-8",
+                text[at]
+            ),
+        );
+    }
     if looks_binary(text) {
         let bytes: Vec<String> = text.iter().take(8).map(|b| format!("{b:02x}")).collect();
         return (
@@ -394,6 +404,19 @@ pub fn is_binary(head: &[u8]) -> bool {
 }
 
 /// NUL bytes, or bytes that are not UTF-8 text, in the first bytes.
+/// Where bytes that read as text (no NUL, nearly all printable ASCII) stop being UTF-8: a
+/// stream saved in a one-byte encoding, whose letters beyond ASCII are no UTF-8.
+fn text_not_utf8(head: &[u8]) -> Option<usize> {
+    let sample = &head[..head.len().min(512)];
+    let err = std::str::from_utf8(sample).err()?;
+    err.error_len()?;
+    let plain = sample
+        .iter()
+        .filter(|&&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+        .count();
+    (!sample.contains(&0) && plain * 10 >= sample.len() * 9).then(|| err.valid_up_to())
+}
+
 fn looks_binary(head: &[u8]) -> bool {
     let sample = &head[..head.len().min(512)];
     if sample.contains(&0) {
