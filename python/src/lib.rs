@@ -746,7 +746,8 @@ fn compact_source(
                 }
             }
         }
-        if as_read.bytes() < compacted.bytes_out {
+        // As many bytes either way: kept as read, as the command keeps them.
+        if as_read.bytes() <= compacted.bytes_out {
             compacted.kept = Some(as_read.bytes());
             written = as_read.finish()?;
         }
