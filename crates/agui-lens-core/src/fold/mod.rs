@@ -1107,17 +1107,29 @@ impl Folded {
     /// prints. Half a UTF-16 pair nothing joined is written as its escape (`\ud83d`), as
     /// the official reducer's JSON writes it.
     pub fn json_text(self, pretty: bool) -> String {
+        let mut out = Vec::new();
+        self.write_json(&mut out, pretty)
+            .expect("a JSON value serialises into memory");
+        String::from_utf8(out).expect("JSON text is UTF-8")
+    }
+
+    /// [`Folded::json_text`], written to `out` as it is made (no copy of it is held, unless
+    /// it has halves of UTF-16 pairs to write as escapes).
+    pub fn write_json(self, mut out: impl std::io::Write, pretty: bool) -> std::io::Result<()> {
         let halves = self.halves;
         let json = self.into_json();
-        let text = match pretty {
-            true => serde_json::to_string_pretty(&json),
-            false => serde_json::to_string(&json),
+        if halves {
+            let text = match pretty {
+                true => serde_json::to_string_pretty(&json),
+                false => serde_json::to_string(&json),
+            }?;
+            return out.write_all(crate::read::halves::escape_stand_ins(&text).as_bytes());
         }
-        .expect("a JSON value serialises");
-        match halves {
-            true => crate::read::halves::escape_stand_ins(&text).into_owned(),
-            false => text,
+        match pretty {
+            true => serde_json::to_writer_pretty(out, &json),
+            false => serde_json::to_writer(out, &json),
         }
+        .map_err(std::io::Error::from)
     }
 
     /// Nothing a client holds: no message, no state, no run, no interrupt (a thread whose

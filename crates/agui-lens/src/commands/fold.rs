@@ -32,7 +32,9 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
         },
     )?;
     let folded = pick(threads, args.thread.as_deref())?;
-    let mut out = io::stdout().lock();
-    writeln!(out, "{}", folded.json_text(!args.compact))?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    folded.write_json(&mut out, !args.compact)?;
+    writeln!(out)?;
+    out.flush()?;
     Ok(Outcome::Clean)
 }
