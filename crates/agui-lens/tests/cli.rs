@@ -568,6 +568,23 @@ fn a_stream_saved_as_latin_1_is_said_to_be_no_utf8_line_by_line() {
     assert!(!stdout.contains("binary"), "{stdout}");
 }
 
+/// A protobuf body cut inside its first frame's 4-byte length, in a file named `.pb`, is a
+/// body cut short (`framing/proto-truncated`, as the official client says "ended mid-frame"),
+/// as one cut a byte later is; it was taken for binary data that is no stream.
+#[test]
+fn a_protobuf_body_cut_inside_its_first_length_is_truncated() {
+    let whole = std::fs::read(root().join("fixtures/valid/agui-sdk-full.pb")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for n in 1..=5 {
+        let file = dir.path().join(format!("cut{n}.pb"));
+        std::fs::write(&file, &whole[..n]).unwrap();
+        let (code, stdout, _) = run(&["check", file.to_str().unwrap()]);
+        assert_eq!(code, 1, "{n}: {stdout}");
+        assert!(stdout.contains("framing/proto-truncated"), "{n}: {stdout}");
+        assert!(!stdout.contains("binary data"), "{n}: {stdout}");
+    }
+}
+
 #[test]
 fn broken_pipe_exits_quietly() {
     // Many diagnostics, and a reader that goes away after the first line.

@@ -885,6 +885,11 @@ impl<'a> Engine<'a> {
             return;
         };
         d.severity = severity;
+        if d.rule == RuleId::FramingProtoTruncated {
+            // A protobuf body cut short says why no event came (before its first, there was
+            // none): it is not said again as one that holds none.
+            self.cut_short = true;
+        }
         if self.holding {
             if self.count_past_hold && self.held.len() >= HOLD_LIMIT && only_no_event(&d) {
                 self.counted += 1;

@@ -1045,6 +1045,14 @@ pub fn rewritten_format(format: InputFormat, path: &Path, head: &[u8]) -> InputF
 /// with a `[` that opens an array of events.
 fn refine_extension_hint(hint: Option<InputFormat>, head: &[u8]) -> Option<InputFormat> {
     let sniffed = sniff_format(head);
+    // Too short to tell (a body cut inside its first frame's 4-byte length): what the name
+    // says, when what there is can start a frame (the length of one under 16 MiB).
+    if hint == Some(InputFormat::Proto)
+        && head.len() <= crate::protocol::proto::PREFIX_LEN
+        && head.first() == Some(&0)
+    {
+        return hint;
+    }
     // Protobuf frames and text tell themselves apart by their first bytes, whatever the name.
     if sniffed == InputFormat::Proto || hint == Some(InputFormat::Proto) {
         return Some(sniffed);
