@@ -45,6 +45,23 @@ pub fn requested() -> bool {
     SIGNAL.load(Ordering::SeqCst) != 0
 }
 
+/// Whether a stop is requested within `limit` from now (at once, if it was already): for a
+/// reader that met the end of a pipe inside a run and must tell an end the stop caused
+/// (Ctrl-C stops the process writing into the pipe too, and its end can be read before the
+/// signal is handled) from the stream's own.
+pub fn requested_within(limit: std::time::Duration) -> bool {
+    let since = std::time::Instant::now();
+    loop {
+        if requested() {
+            return true;
+        }
+        if since.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
 /// The signal that asked to stop, if one did.
 pub fn signal() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {

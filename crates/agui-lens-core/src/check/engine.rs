@@ -757,6 +757,12 @@ impl<'a> Engine<'a> {
         self.known_events
     }
 
+    /// Whether the input ending now would leave a run, a message or a tool call open (what
+    /// the end-of-stream rules report).
+    pub fn ends_inside_a_run(&self) -> bool {
+        self.protocol.ends_inside_a_run()
+    }
+
     /// Reports a finding from outside the stream (the connection it came over, the input that
     /// was sent), under the user's levels and in the input's counts.
     pub fn report(&mut self, d: Diagnostic, out: &mut Vec<Diagnostic>) {

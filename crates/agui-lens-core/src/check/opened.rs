@@ -188,8 +188,15 @@ fn check_answer(
     let read = read?;
     // A piped input that ended once a stop was asked for: Ctrl-C stops the whole pipeline
     // (`producer | agui-lens check -`), so the end it read is the stop's, not the stream's.
+    // Its end can be read before the signal is handled: one that ends inside a run waits a
+    // moment for it (a stream that ends whole waits for nothing).
+    let stopped_it = || {
+        crate::stop::requested()
+            || (engine.ends_inside_a_run()
+                && crate::stop::requested_within(std::time::Duration::from_millis(100)))
+    };
     let read = match read {
-        None if piped && crate::stop::requested() => Some(io::ErrorKind::Interrupted.into()),
+        None if piped && stopped_it() => Some(io::ErrorKind::Interrupted.into()),
         read => read,
     };
     // Cut by the reading side, not by the stream's end: by Ctrl-C or SIGTERM, or a reader

@@ -298,6 +298,11 @@ impl Lifecycle {
         );
     }
 
+    /// Whether a run is open: one the stream's end would leave unterminated.
+    pub fn in_run(&self) -> bool {
+        self.phase == Phase::Active && self.run.is_some()
+    }
+
     /// The stream ended.
     pub fn finish(&mut self, open: &[String], out: &mut Out<'_>) {
         if self.phase != Phase::Active {

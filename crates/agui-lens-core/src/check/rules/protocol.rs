@@ -328,6 +328,13 @@ impl Protocol {
         self.tool_args.on_event(ev, out);
     }
 
+    /// Whether the stream ending now would leave a run, a message or a tool call open.
+    pub fn ends_inside_a_run(&self) -> bool {
+        self.lifecycle.in_run()
+            || !self.pairing.open_items().is_empty()
+            || self.expander.open_streams().next().is_some()
+    }
+
     /// The stream ended: reports what is still open.
     pub fn finish(&mut self, levels: &Levels, found: &mut Vec<Diagnostic>) {
         let mut out = Out { levels, found };
