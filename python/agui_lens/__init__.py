@@ -230,10 +230,27 @@ def _source(source: Any, name: Optional[str]) -> dict:
     return {"data": _events_items(events), "name": name or EVENTS_NAME, "format": "jsonl"}
 
 
-def _rules(rules: Optional[Mapping[str, str]]) -> list:
+def _rules(rules: Any) -> list:
+    """Rule levels as (selector, level) pairs, in order: from a mapping, or from pairs
+    (later ones win, as later flags do on the command line)."""
     if not rules:
         return []
-    return [(str(selector), str(level)) for selector, level in rules.items()]
+    pairs = rules.items() if isinstance(rules, Mapping) else rules
+    try:
+        return [(str(selector), str(level)) for selector, level in pairs]
+    except (TypeError, ValueError):
+        raise TypeError(
+            'rules is a mapping of rule or family to level, e.g. {"state/*": "deny"}, '
+            "or a list of such pairs"
+        ) from None
+
+
+def _protocol(protocol: Any) -> Optional[str]:
+    if protocol is None or isinstance(protocol, str):
+        return protocol
+    raise TypeError(
+        f'protocol is a version as text: "1.1", "1.0" or "0.x", not {type(protocol).__name__}'
+    )
 
 
 def _input_json(input: Any) -> Optional[str]:
@@ -249,7 +266,7 @@ def check(
     *,
     input: Any = None,
     protocol: Optional[str] = None,
-    rules: Optional[Mapping[str, str]] = None,
+    rules: Any = None,
     format: Optional[str] = None,
     name: Optional[str] = None,
 ) -> Report:
@@ -260,13 +277,14 @@ def check(
     its tools and messages what the rules know. ``protocol`` is ``--protocol`` ("1.1", "1.0",
     "0.x"); ``rules`` maps selectors (``"state/*"``, ``"lifecycle/event-after-finish"``) to
     levels (``"deny"``, ``"warn"``, ``"note"``, ``"allow"``), applied in order like
-    ``--deny``/``--warn``/``--note``/``--allow``; ``format`` forces ``--input-format``.
+    ``--deny``/``--warn``/``--note``/``--allow`` (a list of ``(selector, level)`` pairs works
+    too); ``format`` forces ``--input-format``.
     """
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format
     result, human, json_text = _agui_lens.check(
-        input=_input_json(input), protocol=protocol, rules=_rules(rules), **kwargs
+        input=_input_json(input), protocol=_protocol(protocol), rules=_rules(rules), **kwargs
     )
     data = json.loads(result)
     file = data["file"]
@@ -289,11 +307,11 @@ class Checker:
         input: Any = None,
         *,
         protocol: Optional[str] = None,
-        rules: Optional[Mapping[str, str]] = None,
+        rules: Any = None,
         name: str = EVENTS_NAME,
     ):
         self._inner = _agui_lens.Checker(
-            name=name, input=_input_json(input), protocol=protocol, rules=_rules(rules)
+            name=name, input=_input_json(input), protocol=_protocol(protocol), rules=_rules(rules)
         )
         self.diagnostics: list[Diagnostic] = []
         self.counts: Optional[dict] = None

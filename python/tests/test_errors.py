@@ -218,3 +218,13 @@ def test_no_event_under_a_level_that_does_not_fail_is_no_checked_stream(tmp_path
         report = agui_lens.check(empty, rules={"framing/no-events": level})
         assert not report.ok, level
         assert report.failure.endswith(f"{empty}: no AG-UI event in it: nothing was checked")
+
+
+def test_rules_as_pairs_and_a_protocol_that_is_no_text():
+    as_map = agui_lens.check(VALID, rules={"schema/*": "allow", "schema/unknown-field": "deny"})
+    as_pairs = agui_lens.check(VALID, rules=[("schema/*", "allow"), ("schema/unknown-field", "deny")])
+    assert as_pairs.to_json() == as_map.to_json()
+    with pytest.raises(TypeError, match="mapping of rule or family to level"):
+        agui_lens.check(VALID, rules=["schema/*"])
+    with pytest.raises(TypeError, match='"1.1", "1.0" or "0.x", not float'):
+        agui_lens.check(VALID, protocol=1.0)
