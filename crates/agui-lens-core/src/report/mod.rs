@@ -82,6 +82,17 @@ impl FileSummary {
             && self.stats.errors == 0
     }
 
+    /// Fails an input that [checked nothing](FileSummary::checked_nothing), as the one input
+    /// of a run: what it held was no stream to check.
+    pub fn fail_if_checked_nothing(&mut self) {
+        if self.checked_nothing() {
+            self.failure = Some(format!(
+                "{}: no AG-UI event in it: nothing was checked",
+                self.path
+            ));
+        }
+    }
+
     /// An input read to its end (or as far as it could be, with `failure`).
     pub fn checked(path: Arc<str>, stats: Stats, failure: Option<String>) -> Self {
         FileSummary {

@@ -246,12 +246,7 @@ pub fn check_inputs(
         if file.skipped.is_some() {
             skipped_only.push((file, Vec::new()));
         } else {
-            if file.checked_nothing() {
-                file.failure = Some(format!(
-                    "{}: no AG-UI event in it: nothing was checked",
-                    file.path
-                ));
-            }
+            file.fail_if_checked_nothing();
             finish_file(&mut run, &file, reporter)?;
         }
     } else {
