@@ -97,7 +97,7 @@ fn a_baseline_holds_back_known_findings_and_fails_new_ones() {
                 assert_eq!(held.len(), 2, "{stdout}");
                 assert!(
                     held.iter()
-                        .all(|r| r["partialFingerprints"]["agui-lens/v1"].is_string())
+                        .all(|r| r["partialFingerprints"]["agui-lens/v2"].is_string())
                 );
                 results.len() - held.len()
             }
@@ -489,4 +489,80 @@ fn an_answer_that_is_no_success_is_never_held_back() {
             }
         }
     }
+}
+
+/// A number in a name is part of the name: a patch that fails on `/x2`, or a message `msg-2`
+/// never started, is another finding than the one recorded on `/x1` or `msg-1`, and fails. The
+/// first baselines took every digit out of the message, and held either back by the other.
+/// Positions (a line, an event's index) are still taken out: a finding that moved is known.
+#[test]
+fn a_number_inside_a_name_tells_findings_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir(dir.join("captures")).unwrap();
+    let stream = |failing: &[&str]| {
+        let mut text = String::from(concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}"#,
+            "\n",
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"a":1}}"#,
+            "\n",
+        ));
+        for what in failing {
+            text.push_str(&format!(
+                "{{\"type\":\"STATE_DELTA\",\"delta\":[{{\"op\":\"replace\",\"path\":\"/{what}\",\"value\":1}}]}}\n\
+                 {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m-{what}\",\"delta\":\"hi\"}}\n"
+            ));
+        }
+        text.push_str(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#);
+        text.push('\n');
+        text
+    };
+    std::fs::write(dir.join("captures/a.jsonl"), stream(&["x1"])).unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 0, "{stderr}");
+    let recorded = std::fs::read_to_string(dir.join("known.json")).unwrap();
+    assert!(recorded.contains("\"version\": 2"), "{recorded}");
+
+    // The same findings, moved down: held back.
+    std::fs::write(
+        dir.join("captures/a.jsonl"),
+        stream(&["x1"]).replacen(
+            "\n",
+            "\n{\"type\":\"STEP_STARTED\",\"stepName\":\"s\"}\n{\"type\":\"STEP_FINISHED\",\"stepName\":\"s\"}\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = check(dir, &["--baseline", "known.json", "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(rules_in(&stdout).is_empty(), "{stdout}");
+
+    // /x1 fixed, /x2 broken the same way (and message m-x2 never started): new.
+    std::fs::write(dir.join("captures/a.jsonl"), stream(&["x2"])).unwrap();
+    let (code, stdout, stderr) = check(dir, &["--baseline", "known.json", "--format", "json"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert_eq!(
+        rules_in(&stdout),
+        ["state/patch-failed 3", "pairing/text-message 4"],
+        "{stdout}"
+    );
+    assert!(stderr.contains("2 recorded no longer found"), "{stderr}");
+}
+
+/// A baseline written by an earlier agui-lens (version 1) still holds what it held, and says
+/// once per run how to rewrite it: its fingerprints cannot tell `/x1` from `/x2`.
+#[test]
+fn a_version_1_baseline_still_holds_and_says_how_to_rewrite_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir(dir.join("captures")).unwrap();
+    std::fs::write(dir.join("captures/a.jsonl"), KNOWN).unwrap();
+    std::fs::write(dir.join("old.json"), r#"{"version":1,"findings":[]}"#).unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "old.json"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("old.json is a version 1 baseline") && stderr.contains("--update-baseline"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -745,7 +745,7 @@ fn findings_in_a_browser_capture_point_at_the_capture_in_every_format() {
             assert_eq!(location["region"]["startLine"], 3, "{r}");
         }
         fingerprints.insert(
-            r["partialFingerprints"]["agui-lens/v1"]
+            r["partialFingerprints"]["agui-lens/v2"]
                 .as_str()
                 .unwrap()
                 .to_owned(),

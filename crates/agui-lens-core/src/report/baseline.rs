@@ -3,9 +3,12 @@
 //! adopt them gradually.
 //!
 //! A finding is recognised by its rule, its input and a fingerprint of what it says — the
-//! event type, the pointer, the subject and the message with every number taken out — never
+//! event type, the pointer, the subject and the message with its numbers taken out — never
 //! by its line, so a finding that moved (an event inserted above it, a renumbered stream)
-//! is still the one recorded. Findings with the same fingerprint are counted: a baseline that
+//! is still the one recorded. A number is a run of digits standing alone ("line 4", "event
+//! 12"); digits inside a name (`/x1`, `msg-2`, `"42"`) are part of the name, and kept. The
+//! first version of the file took every digit out, so that a finding on `/x2` was held back
+//! by one recorded on `/x1`: such a file is still read as it was written (see [`Baseline::version`]). Findings with the same fingerprint are counted: a baseline that
 //! holds two of them admits two, and a third is new.
 //!
 //! An input that holds no events (`framing/no-events`, and `suite/no-stream` for a suite case)
@@ -19,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use crate::check::catalog::RuleId;
 use crate::check::diagnostic::Diagnostic;
 
-/// The file's format version.
-const VERSION: u64 = 1;
+/// The file's format version written: 2 keeps digits inside names in the fingerprint.
+pub const VERSION: u64 = 2;
 
 /// One recorded finding and how many times it was seen.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,6 +47,7 @@ struct File {
 pub struct Baseline {
     left: BTreeMap<(String, String, String), u64>,
     here: Here,
+    version: u64,
 }
 
 /// Builds a baseline from the findings of a run.
@@ -96,9 +100,9 @@ impl Baseline {
                 e.column()
             )
         })?;
-        if file.version != VERSION {
+        if !(1..=VERSION).contains(&file.version) {
             return Err(format!(
-                "baseline version {} (this agui-lens reads version {VERSION})",
+                "baseline version {} (this agui-lens reads versions 1 to {VERSION})",
                 file.version
             ));
         }
@@ -110,7 +114,19 @@ impl Baseline {
                 .or_insert(0u64);
             *count = count.saturating_add(entry.count);
         }
-        Ok(Baseline { left, here })
+        Ok(Baseline {
+            left,
+            here,
+            version: file.version,
+        })
+    }
+
+    /// The version of the file read. A version 1 file holds fingerprints made with every
+    /// digit taken out, and is matched that way: it holds back what it held, including a
+    /// finding whose name differs from the recorded one by a digit only. Rewriting it
+    /// (`--update-baseline`) makes it version 2.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// Whether the finding was recorded (and not yet met as often as recorded): it is then
@@ -119,11 +135,11 @@ impl Baseline {
         if !adoptable(d) {
             return false;
         }
-        let key = (
-            d.rule.name().to_owned(),
-            self.here.key(&d.path),
-            fingerprint(d),
-        );
+        let print = match self.version {
+            1 => fingerprint_v1(d),
+            _ => fingerprint(d),
+        };
+        let key = (d.rule.name().to_owned(), self.here.key(&d.path), print);
         match self.left.get_mut(&key) {
             Some(n) if *n > 0 => {
                 *n -= 1;
@@ -227,23 +243,72 @@ fn adoptable(d: &Diagnostic) -> bool {
 
 /// What identifies a finding within its rule and input, whatever line it is on: 16 hex digits
 /// of a 64-bit FNV-1a hash (stable across platforms and versions of Rust) of the event type,
-/// pointer, keyword, subject and the message with each run of digits replaced by `#`.
+/// pointer, keyword, subject and the message with each number written `#`. A number is a run
+/// of digits standing alone: not right after a letter, a digit's neighbours in a name (`-`,
+/// `_`, `/`, `.`, `:`) or a quote, nor right before a letter or `_`. So "line 12" and
+/// "operation 3" lose their numbers, `/x1`, `msg-2`, `/items/5` and `"42"` keep theirs.
 pub fn fingerprint(d: &Diagnostic) -> String {
+    fingerprint_with(d, |message| {
+        let bytes = message.as_bytes();
+        let in_name = |b: u8| b.is_ascii_alphanumeric() || b"-_/.:\"'`~#".contains(&b);
+        let mut out = String::with_capacity(message.len());
+        let mut kept = 0;
+        let mut at = 0;
+        while at < bytes.len() {
+            if !bytes[at].is_ascii_digit() {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            while at < bytes.len() && bytes[at].is_ascii_digit() {
+                at += 1;
+            }
+            let before = start.checked_sub(1).map(|i| bytes[i]);
+            let after = bytes.get(at).copied();
+            let alone = !before.is_some_and(in_name)
+                && !after.is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+            if alone {
+                // A decimal is one number: "16.5 MiB" as "16.0 MiB".
+                if after == Some(b'.') && bytes.get(at + 1).is_some_and(u8::is_ascii_digit) {
+                    at += 1;
+                    while at < bytes.len() && bytes[at].is_ascii_digit() {
+                        at += 1;
+                    }
+                }
+                out.push_str(&message[kept..start]);
+                out.push('#');
+                kept = at;
+            }
+        }
+        out.push_str(&message[kept..]);
+        out
+    })
+}
+
+/// The fingerprint of a version 1 baseline: every run of digits written `#`, in names too.
+pub fn fingerprint_v1(d: &Diagnostic) -> String {
+    fingerprint_with(d, |text| {
+        let mut message = String::with_capacity(text.len());
+        let mut in_digits = false;
+        for c in text.chars() {
+            if c.is_ascii_digit() {
+                if !in_digits {
+                    message.push('#');
+                }
+                in_digits = true;
+            } else {
+                message.push(c);
+                in_digits = false;
+            }
+        }
+        message
+    })
+}
+
+fn fingerprint_with(d: &Diagnostic, numbers_out: impl Fn(&str) -> String) -> String {
     let parts = [&d.event_type, &d.pointer, &d.keyword, &d.subject];
     let mut parts: Vec<&str> = parts.iter().map(|p| p.as_deref().unwrap_or("")).collect();
-    let mut message = String::with_capacity(d.message.len());
-    let mut in_digits = false;
-    for c in d.message.chars() {
-        if c.is_ascii_digit() {
-            if !in_digits {
-                message.push('#');
-            }
-            in_digits = true;
-        } else {
-            message.push(c);
-            in_digits = false;
-        }
-    }
+    let message = numbers_out(&d.message);
     parts.push(&message);
     hash_of(&parts)
 }
@@ -350,6 +415,25 @@ mod tests {
         assert!(baseline.admits(&d));
     }
 
+    /// A version 1 file is matched as it was written: by fingerprints with every digit out.
+    #[test]
+    fn a_version_1_file_holds_what_it_held() {
+        let recorded = finding(3, "STATE_DELTA operation 0 (replace /x1)");
+        let text = format!(
+            r#"{{"version":1,"findings":[{{"rule":"pairing/tool-call","path":"a.jsonl","fingerprint":"{}","count":2,"message":""}}]}}"#,
+            fingerprint_v1(&recorded)
+        );
+        let mut baseline = Baseline::parse(&text).unwrap();
+        assert_eq!(baseline.version(), 1);
+        assert!(baseline.admits(&finding(5, "STATE_DELTA operation 0 (replace /x1)")));
+        assert!(baseline.admits(&finding(5, "STATE_DELTA operation 0 (replace /x2)")));
+        assert!(!baseline.admits(&recorded));
+        let mut recorder = Recorder::default();
+        recorder.record(&recorded);
+        let rewritten = Baseline::parse(&recorder.render()).unwrap();
+        assert_eq!(rewritten.version(), VERSION);
+    }
+
     #[test]
     fn fingerprints_are_stable_and_files_are_checked() {
         // The value is part of the file format: it must not change between releases.
@@ -366,10 +450,31 @@ mod tests {
             "FNV-1a of the parts (computed apart, in Python)"
         );
         assert!(Baseline::parse("{}").is_err());
+        // Numbers standing alone go, digits in names stay.
+        let print = |m: &str| fingerprint(&finding(1, m));
+        assert_eq!(
+            print("operation 3 (replace /x1) at line 12, 16.5 MiB"),
+            print("operation 0 (replace /x1) at line 4, 2.0 MiB")
+        );
+        for (one, other) in [
+            ("replace /x1", "replace /x2"),
+            ("message \"msg-1\"", "message \"msg-2\""),
+            ("add /items/5", "add /items/6"),
+            ("message \"42\"", "message \"43\""),
+            ("call 2a", "call 3a"),
+            ("capture.har#1", "capture.har#2"),
+        ] {
+            assert_ne!(print(one), print(other), "{one}");
+            assert_eq!(
+                fingerprint_v1(&finding(1, one)),
+                fingerprint_v1(&finding(1, other)),
+                "{one}"
+            );
+        }
         assert!(
-            Baseline::parse(r#"{"version":2,"findings":[]}"#)
+            Baseline::parse(r#"{"version":3,"findings":[]}"#)
                 .unwrap_err()
-                .contains("version 2")
+                .contains("version 3")
         );
     }
 }

@@ -134,7 +134,7 @@ fn result(d: &Diagnostic, place: &Place<'_>) -> Value {
             "level": d.severity.as_str(),
             "message": {"text": message},
             "locations": [location],
-            "partialFingerprints": {"agui-lens/v1": fingerprint},
+            "partialFingerprints": {"agui-lens/v2": fingerprint},
             "properties": properties,
         })
     }
@@ -226,7 +226,7 @@ impl Reporter for Sarif {
                 "level": "error",
                 "message": {"text": text},
                 "locations": [location.clone()],
-                "partialFingerprints": {"agui-lens/v1": fingerprint},
+                "partialFingerprints": {"agui-lens/v2": fingerprint},
             }));
         }
         self.notifications.push(json!({

@@ -65,11 +65,21 @@ impl Gate {
                         path.display()
                     )
                 })?;
-            Mode::Hold(
-                Baseline::parse(&text)
-                    .map_err(anyhow::Error::msg)
-                    .with_context(|| format!("in {}", path.display()))?,
-            )
+            let baseline = Baseline::parse(&text)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("in {}", path.display()))?;
+            if baseline.version() == 1 {
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "agui-lens: {} is a version 1 baseline, whose fingerprints take every digit \
+                     out of a finding, names too: a finding on /x2 or message \"m2\" is held \
+                     back by one recorded on /x1 or \"m1\". It is read as written; rewrite it \
+                     with --update-baseline (version {})",
+                    path.display(),
+                    agui_lens_core::report::baseline::VERSION
+                );
+            }
+            Mode::Hold(baseline)
         };
         Ok(Some(Gate {
             path: path.clone(),
