@@ -964,6 +964,12 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub baseline: BaselineArgs,
 
+    /// Also write the run's JUnit XML report to FILE (what --format junit prints), beside
+    /// the format on stdout: SARIF and JUnit from one run. Replaced atomically; a FILE that
+    /// holds something else than a report is left as it is.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
     #[command(flatten)]
     pub rules: RuleArgs,
 

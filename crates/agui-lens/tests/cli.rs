@@ -1001,3 +1001,68 @@ fn explain_suggests_the_rules_spelt_closest() {
         );
     }
 }
+
+/// `check --junit FILE` writes the JUnit report of the same run beside the format on stdout,
+/// so a CI step (the Action) gets SARIF and JUnit from one run — one baseline recorded, one
+/// verdict — and byte for byte what `--format junit` prints. It never writes over an input,
+/// nor over a file that holds no report.
+#[test]
+fn check_writes_a_junit_report_beside_its_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("reports/junit.xml");
+    let (code, stdout, stderr) = run(&[
+        "check",
+        "--format",
+        "sarif",
+        INVALID,
+        VALID,
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let (_, sarif_alone, _) = run(&["check", "--format", "sarif", INVALID, VALID]);
+    assert_eq!(stdout, sarif_alone);
+    let (_, alone, _) = run(&["check", "--format", "junit", INVALID, VALID]);
+    assert_eq!(std::fs::read_to_string(&junit).unwrap(), alone);
+
+    // A missing input is in both reports.
+    let missing = dir.path().join("missing.jsonl");
+    let (code, stdout, _) = run(&[
+        "check",
+        "--format",
+        "github",
+        VALID,
+        missing.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stdout.contains("::error"), "{stdout}");
+    let written = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        written.contains("missing.jsonl") && written.contains("errors=\"1\""),
+        "{written}"
+    );
+
+    // Not over an input, nor over what is no report.
+    let input = dir.path().join("a.jsonl");
+    std::fs::copy(root().join(VALID), &input).unwrap();
+    let (code, _, stderr) = run(&[
+        "check",
+        input.to_str().unwrap(),
+        "--junit",
+        input.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is an input"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        std::fs::read(root().join(VALID)).unwrap()
+    );
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "keep me\n").unwrap();
+    let (code, _, stderr) = run(&["check", VALID, "--junit", notes.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("holds no JUnit report"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me\n");
+}

@@ -356,6 +356,49 @@ pub fn reporter(format: Format, out: Box<dyn Write>, group: bool) -> Option<Box<
     Some(grouped(reporter, group))
 }
 
+/// Two reporters told the same run: one format on stdout and another written to a file
+/// (`check --junit`), so both say what one run found.
+pub struct Both(pub Box<dyn Reporter>, pub Box<dyn Reporter>);
+
+impl Reporter for Both {
+    fn start_run(&mut self, inputs: usize) -> io::Result<()> {
+        self.0.start_run(inputs)?;
+        self.1.start_run(inputs)
+    }
+    fn start_file(&mut self, path: &str) -> io::Result<()> {
+        self.0.start_file(path)?;
+        self.1.start_file(path)
+    }
+    fn stream_within(&mut self, stream: &str, file: &str) -> io::Result<()> {
+        self.0.stream_within(stream, file)?;
+        self.1.stream_within(stream, file)
+    }
+    fn diagnostic(&mut self, diagnostic: &Diagnostic) -> io::Result<()> {
+        self.0.diagnostic(diagnostic)?;
+        self.1.diagnostic(diagnostic)
+    }
+    fn held(&mut self, diagnostic: &Diagnostic, baseline: &str) -> io::Result<()> {
+        self.0.held(diagnostic, baseline)?;
+        self.1.held(diagnostic, baseline)
+    }
+    fn repeated(&mut self, group: &group::Repeated) -> io::Result<()> {
+        self.0.repeated(group)?;
+        self.1.repeated(group)
+    }
+    fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        self.0.end_file(file)?;
+        self.1.end_file(file)
+    }
+    fn finish(&mut self, summary: &Summary) -> io::Result<()> {
+        self.0.finish(summary)?;
+        self.1.finish(summary)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()?;
+        self.1.flush()
+    }
+}
+
 /// `reporter` behind [`group::Grouping`] when `group`.
 pub fn grouped(reporter: Box<dyn Reporter>, group: bool) -> Box<dyn Reporter> {
     if group {

@@ -28,6 +28,60 @@ use agui_lens_core::read::{self, InputSpec, ReadOptions};
 use agui_lens_core::report::{FileSummary, Reporter, Summary};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
+    let Some(junit) = &args.junit else {
+        return check(args, matches, None);
+    };
+    refuse_junit_over(junit, args)?;
+    let buffer = super::serve::Buffer::default();
+    match check(args, matches, Some(buffer.clone())) {
+        Ok(outcome) => {
+            let bytes = std::mem::take(&mut *buffer.0.lock().unwrap_or_else(|e| e.into_inner()));
+            super::write_bytes(junit, &bytes)?;
+            Ok(outcome)
+        }
+        // A CI step publishes the report whatever the exit status: it says why there is none.
+        Err(err) => Err(super::report_not_begun(
+            Some(junit),
+            agui_lens_core::report::Format::Junit,
+            "check",
+            err,
+        )),
+    }
+}
+
+/// `--junit FILE` never names what the run reads (an input, the baseline, the config), nor a
+/// file that holds something else than a JUnit report.
+fn refuse_junit_over(junit: &Path, args: &CheckArgs) -> Result<()> {
+    let settings = super::settings_files(&args.rules);
+    let mut read: Vec<(&Path, &str)> = args
+        .paths
+        .iter()
+        .map(|p| (p.as_path(), "an input"))
+        .collect();
+    read.extend(args.baseline.baseline.as_deref().map(|b| (b, "--baseline")));
+    read.extend(settings.iter().map(|(p, by)| (p.as_path(), *by)));
+    super::refuse_output_over_input(junit, "--junit", &read)?;
+    let holds_a_report = match std::fs::read(junit) {
+        Ok(bytes) => bytes
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_none_or(|b| *b == b'<'),
+        Err(e) => e.kind() == io::ErrorKind::NotFound,
+    };
+    if !holds_a_report {
+        bail!(
+            "--junit {} holds no JUnit report, so it was left as it is: name another file",
+            junit.display()
+        );
+    }
+    Ok(())
+}
+
+fn check(
+    args: &CheckArgs,
+    matches: &ArgMatches,
+    junit: Option<super::serve::Buffer>,
+) -> Result<Outcome> {
     let settings = settings(
         &args.rules,
         matches,
@@ -58,6 +112,11 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
     let mut reporter =
         crate::render::reporter(args.output.format, out, color, !args.output.no_group);
+    if let Some(buffer) = junit {
+        let format = agui_lens_core::report::Format::Junit;
+        let also = crate::render::reporter(format, Box::new(buffer), false, !args.output.no_group);
+        reporter = Box::new(agui_lens_core::report::Both(reporter, also));
+    }
     let mut gate = Gate::load(&args.baseline)?;
     let summary = if args.follow {
         follow(&ctx, &paths, &read, args.idle_timeout, reporter.as_mut())?

@@ -462,7 +462,7 @@ fn requests(shared: &Shared) -> u64 {
 
 /// Where a report is written before it goes to its file.
 #[derive(Clone, Default)]
-pub(super) struct Buffer(pub(super) Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Buffer(pub(crate) Arc<Mutex<Vec<u8>>>);
 
 impl Buffer {
     /// Starts a human report with the input's failure: that format holds none of its own (a
