@@ -777,6 +777,32 @@ fn action_fails_with_the_status_of_a_failing_check() {
     assert!(!junit.contains("lifecycle/first-event"), "{junit}");
 }
 
+/// The Action checks once for both reports: a baseline asked for in `args` is recorded once
+/// (it was recorded twice, by a second check for JUnit), and the reports agree.
+#[test]
+fn action_checks_once_for_both_reports() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("fixtures/invalid/lifecycle/first-event.jsonl"),
+        workspace.path().join("bad.jsonl"),
+    )
+    .unwrap();
+    let path = path_with_built_binary(workspace.path());
+    let run = run_action(
+        workspace.path(),
+        &path,
+        &[
+            ("paths", "bad.jsonl"),
+            ("args", "--baseline known.json --update-baseline"),
+        ],
+    );
+    let log = &run.log;
+    assert_eq!(run.statuses, [Some(0), Some(0)], "{log}");
+    assert_eq!(log.matches("wrote known.json").count(), 1, "{log}");
+    let junit = std::fs::read_to_string(workspace.path().join("agui-lens-junit.xml")).unwrap();
+    assert!(junit.contains("lifecycle/first-event"), "{junit}");
+}
+
 /// A suite: `agui-lens test` writes the JUnit report itself and SARIF on stdout; a case whose
 /// agent cannot be reached fails it (1). Neither a suite nor paths is a usage error: 2, as
 /// agui-lens gives for one.
