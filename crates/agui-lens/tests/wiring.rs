@@ -803,6 +803,62 @@ fn action_checks_once_for_both_reports() {
     assert!(junit.contains("lifecycle/first-event"), "{junit}");
 }
 
+/// Run from a folder below the repository's root (`working-directory`), the SARIF names each
+/// input absolutely, which code scanning reads relative to the workspace; a relative path
+/// would be read from the repository's root, and name no file. From the root, paths stay
+/// relative.
+#[test]
+fn action_places_findings_from_a_working_directory() {
+    let workspace = tempfile::tempdir().unwrap();
+    let work = workspace.path().join("agents/web");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::copy(
+        root().join("fixtures/invalid/lifecycle/first-event.jsonl"),
+        work.join("bad.jsonl"),
+    )
+    .unwrap();
+    let path = path_with_built_binary(workspace.path());
+    let uris = |run: &ActionRun| -> Vec<String> {
+        let sarif: Value =
+            serde_json::from_slice(&std::fs::read(&run.outputs["sarif-file"]).unwrap()).unwrap();
+        sarif["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    };
+    let run = run_action(
+        workspace.path(),
+        &path,
+        &[("paths", "bad.jsonl"), ("working-directory", "agents/web")],
+    );
+    assert_eq!(run.statuses, [Some(0), Some(1)], "{}", run.log);
+    let expected = format!("file://{}", work.join("bad.jsonl").display());
+    let found = uris(&run);
+    assert!(
+        !found.is_empty() && found.iter().all(|u| *u == expected),
+        "{found:?}"
+    );
+
+    let run = run_action(
+        workspace.path(),
+        &path,
+        &[("paths", "agents/web/bad.jsonl")],
+    );
+    assert_eq!(run.statuses, [Some(0), Some(1)], "{}", run.log);
+    let found = uris(&run);
+    assert!(
+        !found.is_empty() && found.iter().all(|u| u == "agents/web/bad.jsonl"),
+        "{found:?}"
+    );
+}
+
 /// A suite: `agui-lens test` writes the JUnit report itself and SARIF on stdout; a case whose
 /// agent cannot be reached fails it (1). Neither a suite nor paths is a usage error: 2, as
 /// agui-lens gives for one.
