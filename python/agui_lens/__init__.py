@@ -204,8 +204,14 @@ def _events_items(events: Iterable[Any]) -> list:
     return [_frame(event) for event in events]
 
 
-def _source(source: Any, name: Optional[str]) -> dict:
+def _source(source: Any, name: Optional[str], entry: Optional[int] = None) -> dict:
     """The keyword arguments that tell the extension what to read."""
+    if entry is not None:
+        if isinstance(entry, bool) or not isinstance(entry, int) or entry < 0:
+            raise TypeError(f"entry is a HAR entry's index (an int from 0), not {entry!r}")
+        kwargs = _source(source, name)
+        kwargs["entry"] = entry
+        return kwargs
     if isinstance(source, os.PathLike) or (
         isinstance(source, str) and not _looks_like_content(source)
     ):
@@ -269,6 +275,7 @@ def check(
     rules: Any = None,
     format: Optional[str] = None,
     name: Optional[str] = None,
+    entry: Optional[int] = None,
 ) -> Report:
     """Checks a stream as ``agui-lens check`` does.
 
@@ -278,9 +285,10 @@ def check(
     "0.x"); ``rules`` maps selectors (``"state/*"``, ``"lifecycle/event-after-finish"``) to
     levels (``"deny"``, ``"warn"``, ``"note"``, ``"allow"``), applied in order like
     ``--deny``/``--warn``/``--note``/``--allow`` (a list of ``(selector, level)`` pairs works
-    too); ``format`` forces ``--input-format``.
+    too); ``format`` forces ``--input-format``. ``entry`` picks the stream of a browser
+    capture (HAR) that holds several, as ``--entry N`` does.
     """
-    kwargs = _source(source, name)
+    kwargs = _source(source, name, entry)
     if format is not None:
         kwargs["format"] = format
     result, human, json_text = _agui_lens.check(
@@ -354,6 +362,7 @@ def events(
     format: Optional[str] = None,
     name: Optional[str] = None,
     skip_unreadable: bool = False,
+    entry: Optional[int] = None,
 ) -> list:
     """The events of a stream as dicts, read as every command reads them. A source that holds
     no AG-UI event (an empty file, an error page, a sidecar) raises ``AguiLensError``, as
@@ -364,8 +373,8 @@ def events(
     came, with an ``AguiLensWarning`` (as ``agui-lens cat`` warns): no client read them. A
     browser capture's stream comes with the request that asked for it, as its first
     RUN_STARTED's ``input`` (where a stream carries a run's RunAgentInput), as ``cat`` writes
-    it."""
-    kwargs = _source(source, name)
+    it; ``entry`` picks one of several, as ``--entry N`` does."""
+    kwargs = _source(source, name, entry)
     if format is not None:
         kwargs["format"] = format
     texts, unreadable, failed = _agui_lens.events(**kwargs)
@@ -392,12 +401,14 @@ def fold(
     thread: Optional[str] = None,
     format: Optional[str] = None,
     name: Optional[str] = None,
+    entry: Optional[int] = None,
 ) -> dict:
     """What a client ends with after applying the stream: what ``agui-lens fold`` prints
     (the thread of the last run, or ``thread``). A source that holds no AG-UI event raises
     ``AguiLensError``. What ``agui-lens fold`` warns of on stderr (a capture answered with
-    an error status, frames that are no events) comes as an ``AguiLensWarning``."""
-    kwargs = _source(source, name)
+    an error status, frames that are no events) comes as an ``AguiLensWarning``. ``entry``
+    picks the stream of a browser capture (HAR) that holds several."""
+    kwargs = _source(source, name, entry)
     if format is not None:
         kwargs["format"] = format
     folded, said = _agui_lens.fold(thread=thread, **kwargs)

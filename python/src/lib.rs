@@ -155,6 +155,8 @@ struct Source {
     data: Option<Data>,
     name: String,
     format: Option<InputFormat>,
+    /// The stream of a browser capture to read (`--entry N`).
+    entry: Option<usize>,
 }
 
 impl Source {
@@ -184,17 +186,36 @@ impl Source {
             data,
             name,
             format,
+            entry: None,
         })
+    }
+
+    /// The stream of a browser capture to read, as `--entry N` picks it.
+    fn entry(self, entry: Option<usize>) -> Source {
+        Source { entry, ..self }
     }
 
     fn read_options(&self) -> ReadOptions {
         ReadOptions {
             format: self.format,
+            entry: self.entry,
             ..ReadOptions::default()
         }
     }
 
     fn open(&self) -> Result<Opened> {
+        // A capture of several streams is told to pick one as the command line is; here
+        // that is the `entry` keyword.
+        self.open_as_read().map_err(|err| {
+            let said = format!("{err:#}");
+            match said.contains("pick one with --entry N") {
+                true => anyhow!("{}", said.replace("--entry N", "entry=N")),
+                false => err,
+            }
+        })
+    }
+
+    fn open_as_read(&self) -> Result<Opened> {
         let options = self.read_options();
         match (&self.path, &self.data) {
             // A stream of a capture is named as findings name it (`capture.har#3`), as on
@@ -321,7 +342,7 @@ fn record(d: &Diagnostic) -> Value {
 /// Checks one input as `agui-lens check` does. Returns JSON text of the findings and the
 /// input's counts, the human report (plain) and the `--format json` report.
 #[pyfunction]
-#[pyo3(signature = (path=None, data=None, name=None, format=None, input=None, protocol=None, rules=Vec::new()))]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, input=None, protocol=None, rules=Vec::new(), entry=None))]
 #[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
@@ -332,9 +353,10 @@ fn check(
     input: Option<String>,
     protocol: Option<String>,
     rules: Vec<(String, String)>,
+    entry: Option<usize>,
 ) -> PyResult<(String, String, String)> {
     guarded(py, move || {
-        let source = Source::new(path, data, name, format.as_deref())?;
+        let source = Source::new(path, data, name, format.as_deref())?.entry(entry);
         let options = Options::new(rules, protocol.as_deref(), input.as_deref())?;
         let schemas = SchemaSet::for_process(None)?;
         let ctx = options.context(schemas);
@@ -405,7 +427,7 @@ fn check(
 /// Folds one input as `agui-lens fold` does (the thread of the last run, or `thread`).
 /// Returns the JSON text it prints.
 #[pyfunction]
-#[pyo3(signature = (path=None, data=None, name=None, format=None, thread=None))]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, thread=None, entry=None))]
 fn fold(
     py: Python<'_>,
     path: Option<PathBuf>,
@@ -413,9 +435,10 @@ fn fold(
     name: Option<String>,
     format: Option<String>,
     thread: Option<String>,
+    entry: Option<usize>,
 ) -> PyResult<(String, Vec<String>)> {
     guarded(py, move || {
-        let source = Source::new(path, data, name, format.as_deref())?;
+        let source = Source::new(path, data, name, format.as_deref())?.entry(entry);
         let opened = source.open()?;
         let max_line = source.read_options().max_line;
         let (folded, warnings) = holding_warnings(|| {
@@ -436,16 +459,17 @@ fn fold(
 /// of frames that held none; and the failed status a captured response was answered with
 /// (`500 Internal Server Error`), whose events no client read.
 #[pyfunction]
-#[pyo3(signature = (path=None, data=None, name=None, format=None))]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, entry=None))]
 fn events(
     py: Python<'_>,
     path: Option<PathBuf>,
     data: Option<Data>,
     name: Option<String>,
     format: Option<String>,
+    entry: Option<usize>,
 ) -> PyResult<(Vec<String>, u64, Option<String>)> {
     guarded(py, move || {
-        let source = Source::new(path, data, name, format.as_deref())?;
+        let source = Source::new(path, data, name, format.as_deref())?.entry(entry);
         let mut opened = source.open()?;
         let max_line = source.read_options().max_line;
         let mut texts = Vec::new();

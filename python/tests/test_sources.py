@@ -170,6 +170,38 @@ def test_a_stream_of_a_capture_is_named_as_findings_name_it(tmp_path, empty_dir)
         agui_lens.check(f"{plain}#1")
 
 
+def test_entry_picks_a_stream_of_a_capture_from_a_path_or_bytes(tmp_path, empty_dir):
+    """`entry=N` is `--entry N`: it picks a stream of a capture named by its path or given as
+    bytes (which no `#N` can name), with the CLI's findings; the error for a capture of several
+    streams names the keyword, not the command line's flag."""
+    from conftest import cli
+
+    capture = capture_of_two_streams(tmp_path)
+    data = capture.read_bytes()
+    for entry in (0, 1):
+        ran = cli("check", "--format", "json", "--entry", str(entry), str(capture), cwd=empty_dir)
+        expected = json.loads(ran.stdout)
+        assert json.loads(agui_lens.check(capture, entry=entry).to_json()) == expected
+        from_bytes = agui_lens.check(data, name=str(capture), entry=entry)
+        assert from_bytes.ok == (ran.returncode == 0)
+        assert [d.rule for d in from_bytes.diagnostics] == [
+            d["rule"] for d in expected["diagnostics"]
+        ]
+        assert agui_lens.events(data, name="c.har", entry=entry) == agui_lens.events(
+            f"{capture}#{entry}"
+        )
+        assert agui_lens.fold(capture, entry=entry) == agui_lens.fold(f"{capture}#{entry}")
+    for source in (capture, data):
+        with pytest.raises(agui_lens.AguiLensError, match="entry=N") as raised:
+            agui_lens.check(source)
+        assert "--entry" not in str(raised.value)
+    with pytest.raises(agui_lens.AguiLensError, match="entr"):
+        agui_lens.check(capture, entry=7)
+    for wrong in (-1, "1", True):
+        with pytest.raises(TypeError, match="entry"):
+            agui_lens.check(capture, entry=wrong)
+
+
 @pytest.mark.filterwarnings("ignore::agui_lens.AguiLensWarning")
 def test_a_capture_answered_with_an_error_status_is_no_clean_stream(tmp_path, empty_dir):
     """A capture's stream whose response had an error status was never read by its client:
