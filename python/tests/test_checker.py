@@ -201,3 +201,20 @@ def test_a_checker_is_used_from_any_thread():
         pool.submit(checker.finish).result()
     assert view(checker.diagnostics) == view(agui_lens.check([start, bad, end]).diagnostics)
     assert not checker.ok
+
+
+def test_a_checker_fed_no_event_says_what_it_was_fed():
+    """Fed frames that are no events, the checker says what they hold as `check` of the same
+    items says it; it used to call them "the input is empty" (and, with an input, "the agent
+    answered with an empty body")."""
+    page = "<!doctype html><html><head><title>Sign in</title></head></html>"
+    for items in ([5, None], [page], ['{"detail": "Not Found"}']):
+        for input in (None, {"threadId": "t", "runId": "r", "messages": [], "tools": [],
+                             "context": [], "state": {}, "forwardedProps": {}}):
+            checker = agui_lens.Checker(input=input)
+            for item in items:
+                checker.feed(item)
+            checker.finish()
+            expected = agui_lens.check(items, input=input)
+            assert view(checker.diagnostics) == view(expected.diagnostics), items
+            assert "empty" not in " ".join(d.message for d in checker.diagnostics), items

@@ -54,6 +54,11 @@ impl<'a> Checker<'a> {
         self.batch
             .push_data(text, self.index + 1, self.offset, self.index, Caveat::None);
         self.batch.check_utf8();
+        // Frames as a file would hold them, one per line.
+        if self.index > 0 {
+            self.engine.learn_head(b"\n");
+        }
+        self.engine.learn_head(text);
         self.index += 1;
         self.offset += text.len() as u64 + 1;
         let mut found = Vec::new();

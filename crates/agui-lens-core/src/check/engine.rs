@@ -763,6 +763,15 @@ impl<'a> Engine<'a> {
         self.protocol.ends_inside_a_run()
     }
 
+    /// Gives the first bytes of an input fed frame by frame (no reader opened it, so none was
+    /// peeked): what a stream of no events is said to hold. A head already known stays.
+    pub fn learn_head(&mut self, bytes: &[u8]) {
+        if self.known_events == 0 && self.head.len() < crate::read::detect::SNIFF_LEN {
+            let room = crate::read::detect::SNIFF_LEN - self.head.len();
+            self.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+    }
+
     /// Reports a finding from outside the stream (the connection it came over, the input that
     /// was sent), under the user's levels and in the input's counts.
     pub fn report(&mut self, d: Diagnostic, out: &mut Vec<Diagnostic>) {

@@ -2,7 +2,7 @@
 //! plain, gzip or zstd. Parsing a frame into an [`Event`](crate::protocol::event::Event) is `parse`.
 
 pub mod delta;
-mod detect;
+pub(crate) mod detect;
 pub mod dupkeys;
 mod follow;
 pub mod halves;
