@@ -1282,3 +1282,53 @@ fn an_emoji_cut_in_two_across_deltas_is_joined_as_the_client_joins_it() {
     assert_eq!(code, 0, "{stderr}");
     assert!(std::fs::read_to_string(&compacted).unwrap().contains(text));
 }
+
+/// A stream that holds half a UTF-16 pair in one event and a character of U+10F800–U+10FFFF
+/// (the range halves are read into) in another cannot be folded exactly: `fold` said nothing
+/// and wrote the character as a half's escape, and `diff` called it the same as a stream
+/// holding that half where the character was. `fold` now says so; `diff` will not compare
+/// what it cannot tell apart (exit 2). Either alone folds and compares as before.
+#[test]
+fn a_half_beside_a_character_of_the_stand_in_range_is_said_not_folded_in_silence() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |text: &str| {
+        format!(
+            "{{\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m1\",\"role\":\"assistant\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"\\ud83d\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m1\"}}\n\
+             {{\"type\":\"STATE_SNAPSHOT\",\"snapshot\":{{\"e\":\"{text}\"}}}}\n\
+             {{\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\"}}\n"
+        )
+    };
+    let real = dir.path().join("real.jsonl");
+    std::fs::write(&real, stream("a\u{10F800}b")).unwrap();
+    let escaped = dir.path().join("escaped.jsonl");
+    std::fs::write(&escaped, stream("a\\udbfe\\udc00b")).unwrap();
+    let half = dir.path().join("half.jsonl");
+    std::fs::write(&half, stream("a\\ud800b")).unwrap();
+
+    for with_char in [&real, &escaped] {
+        let (code, stdout, stderr) = run(&["fold", "--compact", with_char.to_str().unwrap()]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stdout.contains(r#""messages""#), "{stdout}");
+        assert!(stderr.contains("U+10F800"), "{stderr}");
+        for level in ["fold", "compact", "events"] {
+            let (code, _, stderr) = run(&[
+                "diff",
+                "--level",
+                level,
+                with_char.to_str().unwrap(),
+                half.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 2, "--level {level}: {stderr}");
+            assert!(stderr.contains("U+10F800"), "{stderr}");
+        }
+    }
+    // The half alone: folded and compared as before.
+    let (code, stdout, stderr) = run(&["fold", "--compact", half.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains(r#""e":"a\ud800b""#), "{stdout}");
+    assert!(!stderr.contains("U+10F800"), "{stderr}");
+    assert_eq!(diff_code(&half, &half, "fold"), 0);
+}

@@ -30,6 +30,20 @@ pub struct ReadStats {
     pub known: u64,
     /// The frames' bytes, with one line end each (about the input's size, decompressed).
     pub bytes: u64,
+    /// Read keeping halves of UTF-16 pairs ([`crate::read::Opened::keep_halves`]): an event
+    /// held one.
+    pub halves: bool,
+    /// Read keeping halves: a frame held a character of the range they are read into.
+    pub stand_in_range: bool,
+}
+
+impl ReadStats {
+    /// Whether halves of UTF-16 pairs and characters of the range they are read into were
+    /// both read: what was folded of them cannot be told apart (see
+    /// [`crate::read::halves::ambiguity`]).
+    pub fn halves_ambiguous(&self) -> bool {
+        self.halves && self.stand_in_range
+    }
 }
 
 /// Calls `each` with every event of an input, in order, with its frame's original bytes.
@@ -201,9 +215,18 @@ fn feed(
             stats.bytes += batch.data_len() as u64 + batch.frames.len() as u64;
             for (frame, item) in batch.frames.iter().zip(items.iter()) {
                 stats.frames += 1;
+                if halves == Halves::Kept
+                    && !stats.stand_in_range
+                    && crate::read::halves::holds_stand_in_range(batch.bytes(frame))
+                {
+                    stats.stand_in_range = true;
+                }
                 let (fed, found) = match item {
                     Item::Delta(delta) => (Fed::delta(delta, batch, frame), &[][..]),
-                    Item::Event(Some(event), found) => (Fed::Event(event), &found[..]),
+                    Item::Event(Some(event), found) => {
+                        stats.halves |= event.halves;
+                        (Fed::Event(event), &found[..])
+                    }
                     Item::Event(None, _) => {
                         stats.unreadable += 1;
                         if let Err(err) = unreadable(batch, frame) {

@@ -5,13 +5,13 @@
 use std::io;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use crate::check::stream::{
-    for_each_event, for_each_frame, for_each_opened_frame, require_events, warn_failed_status,
-    warn_unreadable,
+    ReadStats, for_each_event, for_each_frame, for_each_opened_frame, require_events,
+    warn_failed_status, warn_unreadable,
 };
 use crate::compact::{Compactor, Level as CompactLevel};
 use crate::compare::Level;
@@ -188,6 +188,7 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
         Ok(())
     })?;
     require_events(&opened, &stats)?;
+    refuse_ambiguous_halves(&opened, &stats)?;
     if warn {
         warn_failed_status(&opened);
         warn_unreadable(&input.display_name(), &stats);
@@ -196,6 +197,18 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
     // Last, with no line: how the stream was answered, when that failed it.
     collected.items.extend(failed_response(&opened));
     Ok(collected)
+}
+
+/// Streams are compared only where what was read can be told apart: a half of a UTF-16 pair
+/// beside a character of the range halves are read into cannot.
+fn refuse_ambiguous_halves(opened: &Opened, stats: &ReadStats) -> Result<()> {
+    if stats.halves_ambiguous() {
+        bail!(
+            "{}: not compared, as a character and a half could be taken for each other",
+            crate::read::halves::ambiguity(&opened.name)
+        );
+    }
+    Ok(())
 }
 
 /// How a browser capture's stream was answered, when with a status that is no success, as an
@@ -361,6 +374,7 @@ pub fn normalized(
                 Ok(())
             })?;
             require_events(&opened, &stats)?;
+            refuse_ambiguous_halves(&opened, &stats)?;
             warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
             items.extend(failed_response(&opened));
@@ -400,6 +414,7 @@ pub fn normalized(
                 Ok(())
             })?;
             require_events(&opened, &stats)?;
+            refuse_ambiguous_halves(&opened, &stats)?;
             warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
             let response = failed_response(&opened);

@@ -165,6 +165,9 @@ pub fn fold_opened(
     require_events(&opened, &stats)?;
     warn_failed_status(&opened);
     warn_unreadable(&opened.name, &stats);
+    if stats.halves_ambiguous() {
+        crate::check::stream::warn(crate::read::halves::ambiguity(&opened.name));
+    }
     Ok(threads.finish_threads())
 }
 

@@ -114,6 +114,49 @@ pub fn escape_stand_ins(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether JSON text holds a character of the range stand-ins are taken from
+/// (U+10F800–U+10FFFF), as UTF-8 or as an escaped pair (`\udbfe\udc00`): beside a half read
+/// as a stand-in, such a character cannot be told from one.
+pub fn holds_stand_in_range(bytes: &[u8]) -> bool {
+    use std::sync::LazyLock;
+    static ESCAPE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+    // U+10F800–U+10FFFF in UTF-8: F4 8F A0..BF, then two more bytes.
+    let raw = memchr::memchr_iter(0xF4, bytes).any(|at| {
+        bytes.get(at + 1) == Some(&0x8F)
+            && bytes.get(at + 2).is_some_and(|b| (0xA0..=0xBF).contains(b))
+    });
+    raw || ESCAPE.find_iter(bytes).any(|at| {
+        let hex = |from: usize| {
+            bytes
+                .get(from..from + 4)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u16::from_str_radix(h, 16).ok())
+        };
+        // Escapes are told apart as JSON does: `\\udbfe` is a backslash and text.
+        let escaped = bytes[..at]
+            .iter()
+            .rev()
+            .take_while(|b| **b == b'\\')
+            .count()
+            % 2
+            == 1;
+        !escaped
+            && hex(at + 2).is_some_and(|high| (0xDBFE..=0xDBFF).contains(&high))
+            && bytes.get(at + 6..at + 8) == Some(b"\\u")
+            && hex(at + 8).is_some_and(|low| (0xDC00..0xE000).contains(&low))
+    })
+}
+
+/// What is said when a stream holds both halves and characters of their range.
+pub fn ambiguity(name: &str) -> String {
+    format!(
+        "{name} holds half a UTF-16 pair, read as a character of U+10F800–U+10FFFF as it is \
+         joined the way a client joins halves, and characters of that range written as text: \
+         they cannot be told apart, and such a character may be written as a half's escape"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +190,18 @@ mod tests {
         let mut text = "x".to_owned();
         append(&mut text, lows.as_str().unwrap());
         assert_eq!(escape_stand_ins(&text), r"x\ude00\ud83d");
+    }
+
+    #[test]
+    fn characters_of_the_range_are_found_raw_and_escaped() {
+        assert!(holds_stand_in_range("a\u{10F800}b".as_bytes()));
+        assert!(holds_stand_in_range("\u{10FFFF}".as_bytes()));
+        assert!(holds_stand_in_range(br#""a\udbfe\udc00""#));
+        assert!(holds_stand_in_range(br#""\uDBFF\uDFFF""#));
+        // Just below the range, a lone half, an escaped backslash: none.
+        assert!(!holds_stand_in_range("\u{10F7FF}\u{E0000}".as_bytes()));
+        assert!(!holds_stand_in_range(br#""\udbfe""#));
+        assert!(!holds_stand_in_range(br#""\\udbfe\udc00""#));
+        assert!(!holds_stand_in_range(br#""\ud83d\ude00""#));
     }
 }
