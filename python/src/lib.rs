@@ -471,6 +471,8 @@ fn events(
     guarded(py, move || {
         let source = Source::new(path, data, name, format.as_deref())?.entry(entry);
         let mut opened = source.open()?;
+        // Half a UTF-16 pair is read, as `cat` reads it: a Python string holds it.
+        opened.keep_halves = true;
         let max_line = source.read_options().max_line;
         let mut texts = Vec::new();
         // A capture's request goes with its stream, as the first RUN_STARTED's input, as
@@ -478,9 +480,13 @@ fn events(
         let mut carrier = RequestCarrier::of(&opened);
         let stats = for_each_fed(&mut opened, max_line, false, |fed, _, _| {
             if let Fed::Event(event) = fed {
-                texts.push(match carrier.carried(event) {
+                let text = match carrier.carried(event) {
                     Some(with_input) => with_input.to_string(),
                     None => event.whole_value().to_string(),
+                };
+                texts.push(match event.halves {
+                    true => agui_lens_core::read::halves::escape_stand_ins(&text).into_owned(),
+                    false => text,
                 });
             }
             Ok(())

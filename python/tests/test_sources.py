@@ -280,3 +280,13 @@ def test_fold_and_diff_warn_as_events_does(tmp_path, capfd):
         warnings.simplefilter("error")
         agui_lens.fold(clean)
         agui_lens.diff(clean, clean)
+
+
+def test_an_event_holding_half_a_utf16_pair_is_read_as_cat_reads_it():
+    """Half a UTF-16 pair is JSON the official client reads, and a Python string holds it:
+    `events` returns it as `json.loads` of the line does (it raised, as for a frame that is
+    no event), and as `agui-lens cat` copies it."""
+    lone = FIXTURES / "invalid" / "framing" / "lone-surrogate.jsonl"
+    expected = [json.loads(line) for line in lone.read_text().splitlines()]
+    assert agui_lens.events(lone) == expected
+    assert any(e.get("delta") == "Done \ud83d" for e in agui_lens.events(lone))

@@ -312,3 +312,45 @@ fn a_frame_that_could_not_be_read_fails_the_copy_it_falls_in() {
         assert_eq!(code, 0, "{args:?}: {stderr}");
     }
 }
+
+/// An event holding half a UTF-16 pair (`"\ud83d"`, what a JavaScript agent slicing text by
+/// UTF-16 units sends) is JSON the official client reads: `cat` copies it as it was, through
+/// every text form and back, and a multi-line one written on one line keeps its escape. Only
+/// protobuf, whose strings are UTF-8, cannot carry it, and says so. It was left out as a frame
+/// that could not be read, and the copy, a message shorter, then checked clean.
+#[test]
+fn an_event_holding_half_a_utf16_pair_is_copied_as_it_is() {
+    let lone = root().join("fixtures/invalid/framing/lone-surrogate.jsonl");
+    let original = std::fs::read_to_string(&lone).unwrap();
+    assert!(original.contains(r"\ud83d"), "{original}");
+    let dir = tempfile::tempdir().unwrap();
+    let sse = dir.path().join("a.sse");
+    let json = dir.path().join("b.json");
+    let (sse, json) = (sse.to_str().unwrap(), json.to_str().unwrap());
+    cat(&[lone.to_str().unwrap(), "-o", sse]);
+    cat(&[sse, "-o", json]);
+    let back = cat(&[json]);
+    assert_eq!(
+        back.lines().collect::<Vec<_>>(),
+        original.lines().collect::<Vec<_>>()
+    );
+    // A pretty-printed event, made one line.
+    let pretty = dir.path().join("pretty.json");
+    let events: Vec<String> = original.lines().map(str::to_owned).collect();
+    std::fs::write(
+        &pretty,
+        format!(
+            "[\n{}\n]\n",
+            events.join(",\n").replace(",\"delta\"", ",\n  \"delta\"")
+        ),
+    )
+    .unwrap();
+    let one_line = cat(&[pretty.to_str().unwrap(), "--output-format", "jsonl"]);
+    assert!(one_line.contains(r#""delta":"Done \ud83d""#), "{one_line}");
+    assert_eq!(one_line.lines().count(), events.len(), "{one_line}");
+
+    let pb = dir.path().join("c.pb");
+    let (code, _, stderr) = run(&["cat", lone.to_str().unwrap(), "-o", pb.to_str().unwrap()]);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("UTF-16"), "{stderr}");
+}

@@ -425,14 +425,27 @@ impl<W: Write> EventWriter<W> {
     fn write_proto(&mut self, text: &[u8]) -> io::Result<()> {
         let index = self.seen - 1;
         let value: Result<Value, _> = serde_json::from_slice(text);
-        let event_type = value
-            .as_ref()
-            .ok()
-            .and_then(|v| v.get("type"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let type_of = |v: &Value| v.get("type").and_then(Value::as_str).map(str::to_owned);
+        let event_type = match &value {
+            Ok(v) => type_of(v),
+            // One holding half a UTF-16 pair is named too.
+            Err(_) => crate::check::parse::value_keeping_halves(text)
+                .ok()
+                .and_then(|v| type_of(&v)),
+        };
         let encoded = match value {
             Ok(value) => proto::encode_event(&value),
+            // Half a UTF-16 pair is JSON, but no protobuf string (UTF-8) holds it.
+            Err(_)
+                if let Some((_, half)) = std::str::from_utf8(text)
+                    .ok()
+                    .and_then(|t| crate::read::halves::replace_lone(t, |_| String::new())) =>
+            {
+                Err(format!(
+                    "it holds {half}, half a UTF-16 surrogate pair, which a protobuf string \
+                     (UTF-8) cannot carry"
+                ))
+            }
             Err(err) => Err(format!("it is not JSON ({err})")),
         };
         match encoded {

@@ -346,19 +346,29 @@ fn copy<W: Write>(
     const HOLD_EVENTS: usize = 10_000;
     const HOLD_BYTES: usize = 16 << 20;
     let format = writer.format();
-    let mut held: Vec<(Option<serde_json::Value>, Vec<u8>)> = Vec::new();
+    let mut held: Vec<(Option<serde_json::Value>, Vec<u8>, bool)> = Vec::new();
     let mut held_bytes = 0;
     let mut known = false;
     let mut past_range = false;
     // The index the next frame has: a gap before an event's index is frames not read.
     let mut next = 0;
     let mut unread = 0;
-    let write =
-        |writer: &mut EventWriter<W>, event: Option<&serde_json::Value>, raw: &[u8]| match event {
-            Some(value) => writer.event(value),
-            None => writer.raw(raw),
-        };
+    // An event is rewritten only to be put on one line or to carry its request; one holding
+    // half a UTF-16 pair is read with a stand-in for it, written back as its escape.
+    let write = |writer: &mut EventWriter<W>,
+                 event: Option<&serde_json::Value>,
+                 raw: &[u8],
+                 halves: bool| match event {
+        Some(value) if halves => {
+            let text = serde_json::to_string(value)?;
+            writer.raw(agui_lens_core::read::halves::escape_stand_ins(&text).as_bytes())
+        }
+        Some(value) => writer.event(value),
+        None => writer.raw(raw),
+    };
     let mut opened = read::open(input, read)?;
+    // Half a UTF-16 pair is JSON the official client reads: such an event is copied.
+    opened.keep_halves = true;
     // A capture's request goes with its stream, as the first RUN_STARTED's input (where a
     // stream carries a run's RunAgentInput): without it, the stream alone folds from nothing.
     let mut carrier = read::RequestCarrier::of(&opened);
@@ -366,8 +376,8 @@ fn copy<W: Write>(
     let result = for_each_opened_event(&mut opened, read.max_line, |event, raw| {
         if !known && event.kind.is_some() {
             known = true;
-            for (value, raw) in held.drain(..) {
-                write(writer, value.as_ref(), &raw)?;
+            for (value, raw, halves) in held.drain(..) {
+                write(writer, value.as_ref(), &raw, halves)?;
             }
         }
         let index = event.loc.index;
@@ -390,10 +400,10 @@ fn copy<W: Write>(
                 value = Some(std::borrow::Cow::Owned(with_input));
             }
             if known {
-                write(writer, value.as_deref(), raw)?;
+                write(writer, value.as_deref(), raw, event.halves)?;
             } else if held.len() < HOLD_EVENTS && held_bytes < HOLD_BYTES {
                 held_bytes += raw.len();
-                held.push((value.map(|v| v.into_owned()), raw.to_vec()));
+                held.push((value.map(|v| v.into_owned()), raw.to_vec(), event.halves));
             } else {
                 return Err(NoEventsYet.into());
             }
