@@ -862,6 +862,28 @@ fn check_follow_reports_appended_events_as_they_arrive() {
     assert!(stderr.contains("--follow takes a file"), "{stderr}");
 }
 
+/// A followed path that cannot be opened (missing, a folder) is an input that could not be
+/// read, in every format, as without --follow: the reports were empty.
+#[test]
+fn check_follow_of_what_cannot_be_opened_is_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    for path in [missing.to_str().unwrap(), dir.path().to_str().unwrap()] {
+        for format in ["json", "sarif", "junit", "github", "jsonl"] {
+            let (code, stdout, stderr) = lens(&["check", "--follow", path, "--format", format]);
+            assert_eq!(code, 2, "{format}: {stderr}");
+            assert!(stdout.contains(path), "{format} {path}: {stdout}");
+            if format == "sarif" {
+                assert!(stdout.contains("agui-lens/input-not-read"), "{stdout}");
+                assert!(
+                    stdout.contains("\"executionSuccessful\": false"),
+                    "{stdout}"
+                );
+            }
+        }
+    }
+}
+
 // ---- agui-lens test ----
 
 fn write(dir: &Path, name: &str, text: &str) {

@@ -176,17 +176,23 @@ fn follow(
         bail!("--follow takes a file; stdin is already read as it arrives (`agui-lens check -`)");
     }
     crate::signals::catch();
-    let opened = read::open_follow(path, read, idle, agui_lens_core::stop::requested)?;
     let mut run = RunSummary {
         summary: Summary::default(),
         failed_inputs: 0,
     };
-    let file = check_opened(ctx, opened, false, &mut |diagnostics| {
-        for d in diagnostics {
-            reporter.diagnostic(d)?;
-        }
-        reporter.flush()
-    })?;
+    reporter.start_run(1)?;
+    let name = InputSpec::File(path.clone()).display_name();
+    reporter.start_file(&name)?;
+    // A path that cannot be opened is an input that could not be read, in every format.
+    let file = match read::open_follow(path, read, idle, agui_lens_core::stop::requested) {
+        Ok(opened) => check_opened(ctx, opened, false, &mut |diagnostics| {
+            for d in diagnostics {
+                reporter.diagnostic(d)?;
+            }
+            reporter.flush()
+        })?,
+        Err(err) => failed(name, Stats::default(), format!("{err:#}")),
+    };
     finish_file(&mut run, &file, reporter)?;
     run.summary.stopped_by =
         agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
