@@ -76,7 +76,10 @@ fn conversions_as_written() {
 #[test]
 fn multi_line_frames_become_one_jsonl_line() {
     // The SSE capture splits one event over two data: fields; JSONL needs it on one line.
-    let out = cat(&["fixtures/recordings/agui-sdk-sse-edge.sse"]);
+    // (Its last frames are parted by CR LF, which the official client reads as one: said.)
+    let (code, out, stderr) = run(&["cat", "fixtures/recordings/agui-sdk-sse-edge.sse"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("sse-frames-merged"), "{stderr}");
     assert_eq!(out.lines().count(), 5, "{out}");
     for line in out.lines() {
         serde_json::from_str::<serde_json::Value>(line).unwrap();
@@ -353,4 +356,36 @@ fn an_event_holding_half_a_utf16_pair_is_copied_as_it_is() {
     let (code, _, stderr) = run(&["cat", lone.to_str().unwrap(), "-o", pb.to_str().unwrap()]);
     assert_ne!(code, 0, "{stderr}");
     assert!(stderr.contains("UTF-16"), "{stderr}");
+}
+
+/// SSE frames the official client reads as one (parted by CR LF, not two LFs: it ends the
+/// stream there) are copied as the events they hold, but the copy, framed with LF, reads
+/// whole: `cat` says so and fails (exit 1), as the copy is not what a client reads of the
+/// input; `fold` says so too. Both used to say nothing, and `check` of the copy passed.
+#[test]
+fn a_copy_of_frames_the_client_reads_as_one_says_it_reads_otherwise() {
+    let merged = root().join("fixtures/invalid/framing/sse-frames-merged.sse");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.jsonl");
+    let (code, _, stderr) = run(&[
+        "cat",
+        merged.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("sse-frames-merged") && stderr.contains("line 1"),
+        "{stderr}"
+    );
+    // Nothing is lost: the events are all there.
+    assert_eq!(std::fs::read_to_string(&copy).unwrap().lines().count(), 5);
+    let (code, stdout, stderr) = run(&["fold", merged.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Hello"), "{stdout}");
+    assert!(stderr.contains("sse-frames-merged"), "{stderr}");
+    // A capture framed as the client frames it: nothing said.
+    let (code, _, stderr) = run(&["cat", "fixtures/recordings/agui-sdk-full.sse"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
 }

@@ -92,6 +92,44 @@ pub fn merged_frames(name: &str, how_to_force: &str) -> String {
     )
 }
 
+/// SSE frames the official client reads as one with the frame before: the first such frame's
+/// line and the line of the frame it is read with, and how many, counted as an input is read
+/// ([`MergedFrames::note`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MergedFrames {
+    pub first: Option<(u64, u64)>,
+    pub count: u64,
+}
+
+impl MergedFrames {
+    pub fn note(&mut self, frame: &crate::read::Frame) {
+        if let crate::read::FrameKind::Data {
+            caveat: crate::read::Caveat::SseMerged { with_line },
+            ..
+        } = frame.kind
+        {
+            self.first.get_or_insert((frame.line, with_line));
+            self.count += 1;
+        }
+    }
+
+    /// What reading `name` frame by frame made of them, when there were any: `done` says
+    /// what was made of the events (“folded”, “copied”).
+    pub fn said(&self, name: &str, done: &str) -> Option<String> {
+        let (line, with_line) = self.first?;
+        Some(format!(
+            "{name}: the official client reads the SSE frame at line {line} as one with the \
+             frame at line {with_line} (no two LFs part them: framing/sse-frames-merged) and \
+             ends the stream there; here {} {done} as separate events, which a client never \
+             gets (`agui-lens check {name}` says where)",
+            match self.count {
+                1 => "the two are".to_owned(),
+                n => format!("{n} such frames are"),
+            }
+        ))
+    }
+}
+
 /// Whether a frame is one the official client reads as one with the frame before
 /// ([`merged_frames`]).
 pub fn is_merged(frame: &crate::read::Frame) -> bool {

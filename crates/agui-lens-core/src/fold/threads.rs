@@ -136,7 +136,9 @@ pub fn fold_opened(
     let capture = opened.capture.clone();
     let mut threads = ByThread::new(|| starting_folder(capture.as_ref(), initial, limit));
     let name = opened.name.clone();
+    let mut merged = crate::compact::MergedFrames::default();
     let stats = for_each_fed(&mut opened, max_line, true, |fed, batch, frame| {
+        merged.note(frame);
         let built = match fed {
             Fed::Event(event) => Some(event),
             Fed::Delta { .. } => None,
@@ -167,6 +169,9 @@ pub fn fold_opened(
     warn_unreadable(&opened.name, &stats);
     if stats.halves_ambiguous() {
         crate::check::stream::warn(crate::read::halves::ambiguity(&opened.name));
+    }
+    if let Some(said) = merged.said(&opened.name, "folded") {
+        crate::check::stream::warn(said);
     }
     Ok(threads.finish_threads())
 }

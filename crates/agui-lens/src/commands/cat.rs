@@ -9,7 +9,7 @@ use super::{Outcome, persist, same_file};
 use crate::cli::CatArgs;
 use crate::glob;
 use agui_lens_core::check::stream::{
-    for_each_opened_event, require_events, warn_failed_status, warn_unreadable,
+    for_each_opened_frame, require_events, warn_failed_status, warn_unreadable,
 };
 use agui_lens_core::protocol::event::{Event, EventType};
 use agui_lens_core::read::{
@@ -253,6 +253,9 @@ fn warn_over_limit(warning: Option<String>) {
 struct Unread {
     name: String,
     frames: u64,
+    /// What is said of SSE frames the official client reads as one, copied as the events
+    /// they hold: the copy reads otherwise than the input.
+    merged: Option<String>,
 }
 
 /// What the output format could not carry, event by event, and the frames that could not be
@@ -261,6 +264,13 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
     /// Notes shown one by one; the rest are counted.
     const SHOWN: usize = 20;
     let mut err = io::stderr().lock();
+    if let Some(merged) = &unread.merged {
+        let _ = writeln!(
+            err,
+            "cat: the output is not what a client reads of the input: {merged}; the copy, \
+             framed with LF, reads whole"
+        );
+    }
     if unread.frames > 0 {
         let name = &unread.name;
         let _ = writeln!(
@@ -271,7 +281,7 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
         );
     }
     if notes.is_empty() {
-        return if unread.frames > 0 {
+        return if unread.frames > 0 || unread.merged.is_some() {
             Outcome::Findings
         } else {
             Outcome::Clean
@@ -373,7 +383,13 @@ fn copy<W: Write>(
     // stream carries a run's RunAgentInput): without it, the stream alone folds from nothing.
     let mut carrier = read::RequestCarrier::of(&opened);
     let mut carried = false;
-    let result = for_each_opened_event(&mut opened, read.max_line, |event, raw| {
+    let mut merged = agui_lens_core::compact::MergedFrames::default();
+    let result = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
+        merged.note(frame);
+        // A frame that holds no event is counted by the reading, and said below.
+        let Some(event) = event else {
+            return Ok(());
+        };
         if !known && event.kind.is_some() {
             known = true;
             for (value, raw, halves) in held.drain(..) {
@@ -437,11 +453,13 @@ fn copy<W: Write>(
             Ok(Unread {
                 name: opened.name.to_string(),
                 frames: unread,
+                merged: merged.said(&opened.name, "copied"),
             })
         }
         Err(err) if err.is::<PastRange>() => Ok(Unread {
             name: name.to_string(),
             frames: unread,
+            merged: merged.said(&name, "copied"),
         }),
         Err(err) if err.is::<NoEventsYet>() => {
             bail!(
