@@ -130,6 +130,37 @@ fn completions_parse_in_their_shells_and_name_every_command() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // And a subcommand's options and an option's values: `agui-lens cat --output-f`,
+    // `agui-lens check --format s`, `agui-lens schema s`. (clap_complete's bash script spelt
+    // a hyphenated name's subcommands two ways, and none of these completed.)
+    for (words, want) in [
+        ("agui-lens cat --output-f", "--output-format"),
+        ("agui-lens check --format s", "sarif"),
+        ("agui-lens schema s", "show"),
+        ("agui-lens inspect --h", "--html"),
+    ] {
+        let out = Command::new("bash")
+            .args(["--norc", "--noprofile", "-c"])
+            .arg(
+                r#"source "$1"
+                complete=$(complete -p agui-lens) || exit 1
+                function=${complete#*-F }; function=${function%% *}
+                read -r -a COMP_WORDS <<< "$2"; COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+                "$function" agui-lens "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+                printf '%s\n' "${COMPREPLY[@]}""#,
+            )
+            .arg("bash")
+            .arg(dir.path().join("agui-lens.bash"))
+            .arg(words)
+            .output()
+            .unwrap();
+        let offered = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            offered.lines().any(|l| l == want),
+            "`{words}<TAB>` offers {offered:?}, not {want}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     for shell in ["elvish", "powershell"] {
         let (code, script, stderr) = run(&["completions", shell]);
         assert_eq!(code, 0, "{shell}: {stderr}");
