@@ -1248,7 +1248,12 @@ pub enum RulesFormat {
 #[derive(Debug, Subcommand)]
 pub enum SchemaCommand {
     /// List the schemas: one per event type, and the shared definitions.
-    List,
+    List {
+        /// The protocol version whose schemas to list: 1.1 (the newest, the default), 1.0
+        /// or 0.x.
+        #[arg(long, value_name = "VERSION")]
+        protocol: Option<agui_lens_core::protocol::version::Version>,
+    },
     /// Print one schema: an event type (RUN_STARTED) or a definition (Message).
     Show {
         /// The event type (RUN_STARTED) or shared definition (Message) to print.
@@ -1256,6 +1261,10 @@ pub enum SchemaCommand {
         /// A directory of schemas laid over the built-in ones.
         #[arg(long, value_name = "DIR")]
         schemas: Option<PathBuf>,
+        /// The protocol version whose schema to print: 1.1 (the newest, the default), 1.0
+        /// or 0.x.
+        #[arg(long, value_name = "VERSION")]
+        protocol: Option<agui_lens_core::protocol::version::Version>,
     },
     /// Write every schema into a directory, as files a JSON Schema tool can use.
     Export {
@@ -1264,6 +1273,10 @@ pub enum SchemaCommand {
         /// A directory of schemas laid over the built-in ones.
         #[arg(long, value_name = "DIR")]
         schemas: Option<PathBuf>,
+        /// The protocol version whose schemas to write: 1.1 (the newest, the default), 1.0
+        /// or 0.x.
+        #[arg(long, value_name = "VERSION")]
+        protocol: Option<agui_lens_core::protocol::version::Version>,
     },
 }
 

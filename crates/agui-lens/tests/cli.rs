@@ -436,6 +436,70 @@ fn schema_commands() {
     assert!(dir.path().join("defs/Message.json").is_file());
 }
 
+/// `schema list|show|export` take `--protocol`, as `check` does, and say which version's
+/// schemas they give: an export meant for 1.0 streams got 1.1's shapes, with nothing said.
+#[test]
+fn schema_commands_give_the_version_asked_for_and_say_which() {
+    let same = |exported: &std::path::Path, version: &str| {
+        let ours = root().join("schemas").join(version);
+        let mut differ = Vec::new();
+        for entry in walk_files(&ours) {
+            let rel = entry.strip_prefix(&ours).unwrap();
+            let a: Value = serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
+            let b: Value =
+                serde_json::from_slice(&std::fs::read(exported.join(rel)).unwrap()).unwrap();
+            if a != b {
+                differ.push(rel.display().to_string());
+            }
+        }
+        differ
+    };
+    for (args, version) in [(&[][..], "1.1"), (&["--protocol", "1.0"][..], "1.0")] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut export = vec!["schema", "export", dir.path().to_str().unwrap()];
+        export.extend_from_slice(args);
+        let (code, _, stderr) = run(&export);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains(&format!("AG-UI {version}")), "{stderr}");
+        assert_eq!(same(dir.path(), version), Vec::<String>::new(), "{version}");
+        let mut show = vec!["schema", "show", "ToolCall"];
+        show.extend_from_slice(args);
+        let (code, stdout, stderr) = run(&show);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains(&format!("AG-UI {version}")), "{stderr}");
+        let shown: Value = serde_json::from_str(&stdout).unwrap();
+        let ours: Value = serde_json::from_slice(
+            &std::fs::read(
+                root()
+                    .join("schemas")
+                    .join(version)
+                    .join("defs/ToolCall.json"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(shown, ours, "{version}");
+        let mut list = vec!["schema", "list"];
+        list.extend_from_slice(args);
+        let (code, _, stderr) = run(&list);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains(&format!("AG-UI {version}")), "{stderr}");
+    }
+}
+
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
 #[test]
 fn schema_overlay_checks_custom_values() {
     let dir = tempfile::tempdir().unwrap();
