@@ -1130,3 +1130,26 @@ fn check_writes_a_junit_report_beside_its_format() {
     assert!(stderr.contains("holds no JUnit report"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me\n");
 }
+
+/// An output under a path where a file stands in place of a folder names that file; it said
+/// "File exists (os error 17)", which named nothing.
+#[test]
+fn a_file_in_the_way_of_an_output_folder_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "keep\n").unwrap();
+    let under = file.join("copy.jsonl");
+    let (code, _, stderr) = run(&["cat", VALID, "-o", under.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("notes.txt is a file, not a folder"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["man", "--dir", file.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("notes.txt is a file, not a folder"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep\n");
+}

@@ -24,7 +24,7 @@ pub fn run(dir: Option<&Path>) -> Result<Outcome> {
             out.flush()?;
         }
         Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;
             write_pages(&command, &mut Vec::new(), dir)?;
         }
     }

@@ -334,7 +334,7 @@ pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &Path) -> io::Result<
         temp.as_file().set_permissions(meta.permissions())?;
     }
     temp.as_file().sync_all()?;
-    std::fs::create_dir_all(directory_of(&path))?;
+    create_folders(directory_of(&path))?;
     temp.persist(&path).map_err(|e| e.error)?;
     std::fs::File::open(directory_of(&path))?.sync_all()
 }
@@ -390,6 +390,24 @@ pub(crate) fn left_unwritten(path: &Path) -> String {
     } else {
         format!("{} was not written", path.display())
     }
+}
+
+/// Makes the folder `dir` and those above it, as needed. Where a file stands in the way, the
+/// error names it ("File exists" named nothing).
+pub(crate) fn create_folders(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|err| {
+        let in_the_way = dir
+            .ancestors()
+            .find(|a| !a.as_os_str().is_empty() && a.exists() && !a.is_dir());
+        match in_the_way {
+            Some(file) => io::Error::other(format!(
+                "{} is a file, not a folder (making {})",
+                file.display(),
+                dir.display()
+            )),
+            None => err,
+        }
+    })
 }
 
 /// The directory a file's entry is in (`.` for a bare name).

@@ -137,7 +137,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         super::refuse_output_over_input(report, "--report", &read)?;
     }
     if let Some(dir) = &args.record {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let listener = TcpListener::bind(&args.listen)
         .with_context(|| format!("listening on {}", args.listen))
