@@ -133,17 +133,44 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
 }
 
 /// The inputs with each file once: a file reached through a link too (a link beside its
-/// target in a walked folder, or named by both) is read at the first of its names. For the
-/// commands that read, not those that write beside each input (`compact` mirrors a link as
-/// a file of its own).
+/// target in a walked folder, or named by both) is read once, under its own name where that
+/// is one of those given (`a/link.jsonl` → `a/run.jsonl` is read as `a/run.jsonl`), else
+/// under the first. For the commands that read, not those that write beside each input
+/// (`compact` mirrors a link as a file of its own).
 pub fn each_file_once(inputs: Vec<Input>) -> Vec<Input> {
-    let mut seen = HashSet::new();
+    let is_link =
+        |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    // For each file, the input it is read as: the first that names it without a link, or
+    // the first.
+    let mut chosen: std::collections::HashMap<(u64, u64), (usize, bool)> =
+        std::collections::HashMap::new();
+    let ids: Vec<Option<(u64, u64)>> = inputs
+        .iter()
+        .map(|input| match &input.spec {
+            InputSpec::File(path) => super::file_id(path),
+            _ => None,
+        })
+        .collect();
+    for (i, (input, id)) in inputs.iter().zip(&ids).enumerate() {
+        let (Some(id), InputSpec::File(path)) = (id, &input.spec) else {
+            continue;
+        };
+        let linked = is_link(path);
+        chosen
+            .entry(*id)
+            .and_modify(|(at, at_link)| {
+                if *at_link && !linked {
+                    (*at, *at_link) = (i, false);
+                }
+            })
+            .or_insert((i, linked));
+    }
     inputs
         .into_iter()
-        .filter(|input| match &input.spec {
-            InputSpec::File(path) => super::file_id(path).is_none_or(|id| seen.insert(id)),
-            _ => true,
-        })
+        .zip(ids)
+        .enumerate()
+        .filter(|(i, (_, id))| id.is_none_or(|id| chosen.get(&id).is_some_and(|(at, _)| at == i)))
+        .map(|(_, (input, _))| input)
         .collect()
 }
 
@@ -610,10 +637,14 @@ mod tests {
         std::os::unix::fs::symlink(root.join("a.jsonl"), root.join("link.jsonl")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("outside"), root.join("out")).unwrap();
         std::os::unix::fs::symlink(&root, root.join("loop")).unwrap();
-        let inputs = expand(&[root], &Walk::default()).unwrap();
+        let inputs = expand(std::slice::from_ref(&root), &Walk::default()).unwrap();
         // The link out of the tree is not entered, and stands as an input that was not read;
         // the loop back into it is nothing more to read.
         assert_eq!(relatives(&inputs), ["a.jsonl", "link.jsonl", "out"]);
+        // Read once, under its own name, wherever the link sorts.
+        std::os::unix::fs::symlink(root.join("a.jsonl"), root.join("0-first.jsonl")).unwrap();
+        let once = each_file_once(expand(std::slice::from_ref(&root), &Walk::default()).unwrap());
+        assert_eq!(relatives(&once), ["a.jsonl", "out"]);
         assert!(inputs[..2].iter().all(|i| i.unreadable.is_none()));
         let why = inputs[2].unreadable.as_deref().unwrap_or_default();
         assert!(why.contains("a link to a folder"), "{why}");
