@@ -434,7 +434,8 @@ pub enum Command {
     Diff(DiffArgs),
     /// Hold a stream to an expectation file; review and accept changes.
     Snapshot(SnapshotArgs),
-    /// Slice a stream by type, run or index, and convert it between JSONL, SSE and JSON.
+    /// Slice a stream by type, run or index, and convert it between JSONL, SSE, JSON and
+    /// protobuf.
     Cat(CatArgs),
     /// See what happened in a stream: runs, messages, tool calls, state changes, timing and
     /// problems; in the terminal, as JSON or statistics, or as an HTML report.
@@ -666,7 +667,7 @@ pub struct CatArgs {
     pub to: Option<u64>,
 
     /// Where to write (default stdout). The extension picks the format (.jsonl, .ndjson,
-    /// .sse, .json) and compression (.gz, .zst).
+    /// .sse, .json, .pb) and compression (.gz, .zst).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
 

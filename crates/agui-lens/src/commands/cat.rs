@@ -211,9 +211,9 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             let unread = copy(&input, &read, &mut filter, &mut writer).map_err(|err| {
                 if agui_lens_core::stop::requested() {
                     anyhow::anyhow!(
-                        "stopped by {}: {} is left as it was",
+                        "stopped by {}: {}",
                         agui_lens_core::stop::signal_name(),
-                        path.display()
+                        super::left_unwritten(path)
                     )
                 } else {
                     err
