@@ -586,7 +586,10 @@ fn compact_report(
                 "skipped",
                 Some(format!(
                     "no AG-UI events ({})",
-                    read::describe_non_stream(&c.head)
+                    match c.format {
+                        Some(format) => read::describe_no_events(format, &c.head),
+                        None => read::describe_non_stream(&c.head),
+                    }
                 )),
                 None,
             ),

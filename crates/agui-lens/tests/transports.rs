@@ -2399,3 +2399,33 @@ fn a_capture_saved_without_its_bodies_says_so() {
         }
     }
 }
+
+/// A protobuf body cut inside its first frame's length (a `.pb` of 1–3 bytes) is said to be
+/// that by every command that reads it, as `check` says it (`framing/proto-truncated`), not
+/// "binary data": `compact` of a folder skipped it under that name.
+#[test]
+fn a_protobuf_body_cut_in_its_first_length_is_named_so_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("cut.pb"), [0u8, 0]).unwrap();
+    let cut = tree.join("cut.pb");
+    let cut = cut.to_str().unwrap();
+    for args in [vec!["fold", cut], vec!["cat", cut], vec!["check", cut]] {
+        let (code, stdout, stderr) = run(&args);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(
+            format!("{stdout}{stderr}").contains("proto-truncated"),
+            "{args:?}: {stdout}{stderr}"
+        );
+        assert!(!stderr.contains("binary data"), "{args:?}: {stderr}");
+    }
+    let out = dir.path().join("out");
+    let (_, _, stderr) = run(&[
+        "compact",
+        tree.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(stderr.contains("proto-truncated"), "{stderr}");
+}

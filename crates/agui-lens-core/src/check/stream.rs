@@ -273,7 +273,11 @@ pub fn not_a_stream(name: &str, head: &[u8]) -> anyhow::Error {
 /// Fails with [`not_a_stream`] when reading an input found no AG-UI event.
 pub fn require_events(opened: &Opened, stats: &ReadStats) -> Result<()> {
     if stats.known == 0 {
-        return Err(not_a_stream(&opened.name, &opened.head));
+        return Err(anyhow::anyhow!(
+            "{} holds no AG-UI events: {}",
+            opened.name,
+            read::describe_no_events(opened.format, &opened.head)
+        ));
     }
     Ok(())
 }

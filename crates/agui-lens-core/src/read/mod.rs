@@ -360,6 +360,24 @@ impl Default for ReadOptions {
     }
 }
 
+/// What an input read as `format` that held no AG-UI event is, from its first bytes: as
+/// [`describe_non_stream`] says, except that a protobuf body that ends inside its first frame's
+/// length is said to be that (`framing/proto-truncated`), not "binary data".
+pub fn describe_no_events(format: InputFormat, head: &[u8]) -> String {
+    if format == InputFormat::Proto
+        && !head.is_empty()
+        && head.len() < crate::protocol::proto::PREFIX_LEN
+    {
+        return format!(
+            "a protobuf body of {} cut inside its first frame's {}-byte length \
+             (framing/proto-truncated)",
+            crate::report::plural(head.len() as u64, "byte"),
+            crate::protocol::proto::PREFIX_LEN
+        );
+    }
+    describe_non_stream(head)
+}
+
 /// An opened input: its frame reader and what was learnt while opening it.
 pub struct Opened {
     pub name: Arc<str>,

@@ -755,6 +755,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let mut opened = read::open(input, &settings.read)?;
     let name = opened.name.clone();
     let head = opened.head.clone();
+    let read_as = opened.format;
     let format = target_format(target, input, opened.format, &opened.head);
     let compression = target_compression(target, input, opened.compression);
     let mut temp = temp_file(target)?;
@@ -822,7 +823,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         // holds, it is left exactly as it is, and nothing is made from it.
         report.skipped = Some(format!(
             "no AG-UI events ({})",
-            read::describe_non_stream(&head)
+            read::describe_no_events(read_as, &head)
         ));
         return Ok(report);
     }

@@ -173,7 +173,7 @@ fn holds_a_stream(path: &Path) -> std::result::Result<(), String> {
     }
     Err(format!(
         "no AG-UI events ({})",
-        read::describe_non_stream(&opened.head)
+        read::describe_no_events(opened.format, &opened.head)
     ))
 }
 
