@@ -245,8 +245,10 @@ fn adoptable(d: &Diagnostic) -> bool {
 /// of a 64-bit FNV-1a hash (stable across platforms and versions of Rust) of the event type,
 /// pointer, keyword, subject and the message with each number written `#`. A number is a run
 /// of digits standing alone: not right after a letter, a digit's neighbours in a name (`-`,
-/// `_`, `/`, `.`, `:`) or a quote, nor right before a letter or `_`. So "line 12" and
-/// "operation 3" lose their numbers, `/x1`, `msg-2`, `/items/5` and `"42"` keep theirs.
+/// `_`, `/`, `.`, `:`) or a quote, nor right before a letter or `_`; or six digits or more
+/// in a row anywhere (a timestamp an id was minted with). So "line 12" and "operation 3" lose
+/// their numbers, `/x1`, `msg-2`, `/items/5` and `"42"` keep theirs, and `run_1732000000`
+/// is `run_#`.
 pub fn fingerprint(d: &Diagnostic) -> String {
     fingerprint_with(d, |message| {
         let bytes = message.as_bytes();
@@ -267,7 +269,9 @@ pub fn fingerprint(d: &Diagnostic) -> String {
             let after = bytes.get(at).copied();
             let alone = !before.is_some_and(in_name)
                 && !after.is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-            if alone {
+            // A long run inside a name is a clock or a counter an agent mints anew at every
+            // run (`thread_1732000000`), not part of what the finding is about.
+            if alone || at - start >= MINTED_DIGITS {
                 // A decimal is one number: "16.5 MiB" as "16.0 MiB".
                 if after == Some(b'.') && bytes.get(at + 1).is_some_and(u8::is_ascii_digit) {
                     at += 1;
@@ -284,6 +288,10 @@ pub fn fingerprint(d: &Diagnostic) -> String {
         out
     })
 }
+
+/// Digits in a row, inside a name, from which on they are taken for minted (a timestamp, a
+/// sequence number) and taken out as a number standing alone is.
+const MINTED_DIGITS: usize = 6;
 
 /// The fingerprint of a version 1 baseline: every run of digits written `#`, in names too.
 pub fn fingerprint_v1(d: &Diagnostic) -> String {
@@ -455,6 +463,11 @@ mod tests {
         assert_eq!(
             print("operation 3 (replace /x1) at line 12, 16.5 MiB"),
             print("operation 0 (replace /x1) at line 4, 2.0 MiB")
+        );
+        // Ids minted from a clock at each run of a live agent.
+        assert_eq!(
+            print("message \"msg_1732000000123\" was never started"),
+            print("message \"msg_1732000999456\" was never started")
         );
         for (one, other) in [
             ("replace /x1", "replace /x2"),
