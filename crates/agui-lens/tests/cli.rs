@@ -1123,12 +1123,66 @@ fn check_writes_a_junit_report_beside_its_format() {
         std::fs::read(&input).unwrap(),
         std::fs::read(root().join(VALID)).unwrap()
     );
-    let notes = dir.path().join("notes.txt");
-    std::fs::write(&notes, "keep me\n").unwrap();
-    let (code, _, stderr) = run(&["check", VALID, "--junit", notes.to_str().unwrap()]);
+    // Nor over XML or a page that is no JUnit report (a first `<` was taken for one), nor a
+    // folder; a report is replaced.
+    for (name, text) in [
+        ("notes.txt", "keep me\n"),
+        (
+            "pom.xml",
+            "<?xml version=\"1.0\"?>\n<project><modelVersion>4.0.0</modelVersion></project>\n",
+        ),
+        (
+            "index.html",
+            "<!doctype html><html><body>hi</body></html>\n",
+        ),
+        ("suites.xml", "<!-- ours --><testsuitesx/>\n"),
+    ] {
+        let other = dir.path().join(name);
+        std::fs::write(&other, text).unwrap();
+        let (code, _, stderr) = run(&["check", VALID, "--junit", other.to_str().unwrap()]);
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert!(
+            stderr.contains("something else than a JUnit report"),
+            "{stderr}"
+        );
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), text, "{name}");
+    }
+    let (code, _, stderr) = run(&["check", VALID, "--junit", dir.path().to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("holds no JUnit report"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me\n");
+    assert!(stderr.contains("is a directory"), "{stderr}");
+    let report = dir.path().join("old-report.xml");
+    std::fs::write(
+        &report,
+        "<?xml version=\"1.0\"?>\n<!-- old -->\n<testsuites name=\"x\"/>\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["check", VALID, "--junit", report.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .contains("agui-lens")
+    );
+    // `test --junit` the same, before any case runs.
+    let suite = dir.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        "[[case]]\nname = \"x\"\nurl = \"http://127.0.0.1:1/a\"\nmessage = \"hi\"\n",
+    )
+    .unwrap();
+    let pom = dir.path().join("pom.xml");
+    let (code, _, stderr) = run(&[
+        "test",
+        suite.to_str().unwrap(),
+        "--junit",
+        pom.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("something else than a JUnit report"),
+        "{stderr}"
+    );
+    assert!(std::fs::read_to_string(&pom).unwrap().contains("<project>"));
 }
 
 /// An output under a path where a file stands in place of a folder names that file; it said

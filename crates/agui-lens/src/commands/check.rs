@@ -61,20 +61,7 @@ fn refuse_junit_over(junit: &Path, args: &CheckArgs) -> Result<()> {
     read.extend(args.baseline.baseline.as_deref().map(|b| (b, "--baseline")));
     read.extend(settings.iter().map(|(p, by)| (p.as_path(), *by)));
     super::refuse_output_over_input(junit, "--junit", &read)?;
-    let holds_a_report = match std::fs::read(junit) {
-        Ok(bytes) => bytes
-            .iter()
-            .find(|b| !b.is_ascii_whitespace())
-            .is_none_or(|b| *b == b'<'),
-        Err(e) => e.kind() == io::ErrorKind::NotFound,
-    };
-    if !holds_a_report {
-        bail!(
-            "--junit {} holds no JUnit report, so it was left as it is: name another file",
-            junit.display()
-        );
-    }
-    Ok(())
+    super::refuse_junit_over_other(junit)
 }
 
 fn check(

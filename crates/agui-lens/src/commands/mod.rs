@@ -498,6 +498,59 @@ pub(crate) fn refuse_output_over_input(
     Ok(())
 }
 
+/// Refuses a `--junit` path that holds something else than a JUnit report (a `pom.xml`, a
+/// page, any file that is not one), or is a folder: only a report, or nothing, is replaced.
+pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
+    if path.is_dir() {
+        anyhow::bail!("--junit {} is a directory: name a file", path.display());
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(
+                anyhow::Error::new(e).context(format!("reading --junit {}", path.display()))
+            );
+        }
+    };
+    if !holds_junit_report(&bytes) {
+        anyhow::bail!(
+            "--junit {} holds something else than a JUnit report, so it was left as it is: \
+             name another file",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Whether `bytes` are empty, or a JUnit report: after an XML declaration and comments, a
+/// `<testsuites>` or `<testsuite>` element.
+pub(crate) fn holds_junit_report(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    let mut rest = text.trim_start_matches('\u{feff}').trim_start();
+    if rest.is_empty() {
+        return true;
+    }
+    loop {
+        let skipped = if rest.starts_with("<?") {
+            rest.find("?>").map(|end| end + 2)
+        } else if rest.starts_with("<!--") {
+            rest.find("-->").map(|end| end + 3)
+        } else {
+            break;
+        };
+        let Some(end) = skipped else {
+            return false;
+        };
+        rest = rest[end..].trim_start();
+    }
+    ["<testsuites", "<testsuite"].iter().any(|root| {
+        rest.strip_prefix(root).is_some_and(|after| {
+            after.starts_with(|c: char| c.is_whitespace() || c == '>' || c == '/')
+        })
+    })
+}
+
 /// The files the rule settings are read from: the config file (named by `--config`, or the
 /// `agui-lens.toml` found from the current directory up) and a `--capabilities` declaration
 /// that is a file; each with what names it, for [`refuse_output_over_input`].

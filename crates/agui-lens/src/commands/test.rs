@@ -80,15 +80,14 @@ fn not_begun(args: &TestArgs, err: anyhow::Error) -> anyhow::Error {
     let Some(junit) = &args.junit else {
         return err;
     };
-    let holds_a_report = match std::fs::read(junit) {
-        Ok(bytes) => bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<'),
-        Err(e) => e.kind() == io::ErrorKind::NotFound,
-    };
-    if !holds_a_report {
-        return err.context(format!(
-            "{} holds no JUnit report, so it was left as it is",
-            junit.display()
-        ));
+    if let Err(refused) = super::refuse_junit_over_other(junit) {
+        // Said once, when that is why the suite did not begin.
+        let (said, why) = (format!("{err:#}"), format!("{refused:#}"));
+        return if said.contains(&why) {
+            err
+        } else {
+            err.context(why)
+        };
     }
     super::report_not_begun(Some(junit), Format::Junit, &name, err)
 }
@@ -121,6 +120,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
             read.push((baseline, "--baseline"));
         }
         super::refuse_output_over_input(junit, "--junit", &read)?;
+        super::refuse_junit_over_other(junit)?;
     }
     suite.select(&args.cases)?;
     // A baseline that cannot be read stops the suite before any agent is called.
