@@ -1325,6 +1325,40 @@ fn a_half_beside_a_character_of_the_stand_in_range_is_said_not_folded_in_silence
             assert!(stderr.contains("U+10F800"), "{stderr}");
         }
     }
+    // Across two streams: one holds the half, the other the character it is read as. Each
+    // alone is told apart; compared, they were "the same".
+    let text = std::fs::read_to_string(&half).unwrap();
+    let character = dir.path().join("character.jsonl");
+    std::fs::write(
+        &character,
+        text.replace("\\ud83d", "\u{10F83D}")
+            .replace("\\ud800", "\u{10F800}"),
+    )
+    .unwrap();
+    assert!(
+        !std::fs::read_to_string(&character)
+            .unwrap()
+            .contains("\\ud")
+    );
+    assert!(
+        std::fs::read_to_string(&character)
+            .unwrap()
+            .contains('\u{10F83D}')
+    );
+    for level in ["fold", "compact", "events"] {
+        for (a, b) in [(&half, &character), (&character, &half)] {
+            let (code, _, stderr) = run(&[
+                "diff",
+                "--level",
+                level,
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 2, "--level {level}: {stderr}");
+            assert!(stderr.contains("cannot be told apart"), "{stderr}");
+        }
+    }
+
     // The half alone: folded and compared as before.
     let (code, stdout, stderr) = run(&["fold", "--compact", half.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");

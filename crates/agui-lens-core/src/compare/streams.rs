@@ -46,8 +46,9 @@ pub fn diff_paths(
     settings: &Settings,
 ) -> Result<StreamDiff> {
     warn_unused(level, settings);
-    let left = normalized(a, read, level, settings)?;
-    let right = normalized(b, read, level, settings)?;
+    let mut seen = Seen::default();
+    let left = normalized_noting(a, read, level, settings, &mut seen)?;
+    let right = normalized_noting(b, read, level, settings, &mut seen)?;
     let comparison = compare(&left, &right);
     // Event by event, an item is an event of the file: where it is, in each file.
     let lines = match (&comparison.first, level) {
@@ -144,7 +145,12 @@ impl StreamDiff {
 /// The stream at `input` compacted, each item with the line of the event whose reading wrote
 /// it; `warn`: say on stderr what could not be read (not again when it is read a second time,
 /// for lines).
-fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collected> {
+fn compacted(
+    input: &InputSpec,
+    read: &ReadOptions,
+    warn: bool,
+    seen: &mut Seen,
+) -> Result<Collected> {
     let mut compactor =
         Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
     let mut collected = Collected::default();
@@ -188,7 +194,7 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
         Ok(())
     })?;
     require_events(&opened, &stats)?;
-    refuse_ambiguous_halves(&opened, &stats)?;
+    seen.note(&opened, &stats)?;
     if warn {
         warn_failed_status(&opened);
         warn_unreadable(&input.display_name(), &stats);
@@ -200,15 +206,37 @@ fn compacted(input: &InputSpec, read: &ReadOptions, warn: bool) -> Result<Collec
 }
 
 /// Streams are compared only where what was read can be told apart: a half of a UTF-16 pair
-/// beside a character of the range halves are read into cannot.
-fn refuse_ambiguous_halves(opened: &Opened, stats: &ReadStats) -> Result<()> {
-    if stats.halves_ambiguous() {
-        bail!(
-            "{}: not compared, as a character and a half could be taken for each other",
-            crate::read::halves::ambiguity(&opened.name)
-        );
+/// beside a character of the range halves are read into cannot, in one stream or across the
+/// two compared (one's half would be the same as the other's character).
+#[derive(Default)]
+struct Seen {
+    /// The first stream read that held a half, and the first that held such a character.
+    halves: Option<String>,
+    range: Option<String>,
+}
+
+impl Seen {
+    fn note(&mut self, opened: &Opened, stats: &ReadStats) -> Result<()> {
+        if stats.halves {
+            self.halves.get_or_insert_with(|| opened.name.to_string());
+        }
+        if stats.stand_in_range {
+            self.range.get_or_insert_with(|| opened.name.to_string());
+        }
+        match (&self.halves, &self.range) {
+            (Some(halves), Some(range)) if halves == range => bail!(
+                "{}: not compared, as a character and a half could be taken for each other",
+                crate::read::halves::ambiguity(halves)
+            ),
+            (Some(halves), Some(range)) => bail!(
+                "{halves} holds half a UTF-16 pair, read as a character of \
+                 U+10F800–U+10FFFF as it is joined the way a client joins halves, and {range} \
+                 holds characters of that range written as text: they cannot be told apart, \
+                 so the two are not compared"
+            ),
+            _ => Ok(()),
+        }
     }
-    Ok(())
 }
 
 /// How a browser capture's stream was answered, when with a status that is no success, as an
@@ -304,7 +332,7 @@ pub fn line_of_item(
             Ok(line)
         }
         Level::Compact => {
-            let collected = compacted(&input, read, false)?;
+            let collected = compacted(&input, read, false, &mut Seen::default())?;
             let Some(item) = collected.items.get(index) else {
                 return Ok(None);
             };
@@ -353,6 +381,17 @@ pub fn normalized(
     level: Level,
     settings: &Settings,
 ) -> Result<Vec<Value>> {
+    normalized_noting(path, read, level, settings, &mut Seen::default())
+}
+
+/// [`normalized`], noting in `seen` what could be taken for another stream's.
+fn normalized_noting(
+    path: &Path,
+    read: &ReadOptions,
+    level: Level,
+    settings: &Settings,
+    seen: &mut Seen,
+) -> Result<Vec<Value>> {
     let input = InputSpec::named(path);
     let name = input.display_name();
     match level {
@@ -374,14 +413,14 @@ pub fn normalized(
                 Ok(())
             })?;
             require_events(&opened, &stats)?;
-            refuse_ambiguous_halves(&opened, &stats)?;
+            seen.note(&opened, &stats)?;
             warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
             items.extend(failed_response(&opened));
             Ok(Normalizer::events(settings.clone(), &items))
         }
         Level::Compact => {
-            let collected = compacted(&input, read, true)?;
+            let collected = compacted(&input, read, true, seen)?;
             Ok(Normalizer::events(settings.clone(), &collected.items))
         }
         Level::Fold => {
@@ -414,7 +453,7 @@ pub fn normalized(
                 Ok(())
             })?;
             require_events(&opened, &stats)?;
-            refuse_ambiguous_halves(&opened, &stats)?;
+            seen.note(&opened, &stats)?;
             warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
             let response = failed_response(&opened);
