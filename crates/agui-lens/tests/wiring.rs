@@ -877,6 +877,29 @@ fn action_places_findings_from_a_working_directory() {
         "{found:?}"
     );
 
+    // A path that climbs out of the working directory is named without its `..`.
+    std::fs::create_dir_all(workspace.path().join("agents/other")).unwrap();
+    std::fs::copy(
+        work.join("bad.jsonl"),
+        workspace.path().join("agents/other/bad.jsonl"),
+    )
+    .unwrap();
+    let run = run_action(
+        workspace.path(),
+        &path,
+        &[
+            ("paths", "../other/bad.jsonl"),
+            ("working-directory", "agents/web"),
+        ],
+    );
+    assert_eq!(run.statuses, [Some(0), Some(1)], "{}", run.log);
+    let expected = format!(
+        "file://{}",
+        workspace.path().join("agents/other/bad.jsonl").display()
+    );
+    let found = uris(&run);
+    assert!(!found.is_empty() && found.iter().all(|u| *u == expected), "{found:?}");
+
     let run = run_action(
         workspace.path(),
         &path,
