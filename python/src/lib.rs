@@ -208,10 +208,29 @@ impl Source {
         // that is the `entry` keyword.
         self.open_as_read().map_err(|err| {
             let said = format!("{err:#}");
-            match said.contains("pick one with --entry N") {
-                true => anyhow!("{}", said.replace("--entry N", "entry=N")),
-                false => err,
+            if !said.contains("--entry ") {
+                return err;
             }
+            // `--entry N` is the `entry` keyword here; bytes have no name `#N` could follow.
+            let mut said = said.as_str();
+            let mut kept = String::with_capacity(said.len());
+            while let Some(at) = said.find("--entry ") {
+                kept.push_str(&said[..at]);
+                let rest = &said[at + "--entry ".len()..];
+                let token = rest
+                    .find(|c: char| !c.is_ascii_alphanumeric())
+                    .unwrap_or(rest.len());
+                kept.push_str("entry=");
+                kept.push_str(&rest[..token]);
+                said = &rest[token..];
+            }
+            kept.push_str(said);
+            if self.path.is_none() {
+                if let Some(at) = kept.find(", or name it ") {
+                    kept.truncate(at);
+                }
+            }
+            anyhow!("{kept}")
         })
     }
 

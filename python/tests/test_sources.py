@@ -195,6 +195,13 @@ def test_entry_picks_a_stream_of_a_capture_from_a_path_or_bytes(tmp_path, empty_
         with pytest.raises(agui_lens.AguiLensError, match="entry=N") as raised:
             agui_lens.check(source)
         assert "--entry" not in str(raised.value)
+    # Bytes have no name a `#N` could follow: only the keyword is advised.
+    with pytest.raises(agui_lens.AguiLensError) as raised:
+        agui_lens.check(data)
+    assert "#N" not in str(raised.value), str(raised.value)
+    with pytest.raises(agui_lens.AguiLensError, match="entry=1") as raised:
+        agui_lens.check(f"{capture}#0", entry=1)
+    assert "--entry" not in str(raised.value)
     with pytest.raises(agui_lens.AguiLensError, match="entr"):
         agui_lens.check(capture, entry=7)
     for wrong in (-1, "1", True):

@@ -898,7 +898,10 @@ fn action_places_findings_from_a_working_directory() {
         workspace.path().join("agents/other/bad.jsonl").display()
     );
     let found = uris(&run);
-    assert!(!found.is_empty() && found.iter().all(|u| *u == expected), "{found:?}");
+    assert!(
+        !found.is_empty() && found.iter().all(|u| *u == expected),
+        "{found:?}"
+    );
 
     let run = run_action(
         workspace.path(),
