@@ -1198,7 +1198,7 @@ pub struct RuleArgs {
     /// The protocol version runs are held to when their RUN_STARTED declares none: 1.1, 1.0,
     /// or 0.x for the releases before 1.0 (0.0.48, 0.1.22 …). Default: the newest, 1.1. A
     /// declared version is always the one used.
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_parser = VersionParser)]
     pub protocol: Option<agui_lens_core::protocol::version::Version>,
 
     /// Read settings from this file instead of the nearest agui-lens.toml.
@@ -1252,7 +1252,7 @@ pub enum SchemaCommand {
     List {
         /// The protocol version whose schemas to list: 1.1 (the newest, the default), 1.0
         /// or 0.x.
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = VersionParser)]
         protocol: Option<agui_lens_core::protocol::version::Version>,
     },
     /// Print one schema: an event type (RUN_STARTED) or a definition (Message).
@@ -1264,7 +1264,7 @@ pub enum SchemaCommand {
         schemas: Option<PathBuf>,
         /// The protocol version whose schema to print: 1.1 (the newest, the default), 1.0
         /// or 0.x.
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = VersionParser)]
         protocol: Option<agui_lens_core::protocol::version::Version>,
     },
     /// Write every schema into a directory, as files a JSON Schema tool can use.
@@ -1276,7 +1276,7 @@ pub enum SchemaCommand {
         schemas: Option<PathBuf>,
         /// The protocol version whose schemas to write: 1.1 (the newest, the default), 1.0
         /// or 0.x.
-        #[arg(long, value_name = "VERSION")]
+        #[arg(long, value_name = "VERSION", value_parser = VersionParser)]
         protocol: Option<agui_lens_core::protocol::version::Version>,
     },
 }
@@ -1435,5 +1435,53 @@ mod tests {
                 (Level::Allow, "d".to_string()),
             ]
         );
+    }
+}
+
+/// Reads `--protocol` as [`agui_lens_core::protocol::version::Version`] does (`1.1`, `1.0`,
+/// `0.x`, any pre-1.0 release such as `0.1.22`), and offers the three versions to shell
+/// completion and help.
+#[derive(Clone)]
+pub struct VersionParser;
+
+impl clap::builder::TypedValueParser for VersionParser {
+    type Value = agui_lens_core::protocol::version::Version;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let text = value.to_string_lossy();
+        text.parse().map_err(|why: String| {
+            let mut err = clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd);
+            if let Some(arg) = arg {
+                err.insert(
+                    clap::error::ContextKind::InvalidArg,
+                    clap::error::ContextValue::String(arg.to_string()),
+                );
+            }
+            err.insert(
+                clap::error::ContextKind::InvalidValue,
+                clap::error::ContextValue::String(text.into_owned()),
+            );
+            err.insert(
+                clap::error::ContextKind::Suggested,
+                clap::error::ContextValue::StyledStrs(vec![why.into()]),
+            );
+            err
+        })
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            agui_lens_core::protocol::version::Version::ALL
+                .iter()
+                .rev()
+                .map(|v| clap::builder::PossibleValue::new(v.name())),
+        ))
     }
 }

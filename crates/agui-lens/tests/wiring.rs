@@ -138,6 +138,8 @@ fn completions_parse_in_their_shells_and_name_every_command() {
         ("agui-lens check --format s", "sarif"),
         ("agui-lens schema s", "show"),
         ("agui-lens inspect --h", "--html"),
+        ("agui-lens schema export --protocol 1", "1.0"),
+        ("agui-lens check --protocol 0", "0.x"),
     ] {
         let out = Command::new("bash")
             .args(["--norc", "--noprofile", "-c"])
