@@ -361,18 +361,18 @@ impl Default for ReadOptions {
 }
 
 /// What an input read as `format` that held no AG-UI event is, from its first bytes: as
-/// [`describe_non_stream`] says, except that a protobuf body that ends inside its first frame's
-/// length is said to be that (`framing/proto-truncated`), not "binary data".
+/// [`describe_non_stream`] says, except that a protobuf body that ends before its first
+/// frame's message (inside or right after its length) is said to be that
+/// (`framing/proto-truncated`), not "binary data".
 pub fn describe_no_events(format: InputFormat, head: &[u8]) -> String {
     if format == InputFormat::Proto
         && !head.is_empty()
-        && head.len() < crate::protocol::proto::PREFIX_LEN
+        && head.len() <= crate::protocol::proto::PREFIX_LEN
     {
         return format!(
-            "a protobuf body of {} cut inside its first frame's {}-byte length \
+            "a protobuf body of {} that ends before its first frame's message \
              (framing/proto-truncated)",
             crate::report::plural(head.len() as u64, "byte"),
-            crate::protocol::proto::PREFIX_LEN
         );
     }
     describe_non_stream(head)
