@@ -1366,3 +1366,33 @@ fn a_half_beside_a_character_of_the_stand_in_range_is_said_not_folded_in_silence
     assert!(!stderr.contains("U+10F800"), "{stderr}");
     assert_eq!(diff_code(&half, &half, "fold"), 0);
 }
+
+/// A snapshot of a stream holding half a UTF-16 pair nothing joins writes the half as its
+/// escape (it wrote the stand-in character itself), reads it back as the stream reads it, and
+/// a stream holding the character of the range it is read into is not held to be the same
+/// (it was, exit 0): not compared, as `diff` does not compare them (exit 2).
+#[test]
+fn a_snapshot_keeps_a_half_as_its_escape_and_is_not_taken_for_a_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let half = dir.path().join("half.jsonl");
+    let text = "{\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n\
+                {\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m1\",\"role\":\"assistant\"}\n\
+                {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"hi \\ud83d\"}\n\
+                {\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m1\"}\n\
+                {\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n";
+    std::fs::write(&half, text).unwrap();
+    let character = dir.path().join("character.jsonl");
+    std::fs::write(&character, text.replace("\\ud83d", "\u{10F83D}")).unwrap();
+    let snap = dir.path().join("exp.snap");
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let (code, _, stderr) = run(&["snapshot", &s(&half), "--expect", &s(&snap), "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let written = std::fs::read_to_string(&snap).unwrap();
+    assert!(written.contains(r#""delta":"hi \ud83d""#), "{written}");
+    assert!(!written.contains('\u{10F83D}'), "{written}");
+    let (code, _, stderr) = run(&["snapshot", &s(&half), "--expect", &s(&snap)]);
+    assert_eq!(code, 0, "the same stream matches: {stderr}");
+    let (code, _, stderr) = run(&["snapshot", &s(&character), "--expect", &s(&snap)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot be told apart"), "{stderr}");
+}

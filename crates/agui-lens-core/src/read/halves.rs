@@ -148,6 +148,11 @@ pub fn holds_stand_in_range(bytes: &[u8]) -> bool {
     })
 }
 
+/// Whether JSON text holds a lone surrogate escape (half a pair).
+pub fn holds_lone(text: &str) -> bool {
+    replace_lone(text, |_| String::new()).is_some()
+}
+
 /// What is said when a stream holds both halves and characters of their range.
 pub fn ambiguity(name: &str) -> String {
     format!(

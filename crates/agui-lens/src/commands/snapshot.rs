@@ -39,6 +39,11 @@ pub struct Snapshot {
     pub settings: Settings,
     pub reason: Option<String>,
     pub items: Vec<Value>,
+    /// The items hold halves of UTF-16 pairs, read as stand-ins (see
+    /// `agui_lens_core::read::halves`): written back as their escapes.
+    pub halves: bool,
+    /// The items hold characters of the range stand-ins are taken from, as text.
+    pub range: bool,
 }
 
 impl Snapshot {
@@ -70,7 +75,11 @@ impl Snapshot {
         }
         for item in &self.items {
             // serde_json's maps keep keys sorted: a canonical order.
-            out.push_str(&serde_json::to_string(item).unwrap_or_default());
+            let line = serde_json::to_string(item).unwrap_or_default();
+            match self.halves {
+                true => out.push_str(&agui_lens_core::read::halves::escape_stand_ins(&line)),
+                false => out.push_str(&line),
+            }
             out.push('\n');
         }
         out
@@ -86,6 +95,7 @@ impl Snapshot {
         let mut settings = Settings::default();
         let mut reason = None;
         let mut items = Vec::new();
+        let (mut halves, mut range) = (false, false);
         for (n, line) in lines {
             if let Some(header) = line.strip_prefix("# ") {
                 if !items.is_empty() {
@@ -112,7 +122,11 @@ impl Snapshot {
                     other => return Err(format!("line {}: unknown header `{other}`", n + 1)),
                 }
             } else if !line.trim().is_empty() {
-                let mut item = serde_json::from_str(line)
+                // Half a UTF-16 pair, written as its escape, is read as a stand-in, as the
+                // stream it was made from was read.
+                halves |= agui_lens_core::read::halves::holds_lone(line);
+                range |= agui_lens_core::read::halves::holds_stand_in_range(line.as_bytes());
+                let mut item = agui_lens_core::check::parse::value_keeping_halves(line.as_bytes())
                     .map_err(|e| format!("line {}: not JSON: {e}", n + 1))?;
                 // Written before an empty resume list counted as none.
                 drop_empty_resume(&mut item);
@@ -124,6 +138,8 @@ impl Snapshot {
             settings,
             reason,
             items,
+            halves,
+            range,
         })
     }
 }
@@ -247,7 +263,21 @@ pub fn hold_items(
             request.settings.clone().unwrap_or_else(Settings::current),
         ),
     };
+    agui_lens_core::compare::streams::forget_halves();
     let items = make(level, &settings)?;
+    let (halves, range) = agui_lens_core::compare::streams::last_read_halves();
+    // A half on one side and a character of the range it is read into on the other cannot be
+    // told apart: not compared, as `diff` does not compare them.
+    if let Some(stored) = &stored {
+        if (halves || stored.halves) && (range || stored.range) {
+            bail!(
+                "{} and the stream: one holds half a UTF-16 pair, read as a character of \
+                 U+10F800–U+10FFFF as a client joins halves, the other characters of that range \
+                 written as text; they cannot be told apart, so they are not compared",
+                file.display()
+            );
+        }
+    }
     // A reason belongs to the change it explains: a changed expectation keeps only the one
     // given now; one whose items stay the same keeps its own unless a new one is given.
     let unchanged = stored
@@ -261,6 +291,8 @@ pub fn hold_items(
             .clone()
             .or_else(|| unchanged.and_then(|s| s.reason.clone())),
         items,
+        halves,
+        range,
     };
     let new_file = pending(file);
     match stored {
@@ -621,6 +653,8 @@ mod tests {
                 json!({"role":"user","id":"msg-1","content":"hi"}),
                 json!({"state":null}),
             ],
+            halves: false,
+            range: false,
         };
         let text = snapshot.render();
         assert!(
