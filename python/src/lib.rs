@@ -721,6 +721,7 @@ fn compact_source(
         return Ok(compacted);
     }
     let (name, head, format) = (opened.name.clone(), opened.head.clone(), opened.format);
+    let read_as = format;
     compacted.format = Some(format);
     let format = match to {
         WrittenTo::Stdout => format,
@@ -744,7 +745,7 @@ fn compact_source(
     compacted.dropped = compactor.dropped();
     compacted.kept_deltas = compactor.kept_deltas();
     if stats.known == 0 {
-        compacted.outcome = Outcome::NotAStream(not_a_stream(&name, &head));
+        compacted.outcome = Outcome::NotAStream(not_a_stream(&name, read_as, &head));
         compacted.head = head;
         return Ok(compacted);
     }

@@ -2411,7 +2411,12 @@ fn a_protobuf_body_cut_in_its_first_length_is_named_so_everywhere() {
     std::fs::write(tree.join("cut.pb"), [0u8, 0]).unwrap();
     let cut = tree.join("cut.pb");
     let cut = cut.to_str().unwrap();
-    for args in [vec!["fold", cut], vec!["cat", cut], vec!["check", cut]] {
+    for args in [
+        vec!["fold", cut],
+        vec!["cat", cut],
+        vec!["check", cut],
+        vec!["inspect", cut],
+    ] {
         let (code, stdout, stderr) = run(&args);
         assert_ne!(code, 0, "{args:?}");
         assert!(

@@ -262,22 +262,19 @@ fn feed(
 }
 
 /// An input that holds no AG-UI event at all is not a stream, and no command may treat it as
-/// an empty one: this is the error that says so, naming the input and what it looks like.
-pub fn not_a_stream(name: &str, head: &[u8]) -> anyhow::Error {
+/// an empty one: this is the error that says so, naming the input and what it looks like
+/// read as `format` (see [`read::describe_no_events`]).
+pub fn not_a_stream(name: &str, format: read::InputFormat, head: &[u8]) -> anyhow::Error {
     anyhow::anyhow!(
         "{name} holds no AG-UI events: {}",
-        read::describe_non_stream(head)
+        read::describe_no_events(format, head)
     )
 }
 
 /// Fails with [`not_a_stream`] when reading an input found no AG-UI event.
 pub fn require_events(opened: &Opened, stats: &ReadStats) -> Result<()> {
     if stats.known == 0 {
-        return Err(anyhow::anyhow!(
-            "{} holds no AG-UI events: {}",
-            opened.name,
-            read::describe_no_events(opened.format, &opened.head)
-        ));
+        return Err(not_a_stream(&opened.name, opened.format, &opened.head));
     }
     Ok(())
 }

@@ -138,7 +138,11 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         ..
     } = following;
     if failure.is_none() && engine.known_events() == 0 {
-        return Err(agui_lens_core::check::stream::not_a_stream(&name, &head));
+        return Err(agui_lens_core::check::stream::not_a_stream(
+            &name,
+            opened.format,
+            &head,
+        ));
     }
     let totals = engine.finish(&mut found);
     inspector.diagnostics(&found);
