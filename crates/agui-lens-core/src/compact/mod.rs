@@ -103,11 +103,7 @@ pub struct MergedFrames {
 
 impl MergedFrames {
     pub fn note(&mut self, frame: &crate::read::Frame) {
-        if let crate::read::FrameKind::Data {
-            caveat: crate::read::Caveat::SseMerged { with_line },
-            ..
-        } = frame.kind
-        {
+        if let Some(with_line) = merged_with(frame) {
             self.first.get_or_insert((frame.line, with_line));
             self.count += 1;
         }
@@ -133,13 +129,18 @@ impl MergedFrames {
 /// Whether a frame is one the official client reads as one with the frame before
 /// ([`merged_frames`]).
 pub fn is_merged(frame: &crate::read::Frame) -> bool {
-    matches!(
-        frame.kind,
+    merged_with(frame).is_some()
+}
+
+/// The line of the frame the official client reads `frame` as one with, when it does.
+fn merged_with(frame: &crate::read::Frame) -> Option<u64> {
+    match frame.kind {
         crate::read::FrameKind::Data {
-            caveat: crate::read::Caveat::SseMerged { .. },
+            caveat: crate::read::Caveat::SseMerged { with_line },
             ..
-        }
-    )
+        } => Some(with_line),
+        _ => None,
+    }
 }
 
 /// How far to compact.
