@@ -381,28 +381,33 @@ pub fn normalized(
     level: Level,
     settings: &Settings,
 ) -> Result<Vec<Value>> {
+    normalized_reading(path, read, level, settings).map(|(items, _)| items)
+}
+
+/// What a stream's reading held that items made of it cannot tell apart from another's
+/// (see [`crate::read::halves`]): half a UTF-16 pair, whose stand-ins the items then hold, and
+/// characters of the range those are taken from. What holds such items beside others (a
+/// snapshot file) tells them apart with it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HalvesRead {
+    pub halves: bool,
+    pub range: bool,
+}
+
+/// [`normalized`], with what its reading held of halves and their range.
+pub fn normalized_reading(
+    path: &Path,
+    read: &ReadOptions,
+    level: Level,
+    settings: &Settings,
+) -> Result<(Vec<Value>, HalvesRead)> {
     let mut seen = Seen::default();
     let items = normalized_noting(path, read, level, settings, &mut seen)?;
-    LAST_READ.with(|last| last.set((seen.halves.is_some(), seen.range.is_some())));
-    Ok(items)
-}
-
-thread_local! {
-    /// What the last [`normalized`] on this thread read (see [`last_read_halves`]).
-    static LAST_READ: std::cell::Cell<(bool, bool)> = const { std::cell::Cell::new((false, false)) };
-}
-
-/// Whether the last [`normalized`] on this thread read half a UTF-16 pair (its items then hold
-/// stand-ins, see [`crate::read::halves`]) and whether it read characters of the range those
-/// are taken from; forgotten by [`forget_halves`]. What holds such items beside others (a
-/// snapshot file) tells them apart with it.
-pub fn last_read_halves() -> (bool, bool) {
-    LAST_READ.with(std::cell::Cell::get)
-}
-
-/// Forgets what [`last_read_halves`] says, before items are made another way.
-pub fn forget_halves() {
-    LAST_READ.with(|last| last.set((false, false)));
+    let read = HalvesRead {
+        halves: seen.halves.is_some(),
+        range: seen.range.is_some(),
+    };
+    Ok((items, read))
 }
 
 /// [`normalized`], noting in `seen` what could be taken for another stream's.

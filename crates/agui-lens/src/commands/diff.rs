@@ -11,7 +11,6 @@ use crate::commands::inspect::Format;
 pub use agui_lens_core::compare::Level;
 use agui_lens_core::compare::normalize::{Selector, Settings};
 use agui_lens_core::compare::streams::diff_paths;
-pub use agui_lens_core::compare::streams::normalized;
 use agui_lens_core::read::{DEFAULT_MAX_LINE, ReadOptions};
 
 pub fn run(args: &DiffArgs) -> Result<Outcome> {

@@ -24,10 +24,11 @@ use serde_json::Value;
 
 use super::Outcome;
 use super::check::use_color;
-use super::diff::{Level, normalized, settings as normalize_settings};
+use super::diff::{Level, settings as normalize_settings};
 use crate::cli::{SnapshotAction, SnapshotArgs};
 use agui_lens_core::compare::comparison::{compare, render, summary, unified_diff};
 use agui_lens_core::compare::normalize::{Selector, Settings, drop_empty_resume};
+use agui_lens_core::compare::streams::{HalvesRead, normalized_reading};
 use agui_lens_core::read::{self, DEFAULT_MAX_LINE, ReadOptions};
 
 const MAGIC: &str = "# agui-lens snapshot 1";
@@ -200,7 +201,7 @@ pub enum Verdict {
 /// different snapshot leaves `FILE.new` beside it, and is never accepted silently.
 pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> Result<Verdict> {
     hold_items(file, request, |level, settings| {
-        normalized(stream, read, level, settings)
+        normalized_reading(stream, read, level, settings)
     })
 }
 
@@ -209,7 +210,7 @@ pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> R
 pub fn hold_items(
     file: &Path,
     request: &Hold,
-    make: impl FnOnce(Level, &Settings) -> Result<Vec<Value>>,
+    make: impl FnOnce(Level, &Settings) -> Result<(Vec<Value>, HalvesRead)>,
 ) -> Result<Verdict> {
     // Compared with, a link that leads nowhere is no snapshot still to be written but an
     // error; updated, it is where the snapshot is made (as for any file written).
@@ -263,9 +264,7 @@ pub fn hold_items(
             request.settings.clone().unwrap_or_else(Settings::current),
         ),
     };
-    agui_lens_core::compare::streams::forget_halves();
-    let items = make(level, &settings)?;
-    let (halves, range) = agui_lens_core::compare::streams::last_read_halves();
+    let (items, HalvesRead { halves, range }) = make(level, &settings)?;
     // A half on one side and a character of the range it is read into on the other cannot be
     // told apart: not compared, as `diff` does not compare them.
     if let Some(stored) = &stored {
@@ -365,7 +364,7 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
             },
             || {
                 agui_lens_core::compare::streams::warn_unused(level, settings);
-                normalized(stream, &read, level, settings)
+                normalized_reading(stream, &read, level, settings)
             },
         )
     })?;

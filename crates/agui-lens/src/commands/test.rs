@@ -16,7 +16,6 @@ use anyhow::{Context as _, Result, bail};
 use super::Outcome;
 use super::baseline::{Gate, subtract};
 use super::check::use_color;
-use super::diff::normalized;
 use super::snapshot::{Hold, Verdict, hold_items};
 use crate::cli::{TestArgs, parse_size};
 use crate::config::Config;
@@ -35,6 +34,7 @@ use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::compare::Level as CompareLevel;
 use agui_lens_core::compare::comparison::compare;
 use agui_lens_core::compare::normalize::{Normalizer, Settings as NormalizeSettings};
+use agui_lens_core::compare::streams::{HalvesRead, normalized_reading};
 use agui_lens_core::fold::next::{Additions, next_input, pending_calls};
 use agui_lens_core::fold::{Folded, Folder};
 use agui_lens_core::protocol::event::{Event, EventType};
@@ -1068,7 +1068,8 @@ fn run_turn(
                 // An error answer's snapshot holds its status and body.
                 let item = error_item(status, exchange.content_type.as_deref(), &head.bytes());
                 match expectations.snapshot_items(snapshot, case, |_, settings| {
-                    Ok(Normalizer::events(settings.clone(), &[item]))
+                    let items = Normalizer::events(settings.clone(), &[item]);
+                    Ok((items, HalvesRead::default()))
                 }) {
                     Ok(Some(note)) => outcome.notes.push(note),
                     Ok(None) => {}
@@ -1380,7 +1381,7 @@ impl<'a> Expectations<'a> {
             entry: None,
         };
         self.snapshot_items(file, case, |level, settings| {
-            normalized(&path, &read, level, settings)
+            normalized_reading(&path, &read, level, settings)
         })
     }
 
@@ -1390,7 +1391,7 @@ impl<'a> Expectations<'a> {
         &mut self,
         file: &Path,
         case: &Case,
-        make: impl FnOnce(CompareLevel, &NormalizeSettings) -> Result<Vec<Value>>,
+        make: impl FnOnce(CompareLevel, &NormalizeSettings) -> Result<(Vec<Value>, HalvesRead)>,
     ) -> Result<Option<String>> {
         let request = Hold {
             update: self.shared.update && self.may_update,
