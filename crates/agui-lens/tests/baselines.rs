@@ -521,7 +521,7 @@ fn a_number_inside_a_name_tells_findings_apart() {
     let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
     assert_eq!(code, 0, "{stderr}");
     let recorded = std::fs::read_to_string(dir.join("known.json")).unwrap();
-    assert!(recorded.contains("\"version\": 2"), "{recorded}");
+    assert!(recorded.contains("\"version\": 3"), "{recorded}");
 
     // The same findings, moved down: held back.
     std::fs::write(
@@ -565,4 +565,116 @@ fn a_version_1_baseline_still_holds_and_says_how_to_rewrite_it() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A browser capture holding the calls to an agent in the order a page made them, each an
+/// entry of the capture among other traffic.
+fn capture(entries: &[(&str, &str)]) -> String {
+    let entries: Vec<Value> = entries
+        .iter()
+        .map(|(method, body)| {
+            let mut request = serde_json::json!({"method": method, "url": "https://app.example/agent", "headers": []});
+            let mime = if *method == "POST" {
+                request["postData"] = serde_json::json!({"mimeType": "application/json",
+                    "text": r#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#});
+                "text/event-stream"
+            } else {
+                "application/json"
+            };
+            serde_json::json!({"startedDateTime": "2026-11-29T06:00:00.000Z", "time": 1,
+                "request": request,
+                "response": {"status": 200, "statusText": "OK", "headers": [],
+                             "content": {"size": body.len(), "mimeType": mime, "text": body}}})
+        })
+        .collect();
+    serde_json::json!({"log": {"version": "1.2", "entries": entries}}).to_string()
+}
+
+/// The stream of one call: an orphan TOOL_CALL_END in it when `broken`.
+fn call(broken: bool) -> String {
+    let mut events = vec![r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#];
+    if broken {
+        events.push(r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#);
+    }
+    events.push(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#);
+    events.iter().map(|e| format!("data: {e}\n\n")).collect()
+}
+
+/// A browser capture's streams are held to their calls, not to the index of their entry: a
+/// capture made again with another request in front (a health check) keeps its known
+/// findings, and one without it does not lend the first call's findings to the second. Keyed
+/// by the entry's index, every held finding came back as new in the first case, and in the
+/// second a fault the second call gained was held back by the one the first call had lost.
+#[test]
+fn a_browser_capture_is_held_to_its_calls_not_its_entries_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir(dir.join("captures")).unwrap();
+    let har = dir.join("captures/session.har");
+    let (broken, clean) = (call(true), call(false));
+    let health = r#"{"ok":true}"#;
+
+    // The first call is known to be broken.
+    std::fs::write(&har, capture(&[("POST", &broken), ("POST", &clean)])).unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 0, "{stderr}");
+    // Captured again, with a health check in front: the same finding of the same call.
+    std::fs::write(
+        &har,
+        capture(&[("GET", health), ("POST", &broken), ("POST", &clean)]),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = check(dir, &["--baseline", "known.json", "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(rules_in(&stdout).is_empty(), "{stdout}");
+    // The same call named by its entry, and by the capture's absolute path.
+    let entry = format!("{}#1", har.display());
+    let (code, stdout, stderr) = split(
+        agui_lens()
+            .current_dir(dir)
+            .args([
+                "check",
+                &entry,
+                "--baseline",
+                "known.json",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+
+    // Recorded with the health check in front; captured again without it, the first call
+    // fixed and the second broken the same way: a new finding.
+    std::fs::write(
+        &har,
+        capture(&[("GET", health), ("POST", &broken), ("POST", &clean)]),
+    )
+    .unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 0, "{stderr}");
+    std::fs::write(&har, capture(&[("POST", &clean), ("POST", &broken)])).unwrap();
+    for format in ["json", "sarif"] {
+        let (code, stdout, stderr) = check(dir, &["--baseline", "known.json", "--format", format]);
+        assert_eq!(code, 1, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains("pairing/tool-call"), "{format}: {stdout}");
+    }
+    let recorded = std::fs::read_to_string(dir.join("known.json")).unwrap();
+    assert!(recorded.contains("\"version\": 3"), "{recorded}");
+
+    // A version 2 file keyed the calls by their entries: read so, and said.
+    let by_entry = recorded
+        .replace("\"version\": 3", "\"version\": 2")
+        .replace(
+            "session.har (POST https://app.example/agent, call 1)",
+            "session.har#1 (POST https://app.example/agent)",
+        );
+    std::fs::write(dir.join("old.json"), by_entry).unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "old.json"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("old.json keys the streams of browser captures by their entries' indexes"),
+        "{stderr}"
+    );
 }

@@ -86,6 +86,35 @@ pub struct HarCapture {
     pub posts_without_bodies: usize,
 }
 
+impl HarCapture {
+    /// The call each stream and failed call answered, by entry index: the request's method
+    /// and URL, and which call to that URL it is among the capture's calls to an agent
+    /// (`POST https://app.example/agent, call 2`). Other traffic around them (a health check,
+    /// a page load) does not change it, as it changes the entries' indexes.
+    pub fn calls(&self) -> std::collections::BTreeMap<usize, String> {
+        let mut requests: Vec<(usize, &str, &str)> = self
+            .streams
+            .iter()
+            .map(|s| (s.entry, s.method.as_str(), s.url.as_str()))
+            .chain(
+                self.failed
+                    .iter()
+                    .map(|f| (f.entry, f.method.as_str(), f.url.as_str())),
+            )
+            .collect();
+        requests.sort_unstable();
+        let mut seen: std::collections::HashMap<(&str, &str), usize> = Default::default();
+        requests
+            .into_iter()
+            .map(|(entry, method, url)| {
+                let n = seen.entry((method, url)).or_default();
+                *n += 1;
+                (entry, format!("{method} {url}, call {n}"))
+            })
+            .collect()
+    }
+}
+
 /// Why the browser says a response ended before its end, as the capture holds it: Chromium
 /// and Playwright write `response._failureText`, the DevTools export `response._error`
 /// (`net::ERR_ABORTED`, `net::ERR_INCOMPLETE_CHUNKED_ENCODING`, …).

@@ -11,6 +11,13 @@
 //! by one recorded on `/x1`: such a file is still read as it was written (see [`Baseline::version`]). Findings with the same fingerprint are counted: a baseline that
 //! holds two of them admits two, and a third is new.
 //!
+//! A stream of a browser capture is keyed by its call, not by its entry's index: the file,
+//! the request's method and URL, and which call to that URL it is (`session.har (POST
+//! https://app.example/agent, call 2)`), so that a capture made again with other traffic in
+//! front (a health check, a page load) keeps its known findings, and one call's findings are
+//! never held by another's record. Version 2 files keyed such a stream by its entry
+//! (`session.har#2 (POST …)`), and are read as written.
+//!
 //! An input that holds no events (`framing/no-events`, and `suite/no-stream` for a suite case)
 //! is never recorded nor held back: it is no capture with a known fault, and a baseline must
 //! not make it pass as one.
@@ -22,8 +29,9 @@ use serde::{Deserialize, Serialize};
 use crate::check::catalog::RuleId;
 use crate::check::diagnostic::Diagnostic;
 
-/// The file's format version written: 2 keeps digits inside names in the fingerprint.
-pub const VERSION: u64 = 2;
+/// The file's format version written: 2 keeps digits inside names in the fingerprint, 3 keys
+/// a browser capture's streams by their calls.
+pub const VERSION: u64 = 3;
 
 /// One recorded finding and how many times it was seen.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,18 +65,42 @@ pub struct Recorder {
     here: Here,
 }
 
-/// The current folder, taken once, the first time a path is keyed (see [`same_file_key`]).
+/// How findings' paths are keyed: the current folder, taken once, the first time a path is
+/// keyed (see [`same_file_key`]), and the calls the streams of browser captures were named by
+/// (see [`Baseline::name_call`]).
 #[derive(Clone, Debug, Default)]
-struct Here(std::sync::OnceLock<Option<std::path::PathBuf>>);
+struct Here {
+    folder: std::sync::OnceLock<Option<std::path::PathBuf>>,
+    /// A stream's name (`session.har#2`) → its key (`session.har (POST …, call 1)`).
+    calls: std::collections::HashMap<String, String>,
+}
 
 impl Here {
     fn key(&self, path: &str) -> String {
+        if !self.calls.is_empty() {
+            // A stream's findings name it with its request after its name (`x.har#2 (POST …)`).
+            let ends = std::iter::once(path.len()).chain(path.match_indices(" (").map(|(i, _)| i));
+            for end in ends {
+                if let Some(key) = self.calls.get(&path[..end]) {
+                    return key.clone();
+                }
+            }
+        }
+        self.file_key(path)
+    }
+
+    fn file_key(&self, path: &str) -> String {
         same_file_key_in(
             path,
-            self.0
+            self.folder
                 .get_or_init(|| std::env::current_dir().ok())
                 .as_deref(),
         )
+    }
+
+    fn name_call(&mut self, stream: &str, file: &str, call: &str) {
+        let key = format!("{} ({call})", self.file_key(file));
+        self.calls.insert(stream.to_owned(), key);
     }
 }
 
@@ -124,9 +156,32 @@ impl Baseline {
     /// The version of the file read. A version 1 file holds fingerprints made with every
     /// digit taken out, and is matched that way: it holds back what it held, including a
     /// finding whose name differs from the recorded one by a digit only. Rewriting it
-    /// (`--update-baseline`) makes it version 2.
+    /// (`--update-baseline`) makes it the current version.
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// Names a stream of a browser capture (`session.har#2`, as its findings are named) by its
+    /// call (`POST https://app.example/agent, call 1`: the first call to that URL in the
+    /// capture), which keys its findings in place of its entry's index. A file of a version
+    /// before 3 keyed them by the index, and is read so.
+    pub fn name_call(&mut self, stream: &str, file: &str, call: &str) {
+        if self.version >= 3 {
+            self.here.name_call(stream, file, call);
+        }
+    }
+
+    /// Whether the file keys streams of browser captures by their entries' indexes (a
+    /// version before 3 that holds such a stream's findings): a capture made again with
+    /// another entry in front shifts them.
+    pub fn keys_streams_by_entry(&self) -> bool {
+        self.version < 3
+            && self.left.keys().any(|(_, path, _)| {
+                path.split_once('#').is_some_and(|(_, entry)| {
+                    let digits = entry.bytes().take_while(u8::is_ascii_digit).count();
+                    digits > 0 && entry[digits..].starts_with(" (")
+                })
+            })
     }
 
     /// Whether the finding was recorded (and not yet met as often as recorded): it is then
@@ -156,6 +211,11 @@ impl Baseline {
 }
 
 impl Recorder {
+    /// As [`Baseline::name_call`].
+    pub fn name_call(&mut self, stream: &str, file: &str, call: &str) {
+        self.here.name_call(stream, file, call);
+    }
+
     /// Records a finding; false for one no baseline may hold (an input with no events).
     pub fn record(&mut self, d: &Diagnostic) -> bool {
         if !adoptable(d) {
@@ -485,9 +545,9 @@ mod tests {
             );
         }
         assert!(
-            Baseline::parse(r#"{"version":3,"findings":[]}"#)
+            Baseline::parse(r#"{"version":4,"findings":[]}"#)
                 .unwrap_err()
-                .contains("version 3")
+                .contains("version 4")
         );
     }
 }

@@ -79,6 +79,19 @@ impl Gate {
                     agui_lens_core::report::baseline::VERSION
                 );
             }
+            if baseline.keys_streams_by_entry() {
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "agui-lens: {} keys the streams of browser captures by their entries' \
+                     indexes (version {}): a capture made again with another entry in front \
+                     shifts them, and one call's findings are held by another's record. It is \
+                     read as written; rewrite it with --update-baseline to key them by their \
+                     calls (version {})",
+                    path.display(),
+                    baseline.version(),
+                    agui_lens_core::report::baseline::VERSION
+                );
+            }
             Mode::Hold(baseline)
         };
         Ok(Some(Gate {
@@ -89,6 +102,15 @@ impl Gate {
             unadopted_errors: 0,
             incomplete: None,
         }))
+    }
+
+    /// Names a stream of a browser capture by its call, which keys its findings (see
+    /// [`Baseline::name_call`]).
+    pub fn name_call(&mut self, stream: &str, file: &str, call: &str) {
+        match &mut self.mode {
+            Mode::Hold(baseline) => baseline.name_call(stream, file, call),
+            Mode::Record(recorder) => recorder.name_call(stream, file, call),
+        }
     }
 
     /// Whether the finding is shown and counted: not when the baseline holds it. Recording,

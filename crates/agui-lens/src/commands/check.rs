@@ -276,7 +276,12 @@ pub fn check_inputs(
     reporter.start_run(inputs.len())?;
     for input in inputs {
         if let InputSpec::HarEntry { path, .. } = &input.spec {
-            reporter.stream_within(&input.spec.display_name(), &path.to_string_lossy())?;
+            let name = input.spec.display_name();
+            let file = path.to_string_lossy();
+            reporter.stream_within(&name, &file)?;
+            if let (Some(gate), Some(call)) = (gate.as_deref_mut(), &input.call) {
+                gate.name_call(&name, &file, call);
+            }
         }
     }
     // Inputs skipped as no capture, and inputs that held no AG-UI event and no error (where

@@ -42,6 +42,10 @@ pub struct Input {
     /// Why this entry a walk found is no capture, known before it is read (a browser capture
     /// of other traffic): it is listed and counted as skipped, not read.
     pub skipped: Option<String>,
+    /// For a stream of a browser capture, the call it answered: the request's method and URL
+    /// and which call to that URL it is in the capture (`POST https://app.example/agent, call
+    /// 2`), the same whatever other traffic the capture holds around it.
+    pub call: Option<String>,
 }
 
 impl Walk {
@@ -65,6 +69,7 @@ impl Input {
             explicit: true,
             unreadable: None,
             skipped: None,
+            call: None,
         }
     }
 }
@@ -183,6 +188,14 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
     for input in inputs {
         let path = match &input.spec {
             InputSpec::File(path) if input.unreadable.is_none() => path.clone(),
+            // A stream named by its entry (`session.har#2`) answered a call as well.
+            InputSpec::HarEntry { path, entry } if input.unreadable.is_none() => {
+                let call = read::har_streams(path)
+                    .ok()
+                    .and_then(|capture| capture.calls().remove(entry));
+                out.push(Input { call, ..input });
+                continue;
+            }
             _ => {
                 out.push(input);
                 continue;
@@ -288,6 +301,7 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
             }))
             .collect();
         entries.sort_by_key(|(index, _)| *index);
+        let mut calls = capture.calls();
         for (index, unreadable) in entries {
             out.push(Input {
                 spec: InputSpec::HarEntry {
@@ -298,6 +312,7 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
                 explicit: input.explicit,
                 unreadable,
                 skipped: None,
+                call: calls.remove(&index),
             });
         }
     }
@@ -469,6 +484,7 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                     explicit: false,
                     unreadable: Some(format!("{err}")),
                     skipped: None,
+                    call: None,
                 });
                 continue;
             }
@@ -484,6 +500,7 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                 explicit: false,
                 unreadable: Some(why),
                 skipped: None,
+                call: None,
             });
             continue;
         }
@@ -501,6 +518,7 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                 explicit: false,
                 unreadable: None,
                 skipped: None,
+                call: None,
             });
         }
     }
