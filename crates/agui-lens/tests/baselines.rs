@@ -678,3 +678,29 @@ fn a_browser_capture_is_held_to_its_calls_not_its_entries_indexes() {
         "{stderr}"
     );
 }
+
+/// Inputs that hold no event, whose only findings a baseline holds (protobuf files cut inside
+/// their first length), checked nothing: the run fails as one such input alone does. Among
+/// several, the held findings were taken off after the run asked whether anything was
+/// checked, and it passed ("checked 2 files, 0 events", exit 0).
+#[test]
+fn inputs_with_no_event_fail_whatever_a_baseline_holds_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir(dir.join("captures")).unwrap();
+    std::fs::write(dir.join("captures/a.pb"), [0u8, 0]).unwrap();
+    std::fs::write(dir.join("captures/b.pb"), [0u8, 1]).unwrap();
+    let (_, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for format in ["human", "json", "sarif", "junit"] {
+        let (code, stdout, stderr) = check(dir, &["--baseline", "known.json", "--format", format]);
+        assert_eq!(code, 2, "{format}: {stdout}{stderr}");
+        assert!(stderr.contains("nothing was checked"), "{format}: {stderr}");
+    }
+    // Beside a stream that was checked, they pass as any file with no event and no error.
+    std::fs::write(dir.join("captures/c.jsonl"), KNOWN).unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = check(dir, &["--baseline", "known.json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

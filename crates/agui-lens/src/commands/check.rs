@@ -288,7 +288,7 @@ pub fn check_inputs(
     // `framing/no-events` is only a warning or a note), with what was found in them: held
     // while nothing else has come. A run whose every input is such a file checked nothing,
     // and fails as a folder with no stream files does.
-    let mut skipped_only: Vec<(FileSummary, Vec<Diagnostic>)> = Vec::new();
+    let mut skipped_only: Vec<(FileSummary, Vec<(Diagnostic, bool)>)> = Vec::new();
     let mut seen_other = false;
     if let [input] = inputs {
         let mut file = check_one(ctx, input, read, &mut |diagnostics| {
@@ -321,16 +321,19 @@ pub fn check_inputs(
                 })
                 .collect();
             for result in results {
-                let (file, found) = result?;
+                let (mut file, found) = result?;
+                // Through the baseline first, in input order: what it holds is taken off
+                // before asking whether the input checked anything, as for one input alone.
+                let found = sift(&mut file, found, gate.as_deref_mut());
                 if (file.skipped.is_some() || file.checked_nothing()) && !seen_other {
                     skipped_only.push((file, found));
                     continue;
                 }
                 seen_other = true;
                 for (held, found) in skipped_only.drain(..) {
-                    finish_found(&mut run, held, &found, reporter, gate.as_deref_mut())?;
+                    finish_found(&mut run, held, &found, reporter, gate.as_deref())?;
                 }
-                finish_found(&mut run, file, &found, reporter, gate.as_deref_mut())?;
+                finish_found(&mut run, file, &found, reporter, gate.as_deref())?;
             }
         }
     }
@@ -347,7 +350,7 @@ pub fn check_inputs(
             ),
         });
         if inputs.len() > 1 {
-            finish_found(&mut run, held, &found, reporter, gate.as_deref_mut())?;
+            finish_found(&mut run, held, &found, reporter, gate.as_deref())?;
         } else {
             finish_file(&mut run, &held, reporter)?;
         }
@@ -358,20 +361,42 @@ pub fn check_inputs(
     Ok(run)
 }
 
-/// Reports one of several inputs: its findings, through the baseline, and its summary.
+/// One of several inputs' findings through the baseline: each with whether the baseline holds
+/// it, what it holds taken off the input's counts.
+fn sift(
+    file: &mut FileSummary,
+    found: Vec<Diagnostic>,
+    gate: Option<&mut Gate>,
+) -> Vec<(Diagnostic, bool)> {
+    let Some(gate) = gate else {
+        return found.into_iter().map(|d| (d, false)).collect();
+    };
+    let sifted = found
+        .into_iter()
+        .map(|d| {
+            let held = !gate.keep(&d);
+            (d, held)
+        })
+        .collect();
+    subtract(&mut file.stats, gate.take_held());
+    sifted
+}
+
+/// Reports one of several inputs: its findings, those the baseline holds as held (see
+/// [`sift`]), and its summary.
 fn finish_found(
     run: &mut RunSummary,
-    mut file: FileSummary,
-    found: &[Diagnostic],
+    file: FileSummary,
+    found: &[(Diagnostic, bool)],
     reporter: &mut dyn Reporter,
-    mut gate: Option<&mut Gate>,
+    gate: Option<&Gate>,
 ) -> Result<()> {
     reporter.start_file(&file.path)?;
-    for d in found {
-        show(reporter, gate.as_deref_mut(), d)?;
-    }
-    if let Some(gate) = gate {
-        subtract(&mut file.stats, gate.take_held());
+    for (d, held) in found {
+        match gate {
+            Some(gate) if *held => reporter.held(d, &gate.path())?,
+            _ => reporter.diagnostic(d)?,
+        }
     }
     finish_file(run, &file, reporter)
 }
