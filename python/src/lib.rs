@@ -409,13 +409,9 @@ fn check(
         let file = match recorded {
             Some((path, Recorded::Findings)) => check_findings(&ctx, &path, name, &mut emit)?,
             Some((path, Recorded::Failure)) => recorded::failure(&path, name),
-            Some((
-                _,
-                Recorded::Events {
-                    request: Some(request),
-                    cut,
-                },
-            )) => check_answer_to(&ctx, source.open()?, false, request, cut, &mut emit)?,
+            Some((_, Recorded::Events { request, cut })) => {
+                check_answer_to(&ctx, source.open()?, false, request, cut, &mut emit)?
+            }
             _ => check_sent(
                 &ctx,
                 source.open()?,

@@ -645,3 +645,137 @@ fn a_read_failure_is_in_every_output() {
         }
     }
 }
+
+/// A browser capture's call, as a page makes one: `request` the RunAgentInput sent, `events`
+/// the stream that answered it; `failure` what the browser says ended it early.
+fn capture_entry(request: &Value, events: &[Value], failure: Option<&str>) -> Value {
+    let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    let mut response = serde_json::json!({"status": 200, "statusText": "OK",
+        "headers": [{"name": "Content-Type", "value": "text/event-stream"}],
+        "content": {"size": body.len(), "mimeType": "text/event-stream", "text": body}});
+    if let Some(failure) = failure {
+        response["_failureText"] = failure.into();
+    }
+    serde_json::json!({"startedDateTime": "2026-11-29T06:00:00.000Z", "time": 40,
+        "request": {"method": "POST", "url": "http://127.0.0.1:9/agent",
+                    "headers": [{"name": "Accept", "value": "text/event-stream"}],
+                    "postData": {"mimeType": "application/json", "text": request.to_string()}},
+        "response": response})
+}
+
+/// `inspect` holds a browser capture's calls to all that `check` holds them to: the run ids
+/// the request asked for, what a request owes the turn before it on the thread, the
+/// connection the browser says it lost. It held the request to its schema only, and called
+/// a capture `check` fails "0 errors" (exit 0), in every format.
+#[test]
+fn a_browser_capture_is_inspected_with_every_finding_check_makes() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let tools = json!([{"name": "change_background", "description": "x",
+        "parameters": {"type": "object", "properties": {"color": {"type": "string"}}}}]);
+    let request = |run: &str, state: Value, messages: Value| {
+        json!({"threadId": "T", "runId": run, "protocolVersion": "1.1", "state": state,
+               "messages": messages, "tools": tools, "context": [], "forwardedProps": {}})
+    };
+    let started = |run: &str| json!({"type": "RUN_STARTED", "threadId": "T", "runId": run});
+    let finished = |run: &str| json!({"type": "RUN_FINISHED", "threadId": "T", "runId": run});
+    let hi = json!([{"id": "u1", "role": "user", "content": "hi"}]);
+    let har = |entries: Vec<Value>| json!({"log": {"version": "1.2", "entries": entries}});
+    // The stream names another run than the one asked for.
+    let runid = har(vec![capture_entry(
+        &request("OTHER", json!({}), hi.clone()),
+        &[started("R1"), finished("R1")],
+        None,
+    )]);
+    // The first call leaves a frontend tool call for the page; the second does not answer
+    // it, asks for the same run again and sends another state than the first one left.
+    let thread = har(vec![
+        capture_entry(
+            &request("R1", json!({}), hi.clone()),
+            &[
+                started("R1"),
+                json!({"type": "TOOL_CALL_START", "toolCallId": "c1",
+                       "toolCallName": "change_background", "parentMessageId": "a1"}),
+                json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{\"color\":\"red\"}"}),
+                json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+                finished("R1"),
+            ],
+            None,
+        ),
+        capture_entry(
+            &request(
+                "R1",
+                json!({"x": 1}),
+                json!([{"id": "u1", "role": "user", "content": "hi"},
+                       {"id": "u2", "role": "user", "content": "and?"}]),
+            ),
+            &[started("R1"), finished("R1")],
+            None,
+        ),
+    ]);
+    // The browser lost the connection in the middle of the run.
+    let lost = har(vec![capture_entry(
+        &request("R1", json!({}), hi.clone()),
+        &[started("R1")],
+        Some("net::ERR_INCOMPLETE_CHUNKED_ENCODING"),
+    )]);
+    for (name, capture) in [("runid", &runid), ("thread", &thread), ("lost", &lost)] {
+        std::fs::write(dir.path().join(format!("{name}.har")), capture.to_string()).unwrap();
+    }
+    let runid = dir.path().join("runid.har");
+    let thread = dir.path().join("thread.har");
+    let lost = dir.path().join("lost.har");
+    let second = format!("{}#1", thread.display());
+    let page = dir.path().join("page.html");
+    for (input, entry) in [
+        (runid.to_str().unwrap(), None),
+        (second.as_str(), None),
+        (thread.to_str().unwrap(), Some("1")),
+        (lost.to_str().unwrap(), None),
+    ] {
+        let mut args = vec![input];
+        if let Some(entry) = entry {
+            args.extend(["--entry", entry]);
+        }
+        let (checked, stdout, stderr) = run(&[&["check", "--format", "json"][..], &args].concat());
+        let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+        let mut rules: Vec<String> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["rule"].as_str().unwrap().to_owned())
+            .collect();
+        rules.sort();
+        assert_eq!(checked, 1, "{input}: {stdout}");
+        assert!(
+            rules
+                .iter()
+                .any(|r| r.starts_with("request/") || r.starts_with("transport/")),
+            "{input}: {rules:?}"
+        );
+        let (code, stdout, stderr) = inspect(&[&["--format", "json"][..], &args].concat());
+        assert_eq!(code, checked, "{input}: {stdout}{stderr}");
+        let inspected: Value = serde_json::from_str(&stdout).unwrap();
+        let found: Vec<String> = all_findings(&inspected).into_iter().map(|f| f.0).collect();
+        assert_eq!(found, rules, "{input}");
+        // The terminal view and the page say as much.
+        let (code, stdout, _) = inspect(&[&["--color", "never"][..], &args].concat());
+        assert_eq!(code, checked, "{input}: {stdout}");
+        for rule in &rules {
+            assert!(
+                stdout.contains(rule.as_str()),
+                "{input}: {rule} in {stdout}"
+            );
+        }
+        let html = ["--html", page.to_str().unwrap()];
+        let (code, _, stderr) = inspect(&[&html[..], &args].concat());
+        assert_eq!(code, checked, "{input}: {stderr}");
+        let written = std::fs::read_to_string(&page).unwrap();
+        for rule in &rules {
+            assert!(
+                written.contains(rule.as_str()),
+                "{input}: {rule} on the page"
+            );
+        }
+    }
+}

@@ -3047,3 +3047,64 @@ fn a_snapshot_stopped_while_it_is_written_is_left_as_it_was() {
         "no stop while the snapshot was written left it as it was"
     );
 }
+
+/// A recorded exchange the recorder cut (`cut.txt` beside it) is cut whichever of its files
+/// is named, and by `inspect` as by `check`: `check response.raw`, `inspect events.jsonl`,
+/// and `check events.jsonl` beside a request that is no JSON, charged the agent with the run
+/// left open (`lifecycle/unterminated-run`, exit 1) and said nothing of the cut.
+#[test]
+fn a_cut_recording_is_cut_whichever_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+    for (folder, request) in [
+        (
+            "001",
+            r#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#,
+        ),
+        ("002", "hello, not json"),
+    ] {
+        let exchange = dir.path().join(folder);
+        std::fs::create_dir(&exchange).unwrap();
+        write(&exchange.join("request.json"), request.as_bytes());
+        write(
+            &exchange.join("response.raw"),
+            format!("data: {started}\n\n").as_bytes(),
+        );
+        write(
+            &exchange.join("events.jsonl"),
+            format!("{started}\n").as_bytes(),
+        );
+        write(
+            &exchange.join("cut.txt"),
+            b"the client went away after 1 event\n",
+        );
+        for file in ["response.raw", "events.jsonl"] {
+            let path = exchange.join(file);
+            let (code, stdout, stderr) = run(&["check", s(&path)]);
+            assert_eq!(code, 2, "{folder}/{file}: {stdout}{stderr}");
+            assert!(
+                !stdout.contains("unterminated-run"),
+                "{folder}/{file}: {stdout}"
+            );
+            assert!(
+                format!("{stdout}{stderr}").contains("cut when it was recorded"),
+                "{folder}/{file}: {stdout}{stderr}"
+            );
+            for format in ["human", "json"] {
+                let (code, stdout, stderr) = run(&["inspect", s(&path), "--format", format]);
+                assert_eq!(
+                    code, 2,
+                    "inspect {folder}/{file} {format}: {stdout}{stderr}"
+                );
+                assert!(
+                    !stdout.contains("unterminated-run"),
+                    "{folder}/{file}: {stdout}"
+                );
+                assert!(
+                    format!("{stdout}{stderr}").contains("cut when it was recorded"),
+                    "inspect {folder}/{file} {format}: {stdout}{stderr}"
+                );
+            }
+        }
+    }
+}

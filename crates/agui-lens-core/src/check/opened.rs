@@ -45,7 +45,7 @@ pub fn check_sent(
 
 /// [`check_sent`] where the request, `sent`, was held to its rules elsewhere (the proxy did,
 /// with the thread's previous turn at hand, and recorded what it found beside the stream):
-/// it is only what the stream answers. `cut` says how the side that recorded the stream
+/// it is only what the stream answers (none when the request recorded is no RunAgentInput). `cut` says how the side that recorded the stream
 /// stopped it before its end (the proxy's client went away, or it was stopped): what only
 /// the end tells (a run left open) is not the producer's, and is not checked; the input is
 /// said to be cut, as one whose reading was interrupted, never passed whole.
@@ -53,11 +53,11 @@ pub fn check_answer_to(
     ctx: &Context<'_>,
     opened: Opened,
     walked: bool,
-    sent: Arc<Value>,
+    sent: Option<Arc<Value>>,
     cut: Option<String>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
-    check_answer(ctx, opened, walked, Some(sent), false, cut, emit)
+    check_answer(ctx, opened, walked, sent, false, cut, emit)
 }
 
 fn check_answer(
@@ -73,36 +73,11 @@ fn check_answer(
     let name = opened.name.clone();
     // What the input starts with, to say what it is if it holds no event.
     let head = opened.head.clone();
-    // A browser capture's stream is held to what its request sent, as `run` holds a live
-    // one: the state is the baseline for deltas, the tools and history what the rules know.
-    let capture = opened.capture.clone();
-    let request = capture.as_ref().and_then(|c| c.request.clone()).or(sent);
-    // A browser that says why the response ended early: the page's own stop is a cut by the
-    // side that recorded it (what only the end tells is not the agent's); a failed read is
-    // the agent's cut, said as `run` says a connection lost.
-    let failure = capture.as_ref().and_then(|c| c.failure.as_deref());
-    let (cut, lost) = match failure {
-        Some(failure) if read::har::stopped_by_page(failure) => (
-            cut.or_else(|| Some(format!("the page stopped the call ({failure})"))),
-            None,
-        ),
-        failure => (cut, failure),
-    };
+    let answering = Answering::new(&opened, sent, check_request, cut);
     let with_request;
-    let ctx = match &request {
-        Some(request) => {
-            with_request = Context {
-                protocol: ProtocolOptions {
-                    state: request
-                        .get("state")
-                        .filter(|v| !v.is_null())
-                        .cloned()
-                        .or_else(|| ctx.protocol.state.clone()),
-                    input: Some(Arc::clone(request)),
-                    ..ctx.protocol.clone()
-                },
-                ..*ctx
-            };
+    let ctx = match answering.context(ctx) {
+        Some(given) => {
+            with_request = given;
             &with_request
         }
         None => ctx,
@@ -114,39 +89,7 @@ fn check_answer(
         engine.count_past_hold();
     }
     let mut found = Vec::new();
-    if let Some(request) = request.as_ref().filter(|_| check_request) {
-        let asked = ctx.protocol.version;
-        for d in input_findings(ctx.schemas, request, asked, &name) {
-            engine.report(d, &mut found);
-        }
-        // A capture's request, held to what `serve` holds any request a client sends to, and
-        // the next one on a thread to what the stream before it left.
-        if capture.is_some() {
-            for d in crate::check::request::sent_findings(request, &name) {
-                engine.report(d, &mut found);
-            }
-        }
-        let previous = capture.as_ref().and_then(|c| c.previous.as_deref());
-        if let Some(previous) = previous {
-            for d in crate::check::request::next_turn_findings(request, previous, &name) {
-                engine.report(d, &mut found);
-            }
-        }
-    }
-    if let Some(capture) = &capture {
-        if let Some(problem) = capture.request_problem.as_ref().filter(|_| check_request) {
-            let d = crate::check::request::unreadable_body(&name, problem);
-            engine.report(d, &mut found);
-        }
-        if let Some(d) = capture_findings(&name, capture, opened.format) {
-            engine.report(d, &mut found);
-        }
-        // What `run` holds a live answer to; an exchange the proxy recorded says it in its
-        // findings instead.
-        if let Some(request) = &capture.request {
-            engine.hold_run_ids(request);
-        }
-    }
+    answering.before(ctx, &mut engine, opened.format, &mut found);
     let mut emitted = false;
     let piped = opened.piped;
     let read = engine.check_reader(
@@ -175,7 +118,7 @@ fn check_answer(
                 walked,
                 sent_given,
                 check_request,
-                cut,
+                answering.given_cut,
                 emit,
             );
         }
@@ -205,15 +148,8 @@ fn check_answer(
     let interrupted = read.as_ref().is_some_and(crate::stop::is_reading_stopped);
     let failure = read.map(|err| format!("reading {name}: {err}"));
     let stopped = failure.is_some() && (crate::stop::requested() || interrupted);
-    if let Some(lost) = lost.filter(|_| !stopped && cut.is_none()) {
-        engine.report_cut(
-            connection_lost(&name, lost, engine.known_events()),
-            &mut found,
-        );
-    }
-    if stopped || cut.is_some() {
-        engine.stopped_early();
-    }
+    answering.after(&mut engine, stopped, &mut found);
+    let cut = answering.cut;
     let known = engine.known_events();
     let versions = engine.versions().to_vec();
     let stats = engine.finish(&mut found);
@@ -262,6 +198,148 @@ fn check_answer(
     };
     file.protocol = versions;
     Ok(file)
+}
+
+/// What an input's stream answered, as far as it is known, and what `check` holds it to for
+/// that (`inspect` too): a browser capture's request, or the one `run` sent or a recording
+/// keeps beside the stream; how the side that recorded the stream cut it; the connection the
+/// browser says it lost.
+pub struct Answering {
+    name: Arc<str>,
+    /// The RunAgentInput the stream answers.
+    pub request: Option<Arc<Value>>,
+    capture: Option<CaptureEntry>,
+    /// Whether the request is held to its own rules here (not when the proxy did so, and
+    /// recorded what it found beside the stream).
+    check_request: bool,
+    /// How the side that recorded the stream stopped it before its end (the proxy's client
+    /// went away, the page stopped the call): what only the end tells is not the producer's.
+    pub cut: Option<String>,
+    /// The cut as given, before the capture's own was taken in (to read the input again).
+    given_cut: Option<String>,
+    /// Why the browser's read of the response failed: the agent's cut.
+    lost: Option<String>,
+}
+
+impl Answering {
+    /// For an opened input: `sent` is the request when the input holds none of its own,
+    /// `cut` how the side that recorded it stopped it.
+    pub fn new(
+        opened: &Opened,
+        sent: Option<Arc<Value>>,
+        check_request: bool,
+        cut: Option<String>,
+    ) -> Answering {
+        // A browser capture's stream is held to what its request sent, as `run` holds a live
+        // one: the state is the baseline for deltas, the tools and history what the rules know.
+        let capture = opened.capture.clone();
+        let request = capture.as_ref().and_then(|c| c.request.clone()).or(sent);
+        // A browser that says why the response ended early: the page's own stop is a cut by
+        // the side that recorded it (what only the end tells is not the agent's); a failed
+        // read is the agent's cut, said as `run` says a connection lost.
+        let failure = capture.as_ref().and_then(|c| c.failure.clone());
+        let given_cut = cut.clone();
+        let (cut, lost) = match failure {
+            Some(failure) if read::har::stopped_by_page(&failure) => (
+                cut.or_else(|| Some(format!("the page stopped the call ({failure})"))),
+                None,
+            ),
+            failure => (cut, failure),
+        };
+        Answering {
+            name: opened.name.clone(),
+            request,
+            capture,
+            check_request,
+            cut,
+            given_cut,
+            lost,
+        }
+    }
+
+    /// `ctx` with the request's state as the baseline for deltas (else `ctx`'s) and the
+    /// request as what the rules know; none without a request.
+    pub fn context<'a>(&self, ctx: &Context<'a>) -> Option<Context<'a>> {
+        let request = self.request.as_ref()?;
+        Some(Context {
+            protocol: ProtocolOptions {
+                state: request
+                    .get("state")
+                    .filter(|v| !v.is_null())
+                    .cloned()
+                    .or_else(|| ctx.protocol.state.clone()),
+                input: Some(Arc::clone(request)),
+                ..ctx.protocol.clone()
+            },
+            ..*ctx
+        })
+    }
+
+    /// What is found before the stream is read: the request held to its schema and to what
+    /// a client owes the turn before it on its thread, the response's status and type, and
+    /// the run ids asked for held for the stream to answer. `format` is how the body reads.
+    pub fn before(
+        &self,
+        ctx: &Context<'_>,
+        engine: &mut Engine,
+        format: InputFormat,
+        found: &mut Vec<Diagnostic>,
+    ) {
+        let name = &self.name;
+        let capture = self.capture.as_ref();
+        if let Some(request) = self.request.as_ref().filter(|_| self.check_request) {
+            let asked = ctx.protocol.version;
+            for d in input_findings(ctx.schemas, request, asked, name) {
+                engine.report(d, found);
+            }
+            // A capture's request, held to what `serve` holds any request a client sends
+            // to, and the next one on a thread to what the stream before it left.
+            if capture.is_some() {
+                for d in crate::check::request::sent_findings(request, name) {
+                    engine.report(d, found);
+                }
+            }
+            if let Some(previous) = capture.and_then(|c| c.previous.as_deref()) {
+                for d in crate::check::request::next_turn_findings(request, previous, name) {
+                    engine.report(d, found);
+                }
+            }
+        }
+        if let Some(capture) = capture {
+            if let Some(problem) = capture
+                .request_problem
+                .as_ref()
+                .filter(|_| self.check_request)
+            {
+                engine.report(crate::check::request::unreadable_body(name, problem), found);
+            }
+            if let Some(d) = capture_findings(name, capture, format) {
+                engine.report(d, found);
+            }
+            // What `run` holds a live answer to; an exchange the proxy recorded says it in
+            // its findings instead.
+            if let Some(request) = &capture.request {
+                engine.hold_run_ids(request);
+            }
+        }
+    }
+
+    /// What is found once the stream was read: a connection the browser lost (unless the
+    /// reading was `stopped` or the stream cut by the side that recorded it), and what only
+    /// the end tells left unsaid of a stream cut or stopped.
+    pub fn after(&self, engine: &mut Engine, stopped: bool, found: &mut Vec<Diagnostic>) {
+        if let Some(lost) = self
+            .lost
+            .as_ref()
+            .filter(|_| !stopped && self.cut.is_none())
+        {
+            let d = connection_lost(&self.name, lost, engine.known_events());
+            engine.report_cut(d, found);
+        }
+        if stopped || self.cut.is_some() {
+            engine.stopped_early();
+        }
+    }
 }
 
 /// What a browser capture holds about the response its stream came in, as `run` would

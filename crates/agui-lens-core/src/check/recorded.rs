@@ -19,7 +19,7 @@ use crate::report::FileSummary;
 
 /// What a file of a recorded exchange is to a check.
 pub enum Recorded {
-    /// `events.jsonl`: the stream, answering this request (when `request.json` holds one),
+    /// `events.jsonl` (or `response.raw`): the stream, answering this request (when `request.json` holds one),
     /// and, when the side that recorded it cut it, what [`CUT_FILE`] says: what only its end
     /// tells is then not checked, as it was not when it was recorded, and the stream is no
     /// whole one to pass.
@@ -52,7 +52,7 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
     let file = path.file_name()?.to_str()?;
     if !matches!(
         file,
-        "events.jsonl" | "findings.jsonl" | "outcome.json" | "failure.txt"
+        "events.jsonl" | "response.raw" | "findings.jsonl" | "outcome.json" | "failure.txt"
     ) {
         return None;
     }
@@ -76,7 +76,9 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
         return None;
     }
     match file {
-        "events.jsonl" => {
+        // The stream as its events, or as the bytes that came (named only: a walk reads
+        // `events.jsonl`).
+        "events.jsonl" | "response.raw" => {
             let request = std::fs::read(folder.join("request.json"))
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())

@@ -467,7 +467,7 @@ pub fn check_one(
             file.skipped = Some(recorded::OUTCOME_SKIPPED.into());
             return Ok(file);
         }
-        Some((_, Recorded::Events { request, cut })) => request.map(|r| (r, cut)),
+        Some((_, Recorded::Events { request, cut })) => Some((request, cut)),
         _ => None,
     };
     match read::open(&input.spec, read) {

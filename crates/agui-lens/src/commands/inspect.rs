@@ -17,9 +17,9 @@ use crate::inspect::stats::{self, StatsCollector};
 use crate::inspect::{Inspection, Inspector, PlainDelta, StateFrames, html};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Engine, Fed, Follower};
-use agui_lens_core::check::opened::capture_findings;
+use agui_lens_core::check::opened::Answering;
 use agui_lens_core::check::parse;
-use agui_lens_core::check::request::input_findings;
+use agui_lens_core::check::recorded::{self, Recorded};
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::protocol::event::Event;
 use agui_lens_core::read::{self, Frame, InputSpec, ReadOptions};
@@ -54,10 +54,21 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         args.html.is_some() || args.format == crate::cli::ViewFormat::Human,
     );
     let mut opened = read::open(&input, &read)?;
-    // A browser capture's request is what the client held: its state and its messages.
-    let capture = opened.capture.clone();
-    let request = capture.as_ref().and_then(|c| c.request.clone());
-    let sent = |key: &str| capture.as_ref().and_then(|c| c.sent(key));
+    // What the stream answered is held to what `check` holds it to: a browser capture's
+    // request, or the one a recorded exchange keeps beside its stream, with how the side
+    // that recorded it cut it.
+    let answering = match input.path().and_then(recorded::recorded) {
+        Some(Recorded::Events { request, cut }) => Answering::new(&opened, request, false, cut),
+        _ => Answering::new(&opened, None, true, None),
+    };
+    // The request is what the client held: its state and its messages.
+    let request = answering.request.clone();
+    let sent = |key: &str| {
+        request
+            .as_ref()
+            .and_then(|r| r.get(key))
+            .filter(|v| !v.is_null())
+    };
     let initial_state = match args.read.initial_state()? {
         Some(state) => Some(state),
         None => sent("state").cloned(),
@@ -91,18 +102,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let head = opened.head.clone();
     let mut engine = Engine::new(&ctx, name.clone(), std::mem::take(&mut opened.head));
     let mut found = Vec::new();
-    // A browser capture's request is held to its schema, and its response to its status and
-    // type, as `check` holds them.
-    if let Some(request) = &request {
-        for d in input_findings(ctx.schemas, request, ctx.protocol.version, &name) {
-            engine.report(d, &mut found);
-        }
-    }
-    if let Some(capture) = &capture {
-        if let Some(d) = capture_findings(&name, capture, opened.format) {
-            engine.report(d, &mut found);
-        }
-    }
+    answering.before(&ctx, &mut engine, opened.format, &mut found);
     inspector.diagnostics(&found);
     found.clear();
     // Parsing and the schemas run on the pool, ahead of the rules taking the events in order
@@ -144,6 +144,12 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
             &head,
         ));
     }
+    answering.after(&mut engine, agui_lens_core::stop::requested(), &mut found);
+    // A recorded stream the recorder cut is shown as far as it came, and never passed whole.
+    let failure = failure.or_else(|| {
+        let cut = answering.cut.as_ref()?;
+        Some(format!("{name}: cut when it was recorded: {cut}"))
+    });
     let totals = engine.finish(&mut found);
     inspector.diagnostics(&found);
     inspector.set_frames(totals.frames);
