@@ -1292,3 +1292,59 @@ fn a_recorded_error_answer_keeps_its_body() {
         assert!(stdout.contains("KeyError"), "{format}: {stdout}");
     }
 }
+
+/// A request the proxy holds back while the turn before it on its thread streams is not sent
+/// to the agent once the proxy is stopped: it is answered 503 and recorded as not forwarded.
+/// It was forwarded as the stop came, and the agent began a run during the shutdown.
+#[test]
+fn a_stop_forwards_no_request_that_was_waiting_for_its_turn() {
+    let agent = Served::start(&[
+        "fixtures/recordings/pydantic-ai-full.jsonl",
+        "--drip",
+        "0.1",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &["--upstream", &agent.url, "--record", &record_arg],
+    );
+    let post = |pause: u64| {
+        let url = proxy.url.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(pause));
+            let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+            let agent = ureq::Agent::new_with_config(
+                ureq::Agent::config_builder()
+                    .http_status_as_error(false)
+                    .build(),
+            );
+            match agent.post(&url).send(body) {
+                Ok(mut response) => {
+                    let _ = response.body_mut().read_to_vec();
+                    Some(response.status().as_u16())
+                }
+                Err(_) => None,
+            }
+        })
+    };
+    let first = post(0);
+    let second = post(400);
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(proxy.child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let (code, _, stderr) = proxy.finish();
+    let _ = first.join().unwrap();
+    let second = second.join().unwrap();
+    assert_eq!(code, 130, "{stderr}");
+    assert!(record.join("001/response.raw").exists(), "{stderr}");
+    // The held request: never forwarded, and said so.
+    assert!(!record.join("002/response.raw").exists(), "{stderr}");
+    let failure = std::fs::read_to_string(record.join("002/failure.txt")).unwrap_or_default();
+    assert!(failure.contains("not forwarded"), "{failure:?} {stderr}");
+    assert_eq!(second, Some(503), "{stderr}");
+    assert!(stderr.contains("not forwarded"), "{stderr}");
+}

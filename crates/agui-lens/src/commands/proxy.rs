@@ -549,6 +549,27 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             .with_context(|| format!("recording into {}", at.display()))?;
     }
 
+    // A request held back for its thread's turn before it, when the proxy was stopped in
+    // the meantime, is not sent: a stop must not begin a run of the agent.
+    if agui_lens_core::stop::requested() {
+        let why = format!(
+            "not forwarded: the proxy was stopped ({}) before it called the agent",
+            agui_lens_core::stop::signal_name()
+        );
+        fixed(
+            &mut client,
+            "503 Service Unavailable",
+            "text/plain",
+            &format!("agui-lens proxy: {why}\n"),
+        )?;
+        shared.tell(Note::Said(format!("proxy: {label}: {why}")));
+        if let Some(at) = &slot {
+            std::fs::write(at.join("failure.txt"), format!("{label}: {why}\n"))
+                .with_context(|| format!("recording into {}", at.display()))?;
+        }
+        return Ok(agent_call);
+    }
+
     // From here the client is watched: if it hangs up, so does the proxy, on the agent.
     let agent = ureq::Agent::new_with_config(shared.config.clone());
     let watch = Watch::start(&client, &agent)?;
