@@ -779,3 +779,79 @@ fn a_browser_capture_is_inspected_with_every_finding_check_makes() {
         }
     }
 }
+
+/// What a stream holds that a terminal would act on (an escape sequence that clears the
+/// screen, moves the cursor up over the findings, retitles the window or hides text; a
+/// carriage return; a bidi override) is written as escapes by the terminal view, as `check`
+/// writes it, coloured or not. It went to the terminal raw: a message's text could erase the
+/// errors printed above it.
+#[test]
+fn the_terminal_view_escapes_what_a_terminal_would_act_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.jsonl");
+    let events = [
+        r#"{"type":"RUN_STARTED","threadId":"t\u001b[31mRED","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m\u001b]0;pwned\u0007","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m\u001b]0;pwned\u0007","delta":"clear\u001b[2J\u001b[Hscreen \r over \u202egnp.exe\u202c \b\b"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m\u001b]0;pwned\u0007"}"#,
+        r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"x\u001b[8mhidden"}"#,
+        r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+        r#"{"type":"RUN_ERROR","message":"\u001b[5A\u001b[J all good"}"#,
+    ];
+    std::fs::write(&path, events.join("\n") + "\n").unwrap();
+    for color in ["never", "always"] {
+        let (code, stdout, stderr) = inspect(&[path.to_str().unwrap(), "--color", color]);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        for hostile in [
+            "\u{1b}[31mRED",
+            "\u{1b}]0",
+            "\u{1b}[2J",
+            "\u{1b}[8m",
+            "\u{1b}[5A",
+            "\r",
+            "\u{8}",
+            "\u{202e}",
+        ] {
+            assert!(
+                !stdout.contains(hostile),
+                "{color}: {hostile:?} in {stdout:?}"
+            );
+        }
+        for escaped in [
+            "\\x1b[31mRED",
+            "\\x1b[2J",
+            "\\x1b[8mhidden",
+            "\\x1b[5A",
+            "\\u{202e}",
+        ] {
+            assert!(
+                stdout.contains(escaped),
+                "{color}: {escaped} not in {stdout}"
+            );
+        }
+        if color == "always" {
+            assert!(
+                stdout.contains("\u{1b}[1m"),
+                "{color}: its own colours are kept: {stdout:?}"
+            );
+        }
+    }
+    // The statistics name the stream's types and ids; `check` names the event's type.
+    let odd = dir.path().join("odd.jsonl");
+    std::fs::write(
+        &odd,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t\u001b[31mRED","runId":"r\u001b[2J"}"#,
+            "\n",
+            r#"{"type":"X\u001b[2J","a":1}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let (_, stats, _) = inspect(&[odd.to_str().unwrap(), "--stats"]);
+    let (_, checked, _) = run(&["check", odd.to_str().unwrap()]);
+    for (what, out) in [("stats", &stats), ("check", &checked)] {
+        assert!(!out.contains('\u{1b}'), "{what}: {out:?}");
+        assert!(out.contains("X\\x1b[2J"), "{what}: {out}");
+    }
+}

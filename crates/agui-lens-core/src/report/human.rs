@@ -104,7 +104,7 @@ impl Reporter for Human {
             context.push(format!("event {index}"));
         }
         if let Some(ty) = &d.event_type {
-            context.push(ty.clone());
+            context.push(visible(ty).into_owned());
         }
         let arrow = self.paint("-->", Paint::Frame);
         if context.is_empty() {
@@ -123,7 +123,11 @@ impl Reporter for Human {
             } else {
                 pointer
             };
-            writeln!(self.out, "   {eq} at {pointer}, schema keyword `{keyword}`")?;
+            writeln!(
+                self.out,
+                "   {eq} at {}, schema keyword `{keyword}`",
+                visible(pointer)
+            )?;
         }
         if let Some(help) = &d.help {
             let label = self.paint("help", Paint::Bold);
@@ -138,7 +142,7 @@ impl Reporter for Human {
         let about = if group.subject.is_empty() {
             String::new()
         } else {
-            format!(" for \"{}\"", group.subject)
+            format!(" for \"{}\"", visible(&group.subject))
         };
         writeln!(
             self.out,
@@ -149,7 +153,7 @@ impl Reporter for Human {
         writeln!(
             self.out,
             "  {arrow} {}: {}",
-            group.path,
+            visible(&group.path),
             places_text(group, 12)
         )?;
         let eq = self.paint("=", Paint::Frame);
@@ -169,7 +173,7 @@ impl Reporter for Human {
                 .max()
                 .unwrap_or(0);
             for (name, verdict) in verdicts {
-                writeln!(self.out, "  {name:<width$}  {verdict}")?;
+                writeln!(self.out, "  {:<width$}  {verdict}", visible(&name))?;
             }
         }
         let line = summary.line(&|text, severity| match severity {
@@ -184,15 +188,15 @@ impl Reporter for Human {
 
 /// Text from a capture as a terminal may show it: control characters (an escape sequence that
 /// would recolour, move the cursor or retitle the terminal, a carriage return that would write
-/// over the line) are written as escapes (`\x1b`); tabs and line breaks stay.
+/// over the line) and bidi overrides and isolates (which show text in another order than it
+/// is) are written as escapes (`\x1b`, `\u{202e}`); tabs and line breaks stay.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
-    let hidden = |c: char| c.is_control() && c != '\t' && c != '\n';
-    if !text.chars().any(hidden) {
+    if !text.chars().any(acted_on) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if hidden(c) {
+        if acted_on(c) {
             let code = u32::from(c);
             if code < 0x100 {
                 shown.push_str(&format!("\\x{code:02x}"));
@@ -204,4 +208,75 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(shown)
+}
+
+/// A writer of text for a terminal, which writes what a terminal would act on as [`visible`]
+/// does, whatever reaches it. `write!` hands each piece over whole (a literal, or an
+/// argument's text), so neither a character nor the mark is split between two writes.
+pub struct Visible<W> {
+    out: W,
+    /// Written in place of ESC by whoever writes colour codes through this writer, which
+    /// come out as codes (see [`Visible::marked`]); none for a writer of plain text.
+    mark: String,
+}
+
+impl<W: Write> Visible<W> {
+    pub fn new(out: W) -> Self {
+        Visible {
+            out,
+            mark: String::new(),
+        }
+    }
+
+    /// A writer whose user writes its own colour codes with [`Visible::mark`] in place of
+    /// ESC: a mark no stream can know in advance, characters of a private-use plane picked
+    /// anew for each writer from the process's random hashing keys, so that only those codes
+    /// come out as codes, and a stream's own (`ESC [ 8 m` hides text, `ESC [ 2 J` clears the
+    /// screen) are escaped.
+    pub fn marked(out: W) -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        let mut bits = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        let mark = (0..4)
+            .map(|_| {
+                let c = char::from_u32(0xF_0000 + (bits & 0xFFFF) as u32).unwrap_or('\u{F8FF}');
+                bits >>= 16;
+                c
+            })
+            .collect();
+        Visible { out, mark }
+    }
+
+    /// What stands for ESC in colour codes written through this writer.
+    pub fn mark(&self) -> &str {
+        &self.mark
+    }
+}
+
+impl<W: Write> Write for Visible<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        let text = String::from_utf8_lossy(buf);
+        let shown = visible(&text);
+        if self.mark.is_empty() || !shown.contains(self.mark.as_str()) {
+            return self.out.write_all(shown.as_bytes());
+        }
+        self.out
+            .write_all(shown.replace(self.mark.as_str(), "\u{1b}").as_bytes())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Whether a terminal acts on the character rather than shows it (see [`visible`]).
+pub fn acted_on(c: char) -> bool {
+    (c.is_control() && c != '\t' && c != '\n')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }

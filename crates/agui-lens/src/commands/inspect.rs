@@ -290,7 +290,9 @@ fn write(
             writeln!(out)?;
         }
         (Some(counts), Format::Human) => {
-            stats::render(&counts.finish(inspection), args.full, &mut out)?;
+            // Names from the stream (event types, ids) as a terminal may show them.
+            let mut shown = agui_lens_core::report::human::Visible::new(&mut out);
+            stats::render(&counts.finish(inspection), args.full, &mut shown)?;
         }
         (None, Format::Json) => {
             serde_json::to_writer_pretty(&mut out, inspection)?;

@@ -11,6 +11,7 @@ use super::{
     StateChangeView, SubagentView, ToolCallView,
 };
 use agui_lens_core::check::diagnostic::Severity;
+use agui_lens_core::report::human::{Visible, visible};
 use agui_lens_core::text::human_bytes;
 
 /// Lines of text shown before folding.
@@ -27,7 +28,7 @@ const VALUE_CHARS: usize = 100;
 const FOLD_CHANGES: usize = 20;
 
 pub struct Human<'a> {
-    out: &'a mut dyn Write,
+    out: Visible<&'a mut dyn Write>,
     color: bool,
     full: bool,
     /// Whether the reason some runs are summarised was given.
@@ -40,16 +41,22 @@ impl<'a> Human<'a> {
             colored::control::set_override(true);
         }
         Human {
-            out,
+            out: Visible::marked(out),
             color,
             full,
             said_why: false,
         }
     }
 
+    /// `text` in a style when the view paints: its codes are written with the view's mark in
+    /// place of ESC (see [`Visible::marked`]), and what the text holds that a terminal would
+    /// act on is escaped first. Whatever else the view writes (message text, ids, names, the
+    /// file's name: they reach it from the stream by many paths) is escaped on its way out.
     fn paint(&self, text: &str, style: fn(&str) -> ColoredString) -> String {
         if self.color {
-            style(text).to_string()
+            style(&visible(text))
+                .to_string()
+                .replace('\u{1b}', self.out.mark())
         } else {
             text.to_owned()
         }
