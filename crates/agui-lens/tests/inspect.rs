@@ -855,3 +855,61 @@ fn the_terminal_view_escapes_what_a_terminal_would_act_on() {
         assert!(out.contains("X\\x1b[2J"), "{what}: {out}");
     }
 }
+
+/// An emoji a JavaScript agent cut in two across deltas (`"smile \ud83d"`, `"\ude00 done"`)
+/// is shown as a client shows it, and as `fold` gives it: whole, in the terminal, the JSON and
+/// the page; a half nothing joins is its escape, as `fold` writes it. `inspect` showed each
+/// half as U+FFFD ("smile �� done").
+#[test]
+fn an_emoji_cut_in_two_across_deltas_is_shown_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("split.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"smile \ud83d"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\ude00 done"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":" lone \ud83d!"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    // (JSON a strict parser refuses, for the half: compared as text.)
+    let (_, folded, _) = run(&["fold", path]);
+    let content = "smile 😀 done lone \\ud83d!";
+    assert!(
+        folded.contains(&format!("\"content\": \"{content}\"")),
+        "{folded}"
+    );
+    let (_, json, _) = inspect(&[path, "--format", "json"]);
+    assert!(json.contains(&format!("\"text\": \"{content}\"")), "{json}");
+    // Still said: the stream holds halves a strict parser refuses.
+    assert!(json.contains("framing/lone-surrogate"), "{json}");
+    let (_, terminal, _) = inspect(&[path, "--color", "never"]);
+    assert!(
+        terminal.contains("smile 😀 done lone \\ud83d!"),
+        "{terminal}"
+    );
+    assert!(!terminal.contains('\u{fffd}'), "{terminal}");
+    let page = dir.path().join("page.html");
+    let (code, _, stderr) = inspect(&[path, "--html", page.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("smile 😀 done lone \\ud83d!"),
+        "the conversation"
+    );
+    assert!(!html.contains('\u{fffd}'));
+    assert!(!html.contains("\\ud83d\\ude00"), "the merged deltas");
+}

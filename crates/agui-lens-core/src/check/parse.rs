@@ -418,7 +418,7 @@ pub(crate) fn parse_frame_with(
     };
     // Half a UTF-16 pair is JSON serde_json does not read: the event is read with U+FFFD in
     // its place, and that is said; or with a stand-in for it, which is not.
-    let mut kept = false;
+    let (mut kept, mut mended) = (false, false);
     let parsed = match parsed {
         Err(err) if halves != Halves::Unread && is_surrogate_error(text, &err) => {
             let read = match halves {
@@ -431,6 +431,7 @@ pub(crate) fn parse_frame_with(
                         problems.push(lone_surrogate(&loc, &first).with_excerpt(excerpt(bytes)));
                     }
                     kept = halves == Halves::Kept;
+                    mended = halves == Halves::Mended;
                     Ok((value, None, None))
                 }
                 _ => Err(err),
@@ -489,6 +490,7 @@ pub(crate) fn parse_frame_with(
     let mut event = Event::new(loc, kind, value);
     event.patch = patch;
     event.halves = kept;
+    event.mended = mended;
     Parsed {
         event: Some(event),
         problems,

@@ -515,6 +515,7 @@ pub fn fold_fed(folder: &mut Folder, fed: Fed<'_>) {
                     value,
                     patch: None,
                     halves: false,
+                    mended: false,
                 });
             }
         }

@@ -198,6 +198,9 @@ pub struct Event {
     pub patch: Option<Arc<RawPatch>>,
     /// Read with a stand-in for half a UTF-16 surrogate pair (see [`crate::read::halves`]).
     pub halves: bool,
+    /// Read with U+FFFD for half a UTF-16 surrogate pair, which was said
+    /// (`framing/lone-surrogate`): what folds the stream reads it again, keeping the half.
+    pub mended: bool,
 }
 
 impl EventType {
@@ -220,6 +223,7 @@ impl Event {
             value,
             patch: None,
             halves: false,
+            mended: false,
         }
     }
 
@@ -320,6 +324,7 @@ mod tests {
                 value,
                 patch: None,
                 halves: false,
+                mended: false,
             }
             .timestamp_millis()
         };

@@ -218,6 +218,9 @@ pub struct Visible<W> {
     /// Written in place of ESC by whoever writes colour codes through this writer, which
     /// come out as codes (see [`Visible::marked`]); none for a writer of plain text.
     mark: String,
+    /// Whether text may hold stand-ins for halves of UTF-16 pairs, written as the escapes
+    /// they were read from (see [`crate::read::halves`]).
+    stand_ins: bool,
 }
 
 impl<W: Write> Visible<W> {
@@ -225,6 +228,7 @@ impl<W: Write> Visible<W> {
         Visible {
             out,
             mark: String::new(),
+            stand_ins: false,
         }
     }
 
@@ -245,7 +249,17 @@ impl<W: Write> Visible<W> {
                 c
             })
             .collect();
-        Visible { out, mark }
+        Visible {
+            out,
+            mark,
+            stand_ins: false,
+        }
+    }
+
+    /// Writes stand-ins for halves of UTF-16 pairs as the escapes they were read from, when
+    /// `held` (the text was read keeping halves).
+    pub fn stand_ins(&mut self, held: bool) {
+        self.stand_ins = held;
     }
 
     /// What stands for ESC in colour codes written through this writer.
@@ -261,7 +275,12 @@ impl<W: Write> Write for Visible<W> {
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        let text = String::from_utf8_lossy(buf);
+        let mut text = String::from_utf8_lossy(buf);
+        if self.stand_ins
+            && let std::borrow::Cow::Owned(escaped) = crate::read::halves::escape_stand_ins(&text)
+        {
+            text = std::borrow::Cow::Owned(escaped);
+        }
         let shown = visible(&text);
         if self.mark.is_empty() || !shown.contains(self.mark.as_str()) {
             return self.out.write_all(shown.as_bytes());

@@ -509,6 +509,7 @@ mod tests {
                     value,
                     patch: None,
                     halves: false,
+                    mended: false,
                 }
             })
             .collect()

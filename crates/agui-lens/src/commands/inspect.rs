@@ -196,6 +196,24 @@ impl Follower for Following {
             page,
             path,
         } = self;
+        // An event the check read with U+FFFD for half a UTF-16 pair is shown as a client
+        // folds it: with the half, which the next delta's half joins (an emoji cut in two).
+        let kept;
+        let fed = match fed {
+            Fed::Event(event) if event.mended => match parse::value_keeping_halves(raw) {
+                Ok(value) => {
+                    kept = Event {
+                        value,
+                        halves: true,
+                        mended: false,
+                        ..event.clone()
+                    };
+                    Fed::Event(&kept)
+                }
+                Err(_) => fed,
+            },
+            fed => fed,
+        };
         match fed {
             Fed::Event(event) => {
                 inspector.event(event, raw);
@@ -293,6 +311,12 @@ fn write(
             // Names from the stream (event types, ids) as a terminal may show them.
             let mut shown = agui_lens_core::report::human::Visible::new(&mut out);
             stats::render(&counts.finish(inspection), args.full, &mut shown)?;
+        }
+        (None, Format::Json) if inspection.halves => {
+            // A half of a UTF-16 pair nothing joined, as its escape (as `fold` writes it).
+            let json = serde_json::to_string_pretty(inspection)?;
+            out.write_all(agui_lens_core::read::halves::escape_stand_ins(&json).as_bytes())?;
+            writeln!(out)?;
         }
         (None, Format::Json) => {
             serde_json::to_writer_pretty(&mut out, inspection)?;

@@ -15,6 +15,7 @@ use super::{
 };
 use agui_lens_core::check::diagnostic::Severity;
 use agui_lens_core::protocol::event::{Event, EventType};
+use agui_lens_core::read::halves;
 
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");
@@ -164,7 +165,7 @@ impl Rows {
         last.bytes += bytes as u64;
         self.merged += 1;
         if last.merged_text.len() < MAX_MERGED_TEXT {
-            last.merged_text.push_str(&delta());
+            halves::append(&mut last.merged_text, &delta());
             if last.merged_text.len() >= MAX_MERGED_TEXT {
                 last.merged_text = shorten(&last.merged_text, MAX_MERGED_TEXT);
                 self.cut += 1;
@@ -548,9 +549,20 @@ pub fn render(
             write_script_json(&PageData { states, rows }, &mut data).map(|()| data)
         },
     );
-    out.write_all(&page?)?;
+    let (mut page, mut data) = (page?, data?);
+    if inspection.halves {
+        // A half of a UTF-16 pair nothing joined, as its escape (as `fold` writes it); in the
+        // data, JSON a script reads back as the half.
+        for part in [&mut page, &mut data] {
+            let text = String::from_utf8_lossy(part);
+            if let Cow::Owned(escaped) = halves::escape_stand_ins(&text) {
+                *part = escaped.into_bytes();
+            }
+        }
+    }
+    out.write_all(&page)?;
     write!(out, "<script type=\"application/json\" id=\"data\">")?;
-    out.write_all(&data?)?;
+    out.write_all(&data)?;
     writeln!(out, "</script>")?;
     writeln!(out, "<script>\n{SCRIPT}</script>\n</body>\n</html>")
 }

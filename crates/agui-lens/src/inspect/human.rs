@@ -63,6 +63,7 @@ impl<'a> Human<'a> {
     }
 
     pub fn render(&mut self, inspection: &Inspection) -> io::Result<()> {
+        self.out.stand_ins(inspection.halves);
         let runs = inspection
             .runs
             .iter()

@@ -18,6 +18,7 @@ use agui_lens_core::protocol::chunks::{ChunkExpander, Piece};
 use agui_lens_core::protocol::event::{Event, EventType};
 use agui_lens_core::protocol::ids::FastBuild;
 use agui_lens_core::protocol::patch;
+use agui_lens_core::read::halves;
 use agui_lens_core::report::DiagnosticRecord;
 
 /// Most changed paths kept for one state change; the rest are counted.
@@ -67,6 +68,11 @@ pub struct Inspection {
     /// the stream is not known.
     #[serde(skip)]
     pub history_unknown: bool,
+    /// Events were read with stand-ins for halves of UTF-16 pairs: what shows text writes
+    /// those nothing joined as the escapes they were read from (see
+    /// [`agui_lens_core::read::halves`]).
+    #[serde(skip)]
+    pub halves: bool,
 }
 
 /// A diagnostic as shown: the check's finding, and the timestamp of its event if known.
@@ -298,6 +304,8 @@ type ItemRef = (usize, usize);
 /// Builds an [`Inspection`] from events in stream order, then findings batch by batch.
 pub struct Inspector {
     path: String,
+    /// An event was read with a stand-in for half a UTF-16 pair.
+    halves: bool,
     expander: ChunkExpander,
     pieces: Vec<Piece>,
     runs: Vec<RunView>,
@@ -379,6 +387,7 @@ impl Inspector {
     pub fn new(path: &str, state_limit: usize, keep_states: bool) -> Self {
         Inspector {
             path: path.to_owned(),
+            halves: false,
             expander: ChunkExpander::new(),
             pieces: Vec::new(),
             runs: Vec::new(),
@@ -479,6 +488,7 @@ impl Inspector {
 
     /// Takes one event, in stream order, with its bytes as read.
     pub fn event(&mut self, event: &Event, raw: &[u8]) {
+        self.halves |= event.halves;
         let index = event.loc.index;
         let ts = event.timestamp_millis();
         if event.kind == Some(EventType::RunStarted) {
@@ -661,6 +671,7 @@ impl Inspector {
                 .map(|(thread, folder)| (thread, folder.finish()))
                 .collect(),
             history_unknown: self.first_run == Some(false),
+            halves: self.halves,
         }
     }
 
@@ -1059,7 +1070,7 @@ impl Inspector {
             TextMessageContent => {
                 let at = self.message_for(str_of(ev, "messageId"), run, index, ts, &owner);
                 if let ItemKind::Message(m) = &mut self.item(at).kind {
-                    m.text.push_str(&delta_text(ev.get("delta")));
+                    halves::append(&mut m.text, &delta_text(ev.get("delta")));
                     m.deltas += 1;
                 }
                 Some(self.touch(at, index, ts))
@@ -1095,7 +1106,7 @@ impl Inspector {
             ToolCallArgs => {
                 let at = self.tool_call_for(str_of(ev, "toolCallId"), run, index, ts, &owner);
                 if let ItemKind::ToolCall(c) = &mut self.item(at).kind {
-                    c.arguments.push_str(&delta_text(ev.get("delta")));
+                    halves::append(&mut c.arguments, &delta_text(ev.get("delta")));
                     c.deltas += 1;
                 }
                 Some(self.touch(at, index, ts))
@@ -1151,7 +1162,7 @@ impl Inspector {
                     self.reasoning_for(str_of(ev, "messageId"), run, index, ts, &owner)
                 };
                 if let ItemKind::Reasoning(r) = &mut self.item(at).kind {
-                    r.text.push_str(&delta_text(ev.get("delta")));
+                    halves::append(&mut r.text, &delta_text(ev.get("delta")));
                     r.deltas += 1;
                 }
                 Some(self.touch(at, index, ts))
