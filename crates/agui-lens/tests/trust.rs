@@ -3108,3 +3108,76 @@ fn a_cut_recording_is_cut_whichever_file_is_named() {
         }
     }
 }
+
+/// A stop while `inspect` writes its view on stdout (a reader slower than the view: a pipe, a
+/// terminal) ends the writing and says on stderr that what stdout holds is cut short, exit
+/// 130: uncaught there, the signal ended the process with nothing said, and a `> view.json`
+/// was left a document cut in the middle that nothing called so.
+#[test]
+fn a_stop_while_inspect_writes_its_view_says_the_view_is_cut() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("long.jsonl");
+    let mut text = String::from(concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        "\n"
+    ));
+    let words = "word ".repeat(200);
+    for _ in 0..2000 {
+        text.push_str(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"{words}\\n\"}}\n"
+        ));
+    }
+    write(&input, text.as_bytes());
+    for format in ["human", "json"] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+        crate::common::with_default_signals(&mut command, None);
+        let mut child = command
+            .args([
+                "inspect",
+                s(&input),
+                "--full",
+                "--color",
+                "never",
+                "--format",
+                format,
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read, and blocked writing a view larger than the pipe holds, which is not read.
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        // SAFETY: a signal to the child this test started.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+        }
+        let mut stdout = Vec::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_end(&mut stdout)
+            .unwrap();
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{format}: {status:?} {stderr}");
+        assert!(
+            stderr.contains("stopped by SIGINT while writing the view")
+                && stderr.contains("cut short"),
+            "{format}: {stderr}"
+        );
+        assert!(
+            stdout.len() < text.len(),
+            "{format}: the view was written whole"
+        );
+    }
+}
