@@ -3109,8 +3109,8 @@ fn a_cut_recording_is_cut_whichever_file_is_named() {
     }
 }
 
-/// A stop while `inspect` writes its view on stdout (a reader slower than the view: a pipe, a
-/// terminal) ends the writing and says on stderr that what stdout holds is cut short, exit
+/// A stop while `inspect` writes its view on stdout, or `fold` the folded stream (a reader
+/// slower than they write: a pipe, a terminal) ends the writing and says on stderr that what stdout holds is cut short, exit
 /// 130: uncaught there, the signal ended the process with nothing said, and a `> view.json`
 /// was left a document cut in the middle that nothing called so.
 #[test]
@@ -3131,19 +3131,26 @@ fn a_stop_while_inspect_writes_its_view_says_the_view_is_cut() {
         ));
     }
     write(&input, text.as_bytes());
-    for format in ["human", "json"] {
+    let inspect = |format| {
+        vec![
+            "inspect",
+            s(&input),
+            "--full",
+            "--color",
+            "never",
+            "--format",
+            format,
+        ]
+    };
+    for (format, args, what) in [
+        ("human", inspect("human"), "the view"),
+        ("json", inspect("json"), "the view"),
+        ("fold", vec!["fold", s(&input)], "the folded stream"),
+    ] {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
         crate::common::with_default_signals(&mut command, None);
         let mut child = command
-            .args([
-                "inspect",
-                s(&input),
-                "--full",
-                "--color",
-                "never",
-                "--format",
-                format,
-            ])
+            .args(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -3171,7 +3178,7 @@ fn a_stop_while_inspect_writes_its_view_says_the_view_is_cut() {
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(130), "{format}: {status:?} {stderr}");
         assert!(
-            stderr.contains("stopped by SIGINT while writing the view")
+            stderr.contains(&format!("stopped by SIGINT while writing {what}"))
                 && stderr.contains("cut short"),
             "{format}: {stderr}"
         );

@@ -1,7 +1,5 @@
 //! `agui-lens fold PATH`: what a client ends with after applying the stream, as JSON.
 
-use std::io::{self, Write};
-
 use anyhow::Result;
 
 use super::Outcome;
@@ -32,9 +30,10 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
         },
     )?;
     let folded = pick(threads, args.thread.as_deref())?;
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    folded.write_json(&mut out, !args.compact)?;
-    writeln!(out)?;
-    out.flush()?;
+    super::writing_stdout("the folded stream", |out| {
+        folded.write_json(&mut *out, !args.compact)?;
+        writeln!(out)?;
+        Ok(())
+    })?;
     Ok(Outcome::Clean)
 }

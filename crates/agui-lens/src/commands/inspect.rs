@@ -273,26 +273,6 @@ fn whole_event(path: &Arc<str>, frame: &Frame, plain: &PlainDelta<'_>, raw: &[u8
     Event::new(parse::location(path, frame), Some(plain.kind), value)
 }
 
-/// A writer that refuses to write once a stop was asked for. (Its error is no `Interrupted`,
-/// which `write_all` would try again.)
-struct UntilStopped<W>(W);
-
-impl<W: Write> Write for UntilStopped<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if agui_lens_core::stop::requested() {
-            return Err(io::Error::other("stopped"));
-        }
-        self.0.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        if agui_lens_core::stop::requested() {
-            return Err(io::Error::other("stopped"));
-        }
-        self.0.flush()
-    }
-}
-
 /// Leaves `value` for the end of the process to take back instead of freeing it now: the
 /// inspection of a long stream is millions of small allocations, and freeing them one by one
 /// took a tenth of `inspect --html`'s time. Only for what lives until the command returns, as
@@ -321,28 +301,16 @@ fn write(
         );
         return Ok(());
     }
-    // A stop while the view is written ends the writing at once and says what stdout holds:
-    // the view cut short (a `> report.json` is no whole document). Uncaught, the signal ended
-    // the process with nothing said.
-    let caught = crate::signals::Caught::begin();
-    let written = write_view(args, inspection, counts);
-    drop(caught);
-    if agui_lens_core::stop::requested() {
-        anyhow::bail!(
-            "stopped by {} while writing the view: what stdout holds of it is cut short",
-            agui_lens_core::stop::signal_name()
-        );
-    }
-    written
+    super::writing_stdout("the view", |out| write_view(args, inspection, counts, out))
 }
 
-/// Writes the view on stdout, up to a stop.
+/// Writes the view on `out` (stdout).
 fn write_view(
     args: &InspectArgs,
     inspection: &Inspection,
     counts: Option<StatsCollector>,
+    mut out: &mut dyn Write,
 ) -> Result<()> {
-    let mut out = io::BufWriter::new(UntilStopped(io::stdout().lock()));
     match (counts, args.format) {
         (Some(counts), Format::Json) => {
             serde_json::to_writer_pretty(&mut out, &counts.finish(inspection))?;

@@ -383,6 +383,48 @@ pub(crate) fn reading<T>(
     result
 }
 
+/// Writes what a command shows on stdout once it has read its input (`what`: "the view"),
+/// through a buffer: a stop meanwhile (Ctrl-C, SIGTERM) ends the writing at the next write and
+/// says that what stdout holds of it is cut short (a `> out.json` is no whole document).
+/// Uncaught there, the signal ended the process with nothing said.
+pub(crate) fn writing_stdout(
+    what: &str,
+    write: impl FnOnce(&mut dyn io::Write) -> Result<()>,
+) -> Result<()> {
+    let caught = crate::signals::Caught::begin();
+    let mut out = io::BufWriter::new(UntilStopped(io::stdout().lock()));
+    let written = write(&mut out).and_then(|()| Ok(out.flush()?));
+    drop(out);
+    drop(caught);
+    if agui_lens_core::stop::requested() {
+        anyhow::bail!(
+            "stopped by {} while writing {what}: what stdout holds of it is cut short",
+            agui_lens_core::stop::signal_name()
+        );
+    }
+    written
+}
+
+/// A writer that refuses to write once a stop was asked for. (Its error is no `Interrupted`,
+/// which `write_all` would try again.)
+struct UntilStopped<W>(W);
+
+impl<W: io::Write> io::Write for UntilStopped<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if agui_lens_core::stop::requested() {
+            return Err(io::Error::other("stopped"));
+        }
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if agui_lens_core::stop::requested() {
+            return Err(io::Error::other("stopped"));
+        }
+        self.0.flush()
+    }
+}
+
 /// What a command stopped before writing `path` left of it: the file as it was, or none.
 pub(crate) fn left_unwritten(path: &Path) -> String {
     if path.exists() {
