@@ -3188,3 +3188,38 @@ fn a_stop_while_inspect_writes_its_view_says_the_view_is_cut() {
         );
     }
 }
+
+/// A walk of recorded exchanges passes over each one's `request.json`, which the proxy (or
+/// `test`) held to the request rules when it was sent: one that is no JSON (a client that
+/// posted text) was read as a capture and failed as one (`framing/no-events`), findings the
+/// proxy never made.
+#[test]
+fn a_walk_of_recordings_does_not_read_their_requests_as_captures() {
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = dir.path().join("rec/001");
+    std::fs::create_dir_all(&exchange).unwrap();
+    write(&exchange.join("request.json"), b"hello, not json");
+    let events = concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"}"#,
+        "\n",
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+        "\n"
+    );
+    write(&exchange.join("events.jsonl"), events.as_bytes());
+    let raw: String = events.lines().map(|e| format!("data: {e}\n\n")).collect();
+    write(&exchange.join("response.raw"), raw.as_bytes());
+    for format in ["human", "sarif"] {
+        let (code, stdout, stderr) =
+            run(&["check", s(&dir.path().join("rec")), "--format", format]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        let found = match format {
+            // (SARIF lists every rule: its results are what was found.)
+            "sarif" => {
+                serde_json::from_str::<serde_json::Value>(&stdout).unwrap()["runs"][0]["results"]
+                    .to_string()
+            }
+            _ => stdout,
+        };
+        assert!(!found.contains("no-events"), "{format}: {found}");
+    }
+}

@@ -101,6 +101,21 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
     }
 }
 
+/// Whether `path` is the request of an exchange recorded beside it (`request.json` next to the
+/// response body, or to the failure that took its place): the proxy or `test` held it to the
+/// request rules when it was sent, and what they found is in the exchange's findings. It is
+/// no capture, whatever it holds (a client may post text that is no JSON).
+pub fn is_recorded_request(path: &Path) -> bool {
+    path.file_name().is_some_and(|name| name == "request.json")
+        && path.parent().is_some_and(|folder| {
+            folder.join("response.raw").is_file() || folder.join("failure.txt").is_file()
+        })
+}
+
+/// Why a walk passes over a recorded exchange's request (see [`is_recorded_request`]).
+pub const REQUEST_SKIPPED: &str = "the request of the exchange recorded beside it, held to the \
+    request rules when it was sent; what was found is in its findings.jsonl";
+
 /// Whether a rule's findings are about the exchange and cannot be found again from its files:
 /// the request findings needed the thread's previous turn; the transport findings and the
 /// suite's status mismatch the response's status and headers (not recorded); the framing

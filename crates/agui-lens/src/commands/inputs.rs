@@ -512,12 +512,14 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                 )
         };
         if is_file(&entry) && (is_stream_file(path) || failure()) {
+            let request = agui_lens_core::check::recorded::is_recorded_request(path);
             found.push(Input {
                 spec: InputSpec::File(path.to_path_buf()),
                 relative: relative_to(dir, path),
                 explicit: false,
                 unreadable: None,
-                skipped: None,
+                skipped: request
+                    .then(|| agui_lens_core::check::recorded::REQUEST_SKIPPED.to_owned()),
                 call: None,
             });
         }
