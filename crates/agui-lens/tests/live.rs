@@ -2820,3 +2820,43 @@ fn a_suite_that_cannot_run_is_said_in_every_report() {
         "my notes\n"
     );
 }
+
+/// A status the case does not expect is explained by what happened: an agent that refused
+/// with another error status than the case expects did not "accept" the request, and one
+/// that streamed where the case expects a refusal took no "other success status".
+#[test]
+fn a_status_mismatch_says_which_way_the_agent_went() {
+    use crate::common::server::{Script, Server, clean_run};
+    let server = Server::routes(vec![
+        (
+            "/refuses",
+            Script::fixed("422 Unprocessable Entity", "text/plain", "no"),
+        ),
+        (
+            "/streams",
+            Script::sse(vec![crate::common::server::Step::Send(clean_run())]),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("suite.toml"),
+        format!(
+            "[[case]]\nname = \"refused otherwise\"\nurl = \"{}\"\nmessage = \"hi\"\nexpect_status = 400\n\n\
+             [[case]]\nname = \"not refused\"\nurl = \"{}\"\nmessage = \"hi\"\nexpect_status = 422\n",
+            server.url("/refuses"),
+            server.url("/streams")
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = split(suite_command(dir.path()).output().unwrap());
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("the agent refused the request, with another status than the case expects"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("the agent accepted what the case expects it to refuse"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("another success status"), "{stdout}");
+}

@@ -3223,3 +3223,41 @@ fn a_walk_of_recordings_does_not_read_their_requests_as_captures() {
         assert!(!found.contains("no-events"), "{format}: {found}");
     }
 }
+
+/// What a case stopped in the middle already settled is kept: its first event came after
+/// `max_first_event_ms` (a failure known from then on), and it stays in every report beside
+/// the stop. It was dropped with the rest of the verdict, in JSON, JUnit and findings.jsonl.
+#[test]
+fn a_stopped_case_keeps_the_failure_it_had_already_met() {
+    use crate::common::server::{Script, Server, Step, frame};
+    let head: Vec<u8> =
+        frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#);
+    let server = Server::start(Script::sse(vec![
+        Step::Pause(std::time::Duration::from_millis(400)),
+        Step::Send(head),
+        Step::Hang,
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"slow start\"\nurl = \"{}\"\nmessage = \"hi\"\nmax_first_event_ms = 100\n",
+            server.url("/")
+        )
+        .as_bytes(),
+    );
+    let junit = dir.path().join("ci.xml");
+    let child = Child::spawn(
+        &["test", s(&suite), "--format", "json", "--junit", s(&junit)],
+        None,
+    );
+    until(|| !server.requests().is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    child.signal(libc::SIGTERM);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    assert!(stdout.contains("suite/first-event-slow"), "{stdout}");
+    let junit = std::fs::read_to_string(&junit).unwrap();
+    assert!(junit.contains("suite/first-event-slow"), "{junit}");
+}

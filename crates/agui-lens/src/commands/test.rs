@@ -969,6 +969,14 @@ fn run_turn(
         outcome.status = exchange.status;
         outcome.content_type = exchange.content_type.clone();
         outcome.first_event = exchange.first_event;
+        // What the stop leaves settled is kept: a first event that came too late.
+        if exchange.first_event.is_some() {
+            expectations.first_event(exchange.first_event);
+        }
+        for d in &expectations.found {
+            outcome.stats.count(d);
+        }
+        found.append(&mut expectations.found);
         outcome.diagnostics = found;
         outcome.failure = Some(format!(
             "interrupted by {} after {}: the stream was not read to its end",
@@ -1305,12 +1313,16 @@ impl<'a> Expectations<'a> {
             return;
         };
         if !expected.contains(status) {
-            let help = if (200..300).contains(&status) {
-                "the agent took the request with another success status than the case expects"
-            } else if expected.expects_stream() {
-                "the body above usually says why the agent refused"
-            } else {
-                "the agent accepted what the case expects it to refuse"
+            let success = (200..300).contains(&status);
+            let help = match (success, expected.expects_stream()) {
+                (true, true) => {
+                    "the agent took the request with another success status than the case expects"
+                }
+                (true, false) => "the agent accepted what the case expects it to refuse",
+                (false, true) => "the body above usually says why the agent refused",
+                (false, false) => {
+                    "the agent refused the request, with another status than the case expects"
+                }
             };
             if let Some(d) = self.report(
                 RuleId::SuiteStatusMismatch,
@@ -1346,9 +1358,15 @@ impl<'a> Expectations<'a> {
         };
         let message = match first {
             Some(at) if at <= limit => return,
-            Some(at) => format!(
+            // Whole milliseconds, unless they would read as within the limit.
+            Some(at) if at.as_millis() > limit.as_millis() => format!(
                 "the first event came after {} ms, over max_first_event_ms = {}",
                 at.as_millis(),
+                limit.as_millis()
+            ),
+            Some(at) => format!(
+                "the first event came after {:.3} ms, over max_first_event_ms = {}",
+                at.as_secs_f64() * 1000.0,
                 limit.as_millis()
             ),
             None => format!(
