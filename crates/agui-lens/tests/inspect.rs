@@ -140,6 +140,13 @@ fn stats() {
         .collect();
     assert_eq!(ids, ["r1", "c1", "m1", "ghost", "m2"]);
     assert_eq!(stats["runs"].as_array().unwrap().len(), 2);
+    // The findings that decide the exit status are counted as `inspect --format json` counts
+    // them (the statistics' JSON held no count: only stderr said them).
+    let (_, view, _) = inspect(&["--format", "json", EVERYTHING]);
+    let view: Value = serde_json::from_str(&view).unwrap();
+    assert!(view["errors"].as_u64().unwrap() + view["warnings"].as_u64().unwrap() > 0);
+    assert_eq!(stats["errors"], view["errors"]);
+    assert_eq!(stats["warnings"], view["warnings"]);
 }
 
 #[test]

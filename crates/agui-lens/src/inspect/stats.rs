@@ -111,6 +111,8 @@ impl StatsCollector {
             failure: inspection.failure.clone(),
             frames: inspection.frames,
             events: inspection.events,
+            errors: inspection.errors,
+            warnings: inspection.warnings,
             bytes: self.bytes,
             types,
             streams,
@@ -129,6 +131,10 @@ pub struct Stats {
     pub failure: Option<String>,
     pub frames: u64,
     pub events: u64,
+    /// `check`'s findings, counted (the statistics list none; `inspect --format json` does):
+    /// what decides the exit status.
+    pub errors: u64,
+    pub warnings: u64,
     /// Bytes of the events as read (decompressed; without SSE framing).
     pub bytes: u64,
     /// By bytes, largest first.
