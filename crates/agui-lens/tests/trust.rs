@@ -1339,7 +1339,42 @@ fn an_interrupted_run_still_writes_its_report() {
             }
             _ => assert!(stdout.trim_end().ends_with("</testsuites>"), "{stdout}"),
         }
+        // The recording says the stop cut it (beside it), and a later check of it charges
+        // the agent with nothing the stop did (it found the run left open, exit 1); nor is
+        // it passed whole.
+        let cut = dir.path().join("run.jsonl.cut.txt");
+        let said = std::fs::read_to_string(&cut).unwrap_or_default();
+        assert!(said.contains("stopped by"), "{said:?}");
+        let (checked, stdout, stderr) = run(&["check", s(&record)]);
+        assert_eq!(checked, 2, "{stdout}{stderr}");
+        assert!(!stdout.contains("unterminated-run"), "{stdout}");
+        assert!(
+            format!("{stdout}{stderr}").contains("cut when it was recorded"),
+            "{stdout}{stderr}"
+        );
     }
+    // A whole run recorded over it takes the word of the cut away with it.
+    let agent = crate::common::server::Server::start(crate::common::server::Script::sse(vec![
+        crate::common::server::Step::Send(crate::common::server::clean_run()),
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("run.jsonl");
+    write(
+        &dir.path().join("run.jsonl.cut.txt"),
+        b"stopped by SIGINT after 3 events\n",
+    );
+    let (code, stdout, stderr) = run(&[
+        "run",
+        &agent.url("/"),
+        "--message",
+        "hi",
+        "--record",
+        s(&record),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!dir.path().join("run.jsonl.cut.txt").exists());
+    let (code, stdout, stderr) = run(&["check", s(&record)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
 /// Item 8: a cancelled CI job (SIGTERM) during `test` writes every report it was asked for,

@@ -40,13 +40,35 @@ pub enum Recorded {
 /// client went away before the stream's end), and how far it came.
 pub const CUT_FILE: &str = "cut.txt";
 
+/// What is added to the name of a stream file `run --record` wrote for the file beside it
+/// that says the recorder cut the stream (`run.jsonl.cut.txt`), as [`CUT_FILE`] does in a
+/// recorded exchange's folder.
+pub const CUT_SUFFIX: &str = ".cut.txt";
+
+/// The file beside the stream file `path` that says its recorder cut it.
+pub fn cut_file_of(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(CUT_SUFFIX);
+    name.into()
+}
+
+/// What the first line of a cut file says, or a plain word when it says nothing.
+fn cut_said(file: &Path) -> Option<String> {
+    std::fs::read(file).ok().map(|said| {
+        match String::from_utf8_lossy(&said).lines().next().map(str::trim) {
+            Some(line) if !line.is_empty() => line.to_owned(),
+            _ => "the recorder cut it".to_owned(),
+        }
+    })
+}
+
 /// Why a check passes over a turn's `outcome.json`.
 pub const OUTCOME_SKIPPED: &str =
     "it is the verdict `agui-lens test` recorded for this turn (see `outcome.json` itself)";
 
 /// What `path` is, if it is the stream, the findings or the failure of a recorded exchange:
 /// a folder holding the request and the response body recorded with it (or, for a failure,
-/// the request alone).
+/// the request alone); or a stream file a stop cut as it was recorded (see [`CUT_SUFFIX`]).
 pub fn recorded(path: &Path) -> Option<Recorded> {
     // By name first: most inputs are none of these, and cost no look at their folder.
     let file = path.file_name()?.to_str()?;
@@ -54,7 +76,12 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
         file,
         "events.jsonl" | "response.raw" | "findings.jsonl" | "outcome.json" | "failure.txt"
     ) {
-        return None;
+        // A stream `run --record` wrote, cut by a stop, has a file beside it that says so.
+        let cut = cut_said(&cut_file_of(path))?;
+        return Some(Recorded::Events {
+            request: None,
+            cut: Some(cut),
+        });
     }
     let folder = path.parent()?;
     let is_file = |name: &str| folder.join(name).is_file();
@@ -83,13 +110,7 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
                 .filter(Value::is_object);
-            let cut =
-                std::fs::read(folder.join(CUT_FILE)).ok().map(
-                    |said| match String::from_utf8_lossy(&said).lines().next().map(str::trim) {
-                        Some(line) if !line.is_empty() => line.to_owned(),
-                        _ => "the recorder cut it".to_owned(),
-                    },
-                );
+            let cut = cut_said(&folder.join(CUT_FILE));
             Some(Recorded::Events {
                 request: request.map(Arc::new),
                 cut,

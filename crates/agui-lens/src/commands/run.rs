@@ -143,6 +143,26 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
             create_recording(&path)?;
         }
     }
+    // A recording the stop cut says so beside it, for a later `check` of it (the run it
+    // leaves open is the stop's, not the agent's); a whole one leaves no such file behind
+    // from an earlier run.
+    for path in [&args.record, &args.record_raw].into_iter().flatten() {
+        let cut = agui_lens_core::check::recorded::cut_file_of(path);
+        let done = if exchange.interrupted {
+            let said = format!(
+                "stopped by {} after {}: the stream was recorded in part, and what only its \
+                 end tells was not checked\n",
+                agui_lens_core::stop::signal_name(),
+                plural(exchange.stats.events, "event")
+            );
+            std::fs::write(&cut, said)
+        } else if cut.is_file() {
+            std::fs::remove_file(&cut)
+        } else {
+            Ok(())
+        };
+        done.with_context(|| format!("writing {}", cut.display()))?;
+    }
     let mut file = if exchange.interrupted {
         FileSummary::stopped(name.clone(), exchange.stats)
     } else {
