@@ -576,3 +576,51 @@ fn screenshot_of_a_real_recording() {
         "docs/inspect.png is missing: run this test with AGUI_LENS_UPDATE_SCREENSHOT=1"
     );
 }
+
+/// A problem past the rows the event table holds (it holds the first 10,000) is said to be
+/// there when it is picked: the page showed the JSON of the table's last row, another event,
+/// as if it were the one picked.
+#[test]
+fn a_problem_past_the_table_shows_no_other_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("long.jsonl");
+    let mut text = String::from(concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"}"#,
+        "\n"
+    ));
+    // Steps, which the table does not merge: one row each.
+    for i in 0..6000 {
+        text.push_str(&format!(
+            "{{\"type\":\"STEP_STARTED\",\"stepName\":\"s{i}\"}}\n{{\"type\":\"STEP_FINISHED\",\"stepName\":\"s{i}\"}}\n"
+        ));
+    }
+    // The problem, past the table: a message that never started.
+    text.push_str(r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"ghost","delta":"boo"}"#);
+    text.push('\n');
+    text.push_str(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#);
+    text.push('\n');
+    std::fs::write(&stream, text).unwrap();
+    let (_dir, page) = report(stream.to_str().unwrap());
+    let mut browser = Browser::launch();
+    let mut page = browser.open(&page);
+    assert_eq!(page.eval("document.body.dataset.ready"), json!("yes"));
+    let shown = page.eval(
+        "(function () {
+            var rows = document.querySelectorAll('#events tbody tr');
+            var last = rows[rows.length - 1].dataset.last;
+            document.querySelector('#problems [data-event=\"12001\"]').click();
+            return [last, document.getElementById('event-view').textContent,
+                    document.querySelectorAll('#events tr.selected').length];
+        })()",
+    );
+    let shown = shown.as_array().unwrap();
+    assert!(
+        shown[0].as_str().unwrap().parse::<u64>().unwrap() < 12001,
+        "{shown:?}"
+    );
+    let view = shown[1].as_str().unwrap();
+    assert!(!view.contains("STEP_"), "another event was shown: {view}");
+    assert!(view.contains("#12001"), "{view}");
+    assert_eq!(shown[2], json!(0), "no row is the event picked");
+    assert_eq!(page.problems(), Vec::<String>::new());
+}

@@ -78,11 +78,14 @@
     return { state: state, from: frames[at].e };
   }
 
+  // The row that holds an event; none when the table does not (it holds the first rows only).
   function rowFor(index) {
     for (var i = 0; i < rows.length; i++) {
-      if (num(rows[i], 'last') >= index) return rows[i];
+      if (num(rows[i], 'last') >= index) {
+        return num(rows[i], 'first') <= index ? rows[i] : null;
+      }
     }
-    return rows[rows.length - 1] || null;
+    return null;
   }
 
   function select(index, row) {
@@ -110,6 +113,10 @@
       var x = num(row, 'x');
       cursor.hidden = false;
       cursor.style.left = 'calc(var(--label) + (100% - var(--label)) * ' + x + ')';
+    } else {
+      eventView.textContent = 'Event #' + index + ' is not among the rows the table holds ' +
+        '(see the note above it): `agui-lens cat FILE --from ' + index + ' --to ' + index +
+        '` prints it.';
     }
     if (data.capped !== undefined && index > data.capped) {
       stateAtEl.textContent += ' (not kept: the state history is capped)';
