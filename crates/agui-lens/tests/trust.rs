@@ -3296,3 +3296,39 @@ fn a_stopped_case_keeps_the_failure_it_had_already_met() {
     let junit = std::fs::read_to_string(&junit).unwrap();
     assert!(junit.contains("suite/first-event-slow"), "{junit}");
 }
+
+/// An exchange whose recorder ended before it did (the proxy killed in the middle of a
+/// stream: the body so far, no `events.jsonl`, no `cut.txt`) is read from its body by a walk:
+/// it was passed over, and the folder passed beside a whole exchange.
+#[test]
+fn a_walk_reads_the_body_of_an_exchange_its_recorder_left_unfinished() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("rec/001");
+    let unfinished = dir.path().join("rec/002");
+    let request = br#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#;
+    let started = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"}"#;
+    let finished = r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#;
+    for folder in [&whole, &unfinished] {
+        std::fs::create_dir_all(folder).unwrap();
+        write(&folder.join("request.json"), request);
+    }
+    write(
+        &whole.join("events.jsonl"),
+        format!("{started}\n{finished}\n").as_bytes(),
+    );
+    write(
+        &whole.join("response.raw"),
+        format!("data: {started}\n\ndata: {finished}\n\n").as_bytes(),
+    );
+    write(
+        &unfinished.join("response.raw"),
+        format!("data: {started}\n\n").as_bytes(),
+    );
+    for format in ["human", "json", "sarif"] {
+        let (code, stdout, stderr) =
+            run(&["check", s(&dir.path().join("rec")), "--format", format]);
+        assert_ne!(code, 0, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains("002/response.raw"), "{format}: {stdout}");
+        assert!(stdout.contains("unterminated-run"), "{format}: {stdout}");
+    }
+}

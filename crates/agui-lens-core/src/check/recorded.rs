@@ -133,6 +133,31 @@ pub fn is_recorded_request(path: &Path) -> bool {
         })
 }
 
+/// Whether `path` is the response body of a recorded exchange that holds AG-UI events and no
+/// `events.jsonl` to stand for them: a recorder that ended before the exchange did (the proxy
+/// killed in the middle of a stream) leaves the body as far as it came, and a walk reads that
+/// instead. (An answer with no events, an error's body, has none either: its findings say it.)
+pub fn is_unfinished_body(path: &Path) -> bool {
+    use std::io::Read;
+    let recorded = path.file_name().is_some_and(|name| name == "response.raw")
+        && path.parent().is_some_and(|folder| {
+            folder.join("request.json").is_file()
+                && !folder.join("events.jsonl").exists()
+                && !folder.join("failure.txt").exists()
+        });
+    if !recorded {
+        return false;
+    }
+    let mut head = Vec::new();
+    let read =
+        std::fs::File::open(path).and_then(|file| file.take(64 * 1024).read_to_end(&mut head));
+    read.is_ok()
+        && (crate::protocol::proto::looks_like_frames(&head)
+            || crate::protocol::event::EventType::ALL.iter().any(|ty| {
+                memchr::memmem::find(&head, format!("\"{}\"", ty.as_str()).as_bytes()).is_some()
+            }))
+}
+
 /// Why a walk passes over a recorded exchange's request (see [`is_recorded_request`]).
 pub const REQUEST_SKIPPED: &str = "the request of the exchange recorded beside it, held to the \
     request rules when it was sent; what was found is in its findings.jsonl";

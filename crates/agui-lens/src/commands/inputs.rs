@@ -511,7 +511,8 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                     Some(agui_lens_core::check::recorded::Recorded::Failure)
                 )
         };
-        if is_file(&entry) && (is_stream_file(path) || failure()) {
+        let unfinished = || agui_lens_core::check::recorded::is_unfinished_body(path);
+        if is_file(&entry) && (is_stream_file(path) || failure() || unfinished()) {
             let request = agui_lens_core::check::recorded::is_recorded_request(path);
             found.push(Input {
                 spec: InputSpec::File(path.to_path_buf()),
