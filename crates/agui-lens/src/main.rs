@@ -50,7 +50,13 @@ fn main() -> ExitCode {
         Ok(outcome) => outcome.exit_code(),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            let _ = writeln!(io::stderr(), "error: {err:#}");
+            // (What went wrong may name a file, a URL or a body from the input.)
+            let said = format!("{err:#}");
+            let _ = writeln!(
+                io::stderr(),
+                "error: {}",
+                agui_lens_core::report::human::visible(&said)
+            );
             ExitCode::from(2)
         }
     };

@@ -920,3 +920,53 @@ fn an_emoji_cut_in_two_across_deltas_is_shown_whole() {
     assert!(!html.contains('\u{fffd}'));
     assert!(!html.contains("\\ud83d\\ude00"), "the merged deltas");
 }
+
+/// Why an input could not be read names it, and may quote what it held: a file's name, a
+/// browser capture's URL and the body of a call that failed. Those reached the terminal raw
+/// (escape sequences, carriage returns, bidi overrides), in `check`'s verdicts and on stderr,
+/// and in `inspect`'s error.
+#[test]
+fn why_an_input_could_not_be_read_is_written_as_a_terminal_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let walked = dir.path().join("walked");
+    std::fs::create_dir(&walked).unwrap();
+    std::os::unix::fs::symlink("/nowhere", walked.join("bad\u{1b}[31mX\rY\u{202e}.jsonl")).unwrap();
+    std::fs::copy(root().join(EVERYTHING), walked.join("ok.jsonl")).unwrap();
+    let har = dir.path().join("failed.har");
+    let entry = serde_json::json!({
+        "request": {"method": "POST", "url": "http://h/x\u{1b}]0;pwn\u{7}\r",
+                    "postData": {"mimeType": "application/json",
+                                 "text": r#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#}},
+        "response": {"status": 500, "statusText": "Oops",
+                     "content": {"mimeType": "text/plain", "text": "err\u{1b}[2J\u{202e}gone"}}
+    });
+    std::fs::write(
+        &har,
+        serde_json::json!({"log": {"entries": [entry]}}).to_string(),
+    )
+    .unwrap();
+    let empty = dir.path().join("none\u{1b}[31m\r.pb");
+    std::fs::write(&empty, [0u8, 0]).unwrap();
+    for args in [
+        vec!["check", walked.to_str().unwrap()],
+        vec!["check", har.to_str().unwrap()],
+        vec!["inspect", har.to_str().unwrap()],
+        vec!["inspect", empty.to_str().unwrap()],
+    ] {
+        for color in ["never", "always"] {
+            let mut all = args.clone();
+            all.extend(["--color", color]);
+            let (code, stdout, stderr) = run(&all);
+            assert_ne!(code, 0, "{args:?}: {stdout}{stderr}");
+            let said = format!("{stdout}{stderr}");
+            let raw = said.replace("\u{1b}[", "").contains('\u{1b}');
+            assert!(
+                !raw && !said.contains('\r') && !said.contains('\u{202e}'),
+                "{args:?} {color}: {said:?}"
+            );
+            if color == "never" {
+                assert!(!said.contains('\u{1b}'), "{args:?}: {said:?}");
+            }
+        }
+    }
+}

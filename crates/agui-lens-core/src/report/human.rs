@@ -64,7 +64,8 @@ impl Reporter for Human {
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
         if self.verdicts.is_some() {
-            let verdict = file.verdict();
+            // (It may say why the input could not be read, naming a file or a URL.)
+            let verdict = visible(&file.verdict()).into_owned();
             let shown = if file.failure.is_some() || file.stats.errors > 0 {
                 self.paint(&verdict, Paint::Error)
             } else if file.stats.warnings > 0 {

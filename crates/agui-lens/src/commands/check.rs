@@ -25,6 +25,7 @@ use agui_lens_core::check::recorded::{self, Recorded, check_findings};
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::read::{self, InputSpec, ReadOptions};
+use agui_lens_core::report::human::visible;
 use agui_lens_core::report::{FileSummary, Reporter, Summary};
 
 pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
@@ -420,11 +421,12 @@ fn finish_file(
         run.failed_inputs += 1;
         // The report goes to stdout; say it on stderr too, where a person watching looks (an
         // interrupted input with its name: the reason alone does not carry it).
-        let _ = if file.interrupted {
-            writeln!(io::stderr(), "{}", file.failure_text().unwrap_or_default())
+        let said = if file.interrupted {
+            file.failure_text().unwrap_or_default()
         } else {
-            writeln!(io::stderr(), "error: {failure}")
+            format!("error: {failure}")
         };
+        let _ = writeln!(io::stderr(), "{}", visible(&said));
     }
     run.summary.add(file);
     reporter.end_file(file)?;

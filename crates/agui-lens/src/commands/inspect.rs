@@ -158,7 +158,11 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     inspection.failure = failure.clone();
     write(args, &inspection, counts, page.zip(states))?;
     if let Some(failure) = failure {
-        let _ = writeln!(io::stderr(), "error: {failure}");
+        let _ = writeln!(
+            io::stderr(),
+            "error: {}",
+            agui_lens_core::report::human::visible(&failure)
+        );
         return Ok(Outcome::Failed);
     }
     let failing = inspection.errors > 0 || (deny_warnings && inspection.warnings > 0);
