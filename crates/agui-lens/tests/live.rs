@@ -2860,3 +2860,37 @@ fn a_status_mismatch_says_which_way_the_agent_went() {
     );
     assert!(!stdout.contains("another success status"), "{stdout}");
 }
+
+/// `--record` and `--record-raw` naming one file that is not there yet, spelled two ways
+/// (`x`, `../here/x`, `new/../x`), are refused before anything is sent: both were written into
+/// it, and the recording was neither.
+#[test]
+fn two_recordings_named_as_one_file_are_refused_however_spelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = dir.path().join("here");
+    std::fs::create_dir(&here).unwrap();
+    for (record, raw) in [
+        ("s.x", "../here/s.x"),
+        ("new/../s.x", "./s.x"),
+        ("s.x", "../here/./new/../s.x"),
+    ] {
+        let (code, _, stderr) = split(
+            agui_lens()
+                .current_dir(&here)
+                .args([
+                    "run",
+                    "http://127.0.0.1:9/",
+                    "--message",
+                    "hi",
+                    "--record",
+                    record,
+                ])
+                .args(["--record-raw", raw])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 2, "{record} {raw}: {stderr}");
+        assert!(stderr.contains("name one file"), "{record} {raw}: {stderr}");
+        assert!(!here.join("s.x").exists());
+    }
+}

@@ -229,7 +229,7 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
     }
     if let (Some(record), Some(raw)) = (&args.record, &args.record_raw) {
         let same_name = |a: &std::path::Path, b: &std::path::Path| {
-            let whole = |p: &std::path::Path| std::path::absolute(p).ok();
+            let whole = |p: &std::path::Path| where_named(p);
             whole(a).is_some() && whole(a) == whole(b)
         };
         if same_name(record, raw) || super::same_file(record, raw) {
@@ -241,6 +241,31 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where a file to be written is, however it is named (`x`, `./x`, `../here/x`, through a
+/// linked folder): its folder as the system resolves it, when there is one yet, and its
+/// name; else the path with `.` and `..` taken out as written.
+fn where_named(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    use std::path::Component;
+    let whole = std::path::absolute(path).ok()?;
+    let mut plain = std::path::PathBuf::new();
+    for part in whole.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                plain.pop();
+            }
+            other => plain.push(other),
+        }
+    }
+    let (Some(folder), Some(name)) = (plain.parent(), plain.file_name()) else {
+        return Some(plain);
+    };
+    Some(match std::fs::canonicalize(folder) {
+        Ok(folder) => folder.join(name),
+        Err(_) => plain,
+    })
 }
 
 /// Holds the input to the RunAgentInput schema of the version it declares (else
