@@ -45,6 +45,9 @@ pub const CUT_FILE: &str = "cut.txt";
 /// recorded exchange's folder.
 pub const CUT_SUFFIX: &str = ".cut.txt";
 
+/// The line of such a file that gives the stream's length in bytes when it was cut.
+pub const CUT_SIZE: &str = "size: ";
+
 /// The file beside the stream file `path` that says its recorder cut it.
 pub fn cut_file_of(path: &Path) -> std::path::PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -76,8 +79,27 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
         file,
         "events.jsonl" | "response.raw" | "findings.jsonl" | "outcome.json" | "failure.txt"
     ) {
-        // A stream `run --record` wrote, cut by a stop, has a file beside it that says so.
-        let cut = cut_said(&cut_file_of(path))?;
+        // A stream `run --record` wrote, cut by a stop, has a file beside it that says so,
+        // and how long the stream was then: one of another length was written since (a
+        // capture put in its place), and is checked as what it is.
+        let said = cut_file_of(path);
+        let cut = cut_said(&said)?;
+        let size = std::fs::read_to_string(&said).ok().and_then(|text| {
+            text.lines()
+                .find_map(|line| line.strip_prefix(CUT_SIZE)?.trim().parse::<u64>().ok())
+        });
+        let now = std::fs::metadata(path).ok()?.len();
+        if size.is_some_and(|size| size != now) {
+            crate::check::stream::warn(format!(
+                "{} says {} was cut when it was recorded, at {} bytes; it holds {now} now, \
+                 and is checked as it is (remove the stale {})",
+                said.display(),
+                path.display(),
+                size.unwrap_or_default(),
+                said.display()
+            ));
+            return None;
+        }
         return Some(Recorded::Events {
             request: None,
             cut: Some(cut),

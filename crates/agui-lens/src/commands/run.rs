@@ -149,11 +149,15 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     for path in [&args.record, &args.record_raw].into_iter().flatten() {
         let cut = agui_lens_core::check::recorded::cut_file_of(path);
         let done = if exchange.interrupted {
+            // With the recording's length, by which a capture put in its place later is told
+            // from it.
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
             let said = format!(
                 "stopped by {} after {}: the stream was recorded in part, and what only its \
-                 end tells was not checked\n",
+                 end tells was not checked\n{}{size}\n",
                 agui_lens_core::stop::signal_name(),
-                plural(exchange.stats.events, "event")
+                plural(exchange.stats.events, "event"),
+                agui_lens_core::check::recorded::CUT_SIZE
             );
             std::fs::write(&cut, said)
         } else if cut.is_file() {
