@@ -662,6 +662,25 @@ fn a_browser_capture_is_held_to_its_calls_not_its_entries_indexes() {
     }
     let recorded = std::fs::read_to_string(dir.join("known.json")).unwrap();
     assert!(recorded.contains("\"version\": 3"), "{recorded}");
+    // A call that failed (a 500) and was made again takes no number: the calls after it keep
+    // theirs, and their known findings.
+    std::fs::write(&har, capture(&[("POST", &clean), ("POST", &broken)])).unwrap();
+    let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
+    assert_eq!(code, 0, "{stderr}");
+    let mut failed: Value = serde_json::from_str(&capture(&[
+        ("POST", &clean),
+        ("POST", &clean),
+        ("POST", &broken),
+    ]))
+    .unwrap();
+    failed["log"]["entries"][1]["response"] = serde_json::json!({"status": 500, "statusText": "Oops", "headers": [],
+                           "content": {"mimeType": "text/plain", "text": "try again"}});
+    std::fs::write(&har, failed.to_string()).unwrap();
+    let (code, stdout, stderr) = check(dir, &["--baseline", "known.json", "--format", "json"]);
+    assert!(rules_in(&stdout).is_empty(), "{stdout}{stderr}");
+    assert_eq!(code, 2, "the failed call fails the run: {stderr}");
+    std::fs::write(&har, capture(&[("POST", &clean), ("POST", &broken)])).unwrap();
+    let recorded = std::fs::read_to_string(dir.join("known.json")).unwrap();
 
     // A version 2 file keyed the calls by their entries: read so, and said.
     let by_entry = recorded

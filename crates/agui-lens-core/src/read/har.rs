@@ -87,20 +87,16 @@ pub struct HarCapture {
 }
 
 impl HarCapture {
-    /// The call each stream and failed call answered, by entry index: the request's method
-    /// and URL, and which call to that URL it is among the capture's calls to an agent
-    /// (`POST https://app.example/agent, call 2`). Other traffic around them (a health check,
-    /// a page load) does not change it, as it changes the entries' indexes.
+    /// The call each stream answered, by entry index: the request's method and URL, and which
+    /// call to that URL it is among those the capture holds a stream of (`POST
+    /// https://app.example/agent, call 2`). Other traffic around them (a health check, a page
+    /// load, a call that failed and was made again) does not change it, as it changes the
+    /// entries' indexes. (A call that brought no stream fails whole, and no baseline holds it.)
     pub fn calls(&self) -> std::collections::BTreeMap<usize, String> {
         let mut requests: Vec<(usize, &str, &str)> = self
             .streams
             .iter()
             .map(|s| (s.entry, s.method.as_str(), s.url.as_str()))
-            .chain(
-                self.failed
-                    .iter()
-                    .map(|f| (f.entry, f.method.as_str(), f.url.as_str())),
-            )
             .collect();
         requests.sort_unstable();
         let mut seen: std::collections::HashMap<(&str, &str), usize> = Default::default();
