@@ -1347,4 +1347,8 @@ fn a_stop_forwards_no_request_that_was_waiting_for_its_turn() {
     assert!(failure.contains("not forwarded"), "{failure:?} {stderr}");
     assert_eq!(second, Some(503), "{stderr}");
     assert!(stderr.contains("not forwarded"), "{stderr}");
+    assert!(
+        stderr.contains("1 request forwarded") && stderr.contains("1 request held back"),
+        "{stderr}"
+    );
 }

@@ -74,6 +74,8 @@ struct Shared {
     /// which exchange is forwarding its stream.
     threads: Mutex<(u64, HashMap<String, Turn>)>,
     to_main: Mutex<mpsc::Sender<Note>>,
+    /// Requests held back for their thread's turn when the proxy was stopped, and never sent.
+    not_forwarded: std::sync::atomic::AtomicU64,
 }
 
 /// Where a thread stands.
@@ -171,6 +173,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         open_slots: Mutex::new(Vec::new()),
         threads: Mutex::new((0, HashMap::new())),
         to_main: Mutex::new(to_main),
+        not_forwarded: std::sync::atomic::AtomicU64::new(0),
     });
     let mut live = crate::render::reporter(
         Format::Human,
@@ -290,10 +293,14 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     live.flush()?;
     drop(live);
     let requests = shared.threads.lock().unwrap_or_else(|e| e.into_inner()).0;
-    // A request that could not be forwarded is counted there, not also as forwarded.
-    let forwarded = requests.saturating_sub(failures.len() as u64);
+    // A request that could not be forwarded, or was held back at the stop, is counted there,
+    // not also as forwarded.
+    let held_back = shared
+        .not_forwarded
+        .load(std::sync::atomic::Ordering::SeqCst);
+    let forwarded = requests.saturating_sub(failures.len() as u64 + held_back);
     eprintln!(
-        "proxy: {} forwarded: {}, {}{}",
+        "proxy: {} forwarded: {}, {}{}{}",
         agui_lens_core::text::plural(forwarded, "request"),
         agui_lens_core::text::plural(errors, "error"),
         agui_lens_core::text::plural(warnings, "warning"),
@@ -304,6 +311,13 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
                 "; {} could not be forwarded",
                 agui_lens_core::text::plural(failures.len() as u64, "request")
             )
+        },
+        match held_back {
+            0 => String::new(),
+            n => format!(
+                "; {} held back at the stop, not forwarded",
+                agui_lens_core::text::plural(n, "request")
+            ),
         }
     );
     let failure = (!failures.is_empty()).then(|| failures.join("; "));
@@ -563,6 +577,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             &format!("agui-lens proxy: {why}\n"),
         )?;
         shared.tell(Note::Said(format!("proxy: {label}: {why}")));
+        shared
+            .not_forwarded
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if let Some(at) = &slot {
             std::fs::write(at.join("failure.txt"), format!("{label}: {why}\n"))
                 .with_context(|| format!("recording into {}", at.display()))?;
