@@ -96,7 +96,7 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (
                 0,
                 "no errors (warnings allowed, unless --deny-warnings); with --update-baseline, \
-                 whatever was found (it is recorded), unless an input held no events",
+                 whatever was found (it is recorded), unless no input held an event",
             ),
             (
                 1,

@@ -126,7 +126,11 @@ fn check(
         );
         check_inputs(&ctx, &inputs, &read, reporter.as_mut(), gate.as_mut())?
     };
-    let recording = gate.as_ref().is_some_and(Gate::recorded_all);
+    // A run whose inputs held no event checked nothing: recording their findings does not
+    // pass it, as the next run with the baseline fails on them (beside a stream that was
+    // checked, such an input passes both).
+    let checked_nothing = summary.eventless > 0 && summary.summary.events == 0;
+    let recording = gate.as_ref().is_some_and(Gate::recorded_all) && !checked_nothing;
     if let Some(mut gate) = gate {
         // An input that could not be read found nothing: recorded, the baseline would lose
         // what it held of it, and call it new at the next run.
@@ -167,6 +171,7 @@ fn follow(
     let mut run = RunSummary {
         summary: Summary::default(),
         failed_inputs: 0,
+        eventless: 0,
     };
     reporter.start_run(1)?;
     let name = InputSpec::File(path.clone()).display_name();
@@ -259,6 +264,8 @@ pub fn use_color(choice: ColorChoice) -> bool {
 pub struct RunSummary {
     pub summary: Summary,
     pub failed_inputs: u64,
+    /// Inputs read that held no AG-UI event.
+    pub eventless: u64,
 }
 
 /// Checks every input and reports in input order. One input streams its diagnostics as they
@@ -273,6 +280,7 @@ pub fn check_inputs(
     let mut run = RunSummary {
         summary: Summary::default(),
         failed_inputs: 0,
+        eventless: 0,
     };
     reporter.start_run(inputs.len())?;
     for input in inputs {
@@ -427,6 +435,9 @@ fn finish_file(
             format!("error: {failure}")
         };
         let _ = writeln!(io::stderr(), "{}", visible(&said));
+    }
+    if file.skipped.is_none() && file.failure.is_none() && file.stats.events == 0 {
+        run.eventless += 1;
     }
     run.summary.add(file);
     reporter.end_file(file)?;

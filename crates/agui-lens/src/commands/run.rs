@@ -195,6 +195,7 @@ fn report_response(
             ..Summary::default()
         },
         failed_inputs,
+        eventless: 0,
     };
     run.summary.add(file);
     // Stopped by a signal: said as `check` says it (JSON's `stopped_by`).
