@@ -3134,6 +3134,12 @@ fn a_cut_recording_is_cut_whichever_file_is_named() {
                 format!("{stdout}{stderr}").contains("cut when it was recorded"),
                 "{folder}/{file}: {stdout}{stderr}"
             );
+            let (code, _, stderr) = run(&["fold", s(&path)]);
+            assert_eq!(code, 0, "{stderr}");
+            assert!(
+                stderr.contains("cut when it was recorded"),
+                "fold {folder}/{file}: {stderr}"
+            );
             for format in ["human", "json"] {
                 let (code, stdout, stderr) = run(&["inspect", s(&path), "--format", format]);
                 assert_eq!(

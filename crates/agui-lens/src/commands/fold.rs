@@ -4,6 +4,7 @@ use anyhow::Result;
 
 use super::Outcome;
 use crate::cli::FoldArgs;
+use agui_lens_core::check::recorded::{Recorded, recorded};
 pub use agui_lens_core::fold::threads::fold_threads;
 use agui_lens_core::fold::threads::pick;
 use agui_lens_core::read::InputSpec;
@@ -29,6 +30,15 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
             )
         },
     )?;
+    // A recording its recorder cut (a stop, a client that went away) folds to what the client
+    // held at the cut, not at the stream's end: said, as `check` says it.
+    if let Some(Recorded::Events { cut: Some(cut), .. }) = input.path().and_then(recorded) {
+        eprintln!(
+            "warning: {} was cut when it was recorded ({cut}): what it folds to is what a client \
+             held at the cut",
+            agui_lens_core::report::human::visible(&input.display_name())
+        );
+    }
     let folded = pick(threads, args.thread.as_deref())?;
     super::writing_stdout("the folded stream", |out| {
         folded.write_json(&mut *out, !args.compact)?;
