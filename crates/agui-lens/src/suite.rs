@@ -246,6 +246,11 @@ impl Statuses {
         self.0.iter().any(|(lo, hi)| (*lo..=*hi).contains(&status))
     }
 
+    /// Whether every accepted status is a redirect.
+    pub fn expects_redirect(&self) -> bool {
+        self.0.iter().all(|(lo, hi)| *lo >= 300 && *hi < 400)
+    }
+
     /// Whether every accepted status is a success: a stream is then expected.
     pub fn expects_stream(&self) -> bool {
         self.0.iter().all(|(lo, hi)| *lo >= 200 && *hi < 300)

@@ -2859,6 +2859,32 @@ fn a_status_mismatch_says_which_way_the_agent_went() {
         "{stdout}"
     );
     assert!(!stdout.contains("another success status"), "{stdout}");
+    // A redirect is no refusal, and a stream is no redirect.
+    let server = Server::routes(vec![
+        (
+            "/moved",
+            Script::fixed("302 Found", "text/plain", "elsewhere"),
+        ),
+        (
+            "/streams",
+            Script::sse(vec![crate::common::server::Step::Send(clean_run())]),
+        ),
+    ]);
+    std::fs::write(
+        dir.path().join("suite.toml"),
+        format!(
+            "[[case]]\nname = \"moved\"\nurl = \"{}\"\nmessage = \"hi\"\nexpect_status = 200\n\n\
+             [[case]]\nname = \"not moved\"\nurl = \"{}\"\nmessage = \"hi\"\nexpect_status = \"3xx\"\n",
+            server.url("/moved"),
+            server.url("/streams")
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = split(suite_command(dir.path()).output().unwrap());
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("sent the call elsewhere"), "{stdout}");
+    assert!(stdout.contains("answered the call itself"), "{stdout}");
+    assert!(!stdout.contains("refuse"), "{stdout}");
 }
 
 /// `--record` and `--record-raw` naming one file that is not there yet, spelled two ways

@@ -1314,9 +1314,17 @@ impl<'a> Expectations<'a> {
         };
         if !expected.contains(status) {
             let success = (200..300).contains(&status);
+            let redirect = (300..400).contains(&status);
             let help = match (success, expected.expects_stream()) {
+                _ if redirect => {
+                    "the agent sent the call elsewhere (its Location header): a client follows \
+                     it; name the URL it leads to in the case"
+                }
                 (true, true) => {
                     "the agent took the request with another success status than the case expects"
+                }
+                (true, false) if expected.expects_redirect() => {
+                    "the agent answered the call itself where the case expects it sent elsewhere"
                 }
                 (true, false) => "the agent accepted what the case expects it to refuse",
                 (false, true) => "the body above usually says why the agent refused",
