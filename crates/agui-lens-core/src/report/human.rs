@@ -219,6 +219,7 @@ pub struct Visible<W> {
     /// Written in place of ESC by whoever writes colour codes through this writer, which
     /// come out as codes (see [`Visible::marked`]); none for a writer of plain text.
     mark: String,
+    finder: memchr::memmem::Finder<'static>,
     /// Whether text may hold stand-ins for halves of UTF-16 pairs, written as the escapes
     /// they were read from (see [`crate::read::halves`]).
     stand_ins: bool,
@@ -229,6 +230,7 @@ impl<W: Write> Visible<W> {
         Visible {
             out,
             mark: String::new(),
+            finder: memchr::memmem::Finder::new(b"").into_owned(),
             stand_ins: false,
         }
     }
@@ -243,16 +245,18 @@ impl<W: Write> Visible<W> {
         let mut bits = std::collections::hash_map::RandomState::new()
             .build_hasher()
             .finish();
-        let mark = (0..4)
+        let mark: String = (0..4)
             .map(|_| {
                 let c = char::from_u32(0xF_0000 + (bits & 0xFFFF) as u32).unwrap_or('\u{F8FF}');
                 bits >>= 16;
                 c
             })
             .collect();
+        let finder = memchr::memmem::Finder::new(mark.as_bytes()).into_owned();
         Visible {
             out,
             mark,
+            finder,
             stand_ins: false,
         }
     }
@@ -276,24 +280,51 @@ impl<W: Write> Write for Visible<W> {
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        // Most text holds none of the bytes that begin what is looked for: written at once.
+        if !buf.iter().any(|&b| LOOKED_AT[usize::from(b)]) {
+            return self.out.write_all(buf);
+        }
         let mut text = String::from_utf8_lossy(buf);
         if self.stand_ins
             && let std::borrow::Cow::Owned(escaped) = crate::read::halves::escape_stand_ins(&text)
         {
             text = std::borrow::Cow::Owned(escaped);
         }
-        let shown = visible(&text);
-        if self.mark.is_empty() || !shown.contains(self.mark.as_str()) {
-            return self.out.write_all(shown.as_bytes());
+        if self.mark.is_empty() {
+            return self.out.write_all(visible(&text).as_bytes());
         }
-        self.out
-            .write_all(shown.replace(self.mark.as_str(), "\u{1b}").as_bytes())
+        // The text between the marks escaped, each mark an ESC.
+        let mut from = 0;
+        for at in self.finder.find_iter(text.as_bytes()) {
+            self.out.write_all(visible(&text[from..at]).as_bytes())?;
+            self.out.write_all(b"\x1b")?;
+            from = at + self.mark.len();
+        }
+        self.out.write_all(visible(&text[from..]).as_bytes())
     }
 
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 }
+
+/// The bytes that begin what [`Visible`] looks for: the C0 controls but tab and line feed,
+/// DEL, the lead bytes of the C1 controls (U+0080–U+009F), of the bidi controls (U+202A–U+202E,
+/// U+2066–U+2069), of the mark's plane (15) and of the stand-ins' (16).
+static LOOKED_AT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b != b'\t' as usize && b != b'\n' as usize;
+        b += 1;
+    }
+    table[0x7F] = true;
+    table[0xC2] = true;
+    table[0xE2] = true;
+    table[0xF3] = true;
+    table[0xF4] = true;
+    table
+};
 
 /// Whether a terminal acts on the character rather than shows it (see [`visible`]).
 pub fn acted_on(c: char) -> bool {
