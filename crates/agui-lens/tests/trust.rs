@@ -3347,3 +3347,53 @@ fn a_walk_reads_the_body_of_an_exchange_its_recorder_left_unfinished() {
         assert!(stdout.contains("unterminated-run"), "{format}: {stdout}");
     }
 }
+
+/// Every exchange of a recording folder gets a verdict when its recorder ended before the
+/// exchange did (the proxy killed or stopped): an error's body, an answer with nothing in it,
+/// no answer at all. Beside a whole exchange they vanished from `check DIR` (exit 0), each
+/// failing alone.
+#[test]
+fn an_exchange_its_recorder_left_without_an_end_is_never_passed_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    let request = br#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#;
+    let started = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.1"}"#;
+    let finished = r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#;
+    let whole = rec.join("001");
+    std::fs::create_dir_all(&whole).unwrap();
+    write(&whole.join("request.json"), request);
+    write(
+        &whole.join("events.jsonl"),
+        format!("{started}\n{finished}\n").as_bytes(),
+    );
+    write(
+        &whole.join("response.raw"),
+        format!("data: {started}\n\ndata: {finished}\n\n").as_bytes(),
+    );
+    let cases: [(&str, Option<&[u8]>); 3] = [
+        ("error body", Some(b"Internal Server Error")),
+        ("nothing yet", Some(b"")),
+        ("no answer", None),
+    ];
+    for (what, body) in cases {
+        let other = rec.join("002");
+        let _ = std::fs::remove_dir_all(&other);
+        std::fs::create_dir_all(&other).unwrap();
+        write(&other.join("request.json"), request);
+        if let Some(body) = body {
+            write(&other.join("response.raw"), body);
+        }
+        for format in ["human", "json", "sarif", "junit"] {
+            let (code, stdout, stderr) = run(&["check", s(&rec), "--format", format]);
+            assert_ne!(code, 0, "{what} {format}: {stdout}{stderr}");
+            assert!(stdout.contains("002"), "{what} {format}: {stdout}");
+        }
+    }
+    // A `test` turn that ended with the status its case expects, no events and no findings,
+    // is whole: its verdict is beside it.
+    let turn = rec.join("002");
+    write(&turn.join("response.raw"), b"refused, as expected");
+    write(&turn.join("outcome.json"), br#"{"passed":true}"#);
+    let (code, stdout, stderr) = run(&["check", s(&rec)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

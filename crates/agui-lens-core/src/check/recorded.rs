@@ -155,29 +155,49 @@ pub fn is_recorded_request(path: &Path) -> bool {
         })
 }
 
-/// Whether `path` is the response body of a recorded exchange that holds AG-UI events and no
-/// `events.jsonl` to stand for them: a recorder that ended before the exchange did (the proxy
-/// killed in the middle of a stream) leaves the body as far as it came, and a walk reads that
-/// instead. (An answer with no events, an error's body, has none either: its findings say it.)
+/// Whether `path` is the response body of a recorded exchange whose recorder ended before the
+/// exchange did (the proxy killed, or stopped, in the middle of an answer): no `events.jsonl`,
+/// no `failure.txt`, no verdict of `test`'s, and findings that say nothing of the answer (a finished one that brought
+/// no events is said in them: its status, or that it held none). A walk reads such a body as
+/// the exchange's stream: what came of the answer is judged, and an answer with nothing in it
+/// fails, never passed over.
 pub fn is_unfinished_body(path: &Path) -> bool {
-    use std::io::Read;
-    let recorded = path.file_name().is_some_and(|name| name == "response.raw")
-        && path.parent().is_some_and(|folder| {
-            folder.join("request.json").is_file()
-                && !folder.join("events.jsonl").exists()
-                && !folder.join("failure.txt").exists()
-        });
-    if !recorded {
+    path.file_name().is_some_and(|name| name == "response.raw")
+        && path
+            .parent()
+            .is_some_and(|folder| folder.join("request.json").is_file() && unfinished(folder))
+}
+
+/// Whether a recorded exchange's folder holds no end of it (see [`is_unfinished_body`]).
+fn unfinished(folder: &Path) -> bool {
+    // (`test` writes its verdict on the turn once the answer was judged.)
+    let ended = ["events.jsonl", "failure.txt", "outcome.json"];
+    if ended.iter().any(|file| folder.join(file).exists()) {
         return false;
     }
-    let mut head = Vec::new();
-    let read =
-        std::fs::File::open(path).and_then(|file| file.take(64 * 1024).read_to_end(&mut head));
-    read.is_ok()
-        && (crate::protocol::proto::looks_like_frames(&head)
-            || crate::protocol::event::EventType::ALL.iter().any(|ty| {
-                memchr::memmem::find(&head, format!("\"{}\"", ty.as_str()).as_bytes()).is_some()
-            }))
+    let findings = std::fs::read_to_string(folder.join("findings.jsonl")).unwrap_or_default();
+    !(findings.contains("\"transport/") || findings.contains("\"framing/no-events\""))
+}
+
+/// Why the request of an exchange its recorder ended before any answer came is its only
+/// record (`request.json` alone in a folder of the proxy's or `test`'s, no `response.raw`,
+/// no `failure.txt`): the exchange is not passed over, it failed to be recorded.
+pub fn unanswered(path: &Path) -> Option<String> {
+    if path.file_name()? != "request.json" {
+        return None;
+    }
+    let folder = path.parent()?;
+    let name = folder.file_name()?.to_str()?;
+    let numbered = |digits: &str| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    let shaped = numbered(name) || name.strip_prefix("turn-").is_some_and(numbered);
+    (shaped && !folder.join("response.raw").exists() && unfinished(folder)).then(|| {
+        format!(
+            "{}: the exchange recorded in {} holds its request and no answer (no response.raw, \
+             no failure.txt): its recorder ended before one came",
+            path.display(),
+            folder.display()
+        )
+    })
 }
 
 /// Why a walk passes over a recorded exchange's request (see [`is_recorded_request`]).

@@ -518,7 +518,7 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                 spec: InputSpec::File(path.to_path_buf()),
                 relative: relative_to(dir, path),
                 explicit: false,
-                unreadable: None,
+                unreadable: agui_lens_core::check::recorded::unanswered(path),
                 skipped: request
                     .then(|| agui_lens_core::check::recorded::REQUEST_SKIPPED.to_owned()),
                 call: None,
