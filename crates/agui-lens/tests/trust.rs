@@ -3140,6 +3140,18 @@ fn a_cut_recording_is_cut_whichever_file_is_named() {
                 stderr.contains("cut when it was recorded"),
                 "fold {folder}/{file}: {stderr}"
             );
+            // Rewritten, it would no longer be what the word of its cut is about.
+            let before = std::fs::read(&path).unwrap();
+            let (_, _, stderr) = run(&["compact", s(&path), "--in-place"]);
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                before,
+                "{folder}/{file}: {stderr}"
+            );
+            assert!(
+                stderr.contains("cut when it was recorded"),
+                "compact {folder}/{file}: {stderr}"
+            );
             for format in ["human", "json"] {
                 let (code, stdout, stderr) = run(&["inspect", s(&path), "--format", format]);
                 assert_eq!(

@@ -65,14 +65,35 @@ struct Report {
     /// Compacted, the stream would have been larger: its events were kept as they were read,
     /// in this many bytes (`events_out`/`bytes_out` then say what compaction would have made).
     kept: Option<u64>,
-    /// Why nothing was written: no AG-UI event (and what the input looks like instead), or
-    /// a browser capture.
+    /// Why nothing was written: no AG-UI event (and what the input looks like instead), a
+    /// browser capture, or a recording its recorder cut.
     skipped: Option<String>,
     /// What was left alone because it already held the bytes the compaction made: the file
     /// itself, compacted before (in place), or an output of an earlier run.
     unchanged: Option<String>,
     /// What the official client cannot read of a protobuf or SSE output (written whole).
     over_limit: Option<String>,
+}
+
+impl Report {
+    /// The report of a file left unread, to be said why.
+    fn unread(path: &Path) -> Report {
+        Report {
+            name: Arc::from(path.to_string_lossy().as_ref()),
+            events_in: 0,
+            events_out: 0,
+            bytes_read: 0,
+            bytes_out: 0,
+            dropped: 0,
+            kept_deltas: 0,
+            unreadable: 0,
+            refused: None,
+            kept: None,
+            skipped: None,
+            unchanged: None,
+            over_limit: None,
+        }
+    }
 }
 
 pub fn run(args: &CompactArgs) -> Result<Outcome> {
@@ -721,26 +742,30 @@ fn target_format(
 }
 
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
+    use agui_lens_core::check::recorded::{Recorded, recorded};
+    // A recording its recorder cut says so in a file beside it, which a rewrite (another
+    // length, another name) would leave saying it of nothing: a later check would judge the
+    // stream whole, and charge the agent with the run the cut left open, or pass it.
+    if let Some(path) = input.path()
+        && let Some(Recorded::Events { cut: Some(cut), .. }) = recorded(path)
+    {
+        return Ok(Report {
+            skipped: Some(format!(
+                "it was cut when it was recorded ({cut}), as the file beside it says, which a \
+                 rewrite would leave saying it of nothing"
+            )),
+            ..Report::unread(path)
+        });
+    }
     if let Some(path) = input.path().filter(|path| read::is_har_file(path)) {
         // A browser capture is a record of what a browser saw: never rewritten.
         return Ok(Report {
-            name: Arc::from(path.to_string_lossy().as_ref()),
-            events_in: 0,
-            events_out: 0,
-            bytes_read: 0,
-            bytes_out: 0,
-            dropped: 0,
-            kept_deltas: 0,
-            unreadable: 0,
-            refused: None,
-            kept: None,
-            unchanged: None,
-            over_limit: None,
             skipped: Some(
                 "it is a browser capture (HAR), which compact does not rewrite; \
                  `agui-lens cat FILE --entry N -o run.jsonl` extracts a stream from it"
                     .into(),
             ),
+            ..Report::unread(path)
         });
     }
     // A file replaced in place must still be what was read when it is replaced: taken before
