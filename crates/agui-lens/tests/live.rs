@@ -2919,4 +2919,23 @@ fn two_recordings_named_as_one_file_are_refused_however_spelled() {
         assert!(stderr.contains("name one file"), "{record} {raw}: {stderr}");
         assert!(!here.join("s.x").exists());
     }
+    // A link to the other, which is not there yet.
+    std::os::unix::fs::symlink("s.x", here.join("link.x")).unwrap();
+    let (code, _, stderr) = split(
+        agui_lens()
+            .current_dir(&here)
+            .args([
+                "run",
+                "http://127.0.0.1:9/",
+                "--message",
+                "hi",
+                "--record",
+                "s.x",
+            ])
+            .args(["--record-raw", "link.x"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("name one file"), "{stderr}");
 }

@@ -249,10 +249,24 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
 }
 
 /// Where a file to be written is, however it is named (`x`, `./x`, `../here/x`, through a
-/// linked folder): its folder as the system resolves it, when there is one yet, and its
-/// name; else the path with `.` and `..` taken out as written.
+/// linked folder, a link to it): its folder as the system resolves it, when there is one yet,
+/// and its name; else the path with `.` and `..` taken out as written.
 fn where_named(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    where_named_within(path, 8)
+}
+
+/// [`where_named`], following at most `hops` links (one may lead to a file not there yet).
+fn where_named_within(path: &std::path::Path, hops: u8) -> Option<std::path::PathBuf> {
     use std::path::Component;
+    if hops > 0
+        && let Ok(target) = std::fs::read_link(path)
+    {
+        let target = match path.parent() {
+            Some(folder) if target.is_relative() => folder.join(target),
+            _ => target,
+        };
+        return where_named_within(&target, hops - 1);
+    }
     let whole = std::path::absolute(path).ok()?;
     let mut plain = std::path::PathBuf::new();
     for part in whole.components() {
