@@ -296,7 +296,8 @@ pub(crate) fn warn(message: String) {
         None => Some(message),
     });
     if let Some(message) = kept {
-        eprintln!("warning: {message}");
+        // (It names files, and may quote what they hold.)
+        eprintln!("warning: {}", crate::report::human::visible(&message));
     }
 }
 

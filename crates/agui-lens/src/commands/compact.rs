@@ -7,6 +7,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agui_lens_core::report::human::visible;
 use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 
@@ -1334,7 +1335,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
     for (explicit, report) in reports {
         match report {
             Err(err) => {
-                eprintln!("error: {err:#}");
+                eprintln!("error: {}", visible(&format!("{err:#}")));
                 outcome = Outcome::Failed;
                 failed += 1;
             }
@@ -1343,7 +1344,10 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                 skipped: Some(why),
                 ..
             }) => {
-                eprintln!("skipped {name}: {why}; left as it was");
+                eprintln!(
+                    "{}",
+                    visible(&format!("skipped {name}: {why}; left as it was"))
+                );
                 skipped += 1;
                 if explicit {
                     outcome = Outcome::Failed;
@@ -1351,7 +1355,13 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
             }
             Ok(report) => {
                 if let Some(why) = &report.refused {
-                    eprintln!("refused {}: {why}; nothing was written", report.name);
+                    eprintln!(
+                        "{}",
+                        visible(&format!(
+                            "refused {}: {why}; nothing was written",
+                            report.name
+                        ))
+                    );
                     refused += 1;
                     if outcome == Outcome::Clean {
                         outcome = Outcome::Findings;
@@ -1405,7 +1415,10 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                     (report.events_out, report.bytes_read, report.bytes_out)
                 };
                 if let Some(warning) = &report.over_limit {
-                    eprintln!("warning: {}: {warning}", report.name);
+                    eprintln!(
+                        "{}",
+                        visible(&format!("warning: {}: {warning}", report.name))
+                    );
                 }
                 files += 1;
                 events_in += report.events_in;
