@@ -952,7 +952,7 @@ fn why_an_input_could_not_be_read_is_written_as_a_terminal_shows_it() {
         vec!["check", har.to_str().unwrap()],
         vec!["inspect", har.to_str().unwrap()],
         vec!["inspect", empty.to_str().unwrap()],
-        vec!["compact", walked.to_str().unwrap(), empty.to_str().unwrap(), "-o", "-"],
+        vec!["compact", walked.to_str().unwrap(), "--in-place"],
     ] {
         for color in ["never", "always"] {
             let mut all = args.clone();

@@ -126,16 +126,14 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         inputs.into_iter().partition(inputs::is_link_left_unread);
     for input in linked {
         if let Some(path) = input.spec.path() {
+            let name = path.to_string_lossy();
+            let name = visible(&name);
             if path.is_dir() {
                 eprintln!(
-                    "left out {}: a link to a folder, which a walk does not enter (name it to compact what it holds)",
-                    path.display()
+                    "left out {name}: a link to a folder, which a walk does not enter (name it to compact what it holds)"
                 );
             } else {
-                eprintln!(
-                    "left out {}: a link that leads nowhere, left as it is",
-                    path.display()
-                );
+                eprintln!("left out {name}: a link that leads nowhere, left as it is");
             }
         }
     }
