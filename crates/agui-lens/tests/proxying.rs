@@ -1352,3 +1352,45 @@ fn a_stop_forwards_no_request_that_was_waiting_for_its_turn() {
         "{stderr}"
     );
 }
+
+/// A status that is no success is in the recording as soon as it came: an agent that answered
+/// 500 with a whole run and held the connection open, and the proxy killed (kill -9) before the
+/// exchange ended, left a recording that checked clean (the status was written at the end).
+#[test]
+fn a_failed_status_is_recorded_before_the_exchange_ends() {
+    let agent = Server::start(Script {
+        head: "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n".into(),
+        steps: vec![Step::Send(clean_run()), Step::Hang],
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let mut proxy = Served::command(
+        "proxy",
+        &["--upstream", &agent.url("/"), "--record", &record_arg],
+    );
+    let url = proxy.url.clone();
+    let _client = std::thread::spawn(move || {
+        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build(),
+        );
+        if let Ok(mut response) = agent.post(&url).send(body) {
+            let _ = response.body_mut().read_to_vec();
+        }
+    });
+    let raw = record.join("001/response.raw");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::metadata(&raw).map(|m| m.len()).unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "nothing was recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let _ = proxy.child.kill();
+    let _ = proxy.child.wait();
+    let (code, stdout, stderr) = run(&["check", record.to_str().unwrap()]);
+    assert_ne!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("transport/http-status"), "{stdout}");
+}

@@ -660,6 +660,20 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
     client.write_all(head.as_bytes())?;
     client.flush()?;
+    // A status that is no success is recorded as soon as it is known: the exchange's end, where
+    // it is said with the body's start, may never come (the proxy killed while the agent holds
+    // the connection open), and the recording would check clean.
+    if let (Some(at), Some(_), false) = (&slot, &input, status.is_success()) {
+        let known = status_finding(
+            &path,
+            (status.as_u16(), status.canonical_reason()),
+            location.as_deref(),
+            None,
+        );
+        let mut so_far = exchange_findings.clone();
+        so_far.extend(shared.leveled(vec![known]));
+        write_findings(at, &so_far).with_context(|| format!("recording into {}", at.display()))?;
+    }
 
     // The answer to a RunAgentInput is judged as `run` judges one: its status, its content
     // type against the request's Accept, then the stream, checked beside the forwarding from a
