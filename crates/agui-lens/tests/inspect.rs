@@ -953,6 +953,7 @@ fn why_an_input_could_not_be_read_is_written_as_a_terminal_shows_it() {
         vec!["inspect", har.to_str().unwrap()],
         vec!["inspect", empty.to_str().unwrap()],
         vec!["compact", walked.to_str().unwrap(), "--in-place"],
+        vec!["run", "ht\u{1b}[31mtp://x/\r", "--message", "hi"],
     ] {
         for color in ["never", "always"] {
             let mut all = args.clone();

@@ -25,6 +25,7 @@ use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOption
 use agui_lens_core::check::schema::{SchemaFinding, SchemaSet};
 use agui_lens_core::protocol::event::Event;
 use agui_lens_core::protocol::version::judged_by;
+use agui_lens_core::report::human::visible;
 use agui_lens_core::report::{FileSummary, Summary, plural};
 
 pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
@@ -50,7 +51,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(why) = refused {
         // Nothing is sent (nor recorded): the report says why, with what broke the input, so
         // an uploaded report is never empty.
-        let _ = writeln!(io::stderr(), "error: {why}");
+        let _ = writeln!(io::stderr(), "error: {}", visible(&why));
         let mut reporter = reporter();
         let findings = input_findings(settings.schemas, &input.value, args.rules.protocol, &name);
         let mut stats = Stats::default();
@@ -125,7 +126,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         Err(LiveError::Unreachable(why)) => {
             // No exchange at all: a failure the report carries in every format, as an
             // input `check` could not read, so an uploaded report is never empty or clean.
-            let _ = writeln!(io::stderr(), "error: {why}");
+            let _ = writeln!(io::stderr(), "error: {}", visible(&why));
             let mut file = FileSummary::checked(name.clone(), Default::default(), Some(why));
             file.call = true;
             let run = report_response(reporter.as_mut(), &file, 1)?;
