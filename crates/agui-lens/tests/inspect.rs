@@ -947,6 +947,9 @@ fn why_an_input_could_not_be_read_is_written_as_a_terminal_shows_it() {
     .unwrap();
     let empty = dir.path().join("none\u{1b}[31m\r.pb");
     std::fs::write(&empty, [0u8, 0]).unwrap();
+    let named = dir.path().join("d\u{1b}[31m\u{202e}.jsonl");
+    std::fs::copy(root().join(EVERYTHING), &named).unwrap();
+    let other = root().join("fixtures/recordings/pydantic-ai-full.jsonl");
     for args in [
         vec!["check", walked.to_str().unwrap()],
         vec!["check", har.to_str().unwrap()],
@@ -954,6 +957,7 @@ fn why_an_input_could_not_be_read_is_written_as_a_terminal_shows_it() {
         vec!["inspect", empty.to_str().unwrap()],
         vec!["compact", walked.to_str().unwrap(), "--in-place"],
         vec!["run", "ht\u{1b}[31mtp://x/\r", "--message", "hi"],
+        vec!["diff", named.to_str().unwrap(), other.to_str().unwrap()],
     ] {
         for color in ["never", "always"] {
             let mut all = args.clone();

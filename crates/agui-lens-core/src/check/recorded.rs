@@ -19,10 +19,10 @@ use crate::report::FileSummary;
 
 /// What a file of a recorded exchange is to a check.
 pub enum Recorded {
-    /// `events.jsonl` (or `response.raw`): the stream, answering this request (when `request.json` holds one),
-    /// and, when the side that recorded it cut it, what [`CUT_FILE`] says: what only its end
-    /// tells is then not checked, as it was not when it was recorded, and the stream is no
-    /// whole one to pass.
+    /// `events.jsonl` (or `response.raw`): the stream, answering this request (when
+    /// `request.json` holds one), and, when the side that recorded it cut it, what
+    /// [`CUT_FILE`] says: what only its end tells is then not checked, as it was not when it
+    /// was recorded, and the stream is no whole one to pass.
     Events {
         request: Option<Arc<Value>>,
         cut: Option<String>,
@@ -157,10 +157,10 @@ pub fn is_recorded_request(path: &Path) -> bool {
 
 /// Whether `path` is the response body of a recorded exchange whose recorder ended before the
 /// exchange did (the proxy killed, or stopped, in the middle of an answer): no `events.jsonl`,
-/// no `failure.txt`, no verdict of `test`'s, and findings that say nothing of the answer (a finished one that brought
-/// no events is said in them: its status, or that it held none). A walk reads such a body as
-/// the exchange's stream: what came of the answer is judged, and an answer with nothing in it
-/// fails, never passed over.
+/// no `failure.txt`, no verdict of `test`'s, and findings that say nothing of the answer (a
+/// finished one that brought no events is said in them: its status, or that it held none). A
+/// walk reads such a body as the exchange's stream: what came of the answer is judged, and an
+/// answer with nothing in it fails, never passed over.
 pub fn is_unfinished_body(path: &Path) -> bool {
     path.file_name().is_some_and(|name| name == "response.raw")
         && path

@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 
+use agui_lens_core::report::human::visible;
 use anyhow::{Result, bail};
 
 use super::Outcome;
@@ -71,7 +72,10 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
                 }
                 Format::Human => {
                     let painter = crate::render::diff_painter(use_color(args.color));
-                    diff.human(labels, args.max_lines, &painter)
+                    // The files' names as a terminal may show them (the values shown are JSON,
+                    // which escapes what a terminal acts on).
+                    let (a, b) = (visible(labels.0), visible(labels.1));
+                    diff.human((&a, &b), args.max_lines, &painter)
                 }
             })
         },
