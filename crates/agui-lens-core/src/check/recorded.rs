@@ -55,14 +55,19 @@ pub fn cut_file_of(path: &Path) -> std::path::PathBuf {
     name.into()
 }
 
-/// What the first line of a cut file says, or a plain word when it says nothing.
-fn cut_said(file: &Path) -> Option<String> {
-    std::fs::read(file).ok().map(|said| {
-        match String::from_utf8_lossy(&said).lines().next().map(str::trim) {
-            Some(line) if !line.is_empty() => line.to_owned(),
-            _ => "the recorder cut it".to_owned(),
-        }
-    })
+/// What the first line of a cut file says (or a plain word when it says nothing), and the
+/// stream's length it gives (see [`CUT_SIZE`]), when it gives one.
+fn cut_said(file: &Path) -> Option<(String, Option<u64>)> {
+    let said = std::fs::read(file).ok()?;
+    let text = String::from_utf8_lossy(&said);
+    let why = match text.lines().next().map(str::trim) {
+        Some(line) if !line.is_empty() => line.to_owned(),
+        _ => "the recorder cut it".to_owned(),
+    };
+    let size = text
+        .lines()
+        .find_map(|line| line.strip_prefix(CUT_SIZE)?.trim().parse::<u64>().ok());
+    Some((why, size))
 }
 
 /// Why a check passes over a turn's `outcome.json`.
@@ -83,11 +88,7 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
         // and how long the stream was then: one of another length was written since (a
         // capture put in its place), and is checked as what it is.
         let said = cut_file_of(path);
-        let cut = cut_said(&said)?;
-        let size = std::fs::read_to_string(&said).ok().and_then(|text| {
-            text.lines()
-                .find_map(|line| line.strip_prefix(CUT_SIZE)?.trim().parse::<u64>().ok())
-        });
+        let (cut, size) = cut_said(&said)?;
         let now = std::fs::metadata(path).ok()?.len();
         if size.is_some_and(|size| size != now) {
             crate::check::stream::warn(format!(
@@ -109,12 +110,8 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
     let is_file = |name: &str| folder.join(name).is_file();
     if file == "failure.txt" {
         // Where the proxy (DIR/NNN/) or `test` (DIR/NN-case/turn-N/) records one.
-        let folder_name = folder.file_name()?.to_str()?;
-        let numbered =
-            |digits: &str| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-        let shaped =
-            numbered(folder_name) || folder_name.strip_prefix("turn-").is_some_and(numbered);
-        return (shaped && is_file("request.json")).then_some(Recorded::Failure);
+        return (is_exchange_folder(folder) && is_file("request.json"))
+            .then_some(Recorded::Failure);
     }
     // The findings of an exchange with no response (the agent could not be reached) are
     // beside its request and `failure.txt`.
@@ -132,7 +129,7 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
                 .filter(Value::is_object);
-            let cut = cut_said(&folder.join(CUT_FILE));
+            let cut = cut_said(&folder.join(CUT_FILE)).map(|(why, _)| why);
             Some(Recorded::Events {
                 request: request.map(Arc::new),
                 cut,
@@ -187,17 +184,25 @@ pub fn unanswered(path: &Path) -> Option<String> {
         return None;
     }
     let folder = path.parent()?;
-    let name = folder.file_name()?.to_str()?;
-    let numbered = |digits: &str| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-    let shaped = numbered(name) || name.strip_prefix("turn-").is_some_and(numbered);
-    (shaped && !folder.join("response.raw").exists() && unfinished(folder)).then(|| {
-        format!(
-            "{}: the exchange recorded in {} holds its request and no answer (no response.raw, \
+    (is_exchange_folder(folder) && !folder.join("response.raw").exists() && unfinished(folder))
+        .then(|| {
+            format!(
+                "{}: the exchange recorded in {} holds its request and no answer (no response.raw, \
              no failure.txt): its recorder ended before one came",
-            path.display(),
-            folder.display()
-        )
-    })
+                path.display(),
+                folder.display()
+            )
+        })
+}
+
+/// Whether a folder is named as the proxy (`DIR/NNN/`) or `test` (`DIR/NN-case/turn-N/`)
+/// names the folder of one exchange.
+fn is_exchange_folder(folder: &Path) -> bool {
+    let numbered = |digits: &str| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    folder
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| numbered(name) || name.strip_prefix("turn-").is_some_and(numbered))
 }
 
 /// Why a walk passes over a recorded exchange's request (see [`is_recorded_request`]).

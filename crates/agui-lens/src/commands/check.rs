@@ -487,9 +487,13 @@ pub fn check_one(
         Ok(opened) => match sent {
             Some((request, cut)) => {
                 // A body a walk reads for an exchange left unfinished is judged, whatever it
-                // holds: nothing in it is no sidecar to pass over.
-                let walked =
-                    !input.explicit && !input.spec.path().is_some_and(recorded::is_unfinished_body);
+                // holds: nothing in it is no sidecar to pass over. (A walk takes a
+                // `response.raw` for no other reason: see `recorded::is_unfinished_body`.)
+                let body = input
+                    .spec
+                    .path()
+                    .is_some_and(|p| p.file_name().is_some_and(|name| name == "response.raw"));
+                let walked = !input.explicit && !body;
                 check_answer_to(ctx, opened, walked, request, cut, emit)
             }
             None => check_opened(ctx, opened, !input.explicit, emit),
