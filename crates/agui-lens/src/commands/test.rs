@@ -973,11 +973,7 @@ fn run_turn(
         if exchange.first_event.is_some() {
             expectations.first_event(exchange.first_event);
         }
-        for d in &expectations.found {
-            outcome.stats.count(d);
-        }
-        found.append(&mut expectations.found);
-        outcome.diagnostics = found;
+        expectations.settle(&mut outcome, found);
         outcome.failure = Some(format!(
             "interrupted by {} after {}: the stream was not read to its end",
             agui_lens_core::stop::signal_name(),
@@ -1086,11 +1082,7 @@ fn run_turn(
             }
         }
     }
-    for d in &expectations.found {
-        outcome.stats.count(d);
-    }
-    found.append(&mut expectations.found);
-    outcome.diagnostics = found;
+    expectations.settle(&mut outcome, found);
     outcome.passed = passed(shared, &outcome);
     outcome.elapsed = started.elapsed();
     write_artifacts(artifacts.as_deref(), &outcome);
@@ -1279,6 +1271,16 @@ struct Expectations<'a> {
 }
 
 impl<'a> Expectations<'a> {
+    /// The turn's findings: the stream's (`found`, counted already) and the expectations' own,
+    /// counted here.
+    fn settle(&mut self, outcome: &mut CaseOutcome, mut found: Vec<Diagnostic>) {
+        for d in &self.found {
+            outcome.stats.count(d);
+        }
+        found.append(&mut self.found);
+        outcome.diagnostics = found;
+    }
+
     fn new(shared: &'a Shared<'a>, turn: &'a Turn, levels: &'a Levels) -> Self {
         Expectations {
             shared,
