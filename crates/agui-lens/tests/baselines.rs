@@ -724,3 +724,55 @@ fn inputs_with_no_event_fail_whatever_a_baseline_holds_of_them() {
     let (code, stdout, stderr) = check(dir, &["--baseline", "known.json"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+/// `--update-baseline` over a recording its recorder cut (a `.cut.txt` beside it) fails, and
+/// leaves the baseline as it was: written, it held the findings of part of a stream, and the
+/// run said "exit 2" while doing it.
+#[test]
+fn a_recording_cut_when_it_was_made_records_no_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.jsonl");
+    let whole = dir.path().join("whole.jsonl");
+    let part = concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        "\n",
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant","mood":"calm"}"#,
+        "\n",
+    );
+    std::fs::write(&cut, part).unwrap();
+    std::fs::write(
+        dir.path().join("cut.jsonl.cut.txt"),
+        format!("stopped by SIGINT after 2 events\nsize: {}\n", part.len()),
+    )
+    .unwrap();
+    std::fs::write(&whole, KNOWN).unwrap();
+    let baseline = dir.path().join("base.json");
+    let run = |extra: &[&str]| {
+        let mut all = vec![
+            "check",
+            cut.to_str().unwrap(),
+            whole.to_str().unwrap(),
+            "--baseline",
+            baseline.to_str().unwrap(),
+        ];
+        all.extend_from_slice(extra);
+        crate::common::run(&all)
+    };
+    let (code, stdout, stderr) = run(&["--update-baseline"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("cut"), "{stderr}");
+    assert!(!baseline.exists(), "the baseline was written: {stderr}");
+    // Alone, the whole stream records, and the cut one still fails beside it.
+    let (code, stdout, stderr) = crate::common::run(&[
+        "check",
+        whole.to_str().unwrap(),
+        "--baseline",
+        baseline.to_str().unwrap(),
+        "--update-baseline",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let recorded = std::fs::read(&baseline).unwrap();
+    let (code, stdout, stderr) = run(&["--update-baseline"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(std::fs::read(&baseline).unwrap(), recorded, "{stderr}");
+}

@@ -141,6 +141,16 @@ fn check(
                 agui_lens_core::report::plural(unread, "input")
             ));
         }
+        // Nor does a stream cut before its end (by whoever recorded it, or by a stop) give
+        // all its findings: recorded, the baseline would hold part of them.
+        let cut = summary.summary.interrupted;
+        if cut > 0 {
+            gate.incomplete(format!(
+                "{} {} cut before the end",
+                agui_lens_core::report::plural(cut, "input"),
+                if cut == 1 { "was" } else { "were" },
+            ));
+        }
         gate.finish()?;
     }
     let outcome = Outcome::from_summary(&summary, settings.deny_warnings);
