@@ -1394,3 +1394,59 @@ fn a_failed_status_is_recorded_before_the_exchange_ends() {
     assert_ne!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("transport/http-status"), "{stdout}");
 }
+
+/// Stopped (SIGTERM) while an agent that answered 500 holds its stream open, the proxy
+/// counts the failed status it forwarded: its closing line said "0 errors", and its report
+/// held nothing, of an exchange whose recording fails.
+#[test]
+fn a_failed_status_is_counted_when_a_stop_cuts_its_exchange() {
+    let agent = Server::start(Script {
+        head: "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n".into(),
+        steps: vec![Step::Send(clean_run()), Step::Hang],
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let report = dir.path().join("report.json");
+    let mut proxy = Served::command(
+        "proxy",
+        &[
+            "--upstream",
+            &agent.url("/"),
+            "--record",
+            &record.to_string_lossy(),
+            "--report",
+            &report.to_string_lossy(),
+            "--format",
+            "json",
+        ],
+    );
+    let url = proxy.url.clone();
+    let _client = std::thread::spawn(move || {
+        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+        if let Ok(mut response) = lenient_client().post(&url).send(body) {
+            let _ = response.body_mut().read_to_vec();
+        }
+    });
+    let raw = record.join("001/response.raw");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::metadata(&raw).map(|m| m.len()).unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "nothing was recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(proxy.child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let (code, stdout, stderr) = proxy.finish();
+    assert_ne!(code, 0, "{stdout}{stderr}");
+    let closing = stderr
+        .lines()
+        .find(|l| l.contains("forwarded:"))
+        .unwrap_or_default();
+    assert!(closing.contains("1 error"), "{stderr}");
+    let said = std::fs::read_to_string(&report).unwrap();
+    assert!(said.contains("transport/http-status"), "{said}");
+    let doc: serde_json::Value = serde_json::from_str(&said).unwrap();
+    assert_eq!(doc["summary"]["errors"], 1, "{said}");
+}

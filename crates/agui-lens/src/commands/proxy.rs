@@ -28,7 +28,7 @@ use crate::live::call::{
     status_finding,
 };
 use crate::live::http::{Cut, Transport};
-use agui_lens_core::check::catalog::Levels;
+use agui_lens_core::check::catalog::{Levels, RuleId};
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::Stats;
 use agui_lens_core::check::opened::check_answer_to;
@@ -76,6 +76,10 @@ struct Shared {
     to_main: Mutex<mpsc::Sender<Note>>,
     /// Requests held back for their thread's turn when the proxy was stopped, and never sent.
     not_forwarded: std::sync::atomic::AtomicU64,
+    /// What is known of an exchange under way before its end, by its number (a failed status,
+    /// forwarded with the head): said at its end with the rest, or at a stop the exchange does
+    /// not outlive, by whichever takes it first.
+    unsettled: Mutex<HashMap<u64, Vec<Diagnostic>>>,
 }
 
 /// Where a thread stands.
@@ -174,6 +178,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         threads: Mutex::new((0, HashMap::new())),
         to_main: Mutex::new(to_main),
         not_forwarded: std::sync::atomic::AtomicU64::new(0),
+        unsettled: Mutex::new(HashMap::new()),
     });
     let mut live = crate::render::reporter(
         Format::Human,
@@ -268,6 +273,13 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             GRACE.as_secs(),
         )
     });
+    // What an exchange that did not reach its end was found to break so far counts: an agent
+    // that answered 500 and held the stream open past the stop was "0 errors".
+    let unsettled =
+        std::mem::take(&mut *shared.unsettled.lock().unwrap_or_else(|e| e.into_inner()));
+    for (_, known) in unsettled {
+        shared.tell(Note::Findings(known));
+    }
     if unfinished.is_some() {
         let open =
             std::mem::take(&mut *shared.open_slots.lock().unwrap_or_else(|e| e.into_inner()));
@@ -663,16 +675,24 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     // A status that is no success is recorded as soon as it is known: the exchange's end, where
     // it is said with the body's start, may never come (the proxy killed while the agent holds
     // the connection open), and the recording would check clean.
-    if let (Some(at), Some(_), false) = (&slot, &input, status.is_success()) {
-        let known = status_finding(
+    if let (Some(_), false) = (&input, status.is_success()) {
+        let known = shared.leveled(vec![status_finding(
             &path,
             (status.as_u16(), status.canonical_reason()),
             location.as_deref(),
             None,
-        );
-        let mut so_far = exchange_findings.clone();
-        so_far.extend(shared.leveled(vec![known]));
-        write_findings(at, &so_far).with_context(|| format!("recording into {}", at.display()))?;
+        )]);
+        if let Some(at) = &slot {
+            let mut so_far = exchange_findings.clone();
+            so_far.extend(known.iter().cloned());
+            write_findings(at, &so_far)
+                .with_context(|| format!("recording into {}", at.display()))?;
+        }
+        shared
+            .unsettled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(n, known);
     }
 
     // The answer to a RunAgentInput is judged as `run` judges one: its status, its content
@@ -909,7 +929,16 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             late.extend(cut_finding(&path, &Cut::ConnectionLost(why), so_far));
         }
         late.extend(mismatch);
-        let late = shared.leveled(late);
+        let mut late = shared.leveled(late);
+        // Taken by a stop that did not wait for this end, the failed status was said then.
+        let unsettled = shared
+            .unsettled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&n);
+        if unsettled.is_none() && !status.is_success() {
+            late.retain(|d| d.rule != RuleId::TransportHttpStatus);
+        }
         if !late.is_empty() {
             exchange_findings.extend(late.iter().cloned());
             shared.tell(Note::Findings(late));
