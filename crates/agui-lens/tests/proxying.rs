@@ -1407,7 +1407,7 @@ fn a_failed_status_is_counted_when_a_stop_cuts_its_exchange() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("exchanges");
     let report = dir.path().join("report.json");
-    let mut proxy = Served::command(
+    let proxy = Served::command(
         "proxy",
         &[
             "--upstream",
