@@ -3409,3 +3409,49 @@ fn an_exchange_its_recorder_left_without_an_end_is_never_passed_over() {
     let (code, stdout, stderr) = run(&["check", s(&rec)]);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+/// A walk reads files by their names (`*.jsonl`, `*.sse` …); one it passes over that holds
+/// AG-UI events under another name (`response.raw`, `capture.log`) is named on stderr, by
+/// `check` and `compact`: "checked 1 file … ok" over a folder whose failing stream was
+/// saved as `.raw` said nothing of it.
+#[test]
+fn a_walk_names_the_streams_it_does_not_read_by_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let caps = dir.path().join("caps");
+    std::fs::create_dir_all(caps.join("sub")).unwrap();
+    let good = std::fs::read(root().join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
+    let bad =
+        std::fs::read(root().join("fixtures/invalid/lifecycle/open-at-finish.jsonl")).unwrap();
+    write(&caps.join("good.jsonl"), &good);
+    write(&caps.join("sub/a.raw"), &bad);
+    let sse: Vec<u8> = String::from_utf8(good.clone())
+        .unwrap()
+        .lines()
+        .map(|l| format!("data: {l}\n\n"))
+        .collect::<String>()
+        .into_bytes();
+    write(&caps.join("capture.log"), &sse);
+    write(
+        &caps.join("README.md"),
+        b"# captures\nThe \"type\" of each is told below.\n",
+    );
+    write(&caps.join("empty.txt"), b"");
+    let out = dir.path().join("out");
+    for command in [&["check"][..], &["compact", "-o", s(&out)]] {
+        let (code, stdout, stderr) = run(&[command, &[s(&caps)]].concat());
+        let command = command[0];
+        assert_eq!(code, 0, "{command}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("2 files hold AG-UI events"),
+            "{command}: {stderr}"
+        );
+        assert!(
+            stderr.contains("a.raw") && stderr.contains("capture.log"),
+            "{command}: {stderr}"
+        );
+        assert!(!stderr.contains("README"), "{command}: {stderr}");
+    }
+    // Named, each is read.
+    let (code, stdout, stderr) = run(&["check", s(&caps.join("sub/a.raw"))]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+}

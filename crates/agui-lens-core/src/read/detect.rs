@@ -598,6 +598,44 @@ fn html_title(text: &[u8]) -> Option<String> {
     (!title.is_empty()).then_some(title)
 }
 
+/// Whether `head` names an AG-UI event the way a stream in text does: `"type"`, a colon and
+/// an event type's name in quotes (JSONL, SSE, JSON pretty-printed or not). A walk asks it of
+/// a file it does not read by its name, to say that it holds a stream.
+pub fn names_an_event(head: &[u8]) -> bool {
+    const KEY: &[u8] = b"\"type\"";
+    let skip_space = |at: usize| {
+        at + head[at..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count()
+    };
+    let mut from = 0;
+    while let Some(found) = head[from..].windows(KEY.len()).position(|w| w == KEY) {
+        let after = from + found + KEY.len();
+        from = after;
+        let colon = skip_space(after);
+        if head.get(colon) != Some(&b':') {
+            continue;
+        }
+        let open = skip_space(colon + 1);
+        if head.get(open) != Some(&b'"') {
+            continue;
+        }
+        let name = &head[open + 1..];
+        let Some(end) = name.iter().position(|&b| b == b'"') else {
+            continue;
+        };
+        if std::str::from_utf8(&name[..end])
+            .ok()
+            .and_then(crate::protocol::event::EventType::from_name)
+            .is_some()
+        {
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -734,5 +772,19 @@ mod tests {
         let mut out = String::new();
         reader.read_to_string(&mut out).unwrap();
         assert_eq!((kind, out.as_str()), (Compression::None, "x"));
+    }
+
+    #[test]
+    fn an_event_is_named_in_any_text_layout() {
+        assert!(names_an_event(br#"{"type":"RUN_STARTED","threadId":"t"}"#));
+        assert!(names_an_event(
+            b"data: {\"type\" : \"TEXT_MESSAGE_CONTENT\"}\n\n"
+        ));
+        assert!(names_an_event(
+            b"[\n  {\n    \"runId\": \"r\",\n    \"type\":\n \"RUN_FINISHED\""
+        ));
+        assert!(!names_an_event(br#"{"type":"object","properties":{}}"#));
+        assert!(!names_an_event(b"The \"type\" of each is told below."));
+        assert!(!names_an_event(br#"{"type":"RUN_STA"#));
     }
 }

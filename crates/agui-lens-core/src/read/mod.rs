@@ -29,7 +29,7 @@ use anyhow::{Context, Result, bail};
 
 pub use detect::{
     Compression, NonStream, classify_non_stream, describe_non_stream, format_from_extension,
-    sniff_format,
+    names_an_event, sniff_format, strip_compression_ext,
 };
 pub use follow::Follow;
 

@@ -471,6 +471,7 @@ pub fn every_entry(dir: &Path) -> Vec<Entry> {
 fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
     let walker = walker(dir, walk)?;
     let mut found = Vec::new();
+    let mut named_otherwise = Vec::new();
     let root = std::fs::canonicalize(dir).ok();
     for entry in walker {
         let entry = match entry {
@@ -523,10 +524,73 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                     .then(|| agui_lens_core::check::recorded::REQUEST_SKIPPED.to_owned()),
                 call: None,
             });
+        } else if is_file(&entry) && holds_events(path) {
+            named_otherwise.push(path.to_path_buf());
         }
     }
     say_left_out(dir, walk, &found);
+    say_named_otherwise(dir, &named_otherwise, &found);
     Ok(found)
+}
+
+/// Whether a file a walk does not read by its name holds AG-UI events in text, as its first
+/// 8 KiB tell (compressed or binary files are not looked into).
+fn holds_events(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = Vec::with_capacity(8192);
+    std::fs::File::open(path)
+        .and_then(|file| file.take(8192).read_to_end(&mut head))
+        .is_ok()
+        && agui_lens_core::read::names_an_event(&head)
+}
+
+/// Says (on stderr) which files a walk of `dir` passed over by their names though they hold
+/// AG-UI events (`capture.log`, a body saved as `.raw`): a folder whose failing stream was
+/// saved under another name was "ok". One beside a stream of the same stem (`run.raw` by
+/// `run.jsonl`, as `run --record-raw` is used) or the body of a recorded exchange whose events
+/// were read is that stream's companion, and not named.
+fn say_named_otherwise(dir: &Path, files: &[PathBuf], found: &[Input]) {
+    let stem = |path: &Path| path.with_extension("");
+    let walked: HashSet<PathBuf> = found
+        .iter()
+        .filter_map(|i| i.spec.path())
+        .map(|p| stem(&agui_lens_core::read::strip_compression_ext(p).0))
+        .collect();
+    let companion = |path: &Path| {
+        walked.contains(&stem(path))
+            || (path.file_name().is_some_and(|n| n == "response.raw")
+                && path
+                    .parent()
+                    .is_some_and(|f| f.join("request.json").is_file()))
+    };
+    let files: Vec<&PathBuf> = files.iter().filter(|p| !companion(p)).collect();
+    if files.is_empty() {
+        return;
+    }
+    const SHOWN: usize = 5;
+    let mut names: Vec<String> = files
+        .iter()
+        .take(SHOWN)
+        .map(|p| {
+            agui_lens_core::report::human::visible(&relative_to(dir, p).display().to_string())
+                .into_owned()
+        })
+        .collect();
+    if files.len() > SHOWN {
+        names.push(format!("{} more", files.len() - SHOWN));
+    }
+    let (hold, it) = if files.len() == 1 {
+        ("holds", "it")
+    } else {
+        ("hold", "them")
+    };
+    eprintln!(
+        "note: {}: {} {hold} AG-UI events under a name a walk does not read ({}): name {it} to \
+         read {it} (a walk reads *.jsonl, *.ndjson, *.sse, *.json, *.pb and *.har)",
+        agui_lens_core::report::human::visible(&dir.display().to_string()),
+        plural(files.len() as u64, "file"),
+        names.join(", ")
+    );
 }
 
 /// Says (on stderr) how many stream files under `dir` the walk left out: hidden, named by an
