@@ -3455,3 +3455,36 @@ fn a_walk_names_the_streams_it_does_not_read_by_their_names() {
     let (code, stdout, stderr) = run(&["check", s(&caps.join("sub/a.raw"))]);
     assert_eq!(code, 1, "{stdout}{stderr}");
 }
+
+/// A stop while `inspect` waits for its input's first bytes (a FIFO no writer has opened, or
+/// one whose writer has written nothing yet, as stdin from a slow producer) says so, exit
+/// 130: the signal ended the process with nothing said, as the input was looked at before
+/// signals were caught.
+#[test]
+fn a_stop_while_inspect_waits_for_its_input_is_said() {
+    for writer in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("in.jsonl");
+        crate::common::make_fifo(&fifo);
+        let held = writer.then(|| {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let file = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+                std::thread::sleep(std::time::Duration::from_secs(3));
+                drop(file);
+            })
+        });
+        let child = Child::spawn(&["inspect", s(&fifo)], None);
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        child.signal(libc::SIGINT);
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
+        assert_eq!(exit, 130, "writer {writer}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("stopped by SIGINT"),
+            "writer {writer}: {stderr}"
+        );
+        if let Some(held) = held {
+            held.join().unwrap();
+        }
+    }
+}

@@ -53,7 +53,15 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         1,
         args.html.is_some() || args.format == crate::cli::ViewFormat::Human,
     );
-    let mut opened = read::open(&input, &read)?;
+    // Ctrl-C or SIGTERM ends the reading; what was read is not the stream, so nothing of it
+    // is shown or written. That holds while the input's first bytes are awaited too (stdin
+    // from a producer that has written nothing yet, a FIFO no writer opened).
+    let unread = format!("the end of {}", input.display_name());
+    let left = || match &args.html {
+        Some(page) => super::left_unwritten(page),
+        None => "nothing was shown".to_owned(),
+    };
+    let mut opened = super::reading(&unread, left, || read::open(&input, &read))?;
     // What the stream answered is held to what `check` holds it to: a browser capture's
     // request, or the one a recorded exchange keeps beside its stream, with how the side
     // that recorded it cut it.
@@ -114,23 +122,14 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         page: args.html.as_ref().map(|_| html::Rows::default()),
         path: name.clone(),
     };
-    // Ctrl-C or SIGTERM ends the reading; what was read is not the stream, so nothing of it
-    // is shown or written.
-    let failure = super::reading(
-        &format!("the end of {name}"),
-        || match &args.html {
-            Some(page) => super::left_unwritten(page),
-            None => "nothing was shown".to_owned(),
-        },
-        || {
-            let read =
-                engine.check_reader_followed(opened.reader.as_mut(), opened.live, &mut following);
-            Ok(match read {
-                Ok(None) => None,
-                Ok(Some(err)) | Err(err) => Some(format!("reading {name}: {err}")),
-            })
-        },
-    )?;
+    let failure = super::reading(&unread, left, || {
+        let read =
+            engine.check_reader_followed(opened.reader.as_mut(), opened.live, &mut following);
+        Ok(match read {
+            Ok(None) => None,
+            Ok(Some(err)) | Err(err) => Some(format!("reading {name}: {err}")),
+        })
+    })?;
     let Following {
         mut inspector,
         counts,
