@@ -462,7 +462,7 @@ impl CaptureEntry {
 
     /// A member of the request (`state`, `messages`), when it was sent and is not null.
     pub fn sent(&self, key: &str) -> Option<&serde_json::Value> {
-        self.request.as_ref()?.get(key).filter(|v| !v.is_null())
+        member_sent(self.request.as_ref()?, key)
     }
 
     /// Gives the stream's first RUN_STARTED (`event`) the request that asked for it as its
@@ -512,6 +512,12 @@ impl RequestCarrier {
         let mut value = event.whole_value().into_owned();
         capture.carry_request(&mut value).then_some(value)
     }
+}
+
+/// A member of a RunAgentInput (`state`, `messages`) as its client held it: sent and not null
+/// (a null state is no state).
+pub fn member_sent<'a>(request: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
+    request.get(key).filter(|v| !v.is_null())
 }
 
 /// A response's status as said to people: `500 Internal Server Error`, or the code alone.

@@ -71,12 +71,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     };
     // The request is what the client held: its state and its messages.
     let request = answering.request.clone();
-    let sent = |key: &str| {
-        request
-            .as_ref()
-            .and_then(|r| r.get(key))
-            .filter(|v| !v.is_null())
-    };
+    let sent = |key: &str| request.as_deref().and_then(|r| read::member_sent(r, key));
     let initial_state = match args.read.initial_state()? {
         Some(state) => Some(state),
         None => sent("state").cloned(),
