@@ -3488,3 +3488,47 @@ fn a_stop_while_inspect_waits_for_its_input_is_said() {
         }
     }
 }
+
+/// A folder to write into that is a link leading nowhere (its target moved, a volume not
+/// mounted) is said to be one: "creating rec: File exists" named nothing that `ls` shows
+/// wrong.
+#[test]
+fn a_folder_to_write_into_that_leads_nowhere_is_said_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("rec");
+    std::os::unix::fs::symlink(dir.path().join("moved"), &link).unwrap();
+    let stream = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let other = root().join("fixtures/valid/pydantic-ai-full.jsonl");
+    for args in [
+        vec![
+            "proxy",
+            "--upstream",
+            "http://127.0.0.1:9/",
+            "--record",
+            s(&link),
+        ],
+        vec!["compact", s(&stream), s(&other), "-o", s(&link)],
+        vec![
+            "compact",
+            s(&stream),
+            "-o",
+            &format!("{}/sub/out.jsonl", s(&link)),
+        ],
+        vec![
+            "run",
+            "http://127.0.0.1:9/",
+            "--message",
+            "hi",
+            "--record",
+            &format!("{}/sub/run.jsonl", s(&link)),
+        ],
+    ] {
+        let (code, stdout, stderr) = run(&args);
+        assert_ne!(code, 0, "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("is a link that leads nowhere"),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("moved"), "{args:?}: {stderr}");
+    }
+}

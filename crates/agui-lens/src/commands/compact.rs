@@ -655,6 +655,13 @@ fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Ta
                 output.display()
             );
         }
+        if output.is_symlink() && !output.exists() {
+            bail!(
+                "{} is a link that leads nowhere ({}): the compacted inputs go into a directory",
+                output.display(),
+                fs::read_link(output).unwrap_or_default().display()
+            );
+        }
         if !output.exists() && !ends_in_slash && !inputs::names_a_directory(&args.paths) {
             bail!(
                 "several inputs need -o to be a directory: {} does not exist (end it in `/` to \
@@ -697,7 +704,7 @@ fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Ta
         }
     }
     if several {
-        fs::create_dir_all(output).with_context(|| format!("creating {}", output.display()))?;
+        super::create_folders(output).with_context(|| format!("creating {}", output.display()))?;
     }
     Ok((inputs, targets))
 }

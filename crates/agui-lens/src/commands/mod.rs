@@ -434,20 +434,33 @@ pub(crate) fn left_unwritten(path: &Path) -> String {
     }
 }
 
-/// Makes the folder `dir` and those above it, as needed. Where a file stands in the way, the
-/// error names it ("File exists" named nothing).
+/// Makes the folder `dir` and those above it, as needed. Where a file stands in the way, or a
+/// link that leads nowhere (its target moved, a volume not mounted), the error names it
+/// ("File exists" named nothing).
 pub(crate) fn create_folders(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir).map_err(|err| {
+        let named = |a: &&Path| !a.as_os_str().is_empty();
         let in_the_way = dir
             .ancestors()
-            .find(|a| !a.as_os_str().is_empty() && a.exists() && !a.is_dir());
-        match in_the_way {
-            Some(file) => io::Error::other(format!(
+            .filter(named)
+            .find(|a| a.exists() && !a.is_dir());
+        let nowhere = || {
+            dir.ancestors()
+                .filter(named)
+                .find(|a| a.is_symlink() && !a.exists())
+        };
+        match (in_the_way, nowhere()) {
+            (Some(file), _) => io::Error::other(format!(
                 "{} is a file, not a folder (making {})",
                 file.display(),
                 dir.display()
             )),
-            None => err,
+            (None, Some(link)) => io::Error::other(format!(
+                "{} is a link that leads nowhere ({})",
+                link.display(),
+                std::fs::read_link(link).unwrap_or_default().display()
+            )),
+            (None, None) => err,
         }
     })
 }

@@ -443,7 +443,7 @@ struct Recording {
 impl Recording {
     /// Its folders are made now, so that a path that cannot be had fails before the call.
     fn new(path: &std::path::Path) -> Result<Recording> {
-        std::fs::create_dir_all(super::directory_of(path))
+        super::create_folders(super::directory_of(path))
             .with_context(|| format!("creating {}", path.display()))?;
         Ok(Recording {
             path: path.to_owned(),
@@ -477,7 +477,7 @@ impl Write for Recording {
 /// A recording file, written as the response arrives (not through a temp file: what arrived
 /// before an interruption is kept), in folders made as needed.
 fn create_recording(path: &std::path::Path) -> Result<File> {
-    std::fs::create_dir_all(super::directory_of(path))
+    super::create_folders(super::directory_of(path))
         .and_then(|()| File::create(path))
         .with_context(|| format!("creating {}", path.display()))
 }

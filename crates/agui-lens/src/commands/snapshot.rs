@@ -625,7 +625,7 @@ fn collect_pending(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
 /// Writes a file by renaming a finished temp file over it (see [`super::write_file`]).
 fn write_atomically(path: &Path, text: &str) -> Result<()> {
     let dir = super::directory_of(path);
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;
     super::write_bytes(path, text.as_bytes())
 }
 

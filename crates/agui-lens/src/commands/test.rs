@@ -145,7 +145,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
         declared: declared.as_ref(),
     };
     if let Some(dir) = &args.artifacts {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;
         warn_stale_artifacts(dir, &suite.cases);
     }
     // Ctrl-C or SIGTERM (a cancelled CI job) stops the case under way, which is reported as
