@@ -516,6 +516,63 @@ fn reopening_a_message_is_legal_in_1_1() {
     assert_eq!(undeclared, ["pairing/message-id-reused"], "--protocol 1.0");
 }
 
+/// 1.1 lets a closed tool call be reopened, its further arguments appended: the arguments are
+/// judged whole, at the run's end (`{"x":` then `1}` was two findings of invalid JSON, and an
+/// empty first part one of a schema's required member), as `fold` joins them. Under 1.0 each
+/// part is judged at its END, as before.
+#[test]
+fn a_tool_call_reopened_in_1_1_is_judged_on_all_its_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let reopen = |version: &str, first: &str, second: &str| {
+        vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": version,
+                "input": {"threadId": "t", "runId": "r", "messages": [], "state": {}, "context": [],
+                    "forwardedProps": {}, "tools": [{"name": "f", "description": "d",
+                    "parameters": {"type": "object", "required": ["x"],
+                        "properties": {"x": {"type": "integer"}}}}]}}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": "a", "toolCallName": "f"}),
+            json!({"type": "TOOL_CALL_ARGS", "toolCallId": "a", "delta": first}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "a"}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": "a", "toolCallName": "f"}),
+            json!({"type": "TOOL_CALL_ARGS", "toolCallId": "a", "delta": second}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "a"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ]
+    };
+    let v11 = write(dir.path(), "v11.jsonl", &reopen("1.1", "{\"x\":", "1}"));
+    assert_eq!(problems(&[s(&v11)]), (0, vec![]));
+    let empty_first = write(dir.path(), "empty.jsonl", &reopen("1.1", "", "{\"x\":1}"));
+    assert_eq!(problems(&[s(&empty_first)]), (0, vec![]));
+    // Whole, the arguments are still judged: at the last END, when the run ends.
+    let wrong = write(
+        dir.path(),
+        "wrong.jsonl",
+        &reopen("1.1", "{\"x\":", "\"one\"}"),
+    );
+    let (code, stdout, _) = run(&["check", "--format", "json", s(&wrong)]);
+    assert_eq!(code, 1, "{stdout}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let found = &doc["diagnostics"];
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(found[0]["rule"], "tool-args/schema-violation", "{found}");
+    assert_eq!(found[0]["line"], 7, "{found}");
+    assert_eq!(found[0]["event_type"], "TOOL_CALL_END", "{found}");
+    let broken = write(dir.path(), "broken.jsonl", &reopen("1.1", "{\"x\":", "1"));
+    let (_, found) = problems(&[s(&broken)]);
+    assert_eq!(found, ["tool-args/invalid-json"]);
+    // 1.0 has no reopening: each part is a call of its own, judged at its END.
+    let v10 = write(dir.path(), "v10.jsonl", &reopen("1.0", "{\"x\":", "1}"));
+    let (_, found) = problems(&[s(&v10)]);
+    assert_eq!(found, ["tool-args/invalid-json", "tool-args/invalid-json"]);
+    // A client holds the one call with all its arguments.
+    let (code, stdout, stderr) = run(&["fold", "--compact", s(&v11)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let folded: Value = serde_json::from_str(&stdout).unwrap();
+    let calls = &folded["messages"][0]["toolCalls"];
+    assert_eq!(calls.as_array().map(Vec::len), Some(1), "{stdout}");
+    assert_eq!(calls[0]["function"]["arguments"], "{\"x\":1}", "{stdout}");
+}
+
 /// A call with no arguments at all is read as `{}` by the official client: a warning of its
 /// own, checked against the tool's schema as `{}`; broken non-empty JSON stays an error.
 #[test]

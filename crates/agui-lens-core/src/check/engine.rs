@@ -634,7 +634,7 @@ impl<'a> Engine<'a> {
                     d.rule == RuleId::SchemaViolation || d.rule == RuleId::VersionUnrecognised
                 });
                 self.protocol
-                    .on_event(event, conforms, self.ctx.levels, &mut found);
+                    .on_event(event, raw, conforms, self.ctx.levels, &mut found);
             }
             if !found.is_empty() {
                 let ty = event.type_name();

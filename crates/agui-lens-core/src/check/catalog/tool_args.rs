@@ -11,7 +11,9 @@ pub const INVALID_JSON: Rule = Rule {
     why: "Clients and frameworks JSON.parse the arguments to execute the tool; broken JSON \
           (often a model cut off mid-object) means the call cannot run. A run that is \
           cancelled or fails may close a call it cut off, which the spec allows: the finding \
-          waits for the run's end, and is not said of such a run.",
+          waits for the run's end, and is not said of such a run. From 1.1 a closed call may \
+          be reopened by a TOOL_CALL_START with its id, and further arguments append: the \
+          arguments are judged whole, at the run's end, at the call's last TOOL_CALL_END.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}
 {"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"city\": \"Par"}
@@ -28,7 +30,8 @@ pub const SCHEMA_VIOLATION: Rule = Rule {
     versions: "every version",
     summary: "a tool call's arguments do not match the `parameters` schema of its tool in RUN_STARTED.input.tools",
     why: "The frontend executes the tool with these arguments; missing or mistyped ones break \
-          the tool or make it do the wrong thing.",
+          the tool or make it do the wrong thing. Under 1.1, where a closed call may be \
+          reopened and its arguments appended to, they are judged whole at the run's end.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[{"name":"get_weather","description":"","parameters":{"type":"object","required":["city"]}}]}}
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}
 {"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}

@@ -113,6 +113,9 @@ pub struct Ev<'a> {
     pub conforms: bool,
     /// A large patch's operations, read as text (see [`Event::patch`]).
     pub patch: Option<&'a RawPatch>,
+    /// The event's text as read (the chunk's, for events expanded from one): what a finding
+    /// said later about it shows.
+    pub raw: &'a [u8],
 }
 
 impl<'a> Ev<'a> {
@@ -211,11 +214,9 @@ pub struct Protocol {
 
 impl Protocol {
     pub fn new(options: ProtocolOptions) -> Self {
-        let mut pairing = Pairing::default();
-        pairing.set_version(options.version.unwrap_or(Version::NEWEST));
-        Protocol {
+        let mut protocol = Protocol {
             lifecycle: Lifecycle::new(options.attach),
-            pairing,
+            pairing: Pairing::default(),
             state: StateRules::new(options.state_limit, options.state.clone()),
             references: References::default().with_input(options.input.as_deref()),
             tool_args: ToolArgs::new(options.max_args).with_sent_tools(options.input.clone()),
@@ -223,12 +224,15 @@ impl Protocol {
             expander: ChunkExpander::new(),
             pieces: Vec::new(),
             options,
-        }
+        };
+        protocol.set_version(protocol.options.version.unwrap_or(Version::NEWEST));
+        protocol
     }
 
     /// The protocol version the current run is held to (its RUN_STARTED decides it).
     pub fn set_version(&mut self, version: Version) {
         self.pairing.set_version(version);
+        self.tool_args.set_version(version);
     }
 
     /// Follows one event. Events of unknown types are not followed (the schema rules report
@@ -236,6 +240,7 @@ impl Protocol {
     pub fn on_event(
         &mut self,
         event: &Event,
+        raw: &[u8],
         conforms: bool,
         levels: &Levels,
         found: &mut Vec<Diagnostic>,
@@ -260,6 +265,7 @@ impl Protocol {
                     synthetic: false,
                     conforms,
                     patch: event.patch.as_deref(),
+                    raw,
                 },
                 Piece::Synthetic(value) => Ev {
                     ty: EventType::of(value).unwrap_or(ty),
@@ -269,6 +275,7 @@ impl Protocol {
                     synthetic: true,
                     conforms,
                     patch: None,
+                    raw,
                 },
             };
             self.handle(&ev, &mut out);
@@ -298,6 +305,7 @@ impl Protocol {
             synthetic: false,
             conforms: true,
             patch: None,
+            raw: delta.raw,
         };
         self.handle(&ev, &mut out);
         true

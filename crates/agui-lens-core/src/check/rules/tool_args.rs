@@ -47,6 +47,21 @@ struct OpenCall {
     overflow: bool,
 }
 
+/// A call closed in a run whose version lets it be reopened (1.1): its arguments are judged
+/// when the run ends, as a reopening START appends to them.
+struct EndedCall {
+    call: OpenCall,
+    /// Its (last) TOOL_CALL_END, and that event's text.
+    loc: Location,
+    excerpt: Option<String>,
+}
+
+/// The TOOL_CALL_END a call's arguments are judged at.
+struct At<'a> {
+    loc: &'a Location,
+    excerpt: Option<String>,
+}
+
 pub struct ToolArgs {
     max_args: usize,
     /// `None` when the run's input declared no tools.
@@ -56,6 +71,10 @@ pub struct ToolArgs {
     /// rather than copied again, and keeps its compiled schema.
     recent: HashMap<String, Vec<Arc<Tool>>>,
     open: HashMap<String, OpenCall, FastBuild>,
+    /// Whether a closed call may be reopened (from 1.1), so that its arguments are whole only
+    /// at the run's end; calls closed meanwhile wait in `ended`.
+    reopenable: bool,
+    ended: HashMap<String, EndedCall, FastBuild>,
     unanswered: Vec<Unanswered>,
     /// The RunAgentInput a live call sent, whose `tools` the client declared.
     sent: Option<Arc<Value>>,
@@ -78,6 +97,8 @@ impl ToolArgs {
             tools: None,
             recent: HashMap::new(),
             open: HashMap::default(),
+            reopenable: true,
+            ended: HashMap::default(),
             unanswered: Vec::new(),
             sent: None,
             compiled: HashMap::new(),
@@ -85,14 +106,46 @@ impl ToolArgs {
         }
     }
 
-    /// Says the arguments found not to be JSON that wait for their run's end.
+    /// The protocol version the run is held to: from 1.1 a closed call may be reopened, and
+    /// further arguments append.
+    pub fn set_version(&mut self, version: crate::protocol::version::Version) {
+        self.reopenable = version >= crate::protocol::version::Version::V1_1;
+    }
+
+    /// Says the arguments found not to be JSON that wait for their run's end, having judged
+    /// the calls that waited for it to be whole.
     pub fn say_deferred(&mut self, out: &mut Out<'_>) {
+        self.judge_ended(out);
         out.found.append(&mut self.deferred);
+    }
+
+    /// Judges the arguments of the calls closed in the run, in the order they were closed: no
+    /// START can reopen them now.
+    fn judge_ended(&mut self, out: &mut Out<'_>) {
+        if self.ended.is_empty() {
+            return;
+        }
+        let mut ended: Vec<(String, EndedCall)> = self.ended.drain().collect();
+        ended.sort_by_key(|(_, e)| e.loc.index);
+        for (id, ended) in ended {
+            let from = out.found.len();
+            let at = At {
+                loc: &ended.loc,
+                excerpt: ended.excerpt,
+            };
+            self.check(&id, &ended.call, &at, out);
+            // Said at the run's end, about the TOOL_CALL_END.
+            for d in &mut out.found[from..] {
+                d.event_type = Some(EventType::ToolCallEnd.as_str().to_owned());
+                d.excerpt.clone_from(&at.excerpt);
+            }
+        }
     }
 
     /// A run started: its input declares the tools.
     pub fn new_run(&mut self, ev: &Ev<'_>) {
         self.open.clear();
+        self.ended.clear();
         self.unanswered.clear();
         self.declare_tools(ev);
     }
@@ -133,6 +186,7 @@ impl ToolArgs {
     /// call's result leaves it unanswered for good. A run that failed, or finished waiting on
     /// the client (an interrupt) or cancelled, says why already.
     pub fn end_run(&mut self, error: bool, ev: &Ev<'_>, out: &mut Out<'_>) {
+        self.judge_ended(out);
         let unanswered = std::mem::take(&mut self.unanswered);
         let outcome = ev
             .get("outcome")
@@ -193,11 +247,15 @@ impl ToolArgs {
                         });
                     }
                 }
-                self.open.entry(id.to_owned()).or_insert(OpenCall {
-                    name: name.to_owned(),
-                    args: String::new(),
-                    overflow: false,
-                });
+                // A reopened call (1.1) goes on with the arguments it had.
+                let reopened = self.ended.remove(id).map(|ended| ended.call);
+                self.open
+                    .entry(id.to_owned())
+                    .or_insert(reopened.unwrap_or(OpenCall {
+                        name: name.to_owned(),
+                        args: String::new(),
+                        overflow: false,
+                    }));
             }
             EventType::ToolCallArgs => {
                 let (Some(id), Some(delta)) = (ev.str("toolCallId"), ev.str("delta")) else {
@@ -233,8 +291,20 @@ impl ToolArgs {
                     return;
                 };
                 if let Some(call) = self.open.remove(id) {
-                    if !call.overflow {
-                        self.check(id, &call, ev, out);
+                    let excerpt = || crate::check::parse::excerpt(ev.raw);
+                    if self.reopenable {
+                        let ended = EndedCall {
+                            call,
+                            loc: ev.loc.clone(),
+                            excerpt: excerpt(),
+                        };
+                        self.ended.insert(id.to_owned(), ended);
+                    } else if !call.overflow {
+                        let at = At {
+                            loc: ev.loc,
+                            excerpt: excerpt(),
+                        };
+                        self.check(id, &call, &at, out);
                     }
                 }
             }
@@ -242,12 +312,15 @@ impl ToolArgs {
         }
     }
 
-    fn check(&mut self, id: &str, call: &OpenCall, ev: &Ev<'_>, out: &mut Out<'_>) {
+    fn check(&mut self, id: &str, call: &OpenCall, at: &At<'_>, out: &mut Out<'_>) {
+        if call.overflow {
+            return;
+        }
         let args: Value = if call.args.trim().is_empty() {
             // The official client reads no arguments as `{}`: a warning, then checked as that.
             out.report(
                 RuleId::ToolArgsEmptyArguments,
-                ev.loc,
+                at.loc,
                 format!(
                     "tool call \"{id}\" ({}) ends with no arguments; clients that parse them strictly fail on an empty string",
                     call.name
@@ -274,19 +347,12 @@ impl ToolArgs {
                         // Said later, at the TOOL_CALL_END it is about.
                         let mut d = crate::check::parse::finding(
                             RuleId::ToolArgsInvalidJson,
-                            ev.loc,
+                            at.loc,
                             message,
                         )
                         .with_help(INVALID_JSON_HELP);
-                        d.event_type = Some(ev.ty.as_str().to_owned());
-                        d.excerpt = match ev.origin {
-                            super::protocol::Fields::Json(value) => {
-                                crate::check::parse::excerpt(value.to_string().as_bytes())
-                            }
-                            super::protocol::Fields::Delta(delta) => {
-                                crate::check::parse::excerpt(delta.raw)
-                            }
-                        };
+                        d.event_type = Some(EventType::ToolCallEnd.as_str().to_owned());
+                        d.excerpt.clone_from(&at.excerpt);
                         self.deferred.push(d);
                     }
                     return;
@@ -320,15 +386,15 @@ impl ToolArgs {
             return;
         };
         for error in validator.iter_errors(&args).take(8) {
-            let at = error.instance_path().as_str();
-            let place = if at.is_empty() {
+            let pointer = error.instance_path().as_str();
+            let place = if pointer.is_empty() {
                 "the arguments".to_owned()
             } else {
-                at.to_owned()
+                pointer.to_owned()
             };
             out.report(
                 RuleId::ToolArgsSchemaViolation,
-                ev.loc,
+                at.loc,
                 format!(
                     "tool call \"{id}\" ({}): {place}: {} (keyword `{}`)",
                     call.name,
