@@ -1396,3 +1396,86 @@ fn a_snapshot_keeps_a_half_as_its_escape_and_is_not_taken_for_a_character() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("cannot be told apart"), "{stderr}");
 }
+
+/// SSE the official client stops reading (two frames parted by CR LF, which it reads as one;
+/// a frame over its 10 MiB buffer) is part of what a stream means, as a chunk it fails on
+/// is: `check` fails such a stream and `compact` refuses it, yet `diff` said it meant the
+/// same as the clean copy at every level, and a snapshot passed it.
+#[test]
+fn sse_the_client_stops_reading_is_a_difference_at_every_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ];
+    let write = |name: &str, ends: &[&str]| {
+        let text: String = events
+            .iter()
+            .zip(ends)
+            .map(|(event, end)| format!("data: {event}{end}"))
+            .collect();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let clean = write("clean.sse", &["\n\n"; 5]);
+    let merged = write("merged.sse", &["\n\n", "\n\n", "\r\n\r\n", "\n\n", "\n\n"]);
+    let big = {
+        let delta = "x".repeat(11 << 20);
+        let content =
+            format!(r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"{delta}"}}"#);
+        let split = |n: usize| {
+            let half = format!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"{}"}}"#,
+                &delta[..n]
+            );
+            let rest = format!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"{}"}}"#,
+                &delta[n..]
+            );
+            (half, rest)
+        };
+        let (half, rest) = split(6 << 20);
+        let frames = |middle: &[&str]| {
+            let mut all = vec![events[0], events[1]];
+            all.extend_from_slice(middle);
+            all.extend_from_slice(&events[3..]);
+            all.iter()
+                .map(|e| format!("data: {e}\n\n"))
+                .collect::<String>()
+        };
+        let one = dir.path().join("one-frame.sse");
+        std::fs::write(&one, frames(&[&content])).unwrap();
+        let two = dir.path().join("two-frames.sse");
+        std::fs::write(&two, frames(&[&half, &rest])).unwrap();
+        (one, two)
+    };
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&clean, &merged, level), 1, "merged at {level}");
+        assert_eq!(diff_code(&merged, &clean, level), 1, "merged at {level}");
+        assert_eq!(
+            diff_code(&big.0, &big.1, level),
+            1,
+            "over the buffer at {level}"
+        );
+    }
+    let (_, stdout, _) = run(&["diff", clean.to_str().unwrap(), merged.to_str().unwrap()]);
+    assert!(stdout.contains("client_fails"), "{stdout}");
+    let snap = dir.path().join("run.snap");
+    let snap = snap.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        clean.to_str().unwrap(),
+        "--expect",
+        snap,
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = run(&["snapshot", merged.to_str().unwrap(), "--expect", snap]);
+    assert_eq!(code, 1, "{stdout}");
+}

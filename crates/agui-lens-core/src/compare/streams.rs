@@ -22,7 +22,7 @@ use crate::compare::normalize::{Normalizer, Settings};
 use crate::fold::threads::{ByThread, starting_folder};
 use crate::protocol::chunks::{ChunkExpander, Piece};
 use crate::protocol::event::{Event, EventType};
-use crate::read::{self, Frame, FrameKind, InputSpec, Opened, ReadOptions, RequestCarrier};
+use crate::read::{self, Caveat, Frame, FrameKind, InputSpec, Opened, ReadOptions, RequestCarrier};
 use crate::write::Output;
 
 /// Two streams compared at a level, with where the first difference is in each file.
@@ -164,7 +164,7 @@ fn compacted(
         match event {
             Some(event) => {
                 collected.reading = event.loc.line;
-                if let Some(failure) = failures.of(event) {
+                for failure in client_stops(frame).into_iter().chain(failures.of(event)) {
                     collected.items.push(failure);
                     collected.lines.push(frame.line);
                 }
@@ -282,6 +282,27 @@ impl ClientFailures {
             .err()?;
         Some(json!({ "client_fails": problem.summary() }))
     }
+}
+
+/// A frame the official client stops the stream at though it is read here, as an item of a
+/// stream compared (as a chunk it fails on is): SSE frames it reads as one (parted by CR LF or
+/// CR, not two LFs), and text over its buffer (SSE or protobuf). `check` fails such a stream
+/// and `compact` refuses it; compared by its events alone, it meant the same as a clean copy.
+fn client_stops(frame: &Frame) -> Option<Value> {
+    let FrameKind::Data { caveat, .. } = &frame.kind else {
+        return None;
+    };
+    let why = match caveat {
+        Caveat::SseMerged { .. } => {
+            "the official client reads this SSE frame and the one before as one (no two LFs part \
+             them) and ends the stream"
+        }
+        Caveat::SseOverClientLimit { .. } | Caveat::OverClientLimit { .. } => {
+            "a frame over the official client's 10 MiB buffer: it ends the stream there"
+        }
+        Caveat::None | Caveat::Unterminated => return None,
+    };
+    Some(json!({ "client_fails": why }))
 }
 
 /// A STATE_DELTA that does not apply to the state, as an item of a stream compared: a client
@@ -430,6 +451,7 @@ fn normalized_noting(
             // the stream out.
             let mut carrier = RequestCarrier::of(&opened);
             let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
+                items.extend(client_stops(frame));
                 items.push(match event {
                     Some(event) => carrier
                         .carried(event)
@@ -466,6 +488,7 @@ fn normalized_noting(
             let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
                 match event {
                     Some(event) => {
+                        unreadable.extend(client_stops(frame));
                         unreadable.extend(failures.of(event));
                         let folder = threads.thread_of(Some(event)).1;
                         folder.apply(event);
