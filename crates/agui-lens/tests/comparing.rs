@@ -1479,3 +1479,45 @@ fn sse_the_client_stops_reading_is_a_difference_at_every_level() {
     let (code, stdout, _) = run(&["snapshot", merged.to_str().unwrap(), "--expect", snap]);
     assert_eq!(code, 1, "{stdout}");
 }
+
+/// A plain value that reads as a token (`"msg-1"` in a state, naming nothing) is not the
+/// token another stream's id became: a state that points at its message and one that points
+/// at nothing meant the same at every level, and a snapshot passed the second.
+#[test]
+fn a_plain_value_of_a_tokens_form_is_no_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, id: &str| {
+        let lines = [
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned(),
+            format!(r#"{{"type":"TEXT_MESSAGE_START","messageId":"{id}","role":"assistant"}}"#),
+            format!(r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"{id}","delta":"hi"}}"#),
+            format!(r#"{{"type":"TEXT_MESSAGE_END","messageId":"{id}"}}"#),
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"focus":"msg-1"}}"#.to_owned(),
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.to_owned(),
+        ];
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let named = write("named.jsonl", "msg-1");
+    let plain = write("plain.jsonl", "a7f3c9e1-0b2d-4e5f-8a6b-1c2d3e4f5a6b");
+    let again = write("again.jsonl", "b8e4d0f2-1c3e");
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&named, &plain, level), 1, "at {level}");
+        assert_eq!(diff_code(&plain, &again, level), 0, "at {level}");
+    }
+    let snap = dir.path().join("run.snap");
+    let snap = snap.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        named.to_str().unwrap(),
+        "--expect",
+        snap,
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = run(&["snapshot", plain.to_str().unwrap(), "--expect", snap]);
+    assert_eq!(code, 1, "{stdout}");
+}

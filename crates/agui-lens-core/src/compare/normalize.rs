@@ -119,6 +119,10 @@ pub struct Settings {
     /// At the fold level, how each run ended (its status, error, outcome and result) is compared
     /// too, not only the messages and the state.
     pub fold_runs: bool,
+    /// A string value left as it is where a token may stand, but that has a token's form
+    /// (`msg-1`) or begins with the escape, gets the escape (`~`) in front: a state's plain
+    /// "msg-1" was the same as another stream's token for its first message.
+    pub escape_tokens: bool,
 }
 
 impl Settings {
@@ -127,6 +131,7 @@ impl Settings {
         Settings {
             payload_ids: true,
             fold_runs: true,
+            escape_tokens: true,
             ..Settings::default()
         }
     }
@@ -368,6 +373,11 @@ impl Normalizer {
                             .any(|p| crate::text::glob_matches(p, s, false)))
                 {
                     *s = self.token(s, "id");
+                } else if self.settings.escape_tokens
+                    && !key.is_some_and(|k| NEVER_IDS.contains(&k))
+                    && (s.starts_with(TOKEN_ESCAPE) || has_token_form(s))
+                {
+                    s.insert(0, TOKEN_ESCAPE);
                 }
             }
             Value::Array(items) => {
@@ -539,6 +549,19 @@ fn learnt_id_may_stand_at(key: Option<&str>, value: &str) -> bool {
         return false;
     }
     looks_minted(value)
+}
+
+/// What a value with a token's form is escaped with (see [`Settings::escape_tokens`]).
+const TOKEN_ESCAPE: char = '~';
+
+/// Whether `value` reads as a token ids are renamed to: a kind of id, `-`, a number (`msg-1`).
+fn has_token_form(value: &str) -> bool {
+    let Some((kind, n)) = value.rsplit_once('-') else {
+        return false;
+    };
+    !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+        && (kind == "id" || ID_FIELDS.iter().any(|(_, k)| *k == kind))
 }
 
 /// Whether a string reads as a generated id rather than a word or a number: it holds a
@@ -923,6 +946,30 @@ mod tests {
         // And a minted id in a payload is one, as before.
         let minted = normal(&stream("m-0a1b", "call_9f", "m-0a1b"));
         assert_eq!(minted[1]["snapshot"]["quantity"], "msg-1");
+    }
+
+    /// A plain value with a token's form, where a token may stand, is no token: a state's
+    /// "msg-1" that names nothing was the same as another stream's first message's id.
+    #[test]
+    fn a_plain_value_is_never_taken_for_a_token() {
+        let stream = |id: &str, focus: &str| {
+            vec![
+                json!({"type":"TEXT_MESSAGE_START","messageId":id,"role":"assistant"}),
+                json!({"type":"STATE_SNAPSHOT","snapshot":{"focus":focus,"note":"~x","text":"msg-2"}}),
+            ]
+        };
+        let normal = |e: &[Value]| Normalizer::events(Settings::current(), e);
+        let named = normal(&stream("msg-1", "msg-1"));
+        let plain = normal(&stream("a7f3c9e1-0b2d", "msg-1"));
+        assert_eq!(named[1]["snapshot"]["focus"], "msg-1");
+        assert_eq!(plain[1]["snapshot"]["focus"], "~msg-1");
+        assert_ne!(named[1], plain[1]);
+        // The escape is escaped too, so no two values become one.
+        assert_eq!(plain[1]["snapshot"]["note"], "~~x");
+        // Written before escaping, a snapshot compares as it was written.
+        let old = Normalizer::events(Settings::default(), &stream("a7f3c9e1-0b2d", "msg-1"));
+        assert_eq!(old[0]["messageId"], "msg-1");
+        assert_eq!(old[1]["snapshot"]["focus"], "msg-1");
     }
 
     #[test]

@@ -59,6 +59,9 @@ impl Snapshot {
         if self.settings.payload_ids {
             out.push_str("# ids: payloads\n");
         }
+        if self.settings.escape_tokens {
+            out.push_str("# ids: escaped\n");
+        }
         if self.settings.fold_runs {
             out.push_str("# fold: runs\n");
         }
@@ -116,6 +119,7 @@ impl Snapshot {
                         .push(Selector::parse(value).map_err(|e| format!("line {}: {e}", n + 1))?),
                     "reason" => reason = Some(value.to_owned()),
                     "ids" if value == "payloads" => settings.payload_ids = true,
+                    "ids" if value == "escaped" => settings.escape_tokens = true,
                     "fold" if value == "runs" => settings.fold_runs = true,
                     "id-pattern" => settings.id_patterns.push(value.to_owned()),
                     "id-key" => settings.id_keys.push(value.to_owned()),
@@ -646,6 +650,7 @@ mod tests {
                 id_keys: vec!["checkpoint_ns".into()],
                 unordered: vec!["TOOL_CALL_RESULT".into()],
                 fold_runs: true,
+                escape_tokens: true,
             },
             reason: Some("new greeting".into()),
             items: vec![
@@ -657,7 +662,7 @@ mod tests {
         };
         let text = snapshot.render();
         assert!(
-            text.starts_with("# agui-lens snapshot 1\n# level: fold\n# keep: timestamp\n# redact: /**/metadata\n# ids: payloads\n# fold: runs\n# id-pattern: lc_run--*\n# id-key: checkpoint_ns\n# unordered: TOOL_CALL_RESULT\n# reason: new greeting\n"),
+            text.starts_with("# agui-lens snapshot 1\n# level: fold\n# keep: timestamp\n# redact: /**/metadata\n# ids: payloads\n# ids: escaped\n# fold: runs\n# id-pattern: lc_run--*\n# id-key: checkpoint_ns\n# unordered: TOOL_CALL_RESULT\n# reason: new greeting\n"),
             "{text}"
         );
         let legacy = Snapshot::parse("# agui-lens snapshot 1\n# level: compact\n{}\n").unwrap();
@@ -668,6 +673,10 @@ mod tests {
         assert!(
             !legacy.settings.fold_runs,
             "a snapshot written before runs were folded compares as it was written"
+        );
+        assert!(
+            !legacy.settings.escape_tokens,
+            "a snapshot written before tokens were escaped compares as it was written"
         );
         assert!(text.contains("{\"content\":\"hi\",\"id\":\"msg-1\",\"role\":\"user\"}\n"));
         assert_eq!(Snapshot::parse(&text).unwrap(), snapshot);
