@@ -1521,3 +1521,46 @@ fn a_plain_value_of_a_tokens_form_is_no_id() {
     let (code, stdout, _) = run(&["snapshot", plain.to_str().unwrap(), "--expect", snap]);
     assert_eq!(code, 1, "{stdout}");
 }
+
+/// Numbers compare by their exact value: two integers past 2^53 that differ are a difference
+/// (compared as doubles, they were the same, though `fold` and the snapshot file hold them
+/// apart), and `1.0` is still `1`.
+#[test]
+fn numbers_compare_by_their_exact_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, value: &str| {
+        let lines = [
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned(),
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"count":0}}"#.to_owned(),
+            format!(
+                r#"{{"type":"STATE_DELTA","delta":[{{"op":"replace","path":"/count","value":{value}}}]}}"#
+            ),
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.to_owned(),
+        ];
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let a = write("a.jsonl", "12345678901234567890");
+    let b = write("b.jsonl", "12345678901234567891");
+    let one = write("one.jsonl", "1");
+    let one_point_zero = write("one-point-zero.jsonl", "1.0");
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&a, &b, level), 1, "at {level}");
+        assert_eq!(diff_code(&one, &one_point_zero, level), 0, "at {level}");
+    }
+    let snap = dir.path().join("run.snap");
+    let snap = snap.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        a.to_str().unwrap(),
+        "--expect",
+        snap,
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = run(&["snapshot", b.to_str().unwrap(), "--expect", snap]);
+    assert_eq!(code, 1, "{stdout}");
+}

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::protocol::ids::FastBuild;
-use crate::protocol::patch::{js_equal, push_token};
+use crate::protocol::patch::push_token;
 
 /// The first difference between two values, depth first in document order.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,7 +14,9 @@ pub struct Difference {
     pub right: Option<Value>,
 }
 
-/// Numbers compare by value (`1.0` equals `1`), objects regardless of key order.
+/// Numbers compare by their exact value (`1.0` equals `1`, `1e2` equals `100`; two integers past
+/// 2^53 that differ differ, though a JavaScript client holds them as one double), objects
+/// regardless of key order.
 pub fn first_difference(left: &Value, right: &Value) -> Option<Difference> {
     let mut pointer = String::new();
     walk(left, right, &mut pointer)
@@ -73,7 +75,7 @@ fn walk(left: &Value, right: &Value, pointer: &mut String) -> Option<Difference>
             }
             None
         }
-        _ if js_equal(left, right) => None,
+        _ if equal(left, right) => None,
         _ => Some(Difference {
             pointer: pointer.clone(),
             left: Some(left.clone()),
@@ -169,7 +171,7 @@ fn walk_all(
         }
         (Some(Value::Array(a)), Some(Value::Array(b))) => walk_indexes(a, b, pointer, max, out),
         (None, None) => {}
-        (Some(a), Some(b)) if js_equal(a, b) => {}
+        (Some(a), Some(b)) if equal(a, b) => {}
         (left, right) => {
             out.total += 1;
             if out.found.len() < max {
@@ -202,7 +204,51 @@ fn walk_indexes(a: &[Value], b: &[Value], pointer: &mut String, max: usize, out:
 /// cheaper than walking them (an unequal pair is compared up to its first difference, then
 /// walked).
 fn same(a: &Value, b: Option<&Value>) -> bool {
-    b.is_some_and(|b| js_equal(a, b))
+    b.is_some_and(|b| equal(a, b))
+}
+
+/// Whether two values are equal: numbers by their exact value, objects regardless of key
+/// order.
+pub fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y || matches!((exact(x.as_str()), exact(y.as_str())), (Some(x), Some(y)) if x == y)
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A JSON number's exact value: its sign, its significant digits and the power of ten they
+/// are scaled by (`-1.50e2` is `(true, "15", 1)`; zero is `(false, "", 0)`, whatever its
+/// sign). `None` for an exponent past what an `i64` holds.
+fn exact(text: &str) -> Option<(bool, String, i64)> {
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(at) => (&text[..at], text[at + 1..].parse::<i64>().ok()?),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: String = whole.chars().chain(fraction.chars()).collect();
+    let leading = digits.len() - digits.trim_start_matches('0').len();
+    let digits = &digits[leading..];
+    let significant = digits.trim_end_matches('0');
+    if significant.is_empty() {
+        return Some((false, String::new(), 0));
+    }
+    let trailing = (digits.len() - significant.len()) as i64;
+    let scale = exponent
+        .checked_sub(fraction.len() as i64)?
+        .checked_add(trailing)?;
+    Some((negative, significant.to_owned(), scale))
 }
 
 /// Whether every element of `old` has the same id (or the same lack of one) as the element at
@@ -235,6 +281,28 @@ fn push_index(pointer: &mut String, index: usize) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn numbers_are_equal_by_their_exact_value() {
+        let n = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        for (a, b) in [
+            ("1", "1.0"),
+            ("100", "1e2"),
+            ("0.5", "5E-1"),
+            ("-0", "0.0"),
+            ("12345678901234567890", "1.234567890123456789e19"),
+        ] {
+            assert!(equal(&n(a), &n(b)), "{a} = {b}");
+        }
+        for (a, b) in [
+            ("12345678901234567890", "12345678901234567891"),
+            ("1", "-1"),
+            ("0.1", "0.10000000000000001"),
+            ("1e400", "1e401"),
+        ] {
+            assert!(!equal(&n(a), &n(b)), "{a} ≠ {b}");
+        }
+    }
 
     #[test]
     fn finds_the_first_difference() {
@@ -334,7 +402,7 @@ mod tests {
                 }
             },
             (None, None) => {}
-            (Some(a), Some(b)) if js_equal(a, b) => {}
+            (Some(a), Some(b)) if equal(a, b) => {}
             (left, right) => {
                 out.total += 1;
                 out.found.push(Difference {
