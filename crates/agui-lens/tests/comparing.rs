@@ -1564,3 +1564,44 @@ fn numbers_compare_by_their_exact_value() {
     let (code, stdout, _) = run(&["snapshot", b.to_str().unwrap(), "--expect", snap]);
     assert_eq!(code, 1, "{stdout}");
 }
+
+/// How a message's text was split does not matter at the `compact` level whatever its length:
+/// compaction writes a message over an eighth of the line cap (8 MiB) in several events, and a
+/// comparison that kept them found one 9 MiB delta and the same text in two to differ.
+#[test]
+fn a_long_message_split_another_way_means_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "y".repeat(9 << 20);
+    let write = |name: &str, parts: &[&str]| {
+        let mut lines = vec![r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned()];
+        lines.push(r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#.into());
+        for part in parts {
+            lines.push(format!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"{part}"}}"#
+            ));
+        }
+        lines.push(r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#.into());
+        lines.push(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.into());
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let one = write("one.jsonl", &[&text]);
+    let two = write("two.jsonl", &[&text[..5 << 20], &text[5 << 20..]]);
+    let (code, stdout, stderr) = run(&["diff", one.to_str().unwrap(), two.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let snap = dir.path().join("run.snap");
+    let snap = snap.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        one.to_str().unwrap(),
+        "--expect",
+        snap,
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = run(&["snapshot", two.to_str().unwrap(), "--expect", snap]);
+    assert_eq!(code, 0, "{stdout}");
+}

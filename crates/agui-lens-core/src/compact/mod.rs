@@ -400,6 +400,14 @@ impl Compactor {
         self
     }
 
+    /// Merges each message's (and call's) deltas into one event whatever their length: for a
+    /// comparison held in memory, where how a long text was split must not matter either, not
+    /// for a stream to be written and read again.
+    pub fn merging_whole(mut self) -> Self {
+        self.merge_limit = usize::MAX / 2;
+        self
+    }
+
     /// Starts from a state the stream does not carry (`--initial-state`): what the
     /// original and the compacted stream are both folded from.
     pub fn with_state(mut self, state: Option<Value>) -> Self {

@@ -151,8 +151,8 @@ fn compacted(
     warn: bool,
     seen: &mut Seen,
 ) -> Result<Collected> {
-    let mut compactor =
-        Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
+    // However long a message, how its text was split does not matter.
+    let mut compactor = Compactor::new(CompactLevel::Deltas, DEFAULT_STATE_LIMIT).merging_whole();
     let mut collected = Collected::default();
     let mut opened = read::open(input, read)?;
     opened.keep_halves = true;
