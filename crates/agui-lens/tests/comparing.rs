@@ -733,6 +733,25 @@ fn a_stream_and_its_protobuf_copy_hold_to_one_snapshot() {
         let (code, stdout, _) = run(&["snapshot", held, "--expect", f, "--color", "never"]);
         assert_eq!(code, 0, "{held}: {stdout}");
     }
+    // A run input that lists no tools and no context: the decoder gives it both, empty.
+    let bare = dir.path().join("bare.jsonl");
+    std::fs::write(
+        &bare,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","input":{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"hi"}],"state":{}}}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let bare_pb = dir.path().join("bare.pb");
+    let (bare, bare_pb) = (bare.to_str().unwrap(), bare_pb.to_str().unwrap());
+    assert_eq!(run(&["cat", bare, "-o", bare_pb]).0, 0);
+    for level in ["events", "compact", "fold"] {
+        let (code, stdout, _) = run(&["diff", "--level", level, bare, bare_pb]);
+        assert_eq!(code, 0, "at {level}: {stdout}");
+    }
 }
 
 /// At the fold level each thread of a stream is folded on its own, as a client holds one

@@ -247,7 +247,7 @@ impl Normalizer {
             return self.protocol_event(event);
         }
         let mut event = event.clone();
-        drop_empty_resume(&mut event);
+        drop_empty_input_lists(&mut event);
         if let Value::Object(map) = &mut event {
             for field in VOLATILE {
                 if !self.settings.keep.iter().any(|k| k == field) {
@@ -263,7 +263,7 @@ impl Normalizer {
     /// Renames what the protocol's fields hold (and learns those tokens).
     fn protocol_event(&mut self, event: &Value) -> Value {
         let mut event = event.clone();
-        drop_empty_resume(&mut event);
+        drop_empty_input_lists(&mut event);
         if let Value::Object(map) = &mut event {
             for field in VOLATILE {
                 if !self.settings.keep.iter().any(|k| k == field) {
@@ -416,23 +416,26 @@ impl Normalizer {
     }
 }
 
-/// A run input's empty list of resume entries is the same as none: the binary transport
-/// cannot tell them apart (a decoder gives every run input the list, empty when nothing was
-/// sent), and a run with nothing to resume reads both alike. Dropped from a RUN_STARTED's
-/// input: in what is compared, and in snapshots stored before it was. So is a plain success
-/// outcome from a RUN_FINISHED.
-pub fn drop_empty_resume(item: &mut Value) {
+/// A run input's empty list of resume entries, of tools or of context is the same as none:
+/// the binary transport cannot tell them apart (a decoder gives every run input the lists,
+/// empty when nothing was sent), and what a client holds is the same either way. Dropped
+/// from a RUN_STARTED's input: in what is compared, and in snapshots stored before it was.
+/// So is a plain success outcome from a RUN_FINISHED.
+pub fn drop_empty_input_lists(item: &mut Value) {
     drop_success_outcome(item);
     if item.get("type").and_then(Value::as_str) != Some("RUN_STARTED") {
         return;
     }
-    if let Some(Value::Object(input)) = item.get_mut("input")
-        && input
-            .get("resume")
-            .and_then(Value::as_array)
-            .is_some_and(Vec::is_empty)
-    {
-        input.remove("resume");
+    if let Some(Value::Object(input)) = item.get_mut("input") {
+        for list in ["resume", "tools", "context"] {
+            if input
+                .get(list)
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+            {
+                input.remove(list);
+            }
+        }
     }
 }
 
@@ -652,10 +655,12 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_resume_list_is_none() {
-        let input = json!({"threadId": "t", "runId": "r", "messages": [], "tools": []});
+    fn empty_input_lists_are_none() {
+        let input = json!({"threadId": "t", "runId": "r", "messages": []});
         let mut listed = input.clone();
         listed["resume"] = json!([]);
+        listed["tools"] = json!([]);
+        listed["context"] = json!([]);
         let started = |input: &Value| {
             vec![json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "input": input})]
         };
@@ -670,7 +675,7 @@ mod tests {
         // Only a run input's list: elsewhere an empty list is what it says.
         let custom = json!({"type": "CUSTOM", "name": "x", "value": {"input": {"resume": []}}});
         let mut same = custom.clone();
-        drop_empty_resume(&mut same);
+        drop_empty_input_lists(&mut same);
         assert_eq!(same, custom);
     }
 

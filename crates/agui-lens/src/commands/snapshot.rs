@@ -27,7 +27,7 @@ use super::check::use_color;
 use super::diff::{Level, settings as normalize_settings};
 use crate::cli::{SnapshotAction, SnapshotArgs};
 use agui_lens_core::compare::comparison::{compare, render, summary, unified_diff};
-use agui_lens_core::compare::normalize::{Selector, Settings, drop_empty_resume};
+use agui_lens_core::compare::normalize::{Selector, Settings, drop_empty_input_lists};
 use agui_lens_core::compare::streams::{HalvesRead, normalized_reading};
 use agui_lens_core::read::{self, DEFAULT_MAX_LINE, ReadOptions};
 
@@ -134,7 +134,7 @@ impl Snapshot {
                 let mut item = agui_lens_core::check::parse::value_keeping_halves(line.as_bytes())
                     .map_err(|e| format!("line {}: not JSON: {e}", n + 1))?;
                 // Written before an empty resume list counted as none.
-                drop_empty_resume(&mut item);
+                drop_empty_input_lists(&mut item);
                 items.push(item);
             }
         }
