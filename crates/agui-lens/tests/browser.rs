@@ -325,9 +325,16 @@ fn base64_decode(text: &str) -> Vec<u8> {
 
 /// Writes the report of a stream into a temp dir; returns the dir and the page.
 fn report(stream: &str) -> (tempfile::TempDir, PathBuf) {
+    report_with(stream, &[])
+}
+
+/// [`report`], with more flags for `inspect`.
+fn report_with(stream: &str, flags: &[&str]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
-    let (code, stdout, stderr) = run(&["inspect", stream, "--html", page.to_str().unwrap()]);
+    let mut args = vec!["inspect", stream, "--html", page.to_str().unwrap()];
+    args.extend_from_slice(flags);
+    let (code, stdout, stderr) = run(&args);
     assert!(code == 0 || code == 1, "{stdout}{stderr}");
     assert!(stderr.starts_with("wrote "), "{stderr}");
     (dir, page)
@@ -417,7 +424,9 @@ fn console_errors_are_caught() {
 #[test]
 fn report_renders_with_its_elements_and_escapes_what_it_embeds() {
     let stream = "fixtures/inspect/everything.jsonl";
-    let (_dir, page) = report(stream);
+    // Its RUN_ERROR with a message open is a note by default: made a warning, it shows a
+    // warning's mark.
+    let (_dir, page) = report_with(stream, &["--warn", "lifecycle/open-at-error"]);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
         !html.contains("src=\"http") && !html.contains("href=\"http"),

@@ -75,7 +75,19 @@ fn diagnostics_are_coloured_by_severity() {
         stdout.contains("\u{1b}[1;31merror[state/patch-failed]"),
         "{stdout}"
     );
-    assert!(stdout.contains("\u{1b}[1;33mwarning[lifecycle/open-at-error]"));
+    assert!(
+        stdout.contains("\u{1b}[1mnote[lifecycle/open-at-error]"),
+        "{stdout}"
+    );
+    let (_, warned, _) = inspect(&[
+        "--color",
+        "always",
+        "fixtures/invalid/tool-args/empty-arguments.jsonl",
+    ]);
+    assert!(
+        warned.contains("\u{1b}[1;33mwarning[tool-args/empty-arguments]"),
+        "{warned}"
+    );
     let (_, plain, _) = inspect(&["--color", "never", EVERYTHING]);
     assert!(!plain.contains('\u{1b}'));
 }
@@ -151,7 +163,8 @@ fn stats() {
 
 #[test]
 fn json_is_the_same_as_data() {
-    let (code, stdout, _) = inspect(&["--format", "json", EVERYTHING]);
+    let warned = ["--warn", "lifecycle/open-at-error"];
+    let (code, stdout, _) = inspect(&[&["--format", "json", EVERYTHING][..], &warned].concat());
     assert_eq!(code, 1);
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
@@ -237,7 +250,10 @@ fn html_escapes_what_it_embeds_and_says_what_it_capped() {
     let (_, _, stderr) = inspect(&["--html", page.to_str().unwrap(), EVERYTHING]);
     assert_eq!(
         stderr,
-        format!("wrote {}: 37 events, 2 errors, 1 warning\n", page.display())
+        format!(
+            "wrote {}: 37 events, 2 errors, 0 warnings\n",
+            page.display()
+        )
     );
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("</script>").count(), 2, "only the page's own");

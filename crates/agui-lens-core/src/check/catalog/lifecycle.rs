@@ -83,11 +83,13 @@ pub const OPEN_AT_FINISH: Rule = Rule {
 
 pub const OPEN_AT_ERROR: Rule = Rule {
     name: "lifecycle/open-at-error",
-    default: Level::Warn,
+    default: Level::Note,
     versions: "every version",
     summary: "RUN_ERROR while a message, tool call, step, reasoning span or subagent is open",
-    why: "Allowed (a run can fail mid-message), but the open items stay incomplete in the \
-          client's history; closing them first gives users a clean transcript.",
+    why: "Allowed: RUN_ERROR ends whatever was still open along with the run, and from 1.1 a \
+          client must not expect a closing event for any of it. A note, never failing a run \
+          (--deny-warnings neither): the open items stay incomplete in the client's history, \
+          which closing them first would spare users.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"STEP_STARTED","stepName":"plan"}
 {"type":"RUN_ERROR","message":"model failed"}
