@@ -529,9 +529,10 @@ class DiffResult:
         return self.equal
 
 
-def diff(a: Source, b: Source, *, level: str = "events", max_lines: int = 400) -> DiffResult:
-    """Compares two streams by meaning, as ``agui-lens diff --level LEVEL A B`` does (ids,
-    timestamps and delta splits aside): ``events``, ``compact`` or ``fold``. ``str()`` of the
+def diff(a: Source, b: Source, *, level: str = "compact", max_lines: int = 400) -> DiffResult:
+    """Compares two streams by meaning, as ``agui-lens diff --level LEVEL A B`` does (ids and
+    timestamps aside): ``events`` event by event, ``compact`` (the default, as the command's)
+    with each message's deltas merged, however they were split, or ``fold``. ``str()`` of the
     result is what the command prints (without colour); ``.document`` its ``--format json``.
     What the command warns of on stderr comes as an ``AguiLensWarning``."""
     if (

@@ -810,7 +810,7 @@ fn compact_source(
 /// Compares two streams as `agui-lens diff --level LEVEL A B` does; returns whether they
 /// are equal, the human text (plain) and the `--format json` document.
 #[pyfunction]
-#[pyo3(signature = (a, b, a_label, b_label, level="events".to_owned(), max_lines=400))]
+#[pyo3(signature = (a, b, a_label, b_label, level="compact".to_owned(), max_lines=400))]
 fn diff(
     py: Python<'_>,
     a: PathBuf,

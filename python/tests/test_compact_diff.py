@@ -117,6 +117,24 @@ def test_diff_of_content_and_events():
     assert result.document["first_difference"] is not None
 
 
+def test_diff_compares_at_the_commands_level_by_default(tmp_path):
+    """Left to its default, `diff` compares as `agui-lens diff A B` does (compacted): the same
+    text split another way means the same. It compared event by event, and said it differed."""
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+    end = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+
+    def stream(*parts):
+        events = [start, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]
+        events += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": p} for p in parts]
+        return events + [{"type": "TEXT_MESSAGE_END", "messageId": "m"}, end]
+
+    whole, split = stream("hello"), stream("hel", "lo")
+    result = agui_lens.diff(whole, split)
+    assert result.equal, result.text
+    assert result.document["level"] == "compact"
+    assert not agui_lens.diff(whole, split, level="events").equal
+
+
 def test_diff_says_what_a_side_given_as_content_is_not():
     path = FIXTURES / "valid" / "agui-sdk-full.jsonl"
     with pytest.raises(agui_lens.AguiLensError) as caught:
