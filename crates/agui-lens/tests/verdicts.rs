@@ -1210,3 +1210,98 @@ fn what_a_newer_version_may_add_is_no_error() {
     let (code, rules) = problems(&[s(&malformed)]);
     assert_eq!(code, 1, "{rules:?}");
 }
+
+/// 1.1's pendingToolCallIds, when sent and not empty, is exactly the calls the run started and
+/// no TOOL_CALL_RESULT answered (in any order here: the MUST is about which calls); an absent
+/// or empty list says nothing, and 1.0 has no such list. Usage entries hold to the token
+/// accounting: only counts an entry gives are compared.
+#[test]
+fn a_runs_pending_calls_and_usage_are_held_to_the_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |version: &str, finished: Value| {
+        vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": version}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": "a", "toolCallName": "confirm"}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "a"}),
+            json!({"type": "TOOL_CALL_CHUNK", "toolCallId": "b", "toolCallName": "pick", "delta": "{}"}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "b"}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "look"}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "c"}),
+            json!({"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "c", "content": "x"}),
+            finished,
+        ]
+    };
+    let finished = |outcome: Value| json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": outcome});
+    let judged = |name: &str, version: &str, end: Value| {
+        let (_, found) = problems(&[s(&write(dir.path(), name, &run(version, end)))]);
+        found
+            .into_iter()
+            .filter(|r| r.starts_with("lifecycle/"))
+            .collect::<Vec<_>>()
+    };
+    let pending = |ids: Value| finished(json!({"type": "success", "pendingToolCallIds": ids}));
+    let none: Vec<String> = vec![];
+    let wrong = vec!["lifecycle/pending-tool-calls".to_owned()];
+    assert_eq!(
+        judged("exact.jsonl", "1.1", pending(json!(["a", "b"]))),
+        none
+    );
+    assert_eq!(
+        judged("any-order.jsonl", "1.1", pending(json!(["b", "a"]))),
+        none
+    );
+    assert_eq!(judged("empty.jsonl", "1.1", pending(json!([]))), none);
+    assert_eq!(
+        judged("absent.jsonl", "1.1", finished(json!({"type": "success"}))),
+        none
+    );
+    assert_eq!(
+        judged("one-short.jsonl", "1.1", pending(json!(["a"]))),
+        wrong
+    );
+    assert_eq!(
+        judged("answered.jsonl", "1.1", pending(json!(["a", "b", "c"]))),
+        wrong
+    );
+    assert_eq!(
+        judged("never.jsonl", "1.1", pending(json!(["a", "b", "z"]))),
+        wrong
+    );
+    let usage = |entry: Value| json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "usage": [entry]});
+    assert_eq!(
+        judged(
+            "usage.jsonl",
+            "1.1",
+            usage(
+                json!({"inputTokens": 10, "outputTokens": 5, "totalTokens": 15,
+                "cachedInputTokens": 4, "cacheWriteInputTokens": 6, "reasoningTokens": 5})
+            )
+        ),
+        none
+    );
+    assert_eq!(
+        judged(
+            "partial.jsonl",
+            "1.1",
+            usage(json!({"inputTokens": 10, "totalTokens": 99}))
+        ),
+        none
+    );
+    let accounting = vec!["lifecycle/usage-accounting".to_owned()];
+    for (name, entry) in [
+        (
+            "total.jsonl",
+            json!({"inputTokens": 10, "outputTokens": 5, "totalTokens": 16}),
+        ),
+        (
+            "cache.jsonl",
+            json!({"inputTokens": 10, "cachedInputTokens": 6, "cacheWriteInputTokens": 5}),
+        ),
+        (
+            "reasoning.jsonl",
+            json!({"outputTokens": 5, "reasoningTokens": 6}),
+        ),
+    ] {
+        assert_eq!(judged(name, "1.1", usage(entry)), accounting, "{name}");
+    }
+}

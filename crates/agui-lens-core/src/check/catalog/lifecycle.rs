@@ -178,3 +178,40 @@ pub const THREAD_CHANGED: Rule = Rule {
     spec: spec!("basic/run-input.mdx#identity"),
     capability: None,
 };
+
+pub const PENDING_TOOL_CALLS: Rule = Rule {
+    name: "lifecycle/pending-tool-calls",
+    default: Level::Deny,
+    versions: "1.1",
+    summary: "a success outcome's pendingToolCallIds is not exactly the tool calls the run started and did not answer with TOOL_CALL_RESULT",
+    why: "The application answers the calls the list names before the thread goes on: a call \
+          left out stays unanswered in a history many models reject, and a call named that \
+          was answered, or never made, is answered twice or for nothing. An absent or empty \
+          list says nothing (a client derives the calls from the stream), and is not judged.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.1"}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"confirm"}
+{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
+{"type":"TOOL_CALL_END","toolCallId":"c1"}
+{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success","pendingToolCallIds":["c2"]}}
+"#,
+    tier: Tier::Must,
+    spec: spec!("events/tool-calls.mdx#frontend-tools"),
+    capability: None,
+};
+
+pub const USAGE_ACCOUNTING: Rule = Rule {
+    name: "lifecycle/usage-accounting",
+    default: Level::Deny,
+    versions: "1.1",
+    summary: "a usage entry breaks the token accounting: totalTokens is not inputTokens plus outputTokens, or a part (cached, cache-write, reasoning tokens) is more than its total",
+    why: "A consumer sums totalTokens across entries and runs, and prices cache reads, cache \
+          writes and reasoning apart as parts of the totals: a provider's total copied as it \
+          counts, or a part reported beside a total it was not added into, bills the run \
+          wrong.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.1"}
+{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","usage":[{"inputTokens":5,"outputTokens":1,"totalTokens":60}]}
+"#,
+    tier: Tier::Must,
+    spec: spec!("events/lifecycle.mdx#token-usage"),
+    capability: None,
+};

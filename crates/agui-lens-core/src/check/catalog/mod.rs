@@ -234,6 +234,8 @@ registry! {
     LifecycleDuplicateRunId => lifecycle::DUPLICATE_RUN_ID,
     LifecycleUnknownParentRun => lifecycle::UNKNOWN_PARENT_RUN,
     LifecycleThreadChanged => lifecycle::THREAD_CHANGED,
+    LifecyclePendingToolCalls => lifecycle::PENDING_TOOL_CALLS,
+    LifecycleUsageAccounting => lifecycle::USAGE_ACCOUNTING,
     PairingTextMessage => pairing::TEXT_MESSAGE,
     PairingToolCall => pairing::TOOL_CALL,
     PairingReasoning => pairing::REASONING,

@@ -329,3 +329,64 @@ impl Lifecycle {
         );
     }
 }
+
+/// Holds each `usage` entry of a run's terminal event to the 1.1 token accounting:
+/// `totalTokens` is `inputTokens` plus `outputTokens`, and the cache and reasoning counts are
+/// parts of those totals. Only counts the entry gives are compared (an absent count is
+/// unknown, not zero).
+pub fn judge_usage(ev: &Ev<'_>, out: &mut Out<'_>) {
+    if !out.wants(RuleId::LifecycleUsageAccounting) {
+        return;
+    }
+    let Some(entries) = ev.get("usage").and_then(serde_json::Value::as_array) else {
+        return;
+    };
+    for (i, entry) in entries.iter().enumerate() {
+        let count = |key: &str| entry.get(key).and_then(serde_json::Value::as_u64);
+        let (input, output) = (count("inputTokens"), count("outputTokens"));
+        let mut wrong = Vec::new();
+        if let (Some(input), Some(output), Some(total)) = (input, output, count("totalTokens"))
+            && input.checked_add(output) != Some(total)
+        {
+            wrong.push(format!(
+                "totalTokens is {total}, not inputTokens plus outputTokens ({input} + {output})"
+            ));
+        }
+        let parts: Vec<(&str, u64)> = ["cachedInputTokens", "cacheWriteInputTokens"]
+            .into_iter()
+            .filter_map(|key| Some((key, count(key)?)))
+            .collect();
+        let cache = parts
+            .iter()
+            .fold(0u64, |sum, (_, n)| sum.saturating_add(*n));
+        if let Some(input) = input
+            && cache > input
+        {
+            let named: Vec<String> = parts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            wrong.push(format!(
+                "{} {} more than inputTokens ({input}), which counts {}",
+                named.join(" and "),
+                if parts.len() == 1 { "is" } else { "are" },
+                if parts.len() == 1 { "it" } else { "them" }
+            ));
+        }
+        if let (Some(output), Some(reasoning)) = (output, count("reasoningTokens"))
+            && reasoning > output
+        {
+            wrong.push(format!(
+                "reasoningTokens {reasoning} is more than outputTokens ({output}), which counts it"
+            ));
+        }
+        if wrong.is_empty() {
+            continue;
+        }
+        out.report_at(
+            RuleId::LifecycleUsageAccounting,
+            ev.loc,
+            format!("/usage/{i}"),
+            format!("usage entry {i}: {}", wrong.join("; ")),
+            "report inputTokens and outputTokens as totals with every part added in, and \
+             totalTokens as their sum, not a provider's total that counts otherwise",
+        );
+    }
+}

@@ -210,6 +210,8 @@ pub struct Protocol {
     references: References,
     tool_args: ToolArgs,
     order: Order,
+    /// The protocol version the current run is held to.
+    version: Version,
 }
 
 impl Protocol {
@@ -223,6 +225,7 @@ impl Protocol {
             order: Order::default(),
             expander: ChunkExpander::new(),
             pieces: Vec::new(),
+            version: Version::NEWEST,
             options,
         };
         protocol.set_version(protocol.options.version.unwrap_or(Version::NEWEST));
@@ -231,6 +234,7 @@ impl Protocol {
 
     /// The protocol version the current run is held to (its RUN_STARTED decides it).
     pub fn set_version(&mut self, version: Version) {
+        self.version = version;
         self.pairing.set_version(version);
         self.tool_args.set_version(version);
     }
@@ -327,6 +331,9 @@ impl Protocol {
                 self.pairing.close_all();
                 self.tool_args.close_all();
                 self.tool_args.end_run(error, ev, out);
+                if self.version >= Version::V1_1 {
+                    super::lifecycle::judge_usage(ev, out);
+                }
             }
             Transition::None => {}
         }

@@ -32,6 +32,10 @@ struct Tool {
 /// How many unanswered calls to undeclared tools one run remembers.
 const PENDING_KEPT: usize = 1024;
 
+/// How many calls one run remembers to hold its `pendingToolCallIds` to; past it, the list
+/// is not judged.
+const CALLS_KEPT: usize = 16 * 1024;
+
 /// A call to a tool the run's input did not declare, not answered yet: the agent may run it
 /// itself (a backend tool), and then its result follows before the run ends.
 struct Unanswered {
@@ -75,6 +79,10 @@ pub struct ToolArgs {
     /// at the run's end; calls closed meanwhile wait in `ended`.
     reopenable: bool,
     ended: HashMap<String, EndedCall, FastBuild>,
+    /// The calls the run started, in order, and those a TOOL_CALL_RESULT answered: what a
+    /// success outcome's `pendingToolCallIds` names (1.1). `None` past [`CALLS_KEPT`].
+    started: Option<Vec<String>>,
+    answered: std::collections::HashSet<String, FastBuild>,
     unanswered: Vec<Unanswered>,
     /// The RunAgentInput a live call sent, whose `tools` the client declared.
     sent: Option<Arc<Value>>,
@@ -99,6 +107,8 @@ impl ToolArgs {
             open: HashMap::default(),
             reopenable: true,
             ended: HashMap::default(),
+            started: Some(Vec::new()),
+            answered: Default::default(),
             unanswered: Vec::new(),
             sent: None,
             compiled: HashMap::new(),
@@ -146,6 +156,8 @@ impl ToolArgs {
     pub fn new_run(&mut self, ev: &Ev<'_>) {
         self.open.clear();
         self.ended.clear();
+        self.started = Some(Vec::new());
+        self.answered.clear();
         self.unanswered.clear();
         self.declare_tools(ev);
     }
@@ -200,6 +212,7 @@ impl ToolArgs {
         if error || matches!(outcome, Some(kind) if kind != "success") {
             return;
         }
+        self.judge_pending(ev, out);
         for call in unanswered {
             out.report_about(
                 RuleId::ToolArgsUndeclaredTool,
@@ -222,11 +235,96 @@ impl ToolArgs {
         }
     }
 
+    /// Holds a success outcome's `pendingToolCallIds` (1.1), when it names any, to the calls
+    /// the run started and no TOOL_CALL_RESULT answered.
+    fn judge_pending(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
+        let started = self.started.take();
+        if !self.reopenable || !out.wants(RuleId::LifecyclePendingToolCalls) {
+            return;
+        }
+        let Some(listed) = ev
+            .get("outcome")
+            .and_then(|o| o.get("pendingToolCallIds"))
+            .and_then(Value::as_array)
+            .filter(|ids| !ids.is_empty())
+        else {
+            return;
+        };
+        let Some(started) = started else {
+            return;
+        };
+        let listed: Vec<&str> = listed.iter().filter_map(Value::as_str).collect();
+        let pending: Vec<&str> = started
+            .iter()
+            .map(String::as_str)
+            .filter(|id| !self.answered.contains(*id))
+            .collect();
+        let quoted = |ids: &[&str]| {
+            ids.iter()
+                .map(|id| format!("\"{id}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let left_out: Vec<&str> = pending
+            .iter()
+            .copied()
+            .filter(|id| !listed.contains(id))
+            .collect();
+        let answered: Vec<&str> = listed
+            .iter()
+            .copied()
+            .filter(|id| self.answered.contains(*id))
+            .collect();
+        let unknown: Vec<&str> = listed
+            .iter()
+            .copied()
+            .filter(|id| !started.iter().any(|s| s == id))
+            .collect();
+        let mut wrong = Vec::new();
+        if !left_out.is_empty() {
+            wrong.push(format!(
+                "it leaves out {}, started and not answered",
+                quoted(&left_out)
+            ));
+        }
+        if !answered.is_empty() {
+            wrong.push(format!(
+                "it names {}, which a TOOL_CALL_RESULT answered",
+                quoted(&answered)
+            ));
+        }
+        if !unknown.is_empty() {
+            wrong.push(format!(
+                "it names {}, which the run never started",
+                quoted(&unknown)
+            ));
+        }
+        if wrong.is_empty() {
+            return;
+        }
+        out.report(
+            RuleId::LifecyclePendingToolCalls,
+            ev.loc,
+            format!(
+                "the outcome's pendingToolCallIds is not the run's unanswered calls ({}): {}",
+                if pending.is_empty() {
+                    "none".to_owned()
+                } else {
+                    quoted(&pending)
+                },
+                wrong.join("; ")
+            ),
+            "list exactly the tool calls the run started and did not answer with \
+             TOOL_CALL_RESULT, in the order they were made (or leave the list out)",
+        );
+    }
+
     pub fn on_event(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
         if !(out.wants(RuleId::ToolArgsInvalidJson)
             || out.wants(RuleId::ToolArgsEmptyArguments)
             || out.wants(RuleId::ToolArgsSchemaViolation)
-            || out.wants(RuleId::ToolArgsUndeclaredTool))
+            || out.wants(RuleId::ToolArgsUndeclaredTool)
+            || out.wants(RuleId::LifecyclePendingToolCalls))
         {
             return;
         }
@@ -249,6 +347,14 @@ impl ToolArgs {
                 }
                 // A reopened call (1.1) goes on with the arguments it had.
                 let reopened = self.ended.remove(id).map(|ended| ended.call);
+                if reopened.is_none() && !self.open.contains_key(id) {
+                    let full = self.started.as_ref().is_some_and(|s| s.len() >= CALLS_KEPT);
+                    if full {
+                        self.started = None;
+                    } else if let Some(started) = &mut self.started {
+                        started.push(id.to_owned());
+                    }
+                }
                 self.open
                     .entry(id.to_owned())
                     .or_insert(reopened.unwrap_or(OpenCall {
@@ -273,6 +379,9 @@ impl ToolArgs {
             EventType::ToolCallResult => {
                 if let Some(id) = ev.str("toolCallId") {
                     self.unanswered.retain(|call| call.id != id);
+                    if self.started.is_some() && self.answered.len() < CALLS_KEPT {
+                        self.answered.insert(id.to_owned());
+                    }
                 }
             }
             EventType::MessagesSnapshot if !self.unanswered.is_empty() => {
