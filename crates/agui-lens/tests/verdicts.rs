@@ -1305,3 +1305,38 @@ fn a_runs_pending_calls_and_usage_are_held_to_the_stream() {
         assert_eq!(judged(name, "1.1", usage(entry)), accounting, "{name}");
     }
 }
+
+/// A producer that announces a subagent invocation does so before any event attributed to it
+/// (1.1); attributing events without announcing anything is allowed.
+#[test]
+fn a_subagent_is_announced_before_what_is_attributed_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let message = |id: &str| {
+        [
+            json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant", "subagentRunId": "s"}),
+            json!({"type": "TEXT_MESSAGE_END", "messageId": id, "subagentRunId": "s"}),
+        ]
+    };
+    let started = json!({"type": "SUBAGENT_STARTED", "subagentRunId": "s", "name": "helper"});
+    let finished = json!({"type": "SUBAGENT_FINISHED", "subagentRunId": "s"});
+    let run = |middle: Vec<Value>| {
+        let mut all = vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.1"}),
+        ];
+        all.extend(middle);
+        all.push(json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}));
+        all
+    };
+    let judged =
+        |name: &str, middle: Vec<Value>| problems(&[s(&write(dir.path(), name, &run(middle)))]).1;
+    let mut late = message("m1").to_vec();
+    late.extend([started.clone(), finished.clone()]);
+    assert_eq!(judged("late.jsonl", late), ["pairing/subagent"]);
+    let mut first = vec![started, message("m1")[0].clone(), message("m1")[1].clone()];
+    first.push(finished);
+    assert_eq!(judged("first.jsonl", first), Vec::<String>::new());
+    assert_eq!(
+        judged("unannounced.jsonl", message("m1").to_vec()),
+        Vec::<String>::new()
+    );
+}

@@ -84,9 +84,10 @@ pub const SUBAGENT: Rule = Rule {
     name: "pairing/subagent",
     default: Level::Deny,
     versions: "every version",
-    summary: "SUBAGENT_FINISHED/ERROR for a subagent not active, a subagent started twice, or an unknown parentSubagentRunId",
-    why: "A subagentRunId names one invocation: it starts once and ends once, and its parent \
-          must have started before it.",
+    summary: "SUBAGENT_FINISHED/ERROR for a subagent not active, a subagent started twice or announced after events attributed to it, or an unknown parentSubagentRunId",
+    why: "A subagentRunId names one invocation: it starts once and ends once, before any event \
+          attributed to it when it is announced at all, and its parent must have started \
+          before it.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"SUBAGENT_FINISHED","subagentRunId":"s1"}
 "#,

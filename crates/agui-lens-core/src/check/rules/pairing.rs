@@ -13,6 +13,9 @@ use crate::protocol::event::EventType;
 use crate::protocol::ids::{FastBuild, IdMap, declared_call_ids, id_hash};
 use crate::protocol::version::Version;
 
+/// How many subagents attributed before being announced one run remembers.
+const UNANNOUNCED_KEPT: usize = 1024;
+
 /// Something open, and where it opened.
 #[derive(Clone, Debug)]
 struct Open {
@@ -97,6 +100,9 @@ pub struct Pairing {
     steps: HashMap<(Option<String>, String), Open, FastBuild>,
     subagents: HashMap<String, Open, FastBuild>,
     closed_subagents: HashSet<String, FastBuild>,
+    /// Subagents events were attributed to before any SUBAGENT_STARTED for them in this run,
+    /// with the line of the first: one announced later was announced too late.
+    unannounced: HashMap<String, u64, FastBuild>,
     /// Ids continued without being open: reported once, then their further events are quiet
     /// (and they are not "still open" when the run ends).
     adopted: HashSet<(u8, String), FastBuild>,
@@ -129,6 +135,7 @@ impl Pairing {
     pub fn new_run(&mut self) {
         self.close_all();
         self.closed_subagents.clear();
+        self.unannounced.clear();
         self.adopted.clear();
         self.owners = Owners::default();
     }
@@ -179,6 +186,15 @@ impl Pairing {
             TextMessageContent | ToolCallArgs | ReasoningMessageContent
         ) {
             self.current = None;
+        }
+        if let Some(owner) = ev.owner()
+            && !matches!(ev.ty, SubagentStarted | SubagentFinished | SubagentError)
+            && self.unannounced.len() < UNANNOUNCED_KEPT
+            && !self.subagents.contains_key(owner)
+            && !self.closed_subagents.contains(owner)
+            && !self.unannounced.contains_key(owner)
+        {
+            self.unannounced.insert(owner.to_owned(), ev.loc.line);
         }
         match ev.ty {
             TextMessageStart => self.start(Kind::Text, ev, out),
@@ -561,6 +577,18 @@ impl Pairing {
                 "finish it with SUBAGENT_FINISHED or SUBAGENT_ERROR first",
             );
             return;
+        }
+        if let Some(line) = self.unannounced.remove(id) {
+            out.report(
+                RuleId::PairingSubagent,
+                ev.loc,
+                format!(
+                    "SUBAGENT_STARTED for subagent \"{id}\" comes after events attributed to it \
+                     (the first at line {line})"
+                ),
+                "announce an invocation before any event attributed to it (or not at all: \
+                 attribution alone is allowed)",
+            );
         }
         if self.closed_subagents.contains(id) {
             out.report(
