@@ -1340,3 +1340,35 @@ fn a_subagent_is_announced_before_what_is_attributed_to_it() {
         Vec::<String>::new()
     );
 }
+
+/// A START that reopens a closed message or tool call (1.1) agrees with the one that opened
+/// it: the same toolCallName and parentMessageId for a call, the same name for a message.
+#[test]
+fn a_reopening_start_agrees_with_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let judged = |name: &str, first: Value, again: Value, end: &str, id: &str| {
+        let lines = vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.1"}),
+            first,
+            json!({"type": end, id: "x"}),
+            again,
+            json!({"type": end, id: "x"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ];
+        problems(&[s(&write(dir.path(), name, &lines))])
+            .1
+            .into_iter()
+            .filter(|r| r.starts_with("pairing/"))
+            .collect::<Vec<_>>()
+    };
+    let call = |name: &str, parent: &str| json!({"type": "TOOL_CALL_START", "toolCallId": "x", "toolCallName": name, "parentMessageId": parent});
+    let message = |name: &str| json!({"type": "TEXT_MESSAGE_START", "messageId": "x", "role": "assistant", "name": name});
+    let same: Vec<String> = vec![];
+    let tool = |a, b| judged("tool.jsonl", a, b, "TOOL_CALL_END", "toolCallId");
+    let text = |a, b| judged("text.jsonl", a, b, "TEXT_MESSAGE_END", "messageId");
+    assert_eq!(tool(call("f", "m"), call("f", "m")), same);
+    assert_eq!(tool(call("f", "m"), call("g", "m")), ["pairing/tool-call"]);
+    assert_eq!(tool(call("f", "m"), call("f", "n")), ["pairing/tool-call"]);
+    assert_eq!(text(message("a"), message("a")), same);
+    assert_eq!(text(message("a"), message("b")), ["pairing/text-message"]);
+}

@@ -7,7 +7,7 @@ pub const TEXT_MESSAGE: Rule = Rule {
     name: "pairing/text-message",
     default: Level::Deny,
     versions: "every version",
-    summary: "TEXT_MESSAGE_CONTENT/END for a message never started or already ended, or a second START while it is open",
+    summary: "TEXT_MESSAGE_CONTENT/END for a message never started or already ended, a second START while it is open, or (1.1) a START reopening it with another name",
     why: "Clients assemble a message from START, CONTENT and END by messageId; content for an \
           unknown id is dropped or lands in the wrong message, and the official client \
           rejects the stream.",
@@ -23,7 +23,7 @@ pub const TOOL_CALL: Rule = Rule {
     name: "pairing/tool-call",
     default: Level::Deny,
     versions: "every version",
-    summary: "TOOL_CALL_ARGS/END for a tool call never started or already ended, or a second START while it is open",
+    summary: "TOOL_CALL_ARGS/END for a tool call never started or already ended, a second START while it is open, or (1.1) a START reopening it with another toolCallName or parentMessageId",
     why: "Clients build a tool call's arguments from its ARGS deltas by toolCallId; arguments \
           for an unknown call are lost and the call is never executed.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}

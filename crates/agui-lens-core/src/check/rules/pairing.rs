@@ -111,12 +111,41 @@ pub struct Pairing {
     ended_text: IdMap<u64>,
     ended_reasoning: IdMap<u64>,
     ended_tools: IdMap<u64>,
+    /// What the first START of each message and tool call said that a reopening START (1.1)
+    /// must agree with: a message's `name`, a call's `toolCallName` and `parentMessageId`.
+    started_as: IdMap<StartedAs>,
     /// The open entity the last content event continued, with its owner: most content events
     /// continue the same one, which then needs no lookup. Forgotten on any other event.
     current: Option<Current>,
     /// Reopening an ended message is reported: the run is held to a version before 1.1,
     /// which says a closed message is closed, not sealed.
     reopen_reported: bool,
+}
+
+/// What a START said, for a reopening START to agree with (its kind, and up to two fields).
+#[derive(Clone, PartialEq, Eq)]
+struct StartedAs {
+    kind: Kind,
+    fields: [Option<String>; 2],
+}
+
+impl StartedAs {
+    /// The fields a reopening START of `kind` must repeat.
+    fn names(kind: Kind) -> &'static [&'static str] {
+        match kind {
+            Kind::Text => &["name"],
+            Kind::Tool => &["toolCallName", "parentMessageId"],
+            Kind::Span | Kind::Reasoning => &[],
+        }
+    }
+
+    fn of(kind: Kind, ev: &Ev<'_>) -> StartedAs {
+        let mut fields = [None, None];
+        for (slot, name) in fields.iter_mut().zip(StartedAs::names(kind)) {
+            *slot = ev.str(name).map(str::to_owned);
+        }
+        StartedAs { kind, fields }
+    }
 }
 
 struct Current {
@@ -296,6 +325,18 @@ impl Pairing {
         if existing.is_some() {
             attribution(ev, existing.as_ref(), kind.noun(), id, out);
         }
+        if matches!(kind, Kind::Text | Kind::Tool) {
+            let now = StartedAs::of(kind, ev);
+            match self.started_as.get(id) {
+                Some(first) if first.kind == kind && *first != now && !self.reopen_reported => {
+                    self.disagreeing_reopen(kind, id, first.clone(), &now, ev, out);
+                }
+                Some(first) if first.kind == kind => {}
+                _ => {
+                    self.started_as.insert(id, now);
+                }
+            }
+        }
         if kind != Kind::Tool && self.reopen_reported {
             if let Some(ended) = self.ended_map(kind).and_then(|m| m.get(id).copied()) {
                 out.report(
@@ -315,6 +356,47 @@ impl Pairing {
         if existing.is_none() {
             self.owner_map(kind).insert(id, owned(ev.owner()));
         }
+    }
+
+    /// A START (1.1) that reopens a message or tool call but disagrees with the one that opened
+    /// it: a call must keep its toolCallName and parentMessageId, a message its name.
+    fn disagreeing_reopen(
+        &mut self,
+        kind: Kind,
+        id: &str,
+        first: StartedAs,
+        now: &StartedAs,
+        ev: &Ev<'_>,
+        out: &mut Out<'_>,
+    ) {
+        let shown = |v: &Option<String>| match v {
+            Some(v) => format!("\"{v}\""),
+            None => "none".to_owned(),
+        };
+        let changed: Vec<String> = StartedAs::names(kind)
+            .iter()
+            .zip(first.fields.iter().zip(&now.fields))
+            .filter(|(_, (was, is))| was != is)
+            .map(|(name, (was, is))| {
+                format!("{name} {} where it opened with {}", shown(is), shown(was))
+            })
+            .collect();
+        out.report(
+            kind.rule(),
+            ev.loc,
+            format!(
+                "{} reopens {} \"{id}\" with {}",
+                kind.start(),
+                kind.noun(),
+                changed.join(", ")
+            ),
+            &format!(
+                "a reopening {} repeats what the first said; another {} is another {}",
+                kind.start(),
+                kind.noun(),
+                kind.id_field()
+            ),
+        );
     }
 
     fn continue_or_end(
