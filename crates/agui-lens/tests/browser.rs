@@ -455,14 +455,15 @@ fn report_renders_with_its_elements_and_escapes_what_it_embeds() {
         })",
     );
     let counts: Value = serde_json::from_str(counts.as_str().unwrap()).unwrap();
-    // Three problems, and the note that the stream declares no protocol version (listed,
-    // never marked as a problem on the timeline).
+    // Four problems (one of them the RUN_ERROR with a message open, made a warning), and the
+    // note that the stream declares no protocol version (listed, never marked as a problem on
+    // the timeline).
     assert_eq!(
         counts,
         json!({
             "lanes": 10, "messageLanes": 3, "toolLanes": 1, "stepLanes": 1,
-            "reasoningLanes": 1, "subagentLanes": 2, "errorMarks": 2, "warningMarks": 1,
-            "ticks": 4, "messages": 7, "rows": 34, "problemRows": 3, "problems": 4,
+            "reasoningLanes": 1, "subagentLanes": 2, "errorMarks": 3, "warningMarks": 1,
+            "ticks": 4, "messages": 7, "rows": 34, "problemRows": 4, "problems": 5,
             "scripts": 2, "selected": 1
         })
     );
@@ -486,7 +487,7 @@ fn report_renders_with_its_elements_and_escapes_what_it_embeds() {
             return [text, problems, sel.dataset.first, document.getElementById('shown').textContent];
         })()",
     );
-    assert_eq!(filtered, json!([4, 3, "36", "3 of 34 rows"]));
+    assert_eq!(filtered, json!([4, 4, "36", "4 of 34 rows"]));
     assert_eq!(page.problems(), Vec::<String>::new());
 }
 

@@ -169,7 +169,7 @@ fn json_is_the_same_as_data() {
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
         (doc["errors"].as_u64(), doc["warnings"].as_u64()),
-        (Some(2), Some(1))
+        (Some(3), Some(1))
     );
     let run = &doc["runs"][0];
     assert_eq!(run["status"], "finished");
@@ -231,6 +231,8 @@ fn exit_codes() {
             "pairing/*",
             "--allow",
             "lifecycle/*",
+            "--allow",
+            "tool-args/*",
             EVERYTHING
         ])
         .0,
@@ -251,7 +253,7 @@ fn html_escapes_what_it_embeds_and_says_what_it_capped() {
     assert_eq!(
         stderr,
         format!(
-            "wrote {}: 37 events, 2 errors, 0 warnings\n",
+            "wrote {}: 37 events, 3 errors, 0 warnings\n",
             page.display()
         )
     );

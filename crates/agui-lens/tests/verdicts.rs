@@ -1372,3 +1372,34 @@ fn a_reopening_start_agrees_with_the_first() {
     assert_eq!(text(message("a"), message("a")), same);
     assert_eq!(text(message("a"), message("b")), ["pairing/text-message"]);
 }
+
+/// A producer that calls a frontend tool (one the run's input.tools declares) does not answer
+/// it (1.1); a tool it runs itself, not declared, it answers in the stream.
+#[test]
+fn a_frontend_tool_is_answered_by_the_application() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |version: &str, tool: &str| {
+        vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": version,
+                "input": {"threadId": "t", "runId": "r", "messages": [], "state": {}, "context": [],
+                    "forwardedProps": {}, "tools": [{"name": "confirm", "description": "d", "parameters": {"type": "object"}}]}}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": tool}),
+            json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{}"}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "c"}),
+            json!({"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "c", "content": "yes"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ]
+    };
+    let judged = |name: &str, version: &str, tool: &str| {
+        problems(&[s(&write(dir.path(), name, &run(version, tool)))]).1
+    };
+    assert_eq!(
+        judged("frontend.jsonl", "1.1", "confirm"),
+        ["tool-args/frontend-answered"]
+    );
+    assert_eq!(
+        judged("backend.jsonl", "1.1", "search"),
+        Vec::<String>::new()
+    );
+    assert_eq!(judged("v10.jsonl", "1.0", "confirm"), Vec::<String>::new());
+}

@@ -261,6 +261,7 @@ registry! {
     ToolArgsSchemaViolation => tool_args::SCHEMA_VIOLATION,
     ToolArgsUndeclaredTool => tool_args::UNDECLARED_TOOL,
     ToolArgsEmptyArguments => tool_args::EMPTY_ARGUMENTS,
+    ToolArgsFrontendAnswered => tool_args::FRONTEND_ANSWERED,
     OrderTimestampDecreasing => order::TIMESTAMP_DECREASING,
     OrderTimestampUnit => order::TIMESTAMP_UNIT,
     TransportHttpStatus => transport::HTTP_STATUS,

@@ -82,3 +82,24 @@ pub const EMPTY_ARGUMENTS: Rule = Rule {
     spec: spec!("events/tool-calls.mdx#tool_call_args"),
     capability: None,
 };
+
+pub const FRONTEND_ANSWERED: Rule = Rule {
+    name: "tool-args/frontend-answered",
+    default: Level::Deny,
+    versions: "1.1",
+    summary: "a TOOL_CALL_RESULT answers a call to a tool the run's input.tools declares (a frontend tool, which the application answers)",
+    why: "The tools a run's input lists are the application's: the agent proposes the call, \
+          the application executes it and answers in the next run's messages. A result the \
+          agent sends itself answers the call twice (the application's answer comes too), or \
+          puts words in the application's mouth. A tool the agent runs itself needs no \
+          declaring: give it a name the input does not list.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.1","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[{"name":"confirm","description":"ask the user","parameters":{"type":"object"}}]}}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"confirm"}
+{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
+{"type":"TOOL_CALL_END","toolCallId":"c1"}
+{"type":"TOOL_CALL_RESULT","messageId":"m2","toolCallId":"c1","content":"yes"}
+"#,
+    tier: Tier::Must,
+    spec: spec!("events/tool-calls.mdx#frontend-tools"),
+    capability: None,
+};

@@ -83,6 +83,9 @@ pub struct ToolArgs {
     /// success outcome's `pendingToolCallIds` names (1.1). `None` past [`CALLS_KEPT`].
     started: Option<Vec<String>>,
     answered: std::collections::HashSet<String, FastBuild>,
+    /// Calls of the run to tools its input declares (frontend tools), by id, with the tool's
+    /// name: the application answers them, not the agent (1.1).
+    frontend: HashMap<String, String, FastBuild>,
     unanswered: Vec<Unanswered>,
     /// The RunAgentInput a live call sent, whose `tools` the client declared.
     sent: Option<Arc<Value>>,
@@ -109,6 +112,7 @@ impl ToolArgs {
             ended: HashMap::default(),
             started: Some(Vec::new()),
             answered: Default::default(),
+            frontend: HashMap::default(),
             unanswered: Vec::new(),
             sent: None,
             compiled: HashMap::new(),
@@ -158,6 +162,7 @@ impl ToolArgs {
         self.ended.clear();
         self.started = Some(Vec::new());
         self.answered.clear();
+        self.frontend.clear();
         self.unanswered.clear();
         self.declare_tools(ev);
     }
@@ -324,7 +329,8 @@ impl ToolArgs {
             || out.wants(RuleId::ToolArgsEmptyArguments)
             || out.wants(RuleId::ToolArgsSchemaViolation)
             || out.wants(RuleId::ToolArgsUndeclaredTool)
-            || out.wants(RuleId::LifecyclePendingToolCalls))
+            || out.wants(RuleId::LifecyclePendingToolCalls)
+            || out.wants(RuleId::ToolArgsFrontendAnswered))
         {
             return;
         }
@@ -334,6 +340,12 @@ impl ToolArgs {
                     return;
                 };
                 if let Some(tools) = &self.tools {
+                    if tools.contains_key(name)
+                        && self.reopenable
+                        && self.frontend.len() < CALLS_KEPT
+                    {
+                        self.frontend.insert(id.to_owned(), name.to_owned());
+                    }
                     if !tools.contains_key(name)
                         && out.wants(RuleId::ToolArgsUndeclaredTool)
                         && self.unanswered.len() < PENDING_KEPT
@@ -378,6 +390,16 @@ impl ToolArgs {
             }
             EventType::ToolCallResult => {
                 if let Some(id) = ev.str("toolCallId") {
+                    if let Some(name) = self.frontend.get(id) {
+                        out.report(
+                            RuleId::ToolArgsFrontendAnswered,
+                            ev.loc,
+                            format!(
+                                "TOOL_CALL_RESULT answers tool call \"{id}\" to \"{name}\", a tool the run's input.tools declares: the application answers it, not the agent"
+                            ),
+                            "finish the run with the call unanswered (its id in the outcome's pendingToolCallIds); the application answers in the next run's messages. A tool the agent runs itself is not declared in input.tools",
+                        );
+                    }
                     self.unanswered.retain(|call| call.id != id);
                     if self.started.is_some() && self.answered.len() < CALLS_KEPT {
                         self.answered.insert(id.to_owned());
