@@ -130,6 +130,23 @@ fn diff_code(a: &Path, b: &Path, level: &str) -> i32 {
     .0
 }
 
+/// Records `recorded`'s snapshot in `dir`, then holds `held` to it: `snapshot`'s exit code.
+fn snapshot_of_held_to(dir: &Path, recorded: &Path, held: &Path) -> i32 {
+    let snap = dir.join("run.snap");
+    let snap = snap.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        recorded.to_str().unwrap(),
+        "--expect",
+        snap,
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    run(&["snapshot", held.to_str().unwrap(), "--expect", snap]).0
+}
+
 /// The real captures (fixtures/recordings, as recorded) that are event streams.
 fn recordings() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/recordings"))
@@ -1483,20 +1500,7 @@ fn sse_the_client_stops_reading_is_a_difference_at_every_level() {
     }
     let (_, stdout, _) = run(&["diff", clean.to_str().unwrap(), merged.to_str().unwrap()]);
     assert!(stdout.contains("client_fails"), "{stdout}");
-    let snap = dir.path().join("run.snap");
-    let snap = snap.to_str().unwrap();
-    let (code, _, stderr) = run(&[
-        "snapshot",
-        clean.to_str().unwrap(),
-        "--expect",
-        snap,
-        "--update",
-        "--reason",
-        "first",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, _) = run(&["snapshot", merged.to_str().unwrap(), "--expect", snap]);
-    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(snapshot_of_held_to(dir.path(), &clean, &merged), 1);
 }
 
 /// A plain value that reads as a token (`"msg-1"` in a state, naming nothing) is not the
@@ -1525,20 +1529,7 @@ fn a_plain_value_of_a_tokens_form_is_no_id() {
         assert_eq!(diff_code(&named, &plain, level), 1, "at {level}");
         assert_eq!(diff_code(&plain, &again, level), 0, "at {level}");
     }
-    let snap = dir.path().join("run.snap");
-    let snap = snap.to_str().unwrap();
-    let (code, _, stderr) = run(&[
-        "snapshot",
-        named.to_str().unwrap(),
-        "--expect",
-        snap,
-        "--update",
-        "--reason",
-        "first",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, _) = run(&["snapshot", plain.to_str().unwrap(), "--expect", snap]);
-    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(snapshot_of_held_to(dir.path(), &named, &plain), 1);
 }
 
 /// Numbers compare by their exact value: two integers past 2^53 that differ are a difference
@@ -1568,20 +1559,7 @@ fn numbers_compare_by_their_exact_value() {
         assert_eq!(diff_code(&a, &b, level), 1, "at {level}");
         assert_eq!(diff_code(&one, &one_point_zero, level), 0, "at {level}");
     }
-    let snap = dir.path().join("run.snap");
-    let snap = snap.to_str().unwrap();
-    let (code, _, stderr) = run(&[
-        "snapshot",
-        a.to_str().unwrap(),
-        "--expect",
-        snap,
-        "--update",
-        "--reason",
-        "first",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, _) = run(&["snapshot", b.to_str().unwrap(), "--expect", snap]);
-    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(snapshot_of_held_to(dir.path(), &a, &b), 1);
 }
 
 /// How a message's text was split does not matter at the `compact` level whatever its length:
@@ -1609,18 +1587,5 @@ fn a_long_message_split_another_way_means_the_same() {
     let two = write("two.jsonl", &[&text[..5 << 20], &text[5 << 20..]]);
     let (code, stdout, stderr) = run(&["diff", one.to_str().unwrap(), two.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    let snap = dir.path().join("run.snap");
-    let snap = snap.to_str().unwrap();
-    let (code, _, stderr) = run(&[
-        "snapshot",
-        one.to_str().unwrap(),
-        "--expect",
-        snap,
-        "--update",
-        "--reason",
-        "first",
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, _) = run(&["snapshot", two.to_str().unwrap(), "--expect", snap]);
-    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(snapshot_of_held_to(dir.path(), &one, &two), 0);
 }

@@ -1381,13 +1381,7 @@ fn a_failed_status_is_recorded_before_the_exchange_ends() {
             let _ = response.body_mut().read_to_vec();
         }
     });
-    let raw = record.join("001/response.raw");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::metadata(&raw).map(|m| m.len()).unwrap_or(0) == 0 {
-        assert!(Instant::now() < deadline, "nothing was recorded");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(200));
+    body_recorded(&record.join("001/response.raw"));
     let _ = proxy.child.kill();
     let _ = proxy.child.wait();
     let (code, stdout, stderr) = run(&["check", record.to_str().unwrap()]);
@@ -1427,13 +1421,7 @@ fn a_failed_status_is_counted_when_a_stop_cuts_its_exchange() {
             let _ = response.body_mut().read_to_vec();
         }
     });
-    let raw = record.join("001/response.raw");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::metadata(&raw).map(|m| m.len()).unwrap_or(0) == 0 {
-        assert!(Instant::now() < deadline, "nothing was recorded");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(200));
+    body_recorded(&record.join("001/response.raw"));
     // SAFETY: a signal to the child this test started.
     unsafe {
         libc::kill(proxy.child.id() as libc::pid_t, libc::SIGTERM);
@@ -1449,4 +1437,15 @@ fn a_failed_status_is_counted_when_a_stop_cuts_its_exchange() {
     assert!(said.contains("transport/http-status"), "{said}");
     let doc: serde_json::Value = serde_json::from_str(&said).unwrap();
     assert_eq!(doc["summary"]["errors"], 1, "{said}");
+}
+
+/// Waits (up to 10 s) until the proxy has written some of an answer's body to `raw`, and a
+/// little more, so that the agent's hold on the connection is what comes next.
+fn body_recorded(raw: &std::path::Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::metadata(raw).map(|m| m.len()).unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "nothing was recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
 }
