@@ -75,9 +75,10 @@ pub struct ToolArgs {
     /// rather than copied again, and keeps its compiled schema.
     recent: HashMap<String, Vec<Arc<Tool>>>,
     open: HashMap<String, OpenCall, FastBuild>,
-    /// Whether a closed call may be reopened (from 1.1), so that its arguments are whole only
-    /// at the run's end; calls closed meanwhile wait in `ended`.
-    reopenable: bool,
+    /// The run is held to 1.1 or later: a closed call may be reopened (its arguments are whole
+    /// only at the run's end; calls closed meanwhile wait in `ended`), a success outcome may
+    /// name the calls left pending, and a frontend tool's call is the application's to answer.
+    from_1_1: bool,
     ended: HashMap<String, EndedCall, FastBuild>,
     /// The calls the run started, in order, and those a TOOL_CALL_RESULT answered: what a
     /// success outcome's `pendingToolCallIds` names (1.1). `None` past [`CALLS_KEPT`].
@@ -108,7 +109,7 @@ impl ToolArgs {
             tools: None,
             recent: HashMap::new(),
             open: HashMap::default(),
-            reopenable: true,
+            from_1_1: true,
             ended: HashMap::default(),
             started: Some(Vec::new()),
             answered: Default::default(),
@@ -123,7 +124,7 @@ impl ToolArgs {
     /// The protocol version the run is held to: from 1.1 a closed call may be reopened, and
     /// further arguments append.
     pub fn set_version(&mut self, version: crate::protocol::version::Version) {
-        self.reopenable = version >= crate::protocol::version::Version::V1_1;
+        self.from_1_1 = version >= crate::protocol::version::Version::V1_1;
     }
 
     /// Says the arguments found not to be JSON that wait for their run's end, having judged
@@ -244,7 +245,7 @@ impl ToolArgs {
     /// the run started and no TOOL_CALL_RESULT answered.
     fn judge_pending(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
         let started = self.started.take();
-        if !self.reopenable || !out.wants(RuleId::LifecyclePendingToolCalls) {
+        if !self.from_1_1 || !out.wants(RuleId::LifecyclePendingToolCalls) {
             return;
         }
         let Some(listed) = ev
@@ -259,6 +260,9 @@ impl ToolArgs {
             return;
         };
         let listed: Vec<&str> = listed.iter().filter_map(Value::as_str).collect();
+        let named: std::collections::HashSet<&str, FastBuild> = listed.iter().copied().collect();
+        let made: std::collections::HashSet<&str, FastBuild> =
+            started.iter().map(String::as_str).collect();
         let pending: Vec<&str> = started
             .iter()
             .map(String::as_str)
@@ -273,7 +277,7 @@ impl ToolArgs {
         let left_out: Vec<&str> = pending
             .iter()
             .copied()
-            .filter(|id| !listed.contains(id))
+            .filter(|id| !named.contains(id))
             .collect();
         let answered: Vec<&str> = listed
             .iter()
@@ -283,7 +287,7 @@ impl ToolArgs {
         let unknown: Vec<&str> = listed
             .iter()
             .copied()
-            .filter(|id| !started.iter().any(|s| s == id))
+            .filter(|id| !made.contains(id))
             .collect();
         let mut wrong = Vec::new();
         if !left_out.is_empty() {
@@ -340,9 +344,7 @@ impl ToolArgs {
                     return;
                 };
                 if let Some(tools) = &self.tools {
-                    if tools.contains_key(name)
-                        && self.reopenable
-                        && self.frontend.len() < CALLS_KEPT
+                    if tools.contains_key(name) && self.from_1_1 && self.frontend.len() < CALLS_KEPT
                     {
                         self.frontend.insert(id.to_owned(), name.to_owned());
                     }
@@ -423,7 +425,7 @@ impl ToolArgs {
                 };
                 if let Some(call) = self.open.remove(id) {
                     let excerpt = || crate::check::parse::excerpt(ev.raw);
-                    if self.reopenable {
+                    if self.from_1_1 {
                         let ended = EndedCall {
                             call,
                             loc: ev.loc.clone(),
