@@ -1589,3 +1589,51 @@ fn a_long_message_split_another_way_means_the_same() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_eq!(snapshot_of_held_to(dir.path(), &one, &two), 0);
 }
+
+/// An empty pendingToolCallIds says nothing (a client derives the pending calls from the
+/// stream either way): a success outcome with it, one without it and no outcome mean the same
+/// at every level, and a snapshot stored with a plain success outcome still holds.
+#[test]
+fn an_empty_pending_list_is_no_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, outcome: &str| {
+        let lines = [
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned(),
+            format!(r#"{{"type":"RUN_FINISHED","threadId":"t","runId":"r"{outcome}}}"#),
+        ];
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let empty = write(
+        "empty.jsonl",
+        r#","outcome":{"type":"success","pendingToolCallIds":[]}"#,
+    );
+    let success = write("success.jsonl", r#","outcome":{"type":"success"}"#);
+    let none = write("none.jsonl", "");
+    let pending = write(
+        "pending.jsonl",
+        r#","outcome":{"type":"success","pendingToolCallIds":["c"]}"#,
+    );
+    for level in ["events", "compact", "fold"] {
+        assert_eq!(diff_code(&empty, &success, level), 0, "at {level}");
+        assert_eq!(diff_code(&empty, &none, level), 0, "at {level}");
+        assert_eq!(diff_code(&empty, &pending, level), 1, "at {level}");
+    }
+    // A fold-level snapshot written before: its runs hold the plain success outcome.
+    let snap = dir.path().join("old.snap");
+    std::fs::write(
+        &snap,
+        "# agui-lens snapshot 1\n# level: fold\n# ids: payloads\n# fold: runs\n{\"state\":null}\n{\"runs\":[{\"outcome\":{\"type\":\"success\"},\"status\":\"finished\"}]}\n",
+    )
+    .unwrap();
+    for stream in [&empty, &none] {
+        let (code, stdout, _) = run(&[
+            "snapshot",
+            stream.to_str().unwrap(),
+            "--expect",
+            snap.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{stdout}");
+    }
+}

@@ -420,9 +420,16 @@ impl Normalizer {
 /// the binary transport cannot tell them apart (a decoder gives every run input the lists,
 /// empty when nothing was sent), and what a client holds is the same either way. Dropped
 /// from a RUN_STARTED's input: in what is compared, and in snapshots stored before it was.
-/// So is a plain success outcome from a RUN_FINISHED.
+/// So is a plain success outcome (one naming no pending calls) from a RUN_FINISHED and from a
+/// folded run.
 pub fn drop_empty_input_lists(item: &mut Value) {
     drop_success_outcome(item);
+    // A folded stream's runs, as a snapshot of the fold level stores them.
+    if let Some(Value::Array(runs)) = item.get_mut("runs") {
+        for run in runs.iter_mut().filter_map(Value::as_object_mut) {
+            drop_plain_outcome(run);
+        }
+    }
     if item.get("type").and_then(Value::as_str) != Some("RUN_STARTED") {
         return;
     }
@@ -445,12 +452,30 @@ fn drop_success_outcome(item: &mut Value) {
     if item.get("type").and_then(Value::as_str) != Some("RUN_FINISHED") {
         return;
     }
-    if let Some(map) = item.as_object_mut()
-        && map
-            .get("outcome")
-            .and_then(Value::as_object)
-            .is_some_and(|o| o.len() == 1 && o.get("type") == Some(&Value::from("success")))
+    if let Some(map) = item.as_object_mut() {
+        drop_plain_outcome(map);
+    }
+}
+
+/// Takes from a RUN_FINISHED (or a folded run) an outcome that says no more than its absence:
+/// success, naming no pending calls. An empty `pendingToolCallIds` says nothing (a consumer
+/// derives the calls from the stream either way), and is dropped from any outcome.
+pub fn drop_plain_outcome(map: &mut Map<String, Value>) {
+    let Some(outcome) = map.get_mut("outcome") else {
+        return;
+    };
+    if let Some(outcome) = outcome.as_object_mut()
+        && outcome
+            .get("pendingToolCallIds")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
     {
+        outcome.remove("pendingToolCallIds");
+    }
+    let plain = outcome
+        .as_object()
+        .is_some_and(|o| o.len() == 1 && o.get("type") == Some(&Value::from("success")));
+    if plain {
         map.remove("outcome");
     }
 }
