@@ -3436,13 +3436,16 @@ fn a_walk_names_the_streams_it_does_not_read_by_their_names() {
         b"# captures\nThe \"type\" of each is told below.\n",
     );
     write(&caps.join("empty.txt"), b"");
+    // Beside a stream of its stem, a `.raw` is its recording's body; a `.log` is not.
+    write(&caps.join("good.raw"), &good);
+    write(&caps.join("good.log"), &bad);
     let out = dir.path().join("out");
     for command in [&["check"][..], &["compact", "-o", s(&out)]] {
         let (code, stdout, stderr) = run(&[command, &[s(&caps)]].concat());
         let command = command[0];
         assert_eq!(code, 0, "{command}: {stdout}{stderr}");
         assert!(
-            stderr.contains("2 files hold AG-UI events"),
+            stderr.contains("3 files hold AG-UI events"),
             "{command}: {stderr}"
         );
         assert!(
@@ -3450,6 +3453,10 @@ fn a_walk_names_the_streams_it_does_not_read_by_their_names() {
             "{command}: {stderr}"
         );
         assert!(!stderr.contains("README"), "{command}: {stderr}");
+        assert!(
+            stderr.contains("good.log") && !stderr.contains("good.raw"),
+            "{command}: {stderr}"
+        );
     }
     // Named, each is read.
     let (code, stdout, stderr) = run(&["check", s(&caps.join("sub/a.raw"))]);

@@ -1267,6 +1267,10 @@ fn a_runs_pending_calls_and_usage_are_held_to_the_stream() {
         judged("never.jsonl", "1.1", pending(json!(["a", "b", "z"]))),
         wrong
     );
+    assert_eq!(
+        judged("twice.jsonl", "1.1", pending(json!(["a", "b", "a"]))),
+        wrong
+    );
     let usage = |entry: Value| json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "usage": [entry]});
     assert_eq!(
         judged(
@@ -1300,6 +1304,14 @@ fn a_runs_pending_calls_and_usage_are_held_to_the_stream() {
         (
             "reasoning.jsonl",
             json!({"outputTokens": 5, "reasoningTokens": 6}),
+        ),
+        (
+            "under-input.jsonl",
+            json!({"inputTokens": 100, "totalTokens": 50}),
+        ),
+        (
+            "cache-over-total.jsonl",
+            json!({"cachedInputTokens": 60, "totalTokens": 50}),
         ),
     ] {
         assert_eq!(judged(name, "1.1", usage(entry)), accounting, "{name}");
@@ -1371,6 +1383,12 @@ fn a_reopening_start_agrees_with_the_first() {
     assert_eq!(tool(call("f", "m"), call("f", "n")), ["pairing/tool-call"]);
     assert_eq!(text(message("a"), message("a")), same);
     assert_eq!(text(message("a"), message("b")), ["pairing/text-message"]);
+    // What a reopening START leaves out keeps the established value (a chunk that continues
+    // a message or call names less).
+    let unnamed = json!({"type": "TEXT_MESSAGE_START", "messageId": "x", "role": "assistant"});
+    assert_eq!(text(message("a"), unnamed), same);
+    let orphan = json!({"type": "TOOL_CALL_START", "toolCallId": "x", "toolCallName": "f"});
+    assert_eq!(tool(call("f", "m"), orphan), same);
 }
 
 /// A producer that calls a frontend tool (one the run's input.tools declares) does not answer
@@ -1397,6 +1415,16 @@ fn a_frontend_tool_is_answered_by_the_application() {
         judged("frontend.jsonl", "1.1", "confirm"),
         ["tool-args/frontend-answered"]
     );
+    // Nor in a later run: the application answers in that run's input.
+    let mut later = run("1.1", "confirm");
+    let result = later.remove(4);
+    later.push(
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r2", "protocolVersion": "1.1"}),
+    );
+    later.push(result);
+    later.push(json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}));
+    let (_, found) = problems(&[s(&write(dir.path(), "later.jsonl", &later))]);
+    assert_eq!(found, ["tool-args/frontend-answered"]);
     assert_eq!(
         judged("backend.jsonl", "1.1", "search"),
         Vec::<String>::new()

@@ -546,7 +546,7 @@ fn holds_events(path: &Path) -> bool {
 
 /// Says (on stderr) which files a walk of `dir` passed over by their names though they hold
 /// AG-UI events (`capture.log`, a body saved as `.raw`): a folder whose failing stream was
-/// saved under another name was "ok". One beside a stream of the same stem (`run.raw` by
+/// saved under another name was "ok". A `.raw` beside a stream of the same stem (`run.raw` by
 /// `run.jsonl`, as `run --record-raw` is used) or the body of a recorded exchange whose events
 /// were read is that stream's companion, and not named.
 fn say_named_otherwise(dir: &Path, files: &[PathBuf], found: &[Input]) {
@@ -557,7 +557,7 @@ fn say_named_otherwise(dir: &Path, files: &[PathBuf], found: &[Input]) {
         .map(|p| stem(&agui_lens_core::read::strip_compression_ext(p).0))
         .collect();
     let companion = |path: &Path| {
-        walked.contains(&stem(path))
+        (path.extension().is_some_and(|e| e == "raw") && walked.contains(&stem(path)))
             || (path.file_name().is_some_and(|n| n == "response.raw")
                 && path
                     .parent()

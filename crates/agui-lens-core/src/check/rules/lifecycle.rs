@@ -344,13 +344,28 @@ pub fn judge_usage(ev: &Ev<'_>, out: &mut Out<'_>) {
     for (i, entry) in entries.iter().enumerate() {
         let count = |key: &str| entry.get(key).and_then(serde_json::Value::as_u64);
         let (input, output) = (count("inputTokens"), count("outputTokens"));
+        let total = count("totalTokens");
         let mut wrong = Vec::new();
-        if let (Some(input), Some(output), Some(total)) = (input, output, count("totalTokens"))
-            && input.checked_add(output) != Some(total)
-        {
-            wrong.push(format!(
-                "totalTokens is {total}, not inputTokens plus outputTokens ({input} + {output})"
-            ));
+        match (input, output, total) {
+            (Some(input), Some(output), Some(total))
+                if input.checked_add(output) != Some(total) =>
+            {
+                wrong.push(format!(
+                    "totalTokens is {total}, not inputTokens plus outputTokens ({input} + {output})"
+                ));
+            }
+            // One side unknown: the total still holds the other.
+            (Some(part), None, Some(total)) | (None, Some(part), Some(total)) if part > total => {
+                let name = if input.is_some() {
+                    "inputTokens"
+                } else {
+                    "outputTokens"
+                };
+                wrong.push(format!(
+                    "totalTokens ({total}) is less than {name} ({part}), which it adds up"
+                ));
+            }
+            _ => {}
         }
         let parts: Vec<(&str, u64)> = ["cachedInputTokens", "cacheWriteInputTokens"]
             .into_iter()
@@ -359,12 +374,18 @@ pub fn judge_usage(ev: &Ev<'_>, out: &mut Out<'_>) {
         let cache = parts
             .iter()
             .fold(0u64, |sum, (_, n)| sum.saturating_add(*n));
-        if let Some(input) = input
-            && cache > input
+        // The cache counts are parts of inputTokens, and so of the total when that is unknown.
+        let holder = match (input, total) {
+            (Some(input), _) => Some(("inputTokens", input)),
+            (None, Some(total)) => Some(("totalTokens", total)),
+            (None, None) => None,
+        };
+        if let Some((holder, most)) = holder
+            && cache > most
         {
             let named: Vec<String> = parts.iter().map(|(k, n)| format!("{k} {n}")).collect();
             wrong.push(format!(
-                "{} {} more than inputTokens ({input}), which counts {}",
+                "{} {} more than {holder} ({most}), which counts {}",
                 named.join(" and "),
                 if parts.len() == 1 { "is" } else { "are" },
                 if parts.len() == 1 { "it" } else { "them" }

@@ -139,6 +139,15 @@ impl StartedAs {
         }
     }
 
+    /// Whether a reopening START says otherwise than this first one: a field it leaves out
+    /// keeps the established value (a chunk that continues a message names less).
+    fn disagrees(&self, now: &StartedAs) -> bool {
+        self.fields
+            .iter()
+            .zip(&now.fields)
+            .any(|(was, is)| is.is_some() && was != is)
+    }
+
     fn of(kind: Kind, ev: &Ev<'_>) -> StartedAs {
         let mut fields = [None, None];
         for (slot, name) in fields.iter_mut().zip(StartedAs::names(kind)) {
@@ -328,7 +337,9 @@ impl Pairing {
         if matches!(kind, Kind::Text | Kind::Tool) {
             let now = StartedAs::of(kind, ev);
             match self.started_as.get(id) {
-                Some(first) if first.kind == kind && *first != now && !self.reopen_reported => {
+                Some(first)
+                    if first.kind == kind && first.disagrees(&now) && !self.reopen_reported =>
+                {
                     self.disagreeing_reopen(kind, id, first.clone(), &now, ev, out);
                 }
                 Some(first) if first.kind == kind => {}
@@ -376,7 +387,7 @@ impl Pairing {
         let changed: Vec<String> = StartedAs::names(kind)
             .iter()
             .zip(first.fields.iter().zip(&now.fields))
-            .filter(|(_, (was, is))| was != is)
+            .filter(|(_, (was, is))| is.is_some() && was != is)
             .map(|(name, (was, is))| {
                 format!("{name} {} where it opened with {}", shown(is), shown(was))
             })

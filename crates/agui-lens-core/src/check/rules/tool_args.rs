@@ -84,8 +84,9 @@ pub struct ToolArgs {
     /// success outcome's `pendingToolCallIds` names (1.1). `None` past [`CALLS_KEPT`].
     started: Option<Vec<String>>,
     answered: std::collections::HashSet<String, FastBuild>,
-    /// Calls of the run to tools its input declares (frontend tools), by id, with the tool's
-    /// name: the application answers them, not the agent (1.1).
+    /// Calls of the stream to tools their run's input declares (frontend tools), by id, with
+    /// the tool's name: the application answers them (in a later run's messages), never the
+    /// agent (1.1).
     frontend: HashMap<String, String, FastBuild>,
     unanswered: Vec<Unanswered>,
     /// The RunAgentInput a live call sent, whose `tools` the client declared.
@@ -163,7 +164,7 @@ impl ToolArgs {
         self.ended.clear();
         self.started = Some(Vec::new());
         self.answered.clear();
-        self.frontend.clear();
+        // A frontend call an earlier run left pending is still the application's to answer.
         self.unanswered.clear();
         self.declare_tools(ev);
     }
@@ -290,6 +291,15 @@ impl ToolArgs {
             .filter(|id| !made.contains(id))
             .collect();
         let mut wrong = Vec::new();
+        if named.len() < listed.len() {
+            let mut seen = std::collections::HashSet::<&str, FastBuild>::default();
+            let twice: Vec<&str> = listed
+                .iter()
+                .copied()
+                .filter(|id| !seen.insert(id))
+                .collect();
+            wrong.push(format!("it names {} more than once", quoted(&twice)));
+        }
         if !left_out.is_empty() {
             wrong.push(format!(
                 "it leaves out {}, started and not answered",
