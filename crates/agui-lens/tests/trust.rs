@@ -3539,3 +3539,55 @@ fn a_folder_to_write_into_that_leads_nowhere_is_said_to() {
         assert!(stderr.contains("moved"), "{args:?}: {stderr}");
     }
 }
+
+/// An output file named by a link whose target's folder is not there, outside the link's own
+/// folder (a stale link), or by a loop, is not written through: the target's folders were
+/// made wherever the link pointed (`/nonexistent/` at the root, once), exit 0. A link to a
+/// file not there yet, in a folder that is, is written through as a shell's `>` writes it,
+/// the link kept.
+#[test]
+fn an_output_named_by_a_link_into_nothing_is_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let links = dir.path().join("links");
+    std::fs::create_dir(&links).unwrap();
+    let stream = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let ghost = dir.path().join("ghost/deep/out.jsonl");
+    let link = links.join("out.jsonl");
+    std::os::unix::fs::symlink(&ghost, &link).unwrap();
+    let junit = links.join("report.xml");
+    std::os::unix::fs::symlink("../ghost/report.xml", &junit).unwrap();
+    let loop_a = links.join("a.jsonl");
+    std::os::unix::fs::symlink(links.join("b.jsonl"), &loop_a).unwrap();
+    std::os::unix::fs::symlink(&loop_a, links.join("b.jsonl")).unwrap();
+    for args in [
+        vec!["compact", s(&stream), "-o", s(&link)],
+        vec!["cat", s(&stream), "-o", s(&link)],
+        vec!["check", s(&stream), "--junit", s(&junit)],
+        vec!["cat", s(&stream), "-o", s(&loop_a)],
+        vec![
+            "compact",
+            s(&stream),
+            s(&root().join("fixtures/valid/pydantic-ai-full.jsonl")),
+            "-o",
+            &format!("{}/", s(&loop_a)),
+        ],
+    ] {
+        let (code, stdout, stderr) = run(&args);
+        assert_ne!(code, 0, "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("is a link that leads nowhere"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(
+        !dir.path().join("ghost").exists(),
+        "folders were made through the link"
+    );
+    // Into a folder that is there, the link is written through and stays a link.
+    let there = dir.path().join("there.jsonl");
+    let to_there = dir.path().join("to-there.jsonl");
+    std::os::unix::fs::symlink(&there, &to_there).unwrap();
+    let (code, stdout, stderr) = run(&["cat", s(&stream), "-o", s(&to_there)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(to_there.is_symlink() && there.is_file());
+}

@@ -100,6 +100,31 @@ fn replaced(path: &Path) -> PathBuf {
     path.to_path_buf()
 }
 
+/// Why a file cannot be written at `path`, when `path` is a link that loops, or whose target's
+/// folder is not there and lies outside the link's own folder (a stale link, a volume not
+/// mounted): written through, the folders of a target anywhere on the system were made
+/// (`/nonexistent/`). A target below the link's folder has its folders made, as an output's
+/// are (`base.toml` → `shared/base.toml`).
+pub(crate) fn link_into_nothing(path: &Path) -> Option<io::Error> {
+    use std::path::Component;
+    let path: PathBuf = path.components().collect();
+    if !path.is_symlink() || path.exists() {
+        return None;
+    }
+    let target = replaced(&path);
+    let below = target
+        .strip_prefix(path.parent().unwrap_or(Path::new("")))
+        .is_ok_and(|rest| rest.components().all(|c| matches!(c, Component::Normal(_))));
+    if target != path && (below || directory_of(&target).is_dir()) {
+        return None;
+    }
+    Some(io::Error::other(format!(
+        "{} is a link that leads nowhere ({}): nothing is written through it",
+        path.display(),
+        std::fs::read_link(&path).unwrap_or_default().display()
+    )))
+}
+
 /// What an output may replace of a file already at its path: what the command writes there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Replaces {
@@ -282,6 +307,9 @@ impl<W: io::Write> io::Write for Stoppable<W> {
 pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     use anyhow::Context;
     use std::os::unix::fs::PermissionsExt;
+    if let Some(nowhere) = link_into_nothing(path) {
+        return Err(nowhere.into());
+    }
     let path = replaced(path);
     let mut dir = directory_of(&path);
     while !dir.is_dir() {
@@ -327,6 +355,9 @@ fn cut_to(text: &str, max: usize) -> &str {
 /// entry reaches the disk. Until the rename the file is untouched; on failure the temp file
 /// is removed. So after a crash it holds either its old bytes or all of the new ones.
 pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
+    if let Some(nowhere) = link_into_nothing(path) {
+        return Err(nowhere);
+    }
     let path = replaced(path);
     if let Ok(meta) = std::fs::metadata(&path) {
         // The owner first: giving a file away may clear its set-id bits.
@@ -438,6 +469,8 @@ pub(crate) fn left_unwritten(path: &Path) -> String {
 /// link that leads nowhere (its target moved, a volume not mounted), the error names it
 /// ("File exists" named nothing).
 pub(crate) fn create_folders(dir: &Path) -> io::Result<()> {
+    // `out/` names the link `out` too: its trailing slash would have it followed.
+    let dir: &Path = &dir.components().collect::<PathBuf>();
     std::fs::create_dir_all(dir).map_err(|err| {
         let named = |a: &&Path| !a.as_os_str().is_empty();
         let in_the_way = dir

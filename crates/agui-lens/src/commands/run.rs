@@ -443,6 +443,9 @@ struct Recording {
 impl Recording {
     /// Its folders are made now, so that a path that cannot be had fails before the call.
     fn new(path: &std::path::Path) -> Result<Recording> {
+        if let Some(nowhere) = super::link_into_nothing(path) {
+            return Err(nowhere.into());
+        }
         super::create_folders(super::directory_of(path))
             .with_context(|| format!("creating {}", path.display()))?;
         Ok(Recording {
@@ -477,6 +480,9 @@ impl Write for Recording {
 /// A recording file, written as the response arrives (not through a temp file: what arrived
 /// before an interruption is kept), in folders made as needed.
 fn create_recording(path: &std::path::Path) -> Result<File> {
+    if let Some(nowhere) = super::link_into_nothing(path) {
+        return Err(nowhere.into());
+    }
     super::create_folders(super::directory_of(path))
         .and_then(|()| File::create(path))
         .with_context(|| format!("creating {}", path.display()))
