@@ -560,6 +560,41 @@ fn a_tool_call_reopened_in_1_1_is_judged_on_all_its_arguments() {
     let broken = write(dir.path(), "broken.jsonl", &reopen("1.1", "{\"x\":", "1"));
     let (_, found) = problems(&[s(&broken)]);
     assert_eq!(found, ["tool-args/invalid-json"]);
+    // Reopened in a later run, the rest goes on from what the first run ended with, which
+    // was judged then (the client held `{"x":` when that run finished): the rest alone is no
+    // call's arguments, and is not judged.
+    let mut later = reopen("1.1", "{\"x\":", "1}");
+    later.insert(
+        4,
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+    );
+    later.insert(
+        5,
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r2", "protocolVersion": "1.1"}),
+    );
+    if let Some(last) = later.last_mut() {
+        last["runId"] = json!("r2");
+    }
+    let later = write(dir.path(), "later.jsonl", &later);
+    let (_, stdout, _) = run(&["check", "--format", "json", s(&later)]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let lines: Vec<(String, u64)> = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] != "version/undeclared")
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap().to_owned(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [("tool-args/invalid-json".to_owned(), 4)],
+        "{stdout}"
+    );
     // 1.0 has no reopening: each part is a call of its own, judged at its END.
     let v10 = write(dir.path(), "v10.jsonl", &reopen("1.0", "{\"x\":", "1}"));
     let (_, found) = problems(&[s(&v10)]);

@@ -47,7 +47,8 @@ struct Unanswered {
 struct OpenCall {
     name: String,
     args: String,
-    /// The arguments outgrew the cap and are no longer kept.
+    /// The arguments are not judged: they outgrew the cap and are no longer kept, or they go
+    /// on from a call an earlier run ended (1.1), judged there, whose text is not kept.
     overflow: bool,
 }
 
@@ -88,6 +89,9 @@ pub struct ToolArgs {
     /// the tool's name: the application answers them (in a later run's messages), never the
     /// agent (1.1).
     frontend: HashMap<String, String, FastBuild>,
+    /// Calls whose arguments were judged when their run ended (1.1): one reopened in a later
+    /// run goes on from text that run held.
+    judged: std::collections::HashSet<String, FastBuild>,
     unanswered: Vec<Unanswered>,
     /// The RunAgentInput a live call sent, whose `tools` the client declared.
     sent: Option<Arc<Value>>,
@@ -115,6 +119,7 @@ impl ToolArgs {
             started: Some(Vec::new()),
             answered: Default::default(),
             frontend: HashMap::default(),
+            judged: Default::default(),
             unanswered: Vec::new(),
             sent: None,
             compiled: HashMap::new(),
@@ -144,6 +149,9 @@ impl ToolArgs {
         let mut ended: Vec<(String, EndedCall)> = self.ended.drain().collect();
         ended.sort_by_key(|(_, e)| e.loc.index);
         for (id, ended) in ended {
+            if self.judged.len() < CALLS_KEPT {
+                self.judged.insert(id.clone());
+            }
             let from = out.found.len();
             let at = At {
                 loc: &ended.loc,
@@ -379,12 +387,15 @@ impl ToolArgs {
                         started.push(id.to_owned());
                     }
                 }
+                // One an earlier run ended (and judged) goes on here with the rest of its text:
+                // that rest alone is no call's arguments.
+                let continued = reopened.is_none() && self.from_1_1 && self.judged.contains(id);
                 self.open
                     .entry(id.to_owned())
                     .or_insert(reopened.unwrap_or(OpenCall {
                         name: name.to_owned(),
                         args: String::new(),
-                        overflow: false,
+                        overflow: continued,
                     }));
             }
             EventType::ToolCallArgs => {
