@@ -3591,3 +3591,38 @@ fn an_output_named_by_a_link_into_nothing_is_not_written_through() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(to_there.is_symlink() && there.is_file());
 }
+
+/// A stop while `cat` copies to stdout from an input that waits (a FIFO whose writer sent two
+/// events and stalls) writes what it had copied, says the copy is cut short, exit 130: the
+/// signal ended it with nothing said and nothing written.
+#[test]
+fn a_stop_while_cat_copies_to_stdout_says_the_copy_is_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("in.jsonl");
+    crate::common::make_fifo(&fifo);
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut file = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            let _ = file.write_all(
+                concat!(
+                    r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+                    "\n",
+                    r#"{"type":"STEP_STARTED","stepName":"s"}"#,
+                    "\n"
+                )
+                .as_bytes(),
+            );
+            std::thread::sleep(std::time::Duration::from_secs(3));
+        })
+    };
+    let child = Child::spawn(&["cat", s(&fifo)], None);
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    child.signal(libc::SIGINT);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
+    assert_eq!(exit, 130, "{stdout}{stderr}");
+    assert!(stderr.contains("cut short"), "{stderr}");
+    assert!(stdout.contains("STEP_STARTED"), "{stdout}");
+    writer.join().unwrap();
+}

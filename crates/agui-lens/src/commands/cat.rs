@@ -172,9 +172,23 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
     };
     match output {
         None => {
+            // Ctrl-C or SIGTERM ends the copy (while the input is awaited too): what was
+            // written stays on stdout, and is said to be cut short.
+            let caught = crate::signals::Caught::begin();
             let stdout = io::stdout().lock();
             let mut writer = EventWriter::new(stdout, format, Compression::None)?;
-            let unread = copy(&input, &read, &mut filter, &mut writer)?;
+            let unread = copy(&input, &read, &mut filter, &mut writer);
+            if agui_lens_core::stop::requested() {
+                let _ = writer.finish().and_then(|mut out| out.flush());
+                drop(caught);
+                bail!(
+                    "stopped by {} before the end of {}: what stdout holds of the copy is cut short",
+                    agui_lens_core::stop::signal_name(),
+                    input.display_name()
+                );
+            }
+            drop(caught);
+            let unread = unread?;
             let notes = writer.take_notes();
             let over_limit = writer.over_limit().map(|(first, n)| first.warning(n));
             writer.finish()?.flush()?;
