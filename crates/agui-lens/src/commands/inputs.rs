@@ -104,9 +104,9 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
             let found = walk_dir(path, walk)?;
             if found.is_empty() {
                 let why = format!(
-                    "{} holds no stream files (*.jsonl, *.ndjson, *.sse, *.json, or their \
-                     .gz/.zst forms) outside hidden folders and what ignore files and --exclude \
-                     leave out",
+                    "{} holds no stream files (*.jsonl, *.ndjson, *.sse, *.json, *.pb, *.har, \
+                     or their .gz/.zst forms) outside hidden folders and what ignore files and \
+                     --exclude leave out",
                     path.display()
                 );
                 if !walk.empty_ok {
