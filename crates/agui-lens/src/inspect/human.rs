@@ -738,7 +738,11 @@ pub fn describe_outcome(outcome: &Value) -> String {
     let mut rest = outcome.clone();
     if let Value::Object(map) = &mut rest {
         map.remove("type");
-        if let Some(Value::Array(ids)) = map.remove("pendingToolCallIds") {
+        // An empty list names nothing (a client derives the pending calls from the stream).
+        if let Some(Value::Array(ids)) = map
+            .remove("pendingToolCallIds")
+            .filter(|ids| ids.as_array().is_some_and(|ids| !ids.is_empty()))
+        {
             let ids: Vec<String> = ids
                 .iter()
                 .map(|id| id.as_str().map_or_else(|| id.to_string(), str::to_owned))
@@ -885,6 +889,10 @@ mod tests {
         assert_eq!(
             describe_outcome(&serde_json::json!({"type": "success", "pendingToolCallIds": ["a"]})),
             "success · pending tool calls: a"
+        );
+        assert_eq!(
+            describe_outcome(&serde_json::json!({"type": "success", "pendingToolCallIds": []})),
+            "success"
         );
         assert_eq!(
             describe_usage(
