@@ -130,6 +130,13 @@ fn diff_code(a: &Path, b: &Path, level: &str) -> i32 {
     .0
 }
 
+/// A stream file `name` in `dir` holding `lines`, one per line.
+fn lines_file(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
 /// Records `recorded`'s snapshot in `dir`, then holds `held` to it: `snapshot`'s exit code.
 fn snapshot_of_held_to(dir: &Path, recorded: &Path, held: &Path) -> i32 {
     let snap = dir.join("run.snap");
@@ -1518,9 +1525,7 @@ fn a_plain_value_of_a_tokens_form_is_no_id() {
             r#"{"type":"STATE_SNAPSHOT","snapshot":{"focus":"msg-1"}}"#.to_owned(),
             r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.to_owned(),
         ];
-        let path = dir.path().join(name);
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        path
+        lines_file(dir.path(), name, &lines)
     };
     let named = write("named.jsonl", "msg-1");
     let plain = write("plain.jsonl", "a7f3c9e1-0b2d-4e5f-8a6b-1c2d3e4f5a6b");
@@ -1547,9 +1552,7 @@ fn numbers_compare_by_their_exact_value() {
             ),
             r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.to_owned(),
         ];
-        let path = dir.path().join(name);
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        path
+        lines_file(dir.path(), name, &lines)
     };
     let a = write("a.jsonl", "12345678901234567890");
     let b = write("b.jsonl", "12345678901234567891");
@@ -1579,9 +1582,7 @@ fn a_long_message_split_another_way_means_the_same() {
         }
         lines.push(r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#.into());
         lines.push(r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.into());
-        let path = dir.path().join(name);
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        path
+        lines_file(dir.path(), name, &lines)
     };
     let one = write("one.jsonl", &[&text]);
     let two = write("two.jsonl", &[&text[..5 << 20], &text[5 << 20..]]);
@@ -1601,9 +1602,7 @@ fn an_empty_pending_list_is_no_list() {
             r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned(),
             format!(r#"{{"type":"RUN_FINISHED","threadId":"t","runId":"r"{outcome}}}"#),
         ];
-        let path = dir.path().join(name);
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        path
+        lines_file(dir.path(), name, &lines)
     };
     let empty = write(
         "empty.jsonl",
