@@ -3626,3 +3626,30 @@ fn a_stop_while_cat_copies_to_stdout_says_the_copy_is_cut() {
     assert!(stdout.contains("STEP_STARTED"), "{stdout}");
     writer.join().unwrap();
 }
+
+/// `run --record DIR/` (or `--record-raw`) for a folder not there yet, or a link into
+/// nothing, is refused before the call: the agent was called, and its answer lost when the
+/// recording could not be made (exit 2, an empty report).
+#[test]
+fn a_recording_that_cannot_be_made_is_refused_before_the_call() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("elsewhere.jsonl");
+    std::os::unix::fs::symlink("/nonexistent-agui-lens/x.jsonl", &link).unwrap();
+    for (flag, path) in [
+        ("--record", format!("{}/", s(&dir.path().join("new")))),
+        ("--record-raw", format!("{}/", s(&dir.path().join("new")))),
+        ("--record", s(&link).to_owned()),
+    ] {
+        let (code, stdout, stderr) = run(&["run", &url, "--message", "hi", flag, &path]);
+        assert_eq!(code, 2, "{flag} {path}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("nothing was sent"),
+            "{flag} {path}: {stderr}"
+        );
+    }
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "the agent was called");
+    assert!(!dir.path().join("new").exists());
+}

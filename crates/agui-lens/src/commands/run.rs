@@ -229,6 +229,20 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
                 output.display()
             );
         }
+        // A path that ends in `/` names a folder, there or not: the recording could not be
+        // made after the call, and the agent's answer was lost.
+        if let Some(output) = output
+            .as_deref()
+            .filter(|p| p.as_os_str().as_encoded_bytes().ends_with(b"/"))
+        {
+            bail!(
+                "{flag} {} names a directory: name a file to record into (nothing was sent)",
+                output.display()
+            );
+        }
+        if let Some(nowhere) = output.as_deref().and_then(super::link_into_nothing) {
+            return Err(anyhow::Error::new(nowhere).context(format!("{flag} (nothing was sent)")));
+        }
     }
     if let Some(record) = &args.record {
         super::refuse_to_replace(record, "--record", super::Replaces::Stream)?;
