@@ -3583,6 +3583,18 @@ fn an_output_named_by_a_link_into_nothing_is_not_written_through() {
         !dir.path().join("ghost").exists(),
         "folders were made through the link"
     );
+    // Below the link's own folder, however the target is spelt, its folders are made.
+    for (name, target) in [
+        ("dot.jsonl", "./made/a.jsonl".to_owned()),
+        ("up.jsonl", "sub/../made/b.jsonl".to_owned()),
+        ("whole.jsonl", s(&links.join("made/c.jsonl")).to_owned()),
+    ] {
+        let link = links.join(name);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let (code, stdout, stderr) = run(&["cat", s(&stream), "-o", s(&link)]);
+        assert_eq!(code, 0, "{target}: {stdout}{stderr}");
+        assert!(link.is_symlink(), "{target}");
+    }
     // Into a folder that is there, the link is written through and stays a link.
     let there = dir.path().join("there.jsonl");
     let to_there = dir.path().join("to-there.jsonl");

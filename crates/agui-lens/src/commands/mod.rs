@@ -112,9 +112,25 @@ pub(crate) fn link_into_nothing(path: &Path) -> Option<io::Error> {
         return None;
     }
     let target = replaced(&path);
-    let below = target
-        .strip_prefix(path.parent().unwrap_or(Path::new("")))
-        .is_ok_and(|rest| rest.components().all(|c| matches!(c, Component::Normal(_))));
+    // Compared as absolute paths with `.` and `..` taken out: `x/f`, `./x/f` and the absolute
+    // spelling of the same place are one place.
+    let lexical = |p: &Path| {
+        let mut out = PathBuf::new();
+        for c in std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .components()
+        {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    out.pop();
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    };
+    let below = lexical(&target).starts_with(lexical(directory_of(&path)));
     if target != path && (below || directory_of(&target).is_dir()) {
         return None;
     }
