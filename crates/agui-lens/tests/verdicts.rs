@@ -1348,6 +1348,10 @@ fn a_runs_pending_calls_and_usage_are_held_to_the_stream() {
             "cache-over-total.jsonl",
             json!({"cachedInputTokens": 60, "totalTokens": 50}),
         ),
+        (
+            "reasoning-over-total.jsonl",
+            json!({"reasoningTokens": 9, "totalTokens": 5}),
+        ),
     ] {
         assert_eq!(judged(name, "1.1", usage(entry)), accounting, "{name}");
     }

@@ -391,11 +391,17 @@ pub fn judge_usage(ev: &Ev<'_>, out: &mut Out<'_>) {
                 if parts.len() == 1 { "it" } else { "them" }
             ));
         }
-        if let (Some(output), Some(reasoning)) = (output, count("reasoningTokens"))
-            && reasoning > output
+        // Reasoning is a part of outputTokens, and so of the total when that is unknown.
+        let holder = match (output, total) {
+            (Some(output), _) => Some(("outputTokens", output)),
+            (None, Some(total)) => Some(("totalTokens", total)),
+            (None, None) => None,
+        };
+        if let (Some((holder, most)), Some(reasoning)) = (holder, count("reasoningTokens"))
+            && reasoning > most
         {
             wrong.push(format!(
-                "reasoningTokens {reasoning} is more than outputTokens ({output}), which counts it"
+                "reasoningTokens {reasoning} is more than {holder} ({most}), which counts it"
             ));
         }
         if wrong.is_empty() {

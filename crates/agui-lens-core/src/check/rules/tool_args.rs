@@ -418,7 +418,7 @@ impl ToolArgs {
                             RuleId::ToolArgsFrontendAnswered,
                             ev.loc,
                             format!(
-                                "TOOL_CALL_RESULT answers tool call \"{id}\" to \"{name}\", a tool the run's input.tools declares: the application answers it, not the agent"
+                                "TOOL_CALL_RESULT answers tool call \"{id}\" to \"{name}\", a frontend tool (the input of the run that called it declares it): the application answers it, not the agent"
                             ),
                             "finish the run with the call unanswered (its id in the outcome's pendingToolCallIds); the application answers in the next run's messages. A tool the agent runs itself is not declared in input.tools",
                         );
