@@ -1635,4 +1635,27 @@ fn an_empty_pending_list_is_no_list() {
         ]);
         assert_eq!(code, 0, "{stdout}");
     }
+    // A call left pending: an outcome that states the very list a client derives ends the
+    // same for the client as no list (what was sent differs, event by event).
+    let called = |name: &str, outcome: &str| {
+        let lines = [
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned(),
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c","toolCallName":"confirm"}"#.to_owned(),
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c"}"#.to_owned(),
+            format!(r#"{{"type":"RUN_FINISHED","threadId":"t","runId":"r"{outcome}}}"#),
+        ];
+        lines_file(dir.path(), name, &lines)
+    };
+    let stated = called(
+        "stated.jsonl",
+        r#","outcome":{"type":"success","pendingToolCallIds":["c"]}"#,
+    );
+    let derived = called("derived.jsonl", "");
+    let wrong = called(
+        "wrong.jsonl",
+        r#","outcome":{"type":"success","pendingToolCallIds":["d"]}"#,
+    );
+    assert_eq!(diff_code(&stated, &derived, "fold"), 0);
+    assert_eq!(diff_code(&stated, &derived, "events"), 1);
+    assert_eq!(diff_code(&wrong, &derived, "fold"), 1);
 }

@@ -427,7 +427,7 @@ pub fn drop_empty_input_lists(item: &mut Value) {
     // A folded stream's runs, as a snapshot of the fold level stores them.
     if let Some(Value::Array(runs)) = item.get_mut("runs") {
         for run in runs.iter_mut().filter_map(Value::as_object_mut) {
-            drop_plain_outcome(run);
+            drop_plain_run_outcome(run);
         }
     }
     if item.get("type").and_then(Value::as_str) != Some("RUN_STARTED") {
@@ -455,6 +455,20 @@ fn drop_success_outcome(item: &mut Value) {
     if let Some(map) = item.as_object_mut() {
         drop_plain_outcome(map);
     }
+}
+
+/// [`drop_plain_outcome`] of a folded run, whose outcome's `pendingToolCallIds` says nothing
+/// more when it is the list the run derives (the calls it started and did not answer), as a
+/// client derives it when the outcome names none.
+pub fn drop_plain_run_outcome(run: &mut Map<String, Value>) {
+    let derived = run.get("pendingToolCallIds").cloned();
+    if let Some(outcome) = run.get_mut("outcome").and_then(Value::as_object_mut)
+        && derived.is_some()
+        && outcome.get("pendingToolCallIds") == derived.as_ref()
+    {
+        outcome.remove("pendingToolCallIds");
+    }
+    drop_plain_outcome(run);
 }
 
 /// Takes from a RUN_FINISHED (or a folded run) an outcome that says no more than its absence:

@@ -545,7 +545,7 @@ fn runs_compared(folded: &crate::fold::Folded) -> Vec<Value> {
                 for key in ["usage", "threadId", "runId", "parentRunId"] {
                     run.remove(key);
                 }
-                crate::compare::normalize::drop_plain_outcome(run);
+                crate::compare::normalize::drop_plain_run_outcome(run);
             }
             run
         })
