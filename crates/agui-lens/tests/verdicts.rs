@@ -595,6 +595,13 @@ fn a_tool_call_reopened_in_1_1_is_judged_on_all_its_arguments() {
         [("tool-args/invalid-json".to_owned(), 4)],
         "{stdout}"
     );
+    // A reopening START that leaves the name out (a schema error) still reopens the call
+    // its ARGS and END go on: the arguments are judged whole.
+    let mut unnamed = reopen("1.1", "{\"x\":", "1}");
+    unnamed[4] = json!({"type": "TOOL_CALL_START", "toolCallId": "a"});
+    let unnamed = write(dir.path(), "unnamed.jsonl", &unnamed);
+    let (_, found) = problems(&[s(&unnamed)]);
+    assert_eq!(found, ["schema/violation"]);
     // 1.0 has no reopening: each part is a call of its own, judged at its END.
     let v10 = write(dir.path(), "v10.jsonl", &reopen("1.0", "{\"x\":", "1}"));
     let (_, found) = problems(&[s(&v10)]);

@@ -358,7 +358,15 @@ impl ToolArgs {
         }
         match ev.ty {
             EventType::ToolCallStart => {
-                let (Some(id), Some(name)) = (ev.str("toolCallId"), ev.str("toolCallName")) else {
+                let Some(id) = ev.str("toolCallId") else {
+                    return;
+                };
+                // A reopening START that leaves the name out (the schema rules report it) goes
+                // on with the call it reopens, as its ARGS and END do.
+                let Some(name) = ev.str("toolCallName") else {
+                    if let Some(ended) = self.ended.remove(id) {
+                        self.open.insert(id.to_owned(), ended.call);
+                    }
                     return;
                 };
                 if let Some(tools) = &self.tools {
