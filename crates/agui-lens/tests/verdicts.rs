@@ -1477,3 +1477,37 @@ fn a_frontend_tool_is_answered_by_the_application() {
     );
     assert_eq!(judged("v10.jsonl", "1.0", "confirm"), Vec::<String>::new());
 }
+
+/// A RUN_ERROR after RUN_FINISHED fails the run late (1.1: "A consumer MUST treat the run as
+/// failed"): `fold` ends with the run failed, `diff --level fold` tells it from the run that
+/// finished, and the late RUN_ERROR's usage is held to the accounting.
+#[test]
+fn a_late_run_error_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = |late: Option<Value>| {
+        let mut all = vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "protocolVersion": "1.1"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ];
+        all.extend(late);
+        all
+    };
+    let finished = write(dir.path(), "finished.jsonl", &lines(None));
+    let failed = write(
+        dir.path(),
+        "failed.jsonl",
+        &lines(Some(json!({"type": "RUN_ERROR", "message": "flush failed",
+            "usage": [{"inputTokens": 5, "outputTokens": 1, "totalTokens": 60}]}))),
+    );
+    let (code, stdout, _) = run(&["fold", s(&failed)]);
+    assert_eq!(code, 0, "{stdout}");
+    let folded: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(folded["runs"][0]["status"], "error", "{stdout}");
+    assert_eq!(
+        folded["runs"][0]["error"]["message"], "flush failed",
+        "{stdout}"
+    );
+    let (code, _, _) = run(&["diff", "--level", "fold", s(&finished), s(&failed)]);
+    assert_eq!(code, 1);
+    assert_eq!(problems(&[s(&failed)]).1, ["lifecycle/usage-accounting"]);
+}

@@ -300,7 +300,14 @@ impl Folder {
             RunStarted => self.run_started(ev),
             RunFinished => self.run_finished(ev),
             RunError => {
-                if let Some(run) = self.runs.last_mut().filter(|r| r.status == "open") {
+                // A RUN_ERROR after the run's RUN_FINISHED (and before another run) is a late
+                // failure: a client treats the run as failed.
+                let run = self
+                    .runs
+                    .last_mut()
+                    .filter(|r| r.status == "open" || r.status == "finished");
+                if let Some(run) = run {
+                    let late = run.status == "finished";
                     run.status = "error";
                     let mut error = Map::new();
                     for key in ["message", "code"] {
@@ -309,7 +316,15 @@ impl Folder {
                         }
                     }
                     run.error = Some(Value::Object(error));
-                    run.usage = ev.get("usage").cloned();
+                    if late {
+                        run.outcome = None;
+                        run.pending_tool_calls.clear();
+                        if let Some(usage) = ev.get("usage") {
+                            run.usage = Some(usage.clone());
+                        }
+                    } else {
+                        run.usage = ev.get("usage").cloned();
+                    }
                 }
             }
             ReasoningEncryptedValue => self.encrypted_value(ev),

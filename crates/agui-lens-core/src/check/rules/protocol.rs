@@ -331,11 +331,14 @@ impl Protocol {
                 self.pairing.close_all();
                 self.tool_args.close_all();
                 self.tool_args.end_run(error, ev, out);
-                if self.version >= Version::V1_1 {
-                    super::lifecycle::judge_usage(ev, out);
-                }
             }
             Transition::None => {}
+        }
+        // A run's usage, on the event that ends it or on a RUN_ERROR that fails it late.
+        if matches!(ev.ty, EventType::RunFinished | EventType::RunError)
+            && self.version >= Version::V1_1
+        {
+            super::lifecycle::judge_usage(ev, out);
         }
         self.pairing.on_event(ev, adopting, out);
         self.references.on_event(ev, adopting, out);
