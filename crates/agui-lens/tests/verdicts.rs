@@ -1471,6 +1471,25 @@ fn a_frontend_tool_is_answered_by_the_application() {
     later.push(json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}));
     let (_, found) = problems(&[s(&write(dir.path(), "later.jsonl", &later))]);
     assert_eq!(found, ["tool-args/frontend-answered"]);
+    // Nor with a tool message the agent makes up in a snapshot of the run that made the call;
+    // a later run's snapshot restating the application's answer is history.
+    let snapshot = json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+        {"id": "a", "role": "assistant", "toolCalls": [{"id": "c", "type": "function", "function": {"name": "confirm", "arguments": "{}"}}]},
+        {"id": "m", "role": "tool", "toolCallId": "c", "content": "yes"}
+    ]});
+    let mut made_up = run("1.1", "confirm");
+    made_up[4] = snapshot.clone();
+    let (_, found) = problems(&[s(&write(dir.path(), "made-up.jsonl", &made_up))]);
+    assert_eq!(found, ["tool-args/frontend-answered"]);
+    let mut restated = run("1.1", "confirm");
+    restated.remove(4);
+    restated.push(
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r2", "protocolVersion": "1.1"}),
+    );
+    restated.push(snapshot);
+    restated.push(json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"}));
+    let (_, found) = problems(&[s(&write(dir.path(), "restated.jsonl", &restated))]);
+    assert_eq!(found, Vec::<String>::new());
     assert_eq!(
         judged("backend.jsonl", "1.1", "search"),
         Vec::<String>::new()

@@ -87,7 +87,7 @@ pub const FRONTEND_ANSWERED: Rule = Rule {
     name: "tool-args/frontend-answered",
     default: Level::Deny,
     versions: "1.1",
-    summary: "a TOOL_CALL_RESULT answers a call to a tool the run's input.tools declares (a frontend tool, which the application answers)",
+    summary: "a TOOL_CALL_RESULT (or, in the run that made the call, a tool message in a MESSAGES_SNAPSHOT) answers a call to a tool the run's input.tools declares (a frontend tool, which the application answers)",
     why: "The tools a run's input lists are the application's: the agent proposes the call, \
           the application executes it and answers in the next run's messages. A result the \
           agent sends itself answers the call twice (the application's answer comes too), or \

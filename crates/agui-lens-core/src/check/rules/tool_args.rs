@@ -92,6 +92,9 @@ pub struct ToolArgs {
     /// Calls whose arguments were judged when their run ended (1.1): one reopened in a later
     /// run goes on from text that run held.
     judged: std::collections::HashSet<String, FastBuild>,
+    /// The frontend calls the current run made: no answer of the application's to them can
+    /// be in its stream.
+    frontend_now: std::collections::HashSet<String, FastBuild>,
     unanswered: Vec<Unanswered>,
     /// The RunAgentInput a live call sent, whose `tools` the client declared.
     sent: Option<Arc<Value>>,
@@ -120,6 +123,7 @@ impl ToolArgs {
             answered: Default::default(),
             frontend: HashMap::default(),
             judged: Default::default(),
+            frontend_now: Default::default(),
             unanswered: Vec::new(),
             sent: None,
             compiled: HashMap::new(),
@@ -172,6 +176,7 @@ impl ToolArgs {
         self.ended.clear();
         self.started = Some(Vec::new());
         self.answered.clear();
+        self.frontend_now.clear();
         // A frontend call an earlier run left pending is still the application's to answer.
         self.unanswered.clear();
         self.declare_tools(ev);
@@ -373,6 +378,7 @@ impl ToolArgs {
                     if tools.contains_key(name) && self.from_1_1 && self.frontend.len() < CALLS_KEPT
                     {
                         self.frontend.insert(id.to_owned(), name.to_owned());
+                        self.frontend_now.insert(id.to_owned());
                     }
                     if !tools.contains_key(name)
                         && out.wants(RuleId::ToolArgsUndeclaredTool)
@@ -421,6 +427,8 @@ impl ToolArgs {
             }
             EventType::ToolCallResult => {
                 if let Some(id) = ev.str("toolCallId") {
+                    // Said once: a snapshot restating this answer is not said again.
+                    self.frontend_now.remove(id);
                     if let Some(name) = self.frontend.get(id) {
                         out.report(
                             RuleId::ToolArgsFrontendAnswered,
@@ -437,7 +445,9 @@ impl ToolArgs {
                     }
                 }
             }
-            EventType::MessagesSnapshot if !self.unanswered.is_empty() => {
+            EventType::MessagesSnapshot
+                if !self.unanswered.is_empty() || !self.frontend_now.is_empty() =>
+            {
                 let answered = ev
                     .get("messages")
                     .and_then(Value::as_array)
@@ -446,6 +456,20 @@ impl ToolArgs {
                     .filter_map(|m| m.get("toolCallId").and_then(Value::as_str));
                 for id in answered {
                     self.unanswered.retain(|call| call.id != id);
+                    // In the run that made the call, no answer of the application's can be
+                    // there yet: a tool message for it is one the agent made up.
+                    if self.frontend_now.remove(id)
+                        && let Some(name) = self.frontend.get(id)
+                    {
+                        out.report(
+                            RuleId::ToolArgsFrontendAnswered,
+                            ev.loc,
+                            format!(
+                                "MESSAGES_SNAPSHOT holds a tool message answering tool call \"{id}\" to \"{name}\", a frontend tool this run called: the application answers it (in the next run's messages), not the agent"
+                            ),
+                            "leave the call unanswered in the snapshot; the application's answer comes in the next run's input",
+                        );
+                    }
                 }
             }
             EventType::ToolCallEnd => {
