@@ -1529,4 +1529,11 @@ fn a_late_run_error_fails_the_run() {
     let (code, _, _) = run(&["diff", "--level", "fold", s(&finished), s(&failed)]);
     assert_eq!(code, 1);
     assert_eq!(problems(&[s(&failed)]).1, ["lifecycle/usage-accounting"]);
+    // `inspect` shows the one run, failed, not a run that finished beside events outside any.
+    let (_, stdout, _) = run(&["inspect", "--format", "json", s(&failed)]);
+    let view: Value = serde_json::from_str(&stdout).unwrap();
+    let runs = view["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{stdout}");
+    assert_eq!(runs[0]["status"], "error", "{stdout}");
+    assert_eq!(runs[0]["error"]["message"], "flush failed", "{stdout}");
 }

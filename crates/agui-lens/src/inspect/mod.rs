@@ -310,6 +310,8 @@ pub struct Inspector {
     pieces: Vec<Piece>,
     runs: Vec<RunView>,
     current: Option<usize>,
+    /// The run whose RUN_FINISHED was the last event: a RUN_ERROR next fails it late (1.1).
+    finished_last: Option<usize>,
     messages: HashMap<String, ItemRef, FastBuild>,
     tool_calls: HashMap<String, ItemRef, FastBuild>,
     reasoning: HashMap<String, ItemRef, FastBuild>,
@@ -392,6 +394,7 @@ impl Inspector {
             pieces: Vec::new(),
             runs: Vec::new(),
             current: None,
+            finished_last: None,
             messages: HashMap::default(),
             tool_calls: HashMap::default(),
             reasoning: HashMap::default(),
@@ -494,6 +497,13 @@ impl Inspector {
         if event.kind == Some(EventType::RunStarted) {
             self.start_run(event, ts);
         }
+        // A RUN_ERROR right after a run's RUN_FINISHED is that run's late failure.
+        match self.finished_last.take() {
+            Some(run) if event.kind == Some(EventType::RunError) && self.current.is_none() => {
+                self.current = Some(run);
+            }
+            _ => {}
+        }
         let run = self.count(index, ts, raw.len());
         let state_item = self.fold(event, run, ts);
         let mut target = state_item.map(|at| Target::Item(run, at));
@@ -543,6 +553,7 @@ impl Inspector {
             return false;
         }
         let (index, ts) = (delta.index, delta.timestamp);
+        self.finished_last = None;
         let run = self.count(index, ts, raw.len());
         let owner = delta.owner.map(str::to_owned);
         let at = match delta.kind {
@@ -1023,12 +1034,17 @@ impl Inspector {
             }
             RunFinished | RunError => {
                 let r = &mut self.runs[run];
-                if r.status == "open" {
+                // A RUN_ERROR right after the run's RUN_FINISHED fails it late: a client
+                // treats the run as failed (its usage, when the error gives none, stays).
+                let late = ty == RunError && r.status == "finished";
+                if r.status == "open" || late {
+                    let before = r.usage.take().filter(|_| late);
                     if ty == RunFinished {
                         r.status = "finished";
                         r.outcome = ev.get("outcome").filter(|v| !v.is_null()).cloned();
                     } else {
                         r.status = "error";
+                        r.outcome = None;
                         let mut error = serde_json::Map::new();
                         for key in ["message", "code"] {
                             if let Some(v) = ev.get(key) {
@@ -1037,10 +1053,14 @@ impl Inspector {
                         }
                         r.error = Some(Value::Object(error));
                     }
-                    r.usage = ev.get("usage").cloned();
+                    r.usage = ev.get("usage").cloned().or(before);
                 }
+                let finished = r.status == "finished";
                 if r.status != "none" {
                     self.current = None;
+                }
+                if ty == RunFinished && finished {
+                    self.finished_last = Some(run);
                 }
                 Some(Target::Run(run))
             }
