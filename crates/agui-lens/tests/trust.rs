@@ -3595,6 +3595,17 @@ fn an_output_named_by_a_link_into_nothing_is_not_written_through() {
         assert_eq!(code, 0, "{target}: {stdout}{stderr}");
         assert!(link.is_symlink(), "{target}");
     }
+    // A path ending in `/` names a folder, not the file to write.
+    let folder = format!("{}/", s(&dir.path().join("new")));
+    for args in [
+        vec!["cat", s(&stream), "-o", &folder, "--output-format", "jsonl"],
+        vec!["check", s(&stream), "--junit", &folder],
+    ] {
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains("names a directory"), "{args:?}: {stderr}");
+    }
+    assert!(!dir.path().join("new").exists());
     // Into a folder that is there, the link is written through and stays a link.
     let there = dir.path().join("there.jsonl");
     let to_there = dir.path().join("to-there.jsonl");

@@ -326,6 +326,12 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     if let Some(nowhere) = link_into_nothing(path) {
         return Err(nowhere.into());
     }
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        anyhow::bail!(
+            "{} names a directory: name the file to write",
+            path.display()
+        );
+    }
     let path = replaced(path);
     let mut dir = directory_of(&path);
     while !dir.is_dir() {
