@@ -645,7 +645,7 @@ fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Ta
             Target::File(path)
         }
     };
-    let ends_in_slash = output.as_os_str().as_encoded_bytes().ends_with(b"/");
+    let ends_in_slash = super::names_a_folder(output);
     let targets: Vec<Target> = if !several && !output.is_dir() && !ends_in_slash {
         vec![to(output.clone())]
     } else {

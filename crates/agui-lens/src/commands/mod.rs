@@ -106,31 +106,17 @@ fn replaced(path: &Path) -> PathBuf {
 /// (`/nonexistent/`). A target below the link's folder has its folders made, as an output's
 /// are (`base.toml` → `shared/base.toml`).
 pub(crate) fn link_into_nothing(path: &Path) -> Option<io::Error> {
-    use std::path::Component;
     let path: PathBuf = path.components().collect();
     if !path.is_symlink() || path.exists() {
         return None;
     }
     let target = replaced(&path);
-    // Compared as absolute paths with `.` and `..` taken out: `x/f`, `./x/f` and the absolute
-    // spelling of the same place are one place.
-    let lexical = |p: &Path| {
-        let mut out = PathBuf::new();
-        for c in std::path::absolute(p)
-            .unwrap_or_else(|_| p.to_path_buf())
-            .components()
-        {
-            match c {
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    out.pop();
-                }
-                c => out.push(c),
-            }
-        }
-        out
+    // Compared as written, absolute: `x/f`, `./x/f` and the absolute spelling of the same
+    // place are one place.
+    let below = match (plain_path(&target), plain_path(directory_of(&path))) {
+        (Some(target), Some(folder)) => target.starts_with(folder),
+        _ => false,
     };
-    let below = lexical(&target).starts_with(lexical(directory_of(&path)));
     if target != path && (below || directory_of(&target).is_dir()) {
         return None;
     }
@@ -139,6 +125,29 @@ pub(crate) fn link_into_nothing(path: &Path) -> Option<io::Error> {
         path.display(),
         std::fs::read_link(&path).unwrap_or_default().display()
     )))
+}
+
+/// `path` made absolute, with `.` and `..` taken out as written (no link is followed); none
+/// when it cannot be made absolute (an empty path).
+pub(crate) fn plain_path(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let whole = std::path::absolute(path).ok()?;
+    let mut plain = PathBuf::new();
+    for part in whole.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                plain.pop();
+            }
+            other => plain.push(other),
+        }
+    }
+    Some(plain)
+}
+
+/// Whether an output path ends in `/`: it names a folder, there or not.
+pub(crate) fn names_a_folder(path: &Path) -> bool {
+    path.as_os_str().as_encoded_bytes().ends_with(b"/")
 }
 
 /// What an output may replace of a file already at its path: what the command writes there.
@@ -326,7 +335,7 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     if let Some(nowhere) = link_into_nothing(path) {
         return Err(nowhere.into());
     }
-    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+    if names_a_folder(path) {
         anyhow::bail!(
             "{} names a directory: name the file to write",
             path.display()

@@ -231,10 +231,7 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
         }
         // A path that ends in `/` names a folder, there or not: the recording could not be
         // made after the call, and the agent's answer was lost.
-        if let Some(output) = output
-            .as_deref()
-            .filter(|p| p.as_os_str().as_encoded_bytes().ends_with(b"/"))
-        {
+        if let Some(output) = output.as_deref().filter(|p| super::names_a_folder(p)) {
             bail!(
                 "{flag} {} names a directory: name a file to record into (nothing was sent)",
                 output.display()
@@ -272,7 +269,6 @@ fn where_named(path: &std::path::Path) -> Option<std::path::PathBuf> {
 
 /// [`where_named`], following at most `hops` links (one may lead to a file not there yet).
 fn where_named_within(path: &std::path::Path, hops: u8) -> Option<std::path::PathBuf> {
-    use std::path::Component;
     if hops > 0
         && let Ok(target) = std::fs::read_link(path)
     {
@@ -282,17 +278,7 @@ fn where_named_within(path: &std::path::Path, hops: u8) -> Option<std::path::Pat
         };
         return where_named_within(&target, hops - 1);
     }
-    let whole = std::path::absolute(path).ok()?;
-    let mut plain = std::path::PathBuf::new();
-    for part in whole.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                plain.pop();
-            }
-            other => plain.push(other),
-        }
-    }
+    let plain = super::plain_path(path)?;
     let (Some(folder), Some(name)) = (plain.parent(), plain.file_name()) else {
         return Some(plain);
     };
@@ -455,11 +441,9 @@ struct Recording {
 }
 
 impl Recording {
-    /// Its folders are made now, so that a path that cannot be had fails before the call.
+    /// Its folders are made now, so that a path that cannot be had fails before the call (a
+    /// link into nothing was refused before, with the other outputs' faults).
     fn new(path: &std::path::Path) -> Result<Recording> {
-        if let Some(nowhere) = super::link_into_nothing(path) {
-            return Err(nowhere.into());
-        }
         super::create_folders(super::directory_of(path))
             .with_context(|| format!("creating {}", path.display()))?;
         Ok(Recording {
@@ -494,9 +478,6 @@ impl Write for Recording {
 /// A recording file, written as the response arrives (not through a temp file: what arrived
 /// before an interruption is kept), in folders made as needed.
 fn create_recording(path: &std::path::Path) -> Result<File> {
-    if let Some(nowhere) = super::link_into_nothing(path) {
-        return Err(nowhere.into());
-    }
     super::create_folders(super::directory_of(path))
         .and_then(|()| File::create(path))
         .with_context(|| format!("creating {}", path.display()))
