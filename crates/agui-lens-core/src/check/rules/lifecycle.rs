@@ -374,13 +374,13 @@ pub fn judge_usage(ev: &Ev<'_>, out: &mut Out<'_>) {
         let cache = parts
             .iter()
             .fold(0u64, |sum, (_, n)| sum.saturating_add(*n));
-        // The cache counts are parts of inputTokens, and so of the total when that is unknown.
-        let holder = match (input, total) {
-            (Some(input), _) => Some(("inputTokens", input)),
+        // A part is held to its own total, and to `totalTokens` when that one is unknown.
+        let holder = |own: Option<u64>, name: &'static str| match (own, total) {
+            (Some(own), _) => Some((name, own)),
             (None, Some(total)) => Some(("totalTokens", total)),
             (None, None) => None,
         };
-        if let Some((holder, most)) = holder
+        if let Some((holder, most)) = holder(input, "inputTokens")
             && cache > most
         {
             let named: Vec<String> = parts.iter().map(|(k, n)| format!("{k} {n}")).collect();
@@ -391,13 +391,8 @@ pub fn judge_usage(ev: &Ev<'_>, out: &mut Out<'_>) {
                 if parts.len() == 1 { "it" } else { "them" }
             ));
         }
-        // Reasoning is a part of outputTokens, and so of the total when that is unknown.
-        let holder = match (output, total) {
-            (Some(output), _) => Some(("outputTokens", output)),
-            (None, Some(total)) => Some(("totalTokens", total)),
-            (None, None) => None,
-        };
-        if let (Some((holder, most)), Some(reasoning)) = (holder, count("reasoningTokens"))
+        if let (Some((holder, most)), Some(reasoning)) =
+            (holder(output, "outputTokens"), count("reasoningTokens"))
             && reasoning > most
         {
             wrong.push(format!(

@@ -139,13 +139,18 @@ impl StartedAs {
         }
     }
 
-    /// Whether a reopening START says otherwise than this first one: a field it leaves out
-    /// keeps the established value (a chunk that continues a message names less).
-    fn disagrees(&self, now: &StartedAs) -> bool {
-        self.fields
+    /// What a reopening START says otherwise than this first one, field by field (its name,
+    /// what the first said, what it says): a field it leaves out keeps the established value
+    /// (a chunk that continues a message names less).
+    fn changes<'s>(
+        &'s self,
+        now: &'s StartedAs,
+    ) -> impl Iterator<Item = (&'static str, &'s Option<String>, &'s Option<String>)> {
+        StartedAs::names(self.kind)
             .iter()
-            .zip(&now.fields)
-            .any(|(was, is)| is.is_some() && was != is)
+            .zip(self.fields.iter().zip(&now.fields))
+            .filter(|(_, (was, is))| is.is_some() && was != is)
+            .map(|(name, (was, is))| (*name, was, is))
     }
 
     fn of(kind: Kind, ev: &Ev<'_>) -> StartedAs {
@@ -338,9 +343,11 @@ impl Pairing {
             let now = StartedAs::of(kind, ev);
             match self.started_as.get(id) {
                 Some(first)
-                    if first.kind == kind && first.disagrees(&now) && !self.reopen_reported =>
+                    if first.kind == kind
+                        && first.changes(&now).next().is_some()
+                        && !self.reopen_reported =>
                 {
-                    self.disagreeing_reopen(kind, id, first.clone(), &now, ev, out);
+                    disagreeing_reopen(id, first, &now, ev, out);
                 }
                 Some(first) if first.kind == kind => {}
                 _ => {
@@ -367,47 +374,6 @@ impl Pairing {
         if existing.is_none() {
             self.owner_map(kind).insert(id, owned(ev.owner()));
         }
-    }
-
-    /// A START (1.1) that reopens a message or tool call but disagrees with the one that opened
-    /// it: a call must keep its toolCallName and parentMessageId, a message its name.
-    fn disagreeing_reopen(
-        &mut self,
-        kind: Kind,
-        id: &str,
-        first: StartedAs,
-        now: &StartedAs,
-        ev: &Ev<'_>,
-        out: &mut Out<'_>,
-    ) {
-        let shown = |v: &Option<String>| match v {
-            Some(v) => format!("\"{v}\""),
-            None => "none".to_owned(),
-        };
-        let changed: Vec<String> = StartedAs::names(kind)
-            .iter()
-            .zip(first.fields.iter().zip(&now.fields))
-            .filter(|(_, (was, is))| is.is_some() && was != is)
-            .map(|(name, (was, is))| {
-                format!("{name} {} where it opened with {}", shown(is), shown(was))
-            })
-            .collect();
-        out.report(
-            kind.rule(),
-            ev.loc,
-            format!(
-                "{} reopens {} \"{id}\" with {}",
-                kind.start(),
-                kind.noun(),
-                changed.join(", ")
-            ),
-            &format!(
-                "a reopening {} repeats what the first said; another {} is another {}",
-                kind.start(),
-                kind.noun(),
-                kind.id_field()
-            ),
-        );
     }
 
     fn continue_or_end(
@@ -755,6 +721,42 @@ impl Pairing {
             }
         }
     }
+}
+
+/// A START (1.1) that reopens a message or tool call but disagrees with the one that opened
+/// it (`first`): a call must keep its toolCallName and parentMessageId, a message its name.
+fn disagreeing_reopen(
+    id: &str,
+    first: &StartedAs,
+    now: &StartedAs,
+    ev: &Ev<'_>,
+    out: &mut Out<'_>,
+) {
+    let kind = first.kind;
+    let shown = |v: &Option<String>| match v {
+        Some(v) => format!("\"{v}\""),
+        None => "none".to_owned(),
+    };
+    let changed: Vec<String> = first
+        .changes(now)
+        .map(|(name, was, is)| format!("{name} {} where it opened with {}", shown(is), shown(was)))
+        .collect();
+    out.report(
+        kind.rule(),
+        ev.loc,
+        format!(
+            "{} reopens {} \"{id}\" with {}",
+            kind.start(),
+            kind.noun(),
+            changed.join(", ")
+        ),
+        &format!(
+            "a reopening {} repeats what the first said; another {} is another {}",
+            kind.start(),
+            kind.noun(),
+            kind.id_field()
+        ),
+    );
 }
 
 fn owned(owner: Option<&str>) -> (OwnerKey, Option<String>) {

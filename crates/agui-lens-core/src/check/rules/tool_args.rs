@@ -485,7 +485,7 @@ impl ToolArgs {
                             excerpt: excerpt(),
                         };
                         self.ended.insert(id.to_owned(), ended);
-                    } else if !call.overflow {
+                    } else {
                         let at = At {
                             loc: ev.loc,
                             excerpt: excerpt(),
