@@ -233,6 +233,58 @@ fn cat_says_what_proto_cannot_carry() {
     assert_eq!(events_of(&stdout).len(), 3);
 }
 
+/// A required field the event leaves out that the protobuf form always carries (a tool
+/// result's `content`, a snapshot's `messages`, a delta's ops) reads back filled in: the
+/// schema errors of the input would vanish from the copy. `cat` names each such field with
+/// what it reads back as, and the copy is not whole (exit 1).
+#[test]
+fn cat_names_what_the_proto_copy_fills_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(
+        &input,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"TOOL_CALL_RESULT","messageId":"m","toolCallId":"c"}"#,
+            "\n",
+            r#"{"type":"STATE_DELTA"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let (code, found) = verdict(&input);
+    assert_eq!(code, 1);
+    let violations = |found: &[(String, Option<u64>)]| {
+        found
+            .iter()
+            .filter(|(rule, _)| rule == "schema/violation")
+            .count()
+    };
+    assert_eq!(violations(&found), 2, "{found:?}");
+    let out = dir.path().join("out.pb");
+    let (code, _, stderr) = run(&["cat", input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "event 1 (TOOL_CALL_RESULT): the protobuf form cannot leave out /content: \
+             it reads back as []"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("event 2 (STATE_DELTA): the protobuf form cannot leave out /delta"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("2 of its events lost something (0 of them entirely)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no place for"), "{stderr}");
+}
+
 /// `compact` keeps a protobuf input protobuf, and its result reads back to the same fold.
 #[test]
 fn compact_keeps_proto_as_proto() {

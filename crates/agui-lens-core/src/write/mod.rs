@@ -467,12 +467,15 @@ impl<W: Write> EventWriter<W> {
                         LeftOut,
                         Rounded,
                         Null,
+                        Added,
                     }
                     let loss = |p: &String| {
                         if encoded.rounded.contains(p) {
                             Loss::Rounded
                         } else if encoded.nulls.contains(p) {
                             Loss::Null
+                        } else if encoded.added.iter().any(|(added, _)| added == p) {
+                            Loss::Added
                         } else {
                             Loss::LeftOut
                         }
@@ -508,6 +511,15 @@ impl<W: Write> EventWriter<W> {
                             "the protobuf form has no null for {nulls}: left out, which some \
                              readers do not take as the same"
                         ));
+                    }
+                    let added = encoded
+                        .added
+                        .iter()
+                        .map(|(path, value)| format!("{path}: it reads back as {value}"))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    if !added.is_empty() {
+                        said.push(format!("the protobuf form cannot leave out {added}"));
                     }
                     if !rounded.is_empty() {
                         said.push(format!(

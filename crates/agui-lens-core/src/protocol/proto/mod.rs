@@ -72,6 +72,9 @@ pub struct Encoded {
     /// Those of `lost` that are a null where the message holds an optional scalar, which has
     /// no null on the wire: left out (null and absent are not the same to every reader).
     pub nulls: Vec<String>,
+    /// Those of `lost` that the JSON event leaves out and the message cannot (a list, a
+    /// string, an object it always carries): each with what it reads back as, in JSON.
+    pub added: Vec<(String, String)>,
 }
 
 /// Encodes one event. An `Err` when it has no protobuf form at all (not an object, no
@@ -93,6 +96,7 @@ pub fn encode_event(event: &Value) -> Result<Encoded, String> {
         lost: found.all,
         rounded: found.rounded,
         nulls: found.nulls,
+        added: found.added,
     })
 }
 
@@ -129,6 +133,17 @@ struct Differences {
     rounded: Vec<String>,
     /// Those where `a` holds a null and `b` nothing.
     nulls: Vec<String>,
+    /// Those where `a` holds nothing and `b` a value, with that value as JSON.
+    added: Vec<(String, String)>,
+}
+
+/// Whether a field the decoded event holds where the JSON event had none means what its
+/// absence means: the run input's optional lists (tools, context, resume entries), which
+/// the message always carries and reads back empty.
+fn means_absent(path: &str, key: &str, value: &Value) -> bool {
+    path == "/input"
+        && matches!(key, "tools" | "context" | "resume")
+        && value.as_array().is_some_and(Vec::is_empty)
 }
 
 fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Differences) {
@@ -147,9 +162,11 @@ fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Differences) {
                 }
             }
             for (key, right) in b {
-                let empty = right.is_null() || right.as_array().is_some_and(Vec::is_empty);
-                if !a.contains_key(key) && !empty {
-                    with_key(path, key, |path| out.all.push(path.clone()));
+                if !a.contains_key(key) && !means_absent(path, key, right) {
+                    with_key(path, key, |path| {
+                        out.all.push(path.clone());
+                        out.added.push((path.clone(), right.to_string()));
+                    });
                 }
             }
         }

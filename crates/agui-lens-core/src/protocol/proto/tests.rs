@@ -307,3 +307,49 @@ fn what_a_message_repeats_is_merged_as_protobuf_merges_it() {
     let wrong = custom([base(&ty), name("x"), field(2, 0, &[7])].concat());
     assert_eq!(event_of(&wrong), json!({"type":"CUSTOM","name":"x"}));
 }
+
+/// A field the JSON event leaves out that the message cannot leave out (a list, a string, an
+/// object it always carries) reads back with a value: named with what it reads back as,
+/// since a required field left out is a schema error the copy would hide. The run input's
+/// optional lists (`tools`, `context`, `resume`), empty, mean what their absence means.
+#[test]
+fn a_field_the_wire_fills_in_is_named() {
+    for (event, path, value) in [
+        (
+            json!({"type":"TOOL_CALL_RESULT","messageId":"m","toolCallId":"c"}),
+            "/content",
+            "[]",
+        ),
+        (json!({"type":"MESSAGES_SNAPSHOT"}), "/messages", "[]"),
+        (json!({"type":"STATE_DELTA"}), "/delta", "[]"),
+        (
+            json!({"type":"TEXT_MESSAGE_CONTENT","messageId":"m"}),
+            "/delta",
+            "\"\"",
+        ),
+        (
+            json!({"type":"RUN_FINISHED","threadId":"t","runId":"r",
+                   "outcome":{"type":"interrupt"}}),
+            "/outcome/interrupts",
+            "[]",
+        ),
+        (
+            json!({"type":"RUN_STARTED","threadId":"t","runId":"r",
+                   "input":{"threadId":"t","runId":"r","tools":[],"context":[]}}),
+            "/input/messages",
+            "[]",
+        ),
+    ] {
+        let encoded = encode_event(&event).unwrap();
+        assert_eq!(encoded.lost, [path], "{event}");
+        assert_eq!(
+            encoded.added,
+            [(path.to_owned(), value.to_owned())],
+            "{event}"
+        );
+    }
+    let event = json!({"type":"RUN_STARTED","threadId":"t","runId":"r",
+                       "input":{"threadId":"t","runId":"r","messages":[]}});
+    let encoded = encode_event(&event).unwrap();
+    assert!(encoded.lost.is_empty(), "{:?}", encoded.lost);
+}
