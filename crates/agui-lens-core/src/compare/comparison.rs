@@ -179,11 +179,14 @@ pub fn unified_diff(
         } else {
             DiffLine::Context
         };
-        out.push_str(&paint(kind, line));
+        out.push_str(&paint(kind, &crate::text::abbreviate(line, SHOWN_LINE)));
         out.push('\n');
     }
     out
 }
+
+/// The most characters of one line a diff shows: a line of a 10 MiB value would bury the rest.
+const SHOWN_LINE: usize = 2000;
 
 /// The header a person reads first: counts side by side, then where the sides part.
 pub fn summary(comparison: &Comparison, labels: (&str, &str)) -> String {
@@ -260,5 +263,18 @@ mod tests {
         assert!(compare(&a, &a).equal);
         let text = unified_diff(&render(&a), &render(&b), ("a", "b"), &plain, 100);
         assert!(text.contains("-    3") || text.contains("+    3"), "{text}");
+    }
+
+    /// A line of the diff is shown up to a length a terminal can take, with how much was left
+    /// out: a 10 MiB state value is not printed whole, whatever `max_lines` allows.
+    #[test]
+    fn a_long_line_is_shown_cut() {
+        let long = "x".repeat(10 << 20);
+        let a = vec![json!({"type":"STATE_SNAPSHOT","snapshot":{"v":long}})];
+        let b = vec![json!({"type":"STATE_SNAPSHOT","snapshot":{"v":"short"}})];
+        let text = unified_diff(&render(&a), &render(&b), ("a", "b"), &plain, 100);
+        assert!(text.len() < 10_000, "{} bytes", text.len());
+        assert!(text.contains("more bytes)"), "{text}");
+        assert!(text.contains("+    \"v\": \"short\""), "{text}");
     }
 }
