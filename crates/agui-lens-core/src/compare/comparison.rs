@@ -116,10 +116,29 @@ pub fn raw_only(left: &[Value], right: &[Value]) -> Option<usize> {
 pub fn render(items: &[Value]) -> String {
     let mut text = String::new();
     for item in items {
-        text.push_str(&serde_json::to_string_pretty(item).unwrap_or_default());
+        let mut item = item.clone();
+        write_numbers_alike(&mut item);
+        text.push_str(&serde_json::to_string_pretty(&item).unwrap_or_default());
         text.push('\n');
     }
     text
+}
+
+/// Writes every number of `value` in the one form its exact value has, so that the two sides
+/// of a diff write alike what the comparison holds equal (`100.000` and `100`).
+fn write_numbers_alike(value: &mut Value) {
+    match value {
+        Value::Number(number) => {
+            if let Some(canonical) = super::difference::canonical_number(number.as_str())
+                .and_then(|text| text.parse::<serde_json::Number>().ok())
+            {
+                *number = canonical;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(write_numbers_alike),
+        Value::Object(members) => members.values_mut().for_each(write_numbers_alike),
+        _ => {}
+    }
 }
 
 /// What a line of a unified diff is, for a front end that colours it.
@@ -263,6 +282,28 @@ mod tests {
         assert!(compare(&a, &a).equal);
         let text = unified_diff(&render(&a), &render(&b), ("a", "b"), &plain, 100);
         assert!(text.contains("-    3") || text.contains("+    3"), "{text}");
+    }
+
+    /// Numbers the comparison holds equal are written alike on both sides of the diff, so
+    /// only what differs is marked changed.
+    #[test]
+    fn equal_numbers_are_no_changed_lines() {
+        let n = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        let a = vec![n(
+            r#"{"type":"A","x":100.000,"y":-0,"z":1e2,"w":0.50,"big":1.5e300,"s":"a"}"#,
+        )];
+        let b = vec![n(
+            r#"{"type":"A","x":100,"y":0,"z":100,"w":5e-1,"big":15e299,"s":"b"}"#,
+        )];
+        let text = unified_diff(&render(&a), &render(&b), ("a", "b"), &plain, 100);
+        let changed: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(['-', '+']) && !l.starts_with("---") && !l.starts_with("+++"))
+            .collect();
+        assert_eq!(changed, [r#"-  "s": "a","#, r#"+  "s": "b","#], "{text}");
+        assert!(text.contains(r#""x": 100,"#), "{text}");
+        assert!(text.contains(r#""w": 0.5,"#), "{text}");
+        assert!(text.contains(r#""big": 1.5e+300,"#), "{text}");
     }
 
     /// A line of the diff is shown up to a length a terminal can take, with how much was left

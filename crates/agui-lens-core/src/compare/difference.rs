@@ -251,6 +251,35 @@ fn exact(text: &str) -> Option<(bool, String, i64)> {
     Some((negative, significant.to_owned(), scale))
 }
 
+/// A number written in one form for its exact value, so that numbers [`equal`] holds the same
+/// read the same: `100.000`, `1e2` and `100` are `100`; `-0` is `0`; `0.50` is `0.5`; past 21
+/// digits, or past five zeros after the point, `1.5e300` (as JavaScript writes numbers). `None` for an exponent past
+/// what an `i64` holds.
+pub fn canonical_number(text: &str) -> Option<String> {
+    let (negative, digits, scale) = exact(text)?;
+    if digits.is_empty() {
+        return Some("0".to_owned());
+    }
+    let sign = if negative { "-" } else { "" };
+    let len = digits.len() as i64;
+    let written = if scale >= 0 && len + scale <= 21 {
+        format!("{digits}{}", "0".repeat(scale as usize))
+    } else if scale < 0 && -scale < len {
+        let point = (len + scale) as usize;
+        format!("{}.{}", &digits[..point], &digits[point..])
+    } else if scale < 0 && -scale - len < 6 {
+        format!("0.{}{digits}", "0".repeat((-scale - len) as usize))
+    } else {
+        let fraction = if len > 1 {
+            format!(".{}", &digits[1..])
+        } else {
+            String::new()
+        };
+        format!("{}{fraction}e{}", &digits[..1], scale.checked_add(len - 1)?)
+    };
+    Some(format!("{sign}{written}"))
+}
+
 /// Whether every element of `old` has the same id (or the same lack of one) as the element at
 /// its index in `new`. Then matching by id pairs each index with itself and what `new` adds
 /// is its tail, as the index-by-index walk has it: ids shared by two elements of either side
@@ -281,6 +310,25 @@ fn push_index(pointer: &mut String, index: usize) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_number_has_one_writing() {
+        for (text, written) in [
+            ("100.000", "100"),
+            ("1e2", "100"),
+            ("-0.0", "0"),
+            ("0.50", "0.5"),
+            ("123e-2", "1.23"),
+            ("0.000001", "0.000001"),
+            ("1e-7", "1e-7"),
+            ("-2.50E-9", "-2.5e-9"),
+            ("123456789012345678901", "123456789012345678901"),
+            ("1234567890123456789012", "1.234567890123456789012e21"),
+        ] {
+            assert_eq!(canonical_number(text).as_deref(), Some(written), "{text}");
+        }
+        assert_eq!(canonical_number("1e99999999999999999999"), None);
+    }
 
     #[test]
     fn numbers_are_equal_by_their_exact_value() {
