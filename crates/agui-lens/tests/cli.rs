@@ -1185,6 +1185,92 @@ fn check_writes_a_junit_report_beside_its_format() {
     assert!(std::fs::read_to_string(&pom).unwrap().contains("<project>"));
 }
 
+/// `proxy --report` and `serve --report` replace only a report agui-lens writes (in any of
+/// its formats: the format may change from one run to the next) or an empty file: a capture,
+/// a config or notes named by a slip are refused before anything listens, and left as they
+/// were. They were replaced by the report when the server stopped, and `serve` whose script
+/// could not be read wrote its failure over them too.
+#[test]
+fn a_report_never_replaces_what_is_not_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("capture.jsonl");
+    std::fs::copy(root().join(VALID), &capture).unwrap();
+    let config = dir.path().join("agui-lens.toml");
+    std::fs::write(&config, "[rules]\n\"version/undeclared\" = \"deny\"\n").unwrap();
+    let notes = dir.path().join("notes.md");
+    std::fs::write(&notes, "# what we saw\n").unwrap();
+    let missing = dir.path().join("nothere.jsonl");
+    let valid = root().join(VALID);
+    for precious in [&capture, &config, &notes] {
+        let before = std::fs::read(precious).unwrap();
+        let report = precious.to_str().unwrap();
+        for args in [
+            vec![
+                "proxy",
+                "--upstream",
+                "http://127.0.0.1:1/",
+                "--report",
+                report,
+            ],
+            vec!["serve", valid.to_str().unwrap(), "--report", report],
+            vec!["serve", missing.to_str().unwrap(), "--report", report],
+        ] {
+            for format in ["json", "sarif", "human"] {
+                let output = agui_lens()
+                    .args(&args)
+                    .args(["--format", format])
+                    .timeout(std::time::Duration::from_secs(20))
+                    .output()
+                    .unwrap();
+                let (code, stdout, stderr) = split(output);
+                assert_eq!(code, 2, "{args:?} {format}: {stdout}{stderr}");
+                assert!(
+                    stderr.contains("--report") && stderr.contains("left as it was"),
+                    "{args:?}: {stderr}"
+                );
+                assert!(!stdout.contains("listening"), "{args:?}: {stdout}");
+                assert_eq!(
+                    std::fs::read(precious).unwrap(),
+                    before,
+                    "{args:?} {format}"
+                );
+            }
+        }
+    }
+    // A report of any format is replaced, by one of any other.
+    let report = dir.path().join("report.out");
+    let report_arg = report.to_str().unwrap();
+    let formats = ["human", "json", "jsonl", "github", "junit", "sarif"];
+    for (at, written) in formats.iter().enumerate() {
+        let next = formats[(at + 1) % formats.len()];
+        let (code, _, stderr) = run(&[
+            "serve",
+            missing.to_str().unwrap(),
+            "--report",
+            report_arg,
+            "--format",
+            written,
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(!stderr.contains("left as it was"), "{written}: {stderr}");
+        let (code, _, stderr) = run(&[
+            "serve",
+            missing.to_str().unwrap(),
+            "--report",
+            report_arg,
+            "--format",
+            next,
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            !stderr.contains("left as it was"),
+            "{written} then {next}: {stderr}"
+        );
+        let text = std::fs::read_to_string(&report).unwrap();
+        assert!(text.contains("nothere.jsonl"), "{next}: {text}");
+    }
+}
+
 /// An output under a path where a file stands in place of a folder names that file; it said
 /// "File exists (os error 17)", which named nothing.
 #[test]

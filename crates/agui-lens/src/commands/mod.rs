@@ -642,6 +642,89 @@ pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a `--report` path (`proxy`, `serve`) that holds something else than a report
+/// agui-lens writes, in any of its formats (the format may change from one run to the next),
+/// or is a folder: a capture, a config or notes named by a slip are left as they were.
+pub(crate) fn refuse_report_over_other(path: &Path) -> Result<()> {
+    use std::io::Read as _;
+    /// How much of the file is looked at: a report says what it is in its first lines.
+    const HEAD: u64 = 1 << 20;
+    if path.is_dir() {
+        anyhow::bail!("--report {} is a directory: name a file", path.display());
+    }
+    let target = replaced(path);
+    match std::fs::metadata(&target) {
+        Ok(meta) if meta.is_file() => {}
+        _ => return Ok(()),
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(&target)
+        .and_then(|file| file.take(HEAD).read_to_end(&mut head))
+        .map_err(|err| {
+            anyhow::Error::new(err).context(format!("reading --report {}", path.display()))
+        })?;
+    if holds_report(&head, head.len() as u64 == HEAD) {
+        return Ok(());
+    }
+    let holds = match holds_a_stream(&target) {
+        Ok(()) => "AG-UI events".to_owned(),
+        Err(har) if agui_lens_core::read::is_har_file(&target) => har,
+        Err(_) => format!(
+            "something else ({})",
+            agui_lens_core::read::describe_non_stream(&head[..head.len().min(4096)])
+        ),
+    };
+    anyhow::bail!(
+        "--report {}: the file there holds {holds}, and this would replace it with a report; it \
+         was left as it was (remove it, or name another file)",
+        path.display()
+    )
+}
+
+/// Whether `head` (the first bytes of a file, all of it unless `cut`) is empty or a report
+/// agui-lens writes: JSON whose first member is its `diagnostics`, or a SARIF log; JUnit XML;
+/// JSON Lines of findings (each names its `rule` or `path`); GitHub annotations and the
+/// closing line; the human report, which says what it checked.
+fn holds_report(head: &[u8], cut: bool) -> bool {
+    use serde_json::Value;
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    if text.trim_end().is_empty() || (text.starts_with('<') && holds_junit_report(head)) {
+        return true;
+    }
+    if let Some(members) = text.strip_prefix('{')
+        && let Some(first) = members.trim_start().strip_prefix('"')
+        && !first.starts_with("rule\"")
+        && !first.starts_with("failure\"")
+    {
+        // Written with sorted keys: `$schema` comes first in a SARIF log, `diagnostics` in
+        // the JSON report.
+        return first.starts_with("diagnostics\"")
+            || (first.starts_with("$schema\"")
+                && first
+                    .lines()
+                    .next()
+                    .is_some_and(|line| line.contains("sarif")));
+    }
+    let mut lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if cut {
+        lines.pop();
+    }
+    let finding = |line: &&str| {
+        serde_json::from_str::<Value>(line)
+            .is_ok_and(|value| value.get("rule").is_some() || value.get("path").is_some())
+    };
+    lines.iter().all(finding)
+        || lines
+            .iter()
+            .all(|line| line.starts_with("::") || line.starts_with("agui-lens: "))
+        || lines.iter().any(|line| line.starts_with("checked "))
+}
+
 /// Whether `bytes` are empty, or a JUnit report: after an XML declaration and comments, a
 /// `<testsuites>` or `<testsuite>` element.
 pub(crate) fn holds_junit_report(bytes: &[u8]) -> bool {

@@ -141,6 +141,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         let read = super::settings_files(&args.rules);
         let read: Vec<_> = read.iter().map(|(p, by)| (p.as_path(), *by)).collect();
         super::refuse_output_over_input(report, "--report", &read)?;
+        super::refuse_report_over_other(report)?;
     }
     if let Some(dir) = &args.record {
         super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -297,6 +297,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         let mut read = vec![(args.script.as_path(), "SCRIPT")];
         read.extend(settings_files.iter().map(|(p, by)| (p.as_path(), *by)));
         super::refuse_output_over_input(report, "--report", &read)?;
+        super::refuse_report_over_other(report)?;
     }
     let not_begun = |err| {
         let name = format!("serve {}", args.script.display());
