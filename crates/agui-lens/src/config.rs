@@ -138,21 +138,25 @@ impl Config {
 }
 
 /// The nearest `agui-lens.toml` from `start` up, not above the root of the repository
-/// `start` is in (the folder that holds `.git`): a file in a home folder or in /tmp is no
-/// rule of the project's.
+/// `start` is in (the folder that holds `.git`); outside any repository, `start`'s own: a
+/// file in a home folder or in /tmp is no rule of the project's.
 fn find_upwards(start: &Path) -> Option<PathBuf> {
+    let in_repository = start.ancestors().any(|dir| dir.join(".git").exists());
     for dir in start.ancestors() {
-        let candidate = dir.join(FILE_NAME);
-        // A link that leads nowhere is found too, to be said to be one: going on without
-        // the project's config would check by other rules.
-        if candidate.is_file() || (candidate.is_symlink() && !candidate.exists()) {
-            return Some(candidate);
+        if let Some(file) = found(dir.join(FILE_NAME)) {
+            return Some(file);
         }
-        if dir.join(".git").exists() {
+        if !in_repository || dir.join(".git").exists() {
             return None;
         }
     }
     None
+}
+
+/// `candidate` when a file is there, or a link that leads nowhere (to be said to be one:
+/// going on without the project's config would check by other rules).
+fn found(candidate: PathBuf) -> Option<PathBuf> {
+    (candidate.is_file() || (candidate.is_symlink() && !candidate.exists())).then_some(candidate)
 }
 
 #[cfg(test)]
@@ -187,6 +191,28 @@ mod tests {
             .levels(&[(Level::Deny, "schema/unknown-field".into())])
             .unwrap();
         assert_eq!(levels.level(RuleId::SchemaUnknownField), Level::Deny);
+    }
+
+    /// Inside a repository the nearest file up to its root is found, never one above it;
+    /// outside any repository, only the current folder's: a shared `/tmp/agui-lens.toml`
+    /// set the rules of every folder under /tmp.
+    #[test]
+    fn a_config_is_the_projects_own() {
+        let root = tempfile::tempdir().unwrap();
+        let above = root.path().join(FILE_NAME);
+        std::fs::write(&above, "").unwrap();
+        let plain = root.path().join("norepo/deep");
+        std::fs::create_dir_all(&plain).unwrap();
+        assert_eq!(find_upwards(&plain), None);
+        std::fs::write(plain.join(FILE_NAME), "").unwrap();
+        assert_eq!(find_upwards(&plain), Some(plain.join(FILE_NAME)));
+        let repo = root.path().join("repo");
+        let inner = repo.join("a/b");
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::create_dir(repo.join(".git")).unwrap();
+        assert_eq!(find_upwards(&inner), None);
+        std::fs::write(repo.join(FILE_NAME), "").unwrap();
+        assert_eq!(find_upwards(&inner), Some(repo.join(FILE_NAME)));
     }
 
     #[test]

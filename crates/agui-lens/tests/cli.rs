@@ -306,6 +306,9 @@ fn input_format_can_be_forced() {
 #[test]
 fn config_file_sets_levels_and_flags_win() {
     let dir = tempfile::tempdir().unwrap();
+    // A repository's root: the search goes up to it (outside one, it looks in the current
+    // folder alone).
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
     std::fs::copy(root().join(WARNS), dir.path().join("w.jsonl")).unwrap();
     std::fs::write(
         dir.path().join("agui-lens.toml"),
