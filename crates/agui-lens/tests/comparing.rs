@@ -446,6 +446,71 @@ fn snapshot_life_cycle() {
 
 /// Streams that differ only in the provider payloads RAW events pass on are said to, with the
 /// ways to compare past them; event by event, the first difference names its line in each file.
+/// Writing the expectation (`--update`, `test --update-snapshots`) takes away the `FILE.new`
+/// an earlier run left for review: reviewed later, it offered to put the older result back
+/// over the one just written.
+#[test]
+fn an_update_leaves_no_older_result_to_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let older = dir.path().join("older.jsonl");
+    std::fs::copy(root().join("fixtures/valid/pydantic-ai-full.jsonl"), &older).unwrap();
+    let mut events = read_events(&older);
+    let at = events
+        .iter()
+        .position(|e| e["type"] == "TEXT_MESSAGE_CONTENT")
+        .unwrap();
+    events[at]["delta"] = json!("a newer answer");
+    let newer = dir.path().join("newer.jsonl");
+    write_events(&newer, &events);
+    let snap = dir.path().join("chat.snap");
+    let pending = dir.path().join("chat.snap.new");
+    let f = snap.to_str().unwrap();
+    // No expectation: the older result waits for review.
+    assert_eq!(
+        run(&["snapshot", older.to_str().unwrap(), "--expect", f]).0,
+        1
+    );
+    assert!(pending.exists() && !snap.exists());
+    // Written by an update: nothing older is left to review.
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        newer.to_str().unwrap(),
+        "--expect",
+        f,
+        "--update",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(snap.exists());
+    assert!(
+        !pending.exists(),
+        "{} left beside the expectation",
+        pending.display()
+    );
+    // And over an expectation that differs.
+    assert_eq!(
+        run(&["snapshot", older.to_str().unwrap(), "--expect", f]).0,
+        1
+    );
+    assert!(pending.exists());
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        newer.to_str().unwrap(),
+        "--expect",
+        f,
+        "--update",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !pending.exists(),
+        "{} left beside the expectation",
+        pending.display()
+    );
+    assert_eq!(
+        run(&["snapshot", newer.to_str().unwrap(), "--expect", f]).0,
+        0
+    );
+}
+
 #[test]
 fn raw_only_differences_are_named_and_located() {
     let dir = tempfile::tempdir().unwrap();

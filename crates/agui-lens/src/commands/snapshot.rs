@@ -298,9 +298,19 @@ pub fn hold_items(
         range,
     };
     let new_file = pending(file);
+    // A result an earlier run left for review is older than the expectation written or
+    // matched now: reviewed later, it would put the older result back.
+    let clear_pending = || -> Result<()> {
+        if new_file.exists() {
+            std::fs::remove_file(&new_file)
+                .with_context(|| format!("removing {}", new_file.display()))?;
+        }
+        Ok(())
+    };
     match stored {
         None if request.update => {
             write_atomically(file, &current.render())?;
+            clear_pending()?;
             Ok(Verdict::Written)
         }
         None => {
@@ -310,14 +320,12 @@ pub fn hold_items(
         Some(stored) => {
             let comparison = compare(&stored.items, &current.items);
             if comparison.equal && !(request.update && flags_given) {
-                if new_file.exists() {
-                    std::fs::remove_file(&new_file)
-                        .with_context(|| format!("removing {}", new_file.display()))?;
-                }
+                clear_pending()?;
                 return Ok(Verdict::Matches);
             }
             if request.update {
                 write_atomically(file, &current.render())?;
+                clear_pending()?;
                 return Ok(Verdict::Updated);
             }
             write_atomically(&new_file, &current.render())?;
