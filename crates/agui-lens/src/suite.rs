@@ -347,6 +347,7 @@ impl Suite {
         }
         let base = path.parent().unwrap_or(Path::new(""));
         let mut names = BTreeSet::new();
+        let mut snapshots: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
         let mut cases = Vec::new();
         for spanned in file.cases {
             let line = line_of(&text, spanned.span().start);
@@ -357,6 +358,25 @@ impl Suite {
             }
             let resolved = resolve(case, cases.len(), line, &text, base, &env)
                 .with_context(|| format!("{where_}: in the case starting here"))?;
+            for turn in &resolved.turns {
+                let Some(snapshot) = &turn.snapshot else {
+                    continue;
+                };
+                let key = crate::commands::plain_path(snapshot).unwrap_or(snapshot.clone());
+                let this = (resolved.name.clone(), turn.number);
+                if let Some((case, number)) = snapshots.insert(key, this) {
+                    bail!(
+                        "{}:{}: case {:?} turn {} holds its answer to {}, as case {case:?} turn \
+                         {number} does: an update would keep only the last answer, and the next \
+                         run fail the other; give each its own snapshot file",
+                        path.display(),
+                        turn.line,
+                        resolved.name,
+                        turn.number,
+                        snapshot.display()
+                    );
+                }
+            }
             cases.push(resolved);
         }
         Ok(Suite {
@@ -873,5 +893,18 @@ resume = { payload = { approved = true } }
             err.contains("suite.toml:6") && err.contains("second case"),
             "{err}"
         );
+        // Two answers held to one snapshot file: an update keeps the last, and the next
+        // run fails the other. Spelt another way, it is the same file.
+        let shared = "[[case]]\nname = \"a\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"s.snap\"\n\n[[case]]\nname = \"b\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"./x/../s.snap\"\n";
+        let err = format!("{:#}", load(shared).unwrap_err());
+        assert!(
+            err.contains("suite.toml:7") && err.contains("s.snap") && err.contains("case \"a\""),
+            "{err}"
+        );
+        let turns = "[[case]]\nname = \"a\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"s.snap\"\n[[case.turn]]\nmessage = \"n\"\nsnapshot = \"s.snap\"\n";
+        let err = format!("{:#}", load(turns).unwrap_err());
+        assert!(err.contains("s.snap") && err.contains("turn 1"), "{err}");
+        let apart = "[[case]]\nname = \"a\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"a.snap\"\n\n[[case]]\nname = \"b\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"b.snap\"\n";
+        assert!(load(apart).is_ok());
     }
 }
