@@ -737,6 +737,29 @@ fn an_exchange_without_a_thread_is_named_so() {
     assert!(!stderr.contains("(thread )"), "{stderr}");
 }
 
+/// A folder that holds recordings already gets the next exchange after the last of them, not
+/// in a gap between them: its folders' order stays the order exchanges came in.
+#[test]
+fn a_recording_goes_on_after_what_the_folder_holds() {
+    let agent = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    for held in ["005", "999", "notes"] {
+        std::fs::create_dir_all(record.join(held)).unwrap();
+    }
+    let proxy = proxy_once(&agent, &["--record", &record.to_string_lossy()]);
+    let mut response = lenient_client()
+        .post(&proxy.url)
+        .header("Content-Type", "application/json")
+        .send(r#"{"threadId":"t","runId":"r","messages":[]}"#)
+        .unwrap();
+    let _ = response.body_mut().read_to_vec();
+    let (code, stdout, stderr) = proxy.finish();
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(record.join("1000/request.json").is_file(), "{stderr}");
+    assert!(!record.join("001").exists(), "{stderr}");
+}
+
 /// Recorded, an exchange's findings point at the files that hold what they are about, in the
 /// formats that place a finding in a file: the stream's at `DIR/NNN/response.raw` (whose lines
 /// they count), the request's at `DIR/NNN/request.json`. Unrecorded there is no such file, and

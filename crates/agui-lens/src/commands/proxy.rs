@@ -174,7 +174,9 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         settings,
         asked: args.rules.protocol,
         record: args.record.clone(),
-        next_slot: std::sync::atomic::AtomicU64::new(1),
+        next_slot: std::sync::atomic::AtomicU64::new(
+            args.record.as_deref().map_or(1, after_recorded),
+        ),
         open_slots: Mutex::new(Vec::new()),
         threads: Mutex::new((0, HashMap::new())),
         to_main: Mutex::new(to_main),
@@ -1184,6 +1186,23 @@ fn events_of(
         }
     }
     (events, mismatch)
+}
+
+/// The number after the highest of the exchanges `dir` holds already (1 for none): a second
+/// run goes on after them, so the folders' order stays the order exchanges came in.
+fn after_recorded(dir: &std::path::Path) -> u64 {
+    let numbered = |entry: std::fs::DirEntry| {
+        let name = entry.file_name();
+        let name = name.to_str()?;
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        name.parse::<u64>().ok()
+    };
+    std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().filter_map(numbered).max().unwrap_or(0))
+        .unwrap_or(0)
+        .saturating_add(1)
 }
 
 /// A new folder DIR/NNN/ for one exchange: the first number from `next` on that no folder
