@@ -370,14 +370,18 @@ def events(
     cannot be read as an event (not JSON, a line cut off): the list would not be the whole
     stream. ``skip_unreadable=True`` leaves such frames out (``check`` says which they are).
     The events of a captured response answered with an error status are returned as they
-    came, with an ``AguiLensWarning`` (as ``agui-lens cat`` warns): no client read them. A
+    came, with an ``AguiLensWarning`` (as ``agui-lens cat`` warns): no client read them; so are
+    SSE frames the official client reads as one (``framing/sse-frames-merged``, where it ends
+    the stream), as the events they hold, with an ``AguiLensWarning`` (``cat`` exits 1). A
     browser capture's stream comes with the request that asked for it, as its first
     RUN_STARTED's ``input`` (where a stream carries a run's RunAgentInput), as ``cat`` writes
     it; ``entry`` picks one of several, as ``--entry N`` does."""
     kwargs = _source(source, name, entry)
     if format is not None:
         kwargs["format"] = format
-    texts, unreadable, failed = _agui_lens.events(**kwargs)
+    texts, unreadable, failed, merged = _agui_lens.events(**kwargs)
+    if merged is not None:
+        warnings.warn(merged, AguiLensWarning, stacklevel=2)
     if failed is not None:
         warnings.warn(
             f"{kwargs.get('name') or kwargs.get('path') or 'the data'}: the agent answered "

@@ -470,9 +470,15 @@ fn fold(
     })
 }
 
+/// What [`events`] gives Python: each event's JSON, how many frames held none, the error
+/// status a capture's answer came with, and what is said of frames the official client
+/// reads as one.
+type EventsRead = (Vec<String>, u64, Option<String>, Option<String>);
+
 /// The events of one input, each as JSON text, read as `agui-lens cat` reads them; the count
 /// of frames that held none; and the failed status a captured response was answered with
-/// (`500 Internal Server Error`), whose events no client read.
+/// (`500 Internal Server Error`), whose events no client read; and what is said of SSE
+/// frames the official client reads as one, returned apart.
 #[pyfunction]
 #[pyo3(signature = (path=None, data=None, name=None, format=None, entry=None))]
 fn events(
@@ -482,7 +488,7 @@ fn events(
     name: Option<String>,
     format: Option<String>,
     entry: Option<usize>,
-) -> PyResult<(Vec<String>, u64, Option<String>)> {
+) -> PyResult<EventsRead> {
     guarded(py, move || {
         let source = Source::new(path, data, name, format.as_deref())?.entry(entry);
         let mut opened = source.open()?;
@@ -493,7 +499,9 @@ fn events(
         // A capture's request goes with its stream, as the first RUN_STARTED's input, as
         // `cat` writes it.
         let mut carrier = RequestCarrier::of(&opened);
-        let stats = for_each_fed(&mut opened, max_line, false, |fed, _, _| {
+        let mut merged = agui_lens_core::compact::MergedFrames::default();
+        let stats = for_each_fed(&mut opened, max_line, false, |fed, _, frame| {
+            merged.note(frame);
             if let Fed::Event(event) = fed {
                 let text = match carrier.carried(event) {
                     Some(with_input) => with_input.to_string(),
@@ -510,7 +518,9 @@ fn events(
         require_events(&opened, &stats)?;
         // The frames that held no event: the caller decides whether to go on without them.
         let failed = opened.capture.as_ref().and_then(|c| c.failed_answer());
-        Ok((texts, stats.unreadable, failed))
+        // Frames the official client reads as one: returned apart, and said.
+        let merged = merged.said(&source.name, "returned");
+        Ok((texts, stats.unreadable, failed, merged))
     })
 }
 

@@ -135,6 +135,19 @@ def test_events_never_leave_a_frame_out_in_silence(tmp_path, empty_dir):
     assert [json.loads(line) for line in ran.stdout.decode().splitlines()] == kept
 
 
+def test_events_say_frames_the_client_reads_as_one(empty_dir):
+    """SSE frames the official client reads as one (parted by CR LF) are returned as the
+    events they hold, as ``agui-lens cat`` copies them, with an ``AguiLensWarning`` where
+    ``cat`` says so and exits 1: no client gets them apart. They were returned in silence."""
+    edge = FIXTURES / "recordings" / "agui-sdk-sse-edge.sse"
+    with pytest.warns(agui_lens.AguiLensWarning, match="sse-frames-merged"):
+        got = agui_lens.events(edge)
+    ran = cli("cat", str(edge), cwd=empty_dir)
+    assert ran.returncode == 1
+    assert b"not what a client reads" in ran.stderr
+    assert [json.loads(line) for line in ran.stdout.decode().splitlines()] == got
+
+
 def test_events_of_what_is_no_stream_raise(tmp_path, empty_dir):
     """``events`` of an empty file, an error page or a sidecar raises as ``agui-lens cat``
     fails on them: an empty list would say the stream had no events."""
