@@ -409,8 +409,23 @@ fn check(
         let file = match recorded {
             Some((path, Recorded::Findings)) => check_findings(&ctx, &path, name, &mut emit)?,
             Some((path, Recorded::Failure)) => recorded::failure(&path, name),
-            Some((_, Recorded::Events { request, cut })) => {
-                check_answer_to(&ctx, source.open()?, false, request, cut, &mut emit)?
+            Some((path, Recorded::RunFindings { stream })) => {
+                recorded::check_run_findings(&ctx, &path, &stream, name, &mut emit)?
+            }
+            Some((
+                _,
+                Recorded::Events {
+                    request,
+                    cut,
+                    findings,
+                },
+            )) => {
+                let mut file =
+                    check_answer_to(&ctx, source.open()?, false, request, cut, &mut emit)?;
+                if let Some(findings) = findings {
+                    recorded::add_run_findings(&ctx, &findings, &mut file, &mut emit)?;
+                }
+                file
             }
             _ => check_sent(
                 &ctx,

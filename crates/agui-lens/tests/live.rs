@@ -418,6 +418,93 @@ fn a_very_long_event_is_read_whole_or_reported_over_the_cap() {
     );
 }
 
+/// What only the live call could find (a run id other than the one sent, SSE frames the
+/// official client reads as one) is recorded beside `run --record FILE` and `--record-raw`,
+/// and `check` of either, or of their folder, finds it again, once, in every format: the
+/// recordings of a run that failed checked clean. A clean run recorded over them takes it away.
+#[test]
+fn what_only_the_call_found_stays_with_its_recordings() {
+    let body = String::from_utf8(clean_run())
+        .unwrap()
+        .replace("\"runId\":\"{runId}\"", "\"runId\":\"run-made-up\"")
+        // The first frame ends with CR LF CR LF: the official client reads on into the next.
+        .replacen("\n\n", "\r\n\r\n", 1);
+    let server = Server::start(Script::sse(vec![Step::Send(body.into_bytes())]));
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.json");
+    std::fs::write(&input, r#"{"threadId":"t1","runId":"r1","messages":[]}"#).unwrap();
+    let recorded = dir.path().join("rec");
+    std::fs::create_dir(&recorded).unwrap();
+    let (events, raw) = (recorded.join("run.jsonl"), recorded.join("run.raw"));
+    let call = |url: &str| {
+        lens(&[
+            "run",
+            url,
+            "--input",
+            input.to_str().unwrap(),
+            "--record",
+            events.to_str().unwrap(),
+            "--record-raw",
+            raw.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+    };
+    let (code, stdout, stderr) = call(&server.url("/"));
+    assert_eq!(code, 1, "{stderr}");
+    let live = rules(&serde_json::from_str(&stdout).unwrap());
+    for rule in ["transport/run-id-mismatch", "framing/sse-frames-merged"] {
+        assert!(live.contains(&rule.to_owned()), "{live:?}");
+    }
+    for checked in [&events, &raw, &recorded] {
+        let (code, stdout, stderr) =
+            lens(&["check", "--format", "json", checked.to_str().unwrap()]);
+        assert_eq!(code, 1, "{}: {stdout}{stderr}", checked.display());
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        let mut found = rules(&doc);
+        for rule in ["transport/run-id-mismatch", "framing/sse-frames-merged"] {
+            assert_eq!(
+                found.iter().filter(|r| *r == rule).count(),
+                1,
+                "{}: {found:?}",
+                checked.display()
+            );
+        }
+        found.sort();
+        assert_eq!(
+            doc["summary"]["unreadable"],
+            0,
+            "{}: {doc}",
+            checked.display()
+        );
+        // Placed in the recording.
+        let placed = doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["rule"] == "transport/run-id-mismatch")
+            .unwrap();
+        assert!(
+            placed["path"].as_str().unwrap().ends_with(".jsonl")
+                || placed["path"].as_str().unwrap().ends_with(".raw"),
+            "{placed}"
+        );
+        for format in ["sarif", "github", "junit", "human"] {
+            let (code, stdout, _) = lens(&["check", "--format", format, checked.to_str().unwrap()]);
+            assert_eq!(code, 1, "{format}");
+            assert!(stdout.contains("run-id-mismatch"), "{format}: {stdout}");
+        }
+    }
+    // A clean run recorded over them: nothing of the earlier one stays.
+    let clean = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let (code, _, stderr) = call(&clean.url("/"));
+    assert_eq!(code, 0, "{stderr}");
+    for checked in [&events, &raw, &recorded] {
+        let (code, stdout, stderr) = lens(&["check", checked.to_str().unwrap()]);
+        assert_eq!(code, 0, "{}: {stdout}{stderr}", checked.display());
+    }
+}
+
 #[test]
 fn run_started_must_echo_the_ids_sent() {
     let server = Server::start(Script::sse(vec![Step::Send(

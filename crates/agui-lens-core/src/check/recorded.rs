@@ -26,9 +26,15 @@ pub enum Recorded {
     Events {
         request: Option<Arc<Value>>,
         cut: Option<String>,
+        /// The file `run --record` wrote beside the stream with what only the call could find
+        /// (see [`FINDINGS_SUFFIX`]): checked with the stream ([`add_run_findings`]).
+        findings: Option<std::path::PathBuf>,
     },
     /// `findings.jsonl`: what the recording command found.
     Findings,
+    /// The findings `run --record` wrote beside `stream` (see [`FINDINGS_SUFFIX`]), found
+    /// apart from it: a walk passes over them, as they are checked with the stream.
+    RunFindings { stream: std::path::PathBuf },
     /// `failure.txt`: why the exchange has no response (the proxy could not reach the agent,
     /// or `test`'s call failed).
     Failure,
@@ -44,6 +50,21 @@ pub const CUT_FILE: &str = "cut.txt";
 /// that says the recorder cut the stream (`run.jsonl.cut.txt`), as [`CUT_FILE`] does in a
 /// recorded exchange's folder.
 pub const CUT_SUFFIX: &str = ".cut.txt";
+
+/// What is added to the name of a stream file `run --record` (or `--record-raw`) wrote for
+/// the file beside it that holds what only the call could find, and a check of the file
+/// cannot find again (`run.jsonl.findings.txt`): the status and headers, a run id other than
+/// the one sent, frames that never reached the recorded events. JSON Lines, one finding each,
+/// as `--format jsonl` writes them. Named `.txt`, so that no walk takes it for a stream.
+pub const FINDINGS_SUFFIX: &str = ".findings.txt";
+
+/// The file beside the stream file `path` that holds what only the call that recorded it
+/// could find.
+pub fn findings_file_of(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(FINDINGS_SUFFIX);
+    name.into()
+}
 
 /// The line of such a file that gives the stream's length in bytes when it was cut.
 pub const CUT_SIZE: &str = "size: ";
@@ -84,26 +105,44 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
         file,
         "events.jsonl" | "response.raw" | "findings.jsonl" | "outcome.json" | "failure.txt"
     ) {
+        if let Some(stream) = file.strip_suffix(FINDINGS_SUFFIX) {
+            let stream = path.with_file_name(stream);
+            if stream.is_file() {
+                return Some(Recorded::RunFindings { stream });
+            }
+        }
+        // What only the call found, recorded beside the stream.
+        let findings = Some(findings_file_of(path)).filter(|f| f.is_file());
         // A stream `run --record` wrote, cut by a stop, has a file beside it that says so,
         // and how long the stream was then: one of another length was written since (a
         // capture put in its place), and is checked as what it is.
         let said = cut_file_of(path);
-        let (cut, size) = cut_said(&said)?;
-        let now = std::fs::metadata(path).ok()?.len();
-        if size.is_some_and(|size| size != now) {
-            crate::check::stream::warn(format!(
-                "{} says {} was cut when it was recorded, at {} bytes; it holds {now} now, \
-                 and is checked as it is (remove the stale {})",
-                said.display(),
-                path.display(),
-                size.unwrap_or_default(),
-                said.display()
-            ));
+        let cut = match cut_said(&said) {
+            Some((cut, size)) => {
+                let now = std::fs::metadata(path).ok()?.len();
+                if size.is_some_and(|size| size != now) {
+                    crate::check::stream::warn(format!(
+                        "{} says {} was cut when it was recorded, at {} bytes; it holds {now} \
+                         now, and is checked as it is (remove the stale {})",
+                        said.display(),
+                        path.display(),
+                        size.unwrap_or_default(),
+                        said.display()
+                    ));
+                    None
+                } else {
+                    Some(cut)
+                }
+            }
+            None => None,
+        };
+        if cut.is_none() && findings.is_none() {
             return None;
         }
         return Some(Recorded::Events {
             request: None,
-            cut: Some(cut),
+            cut,
+            findings,
         });
     }
     let folder = path.parent()?;
@@ -133,6 +172,7 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
             Some(Recorded::Events {
                 request: request.map(Arc::new),
                 cut,
+                findings: None,
             })
         }
         "findings.jsonl" => Some(Recorded::Findings),
@@ -215,7 +255,7 @@ pub const REQUEST_SKIPPED: &str = "the request of the exchange recorded beside i
 /// findings frames that never reached `events.jsonl` (it holds the events that could be
 /// read). The stream's other findings are found again from `events.jsonl`, and so is an
 /// answer with no events.
-fn found_only_when_recorded(rule: RuleId) -> bool {
+pub fn found_only_when_recorded(rule: RuleId) -> bool {
     let name = rule.name();
     name.starts_with("request/")
         || name.starts_with("transport/")
@@ -232,6 +272,57 @@ pub fn check_findings(
     ctx: &Context<'_>,
     path: &Path,
     name: Arc<str>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    check_findings_in(ctx, path, name, None, emit)
+}
+
+/// Adds the findings `run --record` wrote beside a stream (`findings`, see
+/// [`FINDINGS_SUFFIX`]) to `file`, the check of that stream: placed in it, at this run's
+/// levels. A file that cannot be read fails the stream's check, as the stream's own
+/// unreadable frames would.
+pub fn add_run_findings(
+    ctx: &Context<'_>,
+    findings: &Path,
+    file: &mut FileSummary,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<()> {
+    let name: Arc<str> = Arc::from(findings.to_string_lossy().as_ref());
+    let stream = file.path.clone();
+    let found = check_findings_in(ctx, findings, name, Some(&stream), emit)?;
+    file.stats.errors += found.stats.errors;
+    file.stats.warnings += found.stats.warnings;
+    file.stats.notes += found.stats.notes;
+    if file.failure.is_none() {
+        file.failure = found.failure;
+    }
+    Ok(())
+}
+
+/// The findings `run --record` wrote beside `stream`, checked alone (`path`, named `name`):
+/// placed in the stream they are about.
+pub fn check_run_findings(
+    ctx: &Context<'_>,
+    path: &Path,
+    stream: &Path,
+    name: Arc<str>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    let stream: Arc<str> = Arc::from(stream.to_string_lossy().as_ref());
+    let mut file = FileSummary::checked(stream, Stats::default(), None);
+    file.recorded_findings = true;
+    add_run_findings(ctx, path, &mut file, emit)?;
+    file.path = name;
+    Ok(file)
+}
+
+/// [`check_findings`], each finding placed in `placed_in` when given (the stream `run`
+/// recorded), else in the exchange's file it is about.
+fn check_findings_in(
+    ctx: &Context<'_>,
+    path: &Path,
+    name: Arc<str>,
+    placed_in: Option<&str>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     let failed = |name: Arc<str>, why: String| {
@@ -254,7 +345,7 @@ pub fn check_findings(
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        let d = match finding(line, &name) {
+        let d = match finding(line, &name, placed_in) {
             Ok(d) => d,
             Err(Unread::Unknown(rule)) => {
                 unknown.push(rule);
@@ -304,7 +395,7 @@ enum Unread {
 /// One line of a recorded `findings.jsonl` as a finding, placed in the file of the exchange
 /// it is about (`request.json` for the request's, `response.raw` for the others), beside
 /// `findings`.
-fn finding(line: &str, findings: &str) -> Result<Diagnostic, Unread> {
+fn finding(line: &str, findings: &str, placed_in: Option<&str>) -> Result<Diagnostic, Unread> {
     let record: Value = serde_json::from_str(line).map_err(|_| Unread::Malformed)?;
     let text = |key: &str| record.get(key).and_then(Value::as_str).map(str::to_owned);
     let number = |key: &str| record.get(key).and_then(Value::as_u64);
@@ -327,11 +418,19 @@ fn finding(line: &str, findings: &str) -> Result<Diagnostic, Unread> {
     } else {
         "response.raw"
     };
-    let path = Path::new(findings).with_file_name(about);
+    let path = match placed_in {
+        Some(stream) => Arc::from(stream),
+        None => Arc::from(
+            Path::new(findings)
+                .with_file_name(about)
+                .to_string_lossy()
+                .as_ref(),
+        ),
+    };
     Ok(Diagnostic {
         rule,
         severity,
-        path: Arc::from(path.to_string_lossy().as_ref()),
+        path,
         line: number("line"),
         offset: number("offset"),
         event_index: number("event_index"),

@@ -490,12 +490,30 @@ pub fn check_one(
             file.skipped = Some(recorded::OUTCOME_SKIPPED.into());
             return Ok(file);
         }
-        Some((_, Recorded::Events { request, cut })) => Some((request, cut)),
+        Some((stream, Recorded::RunFindings { .. })) if !input.explicit => {
+            let mut file = FileSummary::checked(name, Stats::default(), None);
+            file.skipped = Some(format!(
+                "what `agui-lens run` found of {} and recorded beside it: checked with it",
+                stream.display()
+            ));
+            return Ok(file);
+        }
+        Some((path, Recorded::RunFindings { stream })) => {
+            return recorded::check_run_findings(ctx, path, &stream, name, emit);
+        }
+        Some((
+            _,
+            Recorded::Events {
+                request,
+                cut,
+                findings,
+            },
+        )) => Some((request, cut, findings)),
         _ => None,
     };
     match read::open(&input.spec, read) {
         Ok(opened) => match sent {
-            Some((request, cut)) => {
+            Some((request, cut, findings)) => {
                 // A body a walk reads for an exchange left unfinished is judged, whatever it
                 // holds: nothing in it is no sidecar to pass over. (A walk takes a
                 // `response.raw` for no other reason: see `recorded::is_unfinished_body`.)
@@ -504,7 +522,11 @@ pub fn check_one(
                     .path()
                     .is_some_and(|p| p.file_name().is_some_and(|name| name == "response.raw"));
                 let walked = !input.explicit && !body;
-                check_answer_to(ctx, opened, walked, request, cut, emit)
+                let mut file = check_answer_to(ctx, opened, walked, request, cut, emit)?;
+                if let Some(findings) = findings {
+                    recorded::add_run_findings(ctx, &findings, &mut file, emit)?;
+                }
+                Ok(file)
             }
             None => check_opened(ctx, opened, !input.explicit, emit),
         },

@@ -66,7 +66,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     // request, or the one a recorded exchange keeps beside its stream, with how the side
     // that recorded it cut it.
     let answering = match input.path().and_then(recorded::recorded) {
-        Some(Recorded::Events { request, cut }) => Answering::new(&opened, request, false, cut),
+        Some(Recorded::Events { request, cut, .. }) => Answering::new(&opened, request, false, cut),
         _ => Answering::new(&opened, None, true, None),
     };
     // The request is what the client held: its state and its messages.

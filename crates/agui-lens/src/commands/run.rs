@@ -17,16 +17,17 @@ use crate::cli::RunArgs;
 use crate::live::call::{Call, Exchange, LiveError, Taps, check_call};
 use crate::live::http::{display_url, seconds};
 use crate::live::request::{AgentInput, parse_header, process_env};
-use agui_lens_core::check::diagnostic::Severity;
+use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::Stats;
 use agui_lens_core::check::parse::excerpt;
+use agui_lens_core::check::recorded::{findings_file_of, found_only_when_recorded};
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::{SchemaFinding, SchemaSet};
 use agui_lens_core::protocol::event::Event;
 use agui_lens_core::protocol::version::judged_by;
 use agui_lens_core::report::human::visible;
-use agui_lens_core::report::{FileSummary, Summary, plural};
+use agui_lens_core::report::{DiagnosticRecord, FileSummary, Summary, plural};
 
 pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     refuse_recording_over_input(args)?;
@@ -115,9 +116,15 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     // Ctrl-C or SIGTERM stops the call, and what arrived is still checked and reported.
     crate::signals::catch();
     let mut reporter = reporter();
+    // What a check of the recordings could not find again, kept to record beside them.
+    let mut only_the_call = Vec::new();
+    let recording = args.record.is_some() || args.record_raw.is_some();
     let result = check_call(&ctx, &call, name.clone(), taps, &mut |diagnostics| {
         for d in diagnostics {
             reporter.diagnostic(d)?;
+            if recording && found_only_when_recorded(d.rule) {
+                only_the_call.push(d.clone());
+            }
         }
         reporter.flush()
     });
@@ -168,6 +175,12 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         };
         done.with_context(|| format!("writing {}", cut.display()))?;
     }
+    if let Some(path) = &args.record {
+        record_call_findings(path, &only_the_call, false)?;
+    }
+    if let Some(path) = &args.record_raw {
+        record_call_findings(path, &only_the_call, true)?;
+    }
     let mut file = if exchange.interrupted {
         FileSummary::stopped(name.clone(), exchange.stats)
     } else {
@@ -181,6 +194,42 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     let run = report_response(reporter.as_mut(), &file, 0)?;
     let _ = writeln!(io::stderr(), "{}", summary_line(&name, &exchange));
     Ok(Outcome::from_summary(&run, settings.deny_warnings))
+}
+
+/// Writes beside a recording what only the call found of it (see
+/// [`agui_lens_core::check::recorded::FINDINGS_SUFFIX`]), which `check` of the recording
+/// then reports with what it finds itself: the recording of a run that failed on its status,
+/// its run id or frames no client reads apart checked clean. Of the body as it came (`raw`),
+/// the frames' findings are found again from its bytes, and not written; of the events, they
+/// are placed by event, as the body's lines are not the recording's. Nothing found takes away
+/// such a file an earlier run left.
+fn record_call_findings(
+    recording: &std::path::Path,
+    found: &[Diagnostic],
+    raw: bool,
+) -> Result<()> {
+    let file = findings_file_of(recording);
+    let mut lines = String::new();
+    for d in found {
+        if raw && d.rule.name().starts_with("framing/") {
+            continue;
+        }
+        let mut d = d.clone();
+        if !raw {
+            (d.line, d.offset) = (None, None);
+        }
+        lines.push_str(&serde_json::to_string(&DiagnosticRecord::from(&d))?);
+        lines.push('\n');
+    }
+    if lines.is_empty() {
+        return match std::fs::remove_file(&file) {
+            Err(err) if err.kind() != io::ErrorKind::NotFound => {
+                Err(anyhow::Error::new(err).context(format!("removing {}", file.display())))
+            }
+            _ => Ok(()),
+        };
+    }
+    super::write_bytes(&file, lines.as_bytes())
 }
 
 /// Ends the report of the one live response, or of the call that had none
