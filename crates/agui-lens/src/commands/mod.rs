@@ -817,6 +817,8 @@ pub(crate) fn not_begun_report(
     );
     let mut summary = Summary::default();
     summary.add(&file);
+    // A stop before the job began (Ctrl-C while `test --wait-for` waited) is said as one.
+    summary.stopped_by = agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
     buffer.say_failure(format, &file);
     let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
     reporter.start_run(1)?;

@@ -166,6 +166,11 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
                 eprintln!("{shown} answered after {}", suite::secs(waited))
             }
             Ok(_) => {}
+            Err(why) if agui_lens_core::stop::requested() => bail!(
+                "--wait-for: stopped by {} while waiting for {shown} (last try: {why}); no case \
+                 was run",
+                agui_lens_core::stop::signal_name()
+            ),
             Err(why) => bail!(
                 "--wait-for: {shown} did not answer within {} s: {why}",
                 args.wait_timeout

@@ -207,7 +207,7 @@ pub fn wait_for(url: &str, limit: Duration, stop: fn() -> bool) -> Result<Durati
             Err(err) => err.to_string(),
         };
         if stop() {
-            return Err(format!("{why}; stopped"));
+            return Err(why);
         }
         if started.elapsed() + Duration::from_millis(250) > limit {
             return Err(why);
