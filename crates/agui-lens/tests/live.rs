@@ -2144,6 +2144,12 @@ message = "hi"
         "{stderr}"
     );
     assert!(gone.join("outcome.json").exists());
+    // A run of some of its cases (`--case`): the others' folders are still the suite's.
+    let (_, stdout, stderr) = test_cmd(dir, &server, &["--case", "refused", "--artifacts", "art"]);
+    assert!(
+        stderr.contains("does not have (an earlier run's): 05-renamed-since; left as they are"),
+        "{stdout}{stderr}"
+    );
     assert!(
         !clean_turn.join("findings.jsonl").exists(),
         "a finding of an earlier run was kept"

@@ -122,6 +122,15 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
         super::refuse_output_over_input(junit, "--junit", &read)?;
         super::refuse_junit_over_other(junit)?;
     }
+    // The folders of every case of the suite, those `--case` leaves out too, are its own.
+    let case_dirs: Vec<std::ffi::OsString> = match &args.artifacts {
+        Some(root) => suite
+            .cases
+            .iter()
+            .filter_map(|case| case_dir(root, case).file_name().map(ToOwned::to_owned))
+            .collect(),
+        None => Vec::new(),
+    };
     suite.select(&args.cases)?;
     // A baseline that cannot be read stops the suite before any agent is called.
     let mut gate = Gate::load(&args.baseline)?;
@@ -146,7 +155,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
     };
     if let Some(dir) = &args.artifacts {
         super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;
-        warn_stale_artifacts(dir, &suite.cases);
+        warn_stale_artifacts(dir, &case_dirs);
     }
     // Ctrl-C or SIGTERM (a cancelled CI job) stops the case under way, which is reported as
     // an error, and the cases not started, which are reported as not run.
@@ -797,15 +806,12 @@ impl Recording {
     }
 }
 
-/// Says on stderr which folders of the artifacts directory hold a turn's artifacts of a case
-/// this suite does not have (renamed, moved or removed since an earlier run into it): they
+/// Says on stderr which folders of the artifacts directory (besides `case_dirs`, the suite's
+/// cases' own) hold a turn's artifacts of a case this suite does not have (renamed, moved or removed since an earlier run into it): they
 /// are left as they are, and a walk or an upload of the folder would take them for this
 /// run's.
-fn warn_stale_artifacts(root: &Path, cases: &[Case]) {
-    let ours: std::collections::HashSet<std::ffi::OsString> = cases
-        .iter()
-        .filter_map(|case| case_dir(root, case).file_name().map(ToOwned::to_owned))
-        .collect();
+fn warn_stale_artifacts(root: &Path, case_dirs: &[std::ffi::OsString]) {
+    let ours: std::collections::HashSet<&std::ffi::OsString> = case_dirs.iter().collect();
     let Ok(entries) = std::fs::read_dir(root) else {
         return;
     };
