@@ -3284,6 +3284,31 @@ fn a_walk_of_recordings_does_not_read_their_requests_as_captures() {
         };
         assert!(!found.contains("no-events"), "{format}: {found}");
     }
+    // Why it was passed over points at the findings only where there are some.
+    let skipped = |dir: &Path| {
+        let (_, stdout, _) = run(&["check", s(dir), "--format", "json"]);
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with("request.json"))
+            .unwrap()["skipped"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let said = skipped(&dir.path().join("rec"));
+    assert!(said.contains("nothing was found"), "{said}");
+    write(
+        &exchange.join("findings.jsonl"),
+        br#"{"rule":"request/input-schema","severity":"error","message":"m"}"#,
+    );
+    let said = skipped(&dir.path().join("rec"));
+    assert!(
+        said.contains("what was found is in its findings.jsonl"),
+        "{said}"
+    );
 }
 
 /// What a case stopped in the middle already settled is kept: its first event came after

@@ -245,9 +245,16 @@ fn is_exchange_folder(folder: &Path) -> bool {
         .is_some_and(|name| numbered(name) || name.strip_prefix("turn-").is_some_and(numbered))
 }
 
-/// Why a walk passes over a recorded exchange's request (see [`is_recorded_request`]).
-pub const REQUEST_SKIPPED: &str = "the request of the exchange recorded beside it, held to the \
-    request rules when it was sent; what was found is in its findings.jsonl";
+/// Why a walk passes over a recorded exchange's request (see [`is_recorded_request`]):
+/// where what was found of it is, or that nothing was.
+pub fn request_skipped(request: &Path) -> String {
+    let held = "the request of the exchange recorded beside it, held to the request rules when \
+                it was sent";
+    match request.with_file_name("findings.jsonl").is_file() {
+        true => format!("{held}; what was found is in its findings.jsonl"),
+        false => format!("{held}; nothing was found (the exchange has no findings.jsonl)"),
+    }
+}
 
 /// Whether a rule's findings are about the exchange and cannot be found again from its files:
 /// the request findings needed the thread's previous turn; the transport findings and the

@@ -520,8 +520,7 @@ fn walk_dir(dir: &Path, walk: &Walk) -> Result<Vec<Input>> {
                 relative: relative_to(dir, path),
                 explicit: false,
                 unreadable: agui_lens_core::check::recorded::unanswered(path),
-                skipped: request
-                    .then(|| agui_lens_core::check::recorded::REQUEST_SKIPPED.to_owned()),
+                skipped: request.then(|| agui_lens_core::check::recorded::request_skipped(path)),
                 call: None,
             });
         } else if is_file(&entry) && holds_events(path) {
