@@ -495,6 +495,13 @@ fn what_only_the_call_found_stays_with_its_recordings() {
             assert!(stdout.contains("run-id-mismatch"), "{format}: {stdout}");
         }
     }
+    // `inspect` shows them among the stream's problems, and fails as `check` does.
+    for shown in [&events, &raw] {
+        let (code, stdout, stderr) =
+            lens(&["inspect", shown.to_str().unwrap(), "--color", "never"]);
+        assert_eq!(code, 1, "{}: {stdout}{stderr}", shown.display());
+        assert!(stdout.contains("run-id-mismatch"), "{stdout}");
+    }
     // A clean run recorded over them: nothing of the earlier one stays.
     let clean = Server::start(Script::sse(vec![Step::Send(clean_run())]));
     let (code, _, stderr) = call(&clean.url("/"));

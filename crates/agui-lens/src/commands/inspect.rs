@@ -65,9 +65,13 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     // What the stream answered is held to what `check` holds it to: a browser capture's
     // request, or the one a recorded exchange keeps beside its stream, with how the side
     // that recorded it cut it.
-    let answering = match input.path().and_then(recorded::recorded) {
-        Some(Recorded::Events { request, cut, .. }) => Answering::new(&opened, request, false, cut),
-        _ => Answering::new(&opened, None, true, None),
+    let (answering, run_findings) = match input.path().and_then(recorded::recorded) {
+        Some(Recorded::Events {
+            request,
+            cut,
+            findings,
+        }) => (Answering::new(&opened, request, false, cut), findings),
+        _ => (Answering::new(&opened, None, true, None), None),
     };
     // The request is what the client held: its state and its messages.
     let request = answering.request.clone();
@@ -146,6 +150,19 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     });
     let totals = engine.finish(&mut found);
     inspector.diagnostics(&found);
+    // What only the call that recorded the stream found (`run --record`), as `check` has it.
+    let mut failure = failure;
+    if let Some(findings) = &run_findings {
+        let mut file =
+            agui_lens_core::report::FileSummary::checked(name.clone(), Default::default(), None);
+        let mut recorded_found = Vec::new();
+        recorded::add_run_findings(&ctx, findings, &mut file, &mut |batch| {
+            recorded_found.extend_from_slice(batch);
+            Ok(())
+        })?;
+        inspector.diagnostics(&recorded_found);
+        failure = failure.or(file.failure);
+    }
     inspector.set_frames(totals.frames);
     let states = inspector.take_state_frames();
     let mut inspection = inspector.finish();
