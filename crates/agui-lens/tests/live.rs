@@ -495,6 +495,21 @@ fn what_only_the_call_found_stays_with_its_recordings() {
             assert!(stdout.contains("run-id-mismatch"), "{format}: {stdout}");
         }
     }
+    // `compact` leaves such a recording as it is (a copy elsewhere would check clean), and
+    // says why.
+    let out = dir.path().join("compacted");
+    let (code, stdout, stderr) = lens(&[
+        "compact",
+        events.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("only the call that recorded it found"),
+        "{stderr}"
+    );
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().next().is_none());
     // `inspect` shows them among the stream's problems, and fails as `check` does.
     for shown in [&events, &raw] {
         let (code, stdout, stderr) =

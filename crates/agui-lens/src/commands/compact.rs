@@ -763,6 +763,24 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             ..Report::unread(path)
         });
     }
+    // So does the file of what only the call that recorded it found (`run --record`): its
+    // findings name the stream's events, and a copy elsewhere would check clean without it.
+    if let Some(path) = input.path()
+        && let Some(Recorded::Events {
+            findings: Some(findings),
+            ..
+        }) = recorded(path)
+    {
+        return Ok(Report {
+            skipped: Some(format!(
+                "what only the call that recorded it found is in {} beside it, naming its \
+                 events: a rewrite would leave that naming other events, and a copy elsewhere \
+                 would check clean without it",
+                findings.display()
+            )),
+            ..Report::unread(path)
+        });
+    }
     if let Some(path) = input.path().filter(|path| read::is_har_file(path)) {
         // A browser capture is a record of what a browser saw: never rewritten.
         return Ok(Report {
