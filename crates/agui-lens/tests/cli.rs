@@ -1204,7 +1204,54 @@ fn a_report_never_replaces_what_is_not_one() {
     std::fs::write(&notes, "# what we saw\n").unwrap();
     let missing = dir.path().join("nothere.jsonl");
     let valid = root().join(VALID);
-    for precious in [&capture, &config, &notes] {
+    // Files that look like reports of other tools, or hold a line of ours among others.
+    let look_alikes = [
+        (
+            "pasted.md",
+            "# Notes\n\n```\n$ agui-lens check x.jsonl\nchecked 1 file, 42 events: 0 errors, 0 warnings\n```\n\nMore text.\n",
+        ),
+        (
+            "ends-with-ours.md",
+            "# Notes\nwhat we saw\nchecked 1 file, 42 events: 0 errors, 0 warnings\n",
+        ),
+        (
+            "pytest.xml",
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"pytest\" tests=\"3\"><testsuite name=\"x\"/></testsuites>\n",
+        ),
+        (
+            "eslint.sarif",
+            r#"{"$schema":"https://json.schemastore.org/sarif-2.1.0.json","version":"2.1.0","runs":[{"tool":{"driver":{"name":"eslint"}},"results":[]}]}"#,
+        ),
+        ("other.github", "::error file=a.py,line=1::boom\n"),
+        (
+            "other.jsonl",
+            "{\"rule\":\"E501\",\"severity\":\"error\",\"path\":\"a.py\",\"message\":\"line too long\"}\n",
+        ),
+        ("other.json", r#"{"diagnostics":[],"summary":{"errors":0}}"#),
+    ]
+    .map(|(name, text)| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    });
+    // A link that leads nowhere is refused before anything listens too (it was after).
+    let dangling = dir.path().join("dangling.json");
+    std::os::unix::fs::symlink("/nonexistent-agui-lens/away.json", &dangling).unwrap();
+    for args in [
+        vec!["proxy", "--upstream", "http://127.0.0.1:1/"],
+        vec!["serve", valid.to_str().unwrap()],
+    ] {
+        let output = agui_lens()
+            .args(&args)
+            .args(["--report", dangling.to_str().unwrap()])
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let (code, stdout, stderr) = split(output);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains("leads nowhere"), "{stderr}");
+    }
+    for precious in [&capture, &config, &notes].into_iter().chain(&look_alikes) {
         let before = std::fs::read(precious).unwrap();
         let report = precious.to_str().unwrap();
         for args in [

@@ -647,23 +647,27 @@ pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
 /// or is a folder: a capture, a config or notes named by a slip are left as they were.
 pub(crate) fn refuse_report_over_other(path: &Path) -> Result<()> {
     use std::io::Read as _;
-    /// How much of the file is looked at: a report says what it is in its first lines.
-    const HEAD: u64 = 1 << 20;
+    /// The largest file read whole to tell: a report of ours past it is not told from
+    /// another file, and left as it is.
+    const READ: u64 = 256 << 20;
     if path.is_dir() {
         anyhow::bail!("--report {} is a directory: name a file", path.display());
+    }
+    if let Some(err) = link_into_nothing(path) {
+        anyhow::bail!("--report {err}");
     }
     let target = replaced(path);
     match std::fs::metadata(&target) {
         Ok(meta) if meta.is_file() => {}
         _ => return Ok(()),
     }
-    let mut head = Vec::new();
+    let mut bytes = Vec::new();
     std::fs::File::open(&target)
-        .and_then(|file| file.take(HEAD).read_to_end(&mut head))
+        .and_then(|file| file.take(READ + 1).read_to_end(&mut bytes))
         .map_err(|err| {
             anyhow::Error::new(err).context(format!("reading --report {}", path.display()))
         })?;
-    if holds_report(&head, head.len() as u64 == HEAD) {
+    if bytes.len() as u64 <= READ && holds_report(&bytes) {
         return Ok(());
     }
     let holds = match holds_a_stream(&target) {
@@ -671,7 +675,7 @@ pub(crate) fn refuse_report_over_other(path: &Path) -> Result<()> {
         Err(har) if agui_lens_core::read::is_har_file(&target) => har,
         Err(_) => format!(
             "something else ({})",
-            agui_lens_core::read::describe_non_stream(&head[..head.len().min(4096)])
+            agui_lens_core::read::describe_non_stream(&bytes[..bytes.len().min(4096)])
         ),
     };
     anyhow::bail!(
@@ -681,48 +685,94 @@ pub(crate) fn refuse_report_over_other(path: &Path) -> Result<()> {
     )
 }
 
-/// Whether `head` (the first bytes of a file, all of it unless `cut`) is empty or a report
-/// agui-lens writes: JSON whose first member is its `diagnostics`, or a SARIF log; JUnit XML;
-/// JSON Lines of findings (each names its `rule` or `path`); GitHub annotations and the
-/// closing line; the human report, which says what it checked.
-fn holds_report(head: &[u8], cut: bool) -> bool {
+/// Whether `bytes` are empty or a report agui-lens wrote, in one of its formats, as far as
+/// what each holds of agui-lens's own tells: the JSON report (its three members, and the
+/// summary's counts), a SARIF log of the agui-lens tool, a JUnit report of the `agui-lens`
+/// suites, JSON Lines each a finding or a file's line as agui-lens writes them, GitHub
+/// annotations closed by agui-lens's line, the human report (findings, then what it checked).
+fn holds_report(bytes: &[u8]) -> bool {
     use serde_json::Value;
-    let text = String::from_utf8_lossy(head);
-    let text = text.trim_start_matches('\u{feff}').trim_start();
-    if text.trim_end().is_empty() || (text.starts_with('<') && holds_junit_report(head)) {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let text = text.trim_start_matches('\u{feff}').trim();
+    if text.is_empty() {
         return true;
     }
-    if let Some(members) = text.strip_prefix('{')
-        && let Some(first) = members.trim_start().strip_prefix('"')
-        && !first.starts_with("rule\"")
-        && !first.starts_with("failure\"")
-    {
-        // Written with sorted keys: `$schema` comes first in a SARIF log, `diagnostics` in
-        // the JSON report.
-        return first.starts_with("diagnostics\"")
-            || (first.starts_with("$schema\"")
-                && first
-                    .lines()
-                    .next()
-                    .is_some_and(|line| line.contains("sarif")));
+    if text.starts_with('<') {
+        return holds_junit_report(bytes) && text.contains("<testsuites name=\"agui-lens\"");
     }
-    let mut lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if cut {
-        lines.pop();
+    if let Ok(Value::Object(report)) = serde_json::from_str::<Value>(text) {
+        let ours =
+            |run: &Value| run.pointer("/tool/driver/name") == Some(&Value::from("agui-lens"));
+        if let Some(Value::Array(runs)) = report.get("runs") {
+            return !runs.is_empty() && runs.iter().all(ours);
+        }
+        let members = ["diagnostics", "files", "summary"];
+        if report.len() == members.len()
+            && members.iter().all(|key| report.contains_key(*key))
+            && ["unreadable", "interrupted", "skipped"]
+                .iter()
+                .all(|count| report["summary"].get(*count).is_some_and(Value::is_u64))
+        {
+            return true;
+        }
+        // Else perhaps one line of JSON Lines.
     }
-    let finding = |line: &&str| {
-        serde_json::from_str::<Value>(line)
-            .is_ok_and(|value| value.get("rule").is_some() || value.get("path").is_some())
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    // A finding as `--format jsonl` writes it has every member, null or not; a file's line
+    // names its path and what happened to it.
+    const FINDING: &[&str] = &[
+        "rule",
+        "severity",
+        "path",
+        "line",
+        "offset",
+        "event_index",
+        "event_type",
+        "message",
+        "help",
+        "pointer",
+        "keyword",
+    ];
+    let jsonl_line = |line: &&str| match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(record)) => {
+            let finding = FINDING.iter().all(|key| record.contains_key(*key));
+            let file = record.contains_key("path")
+                && record
+                    .keys()
+                    .all(|key| matches!(key.as_str(), "path" | "failure" | "skipped" | "notes"));
+            let stop = record.len() == 1 && record.contains_key("stopped_by");
+            let repeats = record.contains_key("repeats") && record.contains_key("more");
+            finding || file || stop || repeats
+        }
+        _ => false,
     };
-    lines.iter().all(finding)
-        || lines
+    if lines.iter().all(jsonl_line) {
+        return true;
+    }
+    let last = lines.last().copied().unwrap_or_default();
+    if last.starts_with("agui-lens: ") {
+        return lines
             .iter()
-            .all(|line| line.starts_with("::") || line.starts_with("agui-lens: "))
-        || lines.iter().any(|line| line.starts_with("checked "))
+            .all(|line| line.starts_with("::") || line.starts_with("agui-lens: "));
+    }
+    // The human report: findings (a label and rule, then indented lines), a verdict per file,
+    // and last what it checked.
+    let ours = |line: &&str| {
+        line.starts_with(char::is_whitespace)
+            || [
+                "error",
+                "warning",
+                "note",
+                "checked ",
+                "stopped ",
+                "agui-lens",
+            ]
+            .iter()
+            .any(|start| line.starts_with(start))
+    };
+    last.starts_with("checked ") && lines.iter().all(ours)
 }
 
 /// Whether `bytes` are empty, or a JUnit report: after an XML declaration and comments, a

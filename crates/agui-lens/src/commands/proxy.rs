@@ -350,6 +350,8 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             unfinished,
             true,
         )?;
+        // Looked at again: a file may have been put there while the server ran.
+        super::refuse_report_over_other(path)?;
         super::write_bytes(path, &bytes)?;
     }
     Ok(if failure.is_some() {

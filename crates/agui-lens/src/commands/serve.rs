@@ -445,6 +445,8 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
             reporter.flush()?;
         }
         let bytes = std::mem::take(&mut *buffer.0.lock().unwrap_or_else(|e| e.into_inner()));
+        // Looked at again: a file may have been put there while the server ran.
+        super::refuse_report_over_other(path)?;
         super::write_bytes(path, &bytes)?;
     }
     Ok(
