@@ -285,6 +285,32 @@ fn cat_names_what_the_proto_copy_fills_in() {
     assert!(!stderr.contains("no place for"), "{stderr}");
 }
 
+/// A browser capture's stream that came with an error status, or a type that is no event
+/// stream's, fails `check`; the copy `cat` makes of it holds the events alone, which check
+/// clean: `cat` says what the copy does not carry and exits 1, in every output format.
+#[test]
+fn cat_of_a_capture_says_the_response_it_cannot_carry() {
+    let dir = tempfile::tempdir().unwrap();
+    for (capture, said) in [
+        ("http-status.har", "502"),
+        ("content-type.har", "Content-Type"),
+    ] {
+        let input = root().join("fixtures/invalid/transport").join(capture);
+        let (code, _) = verdict(&input);
+        assert_eq!(code, 1, "{capture}");
+        for out in ["copy.jsonl", "copy.pb", "copy.sse"] {
+            let out = dir.path().join(out);
+            let (code, _, stderr) =
+                run(&["cat", input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+            assert_eq!(code, 1, "{capture} -> {}: {stderr}", out.display());
+            assert!(
+                stderr.contains("not the whole input") && stderr.contains(said),
+                "{capture}: {stderr}"
+            );
+        }
+    }
+}
+
 /// `compact` keeps a protobuf input protobuf, and its result reads back to the same fold.
 #[test]
 fn compact_keeps_proto_as_proto() {
@@ -1172,10 +1198,11 @@ fn an_error_status_is_part_of_what_a_captured_stream_means() {
         "{stderr}"
     );
     assert_eq!(run(&["fold", answered]).2, "");
-    // Nor does extracting the stream lose how it was answered without a word.
+    // Nor does extracting the stream lose how it was answered without a word: the copy, the
+    // events alone, is not the whole capture (it checks clean), and the exit status says so.
     let out = dir.path().join("out.jsonl");
     let (code, _, stderr) = run(&["cat", failed, "-o", out.to_str().unwrap()]);
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("answered 500 Internal Server Error"),
         "{stderr}"

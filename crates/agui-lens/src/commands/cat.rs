@@ -8,9 +8,9 @@ use anyhow::{Context, Result, bail};
 use super::{Outcome, persist, same_file};
 use crate::cli::CatArgs;
 use crate::glob;
-use agui_lens_core::check::stream::{
-    for_each_opened_frame, require_events, warn_failed_status, warn_unreadable,
-};
+use agui_lens_core::check::diagnostic::Severity;
+use agui_lens_core::check::opened::capture_findings;
+use agui_lens_core::check::stream::{for_each_opened_frame, require_events, warn_unreadable};
 use agui_lens_core::protocol::event::{Event, EventType};
 use agui_lens_core::read::{
     self, Compression, DEFAULT_MAX_LINE, InputFormat, InputSpec, ReadOptions, format_from_extension,
@@ -270,6 +270,10 @@ struct Unread {
     /// What is said of SSE frames the official client reads as one, copied as the events
     /// they hold: the copy reads otherwise than the input.
     merged: Option<String>,
+    /// What a browser capture holds of the response its stream came in that fails it (an
+    /// error status, a type that is no event stream's, a read the browser says failed): the
+    /// copy holds the events alone.
+    response: Option<String>,
 }
 
 /// What the output format could not carry, event by event, and the frames that could not be
@@ -285,6 +289,14 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
              framed with LF, reads whole"
         );
     }
+    if let Some(response) = &unread.response {
+        let _ = writeln!(
+            err,
+            "cat: the output is not the whole input: {response}; the copy holds the events \
+             alone, not the response they came in (`agui-lens check {}` reports it)",
+            unread.name
+        );
+    }
     if unread.frames > 0 {
         let name = &unread.name;
         let _ = writeln!(
@@ -295,7 +307,7 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
         );
     }
     if notes.is_empty() {
-        return if unread.frames > 0 || unread.merged.is_some() {
+        return if unread.frames > 0 || unread.merged.is_some() || unread.response.is_some() {
             Outcome::Findings
         } else {
             Outcome::Clean
@@ -323,6 +335,22 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
         notes.len()
     );
     Outcome::Findings
+}
+
+/// What a browser capture holds of the response the stream came in that `check` fails it
+/// for (see [`capture_findings`]), or the browser's word that the read failed: the copy, the
+/// events alone, carries none of it.
+fn response_lost(opened: &read::Opened) -> Option<String> {
+    let capture = opened.capture.as_ref()?;
+    let found = capture_findings(&opened.name, capture, opened.format)
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.message);
+    let failed = capture
+        .failure
+        .as_ref()
+        .map(|failure| format!("the browser's read of the response failed ({failure})"));
+    let said: Vec<String> = found.into_iter().chain(failed).collect();
+    (!said.is_empty()).then(|| said.join("; "))
 }
 
 /// `--run` names no run of the input: said on stderr, and a failing status (exit 1), as a
@@ -454,10 +482,10 @@ fn copy<W: Write>(
              it sent)"
         );
     }
+    let response = response_lost(&opened);
     match result.map(|stats| (opened, stats)) {
         Ok((opened, stats)) => {
             require_events(&opened, &stats)?;
-            warn_failed_status(&opened);
             if !past_range {
                 unread += filter.unread_kept(next, stats.frames);
             }
@@ -468,12 +496,14 @@ fn copy<W: Write>(
                 name: opened.name.to_string(),
                 frames: unread,
                 merged: merged.said(&opened.name, "copied"),
+                response,
             })
         }
         Err(err) if err.is::<PastRange>() => Ok(Unread {
             name: name.to_string(),
             frames: unread,
             merged: merged.said(&name, "copied"),
+            response,
         }),
         Err(err) if err.is::<NoEventsYet>() => {
             bail!(
