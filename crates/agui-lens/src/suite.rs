@@ -362,19 +362,25 @@ impl Suite {
                 let Some(snapshot) = &turn.snapshot else {
                     continue;
                 };
-                let key = crate::commands::plain_path(snapshot).unwrap_or(snapshot.clone());
-                let this = (resolved.name.clone(), turn.number);
-                if let Some((case, number)) = snapshots.insert(key, this) {
-                    bail!(
-                        "{}:{}: case {:?} turn {} holds its answer to {}, as case {case:?} turn \
-                         {number} does: an update would keep only the last answer, and the next \
-                         run fail the other; give each its own snapshot file",
-                        path.display(),
-                        turn.line,
-                        resolved.name,
-                        turn.number,
-                        snapshot.display()
-                    );
+                // A snapshot holds its file and the one its pending answer goes to (`.new`).
+                let file = same_place(snapshot);
+                let mut pending = file.clone().into_os_string();
+                pending.push(".new");
+                for key in [file, pending.into()] {
+                    let this = (resolved.name.clone(), turn.number);
+                    if let Some((case, number)) = snapshots.insert(key, this) {
+                        bail!(
+                            "{}:{}: case {:?} turn {} holds its answer to {}, which case \
+                             {case:?} turn {number} uses too (for its snapshot, or for its \
+                             pending answer, FILE.new): an update would keep only one answer, \
+                             and the next run fail the other; give each its own snapshot file",
+                            path.display(),
+                            turn.line,
+                            resolved.name,
+                            turn.number,
+                            snapshot.display()
+                        );
+                    }
                 }
             }
             cases.push(resolved);
@@ -407,6 +413,23 @@ impl Suite {
         self.cases
             .retain(|c| patterns.iter().any(|p| glob::matches(p, &c.name)));
         Ok(())
+    }
+}
+
+/// Where a file the suite names is, however it is spelt: its folder, when there, with its links
+/// followed; else the path made absolute, `.` and `..` taken out.
+fn same_place(path: &Path) -> PathBuf {
+    let folder = path.parent().and_then(|folder| {
+        let folder = if folder.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            folder
+        };
+        std::fs::canonicalize(folder).ok()
+    });
+    match (folder, path.file_name()) {
+        (Some(folder), Some(name)) => folder.join(name),
+        _ => crate::commands::plain_path(path).unwrap_or_else(|| path.to_path_buf()),
     }
 }
 
@@ -690,6 +713,27 @@ mod tests {
         }
     }
 
+    /// One file reached through a linked folder is one file.
+    #[test]
+    fn a_snapshot_through_a_linked_folder_is_the_same_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("snaps")).unwrap();
+        std::os::unix::fs::symlink("snaps", dir.path().join("linked")).unwrap();
+        let path = dir.path().join("suite.toml");
+        let case = |name: &str, snapshot: &str| {
+            format!(
+                "[[case]]\nname = \"{name}\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"{snapshot}\"\n"
+            )
+        };
+        let text = case("a", "snaps/a.snap") + &case("b", "linked/a.snap");
+        std::fs::write(&path, text).unwrap();
+        let err = format!("{:#}", Suite::load(&path, env).unwrap_err());
+        assert!(
+            err.contains("linked/a.snap") && err.contains("case \"a\""),
+            "{err}"
+        );
+    }
+
     fn load(text: &str) -> Result<Suite> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
@@ -904,6 +948,12 @@ resume = { payload = { approved = true } }
         let turns = "[[case]]\nname = \"a\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"s.snap\"\n[[case.turn]]\nmessage = \"n\"\nsnapshot = \"s.snap\"\n";
         let err = format!("{:#}", load(turns).unwrap_err());
         assert!(err.contains("s.snap") && err.contains("turn 1"), "{err}");
+        let pending = "[[case]]\nname = \"a\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"x.snap\"\n\n[[case]]\nname = \"b\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"x.snap.new\"\n";
+        let err = format!("{:#}", load(pending).unwrap_err());
+        assert!(
+            err.contains("x.snap.new") && err.contains("pending"),
+            "{err}"
+        );
         let apart = "[[case]]\nname = \"a\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"a.snap\"\n\n[[case]]\nname = \"b\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"b.snap\"\n";
         assert!(load(apart).is_ok());
     }
