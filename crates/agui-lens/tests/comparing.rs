@@ -509,6 +509,27 @@ fn an_update_leaves_no_older_result_to_review() {
         run(&["snapshot", newer.to_str().unwrap(), "--expect", f]).0,
         0
     );
+    // A `FILE.new` that holds no snapshot (the user's notes, a folder) is no result left for
+    // review: left as it is, said, and the update still succeeds.
+    let update = |stream: &Path| {
+        run(&[
+            "snapshot",
+            stream.to_str().unwrap(),
+            "--expect",
+            f,
+            "--update",
+        ])
+    };
+    std::fs::write(&pending, "my notes\n").unwrap();
+    let (code, _, stderr) = update(&older);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&pending).unwrap(), "my notes\n");
+    assert!(stderr.contains("left as it is"), "{stderr}");
+    std::fs::remove_file(&pending).unwrap();
+    std::fs::create_dir(&pending).unwrap();
+    let (code, _, stderr) = update(&newer);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(pending.is_dir());
 }
 
 #[test]

@@ -300,10 +300,20 @@ pub fn hold_items(
     let new_file = pending(file);
     // A result an earlier run left for review is older than the expectation written or
     // matched now: reviewed later, it would put the older result back.
+    // Only a result agui-lens left (or a link) is taken away: a file of the user's that
+    // happens to have its name is said and left.
     let clear_pending = || -> Result<()> {
-        if new_file.exists() {
+        let Ok(meta) = std::fs::symlink_metadata(&new_file) else {
+            return Ok(());
+        };
+        if meta.is_symlink() || (meta.is_file() && holds_snapshot(&new_file)) {
             std::fs::remove_file(&new_file)
                 .with_context(|| format!("removing {}", new_file.display()))?;
+        } else {
+            eprintln!(
+                "warning: {} holds no snapshot, so it is no result left for review: left as it is",
+                new_file.display()
+            );
         }
         Ok(())
     };
@@ -336,6 +346,14 @@ pub fn hold_items(
             })
         }
     }
+}
+
+/// Whether the file at `path` starts as a snapshot file does.
+fn holds_snapshot(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 32];
+    let read = std::fs::File::open(path).and_then(|mut file| file.read(&mut head));
+    read.is_ok_and(|n| head[..n].starts_with(MAGIC.as_bytes()))
 }
 
 fn check(args: &SnapshotArgs) -> Result<Outcome> {
