@@ -901,6 +901,12 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         return Ok(report);
     }
 
+    // Protobuf frames take fewer bytes than the JSON the frames' events read as: the least
+    // the events take written back as protobuf is the input's own size.
+    let bytes_in = match (read_as, format) {
+        (InputFormat::Proto, InputFormat::Proto) => bytes_read,
+        _ => bytes_in,
+    };
     if bytes_out > bytes_in && matches!(input, InputSpec::File(_)) {
         // Compaction never makes a file larger (chunk streams too short for merging to pay
         // for their expansion can). Written back as they were read, the events take
