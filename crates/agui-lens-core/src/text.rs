@@ -13,6 +13,25 @@ pub fn abbreviate(text: &str, max: usize) -> String {
     }
 }
 
+/// Shortens two texts shown one above the other, each to about `max` characters, so that
+/// where they part can be seen: when they agree on more than three quarters of what would be
+/// shown, each is shown from a little before that point, with the bytes left out before it
+/// counted (`…(2890 bytes) aaaX…`).
+pub fn abbreviate_pair(a: &str, b: &str, max: usize) -> (String, String) {
+    let context = max / 4;
+    let common: usize = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    if common <= max - context {
+        return (abbreviate(a, max), abbreviate(b, max));
+    }
+    // The same characters before the point on both sides: the same bytes.
+    let skip = a
+        .char_indices()
+        .nth(common - context)
+        .map_or(a.len(), |(at, _)| at);
+    let shown = |text: &str| format!("…({skip} bytes) {}", abbreviate(&text[skip..], max));
+    (shown(a), shown(b))
+}
+
 /// Shortens a value's JSON for display, like [`abbreviate`], without writing out more than a
 /// bounded amount of a large value: past 1 MiB the count of what was left out is a floor.
 pub fn abbreviate_value(value: &serde_json::Value, max: usize) -> String {

@@ -181,8 +181,10 @@ pub fn unified_diff(
         .header(labels.0, labels.1)
         .to_string();
     let mut out = String::new();
-    let total = text.lines().count();
-    for (n, line) in text.lines().enumerate() {
+    let lines: Vec<&str> = text.lines().collect();
+    let shown = shown_lines(&lines);
+    let total = lines.len();
+    for (n, (line, shown)) in lines.iter().zip(shown).enumerate() {
         if n == max_lines {
             let _ = writeln!(out, "… {} more lines of diff", total - max_lines);
             break;
@@ -198,10 +200,46 @@ pub fn unified_diff(
         } else {
             DiffLine::Context
         };
-        out.push_str(&paint(kind, &crate::text::abbreviate(line, SHOWN_LINE)));
+        out.push_str(&paint(kind, &shown));
         out.push('\n');
     }
     out
+}
+
+/// Each line of a unified diff as shown: cut after [`SHOWN_LINE`] characters, and a removed
+/// line and the added line in its place (the k-th of a change's `-` lines and the k-th of its
+/// `+` lines) from near where they part, when that is past what would be shown.
+fn shown_lines(lines: &[&str]) -> Vec<String> {
+    let removed = |line: &str| line.starts_with('-') && !line.starts_with("---");
+    let added = |line: &str| line.starts_with('+') && !line.starts_with("+++");
+    let mut shown: Vec<String> = lines
+        .iter()
+        .map(|line| crate::text::abbreviate(line, SHOWN_LINE))
+        .collect();
+    let mut at = 0;
+    while at < lines.len() {
+        if !removed(lines[at]) {
+            at += 1;
+            continue;
+        }
+        let minus = at;
+        while at < lines.len() && removed(lines[at]) {
+            at += 1;
+        }
+        let plus = at;
+        while at < lines.len() && added(lines[at]) {
+            at += 1;
+        }
+        for (a, b) in (minus..plus).zip(plus..at) {
+            let (old, new) = (&lines[a][1..], &lines[b][1..]);
+            if old.len() > SHOWN_LINE || new.len() > SHOWN_LINE {
+                let (old, new) = crate::text::abbreviate_pair(old, new, SHOWN_LINE);
+                shown[a] = format!("-{old}");
+                shown[b] = format!("+{new}");
+            }
+        }
+    }
+    shown
 }
 
 /// The most characters of one line a diff shows: a line of a 10 MiB value would bury the rest.
@@ -240,14 +278,22 @@ pub fn summary(comparison: &Comparison, labels: (&str, &str)) -> String {
                 Some(v) => crate::text::abbreviate_value(v, 120),
                 None => "(absent)".into(),
             };
+            // Two long values that part late are shown from near where they part.
+            let (left, right) = match (&first.left, &first.right) {
+                (Some(Value::String(a)), Some(Value::String(b))) => {
+                    let (a, b) = crate::text::abbreviate_pair(a, b, 120);
+                    (format!("\"{a}\""), format!("\"{b}\""))
+                }
+                _ => (show(&first.left), show(&first.right)),
+            };
             let pointer = if first.pointer.is_empty() {
                 "/"
             } else {
                 &first.pointer
             };
             let _ = writeln!(out, "  at {pointer}");
-            let _ = writeln!(out, "  {}: {}", labels.0, show(&first.left));
-            let _ = writeln!(out, "  {}: {}", labels.1, show(&first.right));
+            let _ = writeln!(out, "  {}: {left}", labels.0);
+            let _ = writeln!(out, "  {}: {right}", labels.1);
         }
     }
     if let Some(n) = comparison.raw_only {
@@ -317,5 +363,27 @@ mod tests {
         assert!(text.len() < 10_000, "{} bytes", text.len());
         assert!(text.contains("more bytes)"), "{text}");
         assert!(text.contains("+    \"v\": \"short\""), "{text}");
+        // Two long lines that part past what is shown are shown from near where they part.
+        let a = vec![json!({"type":"X","v": format!("{}X", "a".repeat(3000))})];
+        let b = vec![json!({"type":"X","v": format!("{}Y", "a".repeat(3000))})];
+        let text = unified_diff(&render(&a), &render(&b), ("a", "b"), &plain, 100);
+        let changed: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(['-', '+']) && !l.starts_with("---") && !l.starts_with("+++"))
+            .collect();
+        assert_eq!(changed.len(), 2, "{text}");
+        assert!(
+            changed[0].contains("aX\"") && changed[1].contains("aY\""),
+            "{text}"
+        );
+        assert!(
+            changed[0].starts_with("-…(") && changed[0].len() < 1000,
+            "{text}"
+        );
+        let summary = summary(&compare(&a, &b), ("a", "b"));
+        assert!(
+            summary.contains("aX") && summary.contains("aY"),
+            "{summary}"
+        );
     }
 }
