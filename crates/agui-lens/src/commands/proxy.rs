@@ -1190,6 +1190,9 @@ fn events_of(
     (events, mismatch)
 }
 
+/// Past the numbers an exchange's folder is given.
+const LAST_NUMBER: u64 = 1_000_000_000_000_000_000;
+
 /// The number after the highest of the exchanges `dir` holds already (1 for none): a second
 /// run goes on after them, so the folders' order stays the order exchanges came in.
 fn after_recorded(dir: &std::path::Path) -> u64 {
@@ -1199,7 +1202,8 @@ fn after_recorded(dir: &std::path::Path) -> u64 {
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        name.parse::<u64>().ok()
+        // Past a quintillion, a folder is no exchange's: the count would wrap to 000.
+        name.parse::<u64>().ok().filter(|&n| n < LAST_NUMBER)
     };
     std::fs::read_dir(dir)
         .map(|entries| entries.flatten().filter_map(numbered).max().unwrap_or(0))
@@ -1345,4 +1349,27 @@ fn write_findings(at: &std::path::Path, findings: &[Diagnostic]) -> Result<()> {
         )?,
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The next number goes on after the exchanges a folder holds, and never wraps round to
+    /// 000 past the largest number (a folder named so is no exchange's).
+    #[test]
+    fn numbering_goes_on_and_never_wraps() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(after_recorded(dir.path()), 1);
+        for name in [
+            "005",
+            "999",
+            "notes",
+            "18446744073709551615",
+            "99999999999999999999",
+        ] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        assert_eq!(after_recorded(dir.path()), 1000);
+    }
 }
