@@ -1800,10 +1800,7 @@ fn an_inspection_stopped_while_reading_says_so() {
         assert!(stderr.contains(&said), "{stderr}");
         assert_eq!(page.exists().then(|| std::fs::read(&page).unwrap()), before);
         // The second time, a page is there from before.
-        write(
-            &page,
-            b"<!doctype html>\n<title>agui-lens inspect: earlier.jsonl</title>",
-        );
+        write(&page, EARLIER_PAGE.as_bytes());
     }
     let child = Child::spawn(&["inspect", s(&fifo)], None);
     feed_in_halves(&fifo, &stream, || {
@@ -1821,6 +1818,12 @@ fn an_inspection_stopped_while_reading_says_so() {
         "{stderr}"
     );
 }
+
+/// The start of a page an earlier `inspect --html` wrote, as every page starts.
+const EARLIER_PAGE: &str = "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+     <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n\
+     <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+     <title>agui-lens inspect: earlier.jsonl</title>\n";
 
 /// `fold`, `diff` and `snapshot` stopped by a signal while they read say so, show nothing of
 /// what they read (it is not the stream), write no snapshot, and exit with the signal's
@@ -2896,7 +2899,15 @@ fn an_output_never_replaces_a_file_the_command_did_not_make() {
     let page = dir.path().join("report.html");
     let (code, _, stderr) = run(&["inspect", s(&stream), "--html", s(&page)]);
     assert_eq!(code, 0, "{stderr}");
+    // A page of the user's whose title starts as ours does is not ours.
+    let blog = dir.path().join("blog.html");
+    write(
+        &blog,
+        b"<!doctype html>\n<html><head><title>agui-lens inspect: my write-up</title></head>\
+          <body>Weeks of notes</body></html>\n",
+    );
     let refused: Vec<(Vec<&str>, &Path)> = vec![
+        (vec!["inspect", s(&stream), "--html", s(&blog)], &blog),
         (vec!["compact", s(&stream), "-o", s(&notes)], &notes),
         (vec!["compact", s(&stream), "-o", s(&config)], &config),
         (

@@ -236,7 +236,7 @@ fn is_inspect_page(path: &Path) -> std::result::Result<(), String> {
         return Err("what cannot be read".into());
     }
     let text = String::from_utf8_lossy(&head);
-    if text.starts_with("<!doctype html>") && text.contains("<title>agui-lens inspect: ") {
+    if text.starts_with(crate::inspect::html::PAGE_START) {
         return Ok(());
     }
     Err(match holds_a_stream(path) {

@@ -531,6 +531,13 @@ fn percent(x: f64) -> String {
     format!("{:.3}%", x * 100.0)
 }
 
+/// How every page starts, up to its title's own words: by it `inspect --html` tells a page it
+/// wrote (which it replaces) from one it did not.
+pub const PAGE_START: &str = "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+     <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n\
+     <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+     <title>agui-lens inspect: ";
+
 /// Writes the page. Its data (states and rows, the largest part of a long stream's page) is
 /// written on another thread while the visible page is.
 pub fn render(
@@ -578,10 +585,7 @@ fn visible(
     let title = escape(&inspection.path);
     write!(
         out,
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>agui-lens inspect: {title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n"
+        "{PAGE_START}{title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n"
     )?;
     header(inspection, rows, states, &axis, out)?;
     timeline(inspection, &axis, out)?;
