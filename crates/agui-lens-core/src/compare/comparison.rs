@@ -68,7 +68,16 @@ pub fn compare(left: &[Value], right: &[Value]) -> Comparison {
     let mut first = None;
     for i in 0..left.len().max(right.len()) {
         let difference = match (left.get(i), right.get(i)) {
-            (Some(a), Some(b)) => first_difference(a, b),
+            // Two events of different types differ first in their type, whatever member
+            // comes before it in key order.
+            (Some(a), Some(b)) => match (a.get("type"), b.get("type")) {
+                (Some(x), Some(y)) if x != y => Some(Difference {
+                    pointer: "/type".into(),
+                    left: Some(x.clone()),
+                    right: Some(y.clone()),
+                }),
+                _ => first_difference(a, b),
+            },
             (a, b) => Some(Difference {
                 pointer: String::new(),
                 left: a.cloned(),
@@ -328,6 +337,12 @@ mod tests {
         assert!(compare(&a, &a).equal);
         let text = unified_diff(&render(&a), &render(&b), ("a", "b"), &plain, 100);
         assert!(text.contains("-    3") || text.contains("+    3"), "{text}");
+        // Events of different types part at their type, not at a member before it.
+        let a = vec![json!({"type":"REASONING_START","messageId":"m"})];
+        let b = vec![json!({"type":"STEP_STARTED","stepName":"plan"})];
+        let first = compare(&a, &b).first.unwrap();
+        assert_eq!(first.pointer, "/type");
+        assert_eq!(first.left, Some(json!("REASONING_START")));
     }
 
     /// Numbers the comparison holds equal are written alike on both sides of the diff, so
