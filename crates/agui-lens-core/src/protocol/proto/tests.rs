@@ -353,3 +353,27 @@ fn a_field_the_wire_fills_in_is_named() {
     let encoded = encode_event(&event).unwrap();
     assert!(encoded.lost.is_empty(), "{:?}", encoded.lost);
 }
+
+/// A timestamp written as an integral number in another form (`1.0`, `1e3`) is the integer it
+/// means, and goes on the wire as one; one with a fraction has no place there.
+#[test]
+fn an_integral_timestamp_in_any_form_is_carried() {
+    for (written, carried) in [
+        ("1.0", 1),
+        ("1e3", 1000),
+        ("1700000000000", 1_700_000_000_000i64),
+    ] {
+        let event: Value = serde_json::from_str(&format!(
+            r#"{{"type":"STEP_STARTED","stepName":"s","timestamp":{written}}}"#
+        ))
+        .unwrap();
+        let encoded = encode_event(&event).unwrap();
+        assert!(encoded.lost.is_empty(), "{written}: {:?}", encoded.lost);
+        let Decoded::Event(back) = decode_event(&encoded.bytes).unwrap() else {
+            panic!("{written}: no event");
+        };
+        assert_eq!(back["timestamp"].as_i64(), Some(carried), "{written}");
+    }
+    let event = json!({"type":"STEP_STARTED","stepName":"s","timestamp":1.5});
+    assert_eq!(encode_event(&event).unwrap().lost, ["/timestamp"]);
+}

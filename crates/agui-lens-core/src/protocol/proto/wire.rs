@@ -173,7 +173,7 @@ fn encode_single(field: &FieldDescriptor, value: &Value, presence: bool, out: &m
             }
         }
         Kind::Int64 | Kind::Int32 => {
-            if let Some(n) = value.as_i64()
+            if let Some(n) = integral(value)
                 && (presence || n != 0)
             {
                 encode_key(number, WireType::Varint, out);
@@ -211,6 +211,19 @@ fn encode_single(field: &FieldDescriptor, value: &Value, presence: bool, out: &m
         // No field of the AG-UI messages has another kind.
         _ => {}
     }
+}
+
+/// The integer a JSON number means, however it is written (`1000`, `1.0`, `1e3`): none for
+/// one with a fraction or past an `i64`. (A double holds it; one that does not hold the
+/// written value exactly is said by the round trip's comparison.)
+fn integral(value: &Value) -> Option<i64> {
+    value.as_i64().or_else(|| {
+        let double = value.as_f64()?;
+        // -2^63 ≤ double < 2^63: the range an i64 holds.
+        (double.fract() == 0.0
+            && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&double))
+        .then_some(double as i64)
+    })
 }
 
 /// A JSON value as a `google.protobuf.Value`.
