@@ -495,6 +495,22 @@ fn what_only_the_call_found_stays_with_its_recordings() {
             assert!(stdout.contains("run-id-mismatch"), "{format}: {stdout}");
         }
     }
+    // Named alone, the findings are checked, placed in the recording they are about.
+    let sidecar = recorded.join("run.jsonl.findings.txt");
+    let (code, stdout, stderr) = lens(&["check", "--format", "json", sidecar.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        rules(&doc).contains(&"transport/run-id-mismatch".to_owned()),
+        "{doc}"
+    );
+    assert!(
+        doc["diagnostics"][0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("run.jsonl"),
+        "{doc}"
+    );
     // `compact` leaves such a recording as it is (a copy elsewhere would check clean), and
     // says why.
     let out = dir.path().join("compacted");

@@ -32,8 +32,8 @@ pub enum Recorded {
     },
     /// `findings.jsonl`: what the recording command found.
     Findings,
-    /// The findings `run --record` wrote beside `stream` (see [`FINDINGS_SUFFIX`]), found
-    /// apart from it: a walk passes over them, as they are checked with the stream.
+    /// The findings `run --record` wrote beside `stream` (see [`FINDINGS_SUFFIX`]), named on
+    /// their own (a walk does not read them: they are checked with the stream).
     RunFindings { stream: std::path::PathBuf },
     /// `failure.txt`: why the exchange has no response (the proxy could not reach the agent,
     /// or `test`'s call failed).

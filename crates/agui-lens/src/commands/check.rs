@@ -490,14 +490,7 @@ pub fn check_one(
             file.skipped = Some(recorded::OUTCOME_SKIPPED.into());
             return Ok(file);
         }
-        Some((stream, Recorded::RunFindings { .. })) if !input.explicit => {
-            let mut file = FileSummary::checked(name, Stats::default(), None);
-            file.skipped = Some(format!(
-                "what `agui-lens run` found of {} and recorded beside it: checked with it",
-                stream.display()
-            ));
-            return Ok(file);
-        }
+        // (Named alone: a walk does not read it, by its name.)
         Some((path, Recorded::RunFindings { stream })) => {
             return recorded::check_run_findings(ctx, path, &stream, name, emit);
         }
