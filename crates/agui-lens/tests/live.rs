@@ -511,6 +511,25 @@ fn what_only_the_call_found_stays_with_its_recordings() {
             .ends_with("run.jsonl"),
         "{doc}"
     );
+    // No report is written over them, and `cat` of the recording says the copy does not
+    // carry them (exit 1).
+    let (code, _, stderr) = lens(&[
+        "serve",
+        events.to_str().unwrap(),
+        "--report",
+        sidecar.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("left as it was"), "{stderr}");
+    let copy = dir.path().join("copy.jsonl");
+    let (code, _, stderr) = lens(&[
+        "cat",
+        events.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("run.jsonl.findings.txt"), "{stderr}");
     // `compact` leaves such a recording as it is (a copy elsewhere would check clean), and
     // says why.
     let out = dir.path().join("compacted");

@@ -10,6 +10,7 @@ use crate::cli::CatArgs;
 use crate::glob;
 use agui_lens_core::check::diagnostic::Severity;
 use agui_lens_core::check::opened::capture_findings;
+use agui_lens_core::check::recorded::{Recorded, recorded};
 use agui_lens_core::check::stream::{for_each_opened_frame, require_events, warn_unreadable};
 use agui_lens_core::protocol::event::{Event, EventType};
 use agui_lens_core::read::{
@@ -340,7 +341,21 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
 /// What a browser capture holds of the response the stream came in that `check` fails it
 /// for (see [`capture_findings`]), or the browser's word that the read failed: the copy, the
 /// events alone, carries none of it.
-fn response_lost(opened: &read::Opened) -> Option<String> {
+fn response_lost(input: &InputSpec, opened: &read::Opened) -> Option<String> {
+    // A recording `run` made, with what only its call found written beside it.
+    let beside = input.path().and_then(|path| match recorded(path) {
+        Some(Recorded::Events {
+            findings: Some(findings),
+            ..
+        }) => Some(format!(
+            "what only the call that recorded it found is in {} beside it",
+            findings.display()
+        )),
+        _ => None,
+    });
+    if beside.is_some() {
+        return beside;
+    }
     let capture = opened.capture.as_ref()?;
     let found = capture_findings(&opened.name, capture, opened.format)
         .filter(|d| d.severity == Severity::Error)
@@ -482,7 +497,7 @@ fn copy<W: Write>(
              it sent)"
         );
     }
-    let response = response_lost(&opened);
+    let response = response_lost(input, &opened);
     match result.map(|stats| (opened, stats)) {
         Ok((opened, stats)) => {
             require_events(&opened, &stats)?;

@@ -667,8 +667,21 @@ pub(crate) fn refuse_report_over_other(path: &Path) -> Result<()> {
         .map_err(|err| {
             anyhow::Error::new(err).context(format!("reading --report {}", path.display()))
         })?;
-    if bytes.len() as u64 <= READ && holds_report(&bytes) {
+    // The findings `run` recorded beside a stream are JSON Lines of findings too, and no
+    // report: replaced, the stream would check otherwise.
+    let run_findings = matches!(
+        agui_lens_core::check::recorded::recorded(&target),
+        Some(agui_lens_core::check::recorded::Recorded::RunFindings { .. })
+    );
+    if !run_findings && bytes.len() as u64 <= READ && holds_report(&bytes) {
         return Ok(());
+    }
+    if run_findings {
+        anyhow::bail!(
+            "--report {}: the file there holds what `agui-lens run` found of the recording \
+             beside it, which its check reads; it was left as it was (name another file)",
+            path.display()
+        );
     }
     let holds = match holds_a_stream(&target) {
         Ok(()) => "AG-UI events".to_owned(),
