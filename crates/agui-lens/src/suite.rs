@@ -419,6 +419,10 @@ impl Suite {
 /// Where a file the suite names is, however it is spelt: its folder, when there, with its links
 /// followed; else the path made absolute, `.` and `..` taken out.
 fn same_place(path: &Path) -> PathBuf {
+    // A file there, through any links to it.
+    if let Ok(file) = std::fs::canonicalize(path) {
+        return file;
+    }
     let folder = path.parent().and_then(|folder| {
         let folder = if folder.as_os_str().is_empty() {
             Path::new(".")
@@ -730,6 +734,16 @@ mod tests {
         let err = format!("{:#}", Suite::load(&path, env).unwrap_err());
         assert!(
             err.contains("linked/a.snap") && err.contains("case \"a\""),
+            "{err}"
+        );
+        // A file linked to another is that file.
+        std::fs::write(dir.path().join("snaps/x.snap"), "").unwrap();
+        std::os::unix::fs::symlink("x.snap", dir.path().join("snaps/y.snap")).unwrap();
+        let text = case("a", "snaps/x.snap") + &case("b", "snaps/y.snap");
+        std::fs::write(&path, text).unwrap();
+        let err = format!("{:#}", Suite::load(&path, env).unwrap_err());
+        assert!(
+            err.contains("y.snap") && err.contains("case \"a\""),
             "{err}"
         );
     }

@@ -513,12 +513,17 @@ fn what_only_the_call_found_stays_with_its_recordings() {
     );
     // No report is written over them, and `cat` of the recording says the copy does not
     // carry them (exit 1).
-    let (code, _, stderr) = lens(&[
-        "serve",
-        events.to_str().unwrap(),
-        "--report",
-        sidecar.to_str().unwrap(),
-    ]);
+    let serve = agui_lens()
+        .args([
+            "serve",
+            events.to_str().unwrap(),
+            "--report",
+            sidecar.to_str().unwrap(),
+        ])
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let (code, _, stderr) = split(serve);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("left as it was"), "{stderr}");
     let copy = dir.path().join("copy.jsonl");
