@@ -557,6 +557,21 @@ fn what_only_the_call_found_stays_with_its_recordings() {
         assert_eq!(code, 1, "{}: {stdout}{stderr}", shown.display());
         assert!(stdout.contains("run-id-mismatch"), "{stdout}");
     }
+    // Another capture put in the recording's place (another length): the findings are of
+    // what was there before, and are left out, with a warning.
+    let saved = std::fs::read(&events).unwrap();
+    std::fs::copy(
+        crate::common::root().join("fixtures/valid/agui-sdk-full.jsonl"),
+        &events,
+    )
+    .unwrap();
+    let (code, stdout, stderr) = lens(&["check", events.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("findings.txt") && stderr.contains("stale"),
+        "{stderr}"
+    );
+    std::fs::write(&events, saved).unwrap();
     // A clean run recorded over them: nothing of the earlier one stays.
     let clean = Server::start(Script::sse(vec![Step::Send(clean_run())]));
     let (code, _, stderr) = call(&clean.url("/"));

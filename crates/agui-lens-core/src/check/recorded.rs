@@ -58,12 +58,44 @@ pub const CUT_SUFFIX: &str = ".cut.txt";
 /// as `--format jsonl` writes them. Named `.txt`, so that no walk takes it for a stream.
 pub const FINDINGS_SUFFIX: &str = ".findings.txt";
 
+/// The member of each line of such a file that gives the stream's length in bytes when it was
+/// written: one of another length is another capture put in its place.
+pub const RECORDING_SIZE: &str = "recording_size";
+
 /// The file beside the stream file `path` that holds what only the call that recorded it
 /// could find.
 pub fn findings_file_of(path: &Path) -> std::path::PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(FINDINGS_SUFFIX);
     name.into()
+}
+
+/// Whether the findings `run` recorded beside `stream` are of another stream than the one
+/// there now (its length then, on their first line, is not its length now): said, and left out.
+fn stale_findings(findings: &Path, stream: &Path) -> bool {
+    use std::io::BufRead as _;
+    let mut first = String::new();
+    let read = std::fs::File::open(findings)
+        .map(std::io::BufReader::new)
+        .and_then(|mut file| file.read_line(&mut first));
+    let then = read
+        .ok()
+        .and_then(|_| serde_json::from_str::<Value>(&first).ok())
+        .and_then(|line| line.get(RECORDING_SIZE)?.as_u64());
+    let now = std::fs::metadata(stream).map(|m| m.len()).ok();
+    match (then, now) {
+        (Some(then), Some(now)) if then != now => {
+            crate::check::stream::warn(format!(
+                "{} holds what the call that recorded {} found when it held {then} bytes; it \
+                 holds {now} now, another capture, and is checked as it is (remove the stale {})",
+                findings.display(),
+                stream.display(),
+                findings.display()
+            ));
+            true
+        }
+        _ => false,
+    }
 }
 
 /// The line of such a file that gives the stream's length in bytes when it was cut.
@@ -111,8 +143,11 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
                 return Some(Recorded::RunFindings { stream });
             }
         }
-        // What only the call found, recorded beside the stream.
-        let findings = Some(findings_file_of(path)).filter(|f| f.is_file());
+        // What only the call found, recorded beside the stream, when the stream is still the
+        // one it was found of.
+        let findings = Some(findings_file_of(path))
+            .filter(|f| f.is_file())
+            .filter(|f| !stale_findings(f, path));
         // A stream `run --record` wrote, cut by a stop, has a file beside it that says so,
         // and how long the stream was then: one of another length was written since (a
         // capture put in its place), and is checked as what it is.

@@ -20,7 +20,7 @@ use crate::live::request::{AgentInput, parse_header, process_env};
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::Stats;
 use agui_lens_core::check::parse::excerpt;
-use agui_lens_core::check::recorded::{findings_file_of, found_only_when_recorded};
+use agui_lens_core::check::recorded::{RECORDING_SIZE, findings_file_of, found_only_when_recorded};
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::{SchemaFinding, SchemaSet};
@@ -209,6 +209,10 @@ fn record_call_findings(
     raw: bool,
 ) -> Result<()> {
     let file = findings_file_of(recording);
+    // With the recording's length, by which a capture put in its place later is told from it.
+    let size = std::fs::metadata(recording)
+        .map(|m| m.len())
+        .unwrap_or_default();
     let mut lines = String::new();
     for d in found {
         if raw && d.rule.name().starts_with("framing/") {
@@ -218,7 +222,9 @@ fn record_call_findings(
         if !raw {
             (d.line, d.offset) = (None, None);
         }
-        lines.push_str(&serde_json::to_string(&DiagnosticRecord::from(&d))?);
+        let mut record = serde_json::to_value(DiagnosticRecord::from(&d))?;
+        record[RECORDING_SIZE] = size.into();
+        lines.push_str(&record.to_string());
         lines.push('\n');
     }
     if lines.is_empty() {
