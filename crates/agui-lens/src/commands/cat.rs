@@ -294,8 +294,7 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
         let _ = writeln!(
             err,
             "cat: the output is not the whole input: {response}; the copy holds the events \
-             alone, not the response they came in (`agui-lens check {}` reports it)",
-            unread.name
+             alone, not the response they came in"
         );
     }
     if unread.frames > 0 {
@@ -360,12 +359,24 @@ fn response_lost(input: &InputSpec, opened: &read::Opened) -> Option<String> {
     let found = capture_findings(&opened.name, capture, opened.format)
         .filter(|d| d.severity == Severity::Error)
         .map(|d| d.message);
-    let failed = capture
-        .failure
-        .as_ref()
-        .map(|failure| format!("the browser's read of the response failed ({failure})"));
+    let failed = capture.failure.as_ref().map(|failure| {
+        if read::har::stopped_by_page(failure) {
+            format!("the page stopped reading the response ({failure}): the stream was cut there")
+        } else {
+            format!("the browser's read of the response failed ({failure})")
+        }
+    });
     let said: Vec<String> = found.into_iter().chain(failed).collect();
-    (!said.is_empty()).then(|| said.join("; "))
+    // The command to see it, as it can be run (the capture's file, and which of its streams).
+    let check = match input.path() {
+        Some(path) => format!(
+            "`agui-lens check {} --entry {}` reports it",
+            path.display(),
+            capture.entry
+        ),
+        None => "`agui-lens check` of the capture reports it".to_owned(),
+    };
+    (!said.is_empty()).then(|| format!("{} ({check})", said.join("; ")))
 }
 
 /// `--run` names no run of the input: said on stderr, and a failing status (exit 1), as a
