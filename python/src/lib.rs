@@ -22,7 +22,7 @@ use agui_lens_core::check::capabilities::levels_for;
 use agui_lens_core::check::catalog::{Level, Levels};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Fed};
-use agui_lens_core::check::opened::{check_answer_to, check_sent};
+use agui_lens_core::check::opened::check_sent;
 use agui_lens_core::check::recorded::{self, Recorded, check_findings};
 use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
@@ -419,14 +419,15 @@ fn check(
                     cut,
                     findings,
                 },
-            )) => {
-                let mut file =
-                    check_answer_to(&ctx, source.open()?, false, request, cut, &mut emit)?;
-                if let Some(findings) = findings {
-                    recorded::add_run_findings(&ctx, &findings, &mut file, &mut emit)?;
-                }
-                file
-            }
+            )) => recorded::check_recording(
+                &ctx,
+                source.open()?,
+                false,
+                request,
+                cut,
+                findings.as_deref(),
+                &mut emit,
+            )?,
             _ => check_sent(
                 &ctx,
                 source.open()?,

@@ -416,10 +416,10 @@ impl Suite {
     }
 }
 
-/// Where a file the suite names is, however it is spelt: its folder, when there, with its links
-/// followed; else the path made absolute, `.` and `..` taken out.
+/// Where a file the suite names is, however it is spelt: the file, when there, with its links
+/// followed; else its folder, when there, with its links followed; else the path made
+/// absolute, `.` and `..` taken out.
 fn same_place(path: &Path) -> PathBuf {
-    // A file there, through any links to it.
     if let Ok(file) = std::fs::canonicalize(path) {
         return file;
     }

@@ -65,13 +65,18 @@ pub const RECORDING_SIZE: &str = "recording_size";
 /// The file beside the stream file `path` that holds what only the call that recorded it
 /// could find.
 pub fn findings_file_of(path: &Path) -> std::path::PathBuf {
+    beside(path, FINDINGS_SUFFIX)
+}
+
+/// The file named as `path` with `suffix` added, beside it.
+fn beside(path: &Path, suffix: &str) -> std::path::PathBuf {
     let mut name = path.as_os_str().to_owned();
-    name.push(FINDINGS_SUFFIX);
+    name.push(suffix);
     name.into()
 }
 
 /// Whether the findings `run` recorded beside `stream` are of another stream than the one
-/// there now (its length then, on their first line, is not its length now): said, and left out.
+/// there now (see [`replaced_since`]; its length then is on their first line).
 fn stale_findings(findings: &Path, stream: &Path) -> bool {
     use std::io::BufRead as _;
     let mut first = String::new();
@@ -82,20 +87,32 @@ fn stale_findings(findings: &Path, stream: &Path) -> bool {
         .ok()
         .and_then(|_| serde_json::from_str::<Value>(&first).ok())
         .and_then(|line| line.get(RECORDING_SIZE)?.as_u64());
-    let now = std::fs::metadata(stream).map(|m| m.len()).ok();
-    match (then, now) {
-        (Some(then), Some(now)) if then != now => {
-            crate::check::stream::warn(format!(
-                "{} holds what the call that recorded {} found when it held {then} bytes; it \
-                 holds {now} now, another capture, and is checked as it is (remove the stale {})",
-                findings.display(),
-                stream.display(),
-                findings.display()
-            ));
-            true
-        }
-        _ => false,
+    let what = format!(
+        "holds what the call that recorded {} found",
+        stream.display()
+    );
+    replaced_since(findings, stream, then, &what)
+}
+
+/// Whether `stream` is no longer the stream the file `said` beside it speaks of: its length
+/// when that file was written (`then`) is not its length now, another capture put in its place.
+/// Said (`what`: what that file says of the stream), and the file is left out: the stream is
+/// checked as it is.
+fn replaced_since(said: &Path, stream: &Path, then: Option<u64>, what: &str) -> bool {
+    let (Some(then), Ok(meta)) = (then, std::fs::metadata(stream)) else {
+        return false;
+    };
+    let now = meta.len();
+    if then == now {
+        return false;
     }
+    crate::check::stream::warn(format!(
+        "{} {what}, at {then} bytes; it holds {now} now, and is checked as it is (remove the \
+         stale {})",
+        said.display(),
+        said.display()
+    ));
+    true
 }
 
 /// The line of such a file that gives the stream's length in bytes when it was cut.
@@ -103,9 +120,7 @@ pub const CUT_SIZE: &str = "size: ";
 
 /// The file beside the stream file `path` that says its recorder cut it.
 pub fn cut_file_of(path: &Path) -> std::path::PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(CUT_SUFFIX);
-    name.into()
+    beside(path, CUT_SUFFIX)
 }
 
 /// What the first line of a cut file says (or a plain word when it says nothing), and the
@@ -152,25 +167,10 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
         // and how long the stream was then: one of another length was written since (a
         // capture put in its place), and is checked as what it is.
         let said = cut_file_of(path);
-        let cut = match cut_said(&said) {
-            Some((cut, size)) => {
-                let now = std::fs::metadata(path).ok()?.len();
-                if size.is_some_and(|size| size != now) {
-                    crate::check::stream::warn(format!(
-                        "{} says {} was cut when it was recorded, at {} bytes; it holds {now} \
-                         now, and is checked as it is (remove the stale {})",
-                        said.display(),
-                        path.display(),
-                        size.unwrap_or_default(),
-                        said.display()
-                    ));
-                    None
-                } else {
-                    Some(cut)
-                }
-            }
-            None => None,
-        };
+        let cut = cut_said(&said).and_then(|(cut, size)| {
+            let what = format!("says {} was cut when it was recorded", path.display());
+            (!replaced_since(&said, path, size, &what)).then_some(cut)
+        });
         if cut.is_none() && findings.is_none() {
             return None;
         }
@@ -317,6 +317,25 @@ pub fn check_findings(
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     check_findings_in(ctx, path, name, None, emit)
+}
+
+/// Checks a recorded stream (`opened`) as it was found when recorded: as the answer to its
+/// request, with how its recorder cut it (see [`crate::check::opened::check_answer_to`]),
+/// and with what only the call that recorded it found ([`add_run_findings`]).
+pub fn check_recording(
+    ctx: &Context<'_>,
+    opened: crate::read::Opened,
+    walked: bool,
+    request: Option<Arc<Value>>,
+    cut: Option<String>,
+    findings: Option<&Path>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    let mut file = crate::check::opened::check_answer_to(ctx, opened, walked, request, cut, emit)?;
+    if let Some(findings) = findings {
+        add_run_findings(ctx, findings, &mut file, emit)?;
+    }
+    Ok(file)
 }
 
 /// Adds the findings `run --record` wrote beside a stream (`findings`, see

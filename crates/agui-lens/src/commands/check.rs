@@ -19,7 +19,6 @@ use agui_lens_core::check::capabilities::levels_for;
 use agui_lens_core::check::catalog::Levels;
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context, Stats};
-use agui_lens_core::check::opened::check_answer_to;
 pub use agui_lens_core::check::opened::check_opened;
 use agui_lens_core::check::recorded::{self, Recorded, check_findings};
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
@@ -515,11 +514,8 @@ pub fn check_one(
                     .path()
                     .is_some_and(|p| p.file_name().is_some_and(|name| name == "response.raw"));
                 let walked = !input.explicit && !body;
-                let mut file = check_answer_to(ctx, opened, walked, request, cut, emit)?;
-                if let Some(findings) = findings {
-                    recorded::add_run_findings(ctx, &findings, &mut file, emit)?;
-                }
-                Ok(file)
+                let findings = findings.as_deref();
+                recorded::check_recording(ctx, opened, walked, request, cut, findings, emit)
             }
             None => check_opened(ctx, opened, !input.explicit, emit),
         },

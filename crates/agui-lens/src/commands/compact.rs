@@ -751,35 +751,31 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     use agui_lens_core::check::recorded::{Recorded, recorded};
     // A recording its recorder cut says so in a file beside it, which a rewrite (another
     // length, another name) would leave saying it of nothing: a later check would judge the
-    // stream whole, and charge the agent with the run the cut left open, or pass it.
+    // stream whole, and charge the agent with the run the cut left open, or pass it. So does
+    // the file of what only the call that recorded it found (`run --record`): its findings
+    // name the stream's events, and a copy elsewhere would check clean without it.
     if let Some(path) = input.path()
-        && let Some(Recorded::Events { cut: Some(cut), .. }) = recorded(path)
+        && let Some(Recorded::Events { cut, findings, .. }) = recorded(path)
     {
-        return Ok(Report {
-            skipped: Some(format!(
+        let why = match (cut, findings) {
+            (Some(cut), _) => Some(format!(
                 "it was cut when it was recorded ({cut}), as the file beside it says, which a \
                  rewrite would leave saying it of nothing"
             )),
-            ..Report::unread(path)
-        });
-    }
-    // So does the file of what only the call that recorded it found (`run --record`): its
-    // findings name the stream's events, and a copy elsewhere would check clean without it.
-    if let Some(path) = input.path()
-        && let Some(Recorded::Events {
-            findings: Some(findings),
-            ..
-        }) = recorded(path)
-    {
-        return Ok(Report {
-            skipped: Some(format!(
+            (None, Some(findings)) => Some(format!(
                 "what only the call that recorded it found is in {} beside it, naming its \
                  events: a rewrite would leave that naming other events, and a copy elsewhere \
                  would check clean without it",
                 findings.display()
             )),
-            ..Report::unread(path)
-        });
+            (None, None) => None,
+        };
+        if let Some(why) = why {
+            return Ok(Report {
+                skipped: Some(why),
+                ..Report::unread(path)
+            });
+        }
     }
     if let Some(path) = input.path().filter(|path| read::is_har_file(path)) {
         // A browser capture is a record of what a browser saw: never rewritten.

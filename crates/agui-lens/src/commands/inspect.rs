@@ -39,7 +39,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
         let settings = super::settings_files(&args.rules);
         inputs.extend(settings.iter().map(|(p, by)| (p.as_path(), *by)));
         super::refuse_output_over_input(html, "--html", &inputs)?;
-        super::refuse_to_replace(html, "--html", super::Replaces::Report)?;
+        super::refuse_to_replace(html, "--html", super::Replaces::Page)?;
     }
     let read = ReadOptions {
         format: args.read.input_format,

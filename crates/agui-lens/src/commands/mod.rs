@@ -156,12 +156,15 @@ pub(crate) enum Replaces {
     /// An AG-UI stream (a compacted or copied stream, a recording).
     Stream,
     /// A page `inspect --html` wrote.
+    Page,
+    /// A report agui-lens wrote (`proxy --report`, `serve --report`), in any of its formats.
     Report,
 }
 
 /// Refuses an output at `path` (named by `flag`) when a file is there that the command did
 /// not make, as far as its bytes tell: one that holds no AG-UI event (notes, a config, a
-/// browser capture) for a stream; anything but an `inspect` page for a report. An empty file,
+/// browser capture) for a stream; anything but an `inspect` page for a page; anything but a
+/// report of agui-lens's for a report. An empty file,
 /// a new path, a device or a FIFO are written. A stored file is only ever replaced when it
 /// held what replaces it: a slip of the name never costs a recording or a file of the user's.
 pub(crate) fn refuse_to_replace(path: &Path, flag: &str, what: Replaces) -> Result<()> {
@@ -174,14 +177,16 @@ pub(crate) fn refuse_to_replace(path: &Path, flag: &str, what: Replaces) -> Resu
     }
     let held = match what {
         Replaces::Stream => holds_a_stream(&target),
-        Replaces::Report => is_inspect_page(&target),
+        Replaces::Page => is_inspect_page(&target),
+        Replaces::Report => is_report(&target),
     };
     match held {
         Ok(()) => Ok(()),
         Err(holds) => {
             let writes = match what {
                 Replaces::Stream => "AG-UI events",
-                Replaces::Report => "an `inspect --html` page",
+                Replaces::Page => "an `inspect --html` page",
+                Replaces::Report => "a report",
             };
             anyhow::bail!(
                 "{flag} {}: the file there holds {holds}, and this would replace it with \
@@ -239,13 +244,47 @@ fn is_inspect_page(path: &Path) -> std::result::Result<(), String> {
     if text.starts_with(crate::inspect::html::PAGE_START) {
         return Ok(());
     }
-    Err(match holds_a_stream(path) {
+    Err(what_it_holds(path, &head))
+}
+
+/// Whether the file at `path` is a report agui-lens wrote (see [`holds_report`]), or else what
+/// it holds: the findings `run` recorded beside a stream are JSON Lines of findings too, and no
+/// report (replaced, the stream would check otherwise).
+fn is_report(path: &Path) -> std::result::Result<(), String> {
+    use std::io::Read as _;
+    /// The largest file read whole to tell: a report of ours past it is not told from
+    /// another file, and left as it is.
+    const READ: u64 = 256 << 20;
+    if matches!(
+        agui_lens_core::check::recorded::recorded(path),
+        Some(agui_lens_core::check::recorded::Recorded::RunFindings { .. })
+    ) {
+        return Err(
+            "what `agui-lens run` found of the recording beside it, which its check reads".into(),
+        );
+    }
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(READ + 1).read_to_end(&mut bytes));
+    if read.is_err() {
+        return Err("what cannot be read".into());
+    }
+    if bytes.len() as u64 <= READ && holds_report(&bytes) {
+        return Ok(());
+    }
+    Err(what_it_holds(path, &bytes[..bytes.len().min(4096)]))
+}
+
+/// What the file at `path`, starting with `head`, holds, said for a refusal to replace it:
+/// AG-UI events, a browser capture, or what its first bytes look like.
+fn what_it_holds(path: &Path, head: &[u8]) -> String {
+    match holds_a_stream(path) {
         Ok(()) => "AG-UI events".to_owned(),
+        Err(har) if agui_lens_core::read::is_har_file(path) => har,
         Err(_) => format!(
             "something else ({})",
-            agui_lens_core::read::describe_non_stream(&head)
+            agui_lens_core::read::describe_non_stream(head)
         ),
-    })
+    }
 }
 
 /// Writes a file the user named with what `write` writes: a regular file (new, or existing,
@@ -646,56 +685,13 @@ pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
 /// agui-lens writes, in any of its formats (the format may change from one run to the next),
 /// or is a folder: a capture, a config or notes named by a slip are left as they were.
 pub(crate) fn refuse_report_over_other(path: &Path) -> Result<()> {
-    use std::io::Read as _;
-    /// The largest file read whole to tell: a report of ours past it is not told from
-    /// another file, and left as it is.
-    const READ: u64 = 256 << 20;
     if path.is_dir() {
         anyhow::bail!("--report {} is a directory: name a file", path.display());
     }
     if let Some(err) = link_into_nothing(path) {
         anyhow::bail!("--report {err}");
     }
-    let target = replaced(path);
-    match std::fs::metadata(&target) {
-        Ok(meta) if meta.is_file() => {}
-        _ => return Ok(()),
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(&target)
-        .and_then(|file| file.take(READ + 1).read_to_end(&mut bytes))
-        .map_err(|err| {
-            anyhow::Error::new(err).context(format!("reading --report {}", path.display()))
-        })?;
-    // The findings `run` recorded beside a stream are JSON Lines of findings too, and no
-    // report: replaced, the stream would check otherwise.
-    let run_findings = matches!(
-        agui_lens_core::check::recorded::recorded(&target),
-        Some(agui_lens_core::check::recorded::Recorded::RunFindings { .. })
-    );
-    if !run_findings && bytes.len() as u64 <= READ && holds_report(&bytes) {
-        return Ok(());
-    }
-    if run_findings {
-        anyhow::bail!(
-            "--report {}: the file there holds what `agui-lens run` found of the recording \
-             beside it, which its check reads; it was left as it was (name another file)",
-            path.display()
-        );
-    }
-    let holds = match holds_a_stream(&target) {
-        Ok(()) => "AG-UI events".to_owned(),
-        Err(har) if agui_lens_core::read::is_har_file(&target) => har,
-        Err(_) => format!(
-            "something else ({})",
-            agui_lens_core::read::describe_non_stream(&bytes[..bytes.len().min(4096)])
-        ),
-    };
-    anyhow::bail!(
-        "--report {}: the file there holds {holds}, and this would replace it with a report; it \
-         was left as it was (remove it, or name another file)",
-        path.display()
-    )
+    refuse_to_replace(path, "--report", Replaces::Report)
 }
 
 /// Whether `bytes` are empty or a report agui-lens wrote, in one of its formats, as far as

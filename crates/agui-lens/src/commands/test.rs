@@ -807,9 +807,9 @@ impl Recording {
 }
 
 /// Says on stderr which folders of the artifacts directory (besides `case_dirs`, the suite's
-/// cases' own) hold a turn's artifacts of a case this suite does not have (renamed, moved or removed since an earlier run into it): they
-/// are left as they are, and a walk or an upload of the folder would take them for this
-/// run's.
+/// cases' own) hold a turn's artifacts of a case this suite does not have (renamed, moved or
+/// removed since an earlier run into it): they are left as they are, and a walk or an upload
+/// of the folder would take them for this run's.
 fn warn_stale_artifacts(root: &Path, case_dirs: &[std::ffi::OsString]) {
     let ours: std::collections::HashSet<&std::ffi::OsString> = case_dirs.iter().collect();
     let Ok(entries) = std::fs::read_dir(root) else {
