@@ -511,6 +511,29 @@ fn what_only_the_call_found_stays_with_its_recordings() {
             .ends_with("run.jsonl"),
         "{doc}"
     );
+    // Named beside their recording (as `check run.jsonl*` names them), they are read with it
+    // once: not counted a second time as a file of their own.
+    let (code, stdout, stderr) = lens(&[
+        "check",
+        "--format",
+        "json",
+        sidecar.to_str().unwrap(),
+        events.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let mismatches = rules(&doc)
+        .iter()
+        .filter(|r| *r == "transport/run-id-mismatch")
+        .count();
+    assert_eq!(mismatches, 1, "{doc}");
+    let (_, alone, _) = lens(&["check", "--format", "json", events.to_str().unwrap()]);
+    let alone: Value = serde_json::from_str(&alone).unwrap();
+    assert_eq!(
+        doc["summary"]["errors"], alone["summary"]["errors"],
+        "{doc}"
+    );
+    assert!(stdout.contains("read with its stream"), "{stdout}");
     // No report is written over them, and `cat` of the recording says the copy does not
     // carry them (exit 1).
     let serve = agui_lens()

@@ -113,6 +113,7 @@ fn check(
             ..inputs::Walk::from_args(&args.walk)
         };
         let inputs = inputs::each_file_once(inputs::expand(&paths, &walk)?);
+        let inputs = inputs::findings_with_their_streams(inputs);
         let inputs = inputs::open_captures(inputs, args.read.entry);
         // Ctrl-C or SIGTERM stops the reading; what was read is reported (exit 130, 143).
         // Files under way are read to their end, unless a second signal comes.

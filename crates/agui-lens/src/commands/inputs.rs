@@ -179,6 +179,31 @@ pub fn each_file_once(inputs: Vec<Input>) -> Vec<Input> {
         .collect()
 }
 
+/// The inputs with the findings `run --record` wrote beside a recording passed over when the
+/// recording is an input too (`check run.jsonl*` names both): they are read with it, and
+/// read again on their own they were counted twice.
+pub fn findings_with_their_streams(mut inputs: Vec<Input>) -> Vec<Input> {
+    use agui_lens_core::check::recorded::{Recorded, recorded};
+    let streams: HashSet<(u64, u64)> = inputs
+        .iter()
+        .filter_map(|input| super::file_id(input.spec.path()?))
+        .collect();
+    for input in &mut inputs {
+        let Some(path) = input.spec.path() else {
+            continue;
+        };
+        if let Some(Recorded::RunFindings { stream }) = recorded(path)
+            && super::file_id(&stream).is_some_and(|id| streams.contains(&id))
+        {
+            input.skipped = Some(format!(
+                "it is read with its stream, {}, which is checked too",
+                stream.display()
+            ));
+        }
+    }
+    inputs
+}
+
 /// Opens browser captures (files that hold one, whatever their names) into one input per
 /// AG-UI stream they hold, or the one `entry` names; says on stderr
 /// how many entries were something else. A capture with no AG-UI stream stays one input that
