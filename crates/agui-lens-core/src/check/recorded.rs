@@ -308,8 +308,10 @@ pub fn found_only_when_recorded(rule: RuleId) -> bool {
 /// The findings recorded in `path` (named `name` in this run) that a check of the
 /// exchange's files cannot find again, at the levels this run gives their rules, placed in
 /// the recorded file they are about (beside `name`). A line that is no finding fails the
-/// file, as a stream that cannot be read does; a finding of a rule this build does not know
-/// (another version's) is left out, with a warning.
+/// file, as a stream that cannot be read does; so does a finding of a rule this build does
+/// not know (another version's) recorded as an error or a warning, which this build cannot
+/// judge (left out, the recording would pass); one recorded as a note is left out, with a
+/// warning.
 pub fn check_findings(
     ctx: &Context<'_>,
     path: &Path,
@@ -401,6 +403,7 @@ fn check_findings_in(
     let mut stats = Stats::default();
     let mut found = Vec::new();
     let mut unknown = Vec::new();
+    let mut failing = Vec::new();
     for (n, line) in text
         .lines()
         .enumerate()
@@ -408,8 +411,12 @@ fn check_findings_in(
     {
         let d = match finding(line, &name, placed_in) {
             Ok(d) => d,
-            Err(Unread::Unknown(rule)) => {
-                unknown.push(rule);
+            Err(Unread::Unknown { rule, note }) => {
+                if note {
+                    unknown.push(rule);
+                } else {
+                    failing.push(rule);
+                }
                 continue;
             }
             Err(Unread::Malformed) => {
@@ -440,15 +447,25 @@ fn check_findings_in(
         ));
     }
     emit(&found)?;
-    let mut file = FileSummary::checked(name, stats, None);
+    let failure = (!failing.is_empty()).then(|| {
+        failing.sort();
+        failing.dedup();
+        format!(
+            "{name}: findings of rules this agui-lens does not know (another version's), \
+             recorded as errors or warnings, cannot be judged: {}; check the recording with \
+             the version that recorded it",
+            failing.join(", ")
+        )
+    });
+    let mut file = FileSummary::checked(name, stats, failure);
     file.recorded_findings = true;
     Ok(file)
 }
 
 /// Why a line of a recorded `findings.jsonl` gave no finding.
 enum Unread {
-    /// A rule this build does not know.
-    Unknown(String),
+    /// A rule this build does not know, and whether it was recorded as a note.
+    Unknown { rule: String, note: bool },
     /// Not a finding at all.
     Malformed,
 }
@@ -463,15 +480,16 @@ fn finding(line: &str, findings: &str, placed_in: Option<&str>) -> Result<Diagno
     let (Some(rule), Some(message)) = (text("rule"), text("message")) else {
         return Err(Unread::Malformed);
     };
-    let Some(rule) = RuleId::from_name(&rule) else {
-        return Err(Unread::Unknown(rule));
-    };
     // The level is this run's; the recorded one only has to be one.
     let severity = match text("severity").as_deref() {
         Some("error") => Severity::Error,
         Some("warning") => Severity::Warning,
         Some("note") => Severity::Note,
         _ => return Err(Unread::Malformed),
+    };
+    let Some(rule) = RuleId::from_name(&rule) else {
+        let note = severity == Severity::Note;
+        return Err(Unread::Unknown { rule, note });
     };
     // In the file the finding is about (the proxy names it; `test` names the case).
     let about = if rule.name().starts_with("request/") {
@@ -530,8 +548,9 @@ mod tests {
         at
     }
 
-    /// A finding of a rule another version knows is left out with a warning, and the others
-    /// are read; a line that is no finding fails the file.
+    /// A note of a rule another version knows is left out with a warning, and the others
+    /// are read; an error or a warning of such a rule, or a line that is no finding, fails
+    /// the file (this build cannot judge it, and left out the recording would pass).
     #[test]
     fn findings_of_unknown_rules_are_left_out_and_said() {
         let dir = tempfile::tempdir().unwrap();
@@ -541,7 +560,7 @@ mod tests {
         std::fs::write(
             &findings,
             concat!(
-                r#"{"rule":"transport/from-the-future","severity":"error","message":"m"}"#,
+                r#"{"rule":"transport/from-the-future","severity":"note","message":"m"}"#,
                 "\n",
                 r#"{"rule":"transport/http-status","severity":"error","message":"the agent answered 500","path":"x"}"#,
                 "\n",
@@ -565,6 +584,21 @@ mod tests {
         assert_eq!(&*found[0].path, "response.raw");
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].contains("transport/from-the-future"), "{said:?}");
+        let error = r#"{"rule":"transport/from-the-future","severity":"error","message":"m"}"#;
+        let text = std::fs::read_to_string(&findings).unwrap();
+        std::fs::write(&findings, format!("{text}{error}\n")).unwrap();
+        let mut found = Vec::new();
+        let file = check_findings(&ctx, &findings, Arc::from("f"), &mut |batch| {
+            found.extend_from_slice(batch);
+            Ok(())
+        })
+        .unwrap();
+        let failure = file.failure.unwrap();
+        assert!(
+            failure.contains("cannot be judged: transport/from-the-future"),
+            "{failure}"
+        );
+        assert_eq!((file.stats.errors, found.len()), (1, 1));
         std::fs::write(&findings, "not a finding\n").unwrap();
         let file = check_findings(&ctx, &findings, Arc::from("f"), &mut |_| Ok(())).unwrap();
         assert!(file.failure.unwrap().contains("f:1: not a finding"));
