@@ -3158,3 +3158,119 @@ fn two_recordings_named_as_one_file_are_refused_however_spelled() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("name one file"), "{stderr}");
 }
+
+/// A recording is checked as the answer to the request that was sent: `run --record` keeps
+/// the request beside it (`FILE.request.txt`), so that what the run found with the input
+/// (arguments against the tools sent, deltas against the state sent) is found again. Without
+/// it, a run that failed on its tool call's arguments checked clean from its recording.
+#[test]
+fn a_recording_is_checked_as_the_answer_to_what_was_sent() {
+    let frames = [
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":2}]}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"lo"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"setColor"}"#,
+        r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"colour\":5}"}"#,
+        r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+    ];
+    let body: String = frames.iter().map(|f| format!("data: {f}\n\n")).collect();
+    let server = Server::start(Script::sse(vec![Step::Send(body.into_bytes())]));
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.json");
+    std::fs::write(
+        &input,
+        r#"{"threadId":"t1","runId":"r1","messages":[],"state":{"n":1},"context":[],
+            "forwardedProps":{},"tools":[{"name":"setColor","description":"d","parameters":
+            {"type":"object","properties":{"color":{"type":"string"}},"required":["color"]}}]}"#,
+    )
+    .unwrap();
+    let events = dir.path().join("run.jsonl");
+    let (code, stdout, stderr) = lens(&[
+        "run",
+        &server.url("/"),
+        "--input",
+        input.to_str().unwrap(),
+        "--record",
+        events.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let live = rules(&serde_json::from_str(&stdout).unwrap());
+    assert!(
+        live.contains(&"tool-args/schema-violation".to_owned()),
+        "{live:?}"
+    );
+    let sidecar = dir.path().join("run.jsonl.request.txt");
+    assert!(sidecar.is_file());
+    // The recording checks as the run did, in every format.
+    let checked = |path: &Path| {
+        let (code, stdout, stderr) = lens(&["check", "--format", "json", path.to_str().unwrap()]);
+        (code, rules(&serde_json::from_str(&stdout).unwrap()), stderr)
+    };
+    let (code, found, _) = checked(&events);
+    assert_eq!((code, &found), (1, &live));
+    for format in ["human", "jsonl", "sarif", "junit", "github"] {
+        let (code, stdout, _) = lens(&["check", "--format", format, events.to_str().unwrap()]);
+        assert_eq!(code, 1, "{format}: {stdout}");
+        assert!(stdout.contains("schema-violation"), "{format}: {stdout}");
+        // (SARIF lists every rule the tool has.)
+        assert!(
+            format == "sarif" || !stdout.contains("no-baseline"),
+            "{format}: {stdout}"
+        );
+    }
+    let (code, found, _) = checked(dir.path());
+    assert_eq!((code, &found), (1, &live), "the folder walk");
+    // The request named beside its recording is read with it, not as a stream of its own.
+    let (code, stdout, _) = lens(&[
+        "check",
+        "--format",
+        "json",
+        events.to_str().unwrap(),
+        sidecar.to_str().unwrap(),
+    ]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((code, rules(&doc)), (1, live.clone()), "{doc}");
+    // `inspect` has the request too.
+    let (code, stdout, _) = lens(&["inspect", "--format", "json", events.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("schema-violation"), "{stdout}");
+    assert!(!stdout.contains("no-baseline"), "{stdout}");
+    // `fold` starts from the state the request sent, as the client did.
+    let (code, stdout, stderr) = lens(&["fold", events.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let folded: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(folded["state"], json!({"n": 2}), "{folded}");
+    // Compacted, elsewhere or in place, the recording keeps its request: it checks as before.
+    let out = dir.path().join("compacted");
+    let (code, _, stderr) = lens(&[
+        "compact",
+        events.to_str().unwrap(),
+        "--output",
+        out.join("run.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(out.join("run.jsonl.request.txt").is_file(), "{stderr}");
+    let (code, found, _) = checked(&out.join("run.jsonl"));
+    assert_eq!((code, &found), (1, &live));
+    let before = std::fs::metadata(&events).unwrap().len();
+    let (code, _, stderr) = lens(&["compact", "--in-place", events.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        std::fs::metadata(&events).unwrap().len() < before,
+        "{stderr}"
+    );
+    let (code, found, stderr) = checked(&events);
+    assert_eq!((code, &found), (1, &live), "{stderr}");
+    // Another capture put in the recording's place is checked as it is, the request said
+    // to be another's.
+    std::fs::write(&events, frames[..2].join("\n")).unwrap();
+    let (_, found, stderr) = checked(&events);
+    assert!(stderr.contains("run.jsonl.request.txt"), "{stderr}");
+    assert!(!found.contains(&"tool-args/schema-violation".to_owned()));
+}

@@ -35,6 +35,9 @@ pub enum Recorded {
     /// The findings `run --record` wrote beside `stream` (see [`FINDINGS_SUFFIX`]), named on
     /// their own (a walk does not read them: they are checked with the stream).
     RunFindings { stream: std::path::PathBuf },
+    /// The request `run --record` sent for `stream` (see [`REQUEST_SUFFIX`]), named on its
+    /// own: no capture, and read with the stream.
+    RunRequest { stream: std::path::PathBuf },
     /// `failure.txt`: why the exchange has no response (the proxy could not reach the agent,
     /// or `test`'s call failed).
     Failure,
@@ -61,6 +64,60 @@ pub const FINDINGS_SUFFIX: &str = ".findings.txt";
 /// The member of each line of such a file that gives the stream's length in bytes when it was
 /// written: one of another length is another capture put in its place.
 pub const RECORDING_SIZE: &str = "recording_size";
+
+/// What is added to the name of a stream file `run --record` (or `--record-raw`) wrote for
+/// the file beside it that holds the request the stream answers: a JSON object with the
+/// RunAgentInput sent ([`REQUEST`]) and the stream's length ([`RECORDING_SIZE`]). A check of
+/// the stream reads it as a check of a recorded exchange reads its `request.json`: the
+/// request's state is the baseline of the deltas, its tools what calls may name and their
+/// arguments' schemas, its messages what the stream may refer to.
+pub const REQUEST_SUFFIX: &str = ".request.txt";
+
+/// The member of such a file that holds the request.
+pub const REQUEST: &str = "request";
+
+/// The file beside the stream file `path` that holds the request it answers.
+pub fn request_file_of(path: &Path) -> std::path::PathBuf {
+    beside(path, REQUEST_SUFFIX)
+}
+
+/// What such a file holds for `recording`, `size` bytes long: the request, and its length.
+pub fn request_record(request: &Value, size: u64) -> Value {
+    serde_json::json!({ RECORDING_SIZE: size, REQUEST: request })
+}
+
+/// Why a check passes over the request `run` recorded beside `stream`, named on its own.
+pub fn request_read_with(stream: &Path) -> String {
+    format!(
+        "it is the request `agui-lens run` sent for {}, read with it when it is checked",
+        stream.display()
+    )
+}
+
+/// The request `run` recorded beside `stream` (see [`REQUEST_SUFFIX`]), if the stream is still
+/// the one it was sent for; one that cannot be read, or another capture's, is said and left
+/// out: the stream is checked as it is.
+fn recorded_request(stream: &Path) -> Option<Arc<Value>> {
+    let file = request_file_of(stream);
+    let bytes = std::fs::read(&file).ok()?;
+    let record = serde_json::from_slice::<Value>(&bytes).ok();
+    let request = record
+        .as_ref()
+        .and_then(|r| r.get(REQUEST))
+        .filter(|r| r.is_object());
+    let Some(request) = request else {
+        crate::check::stream::warn(format!(
+            "{} is no request `agui-lens run` recorded (a JSON object with `{REQUEST}` and \
+             `{RECORDING_SIZE}`): {} is checked without the request it answers",
+            file.display(),
+            stream.display()
+        ));
+        return None;
+    };
+    let then = record.as_ref()?.get(RECORDING_SIZE).and_then(Value::as_u64);
+    let what = format!("holds the request {} answered", stream.display());
+    (!replaced_since(&file, stream, then, &what)).then(|| Arc::new(request.clone()))
+}
 
 /// The file beside the stream file `path` that holds what only the call that recorded it
 /// could find.
@@ -158,6 +215,12 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
                 return Some(Recorded::RunFindings { stream });
             }
         }
+        if let Some(stream) = file.strip_suffix(REQUEST_SUFFIX) {
+            let stream = path.with_file_name(stream);
+            if stream.is_file() {
+                return Some(Recorded::RunRequest { stream });
+            }
+        }
         // What only the call found, recorded beside the stream, when the stream is still the
         // one it was found of.
         let findings = Some(findings_file_of(path))
@@ -171,11 +234,13 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
             let what = format!("says {} was cut when it was recorded", path.display());
             (!replaced_since(&said, path, size, &what)).then_some(cut)
         });
-        if cut.is_none() && findings.is_none() {
+        // The request it answers.
+        let request = recorded_request(path);
+        if cut.is_none() && findings.is_none() && request.is_none() {
             return None;
         }
         return Some(Recorded::Events {
-            request: None,
+            request,
             cut,
             findings,
         });

@@ -494,6 +494,11 @@ pub fn check_one(
         Some((path, Recorded::RunFindings { stream })) => {
             return recorded::check_run_findings(ctx, path, &stream, name, emit);
         }
+        Some((_, Recorded::RunRequest { stream })) => {
+            let mut file = FileSummary::checked(name, Stats::default(), None);
+            file.skipped = Some(recorded::request_read_with(&stream));
+            return Ok(file);
+        }
         Some((
             _,
             Recorded::Events {

@@ -197,10 +197,15 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
             (Target::File(path), Ok(report))
                 if report.skipped.is_none() && report.refused.is_none() =>
             {
-                Some(path.components().collect())
+                // With the request written anew beside it (see `carry_request`).
+                let request = agui_lens_core::check::recorded::request_file_of(path);
+                let request = request.is_file().then(|| request.components().collect());
+                Some([Some(path.components().collect()), request])
             }
             _ => None,
         })
+        .flatten()
+        .flatten()
         .collect();
     let outcome = summarize(reports)?;
     if !args.mirror {
@@ -754,9 +759,15 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     // stream whole, and charge the agent with the run the cut left open, or pass it. So does
     // the file of what only the call that recorded it found (`run --record`): its findings
     // name the stream's events, and a copy elsewhere would check clean without it.
+    let mut request = None;
     if let Some(path) = input.path()
-        && let Some(Recorded::Events { cut, findings, .. }) = recorded(path)
+        && let Some(Recorded::Events {
+            cut,
+            findings,
+            request: sent,
+        }) = recorded(path)
     {
+        request = sent;
         let why = match (cut, findings) {
             (Some(cut), _) => Some(format!(
                 "it was cut when it was recorded ({cut}), as the file beside it says, which a \
@@ -793,6 +804,21 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     let in_place = match (input, target) {
         (InputSpec::File(i), Target::File(t)) if same_file(i, t) => Some(t.as_path()),
         _ => None,
+    };
+    // A recording `run` made starts from the state its request sent, as its check does.
+    let with_state;
+    let settings = match request.as_ref().and_then(|r| r.get("state")) {
+        Some(state) if !state.is_null() && settings.initial_state.is_none() => {
+            with_state = Settings {
+                initial_state: Some(state.clone()),
+                read: settings.read.clone(),
+                levels: settings.levels.clone(),
+                writers: settings.writers.clone(),
+                ..*settings
+            };
+            &with_state
+        }
+        _ => settings,
     };
     let stamp = in_place
         .map(|path| Ok::<_, anyhow::Error>((path, Stamp::of(path)?)))
@@ -951,6 +977,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             }
         }
         report.unchanged = commit(temp, input, target, &name)?;
+        carry_request(request.as_deref(), target, &name)?;
         return Ok(report);
     };
     // The temp file's bytes go to the disk while it is verified (`persist` then finds them
@@ -989,8 +1016,28 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             return Ok(report);
         }
         report.unchanged = commit(temp, input, target, &name)?;
+        carry_request(request.as_deref(), target, &name)?;
         Ok(report)
     })
+}
+
+/// Writes the request a recording `run` made answers (see
+/// [`agui_lens_core::check::recorded::REQUEST_SUFFIX`]) beside its compacted stream, with the
+/// stream's new length: the compacted file is checked as its original was. Written to
+/// stdout or a device, the stream goes without it, and that is said.
+fn carry_request(request: Option<&serde_json::Value>, target: &Target, name: &str) -> Result<()> {
+    match (request, target) {
+        (None, _) => Ok(()),
+        (Some(request), Target::File(path)) => super::record_request(path, request),
+        (Some(_), Target::Stdout | Target::Stream(_)) => {
+            eprintln!(
+                "note: {name}: the request it answers, recorded beside it, does not go with \
+                 the compacted stream; check it with --initial-state for the state the request \
+                 held"
+            );
+            Ok(())
+        }
+    }
 }
 
 /// Checks and folds the compacted stream in `temp`, and judges it against the original

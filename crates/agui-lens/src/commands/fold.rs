@@ -13,7 +13,17 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     let input = InputSpec::named(&args.path);
     let read = args.read.options();
     let limit = args.read.state_limit();
-    let initial = args.read.initial_state()?;
+    let recorded = input.path().and_then(recorded);
+    // A recorded stream's client started from the state its request sent (a recording `run`
+    // or the proxy made keeps the request beside it), as its check does, unless one is given.
+    let initial = match (args.read.initial_state()?, &recorded) {
+        (None, Some(Recorded::Events { request, .. })) => request
+            .as_ref()
+            .and_then(|r| r.get("state"))
+            .filter(|state| !state.is_null())
+            .cloned(),
+        (given, _) => given,
+    };
     let _progress =
         crate::progress::Progress::start("folding", crate::progress::total_size([&input]), 1, true);
     let unread = format!("the end of {}", input.display_name());
@@ -32,7 +42,7 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     )?;
     // A recording its recorder cut (a stop, a client that went away) folds to what the client
     // held at the cut, not at the stream's end: said, as `check` says it.
-    if let Some(Recorded::Events { cut: Some(cut), .. }) = input.path().and_then(recorded) {
+    if let Some(Recorded::Events { cut: Some(cut), .. }) = recorded {
         eprintln!(
             "warning: {} was cut when it was recorded ({cut}): what it folds to is what a client \
              held at the cut",

@@ -255,13 +255,22 @@ fn is_report(path: &Path) -> std::result::Result<(), String> {
     /// The largest file read whole to tell: a report of ours past it is not told from
     /// another file, and left as it is.
     const READ: u64 = 256 << 20;
-    if matches!(
-        agui_lens_core::check::recorded::recorded(path),
-        Some(agui_lens_core::check::recorded::Recorded::RunFindings { .. })
-    ) {
-        return Err(
-            "what `agui-lens run` found of the recording beside it, which its check reads".into(),
-        );
+    use agui_lens_core::check::recorded::{Recorded, recorded};
+    match recorded(path) {
+        Some(Recorded::RunFindings { .. }) => {
+            return Err(
+                "what `agui-lens run` found of the recording beside it, which its check reads"
+                    .into(),
+            );
+        }
+        Some(Recorded::RunRequest { .. }) => {
+            return Err(
+                "the request `agui-lens run` sent for the recording beside it, which its check \
+                 reads"
+                    .into(),
+            );
+        }
+        _ => {}
     }
     let mut bytes = Vec::new();
     let read = std::fs::File::open(path).and_then(|f| f.take(READ + 1).read_to_end(&mut bytes));
@@ -323,6 +332,20 @@ pub(crate) fn write_file(
         );
     }
     persist(temp, path).with_context(writing)
+}
+
+/// Writes beside the stream file `recording` the request it answers (see
+/// [`agui_lens_core::check::recorded::REQUEST_SUFFIX`]), with the stream's length now: a check
+/// of the stream reads it as the live check had it. `run --record` writes it; `compact`
+/// writes it anew beside what it rewrote.
+pub(crate) fn record_request(recording: &Path, request: &serde_json::Value) -> Result<()> {
+    use agui_lens_core::check::recorded::{request_file_of, request_record};
+    let size = std::fs::metadata(recording)
+        .map(|m| m.len())
+        .unwrap_or_default();
+    let mut text = request_record(request, size).to_string();
+    text.push('\n');
+    write_bytes(&request_file_of(recording), text.as_bytes())
 }
 
 /// [`write_file`] of bytes held whole.

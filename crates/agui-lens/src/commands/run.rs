@@ -181,6 +181,9 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(path) = &args.record_raw {
         record_call_findings(path, &only_the_call, true)?;
     }
+    for path in [&args.record, &args.record_raw].into_iter().flatten() {
+        super::record_request(path, &input.value)?;
+    }
     let mut file = if exchange.interrupted {
         FileSummary::stopped(name.clone(), exchange.stats)
     } else {
