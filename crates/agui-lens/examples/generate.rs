@@ -581,6 +581,28 @@ const TOOLS: &[Tool] = &[
     Tool::ReadFile,
 ];
 
+/// The tools the client offers in a run's input: frontend tools, which the application runs
+/// when the agent calls them. The agent's own tools ([`Tool`]), whose results it streams, are
+/// no input's: a producer does not answer a frontend tool (from protocol 1.0).
+fn frontend_tools() -> Value {
+    json!([
+        {"name": "confirm_action", "description": "Ask the user to confirm an action before it runs.",
+         "parameters": {"type": "object", "properties": {
+            "action": {"type": "string", "description": "What will be done"},
+            "risk": {"type": "string", "enum": ["low", "medium", "high"]},
+            "details": {"type": "array", "items": {"type": "string"}, "maxItems": 10}},
+            "required": ["action"], "additionalProperties": false}},
+        {"name": "show_chart", "description": "Render a chart in the user's workspace.",
+         "parameters": {"type": "object", "properties": {
+            "title": {"type": "string", "maxLength": 120},
+            "kind": {"type": "string", "enum": ["line", "bar", "pie"]},
+            "series": {"type": "array", "items": {"type": "object", "properties": {
+                "label": {"type": "string"}, "values": {"type": "array", "items": {"type": "number"}}},
+                "required": ["label", "values"]}}},
+            "required": ["kind", "series"], "additionalProperties": false}}
+    ])
+}
+
 impl Tool {
     fn name(self) -> &'static str {
         match self {
@@ -592,66 +614,6 @@ impl Tool {
             Tool::AddTodo => "add_todo",
             Tool::ReadFile => "read_file",
         }
-    }
-
-    fn declaration(self) -> Value {
-        let (description, parameters) = match self {
-            Tool::GetWeather => (
-                "Get the current weather for a city.",
-                json!({"type": "object", "properties": {
-                    "city": {"type": "string", "description": "City name"},
-                    "units": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
-                    "required": ["city"], "additionalProperties": false}),
-            ),
-            Tool::SearchDocs => (
-                "Search the product documentation.",
-                json!({"type": "object", "properties": {
-                    "query": {"type": "string"},
-                    "top_k": {"type": "integer", "minimum": 1, "maximum": 20},
-                    "filters": {"type": "object", "properties": {
-                        "lang": {"type": "string", "enum": ["en", "fr", "de", "ja"]},
-                        "since": {"type": "string", "format": "date"}},
-                        "additionalProperties": false}},
-                    "required": ["query"], "additionalProperties": false}),
-            ),
-            Tool::CreateTicket => (
-                "Open a support ticket.",
-                json!({"type": "object", "properties": {
-                    "title": {"type": "string", "maxLength": 200},
-                    "body": {"type": "string"},
-                    "priority": {"type": "string", "enum": ["low", "medium", "high", "urgent"]},
-                    "labels": {"type": "array", "items": {"type": "string"}}},
-                    "required": ["title", "body", "priority"], "additionalProperties": false}),
-            ),
-            Tool::RunSql => (
-                "Run a read-only SQL query against the analytics replica.",
-                json!({"type": "object", "properties": {
-                    "query": {"type": "string"},
-                    "params": {"type": "array", "items": {"type": ["string", "number"]}}},
-                    "required": ["query"], "additionalProperties": false}),
-            ),
-            Tool::SetCounter => (
-                "Set the shared counter.",
-                json!({"type": "object", "properties": {"value": {"type": "integer"}},
-                    "required": ["value"], "additionalProperties": false}),
-            ),
-            Tool::AddTodo => (
-                "Add an item to the shared todo list.",
-                json!({"type": "object", "properties": {
-                    "title": {"type": "string"},
-                    "due": {"type": "string", "format": "date"}},
-                    "required": ["title"], "additionalProperties": false}),
-            ),
-            Tool::ReadFile => (
-                "Read lines from a file in the workspace.",
-                json!({"type": "object", "properties": {
-                    "path": {"type": "string"},
-                    "start_line": {"type": "integer", "minimum": 1},
-                    "end_line": {"type": "integer", "minimum": 1}},
-                    "required": ["path"], "additionalProperties": false}),
-            ),
-        };
-        json!({"name": self.name(), "description": description, "parameters": parameters})
     }
 
     fn arguments(self, rng: &mut Rng, counter: i64) -> Value {
@@ -1224,7 +1186,7 @@ impl Gen {
             }
             input["state"] = thread.state.clone();
             input["messages"] = Value::Array(messages);
-            input["tools"] = thread.tools.iter().map(|t| t.declaration()).collect();
+            input["tools"] = frontend_tools();
             input["context"] = json!([{"description": "user timezone", "value": self.rng.pick(&["Europe/Paris", "America/New_York", "Asia/Tokyo"])}]);
             input["forwardedProps"] = json!({});
             started["input"] = input;
@@ -1853,7 +1815,7 @@ impl Gen {
             }
             input["state"] = thread.state.clone();
             input["messages"] = Value::Array(messages);
-            input["tools"] = thread.tools.iter().map(|t| t.declaration()).collect();
+            input["tools"] = frontend_tools();
             input["context"] = json!([
                 {"description": "user timezone", "value": thread.state["user"]["profile"]["timezone"]},
                 {"description": "current plan", "value": thread.state["plan"]["goal"]},

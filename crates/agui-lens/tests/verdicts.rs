@@ -466,10 +466,12 @@ fn an_unknown_tool_call_is_an_error_only_where_the_history_is_known() {
     assert_eq!(problems(&[s(&answered)]), (0, vec![]));
 }
 
-/// 1.1 says a closed message is closed, not sealed: a second START continues it. Runs held
-/// to 1.1 (declared, or by default) get no finding; runs that declare 1.0 keep the warning.
+/// A closed message is closed, not sealed: a second START continues it, from 1.0 on (the 1.1
+/// pages say 1.1 adds only `encryptedValueType`, and `@ag-ui/core@1.0.0` folds and verifies a
+/// reopening as such). Runs held to 1.0 or 1.1 (declared, or by default) get no finding; runs
+/// held to 0.x keep the warning.
 #[test]
-fn reopening_a_message_is_legal_in_1_1() {
+fn reopening_a_message_is_legal_from_1_0() {
     let dir = tempfile::tempdir().unwrap();
     let reopen = |version: Option<&str>| {
         let mut started = json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"});
@@ -490,15 +492,16 @@ fn reopening_a_message_is_legal_in_1_1() {
     for (name, version, expected) in [
         ("v11.jsonl", Some("1.1"), vec![]),
         ("undeclared.jsonl", None, vec![]),
+        ("v10.jsonl", Some("1.0"), vec![]),
         (
-            "v10.jsonl",
-            Some("1.0"),
+            "v0.jsonl",
+            Some("0.1"),
             vec!["pairing/message-id-reused".to_owned()],
         ),
     ] {
         let path = write(dir.path(), name, &reopen(version));
         assert_eq!(problems(&[s(&path)]), (0, expected), "{name}");
-        if version == Some("1.1") {
+        if version.is_some_and(|v| v.starts_with("1.")) {
             let (code, stdout, _) = run(&["fold", "--compact", s(&path)]);
             assert_eq!(code, 0);
             let folded: Value = serde_json::from_str(&stdout).unwrap();
@@ -510,18 +513,24 @@ fn reopening_a_message_is_legal_in_1_1() {
     }
     let (_, undeclared) = problems(&[
         "--protocol",
+        "0.x",
+        s(&write(dir.path(), "p.jsonl", &reopen(None))),
+    ]);
+    assert_eq!(undeclared, ["pairing/message-id-reused"], "--protocol 0.x");
+    let (_, undeclared) = problems(&[
+        "--protocol",
         "1.0",
         s(&write(dir.path(), "p.jsonl", &reopen(None))),
     ]);
-    assert_eq!(undeclared, ["pairing/message-id-reused"], "--protocol 1.0");
+    assert!(undeclared.is_empty(), "--protocol 1.0: {undeclared:?}");
 }
 
-/// 1.1 lets a closed tool call be reopened, its further arguments appended: the arguments are
-/// judged whole, at the run's end (`{"x":` then `1}` was two findings of invalid JSON, and an
-/// empty first part one of a schema's required member), as `fold` joins them. Under 1.0 each
-/// part is judged at its END, as before.
+/// From 1.0 a closed tool call may be reopened, its further arguments appended: the arguments
+/// are judged whole, at the run's end (`{"x":` then `1}` was two findings of invalid JSON, and
+/// an empty first part one of a schema's required member), as `fold` joins them. Under 0.x
+/// each part is judged at its END, as before.
 #[test]
-fn a_tool_call_reopened_in_1_1_is_judged_on_all_its_arguments() {
+fn a_tool_call_reopened_from_1_0_is_judged_on_all_its_arguments() {
     let dir = tempfile::tempdir().unwrap();
     let reopen = |version: &str, first: &str, second: &str| {
         vec![
@@ -602,9 +611,14 @@ fn a_tool_call_reopened_in_1_1_is_judged_on_all_its_arguments() {
     let unnamed = write(dir.path(), "unnamed.jsonl", &unnamed);
     let (_, found) = problems(&[s(&unnamed)]);
     assert_eq!(found, ["schema/violation"]);
-    // 1.0 has no reopening: each part is a call of its own, judged at its END.
+    // 1.0 reopens as 1.1 does (the published 1.0 client joins the parts).
     let v10 = write(dir.path(), "v10.jsonl", &reopen("1.0", "{\"x\":", "1}"));
-    let (_, found) = problems(&[s(&v10)]);
+    assert_eq!(problems(&[s(&v10)]), (0, vec![]));
+    let v10 = write(dir.path(), "v10e.jsonl", &reopen("1.0", "", "{\"x\":1}"));
+    assert_eq!(problems(&[s(&v10)]), (0, vec![]));
+    // 0.x has no reopening: each part is a call of its own, judged at its END.
+    let v0 = write(dir.path(), "v0.jsonl", &reopen("0.1", "{\"x\":", "1}"));
+    let (_, found) = problems(&[s(&v0)]);
     assert_eq!(found, ["tool-args/invalid-json", "tool-args/invalid-json"]);
     // A client holds the one call with all its arguments.
     let (code, stdout, stderr) = run(&["fold", "--compact", s(&v11)]);
@@ -667,10 +681,7 @@ fn rules_and_explain_show_the_versions() {
         .iter()
         .find(|r| r["name"] == "pairing/message-id-reused")
         .unwrap();
-    assert_eq!(
-        reused["versions"],
-        "0.x and 1.0 (1.1 makes reopening legal)"
-    );
+    assert_eq!(reused["versions"], "0.x (1.0 makes reopening legal)");
     let (code, stdout, _) = run(&["explain", "version/removed-event"]);
     assert_eq!(code, 0);
     assert!(
@@ -680,8 +691,8 @@ fn rules_and_explain_show_the_versions() {
 }
 
 /// A removed event is judged by what the run declared: a newer version than agui-lens knows
-/// is named as declared, and a declaration that reads as no version ("0.1.22", a package
-/// release) says nothing about 1.0, so THINKING_* keeps the deprecation warning there.
+/// is named as declared, and so is a declaration that reads as no version ("0.1.22", a package
+/// release), which the spec has handled like a newer one.
 #[test]
 fn removed_events_are_judged_by_the_declaration_as_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -702,17 +713,14 @@ fn removed_events_are_judged_by_the_declaration_as_written() {
     assert!(message.contains("declares protocol \"1.7\""), "{message}");
 
     let release = write(dir.path(), "release.jsonl", &thinking(Some("0.1.22")));
-    let (_, rules, _) = rules_found(&[s(&release)]);
+    let (code, rules, _) = rules_found(&[s(&release)]);
+    assert_eq!(code, 1);
     assert!(
         rules.contains(&"version/uninterpretable".to_owned()),
         "{rules:?}"
     );
     assert!(
-        !rules.contains(&"version/removed-event".to_owned()),
-        "{rules:?}"
-    );
-    assert!(
-        rules.contains(&"schema/deprecated-event".to_owned()),
+        rules.contains(&"version/removed-event".to_owned()),
         "{rules:?}"
     );
 }
@@ -821,57 +829,50 @@ fn no_tier_hides_an_event_skipped_for_its_size() {
     }
 }
 
-/// A version that cannot be read (`"1.0.0"`, a package release) counts as none declared,
-/// whatever `--protocol` says: the run is judged by the version asked (the newest when none
-/// is), and said to be. `--protocol 0.x`, which allows THINKING_*, used to make such a run
-/// fail where no flag let it pass.
+/// A version that cannot be read (`"1.0.0"`, a package release) is handled like a newer one,
+/// as the spec has it ("proceed, and SHOULD warn") and the official client does, whatever
+/// `--protocol` says: judged by the newest version agui-lens knows, what that version does
+/// not name (an event type, a patch op, a role, an outcome) a warning a newer version may
+/// explain. It was judged as none declared: the same stream failed under "1.0.0" and passed
+/// under "1.2".
 #[test]
-fn an_uninterpretable_version_is_judged_as_none_declared() {
+fn an_uninterpretable_version_is_handled_like_a_newer_one() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("semver.jsonl");
-    std::fs::write(
-        &path,
-        concat!(
-            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0.0"}"#,
-            "\n",
-            r#"{"type":"THINKING_START"}"#,
-            "\n",
-            r#"{"type":"THINKING_END"}"#,
-            "\n",
-            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
-            "\n"
-        ),
-    )
-    .unwrap();
-    let file = path.to_str().unwrap();
-    for (asked, code, said, by) in [
-        (
-            None,
-            0,
-            "warning[schema/deprecated-event]",
-            "checked by 1.1",
-        ),
-        (
-            Some("0.x"),
-            0,
-            "warning[version/uninterpretable]",
-            "checked by 0.x",
-        ),
-        (
-            Some("1.0"),
-            1,
-            "error[version/removed-event]",
-            "checked by 1.0",
-        ),
-    ] {
-        let mut args = vec!["check", file];
-        if let Some(asked) = asked {
-            args.extend(["--protocol", asked]);
+    let stream = |version: &str| {
+        [
+            format!(r#"{{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"{version}"}}"#),
+            r#"{"type":"FANCY_NEW_EVENT","x":1}"#.to_owned(),
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"a":1}}"#.to_owned(),
+            r#"{"type":"STATE_DELTA","delta":[{"op":"merge","path":"/a","value":2}]}"#.to_owned(),
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"tool"}"#.to_owned(),
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#.to_owned(),
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"paused"}}"#
+                .to_owned(),
+        ]
+        .join("\n")
+    };
+    let newer = dir.path().join("newer.jsonl");
+    std::fs::write(&newer, stream("1.2")).unwrap();
+    let (code, newer_found, _) = rules_found(&[s(&newer)]);
+    assert_eq!(code, 0, "{newer_found:?}");
+    for asked in [None, Some("0.x"), Some("1.0")] {
+        for version in ["1.0.0", "latest"] {
+            let path = dir.path().join("odd.jsonl");
+            std::fs::write(&path, stream(version)).unwrap();
+            let mut args = vec![s(&path)];
+            if let Some(asked) = asked {
+                args.extend(["--protocol", asked]);
+            }
+            let (code, found, doc) = rules_found(&args);
+            assert_eq!(code, 0, "{version} {asked:?}: {doc}");
+            let said: Vec<String> = newer_found
+                .iter()
+                .map(|r| r.replace("version/newer", "version/uninterpretable"))
+                .collect();
+            assert_eq!(found, said, "{version} {asked:?}");
+            let (_, stdout, _) = run(&["check", s(&path)]);
+            assert!(stdout.contains("checked by 1.1"), "{stdout}");
         }
-        let (got, stdout, _) = crate::common::run(&args);
-        assert_eq!(got, code, "{asked:?}: {stdout}");
-        assert!(stdout.contains(said), "{asked:?}: {stdout}");
-        assert!(stdout.contains(by), "{asked:?}: {stdout}");
     }
 }
 
@@ -1438,7 +1439,7 @@ fn a_reopening_start_agrees_with_the_first() {
 }
 
 /// A producer that calls a frontend tool (one the run's input.tools declares) does not answer
-/// it (1.1); a tool it runs itself, not declared, it answers in the stream.
+/// it (1.0 and later); a tool it runs itself, not declared, it answers in the stream.
 #[test]
 fn a_frontend_tool_is_answered_by_the_application() {
     let dir = tempfile::tempdir().unwrap();
@@ -1494,7 +1495,12 @@ fn a_frontend_tool_is_answered_by_the_application() {
         judged("backend.jsonl", "1.1", "search"),
         Vec::<String>::new()
     );
-    assert_eq!(judged("v10.jsonl", "1.0", "confirm"), Vec::<String>::new());
+    // 1.0 holds it too (the 1.1 pages add to 1.0 only `encryptedValueType`); 0.x does not.
+    assert_eq!(
+        judged("v10.jsonl", "1.0", "confirm"),
+        ["tool-args/frontend-answered"]
+    );
+    assert_eq!(judged("v0.jsonl", "0.1", "confirm"), Vec::<String>::new());
 }
 
 /// A RUN_ERROR after RUN_FINISHED fails the run late (1.1: "A consumer MUST treat the run as
@@ -1536,4 +1542,75 @@ fn a_late_run_error_fails_the_run() {
     assert_eq!(runs.len(), 1, "{stdout}");
     assert_eq!(runs[0]["status"], "error", "{stdout}");
     assert_eq!(runs[0]["error"]["message"], "flush failed", "{stdout}");
+}
+
+/// The pending calls a success outcome names, the token accounting and the frontend tool the
+/// agent may not answer are 1.0's (`@ag-ui/core@1.0.0` carries `pendingToolCallIds` and
+/// `usage` with the rules they keep; the 1.1 pages list them among 1.0's changes): a run held
+/// to 1.0, declared or by `--protocol`, is held to them, as one held to 1.1 is; 0.x is not.
+#[test]
+fn the_rules_of_1_0_hold_runs_that_declare_1_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "lifecycle/pending-tool-calls",
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"V"}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"confirm"}
+{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
+{"type":"TOOL_CALL_END","toolCallId":"c1"}
+{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success","pendingToolCallIds":["c2"]}}
+"#,
+        ),
+        (
+            "lifecycle/usage-accounting",
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"V"}
+{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","usage":[{"inputTokens":5,"outputTokens":1,"totalTokens":60}]}
+"#,
+        ),
+        (
+            "tool-args/frontend-answered",
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"V","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[{"name":"confirm","description":"ask the user","parameters":{"type":"object"}}]}}
+{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"confirm"}
+{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
+{"type":"TOOL_CALL_END","toolCallId":"c1"}
+{"type":"TOOL_CALL_RESULT","messageId":"m2","toolCallId":"c1","content":"yes"}
+{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}
+"#,
+        ),
+    ];
+    // A call the run delivers in a MESSAGES_SNAPSHOT, not streamed (as `compact --level
+    // snapshot` writes a run), may be named pending.
+    let snapshot = dir.path().join("snapshot.jsonl");
+    std::fs::write(
+        &snapshot,
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}
+{"type":"MESSAGES_SNAPSHOT","messages":[{"id":"a1","role":"assistant","toolCalls":[{"id":"c1","type":"function","function":{"name":"confirm","arguments":"{}"}}]}]}
+{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success","pendingToolCallIds":["c1"]}}
+"#,
+    )
+    .unwrap();
+    assert_eq!(problems(&[s(&snapshot)]), (0, vec![]));
+    for (rule, text) in cases {
+        for version in ["1.0", "1.1"] {
+            let name = format!("{}-{version}.jsonl", rule.replace('/', "-"));
+            let path = dir.path().join(name);
+            std::fs::write(&path, text.replace("\"V\"", &format!("\"{version}\""))).unwrap();
+            let (code, found) = problems(&[s(&path)]);
+            assert_eq!(
+                (code, found),
+                (1, vec![rule.to_owned()]),
+                "{rule} {version}"
+            );
+        }
+        let path = dir.path().join("undeclared.jsonl");
+        std::fs::write(&path, text.replace(",\"protocolVersion\":\"V\"", "")).unwrap();
+        let (code, found) = problems(&["--protocol", "1.0", s(&path)]);
+        assert_eq!(
+            (code, found),
+            (1, vec![rule.to_owned()]),
+            "{rule} --protocol 1.0"
+        );
+        let (_, found) = problems(&["--protocol", "0.x", s(&path)]);
+        assert!(!found.contains(&rule.to_owned()), "{rule} 0.x: {found:?}");
+    }
 }

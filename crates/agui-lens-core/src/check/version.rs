@@ -140,23 +140,23 @@ impl Versioning {
                         (Version::NEWEST, "newer than known")
                     }
                     Declared::Uninterpretable => {
+                        // Handled like a newer version, as the spec has a declaration a party
+                        // cannot interpret handled (and the official client does): what the
+                        // newest known version does not name is not judged as an error.
+                        self.newer = true;
                         found.push(
                             finding(
                                 RuleId::VersionUninterpretable,
                                 &event.loc,
                                 format!(
-                                    "RUN_STARTED declares protocol {text:?}, which is not MAJOR.MINOR: checked by {}, as a run that declares none",
-                                    self.default
+                                    "RUN_STARTED declares protocol {text:?}, which is not MAJOR.MINOR: handled like a newer version than agui-lens knows (as the spec has a declaration that cannot be read handled), and checked by {}",
+                                    Version::NEWEST
                                 ),
                             )
                             .with_help("declare the version as the spec names it: \"1.0\", \"1.1\"")
                             .with_subject(text),
                         );
-                        // It says nothing of which version (a package release, "0.1.22", is
-                        // no protocol version): judged as a run that declares none, by
-                        // `--protocol`, else the newest.
-                        self.declared = false;
-                        (self.default, "uninterpretable")
+                        (Version::NEWEST, "uninterpretable")
                     }
                 }
             }

@@ -86,7 +86,7 @@ pub const OPEN_AT_ERROR: Rule = Rule {
     default: Level::Note,
     versions: "every version",
     summary: "RUN_ERROR while a message, tool call, step, reasoning span or subagent is open",
-    why: "Allowed: RUN_ERROR ends whatever was still open along with the run, and from 1.1 a \
+    why: "Allowed: RUN_ERROR ends whatever was still open along with the run, and from 1.0 a \
           client must not expect a closing event for any of it. A note, never failing a run \
           (--deny-warnings neither): the open items stay incomplete in the client's history, \
           which closing them first would spare users.",
@@ -182,7 +182,7 @@ pub const THREAD_CHANGED: Rule = Rule {
 pub const PENDING_TOOL_CALLS: Rule = Rule {
     name: "lifecycle/pending-tool-calls",
     default: Level::Deny,
-    versions: "1.1",
+    versions: "1.0 and later",
     summary: "a success outcome's pendingToolCallIds is not exactly the tool calls the run started and did not answer with TOOL_CALL_RESULT",
     why: "The application answers the calls the list names before the thread goes on: a call \
           left out stays unanswered in a history many models reject, and a call named that \
@@ -202,7 +202,7 @@ pub const PENDING_TOOL_CALLS: Rule = Rule {
 pub const USAGE_ACCOUNTING: Rule = Rule {
     name: "lifecycle/usage-accounting",
     default: Level::Deny,
-    versions: "1.1",
+    versions: "1.0 and later",
     summary: "a usage entry breaks the token accounting: totalTokens is not inputTokens plus outputTokens, or a part (cached, cache-write, reasoning tokens) is more than its total",
     why: "A consumer sums totalTokens across entries and runs, and prices cache reads, cache \
           writes and reasoning apart as parts of the totals: a provider's total copied as it \

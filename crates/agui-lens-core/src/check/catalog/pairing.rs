@@ -7,7 +7,7 @@ pub const TEXT_MESSAGE: Rule = Rule {
     name: "pairing/text-message",
     default: Level::Deny,
     versions: "every version",
-    summary: "TEXT_MESSAGE_CONTENT/END for a message never started or already ended, a second START while it is open, or (1.1) a START reopening it with another name",
+    summary: "TEXT_MESSAGE_CONTENT/END for a message never started or already ended, a second START while it is open, or (1.0 and later) a START reopening it with another name",
     why: "Clients assemble a message from START, CONTENT and END by messageId; content for an \
           unknown id is dropped or lands in the wrong message, and the official client \
           rejects the stream.",
@@ -23,7 +23,7 @@ pub const TOOL_CALL: Rule = Rule {
     name: "pairing/tool-call",
     default: Level::Deny,
     versions: "every version",
-    summary: "TOOL_CALL_ARGS/END for a tool call never started or already ended, a second START while it is open, or (1.1) a START reopening it with another toolCallName or parentMessageId",
+    summary: "TOOL_CALL_ARGS/END for a tool call never started or already ended, a second START while it is open, or (1.0 and later) a START reopening it with another toolCallName or parentMessageId",
     why: "Clients build a tool call's arguments from its ARGS deltas by toolCallId; arguments \
           for an unknown call are lost and the call is never executed.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
@@ -130,12 +130,13 @@ pub const EMPTY_DELTA: Rule = Rule {
 pub const MESSAGE_ID_REUSED: Rule = Rule {
     name: "pairing/message-id-reused",
     default: Level::Warn,
-    versions: "0.x and 1.0 (1.1 makes reopening legal)",
-    summary: "a START reuses the id of a message that already ended, in a run held to a version before 1.1",
+    versions: "0.x (1.0 makes reopening legal)",
+    summary: "a START reuses the id of a message that already ended, in a run held to a version before 1.0",
     why: "Clients look messages up by id, so the new message's content is appended to the \
-          old one. 1.1 says so in the spec: a closed message is closed, not sealed, and a second \
-          START continues it; before 1.1 that was only what the reference client happened to do.",
-    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}
+          old one. From 1.0 the spec says so: a closed message is closed, not sealed, and a \
+          second START continues it (the published 1.0 client folds and verifies it so); \
+          before 1.0 that was only what the reference client happened to do.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"0.1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}
 {"type":"TEXT_MESSAGE_END","messageId":"m1"}
 {"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}

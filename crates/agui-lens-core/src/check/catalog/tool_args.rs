@@ -11,7 +11,7 @@ pub const INVALID_JSON: Rule = Rule {
     why: "Clients and frameworks JSON.parse the arguments to execute the tool; broken JSON \
           (often a model cut off mid-object) means the call cannot run. A run that is \
           cancelled or fails may close a call it cut off, which the spec allows: the finding \
-          waits for the run's end, and is not said of such a run. From 1.1 a closed call may \
+          waits for the run's end, and is not said of such a run. From 1.0 a closed call may \
           be reopened by a TOOL_CALL_START with its id, and further arguments append: the \
           arguments are judged whole, at the run's end, at the call's last TOOL_CALL_END.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
@@ -30,7 +30,7 @@ pub const SCHEMA_VIOLATION: Rule = Rule {
     versions: "every version",
     summary: "a tool call's arguments do not match the `parameters` schema of its tool in RUN_STARTED.input.tools",
     why: "The frontend executes the tool with these arguments; missing or mistyped ones break \
-          the tool or make it do the wrong thing. Under 1.1, where a closed call may be \
+          the tool or make it do the wrong thing. From 1.0, where a closed call may be \
           reopened and its arguments appended to, they are judged whole at the run's end.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","input":{"threadId":"t1","runId":"r1","messages":[],"tools":[{"name":"get_weather","description":"","parameters":{"type":"object","required":["city"]}}]}}
 {"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"get_weather"}
@@ -86,7 +86,7 @@ pub const EMPTY_ARGUMENTS: Rule = Rule {
 pub const FRONTEND_ANSWERED: Rule = Rule {
     name: "tool-args/frontend-answered",
     default: Level::Deny,
-    versions: "1.1",
+    versions: "1.0 and later",
     summary: "a TOOL_CALL_RESULT (or, in the run that made the call, a tool message in a MESSAGES_SNAPSHOT) answers a call to a tool the run's input.tools declares (a frontend tool, which the application answers)",
     why: "The tools a run's input lists are the application's: the agent proposes the call, \
           the application executes it and answers in the next run's messages. A result the \

@@ -59,9 +59,11 @@ pub const UNINTERPRETABLE: Rule = Rule {
     name: "version/uninterpretable",
     default: Level::Warn,
     versions: "every version",
-    summary: "a declared protocolVersion is not MAJOR.MINOR (\"1.0.0\", \"latest\"); the run is checked as one that declares none (by --protocol, else the newest version agui-lens knows)",
-    why: "A version is the MAJOR.MINOR a frozen spec lives under, compared number by number; \
-          the official client warns on anything else (a SHOULD) and treats it as newer.",
+    summary: "a declared protocolVersion is not MAJOR.MINOR (\"1.0.0\", \"latest\"); the run is handled like one that declares a newer version than agui-lens knows, by the newest it knows",
+    why: "A version is the MAJOR.MINOR a frozen spec lives under, compared number by number. \
+          The spec has a declaration a party cannot interpret handled like a newer one: \
+          proceed, and warn (a SHOULD); the official client does so. What the newest known \
+          version does not name is then said as version/unrecognised, not judged an error.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0.0"}
 "#,
     tier: Tier::Should,

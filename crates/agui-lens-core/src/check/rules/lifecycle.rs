@@ -330,7 +330,7 @@ impl Lifecycle {
     }
 }
 
-/// Holds each `usage` entry of a run's terminal event to the 1.1 token accounting:
+/// Holds each `usage` entry of a run's terminal event to the token accounting of 1.0 and later:
 /// `totalTokens` is `inputTokens` plus `outputTokens`, and the cache and reasoning counts are
 /// parts of those totals. Only counts the entry gives are compared (an absent count is
 /// unknown, not zero).

@@ -111,14 +111,15 @@ pub struct Pairing {
     ended_text: IdMap<u64>,
     ended_reasoning: IdMap<u64>,
     ended_tools: IdMap<u64>,
-    /// What the first START of each message and tool call said that a reopening START (1.1)
-    /// must agree with: a message's `name`, a call's `toolCallName` and `parentMessageId`.
+    /// What the first START of each message and tool call said that a reopening START (1.0
+    /// and later) must agree with: a message's `name`, a call's `toolCallName` and
+    /// `parentMessageId`.
     started_as: IdMap<StartedAs>,
     /// The open entity the last content event continued, with its owner: most content events
     /// continue the same one, which then needs no lookup. Forgotten on any other event.
     current: Option<Current>,
-    /// Reopening an ended message is reported: the run is held to a version before 1.1,
-    /// which says a closed message is closed, not sealed.
+    /// Reopening an ended message is reported: the run is held to a version before 1.0 (from
+    /// 1.0 a closed message is closed, not sealed).
     reopen_reported: bool,
 }
 
@@ -171,7 +172,7 @@ struct Current {
 impl Pairing {
     /// The protocol version the run is held to.
     pub fn set_version(&mut self, version: Version) {
-        self.reopen_reported = version < Version::V1_1;
+        self.reopen_reported = version < Version::V1_0;
     }
 
     /// A new run: per-run state starts afresh (ids ended in earlier runs are remembered).
@@ -723,8 +724,8 @@ impl Pairing {
     }
 }
 
-/// A START (1.1) that reopens a message or tool call but disagrees with the one that opened
-/// it (`first`): a call must keep its toolCallName and parentMessageId, a message its name.
+/// A START (1.0 and later) that reopens a message or tool call but disagrees with the one
+/// that opened it (`first`): a call must keep its toolCallName and parentMessageId, a message its name.
 fn disagreeing_reopen(
     id: &str,
     first: &StartedAs,

@@ -336,7 +336,7 @@ impl Protocol {
         }
         // A run's usage, on the event that ends it or on a RUN_ERROR that fails it late.
         if matches!(ev.ty, EventType::RunFinished | EventType::RunError)
-            && self.version >= Version::V1_1
+            && self.version >= Version::V1_0
         {
             super::lifecycle::judge_usage(ev, out);
         }

@@ -48,11 +48,11 @@ struct OpenCall {
     name: String,
     args: String,
     /// The arguments are not judged: they outgrew the cap and are no longer kept, or they go
-    /// on from a call an earlier run ended (1.1), judged there, whose text is not kept.
+    /// on from a call an earlier run ended (1.0 and later), judged there, whose text is not kept.
     overflow: bool,
 }
 
-/// A call closed in a run whose version lets it be reopened (1.1): its arguments are judged
+/// A call closed in a run whose version lets it be reopened (1.0 and later): its arguments are judged
 /// when the run ends, as a reopening START appends to them.
 struct EndedCall {
     call: OpenCall,
@@ -76,20 +76,24 @@ pub struct ToolArgs {
     /// rather than copied again, and keeps its compiled schema.
     recent: HashMap<String, Vec<Arc<Tool>>>,
     open: HashMap<String, OpenCall, FastBuild>,
-    /// The run is held to 1.1 or later: a closed call may be reopened (its arguments are whole
+    /// The run is held to 1.0 or later: a closed call may be reopened (its arguments are whole
     /// only at the run's end; calls closed meanwhile wait in `ended`), a success outcome may
     /// name the calls left pending, and a frontend tool's call is the application's to answer.
-    from_1_1: bool,
+    from_1_0: bool,
     ended: HashMap<String, EndedCall, FastBuild>,
     /// The calls the run started, in order, and those a TOOL_CALL_RESULT answered: what a
-    /// success outcome's `pendingToolCallIds` names (1.1). `None` past [`CALLS_KEPT`].
+    /// success outcome's `pendingToolCallIds` names (1.0 and later). `None` past [`CALLS_KEPT`].
     started: Option<Vec<String>>,
     answered: std::collections::HashSet<String, FastBuild>,
+    /// The calls the run's last MESSAGES_SNAPSHOT holds, by their ids' hashes: a producer may
+    /// deliver a call in a snapshot rather than stream it (compaction does), and a success
+    /// outcome may then name it pending.
+    in_snapshot: std::collections::HashSet<u64, FastBuild>,
     /// Calls of the stream to tools their run's input declares (frontend tools), by id, with
     /// the tool's name: the application answers them (in a later run's messages), never the
-    /// agent (1.1).
+    /// agent (1.0 and later).
     frontend: HashMap<String, String, FastBuild>,
-    /// Calls whose arguments were judged when their run ended (1.1): one reopened in a later
+    /// Calls whose arguments were judged when their run ended (1.0 and later): one reopened in a later
     /// run goes on from text that run held.
     judged: std::collections::HashSet<String, FastBuild>,
     /// The frontend calls the current run made: no answer of the application's to them can
@@ -117,10 +121,11 @@ impl ToolArgs {
             tools: None,
             recent: HashMap::new(),
             open: HashMap::default(),
-            from_1_1: true,
+            from_1_0: true,
             ended: HashMap::default(),
             started: Some(Vec::new()),
             answered: Default::default(),
+            in_snapshot: Default::default(),
             frontend: HashMap::default(),
             judged: Default::default(),
             frontend_now: Default::default(),
@@ -131,10 +136,10 @@ impl ToolArgs {
         }
     }
 
-    /// The protocol version the run is held to: from 1.1 a closed call may be reopened, and
+    /// The protocol version the run is held to: from 1.0 a closed call may be reopened, and
     /// further arguments append.
     pub fn set_version(&mut self, version: crate::protocol::version::Version) {
-        self.from_1_1 = version >= crate::protocol::version::Version::V1_1;
+        self.from_1_0 = version >= crate::protocol::version::Version::V1_0;
     }
 
     /// Says the arguments found not to be JSON that wait for their run's end, having judged
@@ -176,6 +181,7 @@ impl ToolArgs {
         self.ended.clear();
         self.started = Some(Vec::new());
         self.answered.clear();
+        self.in_snapshot.clear();
         self.frontend_now.clear();
         // A frontend call an earlier run left pending is still the application's to answer.
         self.unanswered.clear();
@@ -255,11 +261,28 @@ impl ToolArgs {
         }
     }
 
-    /// Holds a success outcome's `pendingToolCallIds` (1.1), when it names any, to the calls
+    /// Takes the calls a MESSAGES_SNAPSHOT holds (see [`Self::in_snapshot`]): each restates the
+    /// thread, so the last one of the run holds every call the run delivered so.
+    fn hold_snapshot_calls(&mut self, ev: &Ev<'_>) {
+        use std::hash::BuildHasher as _;
+        self.in_snapshot.clear();
+        let messages = ev.get("messages").and_then(Value::as_array);
+        let calls = messages
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.get("toolCalls")?.as_array())
+            .flatten()
+            .filter_map(|call| call.get("id")?.as_str());
+        for id in calls {
+            self.in_snapshot.insert(FastBuild::default().hash_one(id));
+        }
+    }
+
+    /// Holds a success outcome's `pendingToolCallIds` (1.0 and later), when it names any, to the calls
     /// the run started and no TOOL_CALL_RESULT answered.
     fn judge_pending(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
         let started = self.started.take();
-        if !self.from_1_1 || !out.wants(RuleId::LifecyclePendingToolCalls) {
+        if !self.from_1_0 || !out.wants(RuleId::LifecyclePendingToolCalls) {
             return;
         }
         let Some(listed) = ev
@@ -298,10 +321,15 @@ impl ToolArgs {
             .copied()
             .filter(|id| self.answered.contains(*id))
             .collect();
+        let in_snapshot = |id: &str| {
+            use std::hash::BuildHasher as _;
+            self.in_snapshot
+                .contains(&FastBuild::default().hash_one(id))
+        };
         let unknown: Vec<&str> = listed
             .iter()
             .copied()
-            .filter(|id| !made.contains(id))
+            .filter(|id| !made.contains(id) && !in_snapshot(id))
             .collect();
         let mut wrong = Vec::new();
         if named.len() < listed.len() {
@@ -375,7 +403,7 @@ impl ToolArgs {
                     return;
                 };
                 if let Some(tools) = &self.tools {
-                    if tools.contains_key(name) && self.from_1_1 && self.frontend.len() < CALLS_KEPT
+                    if tools.contains_key(name) && self.from_1_0 && self.frontend.len() < CALLS_KEPT
                     {
                         self.frontend.insert(id.to_owned(), name.to_owned());
                         self.frontend_now.insert(id.to_owned());
@@ -391,7 +419,7 @@ impl ToolArgs {
                         });
                     }
                 }
-                // A reopened call (1.1) goes on with the arguments it had.
+                // A reopened call (1.0 and later) goes on with the arguments it had.
                 let reopened = self.ended.remove(id).map(|ended| ended.call);
                 if reopened.is_none() && !self.open.contains_key(id) {
                     let full = self.started.as_ref().is_some_and(|s| s.len() >= CALLS_KEPT);
@@ -403,7 +431,7 @@ impl ToolArgs {
                 }
                 // One an earlier run ended (and judged) goes on here with the rest of its text:
                 // that rest alone is no call's arguments.
-                let continued = reopened.is_none() && self.from_1_1 && self.judged.contains(id);
+                let continued = reopened.is_none() && self.from_1_0 && self.judged.contains(id);
                 self.open
                     .entry(id.to_owned())
                     .or_insert(reopened.unwrap_or(OpenCall {
@@ -445,9 +473,13 @@ impl ToolArgs {
                     }
                 }
             }
-            EventType::MessagesSnapshot
-                if !self.unanswered.is_empty() || !self.frontend_now.is_empty() =>
-            {
+            EventType::MessagesSnapshot => {
+                if self.from_1_0 && self.started.is_some() {
+                    self.hold_snapshot_calls(ev);
+                }
+                if self.unanswered.is_empty() && self.frontend_now.is_empty() {
+                    return;
+                }
                 let answered = ev
                     .get("messages")
                     .and_then(Value::as_array)
@@ -478,7 +510,7 @@ impl ToolArgs {
                 };
                 if let Some(call) = self.open.remove(id) {
                     let excerpt = || crate::check::parse::excerpt(ev.raw);
-                    if self.from_1_1 {
+                    if self.from_1_0 {
                         let ended = EndedCall {
                             call,
                             loc: ev.loc.clone(),
