@@ -80,8 +80,9 @@ pub const DUPLICATE_MESSAGE_ID: Rule = Rule {
     default: Level::Deny,
     versions: "every version",
     summary: "a message id repeated inside one MESSAGES_SNAPSHOT, RUN_STARTED.input or request",
-    why: "Clients merge snapshots by id; two messages with one id collapse into one, losing \
-          the other.",
+    why: "A client finds a message by its id: of two under one id, what later events and \
+          snapshots say of that id reaches one of them only, the other is left as it was, and \
+          both go back to the agent in the next request's history.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"MESSAGES_SNAPSHOT","messages":[{"id":"m1","role":"user","content":"a"},{"id":"m1","role":"user","content":"b"}]}
 "#,
