@@ -1745,3 +1745,79 @@ fn snapshots_never_stand_for_a_run_once_a_second_thread_is_seen() {
         );
     }
 }
+
+/// An ACTIVITY_DELTA that does not apply changes nothing, as a STATE_DELTA that does not:
+/// a client warns of it and `check` reports it, so compaction keeps it as written, where it
+/// came, at both levels. It was collapsed into the activity's snapshot, and the compacted
+/// history passed `check` (and `diff` called the two the same).
+#[test]
+fn an_activity_delta_that_does_not_apply_is_kept_where_it_came() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("failing.jsonl");
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r1"}"#,
+        r#"{"type":"ACTIVITY_SNAPSHOT","messageId":"a1","activityType":"P","content":{"x":1}}"#,
+        r#"{"type":"ACTIVITY_DELTA","messageId":"a1","activityType":"P","patch":[{"op":"replace","path":"/x","value":2}]}"#,
+        r#"{"type":"ACTIVITY_DELTA","messageId":"a1","activityType":"P","patch":[{"op":"remove","path":"/zz"}]}"#,
+        r#"{"type":"ACTIVITY_DELTA","messageId":"a1","activityType":"P","patch":[{"op":"add","path":"/y","value":2}]}"#,
+        r#"{"type":"ACTIVITY_DELTA","messageId":"a1","activityType":"P","patch":[{"op":"add","path":"/z","value":3}]}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}"#,
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let errors = |path: &Path| {
+        let (_, stdout, _) = run(&["check", "--format", "json", path.to_str().unwrap()]);
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .map(|d| d["rule"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(errors(&input), ["state/activity-patch-failed"]);
+    for level in ["deltas", "snapshot"] {
+        let output = dir.path().join(format!("out-{level}.jsonl"));
+        let (code, stderr) = compact(&input, &output, level);
+        assert_eq!(code, 0, "{level}: {stderr}");
+        let written = std::fs::read_to_string(&output).unwrap();
+        assert!(written.contains(r#""path":"/zz"}"#), "{level}: {written}");
+        assert_eq!(
+            errors(&output),
+            ["state/activity-patch-failed"],
+            "{level}: {written}"
+        );
+        for at in ["compact", "fold"] {
+            let (code, stdout, stderr) = run(&[
+                "diff",
+                input.to_str().unwrap(),
+                output.to_str().unwrap(),
+                "--level",
+                at,
+            ]);
+            assert_eq!(code, 0, "{level} at {at}: {stdout}{stderr}\n{written}");
+        }
+        assert_eq!(fold(&input), fold(&output), "{level}");
+    }
+    // The history without the failing delta means something else at every level.
+    let clean = dir.path().join("clean.jsonl");
+    let kept: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.contains("/zz"))
+        .collect();
+    std::fs::write(&clean, kept.join("\n") + "\n").unwrap();
+    for at in ["events", "compact", "fold"] {
+        let (code, stdout, _) = run(&[
+            "diff",
+            clean.to_str().unwrap(),
+            input.to_str().unwrap(),
+            "--level",
+            at,
+        ]);
+        assert_eq!(code, 1, "at {at}: {stdout}");
+        if at != "events" {
+            assert!(stdout.contains("ACTIVITY_DELTA"), "at {at}: {stdout}");
+        }
+    }
+}

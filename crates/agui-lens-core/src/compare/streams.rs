@@ -179,7 +179,7 @@ fn compacted(
                 }
                 if compactor.failed_deltas() > failed {
                     // It changed nothing, but a client warned of it (compaction keeps it).
-                    collected.items.push(failed_patch());
+                    collected.items.push(failed_patch(event.kind));
                     collected.lines.push(frame.line);
                 }
             }
@@ -305,11 +305,18 @@ fn client_stops(frame: &Frame) -> Option<Value> {
     Some(json!({ "client_fails": why }))
 }
 
-/// A STATE_DELTA that does not apply to the state, as an item of a stream compared: a client
-/// warns of it and ignores it, so the state it ends with is the same, but a stream that began
-/// to send patches that fail is not the stream it was (a snapshot passed it).
-fn failed_patch() -> Value {
-    json!({"client_warns": "a STATE_DELTA does not apply to the state; the client ignores it"})
+/// A STATE_DELTA that does not apply to the state (or an ACTIVITY_DELTA to its activity's
+/// content), as an item of a stream compared: a client warns of it and ignores it, so what it
+/// ends with is the same, but a stream that began to send patches that fail is not the stream
+/// it was (a snapshot passed it).
+fn failed_patch(kind: Option<EventType>) -> Value {
+    let said = match kind {
+        Some(EventType::ActivityDelta) => {
+            "an ACTIVITY_DELTA does not apply to its activity's content; the client ignores it"
+        }
+        _ => "a STATE_DELTA does not apply to the state; the client ignores it",
+    };
+    json!({ "client_warns": said })
 }
 
 /// A frame that could not be read as an event, as an item of a stream compared: its text, or
@@ -492,9 +499,12 @@ fn normalized_noting(
                         unreadable.extend(failures.of(event));
                         let folder = threads.thread_of(Some(event)).1;
                         folder.apply(event);
-                        if event.kind == Some(EventType::StateDelta) && !folder.last_delta_applied()
-                        {
-                            unreadable.push(failed_patch());
+                        let delta = matches!(
+                            event.kind,
+                            Some(EventType::StateDelta | EventType::ActivityDelta)
+                        );
+                        if delta && !folder.last_delta_applied() {
+                            unreadable.push(failed_patch(event.kind));
                         }
                     }
                     None => unreadable.push(unreadable_item(raw, frame)),

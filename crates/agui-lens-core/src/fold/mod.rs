@@ -784,7 +784,7 @@ impl Folder {
             .with_messages(messages)
     }
 
-    /// Whether the last STATE_DELTA applied (a failed one changed nothing).
+    /// Whether the last STATE_DELTA or ACTIVITY_DELTA applied (a failed one changed nothing).
     pub fn last_delta_applied(&self) -> bool {
         self.delta_applied
     }
@@ -953,6 +953,7 @@ impl Folder {
     }
 
     fn activity_delta(&mut self, ev: &Value, raw: Option<&RawPatch>) {
+        self.delta_applied = true;
         let Some(at) = self.find(str_of(ev, "messageId")) else {
             return;
         };
@@ -981,7 +982,10 @@ impl Folder {
             Some(size) if kept => size,
             _ => patch::estimated_size(&content, usize::MAX),
         };
-        if patch::apply_ops(&mut content, ops, &mut size, limit).is_ok() {
+        let applied = patch::apply_ops(&mut content, ops, &mut size, limit).is_ok();
+        self.delta_applied = applied;
+        let message = self.message_mut(at);
+        if applied {
             message.insert("content".into(), content);
             set_or_remove(message, "activityType", ev.get("activityType"));
             // The id is copied only the first time.
