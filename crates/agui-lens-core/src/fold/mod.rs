@@ -100,8 +100,9 @@ pub struct Folder {
     pos: Vec<u32>,
     /// Message id → key of its first occurrence.
     index: HashMap<String, u32, FastBuild>,
-    /// Tool call id → key of the first message whose `toolCalls` holds it.
-    tool_owner: HashMap<String, u32, FastBuild>,
+    /// Tool call id → key of the first message whose `toolCalls` holds it, and where in that
+    /// list the call was last found (see [`CallOwner`]).
+    tool_owner: HashMap<String, CallOwner, FastBuild>,
     /// Whether two messages may share an id, or two messages hold one tool call: the indexes
     /// are then rebuilt after a snapshot instead of remapped (see [`Folder::messages_snapshot`]).
     shared_ids: bool,
@@ -144,6 +145,18 @@ pub struct Folder {
     /// began. Text of any other event is appended as it is (a private-use character it
     /// holds as text is no half of anything).
     joining: bool,
+}
+
+/// The message that holds a tool call (by key), and the place in its `toolCalls` where the
+/// call was last found ([`CallOwner::UNKNOWN`] until it is looked for).
+#[derive(Clone, Copy, Debug)]
+struct CallOwner {
+    key: u32,
+    slot: u32,
+}
+
+impl CallOwner {
+    const UNKNOWN: u32 = u32::MAX;
 }
 
 impl Folder {
@@ -205,14 +218,21 @@ impl Folder {
                 .iter()
                 .enumerate()
                 .all(|(at, &k)| self.at(k) == at);
-        let positions = |folder: &Folder, index: &HashMap<String, u32, FastBuild>| {
+        let positions = |folder: &Folder, index: &mut dyn Iterator<Item = (&String, u32)>| {
             index
-                .iter()
-                .map(|(id, &k)| (id.clone(), folder.at(k)))
+                .map(|(id, k)| (id.clone(), folder.at(k)))
                 .collect::<HashMap<String, usize>>()
         };
-        keys && positions(&fresh, &fresh.index) == positions(self, &self.index)
-            && positions(&fresh, &fresh.tool_owner) == positions(self, &self.tool_owner)
+        let messages =
+            |folder: &Folder| positions(folder, &mut folder.index.iter().map(|(id, &k)| (id, k)));
+        let calls = |folder: &Folder| {
+            positions(
+                folder,
+                &mut folder.tool_owner.iter().map(|(id, o)| (id, o.key)),
+            )
+        };
+        keys && messages(&fresh) == messages(self)
+            && calls(&fresh) == calls(self)
             && bounds
             && flags
     }
@@ -351,7 +371,8 @@ impl Folder {
     /// Numbers the keys after the positions again, once most keys are of messages that went
     /// away: every snapshot merge gives the messages it places new keys.
     fn renumber_keys(&mut self) {
-        for key in self.index.values_mut().chain(self.tool_owner.values_mut()) {
+        let calls = self.tool_owner.values_mut().map(|owner| &mut owner.key);
+        for key in self.index.values_mut().chain(calls) {
             *key = self.pos[*key as usize];
         }
         self.keys = (0..self.messages.len() as u32).collect();
@@ -410,17 +431,25 @@ impl Folder {
     fn index_call(&mut self, call: &str, at: usize) {
         let key = self.keys[at];
         match self.tool_owner.get_mut(call) {
-            Some(slot) => {
-                let first = self.pos[*slot as usize] as usize;
+            Some(owner) => {
+                // Where the call stands in its list is looked for again.
+                owner.slot = CallOwner::UNKNOWN;
+                let first = self.pos[owner.key as usize] as usize;
                 if first != at {
                     self.shared_calls = true;
                     if first > at {
-                        *slot = key;
+                        owner.key = key;
                     }
                 }
             }
             None => {
-                self.tool_owner.insert(call.to_owned(), key);
+                self.tool_owner.insert(
+                    call.to_owned(),
+                    CallOwner {
+                        key,
+                        slot: CallOwner::UNKNOWN,
+                    },
+                );
             }
         }
     }
@@ -540,13 +569,30 @@ impl Folder {
         }
     }
 
+    /// The first call of that id in its owner's `toolCalls`. Where it was found is kept, and
+    /// looked at first the next time: a message that gathers calls run after run (one
+    /// `parentMessageId` named by every run) made each of its calls' events a search of the
+    /// whole list, and folding such a history quadratic.
     fn tool_call_mut(&mut self, id: Option<&str>) -> Option<&mut Map<String, Value>> {
         let id = id?;
-        let at = self.at(*self.tool_owner.get(id)?);
-        let calls = self.message_mut(at).get_mut("toolCalls")?.as_array_mut()?;
-        calls
-            .iter_mut()
-            .find(|call| call.get("id").and_then(Value::as_str) == Some(id))?
+        let owner = *self.tool_owner.get(id)?;
+        let at = self.at(owner.key);
+        let is_it = |call: &Value| call.get("id").and_then(Value::as_str) == Some(id);
+        let calls = self.messages[at].get("toolCalls")?.as_array()?;
+        let slot = match calls.get(owner.slot as usize) {
+            Some(call) if is_it(call) => owner.slot as usize,
+            _ => {
+                let found = calls.iter().position(is_it)?;
+                if let Some(owner) = self.tool_owner.get_mut(id) {
+                    owner.slot = u32::try_from(found).unwrap_or(CallOwner::UNKNOWN);
+                }
+                found
+            }
+        };
+        self.message_mut(at)
+            .get_mut("toolCalls")?
+            .as_array_mut()?
+            .get_mut(slot)?
             .as_object_mut()
     }
 
@@ -592,10 +638,22 @@ impl Folder {
         call.insert("type".into(), Value::String("function".into()));
         call.insert("function".into(), Value::Object(function));
         merge_metadata(&mut call, ev);
+        // A call no message holds yet is the first of its id in the list it joins.
+        let fresh = !self.tool_owner.contains_key(id);
+        let message = self.message_mut(target);
+        let mut slot = CallOwner::UNKNOWN;
         if let Some(Value::Array(calls)) = message.get_mut("toolCalls") {
+            if fresh {
+                slot = u32::try_from(calls.len()).unwrap_or(CallOwner::UNKNOWN);
+            }
             calls.push(Value::Object(call));
         }
         self.index_call(id, target);
+        if let Some(owner) = self.tool_owner.get_mut(id)
+            && owner.key == self.keys[target]
+        {
+            owner.slot = slot;
+        }
     }
 
     /// A new assistant message for a tool call, tagged with the call's subagent.
@@ -679,7 +737,7 @@ impl Folder {
 
     /// The first assistant message holding a tool call.
     fn assistant_owner(&self, call_id: &str) -> Option<usize> {
-        let first = self.at(*self.tool_owner.get(call_id)?);
+        let first = self.at(self.tool_owner.get(call_id)?.key);
         if role_of(&self.messages[first]) == Some("assistant") {
             return Some(first);
         }
