@@ -776,7 +776,7 @@ fn how_a_run_ended_is_a_difference_at_the_fold_level() {
             .replace("\"r\"", "\"run-9\"")
             .replace(
                 r#""runId":"run-9"}"#,
-                r#""runId":"run-9","usage":{"inputTokens":12}}"#,
+                r#""runId":"run-9","usage":[{"inputTokens":12}]}"#,
             ),
     )
     .unwrap();
@@ -1744,4 +1744,83 @@ fn an_empty_pending_list_is_no_list() {
     assert_eq!(diff_code(&stated, &derived, "fold"), 0);
     assert_eq!(diff_code(&stated, &derived, "events"), 1);
     assert_eq!(diff_code(&wrong, &derived, "fold"), 1);
+}
+
+/// A stream the official client rejects part way (its `verifyEvents`: content after a
+/// message's END, a second END, an event after RUN_FINISHED) fails the run there, whatever
+/// its events would fold to: at the fold level that is an item of the stream compared, so
+/// such a stream does not compare the same as the clean one (a fold-level snapshot of the
+/// clean stream passed it).
+#[test]
+fn a_stream_the_client_rejects_differs_at_the_fold_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = [
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hello"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m2","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"Bye"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m2"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+    ];
+    let write = |name: &str, lines: &[&str]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let good = write("good.jsonl", &clean);
+    let with = |at: usize, line: &'static str| {
+        let mut lines = clean.to_vec();
+        lines.insert(at, line);
+        lines
+    };
+    let broken = [
+        (
+            "late-content.jsonl",
+            with(
+                4,
+                r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":" again"}"#,
+            ),
+        ),
+        (
+            "second-end.jsonl",
+            with(4, r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#),
+        ),
+        (
+            "after-finish.jsonl",
+            with(8, r#"{"type":"CUSTOM","name":"late","value":1}"#),
+        ),
+    ];
+    assert_eq!(diff_code(&good, &good, "fold"), 0);
+    for (name, lines) in &broken {
+        let bad = write(name, lines);
+        let (code, stdout, _) = run(&[
+            "diff",
+            good.to_str().unwrap(),
+            bad.to_str().unwrap(),
+            "--level",
+            "fold",
+        ]);
+        assert_eq!(code, 1, "{name}: {stdout}");
+        assert!(stdout.contains("client_fails"), "{name}: {stdout}");
+        assert_eq!(diff_code(&bad, &bad, "fold"), 0, "{name}");
+    }
+    let snap = dir.path().join("fold.snap");
+    let snap = snap.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        good.to_str().unwrap(),
+        "--expect",
+        snap,
+        "--level",
+        "fold",
+        "--update",
+        "--reason",
+        "first",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let bad = dir.path().join("late-content.jsonl");
+    let (code, stdout, _) = run(&["snapshot", bad.to_str().unwrap(), "--expect", snap]);
+    assert_eq!(code, 1, "{stdout}");
 }

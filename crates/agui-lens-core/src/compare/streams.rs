@@ -8,6 +8,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
+use crate::check::catalog::RuleId;
 use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
 use crate::check::stream::{
     ReadStats, for_each_event, for_each_frame, for_each_opened_frame, require_events,
@@ -284,6 +285,61 @@ impl ClientFailures {
     }
 }
 
+/// The rules whose errors are what the official client's `verifyEvents` throws on (besides
+/// the schema errors its zod schemas throw on): the run fails there, and what comes after is
+/// never applied.
+const CLIENT_REJECTS: &[RuleId] = &[
+    RuleId::LifecycleFirstEvent,
+    RuleId::LifecycleRunAlreadyActive,
+    RuleId::LifecycleEventAfterFinish,
+    RuleId::LifecycleEventAfterError,
+    RuleId::LifecycleOpenAtFinish,
+    RuleId::PairingTextMessage,
+    RuleId::PairingToolCall,
+    RuleId::PairingReasoning,
+    RuleId::PairingReasoningMessage,
+    RuleId::PairingStep,
+    RuleId::PairingSubagent,
+    RuleId::PairingAttributionMismatch,
+];
+
+/// The first event of a stream the official client rejects (a schema error, or what its
+/// `verifyEvents` throws on: content after a message's end, an event after RUN_FINISHED), as
+/// an item of the stream compared at the fold level: the client fails the run there, so such
+/// a stream is not the clean one, whatever its events fold to (a fold-level snapshot passed
+/// it). Said by the event's type and the rule, which two streams broken alike share.
+fn client_rejects(input: &InputSpec, read: &ReadOptions) -> Result<Option<Value>> {
+    use crate::check::catalog::{Level, Levels};
+    use crate::check::diagnostic::Severity;
+    use crate::check::engine::{Context, Engine};
+    use crate::check::schema::SchemaSet;
+    let schemas = SchemaSet::for_process(None)?;
+    let mut levels = Levels::default();
+    for &id in RuleId::ALL {
+        let schema = id.rule().family() == "schema" && levels.level(id) == Level::Deny;
+        if !schema && !CLIENT_REJECTS.contains(&id) {
+            levels.set(id.name(), Level::Allow)?;
+        }
+    }
+    let ctx = Context::new(schemas, &levels);
+    let mut opened = read::open(input, read)?;
+    let mut engine = Engine::new(&ctx, opened.name.clone(), opened.head.clone());
+    let mut found = Vec::new();
+    engine.check_reader(opened.reader.as_mut(), false, &mut found, &mut |_| Ok(()))?;
+    engine.finish(&mut found);
+    let first = found
+        .iter()
+        .filter(|d| d.severity == Severity::Error && d.event_index.is_some())
+        .min_by_key(|d| d.event_index);
+    Ok(first.map(|d| {
+        let event = d.event_type.as_deref().unwrap_or("event");
+        json!({ "client_fails": format!(
+            "the official client rejects this {event} ({}) and fails the run there",
+            d.rule.name()
+        ) })
+    }))
+}
+
 /// A frame the official client stops the stream at though it is read here, as an item of a
 /// stream compared (as a chunk it fails on is): SSE frames it reads as one (parted by CR LF or
 /// CR, not two LFs), and text over its buffer (SSE or protobuf). `check` fails such a stream
@@ -515,6 +571,7 @@ fn normalized_noting(
             seen.note(&opened, &stats)?;
             warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
+            unreadable.extend(client_rejects(&input, read)?);
             let response = failed_response(&opened);
             let meanings: Vec<Value> = threads
                 .finish()
