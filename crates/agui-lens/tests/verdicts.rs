@@ -1614,3 +1614,30 @@ fn the_rules_of_1_0_hold_runs_that_declare_1_0() {
         assert!(!found.contains(&rule.to_owned()), "{rule} 0.x: {found:?}");
     }
 }
+
+/// Each interrupt of a run's interrupt outcome has an id of its own (a resume entry answers it
+/// by that id): two with one id fail the run, in 1.0 and 1.1; distinct ids pass. Two were
+/// passed clean.
+#[test]
+fn an_interrupt_id_is_the_runs_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |version: &str, second: &str| {
+        format!(
+            r#"{{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"{version}"}}
+{{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{{"type":"interrupt","interrupts":[{{"id":"i1","reason":"approval"}},{{"id":"{second}","reason":"confirmation"}}]}}}}
+"#
+        )
+    };
+    for version in ["1.0", "1.1"] {
+        let path = dir.path().join(format!("twice-{version}.jsonl"));
+        std::fs::write(&path, stream(version, "i1")).unwrap();
+        assert_eq!(
+            problems(&[s(&path)]),
+            (1, vec!["lifecycle/duplicate-interrupt-id".to_owned()]),
+            "{version}"
+        );
+        let path = dir.path().join(format!("apart-{version}.jsonl"));
+        std::fs::write(&path, stream(version, "i2")).unwrap();
+        assert_eq!(problems(&[s(&path)]), (0, vec![]), "{version}");
+    }
+}

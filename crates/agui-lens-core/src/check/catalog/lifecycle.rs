@@ -199,6 +199,21 @@ pub const PENDING_TOOL_CALLS: Rule = Rule {
     capability: None,
 };
 
+pub const DUPLICATE_INTERRUPT_ID: Rule = Rule {
+    name: "lifecycle/duplicate-interrupt-id",
+    default: Level::Deny,
+    versions: "1.0 and later",
+    summary: "an interrupt outcome names two interrupts with one id",
+    why: "A resume entry answers an interrupt by its id: of two under one id, the consumer \
+          cannot say which one its answer is for, so one of them is answered twice or never.",
+    example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.1"}
+{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"interrupt","interrupts":[{"id":"i1","reason":"approval"},{"id":"i1","reason":"confirmation"}]}}
+"#,
+    tier: Tier::Must,
+    spec: spec!("basic/patterns/interrupt-resume.mdx#interrupting"),
+    capability: None,
+};
+
 pub const USAGE_ACCOUNTING: Rule = Rule {
     name: "lifecycle/usage-accounting",
     default: Level::Deny,

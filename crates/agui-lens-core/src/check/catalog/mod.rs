@@ -236,6 +236,7 @@ registry! {
     LifecycleThreadChanged => lifecycle::THREAD_CHANGED,
     LifecyclePendingToolCalls => lifecycle::PENDING_TOOL_CALLS,
     LifecycleUsageAccounting => lifecycle::USAGE_ACCOUNTING,
+    LifecycleDuplicateInterruptId => lifecycle::DUPLICATE_INTERRUPT_ID,
     PairingTextMessage => pairing::TEXT_MESSAGE,
     PairingToolCall => pairing::TOOL_CALL,
     PairingReasoning => pairing::REASONING,

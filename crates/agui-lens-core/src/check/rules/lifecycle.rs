@@ -330,6 +330,45 @@ impl Lifecycle {
     }
 }
 
+/// Holds the interrupts of a RUN_FINISHED's interrupt outcome to ids of their own: a resume
+/// entry answers an interrupt by its id. Each id repeated is said once.
+pub fn judge_interrupts(ev: &Ev<'_>, out: &mut Out<'_>) {
+    if !out.wants(RuleId::LifecycleDuplicateInterruptId) {
+        return;
+    }
+    let Some(outcome) = ev
+        .get("outcome")
+        .filter(|o| o.get("type").and_then(serde_json::Value::as_str) == Some("interrupt"))
+    else {
+        return;
+    };
+    let Some(interrupts) = outcome
+        .get("interrupts")
+        .and_then(serde_json::Value::as_array)
+    else {
+        return;
+    };
+    let ids: Vec<&str> = interrupts
+        .iter()
+        .filter_map(|i| i.get("id")?.as_str())
+        .collect();
+    let mut twice: Vec<&str> = Vec::new();
+    for (n, id) in ids.iter().enumerate() {
+        if ids[..n].contains(id) && !twice.contains(id) {
+            twice.push(id);
+        }
+    }
+    for id in twice {
+        let count = ids.iter().filter(|i| **i == id).count();
+        out.report(
+            RuleId::LifecycleDuplicateInterruptId,
+            ev.loc,
+            format!("the interrupt outcome names {count} interrupts with the id \"{id}\": a resume entry answers one by its id"),
+            "give each interrupt of the run an id of its own",
+        );
+    }
+}
+
 /// Holds each `usage` entry of a run's terminal event to the token accounting of 1.0 and later:
 /// `totalTokens` is `inputTokens` plus `outputTokens`, and the cache and reasoning counts are
 /// parts of those totals. Only counts the entry gives are compared (an absent count is

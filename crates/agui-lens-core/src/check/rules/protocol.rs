@@ -339,6 +339,9 @@ impl Protocol {
             && self.version >= Version::V1_0
         {
             super::lifecycle::judge_usage(ev, out);
+            if ev.ty == EventType::RunFinished {
+                super::lifecycle::judge_interrupts(ev, out);
+            }
         }
         self.pairing.on_event(ev, adopting, out);
         self.references.on_event(ev, adopting, out);
