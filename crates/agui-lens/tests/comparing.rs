@@ -1806,6 +1806,31 @@ fn a_stream_the_client_rejects_differs_at_the_fold_level() {
         assert!(stdout.contains("client_fails"), "{name}: {stdout}");
         assert_eq!(diff_code(&bad, &bad, "fold"), 0, "{name}");
     }
+    // A call reopened under another name: `check` fails it (the spec has a reopening START
+    // repeat the first), but the official client reads on, and ends as with the call made once.
+    let reopened = write(
+        "reopened.jsonl",
+        &[
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"first"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"a\":1}"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"other"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+        ],
+    );
+    let once = write(
+        "once.jsonl",
+        &[
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
+            r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"other"}"#,
+            r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{\"a\":1}"}"#,
+            r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+        ],
+    );
+    assert_eq!(diff_code(&reopened, &once, "fold"), 0);
     let snap = dir.path().join("fold.snap");
     let snap = snap.to_str().unwrap();
     let (code, _, stderr) = run(&[

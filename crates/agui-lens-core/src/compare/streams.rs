@@ -330,6 +330,7 @@ fn client_rejects(input: &InputSpec, read: &ReadOptions) -> Result<Option<Value>
     let first = found
         .iter()
         .filter(|d| d.severity == Severity::Error && d.event_index.is_some())
+        .filter(|d| !crate::check::rules::pairing::is_disagreeing_reopen(d))
         .min_by_key(|d| d.event_index);
     Ok(first.map(|d| {
         let event = d.event_type.as_deref().unwrap_or("event");

@@ -726,6 +726,17 @@ impl Pairing {
 
 /// A START (1.0 and later) that reopens a message or tool call but disagrees with the one
 /// that opened it (`first`): a call must keep its toolCallName and parentMessageId, a message its name.
+/// Whether a finding is of a reopening START that disagrees with the one that opened (see
+/// [`disagreeing_reopen`]): the spec's rule, which the official client does not hold a stream
+/// to (it reads on, and the reopened call or message keeps what the reopening says).
+pub fn is_disagreeing_reopen(d: &crate::check::diagnostic::Diagnostic) -> bool {
+    matches!(d.rule, RuleId::PairingTextMessage | RuleId::PairingToolCall)
+        && d.message.contains(REOPENS)
+}
+
+/// What the finding of a disagreeing reopen says, and [`is_disagreeing_reopen`] knows it by.
+const REOPENS: &str = " reopens ";
+
 fn disagreeing_reopen(
     id: &str,
     first: &StartedAs,
@@ -746,7 +757,7 @@ fn disagreeing_reopen(
         kind.rule(),
         ev.loc,
         format!(
-            "{} reopens {} \"{id}\" with {}",
+            "{}{REOPENS}{} \"{id}\" with {}",
             kind.start(),
             kind.noun(),
             changed.join(", ")
