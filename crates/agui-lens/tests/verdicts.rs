@@ -1590,6 +1590,37 @@ fn the_rules_of_1_0_hold_runs_that_declare_1_0() {
     )
     .unwrap();
     assert_eq!(problems(&[s(&snapshot)]), (0, vec![]));
+    // A call a snapshot answers (a tool message for it) is no pending call, whether the run
+    // streamed it or the snapshot holds it.
+    let answered = r#"{"id":"t1","role":"tool","toolCallId":"c1","content":"yes"}"#;
+    for streamed in [true, false] {
+        let mut lines = vec![
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#
+                .to_owned(),
+        ];
+        if streamed {
+            lines.extend([
+                r#"{"type":"TOOL_CALL_START","toolCallId":"c1","toolCallName":"confirm"}"#
+                    .to_owned(),
+                r#"{"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}"#.to_owned(),
+                r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#.to_owned(),
+            ]);
+        }
+        lines.push(format!(
+            r#"{{"type":"MESSAGES_SNAPSHOT","messages":[{{"id":"a1","role":"assistant","toolCalls":[{{"id":"c1","type":"function","function":{{"name":"confirm","arguments":"{{}}"}}}}]}},{answered}]}}"#
+        ));
+        lines.push(
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1","outcome":{"type":"success","pendingToolCallIds":["c1"]}}"#
+                .to_owned(),
+        );
+        let path = dir.path().join(format!("answered-{streamed}.jsonl"));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        assert_eq!(
+            problems(&[s(&path)]),
+            (1, vec!["lifecycle/pending-tool-calls".to_owned()]),
+            "streamed: {streamed}"
+        );
+    }
     for (rule, text) in cases {
         for version in ["1.0", "1.1"] {
             let name = format!("{}-{version}.jsonl", rule.replace('/', "-"));

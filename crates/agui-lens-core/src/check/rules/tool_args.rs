@@ -89,6 +89,9 @@ pub struct ToolArgs {
     /// deliver a call in a snapshot rather than stream it (compaction does), and a success
     /// outcome may then name it pending.
     in_snapshot: std::collections::HashSet<u64, FastBuild>,
+    /// The calls a tool message of the run's last MESSAGES_SNAPSHOT answers, as hashes: no
+    /// pending calls, as those a TOOL_CALL_RESULT answered are not.
+    answered_in_snapshot: std::collections::HashSet<u64, FastBuild>,
     /// Calls of the stream to tools their run's input declares (frontend tools), by id, with
     /// the tool's name: the application answers them (in a later run's messages), never the
     /// agent (1.0 and later).
@@ -126,6 +129,7 @@ impl ToolArgs {
             started: Some(Vec::new()),
             answered: Default::default(),
             in_snapshot: Default::default(),
+            answered_in_snapshot: Default::default(),
             frontend: HashMap::default(),
             judged: Default::default(),
             frontend_now: Default::default(),
@@ -182,6 +186,7 @@ impl ToolArgs {
         self.started = Some(Vec::new());
         self.answered.clear();
         self.in_snapshot.clear();
+        self.answered_in_snapshot.clear();
         self.frontend_now.clear();
         // A frontend call an earlier run left pending is still the application's to answer.
         self.unanswered.clear();
@@ -266,15 +271,25 @@ impl ToolArgs {
     fn hold_snapshot_calls(&mut self, ev: &Ev<'_>) {
         use std::hash::BuildHasher as _;
         self.in_snapshot.clear();
-        let messages = ev.get("messages").and_then(Value::as_array);
-        let calls = messages
+        self.answered_in_snapshot.clear();
+        let hash = |id: &str| FastBuild::default().hash_one(id);
+        for message in ev
+            .get("messages")
+            .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|m| m.get("toolCalls")?.as_array())
-            .flatten()
-            .filter_map(|call| call.get("id")?.as_str());
-        for id in calls {
-            self.in_snapshot.insert(FastBuild::default().hash_one(id));
+        {
+            if let Some(id) = message.get("toolCallId").and_then(Value::as_str) {
+                self.answered_in_snapshot.insert(hash(id));
+            }
+            let calls = message.get("toolCalls").and_then(Value::as_array);
+            for id in calls
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.get("id")?.as_str())
+            {
+                self.in_snapshot.insert(hash(id));
+            }
         }
     }
 
@@ -300,10 +315,17 @@ impl ToolArgs {
         let named: std::collections::HashSet<&str, FastBuild> = listed.iter().copied().collect();
         let made: std::collections::HashSet<&str, FastBuild> =
             started.iter().map(String::as_str).collect();
+        let is_answered = |id: &str| {
+            use std::hash::BuildHasher as _;
+            self.answered.contains(id)
+                || self
+                    .answered_in_snapshot
+                    .contains(&FastBuild::default().hash_one(id))
+        };
         let pending: Vec<&str> = started
             .iter()
             .map(String::as_str)
-            .filter(|id| !self.answered.contains(*id))
+            .filter(|id| !is_answered(id))
             .collect();
         let quoted = |ids: &[&str]| {
             ids.iter()
@@ -319,7 +341,7 @@ impl ToolArgs {
         let answered: Vec<&str> = listed
             .iter()
             .copied()
-            .filter(|id| self.answered.contains(*id))
+            .filter(|id| is_answered(id))
             .collect();
         let in_snapshot = |id: &str| {
             use std::hash::BuildHasher as _;
@@ -349,7 +371,7 @@ impl ToolArgs {
         }
         if !answered.is_empty() {
             wrong.push(format!(
-                "it names {}, which a TOOL_CALL_RESULT answered",
+                "it names {}, which the run answered (a TOOL_CALL_RESULT, or a tool message of a MESSAGES_SNAPSHOT)",
                 quoted(&answered)
             ));
         }
