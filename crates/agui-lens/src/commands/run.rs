@@ -314,6 +314,27 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
                 record.display()
             );
         }
+        // What is written beside each recording (its request, what only the call found, the
+        // cut) would be written over the other recording.
+        use agui_lens_core::check::recorded::{cut_file_of, findings_file_of, request_file_of};
+        for (one, other) in [(record, raw), (raw, record)] {
+            let beside = [
+                request_file_of(one),
+                findings_file_of(one),
+                cut_file_of(one),
+            ];
+            if let Some(clash) = beside
+                .iter()
+                .find(|b| same_name(b, other) || super::same_file(b, other))
+            {
+                bail!(
+                    "{} is the file written beside {} (what a check of it reads): the other \
+                     recording would be written over; name another file (nothing was sent)",
+                    clash.display(),
+                    one.display()
+                );
+            }
+        }
     }
     Ok(())
 }
