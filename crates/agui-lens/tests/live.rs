@@ -3272,5 +3272,41 @@ fn a_recording_is_checked_as_the_answer_to_what_was_sent() {
     std::fs::write(&events, frames[..2].join("\n")).unwrap();
     let (_, found, stderr) = checked(&events);
     assert!(stderr.contains("run.jsonl.request.txt"), "{stderr}");
+    assert_eq!(
+        stderr.matches("is checked as it is").count(),
+        1,
+        "said once: {stderr}"
+    );
     assert!(!found.contains(&"tool-args/schema-violation".to_owned()));
+    // A request file that does not give the recording's length cannot be told stale: it is
+    // no request `run` recorded, said, and left out.
+    std::fs::write(&events, frames.join("\n") + "\n").unwrap();
+    let sidecar_text =
+        r#"{"request":{"threadId":"t1","runId":"r1","messages":[],"state":{"m":1}}}"#;
+    std::fs::write(&sidecar, sidecar_text).unwrap();
+    let (_, found, stderr) = checked(&events);
+    assert!(stderr.contains("is no request"), "{stderr}");
+    assert!(
+        !found.contains(&"state/patch-failed".to_owned()),
+        "{found:?}"
+    );
+    // The raw body may not be recorded where the events' request goes (nor the reverse): one
+    // would be written over the other. Refused before anything is sent.
+    let other = dir.path().join("other.jsonl");
+    let beside = dir.path().join("other.jsonl.request.txt");
+    for (record, raw) in [(&other, &beside), (&beside, &other)] {
+        let (code, _, stderr) = lens(&[
+            "run",
+            &server.url("/"),
+            "--input",
+            input.to_str().unwrap(),
+            "--record",
+            record.to_str().unwrap(),
+            "--record-raw",
+            raw.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("nothing was sent"), "{stderr}");
+        assert!(!other.exists() && !beside.exists(), "{stderr}");
+    }
 }

@@ -105,7 +105,12 @@ fn recorded_request(stream: &Path) -> Option<Arc<Value>> {
         .as_ref()
         .and_then(|r| r.get(REQUEST))
         .filter(|r| r.is_object());
-    let Some(request) = request else {
+    // Without the recording's length it cannot be told from another capture's.
+    let then = record
+        .as_ref()
+        .and_then(|r| r.get(RECORDING_SIZE))
+        .and_then(Value::as_u64);
+    let (Some(request), Some(then)) = (request, then) else {
         crate::check::stream::warn(format!(
             "{} is no request `agui-lens run` recorded (a JSON object with `{REQUEST}` and \
              `{RECORDING_SIZE}`): {} is checked without the request it answers",
@@ -114,9 +119,8 @@ fn recorded_request(stream: &Path) -> Option<Arc<Value>> {
         ));
         return None;
     };
-    let then = record.as_ref()?.get(RECORDING_SIZE).and_then(Value::as_u64);
     let what = format!("holds the request {} answered", stream.display());
-    (!replaced_since(&file, stream, then, &what)).then(|| Arc::new(request.clone()))
+    (!replaced_since(&file, stream, Some(then), &what)).then(|| Arc::new(request.clone()))
 }
 
 /// The file beside the stream file `path` that holds what only the call that recorded it

@@ -189,7 +189,12 @@ pub fn findings_with_their_streams(mut inputs: Vec<Input>) -> Vec<Input> {
         .filter_map(|input| super::file_id(input.spec.path()?))
         .collect();
     for input in &mut inputs {
-        let Some(path) = input.spec.path() else {
+        // (By name first: a stream's own look at what is beside it says what it finds stale,
+        // which its check says again.)
+        let Some(path) = input.spec.path().filter(|p| {
+            p.to_str()
+                .is_some_and(|p| p.ends_with(agui_lens_core::check::recorded::FINDINGS_SUFFIX))
+        }) else {
             continue;
         };
         if let Some(Recorded::RunFindings { stream }) = recorded(path)
