@@ -1068,7 +1068,13 @@ impl Compactor {
     fn snapshot_may_be_smaller(&self, held: usize) -> bool {
         let mut total = 0usize;
         for message in self.folder.messages() {
-            total = total.saturating_add(serialized_len(message));
+            // A message is counted only as far as it could leave the snapshot smaller: one
+            // that gathers calls run after run (one parentMessageId named by every run) was
+            // written out whole at every run.
+            match serialized_len_within(message, held - total) {
+                Some(len) => total += len,
+                None => return false,
+            }
             if total >= held {
                 return false;
             }
