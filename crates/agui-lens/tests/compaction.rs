@@ -1821,3 +1821,43 @@ fn an_activity_delta_that_does_not_apply_is_kept_where_it_came() {
         }
     }
 }
+
+/// A recorded exchange's stream (the proxy's `NNN/events.jsonl`) is compacted beside its
+/// `request.json`, which says what it answers: no request file of `run`'s is made beside it.
+#[test]
+fn an_exchange_keeps_its_own_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = dir.path().join("001");
+    std::fs::create_dir(&exchange).unwrap();
+    std::fs::write(
+        exchange.join("request.json"),
+        r#"{"threadId":"t","runId":"r1","messages":[],"state":{"n":1}}"#,
+    )
+    .unwrap();
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r1"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"lo"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/n","value":2}]}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}"#,
+    ];
+    let body: String = lines.iter().map(|l| format!("data: {l}\n\n")).collect();
+    std::fs::write(exchange.join("response.raw"), body).unwrap();
+    let events = exchange.join("events.jsonl");
+    std::fs::write(&events, lines.join("\n") + "\n").unwrap();
+    let before = std::fs::metadata(&events).unwrap().len();
+    let (code, _, stderr) = run(&["compact", "--in-place", events.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        std::fs::metadata(&events).unwrap().len() < before,
+        "{stderr}"
+    );
+    assert!(
+        !exchange.join("events.jsonl.request.txt").exists(),
+        "{stderr}"
+    );
+    let (code, stdout, _) = run(&["check", events.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}");
+}

@@ -805,7 +805,14 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         (InputSpec::File(i), Target::File(t)) if same_file(i, t) => Some(t.as_path()),
         _ => None,
     };
-    // A recording `run` made starts from the state its request sent, as its check does.
+    // The request of a recording `run` made goes with it (a recorded exchange's is its
+    // `request.json`, which stays where it is).
+    let carried = request.clone().filter(|_| {
+        input
+            .path()
+            .is_some_and(|p| agui_lens_core::check::recorded::request_file_of(p).is_file())
+    });
+    // A recording starts from the state its request sent, as its check does.
     let with_state;
     let settings = match request.as_ref().and_then(|r| r.get("state")) {
         Some(state) if !state.is_null() && settings.initial_state.is_none() => {
@@ -977,7 +984,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             }
         }
         report.unchanged = commit(temp, input, target, &name)?;
-        carry_request(request.as_deref(), target, &name)?;
+        carry_request(carried.as_deref(), target, &name)?;
         return Ok(report);
     };
     // The temp file's bytes go to the disk while it is verified (`persist` then finds them
@@ -1016,7 +1023,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             return Ok(report);
         }
         report.unchanged = commit(temp, input, target, &name)?;
-        carry_request(request.as_deref(), target, &name)?;
+        carry_request(carried.as_deref(), target, &name)?;
         Ok(report)
     })
 }
