@@ -724,10 +724,8 @@ impl Pairing {
     }
 }
 
-/// A START (1.0 and later) that reopens a message or tool call but disagrees with the one
-/// that opened it (`first`): a call must keep its toolCallName and parentMessageId, a message its name.
 /// Whether a finding is of a reopening START that disagrees with the one that opened (see
-/// [`disagreeing_reopen`]): the spec's rule, which the official client does not hold a stream
+/// `disagreeing_reopen`): the spec's rule, which the official client does not hold a stream
 /// to (it reads on, and the reopened call or message keeps what the reopening says).
 pub fn is_disagreeing_reopen(d: &crate::check::diagnostic::Diagnostic) -> bool {
     matches!(d.rule, RuleId::PairingTextMessage | RuleId::PairingToolCall)
@@ -737,6 +735,9 @@ pub fn is_disagreeing_reopen(d: &crate::check::diagnostic::Diagnostic) -> bool {
 /// What the finding of a disagreeing reopen says, and [`is_disagreeing_reopen`] knows it by.
 const REOPENS: &str = " reopens ";
 
+/// A START (1.0 and later) that reopens a message or tool call but disagrees with the one
+/// that opened it (`first`): a call must keep its toolCallName and parentMessageId, a message
+/// its name.
 fn disagreeing_reopen(
     id: &str,
     first: &StartedAs,
