@@ -1805,6 +1805,18 @@ fn a_stream_the_client_rejects_differs_at_the_fold_level() {
         assert_eq!(code, 1, "{name}: {stdout}");
         assert!(stdout.contains("client_fails"), "{name}: {stdout}");
         assert_eq!(diff_code(&bad, &bad, "fold"), 0, "{name}");
+        // Read from stdin (once), it is the same stream.
+        let piped = agui_lens()
+            .args(["diff", good.to_str().unwrap(), "-", "--level", "fold"])
+            .write_stdin(std::fs::read(&bad).unwrap())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&piped.stdout);
+        assert_eq!(piped.status.code(), Some(1), "{name} from stdin: {stdout}");
+        assert!(
+            stdout.contains("client_fails"),
+            "{name} from stdin: {stdout}"
+        );
     }
     // A call reopened under another name: `check` fails it (the spec has a reopening START
     // repeat the first), but the official client reads on, and ends as with the call made once.

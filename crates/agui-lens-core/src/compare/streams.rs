@@ -9,7 +9,10 @@ use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use crate::check::catalog::RuleId;
+use crate::check::diagnostic::Diagnostic;
+use crate::check::engine::{Context, Engine};
 use crate::check::rules::protocol::DEFAULT_STATE_LIMIT;
+use crate::check::schema::SchemaSet;
 use crate::check::stream::{
     ReadStats, for_each_event, for_each_frame, for_each_opened_frame, require_events,
     warn_failed_status, warn_unreadable,
@@ -303,17 +306,10 @@ const CLIENT_REJECTS: &[RuleId] = &[
     RuleId::PairingAttributionMismatch,
 ];
 
-/// The first event of a stream the official client rejects (a schema error, or what its
-/// `verifyEvents` throws on: content after a message's end, an event after RUN_FINISHED), as
-/// an item of the stream compared at the fold level: the client fails the run there, so such
-/// a stream is not the clean one, whatever its events fold to (a fold-level snapshot passed
-/// it). Said by the event's type and the rule, which two streams broken alike share.
-fn client_rejects(input: &InputSpec, read: &ReadOptions) -> Result<Option<Value>> {
+/// The levels that leave on only what the official client rejects a stream for: the schema
+/// errors its zod schemas throw on and [`CLIENT_REJECTS`].
+fn client_levels() -> Result<crate::check::catalog::Levels> {
     use crate::check::catalog::{Level, Levels};
-    use crate::check::diagnostic::Severity;
-    use crate::check::engine::{Context, Engine};
-    use crate::check::schema::SchemaSet;
-    let schemas = SchemaSet::for_process(None)?;
     let mut levels = Levels::default();
     for &id in RuleId::ALL {
         let schema = id.rule().family() == "schema" && levels.level(id) == Level::Deny;
@@ -321,24 +317,36 @@ fn client_rejects(input: &InputSpec, read: &ReadOptions) -> Result<Option<Value>
             levels.set(id.name(), Level::Allow)?;
         }
     }
-    let ctx = Context::new(schemas, &levels);
-    let mut opened = read::open(input, read)?;
-    let mut engine = Engine::new(&ctx, opened.name.clone(), opened.head.clone());
-    let mut found = Vec::new();
-    engine.check_reader(opened.reader.as_mut(), false, &mut found, &mut |_| Ok(()))?;
-    engine.finish(&mut found);
-    let first = found
-        .iter()
+    Ok(levels)
+}
+
+/// Of `found` (checked at [`client_levels`]), what would make the official client reject the
+/// stream, if it comes before `first` (the earliest such finding so far): content after a
+/// message's end, an event after RUN_FINISHED, a schema error. A reopening START that
+/// disagrees with the first is `check`'s rule (from the spec), not the client's.
+fn earlier_rejection(first: &mut Option<Diagnostic>, found: &mut Vec<Diagnostic>) {
+    use crate::check::diagnostic::Severity;
+    let rejecting = found
+        .drain(..)
         .filter(|d| d.severity == Severity::Error && d.event_index.is_some())
-        .filter(|d| !crate::check::rules::pairing::is_disagreeing_reopen(d))
-        .min_by_key(|d| d.event_index);
-    Ok(first.map(|d| {
-        let event = d.event_type.as_deref().unwrap_or("event");
-        json!({ "client_fails": format!(
-            "the official client rejects this {event} ({}) and fails the run there",
-            d.rule.name()
-        ) })
-    }))
+        .filter(|d| !crate::check::rules::pairing::is_disagreeing_reopen(d));
+    for d in rejecting {
+        if first.as_ref().is_none_or(|f| d.event_index < f.event_index) {
+            *first = Some(d);
+        }
+    }
+}
+
+/// The first event of a stream the official client rejects, as an item of the stream
+/// compared at the fold level: the client fails the run there, so such a stream is not the
+/// clean one, whatever its events fold to (a fold-level snapshot passed it). Said by the
+/// event's type and the rule, which two streams broken alike share.
+fn rejection_item(first: &Diagnostic) -> Value {
+    let event = first.event_type.as_deref().unwrap_or("event");
+    json!({ "client_fails": format!(
+        "the official client rejects this {event} ({}) and fails the run there",
+        first.rule.name()
+    ) })
 }
 
 /// A frame the official client stops the stream at though it is read here, as an item of a
@@ -549,11 +557,19 @@ fn normalized_noting(
                 ByThread::new(|| starting_folder(capture.as_ref(), None, DEFAULT_STATE_LIMIT));
             let mut unreadable = Vec::new();
             let mut failures = ClientFailures::default();
+            // What the official client rejects the stream for, checked as it is read.
+            let levels = client_levels()?;
+            let ctx = Context::new(SchemaSet::for_process(None)?, &levels);
+            let mut engine = Engine::new(&ctx, opened.name.clone(), opened.head.clone());
+            let (mut rejected, mut found) = (None, Vec::new());
             let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
                 match event {
                     Some(event) => {
                         unreadable.extend(client_stops(frame));
                         unreadable.extend(failures.of(event));
+                        // (Repeated keys are not looked for: the event is checked as read.)
+                        engine.feed_checked(event, None, raw, &mut found);
+                        earlier_rejection(&mut rejected, &mut found);
                         let folder = threads.thread_of(Some(event)).1;
                         folder.apply(event);
                         let delta = matches!(
@@ -572,7 +588,9 @@ fn normalized_noting(
             seen.note(&opened, &stats)?;
             warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
-            unreadable.extend(client_rejects(&input, read)?);
+            engine.finish(&mut found);
+            earlier_rejection(&mut rejected, &mut found);
+            unreadable.extend(rejected.as_ref().map(rejection_item));
             let response = failed_response(&opened);
             let meanings: Vec<Value> = threads
                 .finish()
