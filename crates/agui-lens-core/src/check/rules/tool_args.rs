@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::protocol::{Ev, Out};
 use crate::check::catalog::RuleId;
 use crate::protocol::event::{EventType, Location};
-use crate::protocol::ids::FastBuild;
+use crate::protocol::ids::{FastBuild, IdSet, declared_call_ids};
 use crate::text::abbreviate;
 
 /// A tool's `parameters` schema, compiled (or why it does not compile).
@@ -48,12 +48,13 @@ struct OpenCall {
     name: String,
     args: String,
     /// The arguments are not judged: they outgrew the cap and are no longer kept, or they go
-    /// on from a call an earlier run ended (1.0 and later), judged there, whose text is not kept.
+    /// on from a call an earlier run ended (1.0 and later), judged there, whose text is not
+    /// kept.
     overflow: bool,
 }
 
-/// A call closed in a run whose version lets it be reopened (1.0 and later): its arguments are judged
-/// when the run ends, as a reopening START appends to them.
+/// A call closed in a run whose version lets it be reopened (1.0 and later): its arguments are
+/// judged when the run ends, as a reopening START appends to them.
 struct EndedCall {
     call: OpenCall,
     /// Its (last) TOOL_CALL_END, and that event's text.
@@ -82,22 +83,23 @@ pub struct ToolArgs {
     from_1_0: bool,
     ended: HashMap<String, EndedCall, FastBuild>,
     /// The calls the run started, in order, and those a TOOL_CALL_RESULT answered: what a
-    /// success outcome's `pendingToolCallIds` names (1.0 and later). `None` past [`CALLS_KEPT`].
+    /// success outcome's `pendingToolCallIds` names (1.0 and later). `None` past
+    /// [`CALLS_KEPT`].
     started: Option<Vec<String>>,
     answered: std::collections::HashSet<String, FastBuild>,
-    /// The calls the run's last MESSAGES_SNAPSHOT holds, by their ids' hashes: a producer may
-    /// deliver a call in a snapshot rather than stream it (compaction does), and a success
-    /// outcome may then name it pending.
-    in_snapshot: std::collections::HashSet<u64, FastBuild>,
-    /// The calls a tool message of the run's last MESSAGES_SNAPSHOT answers, as hashes: no
-    /// pending calls, as those a TOOL_CALL_RESULT answered are not.
-    answered_in_snapshot: std::collections::HashSet<u64, FastBuild>,
+    /// The calls the run's last MESSAGES_SNAPSHOT holds: a producer may deliver a call in a
+    /// snapshot rather than stream it (compaction does), and a success outcome may then name
+    /// it pending.
+    in_snapshot: IdSet,
+    /// The calls a tool message of the run's last MESSAGES_SNAPSHOT answers: no pending calls,
+    /// as those a TOOL_CALL_RESULT answered are not.
+    answered_in_snapshot: IdSet,
     /// Calls of the stream to tools their run's input declares (frontend tools), by id, with
     /// the tool's name: the application answers them (in a later run's messages), never the
     /// agent (1.0 and later).
     frontend: HashMap<String, String, FastBuild>,
-    /// Calls whose arguments were judged when their run ended (1.0 and later): one reopened in a later
-    /// run goes on from text that run held.
+    /// Calls whose arguments were judged when their run ended (1.0 and later): one reopened in
+    /// a later run goes on from text that run held.
     judged: std::collections::HashSet<String, FastBuild>,
     /// The frontend calls the current run made: no answer of the application's to them can
     /// be in its stream.
@@ -269,10 +271,8 @@ impl ToolArgs {
     /// Takes the calls a MESSAGES_SNAPSHOT holds (see [`Self::in_snapshot`]): each restates the
     /// thread, so the last one of the run holds every call the run delivered so.
     fn hold_snapshot_calls(&mut self, ev: &Ev<'_>) {
-        use std::hash::BuildHasher as _;
         self.in_snapshot.clear();
         self.answered_in_snapshot.clear();
-        let hash = |id: &str| FastBuild::default().hash_one(id);
         for message in ev
             .get("messages")
             .and_then(Value::as_array)
@@ -280,21 +280,16 @@ impl ToolArgs {
             .flatten()
         {
             if let Some(id) = message.get("toolCallId").and_then(Value::as_str) {
-                self.answered_in_snapshot.insert(hash(id));
+                self.answered_in_snapshot.insert(id);
             }
-            let calls = message.get("toolCalls").and_then(Value::as_array);
-            for id in calls
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c.get("id")?.as_str())
-            {
-                self.in_snapshot.insert(hash(id));
+            for id in declared_call_ids(message.get("toolCalls")) {
+                self.in_snapshot.insert(id);
             }
         }
     }
 
-    /// Holds a success outcome's `pendingToolCallIds` (1.0 and later), when it names any, to the calls
-    /// the run started and no TOOL_CALL_RESULT answered.
+    /// Holds a success outcome's `pendingToolCallIds` (1.0 and later), when it names any, to
+    /// the calls the run started and did not answer.
     fn judge_pending(&mut self, ev: &Ev<'_>, out: &mut Out<'_>) {
         let started = self.started.take();
         if !self.from_1_0 || !out.wants(RuleId::LifecyclePendingToolCalls) {
@@ -315,13 +310,8 @@ impl ToolArgs {
         let named: std::collections::HashSet<&str, FastBuild> = listed.iter().copied().collect();
         let made: std::collections::HashSet<&str, FastBuild> =
             started.iter().map(String::as_str).collect();
-        let is_answered = |id: &str| {
-            use std::hash::BuildHasher as _;
-            self.answered.contains(id)
-                || self
-                    .answered_in_snapshot
-                    .contains(&FastBuild::default().hash_one(id))
-        };
+        let is_answered =
+            |id: &str| self.answered.contains(id) || self.answered_in_snapshot.contains(id);
         let pending: Vec<&str> = started
             .iter()
             .map(String::as_str)
@@ -343,15 +333,10 @@ impl ToolArgs {
             .copied()
             .filter(|id| is_answered(id))
             .collect();
-        let in_snapshot = |id: &str| {
-            use std::hash::BuildHasher as _;
-            self.in_snapshot
-                .contains(&FastBuild::default().hash_one(id))
-        };
         let unknown: Vec<&str> = listed
             .iter()
             .copied()
-            .filter(|id| !made.contains(id) && !in_snapshot(id))
+            .filter(|id| !made.contains(id) && !self.in_snapshot.contains(id))
             .collect();
         let mut wrong = Vec::new();
         if named.len() < listed.len() {
@@ -496,7 +481,10 @@ impl ToolArgs {
                 }
             }
             EventType::MessagesSnapshot => {
-                if self.from_1_0 && self.started.is_some() {
+                if self.from_1_0
+                    && self.started.is_some()
+                    && out.wants(RuleId::LifecyclePendingToolCalls)
+                {
                     self.hold_snapshot_calls(ev);
                 }
                 if self.unanswered.is_empty() && self.frontend_now.is_empty() {
