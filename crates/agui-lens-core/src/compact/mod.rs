@@ -627,15 +627,7 @@ impl Compactor {
                 self.folder
                     .apply_expanded_patched(ty, value, self.patch.as_deref());
                 if ty == StateDelta && !self.folder.last_delta_applied() {
-                    // It changed nothing, but a client warns of it and `check` reports it: kept
-                    // as written, where it came, after what came before it is written out (so
-                    // it meets the state it met), and its run is not made snapshots of.
-                    self.failed_deltas += 1;
-                    self.flush_boundary(out)?;
-                    if let Some(run) = &mut self.run {
-                        run.unknown_base = true;
-                    }
-                    return write_one(value, raw, self.sink(out));
+                    return self.keep_failed_delta(value, raw, out);
                 }
                 if !self.segment.state_changed {
                     self.segment.state_was_unset = was_unset;
@@ -915,16 +907,7 @@ impl Compactor {
         self.folder
             .apply_expanded_patched(ty, value, self.patch.as_deref());
         if ty == EventType::ActivityDelta && is_activity && !self.folder.last_delta_applied() {
-            // It changed nothing, but a client warns of it and `check` reports it, as of a
-            // STATE_DELTA that does not apply: kept as written, where it came, after what was
-            // collapsed before it is written out (so it meets the content it met), and its run
-            // is not made snapshots of.
-            self.failed_deltas += 1;
-            self.flush_boundary(out)?;
-            if let Some(run) = &mut self.run {
-                run.unknown_base = true;
-            }
-            return write_one(value, raw, self.sink(out));
+            return self.keep_failed_delta(value, raw, out);
         }
         if !collapse {
             // Written here, after what it names. A collapsed one is written at the boundary,
@@ -944,6 +927,24 @@ impl Compactor {
             value.get("metadata"),
         );
         Ok(())
+    }
+
+    /// Writes a STATE_DELTA or ACTIVITY_DELTA that did not apply: it changed nothing, but a
+    /// client warns of it and `check` reports it, so it is kept as written, where it came,
+    /// after what came before it is written out (so it meets the state or content it met), and
+    /// its run is not made snapshots of.
+    fn keep_failed_delta(
+        &mut self,
+        value: &Value,
+        raw: Option<&[u8]>,
+        out: &mut dyn Output,
+    ) -> io::Result<()> {
+        self.failed_deltas += 1;
+        self.flush_boundary(out)?;
+        if let Some(run) = &mut self.run {
+            run.unknown_base = true;
+        }
+        write_one(value, raw, self.sink(out))
     }
 
     /// Writes one ACTIVITY_SNAPSHOT per collapsed activity: its content as it now stands.
