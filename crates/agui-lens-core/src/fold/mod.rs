@@ -624,10 +624,6 @@ impl Folder {
             },
             None => self.new_assistant(id, ev),
         };
-        let message = self.message_mut(target);
-        if !matches!(message.get("toolCalls"), Some(Value::Array(_))) {
-            message.insert("toolCalls".into(), Value::Array(Vec::new()));
-        }
         let mut function = Map::new();
         if let Some(name) = name {
             function.insert("name".into(), name);
@@ -641,6 +637,9 @@ impl Folder {
         // A call no message holds yet is the first of its id in the list it joins.
         let fresh = !self.tool_owner.contains_key(id);
         let message = self.message_mut(target);
+        if !matches!(message.get("toolCalls"), Some(Value::Array(_))) {
+            message.insert("toolCalls".into(), Value::Array(Vec::new()));
+        }
         let mut slot = CallOwner::UNKNOWN;
         if let Some(Value::Array(calls)) = message.get_mut("toolCalls") {
             if fresh {
