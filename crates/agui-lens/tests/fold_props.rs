@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use agui_lens_core::fold::Folder;
+use agui_lens_core::fold::{Folder, Outline, merge_snapshot, snapshot_restores};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};
@@ -98,6 +98,50 @@ proptest! {
             prop_assert!(fast.indexes_hold(), "indexes drifted at event {}: {}", i, value);
             prop_assert!(full.indexes_hold(), "rebuilt indexes drifted at event {}", i);
             prop_assert_eq!(fast.messages(), full.messages(), "after event {}: {}", i, value);
+        }
+    }
+
+    /// Whether a run's snapshot restores its result is judged from the outlines of the
+    /// messages at the run's start: the same answer merging the snapshot into the messages
+    /// themselves gives, for a result of unique ids (the only one compaction snapshots). Of
+    /// another it may say no where the merge happens to restore it, never yes where not.
+    #[test]
+    fn outlines_tell_whether_a_snapshot_restores_as_the_merge_does(
+        old in prop::collection::vec(message(), 0..6),
+        result in prop::collection::vec(message(), 0..6),
+    ) {
+        let as_map = |m: &Value| m.as_object().cloned().unwrap();
+        let old: Vec<_> = old.iter().map(as_map).collect();
+        let result_maps: Vec<_> = result.iter().map(as_map).collect();
+        let outlines: Vec<Outline> = old.iter().map(Outline::of).collect();
+        let restores = snapshot_restores(&outlines, &result_maps);
+        let merged = merge_snapshot(old, &result, None) == result_maps;
+        let mut ids: Vec<_> = result.iter().map(|m| &m["id"]).collect();
+        ids.sort_by_key(|id| id.to_string());
+        ids.dedup();
+        if ids.len() == result.len() {
+            prop_assert_eq!(restores, merged);
+        } else {
+            prop_assert!(!restores || merged);
+        }
+    }
+
+    /// Outlines kept in step from time to time, as compaction keeps them at each run's
+    /// start, are the outlines of the messages as they stand.
+    #[test]
+    fn outlines_kept_in_step_match_the_messages(
+        events in prop::collection::vec((step(), any::<bool>()), 0..30)
+    ) {
+        let path: Arc<str> = Arc::from("generated");
+        let mut folder = Folder::new(1 << 20);
+        let mut outlines = Vec::new();
+        for (i, (value, sync)) in events.iter().enumerate() {
+            folder.apply(&crate::common::event_at(&path, i, value.clone()));
+            if *sync {
+                folder.sync_outlines(&mut outlines);
+                let fresh: Vec<Outline> = folder.messages().iter().map(Outline::of).collect();
+                prop_assert_eq!(&outlines, &fresh, "after event {}: {}", i, value);
+            }
         }
     }
 }

@@ -50,7 +50,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::fold::{Folded, Folder, merge_snapshot};
+use crate::fold::{Folded, Folder, Outline, snapshot_restores};
 use crate::protocol::chunks::{ChunkExpander, Piece};
 use crate::protocol::event::{Event, EventType, RawPatch};
 use crate::protocol::ids::{FastBuild, declared_call_ids};
@@ -305,11 +305,11 @@ struct OpenRun {
 }
 
 /// A thread of the stream other than the one being compacted, as it was left: its fold and
-/// its copy of the messages at its last run's start (see [`Compactor::at_start`]).
+/// the outlines of its messages at its last run's start (see [`Compactor::at_start`]).
 struct Parked {
     thread: Option<String>,
     folder: Folder,
-    at_start: Vec<Map<String, Value>>,
+    at_start: Vec<Outline>,
 }
 
 pub struct Compactor {
@@ -341,9 +341,10 @@ pub struct Compactor {
     last_merged: usize,
     segment: Segment,
     run: Option<OpenRun>,
-    /// At the `snapshot` level, the messages right after the open run's RUN_STARTED applied
-    /// (kept up to date by [`Folder::sync_copy`] from one run to the next).
-    at_start: Vec<Map<String, Value>>,
+    /// At the `snapshot` level, the outlines of the messages right after the open run's
+    /// RUN_STARTED applied (kept up to date by [`Folder::sync_outlines`] from one run to the
+    /// next): whether a snapshot of the run's result restores it depends on no more.
+    at_start: Vec<Outline>,
     /// Chunks left out: the official client fails on them.
     dropped: u64,
     /// STATE_DELTA events kept as they were, as no state was known before them.
@@ -661,8 +662,16 @@ impl Compactor {
                 if self.level == Level::Snapshot {
                     let known_before = self.folder.messages().len();
                     self.folder.apply_expanded(ty, value);
-                    self.folder.sync_copy(&mut self.at_start);
-                    debug_assert!(self.at_start == self.folder.messages());
+                    self.folder.sync_outlines(&mut self.at_start);
+                    debug_assert!(
+                        self.at_start.iter().eq(self
+                            .folder
+                            .messages()
+                            .iter()
+                            .map(Outline::of)
+                            .collect::<Vec<_>>()
+                            .iter())
+                    );
                     // A file of two threads is one stream to the official client, whose
                     // reducer keeps one list of messages: a run's snapshot of its own thread
                     // would replace the other's. Once a second thread is seen, runs are kept.
@@ -1097,9 +1106,7 @@ impl Compactor {
         }
         let result = self.folder.messages();
         let incoming: Vec<Value> = result.iter().cloned().map(Value::Object).collect();
-        if merge_snapshot(self.at_start.clone(), &incoming, None) != result
-            || !references_hold(result)
-        {
+        if !snapshot_restores(&self.at_start, result) || !references_hold(result) {
             return None;
         }
         let mut started = run.started.clone();
@@ -1108,7 +1115,7 @@ impl Compactor {
         {
             let known: HashSet<&str> = self.at_start[..run.known_before]
                 .iter()
-                .filter_map(|m| m.get("id").and_then(Value::as_str))
+                .filter_map(Outline::id)
                 .collect();
             messages.retain(|m| {
                 !m.get("id")

@@ -87,11 +87,14 @@ pub struct Folder {
     expander: ChunkExpander,
     pieces: Vec<Piece>,
     messages: Vec<Map<String, Value>>,
-    /// Messages before this position are as they were at the last [`Folder::sync_copy`]:
-    /// every change to a message there lowers it (through [`Folder::message_mut`], at an
-    /// insertion, at a snapshot's merge). Messages pushed at the end need not: the copy is
-    /// extended from its own end.
-    changed_from: usize,
+    /// Messages before this position are where they were at the last
+    /// [`Folder::sync_outlines`]: an insertion or a snapshot's merge lowers it. Messages pushed
+    /// at the end need not: the outlines are extended from their own end.
+    moved_from: usize,
+    /// Positions before `moved_from` of messages changed in place since then (each once, as
+    /// `touched_mark` tells): every change goes through [`Folder::message_mut`].
+    touched: Vec<usize>,
+    touched_mark: Vec<bool>,
     /// The key of the message at each position: the indexes name messages by key, so that a
     /// message inserted in the middle moves the messages after it in [`Folder::pos`] alone,
     /// not in the indexes (a shift of plain numbers rather than a lookup per message).
@@ -165,7 +168,9 @@ impl Folder {
             expander: ChunkExpander::new(),
             pieces: Vec::new(),
             messages: Vec::new(),
-            changed_from: 0,
+            moved_from: 0,
+            touched: Vec::new(),
+            touched_mark: Vec::new(),
             keys: Vec::new(),
             pos: Vec::new(),
             index: HashMap::default(),
@@ -381,7 +386,10 @@ impl Folder {
 
     /// A message to change: every change to one goes through here.
     fn message_mut(&mut self, at: usize) -> &mut Map<String, Value> {
-        self.changed_from = self.changed_from.min(at);
+        if at < self.moved_from && !self.touched_mark[at] {
+            self.touched_mark[at] = true;
+            self.touched.push(at);
+        }
         &mut self.messages[at]
     }
 
@@ -748,7 +756,7 @@ impl Folder {
 
     /// Inserts a message, moving the messages after it one place on.
     fn insert_at(&mut self, at: usize, message: Map<String, Value>) {
-        self.changed_from = self.changed_from.min(at);
+        self.moved_from = self.moved_from.min(at);
         let key = self.new_key(at);
         self.keys.insert(at, key);
         for (i, &k) in self.keys.iter().enumerate().skip(at + 1) {
@@ -863,7 +871,7 @@ impl Folder {
         let keep = Keep::new(&incoming, ev.get("metadata"));
         let by_id = last_of_each_id(&incoming);
         if self.shared_ids || self.shared_calls || self.no_shortcuts {
-            self.changed_from = 0;
+            self.moved_from = 0;
             let old = std::mem::take(&mut self.messages);
             let matched = match_by_id(&old, &by_id);
             self.messages = merge_matched(old, &incoming, &matched, &keep);
@@ -884,7 +892,7 @@ impl Folder {
         }
         let tail = self.messages.split_off(start.min(self.messages.len()));
         self.keys.truncate(self.messages.len());
-        self.changed_from = self.changed_from.min(self.messages.len());
+        self.moved_from = self.moved_from.min(self.messages.len());
         let start = self.messages.len();
         for m in &tail {
             if let Some(id) = id_of(m) {
@@ -931,15 +939,23 @@ impl Folder {
         &self.messages
     }
 
-    /// Makes `copy` equal to the messages as they stand, copying only those at or after the
-    /// first change since the last call (`copy` is what that call left, and this folder's
-    /// only such copy): a caller keeping the history at each run's start pays for what the
-    /// runs changed, not for the whole history each time.
-    pub fn sync_copy(&mut self, copy: &mut Vec<Map<String, Value>>) {
-        let from = self.changed_from.min(copy.len()).min(self.messages.len());
-        copy.truncate(from);
-        copy.extend_from_slice(&self.messages[from..]);
-        self.changed_from = self.messages.len();
+    /// Makes `outlines` the outlines of the messages as they stand, outlining again only the
+    /// messages changed, moved or added since the last call (`outlines` is what that call
+    /// left, and this folder's only such list): a caller keeping the history at each run's
+    /// start pays for what the runs changed, not for the whole history each time, and not
+    /// for the bytes of a message that gathers calls run after run.
+    pub fn sync_outlines(&mut self, outlines: &mut Vec<Outline>) {
+        let from = self.moved_from.min(outlines.len()).min(self.messages.len());
+        for at in self.touched.drain(..) {
+            self.touched_mark[at] = false;
+            if at < from {
+                outlines[at] = Outline::of(&self.messages[at]);
+            }
+        }
+        outlines.truncate(from);
+        outlines.extend(self.messages[from..].iter().map(Outline::of));
+        self.moved_from = self.messages.len();
+        self.touched_mark.resize(self.moved_from, false);
     }
 
     /// The last run begun, as it stands.
@@ -1287,6 +1303,70 @@ pub fn merge_snapshot(
     merge_matched(old, &incoming, &matched, &Keep::new(&incoming, metadata))
 }
 
+/// What a snapshot's merge reads of a message it may replace: the id it is matched by, and
+/// what decides whether it stays when the snapshot does not name it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outline {
+    id: Option<String>,
+    kind: usize,
+    activity_type: Option<String>,
+}
+
+impl Outline {
+    pub fn of(message: &Map<String, Value>) -> Self {
+        Outline {
+            id: id_of(message).map(str::to_owned),
+            kind: kind_of(message),
+            activity_type: activity_type_of(message).map(str::to_owned),
+        }
+    }
+
+    /// The id a snapshot's merge matches the message by.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+}
+
+/// Whether a client whose history is outlined by `old` ends with exactly `result` when it
+/// receives a MESSAGES_SNAPSHOT of `result` (without metadata), as [`merge_snapshot`]
+/// merges it. What the old messages hold does not matter: a message the snapshot names is
+/// replaced by the snapshot's, and one it leaves out but keeps is one too many.
+pub fn snapshot_restores(old: &[Outline], result: &[Map<String, Value>]) -> bool {
+    let incoming: Vec<&Map<String, Value>> = result.iter().collect();
+    // A snapshot's message with a null owner is kept without it: not as it was.
+    if incoming
+        .iter()
+        .any(|m| m.get("subagentRunId") == Some(&Value::Null))
+    {
+        return false;
+    }
+    let by_id = last_of_each_id(&incoming);
+    let keep = Keep::new(&incoming, None);
+    let mut order = Vec::with_capacity(incoming.len());
+    let mut placed = vec![false; incoming.len()];
+    for o in old {
+        match o.id().and_then(|id| by_id.get(id)) {
+            Some(&k) => {
+                placed[k] = true;
+                order.push(k);
+            }
+            None if keep.keeps_kind(o.kind, o.activity_type.as_deref()) => return false,
+            None => {}
+        }
+    }
+    let placed_ids: HashSet<&str, FastBuild> = incoming
+        .iter()
+        .zip(&placed)
+        .filter(|(_, placed)| **placed)
+        .filter_map(|(m, _)| id_of(m))
+        .collect();
+    order.extend(
+        (0..incoming.len())
+            .filter(|&k| !id_of(incoming[k]).is_some_and(|id| placed_ids.contains(id))),
+    );
+    order.iter().copied().eq(0..incoming.len())
+}
+
 /// No position.
 const NONE: usize = usize::MAX;
 
@@ -1320,12 +1400,15 @@ impl Keep {
     }
 
     fn keeps(&self, message: &Map<String, Value>) -> bool {
-        match kind_of(message) {
+        self.keeps_kind(kind_of(message), activity_type_of(message))
+    }
+
+    fn keeps_kind(&self, kind: usize, activity_type: Option<&str>) -> bool {
+        match kind {
             ACTIVITY => match &self.owned {
-                Scope::Types(types) => !message
-                    .get("activityType")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| types.iter().any(|owned| owned == t)),
+                Scope::Types(types) => {
+                    !activity_type.is_some_and(|t| types.iter().any(|owned| owned == t))
+                }
                 Scope::All => false,
                 Scope::Unset => !self.has_activity,
             },
@@ -1503,6 +1586,10 @@ fn str_of<'a>(ev: &'a Value, key: &str) -> Option<&'a str> {
 
 fn role_of(message: &Map<String, Value>) -> Option<&str> {
     message.get("role").and_then(Value::as_str)
+}
+
+fn activity_type_of(message: &Map<String, Value>) -> Option<&str> {
+    message.get("activityType").and_then(Value::as_str)
 }
 
 /// The key a JavaScript Map would use for a message id (only strings are compared here).
