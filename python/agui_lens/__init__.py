@@ -372,7 +372,9 @@ def events(
     The events of a captured response answered with an error status are returned as they
     came, with an ``AguiLensWarning`` (as ``agui-lens cat`` warns): no client read them; so are
     SSE frames the official client reads as one (``framing/sse-frames-merged``, where it ends
-    the stream), as the events they hold, with an ``AguiLensWarning`` (``cat`` exits 1). A
+    the stream), as the events they hold, with an ``AguiLensWarning`` (``cat`` exits 1); so
+    are those of a recording with what only the call that recorded it found beside it
+    (``FILE.findings.txt``), which the events alone do not carry (``cat`` exits 1). A
     browser capture's stream comes with the request that asked for it, as its first
     RUN_STARTED's ``input`` (where a stream carries a run's RunAgentInput), as ``cat`` writes
     it; ``entry`` picks one of several, as ``--entry N`` does."""
@@ -410,7 +412,10 @@ def fold(
     """What a client ends with after applying the stream: what ``agui-lens fold`` prints
     (the thread of the last run, or ``thread``). A source that holds no AG-UI event raises
     ``AguiLensError``. What ``agui-lens fold`` warns of on stderr (a capture answered with
-    an error status, frames that are no events) comes as an ``AguiLensWarning``. ``entry``
+    an error status, frames that are no events, a recording cut when it was recorded) comes
+    as an ``AguiLensWarning``. A recording with the request it answers beside it
+    (``FILE.request.txt``, a proxy exchange's ``request.json``) starts from the state that
+    request sent, as ``agui-lens fold FILE`` does. ``entry``
     picks the stream of a browser capture (HAR) that holds several."""
     kwargs = _source(source, name, entry)
     if format is not None:
@@ -439,13 +444,19 @@ def compact(
     it differs). ``level`` is ``deltas`` or ``snapshot``. A source that holds no AG-UI event,
     or a browser capture (HAR), raises ``AguiLensError``; so does one holding frames that
     cannot be read as events (they would be lost), or chunk events the official client fails
-    on (left out, the stream would no longer fail), unless ``drop_unreadable`` is true."""
+    on (left out, the stream would no longer fail), unless ``drop_unreadable`` is true; and
+    so does a recording cut when it was recorded, or with what only the call that recorded it
+    found beside it (``FILE.cut.txt``, ``FILE.findings.txt``), as the command skips it. A
+    recording with the request it answers beside it (``FILE.request.txt``) is compacted from
+    the state that request sent; the request does not go with the bytes returned, which is
+    said with an ``AguiLensWarning`` (``compaction`` gives the file to write beside them)."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format
-    return bytes(
-        _agui_lens.compact(level=level, drop_unreadable=drop_unreadable, **kwargs)
-    )
+    data, note = _agui_lens.compact(level=level, drop_unreadable=drop_unreadable, **kwargs)
+    if note is not None:
+        warnings.warn(note, AguiLensWarning, stacklevel=2)
+    return bytes(data)
 
 
 @dataclass(frozen=True)
@@ -454,14 +465,18 @@ class Compaction:
 
     ``status`` is ``compacted`` (``data`` holds the verified, smaller stream), ``kept``
     (compacting would have made it larger: ``data`` holds its events as they were read),
-    ``skipped`` (no AG-UI event in it, or a browser capture: ``data`` is None) or ``refused``
+    ``skipped`` (no AG-UI event in it, a browser capture, or a recording cut when it was
+    recorded or with what only its call found beside it: ``data`` is None) or ``refused``
     (frames that cannot be read as events would be lost, or the verification failed:
     ``data`` is None); ``reason`` says why for the last two. Bytes are counted decompressed,
     as the command counts them; a stream kept as it was counts the same on both sides.
     ``errors`` counts the errors of the stream written, by rule (verification runs every
     rule that reports errors; a compaction never has more of any rule than its original).
     ``kept_deltas`` counts the STATE_DELTAs kept as they were because no state is known before
-    them (a client may hold one the history never shows).
+    them (a client may hold one the history never shows). ``request_file`` is what to write
+    beside ``data`` as ``NAME.request.txt`` when the input is a recording with the request it
+    answers beside it (``agui-lens run --record``): that request, with the new length, as
+    ``agui-lens compact`` writes it beside the file; None otherwise.
     """
 
     status: str
@@ -476,6 +491,7 @@ class Compaction:
     unreadable: int
     errors: dict
     kept_deltas: int
+    request_file: Optional[str] = None
 
 
 def compaction(
@@ -514,6 +530,7 @@ def compaction(
         unreadable=fields["unreadable"],
         errors=fields["errors"],
         kept_deltas=fields["kept_deltas"],
+        request_file=fields["request_file"],
     )
 
 

@@ -279,26 +279,95 @@ def _compact_files(fs_in, fs_out, batch, settings) -> list:
     return rows
 
 
+# What `agui-lens run --record` and the proxy write beside a recording: the request it
+# answers, how it was cut, what only its call found.
+_REQUEST_SUFFIX = ".request.txt"
+_BESIDE_SUFFIXES = (".cut.txt", ".findings.txt", _REQUEST_SUFFIX)
+
+
+def _recorded_beside(fs, path: str) -> Optional[str]:
+    """The first file a recorder wrote beside the stream at ``path``, if any: the file
+    itself for ``run --record``'s, or the exchange folder's ``cut.txt`` (the proxy's)."""
+    for suffix in _BESIDE_SUFFIXES:
+        if fs.isfile(path + suffix):
+            return path + suffix
+    folder, name = posixpath.split(path)
+    if name in ("events.jsonl", "response.raw") and fs.isfile(posixpath.join(folder, "cut.txt")):
+        return posixpath.join(folder, "cut.txt")
+    return None
+
+
 def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
     data = fs_in.cat_file(path)
     suffix = posixpath.splitext(out)[1].lower()
+    local = _is_local(fs_in)
+    if path.endswith(_REQUEST_SUFFIX) and fs_in.isfile(path[: -len(_REQUEST_SUFFIX)]):
+        # The request a recording answers goes with it: written with its stream's row (anew
+        # beside a compacted stream, with its new length; as it is beside one copied).
+        return _row(
+            rel,
+            "skipped",
+            "the request recorded beside its stream: mirrored with it",
+            size_before=len(data),
+        )
+    beside = None if local else _recorded_beside(fs_in, path)
+    if beside is not None:
+        # What is beside a recording decides whether and from what state it is compacted;
+        # the core reads it from a local disk only: elsewhere the file is left as it is.
+        done = None
+        row = _row(
+            rel,
+            "skipped",
+            f"{beside} is beside it, which decides how it may be compacted: a recording "
+            "is compacted only from a local disk",
+            size_before=len(data),
+        )
+    else:
+        done, row = _compacted(data, path, rel, suffix, local, fs_in, settings)
+    if done is None:
+        # A file compaction cannot read (a truncated gzip, a capture of several streams) is
+        # its row's error, and the mirror still holds it as it is, as the command line's
+        # --mirror does: nothing of the tree is missing from the mirror.
+        if settings["copy_unchanged"]:
+            _write(fs_out, out, data)
+            row.update(mirrored="copied", size_after=len(data))
+    elif done.data is not None:
+        _write(fs_out, out, done.data)
+        row.update(
+            mirrored="compacted" if done.status == "compacted" else "as read",
+            size_after=len(done.data),
+        )
+    elif settings["copy_unchanged"]:
+        _write(fs_out, out, data)
+        row.update(mirrored="copied", size_after=len(data))
+    if done is not None and done.request_file is not None:
+        _write(fs_out, out + _REQUEST_SUFFIX, done.request_file.encode())
+    elif settings["copy_unchanged"]:
+        _copy_request(fs_in, fs_out, path, out)
+    return row
+
+
+def _copy_request(fs_in, fs_out, path: str, out: str) -> None:
+    """The request recorded beside a stream copied unchanged, copied with it."""
+    if fs_in.isfile(path + _REQUEST_SUFFIX):
+        _write(fs_out, out + _REQUEST_SUFFIX, fs_in.cat_file(path + _REQUEST_SUFFIX))
+
+
+def _compacted(data, path, rel, suffix, local, fs_in, settings):
+    """The compaction of one file and its row; None for the compaction when it could not be
+    compacted at all (its row is an error that says why)."""
     try:
+        # From a local disk the core reads the file itself, and what is beside it.
+        source = path if local else data
         done = agui_lens.compaction(
-            data,
-            name=fs_in.unstrip_protocol(path) if not _is_local(fs_in) else path,
+            source,
+            name=None if local else fs_in.unstrip_protocol(path),
             level=settings["level"],
             drop_unreadable=settings["drop_unreadable"],
             compression=_COMPRESSION_BY_SUFFIX.get(suffix),
         )
     except agui_lens.AguiLensError as err:
-        # A file compaction cannot read (a truncated gzip, a capture of several streams)
-        # is its row's error, and the mirror still holds it as it is, as the command
-        # line's --mirror does: nothing of the tree is missing from the mirror.
-        row = _row(rel, "error", str(err), size_before=len(data))
-        if settings["copy_unchanged"]:
-            _write(fs_out, out, data)
-            row.update(mirrored="copied", size_after=len(data))
-        return row
+        return None, _row(rel, "error", str(err), size_before=len(data))
     row = _row(
         rel,
         done.status,
@@ -317,16 +386,7 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
             bytes_before=done.bytes_before,
             bytes_after=done.bytes_after,
         )
-    if done.data is not None:
-        _write(fs_out, out, done.data)
-        row.update(
-            mirrored="compacted" if done.status == "compacted" else "as read",
-            size_after=len(done.data),
-        )
-    elif settings["copy_unchanged"]:
-        _write(fs_out, out, data)
-        row.update(mirrored="copied", size_after=len(data))
-    return row
+    return done, row
 
 
 def _write(fs, path: str, data: bytes) -> None:

@@ -150,6 +150,20 @@ enum Data {
 }
 
 /// What to read: a file, or bytes named `name` in findings.
+/// What is recorded beside a stream file (see [`recorded::recorded`]).
+#[derive(Default)]
+struct Recording {
+    /// The request it answers.
+    request: Option<Arc<Value>>,
+    /// Whether that request is in the file `run --record` writes beside the stream (an
+    /// exchange's `request.json` stays where it is).
+    request_file: bool,
+    /// Why it was cut when it was recorded.
+    cut: Option<String>,
+    /// The file of what only the call that recorded it found.
+    findings: Option<PathBuf>,
+}
+
 struct Source {
     path: Option<PathBuf>,
     data: Option<Data>,
@@ -201,6 +215,26 @@ impl Source {
             entry: self.entry,
             ..ReadOptions::default()
         }
+    }
+
+    /// What is recorded beside a file `run --record` or the proxy wrote (nothing for bytes).
+    fn recording(&self) -> Recording {
+        let mut recording = Recording::default();
+        if let Some(path) = &self.path
+            && let Some(Recorded::Events {
+                request,
+                cut,
+                findings,
+            }) = recorded::recorded(path)
+        {
+            recording = Recording {
+                request_file: recorded::request_file_of(path).is_file(),
+                request,
+                cut,
+                findings,
+            };
+        }
+        recording
     }
 
     fn open(&self) -> Result<Opened> {
@@ -470,18 +504,24 @@ fn fold(
 ) -> PyResult<(String, Vec<String>)> {
     guarded(py, move || {
         let source = Source::new(path, data, name, format.as_deref())?.entry(entry);
+        let recording = source.recording();
         let opened = source.open()?;
         let max_line = source.read_options().max_line;
-        let (folded, warnings) = holding_warnings(|| {
+        // A recording's client started from the state its request sent, as `fold FILE` does.
+        let initial = recorded::request_state(recording.request.as_deref());
+        let (folded, mut warnings) = holding_warnings(|| {
             let threads = fold_opened(
                 opened,
                 max_line,
                 DEFAULT_STATE_LIMIT,
-                None,
+                initial.as_ref(),
                 thread.as_deref(),
             )?;
             pick(threads, thread.as_deref())
         });
+        if let Some(cut) = &recording.cut {
+            warnings.push(recorded::folded_cut(&source.name, cut));
+        }
         Ok((folded?.json_text(false), warnings))
     })
 }
@@ -507,6 +547,7 @@ fn events(
 ) -> PyResult<EventsRead> {
     guarded(py, move || {
         let source = Source::new(path, data, name, format.as_deref())?.entry(entry);
+        let recording = source.recording();
         let mut opened = source.open()?;
         // Half a UTF-16 pair is read, as `cat` reads it: a Python string holds it.
         opened.keep_halves = true;
@@ -534,9 +575,21 @@ fn events(
         require_events(&opened, &stats)?;
         // The frames that held no event: the caller decides whether to go on without them.
         let failed = opened.capture.as_ref().and_then(|c| c.failed_answer());
-        // Frames the official client reads as one: returned apart, and said.
+        // Frames the official client reads as one: returned apart, and said; and what only
+        // the call that recorded the stream found, which the events alone do not carry.
         let merged = merged.said(&source.name, "returned");
-        Ok((texts, stats.unreadable, failed, merged))
+        let beside = recording.findings.as_deref().map(|findings| {
+            format!(
+                "{}: {}: the events alone do not carry it (agui_lens.check reads it)",
+                source.name,
+                recorded::findings_left_beside(findings)
+            )
+        });
+        let said = match (merged, beside) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
+        Ok((texts, stats.unreadable, failed, said))
     })
 }
 
@@ -553,8 +606,8 @@ fn compact(
     format: Option<String>,
     level: String,
     drop_unreadable: bool,
-) -> PyResult<Py<PyBytes>> {
-    let bytes = guarded(py, move || {
+) -> PyResult<(Py<PyBytes>, Option<String>)> {
+    let (bytes, note) = guarded(py, move || {
         let level = parse_level(&level)?;
         let source = Source::new(path, data, name, format.as_deref())?;
         let name = source.name.clone();
@@ -565,8 +618,15 @@ fn compact(
             Compression::None,
             WrittenTo::Stdout,
         )?;
+        let note = compacted.carried.is_some().then(|| {
+            format!(
+                "{name}: the request it answers, recorded beside it, does not go with the \
+                 compacted stream: agui_lens.compaction() gives the file to write beside it"
+            )
+        });
         match compacted.outcome {
-            Outcome::Written(bytes) => Ok(bytes),
+            Outcome::Written(bytes) => Ok((bytes, note)),
+            Outcome::Skipped(why) => Err(anyhow!("skipped {name}: {why}; nothing was written")),
             Outcome::Capture => Err(anyhow!(
                 "{name} is a browser capture (HAR), which compact does not rewrite; \
                  `agui-lens cat FILE --entry N -o run.jsonl` extracts a stream from it"
@@ -575,7 +635,7 @@ fn compact(
             Outcome::Refused(why) => Err(anyhow!("refused {name}: {why}; nothing was written")),
         }
     })?;
-    Ok(PyBytes::new(py, &bytes).unbind())
+    Ok((PyBytes::new(py, &bytes).unbind(), note))
 }
 
 /// Compacts one input as `compact` does, but says what became of it instead of raising when
@@ -635,6 +695,7 @@ fn compact_report(
                 None,
             ),
             Outcome::Refused(why) => ("refused", Some(why), None),
+            Outcome::Skipped(why) => ("skipped", Some(why), None),
         };
         // As the command counts a file: one kept as it was read counts as it was on both sides.
         let (events_after, bytes_before, bytes_after) = match c.kept {
@@ -658,6 +719,11 @@ fn compact_report(
             "unreadable": c.unreadable,
             "kept_deltas": c.kept_deltas,
             "errors": errors,
+            // What to write beside what is written, as `compact` writes it beside the file:
+            // the request a recording `run` made answers, with the new length.
+            "request_file": c.carried.as_deref().zip(bytes.as_ref()).map(|(request, bytes)| {
+                format!("{}\n", recorded::request_record(request, bytes.len() as u64))
+            }),
         });
         Ok((bytes, report.to_string()))
     })?;
@@ -682,6 +748,9 @@ enum Outcome {
     NotAStream(anyhow::Error),
     /// Why the compacted stream may not replace it.
     Refused(String),
+    /// Why it is left as it is, unread: a recording cut, or with what only its call found
+    /// beside it (see [`recorded::rewrite_refusal`]).
+    Skipped(String),
 }
 
 /// What compacting one input did, counted as the command counts it.
@@ -703,6 +772,9 @@ struct Compacted {
     kept_deltas: u64,
     /// The errors of the stream written, by rule (verification runs every rule that errs).
     errors: std::collections::BTreeMap<agui_lens_core::check::catalog::RuleId, u64>,
+    /// The request a recording `run` made answers, recorded beside it: what is written goes
+    /// with it, as `compact` writes it beside the file.
+    carried: Option<Arc<Value>>,
 }
 
 /// Where a compaction is written: to stdout (as read), or to a file under the input's name.
@@ -732,9 +804,22 @@ fn compact_source(
         unreadable: 0,
         kept_deltas: 0,
         errors: Default::default(),
+        carried: None,
     };
     if source.path.as_deref().is_some_and(read::is_har_file) {
         return Ok(compacted);
+    }
+    let recording = source.recording();
+    if let Some(why) =
+        recorded::rewrite_refusal(recording.cut.as_deref(), recording.findings.as_deref())
+    {
+        compacted.outcome = Outcome::Skipped(why);
+        return Ok(compacted);
+    }
+    // A recording starts from the state its request sent, as its check does.
+    let initial = recorded::request_state(recording.request.as_deref());
+    if recording.request_file {
+        compacted.carried = recording.request.clone();
     }
     let read = source.read_options();
     let mut opened = source.open()?;
@@ -750,7 +835,9 @@ fn compact_source(
         // As the command writes a file in place or under its name.
         WrittenTo::NamedFile => read::rewritten_format(format, std::path::Path::new(&*name), &head),
     };
-    let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT).with_max_line(read.max_line);
+    let mut compactor = Compactor::new(level, DEFAULT_STATE_LIMIT)
+        .with_max_line(read.max_line)
+        .with_state(initial.clone());
     let mut writer = EventWriter::new(Vec::new(), format, compression)?;
     let mut merged = 0u64;
     let stats = for_each_fed(&mut opened, read.max_line, false, |fed, batch, frame| {
@@ -803,7 +890,13 @@ fn compact_source(
         compacted.outcome = Outcome::Refused(why);
         return Ok(compacted);
     }
-    if compacted.bytes_out > stats.bytes {
+    // Protobuf frames take fewer bytes than the JSON the frames' events read as: the least
+    // the events take written back as protobuf is the input's own size.
+    let bytes_in = match (read_as, format) {
+        (InputFormat::Proto, InputFormat::Proto) => compacted.bytes_read,
+        _ => stats.bytes,
+    };
+    if compacted.bytes_out > bytes_in {
         // As the command does for a file: compaction never makes a stream larger; its
         // frames written back as they were read are kept when they are smaller.
         let mut opened = source.open()?;
@@ -823,7 +916,8 @@ fn compact_source(
         }
     }
     let levels = verification_levels();
-    let ctx = Context::new(SchemaSet::for_process(None)?, &levels);
+    let mut ctx = Context::new(SchemaSet::for_process(None)?, &levels);
+    ctx.protocol.state = initial;
     let back = read_back(&ctx, &read, format, Box::new(Cursor::new(written.clone())))?;
     compacted.errors = back.errors.clone();
     compacted.outcome = match judge(&folded, &back, || count_errors_of(&ctx, source.open()?))? {

@@ -123,6 +123,54 @@ fn recorded_request(stream: &Path) -> Option<Arc<Value>> {
     (!replaced_since(&file, stream, Some(then), &what)).then(|| Arc::new(request.clone()))
 }
 
+/// The state a recorded stream's client started from: the one its request sent.
+pub fn request_state(request: Option<&Value>) -> Option<Value> {
+    request
+        .and_then(|r| r.get("state"))
+        .filter(|state| !state.is_null())
+        .cloned()
+}
+
+/// Why a recording may not be rewritten (compacted), if it may not: a recording its recorder
+/// cut says so in a file beside it, which a rewrite (another length, another name) would
+/// leave saying it of nothing (a later check would judge the stream whole, and charge the
+/// agent with the run the cut left open, or pass it); so does the file of what only the call
+/// that recorded it found (`run --record`): its findings name the stream's events, and a copy
+/// elsewhere would check clean without it.
+pub fn rewrite_refusal(cut: Option<&str>, findings: Option<&Path>) -> Option<String> {
+    match (cut, findings) {
+        (Some(cut), _) => Some(format!(
+            "it was cut when it was recorded ({cut}), as the file beside it says, which a \
+             rewrite would leave saying it of nothing"
+        )),
+        (None, Some(findings)) => Some(format!(
+            "what only the call that recorded it found is in {} beside it, naming its \
+             events: a rewrite would leave that naming other events, and a copy elsewhere \
+             would check clean without it",
+            findings.display()
+        )),
+        (None, None) => None,
+    }
+}
+
+/// What is said of a recording its recorder cut when it is folded: it folds to what the
+/// client held at the cut, not at the stream's end.
+pub fn folded_cut(name: &str, cut: &str) -> String {
+    format!(
+        "{name} was cut when it was recorded ({cut}): what it folds to is what a client held at \
+         the cut"
+    )
+}
+
+/// What is said of a recording whose copy (its events alone) leaves out what only the call
+/// that recorded it found.
+pub fn findings_left_beside(findings: &Path) -> String {
+    format!(
+        "what only the call that recorded it found is in {} beside it",
+        findings.display()
+    )
+}
+
 /// The file beside the stream file `path` that holds what only the call that recorded it
 /// could find.
 pub fn findings_file_of(path: &Path) -> std::path::PathBuf {

@@ -346,9 +346,8 @@ fn response_lost(input: &InputSpec, opened: &read::Opened) -> Option<String> {
         Some(Recorded::Events {
             findings: Some(findings),
             ..
-        }) => Some(format!(
-            "what only the call that recorded it found is in {} beside it",
-            findings.display()
+        }) => Some(agui_lens_core::check::recorded::findings_left_beside(
+            &findings,
         )),
         _ => None,
     });

@@ -753,12 +753,9 @@ fn target_format(
 }
 
 fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> Result<Report> {
-    use agui_lens_core::check::recorded::{Recorded, recorded};
-    // A recording its recorder cut says so in a file beside it, which a rewrite (another
-    // length, another name) would leave saying it of nothing: a later check would judge the
-    // stream whole, and charge the agent with the run the cut left open, or pass it. So does
-    // the file of what only the call that recorded it found (`run --record`): its findings
-    // name the stream's events, and a copy elsewhere would check clean without it.
+    use agui_lens_core::check::recorded::{Recorded, recorded, rewrite_refusal};
+    // A recording cut when it was recorded, or with what only its call found beside it, is
+    // not rewritten (see `rewrite_refusal`).
     let mut request = None;
     if let Some(path) = input.path()
         && let Some(Recorded::Events {
@@ -768,20 +765,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         }) = recorded(path)
     {
         request = sent;
-        let why = match (cut, findings) {
-            (Some(cut), _) => Some(format!(
-                "it was cut when it was recorded ({cut}), as the file beside it says, which a \
-                 rewrite would leave saying it of nothing"
-            )),
-            (None, Some(findings)) => Some(format!(
-                "what only the call that recorded it found is in {} beside it, naming its \
-                 events: a rewrite would leave that naming other events, and a copy elsewhere \
-                 would check clean without it",
-                findings.display()
-            )),
-            (None, None) => None,
-        };
-        if let Some(why) = why {
+        if let Some(why) = rewrite_refusal(cut.as_deref(), findings.as_deref()) {
             return Ok(Report {
                 skipped: Some(why),
                 ..Report::unread(path)
@@ -814,10 +798,10 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     });
     // A recording starts from the state its request sent, as its check does.
     let with_state;
-    let settings = match request.as_ref().and_then(|r| r.get("state")) {
-        Some(state) if !state.is_null() && settings.initial_state.is_none() => {
+    let settings = match agui_lens_core::check::recorded::request_state(request.as_deref()) {
+        Some(state) if settings.initial_state.is_none() => {
             with_state = Settings {
-                initial_state: Some(state.clone()),
+                initial_state: Some(state),
                 read: settings.read.clone(),
                 levels: settings.levels.clone(),
                 writers: settings.writers.clone(),

@@ -17,11 +17,9 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     // A recorded stream's client started from the state its request sent (a recording `run`
     // or the proxy made keeps the request beside it), as its check does, unless one is given.
     let initial = match (args.read.initial_state()?, &recorded) {
-        (None, Some(Recorded::Events { request, .. })) => request
-            .as_ref()
-            .and_then(|r| r.get("state"))
-            .filter(|state| !state.is_null())
-            .cloned(),
+        (None, Some(Recorded::Events { request, .. })) => {
+            agui_lens_core::check::recorded::request_state(request.as_deref())
+        }
         (given, _) => given,
     };
     let _progress =
@@ -44,9 +42,11 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     // held at the cut, not at the stream's end: said, as `check` says it.
     if let Some(Recorded::Events { cut: Some(cut), .. }) = recorded {
         eprintln!(
-            "warning: {} was cut when it was recorded ({cut}): what it folds to is what a client \
-             held at the cut",
-            agui_lens_core::report::human::visible(&input.display_name())
+            "warning: {}",
+            agui_lens_core::check::recorded::folded_cut(
+                &agui_lens_core::report::human::visible(&input.display_name()),
+                &cut
+            )
         );
     }
     let folded = pick(threads, args.thread.as_deref())?;
