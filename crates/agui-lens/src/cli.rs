@@ -654,7 +654,8 @@ pub struct CatArgs {
     #[arg(long = "type", value_name = "GLOB")]
     pub types: Vec<String>,
 
-    /// Keep the events of this run: its RUN_STARTED through its RUN_FINISHED or RUN_ERROR.
+    /// Keep the events of this run: its RUN_STARTED through its RUN_FINISHED or RUN_ERROR (and a
+    /// RUN_ERROR right after its RUN_FINISHED: a late failure, which ends it in error).
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
 

@@ -122,6 +122,50 @@ fn slices() {
     assert_eq!(first.lines().count(), 33, "{first}");
 }
 
+/// A RUN_ERROR after a run's RUN_FINISHED (a late failure, 1.1) ends that run in error, as a
+/// client treats it: the run's slice keeps it, and folds to the run's true end.
+#[test]
+fn a_run_keeps_its_late_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.1"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+            "\n",
+            r#"{"type":"RUN_ERROR","message":"late failure"}"#,
+            "\n",
+            r#"{"type":"RUN_ERROR","message":"one too many"}"#,
+            "\n",
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r2","protocolVersion":"1.1"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r2"}"#,
+            "\n",
+            r#"{"type":"RUN_ERROR","message":"r2 failed late"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let first = cat(&["--run", "r1", path]);
+    assert_eq!(first.lines().count(), 3, "{first}");
+    assert!(
+        first.lines().last().unwrap().contains("late failure"),
+        "{first}"
+    );
+    let second = cat(&["--run", "r2", path]);
+    assert_eq!(second.lines().count(), 3, "{second}");
+    assert!(second.contains("r2 failed late"), "{second}");
+    // Its fold says what the whole stream's says of it.
+    let out = dir.path().join("r1.jsonl");
+    cat(&["--run", "r1", path, "-o", out.to_str().unwrap()]);
+    let (_, folded, _) = run(&["fold", out.to_str().unwrap()]);
+    let folded: serde_json::Value = serde_json::from_str(&folded).unwrap();
+    assert_eq!(folded["runs"][0]["status"], "error", "{folded}");
+}
+
 /// `-o` over an existing file replaces it whole, keeping its permissions, and leaves no temp
 /// file beside it.
 #[test]

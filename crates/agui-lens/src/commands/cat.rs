@@ -23,7 +23,8 @@ use agui_lens_core::write::{EventWriter, Output, WriteNote};
 pub struct Selection {
     /// Type globs; an event is kept when any matches (none given: every type).
     pub types: Vec<String>,
-    /// Keep only the events of this run, RUN_STARTED to RUN_FINISHED or RUN_ERROR.
+    /// Keep only the events of this run, RUN_STARTED to RUN_FINISHED or RUN_ERROR (with a late
+    /// RUN_ERROR right after its RUN_FINISHED).
     pub run: Option<String>,
     /// Inclusive range of event indexes (as `check` numbers them).
     pub from: Option<u64>,
@@ -36,6 +37,9 @@ pub struct Filter {
     in_run: bool,
     /// A RUN_STARTED of the `--run` asked for was seen.
     found_run: bool,
+    /// The last run begun is the `--run` asked for, and it has finished (not failed): a
+    /// RUN_ERROR now, before another run, is its late failure, which ends it in error.
+    finished_run: bool,
     /// Events kept so far.
     kept: u64,
 }
@@ -46,6 +50,7 @@ impl Filter {
             selection,
             in_run: false,
             found_run: false,
+            finished_run: false,
             kept: 0,
         }
     }
@@ -79,11 +84,18 @@ impl Filter {
                 Some(EventType::RunStarted) => {
                     self.in_run = event.str_field("runId") == Some(want.as_str());
                     self.found_run |= self.in_run;
+                    self.finished_run = false;
                     in_run = self.in_run;
                 }
-                Some(EventType::RunFinished | EventType::RunError) => {
+                Some(EventType::RunFinished) => {
                     in_run = self.in_run;
+                    self.finished_run = self.in_run;
                     self.in_run = false;
+                }
+                Some(EventType::RunError) => {
+                    in_run = self.in_run || self.finished_run;
+                    self.in_run = false;
+                    self.finished_run = false;
                 }
                 _ => in_run = self.in_run,
             }
