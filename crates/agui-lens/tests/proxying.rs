@@ -324,9 +324,17 @@ fn proxy_recording_once(agent: &Server) -> (tempfile::TempDir, std::path::PathBu
 
 /// A frontend that hangs up halfway (its user pressed stop) cuts the exchange: the agent is
 /// not charged with the run its stream left open (`lifecycle/unterminated-run`), in the
-/// output or in the recording; what came is checked.
+/// output or in the recording; what came is checked. So whether the agent's body comes in
+/// chunks or runs to the connection's close (as simple servers send it), where the proxy's
+/// hanging up on the agent reads as the body's end.
 #[test]
 fn a_client_that_hangs_up_is_not_the_agents_error() {
+    for close_delimited in [false, true] {
+        client_hangs_up(close_delimited);
+    }
+}
+
+fn client_hangs_up(close_delimited: bool) {
     let head = [
         frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#),
         frame(r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#),
@@ -339,7 +347,7 @@ fn a_client_that_hangs_up_is_not_the_agents_error() {
     ]
     .concat();
     let pause = || Step::Pause(Duration::from_millis(400));
-    let agent = Server::start(Script::sse(vec![
+    let mut script = Script::sse(vec![
         Step::Send(head),
         pause(),
         Step::Send(more.clone()),
@@ -349,7 +357,12 @@ fn a_client_that_hangs_up_is_not_the_agents_error() {
         Step::Send(more),
         pause(),
         Step::Send(tail),
-    ]));
+    ]);
+    if close_delimited {
+        script.head =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n".into();
+    }
+    let agent = Server::start(script);
     let (_dir, record, proxy) = proxy_recording_once(&agent);
     // The client goes away, the agent still streaming.
     proxy.post_and_hang_up("TEXT_MESSAGE_START");

@@ -815,7 +815,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     loop {
         let n = match reader.read(&mut buf) {
             // The client went away and the proxy hung up on the agent: not the agent's cut.
-            Err(_) if watch.client_gone() => {
+            // A body that runs to the connection's close (no chunks, no length) ends then
+            // as if the agent had ended it: it is the client's cut all the same.
+            Err(_) | Ok(0) if watch.client_gone() => {
                 cut = Some("the client went away".into());
                 cut_by.set(CutBy::CLIENT);
                 break;
