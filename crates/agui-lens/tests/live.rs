@@ -3310,3 +3310,85 @@ fn a_recording_is_checked_as_the_answer_to_what_was_sent() {
         assert!(!other.exists() && !beside.exists(), "{stderr}");
     }
 }
+
+/// Two runs recording into one file at once: the second is refused before it sends anything
+/// (it would have truncated the first's recording under it, and the two streams interleaved,
+/// one's findings deleted by the other), and the first's recording is whole.
+#[test]
+fn a_recording_under_way_is_not_recorded_over() {
+    let server = Server::start(Script::sse(vec![
+        Step::Send(frame(
+            r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+        )),
+        Step::Pause(Duration::from_millis(1500)),
+        Step::Send(frame(
+            r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+        )),
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("run.jsonl");
+    let url = server.url("/");
+    let mut first = Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+    for proxy in PROXY_VARIABLES {
+        first.env_remove(proxy);
+    }
+    let first = first
+        .args(["run", &url, "--message", "hi", "--record"])
+        .arg(&events)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first call under way (its request received).
+    let waited = Instant::now();
+    while server.requests().is_empty() && waited.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for record in ["--record", "--record-raw"] {
+        let (code, _, stderr) = lens(&[
+            "run",
+            &url,
+            "--message",
+            "hi",
+            record,
+            events.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains("another agui-lens is recording"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(server.requests().len(), 1);
+    let out = first.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, stdout, stderr) = lens(&["check", events.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(std::fs::read_to_string(&events).unwrap().lines().count(), 2);
+    // Once it is done, the file is free again; a call that reaches no agent, into a file
+    // that was not there, leaves none behind.
+    let (code, _, stderr) = lens(&[
+        "run",
+        &url,
+        "--message",
+        "hi",
+        "--record",
+        events.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let nowhere = dir.path().join("nowhere.jsonl");
+    let (code, _, stderr) = lens(&[
+        "run",
+        "http://127.0.0.1:9/",
+        "--message",
+        "hi",
+        "--record",
+        nowhere.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!nowhere.exists());
+}

@@ -4,7 +4,7 @@
 //! stderr, so a json, junit or sarif report on stdout stays one document.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -80,6 +80,13 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     };
     let raw = args.record_raw.as_deref().map(Recording::new).transpose()?;
     let raw_begun = raw.as_ref().map(|r| (r.path.clone(), r.begun.clone()));
+    // The raw recording is handed to the call; its lock is held to the run's end with this
+    // handle, over what is written beside it.
+    let _raw_held = raw
+        .as_ref()
+        .map(|r| r.file.try_clone())
+        .transpose()
+        .context("holding the raw recording")?;
     let record_raw: Option<Box<dyn Write + Send>> = raw.map(|r| Box::new(r) as _);
     if args.verbose {
         let mut err = io::stderr().lock();
@@ -511,11 +518,17 @@ fn precise(d: Duration) -> String {
     }
 }
 
-/// A recording, made (or emptied) when the first bytes of an answer come, not before: a call
-/// that reaches no agent leaves an earlier recording of that name as it was.
+/// A recording, emptied when the first bytes of an answer come, not before: a call that
+/// reaches no agent leaves an earlier recording of that name as it was (and none where there
+/// was none). The file is held locked from before the call to the end of the run: a second
+/// run recording into it at once is refused before it sends anything (the two streams were
+/// interleaved in it, and the first's findings deleted by the second).
 struct Recording {
     path: std::path::PathBuf,
-    file: Option<File>,
+    /// The file, open and locked; emptied at the answer's first bytes.
+    file: File,
+    /// It was not there before this run opened it.
+    made: bool,
     begun: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -525,19 +538,53 @@ impl Recording {
     fn new(path: &std::path::Path) -> Result<Recording> {
         super::create_folders(super::directory_of(path))
             .with_context(|| format!("creating {}", path.display()))?;
+        let made = !path.exists();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        if let Err(err) = file.try_lock() {
+            if made {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(match err {
+                std::fs::TryLockError::WouldBlock => anyhow::anyhow!(
+                    "another agui-lens is recording into {} now; nothing was sent (record \
+                     into another file, or wait for it to end)",
+                    path.display()
+                ),
+                std::fs::TryLockError::Error(err) => anyhow::Error::new(err)
+                    .context(format!("locking {} to record into it", path.display())),
+            });
+        }
         Ok(Recording {
             path: path.to_owned(),
-            file: None,
+            file,
+            made,
             begun: Default::default(),
         })
     }
 
     fn begin(&mut self) -> Result<&mut File> {
-        if self.file.is_none() {
-            self.file = Some(create_recording(&self.path)?);
+        if !self.begun.load(std::sync::atomic::Ordering::SeqCst) {
+            self.file
+                .set_len(0)
+                .and_then(|()| self.file.rewind())
+                .with_context(|| format!("creating {}", self.path.display()))?;
             self.begun.store(true, std::sync::atomic::Ordering::SeqCst);
         }
-        Ok(self.file.as_mut().expect("just made"))
+        Ok(&mut self.file)
+    }
+}
+
+impl Drop for Recording {
+    /// A file made for a call that never answered is taken away again.
+    fn drop(&mut self) {
+        if self.made && !self.begun.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -547,10 +594,7 @@ impl Write for Recording {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.file {
-            Some(file) => file.flush(),
-            None => Ok(()),
-        }
+        self.file.flush()
     }
 }
 
