@@ -545,17 +545,18 @@ impl Recording {
             .truncate(false)
             .open(path)
             .with_context(|| format!("creating {}", path.display()))?;
-        if let Err(err) = file.try_lock() {
+        let locked = try_lock(&file);
+        if !matches!(locked, Ok(true)) {
             if made {
                 let _ = std::fs::remove_file(path);
             }
-            return Err(match err {
-                std::fs::TryLockError::WouldBlock => anyhow::anyhow!(
+            return Err(match locked {
+                Ok(_) => anyhow::anyhow!(
                     "another agui-lens is recording into {} now; nothing was sent (record \
                      into another file, or wait for it to end)",
                     path.display()
                 ),
-                std::fs::TryLockError::Error(err) => anyhow::Error::new(err)
+                Err(err) => anyhow::Error::new(err)
                     .context(format!("locking {} to record into it", path.display())),
             });
         }
@@ -576,6 +577,21 @@ impl Recording {
             self.begun.store(true, std::sync::atomic::Ordering::SeqCst);
         }
         Ok(&mut self.file)
+    }
+}
+
+/// Takes the file's lock (`flock`, exclusive), if no other open file holds it: held until
+/// every handle of this open file is closed, the process's end included.
+fn try_lock(file: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a file descriptor this `File` owns, open for its whole call.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    match err.kind() {
+        io::ErrorKind::WouldBlock => Ok(false),
+        _ => Err(err),
     }
 }
 
