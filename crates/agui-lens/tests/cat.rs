@@ -433,3 +433,43 @@ fn a_copy_of_frames_the_client_reads_as_one_says_it_reads_otherwise() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// A `.json` file is read as JSON values one after another, as its name says, also when the
+/// first value fits on one line and the next are pretty-printed (it was read as JSON Lines:
+/// one false `framing/invalid-json` per line of the second, and `cat` lost it). A `.json` file
+/// that is JSON Lines stays JSON Lines, a broken line in it one finding.
+#[test]
+fn a_json_file_is_read_as_json_values_whatever_its_first_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let pretty = dir.path().join("run.json");
+    std::fs::write(
+        &pretty,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            "\n{\n  \"type\": \"RUN_FINISHED\",\n  \"threadId\": \"t1\",\n  \"runId\": \"r1\"\n}\n",
+        ),
+    )
+    .unwrap();
+    let pretty = pretty.to_str().unwrap();
+    let (code, stdout, stderr) = run(&["check", pretty]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("2 events: 0 errors"), "{stdout}");
+    let lines = cat(&[pretty, "--output-format", "jsonl"]);
+    assert_eq!(lines.lines().count(), 2, "{lines}");
+    assert!(lines.contains("RUN_FINISHED"), "{lines}");
+
+    let jsonl = dir.path().join("lines.json");
+    std::fs::write(
+        &jsonl,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            "\n{\"type\":\"TEXT_MESSAGE_START\",\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let (code, stdout, _) = run(&["check", jsonl.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("2 events: 1 error"), "{stdout}");
+}

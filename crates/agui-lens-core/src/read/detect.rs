@@ -196,6 +196,32 @@ pub fn first_line_is_whole_value(head: &[u8]) -> bool {
     }
 }
 
+/// Whether the text is JSON values one after another (the last may be cut off where the
+/// text ends) of which some span lines: a line of it that is no whole value, where JSON Lines
+/// would have one on each.
+pub fn values_span_lines(head: &[u8]) -> bool {
+    let mut values =
+        serde_json::Deserializer::from_slice(head).into_iter::<serde::de::IgnoredAny>();
+    let all_values = loop {
+        match values.next() {
+            None => break true,
+            Some(Ok(_)) => {}
+            Some(Err(err)) => break err.is_eof(),
+        }
+    };
+    // The lines before the last newline are whole; the one after it may be cut off.
+    let whole = match head.iter().rposition(|&b| b == b'\n') {
+        Some(end) => &head[..end],
+        None => return false,
+    };
+    all_values
+        && whole
+            .split(|&b| b == b'\n')
+            .map(trim_start)
+            .filter(|line| !line.is_empty())
+            .any(|line| serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err())
+}
+
 /// A parse that succeeded, or failed only because the text ended.
 trait OkOrEof {
     fn is_ok_or_eof(&self) -> bool;

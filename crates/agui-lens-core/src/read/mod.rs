@@ -634,7 +634,7 @@ pub fn open(input: &InputSpec, options: &ReadOptions) -> Result<Opened> {
         raw
     };
     let ext_hint = input.path().and_then(detect::format_from_extension);
-    let mut opened = open_reader(name, raw, ext_hint, options)?;
+    let mut opened = open_reader_of(name, raw, ext_hint, options, !live)?;
     opened.live = live;
     opened.piped = live;
     opened.reopen = (!live).then(|| Reopen {
@@ -664,6 +664,18 @@ pub fn open_reader(
     ext_hint: Option<InputFormat>,
     options: &ReadOptions,
 ) -> Result<Opened> {
+    open_reader_of(name, raw, ext_hint, options, false)
+}
+
+/// [`open_reader`], of an input that is `whole` (a file, not a live stream that may pause):
+/// more of its head may be waited for where its first line leaves its format open.
+fn open_reader_of(
+    name: Arc<str>,
+    raw: Box<dyn Read + Send>,
+    ext_hint: Option<InputFormat>,
+    options: &ReadOptions,
+    whole: bool,
+) -> Result<Opened> {
     let reading = || format!("reading {name}");
     let (compression, decoded) = detect::decompress(raw).with_context(reading)?;
     let mut input = lines::Input::new(decoded);
@@ -689,6 +701,19 @@ pub fn open_reader(
         && har::is_har(input.peek_whole(64).with_context(reading)?)
     {
         return open_har_entry(&name, input, options);
+    }
+    // A `.json` file whose first line is a whole value is JSON Lines, or JSON values one after
+    // another of which the first fits on a line: the lines after it tell (of a file, which
+    // does not pause; a live input is read as its first line says).
+    if whole
+        && options.format.is_none()
+        && ext_hint == Some(InputFormat::Json)
+        && detect::first_line_is_whole_value(&head)
+    {
+        head = input
+            .peek_whole(detect::SNIFF_LEN)
+            .with_context(reading)?
+            .to_vec();
     }
     let format = options
         .format
@@ -1084,7 +1109,11 @@ fn refine_extension_hint(hint: Option<InputFormat>, head: &[u8]) -> Option<Input
     let opens_json = detect::opens_json(head);
     match hint {
         Some(InputFormat::Json) => Some(match sniffed {
-            InputFormat::Jsonl if !detect::first_line_is_whole_value(head) => InputFormat::Json,
+            InputFormat::Jsonl
+                if !detect::first_line_is_whole_value(head) || detect::values_span_lines(head) =>
+            {
+                InputFormat::Json
+            }
             sniffed => sniffed,
         }),
         Some(InputFormat::Sse) if opens_json => Some(match sniffed {
