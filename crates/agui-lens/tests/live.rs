@@ -3392,3 +3392,48 @@ fn a_recording_under_way_is_not_recorded_over() {
     assert_eq!(code, 2, "{stderr}");
     assert!(!nowhere.exists());
 }
+
+/// A file of the user's named as one a run writes beside its recording (the request, the
+/// findings only the call finds, the word that it was cut) is refused as a file of theirs
+/// named as the recording is: nothing is sent, and the file is left as it was (the request
+/// file was written over, the findings file taken away, in silence). What a run wrote there
+/// is written over by the next.
+#[test]
+fn a_users_file_beside_a_recording_is_not_written_over() {
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("y.jsonl");
+    let url = server.url("/");
+    for suffix in [".request.txt", ".findings.txt", ".cut.txt"] {
+        let beside = dir.path().join(format!("y.jsonl{suffix}"));
+        std::fs::write(&beside, "my notes\n").unwrap();
+        let (code, _, stderr) = lens(&[
+            "run",
+            &url,
+            "--message",
+            "hi",
+            "--record",
+            events.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains("what no `agui-lens run` wrote there"),
+            "{stderr}"
+        );
+        assert_eq!(std::fs::read_to_string(&beside).unwrap(), "my notes\n");
+        std::fs::remove_file(&beside).unwrap();
+    }
+    assert!(server.requests().is_empty());
+    for _ in 0..2 {
+        let (code, _, stderr) = lens(&[
+            "run",
+            &url,
+            "--message",
+            "hi",
+            "--record",
+            events.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+    }
+    assert_eq!(server.requests().len(), 2);
+}

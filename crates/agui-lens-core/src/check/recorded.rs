@@ -123,6 +123,53 @@ fn recorded_request(stream: &Path) -> Option<Arc<Value>> {
     (!replaced_since(&file, stream, Some(then), &what)).then(|| Arc::new(request.clone()))
 }
 
+/// A file `run --record` writes beside a recording.
+#[derive(Clone, Copy, Debug)]
+pub enum Beside {
+    /// `FILE.request.txt`: see [`REQUEST_SUFFIX`].
+    Request,
+    /// `FILE.findings.txt`: see [`FINDINGS_SUFFIX`].
+    Findings,
+    /// `FILE.cut.txt`: see [`CUT_SUFFIX`].
+    Cut,
+}
+
+impl Beside {
+    /// Whether `bytes` are what a run writes in such a file (of any recording): a file of that
+    /// name holding anything else is no run's, and never replaced.
+    pub fn wrote(self, bytes: &[u8]) -> bool {
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return false;
+        };
+        match self {
+            Beside::Request => serde_json::from_str::<Value>(text).is_ok_and(|record| {
+                record.get(REQUEST).is_some_and(Value::is_object)
+                    && record.get(RECORDING_SIZE).is_some_and(Value::is_u64)
+            }),
+            Beside::Findings => text.lines().filter(|l| !l.trim().is_empty()).all(|line| {
+                serde_json::from_str::<Value>(line).is_ok_and(|finding| {
+                    finding.get("rule").is_some_and(Value::is_string)
+                        && finding.get("severity").is_some_and(Value::is_string)
+                })
+            }),
+            Beside::Cut => {
+                text.starts_with("stopped by ") && text.lines().any(|l| l.starts_with(CUT_SIZE))
+            }
+        }
+    }
+
+    /// What a run writes in such a file.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Beside::Request => "a run writes the request it sent there, as a JSON object",
+            Beside::Findings => {
+                "a run writes the findings only its call found there, one JSON object a line"
+            }
+            Beside::Cut => "a run writes there that a stop cut it, and the recording's size",
+        }
+    }
+}
+
 /// The state a recorded stream's client started from: the one its request sent.
 pub fn request_state(request: Option<&Value>) -> Option<Value> {
     request

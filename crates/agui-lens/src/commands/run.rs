@@ -272,6 +272,30 @@ fn report_response(
     Ok(run)
 }
 
+/// Refuses a recording when a file beside it that the run writes or takes away (the request,
+/// the findings only the call finds, the word that it was cut) holds what no run wrote.
+fn refuse_beside(recording: &std::path::Path, flag: &str) -> Result<()> {
+    use agui_lens_core::check::recorded::{Beside, cut_file_of, findings_file_of, request_file_of};
+    for (path, kind) in [
+        (request_file_of(recording), Beside::Request),
+        (findings_file_of(recording), Beside::Findings),
+        (cut_file_of(recording), Beside::Cut),
+    ] {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        if !bytes.is_empty() && !kind.wrote(&bytes) {
+            bail!(
+                "{flag} {}: {} beside it holds what no `agui-lens run` wrote there ({}),                  which this run would replace or take away; it was left as it was, and nothing                  was sent (move it, or record into another file)",
+                recording.display(),
+                path.display(),
+                kind.describe()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// A recording named as the RunAgentInput would empty it before it is sent, and the two
 /// recordings named as one file would interleave: refused before anything is read or sent.
 fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
@@ -308,6 +332,16 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
     }
     if let Some(record) = &args.record {
         super::refuse_to_replace(record, "--record", super::Replaces::Stream)?;
+    }
+    // What the run writes beside a recording (or takes away) is only ever written over what
+    // a run wrote there: a file of the user's of that name is refused, as the recording is.
+    for (output, flag) in [
+        (&args.record, "--record"),
+        (&args.record_raw, "--record-raw"),
+    ] {
+        if let Some(output) = output {
+            refuse_beside(output, flag)?;
+        }
     }
     if let (Some(record), Some(raw)) = (&args.record, &args.record_raw) {
         let same_name = |a: &std::path::Path, b: &std::path::Path| {
