@@ -225,6 +225,7 @@ impl Source {
                 request,
                 cut,
                 findings,
+                ..
             }) = recorded::recorded(path)
         {
             recording = Recording {
@@ -452,6 +453,7 @@ fn check(
                     request,
                     cut,
                     findings,
+                    no_stream,
                 },
             )) => recorded::check_recording(
                 &ctx,
@@ -460,6 +462,7 @@ fn check(
                 request,
                 cut,
                 findings.as_deref(),
+                no_stream,
                 &mut emit,
             )?,
             _ => check_sent(

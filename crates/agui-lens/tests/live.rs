@@ -3437,3 +3437,42 @@ fn a_users_file_beside_a_recording_is_not_written_over() {
     }
     assert_eq!(server.requests().len(), 2);
 }
+
+/// A run answered with an error page, or with a body that is no event stream, finds one
+/// error; its recording (empty of events, with what the call found beside it) is checked
+/// with the same findings: it gained a `framing/no-events` that called the page "an empty
+/// body".
+#[test]
+fn a_recorded_answer_of_no_stream_is_checked_as_it_was_live() {
+    for script in [
+        Script::fixed(
+            "404 Not Found",
+            "text/html",
+            "<html><h1>Not Found</h1></html>",
+        ),
+        Script::fixed("200 OK", "text/plain", "hello, I am not a stream"),
+    ] {
+        let server = Server::start(script);
+        let dir = tempfile::tempdir().unwrap();
+        let events = dir.path().join("e.jsonl");
+        let (code, live, stderr) = lens(&[
+            "run",
+            &server.url("/"),
+            "--message",
+            "hi",
+            "--record",
+            events.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 1, "{stderr}");
+        let live = rules(&serde_json::from_str(&live).unwrap());
+        let (code, stdout, stderr) = lens(&["check", events.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code, 1, "{stdout}{stderr}");
+        assert_eq!(
+            rules(&serde_json::from_str(&stdout).unwrap()),
+            live,
+            "{stdout}"
+        );
+    }
+}

@@ -40,7 +40,7 @@ pub fn check_sent(
     sent: Option<Arc<Value>>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
-    check_answer(ctx, opened, walked, sent, true, None, emit)
+    check_answer(ctx, opened, walked, sent, true, None, false, emit)
 }
 
 /// [`check_sent`] where the request, `sent`, was held to its rules elsewhere (the proxy did,
@@ -55,11 +55,13 @@ pub fn check_answer_to(
     walked: bool,
     sent: Option<Arc<Value>>,
     cut: Option<String>,
+    no_stream: bool,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
-    check_answer(ctx, opened, walked, sent, false, cut, emit)
+    check_answer(ctx, opened, walked, sent, false, cut, no_stream, emit)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_answer(
     ctx: &Context<'_>,
     mut opened: Opened,
@@ -67,13 +69,14 @@ fn check_answer(
     sent: Option<Arc<Value>>,
     check_request: bool,
     cut: Option<String>,
+    no_stream: bool,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     let (ctx_given, sent_given) = (ctx, sent.clone());
     let name = opened.name.clone();
     // What the input starts with, to say what it is if it holds no event.
     let head = opened.head.clone();
-    let answering = Answering::new(&opened, sent, check_request, cut);
+    let answering = Answering::new(&opened, sent, check_request, cut).with_no_stream(no_stream);
     let with_request;
     let ctx = match answering.context(ctx) {
         Some(given) => {
@@ -119,6 +122,7 @@ fn check_answer(
                 sent_given,
                 check_request,
                 answering.given_cut,
+                no_stream,
                 emit,
             );
         }
@@ -219,6 +223,8 @@ pub struct Answering {
     given_cut: Option<String>,
     /// Why the browser's read of the response failed: the agent's cut.
     lost: Option<String>,
+    /// The recorder said the answer held no stream (see `Recorded::Events`).
+    no_stream: bool,
 }
 
 impl Answering {
@@ -254,7 +260,16 @@ impl Answering {
             cut,
             given_cut,
             lost,
+            no_stream: false,
         }
+    }
+
+    /// Says the recorder found the answer held no stream (its status was no success, or its
+    /// body no event stream): an empty input is its answer, not reported again as
+    /// `framing/no-events`.
+    pub fn with_no_stream(mut self, no_stream: bool) -> Answering {
+        self.no_stream = no_stream;
+        self
     }
 
     /// `ctx` with the request's state as the baseline for deltas (else `ctx`'s) and the
@@ -338,6 +353,10 @@ impl Answering {
         }
         if stopped || self.cut.is_some() {
             engine.stopped_early();
+        }
+        if self.no_stream {
+            // Said where it was recorded: its status, or a body that was no event stream.
+            engine.cut_short();
         }
     }
 }

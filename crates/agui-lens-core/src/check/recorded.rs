@@ -29,6 +29,10 @@ pub enum Recorded {
         /// The file `run --record` wrote beside the stream with what only the call could find
         /// (see [`FINDINGS_SUFFIX`]): checked with the stream ([`add_run_findings`]).
         findings: Option<std::path::PathBuf>,
+        /// What the recorder found says the answer held no stream (its status was no
+        /// success, or its body was no event stream): an empty recording is that answer's,
+        /// said once, as it was when it was recorded, not again as `framing/no-events`.
+        no_stream: bool,
     },
     /// `findings.jsonl`: what the recording command found.
     Findings,
@@ -123,6 +127,27 @@ fn recorded_request(stream: &Path) -> Option<Arc<Value>> {
     (!replaced_since(&file, stream, Some(then), &what)).then(|| Arc::new(request.clone()))
 }
 
+/// What a live check says when a response's body is no event stream, with another type than
+/// an event stream's (`transport/content-type`).
+pub const BODY_IS_NO_STREAM: &str = "the body is no event stream";
+
+/// Whether the findings recorded at `path` (one JSON object a line) say the answer held no
+/// stream: a status that is no success, or a body that is no event stream.
+fn said_no_stream(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .any(|finding| {
+            let rule = finding.get("rule").and_then(Value::as_str);
+            let message = finding.get("message").and_then(Value::as_str).unwrap_or("");
+            rule == Some(RuleId::TransportHttpStatus.name())
+                || (rule == Some(RuleId::TransportContentType.name())
+                    && message.contains(BODY_IS_NO_STREAM))
+        })
+}
+
 /// A file `run --record` writes beside a recording.
 #[derive(Clone, Copy, Debug)]
 pub enum Beside {
@@ -152,9 +177,8 @@ impl Beside {
                         && finding.get("severity").is_some_and(Value::is_string)
                 })
             }),
-            Beside::Cut => {
-                text.starts_with("stopped by ") && text.lines().any(|l| l.starts_with(CUT_SIZE))
-            }
+            // (Its size line came later: a cut said without one is a run's too.)
+            Beside::Cut => text.starts_with("stopped by "),
         }
     }
 
@@ -165,7 +189,7 @@ impl Beside {
             Beside::Findings => {
                 "a run writes the findings only its call found there, one JSON object a line"
             }
-            Beside::Cut => "a run writes there that a stop cut it, and the recording's size",
+            Beside::Cut => "a run writes there that a stop cut it",
         }
     }
 }
@@ -338,10 +362,12 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
         if cut.is_none() && findings.is_none() && request.is_none() {
             return None;
         }
+        let no_stream = findings.as_deref().is_some_and(said_no_stream);
         return Some(Recorded::Events {
             request,
             cut,
             findings,
+            no_stream,
         });
     }
     let folder = path.parent()?;
@@ -372,6 +398,7 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
                 request: request.map(Arc::new),
                 cut,
                 findings: None,
+                no_stream: said_no_stream(&folder.join("findings.jsonl")),
             })
         }
         "findings.jsonl" => Some(Recorded::Findings),
@@ -488,6 +515,7 @@ pub fn check_findings(
 /// Checks a recorded stream (`opened`) as it was found when recorded: as the answer to its
 /// request, with how its recorder cut it (see [`crate::check::opened::check_answer_to`]),
 /// and with what only the call that recorded it found ([`add_run_findings`]).
+#[allow(clippy::too_many_arguments)]
 pub fn check_recording(
     ctx: &Context<'_>,
     opened: crate::read::Opened,
@@ -495,9 +523,11 @@ pub fn check_recording(
     request: Option<Arc<Value>>,
     cut: Option<String>,
     findings: Option<&Path>,
+    no_stream: bool,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
-    let mut file = crate::check::opened::check_answer_to(ctx, opened, walked, request, cut, emit)?;
+    let mut file =
+        crate::check::opened::check_answer_to(ctx, opened, walked, request, cut, no_stream, emit)?;
     if let Some(findings) = findings {
         add_run_findings(ctx, findings, &mut file, emit)?;
     }

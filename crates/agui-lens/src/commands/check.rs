@@ -505,13 +505,14 @@ pub fn check_one(
                 request,
                 cut,
                 findings,
+                no_stream,
             },
-        )) => Some((request, cut, findings)),
+        )) => Some((request, cut, findings, no_stream)),
         _ => None,
     };
     match read::open(&input.spec, read) {
         Ok(opened) => match sent {
-            Some((request, cut, findings)) => {
+            Some((request, cut, findings, no_stream)) => {
                 // A body a walk reads for an exchange left unfinished is judged, whatever it
                 // holds: nothing in it is no sidecar to pass over. (A walk takes a
                 // `response.raw` for no other reason: see `recorded::is_unfinished_body`.)
@@ -521,7 +522,9 @@ pub fn check_one(
                     .is_some_and(|p| p.file_name().is_some_and(|name| name == "response.raw"));
                 let walked = !input.explicit && !body;
                 let findings = findings.as_deref();
-                recorded::check_recording(ctx, opened, walked, request, cut, findings, emit)
+                recorded::check_recording(
+                    ctx, opened, walked, request, cut, findings, no_stream, emit,
+                )
             }
             None => check_opened(ctx, opened, !input.explicit, emit),
         },

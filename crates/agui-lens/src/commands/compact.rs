@@ -762,6 +762,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             cut,
             findings,
             request: sent,
+            ..
         }) = recorded(path)
     {
         request = sent;

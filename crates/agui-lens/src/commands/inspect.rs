@@ -70,7 +70,11 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
             request,
             cut,
             findings,
-        }) => (Answering::new(&opened, request, false, cut), findings),
+            no_stream,
+        }) => (
+            Answering::new(&opened, request, false, cut).with_no_stream(no_stream),
+            findings,
+        ),
         _ => (Answering::new(&opened, None, true, None), None),
     };
     // The request is what the client held: its state and its messages.

@@ -779,13 +779,14 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             let format = opened.format;
             // The request was held to its rules when it came (`input_findings`): here it is
             // only what the stream answers, or each of its findings would be said twice.
-            let checked = check_answer_to(&ctx, opened, false, Some(sent), None, &mut |batch| {
-                if !batch.is_empty() {
-                    all.extend_from_slice(batch);
-                    tell(Note::Findings(batch.to_vec()));
-                }
-                Ok(())
-            });
+            let checked =
+                check_answer_to(&ctx, opened, false, Some(sent), None, false, &mut |batch| {
+                    if !batch.is_empty() {
+                        all.extend_from_slice(batch);
+                        tell(Note::Findings(batch.to_vec()));
+                    }
+                    Ok(())
+                });
             if let Ok(file) = checked {
                 tell(Note::Counted {
                     frames: file.stats.frames,

@@ -286,7 +286,9 @@ fn refuse_beside(recording: &std::path::Path, flag: &str) -> Result<()> {
         };
         if !bytes.is_empty() && !kind.wrote(&bytes) {
             bail!(
-                "{flag} {}: {} beside it holds what no `agui-lens run` wrote there ({}),                  which this run would replace or take away; it was left as it was, and nothing                  was sent (move it, or record into another file)",
+                "{flag} {}: {} beside it holds what no `agui-lens run` wrote there ({}), \
+                 which this run would replace or take away; it was left as it was, and nothing \
+                 was sent (move it, or record into another file)",
                 recording.display(),
                 path.display(),
                 kind.describe()

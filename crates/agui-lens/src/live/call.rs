@@ -516,7 +516,8 @@ pub(crate) fn content_type_finding(
     } else {
         (
             format!(
-                "{declared}, and the body is no event stream: {}",
+                "{declared}, and {}: {}",
+                agui_lens_core::check::recorded::BODY_IS_NO_STREAM,
                 describe_non_stream(head)
             ),
             "check the URL and the credentials: a page in place of the stream usually comes \
