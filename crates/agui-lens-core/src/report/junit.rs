@@ -44,8 +44,11 @@ pub fn xml_escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            // XML 1.0 cannot carry most control characters, even escaped.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
+            // XML 1.0 cannot carry most control characters, nor U+FFFE and U+FFFF, even
+            // escaped: a parser refuses the whole report.
+            c if ((c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r'))
+                || matches!(c, '\u{fffe}' | '\u{ffff}') =>
+            {
                 out.push_str(&format!("\\u{:04x}", c as u32))
             }
             c => out.push(c),
@@ -225,6 +228,11 @@ mod tests {
             "a&lt;b &amp; &quot;c&quot;\\u0001"
         );
         assert_eq!(xml_escape("a\nb"), "a\nb");
+        // Nor U+FFFE and U+FFFF (a message id may hold them): the report must still parse.
+        assert_eq!(
+            xml_escape("m\u{fffe}\u{ffff}\u{fffd}"),
+            "m\\ufffe\\uffff\u{fffd}"
+        );
         assert_eq!(xml_attr("a\nb\r\tc<"), "a&#10;b&#13;&#9;c&lt;");
     }
 
