@@ -473,3 +473,35 @@ fn a_json_file_is_read_as_json_values_whatever_its_first_line() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("2 events: 1 error"), "{stdout}");
 }
+
+/// An event over several lines (SSE `data:` lines, a pretty-printed JSON value) is put on one
+/// JSONL line with only the whitespace between its tokens taken out: a key given twice and a
+/// number as it was spelled stay, so the copy checks as the original does (read and written
+/// again, the first key was lost, and with it the `framing/duplicate-key` warning).
+#[test]
+fn an_event_put_on_one_line_keeps_what_it_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let sse = dir.path().join("multi.sse");
+    std::fs::write(
+        &sse,
+        concat!(
+            "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n\n",
+            "data: {\"type\":\"STATE_SNAPSHOT\",\n",
+            "data:  \"snapshot\": {\"dup\": 1, \"dup\": 2, \"n\": 1E2, \"s\": \"a  b\"}}\n\n",
+            "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t1\",\"runId\":\"r1\"}\n\n",
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("copy.jsonl");
+    cat(&[sse.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let copy = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        copy.lines().nth(1).unwrap(),
+        r#"{"type":"STATE_SNAPSHOT","snapshot":{"dup":1,"dup":2,"n":1E2,"s":"a  b"}}"#
+    );
+    for path in [&sse, &out] {
+        let (code, stdout, _) = run(&["check", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{stdout}");
+        assert!(stdout.contains("framing/duplicate-key"), "{stdout}");
+    }
+}

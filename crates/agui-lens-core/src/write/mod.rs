@@ -614,6 +614,28 @@ pub fn write_json_str(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
+/// The JSON text `raw` on one line: the whitespace between its tokens taken out, nothing
+/// else changed (a string cannot hold a raw line break, so every one is between tokens).
+pub fn on_one_line(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in raw {
+        if in_string {
+            out.push(b);
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            in_string = b == b'"';
+            out.push(b);
+        }
+    }
+    out
+}
+
 impl<W: Write> Output for EventWriter<W> {
     fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.write_event(bytes)
@@ -639,6 +661,15 @@ mod tests {
         writer.raw(br#"{"type":"RUN_STARTED"}"#).unwrap();
         writer.event(&json!({"type": "RUN_FINISHED"})).unwrap();
         String::from_utf8(writer.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn one_line_takes_out_only_the_space_between_tokens() {
+        let text = b"{\n  \"a\": 1E2,\r\n  \"a\" : \"x \\\" y\\\\\",\n\t\"b\": [1, 2]\n}";
+        assert_eq!(
+            String::from_utf8(on_one_line(text)).unwrap(),
+            r#"{"a":1E2,"a":"x \" y\\","b":[1,2]}"#
+        );
     }
 
     /// Strings are written byte for byte as serde_json writes them: every character that

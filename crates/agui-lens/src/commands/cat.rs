@@ -487,18 +487,23 @@ fn copy<W: Write>(
         // Looked at whether kept or not: only the stream's first RUN_STARTED carries it.
         let with_input = carrier.carried(event);
         if filter.keep(event) {
-            let whole =
-                format == InputFormat::Jsonl && raw.iter().any(|&b| b == b'\n' || b == b'\r');
-            let mut value = whole.then(|| event.whole_value());
+            // An event over several lines becomes one JSONL line with the whitespace between
+            // its tokens taken out, nothing else: a key given twice, a number as it was
+            // spelled, stay (a value read and written again lost them).
+            let one_line = (format == InputFormat::Jsonl
+                && raw.iter().any(|&b| b == b'\n' || b == b'\r'))
+            .then(|| agui_lens_core::write::on_one_line(raw));
+            let raw = one_line.as_deref().unwrap_or(raw);
+            let mut value = None;
             if let Some(with_input) = with_input {
                 carried = true;
-                value = Some(std::borrow::Cow::Owned(with_input));
+                value = Some(with_input);
             }
             if known {
-                write(writer, value.as_deref(), raw, event.halves)?;
+                write(writer, value.as_ref(), raw, event.halves)?;
             } else if held.len() < HOLD_EVENTS && held_bytes < HOLD_BYTES {
                 held_bytes += raw.len();
-                held.push((value.map(|v| v.into_owned()), raw.to_vec(), event.halves));
+                held.push((value, raw.to_vec(), event.halves));
             } else {
                 return Err(NoEventsYet.into());
             }
