@@ -992,11 +992,12 @@ fn every_format_works_for_run() {
     let first: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
     assert_eq!(first["rule"], "transport/connection-lost");
     assert_eq!(first["path"], url);
+    // The agent's URL is no file GitHub can place an annotation on: it is named in the
+    // message.
     let (_, stdout, _) = run_url(&url, &["--format", "github"]);
     assert!(
         stdout.starts_with(&format!(
-            "::error file={},title=transport/connection-lost::",
-            url.replace(':', "%3A")
+            "::error title=transport/connection-lost::{url}: the connection"
         )),
         "{stdout}"
     );

@@ -21,9 +21,18 @@ impl Github {
 
     /// The properties that place an annotation: its file, and its line when the line counts
     /// in that file (a stream read from inside a HAR is annotated on the HAR, without one and
-    /// with the stream named first in the message).
+    /// with the stream named first in the message). What is no file on the disk (a live
+    /// agent's URL, stdin, a suite's or a proxy's exchange named in words) places none, and
+    /// is named first in the message: an annotation on a file that is not there is lost.
     fn place(&self, path: &str, line: Option<u64>) -> (Vec<String>, Option<String>) {
         let place = self.containers.place(path);
+        if !std::path::Path::new(place.file).is_file() {
+            let named = match place.stream {
+                Some(stream) => format!("{}: {stream}: ", place.file),
+                None => format!("{}: ", place.file),
+            };
+            return (Vec::new(), Some(named));
+        }
         let mut properties = vec![format!("file={}", escape_property(place.file))];
         if let (Some(line), None) = (line, place.stream) {
             properties.push(format!("line={line}"));
@@ -96,24 +105,23 @@ impl Reporter for Github {
     }
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
-        let file_property = self.place(&file.path, None).0.join(",");
+        // Each message names the file already.
+        let mut properties = self.place(&file.path, None).0;
+        properties.push("title=agui-lens".to_owned());
+        let properties = properties.join(",");
         if let Some(failure) = file.failure_text() {
-            writeln!(
-                self.out,
-                "::error {file_property},title=agui-lens::{}",
-                escape_data(&failure)
-            )?;
+            writeln!(self.out, "::error {properties}::{}", escape_data(&failure))?;
         } else if let Some(skipped) = &file.skipped {
             writeln!(
                 self.out,
-                "::notice {file_property},title=agui-lens::{}",
+                "::notice {properties}::{}",
                 escape_data(&format!("skipped {}: not a capture ({skipped})", file.path))
             )?;
         }
         for note in &file.notes {
             writeln!(
                 self.out,
-                "::notice {file_property},title=agui-lens::{}",
+                "::notice {properties}::{}",
                 escape_data(&format!("{}: {note}", file.path))
             )?;
         }
@@ -151,5 +159,71 @@ mod tests {
     fn escaping() {
         assert_eq!(escape_data("50%\nnext"), "50%25%0Anext");
         assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
+    }
+
+    /// An annotation names a file only when there is one: what is no file (a live agent's URL,
+    /// a suite's or a proxy's exchange named in words) is named in the message instead, with
+    /// no `file=` GitHub cannot place.
+    #[test]
+    fn only_a_file_that_is_there_is_annotated() {
+        use crate::check::catalog::RuleId;
+        let dir = tempfile::tempdir().unwrap();
+        let there = dir.path().join("run.jsonl");
+        std::fs::write(&there, "{}\n").unwrap();
+        let there = there.to_str().unwrap();
+        struct Into(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl Write for Into {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let written = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut github = Github::new(Box::new(Into(written.clone())));
+        for path in [
+            there,
+            "request 1 (thread t, turn 1)",
+            "http://127.0.0.1:1/agent",
+        ] {
+            let d = Diagnostic::whole_input(
+                RuleId::TransportHttpStatus,
+                Severity::Error,
+                path.into(),
+                "the agent answered 500".into(),
+            );
+            github.diagnostic(&d).unwrap();
+            let file = FileSummary::checked(path.into(), Default::default(), Some("broken".into()));
+            github.end_file(&file).unwrap();
+        }
+        let out = written.borrow().clone();
+        let out = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(
+            lines[0].starts_with(&format!("::error file={}", escape_property(there))),
+            "{out}"
+        );
+        assert!(
+            lines[1].starts_with(&format!("::error file={}", escape_property(there))),
+            "{out}"
+        );
+        for (i, named) in [
+            (2, "request 1 (thread t, turn 1)"),
+            (4, "http://127.0.0.1:1/agent"),
+        ] {
+            assert!(
+                lines[i].starts_with(&format!(
+                    "::error title=transport/http-status::{}: ",
+                    escape_data(named)
+                )),
+                "{out}"
+            );
+            assert!(
+                lines[i + 1].starts_with("::error title=agui-lens::"),
+                "{out}"
+            );
+        }
     }
 }
