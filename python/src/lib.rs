@@ -588,10 +588,37 @@ fn events(
                 recorded::findings_left_beside(findings)
             )
         });
-        let said = match (merged, beside) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b),
-        };
+        // What a browser capture holds of its response that `check` fails it for (a type
+        // that is no event stream's, another transport than asked for), or the browser's
+        // word that its read failed: as `cat` says it (and exits 1). A failed status is
+        // returned apart.
+        let capture = opened.capture.as_ref().filter(|_| failed.is_none());
+        let response = capture.and_then(|capture| {
+            let found = agui_lens_core::check::opened::capture_findings(
+                &opened.name,
+                capture,
+                opened.format,
+            )
+            .filter(|d| d.severity == agui_lens_core::check::diagnostic::Severity::Error)
+            .map(|d| d.message);
+            let failure = capture
+                .failure
+                .as_ref()
+                .map(|failure| format!("the browser's read of the response failed ({failure})"));
+            let said: Vec<String> = found.into_iter().chain(failure).collect();
+            (!said.is_empty()).then(|| {
+                format!(
+                    "{}: {}: the events are returned as they came (agui_lens.check reports it)",
+                    source.name,
+                    said.join("; ")
+                )
+            })
+        });
+        let said = [merged, beside, response]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>();
+        let said = (!said.is_empty()).then(|| said.join("; "));
         Ok((texts, stats.unreadable, failed, said))
     })
 }

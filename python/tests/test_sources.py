@@ -243,6 +243,19 @@ def test_a_capture_answered_with_an_error_status_is_no_clean_stream(tmp_path, em
         assert agui_lens.diff(name, name, level=level).equal is True, level
 
 
+def test_the_events_of_a_capture_check_fails_come_with_why(empty_dir):
+    """A capture whose response was declared as something else than an event stream: `cat`
+    says so and exits 1; `events` returns what came and warns, as it does of a failed status."""
+    from conftest import cli
+
+    path = FIXTURES / "invalid" / "transport" / "content-type.har"
+    ran = cli("cat", str(path), cwd=empty_dir)
+    assert ran.returncode == 1
+    with pytest.warns(agui_lens.AguiLensWarning, match="Content-Type"):
+        events = agui_lens.events(path)
+    assert len(events) == len(ran.stdout.splitlines())
+
+
 def test_fold_and_diff_warn_as_events_does(tmp_path, capfd):
     """`fold` and `diff` of a capture answered 500, or of a stream with a frame that is no
     event, say so with an ``AguiLensWarning`` as ``events`` does, and nothing on stderr (a
