@@ -594,6 +594,15 @@ fn what_only_the_call_found_stays_with_its_recordings() {
         stderr.contains("findings.txt") && stderr.contains("stale"),
         "{stderr}"
     );
+    // Said where a check in CI is read, too: in every report format.
+    for format in ["json", "jsonl", "sarif", "junit", "github"] {
+        let (code, stdout, stderr) = lens(&["check", events.to_str().unwrap(), "--format", format]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("findings.txt") && stdout.contains("stale"),
+            "{format}: {stdout}"
+        );
+    }
     std::fs::write(&events, saved).unwrap();
     // A clean run recorded over them: nothing of the earlier one stays.
     let clean = Server::start(Script::sse(vec![Step::Send(clean_run())]));

@@ -477,11 +477,37 @@ pub fn check_one(
         // and failures neither.
         return Ok(FileSummary::stopped(name, Stats::default()));
     }
-    // An exchange recorded by the proxy or `test` is checked as it was found then.
-    let recorded = match &input.spec {
-        InputSpec::File(path) => recorded::recorded(path).map(|r| (path, r)),
-        _ => None,
+    // An exchange recorded by the proxy or `test` is checked as it was found then. What is
+    // said of the files beside it (one stale or unreadable, left out) goes to stderr and, as
+    // the file's notes, into every report format: a check in CI shows it where it is read.
+    let (recorded, said) = match &input.spec {
+        InputSpec::File(path) => {
+            let (found, said) =
+                agui_lens_core::check::stream::holding_warnings(|| recorded::recorded(path));
+            (found.map(|r| (path.as_path(), r)), said)
+        }
+        _ => (None, Vec::new()),
     };
+    for message in &said {
+        eprintln!(
+            "warning: {}",
+            agui_lens_core::report::human::visible(message)
+        );
+    }
+    let mut file = check_recorded(ctx, input, read, recorded, name, emit)?;
+    file.notes.extend(said);
+    Ok(file)
+}
+
+/// [`check_one`] of an input as what it is recorded as, if anything.
+fn check_recorded(
+    ctx: &Context<'_>,
+    input: &Input,
+    read: &ReadOptions,
+    recorded: Option<(&std::path::Path, Recorded)>,
+    name: Arc<str>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
     let sent = match recorded {
         Some((path, Recorded::Findings)) => return check_findings(ctx, path, name, emit),
         Some((path, Recorded::Failure)) => return Ok(recorded::failure(path, name)),
