@@ -984,6 +984,13 @@ fn a_second_compaction_leaves_what_it_made_alone() {
                 "{args:?}: {stderr}"
             );
         }
+        // Nor does the summary say they were compacted (it said "compacted 2 files: … (0%
+        // smaller)").
+        assert!(!stderr.contains("compacted 2 files"), "{stderr}");
+        assert!(
+            stderr.contains("2 files already compact: left as they were"),
+            "{stderr}"
+        );
     }
     let after: Vec<_> = files.iter().chain(&outputs).map(|f| identity(f)).collect();
     assert_eq!(after, before, "a file was replaced by a copy of itself");

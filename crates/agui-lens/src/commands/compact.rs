@@ -1396,6 +1396,8 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
     let mut outcome = Outcome::Clean;
     let (mut events_in, mut events_out, mut bytes_in, mut bytes_out, mut files) = (0, 0, 0, 0, 0);
     let (mut skipped, mut failed, mut refused) = (0, 0, 0);
+    // Written before, the same bytes again: left as they were.
+    let mut left_alone = 0u64;
     for (explicit, report) in reports {
         match report {
             Err(err) => {
@@ -1433,6 +1435,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                     continue;
                 }
                 // What was written: the compacted stream, or the input's events as read.
+                left_alone += u64::from(report.unchanged.is_some());
                 let unchanged = match &report.unchanged {
                     Some(what) => format!("; {what}: left as it was"),
                     None => String::new(),
@@ -1502,14 +1505,29 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
             }
         );
     }
-    if files > 1 {
+    if files > 1 && left_alone == files {
+        // A second run over what the first made: nothing was compacted.
+        eprintln!(
+            "{files} files already compact: left as they were ({}, {})",
+            plural(events_in, "event"),
+            human_bytes(bytes_in)
+        );
+    } else if files > 1 {
         let saved = if bytes_in > 0 {
             100.0 * (1.0 - bytes_out as f64 / bytes_in as f64)
         } else {
             0.0
         };
+        let alone = match left_alone {
+            0 => String::new(),
+            n => format!(
+                "; {} already compact, left as {}",
+                plural(n, "file"),
+                if n == 1 { "it was" } else { "they were" }
+            ),
+        };
         eprintln!(
-            "compacted {files} files: {events_in} → {}, {} → {} ({saved:.0}% smaller)",
+            "compacted {files} files: {events_in} → {}, {} → {} ({saved:.0}% smaller){alone}",
             plural(events_out, "event"),
             human_bytes(bytes_in),
             human_bytes(bytes_out)
