@@ -153,10 +153,11 @@ fn find_upwards(start: &Path) -> Option<PathBuf> {
     None
 }
 
-/// `candidate` when a file is there, or a link that leads nowhere (to be said to be one:
-/// going on without the project's config would check by other rules).
+/// `candidate` when anything is there by that name: a file, a link that leads nowhere or a
+/// folder (to be said to be no config: going on without the project's config would check
+/// by other rules).
 fn found(candidate: PathBuf) -> Option<PathBuf> {
-    (candidate.is_file() || (candidate.is_symlink() && !candidate.exists())).then_some(candidate)
+    (candidate.exists() || candidate.is_symlink()).then_some(candidate)
 }
 
 #[cfg(test)]

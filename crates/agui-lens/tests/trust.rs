@@ -793,6 +793,22 @@ fn a_found_config_that_leads_nowhere_is_not_gone_without() {
     );
 }
 
+/// So is an `agui-lens.toml` that is a folder (it was passed over in silence).
+#[test]
+fn a_found_config_that_is_a_folder_is_not_gone_without() {
+    let dir = tempfile::tempdir().unwrap();
+    place("pydantic-ai-full.jsonl", &dir.path().join("run.jsonl"));
+    std::fs::create_dir(dir.path().join("agui-lens.toml")).unwrap();
+    let out = crate::common::agui_lens()
+        .current_dir(dir.path())
+        .args(["check", "run.jsonl"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("agui-lens.toml"), "{stderr}");
+}
+
 /// An output named as one of the command's own inputs would destroy what it reads: `inspect
 /// --html` over the stream, `run --record` over the RunAgentInput it is about to send, `serve
 /// --report` over the recording it serves, `test --junit` over the suite. Each is refused
