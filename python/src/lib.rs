@@ -950,7 +950,10 @@ fn compact_source(
     ctx.protocol.state = initial;
     let back = read_back(&ctx, &read, format, Box::new(Cursor::new(written.clone())))?;
     compacted.errors = back.errors.clone();
-    compacted.outcome = match judge(&folded, &back, || count_errors_of(&ctx, source.open()?))? {
+    let dropped = drop_unreadable && stats.unreadable + merged + compacted.dropped > 0;
+    compacted.outcome = match judge(&folded, &back, (level, dropped), || {
+        count_errors_of(&ctx, source.open()?)
+    })? {
         Some(why) => Outcome::Refused(why),
         None => Outcome::Written(written),
     };

@@ -507,12 +507,13 @@ fn error_counts(path: &Path) -> std::collections::BTreeMap<String, usize> {
 }
 
 /// Streams with errors compact too, in every format: the original is read again to count its
-/// errors, and the result may have fewer of each rule, never more.
+/// errors, and the result may have fewer of each rule, never more; snapshotted, none fewer
+/// (else refused).
 #[test]
 fn streams_with_errors_compact_without_gaining_any() {
     let dir = tempfile::tempdir().unwrap();
     let fixtures = crate::common::fixture_files("fixtures/invalid");
-    let mut compacted = 0;
+    let (mut compacted, mut hidden) = (0, 0);
     for fixture in &fixtures {
         let Some(ext) = fixture
             .extension()
@@ -581,6 +582,19 @@ fn streams_with_errors_compact_without_gaining_any() {
                 ]);
                 (code, stderr) = (again, err);
             }
+            if stderr.contains("a run snapshotted would hide") {
+                // Its runs' snapshots would have fewer errors than its events: refused, left
+                // as it was (see `a_snapshot_does_not_hide_a_runs_errors`).
+                assert_eq!(
+                    (level, code),
+                    ("snapshot", 1),
+                    "{}: {stderr}",
+                    fixture.display()
+                );
+                assert!(!output.exists(), "{}", fixture.display());
+                hidden += 1;
+                continue;
+            }
             assert_eq!(code, 0, "{} at {level}: {stderr}", fixture.display());
             // Halves of UTF-16 pairs are text a client shows and `fold` joins: forced, the
             // compaction dropped them, as it said it would.
@@ -593,18 +607,35 @@ fn streams_with_errors_compact_without_gaining_any() {
                     fixture.display()
                 );
             }
-            for (rule, after) in error_counts(&output) {
-                let was = before.get(&rule).copied().unwrap_or(0);
+            let after = error_counts(&output);
+            for (rule, after) in &after {
+                let was = before.get(rule).copied().unwrap_or(0);
                 assert!(
-                    after <= was,
+                    *after <= was,
                     "{} at {level}: {after} {rule}, was {was}",
                     fixture.display()
                 );
+            }
+            // Snapshotted whole, a run keeps every error its events had (what was dropped
+            // as asked aside).
+            if level == "snapshot" && !stderr.contains("dropped") && !failing_chunks {
+                for (rule, was) in &before {
+                    let now = after.get(rule).copied().unwrap_or(0);
+                    assert!(
+                        now >= *was,
+                        "{} at {level}: {now} {rule}, was {was}",
+                        fixture.display()
+                    );
+                }
             }
         }
         compacted += 1;
     }
     assert!(compacted > 40, "only {compacted} fixtures");
+    assert!(
+        hidden > 0,
+        "no fixture's runs hide an error when snapshotted"
+    );
 }
 
 /// The official client fails on a first chunk with no id (it throws, and the run is lost).
@@ -1867,4 +1898,61 @@ fn an_exchange_keeps_its_own_request() {
     );
     let (code, stdout, _) = run(&["check", events.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}");
+}
+
+/// A run whose events fail a rule (a message ended twice, a MESSAGES_SNAPSHOT the official
+/// client refuses) is not replaced by snapshots of its result that pass: the compacted stream
+/// folds the same, and checked clean where its original failed. The compaction is refused
+/// (a history is never called clean by compacting it); at the deltas level the error stays.
+#[test]
+fn a_snapshot_does_not_hide_a_runs_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = [
+        [
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        ],
+        [
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+            r#"{"type":"MESSAGES_SNAPSHOT","messages":[{"role":"user","content":"no id here"}]}"#,
+        ],
+    ];
+    for (i, broken) in runs.iter().enumerate() {
+        let mut lines = vec![
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r0"}"#.to_owned(),
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#.to_owned(),
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"hello "}"#.to_owned(),
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"world"}"#.to_owned(),
+        ];
+        lines.extend(broken.iter().map(|l| l.to_string()));
+        lines.push(r#"{"type":"MESSAGES_SNAPSHOT","messages":[]}"#.to_owned());
+        for _ in 0..3 {
+            lines.push(
+                r#"{"type":"TEXT_MESSAGE_START","messageId":"m2","role":"assistant"}"#.to_owned(),
+            );
+            lines.push(
+                r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"abcdefghijklmnopqrstuvwxyz"}"#
+                    .to_owned(),
+            );
+        }
+        lines.push(r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r0"}"#.to_owned());
+        let input = dir.path().join(format!("broken-{i}.jsonl"));
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let (code, stdout, _) = run(&["check", input.to_str().unwrap()]);
+        assert_eq!(code, 1, "{stdout}");
+        for level in ["snapshot", "deltas"] {
+            let output = dir.path().join(format!("out-{i}-{level}.jsonl"));
+            let (code, stderr) = compact(&input, &output, level);
+            if output.exists() {
+                let (checked, stdout, _) = run(&["check", output.to_str().unwrap()]);
+                assert_eq!(
+                    checked, 1,
+                    "{level}: compacted ({code}) to a stream that passes: {stdout}{stderr}"
+                );
+            } else {
+                assert_eq!(code, 1, "{level}: {stderr}");
+                assert!(stderr.contains("refused"), "{level}: {stderr}");
+            }
+        }
+    }
 }

@@ -978,6 +978,8 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         Target::File(_) => Some(temp.as_file().try_clone().context("syncing a temp file")?),
         Target::Stdout | Target::Stream(_) => None,
     };
+    // Left out as asked (--drop-unreadable): the errors of what was dropped go with it.
+    let dropped = settings.drop_unreadable && dropped + unreadable + merged > 0;
     std::thread::scope(|s| {
         let synced = synced.map(|file| s.spawn(move || file.sync_all()));
         let verified = verify_written(
@@ -988,7 +990,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             &temp,
             folded,
             verifier,
-            errors_before.as_ref(),
+            (errors_before.as_ref(), dropped),
         );
         let synced = synced.map(|handle| handle.join().expect("syncing does not panic"));
         let (refused, folds) = verified?;
@@ -1045,14 +1047,24 @@ fn verify_written(
     temp: &tempfile::NamedTempFile,
     folded: Threads,
     verifier: Option<Verifier<'_>>,
-    errors_before: Option<&BTreeMap<RuleId, u64>>,
+    (errors_before, dropped): (Option<&BTreeMap<RuleId, u64>>, bool),
 ) -> Result<(Option<String>, (Threads, ReadBack))> {
     let open = || -> Result<Box<dyn io::Read + Send>> {
         Ok(Box::new(
             File::open(temp.path()).context("reading the compacted stream back")?,
         ))
     };
-    let judged = |back: &ReadBack| judge(ctx, &settings.read, input, &folded, back, errors_before);
+    let judged = |back: &ReadBack| {
+        judge(
+            ctx,
+            &settings.read,
+            input,
+            &folded,
+            back,
+            (settings.level, dropped),
+            errors_before,
+        )
+    };
     let on_the_way = match verifier.map(Verifier::finish) {
         Some((back, written)) => {
             let (confirmed, judged) = rayon::join(
@@ -1381,9 +1393,10 @@ fn judge(
     input: &InputSpec,
     original: &[(Option<String>, Folded)],
     read_back: &ReadBack,
+    kept: (Level, bool),
     errors_before: Option<&BTreeMap<RuleId, u64>>,
 ) -> Result<Option<String>> {
-    verify::judge(original, read_back, || match errors_before {
+    verify::judge(original, read_back, kept, || match errors_before {
         Some(counts) => Ok(counts.clone()),
         None => count_original_errors(ctx, read_original, input),
     })
@@ -1631,6 +1644,7 @@ mod tests {
             &InputSpec::Stdin,
             &fold_of(original),
             &back,
+            (Level::Deltas, false),
             Some(&before),
         )
         .unwrap()
