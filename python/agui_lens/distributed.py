@@ -21,6 +21,7 @@ import uuid
 from typing import Any, Iterable, Mapping, Optional
 
 import agui_lens
+from agui_lens import _agui_lens
 
 __all__ = ["COLUMNS", "STATUSES", "compact_tree", "summarize"]
 
@@ -310,6 +311,17 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
             "the request recorded beside its stream: mirrored with it",
             size_before=len(data),
         )
+    if not _agui_lens.walk_reads(posixpath.basename(path)):
+        # As `compact DIR --mirror`: a walk reads streams by their names; any other file
+        # (a raw body `run --record-raw` or the proxy recorded, byte for byte, whose findings
+        # name its lines) is copied as it is.
+        row = _row(rel, "skipped", "not a name a walk reads as a stream: copied as it is",
+                   size_before=len(data))
+        if settings["copy_unchanged"]:
+            _write(fs_out, out, data)
+            _copy_request(fs_in, fs_out, path, out)
+            row.update(mirrored="copied", size_after=len(data))
+        return row
     beside = None if local else _recorded_beside(fs_in, path)
     if beside is not None:
         # What is beside a recording decides whether and from what state it is compacted;

@@ -1125,6 +1125,14 @@ fn unwrap_caught<T>(caught: std::thread::Result<Result<T>>) -> PyResult<T> {
     }
 }
 
+/// Whether a walk of a folder (`agui-lens check DIR`, `compact DIR`) reads the file of this
+/// name as a stream: `*.jsonl`, `*.sse.gz` … A file of another name is copied by `compact
+/// --mirror` as it is (a raw body `run --record-raw` or the proxy recorded among them).
+#[pyfunction]
+fn walk_reads(name: &str) -> bool {
+    read::is_stream_file(std::path::Path::new(name))
+}
+
 #[pymodule]
 fn _agui_lens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("AguiLensError", m.py().get_type::<AguiLensError>())?;
@@ -1134,6 +1142,7 @@ fn _agui_lens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(compact_report, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(walk_reads, m)?)?;
     m.add_class::<Checker>()?;
     Ok(())
 }

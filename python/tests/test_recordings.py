@@ -129,11 +129,19 @@ def test_a_tree_of_recordings_mirrors_as_the_command_mirrors_it(tmp_path, empty_
     recording(tree, "cut.jsonl", cut=True)
     recording(tree, "found.jsonl", findings=True)
     recording(tree / "deeper", "alone.jsonl", request=False)
+    # A raw body `run --record-raw` wrote beside its events, with its own request: the bytes
+    # that came, copied as they are (a walk reads no `.raw`).
+    raw = tree / "plain.raw"
+    raw.write_text("".join(f"data: {json.dumps(e)}\n\n" for e in EVENTS))
+    Path(f"{raw}.request.txt").write_text(
+        json.dumps({"recording_size": raw.stat().st_size, "request": REQUEST}) + "\n"
+    )
     ran = cli("compact", str(tree), "-o", str(tmp_path / "cli"), "--mirror", cwd=empty_dir)
     assert ran.returncode == 0, ran.stderr
     rows = {row["path"]: row for row in compact_tree(str(tree), str(tmp_path / "py"))}
     assert rows["plain.jsonl"]["status"] == "compacted"
     assert rows["cut.jsonl"]["status"] == rows["found.jsonl"]["status"] == "skipped"
+    assert rows["plain.raw"]["status"] == "skipped"
 
     def files(root: Path) -> dict:
         return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
