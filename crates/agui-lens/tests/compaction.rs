@@ -1956,3 +1956,47 @@ fn a_snapshot_does_not_hide_a_runs_errors() {
         }
     }
 }
+
+/// The request a recording answers is written beside its compacted copy only over a request
+/// file a run or a compaction wrote: a file of the user's of that name is refused, as `run
+/// --record` refuses it, and left as it was (it was written over in silence).
+#[test]
+fn a_users_file_under_the_copys_request_name_is_not_written_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r1"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hel"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"lo"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}"#,
+    ];
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let size = std::fs::metadata(&input).unwrap().len();
+    std::fs::write(
+        dir.path().join("in.jsonl.request.txt"),
+        format!(
+            r#"{{"recording_size":{size},"request":{{"threadId":"t","runId":"r1","messages":[]}}}}"#
+        ),
+    )
+    .unwrap();
+    let output = dir.path().join("out.jsonl");
+    let notes = dir.path().join("out.jsonl.request.txt");
+    std::fs::write(&notes, "my notes\n").unwrap();
+    let (code, stderr) = compact(&input, &output, "deltas");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("what no `agui-lens run` wrote there"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes\n");
+    assert!(!output.exists());
+    // Its own, written by an earlier compaction, is written anew.
+    std::fs::remove_file(&notes).unwrap();
+    for _ in 0..2 {
+        let (code, stderr) = compact(&input, &output, "deltas");
+        assert_eq!(code, 0, "{stderr}");
+        assert!(notes.is_file());
+    }
+}

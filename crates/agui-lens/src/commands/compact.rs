@@ -797,6 +797,27 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             .path()
             .is_some_and(|p| agui_lens_core::check::recorded::request_file_of(p).is_file())
     });
+    // Written beside the compacted file only over a request file a run (or a compaction)
+    // wrote: a file of the user's of that name is refused, as `run --record` refuses it.
+    if let (Some(_), Target::File(output), Some(input)) = (&carried, target, input.path()) {
+        use agui_lens_core::check::recorded::{Beside, request_file_of};
+        let beside = request_file_of(output);
+        if let Ok(bytes) = std::fs::read(&beside)
+            && !bytes.is_empty()
+            && !Beside::Request.wrote(&bytes)
+        {
+            return Ok(Report {
+                refused: Some(format!(
+                    "{} holds what no `agui-lens run` wrote there ({}), which the request this \
+                     recording answers would replace beside its compacted copy; it was left as \
+                     it was (move it, or name another output)",
+                    beside.display(),
+                    Beside::Request.describe()
+                )),
+                ..Report::unread(input)
+            });
+        }
+    }
     // A recording starts from the state its request sent, as its check does.
     let with_state;
     let settings = match agui_lens_core::check::recorded::request_state(request.as_deref()) {
