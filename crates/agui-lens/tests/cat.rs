@@ -158,6 +158,16 @@ fn a_run_keeps_its_late_failure() {
     let second = cat(&["--run", "r2", path]);
     assert_eq!(second.lines().count(), 3, "{second}");
     assert!(second.contains("r2 failed late"), "{second}");
+    // A line that cannot be read between the run's end and its late failure may be the
+    // run's: the slice says it may not be whole (it was left out in silence, exit 0).
+    let broken = dir.path().join("broken.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(2, r#"{"type":"TEXT_MESSAGE_CONTENT","#);
+    std::fs::write(&broken, lines.join("\n") + "\n").unwrap();
+    let (code, stdout, stderr) = run(&["cat", "--run", "r1", broken.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("late failure"), "{stdout}");
     // Its fold says what the whole stream's says of it.
     let out = dir.path().join("r1.jsonl");
     cat(&["--run", "r1", path, "-o", out.to_str().unwrap()]);

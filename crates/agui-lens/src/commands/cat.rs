@@ -40,6 +40,10 @@ pub struct Filter {
     /// The last run begun is the `--run` asked for, and it has finished (not failed): a
     /// RUN_ERROR now, before another run, is its late failure, which ends it in error.
     finished_run: bool,
+    /// Frames that could not be read since then, and those of them the run's late RUN_ERROR
+    /// claimed.
+    pending_unread: u64,
+    late_unread: u64,
     /// Events kept so far.
     kept: u64,
 }
@@ -51,6 +55,8 @@ impl Filter {
             in_run: false,
             found_run: false,
             finished_run: false,
+            pending_unread: 0,
+            late_unread: 0,
             kept: 0,
         }
     }
@@ -85,15 +91,20 @@ impl Filter {
                     self.in_run = event.str_field("runId") == Some(want.as_str());
                     self.found_run |= self.in_run;
                     self.finished_run = false;
+                    self.pending_unread = 0;
                     in_run = self.in_run;
                 }
                 Some(EventType::RunFinished) => {
                     in_run = self.in_run;
                     self.finished_run = self.in_run;
+                    self.pending_unread = 0;
                     self.in_run = false;
                 }
                 Some(EventType::RunError) => {
                     in_run = self.in_run || self.finished_run;
+                    if self.finished_run {
+                        self.late_unread = std::mem::take(&mut self.pending_unread);
+                    }
                     self.in_run = false;
                     self.finished_run = false;
                 }
@@ -116,8 +127,13 @@ impl Filter {
     /// How many of the frames `from..to` (indexes), which could not be read as events and
     /// came after the events seen so far, the selection might have kept: those in the index
     /// range, while the `--run` asked for is open. Their type is unknown, so any may match.
-    pub fn unread_kept(&self, from: u64, to: u64) -> u64 {
+    pub fn unread_kept(&mut self, from: u64, to: u64) -> u64 {
         if self.selection.run.is_some() && !self.in_run {
+            if self.finished_run {
+                // Right after the run's RUN_FINISHED: of the run, if its late RUN_ERROR
+                // follows (see `take_late_unread`).
+                self.pending_unread += to.saturating_sub(from);
+            }
             return 0;
         }
         let from = self.selection.from.map_or(from, |f| f.max(from));
@@ -126,6 +142,12 @@ impl Filter {
             .to
             .map_or(to, |t| t.saturating_add(1).min(to));
         to.saturating_sub(from)
+    }
+
+    /// The frames that could not be read between the run's RUN_FINISHED and its late
+    /// RUN_ERROR, once that is kept: the run's, which the copy lacks.
+    pub fn take_late_unread(&mut self) -> u64 {
+        std::mem::take(&mut self.late_unread)
     }
 
     /// Whether no later event can be kept (past `--to`).
@@ -486,7 +508,9 @@ fn copy<W: Write>(
         }
         // Looked at whether kept or not: only the stream's first RUN_STARTED carries it.
         let with_input = carrier.carried(event);
-        if filter.keep(event) {
+        let kept = filter.keep(event);
+        unread += filter.take_late_unread();
+        if kept {
             // An event over several lines becomes one JSONL line with the whitespace between
             // its tokens taken out, nothing else: a key given twice, a number as it was
             // spelled, stay (a value read and written again lost them).
