@@ -526,6 +526,14 @@ pub fn check_recording(
     no_stream: bool,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
+    if let (true, Some(findings)) = (no_stream, findings) {
+        // What the call found says the answer held no stream (a status that is no success, a
+        // page): its body is no stream a client reads, and is not read as one, as the live
+        // check did not read it (the raw body holds the page itself).
+        let mut file = FileSummary::checked(opened.name.clone(), Stats::default(), None);
+        add_run_findings(ctx, findings, &mut file, emit)?;
+        return Ok(file);
+    }
     let mut file =
         crate::check::opened::check_answer_to(ctx, opened, walked, request, cut, no_stream, emit)?;
     if let Some(findings) = findings {
