@@ -1354,12 +1354,7 @@ pub fn snapshot_restores(old: &[Outline], result: &[Map<String, Value>]) -> bool
             None => {}
         }
     }
-    let placed_ids: HashSet<&str, FastBuild> = incoming
-        .iter()
-        .zip(&placed)
-        .filter(|(_, placed)| **placed)
-        .filter_map(|(m, _)| id_of(m))
-        .collect();
+    let placed_ids = ids_placed(&incoming, &placed);
     order.extend(
         (0..incoming.len())
             .filter(|&k| !id_of(incoming[k]).is_some_and(|id| placed_ids.contains(id))),
@@ -1454,6 +1449,20 @@ fn match_by_id(old: &[Map<String, Value>], by_id: &HashMap<&str, usize, FastBuil
         .collect()
 }
 
+/// The ids of the snapshot's messages that replaced an old one in place: a later message of
+/// the snapshot with one of them is not added again.
+fn ids_placed<'a>(
+    incoming: &[&'a Map<String, Value>],
+    placed: &[bool],
+) -> HashSet<&'a str, FastBuild> {
+    incoming
+        .iter()
+        .zip(placed)
+        .filter(|(_, placed)| **placed)
+        .filter_map(|(m, _)| id_of(m))
+        .collect()
+}
+
 /// [`merge_snapshot`] with the old messages already matched to the snapshot's.
 fn merge_matched(
     old: Vec<Map<String, Value>>,
@@ -1489,12 +1498,7 @@ fn merge_matched(
             }
         }
     }
-    let placed_ids: HashSet<&str, FastBuild> = incoming
-        .iter()
-        .zip(&placed)
-        .filter(|(_, placed)| **placed)
-        .filter_map(|(m, _)| id_of(m))
-        .collect();
+    let placed_ids = ids_placed(incoming, &placed);
     for m in incoming {
         if !id_of(m).is_some_and(|id| placed_ids.contains(id)) {
             merged.push(owned_copy(m));
