@@ -425,14 +425,19 @@ pub(crate) fn parse_frame_with(
                 Halves::Mended => halves::replace_lone(text, |_| "\\uFFFD".to_owned()),
                 _ => halves::keep_lone(text).map(|kept| (kept, String::new())),
             };
-            match read.map(|(text, first)| (serde_json::from_str(&text), first)) {
-                Some((Ok(value), first)) => {
+            // Read again, noting a repeated key as the first reading would have.
+            let again = |text: &str| match repeated_keys {
+                true => crate::read::dupkeys::parse_noting_repeats(text),
+                false => serde_json::from_str(text).map(|value| (value, None)),
+            };
+            match read.map(|(text, first)| (again(&text), first)) {
+                Some((Ok((value, repeated)), first)) => {
                     if halves == Halves::Mended {
                         problems.push(lone_surrogate(&loc, &first).with_excerpt(excerpt(bytes)));
                     }
                     kept = halves == Halves::Kept;
                     mended = halves == Halves::Mended;
-                    Ok((value, None, None))
+                    Ok((value, None, repeated))
                 }
                 _ => Err(err),
             }
@@ -776,6 +781,13 @@ mod tests {
         let event = parsed.event.expect("read");
         assert_eq!(event.value["name"], "x\u{fffd}\\ud800\u{1f600}");
         assert_eq!(parsed.problems.len(), 1);
+        // Nor does it hide a key given twice in the same event.
+        let parsed = parse_one(br#"{"type":"CUSTOM","name":"\ud83d","name":"ok","value":1}"#);
+        let rules: Vec<RuleId> = parsed.problems.iter().map(|d| d.rule).collect();
+        assert_eq!(
+            rules,
+            [RuleId::FramingLoneSurrogate, RuleId::FramingDuplicateKey]
+        );
         let (rule, _) = rule_and_message(br#"{"a":"\ud800\u12"}"#);
         assert_eq!(rule, RuleId::FramingInvalidJson);
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
