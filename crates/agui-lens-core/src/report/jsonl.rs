@@ -48,7 +48,7 @@ impl Reporter for Jsonl {
             (None, None) => return Ok(()),
         };
         if !file.notes.is_empty() {
-            record["notes"] = serde_json::json!(file.notes);
+            record["remarks"] = serde_json::json!(file.notes);
         }
         serde_json::to_writer(&mut self.out, &record).map_err(io::Error::other)?;
         writeln!(self.out)

@@ -65,8 +65,10 @@ pub struct FileSummary {
     #[serde(skip)]
     pub recorded_findings: bool,
     /// What a user wants to know about the input that is no finding, said in every format:
-    /// a live run that ended in RUN_ERROR (the protocol's way to say a run failed).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// a live run that ended in RUN_ERROR (the protocol's way to say a run failed), a file
+    /// beside a recording left out. (`remarks` in JSON: `notes` there counts the findings of
+    /// that severity.)
+    #[serde(skip_serializing_if = "Vec::is_empty", rename = "remarks")]
     pub notes: Vec<String>,
 }
 

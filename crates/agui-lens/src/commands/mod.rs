@@ -771,9 +771,13 @@ fn holds_report(bytes: &[u8]) -> bool {
         Ok(Value::Object(record)) => {
             let finding = FINDING.iter().all(|key| record.contains_key(*key));
             let file = record.contains_key("path")
-                && record
-                    .keys()
-                    .all(|key| matches!(key.as_str(), "path" | "failure" | "skipped" | "notes"));
+                && record.keys().all(|key| {
+                    // (`notes`: as reports of earlier versions name the remarks.)
+                    matches!(
+                        key.as_str(),
+                        "path" | "failure" | "skipped" | "remarks" | "notes"
+                    )
+                });
             let stop = record.len() == 1 && record.contains_key("stopped_by");
             let repeats = record.contains_key("repeats") && record.contains_key("more");
             finding || file || stop || repeats
