@@ -595,6 +595,18 @@ fn streams_with_errors_compact_without_gaining_any() {
                 hidden += 1;
                 continue;
             }
+            if stderr.contains("merging the events that have them would hide them") {
+                // Events that break a schema would be merged away with their errors (see
+                // `merging_does_not_hide_a_deltas_schema_error`).
+                assert_eq!(code, 1, "{} at {level}: {stderr}", fixture.display());
+                assert!(!output.exists(), "{}", fixture.display());
+                assert!(
+                    before.keys().any(|rule| rule.starts_with("schema/")),
+                    "{}",
+                    fixture.display()
+                );
+                continue;
+            }
             assert_eq!(code, 0, "{} at {level}: {stderr}", fixture.display());
             // Halves of UTF-16 pairs are text a client shows and `fold` joins: forced, the
             // compaction dropped them, as it said it would.
@@ -1998,5 +2010,40 @@ fn a_users_file_under_the_copys_request_name_is_not_written_over() {
         let (code, stderr) = compact(&input, &output, "deltas");
         assert_eq!(code, 0, "{stderr}");
         assert!(notes.is_file());
+    }
+}
+
+/// Deltas that break a schema (a null or textual timestamp, a null raw event) are not merged
+/// away with their errors: the copy passed where the original failed, at the default level.
+/// Such a stream is refused and left as it was.
+#[test]
+fn merging_does_not_hide_a_deltas_schema_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for extra in [
+        r#""timestamp":null"#,
+        r#""timestamp":"now""#,
+        r#""rawEvent":null"#,
+    ] {
+        let mut lines = vec![
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#.to_owned(),
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#.to_owned(),
+        ];
+        for piece in ["hel", "lo ", "the", "re ", "and", " mo", "re "] {
+            lines.push(format!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"{piece}",{extra}}}"#
+            ));
+        }
+        lines.push(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#.to_owned());
+        lines.push(r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#.to_owned());
+        let input = dir.path().join("in.jsonl");
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let (code, stdout, _) = run(&["check", input.to_str().unwrap()]);
+        assert_eq!(code, 1, "{extra}: {stdout}");
+        let output = dir.path().join("out.jsonl");
+        let _ = std::fs::remove_file(&output);
+        let (code, stderr) = compact(&input, &output, "deltas");
+        assert_eq!(code, 1, "{extra}: {stderr}");
+        assert!(stderr.contains("would hide them"), "{extra}: {stderr}");
+        assert!(!output.exists(), "{extra}");
     }
 }

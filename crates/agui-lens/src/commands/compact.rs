@@ -870,6 +870,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         bytes_read,
         bytes_in,
         errors_before,
+        schema_errors,
     } = first_pass(
         settings,
         input,
@@ -1011,7 +1012,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             &temp,
             folded,
             verifier,
-            (errors_before.as_ref(), dropped),
+            (errors_before.as_ref(), &schema_errors, dropped),
         );
         let synced = synced.map(|handle| handle.join().expect("syncing does not panic"));
         let (refused, folds) = verified?;
@@ -1068,7 +1069,11 @@ fn verify_written(
     temp: &tempfile::NamedTempFile,
     folded: Threads,
     verifier: Option<Verifier<'_>>,
-    (errors_before, dropped): (Option<&BTreeMap<RuleId, u64>>, bool),
+    (errors_before, schema_errors, dropped): (
+        Option<&BTreeMap<RuleId, u64>>,
+        &BTreeMap<RuleId, u64>,
+        bool,
+    ),
 ) -> Result<(Option<String>, (Threads, ReadBack))> {
     let open = || -> Result<Box<dyn io::Read + Send>> {
         Ok(Box::new(
@@ -1083,7 +1088,7 @@ fn verify_written(
             &folded,
             back,
             (settings.level, dropped),
-            errors_before,
+            (errors_before, schema_errors),
         )
     };
     let on_the_way = match verifier.map(Verifier::finish) {
@@ -1131,6 +1136,9 @@ struct FirstPass {
     /// The original's errors, when they were counted on the way (stdin, which cannot be read
     /// again).
     errors_before: Option<BTreeMap<RuleId, u64>>,
+    /// The original's schema errors, by rule, of the events read whole on the way (every
+    /// event that breaks a schema is: the fast path takes only well-formed deltas).
+    schema_errors: BTreeMap<RuleId, u64>,
 }
 
 /// Compacts an opened input into `writer`, handing every event written to `verifier` too.
@@ -1176,6 +1184,7 @@ fn first_pass(
     // then, by reading the original again. Stdin cannot be read again, so for it they are
     // counted on the way.
     let mut errors_before: Option<BTreeMap<RuleId, u64>> = None;
+    let mut schema_errors = BTreeMap::new();
     let mut bytes_in = 0u64;
     let mut events_in = 0u64;
     let mut known = 0u64;
@@ -1238,6 +1247,7 @@ fn first_pass(
                             ..
                         } => compactor.push_delta(kind, id, delta, owner),
                         Fed::Event(event) => {
+                            count_errors(&mut schema_errors, schema.iter().cloned());
                             push(&mut compactor, event, Some(schema), raw, writer)?;
                             true
                         }
@@ -1287,6 +1297,7 @@ fn first_pass(
         bytes_read: opened.reader.bytes_read(),
         bytes_in,
         errors_before,
+        schema_errors,
     })
 }
 
@@ -1415,12 +1426,44 @@ fn judge(
     original: &[(Option<String>, Folded)],
     read_back: &ReadBack,
     kept: (Level, bool),
-    errors_before: Option<&BTreeMap<RuleId, u64>>,
+    (errors_before, schema_errors): (Option<&BTreeMap<RuleId, u64>>, &BTreeMap<RuleId, u64>),
 ) -> Result<Option<String>> {
-    verify::judge(original, read_back, kept, || match errors_before {
+    let judged = verify::judge(original, read_back, kept, || match errors_before {
         Some(counts) => Ok(counts.clone()),
         None => count_original_errors(ctx, read_original, input),
-    })
+    })?;
+    if judged.is_some() {
+        return Ok(judged);
+    }
+    // An event that breaks a schema (a delta with a null timestamp) merged into another
+    // would take its error with it: the copy would pass where the original fails. What the
+    // first pass saw of the schemas (without what the run's declared version makes of them)
+    // says where to look; the original's check, as the copy's, says whether it is so.
+    let after = |rule: &RuleId| read_back.errors.get(rule).copied().unwrap_or(0);
+    if schema_errors
+        .iter()
+        .all(|(rule, before)| after(rule) >= *before)
+    {
+        return Ok(None);
+    }
+    let counted;
+    let full = match errors_before {
+        Some(counts) => counts,
+        None => {
+            counted = count_original_errors(ctx, read_original, input)?;
+            &counted
+        }
+    };
+    for rule in schema_errors.keys() {
+        let (before, after) = (full.get(rule).copied().unwrap_or(0), after(rule));
+        if after < before {
+            return Ok(Some(format!(
+                "the original has {before} {rule} errors, the compacted stream {after}: \
+                 merging the events that have them would hide them"
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// Says what became of each input, then of all; the outcome is the worst of them. An input
@@ -1666,7 +1709,7 @@ mod tests {
             &fold_of(original),
             &back,
             (Level::Deltas, false),
-            Some(&before),
+            (Some(&before), &BTreeMap::new()),
         )
         .unwrap()
     }
