@@ -1950,6 +1950,28 @@ fn a_snapshot_does_not_hide_a_runs_errors() {
         lines.push(r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r0"}"#.to_owned());
         let input = dir.path().join(format!("broken-{i}.jsonl"));
         std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        // A line that is no event in another run, dropped as asked, excuses its own errors
+        // only (it let every pairing error go).
+        let junk = dir.path().join(format!("junk-{i}.jsonl"));
+        let mut with_junk = lines.clone();
+        with_junk.extend([
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#.to_owned(),
+            "not json".to_owned(),
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#.to_owned(),
+        ]);
+        std::fs::write(&junk, with_junk.join("\n") + "\n").unwrap();
+        let out = dir.path().join(format!("junk-out-{i}.jsonl"));
+        let (code, _, stderr) = run(&[
+            "compact",
+            "--level",
+            "snapshot",
+            "--drop-unreadable",
+            junk.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(!out.exists(), "{stderr}");
         let (code, stdout, _) = run(&["check", input.to_str().unwrap()]);
         assert_eq!(code, 1, "{stdout}");
         for level in ["snapshot", "deltas"] {
