@@ -951,9 +951,13 @@ fn compact_source(
     let back = read_back(&ctx, &read, format, Box::new(Cursor::new(written.clone())))?;
     compacted.errors = back.errors.clone();
     let dropped = drop_unreadable && stats.unreadable + merged + compacted.dropped > 0;
-    compacted.outcome = match judge(&folded, &back, (level, dropped), || {
-        count_errors_of(&ctx, source.open()?)
-    })? {
+    let count = || count_errors_of(&ctx, source.open()?);
+    let judged = match judge(&folded, &back, (level, dropped), count)? {
+        Some(why) => Some(why),
+        // (Every schema rule compared: the events were not held to the schemas on the way.)
+        None => agui_lens_core::compact::verify::hidden_schema_errors(&back, None, count)?,
+    };
+    compacted.outcome = match judged {
         Some(why) => Outcome::Refused(why),
         None => Outcome::Written(written),
     };

@@ -149,3 +149,23 @@ def test_diff_says_what_max_lines_takes(max_lines):
     with pytest.raises(agui_lens.AguiLensError) as caught:
         agui_lens.diff(path, path, max_lines=max_lines)
     assert "max_lines" in str(caught.value), caught.value
+
+
+def test_deltas_that_break_a_schema_are_not_merged_away(empty_dir, tmp_path):
+    """Deltas with a null timestamp fail their schema; merged into one event without it, the
+    copy passed where the original failed. Refused, as the command refuses it."""
+    events = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+              {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]
+    events += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": piece, "timestamp": None}
+               for piece in ("hel", "lo ", "the", "re ", "and", " mo", "re ")]
+    events += [{"type": "TEXT_MESSAGE_END", "messageId": "m"},
+               {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}]
+    path = tmp_path / "nulls.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert not agui_lens.check(path).ok
+    ran = cli("compact", str(path), cwd=empty_dir)
+    assert ran.returncode == 1 and ran.stdout == b""
+    done = agui_lens.compaction(path)
+    assert done.status == "refused" and "would hide them" in done.reason
+    with pytest.raises(agui_lens.AguiLensError, match="would hide them"):
+        agui_lens.compact(path)

@@ -123,6 +123,43 @@ pub fn verification_levels() -> Levels {
     levels
 }
 
+/// Why the compacted stream may not replace the original when merging took schema errors
+/// with it: an event that breaks a schema (a delta with a null timestamp) merged into
+/// another loses its error, and the copy would pass where the original fails. `seen` is what
+/// the schemas said of the original's events read whole on the way (without what the run's
+/// declared version makes of them): it says where to look, and when nothing is amiss there,
+/// the original is not read again; `None` when it was not looked at (every schema rule is
+/// compared). `errors_before` counts the original's errors by rule, as the copy's are.
+pub fn hidden_schema_errors(
+    read_back: &ReadBack,
+    seen: Option<&BTreeMap<RuleId, u64>>,
+    errors_before: impl FnOnce() -> Result<BTreeMap<RuleId, u64>>,
+) -> Result<Option<String>> {
+    let after = |rule: &RuleId| read_back.errors.get(rule).copied().unwrap_or(0);
+    if seen.is_some_and(|seen| seen.iter().all(|(rule, before)| after(rule) >= *before)) {
+        return Ok(None);
+    }
+    let full = errors_before()?;
+    let rules: Vec<RuleId> = match seen {
+        Some(seen) => seen.keys().copied().collect(),
+        None => full
+            .keys()
+            .copied()
+            .filter(|rule| rule.name().starts_with("schema/"))
+            .collect(),
+    };
+    for rule in rules {
+        let (before, after) = (full.get(&rule).copied().unwrap_or(0), after(&rule));
+        if after < before {
+            return Ok(Some(format!(
+                "the original has {before} {rule} errors, the compacted stream {after}: \
+                 merging the events that have them would hide them"
+            )));
+        }
+    }
+    Ok(None)
+}
+
 /// The compacted stream must fold to the same messages and state, end its runs as the
 /// original did (outcome, tool calls left pending, interrupts), and check with no more
 /// errors of any rule. Returns why not, if not. `errors_before` counts the original's errors

@@ -1428,42 +1428,14 @@ fn judge(
     kept: (Level, bool),
     (errors_before, schema_errors): (Option<&BTreeMap<RuleId, u64>>, &BTreeMap<RuleId, u64>),
 ) -> Result<Option<String>> {
-    let judged = verify::judge(original, read_back, kept, || match errors_before {
+    let count = || match errors_before {
         Some(counts) => Ok(counts.clone()),
         None => count_original_errors(ctx, read_original, input),
-    })?;
-    if judged.is_some() {
-        return Ok(judged);
-    }
-    // An event that breaks a schema (a delta with a null timestamp) merged into another
-    // would take its error with it: the copy would pass where the original fails. What the
-    // first pass saw of the schemas (without what the run's declared version makes of them)
-    // says where to look; the original's check, as the copy's, says whether it is so.
-    let after = |rule: &RuleId| read_back.errors.get(rule).copied().unwrap_or(0);
-    if schema_errors
-        .iter()
-        .all(|(rule, before)| after(rule) >= *before)
-    {
-        return Ok(None);
-    }
-    let counted;
-    let full = match errors_before {
-        Some(counts) => counts,
-        None => {
-            counted = count_original_errors(ctx, read_original, input)?;
-            &counted
-        }
     };
-    for rule in schema_errors.keys() {
-        let (before, after) = (full.get(rule).copied().unwrap_or(0), after(rule));
-        if after < before {
-            return Ok(Some(format!(
-                "the original has {before} {rule} errors, the compacted stream {after}: \
-                 merging the events that have them would hide them"
-            )));
-        }
+    match verify::judge(original, read_back, kept, count)? {
+        Some(why) => Ok(Some(why)),
+        None => verify::hidden_schema_errors(read_back, Some(schema_errors), count),
     }
-    Ok(None)
 }
 
 /// Says what became of each input, then of all; the outcome is the worst of them. An input
