@@ -1324,3 +1324,26 @@ fn a_file_in_the_way_of_an_output_folder_is_named() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep\n");
 }
+
+/// Findings of stdin (`-`) are annotated on no file by `--format github`, also when the
+/// working folder holds a file named `-` (they were placed on it).
+#[test]
+fn stdin_is_annotated_on_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("-"), "notes\n").unwrap();
+    let stream =
+        std::fs::read(root().join("fixtures/invalid/lifecycle/duplicate-run-id.jsonl")).unwrap();
+    let out = agui_lens()
+        .current_dir(dir.path())
+        .args(["check", "-", "--format", "github"])
+        .write_stdin(stream)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("::error title=lifecycle/duplicate-run-id::-: "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("file=-"), "{stdout}");
+}

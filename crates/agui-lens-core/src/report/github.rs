@@ -26,7 +26,8 @@ impl Github {
     /// is named first in the message: an annotation on a file that is not there is lost.
     fn place(&self, path: &str, line: Option<u64>) -> (Vec<String>, Option<String>) {
         let place = self.containers.place(path);
-        if !std::path::Path::new(place.file).is_file() {
+        // (`-` is stdin: a file of that name in the working folder is another input.)
+        if place.file == "-" || !std::path::Path::new(place.file).is_file() {
             let named = match place.stream {
                 Some(stream) => format!("{}: {stream}: ", place.file),
                 None => format!("{}: ", place.file),
