@@ -1035,6 +1035,22 @@ fn a_second_compaction_leaves_what_it_made_alone() {
             "{stderr}"
         );
     }
+    // One of them compacted before, one new: each counted as what became of it (it said
+    // "compacted 2 files", one of them left alone).
+    let fresh = dir.path().join("c.jsonl");
+    std::fs::write(&fresh, &plain).unwrap();
+    let (code, _, stderr) = run(&[
+        "compact",
+        "--in-place",
+        files[0].to_str().unwrap(),
+        fresh.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("compacted 1 file and left 1 file already compact as it was: "),
+        "{stderr}"
+    );
+    std::fs::remove_file(&fresh).unwrap();
     let after: Vec<_> = files.iter().chain(&outputs).map(|f| identity(f)).collect();
     assert_eq!(after, before, "a file was replaced by a copy of itself");
     for (file, bytes) in files.iter().chain(&outputs).zip(bytes) {

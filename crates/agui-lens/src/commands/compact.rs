@@ -1567,16 +1567,18 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
         } else {
             0.0
         };
-        let alone = match left_alone {
-            0 => String::new(),
+        // (The totals count the files left alone as they are on both sides.)
+        let done = match left_alone {
+            0 => format!("compacted {files} files"),
             n => format!(
-                "; {} already compact, left as {}",
+                "compacted {} and left {} already compact as {}",
+                plural(files - n, "file"),
                 plural(n, "file"),
                 if n == 1 { "it was" } else { "they were" }
             ),
         };
         eprintln!(
-            "compacted {files} files: {events_in} → {}, {} → {} ({saved:.0}% smaller){alone}",
+            "{done}: {events_in} → {}, {} → {} ({saved:.0}% smaller)",
             plural(events_out, "event"),
             human_bytes(bytes_in),
             human_bytes(bytes_out)
