@@ -182,6 +182,20 @@ impl Beside {
         }
     }
 
+    /// Whether the file at `path`, of this kind, holds what no run wrote (a file of the
+    /// user's under that name): what is said of it then. Nothing there, or nothing in it, is
+    /// no one's.
+    pub fn users(self, path: &Path) -> Option<String> {
+        let bytes = std::fs::read(path).ok()?;
+        (!bytes.is_empty() && !self.wrote(&bytes)).then(|| {
+            format!(
+                "{} holds what no `agui-lens run` wrote there ({})",
+                path.display(),
+                self.describe()
+            )
+        })
+    }
+
     /// What a run writes in such a file.
     pub fn describe(self) -> &'static str {
         match self {

@@ -801,18 +801,11 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     // wrote: a file of the user's of that name is refused, as `run --record` refuses it.
     if let (Some(_), Target::File(output), Some(input)) = (&carried, target, input.path()) {
         use agui_lens_core::check::recorded::{Beside, request_file_of};
-        let beside = request_file_of(output);
-        if let Ok(bytes) = std::fs::read(&beside)
-            && !bytes.is_empty()
-            && !Beside::Request.wrote(&bytes)
-        {
+        if let Some(users) = Beside::Request.users(&request_file_of(output)) {
             return Ok(Report {
                 refused: Some(format!(
-                    "{} holds what no `agui-lens run` wrote there ({}), which the request this \
-                     recording answers would replace beside its compacted copy; it was left as \
-                     it was (move it, or name another output)",
-                    beside.display(),
-                    Beside::Request.describe()
+                    "{users}, which the request this recording answers would replace beside \
+                     its compacted copy; it was left as it was (move it, or name another output)"
                 )),
                 ..Report::unread(input)
             });

@@ -281,17 +281,11 @@ fn refuse_beside(recording: &std::path::Path, flag: &str) -> Result<()> {
         (findings_file_of(recording), Beside::Findings),
         (cut_file_of(recording), Beside::Cut),
     ] {
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
-        };
-        if !bytes.is_empty() && !kind.wrote(&bytes) {
+        if let Some(users) = kind.users(&path) {
             bail!(
-                "{flag} {}: {} beside it holds what no `agui-lens run` wrote there ({}), \
-                 which this run would replace or take away; it was left as it was, and nothing \
-                 was sent (move it, or record into another file)",
+                "{flag} {}: beside it, {users}, which this run would replace or take away; it \
+                 was left as it was, and nothing was sent (move it, or record into another file)",
                 recording.display(),
-                path.display(),
-                kind.describe()
             );
         }
     }
