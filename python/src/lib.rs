@@ -594,18 +594,8 @@ fn events(
         // returned apart.
         let capture = opened.capture.as_ref().filter(|_| failed.is_none());
         let response = capture.and_then(|capture| {
-            let found = agui_lens_core::check::opened::capture_findings(
-                &opened.name,
-                capture,
-                opened.format,
-            )
-            .filter(|d| d.severity == agui_lens_core::check::diagnostic::Severity::Error)
-            .map(|d| d.message);
-            let failure = capture
-                .failure
-                .as_ref()
-                .map(|failure| format!("the browser's read of the response failed ({failure})"));
-            let said: Vec<String> = found.into_iter().chain(failure).collect();
+            let said =
+                agui_lens_core::check::opened::capture_said(&opened.name, capture, opened.format);
             (!said.is_empty()).then(|| {
                 format!(
                     "{}: {}: the events are returned as they came (agui_lens.check reports it)",

@@ -390,6 +390,23 @@ pub fn capture_findings(
     }
 }
 
+/// What a browser capture holds of its response that `check` fails its stream for (see
+/// [`capture_findings`]: its errors' messages), and the browser's word that its read failed,
+/// as said to whoever takes the stream's events alone: none when there is nothing.
+pub fn capture_said(name: &Arc<str>, capture: &CaptureEntry, format: InputFormat) -> Vec<String> {
+    let found = capture_findings(name, capture, format)
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.message);
+    let failed = capture.failure.as_ref().map(|failure| {
+        if read::har::stopped_by_page(failure) {
+            format!("the page stopped reading the response ({failure}): the stream was cut there")
+        } else {
+            format!("the browser's read of the response failed ({failure})")
+        }
+    });
+    found.into_iter().chain(failed).collect()
+}
+
 /// A stream answered in another transport than the request asked for (protobuf to `Accept:
 /// text/event-stream`, or the reverse): `run`, the proxy and a browser capture's check say it
 /// alike.

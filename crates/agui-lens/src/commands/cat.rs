@@ -8,8 +8,7 @@ use anyhow::{Context, Result, bail};
 use super::{Outcome, persist, same_file};
 use crate::cli::CatArgs;
 use crate::glob;
-use agui_lens_core::check::diagnostic::Severity;
-use agui_lens_core::check::opened::capture_findings;
+use agui_lens_core::check::opened::capture_said;
 use agui_lens_core::check::recorded::{Recorded, recorded};
 use agui_lens_core::check::stream::{for_each_opened_frame, require_events, warn_unreadable};
 use agui_lens_core::protocol::event::{Event, EventType};
@@ -372,7 +371,7 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
 }
 
 /// What a browser capture holds of the response the stream came in that `check` fails it
-/// for (see [`capture_findings`]), or the browser's word that the read failed: the copy, the
+/// for (see [`capture_said`]), or the browser's word that the read failed: the copy, the
 /// events alone, carries none of it.
 fn response_lost(input: &InputSpec, opened: &read::Opened) -> Option<String> {
     // A recording `run` made, with what only its call found written beside it.
@@ -389,17 +388,7 @@ fn response_lost(input: &InputSpec, opened: &read::Opened) -> Option<String> {
         return beside;
     }
     let capture = opened.capture.as_ref()?;
-    let found = capture_findings(&opened.name, capture, opened.format)
-        .filter(|d| d.severity == Severity::Error)
-        .map(|d| d.message);
-    let failed = capture.failure.as_ref().map(|failure| {
-        if read::har::stopped_by_page(failure) {
-            format!("the page stopped reading the response ({failure}): the stream was cut there")
-        } else {
-            format!("the browser's read of the response failed ({failure})")
-        }
-    });
-    let said: Vec<String> = found.into_iter().chain(failed).collect();
+    let said = capture_said(&opened.name, capture, opened.format);
     // The command to see it, as it can be run (the capture's file, and which of its streams).
     let check = match input.path() {
         Some(path) => format!(
