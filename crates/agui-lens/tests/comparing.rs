@@ -1861,3 +1861,78 @@ fn a_stream_the_client_rejects_differs_at_the_fold_level() {
     let (code, stdout, _) = run(&["snapshot", bad.to_str().unwrap(), "--expect", snap]);
     assert_eq!(code, 1, "{stdout}");
 }
+
+/// A difference a person reviews is shown as it is: a bidi override (which shows text in
+/// another order than it is) or an invisible character in a changed value is written as an
+/// escape in `diff`'s and `snapshot`'s text, else the removed and added lines look alike.
+#[test]
+fn a_difference_hidden_by_invisible_characters_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |delta: &str| {
+        vec![
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#.to_owned(),
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#.to_owned(),
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": delta}).to_string(),
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#.to_owned(),
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#.to_owned(),
+        ]
+    };
+    let plain = lines_file(dir.path(), "plain.jsonl", &stream("Pay 100 to account 42"));
+    let cases = [
+        ("\u{202e}", "Pay \u{202e}24 tnuocca ot 001\u{202c}"),
+        ("\u{200b}", "Pay 100 to account 42\u{200b}"),
+        ("\u{feff}", "Pay 100 to\u{feff} account 42"),
+    ];
+    for (hidden, delta) in cases {
+        let escape = format!("\\u{{{:x}}}", hidden.chars().next().unwrap() as u32);
+        let changed = lines_file(dir.path(), "changed.jsonl", &stream(delta));
+        for level in ["events", "compact", "fold"] {
+            let (code, stdout, _) = run(&[
+                "diff",
+                "--color",
+                "never",
+                "--level",
+                level,
+                plain.to_str().unwrap(),
+                changed.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 1, "{stdout}");
+            assert!(
+                !stdout.contains(hidden),
+                "{level}: {escape} shown raw:\n{stdout}"
+            );
+            assert!(
+                stdout.contains(&escape),
+                "{level}: {escape} not shown:\n{stdout}"
+            );
+        }
+        let snap = dir.path().join("expect.snap");
+        let snap = snap.to_str().unwrap();
+        let (code, _, stderr) = run(&[
+            "snapshot",
+            plain.to_str().unwrap(),
+            "--expect",
+            snap,
+            "--update",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let (code, stdout, stderr) = run(&[
+            "snapshot",
+            changed.to_str().unwrap(),
+            "--expect",
+            snap,
+            "--color",
+            "never",
+        ]);
+        assert_eq!(code, 1, "{stdout}{stderr}");
+        let shown = stdout + &stderr;
+        assert!(
+            !shown.contains(hidden),
+            "snapshot: {escape} shown raw:\n{shown}"
+        );
+        assert!(
+            shown.contains(&escape),
+            "snapshot: {escape} not shown:\n{shown}"
+        );
+    }
+}

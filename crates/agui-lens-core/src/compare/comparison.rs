@@ -209,7 +209,9 @@ pub fn unified_diff(
         } else {
             DiffLine::Context
         };
-        out.push_str(&paint(kind, &shown));
+        // As a terminal may show it: a bidi override in a changed value would show the
+        // added line as the removed one.
+        out.push_str(&paint(kind, &crate::report::human::visible(&shown)));
         out.push('\n');
     }
     out
@@ -313,7 +315,8 @@ pub fn summary(comparison: &Comparison, labels: (&str, &str)) -> String {
              their payloads out"
         );
     }
-    out
+    // As a terminal may show it (a value or a type can hold a bidi override).
+    crate::report::human::visible(&out).into_owned()
 }
 
 #[cfg(test)]

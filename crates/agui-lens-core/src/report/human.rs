@@ -189,8 +189,9 @@ impl Reporter for Human {
 
 /// Text from a capture as a terminal may show it: control characters (an escape sequence that
 /// would recolour, move the cursor or retitle the terminal, a carriage return that would write
-/// over the line) and bidi overrides and isolates (which show text in another order than it
-/// is) are written as escapes (`\x1b`, `\u{202e}`); tabs and line breaks stay.
+/// over the line), bidi overrides and isolates (which show text in another order than it is)
+/// and marks that take no room are written as escapes (`\x1b`, `\u{202e}`, `\u{200b}`); tabs
+/// and line breaks stay.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(acted_on) {
         return std::borrow::Cow::Borrowed(text);
@@ -310,7 +311,8 @@ impl<W: Write> Write for Visible<W> {
 
 /// The bytes that begin what [`Visible`] looks for: the C0 controls but tab and line feed,
 /// DEL, the lead bytes of the C1 controls (U+0080–U+009F), of the bidi controls (U+202A–U+202E,
-/// U+2066–U+2069), of the mark's plane (15) and of the stand-ins' (16).
+/// U+2066–U+2069) and the marks that take no room (U+200B–U+2060; U+FEFF), of the mark's plane
+/// (15) and of the stand-ins' (16).
 static LOOKED_AT: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
@@ -321,6 +323,7 @@ static LOOKED_AT: [bool; 256] = {
     table[0x7F] = true;
     table[0xC2] = true;
     table[0xE2] = true;
+    table[0xEF] = true;
     table[0xF3] = true;
     table[0xF4] = true;
     table
@@ -329,5 +332,12 @@ static LOOKED_AT: [bool; 256] = {
 /// Whether a terminal acts on the character rather than shows it (see [`visible`]).
 pub fn acted_on(c: char) -> bool {
     (c.is_control() && c != '\t' && c != '\n')
-        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            // Marks that take no room: a zero-width space, the left-to-right and
+            // right-to-left marks, a word joiner, a byte order mark. (The zero-width joiners
+            // that make up emoji and scripts are left alone.)
+            | '\u{200b}' | '\u{200e}' | '\u{200f}' | '\u{2060}' | '\u{feff}'
+        )
 }
