@@ -942,7 +942,7 @@ fn compact_source(
     compacted.errors = back.errors.clone();
     let dropped = drop_unreadable && stats.unreadable + merged + compacted.dropped > 0;
     let count = || count_errors_of(&ctx, source.open()?);
-    let judged = match judge(&folded, &back, (level, dropped), count)? {
+    let judged = match judge(&folded, &back, (level, dropped, false), count)? {
         Some(why) => Some(why),
         // (Every schema rule compared: the events were not held to the schemas on the way.)
         None => agui_lens_core::compact::verify::hidden_schema_errors(&back, None, count)?,

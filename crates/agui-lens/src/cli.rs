@@ -862,6 +862,21 @@ pub struct CompactArgs {
     #[arg(long, requires = "output")]
     pub mirror: bool,
 
+    /// Hold the compacted stream to this rule as an error too (as `check --deny` does), on top
+    /// of the nearest agui-lens.toml: a stream that fails `check` so is never compacted into one
+    /// that passes. Repeatable.
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// Hold the compacted stream to every warning as an error too, as `check --deny-warnings`
+    /// fails on them.
+    #[arg(long)]
+    pub deny_warnings: bool,
+
+    /// Read rule levels and schemas from this file instead of the nearest agui-lens.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     #[command(flatten)]
     pub read: ReadArgs,
 

@@ -2085,3 +2085,95 @@ fn merging_does_not_hide_a_deltas_schema_error() {
         assert!(!output.exists(), "{extra}");
     }
 }
+
+/// A stream that fails `check` under the project's rule levels (agui-lens.toml raising a
+/// warning to an error, or asking every warning to fail) is not compacted into one that
+/// passes there: merged deltas took their warnings with them, and a snapshot of a run its
+/// events. Either the copy fails as the original does, or the original is left as it was.
+#[test]
+fn compaction_holds_the_copy_to_the_projects_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = [
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"hello ","delta":"hello "}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"world","note":1}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"!"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let elsewhere = dir.path().join("strict.toml");
+    std::fs::write(&elsewhere, "deny-warnings = true\n").unwrap();
+    let elsewhere = elsewhere.to_str().unwrap().to_owned();
+    // (the project's file, the flags given to both commands)
+    let cases: [(Option<&str>, Vec<&str>); 4] = [
+        (
+            Some("[rules]\n\"framing/duplicate-key\" = \"deny\"\n"),
+            vec![],
+        ),
+        (
+            Some("[rules]\n\"schema/unknown-field\" = \"deny\"\n"),
+            vec![],
+        ),
+        (Some("deny-warnings = true\n"), vec![]),
+        (None, vec!["--config", &elsewhere]),
+    ];
+    for (i, (config, flags)) in cases.iter().enumerate() {
+        let project = dir.path().join(format!("project-{i}"));
+        std::fs::create_dir(&project).unwrap();
+        if let Some(config) = config {
+            std::fs::write(project.join("agui-lens.toml"), config).unwrap();
+        }
+        let input = project.join("history.jsonl");
+        std::fs::write(&input, &stream).unwrap();
+        let in_project = |args: &[&str]| {
+            let mut command = crate::common::agui_lens();
+            command.current_dir(&project).args(args).args(flags);
+            crate::common::split(command.output().unwrap())
+        };
+        let (code, stdout, stderr) = in_project(&["check", "history.jsonl"]);
+        assert_eq!(code, 1, "case {i}: {stdout}{stderr}");
+        for level in ["deltas", "snapshot"] {
+            let out = format!("out-{level}.jsonl");
+            let (code, _, stderr) =
+                in_project(&["compact", "--level", level, "history.jsonl", "-o", &out]);
+            let written = project.join(&out);
+            if written.exists() {
+                assert_eq!(code, 0, "case {i} at {level}: {stderr}");
+                let (code, stdout, _) = in_project(&["check", &out]);
+                assert_eq!(code, 1, "case {i} at {level}: the copy passes:\n{stdout}");
+            } else {
+                assert_eq!(code, 1, "case {i} at {level}: {stderr}");
+                assert!(stderr.contains("history.jsonl"), "{stderr}");
+            }
+            let (code, _, stderr) =
+                in_project(&["compact", "--level", level, "--in-place", "history.jsonl"]);
+            let now = std::fs::read_to_string(&input).unwrap();
+            if now == stream {
+                assert_eq!(code, 1, "case {i} at {level}: {stderr}");
+            } else {
+                let (code, stdout, _) = in_project(&["check", "history.jsonl"]);
+                assert_eq!(
+                    code, 1,
+                    "case {i} at {level}: compacted in place, passes:\n{stdout}"
+                );
+                std::fs::write(&input, &stream).unwrap();
+            }
+        }
+    }
+    // The flag as check takes it.
+    let input = dir.path().join("flagged.jsonl");
+    std::fs::write(&input, &stream).unwrap();
+    let out = dir.path().join("flagged-out.jsonl");
+    let (code, _, stderr) = run(&[
+        "compact",
+        "--deny-warnings",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!out.exists(), "{stderr}");
+}

@@ -123,6 +123,26 @@ pub fn verification_levels() -> Levels {
     levels
 }
 
+/// The rules verification runs for a project: those of [`verification_levels`], and every
+/// rule the project's levels make an error (a warning raised in agui-lens.toml, `--deny`,
+/// `--deny-warnings`), so that a stream failing `check` there is not compacted into one that
+/// passes. The second value says whether the project raised any: merged deltas can take such
+/// a rule's findings with them (a repeated key, an unknown field), so then the copy is held to
+/// no fewer errors of any rule at every level (see [`judge`]).
+pub fn verification_levels_for(project: &Levels) -> (Levels, bool) {
+    let mut levels = verification_levels();
+    let mut raised = false;
+    for id in RuleId::ALL {
+        if project.level(*id) == RuleLevel::Deny && levels.level(*id) != RuleLevel::Deny {
+            levels
+                .set(id.name(), RuleLevel::Deny)
+                .expect("a rule's own name selects it");
+            raised = true;
+        }
+    }
+    (levels, raised)
+}
+
 /// Why the compacted stream may not replace the original when merging took schema errors
 /// with it: an event that breaks a schema (a delta with a null timestamp) merged into
 /// another loses its error, and the copy would pass where the original fails. `seen` is what
@@ -168,22 +188,24 @@ pub fn hidden_schema_errors(
 /// compacted stream must have no fewer errors of any rule either (a run whose events broke a
 /// rule, snapshotted, folds the same and passes: the history would be called clean), but for
 /// the rules of what was `dropped` as asked (frames that are no events, chunks the official
-/// client fails on: `--drop-unreadable`).
+/// client fails on: `--drop-unreadable`). So it is at the `deltas` level too when the project
+/// `raised` rules to errors ([`verification_levels_for`]).
 pub fn judge(
     original: &[(Option<String>, Folded)],
     read_back: &ReadBack,
-    (level, dropped): (crate::compact::Level, bool),
+    (level, dropped, raised): (crate::compact::Level, bool, bool),
     errors_before: impl FnOnce() -> Result<BTreeMap<RuleId, u64>>,
 ) -> Result<Option<String>> {
     // The original's errors are counted only when they can tell something.
     let errors_after = &read_back.errors;
     let whole_runs = level == crate::compact::Level::Snapshot;
-    let errors_before = if errors_after.is_empty() && !whole_runs {
+    let every_rule = whole_runs || raised;
+    let errors_before = if errors_after.is_empty() && !every_rule {
         BTreeMap::new()
     } else {
         errors_before()?
     };
-    if whole_runs {
+    if every_rule {
         // What --drop-unreadable drops: frames that are no events (framing), chunks the
         // official client fails on (a first chunk with no id); nothing else.
         let as_asked = |rule: &RuleId| {
@@ -192,11 +214,17 @@ pub fn judge(
         };
         for (rule, before) in errors_before.iter().filter(|(rule, _)| !as_asked(rule)) {
             let after = errors_after.get(rule).copied().unwrap_or(0);
-            if after < *before {
+            if after < *before && whole_runs && !raised {
                 return Ok(Some(format!(
                     "the original has {before} {rule} errors, the compacted stream {after}: a \
                      run snapshotted would hide what its events broke; compact at the deltas \
                      level, which keeps them"
+                )));
+            }
+            if after < *before {
+                return Ok(Some(format!(
+                    "the original has {before} {rule} errors under the rule levels given, the \
+                     compacted stream {after}: merging the events that have them would hide them"
                 )));
             }
         }

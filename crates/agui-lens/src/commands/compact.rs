@@ -14,8 +14,9 @@ use rayon::prelude::*;
 use super::inputs::{self, Input};
 use super::{Outcome, WriteBack, persist, same_file};
 use crate::cli::CompactArgs;
+use crate::config::Config;
 use crate::progress::Progress;
-use agui_lens_core::check::catalog::{Levels, RuleId};
+use agui_lens_core::check::catalog::{Level as RuleLevel, Levels, RuleId};
 use agui_lens_core::check::diagnostic::Diagnostic;
 use agui_lens_core::check::engine::{Context as CheckContext, Engine, Fed};
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
@@ -23,6 +24,7 @@ use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::check::stream::{for_each_schema_checked, parse_event};
 use agui_lens_core::compact::verify::{
     self, Current, ReadBack, Tee, Verifier, count_errors, read_back, verification_levels,
+    verification_levels_for,
 };
 use agui_lens_core::compact::{Compactor, Level, failing_chunks, lost_frames};
 use agui_lens_core::fold::Folded;
@@ -140,10 +142,24 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     let inputs = outside_output(args, inputs)?;
     let (inputs, targets) = targets(args, inputs)?;
     let read = args.read.options();
-    let schemas = if args.no_verify {
-        None
+    // Held to the project's rules as `check` is (a warning agui-lens.toml makes an error may
+    // not be merged away), with the project's schemas.
+    let (levels, raised, schemas) = if args.no_verify {
+        (verification_levels(), false, None)
     } else {
-        Some(SchemaSet::for_process(None)?)
+        let config = Config::load(args.config.as_deref())?;
+        let flags: Vec<_> = args
+            .deny
+            .iter()
+            .map(|r| (RuleLevel::Deny, r.clone()))
+            .collect();
+        let mut project = config.levels(&flags)?;
+        if args.deny_warnings || config.file.deny_warnings {
+            project.deny_warnings();
+        }
+        let (levels, raised) = verification_levels_for(&project);
+        let schemas = SchemaSet::for_process(config.schemas_dir().as_deref())?;
+        (levels, raised, Some(schemas))
     };
     let settings = Settings {
         level: args.level,
@@ -151,7 +167,8 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         initial_state: args.read.initial_state()?,
         state_limit: args.read.state_limit(),
         schemas,
-        levels: verification_levels(),
+        levels,
+        raised,
         drop_unreadable: args.drop_unreadable,
         writers: if args.in_place {
             let ids = targets.iter().filter_map(|target| match target {
@@ -523,6 +540,9 @@ struct Settings<'a> {
     state_limit: usize,
     schemas: Option<&'a SchemaSet>,
     levels: Levels,
+    /// Whether `levels` make errors of rules that are not errors by default (see
+    /// [`verify::verification_levels_for`]).
+    raised: bool,
     /// Frames that cannot be read as events may be left out (else the file is refused).
     drop_unreadable: bool,
     /// The files to be replaced in place that another process holds open for writing, with
@@ -1080,7 +1100,7 @@ fn verify_written(
             input,
             &folded,
             back,
-            (settings.level, dropped),
+            (settings.level, dropped, settings.raised),
             (errors_before, schema_errors),
         )
     };
@@ -1418,7 +1438,7 @@ fn judge(
     input: &InputSpec,
     original: &[(Option<String>, Folded)],
     read_back: &ReadBack,
-    kept: (Level, bool),
+    kept: (Level, bool, bool),
     (errors_before, schema_errors): (Option<&BTreeMap<RuleId, u64>>, &BTreeMap<RuleId, u64>),
 ) -> Result<Option<String>> {
     let count = || match errors_before {
@@ -1675,7 +1695,7 @@ mod tests {
             &InputSpec::Stdin,
             &fold_of(original),
             &back,
-            (Level::Deltas, false),
+            (Level::Deltas, false, false),
             (Some(&before), &BTreeMap::new()),
         )
         .unwrap()
