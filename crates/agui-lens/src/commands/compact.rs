@@ -1727,6 +1727,7 @@ mod tests {
             state_limit: DEFAULT_STATE_LIMIT,
             schemas: Some(schemas),
             levels: verification_levels(),
+            raised: false,
             drop_unreadable: false,
             writers: HashMap::new(),
         }
