@@ -3730,3 +3730,42 @@ fn a_recording_that_cannot_be_made_is_refused_before_the_call() {
     assert!(listener.accept().is_err(), "the agent was called");
     assert!(!dir.path().join("new").exists());
 }
+
+/// A stop that comes once a compacted stream is under way to its output, which is then
+/// written whole, says what was written: the status says the command was stopped, and a
+/// line says the output is complete (a CI wrapper would else take it that nothing was).
+/// The compaction is verified, then waits for a reader of the FIFO it writes to; the signal
+/// comes while it waits.
+#[test]
+fn a_stop_after_a_compacted_stream_was_put_out_says_it_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("out.jsonl");
+    make_fifo(&fifo);
+    let input = recording("agui-sdk-full.jsonl");
+    let child = Child::spawn(&["compact", s(&input), "-o", s(&fifo)], None);
+    let pid = child.child.id();
+    // Waiting for a reader: the open of the FIFO, in some thread of the command.
+    until(|| {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|task| {
+                std::fs::read_to_string(task.path().join("wchan"))
+                    .is_ok_and(|wchan| wchan.contains("wait_for_partner"))
+            })
+    });
+    child.signal(libc::SIGTERM);
+    let written = std::fs::read(&fifo).unwrap();
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    let events = written
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    assert!(events > 10, "{stderr}");
+    assert!(
+        stderr.contains("stopped by SIGTERM") && stderr.contains("written whole"),
+        "{stderr}"
+    );
+}

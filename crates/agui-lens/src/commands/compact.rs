@@ -224,7 +224,28 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         .flatten()
         .flatten()
         .collect();
+    // Put out whole (written, or put in place) before a stop came, if one came late: each is
+    // said above as done; a stopped run's status alone would say nothing was.
+    let put_out = reports
+        .iter()
+        .filter(|(_, report)| {
+            report
+                .as_ref()
+                .is_ok_and(|r| r.skipped.is_none() && r.refused.is_none() && r.unchanged.is_none())
+        })
+        .count();
     let outcome = summarize(reports)?;
+    if stop::requested() && put_out > 0 {
+        let signal = stop::signal_name();
+        let (outputs, were) = match put_out {
+            1 => ("the output said above".to_owned(), "was"),
+            n => (format!("the {n} outputs said above"), "were"),
+        };
+        eprintln!(
+            "stopped by {signal}: {outputs} {were} written whole before it came; nothing else \
+             was written"
+        );
+    }
     if !args.mirror {
         return Ok(outcome);
     }
