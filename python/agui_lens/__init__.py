@@ -438,6 +438,7 @@ def compact(
     format: Optional[str] = None,
     name: Optional[str] = None,
     drop_unreadable: bool = False,
+    rules: Any = None,
 ) -> bytes:
     """The stream rewritten smaller, as ``agui-lens compact`` writes it to stdout, verified
     the same way (it folds the same and has no new errors, else ``AguiLensError`` says how
@@ -449,11 +450,16 @@ def compact(
     found beside it (``FILE.cut.txt``, ``FILE.findings.txt``), as the command skips it. A
     recording with the request it answers beside it (``FILE.request.txt``) is compacted from
     the state that request sent; the request does not go with the bytes returned, which is
-    said with an ``AguiLensWarning`` (``compaction`` gives the file to write beside them)."""
+    said with an ``AguiLensWarning`` (``compaction`` gives the file to write beside them).
+    ``rules`` are the rule levels the stream is checked at, as ``check`` takes them: a rule
+    they make an error (``{"framing/duplicate-key": "deny"}``) may not be merged away either,
+    else the compaction is refused."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format
-    data, note = _agui_lens.compact(level=level, drop_unreadable=drop_unreadable, **kwargs)
+    data, note = _agui_lens.compact(
+        level=level, drop_unreadable=drop_unreadable, rules=_rules(rules), **kwargs
+    )
     if note is not None:
         warnings.warn(note, AguiLensWarning, stacklevel=2)
     return bytes(data)
@@ -502,6 +508,7 @@ def compaction(
     name: Optional[str] = None,
     drop_unreadable: bool = False,
     compression: Optional[str] = None,
+    rules: Any = None,
 ) -> Compaction:
     """Compacts a stream as ``compact`` does, but tells what became of it instead of raising
     when it holds no AG-UI event or its compaction is refused (see ``Compaction``).
@@ -509,12 +516,16 @@ def compaction(
     input's own compression is read whatever it is. Bytes given with a ``name`` are read as
     a file of that name would be (``run.sse`` as SSE). ``data`` is what the command writes to a
     file of the input's name (``compact --in-place``): in the format it was read in, but JSON
-    values in a ``.jsonl`` one per line."""
+    values in a ``.jsonl`` one per line. ``rules`` are as ``compact`` takes them."""
     kwargs = _source(source, name)
     if format is not None:
         kwargs["format"] = format
     data, report = _agui_lens.compact_report(
-        level=level, drop_unreadable=drop_unreadable, compression=compression, **kwargs
+        level=level,
+        drop_unreadable=drop_unreadable,
+        compression=compression,
+        rules=_rules(rules),
+        **kwargs,
     )
     fields = json.loads(report)
     return Compaction(

@@ -70,6 +70,7 @@ def compact_tree(
     storage_options: Optional[Mapping[str, Any]] = None,
     mirror_storage_options: Optional[Mapping[str, Any]] = None,
     files_per_task: int = 1,
+    rules: Any = None,
 ) -> list:
     """Compacts every file under ``source`` into the same relative path under ``mirror``.
 
@@ -100,11 +101,16 @@ def compact_tree(
     if the file is); ``dropped`` (chunks the official client fails on, left out with ``drop_unreadable``), ``unreadable`` (frames
     that are no events); ``findings`` (errors left in the stream written) and ``rules``
     (those errors by rule); ``worker`` and ``pid``, where it ran; ``seconds`` it took there.
+    ``rules`` are the rule levels the files are checked at, as ``agui_lens.check`` takes them:
+    a rule they make an error may not be merged away either (the file is refused instead).
+
     Rows come sorted by path; ``pandas.DataFrame(rows)`` makes a table of them.
     """
     if files_per_task < 1:
         raise ValueError("files_per_task must be 1 or more")
-    agui_lens.compaction([], level=level)  # a bad level fails here, not once per file
+    # A bad level or rule fails here, not once per file.
+    agui_lens.compaction([], level=level, rules=rules)
+    rules = agui_lens._rules(rules)
     storage_options = dict(storage_options or {})
     mirror_storage_options = dict(
         storage_options if mirror_storage_options is None else mirror_storage_options
@@ -137,6 +143,7 @@ def compact_tree(
         "level": level,
         "drop_unreadable": drop_unreadable,
         "copy_unchanged": copy_unchanged,
+        "rules": rules,
     }
     if client is None:
         for batch in batches:
@@ -377,6 +384,7 @@ def _compacted(data, path, rel, suffix, local, fs_in, settings):
             level=settings["level"],
             drop_unreadable=settings["drop_unreadable"],
             compression=_COMPRESSION_BY_SUFFIX.get(suffix),
+            rules=settings["rules"],
         )
     except agui_lens.AguiLensError as err:
         return None, _row(rel, "error", str(err), size_before=len(data))

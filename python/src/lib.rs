@@ -28,7 +28,7 @@ use agui_lens_core::check::request::input_findings;
 use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOptions};
 use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::check::stream::{for_each_fed, holding_warnings, not_a_stream, require_events};
-use agui_lens_core::compact::verify::{count_errors_of, judge, read_back, verification_levels};
+use agui_lens_core::compact::verify::{count_errors_of, judge, read_back, verification_levels_for};
 use agui_lens_core::compact::{Compactor, Level as CompactLevel, lost_frames};
 use agui_lens_core::compare::Level as CompareLevel;
 use agui_lens_core::compare::comparison::plain;
@@ -616,7 +616,7 @@ fn events(
 /// Compacts one input as `agui-lens compact FILE` does, verified the same way (it folds the
 /// same and has no more errors of any rule); returns the bytes it writes to stdout.
 #[pyfunction]
-#[pyo3(signature = (path=None, data=None, name=None, format=None, level="deltas".to_owned(), drop_unreadable=false))]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, level="deltas".to_owned(), drop_unreadable=false, rules=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn compact(
     py: Python<'_>,
@@ -626,6 +626,7 @@ fn compact(
     format: Option<String>,
     level: String,
     drop_unreadable: bool,
+    rules: Vec<(String, String)>,
 ) -> PyResult<(Py<PyBytes>, Option<String>)> {
     let (bytes, note) = guarded(py, move || {
         let level = parse_level(&level)?;
@@ -635,6 +636,7 @@ fn compact(
             &source,
             level,
             drop_unreadable,
+            rules,
             Compression::None,
             WrittenTo::Stdout,
         )?;
@@ -663,7 +665,7 @@ fn compact(
 /// `compression` says: `gzip`, `zstd`, or plain), if any, and JSON text of the counts the
 /// command prints for a file (`status`: compacted, kept, skipped or refused).
 #[pyfunction]
-#[pyo3(signature = (path=None, data=None, name=None, format=None, level="deltas".to_owned(), drop_unreadable=false, compression=None))]
+#[pyo3(signature = (path=None, data=None, name=None, format=None, level="deltas".to_owned(), drop_unreadable=false, compression=None, rules=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn compact_report(
     py: Python<'_>,
@@ -674,6 +676,7 @@ fn compact_report(
     level: String,
     drop_unreadable: bool,
     compression: Option<String>,
+    rules: Vec<(String, String)>,
 ) -> PyResult<(Option<Py<PyBytes>>, String)> {
     let (bytes, report) = guarded(py, move || {
         let level = parse_level(&level)?;
@@ -692,6 +695,7 @@ fn compact_report(
             &source,
             level,
             drop_unreadable,
+            rules,
             compression,
             WrittenTo::NamedFile,
         )?;
@@ -804,13 +808,17 @@ enum WrittenTo {
     NamedFile,
 }
 
+/// `rules` are the levels the stream is checked at (as `check`'s): a rule they make an error
+/// is held in the copy too (see `verification_levels_for`).
 fn compact_source(
     source: &Source,
     level: CompactLevel,
     drop_unreadable: bool,
+    rules: Vec<(String, String)>,
     compression: Compression,
     to: WrittenTo,
 ) -> Result<Compacted> {
+    let project = Options::new(rules, None, None)?.levels;
     let mut compacted = Compacted {
         outcome: Outcome::Capture,
         format: None,
@@ -935,14 +943,14 @@ fn compact_source(
             written = as_read.finish()?;
         }
     }
-    let levels = verification_levels();
+    let (levels, raised) = verification_levels_for(&project);
     let mut ctx = Context::new(SchemaSet::for_process(None)?, &levels);
     ctx.protocol.state = initial;
     let back = read_back(&ctx, &read, format, Box::new(Cursor::new(written.clone())))?;
     compacted.errors = back.errors.clone();
     let dropped = drop_unreadable && stats.unreadable + merged + compacted.dropped > 0;
     let count = || count_errors_of(&ctx, source.open()?);
-    let judged = match judge(&folded, &back, (level, dropped, false), count)? {
+    let judged = match judge(&folded, &back, (level, dropped, raised), count)? {
         Some(why) => Some(why),
         // (Every schema rule compared: the events were not held to the schemas on the way.)
         None => agui_lens_core::compact::verify::hidden_schema_errors(&back, None, count)?,

@@ -169,3 +169,32 @@ def test_deltas_that_break_a_schema_are_not_merged_away(empty_dir, tmp_path):
     assert done.status == "refused" and "would hide them" in done.reason
     with pytest.raises(agui_lens.AguiLensError, match="would hide them"):
         agui_lens.compact(path)
+
+
+def test_a_rule_the_caller_makes_an_error_is_not_merged_away(tmp_path):
+    """A repeated key in a content delta is a warning by default; checked with it made an
+    error, the stream fails, and its compaction under the same rules may not pass: merged,
+    the delta took its finding with it. Without the rules it compacts as before."""
+    lines = [
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
+        '{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}',
+        '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hel","delta":"hel"}',
+        '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"lo there"}',
+        '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":" and more"}',
+        '{"type":"TEXT_MESSAGE_END","messageId":"m"}',
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
+    ]
+    path = tmp_path / "repeated.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    rules = {"framing/duplicate-key": "deny"}
+    assert agui_lens.check(path).ok
+    assert not agui_lens.check(path, rules=rules).ok
+    assert agui_lens.compaction(path).status == "compacted"
+    for level in ("deltas", "snapshot"):
+        done = agui_lens.compaction(path, level=level, rules=rules)
+        assert done.status == "refused", done
+        assert "framing/duplicate-key" in done.reason
+        with pytest.raises(agui_lens.AguiLensError, match="framing/duplicate-key"):
+            agui_lens.compact(path, level=level, rules=rules)
+    with pytest.raises(agui_lens.AguiLensError, match="no/such"):
+        agui_lens.compaction(path, rules={"no/such": "deny"})

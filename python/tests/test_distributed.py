@@ -382,3 +382,28 @@ def test_a_pretty_printed_jsonl_is_mirrored_one_event_per_line(tmp_path):
     lines = (tmp_path / "m" / "run.jsonl").read_text().splitlines()
     assert lines and all(json.loads(line)["type"] for line in lines), lines[:3]
     assert agui_lens.fold(tmp_path / "m" / "run.jsonl") == agui_lens.fold(plain)
+
+
+def test_rules_the_caller_makes_errors_hold_in_the_mirror(tmp_path):
+    """A stream that fails under the caller's rules (a repeated key made an error) is refused
+    and copied as it was, not compacted into one that passes."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "repeated.jsonl").write_text("\n".join([
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}',
+        '{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}',
+        '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hel","delta":"hel"}',
+        '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"lo there"}',
+        '{"type":"TEXT_MESSAGE_END","messageId":"m"}',
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}',
+    ]) + "\n")
+    plain = compact_tree(str(tree), str(tmp_path / "plain"))
+    assert [r["status"] for r in plain] == ["compacted"]
+    rows = compact_tree(str(tree), str(tmp_path / "held"),
+                        rules={"framing/duplicate-key": "deny"})
+    assert [r["status"] for r in rows] == ["refused"], rows
+    assert "framing/duplicate-key" in rows[0]["reason"]
+    assert (tmp_path / "held" / "repeated.jsonl").read_bytes() == (
+        tree / "repeated.jsonl").read_bytes()
+    with pytest.raises(agui_lens.AguiLensError):
+        compact_tree(str(tree), str(tmp_path / "bad"), rules={"no/such": "deny"})
