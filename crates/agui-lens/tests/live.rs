@@ -2414,32 +2414,60 @@ fn waiting_for_the_agent() {
         before,
         "no case runs when the agent never answered"
     );
-    // Stopped while waiting: said as a stop, in every report, not as the wait running out.
-    let junit = dir.join("report.xml");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_agui-lens"));
-    crate::common::with_default_signals(&mut command, None);
-    let child = command
-        .current_dir(dir)
-        .args(["test", "suite.toml", "--wait-for", "http://127.0.0.1:1/"])
-        .args(["--wait-timeout", "60", "--format", "json", "--junit"])
-        .arg(&junit)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
-    // SAFETY: a signal to the child this test started.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    // Stopped while waiting: said as a stop, in every report and every format, not as the
+    // wait running out.
+    for format in ["json", "jsonl", "sarif", "github", "human"] {
+        let junit = dir.join(format!("report-{format}.xml"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+        crate::common::with_default_signals(&mut command, None);
+        let child = command
+            .current_dir(dir)
+            .args(["test", "suite.toml", "--wait-for", "http://127.0.0.1:1/"])
+            .args(["--wait-timeout", "60", "--format", format, "--junit"])
+            .arg(&junit)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(800));
+        // SAFETY: a signal to the child this test started.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+        }
+        let (code, stdout, stderr) = split(child.wait_with_output().unwrap());
+        assert_eq!(code, 130, "{format}: {stdout}{stderr}");
+        for said in [&stderr, &std::fs::read_to_string(&junit).unwrap()] {
+            assert!(said.contains("stopped by SIGINT"), "{format}: {said}");
+            assert!(!said.contains("within 60 s"), "{format}: {said}");
+        }
+        assert!(!stdout.contains("within 60 s"), "{format}: {stdout}");
+        match format {
+            "json" => {
+                let doc: Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(doc["summary"]["stopped_by"], "SIGINT", "{doc}");
+            }
+            "jsonl" => {
+                let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+                assert_eq!(
+                    last,
+                    serde_json::json!({"stopped_by": "SIGINT"}),
+                    "{stdout}"
+                );
+            }
+            "sarif" => {
+                let doc: Value = serde_json::from_str(&stdout).unwrap();
+                let invocation = &doc["runs"][0]["invocations"][0];
+                assert_eq!(invocation["executionSuccessful"], false, "{doc}");
+                assert!(
+                    invocation.to_string().contains("stopped by SIGINT"),
+                    "{doc}"
+                );
+            }
+            "github" => assert!(stdout.contains("stopped by SIGINT"), "{stdout}"),
+            // (said on stderr, above)
+            _ => {}
+        }
     }
-    let (code, stdout, stderr) = split(child.wait_with_output().unwrap());
-    assert_eq!(code, 130, "{stdout}{stderr}");
-    for said in [&stderr, &std::fs::read_to_string(&junit).unwrap(), &stdout] {
-        assert!(said.contains("stopped by SIGINT"), "{said}");
-        assert!(!said.contains("within 60 s"), "{said}");
-    }
-    let doc: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(doc["summary"]["stopped_by"], "SIGINT", "{doc}");
 }
 
 /// A run whose payloads name its own ids (RAW, state) and a framework's run id, with two

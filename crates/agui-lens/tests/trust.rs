@@ -1448,8 +1448,9 @@ fn an_interrupted_suite_writes_every_report_and_leaves_no_temp_files() {
     assert!(!dir.path().join("snaps/slow.snap.new").exists());
     assert_eq!(server.requests().len(), 1, "the second case never ran");
     // The formats a code-scanning dashboard reads say so too: SARIF's run did not succeed,
-    // GitHub gets an error for the interrupted case and one for the case never run.
-    for format in ["sarif", "github"] {
+    // GitHub gets an error for the interrupted case, one for the case never run and one for
+    // the stop; JSON Lines ends with the stop, as `check`'s does.
+    for format in ["sarif", "github", "jsonl"] {
         // Counted before the spawn: the call may come before the line after it runs.
         let asked = server.requests().len();
         let child = Child::spawn(&["test", s(&suite), "--format", format], Some(&tmp));
@@ -1465,14 +1466,19 @@ fn an_interrupted_suite_writes_every_report_and_leaves_no_temp_files() {
             let said = invocation["toolExecutionNotifications"].to_string();
             assert!(said.contains("case \\\"slow\\\""), "{said}");
             assert!(said.contains("case \\\"later\\\""), "{said}");
+            assert!(said.contains("stopped by SIGTERM"), "{said}");
+        } else if format == "jsonl" {
+            let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+            assert_eq!(last, serde_json::json!({"stopped_by": "SIGTERM"}), "{stdout}");
         } else {
             let errors: Vec<&str> = stdout
                 .lines()
                 .filter(|l| l.starts_with("::error"))
                 .collect();
-            assert_eq!(errors.len(), 2, "{stdout}");
+            assert_eq!(errors.len(), 3, "{stdout}");
             assert!(errors[0].contains("case \"slow\""), "{stdout}");
             assert!(errors[1].contains("case \"later\""), "{stdout}");
+            assert!(errors[2].contains("stopped by SIGTERM"), "{stdout}");
         }
     }
 }

@@ -135,13 +135,7 @@ impl Reporter for Github {
 
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
         if let Some(signal) = summary.stopped_by {
-            writeln!(
-                self.out,
-                "::error title=agui-lens::{}",
-                escape_data(&format!(
-                    "stopped by {signal}: the run did not end on its own, so it is no pass"
-                ))
-            )?;
+            writeln!(self.out, "{}", stopped_annotation(signal))?;
         }
         writeln!(
             self.out,
@@ -150,6 +144,17 @@ impl Reporter for Github {
         )?;
         self.out.flush()
     }
+}
+
+/// The error annotation of a run a signal stopped (`stopped by SIGTERM …`): it did not end on
+/// its own, so it is no pass.
+pub fn stopped_annotation(signal: &str) -> String {
+    format!(
+        "::error title=agui-lens::{}",
+        escape_data(&format!(
+            "stopped by {signal}: the run did not end on its own, so it is no pass"
+        ))
+    )
 }
 
 #[cfg(test)]

@@ -251,7 +251,13 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
             }
             writeln!(out, "{}", suite::human_summary(&outcomes, elapsed, color))?;
         }
-        Format::Jsonl => {}
+        Format::Jsonl => {
+            // Stopped by a signal, as `check` says it: the cases under way were cut.
+            if agui_lens_core::stop::requested() {
+                let signal = agui_lens_core::stop::signal_name();
+                writeln!(out, "{}", serde_json::json!({ "stopped_by": signal }))?;
+            }
+        }
         Format::Json => {
             let cases: Vec<_> = outcomes.iter().map(suite::case_json).collect();
             let passed = outcomes.iter().filter(|c| c.passed).count();
@@ -282,7 +288,11 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
             out.flush()?;
             let mut reporter =
                 crate::render::reporter(args.output.format, Box::new(io::stdout()), false, false);
-            let mut summary = Summary::default();
+            let mut summary = Summary {
+                stopped_by: agui_lens_core::stop::requested()
+                    .then(agui_lens_core::stop::signal_name),
+                ..Summary::default()
+            };
             let baseline = gate.as_ref().map(Gate::path).unwrap_or_default();
             for case in &outcomes {
                 for d in &case.diagnostics {
@@ -322,6 +332,10 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
                 reporter.finish(&summary)?;
             } else {
                 reporter.flush()?;
+                if let Some(signal) = summary.stopped_by {
+                    let annotation = agui_lens_core::report::github::stopped_annotation(signal);
+                    writeln!(out, "{annotation}")?;
+                }
                 for case in &outcomes {
                     writeln!(out, "{}", suite::human_line(case, false))?;
                 }
