@@ -167,17 +167,25 @@ impl Normalizer {
     /// is normalised (numbered by first appearance in the protocol's fields, as without), so
     /// a payload that names an id before the protocol does still gets its token.
     pub fn events(settings: Settings, events: &[Value]) -> Vec<Value> {
-        let order = canonical_order(&settings, events);
+        Normalizer::events_owned(settings, events.to_vec())
+    }
+
+    /// [`Normalizer::events`] of events it may take: each is let go once normalised, so a
+    /// long stream is not held twice over (as read and normalised) at any time.
+    pub fn events_owned(settings: Settings, mut events: Vec<Value>) -> Vec<Value> {
+        let order = canonical_order(&settings, &events);
         let mut normalizer = Normalizer::new(settings);
         if normalizer.settings.walks_values() {
             for &i in &order {
                 normalizer.protocol_event(&events[i]);
             }
         }
-        order
+        let normalized = order
             .iter()
-            .map(|&i| normalizer.event(&events[i]))
-            .collect()
+            .map(|&i| normalizer.event(&std::mem::take(&mut events[i])))
+            .collect();
+        drop(events);
+        normalized
     }
 
     /// Normalises a fold's result the same way: ids learnt from its messages first.

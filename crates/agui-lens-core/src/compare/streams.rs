@@ -537,11 +537,11 @@ fn normalized_noting(
             warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
             items.extend(failed_response(&opened));
-            Ok(Normalizer::events(settings.clone(), &items))
+            Ok(Normalizer::events_owned(settings.clone(), items))
         }
         Level::Compact => {
             let collected = compacted(&input, read, true, seen)?;
-            Ok(Normalizer::events(settings.clone(), &collected.items))
+            Ok(Normalizer::events_owned(settings.clone(), collected.items))
         }
         Level::Fold => {
             // Each thread folds on its own, as a client holds one conversation per thread
