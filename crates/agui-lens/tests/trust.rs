@@ -1469,7 +1469,11 @@ fn an_interrupted_suite_writes_every_report_and_leaves_no_temp_files() {
             assert!(said.contains("stopped by SIGTERM"), "{said}");
         } else if format == "jsonl" {
             let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-            assert_eq!(last, serde_json::json!({"stopped_by": "SIGTERM"}), "{stdout}");
+            assert_eq!(
+                last,
+                serde_json::json!({"stopped_by": "SIGTERM"}),
+                "{stdout}"
+            );
         } else {
             let errors: Vec<&str> = stdout
                 .lines()
