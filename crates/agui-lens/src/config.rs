@@ -86,7 +86,7 @@ impl Config {
         }
     }
 
-    fn where_(&self) -> String {
+    pub(crate) fn where_(&self) -> String {
         self.path
             .as_ref()
             .map(|p| p.display().to_string())

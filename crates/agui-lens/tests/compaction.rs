@@ -2108,7 +2108,7 @@ fn compaction_holds_the_copy_to_the_projects_levels() {
     std::fs::write(&elsewhere, "deny-warnings = true\n").unwrap();
     let elsewhere = elsewhere.to_str().unwrap().to_owned();
     // (the project's file, the flags given to both commands)
-    let cases: [(Option<&str>, Vec<&str>); 4] = [
+    let cases: [(Option<&str>, Vec<&str>); 5] = [
         (
             Some("[rules]\n\"framing/duplicate-key\" = \"deny\"\n"),
             vec![],
@@ -2119,10 +2119,21 @@ fn compaction_holds_the_copy_to_the_projects_levels() {
         ),
         (Some("deny-warnings = true\n"), vec![]),
         (None, vec!["--config", &elsewhere]),
+        // The project's schemas: a delta shorter than they allow ("!").
+        (Some("schemas = \"stricter\"\n"), vec![]),
     ];
+    let schema = root().join("schemas/1.1/events/TEXT_MESSAGE_CONTENT.json");
+    let mut stricter: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
+    stricter["properties"]["delta"]["minLength"] = 2.into();
     for (i, (config, flags)) in cases.iter().enumerate() {
         let project = dir.path().join(format!("project-{i}"));
-        std::fs::create_dir(&project).unwrap();
+        std::fs::create_dir_all(project.join("stricter/events")).unwrap();
+        std::fs::write(
+            project.join("stricter/events/TEXT_MESSAGE_CONTENT.json"),
+            stricter.to_string(),
+        )
+        .unwrap();
         if let Some(config) = config {
             std::fs::write(project.join("agui-lens.toml"), config).unwrap();
         }
@@ -2176,4 +2187,41 @@ fn compaction_holds_the_copy_to_the_projects_levels() {
     ]);
     assert_eq!(code, 1, "{stderr}");
     assert!(!out.exists(), "{stderr}");
+}
+
+/// `compact` reads lines with the project's cap (`max-line` in agui-lens.toml), as `check`
+/// does: a message merged under the default cap was written on one line over the project's,
+/// which `check` there then skipped, failing a copy of a clean stream.
+#[test]
+fn compaction_reads_and_writes_under_the_projects_line_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("agui-lens.toml"), "max-line = \"1KiB\"\n").unwrap();
+    let mut lines = vec![
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#.to_owned(),
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#.to_owned(),
+    ];
+    for _ in 0..12 {
+        lines.push(format!(
+            r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"{}"}}"#,
+            "x".repeat(100)
+        ));
+    }
+    lines.push(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#.to_owned());
+    lines.push(r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#.to_owned());
+    std::fs::write(dir.path().join("long.jsonl"), lines.join("\n") + "\n").unwrap();
+    let in_project = |args: &[&str]| {
+        let mut command = crate::common::agui_lens();
+        command.current_dir(dir.path()).args(args);
+        crate::common::split(command.output().unwrap())
+    };
+    let (code, stdout, _) = in_project(&["check", "long.jsonl"]);
+    assert_eq!(code, 0, "{stdout}");
+    let (code, _, stderr) = in_project(&["compact", "long.jsonl", "-o", "out.jsonl"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, _) = in_project(&["check", "out.jsonl"]);
+    assert_eq!(code, 0, "the copy fails under the project's cap:\n{stdout}");
+    assert_eq!(
+        fold(&dir.path().join("out.jsonl")),
+        fold(&dir.path().join("long.jsonl"))
+    );
 }

@@ -141,13 +141,19 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     }
     let inputs = outside_output(args, inputs)?;
     let (inputs, targets) = targets(args, inputs)?;
-    let read = args.read.options();
+    // Read with the project's line cap, as `check` reads: a line it reads is not lost here.
+    let config = Config::load(args.config.as_deref())?;
+    let mut read = args.read.options();
+    if let (None, Some(text)) = (args.read.max_line, &config.file.max_line) {
+        read.max_line = crate::cli::parse_size(text)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("max-line in {}", config.where_()))?;
+    }
     // Held to the project's rules as `check` is (a warning agui-lens.toml makes an error may
     // not be merged away), with the project's schemas.
     let (levels, raised, schemas) = if args.no_verify {
         (verification_levels(), false, None)
     } else {
-        let config = Config::load(args.config.as_deref())?;
         let flags: Vec<_> = args
             .deny
             .iter()
@@ -1264,10 +1270,13 @@ fn first_pass(
         }
         None => {
             let max_line = settings.read.max_line;
+            // The fast path for deltas stands in for the embedded schemas only: a project's
+            // may hold a delta to more (a merged delta would take its error with it).
+            let fast = check.is_none_or(|ctx| ctx.schemas.is_stock());
             let stats = for_each_schema_checked(
                 opened,
                 max_line,
-                true,
+                fast,
                 check,
                 |fed, batch, frame, schema| {
                     let raw = batch.bytes(frame);
