@@ -1000,3 +1000,64 @@ fn why_an_input_could_not_be_read_is_written_as_a_terminal_shows_it() {
         }
     }
 }
+
+/// What a person cannot see, or takes for something else, is shown as an escape by every
+/// view a person reads: an Arabic letter mark (a bidi control), a soft hyphen, a no-break
+/// space, a line separator, a Hangul filler, a tag character; in `check` and `inspect`, in
+/// GitHub's annotations (a log viewer acts on an escape sequence), and a carriage return in
+/// a line that is no JSON (it was shown as a space).
+#[test]
+fn what_cannot_be_seen_is_shown_as_an_escape() {
+    let dir = tempfile::tempdir().unwrap();
+    let hidden = [
+        '\u{061c}',
+        '\u{00ad}',
+        '\u{00a0}',
+        '\u{2028}',
+        '\u{3164}',
+        '\u{e0001}',
+        '\u{1b}',
+    ];
+    for c in hidden {
+        let path = dir.path().join("hidden.jsonl");
+        let id = format!("m{c}1");
+        let lines = [
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned(),
+            serde_json::json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": format!("a{c}b")})
+                .to_string(),
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.to_owned(),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let escape = if (c as u32) < 0x100 {
+            format!("\\x{:02x}", c as u32)
+        } else {
+            format!("\\u{{{:x}}}", c as u32)
+        };
+        let p = path.to_str().unwrap();
+        for (what, args) in [
+            ("check", vec!["check", p]),
+            ("github", vec!["check", p, "--format", "github"]),
+            ("inspect", vec!["inspect", p, "--color", "never"]),
+        ] {
+            let (code, stdout, _) = run(&args);
+            assert_eq!(code, 1, "{what}: {stdout}");
+            assert!(
+                !stdout.contains(c),
+                "{what}: {escape} shown raw: {stdout:?}"
+            );
+            assert!(
+                stdout.contains(&escape),
+                "{what}: {escape} not shown: {stdout}"
+            );
+        }
+    }
+    let path = dir.path().join("cr.jsonl");
+    std::fs::write(
+        &path,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\nbad\revil\n",
+    )
+    .unwrap();
+    let (code, stdout, _) = run(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("bad\\x0devil"), "{stdout}");
+}

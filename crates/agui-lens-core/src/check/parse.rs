@@ -109,10 +109,12 @@ fn identifying_first(bytes: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     Some(std::borrow::Cow::Owned(out))
 }
 
-/// Text on one line: each run of whitespace holding a line break becomes one space (in JSON,
-/// line breaks only ever stand between tokens).
+/// Text on one line: each run of whitespace holding a line feed becomes one space (in JSON,
+/// line breaks only ever stand between tokens). A carriage return with no line feed is kept:
+/// in a line that is no JSON it is what the line holds (shown as an escape, not as a space a
+/// reader would take for one).
 fn one_line(text: &str) -> String {
-    if !text.contains(['\n', '\r']) {
+    if !text.contains('\n') {
         return text.to_owned();
     }
     let mut out = String::with_capacity(text.len());
@@ -123,7 +125,7 @@ fn one_line(text: &str) -> String {
             continue;
         }
         if !run.is_empty() {
-            if run.contains(['\n', '\r']) {
+            if run.contains('\n') {
                 out.push(' ');
             } else {
                 out.push_str(&run);

@@ -42,9 +42,11 @@ impl Github {
     }
 }
 
-/// Escapes a command's message (`%`, CR, LF).
+/// Escapes a command's message (`%`, CR, LF), with what a log viewer would act on (an escape
+/// sequence, a bidi override) written as [`visible`](crate::report::human::visible) writes it.
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
+    crate::report::human::visible(text)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }

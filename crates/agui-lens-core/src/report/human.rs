@@ -310,9 +310,10 @@ impl<W: Write> Write for Visible<W> {
 }
 
 /// The bytes that begin what [`Visible`] looks for: the C0 controls but tab and line feed,
-/// DEL, the lead bytes of the C1 controls (U+0080–U+009F), of the bidi controls (U+202A–U+202E,
-/// U+2066–U+2069) and the marks that take no room (U+200B–U+2060; U+FEFF), of the mark's plane
-/// (15) and of the stand-ins' (16).
+/// DEL, the lead bytes of the C1 controls and the no-break space and soft hyphen
+/// (U+0080–U+00BF), of the bidi controls and the marks that take no room (see [`acted_on`]:
+/// U+034F, U+061C, U+1xxx, U+2xxx, U+3164, U+Fxxx, the tags of plane 14), of the mark's
+/// plane (15) and of the stand-ins' (16).
 static LOOKED_AT: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
@@ -322,7 +323,11 @@ static LOOKED_AT: [bool; 256] = {
     }
     table[0x7F] = true;
     table[0xC2] = true;
+    table[0xCD] = true;
+    table[0xD8] = true;
+    table[0xE1] = true;
     table[0xE2] = true;
+    table[0xE3] = true;
     table[0xEF] = true;
     table[0xF3] = true;
     table[0xF4] = true;
@@ -334,10 +339,16 @@ pub fn acted_on(c: char) -> bool {
     (c.is_control() && c != '\t' && c != '\n')
         || matches!(
             c,
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-            // Marks that take no room: a zero-width space, the left-to-right and
-            // right-to-left marks, a word joiner, a byte order mark. (The zero-width joiners
-            // that make up emoji and scripts are left alone.)
-            | '\u{200b}' | '\u{200e}' | '\u{200f}' | '\u{2060}' | '\u{feff}'
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{061c}'
+            // What takes no room or looks like a plain space: zero-width and other spaces, the
+            // left-to-right and right-to-left marks, joiners of words and graphemes, a soft
+            // hyphen, fillers, line and paragraph separators, invisible operators, tags, a
+            // byte order mark. (The zero-width joiners that make up emoji and scripts are
+            // left alone.)
+            | '\u{00a0}' | '\u{00ad}' | '\u{034f}' | '\u{115f}' | '\u{1160}'
+            | '\u{17b4}' | '\u{17b5}' | '\u{180e}' | '\u{2000}'..='\u{200b}'
+            | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202f}'
+            | '\u{205f}'..='\u{2064}' | '\u{206a}'..='\u{206f}' | '\u{3164}'
+            | '\u{feff}' | '\u{ffa0}' | '\u{fff9}'..='\u{fffb}' | '\u{e0000}'..='\u{e007f}'
         )
 }
