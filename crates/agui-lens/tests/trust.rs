@@ -3766,6 +3766,27 @@ fn a_stop_after_a_compacted_stream_was_put_out_says_it_was_written() {
             })
     });
     child.signal(libc::SIGTERM);
+    // Delivered before the reader comes (else the command could end before it sees the
+    // signal): no signal left pending, for the process or any of its threads.
+    until(|| {
+        let pending = |status: String| {
+            status
+                .lines()
+                .filter(|l| l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
+                .any(|l| {
+                    l.split_whitespace()
+                        .nth(1)
+                        .is_some_and(|m| !m.trim_start_matches('0').is_empty())
+                })
+        };
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten();
+        !tasks
+            .flatten()
+            .any(|task| std::fs::read_to_string(task.path().join("status")).is_ok_and(pending))
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
     let written = std::fs::read(&fifo).unwrap();
     let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
     assert_eq!(exit, 143, "{stdout}\n{stderr}");
