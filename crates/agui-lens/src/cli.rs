@@ -873,7 +873,8 @@ pub struct CompactArgs {
     #[arg(long)]
     pub deny_warnings: bool,
 
-    /// Read rule levels and schemas from this file instead of the nearest agui-lens.toml.
+    /// Read rule levels, schemas and the line cap from this file instead of the nearest
+    /// agui-lens.toml.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 

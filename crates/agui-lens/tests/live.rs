@@ -2441,10 +2441,13 @@ fn waiting_for_the_agent() {
             assert!(!said.contains("within 60 s"), "{format}: {said}");
         }
         assert!(!stdout.contains("within 60 s"), "{format}: {stdout}");
+        // The suite was read: the stop is no input that could not be.
+        assert!(!stdout.contains("could not read test"), "{format}: {stdout}");
         match format {
             "json" => {
                 let doc: Value = serde_json::from_str(&stdout).unwrap();
                 assert_eq!(doc["summary"]["stopped_by"], "SIGINT", "{doc}");
+                assert_eq!(doc["summary"]["unreadable"], 0, "{doc}");
             }
             "jsonl" => {
                 let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();

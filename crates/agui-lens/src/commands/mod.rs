@@ -896,14 +896,16 @@ pub(crate) fn not_begun_report(
     err: &anyhow::Error,
 ) -> Result<Vec<u8>> {
     let buffer = serve::Buffer::default();
-    let file = agui_lens_core::report::FileSummary::checked(
+    let mut file = agui_lens_core::report::FileSummary::checked(
         std::sync::Arc::from(name),
         Default::default(),
         Some(format!("{err:#}")),
     );
+    // A stop before the job began (Ctrl-C while `test --wait-for` waited) is said as one, not
+    // as an input that could not be read.
+    file.interrupted = agui_lens_core::stop::requested();
     let mut summary = Summary::default();
     summary.add(&file);
-    // A stop before the job began (Ctrl-C while `test --wait-for` waited) is said as one.
     summary.stopped_by = agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
     buffer.say_failure(format, &file);
     let mut reporter = crate::render::reporter(format, Box::new(buffer.clone()), false, false);
