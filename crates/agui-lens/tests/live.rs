@@ -2442,7 +2442,10 @@ fn waiting_for_the_agent() {
         }
         assert!(!stdout.contains("within 60 s"), "{format}: {stdout}");
         // The suite was read: the stop is no input that could not be.
-        assert!(!stdout.contains("could not read test"), "{format}: {stdout}");
+        assert!(
+            !stdout.contains("could not read test"),
+            "{format}: {stdout}"
+        );
         match format {
             "json" => {
                 let doc: Value = serde_json::from_str(&stdout).unwrap();
