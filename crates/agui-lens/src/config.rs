@@ -126,6 +126,24 @@ impl Config {
         Ok(levels)
     }
 
+    /// The line cap: `flag` (`--max-line`) when given, else the file's `max-line`, else the
+    /// default. `check` reads under it and `compact` reads and writes under it.
+    pub fn max_line(&self, flag: Option<usize>) -> Result<usize> {
+        match (flag, &self.file.max_line) {
+            (Some(max), _) => Ok(max),
+            (None, Some(text)) => crate::cli::parse_size(text)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("max-line in {}", self.where_())),
+            (None, None) => Ok(agui_lens_core::read::DEFAULT_MAX_LINE),
+        }
+    }
+
+    /// Whether warnings fail the run: `flag` (`--deny-warnings`) or the file's
+    /// `deny-warnings`.
+    pub fn deny_warnings(&self, flag: bool) -> bool {
+        flag || self.file.deny_warnings
+    }
+
     /// The overlay schema directory, resolved against the config file's directory.
     pub fn schemas_dir(&self) -> Option<PathBuf> {
         let dir = self.file.schemas.as_ref()?;

@@ -61,10 +61,13 @@ impl Reporter for Jsonl {
     fn finish(&mut self, summary: &Summary) -> io::Result<()> {
         // A run stopped by a signal is a line of its own, as an input that failed is.
         if let Some(signal) = summary.stopped_by {
-            let record = serde_json::json!({ "stopped_by": signal });
-            serde_json::to_writer(&mut self.out, &record).map_err(io::Error::other)?;
-            writeln!(self.out)?;
+            writeln!(self.out, "{}", stopped_record(signal))?;
         }
         self.out.flush()
     }
+}
+
+/// The line of a run a signal stopped (`{"stopped_by":"SIGTERM"}`), the last of its report.
+pub fn stopped_record(signal: &str) -> String {
+    serde_json::json!({ "stopped_by": signal }).to_string()
 }

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::Outcome;
 use super::baseline::{Gate, subtract};
 use super::inputs::{self, Input};
-use crate::cli::{CheckArgs, ColorChoice, RuleArgs, parse_size, rule_flags_in_order};
+use crate::cli::{CheckArgs, ColorChoice, RuleArgs, rule_flags_in_order};
 use crate::config::Config;
 use crate::progress::Progress;
 use agui_lens_core::check::capabilities::levels_for;
@@ -237,16 +237,12 @@ pub fn settings(
     let levels = config.scoped_levels(&rule_flags_in_order(matches, rules), rules.scope.tier)?;
     let declaration = crate::declaration::from_flag(&rules.scope)?;
     let levels = levels_for(declaration.as_ref(), &levels);
-    let deny_warnings = rules.deny_warnings || config.file.deny_warnings;
+    let deny_warnings = config.deny_warnings(rules.deny_warnings);
     let mut levels = levels;
     if deny_warnings {
         levels.deny_warnings();
     }
-    let max_line = match (max_line, &config.file.max_line) {
-        (Some(max), _) => max,
-        (None, Some(text)) => parse_size(text).map_err(anyhow::Error::msg)?,
-        (None, None) => read::DEFAULT_MAX_LINE,
-    };
+    let max_line = config.max_line(max_line)?;
     let schemas_dir = schemas
         .map(Path::to_path_buf)
         .or_else(|| config.schemas_dir());

@@ -144,11 +144,7 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     // Read with the project's line cap, as `check` reads: a line it reads is not lost here.
     let config = Config::load(args.config.as_deref())?;
     let mut read = args.read.options();
-    if let (None, Some(text)) = (args.read.max_line, &config.file.max_line) {
-        read.max_line = crate::cli::parse_size(text)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("max-line in {}", config.where_()))?;
-    }
+    read.max_line = config.max_line(args.read.max_line)?;
     // Held to the project's rules as `check` is (a warning agui-lens.toml makes an error may
     // not be merged away), with the project's schemas.
     let (levels, raised, schemas) = if args.no_verify {
@@ -160,7 +156,7 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
             .map(|r| (RuleLevel::Deny, r.clone()))
             .collect();
         let mut project = config.levels(&flags)?;
-        if args.deny_warnings || config.file.deny_warnings {
+        if config.deny_warnings(args.deny_warnings) {
             project.deny_warnings();
         }
         let (levels, raised) = verification_levels_for(&project);

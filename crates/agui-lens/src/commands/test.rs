@@ -17,7 +17,7 @@ use super::Outcome;
 use super::baseline::{Gate, subtract};
 use super::check::use_color;
 use super::snapshot::{Hold, Verdict, hold_items};
-use crate::cli::{TestArgs, parse_size};
+use crate::cli::TestArgs;
 use crate::config::Config;
 use crate::live::call::{Call, LiveError, Taps, check_call};
 use crate::live::http::wait_for;
@@ -38,7 +38,7 @@ use agui_lens_core::compare::streams::{HalvesRead, normalized_reading};
 use agui_lens_core::fold::next::{Additions, next_input, pending_calls};
 use agui_lens_core::fold::{Folded, Folder};
 use agui_lens_core::protocol::event::{Event, EventType};
-use agui_lens_core::read::{self, InputFormat, ReadOptions};
+use agui_lens_core::read::{InputFormat, ReadOptions};
 use agui_lens_core::report::{DiagnosticRecord, Format, Summary, plural};
 use serde_json::{Value, json};
 
@@ -96,10 +96,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
     let config = Config::load(args.config.as_deref())?;
     let levels = config.scoped_levels(&[], args.scope.tier)?;
     let declared = crate::declaration::from_flag(&args.scope)?;
-    let max_line = match &config.file.max_line {
-        Some(text) => parse_size(text).map_err(anyhow::Error::msg)?,
-        None => read::DEFAULT_MAX_LINE,
-    };
+    let max_line = config.max_line(None)?;
     let schemas_dir = args.schemas.clone().or_else(|| config.schemas_dir());
     let schemas = SchemaSet::load(schemas_dir.as_deref())?;
     let mut suite = Suite::load(&args.suite, process_env)?;
@@ -147,7 +144,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
         schemas: &schemas,
         levels: &levels,
         max_line,
-        deny_warnings: config.file.deny_warnings,
+        deny_warnings: config.deny_warnings(false),
         update: args.update_snapshots,
         reason: args.reason.as_deref(),
         artifacts: args.artifacts.as_deref(),
@@ -255,7 +252,11 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
             // Stopped by a signal, as `check` says it: the cases under way were cut.
             if agui_lens_core::stop::requested() {
                 let signal = agui_lens_core::stop::signal_name();
-                writeln!(out, "{}", serde_json::json!({ "stopped_by": signal }))?;
+                writeln!(
+                    out,
+                    "{}",
+                    agui_lens_core::report::jsonl::stopped_record(signal)
+                )?;
             }
         }
         Format::Json => {
