@@ -60,6 +60,11 @@ impl Read for Stoppable {
             if self.done {
                 return Ok(0);
             }
+            // Heard between chunks too: a pipe that keeps delivering was read on after a stop
+            // (to its end, or for as long as its writer went on).
+            if crate::stop::requested() {
+                return Err(stopped());
+            }
             match self.chunks.recv_timeout(POLL) {
                 Ok(Ok(chunk)) => {
                     self.done = chunk.is_empty();
@@ -71,14 +76,18 @@ impl Read for Stoppable {
                     return Err(err);
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) if crate::stop::requested() => {
-                    // Not `Interrupted`: readers retry those.
-                    return Err(io::Error::other("stopped before the input ended"));
+                    return Err(stopped());
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => self.done = true,
             }
         }
     }
+}
+
+/// The error a stopped read ends with (not `Interrupted`: readers retry those).
+fn stopped() -> io::Error {
+    io::Error::other("stopped before the input ended")
 }
 
 #[cfg(test)]
