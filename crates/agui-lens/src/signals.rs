@@ -5,15 +5,47 @@
 //! stopped it (128 + its number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP). A second
 //! signal ends the process at once, except in a command that lets work under way finish after
 //! the first ([`catch_twice`]): there the second stops that work too, and a third ends it.
+//! The same signal again within a tenth of a second is the first one sent twice (`ECHO_NS`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, Once, PoisonError};
 
 /// How many signals ask to stop before the next one ends the process.
 static PATIENCE: AtomicU32 = AtomicU32::new(1);
 
+/// The signal counted last, and when (nanoseconds on the monotonic clock).
+static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+static LAST_AT: AtomicU64 = AtomicU64::new(0);
+
+/// A signal the same as the one counted last, within this many nanoseconds of it, is that
+/// one again: `timeout` sends its signal to the command and then to the command's process
+/// group, so the command gets it twice microseconds apart, and the second ended the process
+/// at once with nothing written. No one presses Ctrl-C twice within a tenth of a second.
+const ECHO_NS: u64 = 100_000_000;
+
+/// Now on the monotonic clock, in nanoseconds (`clock_gettime` is async-signal-safe).
+fn monotonic_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into a timespec this function owns.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    (now.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(now.tv_nsec as u64)
+}
+
 extern "C" fn on_signal(signal: libc::c_int) {
+    let now = monotonic_ns();
+    if LAST_SIGNAL.load(Ordering::SeqCst) == signal
+        && now.saturating_sub(LAST_AT.load(Ordering::SeqCst)) < ECHO_NS
+    {
+        return;
+    }
+    LAST_SIGNAL.store(signal, Ordering::SeqCst);
+    LAST_AT.store(now, Ordering::SeqCst);
     if agui_lens_core::stop::request(signal) > PATIENCE.load(Ordering::SeqCst) {
         // Asked once too often: the process ends now, once the temp files of the outputs
         // under way are removed (by a thread of its own: removing a file list is no work

@@ -1234,6 +1234,27 @@ impl Child {
         );
     }
 
+    /// Whether a signal sent to the command is still pending, for the process or any of its
+    /// threads (`/proc`): not yet delivered.
+    fn has_pending_signals(&self) -> bool {
+        let pending = |status: String| {
+            status
+                .lines()
+                .filter(|l| l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
+                .any(|l| {
+                    l.split_whitespace()
+                        .nth(1)
+                        .is_some_and(|m| !m.trim_start_matches('0').is_empty())
+                })
+        };
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id()))
+            .into_iter()
+            .flatten();
+        tasks
+            .flatten()
+            .any(|task| std::fs::read_to_string(task.path().join("status")).is_ok_and(pending))
+    }
+
     /// Waits (up to 20 s) until the command has the file `path` open.
     fn wait_until_open(&self, path: &Path) {
         let started = std::time::Instant::now();
@@ -1618,6 +1639,99 @@ fn an_interrupted_check_still_writes_its_report() {
                 _ => assert!(stdout.contains("interrupted before its end"), "{stdout}"),
             }
         }
+    }
+}
+
+/// A stop while a pipe keeps delivering (a producer that goes on writing) ends the reading at
+/// once, as it does while the pipe is idle. The stop was looked at only while the reader
+/// waited for bytes: a busy pipe was read on, to its end (then called "interrupted" with
+/// every event read) or for as long as its writer went on, and only a second signal ended it.
+#[test]
+fn a_stop_ends_the_reading_of_a_busy_pipe() {
+    use std::io::Write;
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("live.jsonl");
+        make_fifo(&fifo);
+        let child = Child::spawn(&["check", s(&fifo), "--format", "json"], None);
+        let mut writer = fifo_writer(&fifo);
+        let feeding = std::thread::spawn(move || {
+            let head = concat!(
+                r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+                "\n",
+                r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+                "\n",
+            );
+            let line =
+                "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"more\"}\n"
+                    .repeat(1000);
+            let mut sent = 0u64;
+            if writer.write_all(head.as_bytes()).is_ok() {
+                // Until the reader is gone.
+                while writer.write_all(line.as_bytes()).is_ok() {
+                    sent += 1000;
+                }
+            }
+            sent
+        });
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        child.signal(signal);
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+        let sent = feeding.join().unwrap();
+        assert_eq!(exit, code, "{stdout}\n{stderr}");
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        let file = &doc["files"][0];
+        assert_eq!(file["interrupted"], true, "{doc}");
+        assert!(file["events"].as_u64().unwrap() <= sent + 2, "{doc}");
+        assert_eq!(doc["summary"]["stopped_by"], signal_name(signal), "{doc}");
+    }
+}
+
+/// `timeout -s INT` sends its signal to the command and then to the command's process group:
+/// the same signal twice, microseconds apart. The second was taken for a second Ctrl-C and
+/// ended the process at once: no report, a recording cut with no word of the cut beside it.
+/// It is the same stop.
+#[test]
+fn the_same_signal_sent_twice_at_once_is_one_stop() {
+    let server = hanging_agent();
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("run.jsonl");
+        let args = [
+            "run",
+            &server.url("/"),
+            "--message",
+            "hi",
+            "--format",
+            "json",
+            "--record",
+            s(&record),
+        ];
+        let child = Child::spawn(&args, None);
+        until(|| std::fs::read_to_string(&record).is_ok_and(|text| text.lines().count() == 3));
+        // The second once the first is delivered (two pending at once are one to the
+        // kernel), as soon as it is.
+        child.signal(signal);
+        let sent = std::time::Instant::now();
+        while child.has_pending_signals() && sent.elapsed().as_secs() < 1 {}
+        child.signal(signal);
+        let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+        assert_eq!(exit, code, "{stdout}\n{stderr}");
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(doc["summary"]["stopped_by"], signal_name(signal), "{doc}");
+        let cut = std::fs::read_to_string(dir.path().join("run.jsonl.cut.txt"));
+        assert!(
+            cut.is_ok_and(|said| said.contains("stopped by")),
+            "{stderr}"
+        );
+    }
+}
+
+fn signal_name(signal: libc::c_int) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => unreachable!(),
     }
 }
 
@@ -3767,25 +3881,8 @@ fn a_stop_after_a_compacted_stream_was_put_out_says_it_was_written() {
     });
     child.signal(libc::SIGTERM);
     // Delivered before the reader comes (else the command could end before it sees the
-    // signal): no signal left pending, for the process or any of its threads.
-    until(|| {
-        let pending = |status: String| {
-            status
-                .lines()
-                .filter(|l| l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
-                .any(|l| {
-                    l.split_whitespace()
-                        .nth(1)
-                        .is_some_and(|m| !m.trim_start_matches('0').is_empty())
-                })
-        };
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten();
-        !tasks
-            .flatten()
-            .any(|task| std::fs::read_to_string(task.path().join("status")).is_ok_and(pending))
-    });
+    // signal).
+    until(|| !child.has_pending_signals());
     std::thread::sleep(std::time::Duration::from_millis(100));
     let written = std::fs::read(&fifo).unwrap();
     let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
