@@ -233,6 +233,50 @@ fn cat_says_what_proto_cannot_carry() {
     assert_eq!(events_of(&stdout).len(), 3);
 }
 
+/// A key written twice in one object: the protobuf form holds one value per field, so the
+/// earlier is left out, and said. It was dropped in silence (exit 0), and the copy checked
+/// clean where the input has `framing/duplicate-key` warnings.
+#[test]
+fn cat_says_the_proto_copy_keeps_one_of_a_repeated_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(
+        &input,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"a":{"b":1,"b":2}}}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.pb");
+    let (code, _, stderr) = run(&["cat", input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "event 1 (STATE_SNAPSHOT): the protobuf form holds one value of a key: an earlier \
+             `b` in /snapshot/a is left out"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("event 2 (RUN_FINISHED): the protobuf form holds one value of a key"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("2 of its events lost something"),
+        "{stderr}"
+    );
+    // Written, the last of each as a reader of JSON keeps it.
+    let (_, stdout, _) = run(&["cat", out.to_str().unwrap()]);
+    let events = events_of(&stdout);
+    assert_eq!(events.len(), 3);
+    assert_eq!(events[1]["snapshot"]["a"]["b"], 2);
+}
+
 /// A required field the event leaves out that the protobuf form always carries (a tool
 /// result's `content`, a snapshot's `messages`, a delta's ops) reads back filled in: the
 /// schema errors of the input would vanish from the copy. `cat` names each such field with

@@ -461,7 +461,10 @@ impl<W: Write> EventWriter<W> {
                 self.scratch = frame;
                 put?;
                 self.events += 1;
-                if !encoded.lost.is_empty() {
+                // A key written twice: JSON readers keep the last, and so does the message,
+                // which has one field for it.
+                let repeated = crate::read::dupkeys::first_repeated(text);
+                if !encoded.lost.is_empty() || repeated.is_some() {
                     #[derive(PartialEq)]
                     enum Loss {
                         LeftOut,
@@ -527,11 +530,26 @@ impl<W: Write> EventWriter<W> {
                              {rounded}: written rounded"
                         ));
                     }
+                    let mut lost = encoded.lost;
+                    if let Some(repeated) = repeated {
+                        let object = match repeated.pointer.as_str() {
+                            "" => "the event",
+                            pointer => pointer,
+                        };
+                        said.push(format!(
+                            "the protobuf form holds one value of a key: an earlier `{}` in \
+                             {object} is left out",
+                            crate::report::human::visible(&repeated.key)
+                        ));
+                        let mut pointer = repeated.pointer;
+                        crate::protocol::patch::push_token(&mut pointer, &repeated.key);
+                        lost.push(pointer);
+                    }
                     let message = said.join("; ");
                     self.notes.push(WriteNote {
                         index,
                         event_type,
-                        lost: encoded.lost,
+                        lost,
                         written: true,
                         message,
                     });
