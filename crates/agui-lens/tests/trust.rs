@@ -3170,6 +3170,51 @@ fn the_artifacts_of_a_stopped_case_say_the_stop_was_not_the_agents() {
     assert!(stdout.contains("cut when it was recorded"), "{stdout}");
 }
 
+/// Two `test` runs into one artifacts folder at once mixed their files: a case's stream from
+/// one run beside the verdict of the other, another case's files lost, both exit 0. The
+/// folder is locked as `run --record`'s file is: the second run is refused before it sends
+/// anything, and the first run's artifacts are its own.
+#[test]
+fn two_suites_at_once_do_not_share_an_artifacts_folder() {
+    let server = hanging_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"slow\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+            server.url("/")
+        )
+        .as_bytes(),
+    );
+    let artifacts = dir.path().join("art");
+    let first = Child::spawn(&["test", s(&suite), "--artifacts", s(&artifacts)], None);
+    until(|| !server.requests().is_empty());
+    let (code, stdout, stderr) = run(&["test", s(&suite), "--artifacts", s(&artifacts)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("another agui-lens is writing into"),
+        "{stderr}"
+    );
+    assert_eq!(server.requests().len(), 1, "the second run sent its case");
+    first.signal(libc::SIGTERM);
+    let (exit, stdout, stderr) = first.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    // Free again once the first has ended (the lock goes with the process).
+    use crate::common::server::{Script, Server, Step, clean_run};
+    let answering = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"slow\"\nurl = \"{}\"\nmessage = \"hi\"\n",
+            answering.url("/")
+        )
+        .as_bytes(),
+    );
+    let (code, stdout, stderr) = run(&["test", s(&suite), "--artifacts", s(&artifacts)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
 /// A signal while `snapshot --update` writes leaves the old snapshot, and the command says
 /// it updated the file exactly when it did (it wrote 22 MB in one write, heard the stop only
 /// after it, and replaced the file all the same). Signalled as soon as the temp file beside

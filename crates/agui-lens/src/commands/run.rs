@@ -612,7 +612,7 @@ impl Recording {
 
 /// Takes the file's lock (`flock`, exclusive), if no other open file holds it: held until
 /// every handle of this open file is closed, the process's end included.
-fn try_lock(file: &File) -> io::Result<bool> {
+pub(super) fn try_lock(file: &File) -> io::Result<bool> {
     use std::os::fd::AsRawFd;
     // SAFETY: flock on a file descriptor this `File` owns, open for its whole call.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {

@@ -150,10 +150,17 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
         artifacts: args.artifacts.as_deref(),
         declared: declared.as_ref(),
     };
-    if let Some(dir) = &args.artifacts {
-        super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;
-        warn_stale_artifacts(dir, &case_dirs);
-    }
+    // Held until the suite ends: a second suite writing into the folder at once would mix
+    // its cases' files with this one's.
+    let _artifacts_lock = match &args.artifacts {
+        Some(dir) => {
+            super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;
+            let lock = lock_artifacts(dir)?;
+            warn_stale_artifacts(dir, &case_dirs);
+            Some(lock)
+        }
+        None => None,
+    };
     // Ctrl-C or SIGTERM (a cancelled CI job) stops the case under way, which is reported as
     // an error, and the cases not started, which are reported as not run.
     crate::signals::catch();
@@ -873,6 +880,24 @@ fn case_dir(root: &Path, case: &Case) -> std::path::PathBuf {
     }
     let slug = slug.trim_matches('-');
     root.join(format!("{:02}-{slug}", case.index + 1))
+}
+
+/// The artifacts folder `dir`, locked against another agui-lens writing into it (`flock` on
+/// the folder, as `run --record` locks its file): held while the returned handle is open.
+fn lock_artifacts(dir: &Path) -> Result<std::fs::File> {
+    let folder = std::fs::File::open(dir).with_context(|| format!("opening {}", dir.display()))?;
+    match super::run::try_lock(&folder) {
+        Ok(true) => Ok(folder),
+        Ok(false) => bail!(
+            "another agui-lens is writing into {} now; nothing was sent (give another \
+             --artifacts folder, or wait for it to end)",
+            dir.display()
+        ),
+        Err(err) => {
+            Err(anyhow::Error::new(err)
+                .context(format!("locking {} to write into it", dir.display())))
+        }
+    }
 }
 
 /// The directory a turn's artifacts go to: `DIR/NN-case-name/turn-N`.
