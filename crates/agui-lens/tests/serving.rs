@@ -282,6 +282,28 @@ fn a_client_that_hangs_up_is_said_to() {
     assert!(failure.contains("not served whole"), "{doc}");
 }
 
+/// A client that hangs up during `--pause` is seen to go at once, not when the pause ends
+/// and the next write fails: its retry waited for the turn (up to 10 s) meanwhile. Here the
+/// pause is ten minutes and `--once` ends as soon as the turn is seen cut.
+#[test]
+fn a_client_that_hangs_up_during_a_pause_is_seen_to_go_at_once() {
+    let served = Served::start(&[
+        "fixtures/recordings/pydantic-ai-full.jsonl",
+        "--once",
+        "--pause",
+        "600",
+    ]);
+    // After the last event before the pause, halfway (gone right after RUN_STARTED, the
+    // client is seen to go by the writes before the pause).
+    served.post_and_hang_up(r#""toolCallName":"set_counter","type":"TOOL_CALL_START"}"#);
+    let (code, stdout, stderr) = served.finish();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("the client went away after 2755 of the body's 5519 bytes"),
+        "{stderr}"
+    );
+}
+
 /// A client that went away during a turn holds what it held before it (it never had the
 /// turn's end), and a retry of its request is served that turn again. serve used to hold the
 /// retry to the whole stream (blaming the client for a history it never got) and serve it

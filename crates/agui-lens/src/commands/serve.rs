@@ -1171,7 +1171,9 @@ fn respond(
             Step::Data(bytes) => {
                 if !first {
                     if let Some(drip) = faults.drip {
-                        wait(drip);
+                        if !wait_for_client(stream, drip) {
+                            return Ok(Some((sent, total)));
+                        }
                     }
                 }
                 first = false;
@@ -1188,7 +1190,13 @@ fn respond(
                 }
                 sent += bytes.len() as u64;
             }
-            Step::Pause(pause) => wait(pause),
+            // A client that goes away during the pause is seen to go at once: its retry was
+            // held up until the pause ended and the next write failed.
+            Step::Pause(pause) => {
+                if !wait_for_client(stream, pause) {
+                    return Ok(Some((sent, total)));
+                }
+            }
             Step::Cut => return Ok(None),
             Step::Reset => {
                 reset(stream);
@@ -1211,16 +1219,41 @@ pub(super) fn gone(err: &io::Error) -> bool {
     )
 }
 
-/// Sleeps, waking early when the user asks to stop.
-fn wait(how_long: Duration) {
+/// Sleeps, waking early when the user asks to stop, and looking at the connection meanwhile:
+/// false as soon as the client has gone (it closed the connection or reset it; it sent its
+/// whole request before, so anything it shuts down now is its going away).
+fn wait_for_client(stream: &TcpStream, how_long: Duration) -> bool {
+    use std::os::fd::AsRawFd;
     let until = Instant::now() + how_long;
     while !agui_lens_core::stop::requested() {
+        let mut byte = 0u8;
+        // SAFETY: a peek of at most one byte into a local, on a descriptor this stream owns.
+        let peeked = unsafe {
+            libc::recv(
+                stream.as_raw_fd(),
+                (&raw mut byte).cast(),
+                1,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        let went = match peeked {
+            0 => true,
+            -1 => !matches!(
+                io::Error::last_os_error().kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ),
+            _ => false,
+        };
+        if went {
+            return false;
+        }
         let now = Instant::now();
         if now >= until {
-            return;
+            return true;
         }
         thread::sleep((until - now).min(Duration::from_millis(50)));
     }
+    true
 }
 
 /// Closes with a TCP reset: SO_LINGER on with a zero timeout, then the socket dropped.
