@@ -1727,6 +1727,40 @@ fn the_same_signal_sent_twice_at_once_is_one_stop() {
     }
 }
 
+/// A stop while the agent keeps streaming (a frame every 50 ms, never idle for the tenth of a
+/// second the reader waits) ends the call at once, as it does while the agent is silent: the
+/// body was read to its end after the stop, the run reported whole.
+#[test]
+fn a_stop_ends_a_call_whose_agent_keeps_streaming() {
+    let agent = crate::serving::Served::start(&[
+        "fixtures/recordings/pydantic-ai-full.jsonl",
+        "--drip",
+        "0.05",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("run.jsonl");
+    let args = [
+        "run",
+        agent.url.as_str(),
+        "--message",
+        "hi",
+        "--format",
+        "json",
+        "--record",
+        s(&record),
+    ];
+    let child = Child::spawn(&args, None);
+    until(|| std::fs::read_to_string(&record).is_ok_and(|text| text.lines().count() >= 3));
+    child.signal(libc::SIGINT);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 130, "{stdout}\n{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["summary"]["stopped_by"], "SIGINT", "{doc}");
+    // 42 events in 2 s: the stop came with most of them still to come.
+    let events = doc["summary"]["events"].as_u64().unwrap();
+    assert!(events < 35, "{events} of 42 read after the stop: {stderr}");
+}
+
 fn signal_name(signal: libc::c_int) -> &'static str {
     match signal {
         libc::SIGINT => "SIGINT",

@@ -508,6 +508,11 @@ impl Body {
 impl Read for Body {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.at == self.chunk.len() {
+            // Heard between chunks too: a body that keeps coming (an agent streaming a token
+            // every few milliseconds) was read to its end after a stop.
+            if (self.stop)() {
+                return Err(self.cut(Cut::Interrupted));
+            }
             match self.chunks.recv_timeout(POLL) {
                 Ok(Ok(bytes)) if bytes.is_empty() => return Ok(0),
                 Ok(Ok(bytes)) => {
