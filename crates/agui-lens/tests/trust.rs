@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::common::{EARLIER, make_fifo, root, run};
+use crate::common::{EARLIER, gzip, make_fifo, root, run};
 
 fn recording(name: &str) -> PathBuf {
     root().join("fixtures/recordings").join(name)
@@ -2877,6 +2877,17 @@ fn a_walk_skips_no_broken_stream_as_a_sidecar() {
         &caps.join("run.meta.json"),
         br#"{"threadId":"thread-1","runId":"run-full-1","recordedBy":"ci"}"#,
     );
+    // An agent that answered with a bare JSON body, saved under a stream's name: no sidecar
+    // is named so, so it is a capture that holds no stream.
+    let bare = [
+        ("ok.jsonl", &br#"{"status":"ok"}"#[..]),
+        ("list.ndjson", b"[]\n"),
+        ("null.sse", b"null\n"),
+        ("empty.jsonl.gz", &gzip(b"{}\n")),
+    ];
+    for (name, bytes) in bare {
+        write(&caps.join(name), bytes);
+    }
     for format in ["human", "json", "sarif", "junit", "github"] {
         let (code, stdout, stderr) =
             run(&["check", s(&caps), "--max-line", "300", "--format", format]);
@@ -2884,6 +2895,21 @@ fn a_walk_skips_no_broken_stream_as_a_sidecar() {
         for name in ["big.jsonl", "renamed.jsonl"] {
             assert!(stdout.contains(name), "{format}: {name}: {stdout}");
         }
+        for (name, _) in bare {
+            assert!(stdout.contains(name), "{format}: {name}: {stdout}");
+        }
+    }
+    let (_, json, _) = run(&["check", s(&caps), "--max-line", "300", "--format", "json"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    // The sidecar alone is skipped.
+    assert_eq!(json["summary"]["skipped"], 1, "{json}");
+    for (name, _) in bare {
+        assert!(
+            json["diagnostics"].as_array().unwrap().iter().any(|d| {
+                d["rule"] == "framing/no-events" && d["path"].as_str().unwrap().ends_with(name)
+            }),
+            "{name}: {json}"
+        );
     }
     let (_, stdout, _) = run(&["check", s(&caps), "--max-line", "300"]);
     assert!(stdout.contains("framing/line-too-long"), "{stdout}");

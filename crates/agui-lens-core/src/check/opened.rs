@@ -159,7 +159,7 @@ fn check_answer(
     let stats = engine.finish(&mut found);
     if walked && known == 0 && !emitted && failure.is_none() {
         let (kind, what) = read::classify_non_stream(&head);
-        if kind.is_plainly_no_capture() {
+        if kind.is_plainly_no_capture(&name) {
             let mut file = FileSummary::checked(name, Stats::default(), None);
             file.skipped = Some(what);
             return Ok(file);

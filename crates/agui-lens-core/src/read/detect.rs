@@ -285,10 +285,28 @@ pub enum NonStream {
 
 impl NonStream {
     /// Whether such a file, met on a walk, is plainly no capture (a sidecar beside the
-    /// captures) rather than a capture of something that went wrong.
-    pub fn is_plainly_no_capture(self) -> bool {
-        matches!(self, NonStream::OtherJson | NonStream::Report)
+    /// captures) rather than a capture of something that went wrong. What agui-lens writes
+    /// beside recordings is one under any name; other JSON only under a `.json` name: a file
+    /// named as a stream (`.jsonl`, `.sse`, …) that holds a bare JSON body is the capture of
+    /// an answer that was no stream.
+    pub fn is_plainly_no_capture(self, name: &str) -> bool {
+        match self {
+            NonStream::Report => true,
+            NonStream::OtherJson => named_as_json_document(name),
+            _ => false,
+        }
     }
+}
+
+/// Whether a file's name says it holds one JSON document (`x.json`, `x.json.gz`), as a
+/// sidecar's does, rather than a stream.
+fn named_as_json_document(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let name = [".gz", ".zst"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .unwrap_or(&name);
+    name.ends_with(".json")
 }
 
 /// Describes bytes that hold no AG-UI event, for `framing/no-events`.
@@ -571,6 +589,11 @@ fn describe_json(value: &serde_json::Value) -> (NonStream, String) {
                         keys.join(", ")
                     ),
                 )
+            } else if keys.is_empty() {
+                (
+                    NonStream::OtherJson,
+                    "it holds an empty JSON object ({})".into(),
+                )
             } else {
                 (
                     NonStream::OtherJson,
@@ -725,9 +748,15 @@ mod tests {
             let said = describe_non_stream(sidecar);
             assert!(!said.contains("HTTP error body"), "{said}");
             assert!(
-                classify_non_stream(sidecar).0.is_plainly_no_capture(),
+                classify_non_stream(sidecar)
+                    .0
+                    .is_plainly_no_capture("run.meta.json"),
                 "{said}"
             );
+            // Under a stream's name, the same JSON is an answer that was no stream.
+            for name in ["run.jsonl", "run.sse", "run.ndjson.gz"] {
+                assert!(!classify_non_stream(sidecar).0.is_plainly_no_capture(name));
+            }
         }
         for error in [
             &br#"{"status":500}"#[..],
@@ -765,13 +794,15 @@ mod tests {
             br#"{"name":"case","passed":false,"status":500,"error":"x","diagnostics":[]}"#;
         for text in [&finding[..], report, outcome] {
             assert_eq!(classify_non_stream(text).0, NonStream::Report);
-            assert!(classify_non_stream(text).0.is_plainly_no_capture());
+            for name in ["findings.jsonl", "outcome.json", "report.JSON.zst"] {
+                assert!(classify_non_stream(text).0.is_plainly_no_capture(name));
+            }
         }
         let refused = br#"{"message":"bad request","status":400}"#;
         assert_eq!(classify_non_stream(refused).0, NonStream::ErrorBody);
         let policy = br#"{"rule":"no-pii","severity":"error","message":"blocked"}"#;
         assert_ne!(classify_non_stream(policy).0, NonStream::Report);
-        assert!(!NonStream::ErrorBody.is_plainly_no_capture());
+        assert!(!NonStream::ErrorBody.is_plainly_no_capture("error.json"));
     }
 
     #[test]

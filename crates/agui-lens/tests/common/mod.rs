@@ -243,6 +243,14 @@ pub fn against_known(file: &str, outcomes: &[(String, Option<String>)]) -> (Vec<
 }
 
 /// Makes a FIFO at `path` (readable and writable by the test's user alone).
+/// `bytes` compressed with gzip, as a `.gz` capture holds them.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
 pub fn make_fifo(path: &Path) {
     let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a plain mkfifo call on a NUL-terminated path the test owns.
