@@ -3206,14 +3206,7 @@ fn the_artifacts_of_a_stopped_case_say_the_stop_was_not_the_agents() {
     let server = hanging_agent();
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("suite.toml");
-    write(
-        &suite,
-        format!(
-            "[[case]]\nname = \"slow\"\nurl = \"{}\"\nmessage = \"hi\"\n",
-            server.url("/")
-        )
-        .as_bytes(),
-    );
+    one_case_suite(&suite, &server.url("/"));
     let artifacts = dir.path().join("art");
     let child = Child::spawn(&["test", s(&suite), "--artifacts", s(&artifacts)], None);
     until(|| !server.requests().is_empty());
@@ -3230,6 +3223,14 @@ fn the_artifacts_of_a_stopped_case_say_the_stop_was_not_the_agents() {
     assert!(stdout.contains("cut when it was recorded"), "{stdout}");
 }
 
+/// Writes a suite of one case, `slow`, that says "hi" to `url`.
+fn one_case_suite(path: &Path, url: &str) {
+    write(
+        path,
+        format!("[[case]]\nname = \"slow\"\nurl = \"{url}\"\nmessage = \"hi\"\n").as_bytes(),
+    );
+}
+
 /// Two `test` runs into one artifacts folder at once mixed their files: a case's stream from
 /// one run beside the verdict of the other, another case's files lost, both exit 0. The
 /// folder is locked as `run --record`'s file is: the second run is refused before it sends
@@ -3239,14 +3240,7 @@ fn two_suites_at_once_do_not_share_an_artifacts_folder() {
     let server = hanging_agent();
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("suite.toml");
-    write(
-        &suite,
-        format!(
-            "[[case]]\nname = \"slow\"\nurl = \"{}\"\nmessage = \"hi\"\n",
-            server.url("/")
-        )
-        .as_bytes(),
-    );
+    one_case_suite(&suite, &server.url("/"));
     let artifacts = dir.path().join("art");
     let first = Child::spawn(&["test", s(&suite), "--artifacts", s(&artifacts)], None);
     until(|| !server.requests().is_empty());
@@ -3263,14 +3257,7 @@ fn two_suites_at_once_do_not_share_an_artifacts_folder() {
     // Free again once the first has ended (the lock goes with the process).
     use crate::common::server::{Script, Server, Step, clean_run};
     let answering = Server::start(Script::sse(vec![Step::Send(clean_run())]));
-    write(
-        &suite,
-        format!(
-            "[[case]]\nname = \"slow\"\nurl = \"{}\"\nmessage = \"hi\"\n",
-            answering.url("/")
-        )
-        .as_bytes(),
-    );
+    one_case_suite(&suite, &answering.url("/"));
     let (code, stdout, stderr) = run(&["test", s(&suite), "--artifacts", s(&artifacts)]);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }

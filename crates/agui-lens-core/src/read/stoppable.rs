@@ -75,9 +75,7 @@ impl Read for Stoppable {
                     self.done = true;
                     return Err(err);
                 }
-                Err(mpsc::RecvTimeoutError::Timeout) if crate::stop::requested() => {
-                    return Err(stopped());
-                }
+                // The stop is looked at again at the top of the loop.
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => self.done = true,
             }

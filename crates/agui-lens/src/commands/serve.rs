@@ -1236,12 +1236,10 @@ fn wait_for_client(stream: &TcpStream, how_long: Duration) -> bool {
                 libc::MSG_PEEK | libc::MSG_DONTWAIT,
             )
         };
+        // Gone as a write would find it: closed (an end of its stream), reset or aborted.
         let went = match peeked {
             0 => true,
-            -1 => !matches!(
-                io::Error::last_os_error().kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-            ),
+            -1 => gone(&io::Error::last_os_error()),
             _ => false,
         };
         if went {

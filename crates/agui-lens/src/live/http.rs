@@ -520,9 +520,7 @@ impl Read for Body {
                     self.at = 0;
                 }
                 Ok(Err(cut)) => return Err(self.cut(cut)),
-                Err(mpsc::RecvTimeoutError::Timeout) if (self.stop)() => {
-                    return Err(self.cut(Cut::Interrupted));
-                }
+                // The stop is looked at again at the top of the loop.
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(0),
             }
