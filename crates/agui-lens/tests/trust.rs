@@ -163,6 +163,53 @@ fn compact_refuses_inputs_that_would_write_one_output() {
     }
 }
 
+/// A file of the user's already in the output folder, where a compacted input would go, is
+/// left as it was and said to be, with several inputs as with one (it was replaced, exit 0,
+/// when a folder or several files were compacted); a stream there (a previous run's) is
+/// replaced.
+#[test]
+fn compact_into_a_folder_replaces_no_file_of_the_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let col = dir.path().join("col");
+    place("agui-sdk-full.jsonl", &col.join("a/x.jsonl"));
+    place("copilotkit-full.jsonl", &col.join("a/y.jsonl"));
+    let notes = b"my notes, not a stream\n";
+    for (args, out) in [
+        (vec![s(&col)], dir.path().join("out1")),
+        (
+            vec![s(&col.join("a/x.jsonl")), s(&col.join("a/y.jsonl"))],
+            dir.path().join("out2/a"),
+        ),
+    ] {
+        let kept = if out.ends_with("a") {
+            out.join("x.jsonl")
+        } else {
+            out.join("a/x.jsonl")
+        };
+        write(&kept, notes);
+        let mut full = vec!["compact"];
+        full.extend(args.iter().copied());
+        full.extend(["-o", s(&out)]);
+        let (code, stdout, stderr) = run(&full);
+        assert_ne!(code, 0, "{stdout}{stderr}");
+        assert_eq!(std::fs::read(&kept).unwrap(), notes, "{stderr}");
+        assert!(
+            stderr.contains("x.jsonl") && stderr.contains("holds no AG-UI events"),
+            "{stderr}"
+        );
+        // The other input is compacted all the same.
+        let other = kept.with_file_name("y.jsonl");
+        assert_eq!(fold(&col.join("a/y.jsonl")), fold(&other));
+        // Once the note is moved away, the folder fills, and a second run replaces its own.
+        std::fs::remove_file(&kept).unwrap();
+        for _ in 0..2 {
+            let (code, _, stderr) = run(&full);
+            assert_eq!(code, 0, "{stderr}");
+            assert_eq!(fold(&col.join("a/x.jsonl")), fold(&kept));
+        }
+    }
+}
+
 /// Item 3: several inputs need `-o` to be a directory that exists (or a name ending in `/`,
 /// which is made); a plain new name is a usage error that writes nothing.
 #[test]

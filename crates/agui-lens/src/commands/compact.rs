@@ -948,6 +948,16 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         ));
         return Ok(report);
     }
+    // A file already at the output that is no stream is the user's, not a previous run's
+    // copy: left as it was, in a folder of outputs as under `-o FILE` (which refuses it
+    // before anything is read). Looked at once the input is known to be a stream: a copy
+    // `--mirror` made of one that is not is its own, and stays as it is.
+    if let (Target::File(output), None) = (target, in_place)
+        && let Err(err) = super::refuse_to_replace(output, "its output", super::Replaces::Stream)
+    {
+        report.refused = Some(format!("{err:#}"));
+        return Ok(report);
+    }
     if unreadable > 0 && !settings.drop_unreadable {
         // What cannot be read as an event cannot be written back as one: compacting would
         // lose it.
