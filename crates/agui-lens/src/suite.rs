@@ -545,11 +545,8 @@ fn resolve(
             })
         })
         .transpose()?;
-    for ty in &case.unordered {
-        if EventType::from_name(ty).is_none() {
-            bail!("unordered: `{ty}` is not an AG-UI event type");
-        }
-    }
+    agui_lens_core::compare::normalize::check_unordered(&case.unordered)
+        .map_err(|e| anyhow::anyhow!(e.replace("--unordered ", "unordered: ")))?;
     agui_lens_core::compare::normalize::check_id_settings(&case.id_patterns, &case.id_keys)
         .map_err(|e| {
             anyhow::anyhow!(

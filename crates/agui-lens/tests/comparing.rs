@@ -1111,6 +1111,82 @@ fn unordered_at_the_fold_level_says_it_does_nothing() {
     );
 }
 
+/// `--unordered` for a type whose order is what its events mean (patches applied one after
+/// the other, deltas joined, the last snapshot winning) made streams that end with other state
+/// or other text "mean the same" (exit 0): it is refused, in `diff`, `snapshot` (its flag or
+/// a header that names it) and a suite, as an id pattern of nothing but wildcards is.
+#[test]
+fn unordered_is_refused_where_order_is_meaning() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#.to_owned();
+    let end = r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#.to_owned();
+    let delta = |v: u32| {
+        format!(r#"{{"type":"STATE_DELTA","delta":[{{"op":"add","path":"/a","value":{v}}}]}}"#)
+    };
+    let a = lines_file(
+        dir.path(),
+        "a.jsonl",
+        &[start.clone(), delta(1), delta(2), end.clone()],
+    );
+    let b = lines_file(dir.path(), "b.jsonl", &[start, delta(2), delta(1), end]);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for ty in [
+        "STATE_DELTA",
+        "TEXT_MESSAGE_CONTENT",
+        "TOOL_CALL_ARGS",
+        "MESSAGES_SNAPSHOT",
+    ] {
+        for level in ["events", "compact", "fold"] {
+            let (code, stdout, stderr) = run(&["diff", a, b, "--level", level, "--unordered", ty]);
+            assert_eq!(code, 2, "{ty} {level}: {stdout}{stderr}");
+            assert!(stderr.contains(&format!("--unordered {ty}")), "{stderr}");
+            assert!(!stdout.contains("mean the same"), "{stdout}");
+        }
+    }
+    // Without the flag, and with one for parallel results, they differ.
+    assert_eq!(run(&["diff", a, b]).0, 1);
+    assert_eq!(run(&["diff", a, b, "--unordered", "TOOL_CALL_RESULT"]).0, 1);
+
+    // A snapshot: by its flag, and by a header that names such a type.
+    let snap = dir.path().join("a.snap");
+    let snap = snap.to_str().unwrap();
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        a,
+        "--expect",
+        snap,
+        "--update",
+        "--unordered",
+        "STATE_DELTA",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!Path::new(snap).exists());
+    let (code, _, stderr) = run(&["snapshot", a, "--expect", snap, "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(snap).unwrap();
+    let edited = text.replacen("# level:", "# unordered: STATE_DELTA\n# level:", 1);
+    assert_ne!(edited, text);
+    std::fs::write(snap, &edited).unwrap();
+    let (code, stdout, stderr) = run(&["snapshot", b, "--expect", snap]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("STATE_DELTA"), "{stderr}");
+
+    // A suite that names one is an invalid suite.
+    let suite = dir.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        "[[case]]\nname = \"c\"\nurl = \"http://127.0.0.1:9/\"\nmessage = \"hi\"\n\
+         unordered = [\"STATE_DELTA\"]\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&["test", suite.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains("STATE_DELTA"),
+        "{stdout}{stderr}"
+    );
+}
+
 /// `diff --format json` that cannot compare (a file missing, one with no events) writes a
 /// JSON document that says why, beside the exit status 2: a consumer of the JSON got an
 /// empty stdout. And the header of an event-by-event diff says when timestamps are kept.

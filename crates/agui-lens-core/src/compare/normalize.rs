@@ -580,6 +580,45 @@ pub fn check_id_settings(patterns: &[String], keys: &[String]) -> Result<(), Str
     Ok(())
 }
 
+/// Event types whose order among their neighbours of the same type is what they mean:
+/// deltas joined into one text, patches each applied to the state the one before left, and
+/// snapshots of which the last one wins.
+const ORDER_IS_MEANING: &[&str] = &[
+    "TEXT_MESSAGE_CONTENT",
+    "TEXT_MESSAGE_CHUNK",
+    "TOOL_CALL_ARGS",
+    "TOOL_CALL_CHUNK",
+    "REASONING_MESSAGE_CONTENT",
+    "REASONING_MESSAGE_CHUNK",
+    "THINKING_TEXT_MESSAGE_CONTENT",
+    "STATE_DELTA",
+    "STATE_SNAPSHOT",
+    "MESSAGES_SNAPSHOT",
+    "ACTIVITY_DELTA",
+    "ACTIVITY_SNAPSHOT",
+];
+
+/// Refuses `--unordered` for what is no AG-UI event type, and for a type whose order is what
+/// its events mean (see [`ORDER_IS_MEANING`]): two streams whose state or text differ would
+/// compare the same.
+pub fn check_unordered(types: &[String]) -> Result<(), String> {
+    for ty in types {
+        if crate::protocol::event::EventType::from_name(ty).is_none() {
+            return Err(format!("--unordered {ty}: not an AG-UI event type"));
+        }
+        if ORDER_IS_MEANING.contains(&ty.as_str()) {
+            return Err(format!(
+                "--unordered {ty}: the order of {ty} events is what they mean (deltas are \
+                 joined, patches applied, the last snapshot kept in the order they come), so \
+                 streams that end with other text or state would compare the same; it is for \
+                 events that may come in any order, such as parallel tool results \
+                 (TOOL_CALL_RESULT)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether a string equal to an id the stream minted is that id where it stands (under
 /// `key`): always in a field the protocol keeps ids in; never in text the user reads (a
 /// delta, a message's or tool result's content); elsewhere (a payload, the state) only when
@@ -965,6 +1004,10 @@ mod tests {
             assert!(check_id_settings(&[], &[bad.to_owned()]).is_err(), "{bad}");
         }
         assert!(check_id_settings(&["lc_run--*".into()], &["checkpoint_ns".into()]).is_ok());
+        for bad in ["STATE_DELTA", "TOOL_CALL_ARGS", "NOT_A_TYPE"] {
+            assert!(check_unordered(&[bad.to_owned()]).is_err(), "{bad}");
+        }
+        assert!(check_unordered(&["TOOL_CALL_RESULT".into(), "CUSTOM".into()]).is_ok());
     }
 
     /// Text the user reads, and values that read as words or numbers, are never taken for

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use agui_lens_core::report::human::visible;
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use super::Outcome;
 use super::check::use_color;
@@ -97,11 +97,8 @@ pub fn settings(args: &NormalizeArgs) -> Result<Settings> {
         .iter()
         .map(|s| Selector::parse(s).map_err(anyhow::Error::msg))
         .collect::<Result<Vec<_>>>()?;
-    for ty in &args.unordered {
-        if agui_lens_core::protocol::event::EventType::from_name(ty).is_none() {
-            bail!("--unordered {ty}: not an AG-UI event type");
-        }
-    }
+    agui_lens_core::compare::normalize::check_unordered(&args.unordered)
+        .map_err(anyhow::Error::msg)?;
     agui_lens_core::compare::normalize::check_id_settings(&args.id_pattern, &args.id_key)
         .map_err(anyhow::Error::msg)?;
     Ok(Settings {

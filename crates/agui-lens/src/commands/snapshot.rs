@@ -138,6 +138,19 @@ impl Snapshot {
                 items.push(item);
             }
         }
+        // What a flag would be refused for is refused in a header too (a header edited
+        // by hand, or written before the refusal).
+        agui_lens_core::compare::normalize::check_unordered(&settings.unordered)
+            .and_then(|()| {
+                agui_lens_core::compare::normalize::check_id_settings(
+                    &settings.id_patterns,
+                    &settings.id_keys,
+                )
+            })
+            .map_err(|e| {
+                let e = e.replace("--unordered ", "unordered: ");
+                format!("its header: {}", e.replace("--id-", "id-"))
+            })?;
         Ok(Snapshot {
             level,
             settings,
