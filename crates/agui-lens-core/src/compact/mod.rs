@@ -189,6 +189,15 @@ impl ContentKind {
         }
     }
 
+    fn starting(ty: EventType) -> Option<ContentKind> {
+        match ty {
+            EventType::TextMessageStart => Some(ContentKind::Text),
+            EventType::ReasoningMessageStart => Some(ContentKind::Reasoning),
+            EventType::ToolCallStart => Some(ContentKind::Tool),
+            _ => None,
+        }
+    }
+
     fn ending(ty: EventType) -> Option<ContentKind> {
         match ty {
             EventType::TextMessageEnd => Some(ContentKind::Text),
@@ -333,6 +342,11 @@ pub struct Compactor {
     /// Where each merged entry is in `merged`, by id: one map per target (text and reasoning
     /// content share the message's, tool arguments have their own).
     merged_index: [HashMap<String, usize, FastBuild>; 2],
+    /// The messages and tool calls started and not yet ended, by target as `merged_index`:
+    /// only their deltas are merged. A delta for one not open (after its end, before any
+    /// start) is one the official client fails the run at: it is kept where it came, as
+    /// merged and written later it would move that failure to another event.
+    open: [HashSet<String, FastBuild>; 2],
     /// Text buffers of merged entries written out, kept for the next ones.
     spare_text: Vec<String>,
     /// Where merged events are serialised, kept between them.
@@ -378,6 +392,7 @@ impl Compactor {
             initial_state: None,
             merged: Vec::new(),
             merged_index: Default::default(),
+            open: Default::default(),
             spare_text: Vec::new(),
             scratch: Vec::new(),
             last_merged: 0,
@@ -595,10 +610,14 @@ impl Compactor {
                 self.folder.apply_expanded(ty, value);
                 return write_one(value, raw, self.sink(out));
             }
-            if let (Some(id), Some(Value::String(delta))) = (
-                value.get(kind.id_field()).and_then(Value::as_str),
-                value.get("delta"),
-            ) {
+            let id = value.get(kind.id_field()).and_then(Value::as_str);
+            if !id.is_some_and(|id| self.merges(kind, id)) {
+                // No message or call of its id is open: kept where it came (see `open`).
+                self.folder.set_halves(self.joining);
+                self.folder.apply_expanded(ty, value);
+                return write_one(value, raw, self.sink(out));
+            }
+            if let (Some(id), Some(Value::String(delta))) = (id, value.get("delta")) {
                 if self.past_limit(kind, id, delta.len()) {
                     // What is merged so far is written first: one event would be too long.
                     self.flush_merged(kind, id, out)?;
@@ -654,6 +673,7 @@ impl Compactor {
             ActivitySnapshot | ActivityDelta => self.activity(ty, value, raw, out),
             RunStarted => {
                 self.flush_boundary(out)?;
+                self.close_open();
                 if let Some(run) = self.run.take() {
                     // A run that never ended: kept at the deltas level.
                     write_held(run.held, out)?;
@@ -692,6 +712,7 @@ impl Compactor {
             }
             RunFinished | RunError => {
                 self.flush_boundary(out)?;
+                self.close_open();
                 self.folder.apply_expanded(ty, value);
                 match self.run.take() {
                     Some(run) => self.end_run(run, value, raw, out),
@@ -708,6 +729,12 @@ impl Compactor {
                 if let Some(kind) = ContentKind::ending(ty) {
                     if let Some(id) = value.get(kind.id_field()).and_then(Value::as_str) {
                         self.flush_merged(kind, id, out)?;
+                        self.open[kind.slot()].remove(id);
+                    }
+                }
+                if let Some(kind) = ContentKind::starting(ty) {
+                    if let Some(id) = value.get(kind.id_field()).and_then(Value::as_str) {
+                        self.open[kind.slot()].insert(id.to_owned());
                     }
                 }
                 self.flush_referenced(value, out)?;
@@ -752,15 +779,38 @@ impl Compactor {
             .is_some_and(|&at| self.merged[at].would_pass(more, self.merge_limit))
     }
 
+    /// At a run's boundary, no message or call counts as open any more: a run snapshotted
+    /// leaves out the starts of those it left open, so that a second compaction, which does
+    /// not see them, keeps their later deltas where they came, as the first did.
+    fn close_open(&mut self) {
+        self.open.iter_mut().for_each(HashSet::clear);
+    }
+
+    /// Whether a delta of this message or call is merged: deltas of it are held, or it is
+    /// open (see `open`).
+    fn merges(&self, kind: ContentKind, id: &str) -> bool {
+        self.find_merged(kind, id).is_some() || self.open[kind.slot()].contains(id)
+    }
+
     /// The deltas merged so far for one message or tool call, made empty when there are none.
     fn merged_entry(&mut self, kind: ContentKind, id: &str) -> &mut Merged {
+        let at = match self.find_merged(kind, id) {
+            Some(at) => at,
+            None => self.new_merged(kind, id),
+        };
+        self.last_merged = at;
+        &mut self.merged[at]
+    }
+
+    /// Where the deltas merged so far for one message or tool call are, if any are.
+    fn find_merged(&self, kind: ContentKind, id: &str) -> Option<usize> {
         // Deltas of one message usually come in a row: the last one merged is tried first.
         let hinted = self
             .merged
             .get(self.last_merged)
             .is_some_and(|m| m.kind.target() == kind.target() && same_id(&m.id, id));
         // Few are open at once: a scan beats hashing the id.
-        let found = if hinted {
+        if hinted {
             Some(self.last_merged)
         } else if self.merged.len() <= 8 {
             self.merged
@@ -768,29 +818,27 @@ impl Compactor {
                 .position(|m| m.kind.target() == kind.target() && same_id(&m.id, id))
         } else {
             self.merged_index[kind.slot()].get(id).copied()
-        };
-        let at = match found {
-            Some(at) => at,
-            None => {
-                self.merged.push(Merged {
-                    kind,
-                    id: id.to_owned(),
-                    delta: self.spare_text.pop().unwrap_or_default(),
-                    unfolded: None,
-                    metadata: None,
-                    owner: None,
-                });
-                self.merged_index[kind.slot()].insert(id.to_owned(), self.merged.len() - 1);
-                self.merged.len() - 1
-            }
-        };
-        self.last_merged = at;
-        &mut self.merged[at]
+        }
+    }
+
+    /// A new, empty entry of merged deltas for one message or tool call: where it is.
+    fn new_merged(&mut self, kind: ContentKind, id: &str) -> usize {
+        self.merged.push(Merged {
+            kind,
+            id: id.to_owned(),
+            delta: self.spare_text.pop().unwrap_or_default(),
+            unfolded: None,
+            metadata: None,
+            owner: None,
+        });
+        self.merged_index[kind.slot()].insert(id.to_owned(), self.merged.len() - 1);
+        self.merged.len() - 1
     }
 
     /// Takes a plain content delta read without building the event (see
     /// [`crate::read::delta`]): `false` when it needs [`Compactor::push`] after all (a chunk
-    /// stream is open, which the event would close).
+    /// stream is open, which the event would close, or no message or call of its id is open,
+    /// so that it is kept where it came).
     pub fn push_delta(
         &mut self,
         ty: EventType,
@@ -808,7 +856,14 @@ impl Compactor {
         // The folder gets the text when it is next used (`fold_held`), all of a run of deltas
         // at once: one lookup of the message rather than one per delta.
         let limit = self.merge_limit;
-        let merged = self.merged_entry(kind, id);
+        let at = match self.find_merged(kind, id) {
+            Some(at) => at,
+            None if self.open[kind.slot()].contains(id) => self.new_merged(kind, id),
+            // Of no open message or call: `push` keeps it where it came.
+            None => return false,
+        };
+        self.last_merged = at;
+        let merged = &mut self.merged[at];
         if merged.would_pass(delta.len(), limit) {
             // One event would be too long: `push` writes what is merged so far first.
             return false;
