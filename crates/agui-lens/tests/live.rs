@@ -1777,7 +1777,7 @@ fn a_run_that_ended_in_an_error_is_said_so() {
     let said = "the run ended in RUN_ERROR (TIMEOUT): the model timed out";
     // Every report on stdout says it too, not only the summary on stderr: a pipeline that
     // reads the JSON or an uploaded report is told the agent failed. Still no finding.
-    for format in ["json", "jsonl", "junit", "sarif", "github"] {
+    for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
         let server = Server::start(Script::sse(vec![Step::Send(failing.clone().into_bytes())]));
         let (code, stdout, stderr) = run_url(&server.url("/"), &["--format", format]);
         assert_eq!(code, 0, "{format}: {stdout}{stderr}");
@@ -1802,7 +1802,7 @@ fn a_run_that_ended_in_an_error_is_said_so() {
     let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
     let (_, _, stderr) = run_url(&server.url("/"), &[]);
     assert!(!stderr.contains("RUN_ERROR"), "{stderr}");
-    for format in ["json", "jsonl", "junit", "sarif", "github"] {
+    for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
         let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
         let (_, stdout, _) = run_url(&server.url("/"), &["--format", format]);
         assert!(!stdout.contains("ended in RUN_ERROR"), "{format}: {stdout}");

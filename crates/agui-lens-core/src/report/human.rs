@@ -63,6 +63,14 @@ impl Reporter for Human {
     }
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        // What is said of the input that is no finding (a run that ended in RUN_ERROR, a
+        // file beside a recording left out), as every other format says it.
+        for remark in &file.notes {
+            let label = self.paint("remark", Paint::Bold);
+            let arrow = self.paint("-->", Paint::Frame);
+            writeln!(self.out, "{label}: {}", visible(remark))?;
+            writeln!(self.out, "  {arrow} {}", visible(&file.path))?;
+        }
         if self.verdicts.is_some() {
             // (It may say why the input could not be read, naming a file or a URL.)
             let verdict = visible(&file.verdict()).into_owned();
