@@ -165,8 +165,8 @@ fn compact_refuses_inputs_that_would_write_one_output() {
 
 /// A file of the user's already in the output folder, where a compacted input would go, is
 /// left as it was and said to be, with several inputs as with one (it was replaced, exit 0,
-/// when a folder or several files were compacted); a stream there (a previous run's) is
-/// replaced.
+/// when a folder or several files were compacted), and under `--mirror` too (whose copy of
+/// the refused stream then went over it); a stream there (a previous run's) is replaced.
 #[test]
 fn compact_into_a_folder_replaces_no_file_of_the_users() {
     let dir = tempfile::tempdir().unwrap();
@@ -176,6 +176,7 @@ fn compact_into_a_folder_replaces_no_file_of_the_users() {
     let notes = b"my notes, not a stream\n";
     for (args, out) in [
         (vec![s(&col)], dir.path().join("out1")),
+        (vec![s(&col), "--mirror"], dir.path().join("out3")),
         (
             vec![s(&col.join("a/x.jsonl")), s(&col.join("a/y.jsonl"))],
             dir.path().join("out2/a"),

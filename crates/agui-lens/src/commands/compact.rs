@@ -236,6 +236,10 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
                 .is_ok_and(|r| r.skipped.is_none() && r.refused.is_none() && r.unchanged.is_none())
         })
         .count();
+    let reports_refused: Vec<bool> = reports
+        .iter()
+        .map(|(_, report)| report.as_ref().is_ok_and(|r| r.refused.is_some()))
+        .collect();
     let outcome = summarize(reports)?;
     if stop::requested() && put_out > 0 {
         let signal = stop::signal_name();
@@ -251,7 +255,17 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     if !args.mirror {
         return Ok(outcome);
     }
-    let mirrored = mirror(args, &written)?;
+    // The outputs of streams refused: a copy of such a stream goes only where a stream
+    // could (a refusal for the user's file there leaves that file as it was, copy or not).
+    let refused: HashSet<PathBuf> = targets
+        .iter()
+        .zip(&reports_refused)
+        .filter_map(|(target, refused)| match target {
+            Target::File(path) if *refused => Some(path.components().collect()),
+            _ => None,
+        })
+        .collect();
+    let mirrored = mirror(args, &written, &refused)?;
     Ok(if mirrored == Outcome::Failed {
         Outcome::Failed
     } else {
@@ -395,7 +409,11 @@ fn lies_in(path: &Path, dir: &Path) -> bool {
 /// link that leads to no file (to a folder, or nowhere) is copied as a link with the same
 /// target, and folders are made, empty ones too. An entry that cannot be copied (unreadable,
 /// or a FIFO) fails the run.
-fn mirror(args: &CompactArgs, written: &HashSet<PathBuf>) -> Result<Outcome> {
+fn mirror(
+    args: &CompactArgs,
+    written: &HashSet<PathBuf>,
+    refused: &HashSet<PathBuf>,
+) -> Result<Outcome> {
     use inputs::Entry;
     let Some(output) = &args.output else {
         return Ok(Outcome::Clean);
@@ -426,6 +444,13 @@ fn mirror(args: &CompactArgs, written: &HashSet<PathBuf>) -> Result<Outcome> {
                 let key: PathBuf = target.components().collect();
                 if lies_in(source, &out_dir) || written.contains(&key) || same_file(source, &target)
                 {
+                    continue;
+                }
+                if refused.contains(&key)
+                    && super::refuse_to_replace(&target, "its copy", super::Replaces::Stream)
+                        .is_err()
+                {
+                    // Said with the refusal: the file there is the user's.
                     continue;
                 }
                 (
