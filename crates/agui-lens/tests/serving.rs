@@ -883,6 +883,34 @@ fn a_request_with_a_message_id_twice_is_an_error() {
     );
 }
 
+/// Requests with no thread id (missing, or a number) are of no thread: each is held to its
+/// schema alone, not to the turn another such request was served (the second was blamed
+/// for the first's history and state, as the same thread's next turn).
+#[test]
+fn requests_with_no_thread_id_are_not_one_thread() {
+    let stream = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let server = Served::start(&[stream.to_str().unwrap()]);
+    for body in [
+        json!({"runId":"r1","messages":[],"protocolVersion":"1.0"}),
+        json!({"threadId":5,"runId":"r2","messages":[],"protocolVersion":"1.0"}),
+    ] {
+        let mut response = ureq::post(&server.url)
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        let body = response.body_mut().read_to_string().unwrap();
+        assert!(body.contains("RUN_FINISHED"), "{body}");
+    }
+    // SAFETY: a signal to the child this test started, which it has not reaped.
+    unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
+    let (code, stdout, stderr) = server.finish();
+    assert_eq!(code, 143, "{stdout}\n{stderr}");
+    assert!(stdout.contains("request/input-schema"), "{stdout}");
+    for rule in ["history-mismatch", "state-mismatch", "missing-tool-result"] {
+        assert!(!stdout.contains(rule), "{rule}: {stdout}");
+    }
+}
+
 /// `--transport auto` reads Accept as HTTP has it: protobuf asked for in capitals is
 /// protobuf, protobuf refused with `q=0` is SSE (as the official encoder picks).
 #[test]

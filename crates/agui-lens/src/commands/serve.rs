@@ -657,13 +657,23 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
+    // A request with no thread id (missing, or no string) is of no thread: held to no other
+    // request's turn (two broken clients were taken for one thread's turns), and none to it.
+    let thread_key = match input.get("threadId") {
+        Some(Value::String(_)) => thread_id.clone(),
+        _ => {
+            static UNTHREADED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let k = UNTHREADED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("\u{0}no threadId {k}")
+        }
+    };
     let run_id = input
         .get("runId")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
     // Which turn this is, and what the client should hold.
-    let (n, mut turn_index, mut previous, unsettled, retry) = take_turn(shared, &thread_id);
+    let (n, mut turn_index, mut previous, unsettled, retry) = take_turn(shared, &thread_key);
     let path_of = |turn: usize| -> Arc<str> {
         Arc::from(format!(
             "request {n} (thread {thread_id}, turn {})",
@@ -693,7 +703,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
             path = retry_path;
             next_turn = as_retry;
             let mut guard = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(thread) = guard.1.get_mut(&thread_id) {
+            if let Some(thread) = guard.1.get_mut(&thread_key) {
                 thread.turn = retry.turn + 1;
             }
         }
@@ -739,7 +749,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
     // However the turn ends, the thread's next request may go ahead.
     let mut ending = TurnEnding {
         shared,
-        thread_id: &thread_id,
+        thread_id: &thread_key,
         turn: turn_index,
         served: None,
         before: previous,
