@@ -343,6 +343,18 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
         )
     else:
         done, row = _compacted(data, path, rel, suffix, local, fs_in, settings)
+    # A stream (compacted, or refused and copied as it is) goes only where a stream could:
+    # a file of the user's there that holds none is left as it was, as the command line
+    # leaves it, and the row says so.
+    stream_out = done is not None and (done.data is not None or done.status == "refused")
+    users = _users_file(fs_out, out) if stream_out else None
+    if users is not None:
+        row.update(
+            status="refused",
+            reason=f"the file at its place in the mirror holds {users}, and this would replace "
+            "it with AG-UI events; it was left as it was (move it, or mirror elsewhere)",
+        )
+        return row
     if done is None:
         # A file compaction cannot read (a truncated gzip, a capture of several streams) is
         # its row's error, and the mirror still holds it as it is, as the command line's
@@ -364,6 +376,18 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
     elif settings["copy_unchanged"]:
         _copy_request(fs_in, fs_out, path, out)
     return row
+
+
+def _users_file(fs, path: str) -> Optional[str]:
+    """What the file at ``path`` holds when it is there, not empty, and no AG-UI stream (a
+    note of the user's, say); None when a stream may be written there."""
+    try:
+        if not fs.isfile(path) or fs.size(path) == 0:
+            return None
+        held = fs.cat_file(path)
+    except OSError:
+        return None
+    return _agui_lens.what_no_stream_holds(held, posixpath.basename(path))
 
 
 def _copy_request(fs_in, fs_out, path: str, out: str) -> None:

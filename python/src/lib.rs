@@ -1135,6 +1135,27 @@ fn walk_reads(name: &str) -> bool {
     read::is_stream_file(std::path::Path::new(name))
 }
 
+/// What the bytes of a file named `name` hold when it is no AG-UI stream (`None` when it is
+/// one): a mirror writes a stream only over a stream, never over a file of the user's.
+#[pyfunction]
+fn what_no_stream_holds(data: &[u8], name: &str) -> Option<String> {
+    let path = std::path::Path::new(name);
+    if read::is_har_file(path) {
+        return Some("a browser capture (HAR)".into());
+    }
+    let hint = read::format_from_extension(path);
+    let opened = read::open_reader(
+        Arc::from(name),
+        Box::new(Cursor::new(data.to_vec())),
+        hint,
+        &read::ReadOptions::default(),
+    );
+    match opened {
+        Ok(opened) => read::holds_events(opened).err(),
+        Err(err) => Some(format!("what cannot be read as a stream ({err:#})")),
+    }
+}
+
 #[pymodule]
 fn _agui_lens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("AguiLensError", m.py().get_type::<AguiLensError>())?;
@@ -1143,6 +1164,7 @@ fn _agui_lens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(events, m)?)?;
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(compact_report, m)?)?;
+    m.add_function(wrap_pyfunction!(what_no_stream_holds, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(walk_reads, m)?)?;
     m.add_class::<Checker>()?;

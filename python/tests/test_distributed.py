@@ -369,6 +369,35 @@ def test_a_file_compaction_cannot_read_is_still_mirrored(tmp_path):
     assert rows["run.jsonl"]["status"] == "compacted", rows
 
 
+def test_a_users_file_in_the_mirror_is_left_as_it_was(tmp_path):
+    # A note of the user's where a stream's copy would go (compacted, or refused and copied
+    # as it is) was replaced, row "compacted"; the command line refuses it.
+    source = tmp_path / "tree"
+    source.mkdir()
+    (source / "run.jsonl").write_bytes((FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes())
+    refused = FIXTURES / "invalid" / "framing" / "invalid-json-deep-patch.jsonl"
+    (source / "refused.jsonl").write_bytes(refused.read_bytes())
+    mirror = tmp_path / "m"
+    mirror.mkdir()
+    note = b"my notes, not a stream\n"
+    for name in ("run.jsonl", "refused.jsonl"):
+        (mirror / name).write_bytes(note)
+    rows = {r["path"]: r for r in compact_tree(str(source), str(mirror))}
+    for name in ("run.jsonl", "refused.jsonl"):
+        assert (mirror / name).read_bytes() == note, rows[name]
+        assert rows[name]["status"] == "refused", rows[name]
+        assert "left as it was" in rows[name]["reason"], rows[name]
+        assert rows[name]["mirrored"] is None, rows[name]
+    # The note gone, the mirror fills; a stream there (the run before's) is replaced.
+    for name in ("run.jsonl", "refused.jsonl"):
+        (mirror / name).unlink()
+    for _ in range(2):
+        rows = {r["path"]: r for r in compact_tree(str(source), str(mirror))}
+        assert rows["run.jsonl"]["status"] == "compacted", rows
+        assert rows["refused.jsonl"]["mirrored"] == "copied", rows
+        assert (mirror / "refused.jsonl").read_bytes() == refused.read_bytes()
+
+
 def test_a_pretty_printed_jsonl_is_mirrored_one_event_per_line(tmp_path):
     # JSON values one after another in a file named .jsonl: the mirror's copy is JSONL, as
     # `compact --in-place` writes it, not one JSON array that line readers cannot take.

@@ -360,6 +360,32 @@ impl Default for ReadOptions {
     }
 }
 
+/// Whether an opened input holds AG-UI events (one among its first 4 MiB is enough), or
+/// else what it holds instead: a stream an output may replace, told from a file of the
+/// user's (notes, a config) that it may not.
+pub fn holds_events(mut opened: Opened) -> std::result::Result<(), String> {
+    /// How far to look for an event: a stream's first frames hold one.
+    const LOOK: u64 = 4 << 20;
+    let mut batch = Batch::default();
+    while let Ok(true) = opened.reader.next_batch(&mut batch) {
+        for frame in &batch.frames {
+            if let FrameKind::Data { .. } = frame.kind {
+                let value = serde_json::from_slice::<serde_json::Value>(batch.bytes(frame));
+                if value.is_ok_and(|v| crate::protocol::event::EventType::of(&v).is_some()) {
+                    return Ok(());
+                }
+            }
+        }
+        if opened.reader.bytes_read() > LOOK {
+            break;
+        }
+    }
+    Err(format!(
+        "no AG-UI events ({})",
+        describe_no_events(opened.format, &opened.head)
+    ))
+}
+
 /// What an input read as `format` that held no AG-UI event is, from its first bytes: as
 /// [`describe_non_stream`] says, except that a protobuf body that ends before its first
 /// frame's message (inside or right after its length) is said to be that

@@ -200,36 +200,15 @@ pub(crate) fn refuse_to_replace(path: &Path, flag: &str, what: Replaces) -> Resu
 /// Whether the file at `path` holds AG-UI events (one is enough, among its first frames), or
 /// else what it holds instead.
 fn holds_a_stream(path: &Path) -> std::result::Result<(), String> {
-    use agui_lens_core::protocol::event::EventType;
-    use agui_lens_core::read::{self, Batch, FrameKind, InputSpec, ReadOptions};
-    /// How far to look for an event: a stream's first frames hold one.
-    const LOOK: u64 = 4 << 20;
+    use agui_lens_core::read::{self, InputSpec, ReadOptions};
     if read::is_har_file(path) {
         return Err("a browser capture (HAR)".into());
     }
     let spec = InputSpec::File(path.to_path_buf());
-    let mut opened = match read::open(&spec, &ReadOptions::default()) {
-        Ok(opened) => opened,
-        Err(err) => return Err(format!("what cannot be read as a stream ({err:#})")),
-    };
-    let mut batch = Batch::default();
-    while let Ok(true) = opened.reader.next_batch(&mut batch) {
-        for frame in &batch.frames {
-            if let FrameKind::Data { .. } = frame.kind {
-                let value = serde_json::from_slice::<serde_json::Value>(batch.bytes(frame));
-                if value.is_ok_and(|v| EventType::of(&v).is_some()) {
-                    return Ok(());
-                }
-            }
-        }
-        if opened.reader.bytes_read() > LOOK {
-            break;
-        }
+    match read::open(&spec, &ReadOptions::default()) {
+        Ok(opened) => read::holds_events(opened),
+        Err(err) => Err(format!("what cannot be read as a stream ({err:#})")),
     }
-    Err(format!(
-        "no AG-UI events ({})",
-        read::describe_no_events(opened.format, &opened.head)
-    ))
 }
 
 /// Whether the file at `path` is a page `inspect --html` wrote, or else what it is.
