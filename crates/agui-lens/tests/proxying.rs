@@ -363,13 +363,38 @@ fn client_hangs_up(close_delimited: bool) {
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n".into();
     }
     let agent = Server::start(script);
-    let (_dir, record, proxy) = proxy_recording_once(&agent);
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let report = dir.path().join("report.json");
+    let proxy = proxy_once(
+        &agent,
+        &[
+            "--record",
+            &record.to_string_lossy(),
+            "--report",
+            &report.to_string_lossy(),
+            "--format",
+            "json",
+        ],
+    );
     // The client goes away, the agent still streaming.
     proxy.post_and_hang_up("TEXT_MESSAGE_START");
     let (code, stdout, stderr) = proxy.finish();
     assert!(stderr.contains("the client went away"), "{stderr}");
     assert!(!stdout.contains("unterminated-run"), "{stdout}");
     assert_eq!(code, 0, "{stdout}{stderr}");
+    // The report and the summary say the exchange was not checked whole (its summary was
+    // that of a clean session).
+    let cut = "1 exchange cut by the client before the stream's end";
+    assert!(stderr.contains(cut), "{stderr}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(
+        doc["files"][0]["remarks"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains(cut),
+        "{doc}"
+    );
     let findings = record.join("001/findings.jsonl");
     let recorded = std::fs::read_to_string(&findings).unwrap_or_default();
     assert!(!recorded.contains("unterminated-run"), "{recorded}");

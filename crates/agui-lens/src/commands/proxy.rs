@@ -76,6 +76,9 @@ struct Shared {
     to_main: Mutex<mpsc::Sender<Note>>,
     /// Requests held back for their thread's turn when the proxy was stopped, and never sent.
     not_forwarded: std::sync::atomic::AtomicU64,
+    /// Exchanges whose client went away before the stream's end: checked only as far as it
+    /// came, which the report says.
+    cut_by_clients: std::sync::atomic::AtomicU64,
     /// What is known of an exchange under way before its end, by its number (a failed status,
     /// forwarded with the head): said at its end with the rest, or at a stop the exchange does
     /// not outlive, by whichever takes it first.
@@ -181,6 +184,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         threads: Mutex::new((0, HashMap::new())),
         to_main: Mutex::new(to_main),
         not_forwarded: std::sync::atomic::AtomicU64::new(0),
+        cut_by_clients: std::sync::atomic::AtomicU64::new(0),
         unsettled: Mutex::new(HashMap::new()),
     });
     let mut live = crate::render::reporter(
@@ -314,9 +318,22 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         .not_forwarded
         .load(std::sync::atomic::Ordering::SeqCst);
     let forwarded = requests.saturating_sub(failures.len() as u64 + held_back);
+    // Cut by their clients, exchanges were checked only as far as they came: said, beside
+    // the findings (the client's going is no fault of the agent's).
+    let cut = match shared
+        .cut_by_clients
+        .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        0 => None,
+        n => Some(format!(
+            "{} cut by the client before the stream's end: checked only as far as it came",
+            agui_lens_core::text::plural(n, "exchange")
+        )),
+    };
     eprintln!(
-        "proxy: {} forwarded: {}, {}{}{}",
+        "proxy: {} forwarded{}: {}, {}{}{}",
         agui_lens_core::text::plural(forwarded, "request"),
+        cut.as_ref().map(|c| format!(" ({c})")).unwrap_or_default(),
         agui_lens_core::text::plural(errors, "error"),
         agui_lens_core::text::plural(warnings, "warning"),
         if failures.is_empty() {
@@ -346,8 +363,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             args.format,
             &found,
             stats,
-            failure.clone(),
-            unfinished,
+            (failure.clone(), unfinished, cut),
             true,
         )?;
         // Looked at again: a file may have been put there while the server ran.
@@ -369,8 +385,7 @@ fn report(
     format: Format,
     found: &[Diagnostic],
     stats: Stats,
-    failure: Option<String>,
-    unfinished: Option<String>,
+    (failure, unfinished, cut): (Option<String>, Option<String>, Option<String>),
     say_stop: bool,
 ) -> Result<Vec<u8>> {
     use agui_lens_core::report::{FileSummary, Summary};
@@ -389,6 +404,7 @@ fn report(
             }
         };
         file.interrupted = unfinished.is_some();
+        file.notes.extend(cut);
         let mut summary = Summary::default();
         summary.add(&file);
         // Stopped by a signal (exit 130, 143): no format calls the run a success.
@@ -610,6 +626,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     let response = match forward(&request, shared, &agent) {
         Ok(response) => response,
         Err(_) if watch.client_gone() => {
+            shared
+                .cut_by_clients
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             shared.tell(Note::Said(format!(
                 "proxy: {label}: the client went away before the agent answered"
             )));
@@ -858,6 +877,11 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     }
     // The stream came whole, or was cut: a client that goes away now changes nothing.
     drop(watch);
+    if cut_by.client_went_away() {
+        shared
+            .cut_by_clients
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
     drop(to_checker);
     if cut.is_none() {
         if let Err(err) = client.write_all(b"0\r\n\r\n").and_then(|()| client.flush()) {
@@ -1346,8 +1370,7 @@ fn write_findings(at: &std::path::Path, findings: &[Diagnostic]) -> Result<()> {
                 warnings: count(Severity::Warning),
                 ..Stats::default()
             },
-            None,
-            None,
+            (None, None, None),
             false,
         )?,
     )?;
