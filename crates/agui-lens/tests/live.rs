@@ -3531,3 +3531,29 @@ fn a_recorded_answer_of_no_stream_is_checked_as_it_was_live() {
         }
     }
 }
+
+/// An agent that cannot be reached is one failure in every format: SARIF and GitHub said it
+/// twice (as `suite/status-mismatch` and again as the case that could not be asked, in the
+/// same words), where JSON, JUnit and the terminal say it once.
+#[test]
+fn an_unreachable_agent_is_said_once_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "suite.toml",
+        "[[case]]\nname = \"down\"\nurl = \"http://127.0.0.1:1/\"\nmessage = \"hi\"\n",
+    );
+    let suite = dir.path().join("suite.toml");
+    let suite = suite.to_str().unwrap();
+    let (code, stdout, stderr) = lens(&["test", suite, "--format", "sarif"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    let run = &sarif["runs"][0];
+    assert_eq!(run["results"].as_array().unwrap().len(), 1, "{stdout}");
+    assert_eq!(run["invocations"][0]["executionSuccessful"], false);
+    let (code, stdout, stderr) = lens(&["test", suite, "--format", "github"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let errors = stdout.lines().filter(|l| l.starts_with("::error")).count();
+    assert_eq!(errors, 1, "{stdout}");
+    assert!(stdout.contains("could not connect"), "{stdout}");
+}

@@ -303,7 +303,10 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
             };
             let baseline = gate.as_ref().map(Gate::path).unwrap_or_default();
             for case in &outcomes {
-                for d in &case.diagnostics {
+                // A finding that says no more than why the case could not be asked (an agent
+                // unreachable) is said once, as that, below.
+                let said_below = |d: &&Diagnostic| case.error.as_ref() == Some(&d.message);
+                for d in case.diagnostics.iter().filter(|d| !said_below(d)) {
                     reporter.diagnostic(&suite::in_suite(d, &shared.suite_path, case))?;
                 }
                 for d in &case.held {
