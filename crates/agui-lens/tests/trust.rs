@@ -4037,3 +4037,29 @@ fn a_stop_after_a_compacted_stream_was_put_out_says_it_was_written() {
         "{stderr}"
     );
 }
+
+/// A line break in a file's name is written as `\n` in the terminal's report, as an escape
+/// sequence in one is: the name printed raw was split over two lines of the table (one of
+/// them reading `line.jsonl (7 events)  2 errors`) and of its `-->` lines.
+#[test]
+fn a_line_break_in_a_name_does_not_split_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let caps = dir.path().join("caps");
+    std::fs::create_dir_all(&caps).unwrap();
+    std::fs::copy(
+        root().join("fixtures/invalid/lifecycle/unterminated-run.jsonl"),
+        caps.join("new\nline.jsonl"),
+    )
+    .unwrap();
+    place("agui-sdk-full.jsonl", &caps.join("ok.jsonl"));
+    let (code, stdout, stderr) = run(&["check", s(&caps)]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("line.jsonl"))
+        .collect();
+    assert!(lines.len() >= 2, "{stdout}");
+    for line in lines {
+        assert!(line.contains("new\\nline.jsonl"), "{line:?}\n{stdout}");
+    }
+}

@@ -69,7 +69,7 @@ impl Reporter for Human {
             let label = self.paint("remark", Paint::Bold);
             let arrow = self.paint("-->", Paint::Frame);
             writeln!(self.out, "{label}: {}", visible(remark))?;
-            writeln!(self.out, "  {arrow} {}", visible(&file.path))?;
+            writeln!(self.out, "  {arrow} {}", visible_path(&file.path))?;
         }
         if self.verdicts.is_some() {
             // (It may say why the input could not be read, naming a file or a URL.)
@@ -89,7 +89,7 @@ impl Reporter for Human {
                 format!(" ({})", plural(file.stats.events, "event"))
             };
             if let Some(verdicts) = &mut self.verdicts {
-                verdicts.push((format!("{}{events}", file.path), shown));
+                verdicts.push((format!("{}{events}", visible_path(&file.path)), shown));
             }
         }
         Ok(())
@@ -104,7 +104,7 @@ impl Reporter for Human {
         let rule = self.paint(&format!("[{}]", d.rule), Paint::Bold);
         let message = self.paint(&visible(&d.message), Paint::Bold);
         writeln!(self.out, "{label}{rule}: {message}")?;
-        let mut place = visible(&d.path).into_owned();
+        let mut place = visible_path(&d.path).into_owned();
         if let Some(line) = d.line {
             place.push_str(&format!(":{line}"));
         }
@@ -178,11 +178,11 @@ impl Reporter for Human {
         if let Some(verdicts) = self.verdicts.take() {
             let width = verdicts
                 .iter()
-                .map(|(name, _)| name.len())
+                .map(|(name, _)| name.chars().count())
                 .max()
                 .unwrap_or(0);
             for (name, verdict) in verdicts {
-                writeln!(self.out, "  {:<width$}  {verdict}", visible(&name))?;
+                writeln!(self.out, "  {name:<width$}  {verdict}")?;
             }
         }
         let line = summary.line(&|text, severity| match severity {
@@ -218,6 +218,16 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(shown)
+}
+
+/// A file's name as one line shows it: [`visible`], and its line breaks and tabs escaped
+/// too (`\n`), so that a name is never taken for two lines of the report.
+pub fn visible_path(path: &str) -> std::borrow::Cow<'_, str> {
+    let shown = visible(path);
+    if !shown.contains(['\n', '\t']) {
+        return shown;
+    }
+    std::borrow::Cow::Owned(shown.replace('\n', "\\n").replace('\t', "\\t"))
 }
 
 /// A writer of text for a terminal, which writes what a terminal would act on as [`visible`]
