@@ -4063,3 +4063,50 @@ fn a_line_break_in_a_name_does_not_split_the_report() {
         assert!(line.contains("new\\nline.jsonl"), "{line:?}\n{stdout}");
     }
 }
+
+/// GitHub annotations place a finding with `file=` only where that names the file: a name
+/// a log viewer would act on (an escape sequence, a bidi override) was given escaped
+/// (`\u{202e}`), which names no file, and the annotation was lost. Such a name goes in the
+/// message, as a non-file's does; other names keep their `file=`.
+#[test]
+fn github_places_no_annotation_on_an_escaped_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let caps = dir.path().join("caps");
+    std::fs::create_dir_all(&caps).unwrap();
+    let bad = root().join("fixtures/invalid/lifecycle/unterminated-run.jsonl");
+    for name in [
+        "bidi\u{202e}lmth.jsonl",
+        "esc\u{1b}[31mred.jsonl",
+        "plain.jsonl",
+    ] {
+        std::fs::copy(&bad, caps.join(name)).unwrap();
+    }
+    let (code, stdout, stderr) = run(&["check", s(&caps), "--format", "github"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let errors: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("::error"))
+        .collect();
+    assert!(errors.len() >= 3, "{stdout}");
+    for line in &errors {
+        let properties = line.split("::").nth(1).unwrap();
+        assert!(
+            !properties.contains("\\u{") && !properties.contains("\\x1b"),
+            "{line}"
+        );
+    }
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.contains("file=") && l.contains("plain.jsonl")),
+        "{stdout}"
+    );
+    for shown in ["bidi\\u{202e}lmth.jsonl", "esc\\x1b[31mred.jsonl"] {
+        assert!(
+            errors
+                .iter()
+                .any(|l| !l.contains("file=") && l.contains(shown)),
+            "{shown}: {stdout}"
+        );
+    }
+}

@@ -26,8 +26,14 @@ impl Github {
     /// is named first in the message: an annotation on a file that is not there is lost.
     fn place(&self, path: &str, line: Option<u64>) -> (Vec<String>, Option<String>) {
         let place = self.containers.place(path);
-        // (`-` is stdin: a file of that name in the working folder is another input.)
-        if place.file == "-" || !std::path::Path::new(place.file).is_file() {
+        // (`-` is stdin: a file of that name in the working folder is another input.) A
+        // name a log viewer would act on (an escape sequence, a bidi override) cannot be
+        // given as it is, and escaped it names no file: it is named in the message instead.
+        let shown_as_is = matches!(
+            crate::report::human::visible(place.file),
+            std::borrow::Cow::Borrowed(_)
+        );
+        if place.file == "-" || !shown_as_is || !std::path::Path::new(place.file).is_file() {
             let named = match place.stream {
                 Some(stream) => format!("{}: {stream}: ", place.file),
                 None => format!("{}: ", place.file),
