@@ -2245,3 +2245,35 @@ fn compaction_reads_and_writes_under_the_projects_line_cap() {
         fold(&dir.path().join("long.jsonl"))
     );
 }
+
+/// Numbers keep the digits they were read with through a state collapsed into a snapshot
+/// (what the README says of them): trailing zeros, integers past 2^53; an exponent is
+/// written in one spelling, the same value.
+#[test]
+fn numbers_keep_their_digits_through_a_collapsed_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("num.jsonl");
+    std::fs::write(
+        &input,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"a":1.50,"big":123456789012345678901234567890}}"#,
+            "\n",
+            r#"{"type":"STATE_DELTA","delta":[{"op":"add","path":"/e","value":1E2}]}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let output = dir.path().join("out.jsonl");
+    for level in ["deltas", "snapshot"] {
+        let (code, stderr) = compact(&input, &output, level);
+        assert_eq!(code, 0, "{stderr}");
+        let text = std::fs::read_to_string(&output).unwrap();
+        for digits in ["1.50", "123456789012345678901234567890", "1e+2"] {
+            assert!(text.contains(digits), "{level}: {digits}: {text}");
+        }
+    }
+}
