@@ -1036,6 +1036,8 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         if as_read_bytes <= bytes_out {
             report.kept = Some(as_read_bytes);
             if in_place.is_some() {
+                // Nothing written: counted as left as it was, not as compacted.
+                report.unchanged = Some("already compact".into());
                 return Ok(report);
             }
             temp = as_read_temp;
