@@ -599,7 +599,7 @@ const ORDER_IS_MEANING: &[&str] = &[
 ];
 
 /// Refuses `--unordered` for what is no AG-UI event type, and for a type whose order is what
-/// its events mean (see [`ORDER_IS_MEANING`]): two streams whose state or text differ would
+/// its events mean (deltas, patches, snapshots): two streams whose state or text differ would
 /// compare the same.
 pub fn check_unordered(types: &[String]) -> Result<(), String> {
     for ty in types {
