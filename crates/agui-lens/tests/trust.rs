@@ -211,6 +211,61 @@ fn compact_into_a_folder_replaces_no_file_of_the_users() {
     }
 }
 
+/// A mirror copies what is not compacted, but a copy of a stream (a recording cut when it
+/// was recorded, which is not rewritten) only over a stream, and a file a recording keeps
+/// beside it (its request, its cut) only over one a run wrote: a note of the user's at
+/// either place was replaced ("2 files copied unchanged"), after the refusal had said it was
+/// left as it was.
+#[test]
+fn a_mirror_copies_no_stream_or_recording_file_over_the_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let col = dir.path().join("col");
+    place("agui-sdk-full.jsonl", &col.join("cut.jsonl"));
+    write(
+        &col.join("cut.jsonl.cut.txt"),
+        b"stopped by SIGINT after 12 events\n",
+    );
+    place("pydantic-ai-full.jsonl", &col.join("r.jsonl"));
+    let size = std::fs::metadata(col.join("r.jsonl")).unwrap().len();
+    let request = serde_json::json!({"recording_size": size, "request": {"threadId": "t",
+        "runId": "r", "messages": [], "tools": [], "context": [], "state": {},
+        "forwardedProps": {}}});
+    write(
+        &col.join("r.jsonl.request.txt"),
+        request.to_string().as_bytes(),
+    );
+    let out = dir.path().join("out");
+    let notes = b"my notes, not a stream\n";
+    let kept = [out.join("cut.jsonl"), out.join("r.jsonl.request.txt")];
+    for file in &kept {
+        write(file, notes);
+    }
+    let (code, stdout, stderr) = run(&["compact", s(&col), "-o", s(&out), "--mirror"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    for file in &kept {
+        assert_eq!(
+            std::fs::read(file).unwrap(),
+            notes,
+            "{}: {stderr}",
+            file.display()
+        );
+    }
+    assert!(stderr.contains("of the user's left as"), "{stderr}");
+    // The notes gone, the mirror is whole, twice.
+    for file in &kept {
+        std::fs::remove_file(file).unwrap();
+    }
+    for _ in 0..2 {
+        let (code, _, stderr) = run(&["compact", s(&col), "-o", s(&out), "--mirror"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(
+            std::fs::read(out.join("cut.jsonl")).unwrap(),
+            std::fs::read(col.join("cut.jsonl")).unwrap()
+        );
+        assert!(out.join("r.jsonl.request.txt").is_file());
+    }
+}
+
 /// Item 3: several inputs need `-o` to be a directory that exists (or a name ending in `/`,
 /// which is made); a plain new name is a usage error that writes nothing.
 #[test]

@@ -429,6 +429,8 @@ fn mirror(
         }
     }
     let (mut copied, mut links, mut there, mut links_there, mut failed) = (0, 0, 0, 0, 0u64);
+    // Files of the user's in OUT, left as they were where a copy would have replaced them.
+    let mut kept = 0u64;
     for entry in entries {
         if stop::requested() {
             eprintln!(
@@ -446,11 +448,19 @@ fn mirror(
                 {
                     continue;
                 }
-                if refused.contains(&key)
-                    && super::refuse_to_replace(&target, "its copy", super::Replaces::Stream)
-                        .is_err()
-                {
-                    // Said with the refusal: the file there is the user's.
+                if let Some(why) = users_file_there(source, &target) {
+                    // Said with the refusal, when the input was refused for it.
+                    if !refused.contains(&key) {
+                        eprintln!(
+                            "{}",
+                            visible(&format!(
+                                "left {} as it was: {why}; {} was not copied there",
+                                target.display(),
+                                source.display()
+                            ))
+                        );
+                    }
+                    kept += 1;
                     continue;
                 }
                 (
@@ -514,12 +524,51 @@ fn mirror(
         let entries = if failed == 1 { "entry" } else { "entries" };
         said.push_str(&format!(", {failed} {entries} could not be copied"));
     }
+    if kept > 0 {
+        said.push_str(&format!(
+            ", {} of the user's left as {} (not copied over)",
+            plural(kept, "file"),
+            if kept == 1 { "it was" } else { "they were" }
+        ));
+    }
     eprintln!("{said}");
     Ok(if failed > 0 {
         Outcome::Failed
+    } else if kept > 0 {
+        Outcome::Findings
     } else {
         Outcome::Clean
     })
+}
+
+/// Why the file at `target` in the mirror, which is not yet a copy of `source`, must be left
+/// as it is: a copy of a stream (a recording skipped, a stream refused) goes only over a
+/// stream (or an empty file), a file a recording keeps beside it (its request, its cut) only
+/// over one a run wrote. What holds no stream (a sidecar) is copied over what is there.
+fn users_file_there(source: &Path, target: &Path) -> Option<String> {
+    use agui_lens_core::check::recorded::{Beside, CUT_SUFFIX, FINDINGS_SUFFIX, REQUEST_SUFFIX};
+    let meta = fs::metadata(target).ok()?;
+    if !meta.is_file() || meta.len() == 0 || same_bytes(source, target).unwrap_or(false) {
+        return None;
+    }
+    let name = source.file_name()?.to_string_lossy();
+    for (suffix, beside) in [
+        (REQUEST_SUFFIX, Beside::Request),
+        (FINDINGS_SUFFIX, Beside::Findings),
+        (CUT_SUFFIX, Beside::Cut),
+    ] {
+        if name.ends_with(suffix) {
+            return beside.users(target);
+        }
+    }
+    let holds_a_stream = read::open(&InputSpec::File(source.to_path_buf()), &Default::default())
+        .is_ok_and(|opened| read::holds_events(opened).is_ok());
+    if !holds_a_stream {
+        return None;
+    }
+    super::refuse_to_replace(target, "its copy", super::Replaces::Stream)
+        .err()
+        .map(|err| format!("{err:#}"))
 }
 
 /// Makes `target` a link to `link` (its target as written), atomically, unless it is one
