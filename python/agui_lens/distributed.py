@@ -14,6 +14,7 @@ process, one file after another.
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import time
@@ -346,13 +347,28 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
     # A stream (compacted, or refused and copied as it is) goes only where a stream could:
     # a file of the user's there that holds none is left as it was, as the command line
     # leaves it, and the row says so.
-    stream_out = done is not None and (done.data is not None or done.status == "refused")
-    users = _users_file(fs_out, out) if stream_out else None
+    # So does a copy of one (a recording skipped, cut when it was recorded), and the request
+    # a recording answers goes only over a request a run or a compaction wrote.
+    compacted_out = done is not None and done.data is not None
+    users = _users_file(fs_out, out) if compacted_out or settings["copy_unchanged"] else None
+    if users is not None and not compacted_out:
+        name = posixpath.basename(path)
+        if _agui_lens.what_no_stream_holds(data, name) is not None:
+            users = None  # what holds no stream (a sidecar) is copied as the command line does
+    if users is not None:
+        users = (
+            f"the file at its place in the mirror holds {users}, and this would replace it "
+            "with AG-UI events"
+        )
+    elif (done is not None and done.request_file is not None) or (
+        settings["copy_unchanged"] and fs_in.isfile(path + _REQUEST_SUFFIX)
+    ):
+        users = _users_request(fs_out, out + _REQUEST_SUFFIX)
     if users is not None:
         row.update(
             status="refused",
-            reason=f"the file at its place in the mirror holds {users}, and this would replace "
-            "it with AG-UI events; it was left as it was (move it, or mirror elsewhere)",
+            reason=f"{users}; it was left as it was (move it, or mirror elsewhere)",
+            mirrored=None,
         )
         return row
     if done is None:
@@ -388,6 +404,25 @@ def _users_file(fs, path: str) -> Optional[str]:
     except OSError:
         return None
     return _agui_lens.what_no_stream_holds(held, posixpath.basename(path))
+
+
+def _users_request(fs, path: str) -> Optional[str]:
+    """What is said of the file at ``path`` when it is there and holds no request a run or a
+    compaction wrote beside a recording (a JSON object with the request and the
+    recording's size): a file of the user's, which a request written there would replace."""
+    try:
+        if not fs.isfile(path) or fs.size(path) == 0:
+            return None
+        held = fs.cat_file(path)
+    except OSError:
+        return None
+    try:
+        record = json.loads(held)
+        if isinstance(record, dict) and "request" in record and "recording_size" in record:
+            return None
+    except ValueError:
+        pass
+    return f"{path} holds what no `agui-lens run` wrote there, where the request it answers goes"
 
 
 def _copy_request(fs_in, fs_out, path: str, out: str) -> None:

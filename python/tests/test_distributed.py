@@ -377,19 +377,31 @@ def test_a_users_file_in_the_mirror_is_left_as_it_was(tmp_path):
     (source / "run.jsonl").write_bytes((FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes())
     refused = FIXTURES / "invalid" / "framing" / "invalid-json-deep-patch.jsonl"
     (source / "refused.jsonl").write_bytes(refused.read_bytes())
+    # A recording cut when it was recorded (copied as it is), and one with its request
+    # beside it (written anew beside its copy): neither goes over a note of the user's.
+    stream = (FIXTURES / "valid" / "pydantic-ai-full.jsonl").read_bytes()
+    (source / "cut.jsonl").write_bytes(stream)
+    (source / "cut.jsonl.cut.txt").write_text("stopped by SIGINT after 12 events\n")
+    (source / "r.jsonl").write_bytes(stream)
+    request = {"threadId": "t", "runId": "r", "messages": [], "tools": [], "context": [],
+               "state": {}, "forwardedProps": {}}
+    (source / "r.jsonl.request.txt").write_text(
+        json.dumps({"recording_size": len(stream), "request": request}))
     mirror = tmp_path / "m"
     mirror.mkdir()
     note = b"my notes, not a stream\n"
-    for name in ("run.jsonl", "refused.jsonl"):
+    noted = ("run.jsonl", "refused.jsonl", "cut.jsonl", "r.jsonl.request.txt")
+    for name in noted:
         (mirror / name).write_bytes(note)
     rows = {r["path"]: r for r in compact_tree(str(source), str(mirror))}
-    for name in ("run.jsonl", "refused.jsonl"):
-        assert (mirror / name).read_bytes() == note, rows[name]
+    for name in noted:
+        assert (mirror / name).read_bytes() == note, rows
+    for name in ("run.jsonl", "refused.jsonl", "cut.jsonl", "r.jsonl"):
         assert rows[name]["status"] == "refused", rows[name]
         assert "left as it was" in rows[name]["reason"], rows[name]
         assert rows[name]["mirrored"] is None, rows[name]
     # The note gone, the mirror fills; a stream there (the run before's) is replaced.
-    for name in ("run.jsonl", "refused.jsonl"):
+    for name in noted:
         (mirror / name).unlink()
     for _ in range(2):
         rows = {r["path"]: r for r in compact_tree(str(source), str(mirror))}
