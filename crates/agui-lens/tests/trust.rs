@@ -4165,3 +4165,21 @@ fn github_places_no_annotation_on_an_escaped_name() {
         );
     }
 }
+
+/// A report agui-lens wrote, pretty-printed (`check --format json > report.jsonl`), is
+/// skipped by a walk as the same report on one line is: a file's first bytes as the first
+/// read brought them (`{`) said it was "a long JSON document", no sidecar, and failed a
+/// clean folder.
+#[test]
+fn a_pretty_printed_report_in_a_walk_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let caps = dir.path().join("caps");
+    place("agui-sdk-full.jsonl", &caps.join("run.jsonl"));
+    let (code, report, stderr) = run(&["check", s(&caps.join("run.jsonl")), "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.starts_with("{\n"), "{report}");
+    write(&caps.join("report.jsonl"), report.as_bytes());
+    let (code, stdout, stderr) = run(&["check", s(&caps)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("1 skipped"), "{stdout}");
+}

@@ -705,10 +705,22 @@ fn open_reader_of(
     let reading = || format!("reading {name}");
     let (compression, decoded) = detect::decompress(raw).with_context(reading)?;
     let mut input = lines::Input::new(decoded);
-    let mut head = input
-        .peek(detect::SNIFF_LEN)
-        .with_context(reading)?
-        .to_vec();
+    // A whole input's head is as long as it can be: the first read may bring a few bytes
+    // only (those a compression check looked at), and a pretty-printed JSON document's first
+    // line (`{`) says nothing of what it is.
+    // (A read that fails on the way, as a gzip cut short does, fails when the input is read,
+    // after what came before it: only what a plain peek needs is required here.)
+    let whole_head = match whole {
+        true => input.peek_whole(detect::SNIFF_LEN).map(<[u8]>::to_vec).ok(),
+        false => None,
+    };
+    let mut head = match whole_head {
+        Some(head) => head,
+        None => input
+            .peek(detect::SNIFF_LEN)
+            .with_context(reading)?
+            .to_vec(),
+    };
     // A protobuf body opens with the NUL of its first frame's length and is told from text by
     // the key after that length (a varint of up to five bytes). A length holding a 0x0a byte
     // ended the peek at a "line" before the key, so the key is waited for.
