@@ -1135,6 +1135,7 @@ fn unordered_is_refused_where_order_is_meaning() {
         "TEXT_MESSAGE_CONTENT",
         "TOOL_CALL_ARGS",
         "MESSAGES_SNAPSHOT",
+        "TOOL_CALL_START",
     ] {
         for level in ["events", "compact", "fold"] {
             let (code, stdout, stderr) = run(&["diff", a, b, "--level", level, "--unordered", ty]);

@@ -581,9 +581,14 @@ pub fn check_id_settings(patterns: &[String], keys: &[String]) -> Result<(), Str
 }
 
 /// Event types whose order among their neighbours of the same type is what they mean:
-/// deltas joined into one text, patches each applied to the state the one before left, and
-/// snapshots of which the last one wins.
+/// deltas joined into one text, patches each applied to the state the one before left,
+/// snapshots of which the last one wins, and the starts of messages and tool calls, whose
+/// order is the order a client shows them in.
 const ORDER_IS_MEANING: &[&str] = &[
+    "TEXT_MESSAGE_START",
+    "TOOL_CALL_START",
+    "REASONING_MESSAGE_START",
+    "THINKING_TEXT_MESSAGE_START",
     "TEXT_MESSAGE_CONTENT",
     "TEXT_MESSAGE_CHUNK",
     "TOOL_CALL_ARGS",
@@ -609,10 +614,10 @@ pub fn check_unordered(types: &[String]) -> Result<(), String> {
         if ORDER_IS_MEANING.contains(&ty.as_str()) {
             return Err(format!(
                 "--unordered {ty}: the order of {ty} events is what they mean (deltas are \
-                 joined, patches applied, the last snapshot kept in the order they come), so \
-                 streams that end with other text or state would compare the same; it is for \
-                 events that may come in any order, such as parallel tool results \
-                 (TOOL_CALL_RESULT)"
+                 joined, patches applied, the last snapshot kept, messages and calls shown in \
+                 the order they come), so streams that end with other text, state or order \
+                 would compare the same; it is for events that may come in any order, such as \
+                 parallel tool results (TOOL_CALL_RESULT)"
             ));
         }
     }
@@ -1004,7 +1009,12 @@ mod tests {
             assert!(check_id_settings(&[], &[bad.to_owned()]).is_err(), "{bad}");
         }
         assert!(check_id_settings(&["lc_run--*".into()], &["checkpoint_ns".into()]).is_ok());
-        for bad in ["STATE_DELTA", "TOOL_CALL_ARGS", "NOT_A_TYPE"] {
+        for bad in [
+            "STATE_DELTA",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_START",
+            "NOT_A_TYPE",
+        ] {
             assert!(check_unordered(&[bad.to_owned()]).is_err(), "{bad}");
         }
         assert!(check_unordered(&["TOOL_CALL_RESULT".into(), "CUSTOM".into()]).is_ok());
