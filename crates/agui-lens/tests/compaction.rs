@@ -2288,3 +2288,37 @@ fn numbers_keep_their_digits_through_a_collapsed_state() {
         }
     }
 }
+
+/// A stray delta (of a message already ended) is where the official client fails the run:
+/// what other messages held then is written before it, not merged with what comes after
+/// it (their text was moved past the stray, so the client failed holding less of it).
+#[test]
+fn what_came_before_a_stray_delta_is_written_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("stray.jsonl");
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m2","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"p"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"a"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"q"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"x"}"#,
+        r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"r"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m2"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let output = dir.path().join("out.jsonl");
+    let (code, stderr) = compact(&input, &output, "deltas");
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(&output).unwrap();
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {text}"))
+    };
+    // m2's "pq" comes before the stray "x"; its "r" after it.
+    assert!(at(r#""delta":"pq""#) < at(r#""delta":"x""#), "{text}");
+    assert!(at(r#""delta":"x""#) < at(r#""delta":"r""#), "{text}");
+}

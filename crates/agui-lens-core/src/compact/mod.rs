@@ -612,7 +612,10 @@ impl Compactor {
             }
             let id = value.get(kind.id_field()).and_then(Value::as_str);
             if !id.is_some_and(|id| self.merges(kind, id)) {
-                // No message or call of its id is open: kept where it came (see `open`).
+                // No message or call of its id is open: kept where it came (see `open`), with
+                // what was merged before it written first, so that the client fails there
+                // holding what it held.
+                self.flush_all_merged(out)?;
                 self.folder.set_halves(self.joining);
                 self.folder.apply_expanded(ty, value);
                 return write_one(value, raw, self.sink(out));
