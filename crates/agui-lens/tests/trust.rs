@@ -264,6 +264,12 @@ fn a_mirror_copies_no_stream_or_recording_file_over_the_users() {
         );
         assert!(out.join("r.jsonl.request.txt").is_file());
     }
+    // A note where only the skipped recording's copy goes: left, and the run fails (it
+    // said 0, the compaction itself having nothing to refuse).
+    write(&kept[0], notes);
+    let (code, _, stderr) = run(&["compact", s(&col), "-o", s(&out), "--mirror"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), notes, "{stderr}");
 }
 
 /// Item 3: several inputs need `-o` to be a directory that exists (or a name ending in `/`,

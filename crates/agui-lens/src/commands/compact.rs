@@ -266,10 +266,11 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         })
         .collect();
     let mirrored = mirror(args, &written, &refused)?;
-    Ok(if mirrored == Outcome::Failed {
-        Outcome::Failed
-    } else {
-        outcome
+    // The worse of the two: a file of the user's the mirror left is said with exit 1 too.
+    Ok(match (outcome, mirrored) {
+        (Outcome::Failed, _) | (_, Outcome::Failed) => Outcome::Failed,
+        (Outcome::Findings, _) | (_, Outcome::Findings) => Outcome::Findings,
+        _ => Outcome::Clean,
     })
 }
 
