@@ -236,9 +236,17 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
                 .is_ok_and(|r| r.skipped.is_none() && r.refused.is_none() && r.unchanged.is_none())
         })
         .count();
-    let reports_refused: Vec<bool> = reports
+    // The outputs of streams refused: a copy of such a stream goes only where a stream
+    // could (a refusal for the user's file there leaves that file as it was, copy or not).
+    let refused: HashSet<PathBuf> = targets
         .iter()
-        .map(|(_, report)| report.as_ref().is_ok_and(|r| r.refused.is_some()))
+        .zip(&reports)
+        .filter_map(|(target, (_, report))| match (target, report) {
+            (Target::File(path), Ok(report)) if report.refused.is_some() => {
+                Some(path.components().collect())
+            }
+            _ => None,
+        })
         .collect();
     let outcome = summarize(reports)?;
     if stop::requested() && put_out > 0 {
@@ -255,16 +263,6 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
     if !args.mirror {
         return Ok(outcome);
     }
-    // The outputs of streams refused: a copy of such a stream goes only where a stream
-    // could (a refusal for the user's file there leaves that file as it was, copy or not).
-    let refused: HashSet<PathBuf> = targets
-        .iter()
-        .zip(&reports_refused)
-        .filter_map(|(target, refused)| match target {
-            Target::File(path) if *refused => Some(path.components().collect()),
-            _ => None,
-        })
-        .collect();
     let mirrored = mirror(args, &written, &refused)?;
     // The worse of the two: a file of the user's the mirror left is said with exit 1 too.
     Ok(match (outcome, mirrored) {
