@@ -14,7 +14,6 @@ process, one file after another.
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import time
@@ -394,34 +393,32 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
     return row
 
 
-def _users_file(fs, path: str) -> Optional[str]:
-    """What the file at ``path`` holds when it is there, not empty, and no AG-UI stream (a
-    note of the user's, say); None when a stream may be written there."""
+def _held(fs, path: str) -> Optional[bytes]:
+    """The bytes of the file at ``path`` when it is there and not empty; None otherwise."""
     try:
         if not fs.isfile(path) or fs.size(path) == 0:
             return None
-        held = fs.cat_file(path)
+        return fs.cat_file(path)
     except OSError:
+        return None
+
+
+def _users_file(fs, path: str) -> Optional[str]:
+    """What the file at ``path`` holds when it is there, not empty, and no AG-UI stream (a
+    note of the user's, say); None when a stream may be written there."""
+    held = _held(fs, path)
+    if held is None:
         return None
     return _agui_lens.what_no_stream_holds(held, posixpath.basename(path))
 
 
 def _users_request(fs, path: str) -> Optional[str]:
     """What is said of the file at ``path`` when it is there and holds no request a run or a
-    compaction wrote beside a recording (a JSON object with the request and the
-    recording's size): a file of the user's, which a request written there would replace."""
-    try:
-        if not fs.isfile(path) or fs.size(path) == 0:
-            return None
-        held = fs.cat_file(path)
-    except OSError:
+    compaction wrote beside a recording (the command line's test of it): a file of the
+    user's, which a request written there would replace."""
+    held = _held(fs, path)
+    if held is None or _agui_lens.request_written_by_a_run(held):
         return None
-    try:
-        record = json.loads(held)
-        if isinstance(record, dict) and "request" in record and "recording_size" in record:
-            return None
-    except ValueError:
-        pass
     return f"{path} holds what no `agui-lens run` wrote there, where the request it answers goes"
 
 

@@ -1156,6 +1156,13 @@ fn what_no_stream_holds(data: &[u8], name: &str) -> Option<String> {
     }
 }
 
+/// Whether `data` is what `agui-lens run` (or a compaction) writes beside a recording as the
+/// request it answers: a file of that name holding anything else is the user's.
+#[pyfunction]
+fn request_written_by_a_run(data: &[u8]) -> bool {
+    recorded::Beside::Request.wrote(data)
+}
+
 #[pymodule]
 fn _agui_lens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("AguiLensError", m.py().get_type::<AguiLensError>())?;
@@ -1165,6 +1172,7 @@ fn _agui_lens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(compact_report, m)?)?;
     m.add_function(wrap_pyfunction!(what_no_stream_holds, m)?)?;
+    m.add_function(wrap_pyfunction!(request_written_by_a_run, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(walk_reads, m)?)?;
     m.add_class::<Checker>()?;
