@@ -4189,3 +4189,65 @@ fn a_pretty_printed_report_in_a_walk_is_skipped() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("1 skipped"), "{stdout}");
 }
+
+/// A stored stream whose run ended in RUN_ERROR breaks no rule (it is how the protocol says a
+/// run failed), but a check that says nothing of it calls a failed agent's capture clean in
+/// silence. Every format says it, as `run` does of a live call; a clean stream beside it says
+/// nothing of the kind.
+#[test]
+fn a_stored_run_that_ended_in_an_error_is_said_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let failed = dir.path().join("failed.jsonl");
+    write(
+        &failed,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r1"}"#,
+            "\n",
+            r#"{"type":"RUN_ERROR","message":"the model timed out","code":"TIMEOUT"}"#,
+            "\n",
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r2"}"#,
+            "\n",
+            r#"{"type":"RUN_ERROR","message":"out of quota"}"#,
+            "\n",
+        )
+        .as_bytes(),
+    );
+    let clean = dir.path().join("clean.jsonl");
+    write(
+        &clean,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r1"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r1"}"#,
+            "\n",
+        )
+        .as_bytes(),
+    );
+    let said = "2 runs ended, the last in RUN_ERROR: out of quota";
+    for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
+        let (code, stdout, stderr) = run(&["check", "--format", format, s(dir.path())]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        assert_eq!(stdout.matches(said).count(), 1, "{format}: {stdout}");
+        assert!(!stdout.contains("TIMEOUT"), "{format}: {stdout}");
+        if format == "json" {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            let files = doc["files"].as_array().unwrap();
+            let remarks = |name: &str| {
+                files
+                    .iter()
+                    .find(|f| f["path"].as_str().unwrap().ends_with(name))
+                    .unwrap()
+                    .get("remarks")
+                    .cloned()
+            };
+            assert_eq!(remarks("failed.jsonl"), Some(serde_json::json!([said])));
+            assert_eq!(remarks("clean.jsonl"), None, "{stdout}");
+        }
+    }
+    let (code, stdout, stderr) = run(&["check", s(&clean)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("RUN_ERROR"), "{stdout}");
+    let (_, stdout, _) = run(&["check", s(&failed), "--format", "json"]);
+    let one: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(one["files"][0]["remarks"], serde_json::json!([said]));
+}

@@ -246,6 +246,40 @@ pub struct Engine<'a> {
     /// The thread and run the request sent, which the first RUN_STARTED must name (see
     /// [`Engine::hold_run_ids`]); taken when it comes.
     run_ids: Option<(Option<String>, Option<String>)>,
+    failures: RunFailures,
+}
+
+/// The runs a stream ended in RUN_ERROR: no finding (it is how the protocol says a run
+/// failed), but what a user checking an agent's stream wants to be told.
+#[derive(Clone, Debug, Default)]
+pub struct RunFailures {
+    count: u64,
+    /// The last one's code and message.
+    last: Option<(Option<String>, String)>,
+}
+
+impl RunFailures {
+    fn note(&mut self, event: &Event) {
+        self.count += 1;
+        self.last = Some((
+            event.str_field("code").map(str::to_owned),
+            event.str_field("message").unwrap_or("").to_owned(),
+        ));
+    }
+
+    /// The remark a report makes of them, when a run failed.
+    pub fn said(&self) -> Option<String> {
+        let (code, message) = self.last.as_ref()?;
+        let code = code
+            .as_deref()
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        let runs = match self.count {
+            1 => "the run ended".to_owned(),
+            n => format!("{n} runs ended, the last"),
+        };
+        Some(format!("{runs} in RUN_ERROR{code}: {message}"))
+    }
 }
 
 impl<'a> Engine<'a> {
@@ -277,6 +311,7 @@ impl<'a> Engine<'a> {
             }),
             versioning: Versioning::new(ctx.protocol.version),
             run_ids: None,
+            failures: RunFailures::default(),
         }
     }
 
@@ -620,6 +655,9 @@ impl<'a> Engine<'a> {
             if event.kind.is_some() {
                 self.known_events += 1;
             }
+            if event.kind == Some(EventType::RunError) {
+                self.failures.note(event);
+            }
             if event.kind == Some(EventType::RunStarted) {
                 self.versioning.run_started(event, &mut found);
                 self.protocol.set_version(self.versioning.current());
@@ -755,6 +793,11 @@ impl<'a> Engine<'a> {
     /// Events of a type AG-UI defines seen so far: none means the input is no stream.
     pub fn known_events(&self) -> u64 {
         self.known_events
+    }
+
+    /// The runs that ended in RUN_ERROR so far.
+    pub fn run_failures(&self) -> &RunFailures {
+        &self.failures
     }
 
     /// Whether the input ending now would leave a run, a message or a tool call open (what

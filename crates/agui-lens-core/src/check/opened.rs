@@ -156,6 +156,7 @@ fn check_answer(
     let cut = answering.cut;
     let known = engine.known_events();
     let versions = engine.versions().to_vec();
+    let failed = engine.run_failures().said();
     let stats = engine.finish(&mut found);
     if walked && known == 0 && !emitted && failure.is_none() {
         let (kind, what) = read::classify_non_stream(&head);
@@ -201,6 +202,7 @@ fn check_answer(
         (false, _, failure) => FileSummary::checked(name, stats, failure),
     };
     file.protocol = versions;
+    file.notes.extend(failed);
     Ok(file)
 }
 

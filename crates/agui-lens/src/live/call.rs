@@ -9,7 +9,7 @@ use crate::live::http::{self, Cut, PostError, Transport, display_url, seconds};
 use crate::live::request::AgentInput;
 use agui_lens_core::check::catalog::RuleId;
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
-use agui_lens_core::check::engine::{Context, Engine, Stats};
+use agui_lens_core::check::engine::{Context, Engine, RunFailures, Stats};
 use agui_lens_core::check::parse::excerpt;
 use agui_lens_core::check::rules::protocol::ProtocolOptions;
 use agui_lens_core::check::version::VersionUse;
@@ -70,26 +70,15 @@ pub struct Exchange {
     pub interrupted: bool,
     /// The protocol versions the stream was judged by, and why.
     pub protocol: Vec<VersionUse>,
-    /// Runs that ended in RUN_ERROR, and the last one's code and message: a stream the
-    /// protocol allows, from an agent that failed.
-    pub run_errors: u64,
-    pub last_run_error: Option<(Option<String>, String)>,
+    /// Runs that ended in RUN_ERROR: a stream the protocol allows, from an agent that failed.
+    pub failures: RunFailures,
 }
 
 impl Exchange {
-    /// How the agent's runs failed, when one ended in RUN_ERROR: no finding (it is how the
-    /// protocol says a run failed), but what a user calling an agent wants to know.
+    /// How the agent's runs failed, when one ended in RUN_ERROR: no finding, but what a user
+    /// calling an agent wants to know.
     pub fn run_failed(&self) -> Option<String> {
-        let (code, message) = self.last_run_error.as_ref()?;
-        let code = code
-            .as_deref()
-            .map(|c| format!(" ({c})"))
-            .unwrap_or_default();
-        let runs = match self.run_errors {
-            1 => "the run ended".to_owned(),
-            n => format!("{n} runs ended, the last"),
-        };
-        Some(format!("{runs} in RUN_ERROR{code}: {message}"))
+        self.failures.said()
     }
 }
 
@@ -259,7 +248,6 @@ pub fn check_call(
     let mut pending = Vec::new();
     let mut events = 0u64;
     let mut run_started_seen = false;
-    let (mut run_errors, mut last_run_error) = (0, None);
     let mut record_error: Option<io::Error> = None;
     let mut first_event = None;
     loop {
@@ -277,13 +265,6 @@ pub fn check_call(
                     }
                     if let Some(on_event) = taps.on_event.as_mut() {
                         on_event(event, raw, at);
-                    }
-                    if event.kind == Some(EventType::RunError) {
-                        run_errors += 1;
-                        last_run_error = Some((
-                            event.str_field("code").map(str::to_owned),
-                            event.str_field("message").unwrap_or("").to_owned(),
-                        ));
                     }
                     if !run_started_seen && event.kind == Some(EventType::RunStarted) {
                         run_started_seen = true;
@@ -339,6 +320,7 @@ pub fn check_call(
     }
     exchange.known_events = engine.known_events();
     exchange.protocol = engine.versions().to_vec();
+    exchange.failures = engine.run_failures().clone();
     exchange.stats = engine.finish(&mut found);
     if exchange.known_events == 0 {
         // Frames that hold no AG-UI event are not counted as events beside `no-events`.
@@ -346,8 +328,6 @@ pub fn check_call(
     }
     emit(&found)?;
     exchange.first_event = first_event;
-    exchange.run_errors = run_errors;
-    exchange.last_run_error = last_run_error;
     exchange.bytes = progress.bytes();
     exchange.elapsed = started.elapsed();
     Ok(exchange)
