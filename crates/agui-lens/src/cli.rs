@@ -180,7 +180,8 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             (
                 2,
                 "the tool could not run: bad flags, no schema of that name, a broken schema \
-                 overlay, a file that could not be written",
+                 overlay, a file that could not be written or that an export leaves (one of \
+                 yours in a schema's place)",
             ),
         ],
         ["schema", "list"] => vec![(0, "the schemas were listed"), (2, "bad flags")],
@@ -192,10 +193,14 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
             ),
         ],
         ["schema", "export"] => vec![
-            (0, "every schema was written"),
+            (
+                0,
+                "every schema was written (or was there already as written)",
+            ),
             (
                 2,
-                "bad flags, a broken schema overlay, a file that could not be written",
+                "bad flags, a broken schema overlay, a file that could not be written, a file \
+                 of yours in a schema's place (an edited schema: left as it was)",
             ),
         ],
         ["fold"] => vec![

@@ -2170,9 +2170,14 @@ fn an_export_replaces_each_schema_whole() {
     let (code, _, stderr) = run(&["schema", "export", s(dir.path())]);
     assert_eq!(code, 0, "{stderr}");
     let exported = files_under(dir.path());
-    let schema = dir.path().join("events/RUN_STARTED.json");
-    let old = b"{\"an\": \"earlier export\"}\n";
-    write(&schema, old);
+    // The one event schema 1.1 changed: 1.0's export of it, with its keys in another order.
+    let schema = dir.path().join("events/REASONING_ENCRYPTED_VALUE.json");
+    let earlier: Value = serde_json::from_slice(
+        &std::fs::read(root().join("schemas/1.0/events/REASONING_ENCRYPTED_VALUE.json")).unwrap(),
+    )
+    .unwrap();
+    let old = serde_json::to_string(&earlier).unwrap().into_bytes();
+    write(&schema, &old);
     let mut reader = std::fs::File::open(&schema).unwrap();
     let (code, _, stderr) = run(&["schema", "export", s(dir.path())]);
     assert_eq!(code, 0, "{stderr}");
@@ -2181,12 +2186,60 @@ fn an_export_replaces_each_schema_whole() {
     reader.read_to_end(&mut seen).unwrap();
     assert_eq!(
         String::from_utf8_lossy(&seen),
-        String::from_utf8_lossy(old),
+        String::from_utf8_lossy(&old),
         "the open file changed under its reader"
     );
     let now: Value = serde_json::from_str(&std::fs::read_to_string(&schema).unwrap()).unwrap();
-    assert_eq!(now["properties"]["type"]["const"], "RUN_STARTED");
+    assert_ne!(now, earlier);
+    assert_eq!(
+        now["properties"]["type"]["const"],
+        "REASONING_ENCRYPTED_VALUE"
+    );
     assert_eq!(files_under(dir.path()), exported, "temp files left");
+}
+
+/// The README's overlay: export, edit, check with `--schemas DIR`. Exporting into that folder
+/// again (after an upgrade, to compare) replaced every edited schema, exit 0. A file there is
+/// replaced only when it is a schema agui-lens exports to that place (of any version); an
+/// edited one, or a file of the user's, is left, named, and the export fails.
+#[test]
+fn an_export_leaves_an_edited_schema_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = run(&["schema", "export", s(dir.path())]);
+    assert_eq!(code, 0, "{stderr}");
+    let edited = dir.path().join("events/RUN_STARTED.json");
+    let mut schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(&edited).unwrap()).unwrap();
+    schema["description"] = Value::from("MY CUSTOM EDIT");
+    let edit = serde_json::to_vec_pretty(&schema).unwrap();
+    write(&edited, &edit);
+    let note = dir.path().join("defs/Message.json");
+    write(&note, b"my notes\n");
+    let (code, _, stderr) = run(&["schema", "export", s(dir.path())]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(std::fs::read(&edited).unwrap(), edit);
+    assert_eq!(std::fs::read(&note).unwrap(), b"my notes\n");
+    for name in ["events/RUN_STARTED.json", "defs/Message.json"] {
+        assert!(
+            stderr.contains(&format!(
+                "left {} as it was",
+                dir.path().join(name).display()
+            )),
+            "{stderr}"
+        );
+    }
+    // The rest of the export is there, and the overlay still checks with the edit.
+    assert!(dir.path().join("events/RUN_FINISHED.json").is_file());
+    // 1.0's schemas over 1.1's, and back: each is an export agui-lens knows, so replaced.
+    for version in ["1.0", "1.1", "0.x"] {
+        let other = tempfile::tempdir().unwrap();
+        let (code, _, stderr) = run(&["schema", "export", s(other.path())]);
+        assert_eq!(code, 0, "{stderr}");
+        let (code, _, stderr) = run(&["schema", "export", s(other.path()), "--protocol", version]);
+        assert_eq!(code, 0, "{version}: {stderr}");
+        let (code, _, stderr) = run(&["schema", "export", s(other.path())]);
+        assert_eq!(code, 0, "{version}: {stderr}");
+    }
 }
 
 /// A command started with Ctrl-C ignored (a background job of a script, which a shell starts

@@ -1,6 +1,7 @@
 //! `agui-lens schema list|show|export`.
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use anyhow::{Result, bail};
 use serde_json::Value;
@@ -9,6 +10,7 @@ use super::Outcome;
 use crate::cli::SchemaCommand;
 use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::protocol::version::Version;
+use agui_lens_core::text::plural;
 
 pub fn run(command: &SchemaCommand) -> Result<Outcome> {
     match command {
@@ -41,11 +43,27 @@ pub fn run(command: &SchemaCommand) -> Result<Outcome> {
             let version = version(*protocol);
             let loaded = SchemaSet::load(schemas.as_deref())?;
             let set = loaded.for_version(version);
-            let mut count = 0;
+            let stock = SchemaSet::load(None)?;
+            let (mut count, mut left) = (0, 0);
             for (rel, doc) in set.files() {
-                let mut text = serde_json::to_string_pretty(doc)?;
-                text.push('\n');
-                super::write_bytes(&dir.join(rel), text.as_bytes())?;
+                let path = dir.join(rel);
+                match exported_there(&path, &stock, rel) {
+                    There::Ours(held) if held == *doc => {}
+                    There::Nothing | There::Ours(_) => {
+                        let mut text = serde_json::to_string_pretty(doc)?;
+                        text.push('\n');
+                        super::write_bytes(&path, text.as_bytes())?;
+                    }
+                    There::Users(why) => {
+                        eprintln!(
+                            "error: left {} as it was: {why}; export into another folder, or \
+                             remove it to have it replaced",
+                            path.display()
+                        );
+                        left += 1;
+                        continue;
+                    }
+                }
                 count += 1;
             }
             eprintln!(
@@ -53,8 +71,54 @@ pub fn run(command: &SchemaCommand) -> Result<Outcome> {
                 dir.display(),
                 other_versions(version)
             );
+            if left > 0 {
+                let (were, places) = if left == 1 {
+                    ("was", "its place")
+                } else {
+                    ("were", "their places")
+                };
+                eprintln!(
+                    "error: {} {were} not exported: a file of yours is in {places}",
+                    plural(left, "schema")
+                );
+                return Ok(Outcome::Failed);
+            }
             Ok(Outcome::Clean)
         }
+    }
+}
+
+/// What an export finds where it is to write a schema.
+enum There {
+    Nothing,
+    /// A schema agui-lens exports to that place, of some version (an earlier export): it is
+    /// replaced.
+    Ours(Value),
+    /// Anything else, such as a schema edited for an overlay: it is left, and said to be.
+    Users(String),
+}
+
+fn exported_there(path: &Path, stock: &SchemaSet, rel: &str) -> There {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return There::Nothing,
+        // A folder, a file that cannot be read: writing it says why it fails.
+        Err(_) if !path.is_file() => return There::Nothing,
+        Err(err) => return There::Users(format!("it could not be read ({err})")),
+    };
+    let Ok(held) = serde_json::from_slice::<Value>(&bytes) else {
+        return There::Users("it holds no JSON".to_owned());
+    };
+    let ours = Version::ALL.iter().any(|&version| {
+        stock
+            .for_version(version)
+            .files()
+            .any(|(known, doc)| known == rel && *doc == held)
+    });
+    if ours {
+        There::Ours(held)
+    } else {
+        There::Users("it is no schema agui-lens exports there (one you edited?)".to_owned())
     }
 }
 
