@@ -3557,3 +3557,107 @@ fn an_unreachable_agent_is_said_once_in_every_format() {
     assert_eq!(errors, 1, "{stdout}");
     assert!(stdout.contains("could not connect"), "{stdout}");
 }
+
+/// `run --record` onto a disk that fills up part way: stdout was empty in every format (an
+/// uploaded SARIF or JUnit file empty), and the recording cut in the middle of a line with
+/// nothing beside it to say so. The stream is checked to its end all the same, the report
+/// carries the failure in every format, and a `.cut.txt` says the recording holds part of it.
+/// (A file size limit stands in for the full disk: the write fails the same way.)
+#[test]
+fn a_recording_that_cannot_be_written_to_its_end_is_a_failure_every_report_carries() {
+    use std::os::unix::process::CommandExt;
+    let mut body = Vec::new();
+    body.extend(frame(
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ));
+    body.extend(frame(
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+    ));
+    for i in 0..200 {
+        body.extend(frame(&format!(
+            r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word {i:04} of a long answer "}}"#
+        )));
+    }
+    body.extend(frame(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#));
+    body.extend(frame(
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ));
+    for flag in ["--record", "--record-raw"] {
+        for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
+            let dir = tempfile::tempdir().unwrap();
+            let rec = dir.path().join("rec.jsonl");
+            let server = Server::start(Script::sse(vec![Step::Send(body.clone())]));
+            let mut command = Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+            command
+                .args([
+                    "run",
+                    &server.url("/"),
+                    "--message",
+                    "hi",
+                    "--color",
+                    "never",
+                ])
+                .args([flag, rec.to_str().unwrap(), "--format", format]);
+            for proxy in PROXY_VARIABLES {
+                command.env_remove(proxy);
+            }
+            // SAFETY: between fork and exec only `setrlimit` and `signal` run, both
+            // async-signal-safe.
+            unsafe {
+                command.pre_exec(|| {
+                    let limit = libc::rlimit {
+                        rlim_cur: 2048,
+                        rlim_max: 2048,
+                    };
+                    libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    Ok(())
+                });
+            }
+            let (code, stdout, stderr) = split(command.output().unwrap());
+            let what = format!("{flag} {format}: {stdout}{stderr}");
+            assert_eq!(code, 2, "{what}");
+            assert!(stderr.contains("writing the recording"), "{what}");
+            if format == "human" {
+                // The reason on stderr (above), as for any input; the count on stdout.
+                assert!(
+                    stdout.contains("1 recording could not be written"),
+                    "{what}"
+                );
+            } else {
+                assert!(stdout.contains("writing the recording"), "{what}");
+            }
+            match format {
+                "json" => {
+                    let doc: Value = serde_json::from_str(&stdout).unwrap();
+                    // Checked to its end: every event was read, and the run it holds ended.
+                    if flag == "--record" {
+                        assert_eq!(doc["files"][0]["events"], 204, "{what}");
+                    }
+                    assert_eq!(doc["summary"]["errors"], 0, "{what}");
+                }
+                "sarif" => {
+                    let doc: Value = serde_json::from_str(&stdout).unwrap();
+                    let run = &doc["runs"][0];
+                    assert_eq!(
+                        run["invocations"][0]["executionSuccessful"], false,
+                        "{what}"
+                    );
+                }
+                "junit" => assert!(stdout.contains("<error"), "{what}"),
+                _ => {}
+            }
+            let cut = dir.path().join("rec.jsonl.cut.txt");
+            let said = std::fs::read_to_string(&cut).unwrap_or_default();
+            assert!(said.contains("writing the recording"), "{what}: {said}");
+            // A check of the recording says it holds the stream in part, never that it is
+            // whole or the agent's cut.
+            let (code, stdout, stderr) = lens(&["check", rec.to_str().unwrap()]);
+            assert_ne!(code, 0, "{what}: {stdout}{stderr}");
+            assert!(
+                format!("{stdout}{stderr}").contains("writing the recording"),
+                "{what}: {stdout}{stderr}"
+            );
+        }
+    }
+}

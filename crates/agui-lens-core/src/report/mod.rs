@@ -53,6 +53,10 @@ pub struct FileSummary {
     /// `failure` says after how much.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The input was checked as far as `stats` count, but its recording (`run --record`)
+    /// could not be written to its end: `failure` says why.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unwritten: bool,
     /// The protocol versions the input was judged by, and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub protocol: Vec<crate::check::version::VersionUse>,
@@ -103,6 +107,7 @@ impl FileSummary {
             failure,
             skipped: None,
             interrupted: false,
+            unwritten: false,
             protocol: Vec::new(),
             call: false,
             recorded_findings: false,
@@ -126,7 +131,7 @@ impl FileSummary {
     /// What went wrong reading the input, as a sentence naming it.
     pub fn failure_text(&self) -> Option<String> {
         let failure = self.failure.as_ref()?;
-        Some(if self.interrupted {
+        Some(if self.interrupted || self.unwritten {
             format!("{}: {failure}", self.path)
         } else if self.call {
             format!("no response from {}: {failure}", self.path)
@@ -142,7 +147,7 @@ impl FileSummary {
             return format!("skipped: not a capture ({why})");
         }
         if let Some(why) = &self.failure {
-            return if self.interrupted {
+            return if self.interrupted || self.unwritten {
                 why.clone()
             } else if self.call {
                 format!("no response: {why}")
@@ -173,6 +178,9 @@ pub struct Summary {
     pub skipped: u64,
     /// Inputs whose reading the user stopped (Ctrl-C, SIGTERM).
     pub interrupted: u64,
+    /// Inputs checked whose recording could not be written to its end.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unwritten: u64,
     /// Notes: worth knowing, never failing a run.
     pub notes: u64,
     /// The inputs were responses of live agents (`run`), not files.
@@ -192,6 +200,9 @@ impl Summary {
         }
         if file.interrupted {
             self.interrupted += 1;
+        } else if file.unwritten {
+            self.files += 1;
+            self.unwritten += 1;
         } else if file.failure.is_some() {
             self.unreadable += 1;
         } else {
@@ -238,6 +249,14 @@ impl Summary {
             };
             line.push_str("; ");
             line.push_str(&paint(&unreadable, Severity::Error));
+        }
+        if self.unwritten > 0 {
+            let unwritten = format!(
+                "{} could not be written",
+                plural(self.unwritten, "recording")
+            );
+            line.push_str("; ");
+            line.push_str(&paint(&unwritten, Severity::Error));
         }
         if self.skipped > 0 {
             line.push_str(&format!("; {} skipped (not a capture)", self.skipped));
@@ -468,3 +487,7 @@ impl<'a> From<&'a Diagnostic> for DiagnosticRecord<'a> {
 }
 
 pub use crate::text::plural;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}

@@ -148,8 +148,21 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         }
         Err(LiveError::Failed(err)) => return Err(err),
     };
+    // A recording that could not be written to its end (a full disk) fails the run, in every
+    // report; what was checked of the stream is still reported, and what is written beside
+    // the recordings is tried, and said when it cannot be.
+    let failed = exchange.record_failed.clone();
+    let beside = |done: Result<()>| -> Result<()> {
+        match (done, &failed) {
+            (Err(err), Some(_)) => {
+                let _ = writeln!(io::stderr(), "warning: {err:#}");
+                Ok(())
+            }
+            (done, _) => done,
+        }
+    };
     // An answer came: the recordings hold it, even when it had no body.
-    if let Some(record) = &mut record {
+    if let Some(record) = record.as_mut().filter(|_| failed.is_none()) {
         record.flush().context("writing the recording")?;
         record.get_mut().begin()?;
     }
@@ -161,17 +174,32 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     // A recording the stop cut says so beside it, for a later `check` of it (the run it
     // leaves open is the stop's, not the agent's); a whole one leaves no such file behind
     // from an earlier run.
-    for path in [&args.record, &args.record_raw].into_iter().flatten() {
+    for (path, raw) in [(&args.record, false), (&args.record_raw, true)] {
+        let Some(path) = path else { continue };
         let cut = agui_lens_core::check::recorded::cut_file_of(path);
-        let done = if exchange.interrupted {
+        // The raw recording's failure stopped the read, so both recordings hold part of the
+        // stream; the events' failure, only theirs.
+        let partly = failed.as_ref().filter(|f| f.raw || !raw);
+        let why = match partly {
+            Some(failed) => Some(format!(
+                "{} after {}: the stream was recorded in part",
+                failed.message,
+                plural(exchange.stats.events, "event")
+            )),
+            None if exchange.interrupted => Some(format!(
+                "stopped by {} after {}: the stream was recorded in part, and what only its \
+                 end tells was not checked",
+                agui_lens_core::stop::signal_name(),
+                plural(exchange.stats.events, "event"),
+            )),
+            None => None,
+        };
+        let done = if let Some(why) = why {
             // With the recording's length, by which a capture put in its place later is told
             // from it.
             let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
             let said = format!(
-                "stopped by {} after {}: the stream was recorded in part, and what only its \
-                 end tells was not checked\n{}{size}\n",
-                agui_lens_core::stop::signal_name(),
-                plural(exchange.stats.events, "event"),
+                "{why}\n{}{size}\n",
                 agui_lens_core::check::recorded::CUT_SIZE
             );
             std::fs::write(&cut, said)
@@ -180,28 +208,39 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         } else {
             Ok(())
         };
-        done.with_context(|| format!("writing {}", cut.display()))?;
+        beside(done.with_context(|| format!("writing {}", cut.display())))?;
     }
     if let Some(path) = &args.record {
-        record_call_findings(path, &only_the_call, false)?;
+        beside(record_call_findings(path, &only_the_call, false))?;
     }
     if let Some(path) = &args.record_raw {
-        record_call_findings(path, &only_the_call, true)?;
+        beside(record_call_findings(path, &only_the_call, true))?;
     }
     for path in [&args.record, &args.record_raw].into_iter().flatten() {
-        super::record_request(path, &input.value)?;
+        beside(super::record_request(path, &input.value))?;
     }
-    let mut file = if exchange.interrupted {
-        FileSummary::stopped(name.clone(), exchange.stats)
-    } else {
-        FileSummary::checked(name.clone(), exchange.stats, None)
+    let mut file = match &failed {
+        _ if exchange.interrupted => FileSummary::stopped(name.clone(), exchange.stats),
+        Some(failed) => FileSummary {
+            unwritten: true,
+            ..FileSummary::checked(
+                name.clone(),
+                exchange.stats,
+                Some(if failed.raw {
+                    format!("{}: the rest of the stream was not read", failed.message)
+                } else {
+                    format!("{}: the stream was checked to its end", failed.message)
+                }),
+            )
+        },
+        None => FileSummary::checked(name.clone(), exchange.stats, None),
     };
     file.protocol = exchange.protocol.clone();
     file.notes.extend(exchange.run_failed());
     if let Some(failure) = file.failure_text() {
         let _ = writeln!(io::stderr(), "{failure}");
     }
-    let run = report_response(reporter.as_mut(), &file, 0)?;
+    let run = report_response(reporter.as_mut(), &file, u64::from(file.unwritten))?;
     let _ = writeln!(io::stderr(), "{}", summary_line(&name, &exchange));
     Ok(Outcome::from_summary(&run, settings.deny_warnings))
 }

@@ -72,6 +72,18 @@ pub struct Exchange {
     pub protocol: Vec<VersionUse>,
     /// Runs that ended in RUN_ERROR: a stream the protocol allows, from an agent that failed.
     pub failures: RunFailures,
+    /// Writing a recording failed part way (a full disk): the recording holds the stream in
+    /// part.
+    pub record_failed: Option<RecordFailure>,
+}
+
+/// A recording that could not be written to its end.
+#[derive(Clone, Debug)]
+pub struct RecordFailure {
+    /// The body as it came (`--record-raw`), whose failure stopped the read; else the events,
+    /// which were checked on to the stream's end.
+    pub raw: bool,
+    pub message: String,
 }
 
 impl Exchange {
@@ -192,12 +204,21 @@ pub fn check_call(
         Ok(opened) => opened,
         Err(err) => {
             // Nothing could be framed: the response stopped before its first line.
-            if let Some(message) = progress.record_error() {
-                return Err(LiveError::Failed(anyhow::anyhow!(
-                    "writing the raw recording: {message}"
-                )));
-            }
             let mut engine = Engine::new(ctx, name.clone(), Vec::new());
+            if let Some(message) = progress.record_error() {
+                // The read stopped because the raw recording could not be written: no cut of
+                // the agent's.
+                exchange.record_failed = Some(raw_failure(message));
+                engine.stopped_early();
+                return stop_early(
+                    engine,
+                    &mut found,
+                    emit,
+                    exchange,
+                    progress.bytes(),
+                    started,
+                );
+            }
             let cut = progress
                 .cut()
                 .unwrap_or_else(|| Cut::ConnectionLost(format!("{err:#}")));
@@ -287,20 +308,17 @@ pub fn check_call(
                 {
                     record_error = Some(e);
                 }
-                if let Some(e) = record_error {
-                    return Err(LiveError::Failed(
-                        anyhow::Error::new(e).context("writing the recording"),
-                    ));
-                }
                 emit(&found)?;
                 found.clear();
             }
             Ok(false) => break,
             Err(err) => {
                 if let Some(message) = progress.record_error() {
-                    return Err(LiveError::Failed(anyhow::anyhow!(
-                        "writing the raw recording: {message}"
-                    )));
+                    // The read stopped because the raw recording could not be written: what
+                    // only the stream's end tells is not known, and no cut is the agent's.
+                    exchange.record_failed = Some(raw_failure(message));
+                    engine.stopped_early();
+                    break;
                 }
                 let cut = progress.cut().unwrap_or_else(|| {
                     Cut::ConnectionLost(format!("reading the body failed: {err}"))
@@ -317,6 +335,13 @@ pub fn check_call(
                 break;
             }
         }
+    }
+    if let Some(err) = record_error {
+        // Writing stopped there; the stream was checked on to its end.
+        exchange.record_failed = Some(RecordFailure {
+            raw: false,
+            message: format!("writing the recording: {err}"),
+        });
     }
     exchange.known_events = engine.known_events();
     exchange.protocol = engine.versions().to_vec();
@@ -350,6 +375,13 @@ fn stop_early(
     exchange.bytes = bytes;
     exchange.elapsed = started.elapsed();
     Ok(exchange)
+}
+
+fn raw_failure(message: String) -> RecordFailure {
+    RecordFailure {
+        raw: true,
+        message: format!("writing the recording of the body: {message}"),
+    }
 }
 
 /// One event as a JSONL line: as it arrived, unless it spans lines (SSE data may).
