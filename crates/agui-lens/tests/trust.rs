@@ -4304,3 +4304,40 @@ fn a_stored_run_that_ended_in_an_error_is_said_so() {
     let one: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(one["files"][0]["remarks"], serde_json::json!([said]));
 }
+
+/// `snapshot` leaves its result for review in `FILE.new`: a file of the user's there (no
+/// snapshot, not empty) was replaced whatever it held, though `--expect` itself refuses a file
+/// that is no snapshot. It is left, named, and the run fails (exit 2), whether the
+/// expectation is new or differs; a snapshot left there by an earlier run, or an empty file, is
+/// replaced as before.
+#[test]
+fn a_users_file_at_the_pending_snapshots_place_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = recording("pydantic-ai-full.jsonl");
+    let other = recording("agui-sdk-full.jsonl");
+    let snap = dir.path().join("x.snap");
+    let pending = dir.path().join("x.snap.new");
+    let mine = std::fs::read(&other).unwrap();
+    // No expectation yet: the result would go to x.snap.new.
+    write(&pending, &mine);
+    let (code, stdout, stderr) = run(&["snapshot", s(&stream), "--expect", s(&snap)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains(s(&pending)), "{stderr}");
+    assert!(stderr.contains("holds no snapshot"), "{stderr}");
+    assert_eq!(std::fs::read(&pending).unwrap(), mine);
+    assert!(!snap.exists());
+    // An expectation the stream differs from: the same.
+    let (code, _, stderr) = run(&["snapshot", s(&other), "--expect", s(&snap), "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&["snapshot", s(&stream), "--expect", s(&snap)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(std::fs::read(&pending).unwrap(), mine);
+    // An empty file, and then the snapshot that run left, are replaced.
+    write(&pending, b"");
+    let (code, _, stderr) = run(&["snapshot", s(&stream), "--expect", s(&snap)]);
+    assert_eq!(code, 1, "{stderr}");
+    let left = std::fs::read_to_string(&pending).unwrap();
+    assert!(left.starts_with("# agui-lens snapshot"), "{left}");
+    let (code, _, stderr) = run(&["snapshot", s(&stream), "--expect", s(&snap)]);
+    assert_eq!(code, 1, "{stderr}");
+}

@@ -330,6 +330,22 @@ pub fn hold_items(
         }
         Ok(())
     };
+    // The result for review goes to `FILE.new`: only over a result an earlier run left there,
+    // an empty file or a link, never over a file of the user's that happens to have its name.
+    let write_pending = |text: &str| -> Result<()> {
+        if let Ok(meta) = std::fs::symlink_metadata(&new_file)
+            && meta.is_file()
+            && meta.len() > 0
+            && !holds_snapshot(&new_file)
+        {
+            bail!(
+                "{} holds no snapshot, so it is no result left for review: left as it is, and \
+                 the result not written (move it away to have the result written there)",
+                new_file.display()
+            );
+        }
+        write_atomically(&new_file, text)
+    };
     match stored {
         None if request.update => {
             write_atomically(file, &current.render())?;
@@ -337,7 +353,7 @@ pub fn hold_items(
             Ok(Verdict::Written)
         }
         None => {
-            write_atomically(&new_file, &current.render())?;
+            write_pending(&current.render())?;
             Ok(Verdict::New { pending: new_file })
         }
         Some(stored) => {
@@ -351,7 +367,7 @@ pub fn hold_items(
                 clear_pending()?;
                 return Ok(Verdict::Updated);
             }
-            write_atomically(&new_file, &current.render())?;
+            write_pending(&current.render())?;
             Ok(Verdict::Changed {
                 pending: new_file,
                 stored: stored.items,
