@@ -4341,3 +4341,72 @@ fn a_users_file_at_the_pending_snapshots_place_is_left() {
     let (code, _, stderr) = run(&["snapshot", s(&stream), "--expect", s(&snap)]);
     assert_eq!(code, 1, "{stderr}");
 }
+
+/// A suite stopped before it reached a case left that case's artifacts from an earlier run in
+/// the folder (`outcome.json` saying it passed), beside this run's JUnit saying it was not run:
+/// an archived folder showed a pass no run of it made. The case's folder now holds this run's
+/// verdict alone (not run), as a turn not run does. A case `--case` leaves out keeps an
+/// earlier run's artifacts, and the run says so.
+#[test]
+fn a_case_a_stopped_suite_did_not_reach_keeps_no_earlier_verdict() {
+    use crate::common::server::{Script, Server, Step, clean_run};
+    let answering = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let hanging = hanging_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    let two = |first: &str, second: &str| {
+        write(
+            &suite,
+            format!(
+                "[[case]]\nname = \"first\"\nurl = \"{first}\"\nmessage = \"hi\"\n\n\
+                 [[case]]\nname = \"second\"\nurl = \"{second}\"\nmessage = \"hi\"\n"
+            )
+            .as_bytes(),
+        );
+    };
+    two(&answering.url("/"), &answering.url("/"));
+    let artifacts = dir.path().join("art");
+    let args = [
+        "test",
+        s(&suite),
+        "--artifacts",
+        s(&artifacts),
+        "--jobs",
+        "1",
+    ];
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let second = artifacts.join("02-second/turn-1");
+    let outcome = |dir: &Path| -> Value {
+        serde_json::from_slice(&std::fs::read(dir.join("outcome.json")).unwrap()).unwrap()
+    };
+    assert_eq!(outcome(&second)["passed"], true);
+    assert!(second.join("events.jsonl").is_file());
+
+    two(&hanging.url("/"), &answering.url("/"));
+    let child = Child::spawn(&args, None);
+    until(|| !hanging.requests().is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.signal(libc::SIGTERM);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(10));
+    assert_eq!(exit, 143, "{stdout}\n{stderr}");
+    let now = outcome(&second);
+    assert_ne!(now["passed"], true, "{now}");
+    assert!(
+        now.to_string().contains("not run: interrupted by SIGTERM"),
+        "{now}"
+    );
+    assert!(!second.join("events.jsonl").exists());
+
+    // `--case first`: the second case's folder is an earlier run's, said to be.
+    two(&answering.url("/"), &answering.url("/"));
+    let (code, _, stderr) = run(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let mut only = args.to_vec();
+    only.extend(["--case", "first"]);
+    let (code, stdout, stderr) = run(&only);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stderr.contains("02-second"), "{stderr}");
+    assert!(stderr.contains("--case"), "{stderr}");
+    assert_eq!(outcome(&second)["passed"], true);
+}

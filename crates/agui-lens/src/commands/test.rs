@@ -129,6 +129,21 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
         None => Vec::new(),
     };
     suite.select(&args.cases)?;
+    let left_out: Vec<std::ffi::OsString> = match &args.artifacts {
+        Some(root) => {
+            let chosen: Vec<std::ffi::OsString> = suite
+                .cases
+                .iter()
+                .filter_map(|case| case_dir(root, case).file_name().map(ToOwned::to_owned))
+                .collect();
+            case_dirs
+                .iter()
+                .filter(|dir| !chosen.contains(dir))
+                .cloned()
+                .collect()
+        }
+        None => Vec::new(),
+    };
     // A baseline that cannot be read stops the suite before any agent is called.
     let mut gate = Gate::load(&args.baseline)?;
     if args.update_snapshots
@@ -156,7 +171,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
         Some(dir) => {
             super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;
             let lock = lock_artifacts(dir)?;
-            warn_stale_artifacts(dir, &case_dirs);
+            warn_stale_artifacts(dir, &case_dirs, &left_out);
             Some(lock)
         }
         None => None,
@@ -456,10 +471,14 @@ fn run_cases(
                     "not run: interrupted by {}",
                     agui_lens_core::stop::signal_name()
                 );
-                case.turns
+                let outcomes: Vec<CaseOutcome> = case
+                    .turns
                     .iter()
                     .map(|turn| not_run(case, turn, &why))
-                    .collect()
+                    .collect();
+                // Its folder says so, not what an earlier run into it found.
+                unsent_artifacts(shared, case, &outcomes);
+                outcomes
             });
             done(outcomes)?;
         }
@@ -831,37 +850,52 @@ impl Recording {
     }
 }
 
-/// Says on stderr which folders of the artifacts directory (besides `case_dirs`, the suite's
-/// cases' own) hold a turn's artifacts of a case this suite does not have (renamed, moved or
-/// removed since an earlier run into it): they are left as they are, and a walk or an upload
-/// of the folder would take them for this run's.
-fn warn_stale_artifacts(root: &Path, case_dirs: &[std::ffi::OsString]) {
+/// Says on stderr which folders of the artifacts directory hold an earlier run's artifacts
+/// this run writes nothing over: of a case this suite does not have (besides `case_dirs`, the
+/// suite's cases' own: renamed, moved or removed since), and of the suite's cases `--case`
+/// leaves out (`left_out`). They are left as they are, and a walk or an upload of the folder
+/// would take them for this run's.
+fn warn_stale_artifacts(
+    root: &Path,
+    case_dirs: &[std::ffi::OsString],
+    left_out: &[std::ffi::OsString],
+) {
     let ours: std::collections::HashSet<&std::ffi::OsString> = case_dirs.iter().collect();
     let Ok(entries) = std::fs::read_dir(root) else {
         return;
     };
-    let mut stale: Vec<String> = entries
-        .flatten()
-        .filter(|entry| !ours.contains(&entry.file_name()))
-        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|entry| {
-            std::fs::read_dir(entry.path()).is_ok_and(|turns| {
+    let (mut stale, mut not_chosen) = (Vec::new(), Vec::new());
+    for entry in entries.flatten() {
+        let holds_artifacts = entry.file_type().is_ok_and(|t| t.is_dir())
+            && std::fs::read_dir(entry.path()).is_ok_and(|turns| {
                 turns
                     .flatten()
                     .any(|turn| turn.path().join("outcome.json").is_file())
-            })
-        })
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    if stale.is_empty() {
-        return;
+            });
+        let name = entry.file_name();
+        if !holds_artifacts {
+            continue;
+        }
+        if !ours.contains(&name) {
+            stale.push(name.to_string_lossy().into_owned());
+        } else if left_out.contains(&name) {
+            not_chosen.push(name.to_string_lossy().into_owned());
+        }
     }
-    stale.sort();
-    eprintln!(
-        "warning: {} holds the artifacts of cases this suite does not have (an earlier run's): {}; left as they are",
-        root.display(),
-        stale.join(", ")
-    );
+    for (mut names, whose) in [
+        (stale, "cases this suite does not have"),
+        (not_chosen, "cases --case leaves out"),
+    ] {
+        if names.is_empty() {
+            continue;
+        }
+        names.sort();
+        eprintln!(
+            "warning: {} holds the artifacts of {whose} (an earlier run's): {}; left as they are",
+            root.display(),
+            names.join(", ")
+        );
+    }
 }
 
 /// The directory a case's turns go to: `DIR/NN-case-name`, NN the case's place in the suite
