@@ -4410,3 +4410,35 @@ fn a_case_a_stopped_suite_did_not_reach_keeps_no_earlier_verdict() {
     assert!(stderr.contains("--case"), "{stderr}");
     assert_eq!(outcome(&second)["passed"], true);
 }
+
+/// `--junit FILE` in a place no file can be made: the run checked, printed a SARIF report
+/// that called it successful, and only then failed (exit 2) naming the hidden temp file. It is
+/// refused before the run, named as given, for `check` and `test` alike.
+#[test]
+fn a_junit_file_that_cannot_be_written_is_refused_before_the_run() {
+    let junit = "/proc/agui-lens-junit.xml";
+    let stream = recording("pydantic-ai-full.jsonl");
+    let (code, stdout, stderr) = run(&["check", s(&stream), "--junit", junit, "--format", "sarif"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        !stdout.contains("\"executionSuccessful\": true"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(&format!("--junit {junit} cannot be written")),
+        "{stderr}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    one_case_suite(&suite, "http://127.0.0.1:9/");
+    let (code, stdout, stderr) = run(&["test", s(&suite), "--junit", junit, "--format", "sarif"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        !stdout.contains("\"executionSuccessful\": true"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(&format!("--junit {junit} cannot be written")),
+        "{stderr}"
+    );
+}

@@ -666,7 +666,7 @@ pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
     }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return junit_can_be_written(path),
         Err(e) => {
             return Err(
                 anyhow::Error::new(e).context(format!("reading --junit {}", path.display()))
@@ -680,7 +680,16 @@ pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
             path.display()
         );
     }
-    Ok(())
+    junit_can_be_written(path)
+}
+
+/// A `--junit` file that cannot be made is said before the run: after it, the report on
+/// stdout had already called the run successful.
+fn junit_can_be_written(path: &Path) -> Result<()> {
+    use anyhow::Context;
+    temp_beside(path)
+        .map(drop)
+        .with_context(|| format!("--junit {} cannot be written", path.display()))
 }
 
 /// Refuses a `--report` path (`proxy`, `serve`) that holds something else than a report
