@@ -3565,7 +3565,6 @@ fn an_unreachable_agent_is_said_once_in_every_format() {
 /// (A file size limit stands in for the full disk: the write fails the same way.)
 #[test]
 fn a_recording_that_cannot_be_written_to_its_end_is_a_failure_every_report_carries() {
-    use std::os::unix::process::CommandExt;
     let mut body = Vec::new();
     body.extend(frame(
         r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
@@ -3601,19 +3600,7 @@ fn a_recording_that_cannot_be_written_to_its_end_is_a_failure_every_report_carri
             for proxy in PROXY_VARIABLES {
                 command.env_remove(proxy);
             }
-            // SAFETY: between fork and exec only `setrlimit` and `signal` run, both
-            // async-signal-safe.
-            unsafe {
-                command.pre_exec(|| {
-                    let limit = libc::rlimit {
-                        rlim_cur: 2048,
-                        rlim_max: 2048,
-                    };
-                    libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
-                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-                    Ok(())
-                });
-            }
+            crate::common::with_file_size_limit(&mut command, 2048);
             let (code, stdout, stderr) = split(command.output().unwrap());
             let what = format!("{flag} {format}: {stdout}{stderr}");
             assert_eq!(code, 2, "{what}");

@@ -4442,3 +4442,40 @@ fn a_junit_file_that_cannot_be_written_is_refused_before_the_run() {
         "{stderr}"
     );
 }
+
+/// Every command that writes a file names it when the write fails part way (a full disk):
+/// `cat -o` said only "No space left on device". Nothing is left behind.
+#[test]
+fn a_write_that_fails_part_way_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let mut text = String::from("{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    text.push_str("{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\",\"role\":\"assistant\"}\n");
+    for i in 0..20_000 {
+        text.push_str(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"word {i} \"}}\n"
+        ));
+    }
+    text.push_str("{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m\"}\n");
+    text.push_str("{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    write(&big, text.as_bytes());
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    for (name, args) in [
+        ("copy.sse", vec!["cat", s(&big), "-o"]),
+        ("copy.jsonl", vec!["compact", s(&big), "--no-verify", "-o"]),
+        ("page.html", vec!["inspect", s(&big), "--html"]),
+    ] {
+        let target = out.join(name);
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+        command.args(&args).arg(&target);
+        crate::common::with_file_size_limit(&mut command, 4096);
+        let (code, stdout, stderr) = crate::common::split(command.output().unwrap());
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains(&format!("writing {}", target.display())),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(files_under(&out), Vec::<PathBuf>::new(), "{args:?}");
+    }
+}

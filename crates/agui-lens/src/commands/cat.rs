@@ -211,7 +211,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             let caught = crate::signals::Caught::begin();
             let stdout = io::stdout().lock();
             let mut writer = EventWriter::new(stdout, format, Compression::None)?;
-            let unread = copy(&input, &read, &mut filter, &mut writer);
+            let unread = copy(&input, &read, &mut filter, &mut writer, "stdout");
             if agui_lens_core::stop::requested() {
                 let _ = writer.finish().and_then(|mut out| out.flush());
                 drop(caught);
@@ -256,7 +256,8 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             };
             // Compressing and writing happen beside this thread, which reads and filters.
             let mut writer = EventWriter::background(file, format, compression)?;
-            let unread = copy(&input, &read, &mut filter, &mut writer).map_err(|err| {
+            let shown = path.display().to_string();
+            let unread = copy(&input, &read, &mut filter, &mut writer, &shown).map_err(|err| {
                 if agui_lens_core::stop::requested() {
                     anyhow::anyhow!(
                         "stopped by {}: {}",
@@ -441,6 +442,7 @@ fn copy<W: Write>(
     read: &ReadOptions,
     filter: &mut Filter,
     writer: &mut EventWriter<W>,
+    output: &str,
 ) -> Result<Unread> {
     /// The most held back before an AG-UI event shows; past it, the input is no stream.
     const HOLD_EVENTS: usize = 10_000;
@@ -455,16 +457,21 @@ fn copy<W: Write>(
     let mut unread = 0;
     // An event is rewritten only to be put on one line or to carry its request; one holding
     // half a UTF-16 pair is read with a stand-in for it, written back as its escape.
+    // A failure to write names the output (a full disk said only "No space left").
     let write = |writer: &mut EventWriter<W>,
                  event: Option<&serde_json::Value>,
                  raw: &[u8],
-                 halves: bool| match event {
-        Some(value) if halves => {
-            let text = serde_json::to_string(value)?;
-            writer.raw(agui_lens_core::read::halves::escape_stand_ins(&text).as_bytes())
-        }
-        Some(value) => writer.event(value),
-        None => writer.raw(raw),
+                 halves: bool|
+     -> Result<()> {
+        let written = match event {
+            Some(value) if halves => {
+                let text = serde_json::to_string(value)?;
+                writer.raw(agui_lens_core::read::halves::escape_stand_ins(&text).as_bytes())
+            }
+            Some(value) => writer.event(value),
+            None => writer.raw(raw),
+        };
+        written.with_context(|| format!("writing {output}"))
     };
     let mut opened = read::open(input, read)?;
     // Half a UTF-16 pair is JSON the official client reads: such an event is copied.

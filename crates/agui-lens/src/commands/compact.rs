@@ -198,8 +198,16 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
                 None => compact_one(&settings, &input.spec, target).map_err(|err| {
                     // What the stop cut short says so; any other failure as it is.
                     let interrupted = err.root_cause().to_string().starts_with("interrupted");
-                    match stopped(target) {
-                        Some(said) if interrupted => said,
+                    match (stopped(target), target) {
+                        (Some(said), _) if interrupted => said,
+                        // A write that failed (a full disk) names the file written, not only
+                        // the input it compacts.
+                        (_, Target::File(path) | Target::Stream(path))
+                            if err.to_string().starts_with("writing the compacted")
+                                && !err.to_string().contains(&*path.to_string_lossy()) =>
+                        {
+                            err.context(format!("writing {}", path.display()))
+                        }
                         _ => err,
                     }
                 }),

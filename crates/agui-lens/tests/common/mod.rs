@@ -151,6 +151,25 @@ pub fn with_default_signals(command: &mut std::process::Command, ignored: Option
     }
 }
 
+/// Starts `command` able to write files of at most `bytes` (SIGXFSZ ignored, so a write past
+/// it fails as one onto a full disk does, rather than killing the process).
+pub fn with_file_size_limit(command: &mut std::process::Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only `setrlimit` and `signal` run, both
+    // async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+}
+
 /// Live tests talk to 127.0.0.1 only, never through a proxy the environment names.
 pub const PROXY_VARIABLES: &[&str] = &[
     "ALL_PROXY",
