@@ -4479,3 +4479,36 @@ fn a_write_that_fails_part_way_names_the_file() {
         assert_eq!(files_under(&out), Vec::<PathBuf>::new(), "{args:?}");
     }
 }
+
+/// With the framing rules allowed (`"framing/*" = "allow"` in agui-lens.toml), a line that is
+/// no JSON left no trace in the human or SARIF report: "0 errors", exit 0, as if the stream
+/// were whole. The rule stays allowed (no finding, exit 0), but every format remarks how many
+/// frames were not read as events.
+#[test]
+fn frames_left_unread_under_an_allowed_rule_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("agui-lens.toml"),
+        b"[rules]\n\"framing/*\" = \"allow\"\n",
+    );
+    let stream = dir.path().join("trunc.jsonl");
+    write(
+        &stream,
+        b"{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n{\"type\":\"TEXT_MESS\n{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    );
+    let said = "1 frame was not read as an event";
+    for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
+        let output = crate::common::agui_lens()
+            .current_dir(dir.path())
+            .args(["check", "trunc.jsonl", "--format", format])
+            .output()
+            .unwrap();
+        let (code, stdout, stderr) = crate::common::split(output);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains(said), "{format}: {stdout}");
+    }
+    // With the rule on, the finding says it, and no remark repeats it.
+    let (code, stdout, _) = run(&["check", s(&stream)]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(!stdout.contains(said), "{stdout}");
+}

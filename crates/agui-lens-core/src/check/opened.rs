@@ -203,7 +203,37 @@ fn check_answer(
     };
     file.protocol = versions;
     file.notes.extend(failed);
+    file.notes.extend(unread_in_silence(ctx, &file.stats));
     Ok(file)
+}
+
+/// Frames that were no event, where a rule that would say so is allowed (`"framing/*" =
+/// "allow"`): no finding, but the report says the stream was not all read, never "0 errors"
+/// alone.
+fn unread_in_silence(ctx: &Context<'_>, stats: &Stats) -> Option<String> {
+    const SAY_A_FRAME_IS_NO_EVENT: [RuleId; 6] = [
+        RuleId::FramingInvalidJson,
+        RuleId::FramingInvalidUtf8,
+        RuleId::FramingNotAnObject,
+        RuleId::FramingLineTooLong,
+        RuleId::FramingProtoUndecodable,
+        RuleId::FramingProtoTooLong,
+    ];
+    let unread = stats.frames.saturating_sub(stats.events);
+    let quiet = SAY_A_FRAME_IS_NO_EVENT
+        .iter()
+        .any(|&rule| !ctx.levels.enabled(rule));
+    (unread > 0 && stats.events > 0 && quiet).then(|| {
+        let (frames, were) = if unread == 1 {
+            ("1 frame".to_owned(), "was")
+        } else {
+            (format!("{unread} frames"), "were")
+        };
+        format!(
+            "{frames} {were} not read as an event and left out of the check (the framing rule \
+             that says so is allowed)"
+        )
+    })
 }
 
 /// What an input's stream answered, as far as it is known, and what `check` holds it to for
