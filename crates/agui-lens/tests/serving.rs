@@ -909,6 +909,10 @@ fn requests_with_no_thread_id_are_not_one_thread() {
     for rule in ["history-mismatch", "state-mismatch", "missing-tool-result"] {
         assert!(!stdout.contains(rule), "{rule}: {stdout}");
     }
+    // Each is named as of no thread (it was "(thread , turn 1)").
+    let said = format!("{stdout}{stderr}");
+    assert!(!said.contains("(thread , turn"), "{said}");
+    assert!(said.contains("(no threadId, turn 1)"), "{said}");
 }
 
 /// `--transport auto` reads Accept as HTTP has it: protobuf asked for in capitals is

@@ -674,11 +674,14 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         .to_owned();
     // Which turn this is, and what the client should hold.
     let (n, mut turn_index, mut previous, unsettled, retry) = take_turn(shared, &thread_key);
+    // How the request's thread is named: none, or an empty id, is said so.
+    let thread_shown = match input.get("threadId") {
+        Some(Value::String(id)) if id.is_empty() => "thread \"\"".to_owned(),
+        Some(Value::String(id)) => format!("thread {id}"),
+        _ => "no threadId".to_owned(),
+    };
     let path_of = |turn: usize| -> Arc<str> {
-        Arc::from(format!(
-            "request {n} (thread {thread_id}, turn {})",
-            turn + 1
-        ))
+        Arc::from(format!("request {n} ({thread_shown}, turn {})", turn + 1))
     };
     // What the request is held to against what the client should hold.
     let held_to = |held: Option<&Folded>, path: &Arc<str>| -> Vec<Diagnostic> {
