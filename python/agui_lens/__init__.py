@@ -105,12 +105,16 @@ class Report:
     """What checking one stream found. ``str(report)`` is the command line's human report
     (without colour); ``report.to_json()`` is ``agui-lens check --format json``."""
 
-    def __init__(self, diagnostics, counts, failure, human, json_text):
+    def __init__(self, diagnostics, counts, failure, human, json_text, remarks=()):
         self.diagnostics: list[Diagnostic] = diagnostics
         #: events, errors, warnings, notes and frames, as the command line counts them.
         self.counts: dict = counts
         #: Why the input could not be read to its end, if it could not.
         self.failure: Optional[str] = failure
+        #: What the report says of the stream that is no finding (the command line's
+        #: ``remark:`` lines): a run that ended in RUN_ERROR, frames left unread under an
+        #: allowed rule, a file beside a recording that was left out.
+        self.remarks: list[str] = list(remarks)
         self._human = human
         self._json = json_text
 
@@ -303,6 +307,7 @@ def check(
         data["failure"],
         human,
         json_text,
+        file.get("remarks", []),
     )
 
 

@@ -24,6 +24,8 @@ def test_check_matches_cli(path, empty_dir):
         for d in expected["diagnostics"]
     ]
     assert report.ok == (ran.returncode == 0)
+    # What the report says that is no finding (a run that ended in RUN_ERROR), as a list too.
+    assert report.remarks == expected["files"][0].get("remarks", [])
     assert len(report.errors) == expected["summary"]["errors"]
     assert len(report.warnings) == expected["summary"]["warnings"]
 
