@@ -1510,3 +1510,82 @@ fn body_recorded(raw: &std::path::Path) {
     }
     std::thread::sleep(Duration::from_millis(200));
 }
+
+/// `proxy --record` onto a disk that fills up: the recording's failure cut the stream the
+/// frontend got (an empty reply, or part of the body), and the proxy exited 0 with a report
+/// that failed nothing. The frontend gets the whole stream, the exchange is checked whole, and
+/// the run fails (exit 2) in every report, saying the exchange could not be recorded whole.
+/// (A file size limit stands in for the full disk: the write fails the same way.)
+#[test]
+fn a_recording_the_disk_cannot_hold_cuts_nothing_forwarded() {
+    let mut body = Vec::new();
+    body.extend(frame(
+        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ));
+    body.extend(frame(
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+    ));
+    for i in 0..20_000 {
+        body.extend(frame(&format!(
+            r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word {i:05} of a long answer "}}"#
+        )));
+    }
+    body.extend(frame(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#));
+    body.extend(frame(
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ));
+    // Past the body's first part, below the report's size.
+    for limit in [512 << 10] {
+        for format in ["json", "sarif", "junit", "human"] {
+            let agent = Server::start(Script::sse(vec![Step::Send(body.clone())]));
+            let dir = tempfile::tempdir().unwrap();
+            let record = dir.path().join("exchanges");
+            let report = dir.path().join("report.out");
+            let upstream = agent.url("/");
+            let args = [
+                "--upstream",
+                upstream.as_str(),
+                "--once",
+                "--record",
+                record.to_str().unwrap(),
+                "--report",
+                report.to_str().unwrap(),
+                "--format",
+                format,
+            ];
+            let proxy = Served::command_with("proxy", &args, |command| {
+                crate::common::with_file_size_limit(command, limit)
+            });
+            let mut response = ureq::post(&proxy.url)
+                .send(r#"{"threadId":"t","runId":"r","messages":[]}"#)
+                .unwrap();
+            let got = response.body_mut().read_to_string().unwrap();
+            let (code, stdout, stderr) = proxy.finish();
+            let what = format!("{limit} {format}: {stdout}{stderr}");
+            assert!(
+                got.contains("RUN_FINISHED"),
+                "{what}: the client got {got:?}"
+            );
+            assert_eq!(
+                got.matches("TEXT_MESSAGE_CONTENT").count(),
+                20_000,
+                "{what}"
+            );
+            assert_eq!(code, 2, "{what}");
+            assert!(
+                stderr.contains("1 exchange could not be recorded whole"),
+                "{what}"
+            );
+            let said = std::fs::read_to_string(&report).unwrap_or_default();
+            assert!(said.contains("recording into"), "{what}: {said}");
+            if format == "sarif" {
+                let doc: Value = serde_json::from_str(&said).unwrap();
+                let run = &doc["runs"][0];
+                assert_eq!(
+                    run["invocations"][0]["executionSuccessful"], false,
+                    "{said}"
+                );
+            }
+        }
+    }
+}

@@ -35,8 +35,18 @@ impl Served {
 
     /// `agui-lens COMMAND ARGS`, for a command that prints `listening on URL` first.
     pub(crate) fn command(command: &str, args: &[&str]) -> Served {
+        Served::command_with(command, args, |_| {})
+    }
+
+    /// [`Served::command`], the command prepared by `prepare` before it starts.
+    pub(crate) fn command_with(
+        command: &str,
+        args: &[&str],
+        prepare: impl FnOnce(&mut Command),
+    ) -> Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"));
         crate::common::with_default_signals(&mut child, None);
+        prepare(&mut child);
         let mut child = child
             .arg(command)
             .args(args)

@@ -55,6 +55,8 @@ const HOP_BY_HOP: &[&str] = &[
 
 /// What a failure to reach the agent says.
 const UNREACHABLE: &str = "the upstream could not be reached";
+/// How an exchange that could not be recorded says so (a full disk): forwarded, not recorded.
+const RECORDING_INTO: &str = "recording into ";
 
 /// What the connection threads share.
 struct Shared {
@@ -97,6 +99,8 @@ enum Note {
     Said(String),
     /// The proxy could not do its job for an exchange (the agent could not be reached).
     Failed(String),
+    /// An exchange was forwarded, but could not be recorded whole (a full disk).
+    Unrecorded(String),
     Findings(Vec<Diagnostic>),
     /// The frames and events of a stream checked to its end.
     Counted {
@@ -195,6 +199,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     );
     let mut found: Vec<Diagnostic> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
+    let mut unrecorded: Vec<String> = Vec::new();
     let (mut errors, mut warnings) = (0u64, 0u64);
     let mut counted = Stats::default();
     let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -223,6 +228,10 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             Note::Failed(line) => {
                 eprintln!("proxy: {line}");
                 failures.push(line);
+            }
+            Note::Unrecorded(line) => {
+                eprintln!("proxy: {line}");
+                unrecorded.push(line);
             }
             Note::Findings(batch) => {
                 for d in batch {
@@ -331,7 +340,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         )),
     };
     eprintln!(
-        "proxy: {} forwarded{}: {}, {}{}{}",
+        "proxy: {} forwarded{}: {}, {}{}{}{}",
         agui_lens_core::text::plural(forwarded, "request"),
         cut.as_ref().map(|c| format!(" ({c})")).unwrap_or_default(),
         agui_lens_core::text::plural(errors, "error"),
@@ -344,6 +353,14 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
                 agui_lens_core::text::plural(failures.len() as u64, "request")
             )
         },
+        if unrecorded.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} could not be recorded whole",
+                agui_lens_core::text::plural(unrecorded.len() as u64, "exchange")
+            )
+        },
         match held_back {
             0 => String::new(),
             n => format!(
@@ -352,7 +369,16 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             ),
         }
     );
-    let failure = (!failures.is_empty()).then(|| failures.join("; "));
+    // An exchange that could not be recorded whole fails the run as one not forwarded does:
+    // a recording asked for and not made is no pass.
+    let failure = (!failures.is_empty() || !unrecorded.is_empty()).then(|| {
+        failures
+            .iter()
+            .chain(&unrecorded)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("; ")
+    });
     if let Some(path) = &args.report {
         let stats = Stats {
             errors,
@@ -421,6 +447,16 @@ fn report(
         reporter.end_file(&file)?;
         reporter.finish(&summary)?;
         reporter.flush()?;
+        // The human report says why the run failed, as stderr did (the other formats carry
+        // it as the input's failure).
+        if let (Format::Human, Some(failure)) = (format, &file.failure) {
+            let mut out = buffer.clone();
+            writeln!(
+                out,
+                "error: {}",
+                agui_lens_core::report::human::visible(failure)
+            )?;
+        }
     }
     let bytes = std::mem::take(&mut *buffer.0.lock().unwrap_or_else(|e| e.into_inner()));
     Ok(bytes)
@@ -436,6 +472,8 @@ fn connection(stream: TcpStream, shared: &Shared) {
             let line = format!("{err:#}");
             shared.tell(if line.contains(UNREACHABLE) {
                 Note::Failed(line)
+            } else if line.starts_with(RECORDING_INTO) {
+                Note::Unrecorded(line)
             } else {
                 Note::Said(format!("proxy: {line}"))
             });
@@ -529,11 +567,14 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     let agent_call = request.method == "POST";
     // Its folder, taken as it arrives (so folders follow the order requests came in), and the
     // request in it at once: whatever happens next, what was sent is kept.
+    // A recording that cannot be written (a full disk) is given up, said, and fails the run;
+    // the exchange is forwarded whole all the same.
+    let mut record_failed: Option<String> = None;
     let slot = match &shared.record {
         Some(dir) if agent_call => {
             let at = claim_slot(dir, &shared.next_slot)?;
-            std::fs::write(at.join("request.json"), &request.body)
-                .with_context(|| format!("recording into {}", at.display()))?;
+            let written = std::fs::write(at.join("request.json"), &request.body);
+            unrecorded(&mut record_failed, &at, written.map_err(Into::into));
             Some(SlotOpen::new(shared, at))
         }
         _ => None,
@@ -591,9 +632,12 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             shared.tell(Note::Findings(findings));
         }
     }
-    if let Some(at) = &slot {
-        write_findings(at, &exchange_findings)
-            .with_context(|| format!("recording into {}", at.display()))?;
+    if let Some(at) = slot.as_deref().filter(|_| record_failed.is_none()) {
+        unrecorded(
+            &mut record_failed,
+            at,
+            write_findings(at, &exchange_findings),
+        );
     }
 
     // A request held back for its thread's turn before it, when the proxy was stopped in
@@ -615,7 +659,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if let Some(at) = &slot {
             std::fs::write(at.join("failure.txt"), format!("{label}: {why}\n"))
-                .with_context(|| format!("recording into {}", at.display()))?;
+                .with_context(|| format!("{RECORDING_INTO}{}", at.display()))?;
         }
         return Ok(agent_call);
     }
@@ -637,7 +681,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                     at.join("failure.txt"),
                     "the client went away before the agent answered\n",
                 )
-                .with_context(|| format!("recording into {}", at.display()))?;
+                .with_context(|| format!("{RECORDING_INTO}{}", at.display()))?;
             }
             return Ok(agent_call);
         }
@@ -651,10 +695,10 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             let failure = format!("{label}: {UNREACHABLE}: {err}");
             if let Some(at) = &slot {
                 std::fs::write(at.join("failure.txt"), format!("{failure}\n"))
-                    .with_context(|| format!("recording into {}", at.display()))?;
+                    .with_context(|| format!("{RECORDING_INTO}{}", at.display()))?;
                 // What was found of the request is kept beside it, as for an answered one.
                 record(at, None, &exchange_findings, None)
-                    .with_context(|| format!("recording into {}", at.display()))?;
+                    .with_context(|| format!("{RECORDING_INTO}{}", at.display()))?;
             }
             bail!("{failure}");
         }
@@ -706,11 +750,10 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             location.as_deref(),
             None,
         )]);
-        if let Some(at) = &slot {
+        if let Some(at) = slot.as_deref().filter(|_| record_failed.is_none()) {
             let mut so_far = exchange_findings.clone();
             so_far.extend(known.iter().cloned());
-            write_findings(at, &so_far)
-                .with_context(|| format!("recording into {}", at.display()))?;
+            unrecorded(&mut record_failed, at, write_findings(at, &so_far));
         }
         shared
             .unsettled
@@ -819,11 +862,14 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     let mut body = Vec::new();
     // The body is recorded as it comes: an exchange the proxy cannot wait for at a stop (its
     // agent silent) leaves what it had.
-    let mut raw = match &slot {
-        Some(at) => Some(
-            std::fs::File::create(at.join("response.raw"))
-                .with_context(|| format!("recording into {}", at.display()))?,
-        ),
+    let mut raw = match slot.as_deref().filter(|_| record_failed.is_none()) {
+        Some(at) => match std::fs::File::create(at.join("response.raw")) {
+            Ok(file) => Some(file),
+            Err(err) => {
+                unrecorded(&mut record_failed, at, Err(err.into()));
+                None
+            }
+        },
         None => None,
     };
     let mut reader = response.into_body().into_reader();
@@ -865,9 +911,13 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         }
         let _ = to_checker.send(piece.to_vec());
         body.extend_from_slice(piece);
-        if let (Some(file), Some(at)) = (&mut raw, &slot) {
-            file.write_all(piece)
-                .with_context(|| format!("recording into {}", at.display()))?;
+        // A recording that cannot be written (a full disk) is given up; the body goes on to
+        // the client and the checker whole.
+        if let (Some(file), Some(at)) = (&mut raw, slot.as_deref())
+            && let Err(err) = file.write_all(piece)
+        {
+            unrecorded(&mut record_failed, at, Err(err.into()));
+            raw = None;
         }
         if agui_lens_core::stop::requested() {
             cut = Some("stopped".into());
@@ -994,22 +1044,42 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     if let Some(at) = slot.as_deref() {
         let refused = !status.is_success() && events.is_empty();
         // Cut by the client, or by the proxy's own stop: the stream's end is not the agent's.
-        let cut_here = cut_by
-            .why()
-            .map(|why| format!("{why} after {} bytes of the body", body.len()));
-        record(
+        let cut_here = match &record_failed {
+            Some(failed) => Some(format!(
+                "{failed}: the body was recorded in part (it was forwarded and checked whole)"
+            )),
+            None => cut_by
+                .why()
+                .map(|why| format!("{why} after {} bytes of the body", body.len())),
+        };
+        let recorded = record(
             at,
             (!refused).then_some(&events[..]),
             &exchange_findings,
             cut_here.as_deref(),
-        )
-        .with_context(|| format!("recording into {}", at.display()))?;
+        );
+        if let Some(failed) = record_failed {
+            if let Err(err) = recorded {
+                eprintln!("proxy: {label}: {err:#}");
+            }
+            anyhow::bail!(
+                "{failed}: {label} was forwarded and checked whole, and recorded in part"
+            );
+        }
+        recorded.with_context(|| format!("{RECORDING_INTO}{}", at.display()))?;
         shared.tell(Note::Said(format!(
             "proxy: {label}: recorded in {}",
             at.display()
         )));
     }
     Ok(agent_call)
+}
+
+/// Keeps the first failure to write an exchange's recording (`at`), if `written` is one.
+fn unrecorded(failed: &mut Option<String>, at: &std::path::Path, written: Result<()>) {
+    if let Err(err) = written {
+        failed.get_or_insert_with(|| format!("{RECORDING_INTO}{}: {err:#}", at.display()));
+    }
 }
 
 /// A thread's exchange under way: dropped before the stream was folded (the upstream could not
