@@ -2230,6 +2230,39 @@ fn an_export_leaves_an_edited_schema_as_it_was() {
     }
     // The rest of the export is there, and the overlay still checks with the edit.
     assert!(dir.path().join("events/RUN_FINISHED.json").is_file());
+    // Exported again with that folder as the overlay (the note, no schema, taken out of
+    // it): what it writes is there already.
+    std::fs::remove_file(&note).unwrap();
+    let (code, _, stderr) = run(&[
+        "schema",
+        "export",
+        s(dir.path()),
+        "--schemas",
+        s(dir.path()),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read(&edited).unwrap(), edit);
+    // A link in a schema's place is not written through, to a file or into nothing.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("mine.json");
+    let stock = std::fs::read(dir.path().join("events/RUN_FINISHED.json")).unwrap();
+    write(&target, &stock);
+    for (name, to) in [
+        ("events/RUN_FINISHED.json", target.clone()),
+        (
+            "events/STEP_STARTED.json",
+            elsewhere.path().join("nothing.json"),
+        ),
+    ] {
+        let link = dir.path().join(name);
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(&to, &link).unwrap();
+    }
+    let (code, _, stderr) = run(&["schema", "export", s(dir.path())]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("it is a link"), "{stderr}");
+    assert_eq!(std::fs::read(&target).unwrap(), stock);
+    assert!(!elsewhere.path().join("nothing.json").exists());
     // 1.0's schemas over 1.1's, and back: each is an export agui-lens knows, so replaced.
     for version in ["1.0", "1.1", "0.x"] {
         let other = tempfile::tempdir().unwrap();
@@ -4340,6 +4373,18 @@ fn a_users_file_at_the_pending_snapshots_place_is_left() {
     assert!(left.starts_with("# agui-lens snapshot"), "{left}");
     let (code, _, stderr) = run(&["snapshot", s(&stream), "--expect", s(&snap)]);
     assert_eq!(code, 1, "{stderr}");
+    // A link there is taken away, not written through: to a note, or into nothing.
+    let notes = dir.path().join("notes.txt");
+    write(&notes, b"my notes\n");
+    for to in [notes.clone(), dir.path().join("nothing.txt")] {
+        std::fs::remove_file(&pending).unwrap();
+        std::os::unix::fs::symlink(&to, &pending).unwrap();
+        let (code, _, stderr) = run(&["snapshot", s(&stream), "--expect", s(&snap)]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(!std::fs::symlink_metadata(&pending).unwrap().is_symlink());
+        assert_eq!(std::fs::read(&notes).unwrap(), b"my notes\n");
+        assert!(!dir.path().join("nothing.txt").exists());
+    }
 }
 
 /// A suite stopped before it reached a case left that case's artifacts from an earlier run in

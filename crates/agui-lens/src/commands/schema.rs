@@ -47,7 +47,7 @@ pub fn run(command: &SchemaCommand) -> Result<Outcome> {
             let (mut count, mut left) = (0, 0);
             for (rel, doc) in set.files() {
                 let path = dir.join(rel);
-                match exported_there(&path, &stock, rel) {
+                match exported_there(&path, &stock, rel, doc) {
                     There::Ours(held) if held == *doc => {}
                     There::Nothing | There::Ours(_) => {
                         let mut text = serde_json::to_string_pretty(doc)?;
@@ -98,7 +98,11 @@ enum There {
     Users(String),
 }
 
-fn exported_there(path: &Path, stock: &SchemaSet, rel: &str) -> There {
+fn exported_there(path: &Path, stock: &SchemaSet, rel: &str, doc: &Value) -> There {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink()) {
+        // Written through, it would change a file elsewhere (or make one outside the folder).
+        return There::Users("it is a link, which an export does not write through".to_owned());
+    }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return There::Nothing,
@@ -109,12 +113,15 @@ fn exported_there(path: &Path, stock: &SchemaSet, rel: &str) -> There {
     let Ok(held) = serde_json::from_slice::<Value>(&bytes) else {
         return There::Users("it holds no JSON".to_owned());
     };
-    let ours = Version::ALL.iter().any(|&version| {
-        stock
-            .for_version(version)
-            .files()
-            .any(|(known, doc)| known == rel && *doc == held)
-    });
+    // What this export writes (an earlier export with the same overlay), or what an export of
+    // some version without one wrote.
+    let ours = held == *doc
+        || Version::ALL.iter().any(|&version| {
+            stock
+                .for_version(version)
+                .files()
+                .any(|(known, doc)| known == rel && *doc == held)
+        });
     if ours {
         There::Ours(held)
     } else {

@@ -333,7 +333,13 @@ pub fn hold_items(
     // The result for review goes to `FILE.new`: only over a result an earlier run left there,
     // an empty file or a link, never over a file of the user's that happens to have its name.
     let write_pending = |text: &str| -> Result<()> {
-        if let Ok(meta) = std::fs::symlink_metadata(&new_file)
+        let meta = std::fs::symlink_metadata(&new_file).ok();
+        if meta.as_ref().is_some_and(|m| m.is_symlink()) {
+            // A link there is taken away as an older result is, never written through: the
+            // file it leads to (a note, outside the folder) is not the pending result's.
+            std::fs::remove_file(&new_file)
+                .with_context(|| format!("removing {}", new_file.display()))?;
+        } else if let Some(meta) = meta
             && meta.is_file()
             && meta.len() > 0
             && !holds_snapshot(&new_file)
