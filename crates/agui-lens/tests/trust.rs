@@ -4556,4 +4556,40 @@ fn frames_left_unread_under_an_allowed_rule_are_said() {
     let (code, stdout, _) = run(&["check", s(&stream)]);
     assert_eq!(code, 1, "{stdout}");
     assert!(!stdout.contains(said), "{stdout}");
+    // A live call says it too (`run`, and `test`'s case).
+    use crate::common::server::{Script, Server, Step, frame};
+    let mut body = frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#);
+    body.extend(b"data: {\"type\":\"TEXT_MESS\n\n");
+    body.extend(frame(
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ));
+    for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
+        let server = Server::start(Script::sse(vec![Step::Send(body.clone())]));
+        let url = server.url("/");
+        let (code, stdout, stderr) = run(&[
+            "run",
+            &url,
+            "--message",
+            "hi",
+            "--allow",
+            "framing/invalid-json",
+            "--format",
+            format,
+        ]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        assert!(stdout.contains(said), "{format}: {stdout}");
+    }
+    let server = Server::start(Script::sse(vec![Step::Send(body)]));
+    let suite = dir.path().join("suite.toml");
+    write(
+        &suite,
+        format!(
+            "[[case]]\nname = \"c\"\nurl = \"{}\"\nmessage = \"hi\"\nallow = [\"framing/*\"]\n",
+            server.url("/")
+        )
+        .as_bytes(),
+    );
+    let (code, stdout, stderr) = run(&["test", s(&suite), "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains(said), "{stdout}");
 }

@@ -210,7 +210,7 @@ fn check_answer(
 /// Frames that were no event, where a rule that would say so is allowed (`"framing/*" =
 /// "allow"`): no finding, but the report says the stream was not all read, never "0 errors"
 /// alone.
-fn unread_in_silence(ctx: &Context<'_>, stats: &Stats) -> Option<String> {
+pub fn unread_in_silence(ctx: &Context<'_>, stats: &Stats) -> Option<String> {
     const SAY_A_FRAME_IS_NO_EVENT: [RuleId; 6] = [
         RuleId::FramingInvalidJson,
         RuleId::FramingInvalidUtf8,

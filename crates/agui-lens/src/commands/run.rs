@@ -181,10 +181,10 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         // stream; the events' failure, only theirs.
         let partly = failed.as_ref().filter(|f| f.raw || !raw);
         let why = match partly {
+            // (How many events it holds is the file's to say: the check went on past it.)
             Some(failed) => Some(format!(
-                "{} after {}: the stream was recorded in part",
-                failed.message,
-                plural(exchange.stats.events, "event")
+                "{}: the stream was recorded in part",
+                failed.message
             )),
             None if exchange.interrupted => Some(format!(
                 "stopped by {} after {}: the stream was recorded in part, and what only its \
@@ -237,6 +237,11 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     };
     file.protocol = exchange.protocol.clone();
     file.notes.extend(exchange.run_failed());
+    file.notes
+        .extend(agui_lens_core::check::opened::unread_in_silence(
+            &ctx,
+            &exchange.stats,
+        ));
     if let Some(failure) = file.failure_text() {
         let _ = writeln!(io::stderr(), "{failure}");
     }

@@ -81,9 +81,10 @@ fn not_begun(args: &TestArgs, err: anyhow::Error) -> anyhow::Error {
         return err;
     };
     if let Err(refused) = super::refuse_junit_over_other(junit) {
-        // Said once, when that is why the suite did not begin.
+        // Said once, when that is why the suite did not begin (by its first words: a temp
+        // file tried for it is named differently each time).
         let (said, why) = (format!("{err:#}"), format!("{refused:#}"));
-        return if said.contains(&why) {
+        return if said.contains(&refused.to_string()) {
             err
         } else {
             err.context(why)
@@ -1085,6 +1086,12 @@ fn run_turn(
         outcome.first_event = exchange.first_event;
         outcome.stats = exchange.stats;
         outcome.notes.extend(exchange.run_failed());
+        outcome
+            .notes
+            .extend(agui_lens_core::check::opened::unread_in_silence(
+                &ctx,
+                &exchange.stats,
+            ));
         let streamed = exchange.status.is_some_and(|s| (200..300).contains(&s));
         expectations.status(exchange.status, exchange.body_excerpt.clone());
         if exchange.status.is_none()
