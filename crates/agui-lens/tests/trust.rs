@@ -4486,6 +4486,33 @@ fn a_junit_file_that_cannot_be_written_is_refused_before_the_run() {
         stderr.contains(&format!("--junit {junit} cannot be written")),
         "{stderr}"
     );
+    assert_eq!(stderr.matches("cannot be written").count(), 1, "{stderr}");
+    // `--report` of the long-running commands: refused before they listen, not found out at
+    // the session's end.
+    let report = "/proc/agui-lens-report.json";
+    let stream = stream.to_string_lossy();
+    for args in [
+        vec![
+            "proxy",
+            "--upstream",
+            "http://127.0.0.1:9/",
+            "--report",
+            report,
+        ],
+        vec!["serve", &stream, "--report", report],
+    ] {
+        let output = crate::common::agui_lens()
+            .args(&args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let (code, stdout, stderr) = crate::common::split(output);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains(&format!("--report {report} cannot be written")),
+            "{args:?}: {stderr}"
+        );
+    }
 }
 
 /// Every command that writes a file names it when the write fails part way (a full disk):

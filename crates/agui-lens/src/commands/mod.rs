@@ -686,10 +686,16 @@ pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
 /// A `--junit` file that cannot be made is said before the run: after it, the report on
 /// stdout had already called the run successful.
 fn junit_can_be_written(path: &Path) -> Result<()> {
+    can_be_written(path, "--junit")
+}
+
+/// Whether a file can be made where `path` is to be written (by a temp file beside it, taken
+/// away at once), said as the flag that names it.
+fn can_be_written(path: &Path, flag: &str) -> Result<()> {
     use anyhow::Context;
     temp_beside(path)
         .map(drop)
-        .with_context(|| format!("--junit {} cannot be written", path.display()))
+        .with_context(|| format!("{flag} {} cannot be written", path.display()))
 }
 
 /// Refuses a `--report` path (`proxy`, `serve`) that holds something else than a report
@@ -702,7 +708,9 @@ pub(crate) fn refuse_report_over_other(path: &Path) -> Result<()> {
     if let Some(err) = link_into_nothing(path) {
         anyhow::bail!("--report {err}");
     }
-    refuse_to_replace(path, "--report", Replaces::Report)
+    refuse_to_replace(path, "--report", Replaces::Report)?;
+    // A long session is not run to find out at its end that its report cannot be kept.
+    can_be_written(path, "--report")
 }
 
 /// Whether `bytes` are empty or a report agui-lens wrote, in one of its formats, as far as
