@@ -4620,3 +4620,57 @@ fn frames_left_unread_under_an_allowed_rule_are_said() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains(said), "{stdout}");
 }
+
+/// `test --artifacts` onto a disk that fills up: the case passed (exit 0) with a cut
+/// `response.raw`, an empty `events.jsonl` and a 0-byte `outcome.json`, or failed as the
+/// agent's `suite/no-stream` when the disk cut the body at its start. The turn is agui-lens's
+/// failure (exit 2), said in every format, and no verdict is passed on the agent.
+#[test]
+fn artifacts_the_disk_cannot_hold_fail_the_turn_not_the_agent() {
+    use crate::common::server::{Script, Server, Step, frame};
+    let mut body = frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#);
+    body.extend(frame(
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+    ));
+    for i in 0..20_000 {
+        body.extend(frame(&format!(
+            r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word {i:05} "}}"#
+        )));
+    }
+    body.extend(frame(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#));
+    body.extend(frame(
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ));
+    for limit in [4096, 512 << 10] {
+        for format in ["json", "junit", "sarif"] {
+            let server = Server::start(Script::sse(vec![Step::Send(body.clone())]));
+            let dir = tempfile::tempdir().unwrap();
+            let suite = dir.path().join("suite.toml");
+            one_case_suite(&suite, &server.url("/"));
+            let artifacts = dir.path().join("art");
+            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+            command.args([
+                "test",
+                s(&suite),
+                "--artifacts",
+                s(&artifacts),
+                "--format",
+                format,
+            ]);
+            crate::common::with_file_size_limit(&mut command, limit);
+            let (code, stdout, stderr) = crate::common::split(command.output().unwrap());
+            let what = format!("{limit} {format}: {stdout}{stderr}");
+            assert_eq!(code, 2, "{what}");
+            // (SARIF lists every rule it knows, that one too: no result of it.)
+            assert!(
+                !stdout.contains("\"ruleId\": \"suite/no-stream\""),
+                "{what}"
+            );
+            assert!(!stdout.contains("FAILED: suite/no-stream"), "{what}");
+            if format != "sarif" {
+                assert!(!stdout.contains("no-stream"), "{what}");
+            }
+            assert!(stdout.contains("writing"), "{what}");
+        }
+    }
+}

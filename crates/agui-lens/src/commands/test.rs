@@ -646,7 +646,10 @@ fn unsent_artifacts<'o>(
         };
         let dir = artifacts_dir(root, case, turn);
         match fresh_artifacts_dir(&dir) {
-            Ok(()) => write_artifacts(Some(&dir), outcome),
+            Ok(()) => {
+                // (Said on stderr when it fails: the turn was not run, and fails as not run.)
+                let _ = write_artifacts(Some(&dir), outcome);
+            }
             Err(e) => eprintln!("agui-lens: preparing {}: {e}", dir.display()),
         }
     }
@@ -1077,7 +1080,8 @@ fn run_turn(
                 eprintln!("agui-lens: writing {}: {e}", at.display());
             }
         }
-        write_artifacts(artifacts.as_deref(), &outcome);
+        // (A stopped turn fails already; what could not be written is said on stderr.)
+        let _ = write_artifacts(artifacts.as_deref(), &outcome);
         return outcome.into();
     }
     if let Some(exchange) = &exchange {
@@ -1093,6 +1097,31 @@ fn run_turn(
                 &exchange.stats,
             ));
         let streamed = exchange.status.is_some_and(|s| (200..300).contains(&s));
+        if let Some(failed) = &exchange.record_failed {
+            // The artifacts could not be written (a full disk): agui-lens could not do its job
+            // for the turn. No verdict on the agent from what was kept, no snapshot from it.
+            let said = if failed.raw {
+                "the rest of the answer was not read"
+            } else {
+                "the stream was checked to its end"
+            };
+            outcome.failure = Some(format!(
+                "{}: the artifacts hold part of the answer; {said}",
+                failed.message
+            ));
+            if let Some(dir) = &artifacts {
+                let cut = dir.join(agui_lens_core::check::recorded::CUT_FILE);
+                let _ = std::fs::write(&cut, format!("{}\n", failed.message));
+            }
+            expectations.settle(&mut outcome, found);
+            outcome.passed = false;
+            outcome.elapsed = started.elapsed();
+            let _ = write_artifacts(artifacts.as_deref(), &outcome);
+            return TurnResult {
+                outcome,
+                folded: None,
+            };
+        }
         expectations.status(exchange.status, exchange.body_excerpt.clone());
         if exchange.status.is_none()
             && let Some(cut) = found.iter().find(|d| is_cut(d.rule))
@@ -1180,7 +1209,11 @@ fn run_turn(
     expectations.settle(&mut outcome, found);
     outcome.passed = passed(shared, &outcome);
     outcome.elapsed = started.elapsed();
-    write_artifacts(artifacts.as_deref(), &outcome);
+    if let Some(unwritten) = write_artifacts(artifacts.as_deref(), &outcome) {
+        // A verdict its artifacts do not hold (a full disk) is no pass of the suite's run.
+        outcome.failure.get_or_insert(unwritten);
+        outcome.passed = false;
+    }
     TurnResult { outcome, folded }
 }
 
@@ -1334,8 +1367,9 @@ fn fresh_artifacts_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// What the turn found and how it ended, beside its recording.
-fn write_artifacts(dir: Option<&Path>, outcome: &CaseOutcome) {
-    let Some(dir) = dir else { return };
+/// Writes a turn's findings and verdict beside its recording; says what could not be written.
+fn write_artifacts(dir: Option<&Path>, outcome: &CaseOutcome) -> Option<String> {
+    let dir = dir?;
     let mut findings = Vec::new();
     for d in &outcome.diagnostics {
         if let Ok(line) = serde_json::to_vec(&DiagnosticRecord::from(d)) {
@@ -1347,11 +1381,15 @@ fn write_artifacts(dir: Option<&Path>, outcome: &CaseOutcome) {
     // The findings only when there are some: an empty file would read as a capture of
     // nothing to a walk of the artifacts.
     let findings = (!findings.is_empty()).then_some(("findings.jsonl", findings));
+    let mut unwritten = None;
     for (name, bytes) in findings.into_iter().chain([("outcome.json", json)]) {
         if let Err(e) = std::fs::write(dir.join(name), bytes) {
-            eprintln!("agui-lens: writing {}: {e}", dir.join(name).display());
+            let said = format!("writing {}: {e}", dir.join(name).display());
+            eprintln!("agui-lens: {said}");
+            unwritten.get_or_insert(said);
         }
     }
+    unwritten
 }
 
 /// Holds one case's answer to what the suite expects of it; findings go to the case's line.
