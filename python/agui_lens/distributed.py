@@ -324,6 +324,9 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
         # name its lines) is copied as it is.
         row = _row(rel, "skipped", "not a name a walk reads as a stream: copied as it is",
                    size_before=len(data))
+        other = _other_bytes_there(fs_out, out, data) if settings["copy_unchanged"] else None
+        if other is not None:
+            return _refused(row, other)
         if settings["copy_unchanged"]:
             _write(fs_out, out, data)
             _copy_request(fs_in, fs_out, path, out)
@@ -350,10 +353,15 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
     # a recording answers goes only over a request a run or a compaction wrote.
     compacted_out = done is not None and done.data is not None
     users = _users_file(fs_out, out) if compacted_out or settings["copy_unchanged"] else None
-    if users is not None and not compacted_out:
+    if not compacted_out and settings["copy_unchanged"]:
         name = posixpath.basename(path)
         if _agui_lens.what_no_stream_holds(data, name) is not None:
-            users = None  # what holds no stream (a sidecar) is copied as the command line does
+            # What holds no stream (a sidecar) goes only where nothing is, an empty file or the
+            # same bytes, as the command line copies it.
+            users = None
+            other = _other_bytes_there(fs_out, out, data)
+            if other is not None:
+                return _refused(row, other)
     if users is not None:
         users = (
             f"the file at its place in the mirror holds {users}, and this would replace it "
@@ -401,6 +409,28 @@ def _held(fs, path: str) -> Optional[bytes]:
         return fs.cat_file(path)
     except OSError:
         return None
+
+
+def _other_bytes_there(fs, path: str, data: bytes) -> Optional[str]:
+    """What is said of the file at ``path`` when a copy of ``data``, which holds no stream,
+    may not go there: it holds other bytes (a note of the user's, or an earlier mirror's copy
+    of an older file, which cannot be told apart)."""
+    held = _held(fs, path)
+    if held is None or held == data:
+        return None
+    return (
+        f"{path} holds other bytes, and what goes there holds no stream: a copy goes only where "
+        "nothing is, an empty file or the same bytes"
+    )
+
+
+def _refused(row: dict, why: str) -> dict:
+    row.update(
+        status="refused",
+        reason=f"{why}; it was left as it was (move it, or mirror elsewhere)",
+        mirrored=None,
+    )
+    return row
 
 
 def _users_file(fs, path: str) -> Optional[str]:

@@ -410,6 +410,34 @@ def test_a_users_file_in_the_mirror_is_left_as_it_was(tmp_path):
         assert (mirror / "refused.jsonl").read_bytes() == refused.read_bytes()
 
 
+def test_a_users_file_where_a_sidecar_goes_is_left_as_it_was(tmp_path):
+    # What holds no stream (a JSON sidecar, a note, an empty file) was copied over whatever
+    # the mirror held at its place; it goes only where nothing is, an empty file or the same
+    # bytes, as the command line's --mirror copies it.
+    source = tmp_path / "tree"
+    source.mkdir()
+    (source / "meta.json").write_text('{"model": "x"}\n')
+    (source / "notes.txt").write_text("the tree's notes\n")
+    (source / "empty.jsonl").write_bytes(b"")
+    mirror = tmp_path / "m"
+    mirror.mkdir()
+    mine = b"my notes, not a stream\n"
+    names = ("meta.json", "notes.txt", "empty.jsonl")
+    for name in names:
+        (mirror / name).write_bytes(mine)
+    rows = {r["path"]: r for r in compact_tree(str(source), str(mirror))}
+    for name in names:
+        assert (mirror / name).read_bytes() == mine, rows
+        assert rows[name]["status"] == "refused", rows[name]
+        assert "left as it was" in rows[name]["reason"], rows[name]
+    for name in names:
+        (mirror / name).unlink()
+    for _ in range(2):
+        rows = {r["path"]: r for r in compact_tree(str(source), str(mirror))}
+        for name in names:
+            assert (mirror / name).read_bytes() == (source / name).read_bytes(), rows
+
+
 def test_a_pretty_printed_jsonl_is_mirrored_one_event_per_line(tmp_path):
     # JSON values one after another in a file named .jsonl: the mirror's copy is JSONL, as
     # `compact --in-place` writes it, not one JSON array that line readers cannot take.

@@ -270,6 +270,34 @@ fn a_mirror_copies_no_stream_or_recording_file_over_the_users() {
     let (code, _, stderr) = run(&["compact", s(&col), "-o", s(&out), "--mirror"]);
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(std::fs::read(&kept[0]).unwrap(), notes, "{stderr}");
+    std::fs::remove_file(&kept[0]).unwrap();
+    // A file of the user's where a sidecar (no stream), or an empty file, of the tree goes:
+    // left as it was, the run fails. A copy with the same bytes is left alone, and a
+    // place that is empty is filled.
+    write(&col.join("meta.json"), b"{\"model\": \"x\"}\n");
+    write(&col.join("empty.txt"), b"");
+    let sidecars = [out.join("meta.json"), out.join("empty.txt")];
+    for file in &sidecars {
+        write(file, notes);
+    }
+    let (code, _, stderr) = run(&["compact", s(&col), "-o", s(&out), "--mirror"]);
+    assert_eq!(code, 1, "{stderr}");
+    for file in &sidecars {
+        assert_eq!(
+            std::fs::read(file).unwrap(),
+            notes,
+            "{}: {stderr}",
+            file.display()
+        );
+    }
+    for file in &sidecars {
+        std::fs::remove_file(file).unwrap();
+    }
+    for _ in 0..2 {
+        let (code, _, stderr) = run(&["compact", s(&col), "-o", s(&out), "--mirror"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(std::fs::read(&sidecars[1]).unwrap(), b"");
+    }
 }
 
 /// Item 3: several inputs need `-o` to be a directory that exists (or a name ending in `/`,

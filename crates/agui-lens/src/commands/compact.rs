@@ -551,7 +551,9 @@ fn mirror(
 /// Why the file at `target` in the mirror, which is not yet a copy of `source`, must be left
 /// as it is: a copy of a stream (a recording skipped, a stream refused) goes only over a
 /// stream (or an empty file), a file a recording keeps beside it (its request, its cut) only
-/// over one a run wrote. What holds no stream (a sidecar) is copied over what is there.
+/// over one a run wrote. What holds no stream (a sidecar, a note) goes only over an empty
+/// file: a file there with other bytes cannot be told from one of the user's (an earlier
+/// mirror's copy of an older sidecar is one to remove by hand).
 fn users_file_there(source: &Path, target: &Path) -> Option<String> {
     use agui_lens_core::check::recorded::{Beside, CUT_SUFFIX, FINDINGS_SUFFIX, REQUEST_SUFFIX};
     let meta = fs::metadata(target).ok()?;
@@ -571,7 +573,12 @@ fn users_file_there(source: &Path, target: &Path) -> Option<String> {
     let holds_a_stream = read::open(&InputSpec::File(source.to_path_buf()), &Default::default())
         .is_ok_and(|opened| read::holds_events(opened).is_ok());
     if !holds_a_stream {
-        return None;
+        return Some(format!(
+            "{} holds other bytes than {}, which holds no stream; a copy goes only where \
+             nothing is, an empty file or the same bytes (remove it to have it copied)",
+            target.display(),
+            source.display()
+        ));
     }
     super::refuse_to_replace(target, "its copy", super::Replaces::Stream)
         .err()
