@@ -4702,3 +4702,41 @@ fn artifacts_the_disk_cannot_hold_fail_the_turn_not_the_agent() {
         }
     }
 }
+
+/// A link in the folder compacted into (`-o DIR`, `--mirror`) was written through: a stream's
+/// output or a sidecar's copy at a link's place replaced the file it leads to, outside DIR,
+/// and a linked folder took the outputs of a folder of the tree. Nothing is written through
+/// a link in DIR: each such place is left, named, and the run fails.
+#[test]
+fn nothing_is_written_through_a_link_in_the_output_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let col = dir.path().join("col");
+    place("agui-sdk-full.jsonl", &col.join("a.jsonl"));
+    place("pydantic-ai-full.jsonl", &col.join("sub/b.jsonl"));
+    write(&col.join("meta.json"), b"{\"model\": \"x\"}\n");
+    let elsewhere = dir.path().join("elsewhere");
+    let stream = elsewhere.join("mine.jsonl");
+    place("pydantic-ai-full.jsonl", &stream);
+    let note = elsewhere.join("note.json");
+    write(&note, b"{\"mine\": true}\n");
+    std::fs::create_dir_all(elsewhere.join("folder")).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::os::unix::fs::symlink(&stream, out.join("a.jsonl")).unwrap();
+    std::os::unix::fs::symlink(&note, out.join("meta.json")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("folder"), out.join("sub")).unwrap();
+    let before = files_under(&elsewhere);
+    let bytes = |p: &Path| std::fs::read(p).unwrap();
+    let (stream_bytes, note_bytes) = (bytes(&stream), bytes(&note));
+    for args in [
+        vec!["compact", s(&col), "-o", s(&out)],
+        vec!["compact", s(&col), "-o", s(&out), "--mirror"],
+    ] {
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 1, "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains("is a link"), "{args:?}: {stderr}");
+        assert_eq!(bytes(&stream), stream_bytes, "{args:?}");
+        assert_eq!(bytes(&note), note_bytes, "{args:?}");
+        assert_eq!(files_under(&elsewhere), before, "{args:?}");
+    }
+}

@@ -181,6 +181,11 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
         } else {
             HashMap::new()
         },
+        into: args
+            .output
+            .as_ref()
+            .filter(|out| !args.in_place && (out.is_dir() || super::names_a_folder(out)))
+            .cloned(),
     };
     crate::signals::catch();
     let progress = Progress::start(
@@ -455,7 +460,9 @@ fn mirror(
                 {
                     continue;
                 }
-                if let Some(why) = users_file_there(source, &target) {
+                if let Some(why) =
+                    link_on_the_way(output, &target).or_else(|| users_file_there(source, &target))
+                {
                     // Said with the refusal, when the input was refused for it.
                     if !refused.contains(&key) {
                         eprintln!(
@@ -585,6 +592,26 @@ fn users_file_there(source: &Path, target: &Path) -> Option<String> {
         .map(|err| format!("{err:#}"))
 }
 
+/// Why nothing may be written at `target` in the folder `root` (`-o DIR`): it, or a folder on
+/// the way to it, is a link, through which a write would change a file outside the folder (a
+/// note of the user's, another tree).
+fn link_on_the_way(root: &Path, target: &Path) -> Option<String> {
+    let rel = target.strip_prefix(root).ok()?;
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        if fs::symlink_metadata(&at).is_ok_and(|meta| meta.is_symlink()) {
+            return Some(format!(
+                "{} is a link (to {}): nothing is written through a link in {}",
+                at.display(),
+                fs::read_link(&at).unwrap_or_default().display(),
+                root.display()
+            ));
+        }
+    }
+    None
+}
+
 /// Makes `target` a link to `link` (its target as written), atomically, unless it is one
 /// already. Whether it made it.
 fn link_if_changed(link: &Path, target: &Path) -> io::Result<bool> {
@@ -659,6 +686,9 @@ struct Settings<'a> {
     /// The files to be replaced in place that another process holds open for writing, with
     /// which process (see [`open_for_writing`]).
     writers: HashMap<(u64, u64), String>,
+    /// The folder the inputs are compacted into (`-o DIR`): nothing is written through a link
+    /// in it.
+    into: Option<PathBuf>,
 }
 
 /// Which of the files `ids` (device, inode) a process other than this one holds open for
@@ -951,6 +981,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
                 read: settings.read.clone(),
                 levels: settings.levels.clone(),
                 writers: settings.writers.clone(),
+                into: settings.into.clone(),
                 ..*settings
             };
             &with_state
@@ -1040,6 +1071,12 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     // copy: left as it was, in a folder of outputs as under `-o FILE` (which refuses it
     // before anything is read). Looked at once the input is known to be a stream: a copy
     // `--mirror` made of one that is not is its own, and stays as it is.
+    if let (Target::File(output), None, Some(root)) = (target, in_place, &settings.into)
+        && let Some(why) = link_on_the_way(root, output)
+    {
+        report.refused = Some(why);
+        return Ok(report);
+    }
     if let (Target::File(output), None) = (target, in_place)
         && let Err(err) = super::refuse_to_replace(output, "its output", super::Replaces::Stream)
     {
@@ -1856,6 +1893,7 @@ mod tests {
             raised: false,
             drop_unreadable: false,
             writers: HashMap::new(),
+            into: None,
         }
     }
 
