@@ -15,6 +15,7 @@ process, one file after another.
 from __future__ import annotations
 
 import os
+import pathlib
 import posixpath
 import time
 import uuid
@@ -306,6 +307,11 @@ def _recorded_beside(fs, path: str) -> Optional[str]:
 
 
 def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
+    link = _link_on_the_way(fs_out, out, rel)
+    if link is not None:
+        # Written through, it would change a file outside the mirror (as the command line's
+        # `-o DIR` leaves such a place).
+        return _refused(_row(rel, "skipped", None, size_before=size), link)
     data = fs_in.cat_file(path)
     suffix = posixpath.splitext(out)[1].lower()
     local = _is_local(fs_in)
@@ -411,6 +417,23 @@ def _held(fs, path: str) -> Optional[bytes]:
         return None
 
 
+def _link_on_the_way(fs, out: str, rel: str) -> Optional[str]:
+    """What is said when ``out`` (``rel`` in the mirror), or a folder of the mirror on the way
+    to it, is a link on a local disk: nothing is written through one."""
+    if not _is_local(fs) or rel in ("", "."):
+        return None
+    root = out[: len(out) - len(rel)].rstrip("/")
+    at = root
+    for part in rel.split("/"):
+        at = posixpath.join(at, part)
+        if os.path.islink(at):
+            return (
+                f"{at} is a link (to {os.readlink(at)}): nothing is written through a link "
+                f"in {root}"
+            )
+    return None
+
+
 def _other_bytes_there(fs, path: str, data: bytes) -> Optional[str]:
     """What is said of the file at ``path`` when a copy of ``data``, which holds no stream,
     may not go there: it holds other bytes (a note of the user's, or an earlier mirror's copy
@@ -463,7 +486,8 @@ def _compacted(data, path, rel, suffix, local, fs_in, settings):
     compacted at all (its row is an error that says why)."""
     try:
         # From a local disk the core reads the file itself, and what is beside it.
-        source = path if local else data
+        # (A path object: a name with a line break in it is no stream's text.)
+        source = pathlib.Path(path) if local else data
         done = agui_lens.compaction(
             source,
             name=None if local else fs_in.unstrip_protocol(path),

@@ -438,6 +438,42 @@ def test_a_users_file_where_a_sidecar_goes_is_left_as_it_was(tmp_path):
             assert (mirror / name).read_bytes() == (source / name).read_bytes(), rows
 
 
+def test_nothing_is_written_through_a_link_in_the_mirror(tmp_path):
+    # A folder of the mirror that is a link took the outputs of a folder of the tree, and
+    # changed files outside the mirror; a file's place that is a link is left too, as the
+    # command line's `-o DIR` leaves it.
+    source = tmp_path / "tree"
+    (source / "sub").mkdir(parents=True)
+    stream = (FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes()
+    (source / "a.jsonl").write_bytes(stream)
+    (source / "sub" / "b.jsonl").write_bytes(stream)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "folder").mkdir(parents=True)
+    mine = elsewhere / "mine.jsonl"
+    mine.write_bytes((FIXTURES / "valid" / "pydantic-ai-full.jsonl").read_bytes())
+    (elsewhere / "folder" / "b.jsonl").write_bytes(mine.read_bytes())
+    mirror = tmp_path / "m"
+    mirror.mkdir()
+    (mirror / "a.jsonl").symlink_to(mine)
+    (mirror / "sub").symlink_to(elsewhere / "folder")
+    before = {p: p.read_bytes() for p in elsewhere.rglob("*") if p.is_file()}
+    rows = {r["path"]: r for r in compact_tree(str(source), str(mirror))}
+    for name in ("a.jsonl", "sub/b.jsonl"):
+        assert rows[name]["status"] == "refused", rows[name]
+        assert "is a link" in rows[name]["reason"], rows[name]
+    assert {p: p.read_bytes() for p in elsewhere.rglob("*") if p.is_file()} == before
+
+
+def test_a_name_with_a_line_break_is_compacted_as_a_file(tmp_path):
+    # The path was handed on as text, which the package reads as a stream's own text when it
+    # has a line break: the file was skipped as "no AG-UI events (it starts with "/tmp/…")".
+    source = tmp_path / "tree"
+    source.mkdir()
+    (source / "two\nlines.jsonl").write_bytes((FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes())
+    rows = {r["path"]: r for r in compact_tree(str(source), str(tmp_path / "m"))}
+    assert rows["two\nlines.jsonl"]["status"] == "compacted", rows
+
+
 def test_a_pretty_printed_jsonl_is_mirrored_one_event_per_line(tmp_path):
     # JSON values one after another in a file named .jsonl: the mirror's copy is JSONL, as
     # `compact --in-place` writes it, not one JSON array that line readers cannot take.
