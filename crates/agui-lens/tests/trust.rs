@@ -4740,3 +4740,26 @@ fn nothing_is_written_through_a_link_in_the_output_folder() {
         assert_eq!(files_under(&elsewhere), before, "{args:?}");
     }
 }
+
+/// A turn taken out of a case left its folder's earlier verdict (`"passed": true`) beside
+/// this run's artifacts, unsaid, where removed cases and `--case` were named: it is named too,
+/// and left as it is.
+#[test]
+fn the_artifacts_of_a_turn_a_case_no_longer_has_are_named() {
+    use crate::common::server::{Script, Server, Step, clean_run};
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite.toml");
+    one_case_suite(&suite, &server.url("/"));
+    let artifacts = dir.path().join("art");
+    let gone = artifacts.join("01-slow/turn-2");
+    write(&gone.join("outcome.json"), b"{\"passed\": true}\n");
+    let (code, stdout, stderr) = run(&["test", s(&suite), "--artifacts", s(&artifacts)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("turns their case no longer has") && stderr.contains("turn-2"),
+        "{stderr}"
+    );
+    assert!(gone.join("outcome.json").is_file());
+    assert!(!stderr.contains("turn-1"), "{stderr}");
+}

@@ -173,6 +173,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
             super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;
             let lock = lock_artifacts(dir)?;
             warn_stale_artifacts(dir, &case_dirs, &left_out);
+            warn_stale_turns(dir, &suite.cases);
             Some(lock)
         }
         None => None,
@@ -900,6 +901,43 @@ fn warn_stale_artifacts(
             names.join(", ")
         );
     }
+}
+
+/// Says on stderr which turns' folders of the suite's cases hold an earlier run's artifacts of
+/// a turn the case no longer has (`turn-3` of a case of two turns now): left as they are,
+/// where a walk or an upload of the folder would take them for this run's.
+fn warn_stale_turns(root: &Path, cases: &[Case]) {
+    let mut stale = Vec::new();
+    for case in cases {
+        let dir = case_dir(root, case);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let gone = name
+                .strip_prefix("turn-")
+                .and_then(|n| n.parse::<usize>().ok())
+                .is_some_and(|n| !case.turns.iter().any(|turn| turn.number == n));
+            if gone && entry.path().join("outcome.json").is_file() {
+                stale.push(dir.join(&name).display().to_string());
+            }
+        }
+    }
+    if stale.is_empty() {
+        return;
+    }
+    stale.sort();
+    eprintln!(
+        "warning: {} the artifacts of turns their case no longer has (an earlier run's): {}; \
+         left as they are",
+        if stale.len() == 1 {
+            "a folder holds"
+        } else {
+            "folders hold"
+        },
+        stale.join(", ")
+    );
 }
 
 /// The directory a case's turns go to: `DIR/NN-case-name`, NN the case's place in the suite
