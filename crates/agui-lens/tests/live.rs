@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::server::{Script, Server, Step, clean_run, frame};
+use crate::common::server::{Script, Server, Step, clean_run, frame, long_answer};
 use crate::common::{EARLIER, PROXY_VARIABLES, agui_lens, split};
 
 /// Runs the binary; returns (exit code, stdout, stderr).
@@ -3565,22 +3565,7 @@ fn an_unreachable_agent_is_said_once_in_every_format() {
 /// (A file size limit stands in for the full disk: the write fails the same way.)
 #[test]
 fn a_recording_that_cannot_be_written_to_its_end_is_a_failure_every_report_carries() {
-    let mut body = Vec::new();
-    body.extend(frame(
-        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
-    ));
-    body.extend(frame(
-        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
-    ));
-    for i in 0..200 {
-        body.extend(frame(&format!(
-            r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word {i:04} of a long answer "}}"#
-        )));
-    }
-    body.extend(frame(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#));
-    body.extend(frame(
-        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
-    ));
+    let body = long_answer(200);
     for flag in ["--record", "--record-raw"] {
         for format in ["human", "json", "jsonl", "junit", "sarif", "github"] {
             let dir = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::server::{Script, Server, Step, clean_run, frame};
+use crate::common::server::{Script, Server, Step, clean_run, frame, long_answer};
 use crate::common::{root, run};
 use crate::peer::Peer;
 use crate::serving::{Served, client};
@@ -1518,22 +1518,7 @@ fn body_recorded(raw: &std::path::Path) {
 /// (A file size limit stands in for the full disk: the write fails the same way.)
 #[test]
 fn a_recording_the_disk_cannot_hold_cuts_nothing_forwarded() {
-    let mut body = Vec::new();
-    body.extend(frame(
-        r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#,
-    ));
-    body.extend(frame(
-        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
-    ));
-    for i in 0..20_000 {
-        body.extend(frame(&format!(
-            r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word {i:05} of a long answer "}}"#
-        )));
-    }
-    body.extend(frame(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#));
-    body.extend(frame(
-        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
-    ));
+    let body = long_answer(20_000);
     // Past the body's first part, below the report's size.
     for limit in [512 << 10] {
         for format in ["json", "sarif", "junit", "human"] {

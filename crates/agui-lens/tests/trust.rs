@@ -4655,20 +4655,8 @@ fn frames_left_unread_under_an_allowed_rule_are_said() {
 /// failure (exit 2), said in every format, and no verdict is passed on the agent.
 #[test]
 fn artifacts_the_disk_cannot_hold_fail_the_turn_not_the_agent() {
-    use crate::common::server::{Script, Server, Step, frame};
-    let mut body = frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#);
-    body.extend(frame(
-        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
-    ));
-    for i in 0..20_000 {
-        body.extend(frame(&format!(
-            r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word {i:05} "}}"#
-        )));
-    }
-    body.extend(frame(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#));
-    body.extend(frame(
-        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
-    ));
+    use crate::common::server::{Script, Server, Step, long_answer};
+    let body = long_answer(20_000);
     for limit in [4096, 512 << 10] {
         for format in ["json", "junit", "sarif"] {
             let server = Server::start(Script::sse(vec![Step::Send(body.clone())]));

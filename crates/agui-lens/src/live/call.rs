@@ -210,23 +210,16 @@ pub fn check_call(
                 // the agent's.
                 exchange.record_failed = Some(raw_failure(message));
                 engine.stopped_early();
-                return stop_early(
-                    engine,
-                    &mut found,
-                    emit,
-                    exchange,
-                    progress.bytes(),
-                    started,
-                );
-            }
-            let cut = progress
-                .cut()
-                .unwrap_or_else(|| Cut::ConnectionLost(format!("{err:#}")));
-            match cut_finding(&name, &cut, Some((progress.bytes(), 0))) {
-                Some(d) => engine.report_cut(d, &mut found),
-                None => {
-                    exchange.interrupted = true;
-                    engine.stopped_early();
+            } else {
+                let cut = progress
+                    .cut()
+                    .unwrap_or_else(|| Cut::ConnectionLost(format!("{err:#}")));
+                match cut_finding(&name, &cut, Some((progress.bytes(), 0))) {
+                    Some(d) => engine.report_cut(d, &mut found),
+                    None => {
+                        exchange.interrupted = true;
+                        engine.stopped_early();
+                    }
                 }
             }
             return stop_early(

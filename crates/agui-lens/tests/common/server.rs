@@ -272,6 +272,24 @@ pub fn frame(json: &str) -> Vec<u8> {
 }
 
 /// A complete, clean run that echoes the request's ids.
+/// A whole run whose one message comes in `deltas` content events: a long answer, SSE framed.
+pub fn long_answer(deltas: usize) -> Vec<u8> {
+    let mut body = frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#);
+    body.extend(frame(
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+    ));
+    for i in 0..deltas {
+        body.extend(frame(&format!(
+            r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word {i:05} of a long answer "}}"#
+        )));
+    }
+    body.extend(frame(r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#));
+    body.extend(frame(
+        r#"{"type":"RUN_FINISHED","threadId":"{threadId}","runId":"{runId}"}"#,
+    ));
+    body
+}
+
 pub fn clean_run() -> Vec<u8> {
     [
         r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
