@@ -10,7 +10,9 @@ pub const TEXT_MESSAGE: Rule = Rule {
     summary: "TEXT_MESSAGE_CONTENT/END for a message never started or already ended, a second START while it is open, or (1.0 and later) a START reopening it with another name",
     why: "Clients assemble a message from START, CONTENT and END by messageId; content for an \
           unknown id is dropped or lands in the wrong message, and the official client \
-          rejects the stream.",
+          rejects the stream. A reopening START that names the message otherwise breaks a \
+          producer's MUST no client has to check: the official client reads on and keeps the \
+          first name, another may take the second.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TEXT_MESSAGE_CONTENT","messageId":"m7","delta":"hi"}
 "#,
@@ -25,7 +27,9 @@ pub const TOOL_CALL: Rule = Rule {
     versions: "every version",
     summary: "TOOL_CALL_ARGS/END for a tool call never started or already ended, a second START while it is open, or (1.0 and later) a START reopening it with another toolCallName or parentMessageId",
     why: "Clients build a tool call's arguments from its ARGS deltas by toolCallId; arguments \
-          for an unknown call are lost and the call is never executed.",
+          for an unknown call are lost and the call is never executed. A reopening START with \
+          another toolCallName or parentMessageId breaks a producer's MUST no client has to \
+          check: the official client renames the call, and which tool runs is not promised.",
     example: r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}
 {"type":"TOOL_CALL_ARGS","toolCallId":"c1","delta":"{}"}
 "#,
