@@ -4751,3 +4751,43 @@ fn the_artifacts_of_a_turn_a_case_no_longer_has_are_named() {
     assert!(gone.join("outcome.json").is_file());
     assert!(!stderr.contains("turn-1"), "{stderr}");
 }
+
+/// What `--mirror` copies besides files: a link of the tree (to a folder, or to nothing) was
+/// put in place of a file of the user's in DIR, exit 0; the folders of the tree were made
+/// through a link in DIR, outside it; and a FIFO at a file's place hung the run, deaf to
+/// SIGTERM. Each such place is left, named, and the run fails.
+#[test]
+fn a_mirror_puts_no_link_or_folder_over_the_users_and_waits_on_no_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let col = dir.path().join("col");
+    place("agui-sdk-full.jsonl", &col.join("x.jsonl"));
+    std::fs::create_dir_all(col.join("real")).unwrap();
+    std::os::unix::fs::symlink("real", col.join("folder-link")).unwrap();
+    std::os::unix::fs::symlink("/nowhere/at/all", col.join("dangling.jsonl")).unwrap();
+    std::fs::create_dir_all(col.join("a/b/c")).unwrap();
+    let out = dir.path().join("out");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    write(&out.join("folder-link"), b"mine\n");
+    write(&out.join("dangling.jsonl"), b"mine too\n");
+    std::os::unix::fs::symlink(&elsewhere, out.join("a")).unwrap();
+    make_fifo(&out.join("x.jsonl"));
+    let output = crate::common::agui_lens()
+        .args(["compact", s(&col), "-o", s(&out), "--mirror"])
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let (code, stdout, stderr) = crate::common::split(output);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert_eq!(std::fs::read(out.join("folder-link")).unwrap(), b"mine\n");
+    assert_eq!(
+        std::fs::read(out.join("dangling.jsonl")).unwrap(),
+        b"mine too\n"
+    );
+    assert_eq!(files_under(&elsewhere), Vec::<PathBuf>::new(), "{stderr}");
+    assert!(
+        std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no regular file"), "{stderr}");
+}

@@ -460,8 +460,9 @@ fn mirror(
                 {
                     continue;
                 }
-                if let Some(why) =
-                    link_on_the_way(output, &target).or_else(|| users_file_there(source, &target))
+                if let Some(why) = link_on_the_way(output, &target)
+                    .or_else(|| no_regular_file(&target))
+                    .or_else(|| users_file_there(source, &target))
                 {
                     // Said with the refusal, when the input was refused for it.
                     if !refused.contains(&key) {
@@ -487,6 +488,31 @@ fn mirror(
                     continue;
                 }
                 let target = output.join(relative);
+                // A link goes only where nothing is, or the same link: a file or a link of the
+                // user's there is left (it was replaced by the link, exit 0).
+                let there = fs::symlink_metadata(&target).is_ok()
+                    && !fs::read_link(&target).is_ok_and(|there| there == *link);
+                let why = link_on_the_way(output, super::directory_of(&target)).or_else(|| {
+                    there.then(|| {
+                        format!(
+                            "{} is there already, and a copy of a link goes only where nothing \
+                             is or the same link (remove it to have the link copied)",
+                            target.display()
+                        )
+                    })
+                });
+                if let Some(why) = why {
+                    eprintln!(
+                        "{}",
+                        visible(&format!(
+                            "left {} as it was: {why}; the link {} was not copied there",
+                            target.display(),
+                            source.display()
+                        ))
+                    );
+                    kept += 1;
+                    continue;
+                }
                 (
                     source,
                     link_if_changed(link, &target).map(|new| (new, &mut links)),
@@ -494,6 +520,18 @@ fn mirror(
             }
             Entry::Folder(source, relative) => {
                 if fs::canonicalize(source).is_ok_and(|folder| folder.starts_with(&out_dir)) {
+                    continue;
+                }
+                // No folder is made through a link in OUT (outside it).
+                if let Some(why) = link_on_the_way(output, &output.join(relative)) {
+                    eprintln!(
+                        "{}",
+                        visible(&format!(
+                            "{why}; the folder {} was not made",
+                            source.display()
+                        ))
+                    );
+                    kept += 1;
                     continue;
                 }
                 (
@@ -590,6 +628,18 @@ fn users_file_there(source: &Path, target: &Path) -> Option<String> {
     super::refuse_to_replace(target, "its copy", super::Replaces::Stream)
         .err()
         .map(|err| format!("{err:#}"))
+}
+
+/// Why nothing is written at `target`: something there that is no regular file, no folder
+/// and no link (a FIFO, which a write would wait on for ever, a device, a socket).
+fn no_regular_file(target: &Path) -> Option<String> {
+    let kind = fs::symlink_metadata(target).ok()?.file_type();
+    (!kind.is_file() && !kind.is_dir() && !kind.is_symlink()).then(|| {
+        format!(
+            "{} is no regular file (a FIFO, a device or a socket), which is not written to",
+            target.display()
+        )
+    })
 }
 
 /// Why nothing may be written at `target` in the folder `root` (`-o DIR`): it, or a folder on
@@ -1071,8 +1121,9 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
     // copy: left as it was, in a folder of outputs as under `-o FILE` (which refuses it
     // before anything is read). Looked at once the input is known to be a stream: a copy
     // `--mirror` made of one that is not is its own, and stays as it is.
-    if let (Target::File(output), None, Some(root)) = (target, in_place, &settings.into)
-        && let Some(why) = link_on_the_way(root, output)
+    if let (Target::File(output) | Target::Stream(output), None, Some(root)) =
+        (target, in_place, &settings.into)
+        && let Some(why) = link_on_the_way(root, output).or_else(|| no_regular_file(output))
     {
         report.refused = Some(why);
         return Ok(report);
