@@ -90,9 +90,12 @@ def compact_tree(
     tree; ``mirrored`` says what the mirror's file holds (``compacted``, ``as read``,
     ``copied``, or None when nothing was written). A link to a file is read as the file it
     leads to; a link to a folder is not entered (a link can lead out of the tree, or around
-    in a loop) and gets a ``skipped`` row. Files the mirror holds from an earlier run are
-    overwritten (on a local disk, one that already holds the same bytes is left alone), never
-    deleted.
+    in a loop) and gets a ``skipped`` row. Nothing is ever deleted from the mirror, and a
+    file there is replaced only by what may go over it: a stream's output over a stream (an
+    earlier run's) or an empty file, a copy of what holds no stream only over an empty file
+    or the same bytes (a file with the same bytes on a local disk is left alone); anything
+    else there, or a link on the way in a local mirror, is left as it was and the row is
+    ``refused``.
 
     A row holds (see ``COLUMNS``): ``path`` (relative to ``source``, with ``/``),
     ``status`` (one of ``STATUSES``) and ``reason``; ``events_before``/``events_after`` and

@@ -4790,4 +4790,12 @@ fn a_mirror_puts_no_link_or_folder_over_the_users_and_waits_on_no_fifo() {
         "{stderr}"
     );
     assert!(stderr.contains("no regular file"), "{stderr}");
+    assert!(
+        stderr.contains("3 folders not made (a link on the way)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("3 files of the user's left as they were"),
+        "{stderr}"
+    );
 }

@@ -441,8 +441,9 @@ fn mirror(
         }
     }
     let (mut copied, mut links, mut there, mut links_there, mut failed) = (0, 0, 0, 0, 0u64);
-    // Files of the user's in OUT, left as they were where a copy would have replaced them.
-    let mut kept = 0u64;
+    // Files of the user's in OUT, left as they were where a copy would have replaced them,
+    // and folders not made (a link on the way).
+    let (mut kept, mut unmade) = (0u64, 0u64);
     for entry in entries {
         if stop::requested() {
             eprintln!(
@@ -531,7 +532,7 @@ fn mirror(
                             source.display()
                         ))
                     );
-                    kept += 1;
+                    unmade += 1;
                     continue;
                 }
                 (
@@ -583,10 +584,16 @@ fn mirror(
             if kept == 1 { "it was" } else { "they were" }
         ));
     }
+    if unmade > 0 {
+        said.push_str(&format!(
+            ", {} not made (a link on the way)",
+            plural(unmade, "folder")
+        ));
+    }
     eprintln!("{said}");
     Ok(if failed > 0 {
         Outcome::Failed
-    } else if kept > 0 {
+    } else if kept > 0 || unmade > 0 {
         Outcome::Findings
     } else {
         Outcome::Clean
