@@ -637,11 +637,11 @@ fn users_file_there(source: &Path, target: &Path) -> Option<String> {
         .map(|err| format!("{err:#}"))
 }
 
-/// Why nothing is written at `target`: something there that is no regular file, no folder
-/// and no link (a FIFO, which a write would wait on for ever, a device, a socket).
+/// Why nothing is written at `target`: something there that is no regular file and no folder
+/// (a FIFO, which a write would wait on for ever, a device, a socket). Asked after
+/// [`link_on_the_way`], which a link at `target` stops first.
 fn no_regular_file(target: &Path) -> Option<String> {
-    let kind = fs::symlink_metadata(target).ok()?.file_type();
-    (!kind.is_file() && !kind.is_dir() && !kind.is_symlink()).then(|| {
+    super::is_stream(target).then(|| {
         format!(
             "{} is no regular file (a FIFO, a device or a socket), which is not written to",
             target.display()
