@@ -3633,6 +3633,15 @@ fn a_recording_that_cannot_be_written_to_its_end_is_a_failure_every_report_carri
                 format!("{stdout}{stderr}").contains("writing the recording"),
                 "{what}: {stdout}{stderr}"
             );
+            // Recording into the same file again: what the failed run wrote beside it is a
+            // run's, replaced (it was refused as a file of the user's), and a whole
+            // recording takes it away.
+            let again = Server::start(Script::sse(vec![Step::Send(body.clone())]));
+            let (code, stdout, stderr) = run_url(&again.url("/"), &[flag, rec.to_str().unwrap()]);
+            assert_eq!(code, 0, "{what}: again: {stdout}{stderr}");
+            assert!(!cut.exists(), "{what}");
+            let (code, stdout, stderr) = lens(&["check", rec.to_str().unwrap()]);
+            assert_eq!(code, 0, "{what}: {stdout}{stderr}");
         }
     }
 }

@@ -1574,3 +1574,64 @@ fn a_recording_the_disk_cannot_hold_cuts_nothing_forwarded() {
         }
     }
 }
+
+/// A proxy killed part way (SIGKILL, a crash) writes nothing at the exchange's end: its folder
+/// held the request and the body so far, which `check DIR` read as the agent's whole answer
+/// and charged the agent with the run left open (`lifecycle/unterminated-run`). The folder
+/// says the recording is not finished from its start, until the exchange's end says how it
+/// ended.
+#[test]
+fn a_proxy_killed_part_way_leaves_its_exchange_unfinished() {
+    let two = [
+        frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.0"}"#),
+        frame(r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#),
+    ]
+    .concat();
+    let agent = Server::start(Script::sse(vec![Step::Send(two), Step::Hang]));
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("exchanges");
+    let record_arg = record.to_string_lossy();
+    let proxy = Served::command(
+        "proxy",
+        &["--upstream", &agent.url("/"), "--record", &record_arg],
+    );
+    let url = proxy.url.clone();
+    let client = std::thread::spawn(move || {
+        use std::io::Read;
+        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+        if let Ok(mut response) = ureq::post(&url).send(body) {
+            let _ = response.body_mut().as_reader().read_to_end(&mut Vec::new());
+        }
+    });
+    let raw_path = record.join("001/response.raw");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&raw_path)
+        .unwrap_or_default()
+        .contains("TEXT_MESSAGE_START")
+    {
+        assert!(std::time::Instant::now() < deadline, "nothing recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(proxy.child.id() as libc::pid_t, libc::SIGKILL);
+    }
+    let _ = proxy.finish();
+    for format in ["human", "json", "sarif", "junit", "github", "jsonl"] {
+        let (code, stdout, stderr) =
+            crate::common::run(&["check", record.to_str().unwrap(), "--format", format]);
+        let what = format!("{format}: {stdout}{stderr}");
+        assert_eq!(code, 2, "{what}");
+        // (SARIF lists every rule it knows: its results name none of the agent's cut.)
+        let found = if format == "sarif" {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            doc["runs"][0]["results"].to_string()
+        } else {
+            stdout.clone()
+        };
+        assert!(!found.contains("unterminated-run"), "{what}");
+        assert!(what.contains("not finished"), "{what}");
+    }
+    drop(agent);
+    client.join().unwrap();
+}

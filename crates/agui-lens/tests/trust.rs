@@ -4799,3 +4799,60 @@ fn a_mirror_puts_no_link_or_folder_over_the_users_and_waits_on_no_fifo() {
         "{stderr}"
     );
 }
+
+/// A recording whose recorder was killed (SIGKILL, a crash, the machine going down) or could
+/// not write a word more (a full disk) has nothing beside it that its end would have written:
+/// before this, a later `check` judged the part it holds as the agent's whole answer (the run
+/// left open charged to the agent, or, cut between two events after the run's end, passed
+/// clean). The recorder says it is recording before the first byte, and takes that back
+/// only when the recording is whole.
+#[test]
+fn a_recording_whose_recorder_was_killed_is_no_whole_stream() {
+    let server = hanging_agent();
+    for flag in ["--record", "--record-raw", "--artifacts"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (child, stream) = if flag == "--artifacts" {
+            let suite = dir.path().join("suite.toml");
+            one_case_suite(&suite, &server.url("/"));
+            let artifacts = dir.path().join("art");
+            let child = Child::spawn(&["test", s(&suite), "--artifacts", s(&artifacts)], None);
+            (child, artifacts)
+        } else {
+            let rec = dir.path().join("rec.jsonl");
+            let child = Child::spawn(
+                &["run", &server.url("/"), "--message", "hi", flag, s(&rec)],
+                None,
+            );
+            (child, rec)
+        };
+        // Killed once the start of the answer is recorded.
+        until(|| {
+            files_under(dir.path()).iter().any(|p| {
+                p.extension().is_some_and(|e| e == "jsonl" || e == "raw")
+                    && std::fs::read(dir.path().join(p))
+                        .is_ok_and(|b| b.windows(11).any(|w| w == b"RUN_STARTED"))
+            })
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        child.signal(libc::SIGKILL);
+        let _ = child.wait(std::time::Duration::from_secs(10));
+        let (code, stdout, stderr) = run(&["check", s(&stream)]);
+        let what = format!("{flag}: {stdout}{stderr}");
+        // Not the agent's open run, nor a whole stream.
+        assert!(!stdout.contains("unterminated-run"), "{what}");
+        assert_eq!(code, 2, "{what}");
+        assert!(
+            what.contains("cut when it was recorded: not finished"),
+            "{what}"
+        );
+        // Every format carries it.
+        for format in ["json", "sarif", "junit", "github", "jsonl"] {
+            let (code, stdout, stderr) = run(&["check", s(&stream), "--format", format]);
+            assert_eq!(code, 2, "{flag} {format}: {stdout}{stderr}");
+            assert!(
+                stdout.contains("not finished"),
+                "{flag} {format}: {stdout}{stderr}"
+            );
+        }
+    }
+}

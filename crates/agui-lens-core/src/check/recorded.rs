@@ -53,6 +53,14 @@ pub enum Recorded {
 /// client went away before the stream's end), and how far it came.
 pub const CUT_FILE: &str = "cut.txt";
 
+/// What a recorder writes in the file that says a recording was cut ([`CUT_FILE`],
+/// [`CUT_SUFFIX`]) before the recording's first byte, and takes away (or replaces with why it
+/// cut the stream) once the recording ends: a recorder killed part way, or left with no room
+/// to write even that, leaves it saying so, and a later check does not take the part recorded
+/// for the whole answer. (Even left empty by a full disk, the file says the stream was cut.)
+pub const UNFINISHED: &str = "not finished: the recording ended before its recorder could \
+     end it (it was killed, or could write no more)";
+
 /// What is added to the name of a stream file `run --record` wrote for the file beside it
 /// that says the recorder cut the stream (`run.jsonl.cut.txt`), as [`CUT_FILE`] does in a
 /// recorded exchange's folder.
@@ -178,7 +186,9 @@ impl Beside {
                 })
             }),
             // (Its size line came later: a cut said without one is a run's too.)
-            Beside::Cut => text.starts_with("stopped by "),
+            Beside::Cut => ["stopped by ", "writing the recording", UNFINISHED]
+                .iter()
+                .any(|said| text.starts_with(said)),
         }
     }
 

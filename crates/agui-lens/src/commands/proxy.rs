@@ -573,7 +573,13 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     let slot = match &shared.record {
         Some(dir) if agent_call => {
             let at = claim_slot(dir, &shared.next_slot)?;
-            let written = std::fs::write(at.join("request.json"), &request.body);
+            // Until the exchange's end says how it ended, its recording is not finished (a
+            // proxy killed part way writes nothing more).
+            let written = std::fs::write(
+                at.join(agui_lens_core::check::recorded::CUT_FILE),
+                format!("{}\n", agui_lens_core::check::recorded::UNFINISHED),
+            )
+            .and_then(|()| std::fs::write(at.join("request.json"), &request.body));
             unrecorded(&mut record_failed, &at, written.map_err(Into::into));
             Some(SlotOpen::new(shared, at))
         }
@@ -658,8 +664,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             .not_forwarded
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if let Some(at) = &slot {
-            std::fs::write(at.join("failure.txt"), format!("{label}: {why}\n"))
-                .with_context(|| format!("{RECORDING_INTO}{}", at.display()))?;
+            write_failure(at, &format!("{label}: {why}"))?;
         }
         return Ok(agent_call);
     }
@@ -677,11 +682,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
                 "proxy: {label}: the client went away before the agent answered"
             )));
             if let Some(at) = &slot {
-                std::fs::write(
-                    at.join("failure.txt"),
-                    "the client went away before the agent answered\n",
-                )
-                .with_context(|| format!("{RECORDING_INTO}{}", at.display()))?;
+                write_failure(at, "the client went away before the agent answered")?;
             }
             return Ok(agent_call);
         }
@@ -694,8 +695,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             )?;
             let failure = format!("{label}: {UNREACHABLE}: {err}");
             if let Some(at) = &slot {
-                std::fs::write(at.join("failure.txt"), format!("{failure}\n"))
-                    .with_context(|| format!("{RECORDING_INTO}{}", at.display()))?;
+                write_failure(at, &failure)?;
                 // What was found of the request is kept beside it, as for an answered one.
                 record(at, None, &exchange_findings, None)
                     .with_context(|| format!("{RECORDING_INTO}{}", at.display()))?;
@@ -1076,6 +1076,22 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
 }
 
 /// Keeps the first failure to write an exchange's recording (`at`), if `written` is one.
+/// Records in the exchange's folder `at` why it has no response (`failure.txt`, which a check
+/// reads in place of a stream), and that its recording is finished.
+fn write_failure(at: &std::path::Path, failure: &str) -> Result<()> {
+    std::fs::write(at.join("failure.txt"), format!("{failure}\n"))
+        .and_then(|()| finished(at))
+        .with_context(|| format!("{RECORDING_INTO}{}", at.display()))
+}
+
+/// Takes away what says the recording in `at` is not finished: it ended as its files say.
+fn finished(at: &std::path::Path) -> io::Result<()> {
+    match std::fs::remove_file(at.join(agui_lens_core::check::recorded::CUT_FILE)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 fn unrecorded(failed: &mut Option<String>, at: &std::path::Path, written: Result<()>) {
     if let Err(err) = written {
         failed.get_or_insert_with(|| format!("{RECORDING_INTO}{}: {err:#}", at.display()));
@@ -1418,7 +1434,11 @@ fn record(
         }
         std::fs::write(at.join("events.jsonl"), jsonl)?;
     }
-    write_findings(at, findings)
+    write_findings(at, findings)?;
+    if cut.is_none() {
+        finished(at)?;
+    }
+    Ok(())
 }
 
 /// An exchange's findings as JSONL in its folder `at`, written only when something was found:

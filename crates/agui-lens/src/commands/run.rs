@@ -644,6 +644,13 @@ impl Recording {
 
     fn begin(&mut self) -> Result<&mut File> {
         if !self.begun.load(std::sync::atomic::Ordering::SeqCst) {
+            // Until the run's end says how the recording ended, it is not finished.
+            let cut = agui_lens_core::check::recorded::cut_file_of(&self.path);
+            std::fs::write(
+                &cut,
+                format!("{}\n", agui_lens_core::check::recorded::UNFINISHED),
+            )
+            .with_context(|| format!("writing {}", cut.display()))?;
             self.file
                 .set_len(0)
                 .and_then(|()| self.file.rewind())

@@ -1012,6 +1012,11 @@ fn run_turn(
             return Ok((record, None));
         };
         fresh_artifacts_dir(dir)?;
+        // Until the turn's end says how its recording ended, it is not finished.
+        std::fs::write(
+            dir.join(agui_lens_core::check::recorded::CUT_FILE),
+            format!("{}\n", agui_lens_core::check::recorded::UNFINISHED),
+        )?;
         std::fs::write(dir.join("request.json"), &*input.body.bytes()?)?;
         let raw = std::fs::File::create(dir.join("response.raw"))?;
         let record = Recording::create(dir.join("events.jsonl"))?;
@@ -1251,6 +1256,18 @@ fn run_turn(
         // A verdict its artifacts do not hold (a full disk) is no pass of the suite's run.
         outcome.failure.get_or_insert(unwritten);
         outcome.passed = false;
+    } else if let Some(dir) = &artifacts {
+        // The turn's recording ended whole: it is no longer said to be unfinished.
+        let at = dir.join(agui_lens_core::check::recorded::CUT_FILE);
+        match std::fs::remove_file(&at) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                let said = format!("removing {}: {e}", at.display());
+                eprintln!("agui-lens: {said}");
+                outcome.failure.get_or_insert(said);
+                outcome.passed = false;
+            }
+            _ => {}
+        }
     }
     TurnResult { outcome, folded }
 }
