@@ -4856,3 +4856,70 @@ fn a_recording_whose_recorder_was_killed_is_no_whole_stream() {
         }
     }
 }
+
+/// A reader that stops reading a gate's report (`agui-lens test … | head -1`) made the command
+/// exit 0 at the first write that found the pipe closed, whatever it had found, and before
+/// its `--junit` was written (an earlier run's green file stayed): a failing gate passed under
+/// `set -o pipefail`. The command runs to its end, writes its other reports, and exits with
+/// its verdict.
+#[test]
+fn a_reader_that_stops_reading_passes_no_gate() {
+    use crate::common::server::{Script, Server, Step, frame};
+    let dir = tempfile::tempdir().unwrap();
+    let open_run = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+    let bad = dir.path().join("bad.jsonl");
+    write(&bad, format!("{open_run}\n").as_bytes());
+    let good = dir.path().join("good.jsonl");
+    write(
+        &good,
+        format!(
+            "{open_run}\n{}\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#
+        )
+        .as_bytes(),
+    );
+    let server = Server::start(Script::sse(vec![Step::Send(frame(open_run))]));
+    let suite = dir.path().join("suite.toml");
+    one_case_suite(&suite, &server.url("/"));
+    let junit = dir.path().join("report.xml");
+    let green = r#"<testsuites tests="1" failures="0" errors="0"></testsuites>"#;
+    // (The command, whether it writes `--junit`.)
+    let gates: [(&[&str], bool); 4] = [
+        (&["check", s(&bad)], true),
+        (&["run", &server.url("/"), "--message", "hi"], false),
+        (&["test", s(&suite)], true),
+        (&["diff", s(&bad), s(&good)], false),
+    ];
+    for (args, has_junit) in gates {
+        for format in ["human", "json", "sarif"] {
+            write(&junit, green.as_bytes());
+            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+            command.args(args).env_remove("CI");
+            if args[0] != "diff" {
+                command.args(["--format", format]);
+            }
+            if has_junit {
+                command.args(["--junit", s(&junit)]);
+            }
+            for proxy in crate::common::PROXY_VARIABLES {
+                command.env_remove(proxy);
+            }
+            let mut child = command
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            // The reader is gone before the first word is written.
+            drop(child.stdout.take());
+            let output = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let what = format!("{args:?} {format}: {stderr}");
+            assert_eq!(output.status.code(), Some(1), "{what}");
+            if has_junit {
+                let report = std::fs::read_to_string(&junit).unwrap();
+                assert!(report.contains("unterminated-run"), "{what}: {report}");
+            }
+        }
+    }
+}

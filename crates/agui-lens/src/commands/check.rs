@@ -96,7 +96,7 @@ fn check(
         ..ProtocolOptions::default()
     });
     let color = use_color(args.output.color);
-    let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
+    let out: Box<dyn Write> = Box::new(io::BufWriter::new(super::ReportOut::default()));
     let mut reporter =
         crate::render::reporter(args.output.format, out, color, !args.output.no_group);
     if let Some(buffer) = junit {

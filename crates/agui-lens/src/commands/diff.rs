@@ -1,6 +1,6 @@
 //! `agui-lens diff A B`: do two streams mean the same, at the level asked?
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use agui_lens_core::report::human::visible;
 use anyhow::Result;
@@ -50,7 +50,7 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
                     "right": {"path": labels.1},
                     "error": format!("{err:#}"),
                 });
-                let mut out = io::stdout().lock();
+                let mut out = super::ReportOut::default();
                 let _ = writeln!(out, "{}", serde_json::to_string_pretty(&document)?);
                 let _ = out.flush();
             }
@@ -80,7 +80,7 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
             })
         },
     )?;
-    let mut out = io::stdout().lock();
+    let mut out = super::ReportOut::default();
     out.write_all(shown.as_bytes())?;
     out.flush()?;
     Ok(if diff.comparison.equal {

@@ -528,6 +528,48 @@ impl<W: io::Write> io::Write for UntilStopped<W> {
     }
 }
 
+/// Standard output of a command whose exit status is its verdict (check, run, test, diff,
+/// snapshot, and the servers' live reports): a reader that stops reading (`agui-lens test … |
+/// head -1`) is given no more, and the command runs on to its end, writes its other reports
+/// (`--junit`, `--report`) and exits with its verdict. Ended at the first write that found the
+/// pipe closed, such a command exited 0 whatever it had found, before its `--junit` was
+/// written: a failing gate passed under `set -o pipefail`.
+#[derive(Default)]
+pub(crate) struct ReportOut {
+    /// The reader went away: what is written is dropped.
+    gone: bool,
+}
+
+impl ReportOut {
+    fn kept(&mut self, done: io::Result<usize>, len: usize) -> io::Result<usize> {
+        match done {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.gone = true;
+                Ok(len)
+            }
+            done => done,
+        }
+    }
+}
+
+impl io::Write for ReportOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.gone {
+            return Ok(buf.len());
+        }
+        let done = io::stdout().write(buf);
+        self.kept(done, buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.gone {
+            return Ok(());
+        }
+        let done = io::stdout().flush().map(|()| 0);
+        self.kept(done, 0).map(drop)
+    }
+}
+
 /// What a command stopped before writing `path` left of it: the file as it was, or none.
 pub(crate) fn left_unwritten(path: &Path) -> String {
     if path.exists() {

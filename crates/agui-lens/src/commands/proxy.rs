@@ -162,7 +162,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     let addr = listener.local_addr()?;
     crate::signals::catch();
     {
-        let mut out = io::stdout().lock();
+        let mut out = super::ReportOut::default();
         writeln!(out, "listening on http://{addr}")?;
         out.flush()?;
     }
@@ -193,7 +193,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     });
     let mut live = crate::render::reporter(
         Format::Human,
-        Box::new(io::stdout()),
+        Box::new(super::ReportOut::default()),
         use_color(args.color),
         false,
     );

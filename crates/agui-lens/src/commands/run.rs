@@ -41,7 +41,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         .collect::<Result<Vec<_>, _>>()?;
     let name: Arc<str> = Arc::from(display_url(&args.url));
     let reporter = || {
-        let out: Box<dyn Write> = Box::new(io::BufWriter::new(io::stdout()));
+        let out: Box<dyn Write> = Box::new(io::BufWriter::new(super::ReportOut::default()));
         crate::render::reporter(
             args.output.format,
             out,

@@ -311,7 +311,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     let addr = listener.local_addr()?;
     crate::signals::catch();
     {
-        let mut out = io::stdout().lock();
+        let mut out = super::ReportOut::default();
         writeln!(out, "listening on http://{addr}")?;
         out.flush()?;
     }
@@ -336,7 +336,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     let color = use_color(args.color);
     let mut live = crate::render::reporter(
         agui_lens_core::report::Format::Human,
-        Box::new(io::stdout()),
+        Box::new(super::ReportOut::default()),
         color,
         false,
     );

@@ -488,7 +488,7 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
                     Ok(text)
                 },
             )?;
-            let mut out = io::stdout().lock();
+            let mut out = super::ReportOut::default();
             out.write_all(shown.as_bytes())?;
             writeln!(
                 err,

@@ -73,7 +73,7 @@ fn not_begun(args: &TestArgs, err: anyhow::Error) -> anyhow::Error {
     let format = args.output.format;
     if format != Format::Human {
         if let Ok(bytes) = super::not_begun_report(format, &name, &err) {
-            let mut out = io::stdout().lock();
+            let mut out = super::ReportOut::default();
             let _ = out.write_all(&bytes).and_then(|()| out.flush());
         }
     }
@@ -209,7 +209,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
     }
     *begun = true;
     let started = Instant::now();
-    let mut out = io::BufWriter::new(io::stdout());
+    let mut out = io::BufWriter::new(super::ReportOut::default());
     if args.output.format == Format::Human {
         writeln!(
             out,
@@ -219,7 +219,12 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
         )?;
         out.flush()?;
     }
-    let mut human = crate::render::reporter(Format::Human, Box::new(io::stdout()), color, false);
+    let mut human = crate::render::reporter(
+        Format::Human,
+        Box::new(super::ReportOut::default()),
+        color,
+        false,
+    );
     let mut outcomes = Vec::new();
     // Diagnostic blocks end with a blank line already.
     let mut blank = false;
@@ -311,8 +316,12 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
             // Annotate the suite file at each case's line: a stream is not a file in the
             // repository.
             out.flush()?;
-            let mut reporter =
-                crate::render::reporter(args.output.format, Box::new(io::stdout()), false, false);
+            let mut reporter = crate::render::reporter(
+                args.output.format,
+                Box::new(super::ReportOut::default()),
+                false,
+                false,
+            );
             let mut summary = Summary {
                 stopped_by: agui_lens_core::stop::requested()
                     .then(agui_lens_core::stop::signal_name),
