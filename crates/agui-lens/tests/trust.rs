@@ -4923,3 +4923,49 @@ fn a_reader_that_stops_reading_passes_no_gate() {
         }
     }
 }
+
+/// A recording its recorder cut (`run --record` stopped: `FILE.cut.txt` beside it) became an
+/// expectation under `snapshot --update`, exit 0, and matched it ever after; held to a whole
+/// stream's snapshot, it left its half pending for `snapshot accept`. Half a stream is held
+/// to no expectation (exit 2, nothing written); `diff` says it compares one.
+#[test]
+fn a_cut_recording_is_held_to_no_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+    let rec = dir.path().join("rec.jsonl");
+    write(&rec, format!("{start}\n").as_bytes());
+    let cut = dir.path().join("rec.jsonl.cut.txt");
+    write(
+        &cut,
+        format!(
+            "stopped by SIGINT after 1 event: the stream was recorded in part\nsize: {}\n",
+            start.len() + 1
+        )
+        .as_bytes(),
+    );
+    let whole = dir.path().join("whole.jsonl");
+    write(
+        &whole,
+        format!(
+            "{start}\n{}\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#
+        )
+        .as_bytes(),
+    );
+    let expect = dir.path().join("exp.snap");
+    let (code, stdout, stderr) = run(&["snapshot", s(&rec), "--expect", s(&expect), "--update"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("cut when it was recorded"), "{stderr}");
+    assert!(!expect.exists());
+    let (code, stdout, stderr) = run(&["snapshot", s(&whole), "--expect", s(&expect), "--update"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let held = std::fs::read(&expect).unwrap();
+    let (code, stdout, stderr) = run(&["snapshot", s(&rec), "--expect", s(&expect)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("cut when it was recorded"), "{stderr}");
+    assert!(!dir.path().join("exp.snap.new").exists());
+    assert_eq!(std::fs::read(&expect).unwrap(), held);
+    let (code, stdout, stderr) = run(&["diff", s(&rec), s(&whole)]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.contains("cut when it was recorded"), "{stderr}");
+}

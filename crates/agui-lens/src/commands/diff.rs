@@ -33,6 +33,15 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
     );
     let labels = (args.a.to_string_lossy(), args.b.to_string_lossy());
     let labels = (labels.0.as_ref(), labels.1.as_ref());
+    // A recording its recorder cut is compared as what it holds: said, as `fold` says it.
+    for path in [&args.a, &args.b] {
+        if let Some(cut) = super::cut_when_recorded(path) {
+            eprintln!(
+                "warning: {} was cut when it was recorded ({cut}): it holds part of the stream",
+                visible(&path.to_string_lossy())
+            );
+        }
+    }
     let diff = match super::reading(
         &unread,
         || "nothing was shown".into(),

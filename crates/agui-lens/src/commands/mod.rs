@@ -570,6 +570,17 @@ impl io::Write for ReportOut {
     }
 }
 
+/// Why the recording at `path` holds part of its stream, when its recorder cut it (a stop, a
+/// client that went away, a recorder killed part way: see
+/// [`agui_lens_core::check::recorded::CUT_FILE`]).
+pub(crate) fn cut_when_recorded(path: &Path) -> Option<String> {
+    use agui_lens_core::check::recorded::{self, Recorded};
+    match recorded::recorded(path) {
+        Some(Recorded::Events { cut, .. }) => cut,
+        _ => None,
+    }
+}
+
 /// What a command stopped before writing `path` left of it: the file as it was, or none.
 pub(crate) fn left_unwritten(path: &Path) -> String {
     if path.exists() {

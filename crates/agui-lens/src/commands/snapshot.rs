@@ -415,6 +415,15 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
         max_line: DEFAULT_MAX_LINE,
         entry: None,
     };
+    // Half a stream is no expectation, nor held to one (it matched the snapshot made of it,
+    // and left its half pending for `snapshot accept` beside a whole one).
+    if let Some(cut) = super::cut_when_recorded(stream) {
+        bail!(
+            "{} was cut when it was recorded ({cut}): half a stream is held to no expectation; \
+             nothing was compared or written (record the stream whole)",
+            stream.display()
+        );
+    }
     // Stopped while the stream is read, nothing is compared or written.
     let unread = format!("the end of {}", stream.display());
     let verdict = hold_items(file, &request, |level, settings| {
