@@ -342,7 +342,7 @@ impl Answering {
             // A capture's request, held to what `serve` holds any request a client sends
             // to, and the next one on a thread to what the stream before it left.
             if capture.is_some() {
-                for d in crate::check::request::sent_findings(request, name) {
+                for d in crate::check::request::sent_findings(request, asked, name) {
                     engine.report(d, found);
                 }
             }

@@ -130,9 +130,10 @@ fn whole(path: &Arc<str>, message: String) -> Diagnostic {
     Diagnostic::whole_input(RuleId::RequestInputSchema, severity, path.clone(), message)
 }
 
-/// What any request a client sends is held to beyond its schema: a declared protocol version,
+/// What any request a client sends is held to beyond its schema: a declared protocol version
+/// (from 1.0 on: a client judged by the rules before 1.0, `asked` 0.x, had none to declare),
 /// and no activity messages (they stay with the client).
-pub fn sent_findings(input: &Value, path: &Arc<str>) -> Vec<Diagnostic> {
+pub fn sent_findings(input: &Value, asked: Option<Version>, path: &Arc<str>) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     let declared = input.get("protocolVersion");
     if let Some(text) = declared.and_then(Value::as_str).filter(|text| {
@@ -151,7 +152,7 @@ pub fn sent_findings(input: &Value, path: &Arc<str>) -> Vec<Diagnostic> {
             .with_help("send the protocol version the client implements as the spec names it: \"1.0\", \"1.1\""),
         );
     }
-    if declared.is_none() {
+    if declared.is_none() && judged_by(None, asked) >= Version::V1_0 {
         found.push(
             finding(
                 RuleId::RequestProtocolVersion,
@@ -489,6 +490,22 @@ mod tests {
     /// `request/protocol-version` as one declaring none is; a newer one is the client's to
     /// declare; one that is no string is the schema's to say (`request/input-schema`).
     #[test]
+    fn a_client_before_versioning_is_asked_for_no_version() {
+        // `--protocol 0.x`: a client from before 1.0 declares no version, as its release had
+        // none to declare (the rule holds 1.0 and later).
+        let path: Arc<str> = Arc::from("request.json");
+        let input = json!({"threadId": "t", "runId": "r", "messages": []});
+        assert!(rules(&sent_findings(&input, Some(Version::Pre1), &path)).is_empty());
+        for asked in [None, Some(Version::V1_0), Some(Version::V1_1)] {
+            assert_eq!(
+                rules(&sent_findings(&input, asked, &path)),
+                ["request/protocol-version"],
+                "{asked:?}"
+            );
+        }
+    }
+
+    #[test]
     fn a_version_that_is_no_major_minor_is_said() {
         let path: Arc<str> = Arc::from("request 1");
         for (declared, said) in [
@@ -501,7 +518,7 @@ mod tests {
         ] {
             let input = json!({"threadId": "t", "runId": "r", "messages": [],
                 "protocolVersion": declared});
-            let found = sent_findings(&input, &path);
+            let found = sent_findings(&input, None, &path);
             assert_eq!(
                 rules(&found) == ["request/protocol-version"],
                 said,
@@ -534,7 +551,7 @@ mod tests {
         ]});
         let path: Arc<str> = "t".into();
         assert!(rules(&next_turn_findings(&next, &folded, &path)).is_empty());
-        assert!(rules(&sent_findings(&next, &path)).is_empty());
+        assert!(rules(&sent_findings(&next, None, &path)).is_empty());
     }
 
     #[test]
@@ -562,7 +579,7 @@ mod tests {
             ["request/state-mismatch"]
         );
         assert_eq!(
-            rules(&sent_findings(&stale, &path)),
+            rules(&sent_findings(&stale, None, &path)),
             ["request/protocol-version", "request/activity-sent"]
         );
     }

@@ -619,7 +619,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     if let Some(input) = &input {
         let previous = previous_turn(shared, &thread_id, n);
         let mut findings = input_findings(shared.settings.schemas, input, shared.asked, &sent_as);
-        findings.extend(sent_findings(input, &sent_as));
+        findings.extend(sent_findings(input, shared.asked, &sent_as));
         if let Some(previous) = &previous {
             findings.extend(next_turn_findings(input, previous, &sent_as));
         }

@@ -713,7 +713,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
     }
     let turn = &shared.turns[turn_index];
     let mut findings = input_findings(shared.settings.schemas, &input, shared.asked, &path);
-    findings.extend(sent_findings(&input, &path));
+    findings.extend(sent_findings(&input, shared.asked, &path));
     findings.extend(next_turn);
     let findings = leveled(shared, findings);
     if !findings.is_empty() {

@@ -71,7 +71,7 @@ pub const MISSING_TOOL_RESULT: Rule = Rule {
 pub const MISSING_RESUME: Rule = Rule {
     name: "request/missing-resume",
     default: Level::Deny,
-    versions: "1.1 and later",
+    versions: "every version",
     summary: "the next request on a thread leaves an interrupt the previous run ended with without a resume entry",
     why: "An interrupted run waits for an answer to each interrupt, answered or explicitly \
           abandoned: omission is not abandonment, and the client is the one participant that \
@@ -86,7 +86,7 @@ pub const MISSING_RESUME: Rule = Rule {
 pub const UNKNOWN_RESUME: Rule = Rule {
     name: "request/unknown-resume",
     default: Level::Deny,
-    versions: "1.1 and later",
+    versions: "every version",
     summary: "the next request on a thread sends a resume entry for no interrupt the previous run ended with",
     why: "\"Each entry's interruptId MUST name an interrupt from the run being continued\": an \
           entry for an interrupt already answered, or after a run that asked for nothing, \
