@@ -3655,3 +3655,56 @@ fn a_recording_that_cannot_be_written_to_its_end_is_a_failure_every_report_carri
         }
     }
 }
+
+/// `--send-invalid` sends an input that breaks its schema to see how the agent answers it. An
+/// agent that refuses it (400, 422) does what it may, and was charged with
+/// `transport/http-status` (exit 1), while one that ran on the bad input passed with nothing
+/// said of it in the report (what broke the input went to stderr only). The refusal is no
+/// finding, and every format says what was sent and how the agent took it.
+#[test]
+fn a_refused_invalid_input_sent_on_purpose_is_no_finding() {
+    let refusing = Server::start(Script::fixed(
+        "422 Unprocessable Entity",
+        "application/json",
+        r#"{"detail":"messages.0.role: invalid"}"#,
+    ));
+    let accepting = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let failing = Server::start(Script::fixed(
+        "500 Internal Server Error",
+        "text/plain",
+        "boom",
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let input = input_file(
+        dir.path(),
+        &serde_json::json!({
+            "threadId": "t-1", "runId": "r-1", "tools": [], "context": [],
+            "messages": [{"id": "u1", "role": "wizard", "content": "hi"}]
+        }),
+    );
+    let input = input.to_str().unwrap();
+    for (server, code, said) in [
+        (&refusing, 0, "refused the input"),
+        (&accepting, 0, "took the input"),
+        (&failing, 1, "answered 500"),
+    ] {
+        for format in ["human", "json", "sarif", "junit", "github", "jsonl"] {
+            let (got, stdout, stderr) = lens(&[
+                "run",
+                &server.url("/"),
+                "--input",
+                input,
+                "--send-invalid",
+                "--format",
+                format,
+            ]);
+            let what = format!("{said} {format}: {stdout}{stderr}");
+            assert_eq!(got, code, "{what}");
+            assert!(stdout.contains(said), "{what}");
+            if code == 0 && format == "json" {
+                let doc: Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(doc["summary"]["errors"], 0, "{what}");
+            }
+        }
+    }
+}

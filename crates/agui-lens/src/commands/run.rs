@@ -33,7 +33,11 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     refuse_recording_over_input(args)?;
     let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
     let input = agent_input(args)?;
-    let refused = judge_input(&input, settings.schemas, args)?;
+    let (refused, sent_invalid) = match judge_input(&input, settings.schemas, args)? {
+        Judged::Valid => (None, None),
+        Judged::Refused(why) => (Some(why), None),
+        Judged::SentInvalid(what) => (None, Some(what)),
+    };
     let headers = args
         .headers
         .iter()
@@ -113,6 +117,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         idle_timeout: args.idle_timeout,
         timeout: args.timeout,
         judge_status: false,
+        invalid_sent: sent_invalid.is_some(),
         accept: args.accept,
     };
     let ctx = settings.context(ProtocolOptions {
@@ -237,6 +242,22 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     };
     file.protocol = exchange.protocol.clone();
     file.notes.extend(exchange.run_failed());
+    // An input sent on purpose though it breaks its schema: what it got.
+    if let Some(what) = &sent_invalid {
+        let answer = match exchange.status {
+            Some(status @ (400 | 422)) => {
+                format!("the agent refused the input ({status}), as an agent may")
+            }
+            Some(status) if (200..300).contains(&status) => {
+                format!("the agent took the input and answered {status}")
+            }
+            Some(status) => format!("the agent answered {status}"),
+            None => "no answer came".to_owned(),
+        };
+        file.notes.push(format!(
+            "{what}, and was sent on purpose (--send-invalid): {answer}"
+        ));
+    }
     file.notes
         .extend(agui_lens_core::check::opened::unread_in_silence(
             &ctx,
@@ -452,7 +473,17 @@ fn where_named_within(path: &std::path::Path, hops: u8) -> Option<std::path::Pat
 /// `--protocol`, else the newest) before it is sent: what breaks it is said on stderr, and
 /// the call is refused (why, returned) unless `--send-invalid` asks for it. Unknown fields
 /// are only noted.
-fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Result<Option<String>> {
+/// What the input is, held to its schema before it is sent.
+enum Judged {
+    /// Nothing breaks it.
+    Valid,
+    /// It breaks its schema and is not sent: why.
+    Refused(String),
+    /// It breaks its schema and is sent all the same (`--send-invalid`): what breaks it.
+    SentInvalid(String),
+}
+
+fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Result<Judged> {
     let declared = input.value.get("protocolVersion").and_then(|v| v.as_str());
     let version = judged_by(declared, args.rules.protocol);
     let findings = schemas.for_version(version).validate_input(&input.value)?;
@@ -496,7 +527,7 @@ fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Resul
     };
     if breaks == 0 {
         say("")?;
-        return Ok(None);
+        return Ok(Judged::Valid);
     }
     let what = format!(
         "the input breaks the RunAgentInput schema of protocol {version} in {}",
@@ -506,10 +537,10 @@ fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Resul
         say(&format!(
             "input: {what}; sending it anyway (--send-invalid)"
         ))?;
-        return Ok(None);
+        return Ok(Judged::SentInvalid(what));
     }
     // Refused: what broke it is in the report.
-    Ok(Some(format!(
+    Ok(Judged::Refused(format!(
         "{what}: nothing was sent; fix it, or pass --send-invalid to see how the agent answers a bad request"
     )))
 }

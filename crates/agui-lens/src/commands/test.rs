@@ -1060,6 +1060,7 @@ fn run_turn(
         idle_timeout: case.idle_timeout,
         timeout: case.timeout,
         judge_status: turn.expect_status.is_some(),
+        invalid_sent: false,
         accept: case.accept,
     };
     let name: Arc<str> = Arc::from(case.turn_name(turn).as_str());
