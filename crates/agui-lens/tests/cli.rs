@@ -652,32 +652,36 @@ fn a_protobuf_body_cut_inside_its_first_length_is_truncated() {
     }
 }
 
+/// A reader that goes away after the first line: `cat`, which only writes, ends quietly (exit
+/// 0); `check`, whose exit status is its verdict, runs to its end and exits with it (1: the
+/// stream has findings), quietly too.
 #[test]
 fn broken_pipe_exits_quietly() {
-    // Many diagnostics, and a reader that goes away after the first line.
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.jsonl");
     let line = "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":1}\n";
     std::fs::write(&big, line.repeat(200_000)).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
-        .args(["check", big.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    drop(stdout);
-    let started = Instant::now();
-    let output = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(60));
-    assert_eq!(output.status.code(), Some(0));
-    assert!(
-        output.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    for (command, code) in [("cat", 0), ("check", 1)] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+            .args([command, big.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        drop(stdout);
+        let started = Instant::now();
+        let output = child.wait_with_output().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(60));
+        assert_eq!(output.status.code(), Some(code), "{command}");
+        assert!(
+            output.stderr.is_empty(),
+            "{command}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
 
 #[test]
