@@ -4969,3 +4969,111 @@ fn a_cut_recording_is_held_to_no_snapshot() {
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stderr.contains("cut when it was recorded"), "{stderr}");
 }
+
+/// An exchange folder the proxy left on a disk too full for its body: the request, the word
+/// that the recording was cut, and empty files where the rest did not fit. `check DIR` read
+/// the empty `events.jsonl` as the agent's answer (`framing/no-events`, exit 1): an exchange is
+/// one by its request and its body or its cut, and this one checks as cut (exit 2).
+#[test]
+fn an_exchange_the_disk_could_not_hold_checks_as_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = dir.path().join("rec/001");
+    std::fs::create_dir_all(&at).unwrap();
+    write(
+        &at.join("request.json"),
+        br#"{"threadId":"t","runId":"r","messages":[],"protocolVersion":"1.1"}"#,
+    );
+    write(
+        &at.join("cut.txt"),
+        b"recording into rec/001: No space left on device (os error 28): the body was recorded in part (it was forwarded and checked whole)\n",
+    );
+    write(&at.join("events.jsonl"), b"");
+    write(&at.join("findings.jsonl"), b"");
+    for format in ["human", "json", "sarif", "junit", "github", "jsonl"] {
+        let (code, stdout, stderr) =
+            run(&["check", s(&dir.path().join("rec")), "--format", format]);
+        let what = format!("{format}: {stdout}{stderr}");
+        assert_eq!(code, 2, "{what}");
+        assert!(what.contains("No space left on device"), "{what}");
+        let found = if format == "sarif" {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            doc["runs"][0]["results"].to_string()
+        } else {
+            stdout.clone()
+        };
+        assert!(!found.contains("no-events"), "{what}");
+    }
+}
+
+/// `run --record FILE` killed before the answer's first byte left FILE empty with nothing
+/// beside it, which `check` then charged to the agent (`framing/no-events`, exit 1): a file
+/// made for the call says from its making that it is no answer yet. One that was there before
+/// (an earlier run's whole recording) is left as it was, with what is beside it, when this run
+/// cannot begin to write (the disk is full): it was said cut by an empty file beside it.
+#[test]
+fn a_recording_killed_before_the_answer_or_never_begun_is_no_answer() {
+    use crate::common::server::{Script, Server, Step};
+    let silent = Server::start(Script::sse(vec![Step::Hang]));
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec.jsonl");
+    let child = Child::spawn(
+        &[
+            "run",
+            &silent.url("/"),
+            "--message",
+            "hi",
+            "--record",
+            s(&rec),
+        ],
+        None,
+    );
+    until(|| !silent.requests().is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.signal(libc::SIGKILL);
+    let _ = child.wait(std::time::Duration::from_secs(10));
+    let (code, stdout, stderr) = run(&["check", s(&rec)]);
+    let what = format!("{stdout}{stderr}");
+    assert_eq!(code, 2, "{what}");
+    assert!(!stdout.contains("no-events"), "{what}");
+    assert!(what.contains("not finished"), "{what}");
+
+    // A whole recording, then a run that cannot write a byte beside or into it.
+    let whole = Server::start(Script::sse(vec![Step::Send(
+        crate::common::server::long_answer(3),
+    )]));
+    let (code, stdout, stderr) = run(&[
+        "run",
+        &whole.url("/"),
+        "--message",
+        "hi",
+        "--record",
+        s(&rec),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let cut = dir.path().join("rec.jsonl.cut.txt");
+    assert!(!cut.exists());
+    let kept = std::fs::read(&rec).unwrap();
+    let again = Server::start(Script::sse(vec![Step::Send(
+        crate::common::server::long_answer(3),
+    )]));
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+    command.args([
+        "run",
+        &again.url("/"),
+        "--message",
+        "hi",
+        "--record",
+        s(&rec),
+    ]);
+    for proxy in crate::common::PROXY_VARIABLES {
+        command.env_remove(proxy);
+    }
+    crate::common::with_file_size_limit(&mut command, 16);
+    let output = command.output().unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert_eq!(std::fs::read(&rec).unwrap(), kept, "{said}");
+    assert!(!cut.exists(), "{said}");
+    let (code, stdout, stderr) = run(&["check", s(&rec)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

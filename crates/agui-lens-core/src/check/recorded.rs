@@ -406,7 +406,8 @@ pub fn recorded(path: &Path) -> Option<Recorded> {
     if file == "findings.jsonl" && is_file("request.json") && is_file("failure.txt") {
         return Some(Recorded::Findings);
     }
-    if !(is_file("request.json") && is_file("response.raw")) {
+    // (A recording the disk could not hold may have no `response.raw`, but says so.)
+    if !(is_file("request.json") && (is_file("response.raw") || is_file(CUT_FILE))) {
         return None;
     }
     match file {

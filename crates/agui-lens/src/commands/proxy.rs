@@ -1048,9 +1048,12 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             Some(failed) => Some(format!(
                 "{failed}: the body was recorded in part (it was forwarded and checked whole)"
             )),
-            None => cut_by
-                .why()
-                .map(|why| format!("{why} after {} bytes of the body", body.len())),
+            None => cut_by.why().map(|why| {
+                format!(
+                    "{why} after {} bytes of the body: {FORWARDED_IN_PART}",
+                    body.len()
+                )
+            }),
         };
         let recorded = record(
             at,
@@ -1374,6 +1377,10 @@ impl Drop for SlotOpen<'_> {
     }
 }
 
+/// What a cut said of an exchange the client or the proxy's stop cut.
+const FORWARDED_IN_PART: &str =
+    "the stream was forwarded in part, and what only its end tells was not checked";
+
 /// Records an exchange whose agent stayed silent past the stop (its thread is left waiting):
 /// the events of the body it had sent, read from `response.raw`, and `cut.txt`, so that
 /// `check DIR` checks what came as a stream the proxy cut, not as the agent's end.
@@ -1392,7 +1399,7 @@ fn finish_abandoned(at: &std::path::Path, grace: Duration) -> Result<()> {
         }
     }
     let why = format!(
-        "stopped by {}: the agent sent nothing more within {} s of the stop",
+        "stopped by {}: the agent sent nothing more within {} s of the stop: {FORWARDED_IN_PART}",
         agui_lens_core::stop::signal_name(),
         grace.as_secs()
     );
@@ -1416,14 +1423,12 @@ fn record(
     findings: &[Diagnostic],
     cut: Option<&str>,
 ) -> Result<()> {
-    // A stream the client (or the proxy's stop) cut is checked later as it was now: its end
-    // is not the agent's.
+    // A stream the client (or the proxy's stop, or a full disk) cut is checked later as it
+    // was now: its end is not the agent's.
     if let Some(why) = cut {
         std::fs::write(
             at.join(agui_lens_core::check::recorded::CUT_FILE),
-            format!(
-                "{why}: the stream was forwarded in part, and what only its end tells was not checked\n"
-            ),
+            format!("{why}\n"),
         )?;
     }
     if let Some(events) = events {

@@ -171,16 +171,27 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         record.flush().context("writing the recording")?;
         record.get_mut().begin()?;
     }
-    if let Some((path, begun)) = raw_begun {
-        if !begun.load(std::sync::atomic::Ordering::SeqCst) {
+    let begun =
+        |flag: &std::sync::atomic::AtomicBool| flag.load(std::sync::atomic::Ordering::SeqCst);
+    let raw_begun = match raw_begun {
+        Some((_, flag)) if begun(&flag) => true,
+        Some((path, _)) if failed.as_ref().is_none_or(|f| !f.raw) => {
             create_recording(&path)?;
+            true
         }
-    }
+        _ => false,
+    };
+    let events_begun = record.as_ref().is_some_and(|r| begun(&r.get_ref().begun));
     // A recording the stop cut says so beside it, for a later `check` of it (the run it
     // leaves open is the stop's, not the agent's); a whole one leaves no such file behind
     // from an earlier run.
     for (path, raw) in [(&args.record, false), (&args.record_raw, true)] {
         let Some(path) = path else { continue };
+        // A recording this run never began (its first write failed) is as it was, and so is
+        // what is beside it (an earlier run's whole recording, or its cut).
+        if !(if raw { raw_begun } else { events_begun }) {
+            continue;
+        }
         let cut = agui_lens_core::check::recorded::cut_file_of(path);
         // The raw recording's failure stopped the read, so both recordings hold part of the
         // stream; the events' failure, only theirs.
@@ -665,23 +676,35 @@ impl Recording {
                     .context(format!("locking {} to record into it", path.display())),
             });
         }
-        Ok(Recording {
+        let recording = Recording {
             path: path.to_owned(),
             file,
             made,
             begun: Default::default(),
-        })
+        };
+        if made {
+            // A file made for the call stands empty until the answer comes: killed before it,
+            // the run leaves it saying it is no answer (taken away with it, when none came).
+            recording.say_unfinished()?;
+        }
+        Ok(recording)
+    }
+
+    /// Writes beside the recording that it is not finished, until the run's end says how it
+    /// ended: whole or not at all (what is there stays as it was when the disk is full: the
+    /// recording may be an earlier run's, whole or cut).
+    fn say_unfinished(&self) -> Result<()> {
+        let cut = agui_lens_core::check::recorded::cut_file_of(&self.path);
+        super::write_bytes(
+            &cut,
+            format!("{}\n", agui_lens_core::check::recorded::UNFINISHED).as_bytes(),
+        )
     }
 
     fn begin(&mut self) -> Result<&mut File> {
         if !self.begun.load(std::sync::atomic::Ordering::SeqCst) {
             // Until the run's end says how the recording ended, it is not finished.
-            let cut = agui_lens_core::check::recorded::cut_file_of(&self.path);
-            std::fs::write(
-                &cut,
-                format!("{}\n", agui_lens_core::check::recorded::UNFINISHED),
-            )
-            .with_context(|| format!("writing {}", cut.display()))?;
+            self.say_unfinished()?;
             self.file
                 .set_len(0)
                 .and_then(|()| self.file.rewind())
@@ -712,6 +735,7 @@ impl Drop for Recording {
     fn drop(&mut self) {
         if self.made && !self.begun.load(std::sync::atomic::Ordering::SeqCst) {
             let _ = std::fs::remove_file(&self.path);
+            let _ = std::fs::remove_file(agui_lens_core::check::recorded::cut_file_of(&self.path));
         }
     }
 }
