@@ -58,7 +58,7 @@ impl Config {
             toml::from_str(&text).with_context(|| format!("in {}", path.display()))?;
         if explicit.is_none() {
             // Found, not named: the log says whose rules the run was checked by.
-            eprintln!("agui-lens: rule settings from {}", path.display());
+            say!("agui-lens: rule settings from {}", path.display());
         }
         Ok(Config {
             path: Some(path),

@@ -4,6 +4,15 @@
 //! HTTP ([`live`], [`suite`]), directory walks, signals and the allocator. The stages
 //! themselves are in `agui_lens_core`.
 
+/// `eprintln!` that cannot panic: a closed or full stderr (`2>&-`, a pipe whose reader went
+/// away) must not end a command with a panic (exit 101) before its verdict and its reports.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod alloc;
 pub mod cli;
 pub mod commands;

@@ -48,7 +48,10 @@ fn main() -> ExitCode {
         .build_global();
     let code = match rayon::scope(|_| commands::run(&cli, &matches)) {
         Ok(outcome) => outcome.exit_code(),
-        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        // A command whose status is a verdict never passes for a pipe that closed: its own
+        // output gives a reader that went away no more and goes on (see `ReportOut`), so a
+        // closed pipe here is one it had to write to (a FIFO named as its report).
+        Err(err) if is_broken_pipe(&err) && !gives_a_verdict(&cli.command) => ExitCode::SUCCESS,
         Err(err) => {
             // (What went wrong may name a file, a URL or a body from the input.)
             let said = format!("{err:#}");
@@ -68,7 +71,17 @@ fn main() -> ExitCode {
     }
 }
 
-/// A reader that stopped reading (`agui-lens check … | head`) is not an error.
+/// Whether the command's exit status is a verdict on what it read (findings, a difference, a
+/// changed snapshot), which a closed pipe must not turn into a pass.
+fn gives_a_verdict(command: &cli::Command) -> bool {
+    use cli::Command::*;
+    matches!(
+        command,
+        Check(_) | Run(_) | Test(_) | Diff(_) | Snapshot(_) | Inspect(_) | Serve(_) | Proxy(_)
+    )
+}
+
+/// A reader that stopped reading (`agui-lens cat … | head`) is not an error.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         let io_kind = cause

@@ -5077,3 +5077,73 @@ fn a_recording_killed_before_the_answer_or_never_begun_is_no_answer() {
     let (code, stdout, stderr) = run(&["check", s(&rec)]);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+/// A closed stdout or stderr loses words, never a verdict: `snapshot` of a changed stream
+/// exited 0 when its "no longer matches" line found stderr closed, `inspect` exited 0 when its
+/// view found stdout closed, and `diff` of a cut recording panicked (exit 101) on its warning.
+#[test]
+fn a_closed_output_loses_words_not_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let open_run = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+    let bad = dir.path().join("bad.jsonl");
+    write(&bad, format!("{open_run}\n").as_bytes());
+    let good = dir.path().join("good.jsonl");
+    write(
+        &good,
+        format!(
+            "{open_run}\n{}\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#
+        )
+        .as_bytes(),
+    );
+    // A recording its recorder cut, which `diff` warns of.
+    let cut = dir.path().join("cut.jsonl");
+    write(&cut, format!("{open_run}\n").as_bytes());
+    write(
+        &dir.path().join("cut.jsonl.cut.txt"),
+        format!(
+            "stopped by SIGINT after 1 event\nsize: {}\n",
+            open_run.len() + 1
+        )
+        .as_bytes(),
+    );
+    let expect = dir.path().join("exp.snap");
+    let (code, _, stderr) = run(&["snapshot", s(&good), "--expect", s(&expect), "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let closed = |args: &[&str], stdout: bool, stderr: bool| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+            .args(args)
+            .env_remove("CI")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        if stdout {
+            drop(child.stdout.take());
+        }
+        if stderr {
+            drop(child.stderr.take());
+        }
+        child.wait_with_output().unwrap().status.code()
+    };
+    for (out, err) in [(true, false), (false, true), (true, true)] {
+        let how = format!("stdout closed {out}, stderr closed {err}");
+        assert_eq!(
+            closed(&["snapshot", s(&bad), "--expect", s(&expect)], out, err),
+            Some(1),
+            "snapshot, {how}"
+        );
+        assert_eq!(
+            closed(&["inspect", s(&bad)], out, err),
+            Some(1),
+            "inspect, {how}"
+        );
+        assert_eq!(
+            closed(&["diff", s(&cut), s(&cut)], out, err),
+            Some(0),
+            "diff, {how}"
+        );
+        assert_eq!(closed(&["fold", s(&cut)], out, err), Some(0), "fold, {how}");
+    }
+}

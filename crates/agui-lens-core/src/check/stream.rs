@@ -297,7 +297,13 @@ pub(crate) fn warn(message: String) {
     });
     if let Some(message) = kept {
         // (It names files, and may quote what they hold.)
-        eprintln!("warning: {}", crate::report::human::visible(&message));
+        // (A closed or full stderr is no reason to fail: never a panic.)
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: {}",
+            crate::report::human::visible(&message)
+        );
     }
 }
 

@@ -293,7 +293,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
 /// copy lost nothing.
 fn warn_over_limit(warning: Option<String>) {
     if let Some(warning) = warning {
-        eprintln!("cat: warning: {warning}");
+        say!("cat: warning: {warning}");
     }
 }
 
@@ -538,7 +538,7 @@ fn copy<W: Write>(
     });
     let name = input.display_name();
     if carried {
-        eprintln!(
+        say!(
             "cat: {name}: the request the capture holds is written as the first RUN_STARTED's \
              input, so the stream alone folds as the capture does (from the state and messages \
              it sent)"

@@ -485,7 +485,7 @@ pub fn check_one(
         _ => (None, Vec::new()),
     };
     for message in &said {
-        eprintln!(
+        say!(
             "warning: {}",
             agui_lens_core::report::human::visible(message)
         );

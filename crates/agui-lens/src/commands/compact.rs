@@ -131,11 +131,11 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
             let name = path.to_string_lossy();
             let name = visible(&name);
             if path.is_dir() {
-                eprintln!(
+                say!(
                     "left out {name}: a link to a folder, which a walk does not enter (name it to compact what it holds)"
                 );
             } else {
-                eprintln!("left out {name}: a link that leads nowhere, left as it is");
+                say!("left out {name}: a link that leads nowhere, left as it is");
             }
         }
     }
@@ -268,7 +268,7 @@ pub fn run(args: &CompactArgs) -> Result<Outcome> {
             1 => ("the output said above".to_owned(), "was"),
             n => (format!("the {n} outputs said above"), "were"),
         };
-        eprintln!(
+        say!(
             "stopped by {signal}: {outputs} {were} written whole before it came; nothing else \
              was written"
         );
@@ -399,7 +399,7 @@ fn outside_output(args: &CompactArgs, inputs: Vec<Input>) -> Result<Vec<Input>> 
         !input.explicit && input.spec.path().is_some_and(|path| lies_in(path, &out))
     });
     if !inside.is_empty() {
-        eprintln!(
+        say!(
             "left out {} found in {}, the output directory",
             plural(inside.len() as u64, "file"),
             out.display()
@@ -446,7 +446,7 @@ fn mirror(
     let (mut kept, mut unmade) = (0u64, 0u64);
     for entry in entries {
         if stop::requested() {
-            eprintln!(
+            say!(
                 "interrupted: the copy into {} was left unfinished",
                 output.display()
             );
@@ -467,7 +467,7 @@ fn mirror(
                 {
                     // Said with the refusal, when the input was refused for it.
                     if !refused.contains(&key) {
-                        eprintln!(
+                        say!(
                             "{}",
                             visible(&format!(
                                 "left {} as it was: {why}; {} was not copied there",
@@ -503,7 +503,7 @@ fn mirror(
                     })
                 });
                 if let Some(why) = why {
-                    eprintln!(
+                    say!(
                         "{}",
                         visible(&format!(
                             "left {} as it was: {why}; the link {} was not copied there",
@@ -525,7 +525,7 @@ fn mirror(
                 }
                 // No folder is made through a link in OUT (outside it).
                 if let Some(why) = link_on_the_way(output, &output.join(relative)) {
-                    eprintln!(
+                    say!(
                         "{}",
                         visible(&format!(
                             "{why}; the folder {} was not made",
@@ -550,7 +550,7 @@ fn mirror(
                 _ => {}
             },
             Err(err) => {
-                eprintln!(
+                say!(
                     "error: copying {} into {}: {err}",
                     source.display(),
                     output.display()
@@ -590,7 +590,7 @@ fn mirror(
             plural(unmade, "folder")
         ));
     }
-    eprintln!("{said}");
+    say!("{said}");
     Ok(if failed > 0 {
         Outcome::Failed
     } else if kept > 0 || unmade > 0 {
@@ -835,7 +835,7 @@ fn targets(args: &CompactArgs, inputs: Vec<Input>) -> Result<(Vec<Input>, Vec<Ta
             };
             if let Some(id) = super::file_id(&path) {
                 if let Some(first) = seen.get(&id) {
-                    eprintln!(
+                    say!(
                         "{} is the same file as {}: compacted once",
                         path.display(),
                         first.display()
@@ -1277,7 +1277,7 @@ fn carry_request(request: Option<&serde_json::Value>, target: &Target, name: &st
         (None, _) => Ok(()),
         (Some(request), Target::File(path)) => super::record_request(path, request),
         (Some(_), Target::Stdout | Target::Stream(_)) => {
-            eprintln!(
+            say!(
                 "note: {name}: the request it answers, recorded beside it, does not go with \
                  the compacted stream; check it with --initial-state for the state the request \
                  held"
@@ -1610,7 +1610,7 @@ fn commit(
                 } else {
                     format!("{others} other names (hard links): they keep")
                 };
-                eprintln!(
+                say!(
                     "warning: {} had {names} the stream as it was (the compacted one is a new file)",
                     path.display()
                 );
@@ -1684,7 +1684,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
     for (explicit, report) in reports {
         match report {
             Err(err) => {
-                eprintln!("error: {}", visible(&format!("{err:#}")));
+                say!("error: {}", visible(&format!("{err:#}")));
                 outcome = Outcome::Failed;
                 failed += 1;
             }
@@ -1693,7 +1693,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                 skipped: Some(why),
                 ..
             }) => {
-                eprintln!(
+                say!(
                     "{}",
                     visible(&format!("skipped {name}: {why}; left as it was"))
                 );
@@ -1704,7 +1704,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
             }
             Ok(report) => {
                 if let Some(why) = &report.refused {
-                    eprintln!(
+                    say!(
                         "{}",
                         visible(&format!(
                             "refused {}: {why}; nothing was written",
@@ -1724,7 +1724,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                     None => String::new(),
                 };
                 let (events_after, bytes_before, bytes_after) = if let Some(kept) = report.kept {
-                    eprintln!(
+                    say!(
                         "{}: {} events, {} kept as they were: compacted, they would take {} in {} events{unchanged}",
                         report.name,
                         report.events_in,
@@ -1754,7 +1754,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                         ));
                     }
                     dropped.push_str(&unchanged);
-                    eprintln!(
+                    say!(
                         "{}: {} → {}, {} → {}{dropped}",
                         report.name,
                         report.events_in,
@@ -1765,7 +1765,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                     (report.events_out, report.bytes_read, report.bytes_out)
                 };
                 if let Some(warning) = &report.over_limit {
-                    eprintln!(
+                    say!(
                         "{}",
                         visible(&format!("warning: {}: {warning}", report.name))
                     );
@@ -1780,7 +1780,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
     }
     if skipped > 0 && files + skipped > 1 {
         // Each is named above with why: no events, or none compact rewrites (a capture).
-        eprintln!(
+        say!(
             "left {} (skipped, each for the reason above)",
             match skipped {
                 1 => "1 file as it was".to_owned(),
@@ -1790,7 +1790,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
     }
     if files > 1 && left_alone == files {
         // A second run over what the first made: nothing was compacted.
-        eprintln!(
+        say!(
             "{files} files already compact: left as they were ({}, {})",
             plural(events_in, "event"),
             human_bytes(bytes_in)
@@ -1811,7 +1811,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
                 if n == 1 { "it was" } else { "they were" }
             ),
         };
-        eprintln!(
+        say!(
             "{done}: {events_in} → {}, {} → {} ({saved:.0}% smaller)",
             plural(events_out, "event"),
             human_bytes(bytes_in),
@@ -1829,7 +1829,7 @@ fn summarize(reports: Vec<(bool, Result<Report>)>) -> Result<Outcome> {
             // lost, a file that changed meanwhile.
             not.push(format!("{} refused", plural(refused, "file")));
         }
-        eprintln!(
+        say!(
             "{} (each named above with why): left as {}",
             not.join(", "),
             if failed + refused == 1 {

@@ -36,7 +36,7 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
     // A recording its recorder cut is compared as what it holds: said, as `fold` says it.
     for path in [&args.a, &args.b] {
         if let Some(cut) = super::cut_when_recorded(path) {
-            eprintln!(
+            say!(
                 "warning: {} was cut when it was recorded ({cut}): it holds part of the stream",
                 visible(&path.to_string_lossy())
             );

@@ -41,7 +41,7 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     // A recording its recorder cut (a stop, a client that went away) folds to what the client
     // held at the cut, not at the stream's end: said, as `check` says it.
     if let Some(Recorded::Events { cut: Some(cut), .. }) = recorded {
-        eprintln!(
+        say!(
             "warning: {}",
             agui_lens_core::check::recorded::folded_cut(
                 &agui_lens_core::report::human::visible(&input.display_name()),

@@ -121,7 +121,7 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Result<Vec<Input>> {
                     );
                     continue;
                 }
-                eprintln!("{why}: nothing to compact there");
+                say!("{why}: nothing to compact there");
             }
             for input in found {
                 push(&mut inputs, input);
@@ -297,7 +297,7 @@ pub fn open_captures(inputs: Vec<Input>, entry: Option<usize>) -> Vec<Input> {
             continue;
         }
         if others > 0 {
-            eprintln!(
+            say!(
                 "{}: a browser capture (HAR): {} read{}, {} skipped (no AG-UI stream{})",
                 path.display(),
                 plural(streams.len() as u64, "AG-UI stream"),
@@ -613,7 +613,7 @@ fn say_named_otherwise(dir: &Path, files: &[PathBuf], found: &[Input]) {
     } else {
         ("hold", "them")
     };
-    eprintln!(
+    say!(
         "note: {}: {} {hold} AG-UI events under a name a walk does not read ({}): name {it} to \
          read {it} (a walk reads *.jsonl, *.ndjson, *.sse, *.json, *.pb and *.har)",
         agui_lens_core::report::human::visible(&dir.display().to_string()),
@@ -637,7 +637,7 @@ fn say_left_out(dir: &Path, walk: &Walk, found: &[Input]) {
     if left_out > 0 {
         let files = agui_lens_core::text::plural(left_out as u64, "stream file");
         let were = if left_out == 1 { "was" } else { "were" };
-        eprintln!(
+        say!(
             "note: {}: {files} {were} left out (hidden, named by an ignore file, or by \
              --exclude); --hidden and --no-ignore read them",
             dir.display()

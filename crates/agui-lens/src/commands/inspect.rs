@@ -311,7 +311,7 @@ fn write(
             Ok(html::render(inspection, &rows, &states, out)?)
         })?;
         leave_to_exit((rows, states));
-        eprintln!(
+        say!(
             "wrote {}: {}, {}, {}",
             path.display(),
             plural(inspection.events, "event"),

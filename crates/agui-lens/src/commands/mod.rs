@@ -454,7 +454,7 @@ fn keep_owner(file: &std::fs::File, meta: &std::fs::Metadata, path: &Path) -> io
         return Ok(());
     }
     if let Err(err) = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())) {
-        eprintln!(
+        say!(
             "warning: {} belonged to user {} and group {}; replaced, it belongs to user {} and \
              group {} ({err})",
             path.display(),
@@ -495,7 +495,8 @@ pub(crate) fn writing_stdout(
     write: impl FnOnce(&mut dyn io::Write) -> Result<()>,
 ) -> Result<()> {
     let caught = crate::signals::Caught::begin();
-    let mut out = io::BufWriter::new(UntilStopped(io::stdout().lock()));
+    // (A reader that went away gets no more, and the command ends with its own status.)
+    let mut out = io::BufWriter::new(UntilStopped(ReportOut::default()));
     let written = write(&mut out).and_then(|()| Ok(out.flush()?));
     drop(out);
     drop(caught);
@@ -578,6 +579,23 @@ pub(crate) fn cut_when_recorded(path: &Path) -> Option<String> {
     match recorded::recorded(path) {
         Some(Recorded::Events { cut, .. }) => cut,
         _ => None,
+    }
+}
+
+/// Standard error for what a verdict command says beside its report ("wrote FILE", the
+/// input's problems): a closed or full stderr loses the words, never the verdict (an error
+/// writing them ended `snapshot` with exit 0 where a snapshot had changed).
+pub(crate) struct Said;
+
+impl io::Write for Said {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let _ = io::stderr().write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let _ = io::stderr().flush();
+        Ok(())
     }
 }
 

@@ -166,7 +166,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         writeln!(out, "listening on http://{addr}")?;
         out.flush()?;
     }
-    eprintln!(
+    say!(
         "proxy: forwarding to {}",
         crate::live::http::display_url(&args.upstream)
     );
@@ -224,13 +224,13 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     let mut done = false;
     let mut take = |note: Note, done: &mut bool| -> io::Result<()> {
         match note {
-            Note::Said(line) => eprintln!("{line}"),
+            Note::Said(line) => say!("{line}"),
             Note::Failed(line) => {
-                eprintln!("proxy: {line}");
+                say!("proxy: {line}");
                 failures.push(line);
             }
             Note::Unrecorded(line) => {
-                eprintln!("proxy: {line}");
+                say!("proxy: {line}");
                 unrecorded.push(line);
             }
             Note::Findings(batch) => {
@@ -301,12 +301,12 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             std::mem::take(&mut *shared.open_slots.lock().unwrap_or_else(|e| e.into_inner()));
         for at in open {
             if let Err(err) = finish_abandoned(&at, GRACE) {
-                eprintln!("proxy: recording into {}: {err:#}", at.display());
+                say!("proxy: recording into {}: {err:#}", at.display());
             }
         }
     }
     if let Some(unfinished) = &unfinished {
-        eprintln!(
+        say!(
             "proxy: {unfinished}{}",
             if args.record.is_some() {
                 "; the body it had sent is in the recording"
@@ -339,7 +339,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
             agui_lens_core::text::plural(n, "exchange")
         )),
     };
-    eprintln!(
+    say!(
         "proxy: {} forwarded{}: {}, {}{}{}{}",
         agui_lens_core::text::plural(forwarded, "request"),
         cut.as_ref().map(|c| format!(" ({c})")).unwrap_or_default(),
@@ -1063,7 +1063,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         );
         if let Some(failed) = record_failed {
             if let Err(err) = recorded {
-                eprintln!("proxy: {label}: {err:#}");
+                say!("proxy: {label}: {err:#}");
             }
             anyhow::bail!(
                 "{failed}: {label} was forwarded and checked whole, and recorded in part"

@@ -93,7 +93,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
         .context("holding the raw recording")?;
     let record_raw: Option<Box<dyn Write + Send>> = raw.map(|r| Box::new(r) as _);
     if args.verbose {
-        let mut err = io::stderr().lock();
+        let mut err = super::Said;
         writeln!(err, "> POST {name}")?;
         for (header, _) in &headers {
             // Values may be credentials: the name is enough to see what was sent.
@@ -526,7 +526,7 @@ fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Resul
         };
         lines.push(format!("input: {line}"));
     }
-    let mut err = io::stderr().lock();
+    let mut err = super::Said;
     let mut say = |more: &str| {
         for line in &lines {
             writeln!(err, "{line}")?;

@@ -55,7 +55,7 @@ pub fn run(command: &SchemaCommand) -> Result<Outcome> {
                         super::write_bytes(&path, text.as_bytes())?;
                     }
                     There::Users(why) => {
-                        eprintln!(
+                        say!(
                             "error: left {} as it was: {why}; export into another folder, or \
                              remove it to have it replaced",
                             path.display()
@@ -66,7 +66,7 @@ pub fn run(command: &SchemaCommand) -> Result<Outcome> {
                 }
                 count += 1;
             }
-            eprintln!(
+            say!(
                 "wrote {count} schemas of AG-UI {version} to {}{}",
                 dir.display(),
                 other_versions(version)
@@ -77,7 +77,7 @@ pub fn run(command: &SchemaCommand) -> Result<Outcome> {
                 } else {
                     ("were", "their places")
                 };
-                eprintln!(
+                say!(
                     "error: {} {were} not exported: a file of yours is in {places}",
                     plural(left, "schema")
                 );
@@ -146,7 +146,7 @@ fn other_versions(version: Version) -> String {
 
 /// Says on stderr whose schemas stdout holds: the versions differ.
 fn say_version(version: Version) {
-    eprintln!(
+    say!(
         "agui-lens: the AG-UI {version} schemas{}",
         other_versions(version)
     );

@@ -315,13 +315,13 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         writeln!(out, "listening on http://{addr}")?;
         out.flush()?;
     }
-    eprintln!(
+    say!(
         "serve: {} from {}",
         agui_lens_core::text::plural(turns.len() as u64, "turn"),
         args.script.display()
     );
     for note in &script_notes {
-        eprintln!("serve: {note}");
+        say!("serve: {note}");
     }
     let (to_main, notes) = mpsc::channel();
     let shared = Arc::new(Shared {
@@ -347,7 +347,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     let mut done = false;
     let mut take = |note: Note, done: &mut bool| -> io::Result<()> {
         match note {
-            Note::Said(line) => eprintln!("{line}"),
+            Note::Said(line) => say!("{line}"),
             Note::Findings(batch) => {
                 for d in batch {
                     live.diagnostic(&d)?;
@@ -423,7 +423,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     summary.stopped_by = agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
     live.flush()?;
     drop(live);
-    eprintln!(
+    say!(
         "serve: {} answered: {}, {}",
         agui_lens_core::text::plural(requests(&shared), "request"),
         agui_lens_core::text::plural(stats.errors, "error"),

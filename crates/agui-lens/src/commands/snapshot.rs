@@ -262,7 +262,7 @@ pub fn hold_items(
                 .as_ref()
                 .is_some_and(|settings| *settings != stored.settings);
             if other_level || other_settings {
-                eprintln!(
+                say!(
                     "note: {} records how it compares (its header: level {}{}), and the flags \
                      that say otherwise are not used here; --update writes them into it",
                     file.display(),
@@ -323,7 +323,7 @@ pub fn hold_items(
             std::fs::remove_file(&new_file)
                 .with_context(|| format!("removing {}", new_file.display()))?;
         } else {
-            eprintln!(
+            say!(
                 "warning: {} holds no snapshot, so it is no result left for review: left as it is",
                 new_file.display()
             );
@@ -442,7 +442,7 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
             },
         )
     })?;
-    let mut err = io::stderr().lock();
+    let mut err = super::Said;
     match verdict {
         Verdict::Matches => Ok(Outcome::Clean),
         Verdict::Written => {
@@ -523,7 +523,7 @@ fn accept(file: &Path, reason: Option<&str>) -> Result<Outcome> {
         );
     }
     promote(&new_file, file, reason)?;
-    eprintln!("accepted {}", file.display());
+    say!("accepted {}", file.display());
     Ok(Outcome::Clean)
 }
 
@@ -599,7 +599,7 @@ fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outco
         let new = match read(new_file) {
             Ok(new) => new,
             Err(err) => {
-                eprintln!("agui-lens: {err:#}: left as it is");
+                say!("agui-lens: {err:#}: left as it is");
                 unreadable += 1;
                 continue;
             }
@@ -609,7 +609,7 @@ fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outco
             _ => match read(&file) {
                 Ok(old) => old.items,
                 Err(err) => {
-                    eprintln!("agui-lens: {err:#}: {} left as it is", new_file.display());
+                    say!("agui-lens: {err:#}: {} left as it is", new_file.display());
                     unreadable += 1;
                     continue;
                 }

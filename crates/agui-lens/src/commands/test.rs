@@ -193,7 +193,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
         let shown = crate::live::http::display_url(url);
         match wait_for(url, limit, agui_lens_core::stop::requested) {
             Ok(waited) if args.output.format == Format::Human => {
-                eprintln!("{shown} answered after {}", suite::secs(waited))
+                say!("{shown} answered after {}", suite::secs(waited))
             }
             Ok(_) => {}
             Err(why) if agui_lens_core::stop::requested() => bail!(
@@ -660,7 +660,7 @@ fn unsent_artifacts<'o>(
                 // (Said on stderr when it fails: the turn was not run, and fails as not run.)
                 let _ = write_artifacts(Some(&dir), outcome);
             }
-            Err(e) => eprintln!("agui-lens: preparing {}: {e}", dir.display()),
+            Err(e) => say!("agui-lens: preparing {}: {e}", dir.display()),
         }
     }
 }
@@ -904,7 +904,7 @@ fn warn_stale_artifacts(
             continue;
         }
         names.sort();
-        eprintln!(
+        say!(
             "warning: {} holds the artifacts of {whose} (an earlier run's): {}; left as they are",
             root.display(),
             names.join(", ")
@@ -937,7 +937,7 @@ fn warn_stale_turns(root: &Path, cases: &[Case]) {
         return;
     }
     stale.sort();
-    eprintln!(
+    say!(
         "warning: {} the artifacts of turns their case no longer has (an earlier run's): {}; \
          left as they are",
         if stale.len() == 1 {
@@ -1103,7 +1103,7 @@ fn run_turn(
         if let Some(failure) = &outcome.failure {
             let at = dir.join("failure.txt");
             if let Err(e) = std::fs::write(&at, format!("{failure}\n")) {
-                eprintln!("agui-lens: writing {}: {e}", at.display());
+                say!("agui-lens: writing {}: {e}", at.display());
             }
         }
     }
@@ -1130,7 +1130,7 @@ fn run_turn(
             let at = dir.join(agui_lens_core::check::recorded::CUT_FILE);
             let said = outcome.failure.as_deref().unwrap_or_default();
             if let Err(e) = std::fs::write(&at, format!("{said}\n")) {
-                eprintln!("agui-lens: writing {}: {e}", at.display());
+                say!("agui-lens: writing {}: {e}", at.display());
             }
         }
         // (A stopped turn fails already; what could not be written is said on stderr.)
@@ -1281,7 +1281,7 @@ fn run_turn(
         match std::fs::remove_file(&at) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
                 let said = format!("removing {}: {e}", at.display());
-                eprintln!("agui-lens: {said}");
+                say!("agui-lens: {said}");
                 outcome.failure.get_or_insert(said);
                 outcome.passed = false;
             }
@@ -1409,7 +1409,7 @@ fn keep_no_events(dir: &Path, record: &mut Option<Recording>) {
     let at = dir.join("events.jsonl");
     match std::fs::remove_file(&at) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            eprintln!("agui-lens: removing {}: {e}", at.display());
+            say!("agui-lens: removing {}: {e}", at.display());
         }
         _ => {}
     }
@@ -1459,7 +1459,7 @@ fn write_artifacts(dir: Option<&Path>, outcome: &CaseOutcome) -> Option<String> 
     for (name, bytes) in findings.into_iter().chain([("outcome.json", json)]) {
         if let Err(e) = std::fs::write(dir.join(name), bytes) {
             let said = format!("writing {}: {e}", dir.join(name).display());
-            eprintln!("agui-lens: {said}");
+            say!("agui-lens: {said}");
             unwritten.get_or_insert(said);
         }
     }
