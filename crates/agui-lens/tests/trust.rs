@@ -5147,3 +5147,37 @@ fn a_closed_output_loses_words_not_verdicts() {
         assert_eq!(closed(&["fold", s(&cut)], out, err), Some(0), "fold, {how}");
     }
 }
+
+/// A link to a recording its recorder cut was judged as a whole stream: the word of the cut
+/// was looked for beside the link, not beside the recording. `check` of the link charged the
+/// agent with the open run, and `snapshot --update` made the half stream the expectation.
+#[test]
+fn a_link_to_a_cut_recording_is_cut_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let rec = runs.join("rec.jsonl");
+    write(&rec, format!("{start}\n").as_bytes());
+    write(
+        &runs.join("rec.jsonl.cut.txt"),
+        format!(
+            "stopped by SIGINT after 1 event\nsize: {}\n",
+            start.len() + 1
+        )
+        .as_bytes(),
+    );
+    let link = dir.path().join("latest.jsonl");
+    std::os::unix::fs::symlink(&rec, &link).unwrap();
+    let (code, stdout, stderr) = run(&["check", s(&link)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(!stdout.contains("unterminated-run"), "{stdout}{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains("cut when it was recorded"),
+        "{stdout}{stderr}"
+    );
+    let expect = dir.path().join("exp.snap");
+    let (code, stdout, stderr) = run(&["snapshot", s(&link), "--expect", s(&expect), "--update"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(!expect.exists());
+}

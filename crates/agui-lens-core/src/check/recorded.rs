@@ -350,6 +350,19 @@ pub const OUTCOME_SKIPPED: &str =
 /// a folder holding the request and the response body recorded with it (or, for a failure,
 /// the request alone); or a stream file a stop cut as it was recorded (see [`CUT_SUFFIX`]).
 pub fn recorded(path: &Path) -> Option<Recorded> {
+    let found = recorded_as_named(path);
+    if found.is_none() && path.is_symlink() {
+        // A link to a recording: what is beside the recording speaks of it, not what is
+        // beside the link (a cut recording checked through a link was judged whole).
+        return std::fs::canonicalize(path)
+            .ok()
+            .and_then(|target| recorded_as_named(&target));
+    }
+    found
+}
+
+/// [`recorded`], by the name `path` has and what is beside it.
+fn recorded_as_named(path: &Path) -> Option<Recorded> {
     // By name first: most inputs are none of these, and cost no look at their folder.
     let file = path.file_name()?.to_str()?;
     if !matches!(
