@@ -5181,3 +5181,49 @@ fn a_link_to_a_cut_recording_is_cut_too() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(!expect.exists());
 }
+
+/// `check --protocol 0.x` of an exchange the proxy recorded replayed the recorded
+/// `request/protocol-version` for a request that declared no version (found under the
+/// newest version when it was recorded): judged by the rules before 1.0, a client had none to
+/// declare, as a live check under `--protocol 0.x` says.
+#[test]
+fn a_recorded_request_is_asked_for_a_version_only_from_1_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = dir.path().join("rec/001");
+    std::fs::create_dir_all(&at).unwrap();
+    write(
+        &at.join("request.json"),
+        br#"{"threadId":"t","runId":"r","messages":[]}"#,
+    );
+    let events = concat!(
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+        "\n",
+        r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+        "\n"
+    );
+    write(&at.join("events.jsonl"), events.as_bytes());
+    let raw: String = events.lines().map(|e| format!("data: {e}\n\n")).collect();
+    write(&at.join("response.raw"), raw.as_bytes());
+    let finding = serde_json::json!({
+        "rule": "request/protocol-version", "severity": "warning",
+        "path": "rec/001/request.json", "line": null, "offset": null, "event_index": null,
+        "event_type": null, "message": "the request's RunAgentInput declares no protocolVersion",
+        "help": null, "pointer": null, "keyword": null
+    });
+    write(
+        &at.join("findings.jsonl"),
+        format!("{finding}\n").as_bytes(),
+    );
+    let rec = dir.path().join("rec");
+    let (_, stdout, stderr) = run(&["check", s(&rec)]);
+    assert!(
+        stdout.contains("request/protocol-version"),
+        "{stdout}{stderr}"
+    );
+    let (code, stdout, stderr) = run(&["check", s(&rec), "--protocol", "0.x"]);
+    assert!(
+        !stdout.contains("request/protocol-version"),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

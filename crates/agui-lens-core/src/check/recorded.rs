@@ -670,6 +670,16 @@ fn check_findings_in(
         if !found_only_when_recorded(d.rule) {
             continue;
         }
+        // A request that declared no version was asked for one by the version it was judged
+        // by when recorded; judged by the rules before 1.0 now (`--protocol 0.x`), it had none
+        // to declare.
+        if d.rule == RuleId::RequestProtocolVersion
+            && d.message == crate::check::request::NO_VERSION_DECLARED
+            && crate::protocol::version::judged_by(None, ctx.protocol.version)
+                < crate::protocol::version::Version::V1_0
+        {
+            continue;
+        }
         let mut d = d;
         let Some(severity) = ctx.levels.severity(d.rule) else {
             continue;

@@ -130,6 +130,10 @@ fn whole(path: &Arc<str>, message: String) -> Diagnostic {
     Diagnostic::whole_input(RuleId::RequestInputSchema, severity, path.clone(), message)
 }
 
+/// What `request/protocol-version` says of a request that declares no version: a finding
+/// only from 1.0 on (see [`sent_findings`]).
+pub const NO_VERSION_DECLARED: &str = "the request's RunAgentInput declares no protocolVersion";
+
 /// What any request a client sends is held to beyond its schema: a declared protocol version
 /// (from 1.0 on: a client judged by the rules before 1.0, `asked` 0.x, had none to declare),
 /// and no activity messages (they stay with the client).
@@ -157,7 +161,7 @@ pub fn sent_findings(input: &Value, asked: Option<Version>, path: &Arc<str>) -> 
             finding(
                 RuleId::RequestProtocolVersion,
                 path,
-                "the request's RunAgentInput declares no protocolVersion".to_owned(),
+                NO_VERSION_DECLARED.to_owned(),
             )
             .with_help("send the protocol version the client implements, e.g. \"protocolVersion\": \"1.1\" (MAJOR.MINOR, as the spec publishes versions)"),
         );
