@@ -3708,3 +3708,39 @@ fn a_refused_invalid_input_sent_on_purpose_is_no_finding() {
         }
     }
 }
+
+/// What a suite's case expects is its author's, not a finding to adopt: `--update-baseline`
+/// recorded `suite/status-mismatch` (a case expecting a refusal, the agent accepting the
+/// input) and `suite/snapshot-mismatch` (no snapshot yet), and with the baseline those cases
+/// passed on every run after. They fail with a baseline as without one.
+#[test]
+fn a_baseline_holds_back_no_expectation_of_a_suite() {
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"refuses\"\nurl = \"{url}\"\nmessage = \"hi\"\nexpect_status = 422\n\n\
+             [[case]]\nname = \"snapped\"\nurl = \"{url}\"\nmessage = \"hi\"\nsnapshot = \"s.snap\"\n",
+            url = server.url("/")
+        ),
+    );
+    let test = |update: bool| {
+        let mut cmd = suite_command(dir);
+        cmd.env_remove("CI").args(["--baseline", "known.json"]);
+        if update {
+            cmd.arg("--update-baseline");
+        }
+        split(cmd.output().unwrap())
+    };
+    let (_, stdout, stderr) = test(true);
+    let known = std::fs::read_to_string(dir.join("known.json")).unwrap_or_default();
+    assert!(!known.contains("suite/"), "{known}\n{stdout}{stderr}");
+    let _ = std::fs::remove_file(dir.join("s.snap.new"));
+    let (code, stdout, stderr) = test(false);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("suite/status-mismatch"), "{stdout}");
+    assert!(stdout.contains("suite/snapshot-mismatch"), "{stdout}");
+}
