@@ -1017,7 +1017,7 @@ pub struct CheckArgs {
     pub idle_timeout: Option<Duration>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[command(group(ArgGroup::new("body").required(true).args(["input", "message"])))]
 pub struct RunArgs {
     /// The agent's endpoint, http:// or https://.
@@ -1162,7 +1162,7 @@ pub struct BaselineArgs {
     pub update_baseline: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct OutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -1196,7 +1196,7 @@ pub struct WalkArgs {
     pub no_ignore: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RuleArgs {
     /// Report a rule or family (`state/*`) as an error. Repeatable; later flags win.
     #[arg(long, value_name = "RULE")]
@@ -1230,7 +1230,7 @@ pub struct RuleArgs {
 
 /// Which rules apply at all: a tier, and the agent's capabilities declaration. Shared by every
 /// command that checks streams under the configured levels.
-#[derive(Debug, Default, Args)]
+#[derive(Clone, Debug, Default, Args)]
 pub struct ScopeArgs {
     /// Check only the rules up to this tier; the tiers nest: must (the spec's MUSTs) ⊂ should
     /// (and its SHOULDs) ⊂ capability (and what the agent's declared capabilities ask) ⊂

@@ -47,6 +47,13 @@ fn main() -> ExitCode {
         .stack_size(MAIN_STACK)
         .build_global();
     let code = match rayon::scope(|_| commands::run(&cli, &matches)) {
+        // A report that could not be written on stdout (a full device) is no pass: the
+        // command ran to its end (its `--junit` written), and fails.
+        Ok(_) if commands::report_lost().is_some() => {
+            let why = commands::report_lost().unwrap_or_default();
+            let _ = writeln!(io::stderr(), "error: writing the report on stdout: {why}");
+            ExitCode::from(2)
+        }
         Ok(outcome) => outcome.exit_code(),
         // A command whose status is a verdict never passes for a pipe that closed: its own
         // output gives a reader that went away no more and goes on (see `ReportOut`), so a

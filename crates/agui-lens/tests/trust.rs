@@ -5227,3 +5227,94 @@ fn a_recorded_request_is_asked_for_a_version_only_from_1_0() {
     );
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+/// `--junit` naming a FIFO (or `/dev/stdout`) hung before anything was checked: the path was
+/// read to see whether it held a report, which waits on a FIFO for ever. The report is written
+/// into it, and the exit status is the verdict.
+#[test]
+fn a_junit_fifo_gets_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    write(
+        &bad,
+        br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+    );
+    let fifo = dir.path().join("junit.fifo");
+    let reader = crate::common::fifo(&fifo);
+    let child = Child::spawn(&["check", s(&bad), "--junit", s(&fifo)], None);
+    let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(30));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let got = String::from_utf8(reader.join().unwrap()).unwrap();
+    assert!(got.contains("unterminated-run"), "{got}");
+}
+
+/// Three ways a cut or a lost report went unsaid: `run --record LINK` wrote its word of the
+/// cut beside the link's name, where a check of the file it leads to does not look; `cat` of a
+/// cut recording made a copy that says nothing of the cut, exit 0; a report on a full device
+/// (`>/dev/full`) failed `test` before its `--junit` was written, and left `check` of a clean
+/// stream at exit 0.
+#[test]
+fn a_cut_or_a_lost_report_is_said() {
+    let server = hanging_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let target = runs.join("rec.jsonl");
+    write(&target, b"");
+    let link = dir.path().join("latest.jsonl");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let child = Child::spawn(
+        &[
+            "run",
+            &server.url("/"),
+            "--message",
+            "hi",
+            "--record",
+            s(&link),
+        ],
+        None,
+    );
+    until(|| std::fs::read(&target).is_ok_and(|b| b.windows(11).any(|w| w == b"RUN_STARTED")));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    child.signal(libc::SIGKILL);
+    let _ = child.wait(std::time::Duration::from_secs(10));
+    let (code, stdout, stderr) = run(&["check", s(&target)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains("cut when it was recorded"),
+        "{stdout}{stderr}"
+    );
+
+    let copy = dir.path().join("copy.jsonl");
+    let (code, stdout, stderr) = run(&["cat", s(&target), "-o", s(&copy)]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.contains("cut when it was recorded"), "{stderr}");
+
+    let good = dir.path().join("good.jsonl");
+    write(
+        &good,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    let junit = dir.path().join("report.xml");
+    for (stream, has) in [
+        (&good, "failures=\"0\""),
+        (&target, "cut when it was recorded"),
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+            .args(["check", s(stream), "--junit", s(&junit)])
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{said}");
+        assert!(said.contains("writing the report on stdout"), "{said}");
+        let report = std::fs::read_to_string(&junit).unwrap();
+        assert!(report.contains(has), "{report}");
+    }
+}

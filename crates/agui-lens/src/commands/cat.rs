@@ -377,6 +377,12 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
 fn response_lost(input: &InputSpec, opened: &read::Opened) -> Option<String> {
     // A recording `run` made, with what only its call found written beside it.
     let beside = input.path().and_then(|path| match recorded(path) {
+        // Cut when it was recorded: the copy holds part of the stream, and no word of the cut
+        // (a check of it charged the agent with the run the cut left open).
+        Some(Recorded::Events { cut: Some(cut), .. }) => Some(format!(
+            "it was cut when it was recorded ({cut}), as the file beside it says: the copy \
+             holds part of the stream, and not that it was cut"
+        )),
         Some(Recorded::Events {
             findings: Some(findings),
             ..

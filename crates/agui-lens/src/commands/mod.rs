@@ -541,11 +541,32 @@ pub(crate) struct ReportOut {
     gone: bool,
 }
 
+/// Why the report on stdout could not be written, when it could not for another reason than
+/// a reader that went away (a full device): the command runs to its end all the same (its
+/// `--junit` written), and then fails (see [`report_lost`]).
+static REPORT_LOST: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Why the report on stdout was lost (not for a reader that went away), if it was: the
+/// command's verdict is then no pass, whatever it found.
+pub fn report_lost() -> Option<String> {
+    REPORT_LOST
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
 impl ReportOut {
     fn kept(&mut self, done: io::Result<usize>, len: usize) -> io::Result<usize> {
         match done {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
                 self.gone = true;
+                if e.kind() != io::ErrorKind::BrokenPipe {
+                    REPORT_LOST
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert_with(|| e.to_string());
+                }
                 Ok(len)
             }
             done => done,
@@ -734,6 +755,11 @@ pub(crate) fn refuse_output_over_input(
 pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
     if path.is_dir() {
         anyhow::bail!("--junit {} is a directory: name a file", path.display());
+    }
+    // A FIFO or a device (`/dev/stdout`) holds no file to keep, and reading one to see what
+    // it holds waited for ever: the report is written into it.
+    if is_stream(path) {
+        return Ok(());
     }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,

@@ -30,6 +30,21 @@ use agui_lens_core::report::human::visible;
 use agui_lens_core::report::{DiagnosticRecord, FileSummary, Summary, plural};
 
 pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
+    // A recording named by a link is written into the file it leads to, and what is written
+    // beside it goes beside that file, where a check of the file looks (beside the link's
+    // name, a check of the file judged a cut recording whole).
+    let mut resolved = args.clone();
+    for path in [&mut resolved.record, &mut resolved.record_raw]
+        .into_iter()
+        .flatten()
+    {
+        if path.is_symlink()
+            && let Ok(target) = std::fs::canonicalize(&*path)
+        {
+            *path = target;
+        }
+    }
+    let args = &resolved;
     refuse_recording_over_input(args)?;
     let settings = settings(&args.rules, matches, args.max_line, args.schemas.as_deref())?;
     let input = agent_input(args)?;
@@ -655,17 +670,28 @@ impl Recording {
         super::create_folders(super::directory_of(path))
             .with_context(|| format!("creating {}", path.display()))?;
         let made = !path.exists();
+        if made {
+            // A file made for the call stands empty until the answer comes: said first, so
+            // that a run killed from here on leaves it saying it is no answer (taken away with
+            // it when none came).
+            say_unfinished(path)?;
+        }
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
             .open(path)
+            .inspect_err(|_| {
+                if made {
+                    let _ =
+                        std::fs::remove_file(agui_lens_core::check::recorded::cut_file_of(path));
+                }
+            })
             .with_context(|| format!("creating {}", path.display()))?;
         let locked = try_lock(&file);
         if !matches!(locked, Ok(true)) {
-            if made {
-                let _ = std::fs::remove_file(path);
-            }
+            // Not taken away, even when this run made it: the run that holds it records into
+            // it (the two may have come to an empty place at once).
             return Err(match locked {
                 Ok(_) => anyhow::anyhow!(
                     "another agui-lens is recording into {} now; nothing was sent (record \
@@ -676,35 +702,18 @@ impl Recording {
                     .context(format!("locking {} to record into it", path.display())),
             });
         }
-        let recording = Recording {
+        Ok(Recording {
             path: path.to_owned(),
             file,
             made,
             begun: Default::default(),
-        };
-        if made {
-            // A file made for the call stands empty until the answer comes: killed before it,
-            // the run leaves it saying it is no answer (taken away with it, when none came).
-            recording.say_unfinished()?;
-        }
-        Ok(recording)
-    }
-
-    /// Writes beside the recording that it is not finished, until the run's end says how it
-    /// ended: whole or not at all (what is there stays as it was when the disk is full: the
-    /// recording may be an earlier run's, whole or cut).
-    fn say_unfinished(&self) -> Result<()> {
-        let cut = agui_lens_core::check::recorded::cut_file_of(&self.path);
-        super::write_bytes(
-            &cut,
-            format!("{}\n", agui_lens_core::check::recorded::UNFINISHED).as_bytes(),
-        )
+        })
     }
 
     fn begin(&mut self) -> Result<&mut File> {
         if !self.begun.load(std::sync::atomic::Ordering::SeqCst) {
             // Until the run's end says how the recording ended, it is not finished.
-            self.say_unfinished()?;
+            say_unfinished(&self.path)?;
             self.file
                 .set_len(0)
                 .and_then(|()| self.file.rewind())
@@ -713,6 +722,17 @@ impl Recording {
         }
         Ok(&mut self.file)
     }
+}
+
+/// Writes beside the recording at `path` that it is not finished, until the run's end says
+/// how it ended: whole or not at all (what is there stays as it was when the disk is full: the
+/// recording may be an earlier run's, whole or cut).
+fn say_unfinished(path: &std::path::Path) -> Result<()> {
+    let cut = agui_lens_core::check::recorded::cut_file_of(path);
+    super::write_bytes(
+        &cut,
+        format!("{}\n", agui_lens_core::check::recorded::UNFINISHED).as_bytes(),
+    )
 }
 
 /// Takes the file's lock (`flock`, exclusive), if no other open file holds it: held until

@@ -334,7 +334,9 @@ pub fn check_call(
             }
         }
     }
-    if let Some(err) = record_error {
+    // (A failure of the raw recording, which came after, says both recordings hold part of
+    // the stream, and is kept.)
+    if let Some(err) = record_error.filter(|_| exchange.record_failed.is_none()) {
         // Writing stopped there; the stream was checked on to its end.
         exchange.record_failed = Some(RecordFailure {
             raw: false,
