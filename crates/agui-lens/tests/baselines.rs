@@ -394,19 +394,22 @@ fn a_baseline_holds_however_the_folder_is_named() {
 #[test]
 fn a_suite_baseline_holds_a_finding_to_its_case() {
     use crate::common::server::{Script, Server, Step, clean_run};
-    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    // A stream that ends inside its run (`lifecycle/unterminated-run`): the clean run without
+    // its last frame, RUN_FINISHED.
+    let whole = String::from_utf8(clean_run()).unwrap();
+    let open = whole[..whole.rfind("data: ").unwrap()].as_bytes().to_vec();
+    let server = Server::routes(vec![
+        ("/open", Script::sse(vec![Step::Send(open)])),
+        ("/ok", Script::sse(vec![Step::Send(clean_run())])),
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let suite = |failing: &str| {
         let case = |name: &str| {
-            let required = if name == failing {
-                "TOOL_CALL_START"
-            } else {
-                "TEXT_MESSAGE_START"
-            };
+            let route = if name == failing { "/open" } else { "/ok" };
             format!(
-                "[[case]]\nname = \"{name}\"\nurl = \"{}\"\nmessage = \"hi\"\nrequire_events = [\"{required}\"]\n\n",
-                server.url("/")
+                "[[case]]\nname = \"{name}\"\nurl = \"{}\"\nmessage = \"hi\"\n\n",
+                server.url(route)
             )
         };
         std::fs::write(dir.join("suite.toml"), case("first") + &case("second")).unwrap();
@@ -432,7 +435,7 @@ fn a_suite_baseline_holds_a_finding_to_its_case() {
     suite("second");
     let (code, stdout, stderr) = test(&["--baseline", "known.json"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
-    assert!(stdout.contains("suite/missing-event"), "{stdout}");
+    assert!(stdout.contains("lifecycle/unterminated-run"), "{stdout}");
 }
 
 /// An agent that answers 500, or a redirect, sent no stream: a client reads no events from
