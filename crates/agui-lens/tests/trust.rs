@@ -4857,6 +4857,43 @@ fn a_recording_whose_recorder_was_killed_is_no_whole_stream() {
     }
 }
 
+/// The run this file's later tests hold streams to: its start alone, which leaves it open
+/// (`lifecycle/unterminated-run`), and it whole.
+const OPEN_RUN: &str = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
+
+/// A stream that leaves its run open and one of the same run whole, written in `dir` as
+/// `open.jsonl` and `whole.jsonl`.
+fn open_and_whole(dir: &Path) -> (PathBuf, PathBuf) {
+    let open = dir.join("open.jsonl");
+    write(&open, format!("{OPEN_RUN}\n").as_bytes());
+    let whole = dir.join("whole.jsonl");
+    write(
+        &whole,
+        format!(
+            "{OPEN_RUN}\n{}\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#
+        )
+        .as_bytes(),
+    );
+    (open, whole)
+}
+
+/// A recording `run` cut at a stop, written as `name` in `dir`: the start of a run, and beside
+/// it the word of the stop with the recording's length.
+fn cut_recording(dir: &Path, name: &str) -> PathBuf {
+    let rec = dir.join(name);
+    write(&rec, format!("{OPEN_RUN}\n").as_bytes());
+    write(
+        &dir.join(format!("{name}.cut.txt")),
+        format!(
+            "stopped by SIGINT after 1 event: the stream was recorded in part\nsize: {}\n",
+            OPEN_RUN.len() + 1
+        )
+        .as_bytes(),
+    );
+    rec
+}
+
 /// A reader that stops reading a gate's report (`agui-lens test … | head -1`) made the command
 /// exit 0 at the first write that found the pipe closed, whatever it had found, and before
 /// its `--junit` was written (an earlier run's green file stayed): a failing gate passed under
@@ -4866,19 +4903,8 @@ fn a_recording_whose_recorder_was_killed_is_no_whole_stream() {
 fn a_reader_that_stops_reading_passes_no_gate() {
     use crate::common::server::{Script, Server, Step, frame};
     let dir = tempfile::tempdir().unwrap();
-    let open_run = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
-    let bad = dir.path().join("bad.jsonl");
-    write(&bad, format!("{open_run}\n").as_bytes());
-    let good = dir.path().join("good.jsonl");
-    write(
-        &good,
-        format!(
-            "{open_run}\n{}\n",
-            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#
-        )
-        .as_bytes(),
-    );
-    let server = Server::start(Script::sse(vec![Step::Send(frame(open_run))]));
+    let (bad, good) = open_and_whole(dir.path());
+    let server = Server::start(Script::sse(vec![Step::Send(frame(OPEN_RUN))]));
     let suite = dir.path().join("suite.toml");
     one_case_suite(&suite, &server.url("/"));
     let junit = dir.path().join("report.xml");
@@ -4931,27 +4957,8 @@ fn a_reader_that_stops_reading_passes_no_gate() {
 #[test]
 fn a_cut_recording_is_held_to_no_snapshot() {
     let dir = tempfile::tempdir().unwrap();
-    let start = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
-    let rec = dir.path().join("rec.jsonl");
-    write(&rec, format!("{start}\n").as_bytes());
-    let cut = dir.path().join("rec.jsonl.cut.txt");
-    write(
-        &cut,
-        format!(
-            "stopped by SIGINT after 1 event: the stream was recorded in part\nsize: {}\n",
-            start.len() + 1
-        )
-        .as_bytes(),
-    );
-    let whole = dir.path().join("whole.jsonl");
-    write(
-        &whole,
-        format!(
-            "{start}\n{}\n",
-            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#
-        )
-        .as_bytes(),
-    );
+    let rec = cut_recording(dir.path(), "rec.jsonl");
+    let (_, whole) = open_and_whole(dir.path());
     let expect = dir.path().join("exp.snap");
     let (code, stdout, stderr) = run(&["snapshot", s(&rec), "--expect", s(&expect), "--update"]);
     assert_eq!(code, 2, "{stdout}{stderr}");
@@ -5084,29 +5091,9 @@ fn a_recording_killed_before_the_answer_or_never_begun_is_no_answer() {
 #[test]
 fn a_closed_output_loses_words_not_verdicts() {
     let dir = tempfile::tempdir().unwrap();
-    let open_run = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
-    let bad = dir.path().join("bad.jsonl");
-    write(&bad, format!("{open_run}\n").as_bytes());
-    let good = dir.path().join("good.jsonl");
-    write(
-        &good,
-        format!(
-            "{open_run}\n{}\n",
-            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#
-        )
-        .as_bytes(),
-    );
+    let (bad, good) = open_and_whole(dir.path());
     // A recording its recorder cut, which `diff` warns of.
-    let cut = dir.path().join("cut.jsonl");
-    write(&cut, format!("{open_run}\n").as_bytes());
-    write(
-        &dir.path().join("cut.jsonl.cut.txt"),
-        format!(
-            "stopped by SIGINT after 1 event\nsize: {}\n",
-            open_run.len() + 1
-        )
-        .as_bytes(),
-    );
+    let cut = cut_recording(dir.path(), "cut.jsonl");
     let expect = dir.path().join("exp.snap");
     let (code, _, stderr) = run(&["snapshot", s(&good), "--expect", s(&expect), "--update"]);
     assert_eq!(code, 0, "{stderr}");
@@ -5154,19 +5141,9 @@ fn a_closed_output_loses_words_not_verdicts() {
 #[test]
 fn a_link_to_a_cut_recording_is_cut_too() {
     let dir = tempfile::tempdir().unwrap();
-    let start = r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#;
     let runs = dir.path().join("runs");
     std::fs::create_dir_all(&runs).unwrap();
-    let rec = runs.join("rec.jsonl");
-    write(&rec, format!("{start}\n").as_bytes());
-    write(
-        &runs.join("rec.jsonl.cut.txt"),
-        format!(
-            "stopped by SIGINT after 1 event\nsize: {}\n",
-            start.len() + 1
-        )
-        .as_bytes(),
-    );
+    let rec = cut_recording(&runs, "rec.jsonl");
     let link = dir.path().join("latest.jsonl");
     std::os::unix::fs::symlink(&rec, &link).unwrap();
     let (code, stdout, stderr) = run(&["check", s(&link)]);
@@ -5234,11 +5211,7 @@ fn a_recorded_request_is_asked_for_a_version_only_from_1_0() {
 #[test]
 fn a_junit_fifo_gets_the_report() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.jsonl");
-    write(
-        &bad,
-        br#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
-    );
+    let (bad, _) = open_and_whole(dir.path());
     let fifo = dir.path().join("junit.fifo");
     let reader = crate::common::fifo(&fifo);
     let child = Child::spawn(&["check", s(&bad), "--junit", s(&fifo)], None);
@@ -5290,17 +5263,7 @@ fn a_cut_or_a_lost_report_is_said() {
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stderr.contains("cut when it was recorded"), "{stderr}");
 
-    let good = dir.path().join("good.jsonl");
-    write(
-        &good,
-        concat!(
-            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
-            "\n",
-            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
-            "\n"
-        )
-        .as_bytes(),
-    );
+    let (_, good) = open_and_whole(dir.path());
     let junit = dir.path().join("report.xml");
     for (stream, has) in [
         (&good, "failures=\"0\""),

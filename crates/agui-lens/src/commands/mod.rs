@@ -530,11 +530,12 @@ impl<W: io::Write> io::Write for UntilStopped<W> {
 }
 
 /// Standard output of a command whose exit status is its verdict (check, run, test, diff,
-/// snapshot, and the servers' live reports): a reader that stops reading (`agui-lens test … |
-/// head -1`) is given no more, and the command runs on to its end, writes its other reports
-/// (`--junit`, `--report`) and exits with its verdict. Ended at the first write that found the
-/// pipe closed, such a command exited 0 whatever it had found, before its `--junit` was
-/// written: a failing gate passed under `set -o pipefail`.
+/// snapshot, inspect, and the servers' live reports; fold's view too): a reader that stops
+/// reading (`agui-lens test … | head -1`) is given no more, and the command runs on to its
+/// end, writes its other reports (`--junit`, `--report`) and exits with its verdict. Ended at
+/// the first write that found the pipe closed, such a command exited 0 whatever it had found,
+/// before its `--junit` was written: a failing gate passed under `set -o pipefail`. Any other
+/// failure to write (a full device) is kept for [`report_lost`].
 #[derive(Default)]
 pub(crate) struct ReportOut {
     /// The reader went away: what is written is dropped.

@@ -495,10 +495,6 @@ fn where_named_within(path: &std::path::Path, hops: u8) -> Option<std::path::Pat
     })
 }
 
-/// Holds the input to the RunAgentInput schema of the version it declares (else
-/// `--protocol`, else the newest) before it is sent: what breaks it is said on stderr, and
-/// the call is refused (why, returned) unless `--send-invalid` asks for it. Unknown fields
-/// are only noted.
 /// What the input is, held to its schema before it is sent.
 enum Judged {
     /// Nothing breaks it.
@@ -509,6 +505,9 @@ enum Judged {
     SentInvalid(String),
 }
 
+/// Holds the input to the RunAgentInput schema of the version it declares (else
+/// `--protocol`, else the newest) before it is sent: what breaks it is said on stderr, and
+/// the call is refused unless `--send-invalid` asks for it. Unknown fields are only noted.
 fn judge_input(input: &AgentInput, schemas: &SchemaSet, args: &RunArgs) -> Result<Judged> {
     let declared = input.value.get("protocolVersion").and_then(|v| v.as_str());
     let version = judged_by(declared, args.rules.protocol);
