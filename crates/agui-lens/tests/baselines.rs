@@ -397,7 +397,7 @@ fn a_suite_baseline_holds_a_finding_to_its_case() {
     // A stream that ends inside its run (`lifecycle/unterminated-run`): the clean run without
     // its last frame, RUN_FINISHED.
     let whole = String::from_utf8(clean_run()).unwrap();
-    let open = whole[..whole.rfind("data: ").unwrap()].as_bytes().to_vec();
+    let open = whole.as_bytes()[..whole.rfind("data: ").unwrap()].to_vec();
     let server = Server::routes(vec![
         ("/open", Script::sse(vec![Step::Send(open)])),
         ("/ok", Script::sse(vec![Step::Send(clean_run())])),
