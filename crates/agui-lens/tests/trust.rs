@@ -5281,36 +5281,3 @@ fn a_cut_or_a_lost_report_is_said() {
         assert!(report.contains(has), "{report}");
     }
 }
-
-/// `serve --report FIFO` with no reader on the FIFO did not stop on SIGTERM: the report's
-/// open waited for a reader through every signal. It waits a few seconds for one, then gives
-/// up and says so.
-#[test]
-fn a_report_fifo_no_one_reads_does_not_hold_a_stop() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, whole) = open_and_whole(dir.path());
-    let fifo = dir.path().join("report.fifo");
-    crate::common::make_fifo(&fifo);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let listen = format!("127.0.0.1:{port}");
-    let child = Child::spawn(
-        &[
-            "serve",
-            s(&whole),
-            "--listen",
-            &listen,
-            "--report",
-            s(&fifo),
-        ],
-        None,
-    );
-    until(|| std::net::TcpStream::connect(&listen).is_ok());
-    child.signal(libc::SIGTERM);
-    let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(30));
-    assert_eq!(code, 143, "{stdout}{stderr}");
-    assert!(stderr.contains("no reader"), "{stderr}");
-}
