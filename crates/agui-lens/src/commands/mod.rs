@@ -621,6 +621,14 @@ impl io::Write for Said {
     }
 }
 
+/// Removes the file at `path`; nothing there is no error (it is gone either way).
+pub(crate) fn remove_if_there(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// What a command stopped before writing `path` left of it: the file as it was, or none.
 pub(crate) fn left_unwritten(path: &Path) -> String {
     if path.exists() {

@@ -1089,10 +1089,7 @@ fn write_failure(at: &std::path::Path, failure: &str) -> Result<()> {
 
 /// Takes away what says the recording in `at` is not finished: it ended as its files say.
 fn finished(at: &std::path::Path) -> io::Result<()> {
-    match std::fs::remove_file(at.join(agui_lens_core::check::recorded::CUT_FILE)) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
+    super::remove_if_there(&at.join(agui_lens_core::check::recorded::CUT_FILE))
 }
 
 fn unrecorded(failed: &mut Option<String>, at: &std::path::Path, written: Result<()>) {

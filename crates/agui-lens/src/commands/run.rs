@@ -329,12 +329,8 @@ fn record_call_findings(
         lines.push('\n');
     }
     if lines.is_empty() {
-        return match std::fs::remove_file(&file) {
-            Err(err) if err.kind() != io::ErrorKind::NotFound => {
-                Err(anyhow::Error::new(err).context(format!("removing {}", file.display())))
-            }
-            _ => Ok(()),
-        };
+        return super::remove_if_there(&file)
+            .with_context(|| format!("removing {}", file.display()));
     }
     super::write_bytes(&file, lines.as_bytes())
 }

@@ -1278,14 +1278,11 @@ fn run_turn(
     } else if let Some(dir) = &artifacts {
         // The turn's recording ended whole: it is no longer said to be unfinished.
         let at = dir.join(agui_lens_core::check::recorded::CUT_FILE);
-        match std::fs::remove_file(&at) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                let said = format!("removing {}: {e}", at.display());
-                say!("agui-lens: {said}");
-                outcome.failure.get_or_insert(said);
-                outcome.passed = false;
-            }
-            _ => {}
+        if let Err(e) = super::remove_if_there(&at) {
+            let said = format!("removing {}: {e}", at.display());
+            say!("agui-lens: {said}");
+            outcome.failure.get_or_insert(said);
+            outcome.passed = false;
         }
     }
     TurnResult { outcome, folded }
@@ -1407,11 +1404,8 @@ fn passed(shared: &Shared<'_>, outcome: &CaseOutcome) -> bool {
 fn keep_no_events(dir: &Path, record: &mut Option<Recording>) {
     drop(record.take());
     let at = dir.join("events.jsonl");
-    match std::fs::remove_file(&at) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            say!("agui-lens: removing {}: {e}", at.display());
-        }
-        _ => {}
+    if let Err(e) = super::remove_if_there(&at) {
+        say!("agui-lens: removing {}: {e}", at.display());
     }
 }
 
@@ -1432,10 +1426,7 @@ const ARTIFACTS: [&str; 7] = [
 fn fresh_artifacts_dir(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for name in ARTIFACTS {
-        match std::fs::remove_file(dir.join(name)) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
+        super::remove_if_there(&dir.join(name))?;
     }
     Ok(())
 }
