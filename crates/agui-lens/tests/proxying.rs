@@ -1139,12 +1139,7 @@ fn a_recording_checks_as_the_proxy_found_it() {
         let (code, stdout, stderr) = run(&["check", "--format", format, folder]);
         assert_eq!(code, 1, "{format}: {stdout}{stderr}");
         // SARIF names every rule it knows: there, a finding is a result.
-        let said = if format == "sarif" {
-            let sarif: Value = serde_json::from_str(&stdout).unwrap();
-            sarif["runs"][0]["results"].to_string()
-        } else {
-            stdout.clone()
-        };
+        let said = crate::common::findings_said(format, &stdout);
         for rule in ["request/missing-tool-result", "transport/http-status"] {
             assert!(said.contains(rule), "{format}: {rule} is gone: {stdout}");
         }
@@ -1623,12 +1618,7 @@ fn a_proxy_killed_part_way_leaves_its_exchange_unfinished() {
         let what = format!("{format}: {stdout}{stderr}");
         assert_eq!(code, 2, "{what}");
         // (SARIF lists every rule it knows: its results name none of the agent's cut.)
-        let found = if format == "sarif" {
-            let doc: Value = serde_json::from_str(&stdout).unwrap();
-            doc["runs"][0]["results"].to_string()
-        } else {
-            stdout.clone()
-        };
+        let found = crate::common::findings_said(format, &stdout);
         assert!(!found.contains("unterminated-run"), "{what}");
         assert!(what.contains("not finished"), "{what}");
     }

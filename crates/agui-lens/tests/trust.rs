@@ -4173,17 +4173,42 @@ fn a_recording_that_cannot_be_made_is_refused_before_the_call() {
 /// A stop that comes once a compacted stream is under way to its output, which is then
 /// written whole, says what was written: the status says the command was stopped, and a
 /// line says the output is complete (a CI wrapper would else take it that nothing was).
-/// The compaction is verified, then waits for a reader of the FIFO it writes to; the signal
-/// comes while it waits.
+/// The compaction is verified and goes out to a FIFO whose reader has it open but reads
+/// nothing yet: the signal comes while the command waits for room in the full pipe.
 #[test]
 fn a_stop_after_a_compacted_stream_was_put_out_says_it_was_written() {
     let dir = tempfile::tempdir().unwrap();
+    // Runs enough that the compacted stream is more than a pipe holds (64 KiB).
+    let input = dir.path().join("in.jsonl");
+    let mut stream = String::new();
+    for run in 0..2000 {
+        stream.push_str(&format!(
+            "{{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"run-{run:05}\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m-{run:05}\",\"role\":\"assistant\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m-{run:05}\",\"delta\":\"one\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m-{run:05}\",\"delta\":\" two\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m-{run:05}\"}}\n\
+             {{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"run-{run:05}\"}}\n"
+        ));
+    }
+    std::fs::write(&input, stream).unwrap();
     let fifo = dir.path().join("out.jsonl");
     make_fifo(&fifo);
-    let input = recording("agui-sdk-full.jsonl");
     let child = Child::spawn(&["compact", s(&input), "-o", s(&fifo)], None);
     let pid = child.child.id();
-    // Waiting for a reader: the open of the FIFO, in some thread of the command.
+    // The reader: it has the FIFO open at once, and reads once told to.
+    let (go, read_now) = std::sync::mpsc::channel::<()>();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut file = std::fs::File::open(fifo).unwrap();
+            read_now.recv().unwrap();
+            let mut written = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut written).unwrap();
+            written
+        })
+    };
+    // Waiting for room in the pipe, in some thread of the command.
     until(|| {
         std::fs::read_dir(format!("/proc/{pid}/task"))
             .into_iter()
@@ -4191,22 +4216,28 @@ fn a_stop_after_a_compacted_stream_was_put_out_says_it_was_written() {
             .flatten()
             .any(|task| {
                 std::fs::read_to_string(task.path().join("wchan"))
-                    .is_ok_and(|wchan| wchan.contains("wait_for_partner"))
+                    .is_ok_and(|wchan| wchan.contains("pipe_write"))
             })
     });
     child.signal(libc::SIGTERM);
-    // Delivered before the reader comes (else the command could end before it sees the
+    // Delivered before the reader reads (else the command could end before it sees the
     // signal).
     until(|| !child.has_pending_signals());
     std::thread::sleep(std::time::Duration::from_millis(100));
-    let written = std::fs::read(&fifo).unwrap();
+    go.send(()).unwrap();
+    let written = reader.join().unwrap();
     let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
     assert_eq!(exit, 143, "{stdout}\n{stderr}");
-    let events = written
-        .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
+    let written = String::from_utf8(written).unwrap();
+    let runs = written
+        .lines()
+        .filter(|l| l.contains("RUN_FINISHED"))
         .count();
-    assert!(events > 10, "{stderr}");
+    assert_eq!(runs, 2000, "{stderr}");
+    assert!(
+        written.contains("run-01999") && written.ends_with('\n'),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("stopped by SIGTERM") && stderr.contains("written whole"),
         "{stderr}"
@@ -5002,12 +5033,7 @@ fn an_exchange_the_disk_could_not_hold_checks_as_cut() {
         let what = format!("{format}: {stdout}{stderr}");
         assert_eq!(code, 2, "{what}");
         assert!(what.contains("No space left on device"), "{what}");
-        let found = if format == "sarif" {
-            let doc: Value = serde_json::from_str(&stdout).unwrap();
-            doc["runs"][0]["results"].to_string()
-        } else {
-            stdout.clone()
-        };
+        let found = crate::common::findings_said(format, &stdout);
         assert!(!found.contains("no-events"), "{what}");
     }
 }
@@ -5280,4 +5306,37 @@ fn a_cut_or_a_lost_report_is_said() {
         let report = std::fs::read_to_string(&junit).unwrap();
         assert!(report.contains(has), "{report}");
     }
+}
+
+/// `serve --report FIFO` with no reader on the FIFO did not stop on SIGTERM: the report's
+/// open waited for a reader through every signal. It waits a few seconds for one, then gives
+/// up and says so.
+#[test]
+fn a_report_fifo_no_one_reads_does_not_hold_a_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, whole) = open_and_whole(dir.path());
+    let fifo = dir.path().join("report.fifo");
+    crate::common::make_fifo(&fifo);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let child = Child::spawn(
+        &[
+            "serve",
+            s(&whole),
+            "--listen",
+            &listen,
+            "--report",
+            s(&fifo),
+        ],
+        None,
+    );
+    until(|| std::net::TcpStream::connect(&listen).is_ok());
+    child.signal(libc::SIGTERM);
+    let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(30));
+    assert_eq!(code, 143, "{stdout}{stderr}");
+    assert!(stderr.contains("no reader"), "{stderr}");
 }

@@ -70,13 +70,61 @@ pub(crate) fn is_stream(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
 }
 
-/// Opens a [`is_stream`] path for writing, as it is.
+/// How long a command that writes as it stops waits for a reader of a FIFO.
+const FIFO_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Opens a [`is_stream`] path for writing, as it is. A FIFO is opened once a reader has it
+/// open; waiting for one, a stop (Ctrl-C, SIGTERM) ends the wait, or, for a command writing
+/// as it stops (a server's report), [`FIFO_GRACE`] after the call (a blocking open went on
+/// waiting through every signal: `serve --report FIFO` with no reader needed SIGKILL).
 pub(crate) fn open_stream(path: &Path) -> Result<std::fs::File> {
     use anyhow::Context;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .with_context(|| format!("opening {}", path.display()))
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let opening = || format!("opening {}", path.display());
+    let fifo = std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_fifo());
+    if !fifo {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .with_context(opening);
+    }
+    let stopping_already = agui_lens_core::stop::requested();
+    let called = std::time::Instant::now();
+    loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+        {
+            Ok(file) => {
+                // Written as any file is, waiting when the reader is slow.
+                use std::os::fd::AsRawFd as _;
+                // SAFETY: fcntl on the descriptor of a file this function owns, open.
+                unsafe {
+                    let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+                    libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+                }
+                return Ok(file);
+            }
+            // No reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                let given_up = if stopping_already {
+                    called.elapsed() > FIFO_GRACE
+                } else {
+                    agui_lens_core::stop::requested()
+                };
+                if given_up {
+                    anyhow::bail!(
+                        "{}: stopped by {} while no reader had it open",
+                        opening(),
+                        agui_lens_core::stop::signal_name()
+                    );
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context(opening())),
+        }
+    }
 }
 
 /// The file replacing `path` replaces: the file a symbolic link leads to, also one that does
@@ -330,6 +378,14 @@ pub(crate) fn record_request(recording: &Path, request: &serde_json::Value) -> R
 /// [`write_file`] of bytes held whole.
 pub(crate) fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
     write_file(path, |out| Ok(out.write_all(bytes)?))
+}
+
+/// Writes the cut file `cut` saying the recording beside it is not finished
+/// ([`agui_lens_core::check::recorded::UNFINISHED`]), whole or not at all: what every recorder
+/// (`run --record`, `proxy --record`, `test --artifacts`) leaves until its recording's end.
+pub(crate) fn say_unfinished(cut: &Path) -> Result<()> {
+    let words = format!("{}\n", agui_lens_core::check::recorded::UNFINISHED);
+    write_bytes(cut, words.as_bytes())
 }
 
 /// A writer that refuses more bytes once a stop is asked for (Ctrl-C, SIGTERM), unless one

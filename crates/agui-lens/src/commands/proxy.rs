@@ -575,12 +575,10 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             let at = claim_slot(dir, &shared.next_slot)?;
             // Until the exchange's end says how it ended, its recording is not finished (a
             // proxy killed part way writes nothing more).
-            let written = std::fs::write(
-                at.join(agui_lens_core::check::recorded::CUT_FILE),
-                format!("{}\n", agui_lens_core::check::recorded::UNFINISHED),
-            )
-            .and_then(|()| std::fs::write(at.join("request.json"), &request.body));
-            unrecorded(&mut record_failed, &at, written.map_err(Into::into));
+            let written =
+                super::say_unfinished(&at.join(agui_lens_core::check::recorded::CUT_FILE))
+                    .and_then(|()| Ok(std::fs::write(at.join("request.json"), &request.body)?));
+            unrecorded(&mut record_failed, &at, written);
             Some(SlotOpen::new(shared, at))
         }
         _ => None,

@@ -723,11 +723,7 @@ impl Recording {
 /// how it ended: whole or not at all (what is there stays as it was when the disk is full: the
 /// recording may be an earlier run's, whole or cut).
 fn say_unfinished(path: &std::path::Path) -> Result<()> {
-    let cut = agui_lens_core::check::recorded::cut_file_of(path);
-    super::write_bytes(
-        &cut,
-        format!("{}\n", agui_lens_core::check::recorded::UNFINISHED).as_bytes(),
-    )
+    super::say_unfinished(&agui_lens_core::check::recorded::cut_file_of(path))
 }
 
 /// Takes the file's lock (`flock`, exclusive), if no other open file holds it: held until

@@ -1022,10 +1022,8 @@ fn run_turn(
         };
         fresh_artifacts_dir(dir)?;
         // Until the turn's end says how its recording ended, it is not finished.
-        std::fs::write(
-            dir.join(agui_lens_core::check::recorded::CUT_FILE),
-            format!("{}\n", agui_lens_core::check::recorded::UNFINISHED),
-        )?;
+        super::say_unfinished(&dir.join(agui_lens_core::check::recorded::CUT_FILE))
+            .map_err(io::Error::other)?;
         std::fs::write(dir.join("request.json"), &*input.body.bytes()?)?;
         let raw = std::fs::File::create(dir.join("response.raw"))?;
         let record = Recording::create(dir.join("events.jsonl"))?;

@@ -180,6 +180,16 @@ pub const PROXY_VARIABLES: &[&str] = &[
     "http_proxy",
 ];
 
+/// What a report in `format` says of its findings: a SARIF report's results (its list of
+/// rules names every rule it knows, found or not), else the whole report.
+pub fn findings_said(format: &str, stdout: &str) -> String {
+    if format != "sarif" {
+        return stdout.to_string();
+    }
+    let doc: serde_json::Value = serde_json::from_str(stdout).unwrap();
+    doc["runs"][0]["results"].to_string()
+}
+
 /// Runs the binary with arguments; returns (exit code, stdout, stderr).
 pub fn run(args: &[&str]) -> (i32, String, String) {
     let output = agui_lens().args(args).output().unwrap();

@@ -271,7 +271,6 @@ pub fn frame(json: &str) -> Vec<u8> {
     format!("data: {json}\n\n").into_bytes()
 }
 
-/// A complete, clean run that echoes the request's ids.
 /// A whole run whose one message comes in `deltas` content events: a long answer, SSE framed.
 pub fn long_answer(deltas: usize) -> Vec<u8> {
     let mut body = frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#);
@@ -290,6 +289,7 @@ pub fn long_answer(deltas: usize) -> Vec<u8> {
     body
 }
 
+/// A complete, clean run that echoes the request's ids.
 pub fn clean_run() -> Vec<u8> {
     [
         r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.1"}"#,
