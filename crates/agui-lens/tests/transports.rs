@@ -1225,6 +1225,75 @@ fn a_call_in_a_capture_that_brought_no_stream_is_never_passed_over() {
     assert!(stderr.contains("upstream model timed out"), "{stderr}");
 }
 
+/// A call to the agent whose request breaks the RunAgentInput schema (a field left out, which
+/// is why an agent answers 422) was taken for other traffic and passed over, and the capture
+/// checked clean (exit 0, no result in any format): so was a POST with no body to the URL a
+/// stream came from, answered 500, and one answered with an event stream of no AG-UI event.
+/// Each is a call that brought no stream, and fails the check.
+#[test]
+fn a_failed_call_with_a_broken_request_is_no_other_traffic() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = one_call_entry();
+    let url = good["request"]["url"].as_str().unwrap().to_owned();
+    let broken = serde_json::json!({"threadId": "t", "runId": "r2", "protocolVersion": "1.1"});
+    let mut refused = har_entry(
+        "https://agent.example/other",
+        Some(&broken),
+        "application/json",
+        br#"{"detail":"messages: field required"}"#,
+        false,
+    );
+    refused["response"]["status"] = 422.into();
+    refused["response"]["statusText"] = "Unprocessable Entity".into();
+    let mut bodiless = har_entry(&url, None, "text/plain", b"Internal Server Error", false);
+    bodiless["request"]["method"] = "POST".into();
+    bodiless["response"]["status"] = 500.into();
+    let overloaded = har_entry(
+        &url,
+        Some(&serde_json::json!({"hello": "there"})),
+        "text/event-stream",
+        b"data: {\"error\":\"model overloaded\"}\n\n",
+        false,
+    );
+    for (name, failed, said) in [
+        ("refused", refused, "field required"),
+        ("bodiless", bodiless, "Internal Server Error"),
+        ("overloaded", overloaded, "model overloaded"),
+    ] {
+        let path = dir.path().join(format!("{name}.har"));
+        std::fs::write(&path, har(vec![page_entry(), good.clone(), failed])).unwrap();
+        let path = path.to_str().unwrap();
+        for format in ["human", "json", "sarif", "junit", "github", "jsonl"] {
+            let (code, stdout, stderr) = run(&["check", "--format", format, path]);
+            let what = format!("{name} {format}: {stdout}{stderr}");
+            assert_eq!(code, 2, "{what}");
+            assert!(stdout.contains(said) || format == "human", "{what}");
+            assert!(stderr.contains(said), "{what}");
+        }
+    }
+    // Other traffic stays other traffic: a POST elsewhere, with no run's ids, and another
+    // call of the client's to the agent's endpoint, answered with JSON.
+    let info = har_entry(
+        &url,
+        Some(&serde_json::json!({"method": "info"})),
+        "application/json",
+        br#"{"agents":["a"]}"#,
+        false,
+    );
+    let mut elsewhere = har_entry(
+        "https://telemetry.example/collect",
+        Some(&serde_json::json!({"event": "click"})),
+        "application/json",
+        br#"{"ok":false}"#,
+        false,
+    );
+    elsewhere["response"]["status"] = 500.into();
+    let path = dir.path().join("elsewhere.har");
+    std::fs::write(&path, har(vec![page_entry(), info, good, elsewhere])).unwrap();
+    let (code, stdout, stderr) = run(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
 /// How a capture's stream was answered is part of what it means: the same events answered 500
 /// are another stream than those answered 200 (a client read the one and failed on the
 /// other), at every level `diff` compares and in a snapshot; `fold`, which takes the events

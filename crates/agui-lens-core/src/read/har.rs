@@ -215,10 +215,22 @@ pub fn read_har(mut reader: impl Read) -> Result<HarCapture> {
         others: 0,
         posts_without_bodies: 0,
     };
-    for (index, entry) in entries.iter().enumerate() {
-        if let Some(stream) = stream_of(index, entry) {
+    let streams: Vec<Option<HarStream>> = entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| stream_of(index, entry))
+        .collect();
+    // Where the agent is: the URLs its streams came from.
+    let agent_urls: Vec<&str> = entries
+        .iter()
+        .zip(&streams)
+        .filter(|(_, stream)| stream.is_some())
+        .filter_map(|(entry, _)| entry.pointer("/request/url").and_then(Value::as_str))
+        .collect();
+    for ((index, entry), stream) in entries.iter().enumerate().zip(streams) {
+        if let Some(stream) = stream {
             capture.streams.push(stream);
-        } else if let Some(failed) = failed_call(index, entry) {
+        } else if let Some(failed) = failed_call(index, entry, &agent_urls) {
             capture.failed.push(failed);
         } else {
             capture.others += 1;
@@ -237,18 +249,43 @@ pub fn read_har(mut reader: impl Read) -> Result<HarCapture> {
     Ok(capture)
 }
 
-/// An entry that is a call to an agent (its request body has a RunAgentInput's `threadId`,
-/// `runId` and `messages`) and brought back no stream ([`stream_of`] found none): why.
-fn failed_call(index: usize, entry: &Value) -> Option<FailedCall> {
+/// An entry that is a call to an agent and brought back no stream ([`stream_of`] found
+/// none): why. A call to an agent: its request body is a RunAgentInput (a `threadId`, a
+/// `runId` and `messages`); or it is a POST to a URL a stream of the capture came from
+/// (`agent_urls`) that failed or was answered as an event stream (a client's other calls to
+/// one endpoint, answered 200 with JSON, are not runs); or it failed, and its body names a
+/// run (a `threadId` or a `runId`) though it breaks the schema, which is why an agent
+/// refuses it (422).
+fn failed_call(index: usize, entry: &Value, agent_urls: &[&str]) -> Option<FailedCall> {
     let request = entry.get("request")?;
-    if !asks_for_a_run(request) {
-        return None;
-    }
     let response = entry.get("response");
     let status = response
         .and_then(|r| r.get("status"))
         .and_then(Value::as_u64)
         .unwrap_or(0);
+    let failed = !(200..300).contains(&status);
+    let streamed = || {
+        response
+            .and_then(|r| r.pointer("/content/mimeType"))
+            .and_then(Value::as_str)
+            .is_some_and(|mime| super::transport_format(mime).is_some())
+    };
+    let to_the_agent = || {
+        (failed || streamed())
+            && request.get("method").and_then(Value::as_str) == Some("POST")
+            && request
+                .get("url")
+                .and_then(Value::as_str)
+                .is_some_and(|url| agent_urls.contains(&url))
+    };
+    let names_a_run = || {
+        failed
+            && matches!(request_of(request), Some(Ok(Value::Object(input)))
+                if input.contains_key("threadId") || input.contains_key("runId"))
+    };
+    if !(asks_for_a_run(request) || to_the_agent() || names_a_run()) {
+        return None;
+    }
     let status_text = response
         .and_then(|r| r.get("statusText"))
         .and_then(Value::as_str)
@@ -548,9 +585,13 @@ mod tests {
         let text = serde_json::to_vec_pretty(&har).unwrap();
         assert!(is_har(&text));
         let capture = read_har(&text[..]).unwrap();
-        assert_eq!(capture.others, 3);
+        assert_eq!(capture.others, 2);
         let entries: Vec<usize> = capture.streams.iter().map(|s| s.entry).collect();
         assert_eq!(entries, [1, 3]);
+        // An event stream of no AG-UI event, from where the streams came: a call that
+        // brought none.
+        let failed: Vec<usize> = capture.failed.iter().map(|f| f.entry).collect();
+        assert_eq!(failed, [4]);
         assert_eq!(capture.streams[0].body, sse.as_bytes());
         assert_eq!(
             capture.streams[0].request,
