@@ -149,7 +149,6 @@ enum Data {
     Items(Vec<Vec<u8>>),
 }
 
-/// What to read: a file, or bytes named `name` in findings.
 /// What is recorded beside a stream file (see [`recorded::recorded`]).
 #[derive(Default)]
 struct Recording {
@@ -162,8 +161,11 @@ struct Recording {
     cut: Option<String>,
     /// The file of what only the call that recorded it found.
     findings: Option<PathBuf>,
+    /// The status with which the agent refused an input sent invalid on purpose.
+    refused: Option<u16>,
 }
 
+/// What to read: a file, or bytes named `name` in findings.
 struct Source {
     path: Option<PathBuf>,
     data: Option<Data>,
@@ -225,6 +227,7 @@ impl Source {
                 request,
                 cut,
                 findings,
+                refused,
                 ..
             }) = recorded::recorded(path)
         {
@@ -233,6 +236,7 @@ impl Source {
                 request,
                 cut,
                 findings,
+                refused,
             };
         }
         recording
@@ -454,6 +458,7 @@ fn check(
                     cut,
                     findings,
                     no_stream,
+                    refused,
                 },
             )) => recorded::check_recording(
                 &ctx,
@@ -463,6 +468,7 @@ fn check(
                 cut,
                 findings.as_deref(),
                 no_stream,
+                refused,
                 &mut emit,
             )?,
             _ => check_sent(
@@ -746,7 +752,7 @@ fn compact_report(
             // What to write beside what is written, as `compact` writes it beside the file:
             // the request a recording `run` made answers, with the new length.
             "request_file": c.carried.as_deref().zip(bytes.as_ref()).map(|(request, bytes)| {
-                format!("{}\n", recorded::request_record(request, bytes.len() as u64))
+                format!("{}\n", recorded::request_record(request, bytes.len() as u64, None))
             }),
         });
         Ok((bytes, report.to_string()))
@@ -838,9 +844,11 @@ fn compact_source(
         return Ok(compacted);
     }
     let recording = source.recording();
-    if let Some(why) =
-        recorded::rewrite_refusal(recording.cut.as_deref(), recording.findings.as_deref())
-    {
+    if let Some(why) = recorded::rewrite_refusal(
+        recording.cut.as_deref(),
+        recording.findings.as_deref(),
+        recording.refused,
+    ) {
         compacted.outcome = Outcome::Skipped(why);
         return Ok(compacted);
     }

@@ -3707,6 +3707,44 @@ fn a_refused_invalid_input_sent_on_purpose_is_no_finding() {
             }
         }
     }
+    // Recorded, the refusal is what a later check of the recording says too: it charged the
+    // agent with `framing/no-events` for the empty body it kept ("the agent took the request
+    // and streamed nothing").
+    let record = dir.path().join("refused.jsonl");
+    let raw = dir.path().join("refused.raw");
+    let (got, stdout, stderr) = lens(&[
+        "run",
+        &refusing.url("/"),
+        "--input",
+        input,
+        "--send-invalid",
+        "--record",
+        record.to_str().unwrap(),
+        "--record-raw",
+        raw.to_str().unwrap(),
+    ]);
+    assert_eq!(got, 0, "{stdout}{stderr}");
+    for recording in [&record, &raw] {
+        for format in ["human", "json", "sarif", "junit", "github", "jsonl"] {
+            let (got, stdout, stderr) =
+                lens(&["check", recording.to_str().unwrap(), "--format", format]);
+            let what = format!("{}, {format}: {stdout}{stderr}", recording.display());
+            assert_eq!(got, 0, "{what}");
+            assert!(stdout.contains("refused the input (422)"), "{what}");
+            let found = crate::common::findings_said(format, &stdout);
+            assert!(!found.contains("no-events"), "{what}");
+        }
+    }
+    // Another stream put in the recording's place later is checked as what it is.
+    std::fs::write(&record, "").unwrap();
+    std::fs::write(
+        &record,
+        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n",
+    )
+    .unwrap();
+    let (got, stdout, stderr) = lens(&["check", record.to_str().unwrap()]);
+    assert_eq!(got, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("unterminated-run"), "{stdout}{stderr}");
 }
 
 /// What a suite's case expects is its author's, not a finding to adopt: `--update-baseline`

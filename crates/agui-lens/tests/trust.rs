@@ -4145,7 +4145,9 @@ fn a_stop_while_cat_copies_to_stdout_says_the_copy_is_cut() {
 
 /// `run --record DIR/` (or `--record-raw`) for a folder not there yet, or a link into
 /// nothing, is refused before the call: the agent was called, and its answer lost when the
-/// recording could not be made (exit 2, an empty report).
+/// recording could not be made (exit 2, an empty report). So is a FIFO or a device
+/// (`/dev/null`): the call was made, the recording failed with no reason given ("creating
+/// /dev/null"), and files were left beside it (`/dev/null.cut.txt`).
 #[test]
 fn a_recording_that_cannot_be_made_is_refused_before_the_call() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -4153,10 +4155,16 @@ fn a_recording_that_cannot_be_made_is_refused_before_the_call() {
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("elsewhere.jsonl");
     std::os::unix::fs::symlink("/nonexistent-agui-lens/x.jsonl", &link).unwrap();
+    let fifo = dir.path().join("fifo");
+    make_fifo(&fifo);
+    let fifo_link = dir.path().join("fifo.jsonl");
+    std::os::unix::fs::symlink(&fifo, &fifo_link).unwrap();
     for (flag, path) in [
         ("--record", format!("{}/", s(&dir.path().join("new")))),
         ("--record-raw", format!("{}/", s(&dir.path().join("new")))),
         ("--record", s(&link).to_owned()),
+        ("--record", s(&fifo).to_owned()),
+        ("--record-raw", s(&fifo_link).to_owned()),
     ] {
         let (code, stdout, stderr) = run(&["run", &url, "--message", "hi", flag, &path]);
         assert_eq!(code, 2, "{flag} {path}: {stdout}{stderr}");
@@ -4168,6 +4176,12 @@ fn a_recording_that_cannot_be_made_is_refused_before_the_call() {
     listener.set_nonblocking(true).unwrap();
     assert!(listener.accept().is_err(), "the agent was called");
     assert!(!dir.path().join("new").exists());
+    let beside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(beside.len(), 3, "{beside:?}");
 }
 
 /// A stop that comes once a compacted stream is under way to its output, which is then
@@ -5339,4 +5353,127 @@ fn a_report_fifo_no_one_reads_does_not_hold_a_stop() {
     let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(30));
     assert_eq!(code, 143, "{stdout}{stderr}");
     assert!(stderr.contains("no reader"), "{stderr}");
+}
+
+/// An output named through a folder that is not there and then `..` (`nd/../FILE`), or
+/// through a link that leads there, named the file every check of the output looked for and
+/// found nothing at (`nd` is not there, so neither is `nd/../FILE`), and once the folders of
+/// the output were made, the write replaced `FILE`: the input itself (`--junit`, `snapshot
+/// --expect`, `compact -o`), or a file of the user's (`--record`, `--baseline`). Such a path
+/// is refused, and every file is left as it was.
+#[test]
+fn an_output_up_out_of_a_folder_not_there_replaces_nothing() {
+    use crate::common::server::{Script, Server, Step, clean_run};
+    let server = Server::start(Script::sse(vec![Step::Send(clean_run())]));
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    place("agui-sdk-full.jsonl", &at("stream.jsonl"));
+    write(&at("notes.txt"), b"precious notes\n");
+    std::fs::create_dir_all(at("dd")).unwrap();
+    place("agui-sdk-full.jsonl", &at("dd/a.jsonl"));
+    std::os::unix::fs::symlink("nd/../notes.txt", at("link.xml")).unwrap();
+    let stream = s(&at("stream.jsonl")).to_owned();
+    let up = |name: &str| s(&at("nd")).to_owned() + "/../" + name;
+    let url = server.url("/");
+    let cases: Vec<Vec<String>> = vec![
+        vec![
+            "check".into(),
+            stream.clone(),
+            "--junit".into(),
+            up("stream.jsonl"),
+        ],
+        vec![
+            "check".into(),
+            stream.clone(),
+            "--junit".into(),
+            up("notes.txt"),
+        ],
+        vec![
+            "check".into(),
+            stream.clone(),
+            "--junit".into(),
+            s(&at("link.xml")).into(),
+        ],
+        vec![
+            "check".into(),
+            stream.clone(),
+            "--baseline".into(),
+            up("notes.txt"),
+            "--update-baseline".into(),
+        ],
+        vec![
+            "snapshot".into(),
+            stream.clone(),
+            "--expect".into(),
+            up("stream.jsonl"),
+            "--update".into(),
+        ],
+        vec![
+            "compact".into(),
+            stream.clone(),
+            "--level".into(),
+            "snapshot".into(),
+            "-o".into(),
+            up("stream.jsonl"),
+        ],
+        vec![
+            "compact".into(),
+            s(&at("dd")).into(),
+            "-o".into(),
+            up("dd/"),
+        ],
+        vec![
+            "run".into(),
+            "--message".into(),
+            "hi".into(),
+            url.clone(),
+            "--record".into(),
+            up("notes.txt"),
+        ],
+        vec![
+            "run".into(),
+            "--message".into(),
+            "hi".into(),
+            url,
+            "--record-raw".into(),
+            up("notes.txt"),
+        ],
+    ];
+    let kept = |name: &str| std::fs::read(at(name)).unwrap();
+    let before = [kept("stream.jsonl"), kept("notes.txt"), kept("dd/a.jsonl")];
+    for case in cases {
+        let args: Vec<&str> = case.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = run(&args);
+        let what = format!("{args:?}: {stdout}{stderr}");
+        assert_eq!(code, 2, "{what}");
+        assert!(stderr.contains("is not there"), "{what}");
+        let after = [kept("stream.jsonl"), kept("notes.txt"), kept("dd/a.jsonl")];
+        assert!(before == after, "{what}");
+        let _ = std::fs::remove_dir_all(at("nd"));
+    }
+}
+
+/// A file read whole beside the streams (`snapshot --expect`, `--baseline`, `run --input`)
+/// that is a device with no end was read until the machine's memory ran out (`--expect
+/// /dev/full` took 24 GB, and the kernel killed the command). Past what such a file holds,
+/// the read stops, and says so.
+#[test]
+fn a_device_named_for_a_file_read_whole_is_refused() {
+    let stream = recording("agui-sdk-full.jsonl");
+    let stream = s(&stream);
+    for args in [
+        vec!["snapshot", stream, "--expect", "/dev/zero"],
+        vec!["snapshot", stream, "--expect", "/dev/zero", "--update"],
+        vec!["check", stream, "--baseline", "/dev/zero"],
+        vec!["run", "http://127.0.0.1:9/", "--input", "/dev/zero"],
+    ] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+        command.args(&args);
+        // (A build that reads on is stopped by the limit, not by the machine.)
+        crate::common::with_memory_limit(&mut command, 2 << 30);
+        let (code, stdout, stderr) = crate::common::split(command.output().unwrap());
+        let what = format!("{args:?}: {stdout}{stderr}");
+        assert_eq!(code, 2, "{what}");
+        assert!(stderr.contains("more than 256 MiB"), "{what}");
+    }
 }

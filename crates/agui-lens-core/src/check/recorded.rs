@@ -33,6 +33,9 @@ pub enum Recorded {
         /// success, or its body was no event stream): an empty recording is that answer's,
         /// said once, as it was when it was recorded, not again as `framing/no-events`.
         no_stream: bool,
+        /// The recorded request says the agent refused it (its status), sent invalid on
+        /// purpose (`run --send-invalid`): no stream came, and none was owed.
+        refused: Option<u16>,
     },
     /// `findings.jsonl`: what the recording command found.
     Findings,
@@ -93,9 +96,28 @@ pub fn request_file_of(path: &Path) -> std::path::PathBuf {
     beside(path, REQUEST_SUFFIX)
 }
 
-/// What such a file holds for `recording`, `size` bytes long: the request, and its length.
-pub fn request_record(request: &Value, size: u64) -> Value {
-    serde_json::json!({ RECORDING_SIZE: size, REQUEST: request })
+/// The member of such a file that holds the status (400, 422) with which the agent refused
+/// an input `run --send-invalid` sent on purpose though it breaks its schema: no stream came,
+/// and none was owed (see [`refused_sent_invalid`]).
+pub const REFUSED_SENT_INVALID: &str = "refusedSentInvalid";
+
+/// What such a file holds for `recording`, `size` bytes long: the request, its length, and
+/// the status with which the agent refused it, if it was sent invalid on purpose and refused.
+pub fn request_record(request: &Value, size: u64, refused: Option<u16>) -> Value {
+    let mut record = serde_json::json!({ RECORDING_SIZE: size, REQUEST: request });
+    if let Some(status) = refused {
+        record[REFUSED_SENT_INVALID] = status.into();
+    }
+    record
+}
+
+/// What is said of a recording of an agent's refusal (`status`) of an input sent invalid on
+/// purpose: the refusal is what an agent may do, and its body no stream to judge.
+pub fn refused_sent_invalid(status: u16) -> String {
+    format!(
+        "the input `agui-lens run --send-invalid` sent breaks its schema on purpose, and the \
+         agent refused the input ({status}), as an agent may: no stream was owed"
+    )
 }
 
 /// Why a check passes over the request `run` recorded beside `stream`, named on its own.
@@ -109,7 +131,7 @@ pub fn request_read_with(stream: &Path) -> String {
 /// The request `run` recorded beside `stream` (see [`REQUEST_SUFFIX`]), if the stream is still
 /// the one it was sent for; one that cannot be read, or another capture's, is said and left
 /// out: the stream is checked as it is.
-fn recorded_request(stream: &Path) -> Option<Arc<Value>> {
+fn recorded_request(stream: &Path) -> Option<(Arc<Value>, Option<u16>)> {
     let file = request_file_of(stream);
     let bytes = std::fs::read(&file).ok()?;
     let record = serde_json::from_slice::<Value>(&bytes).ok();
@@ -131,8 +153,14 @@ fn recorded_request(stream: &Path) -> Option<Arc<Value>> {
         ));
         return None;
     };
+    let refused = record
+        .as_ref()
+        .and_then(|r| r.get(REFUSED_SENT_INVALID))
+        .and_then(Value::as_u64)
+        .and_then(|status| u16::try_from(status).ok());
     let what = format!("holds the request {} answered", stream.display());
-    (!replaced_since(&file, stream, Some(then), &what)).then(|| Arc::new(request.clone()))
+    (!replaced_since(&file, stream, Some(then), &what))
+        .then(|| (Arc::new(request.clone()), refused))
 }
 
 /// What a live check says when a response's body is no event stream, with another type than
@@ -231,8 +259,19 @@ pub fn request_state(request: Option<&Value>) -> Option<Value> {
 /// leave saying it of nothing (a later check would judge the stream whole, and charge the
 /// agent with the run the cut left open, or pass it); so does the file of what only the call
 /// that recorded it found (`run --record`): its findings name the stream's events, and a copy
-/// elsewhere would check clean without it.
-pub fn rewrite_refusal(cut: Option<&str>, findings: Option<&Path>) -> Option<String> {
+/// elsewhere would check clean without it. A recording of the agent's refusal of an input
+/// sent invalid on purpose (`refused`) holds no stream to rewrite.
+pub fn rewrite_refusal(
+    cut: Option<&str>,
+    findings: Option<&Path>,
+    refused: Option<u16>,
+) -> Option<String> {
+    if let Some(status) = refused {
+        return Some(format!(
+            "it records the agent's refusal ({status}) of an input `agui-lens run \
+             --send-invalid` sent on purpose: no stream came to rewrite"
+        ));
+    }
     match (cut, findings) {
         (Some(cut), _) => Some(format!(
             "it was cut when it was recorded ({cut}), as the file beside it says, which a \
@@ -395,16 +434,18 @@ fn recorded_as_named(path: &Path) -> Option<Recorded> {
             (!replaced_since(&said, path, size, &what)).then_some(cut)
         });
         // The request it answers.
-        let request = recorded_request(path);
+        let (request, refused) = recorded_request(path).unzip();
+        let refused = refused.flatten();
         if cut.is_none() && findings.is_none() && request.is_none() {
             return None;
         }
-        let no_stream = findings.as_deref().is_some_and(said_no_stream);
+        let no_stream = refused.is_some() || findings.as_deref().is_some_and(said_no_stream);
         return Some(Recorded::Events {
             request,
             cut,
             findings,
             no_stream,
+            refused,
         });
     }
     let folder = path.parent()?;
@@ -437,6 +478,7 @@ fn recorded_as_named(path: &Path) -> Option<Recorded> {
                 cut,
                 findings: None,
                 no_stream: said_no_stream(&folder.join("findings.jsonl")),
+                refused: None,
             })
         }
         "findings.jsonl" => Some(Recorded::Findings),
@@ -562,8 +604,20 @@ pub fn check_recording(
     cut: Option<String>,
     findings: Option<&Path>,
     no_stream: bool,
+    refused: Option<u16>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
+    if let (None, Some(status)) = (&cut, refused) {
+        // The agent refused an input sent invalid on purpose: what it may do. Its body (a
+        // raw recording holds it) is no stream, and is not read as one.
+        let mut file = FileSummary::checked(opened.name.clone(), Stats::default(), None);
+        file.no_stream_owed = true;
+        file.notes.push(refused_sent_invalid(status));
+        if let Some(findings) = findings {
+            add_run_findings(ctx, findings, &mut file, emit)?;
+        }
+        return Ok(file);
+    }
     if let (true, Some(findings)) = (no_stream, findings) {
         // What the call found says the answer held no stream (a status that is no success, a
         // page): its body is no stream a client reads, and is not read as one, as the live

@@ -68,6 +68,10 @@ pub struct FileSummary {
     /// no events to count.
     #[serde(skip)]
     pub recorded_findings: bool,
+    /// The input records an answer that owed no stream (an input sent invalid on purpose,
+    /// refused): that it holds no event is no sign that nothing was checked.
+    #[serde(skip)]
+    pub no_stream_owed: bool,
     /// What a user wants to know about the input that is no finding, said in every format:
     /// a live run that ended in RUN_ERROR (the protocol's way to say a run failed), a file
     /// beside a recording left out. (`remarks` in JSON: `notes` there counts the findings of
@@ -82,6 +86,7 @@ impl FileSummary {
     /// was checked.
     pub fn checked_nothing(&self) -> bool {
         self.skipped.is_none()
+            && !self.no_stream_owed
             && self.failure.is_none()
             && !self.interrupted
             && self.stats.events == 0
@@ -111,6 +116,7 @@ impl FileSummary {
             protocol: Vec::new(),
             call: false,
             recorded_findings: false,
+            no_stream_owed: false,
             notes: Vec::new(),
         }
     }

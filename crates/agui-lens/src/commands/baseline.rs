@@ -42,7 +42,7 @@ impl Gate {
             // Only a baseline, or nothing, is replaced: a path naming a stream or a config by
             // mistake keeps what it holds.
             // (A link that leads nowhere is a baseline yet to be made where it leads.)
-            match std::fs::read(path) {
+            match super::read_whole(path) {
                 Ok(bytes) if !bytes.iter().all(u8::is_ascii_whitespace) => {
                     let text = String::from_utf8_lossy(&bytes);
                     if let Err(why) = Baseline::parse(&text) {
@@ -57,7 +57,7 @@ impl Gate {
             }
             Mode::Record(Recorder::default())
         } else {
-            let text = std::fs::read_to_string(path)
+            let text = super::read_whole_text(path)
                 .map_err(|e| agui_lens_core::read::plainly(path, e))
                 .with_context(|| {
                     format!(

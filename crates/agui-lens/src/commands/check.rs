@@ -528,13 +528,14 @@ fn check_recorded(
                 cut,
                 findings,
                 no_stream,
+                refused,
             },
-        )) => Some((request, cut, findings, no_stream)),
+        )) => Some((request, cut, findings, no_stream, refused)),
         _ => None,
     };
     match read::open(&input.spec, read) {
         Ok(opened) => match sent {
-            Some((request, cut, findings, no_stream)) => {
+            Some((request, cut, findings, no_stream, refused)) => {
                 // A body a walk reads for an exchange left unfinished is judged, whatever it
                 // holds: nothing in it is no sidecar to pass over. (A walk takes a
                 // `response.raw` for no other reason: see `recorded::is_unfinished_body`.)
@@ -545,7 +546,7 @@ fn check_recorded(
                 let walked = !input.explicit && !body;
                 let findings = findings.as_deref();
                 recorded::check_recording(
-                    ctx, opened, walked, request, cut, findings, no_stream, emit,
+                    ctx, opened, walked, request, cut, findings, no_stream, refused, emit,
                 )
             }
             None => check_opened(ctx, opened, !input.explicit, emit),

@@ -537,7 +537,7 @@ fn mirror(
                 }
                 (
                     source,
-                    fs::create_dir_all(output.join(relative)).map(|()| (false, &mut copied)),
+                    super::create_folders(&output.join(relative)).map(|()| (false, &mut copied)),
                 )
             }
             Entry::Other(source, why) => (source, Err(io::Error::other(why.clone()))),
@@ -676,7 +676,7 @@ fn link_if_changed(link: &Path, target: &Path) -> io::Result<bool> {
         return Ok(false);
     }
     let folder = super::directory_of(target);
-    fs::create_dir_all(folder)?;
+    super::create_folders(folder)?;
     let temp = tempfile::Builder::new()
         .prefix(".agui-lens-link")
         .make_in(folder, |path| std::os::unix::fs::symlink(link, path))?;
@@ -692,7 +692,7 @@ fn copy_if_changed(source: &Path, target: &Path) -> io::Result<bool> {
     }
     let mut file = File::open(source)?;
     let permissions = file.metadata()?.permissions();
-    fs::create_dir_all(super::directory_of(target))?;
+    super::create_folders(super::directory_of(target))?;
     let mut temp = super::temp_beside(target).map_err(io::Error::other)?;
     io::copy(&mut file, temp.as_file_mut())?;
     persist(temp, target)?;
@@ -980,11 +980,12 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             cut,
             findings,
             request: sent,
+            refused,
             ..
         }) = recorded(path)
     {
         request = sent;
-        if let Some(why) = rewrite_refusal(cut.as_deref(), findings.as_deref()) {
+        if let Some(why) = rewrite_refusal(cut.as_deref(), findings.as_deref(), refused) {
             return Ok(Report {
                 skipped: Some(why),
                 ..Report::unread(path)
@@ -1275,7 +1276,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
 fn carry_request(request: Option<&serde_json::Value>, target: &Target, name: &str) -> Result<()> {
     match (request, target) {
         (None, _) => Ok(()),
-        (Some(request), Target::File(path)) => super::record_request(path, request),
+        (Some(request), Target::File(path)) => super::record_request(path, request, None),
         (Some(_), Target::Stdout | Target::Stream(_)) => {
             say!(
                 "note: {name}: the request it answers, recorded beside it, does not go with \

@@ -71,6 +71,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
             cut,
             findings,
             no_stream,
+            ..
         }) => (
             Answering::new(&opened, request, false, cut).with_no_stream(no_stream),
             findings,

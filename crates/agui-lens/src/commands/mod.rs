@@ -364,15 +364,55 @@ pub(crate) fn write_file(
 /// Writes beside the stream file `recording` the request it answers (see
 /// [`agui_lens_core::check::recorded::REQUEST_SUFFIX`]), with the stream's length now: a check
 /// of the stream reads it as the live check had it. `run --record` writes it; `compact`
-/// writes it anew beside what it rewrote.
-pub(crate) fn record_request(recording: &Path, request: &serde_json::Value) -> Result<()> {
+/// writes it anew beside what it rewrote. `refused`: the status with which the agent refused
+/// the input, sent invalid on purpose.
+pub(crate) fn record_request(
+    recording: &Path,
+    request: &serde_json::Value,
+    refused: Option<u16>,
+) -> Result<()> {
     use agui_lens_core::check::recorded::{request_file_of, request_record};
     let size = std::fs::metadata(recording)
         .map(|m| m.len())
         .unwrap_or_default();
-    let mut text = request_record(request, size).to_string();
+    let mut text = request_record(request, size, refused).to_string();
     text.push('\n');
     write_bytes(&request_file_of(recording), text.as_bytes())
+}
+
+/// The most a file read whole beside the streams may hold (a snapshot, a baseline, a request
+/// body, a suite's or a config file): past it, it is no file of its kind (`--expect
+/// /dev/zero` read until the machine's memory ran out).
+pub(crate) const MAX_READ_WHOLE: u64 = 256 << 20;
+
+/// Reads the file at `path` whole, as [`std::fs::read`] does, up to [`MAX_READ_WHOLE`]
+/// bytes: more is an error (`InvalidData`), read no further.
+pub(crate) fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_READ_WHOLE + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_READ_WHOLE {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "it holds more than {} MiB, which no file of its kind does (a device?)",
+                MAX_READ_WHOLE >> 20
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_whole`] as text, as [`std::fs::read_to_string`] reads it.
+pub(crate) fn read_whole_text(path: &Path) -> io::Result<String> {
+    String::from_utf8(read_whole(path)?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
 }
 
 /// [`write_file`] of bytes held whole.
@@ -439,6 +479,7 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
         );
     }
     let path = replaced(path);
+    refuse_up_out_of_nothing(&path)?;
     let mut dir = directory_of(&path);
     while !dir.is_dir() {
         match dir.parent() {
@@ -694,10 +735,36 @@ pub(crate) fn left_unwritten(path: &Path) -> String {
     }
 }
 
+/// Refuses a path that goes up (`..`) out of a folder that is not there (`nd/../FILE`, no
+/// `nd`): every check of an output (is it an input, a file of the user's, a report) found
+/// nothing at such a path, and once its folders were made the write replaced `FILE`. Said
+/// before anything is made.
+pub(crate) fn refuse_up_out_of_nothing(path: &Path) -> io::Result<()> {
+    use std::path::Component;
+    let mut at = PathBuf::new();
+    for part in path.components() {
+        if part == Component::ParentDir
+            && !at.as_os_str().is_empty()
+            && std::fs::symlink_metadata(&at).is_err()
+        {
+            return Err(io::Error::other(format!(
+                "{} goes up out of the folder {}, which is not there: made, it would lead \
+                 elsewhere than what was checked; name the path without `..`",
+                path.display(),
+                at.display()
+            )));
+        }
+        at.push(part);
+    }
+    Ok(())
+}
+
 /// Makes the folder `dir` and those above it, as needed. Where a file stands in the way, or a
 /// link that leads nowhere (its target moved, a volume not mounted), the error names it
-/// ("File exists" named nothing).
+/// ("File exists" named nothing); a path up out of a folder not there is refused
+/// ([`refuse_up_out_of_nothing`]).
 pub(crate) fn create_folders(dir: &Path) -> io::Result<()> {
+    refuse_up_out_of_nothing(dir)?;
     // `out/` names the link `out` too: its trailing slash would have it followed.
     let dir: &Path = &dir.components().collect::<PathBuf>();
     std::fs::create_dir_all(dir).map_err(|err| {
@@ -826,7 +893,7 @@ pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
     if is_stream(path) {
         return Ok(());
     }
-    let bytes = match std::fs::read(path) {
+    let bytes = match read_whole(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return junit_can_be_written(path),
         Err(e) => {

@@ -247,8 +247,13 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(path) = &args.record_raw {
         beside(record_call_findings(path, &only_the_call, true))?;
     }
+    // An input sent invalid on purpose and refused: a later check of the recordings says so,
+    // and owes no stream.
+    let refused = exchange
+        .status
+        .filter(|status| sent_invalid.is_some() && matches!(status, 400 | 422));
     for path in [&args.record, &args.record_raw].into_iter().flatten() {
-        beside(super::record_request(path, &input.value))?;
+        beside(super::record_request(path, &input.value, refused))?;
     }
     let mut file = match &failed {
         _ if exchange.interrupted => FileSummary::stopped(name.clone(), exchange.stats),
@@ -395,6 +400,16 @@ fn refuse_recording_over_input(args: &RunArgs) -> Result<()> {
         (&args.record, "--record"),
         (&args.record_raw, "--record-raw"),
     ] {
+        // A recording is a file, replaced whole and checked later with what is written
+        // beside it: a FIFO or a device (`/dev/null`, `>(…)`) got nothing, after the call,
+        // and files beside it (in /dev too).
+        if let Some(output) = output.as_deref().filter(|p| super::is_stream(p)) {
+            bail!(
+                "{flag} {} is a FIFO or a device, not a file: name a file to record into \
+                 (nothing was sent)",
+                output.display()
+            );
+        }
         if let Some(output) = output.as_deref().filter(|p| p.is_dir()) {
             bail!(
                 "{flag} {} is a directory: name a file to record into (nothing was sent)",

@@ -1422,7 +1422,7 @@ const ARTIFACTS: [&str; 7] = [
 /// turn not sent this time keeps no request or body of one that was), and nothing else
 /// removed.
 fn fresh_artifacts_dir(dir: &Path) -> io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    super::create_folders(dir)?;
     for name in ARTIFACTS {
         super::remove_if_there(&dir.join(name))?;
     }

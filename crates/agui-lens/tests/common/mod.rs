@@ -151,6 +151,22 @@ pub fn with_default_signals(command: &mut std::process::Command, ignored: Option
     }
 }
 
+/// Limits the address space of `command`'s process to `bytes`.
+pub fn with_memory_limit(command: &mut std::process::Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only `setrlimit` runs, async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &limit);
+            Ok(())
+        });
+    }
+}
+
 /// Starts `command` able to write files of at most `bytes` (SIGXFSZ ignored, so a write past
 /// it fails as one onto a full disk does, rather than killing the process).
 pub fn with_file_size_limit(command: &mut std::process::Command, bytes: u64) {
