@@ -178,9 +178,11 @@ fn differences(a: &Value, b: &Value, path: &mut String, out: &mut Differences) {
             }
         }
         (Value::Number(x), Value::Number(y)) => {
-            let same = y
-                .as_f64()
-                .is_some_and(|double| holds(double, &x.to_string()));
+            // An integer field (int64) gives back the integer written; a double field, the
+            // double nearest it.
+            let same = x == y
+                || y.as_f64()
+                    .is_some_and(|double| holds(double, &x.to_string()));
             if !same {
                 out.all.push(path.clone());
                 out.rounded.push(path.clone());

@@ -141,6 +141,24 @@ fn a_number_is_named_exactly_when_its_double_changes_it() {
     }
 }
 
+/// A field the message carries as an int64 (`timestamp`) holds every integer of its range:
+/// one past 2^53 was said to be "written rounded", compared as a double, and `cat` exited 1
+/// for a stream it wrote whole.
+#[test]
+fn an_integer_field_is_no_double() {
+    for number in [
+        "9007199254740993",
+        "9223372036854775807",
+        "-9007199254740993",
+    ] {
+        let text =
+            format!(r#"{{"type":"RUN_STARTED","threadId":"t","runId":"r","timestamp":{number}}}"#);
+        let event: Value = serde_json::from_str(&text).unwrap();
+        let encoded = encode_event(&event).unwrap();
+        assert!(encoded.lost.is_empty(), "{number}: {:?}", encoded.lost);
+    }
+}
+
 #[test]
 fn broken_messages_are_refused_with_a_reason() {
     let good = encode_event(&json!({"type":"STEP_STARTED","stepName":"s"}))
