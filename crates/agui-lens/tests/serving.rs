@@ -1077,6 +1077,45 @@ fn a_body_that_is_no_object_takes_no_turn() {
     assert!(stderr.contains("request 4 (thread t, turn 1)"), "{stderr}");
 }
 
+/// A body sent gzip-encoded (`Content-Encoding: gzip`) is read as what it encodes: it was
+/// blamed as "not JSON" (`request/input-schema`, 400). An encoding agui-lens does not
+/// decode is named as the reason, not the client's JSON.
+#[test]
+fn an_encoded_body_is_read_as_what_it_encodes() {
+    let stream = root().join("fixtures/serve/streams/activity.jsonl");
+    let server = Served::start(&[stream.to_str().unwrap(), "--once"]);
+    let good = json!({"threadId":"t","runId":"r1","protocolVersion":"1.1","state":{},
+        "messages":[],"tools":[],"context":[],"forwardedProps":{}});
+    let post = |encoding: &str, body: Vec<u8>| {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .new_agent();
+        let mut response = agent
+            .post(&server.url)
+            .header("Content-Type", "application/json")
+            .header("Content-Encoding", encoding)
+            .send(&body[..])
+            .unwrap();
+        let _ = response.body_mut().read_to_vec();
+        response.status().as_u16()
+    };
+    assert_eq!(post("br", b"\x0b\x02\x80{}\x03".to_vec()), 400);
+    assert_eq!(
+        post("gzip", crate::common::gzip(good.to_string().as_bytes())),
+        200
+    );
+    let (code, stdout, stderr) = server.finish();
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout.matches("error[request/input-schema]").count(),
+        1,
+        "{stdout}"
+    );
+    assert!(stdout.contains("encoded as `br`"), "{stdout}");
+    assert!(!stdout.contains("not JSON"), "{stdout}");
+}
+
 /// POSTs `body` as JSON and returns the status, whatever it is.
 fn lenient(url: &str, body: &str) -> u16 {
     let agent = ureq::Agent::config_builder()

@@ -584,8 +584,11 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         _ => None,
     };
     // The request, checked as `serve` checks it (a POST of a RunAgentInput).
-    let body = (request.method == "POST")
-        .then(|| agui_lens_core::check::request::request_body(&request.body));
+    let body = (request.method == "POST").then(|| {
+        request
+            .decoded_body()
+            .and_then(|body| agui_lens_core::check::request::request_body(&body))
+    });
     let input: Option<Value> = body.as_ref().and_then(|b| b.as_ref().ok().cloned());
     let thread_id = input
         .as_ref()

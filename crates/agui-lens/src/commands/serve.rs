@@ -521,6 +521,44 @@ impl Request {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
+
+    /// The body as the client meant it: decoded when its `Content-Encoding` is gzip or
+    /// deflate (a gzip body was blamed as "not JSON"); an encoding agui-lens does not decode,
+    /// or a body that is not what its encoding says, is said (as a body that is no JSON
+    /// object is, by `request_body`).
+    pub(super) fn decoded_body(&self) -> Result<std::borrow::Cow<'_, [u8]>, String> {
+        use std::borrow::Cow;
+        let Some(encoding) = self
+            .header("content-encoding")
+            .map(str::trim)
+            .filter(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"))
+        else {
+            return Ok(Cow::Borrowed(&self.body));
+        };
+        let mut decoded = Vec::new();
+        let read = match encoding.to_ascii_lowercase().as_str() {
+            "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(&self.body[..])
+                .take(MAX_BODY as u64 + 1)
+                .read_to_end(&mut decoded),
+            "deflate" => flate2::read::ZlibDecoder::new(&self.body[..])
+                .take(MAX_BODY as u64 + 1)
+                .read_to_end(&mut decoded),
+            other => {
+                return Err(format!(
+                    "is encoded as `{other}` (Content-Encoding), which agui-lens does not decode"
+                ));
+            }
+        };
+        match read {
+            Err(err) => Err(format!(
+                "is not what its Content-Encoding `{encoding}` says ({err})"
+            )),
+            Ok(_) if decoded.len() > MAX_BODY => Err(format!(
+                "decoded from `{encoding}`, is larger than serve reads"
+            )),
+            Ok(_) => Ok(Cow::Owned(decoded)),
+        }
+    }
 }
 
 pub(super) fn read_request(stream: &TcpStream) -> Result<Option<Request>> {
@@ -636,7 +674,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         }
     }
     // A body that is no JSON object is no RunAgentInput: refused, and no turn of a thread.
-    let input = match request_body(&request.body) {
+    let input = match request.decoded_body().and_then(|body| request_body(&body)) {
         Ok(input) => input,
         Err(problem) => {
             let (n, _) = next_request(shared);
