@@ -5468,11 +5468,21 @@ fn an_output_up_out_of_a_folder_not_there_replaces_nothing() {
 fn a_device_named_for_a_file_read_whole_is_refused() {
     let stream = recording("agui-sdk-full.jsonl");
     let stream = s(&stream);
+    let dir = tempfile::tempdir().unwrap();
+    let zero = |name: &str| {
+        let link = dir.path().join(name);
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        link.to_str().unwrap().to_owned()
+    };
+    let (suite, script) = (zero("suite.toml"), zero("script.toml"));
     for args in [
         vec!["snapshot", stream, "--expect", "/dev/zero"],
         vec!["snapshot", stream, "--expect", "/dev/zero", "--update"],
         vec!["check", stream, "--baseline", "/dev/zero"],
+        vec!["check", stream, "--config", "/dev/zero"],
         vec!["run", "http://127.0.0.1:9/", "--input", "/dev/zero"],
+        vec!["test", &suite],
+        vec!["serve", &script, "--listen", "127.0.0.1:0"],
     ] {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
         command.args(&args);
@@ -5482,5 +5492,48 @@ fn a_device_named_for_a_file_read_whole_is_refused() {
         let what = format!("{args:?}: {stdout}{stderr}");
         assert_eq!(code, 2, "{what}");
         assert!(stderr.contains("more than 256 MiB"), "{what}");
+    }
+}
+
+/// A file beside a recording that is a FIFO or a device (`run.jsonl.request.txt`) is no
+/// file a recorder wrote: `check` of the recording opened the FIFO and waited for a writer
+/// through every signal, and read `/dev/zero` until the machine's memory ran out.
+#[test]
+fn a_fifo_beside_a_recording_holds_no_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("rec.jsonl");
+    place("agui-sdk-full.jsonl", &stream);
+    make_fifo(&dir.path().join("rec.jsonl.request.txt"));
+    make_fifo(&dir.path().join("rec.jsonl.cut.txt"));
+    let other = dir.path().join("other.jsonl");
+    place("agui-sdk-full.jsonl", &other);
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("other.jsonl.request.txt")).unwrap();
+    for input in [&stream, &other] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
+        command.args(["check", s(input)]);
+        crate::common::with_memory_limit(&mut command, 2 << 30);
+        let mut child = command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let began = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if began.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(0),
+            "{}: hung, or failed",
+            input.display()
+        );
     }
 }

@@ -133,7 +133,7 @@ pub fn request_read_with(stream: &Path) -> String {
 /// out: the stream is checked as it is.
 fn recorded_request(stream: &Path) -> Option<(Arc<Value>, Option<u16>)> {
     let file = request_file_of(stream);
-    let bytes = std::fs::read(&file).ok()?;
+    let bytes = crate::read::read_beside(&file).ok()?;
     let record = serde_json::from_slice::<Value>(&bytes).ok();
     let request = record
         .as_ref()
@@ -170,7 +170,7 @@ pub const BODY_IS_NO_STREAM: &str = "the body is no event stream";
 /// Whether the findings recorded at `path` (one JSON object a line) say the answer held no
 /// stream: a status that is no success, or a body that is no event stream.
 fn said_no_stream(path: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = crate::read::read_beside_text(path) else {
         return false;
     };
     text.lines()
@@ -224,7 +224,7 @@ impl Beside {
     /// user's under that name): what is said of it then. Nothing there, or nothing in it, is
     /// no one's.
     pub fn users(self, path: &Path) -> Option<String> {
-        let bytes = std::fs::read(path).ok()?;
+        let bytes = crate::read::read_beside(path).ok()?;
         (!bytes.is_empty() && !self.wrote(&bytes)).then(|| {
             format!(
                 "{} holds what no `agui-lens run` wrote there ({})",
@@ -369,7 +369,7 @@ pub fn cut_file_of(path: &Path) -> std::path::PathBuf {
 /// What the first line of a cut file says (or a plain word when it says nothing), and the
 /// stream's length it gives (see [`CUT_SIZE`]), when it gives one.
 fn cut_said(file: &Path) -> Option<(String, Option<u64>)> {
-    let said = std::fs::read(file).ok()?;
+    let said = crate::read::read_beside(file).ok()?;
     let text = String::from_utf8_lossy(&said);
     let why = match text.lines().next().map(str::trim) {
         Some(line) if !line.is_empty() => line.to_owned(),
@@ -468,7 +468,7 @@ fn recorded_as_named(path: &Path) -> Option<Recorded> {
         // The stream as its events, or as the bytes that came (named only: a walk reads
         // `events.jsonl`).
         "events.jsonl" | "response.raw" => {
-            let request = std::fs::read(folder.join("request.json"))
+            let request = crate::read::read_beside(&folder.join("request.json"))
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
                 .filter(Value::is_object);
@@ -518,7 +518,8 @@ fn unfinished(folder: &Path) -> bool {
     if ended.iter().any(|file| folder.join(file).exists()) {
         return false;
     }
-    let findings = std::fs::read_to_string(folder.join("findings.jsonl")).unwrap_or_default();
+    let findings =
+        crate::read::read_beside_text(&folder.join("findings.jsonl")).unwrap_or_default();
     !(findings.contains("\"transport/") || findings.contains("\"framing/no-events\""))
 }
 
@@ -687,7 +688,7 @@ fn check_findings_in(
         file.recorded_findings = true;
         file
     };
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::read::read_beside_text(path) {
         Ok(text) => text,
         Err(err) => {
             let why = format!("reading {name}: {err}");
@@ -831,7 +832,7 @@ fn finding(line: &str, findings: &str, placed_in: Option<&str>) -> Result<Diagno
 /// A recorded exchange that got no response fails as the run that recorded it did: `name`
 /// is its `failure.txt`, which says why.
 pub fn failure(path: &Path, name: Arc<str>) -> FileSummary {
-    let why = match std::fs::read_to_string(path) {
+    let why = match crate::read::read_beside_text(path) {
         Ok(text) => format!("{name}: the exchange recorded no response: {}", text.trim()),
         Err(err) => format!("reading {name}: {err}"),
     };

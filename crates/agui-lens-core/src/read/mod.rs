@@ -605,9 +605,66 @@ pub fn plainly(path: &Path, err: io::Error) -> io::Error {
 /// The text of a file read whole beside a stream (a suite, a config, a script), an error
 /// naming it, and saying so of a link that leads nowhere.
 pub fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
+    read_whole_text(path)
         .map_err(|e| plainly(path, e))
         .with_context(|| format!("reading {}", path.display()))
+}
+
+/// The most a file read whole beside the streams may hold (a config, a suite, a snapshot, a
+/// baseline, a request body, what a recorder wrote beside a recording): past it, it is no
+/// file of its kind (`--config /dev/zero` was read until the machine's memory ran out).
+pub const MAX_READ_WHOLE: u64 = 256 << 20;
+
+/// Reads the file at `path` whole, as [`std::fs::read`] does, up to [`MAX_READ_WHOLE`]
+/// bytes: more is an error (`InvalidData`), read no further.
+pub fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_READ_WHOLE + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_READ_WHOLE {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "it holds more than {} MiB, which no file of its kind does (a device?)",
+                MAX_READ_WHOLE >> 20
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_whole`] as text, as [`std::fs::read_to_string`] reads it.
+pub fn read_whole_text(path: &Path) -> io::Result<String> {
+    String::from_utf8(read_whole(path)?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// [`read_whole`] of a file a recorder writes beside a recording (its request, its cut, its
+/// findings): a regular file only. A FIFO or a device there is none a recorder wrote, and
+/// opening a FIFO waited for a writer through every signal.
+pub fn read_beside(path: &Path) -> io::Result<Vec<u8>> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is no regular file",
+        ));
+    }
+    read_whole(path)
+}
+
+/// [`read_beside`] as text.
+pub fn read_beside_text(path: &Path) -> io::Result<String> {
+    String::from_utf8(read_beside(path)?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
 }
 
 /// Opens an input: decompresses by magic bytes, picks the format (forced, else by extension,

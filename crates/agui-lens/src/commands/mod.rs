@@ -380,39 +380,15 @@ pub(crate) fn record_request(
     write_bytes(&request_file_of(recording), text.as_bytes())
 }
 
-/// The most a file read whole beside the streams may hold (a snapshot, a baseline, a request
-/// body, a suite's or a config file): past it, it is no file of its kind (`--expect
-/// /dev/zero` read until the machine's memory ran out).
-pub(crate) const MAX_READ_WHOLE: u64 = 256 << 20;
-
-/// Reads the file at `path` whole, as [`std::fs::read`] does, up to [`MAX_READ_WHOLE`]
-/// bytes: more is an error (`InvalidData`), read no further.
+/// Reads the file at `path` whole, up to what such a file holds
+/// ([`agui_lens_core::read::read_whole`]).
 pub(crate) fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_READ_WHOLE + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_READ_WHOLE {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "it holds more than {} MiB, which no file of its kind does (a device?)",
-                MAX_READ_WHOLE >> 20
-            ),
-        ));
-    }
-    Ok(bytes)
+    agui_lens_core::read::read_whole(path)
 }
 
-/// [`read_whole`] as text, as [`std::fs::read_to_string`] reads it.
+/// [`read_whole`] as text.
 pub(crate) fn read_whole_text(path: &Path) -> io::Result<String> {
-    String::from_utf8(read_whole(path)?).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "stream did not contain valid UTF-8",
-        )
-    })
+    agui_lens_core::read::read_whole_text(path)
 }
 
 /// [`write_file`] of bytes held whole.
