@@ -3735,6 +3735,34 @@ fn a_refused_invalid_input_sent_on_purpose_is_no_finding() {
             assert!(!found.contains("no-events"), "{what}");
         }
     }
+    // The refusal holds only for what was recorded: a request file that says a valid input
+    // was refused, or a status no refusal has, or other bytes of the same length in the
+    // recording's place, pass nothing.
+    let request_file = dir.path().join("refused.jsonl.request.txt");
+    let kept: Value = serde_json::from_slice(&std::fs::read(&request_file).unwrap()).unwrap();
+    let valid = serde_json::json!({"threadId": "t", "runId": "r", "messages": [], "tools": [],
+        "context": [], "state": {}, "forwardedProps": {}});
+    let mut other_status = kept.clone();
+    other_status["refusedSentInvalid"] = 500.into();
+    let mut made_valid = kept.clone();
+    made_valid["request"] = valid;
+    for (tampered, why) in [(other_status, "a 500"), (made_valid, "a valid request")] {
+        std::fs::write(&request_file, tampered.to_string()).unwrap();
+        let (got, stdout, stderr) = lens(&["check", record.to_str().unwrap()]);
+        assert_eq!(got, 1, "{why}: {stdout}{stderr}");
+        assert!(!stdout.contains("refused the input"), "{why}: {stdout}");
+    }
+    std::fs::write(&request_file, kept.to_string()).unwrap();
+    let body = std::fs::read(&raw).unwrap();
+    let event = br#"{"type":"RUN_ERROR"}"#;
+    assert!(body.len() > event.len() + 1, "{}", body.len());
+    let mut swapped = event.to_vec();
+    swapped.resize(body.len() - 1, b' ');
+    swapped.push(b'\n');
+    std::fs::write(&raw, &swapped).unwrap();
+    let (got, stdout, stderr) = lens(&["check", raw.to_str().unwrap()]);
+    assert_ne!(got, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("refused the input"), "{stdout}");
     // Another stream put in the recording's place later is checked as what it is.
     std::fs::write(&record, "").unwrap();
     std::fs::write(

@@ -101,12 +101,30 @@ pub fn request_file_of(path: &Path) -> std::path::PathBuf {
 /// and none was owed (see [`refused_sent_invalid`]).
 pub const REFUSED_SENT_INVALID: &str = "refusedSentInvalid";
 
-/// What such a file holds for `recording`, `size` bytes long: the request, its length, and
-/// the status with which the agent refused it, if it was sent invalid on purpose and refused.
-pub fn request_record(request: &Value, size: u64, refused: Option<u16>) -> Value {
+/// The member of such a file that holds, beside [`REFUSED_SENT_INVALID`], what the recording
+/// of the refusal holds ([`recording_digest`]): a refusal is taken at its word only for
+/// those very bytes, not for a stream of the same length put in their place.
+pub const RECORDING_DIGEST: &str = "recordingDigest";
+
+/// What identifies a recording's bytes (64-bit FNV-1a, in hex): enough to tell a recording
+/// from another put in its place, not a guard against a forger.
+pub fn recording_digest(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// What such a file holds for `recording`, `size` bytes long: the request, its length, and,
+/// when the agent refused it (sent invalid on purpose), the status and the recording's
+/// [`recording_digest`].
+pub fn request_record(request: &Value, size: u64, refused: Option<(u16, String)>) -> Value {
     let mut record = serde_json::json!({ RECORDING_SIZE: size, REQUEST: request });
-    if let Some(status) = refused {
+    if let Some((status, digest)) = refused {
         record[REFUSED_SENT_INVALID] = status.into();
+        record[RECORDING_DIGEST] = digest.into();
     }
     record
 }
@@ -153,14 +171,35 @@ fn recorded_request(stream: &Path) -> Option<(Arc<Value>, Option<u16>)> {
         ));
         return None;
     };
+    let what = format!("holds the request {} answered", stream.display());
+    if replaced_since(&file, stream, Some(then), &what) {
+        return None;
+    }
+    // A refusal (a status an agent refuses an input with) of the very bytes recorded.
     let refused = record
         .as_ref()
         .and_then(|r| r.get(REFUSED_SENT_INVALID))
         .and_then(Value::as_u64)
-        .and_then(|status| u16::try_from(status).ok());
-    let what = format!("holds the request {} answered", stream.display());
-    (!replaced_since(&file, stream, Some(then), &what))
-        .then(|| (Arc::new(request.clone()), refused))
+        .filter(|status| matches!(status, 400 | 422))
+        .and_then(|status| u16::try_from(status).ok())
+        .filter(|_| {
+            let digest = record
+                .as_ref()
+                .and_then(|r| r.get(RECORDING_DIGEST))
+                .and_then(Value::as_str);
+            let now = crate::read::read_beside(stream).map(|bytes| recording_digest(&bytes));
+            let same = matches!((digest, &now), (Some(then), Ok(now)) if then == now);
+            if !same {
+                crate::check::stream::warn(format!(
+                    "{} says the agent refused the request {} answered, but not of what it \
+                     holds now: it is checked as it is",
+                    file.display(),
+                    stream.display()
+                ));
+            }
+            same
+        });
+    Some((Arc::new(request.clone()), refused))
 }
 
 /// What a live check says when a response's body is no event stream, with another type than
@@ -439,7 +478,7 @@ fn recorded_as_named(path: &Path) -> Option<Recorded> {
         if cut.is_none() && findings.is_none() && request.is_none() {
             return None;
         }
-        let no_stream = refused.is_some() || findings.as_deref().is_some_and(said_no_stream);
+        let no_stream = findings.as_deref().is_some_and(said_no_stream);
         return Some(Recorded::Events {
             request,
             cut,
@@ -608,6 +647,17 @@ pub fn check_recording(
     refused: Option<u16>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
+    // (Only an input that breaks its schema may be refused so: a valid one was owed a run.)
+    let broken = |request: &Value| {
+        !crate::check::request::input_findings(
+            ctx.schemas,
+            request,
+            ctx.protocol.version,
+            &opened.name,
+        )
+        .is_empty()
+    };
+    let refused = refused.filter(|_| request.as_deref().is_some_and(broken));
     if let (None, Some(status)) = (&cut, refused) {
         // The agent refused an input sent invalid on purpose: what it may do. Its body (a
         // raw recording holds it) is no stream, and is not read as one.

@@ -371,10 +371,14 @@ pub(crate) fn record_request(
     request: &serde_json::Value,
     refused: Option<u16>,
 ) -> Result<()> {
-    use agui_lens_core::check::recorded::{request_file_of, request_record};
+    use agui_lens_core::check::recorded::{recording_digest, request_file_of, request_record};
     let size = std::fs::metadata(recording)
         .map(|m| m.len())
         .unwrap_or_default();
+    let refused = match refused {
+        Some(status) => Some((status, recording_digest(&read_whole(recording)?))),
+        None => None,
+    };
     let mut text = request_record(request, size, refused).to_string();
     text.push('\n');
     write_bytes(&request_file_of(recording), text.as_bytes())
