@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         // A command whose status is a verdict never passes for a pipe that closed: its own
         // output gives a reader that went away no more and goes on (see `ReportOut`), so a
         // closed pipe here is one it had to write to (a FIFO named as its report).
-        Err(err) if is_broken_pipe(&err) && !gives_a_verdict(&cli.command) => ExitCode::SUCCESS,
+        Err(err) if is_broken_pipe(&err) && quiet_when_unread(&cli.command) => ExitCode::SUCCESS,
         Err(err) => {
             // (What went wrong may name a file, a URL or a body from the input.)
             let said = format!("{err:#}");
@@ -80,6 +80,17 @@ fn main() -> ExitCode {
 
 /// Whether the command's exit status is a verdict on what it read (findings, a difference, a
 /// changed snapshot), which a closed pipe must not turn into a pass.
+/// Whether a reader that stopped reading (`| head`) ends the command in silence: only a
+/// command that gives no verdict and writes to stdout. An output named with `-o` (a FIFO
+/// whose reader left early) holds part of what `cat` wrote, which its status must say.
+fn quiet_when_unread(command: &cli::Command) -> bool {
+    let named_output = match command {
+        cli::Command::Cat(args) => args.output.as_ref(),
+        _ => None,
+    };
+    !gives_a_verdict(command) && named_output.is_none_or(|out| out.as_os_str() == "-")
+}
+
 fn gives_a_verdict(command: &cli::Command) -> bool {
     use cli::Command::*;
     matches!(

@@ -4191,6 +4191,23 @@ fn a_recording_that_cannot_be_made_is_refused_before_the_call() {
     assert_eq!(beside.len(), 3, "{beside:?}");
 }
 
+/// `runs` whole runs of one message each (in two deltas), as JSONL: a stream larger than a
+/// pipe holds, compacted or not, for 2000 of them.
+fn many_runs(runs: usize) -> String {
+    let mut stream = String::new();
+    for run in 0..runs {
+        stream.push_str(&format!(
+            "{{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"run-{run:05}\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m-{run:05}\",\"role\":\"assistant\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m-{run:05}\",\"delta\":\"one\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m-{run:05}\",\"delta\":\" two\"}}\n\
+             {{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m-{run:05}\"}}\n\
+             {{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"run-{run:05}\"}}\n"
+        ));
+    }
+    stream
+}
+
 /// A stop that comes once a compacted stream is under way to its output, which is then
 /// written whole, says what was written: the status says the command was stopped, and a
 /// line says the output is complete (a CI wrapper would else take it that nothing was).
@@ -4201,18 +4218,7 @@ fn a_stop_after_a_compacted_stream_was_put_out_says_it_was_written() {
     let dir = tempfile::tempdir().unwrap();
     // Runs enough that the compacted stream is more than a pipe holds (64 KiB).
     let input = dir.path().join("in.jsonl");
-    let mut stream = String::new();
-    for run in 0..2000 {
-        stream.push_str(&format!(
-            "{{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"run-{run:05}\"}}\n\
-             {{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m-{run:05}\",\"role\":\"assistant\"}}\n\
-             {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m-{run:05}\",\"delta\":\"one\"}}\n\
-             {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m-{run:05}\",\"delta\":\" two\"}}\n\
-             {{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m-{run:05}\"}}\n\
-             {{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"run-{run:05}\"}}\n"
-        ));
-    }
-    std::fs::write(&input, stream).unwrap();
+    std::fs::write(&input, many_runs(2000)).unwrap();
     let fifo = dir.path().join("out.jsonl");
     make_fifo(&fifo);
     let child = Child::spawn(&["compact", s(&input), "-o", s(&fifo)], None);
@@ -5536,4 +5542,28 @@ fn a_fifo_beside_a_recording_holds_no_check() {
             input.display()
         );
     }
+}
+
+/// `cat -o FIFO` whose reader took the first kilobyte and went away exited 0, silent: the
+/// output named holds part of the stream, which its status says (as `compact` says it). A
+/// reader of stdout that goes away (`| head`) still ends `cat` quietly.
+#[test]
+fn a_named_output_whose_reader_left_early_is_no_whole_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, many_runs(2000)).unwrap();
+    let fifo = dir.path().join("out.jsonl");
+    make_fifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut first = [0u8; 1000];
+            let mut file = std::fs::File::open(fifo).unwrap();
+            std::io::Read::read_exact(&mut file, &mut first).unwrap();
+        })
+    };
+    let (code, stdout, stderr) = run(&["cat", s(&input), "-o", s(&fifo)]);
+    reader.join().unwrap();
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("Broken pipe"), "{stderr}");
 }
