@@ -4208,13 +4208,12 @@ fn many_runs(runs: usize) -> String {
     stream
 }
 
-/// A stop that comes once a compacted stream is under way to its output, which is then
-/// written whole, says what was written: the status says the command was stopped, and a
-/// line says the output is complete (a CI wrapper would else take it that nothing was).
-/// The compaction is verified and goes out to a FIFO whose reader has it open but reads
-/// nothing yet: the signal comes while the command waits for room in the full pipe.
+/// A stop while a compacted stream goes out to a FIFO whose reader has stopped reading ends
+/// the command at once, and says the output was stopped, not written: the write waited for
+/// room through every signal (SIGTERM did nothing; only SIGKILL ended it, or a reader that
+/// came back got the rest, and the command said it was "written whole before" the stop).
 #[test]
-fn a_stop_after_a_compacted_stream_was_put_out_says_it_was_written() {
+fn a_stop_while_a_fifo_takes_no_more_ends_the_command() {
     let dir = tempfile::tempdir().unwrap();
     // Runs enough that the compacted stream is more than a pipe holds (64 KiB).
     let input = dir.path().join("in.jsonl");
@@ -4222,51 +4221,42 @@ fn a_stop_after_a_compacted_stream_was_put_out_says_it_was_written() {
     let fifo = dir.path().join("out.jsonl");
     make_fifo(&fifo);
     let child = Child::spawn(&["compact", s(&input), "-o", s(&fifo)], None);
-    let pid = child.child.id();
-    // The reader: it has the FIFO open at once, and reads once told to.
+    // The reader: it has the FIFO open at once, says when the pipe is full, and reads what
+    // is in it once told to.
+    let (full, is_full) = std::sync::mpsc::channel::<()>();
     let (go, read_now) = std::sync::mpsc::channel::<()>();
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || {
+            use std::os::fd::AsRawFd as _;
             let mut file = std::fs::File::open(fifo).unwrap();
+            loop {
+                let mut held: libc::c_int = 0;
+                // SAFETY: FIONREAD into a local, on a descriptor this thread owns, open.
+                unsafe { libc::ioctl(file.as_raw_fd(), libc::FIONREAD, &mut held) };
+                if held >= 65536 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            full.send(()).unwrap();
             read_now.recv().unwrap();
             let mut written = Vec::new();
             std::io::Read::read_to_end(&mut file, &mut written).unwrap();
             written
         })
     };
-    // Waiting for room in the pipe, in some thread of the command.
-    until(|| {
-        std::fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|task| {
-                std::fs::read_to_string(task.path().join("wchan"))
-                    .is_ok_and(|wchan| wchan.contains("pipe_write"))
-            })
-    });
+    is_full.recv().unwrap();
     child.signal(libc::SIGTERM);
-    // Delivered before the reader reads (else the command could end before it sees the
-    // signal).
-    until(|| !child.has_pending_signals());
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    go.send(()).unwrap();
-    let written = reader.join().unwrap();
+    // It ends before the reader takes anything more.
     let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
+    go.send(()).unwrap();
+    let written = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
     assert_eq!(exit, 143, "{stdout}\n{stderr}");
-    let written = String::from_utf8(written).unwrap();
-    let runs = written
-        .lines()
-        .filter(|l| l.contains("RUN_FINISHED"))
-        .count();
-    assert_eq!(runs, 2000, "{stderr}");
+    let runs = written.matches("RUN_FINISHED").count();
+    assert!(runs < 2000, "{runs}: {stderr}");
     assert!(
-        written.contains("run-01999") && written.ends_with('\n'),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("stopped by SIGTERM") && stderr.contains("written whole"),
+        stderr.contains("stopped by SIGTERM") && !stderr.contains("written whole"),
         "{stderr}"
     );
 }

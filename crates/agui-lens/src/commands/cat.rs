@@ -247,12 +247,12 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             // goes, until the copy is in place: dropped after `temp`.
             let _caught = (!stream).then(crate::signals::Caught::begin);
             // A file is replaced by a finished temp file.
-            let (file, temp) = if stream {
-                (super::open_stream(path)?, None)
+            let (file, temp): (Box<dyn Write + Send>, _) = if stream {
+                (Box::new(super::open_stream(path)?), None)
             } else {
                 let temp = super::temp_beside(path)?;
                 let file = temp.as_file().try_clone().context("creating a temp file")?;
-                (file, Some(temp))
+                (Box::new(file), Some(temp))
             };
             // Compressing and writing happen beside this thread, which reads and filters.
             let mut writer = EventWriter::background(file, format, compression)?;

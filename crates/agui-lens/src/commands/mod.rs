@@ -76,19 +76,24 @@ const FIFO_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 /// Opens a [`is_stream`] path for writing, as it is. A FIFO is opened once a reader has it
 /// open; waiting for one, a stop (Ctrl-C, SIGTERM) ends the wait, or, for a command writing
 /// as it stops (a server's report), [`FIFO_GRACE`] after the call (a blocking open went on
-/// waiting through every signal: `serve --report FIFO` with no reader needed SIGKILL).
-pub(crate) fn open_stream(path: &Path) -> Result<std::fs::File> {
+/// waiting through every signal: `serve --report FIFO` with no reader needed SIGKILL). So
+/// does a write that waits for room in the FIFO (see [`StreamOut`]).
+pub(crate) fn open_stream(path: &Path) -> Result<StreamOut> {
     use anyhow::Context;
     use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
     let opening = || format!("opening {}", path.display());
     let fifo = std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_fifo());
+    let stopping_already = agui_lens_core::stop::requested();
     if !fifo {
-        return std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
-            .with_context(opening);
+            .with_context(opening)?;
+        return Ok(StreamOut {
+            file,
+            stopping_already,
+        });
     }
-    let stopping_already = agui_lens_core::stop::requested();
     let called = std::time::Instant::now();
     loop {
         match std::fs::OpenOptions::new()
@@ -97,14 +102,10 @@ pub(crate) fn open_stream(path: &Path) -> Result<std::fs::File> {
             .open(path)
         {
             Ok(file) => {
-                // Written as any file is, waiting when the reader is slow.
-                use std::os::fd::AsRawFd as _;
-                // SAFETY: fcntl on the descriptor of a file this function owns, open.
-                unsafe {
-                    let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-                    libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
-                }
-                return Ok(file);
+                return Ok(StreamOut {
+                    file,
+                    stopping_already,
+                });
             }
             // No reader yet.
             Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
@@ -124,6 +125,52 @@ pub(crate) fn open_stream(path: &Path) -> Result<std::fs::File> {
             }
             Err(e) => return Err(anyhow::Error::new(e).context(opening())),
         }
+    }
+}
+
+/// A FIFO or a device written into ([`open_stream`]). A FIFO's writes do not block: one
+/// that finds it full waits for room, and a stop (Ctrl-C, SIGTERM) ends the wait, unless it
+/// was asked for before the output was opened (a server writing its report as it stops),
+/// which waits [`FIFO_GRACE`] at most for the reader to take more. (A blocking write into a
+/// FIFO whose reader had stopped reading went on waiting through every signal.)
+pub(crate) struct StreamOut {
+    file: std::fs::File,
+    stopping_already: bool,
+}
+
+impl io::Write for StreamOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        use std::os::fd::AsRawFd as _;
+        let mut waiting_since: Option<std::time::Instant> = None;
+        loop {
+            match self.file.write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                done => return done,
+            }
+            let since = *waiting_since.get_or_insert_with(std::time::Instant::now);
+            let given_up = if self.stopping_already {
+                since.elapsed() > FIFO_GRACE
+            } else {
+                agui_lens_core::stop::requested()
+            };
+            if given_up {
+                return Err(io::Error::other(format!(
+                    "stopped by {} while the reader took no more",
+                    agui_lens_core::stop::signal_name()
+                )));
+            }
+            let mut ready = libc::pollfd {
+                fd: self.file.as_raw_fd(),
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            // SAFETY: poll of one descriptor this value owns, open, for 50 ms at most.
+            unsafe { libc::poll(&mut ready, 1, 50) };
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
     }
 }
 
