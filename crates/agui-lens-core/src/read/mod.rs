@@ -636,7 +636,12 @@ pub fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
 
 /// [`read_whole`] as text, as [`std::fs::read_to_string`] reads it.
 pub fn read_whole_text(path: &Path) -> io::Result<String> {
-    String::from_utf8(read_whole(path)?).map_err(|_| {
+    utf8(read_whole(path)?)
+}
+
+/// Bytes read whole as text, failing as [`std::fs::read_to_string`] does.
+fn utf8(bytes: Vec<u8>) -> io::Result<String> {
+    String::from_utf8(bytes).map_err(|_| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             "stream did not contain valid UTF-8",
@@ -659,12 +664,7 @@ pub fn read_beside(path: &Path) -> io::Result<Vec<u8>> {
 
 /// [`read_beside`] as text.
 pub fn read_beside_text(path: &Path) -> io::Result<String> {
-    String::from_utf8(read_beside(path)?).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "stream did not contain valid UTF-8",
-        )
-    })
+    utf8(read_beside(path)?)
 }
 
 /// Opens an input: decompresses by magic bytes, picks the format (forced, else by extension,

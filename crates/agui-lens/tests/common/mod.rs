@@ -153,23 +153,20 @@ pub fn with_default_signals(command: &mut std::process::Command, ignored: Option
 
 /// Limits the address space of `command`'s process to `bytes`.
 pub fn with_memory_limit(command: &mut std::process::Command, bytes: u64) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: between fork and exec only `setrlimit` runs, async-signal-safe.
-    unsafe {
-        command.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: bytes,
-                rlim_max: bytes,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &limit);
-            Ok(())
-        });
-    }
+    with_limit(command, libc::RLIMIT_AS, bytes);
 }
 
 /// Starts `command` able to write files of at most `bytes` (SIGXFSZ ignored, so a write past
 /// it fails as one onto a full disk does, rather than killing the process).
 pub fn with_file_size_limit(command: &mut std::process::Command, bytes: u64) {
+    with_limit(command, libc::RLIMIT_FSIZE, bytes);
+}
+
+fn with_limit(
+    command: &mut std::process::Command,
+    resource: libc::__rlimit_resource_t,
+    bytes: u64,
+) {
     use std::os::unix::process::CommandExt;
     // SAFETY: between fork and exec only `setrlimit` and `signal` run, both
     // async-signal-safe.
@@ -179,7 +176,7 @@ pub fn with_file_size_limit(command: &mut std::process::Command, bytes: u64) {
                 rlim_cur: bytes,
                 rlim_max: bytes,
             };
-            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::setrlimit(resource, &limit);
             libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
             Ok(())
         });
