@@ -5557,3 +5557,52 @@ fn a_named_output_whose_reader_left_early_is_no_whole_copy() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stderr.contains("Broken pipe"), "{stderr}");
 }
+
+/// `-o /dev/stdout` where the shell sent stdout to a file (`>> app.jsonl`) renamed a new file
+/// over it: what the file held before was lost, and what the shell wrote after went to a file
+/// no longer there. Such a name is written through the descriptor, where it is.
+#[test]
+fn an_output_named_by_a_descriptor_is_written_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = recording("agui-sdk-full.jsonl");
+    let app = dir.path().join("app.jsonl");
+    std::fs::write(&app, "kept\n").unwrap();
+    let script = format!(
+        "{{ '{lens}' cat '{stream}' --type RUN_FINISHED -o /dev/stdout --output-format jsonl; \
+         echo after; }} >> '{app}'",
+        lens = env!("CARGO_BIN_EXE_agui-lens"),
+        stream = s(&stream),
+        app = s(&app),
+    );
+    let status = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let held = std::fs::read_to_string(&app).unwrap();
+    let lines: Vec<&str> = held.lines().collect();
+    assert_eq!(lines.len(), 3, "{held}");
+    assert_eq!(lines[0], "kept", "{held}");
+    assert!(lines[1].contains("RUN_FINISHED"), "{held}");
+    assert_eq!(lines[2], "after", "{held}");
+}
+
+/// `cat -o FIFO` caught no signal: a stop while it waited for a reader, or for room in the
+/// FIFO, killed it with nothing said. It ends with the signal's status, and says so.
+#[test]
+fn a_stop_ends_a_copy_into_a_fifo_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, many_runs(2000)).unwrap();
+    let fifo = dir.path().join("out.jsonl");
+    make_fifo(&fifo);
+    let child = Child::spawn(&["cat", s(&input), "-o", s(&fifo)], None);
+    // A reader that has it open and reads nothing.
+    let reader = std::fs::File::open(&fifo).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.signal(libc::SIGTERM);
+    let (exit, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
+    drop(reader);
+    assert_eq!(exit, 143, "{stdout}{stderr}");
+    assert!(stderr.contains("stopped by SIGTERM"), "{stderr}");
+}

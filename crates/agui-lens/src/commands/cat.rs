@@ -245,7 +245,15 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             let compression = read::detect_compression_ext(path);
             // Ctrl-C or SIGTERM stops the reading (see `for_each_event`) and the temp file
             // goes, until the copy is in place: dropped after `temp`.
-            let _caught = (!stream).then(crate::signals::Caught::begin);
+            // (Into a FIFO or a device: a stop ends the copy, and a wait for the reader.)
+            let _caught = crate::signals::Caught::begin();
+            let cut = |path: &std::path::Path| {
+                if stream {
+                    format!("what {} got of the copy is cut short", path.display())
+                } else {
+                    super::left_unwritten(path)
+                }
+            };
             // A file is replaced by a finished temp file.
             let (file, temp): (Box<dyn Write + Send>, _) = if stream {
                 (Box::new(super::open_stream(path)?), None)
@@ -262,12 +270,21 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                     anyhow::anyhow!(
                         "stopped by {}: {}",
                         agui_lens_core::stop::signal_name(),
-                        super::left_unwritten(path)
+                        cut(path)
                     )
                 } else {
                     err
                 }
             })?;
+            if stream && agui_lens_core::stop::requested() {
+                let _ = writer.finish().and_then(|mut out| out.flush());
+                bail!(
+                    "stopped by {} before the end of {}: {}",
+                    agui_lens_core::stop::signal_name(),
+                    input.display_name(),
+                    cut(path)
+                );
+            }
             let notes = writer.take_notes();
             let over_limit = writer.over_limit().map(|(first, n)| first.warning(n));
             writer

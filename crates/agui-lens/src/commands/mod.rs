@@ -65,9 +65,27 @@ impl Outcome {
 /// Whether `path` names something that is written into rather than replaced: a device such
 /// as `/dev/null` or a terminal, a FIFO, a socket (through any symbolic links). Renaming a
 /// file over one of those would put a plain file in its place, so output goes straight into
-/// it instead.
+/// it instead. So does a name of one of this process's descriptors (`/dev/stdout`,
+/// `/dev/fd/N`, `/proc/self/fd/N`), whatever it leads to: renamed over, the file the shell
+/// redirected to was replaced (`>>` lost what it held).
 pub(crate) fn is_stream(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
+    descriptor_named(path).is_some()
+        || std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
+}
+
+/// The descriptor of this process that `path` names, as written: `/dev/stdout` (1),
+/// `/dev/stderr` (2), `/dev/fd/N`, `/proc/self/fd/N`.
+fn descriptor_named(path: &Path) -> Option<libc::c_int> {
+    let path = path.to_str()?;
+    match path {
+        "/dev/stdout" => return Some(1),
+        "/dev/stderr" => return Some(2),
+        _ => {}
+    }
+    let n = path
+        .strip_prefix("/dev/fd/")
+        .or_else(|| path.strip_prefix("/proc/self/fd/"))?;
+    n.parse().ok()
 }
 
 /// How long a command that writes as it stops waits for a reader of a FIFO.
@@ -84,6 +102,19 @@ pub(crate) fn open_stream(path: &Path) -> Result<StreamOut> {
     let opening = || format!("opening {}", path.display());
     let fifo = std::fs::metadata(path).is_ok_and(|meta| meta.file_type().is_fifo());
     let stopping_already = agui_lens_core::stop::requested();
+    if let Some(fd) = descriptor_named(path).filter(|_| !fifo) {
+        // Written through the descriptor itself, where it is (its offset, its append), not
+        // through a file opened anew at its start.
+        use std::os::fd::BorrowedFd;
+        // SAFETY: the descriptor is borrowed only to be duplicated; a closed one fails.
+        let file = unsafe { BorrowedFd::borrow_raw(fd) }
+            .try_clone_to_owned()
+            .with_context(opening)?;
+        return Ok(StreamOut {
+            file: std::fs::File::from(file),
+            stopping_already,
+        });
+    }
     if !fifo {
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -263,6 +294,10 @@ pub(crate) enum Replaces {
 /// a new path, a device or a FIFO are written. A stored file is only ever replaced when it
 /// held what replaces it: a slip of the name never costs a recording or a file of the user's.
 pub(crate) fn refuse_to_replace(path: &Path, flag: &str, what: Replaces) -> Result<()> {
+    // Written into, not replaced.
+    if is_stream(path) {
+        return Ok(());
+    }
     let target = replaced(path);
     let Ok(meta) = std::fs::metadata(&target) else {
         return Ok(());
@@ -383,6 +418,8 @@ pub(crate) fn write_file(
     use anyhow::Context;
     let writing = || format!("writing {}", path.display());
     if is_stream(path) {
+        // A stop ends a wait for the reader of a FIFO (see `StreamOut`).
+        let _caught = crate::signals::Caught::begin();
         let mut out = io::BufWriter::new(open_stream(path)?);
         write(&mut out).with_context(writing)?;
         return out.flush().with_context(writing);
