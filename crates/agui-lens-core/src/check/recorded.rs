@@ -180,8 +180,8 @@ fn recorded_request(stream: &Path) -> Option<(Arc<Value>, Option<u16>)> {
         .as_ref()
         .and_then(|r| r.get(REFUSED_SENT_INVALID))
         .and_then(Value::as_u64)
-        .filter(|status| matches!(status, 400 | 422))
         .and_then(|status| u16::try_from(status).ok())
+        .filter(|&status| crate::check::request::refuses_an_input(status))
         .filter(|_| {
             let digest = record
                 .as_ref()

@@ -13,6 +13,12 @@ use crate::fold::Folded;
 use crate::fold::next::pending_calls;
 use crate::protocol::version::{Version, judged_by};
 
+/// Whether `status` is one an agent refuses an input with (400, 422): what it may answer to
+/// an input that breaks its schema.
+pub fn refuses_an_input(status: u16) -> bool {
+    matches!(status, 400 | 422)
+}
+
 /// What breaks a request's RunAgentInput: one `request/input-schema` finding per place (a
 /// field the schema does not define is not one: agents ignore it). `asked` is `--protocol`.
 pub fn input_findings(

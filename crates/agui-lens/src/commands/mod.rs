@@ -91,6 +91,17 @@ fn descriptor_named(path: &Path) -> Option<libc::c_int> {
 /// How long a command that writes as it stops waits for a reader of a FIFO.
 const FIFO_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Whether a wait for a FIFO's reader, begun `since`, is given up: at a stop (Ctrl-C,
+/// SIGTERM), or, for a command that was stopping already (writing as it stops), past
+/// [`FIFO_GRACE`].
+fn fifo_wait_given_up(stopping_already: bool, since: std::time::Instant) -> bool {
+    if stopping_already {
+        since.elapsed() > FIFO_GRACE
+    } else {
+        agui_lens_core::stop::requested()
+    }
+}
+
 /// Opens a [`is_stream`] path for writing, as it is. A FIFO is opened once a reader has it
 /// open; waiting for one, a stop (Ctrl-C, SIGTERM) ends the wait, or, for a command writing
 /// as it stops (a server's report), [`FIFO_GRACE`] after the call (a blocking open went on
@@ -140,12 +151,7 @@ pub(crate) fn open_stream(path: &Path) -> Result<StreamOut> {
             }
             // No reader yet.
             Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
-                let given_up = if stopping_already {
-                    called.elapsed() > FIFO_GRACE
-                } else {
-                    agui_lens_core::stop::requested()
-                };
-                if given_up {
+                if fifo_wait_given_up(stopping_already, called) {
                     anyhow::bail!(
                         "{}: stopped by {} while no reader had it open",
                         opening(),
@@ -179,12 +185,7 @@ impl io::Write for StreamOut {
                 done => return done,
             }
             let since = *waiting_since.get_or_insert_with(std::time::Instant::now);
-            let given_up = if self.stopping_already {
-                since.elapsed() > FIFO_GRACE
-            } else {
-                agui_lens_core::stop::requested()
-            };
-            if given_up {
+            if fifo_wait_given_up(self.stopping_already, since) {
                 return Err(io::Error::other(format!(
                     "stopped by {} while the reader took no more",
                     agui_lens_core::stop::signal_name()

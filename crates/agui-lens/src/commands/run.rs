@@ -247,11 +247,12 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     if let Some(path) = &args.record_raw {
         beside(record_call_findings(path, &only_the_call, true))?;
     }
+    use agui_lens_core::check::request::refuses_an_input;
     // An input sent invalid on purpose and refused: a later check of the recordings says so,
     // and owes no stream.
     let refused = exchange
         .status
-        .filter(|status| sent_invalid.is_some() && matches!(status, 400 | 422));
+        .filter(|&status| sent_invalid.is_some() && refuses_an_input(status));
     for path in [&args.record, &args.record_raw].into_iter().flatten() {
         beside(super::record_request(path, &input.value, refused))?;
     }
@@ -276,7 +277,7 @@ pub fn run(args: &RunArgs, matches: &ArgMatches) -> Result<Outcome> {
     // An input sent on purpose though it breaks its schema: what it got.
     if let Some(what) = &sent_invalid {
         let answer = match exchange.status {
-            Some(status @ (400 | 422)) => {
+            Some(status) if refuses_an_input(status) => {
                 format!("the agent refused the input ({status}), as an agent may")
             }
             Some(status) if (200..300).contains(&status) => {

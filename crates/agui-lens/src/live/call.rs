@@ -177,7 +177,8 @@ pub fn check_call(
             .read_to_end(&mut body);
         exchange.body_excerpt = body_excerpt(&body);
         let mut engine = Engine::new(ctx, name.clone(), Vec::new());
-        let refused_as_invalid = call.invalid_sent && matches!(response.status, 400 | 422);
+        let refused_as_invalid =
+            call.invalid_sent && agui_lens_core::check::request::refuses_an_input(response.status);
         if !call.judge_status && !refused_as_invalid {
             let d = status_finding(
                 &name,
