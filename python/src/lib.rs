@@ -566,8 +566,10 @@ fn events(
         // `cat` writes it.
         let mut carrier = RequestCarrier::of(&opened);
         let mut merged = agui_lens_core::compact::MergedFrames::default();
+        let mut skipped = agui_lens_core::compact::SkippedFields::default();
         let stats = for_each_fed(&mut opened, max_line, false, |fed, _, frame| {
             merged.note(frame);
+            skipped.note(frame);
             if let Fed::Event(event) = fed {
                 let text = match carrier.carried(event) {
                     Some(with_input) => with_input.to_string(),
@@ -587,6 +589,8 @@ fn events(
         // Frames the official client reads as one: returned apart, and said; and what only
         // the call that recorded the stream found, which the events alone do not carry.
         let merged = merged.said(&source.name, "returned");
+        // Fields passed over in reading protobuf frames: the events returned lack them.
+        let skipped = skipped.said(&source.name, "returned");
         let beside = recording.findings.as_deref().map(|findings| {
             format!(
                 "{}: {}: the events alone do not carry it (agui_lens.check reads it)",
@@ -610,7 +614,7 @@ fn events(
                 )
             })
         });
-        let said = [merged, beside, response]
+        let said = [merged, skipped, beside, response]
             .into_iter()
             .flatten()
             .collect::<Vec<_>>();
@@ -876,8 +880,10 @@ fn compact_source(
         .with_state(initial.clone());
     let mut writer = EventWriter::new(Vec::new(), format, compression)?;
     let mut merged = 0u64;
+    let mut skipped = agui_lens_core::compact::SkippedFields::default();
     let stats = for_each_fed(&mut opened, read.max_line, false, |fed, batch, frame| {
         merged += u64::from(agui_lens_core::compact::is_merged(frame));
+        skipped.note(frame);
         if let Fed::Event(event) = fed {
             compactor.push(event, batch.bytes(frame), &mut writer)?;
         }
@@ -902,6 +908,14 @@ fn compact_source(
     }
     if merged > 0 && !drop_unreadable {
         compacted.outcome = Outcome::Refused(agui_lens_core::compact::merged_frames(
+            &name,
+            "drop_unreadable=True",
+        ));
+        return Ok(compacted);
+    }
+    if skipped.frames > 0 && !drop_unreadable {
+        compacted.outcome = Outcome::Refused(agui_lens_core::compact::skipped_fields(
+            skipped.frames,
             &name,
             "drop_unreadable=True",
         ));
@@ -956,7 +970,8 @@ fn compact_source(
     ctx.protocol.state = initial;
     let back = read_back(&ctx, &read, format, Box::new(Cursor::new(written.clone())))?;
     compacted.errors = back.errors.clone();
-    let dropped = drop_unreadable && stats.unreadable + merged + compacted.dropped > 0;
+    let dropped =
+        drop_unreadable && stats.unreadable + merged + skipped.frames + compacted.dropped > 0;
     let count = || count_errors_of(&ctx, source.open()?);
     let judged = match judge(&folded, &back, (level, dropped, raised), count)? {
         Some(why) => Some(why),

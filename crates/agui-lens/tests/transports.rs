@@ -1951,6 +1951,79 @@ fn official_client_reads_in(body: &Path, content_type: &str, size: Option<usize>
     })
 }
 
+/// A protobuf message may carry a field the definitions do not have: every decoder passes
+/// over it in silence (the official client reads the stream whole), so what it held reaches
+/// no one. `check` warns at that frame in every format; `cat` says its copy lacks it (exit
+/// 1); `compact` refuses to write the stream back without it, leaving a file as it was, and
+/// compacts it when told to drop it.
+#[test]
+fn a_field_protobuf_passes_over_is_said_and_not_dropped_unasked() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = root().join("fixtures/invalid/framing/proto-unknown-field.pb");
+    let body = std::fs::read(&fixture).unwrap();
+    let pb = dir.path().join("history.pb");
+    std::fs::write(&pb, &body).unwrap();
+    let read = official_client_reads(&pb, "application/vnd.ag-ui.event+proto");
+    assert_eq!(read["types"].as_array().map(Vec::len), Some(5), "{read}");
+    assert!(read.get("error").is_none(), "{read}");
+
+    let rule = "framing/proto-unknown-field";
+    let pb = pb.to_str().unwrap();
+    for format in ["human", "json", "jsonl", "sarif", "github", "junit"] {
+        let (code, stdout, stderr) = run(&["check", "--format", format, pb]);
+        assert_eq!(code, 0, "{format}: {stdout}{stderr}");
+        assert!(
+            crate::common::findings_said(format, &stdout).contains(rule),
+            "{format}: {stdout}"
+        );
+    }
+    let (_, stdout, _) = run(&["check", "--format", "json", pb]);
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let found: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == rule)
+        .collect();
+    assert_eq!(found.len(), 1, "{stdout}");
+    assert_eq!(found[0]["event_index"], 2, "{stdout}");
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("field 99 of ag_ui.TextMessageContentEvent"),
+        "{stdout}"
+    );
+
+    // A copy lacks the field, in either format, and says so.
+    for out in ["copy.jsonl", "copy.pb"] {
+        let out = dir.path().join(out);
+        let (code, _, stderr) = run(&["cat", pb, "-o", out.to_str().unwrap()]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains("not the whole input") && stderr.contains(rule),
+            "{stderr}"
+        );
+    }
+    // A copy of the events before it is whole.
+    let (code, stdout, stderr) = run(&["cat", pb, "--to", "1"]);
+    assert_eq!((code, stdout.lines().count()), (0, 2), "{stdout}{stderr}");
+
+    // Compacted in place, the stream would lose it: refused, the file as it was.
+    let (code, _, stderr) = run(&["compact", "--in-place", pb]);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("refused") && stderr.contains(rule),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(pb).unwrap(), body);
+    let (code, _, stderr) = run(&["compact", "--in-place", "--drop-unreadable", pb]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&["check", "--format", "json", pb]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains(rule), "{stdout}");
+}
+
 /// `@ag-ui/client` ends a protobuf stream at a frame over 10 MiB, and the run is lost from
 /// there. The protocol sets no limit, so agui-lens reads the event, and says what the client
 /// will do: `check` warns at that frame in every format, `cat` and `compact` warn when they

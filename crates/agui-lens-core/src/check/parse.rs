@@ -211,6 +211,24 @@ pub enum Halves {
     Kept,
 }
 
+/// A protobuf frame of `len` bytes over the official client's limit.
+fn over_client_limit(loc: &Location, len: u64) -> Diagnostic {
+    finding(
+        RuleId::FramingProtoOverClientLimit,
+        loc,
+        format!(
+            "a frame of {len} bytes (its 4-byte length included) is over the {} \
+             ({CLIENT_FRAME_LIMIT} bytes) that the official client reads: @ag-ui/client ends \
+             the stream here",
+            human_bytes(CLIENT_FRAME_LIMIT)
+        ),
+    )
+    .with_help(
+        "send an event this large over SSE, or split it (a STATE_SNAPSHOT into deltas, a long \
+         text into several TEXT_MESSAGE_CONTENT deltas)",
+    )
+}
+
 /// [`parse_frame`], with the small events read on their fast path only when `plain` (tests
 /// hold that path to the other), and an event whose string holds half a UTF-16 surrogate
 /// pair read as `halves` says.
@@ -289,23 +307,37 @@ pub(crate) fn parse_frame_with(
         FrameKind::Data {
             caveat: Caveat::OverClientLimit { len },
             ..
+        } => problems.push(over_client_limit(&loc, *len)),
+        FrameKind::Data {
+            caveat: Caveat::ProtoSkipped { len, skips },
+            ..
         } => {
+            let first = skips
+                .first
+                .map_or_else(String::new, |first| format!(" ({first})"));
+            let fields = match skips.count {
+                1 => format!("a field{first}"),
+                n => format!("{n} fields, the first{first},"),
+            };
             problems.push(
                 finding(
-                    RuleId::FramingProtoOverClientLimit,
+                    RuleId::FramingProtoUnknownField,
                     &loc,
                     format!(
-                        "a frame of {len} bytes (its 4-byte length included) is over the {} \
-                         ({CLIENT_FRAME_LIMIT} bytes) that the official client reads: \
-                         @ag-ui/client ends the stream here",
-                        human_bytes(CLIENT_FRAME_LIMIT)
+                        "this frame's message carries {fields} that this build's protobuf \
+                         definitions do not have: decoding passes over it, as every protobuf \
+                         decoder does, so no client reads what it holds and it is not checked"
                     ),
                 )
                 .with_help(
-                    "send an event this large over SSE, or split it (a STATE_SNAPSHOT into \
-                     deltas, a long text into several TEXT_MESSAGE_CONTENT deltas)",
+                    "check that both sides speak the same protocol version; data of the \
+                     producer's own belongs in a field the protocol defines (metadata, \
+                     rawEvent) or a CUSTOM event",
                 ),
             );
+            if *len > CLIENT_FRAME_LIMIT {
+                problems.push(over_client_limit(&loc, *len));
+            }
         }
         FrameKind::Data {
             caveat: Caveat::SseMerged { with_line },

@@ -92,6 +92,55 @@ pub fn merged_frames(name: &str, how_to_force: &str) -> String {
     )
 }
 
+/// Why a stream whose protobuf frames carried fields passed over in reading them
+/// (`framing/proto-unknown-field`) is not compacted: the events read lack them, so the
+/// compacted stream would too. `how_to_force` names the option that compacts it anyway.
+pub fn skipped_fields(frames: u64, name: &str, how_to_force: &str) -> String {
+    format!(
+        "{} carried fields this build's protobuf definitions do not have \
+         (framing/proto-unknown-field): read, they are passed over, and written back they would \
+         be lost (`agui-lens check {name}` says where; {how_to_force} compacts it anyway)",
+        crate::text::plural(frames, "frame")
+    )
+}
+
+/// Protobuf frames whose messages carried fields passed over in reading them: the first
+/// such frame's number and what it carried, and how many, counted as an input is read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SkippedFields {
+    pub first: Option<(u64, crate::protocol::proto::Skips)>,
+    pub frames: u64,
+}
+
+impl SkippedFields {
+    /// Counts `frame` if its reading passed over fields; says whether it did.
+    pub fn note(&mut self, frame: &crate::read::Frame) -> bool {
+        let crate::read::FrameKind::Data {
+            caveat: crate::read::Caveat::ProtoSkipped { skips, .. },
+            ..
+        } = frame.kind
+        else {
+            return false;
+        };
+        self.first.get_or_insert((frame.line, skips));
+        self.frames += 1;
+        true
+    }
+
+    /// What reading `name` lost of them, when it lost anything: `done` says what was made
+    /// of the events (“copied”, “returned”).
+    pub fn said(&self, name: &str, done: &str) -> Option<String> {
+        let (frame, skips) = self.first?;
+        let first = skips.first.map_or_else(String::new, |f| format!(": {f}"));
+        Some(format!(
+            "{name}: {} carried fields this build's protobuf definitions do not have, the \
+             first at frame {frame}{first} (framing/proto-unknown-field); they were passed \
+             over in reading, and the events {done} lack them",
+            crate::text::plural(self.frames, "frame"),
+        ))
+    }
+}
+
 /// SSE frames the official client reads as one with the frame before: the first such frame's
 /// line and the line of the frame it is read with, and how many, counted as an input is read
 /// ([`MergedFrames::note`]).

@@ -365,7 +365,11 @@ fn client_stops(frame: &Frame) -> Option<Value> {
         Caveat::SseOverClientLimit { .. } | Caveat::OverClientLimit { .. } => {
             "a frame over the official client's 10 MiB buffer: it ends the stream there"
         }
-        Caveat::None | Caveat::Unterminated => return None,
+        Caveat::ProtoSkipped { len, .. } if *len > read::CLIENT_FRAME_LIMIT => {
+            "a frame over the official client's 10 MiB buffer: it ends the stream there"
+        }
+        // Fields passed over are dropped by every client too: the events are what it reads.
+        Caveat::None | Caveat::Unterminated | Caveat::ProtoSkipped { .. } => return None,
     };
     Some(json!({ "client_fails": why }))
 }

@@ -110,6 +110,14 @@ pub enum Caveat {
     /// Protobuf: the frame, its 4-byte length included, is `len` bytes, over the
     /// [`CLIENT_FRAME_LIMIT`] of the official client.
     OverClientLimit { len: u64 },
+    /// Protobuf: the frame's message carried fields this build's definitions do not have
+    /// (or a known one in a wire type its type does not have), passed over as every protobuf
+    /// decoder passes over them: the event read lacks them. `len` is the frame's size, its
+    /// length included, which may be over the client's limit too.
+    ProtoSkipped {
+        len: u64,
+        skips: crate::protocol::proto::Skips,
+    },
     /// SSE: no two LFs part this frame from the one at `with_line` (their lines end with CR
     /// LF or CR), so the official client, which splits only at `\n\n`, reads both as one.
     SseMerged { with_line: u64 },

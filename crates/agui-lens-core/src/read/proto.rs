@@ -64,21 +64,25 @@ fn event_json(event: &serde_json::Map<String, serde_json::Value>) -> Vec<u8> {
     out
 }
 
-/// What a client may trip on in a frame holding `message`: its size.
-fn caveat(message: &[u8]) -> Caveat {
+/// What a client may trip on in a frame holding `message`, or what its reading passed over:
+/// its size, the fields it carried that were skipped.
+fn caveat(message: &[u8], skips: proto::Skips) -> Caveat {
     let len = (PREFIX_LEN + message.len()) as u64;
-    if len > CLIENT_FRAME_LIMIT {
+    if skips.count > 0 {
+        Caveat::ProtoSkipped { len, skips }
+    } else if len > CLIENT_FRAME_LIMIT {
         Caveat::OverClientLimit { len }
     } else {
         Caveat::None
     }
 }
 
-/// One message as the JSON text of its event, or why it yields none.
-fn decode(message: &[u8]) -> Result<Vec<u8>, (ProtoProblem, String)> {
+/// One message as the JSON text of its event with what its reading passed over, or why it
+/// yields none.
+fn decode(message: &[u8]) -> Result<(Vec<u8>, Caveat), (ProtoProblem, String)> {
     let len = plural(message.len() as u64, "byte");
     match proto::decode_event(message) {
-        Ok(Decoded::Event(event)) => Ok(event_json(&event)),
+        Ok(Decoded::Event(event, skips)) => Ok((event_json(&event), caveat(message, skips))),
         Ok(Decoded::UnknownArm(numbers)) => {
             let fields = numbers
                 .iter()
@@ -137,7 +141,7 @@ impl ProtoReader {
             .par_iter()
             .with_min_len(16)
             .map(|item| match &item.what {
-                Pending::Message(bytes) => decode(bytes).map(|json| (json, caveat(bytes))),
+                Pending::Message(bytes) => decode(bytes),
                 Pending::Problem(problem, message) => Err((*problem, message.clone())),
             })
             .collect();

@@ -326,6 +326,9 @@ struct Unread {
     /// error status, a type that is no event stream's, a read the browser says failed): the
     /// copy holds the events alone.
     response: Option<String>,
+    /// What is said of protobuf frames whose fields were passed over in reading them: the
+    /// copy lacks them.
+    skipped: Option<String>,
 }
 
 /// What the output format could not carry, event by event, and the frames that could not be
@@ -348,6 +351,9 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
              alone, not the response they came in"
         );
     }
+    if let Some(skipped) = &unread.skipped {
+        let _ = writeln!(err, "cat: the output is not the whole input: {skipped}");
+    }
     if unread.frames > 0 {
         let name = &unread.name;
         let _ = writeln!(
@@ -358,7 +364,8 @@ fn report_losses(notes: &[WriteNote], format: InputFormat, unread: &Unread) -> O
         );
     }
     if notes.is_empty() {
-        return if unread.frames > 0 || unread.merged.is_some() || unread.response.is_some() {
+        let lost = unread.merged.is_some() || unread.response.is_some() || unread.skipped.is_some();
+        return if unread.frames > 0 || lost {
             Outcome::Findings
         } else {
             Outcome::Clean
@@ -504,6 +511,7 @@ fn copy<W: Write>(
     let mut carrier = read::RequestCarrier::of(&opened);
     let mut carried = false;
     let mut merged = agui_lens_core::compact::MergedFrames::default();
+    let mut skipped = agui_lens_core::compact::SkippedFields::default();
     let result = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
         merged.note(frame);
         // A frame that holds no event is counted by the reading, and said below.
@@ -530,6 +538,8 @@ fn copy<W: Write>(
         let kept = filter.keep(event);
         unread += filter.take_late_unread();
         if kept {
+            // Fields its reading passed over are not in the copy.
+            skipped.note(frame);
             // An event over several lines becomes one JSONL line with the whitespace between
             // its tokens taken out, nothing else: a key given twice, a number as it was
             // spelled, stay (a value read and written again lost them).
@@ -581,6 +591,7 @@ fn copy<W: Write>(
                 name: opened.name.to_string(),
                 frames: unread,
                 merged: merged.said(&opened.name, "copied"),
+                skipped: skipped.said(&opened.name, "copied"),
                 response,
             })
         }
@@ -588,6 +599,7 @@ fn copy<W: Write>(
             name: name.to_string(),
             frames: unread,
             merged: merged.said(&name, "copied"),
+            skipped: skipped.said(&name, "copied"),
             response,
         }),
         Err(err) if err.is::<NoEventsYet>() => {

@@ -1078,6 +1078,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         kept_deltas,
         unreadable,
         merged,
+        skipped,
         events_in,
         known,
         bytes_read,
@@ -1152,6 +1153,15 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         // The official client fails on the original's framing; written back framed with
         // LF, the compacted stream would read whole, and the evidence would be gone.
         report.refused = Some(agui_lens_core::compact::merged_frames(
+            &name,
+            "--drop-unreadable",
+        ));
+        return Ok(report);
+    }
+    if skipped > 0 && !settings.drop_unreadable {
+        // Read, the fields were passed over: written back, they would be gone.
+        report.refused = Some(agui_lens_core::compact::skipped_fields(
+            skipped,
             &name,
             "--drop-unreadable",
         ));
@@ -1233,7 +1243,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         Target::Stdout | Target::Stream(_) => None,
     };
     // Left out as asked (--drop-unreadable): the errors of what was dropped go with it.
-    let dropped = settings.drop_unreadable && dropped + unreadable + merged > 0;
+    let dropped = settings.drop_unreadable && dropped + unreadable + merged + skipped > 0;
     std::thread::scope(|s| {
         let synced = synced.map(|file| s.spawn(move || file.sync_all()));
         let verified = verify_written(
@@ -1357,6 +1367,9 @@ struct FirstPass {
     /// SSE frames the official client reads as one with the frame before, and fails on
     /// (`framing/sse-frames-merged`).
     merged: u64,
+    /// Protobuf frames whose fields were passed over in reading them
+    /// (`framing/proto-unknown-field`).
+    skipped: u64,
     events_in: u64,
     /// Events of a type AG-UI defines.
     known: u64,
@@ -1421,6 +1434,7 @@ fn first_pass(
     let mut events_in = 0u64;
     let mut known = 0u64;
     let mut merged = 0u64;
+    let mut skipped = agui_lens_core::compact::SkippedFields::default();
     let unreadable;
     match check.filter(|_| matches!(input, InputSpec::Stdin)) {
         Some(ctx) => {
@@ -1438,11 +1452,10 @@ fn first_pass(
                     bail!("interrupted: {name} was left as it was");
                 }
                 bytes_in += batch.frames.len() as u64 + batch.data_len() as u64;
-                merged += batch
-                    .frames
-                    .iter()
-                    .filter(|frame| agui_lens_core::compact::is_merged(frame))
-                    .count() as u64;
+                for frame in &batch.frames {
+                    merged += u64::from(agui_lens_core::compact::is_merged(frame));
+                    skipped.note(frame);
+                }
                 engine.check_batch_with(&batch, &mut found, |event, raw| {
                     events_in += 1;
                     known += u64::from(event.kind.is_some());
@@ -1473,6 +1486,7 @@ fn first_pass(
                 |fed, batch, frame, schema| {
                     let raw = batch.bytes(frame);
                     merged += u64::from(agui_lens_core::compact::is_merged(frame));
+                    skipped.note(frame);
                     let taken = match fed {
                         Fed::Delta {
                             kind,
@@ -1527,6 +1541,7 @@ fn first_pass(
         kept_deltas,
         unreadable,
         merged,
+        skipped: skipped.frames,
         events_in,
         known,
         bytes_read: opened.reader.bytes_read(),

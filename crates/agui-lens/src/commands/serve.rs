@@ -1035,7 +1035,7 @@ fn over_protobuf(events: &[Value]) -> (Vec<Value>, Vec<String>) {
                 encoded.lost.join(", ")
             ));
         }
-        if let Ok(proto::Decoded::Event(back)) = proto::decode_event(&encoded.bytes) {
+        if let Ok(proto::Decoded::Event(back, _)) = proto::decode_event(&encoded.bytes) {
             received.push(Value::Object(back));
         }
     }

@@ -219,6 +219,23 @@ pub const PROTO_UNKNOWN_ARM: Rule = Rule {
     capability: None,
 };
 
+pub const PROTO_UNKNOWN_FIELD: Rule = Rule {
+    name: "framing/proto-unknown-field",
+    default: Level::Warn,
+    versions: "every version",
+    summary: "a protobuf frame carries a field this build's definitions do not have",
+    why: "Protobuf decoding passes over a field whose number the message does not define (or a \
+          known one sent in a wire type its type does not have) without a word: the official \
+          decoder drops it, so no client reads what it held, and agui-lens cannot check it \
+          (over SSE the same member is read, and checked: schema/unknown-field). Usually the \
+          producer was built from newer definitions, or adds fields of its own.",
+    example: "(binary) a TEXT_MESSAGE_CONTENT frame whose message also carries field 99",
+    // The binding lets a decoder skip such a field; saying it is ours, as for a field over SSE.
+    tier: Tier::Advice,
+    spec: spec!("basic/transports/http-protobuf.mdx#the-wire-schema"),
+    capability: None,
+};
+
 pub const PROTO_OVER_CLIENT_LIMIT: Rule = Rule {
     name: "framing/proto-over-client-limit",
     default: Level::Warn,

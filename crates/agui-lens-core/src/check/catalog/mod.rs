@@ -216,6 +216,7 @@ registry! {
     FramingProtoTooLong => framing::PROTO_TOO_LONG,
     FramingProtoUndecodable => framing::PROTO_UNDECODABLE,
     FramingProtoUnknownArm => framing::PROTO_UNKNOWN_ARM,
+    FramingProtoUnknownField => framing::PROTO_UNKNOWN_FIELD,
     FramingProtoOverClientLimit => framing::PROTO_OVER_CLIENT_LIMIT,
     SchemaMissingType => schema::MISSING_TYPE,
     SchemaUnknownEventType => schema::UNKNOWN_EVENT_TYPE,

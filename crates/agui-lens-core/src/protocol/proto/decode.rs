@@ -36,8 +36,74 @@ struct Field {
 }
 
 pub struct Table {
+    /// The message's full name (`ag_ui.TextMessageContentEvent`).
+    name: String,
     fields: HashMap<u32, Field>,
 }
+
+/// A field a message carried that decoding passed over: a number its definition does not
+/// have (one of a later protocol version, or of another producer's own), or a known number
+/// sent in a wire type its type does not have. Every protobuf decoder drops such a field
+/// without a word, so what it held reaches no reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// The full name of the message that carried it.
+    pub message: &'static str,
+    pub number: u32,
+    pub wire: u8,
+    /// The field's JSON name, when the number is a known one (sent in the wrong wire type).
+    pub known: Option<&'static str>,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.known {
+            None => write!(f, "field {} of {}", self.number, self.message),
+            Some(name) => write!(
+                f,
+                "field {} (`{name}`) of {} in wire type {}, which its type does not have",
+                self.number, self.message, self.wire
+            ),
+        }
+    }
+}
+
+/// The fields a message's decoding passed over: how many, and the first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skips {
+    pub count: u32,
+    pub first: Option<Skipped>,
+}
+
+impl Skips {
+    pub fn add(&mut self, skipped: Skipped) {
+        self.count = self.count.saturating_add(1);
+        self.first.get_or_insert(skipped);
+    }
+
+    /// Steps over a field of `message` that is not read, counting it.
+    fn skip(
+        &mut self,
+        message: &'static str,
+        known: Option<&'static str>,
+        wire: u8,
+        buf: &mut &[u8],
+        number: u32,
+    ) -> Result<(), String> {
+        skip(wire, buf, number)?;
+        self.add(Skipped {
+            message,
+            number,
+            wire,
+            known,
+        });
+        Ok(())
+    }
+}
+
+const VALUE: &str = "google.protobuf.Value";
+const STRUCT: &str = "google.protobuf.Struct";
+const LIST_VALUE: &str = "google.protobuf.ListValue";
 
 pub struct Tables {
     pub tables: Vec<Table>,
@@ -62,6 +128,7 @@ fn table_of(
     let at = tables.len();
     index.insert(desc.full_name().to_owned(), at);
     tables.push(Table {
+        name: desc.full_name().to_owned(),
         fields: HashMap::new(),
     });
     let mut fields = HashMap::new();
@@ -77,9 +144,9 @@ fn table_of(
                     .collect(),
             ),
             ProtoKind::Message(m) => match m.full_name() {
-                "google.protobuf.Value" => Kind::JsonValue,
-                "google.protobuf.Struct" => Kind::JsonObject,
-                "google.protobuf.ListValue" => Kind::JsonList,
+                VALUE => Kind::JsonValue,
+                STRUCT => Kind::JsonObject,
+                LIST_VALUE => Kind::JsonList,
                 _ => Kind::Message(table_of(&m, tables, index)),
             },
             _ => Kind::Other,
@@ -122,22 +189,38 @@ impl Tables {
         }
     }
 
+    /// The full name of a table's message.
+    pub fn message_name(&'static self, table: usize) -> &'static str {
+        &self.tables[table].name
+    }
+
     /// A length-delimited field of a message kind, as JSON.
-    fn payload(&self, kind: &Kind, bytes: &[u8]) -> Result<Option<Value>, String> {
+    fn payload(
+        &'static self,
+        kind: &Kind,
+        bytes: &[u8],
+        skips: &mut Skips,
+    ) -> Result<Option<Value>, String> {
         Ok(match kind {
-            Kind::Message(at) => Some(Value::Object(self.decode(*at, bytes)?)),
-            Kind::JsonValue => json_value(bytes)?,
-            Kind::JsonObject => Some(Value::Object(json_object(bytes)?)),
-            Kind::JsonList => Some(Value::Array(json_list(bytes)?)),
+            Kind::Message(at) => Some(Value::Object(self.decode(*at, bytes, skips)?)),
+            Kind::JsonValue => json_value(bytes, skips)?,
+            Kind::JsonObject => Some(Value::Object(json_object(bytes, skips)?)),
+            Kind::JsonList => Some(Value::Array(json_list(bytes, skips)?)),
             _ => None,
         })
     }
 
     /// A message as wire JSON: every field it carries, and the default of each field without
     /// presence that it does not. A message field sent twice is merged, as protobuf merges it
-    /// (its occurrences read as one); a field of a wire type its type does not have is skipped,
-    /// as an unknown field is.
-    pub fn decode(&self, table: usize, bytes: &[u8]) -> Result<Map<String, Value>, String> {
+    /// (its occurrences read as one). A field of a number the message does not define, or of
+    /// a wire type its type does not have, is skipped, as protobuf skips it, and counted in
+    /// `skips`.
+    pub fn decode(
+        &'static self,
+        table: usize,
+        bytes: &[u8],
+        skips: &mut Skips,
+    ) -> Result<Map<String, Value>, String> {
         let t = &self.tables[table];
         let mut out = Map::new();
         for field in t.fields.values() {
@@ -151,7 +234,7 @@ impl Tables {
         while !buf.is_empty() {
             let (number, wire) = key(&mut buf, bytes.len())?;
             let Some(field) = t.fields.get(&number) else {
-                skip(wire, &mut buf, number)?;
+                skips.skip(&t.name, None, wire, &mut buf, number)?;
                 continue;
             };
             let value = match (&field.kind, wire) {
@@ -172,14 +255,17 @@ impl Tables {
                     if !field.list && out.contains_key(&field.json) {
                         // Sent before (a message field has no default): its occurrences so
                         // far, this one included, read as one, rare enough to gather again.
+                        // What this part skips is counted once, the earlier ones' already.
+                        self.payload(&field.kind, part, skips)?;
                         let read = &bytes[..bytes.len() - buf.len()];
-                        self.payload(&field.kind, &occurrences(read, number)?)?
+                        let all = occurrences(read, number)?;
+                        self.payload(&field.kind, &all, &mut Skips::default())?
                     } else {
-                        self.payload(&field.kind, part)?
+                        self.payload(&field.kind, part, skips)?
                     }
                 }
                 _ => {
-                    skip(wire, &mut buf, number)?;
+                    skips.skip(&t.name, Some(&field.json), wire, &mut buf, number)?;
                     None
                 }
             };
@@ -222,7 +308,7 @@ pub fn number_value(n: f64) -> Value {
 }
 
 /// A `google.protobuf.Value`; `None` when it holds nothing.
-fn json_value(bytes: &[u8]) -> Result<Option<Value>, String> {
+fn json_value(bytes: &[u8], skips: &mut Skips) -> Result<Option<Value>, String> {
     let mut buf = bytes;
     let mut found = None;
     while !buf.is_empty() {
@@ -235,10 +321,13 @@ fn json_value(bytes: &[u8]) -> Result<Option<Value>, String> {
             (2, 1) => Some(number_value(fixed64(&mut buf)?)),
             (3, 2) => Some(Value::String(string(&mut buf, number)?)),
             (4, 0) => Some(Value::Bool(varint(&mut buf)? != 0)),
-            (5, 2) => Some(Value::Object(json_object(bytes_of(&mut buf, number)?)?)),
-            (6, 2) => Some(Value::Array(json_list(bytes_of(&mut buf, number)?)?)),
+            (5, 2) => Some(Value::Object(json_object(
+                bytes_of(&mut buf, number)?,
+                skips,
+            )?)),
+            (6, 2) => Some(Value::Array(json_list(bytes_of(&mut buf, number)?, skips)?)),
             _ => {
-                skip(wire, &mut buf, number)?;
+                skips.skip(VALUE, None, wire, &mut buf, number)?;
                 continue;
             }
         };
@@ -247,13 +336,13 @@ fn json_value(bytes: &[u8]) -> Result<Option<Value>, String> {
 }
 
 /// A `google.protobuf.Struct`: its entries, each a key and a value.
-fn json_object(bytes: &[u8]) -> Result<Map<String, Value>, String> {
+fn json_object(bytes: &[u8], skips: &mut Skips) -> Result<Map<String, Value>, String> {
     let mut buf = bytes;
     let mut out = Map::new();
     while !buf.is_empty() {
         let (number, wire) = key(&mut buf, bytes.len())?;
         if (number, wire) != (1, 2) {
-            skip(wire, &mut buf, number)?;
+            skips.skip(STRUCT, None, wire, &mut buf, number)?;
             continue;
         }
         let entry = bytes_of(&mut buf, number)?;
@@ -263,8 +352,17 @@ fn json_object(bytes: &[u8]) -> Result<Map<String, Value>, String> {
             let (number, wire) = key(&mut inner, entry.len())?;
             match (number, wire) {
                 (1, 2) => name = string(&mut inner, number)?,
-                (2, 2) => value = json_value(bytes_of(&mut inner, number)?)?.unwrap_or(Value::Null),
-                _ => skip(wire, &mut inner, number)?,
+                (2, 2) => {
+                    value =
+                        json_value(bytes_of(&mut inner, number)?, skips)?.unwrap_or(Value::Null);
+                }
+                _ => skips.skip(
+                    "google.protobuf.Struct.FieldsEntry",
+                    None,
+                    wire,
+                    &mut inner,
+                    number,
+                )?,
             }
         }
         out.insert(name, value);
@@ -273,15 +371,15 @@ fn json_object(bytes: &[u8]) -> Result<Map<String, Value>, String> {
 }
 
 /// A `google.protobuf.ListValue`.
-fn json_list(bytes: &[u8]) -> Result<Vec<Value>, String> {
+fn json_list(bytes: &[u8], skips: &mut Skips) -> Result<Vec<Value>, String> {
     let mut buf = bytes;
     let mut out = Vec::new();
     while !buf.is_empty() {
         let (number, wire) = key(&mut buf, bytes.len())?;
         if (number, wire) == (1, 2) {
-            out.push(json_value(bytes_of(&mut buf, number)?)?.unwrap_or(Value::Null));
+            out.push(json_value(bytes_of(&mut buf, number)?, skips)?.unwrap_or(Value::Null));
         } else {
-            skip(wire, &mut buf, number)?;
+            skips.skip(LIST_VALUE, None, wire, &mut buf, number)?;
         }
     }
     Ok(out)

@@ -16,6 +16,8 @@ mod wire;
 
 use serde_json::{Map, Value};
 
+pub use decode::{Skipped, Skips};
+
 /// The content type of a protobuf event stream.
 pub const CONTENT_TYPE: &str = "application/vnd.ag-ui.event+proto";
 
@@ -25,8 +27,10 @@ pub const PREFIX_LEN: usize = 4;
 /// What one frame's message holds.
 #[derive(Debug, PartialEq)]
 pub enum Decoded {
-    /// An event, in its JSON form.
-    Event(Map<String, Value>),
+    /// An event, in its JSON form, and the fields of its message that decoding passed over
+    /// (numbers this build's definitions do not have): dropped, as every protobuf decoder
+    /// drops them.
+    Event(Map<String, Value>, Skips),
     /// Only envelope fields this build does not know: an event of a later protocol version,
     /// which a client drops with a warning. The field numbers it used.
     UnknownArm(Vec<u32>),
@@ -53,8 +57,9 @@ pub fn decode_event(bytes: &[u8]) -> Result<Decoded, String> {
             ));
         }
     }
-    let (ty, body) = wire::decode_envelope(bytes)?;
-    shape::from_wire(ty, body).map(Decoded::Event)
+    let mut skips = Skips::default();
+    let (ty, body) = wire::decode_envelope(bytes, &mut skips)?;
+    shape::from_wire(ty, body).map(|event| Decoded::Event(event, skips))
 }
 
 /// An event in its protobuf form.
@@ -85,7 +90,7 @@ pub fn encode_event(event: &Value) -> Result<Encoded, String> {
     let bytes = wire::encode_envelope(&arm, &body)?;
     let mut found = Differences::default();
     match decode_event(&bytes) {
-        Ok(Decoded::Event(back)) => {
+        Ok(Decoded::Event(back, _)) => {
             differences(event, &Value::Object(back), &mut String::new(), &mut found);
         }
         Ok(Decoded::UnknownArm(_)) => found.all.push(String::new()),

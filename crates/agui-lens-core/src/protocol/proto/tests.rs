@@ -5,7 +5,7 @@ use super::*;
 fn round_trip(event: Value) -> (Value, Vec<String>) {
     let encoded = encode_event(&event).unwrap_or_else(|e| panic!("{event}: {e}"));
     match decode_event(&encoded.bytes).unwrap() {
-        Decoded::Event(back) => (Value::Object(back), encoded.lost),
+        Decoded::Event(back, _) => (Value::Object(back), encoded.lost),
         other => panic!("{other:?}"),
     }
 }
@@ -249,7 +249,7 @@ fn frames_agree_with_the_official_encoder() {
     let mut at = &official[..];
     for event in &events {
         let len = frame_len(at);
-        let Decoded::Event(back) = decode_event(&at[4..4 + len]).unwrap() else {
+        let Decoded::Event(back, _) = decode_event(&at[4..4 + len]).unwrap() else {
             panic!("{event} decodes to no event");
         };
         assert_eq!(&Value::Object(back), event);
@@ -289,7 +289,7 @@ fn field(number: u32, wire: u8, payload: &[u8]) -> Vec<u8> {
 
 fn event_of(bytes: &[u8]) -> Value {
     match decode_event(bytes) {
-        Ok(Decoded::Event(event)) => Value::Object(event),
+        Ok(Decoded::Event(event, _)) => Value::Object(event),
         other => panic!("{bytes:?}: {other:?}"),
     }
 }
@@ -324,6 +324,74 @@ fn what_a_message_repeats_is_merged_as_protobuf_merges_it() {
     // `name` sent again as a varint: not a string's wire type, so skipped.
     let wrong = custom([base(&ty), name("x"), field(2, 0, &[7])].concat());
     assert_eq!(event_of(&wrong), json!({"type":"CUSTOM","name":"x"}));
+}
+
+fn skips_of(bytes: &[u8]) -> Skips {
+    match decode_event(bytes) {
+        Ok(Decoded::Event(_, skips)) => skips,
+        other => panic!("{bytes:?}: {other:?}"),
+    }
+}
+
+/// Every field decoding passes over is counted, wherever it is (the envelope, the event,
+/// a message inside it, a `google.protobuf.Value`), the first named; a message field sent
+/// twice, whose occurrences are read again as one, counts what each skipped once.
+#[test]
+fn what_decoding_passes_over_is_counted() {
+    let custom = |body: Vec<u8>| field(11, 2, &body);
+    let base = |inner: &[u8]| field(1, 2, inner);
+    let ty = field(1, 0, &[10]); // CUSTOM
+    let name = |n: &str| field(2, 2, n.as_bytes());
+    let unknown = field(15, 0, &[7]);
+    let plain = custom([base(&ty), name("x")].concat());
+    assert_eq!(skips_of(&plain), Skips::default());
+
+    let in_event = custom([base(&ty), name("x"), unknown.clone()].concat());
+    let skips = skips_of(&in_event);
+    assert_eq!(skips.count, 1);
+    let first = skips.first.unwrap();
+    assert_eq!(
+        (first.message, first.number, first.wire, first.known),
+        ("ag_ui.CustomEvent", 15, 0, None)
+    );
+    assert_eq!(first.to_string(), "field 15 of ag_ui.CustomEvent");
+    // What was read is the event without it.
+    assert_eq!(event_of(&in_event), json!({"type":"CUSTOM","name":"x"}));
+
+    // Beside the arm in the envelope (field 99, a varint: its key takes two bytes), in the
+    // base event, in a Value.
+    let in_envelope = [plain.clone(), vec![0x98, 0x06, 7]].concat();
+    let first = skips_of(&in_envelope).first.unwrap();
+    assert_eq!((first.message, first.number), ("ag_ui.Event", 99));
+    let in_base = custom([base(&[ty.clone(), unknown.clone()].concat()), name("x")].concat());
+    assert_eq!(skips_of(&in_base).first.unwrap().message, "ag_ui.BaseEvent");
+    let in_value = custom([base(&ty), name("x"), field(3, 2, &unknown)].concat());
+    assert_eq!(
+        skips_of(&in_value).first.unwrap().message,
+        "google.protobuf.Value"
+    );
+
+    // A known field in a wire type its type does not have: named as the field it is.
+    let wrong = custom([base(&ty), name("x"), field(2, 0, &[7])].concat());
+    let first = skips_of(&wrong).first.unwrap();
+    assert_eq!(first.known, Some("name"));
+    assert_eq!(
+        first.to_string(),
+        "field 2 (`name`) of ag_ui.CustomEvent in wire type 0, which its type does not have"
+    );
+
+    // The base event twice, each with a field passed over: two, not three.
+    let twice = custom(
+        [
+            base(&[ty.clone(), unknown.clone()].concat()),
+            base(&[field(2, 0, &[5]), field(14, 0, &[1])].concat()),
+            name("x"),
+        ]
+        .concat(),
+    );
+    let skips = skips_of(&twice);
+    assert_eq!(skips.count, 2);
+    assert_eq!(skips.first.unwrap().number, 15);
 }
 
 /// A field the JSON event leaves out that the message cannot leave out (a list, a string, an
@@ -387,7 +455,7 @@ fn an_integral_timestamp_in_any_form_is_carried() {
         .unwrap();
         let encoded = encode_event(&event).unwrap();
         assert!(encoded.lost.is_empty(), "{written}: {:?}", encoded.lost);
-        let Decoded::Event(back) = decode_event(&encoded.bytes).unwrap() else {
+        let Decoded::Event(back, _) = decode_event(&encoded.bytes).unwrap() else {
             panic!("{written}: no event");
         };
         assert_eq!(back["timestamp"].as_i64(), Some(carried), "{written}");

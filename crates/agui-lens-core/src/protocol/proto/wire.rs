@@ -63,8 +63,12 @@ pub fn envelope_fields(bytes: &[u8]) -> Result<Vec<u32>, String> {
 
 /// Decodes an envelope with exactly one known arm (see [`envelope_fields`]): the event type
 /// the arm carries, and its body as wire JSON. An arm sent more than once is read as one
-/// message of all its occurrences, as protobuf merges them.
-pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>), String> {
+/// message of all its occurrences, as protobuf merges them. The fields skipped, the
+/// envelope's own and the body's, are counted in `skips`.
+pub fn decode_envelope(
+    bytes: &[u8],
+    skips: &mut decode::Skips,
+) -> Result<(&'static str, Map<String, Value>), String> {
     let tables = &*TABLES;
     let mut buf = bytes;
     let mut arm: Option<(u32, &'static str, std::borrow::Cow<'_, [u8]>)> = None;
@@ -88,14 +92,24 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<(&'static str, Map<String, Value>
                     "envelope field {number} has wire type {wire}, not a message's"
                 ));
             }
-            (None, wire) => decode::skip(wire, &mut buf, number)?,
+            (None, wire) => {
+                // An arm of a later version beside a known one is an envelope field unknown
+                // here like any other (two known arms were refused before).
+                decode::skip(wire, &mut buf, number)?;
+                skips.add(decode::Skipped {
+                    message: tables.message_name(tables.envelope),
+                    number,
+                    wire,
+                    known: None,
+                });
+            }
         }
     }
     let (number, ty, body) = arm.ok_or("the message names no event")?;
     let table = tables
         .field_table(tables.envelope, number)
         .expect("every arm of the envelope is a message");
-    Ok((ty, tables.decode(table, &body)?))
+    Ok((ty, tables.decode(table, &body, skips)?))
 }
 
 /// The event type each arm of the envelope carries, by field number.
