@@ -528,8 +528,10 @@ fn fold(
             )?;
             pick(threads, thread.as_deref())
         });
-        if let Some(cut) = &recording.cut {
-            warnings.push(recorded::folded_cut(&source.name, cut));
+        // Cut by its recorder, or ended early as its call found: said, as the command says it.
+        let part = source.path.as_deref().and_then(recorded::part_recorded);
+        if let Some(cut) = part {
+            warnings.push(recorded::folded_cut(&source.name, &cut));
         }
         Ok((folded?.json_text(false), warnings))
     })
@@ -1001,9 +1003,16 @@ fn diff(
     guarded(py, move || {
         let level = CompareLevel::parse(&level)
             .ok_or_else(|| anyhow!("unknown level `{level}`: use events, compact or fold"))?;
-        let (diff, warnings) = holding_warnings(|| {
+        let (diff, mut warnings) = holding_warnings(|| {
             diff_paths(&a, &b, &ReadOptions::default(), level, &Settings::current())
         });
+        // A recording that holds part of its stream is compared as what it holds: said, as
+        // the command says it.
+        for (path, label) in [(&a, &a_label), (&b, &b_label)] {
+            if let Some(cut) = recorded::part_recorded(path) {
+                warnings.push(recorded::compared_cut(label, &cut));
+            }
+        }
         let diff = diff?;
         let labels = (a_label.as_str(), b_label.as_str());
         Ok((

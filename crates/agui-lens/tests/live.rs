@@ -2005,6 +2005,85 @@ fn frames_under_a_generic_content_type_are_read_as_frames() {
     assert_eq!(doc["summary"]["events"], 5);
 }
 
+/// A recording whose call lost the connection holds part of a stream, as one its recorder
+/// cut: `snapshot` holds it to no expectation and makes none of it, `diff` and `fold` say it
+/// (they passed it as the stream: two recordings cut at the same place matched the
+/// snapshot made of the first, exit 0). The same for an exchange folder whose findings say
+/// so, and for the raw recording.
+#[test]
+fn a_recording_whose_connection_was_lost_is_held_to_no_expectation() {
+    let events: Vec<u8> = clean_run();
+    let half = events.len() / 2;
+    let server = Server::start(Script::sse(vec![
+        Step::Send(events[..half].to_vec()),
+        Step::Close,
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    for n in ["1", "2"] {
+        let (code, _, stderr) = lens(&[
+            "run",
+            &server.url("/"),
+            "--message",
+            "hi",
+            "--record",
+            &at(&format!("r{n}.jsonl")),
+            "--record-raw",
+            &at(&format!("r{n}.sse")),
+        ]);
+        assert_eq!(code, 1, "{stderr}");
+    }
+    let whole = at("whole.jsonl");
+    std::fs::write(&whole, b"").unwrap();
+    for recording in ["r1.jsonl", "r1.sse"] {
+        let snap = at(&format!("{recording}.snap"));
+        let (code, _, stderr) = lens(&["snapshot", &at(recording), "--expect", &snap, "--update"]);
+        assert_eq!(code, 2, "{recording}: {stderr}");
+        assert!(
+            stderr.contains("cut when it was recorded")
+                && stderr.contains("transport/connection-lost"),
+            "{recording}: {stderr}"
+        );
+        assert!(!Path::new(&snap).exists(), "{recording}");
+    }
+    // Held to an expectation made of the events it holds: refused all the same. (The copy
+    // is said to lack what only the call found.)
+    let (code, _, stderr) = lens(&["cat", &at("r2.jsonl"), "-o", &whole]);
+    assert_eq!(code, 1, "{stderr}");
+    let snap = at("made.snap");
+    let (code, _, stderr) = lens(&["snapshot", &whole, "--expect", &snap, "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = lens(&["snapshot", &at("r2.jsonl"), "--expect", &snap]);
+    assert_eq!(code, 2, "{stderr}");
+
+    let (code, _, stderr) = lens(&["diff", &at("r1.jsonl"), &at("r2.jsonl")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stderr.matches("cut when it was recorded").count(),
+        2,
+        "{stderr}"
+    );
+    let (code, _, stderr) = lens(&["fold", &at("r1.jsonl")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("cut when it was recorded"), "{stderr}");
+
+    // An exchange folder (the proxy's, `test`'s) whose findings say the connection was lost.
+    let exchange = dir.path().join("001");
+    std::fs::create_dir(&exchange).unwrap();
+    std::fs::write(
+        exchange.join("request.json"),
+        r#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#,
+    )
+    .unwrap();
+    std::fs::copy(at("r1.sse"), exchange.join("response.raw")).unwrap();
+    std::fs::copy(at("r1.jsonl"), exchange.join("events.jsonl")).unwrap();
+    std::fs::copy(at("r1.jsonl.findings.txt"), exchange.join("findings.jsonl")).unwrap();
+    let events = exchange.join("events.jsonl");
+    let (code, _, stderr) = lens(&["snapshot", events.to_str().unwrap(), "--expect", &snap]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("transport/connection-lost"), "{stderr}");
+}
+
 #[test]
 fn a_connection_lost_inside_a_frame_is_reported_with_what_came_before() {
     let frames = clean_run_proto();

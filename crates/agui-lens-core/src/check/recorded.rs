@@ -326,6 +326,30 @@ pub fn rewrite_refusal(
     }
 }
 
+/// Why the call that recorded a stream found that it ended before the agent's answer did,
+/// when the findings it wrote beside it (`FILE.findings.txt`) say so: the connection closed
+/// before the body ended, no byte came for the idle timeout, or the answer took longer than
+/// the whole call was allowed. The recording then holds part of a stream, as one its
+/// recorder cut does.
+pub fn cut_by_call(findings: &Path) -> Option<String> {
+    let text = crate::read::read_beside_text(findings).ok()?;
+    let ending = [
+        RuleId::TransportConnectionLost,
+        RuleId::TransportIdleTimeout,
+        RuleId::TransportTimeout,
+    ];
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|finding| {
+            let rule = finding.get("rule").and_then(Value::as_str)?;
+            let message = finding.get("message").and_then(Value::as_str).unwrap_or("");
+            ending
+                .iter()
+                .any(|id| id.name() == rule)
+                .then(|| format!("{rule}: {message}, as {} says", findings.display()))
+        })
+}
+
 /// What is said of a recording its recorder cut when it is folded: it folds to what the
 /// client held at the cut, not at the stream's end.
 pub fn folded_cut(name: &str, cut: &str) -> String {
@@ -333,6 +357,31 @@ pub fn folded_cut(name: &str, cut: &str) -> String {
         "{name} was cut when it was recorded ({cut}): what it folds to is what a client held at \
          the cut"
     )
+}
+
+/// Why the recording at `path` holds part of its stream, when it does: its recorder cut it (a
+/// stop, a client that went away: see [`CUT_FILE`]), or the call that recorded it found the
+/// answer ended early (a connection lost, a timeout: see [`cut_by_call`]), in the findings
+/// `run` wrote beside it or in its exchange's `findings.jsonl`.
+pub fn part_recorded(path: &Path) -> Option<String> {
+    let Some(Recorded::Events { cut, findings, .. }) = recorded(path) else {
+        return None;
+    };
+    cut.or_else(|| {
+        let exchange = || {
+            let name = path.file_name()?;
+            (name == "events.jsonl" || name == "response.raw")
+                .then(|| path.parent().map(|folder| folder.join("findings.jsonl")))?
+        };
+        let findings = findings.or_else(exchange)?;
+        cut_by_call(&findings)
+    })
+}
+
+/// What is said of a recording that holds part of its stream when it is compared: it is
+/// compared as what it holds.
+pub fn compared_cut(name: &str, cut: &str) -> String {
+    format!("{name} was cut when it was recorded ({cut}): it holds part of the stream")
 }
 
 /// What is said of a recording whose copy (its events alone) leaves out what only the call

@@ -37,8 +37,11 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
     for path in [&args.a, &args.b] {
         if let Some(cut) = super::cut_when_recorded(path) {
             say!(
-                "warning: {} was cut when it was recorded ({cut}): it holds part of the stream",
-                visible(&path.to_string_lossy())
+                "warning: {}",
+                agui_lens_core::check::recorded::compared_cut(
+                    &visible(&path.to_string_lossy()),
+                    &cut
+                )
             );
         }
     }

@@ -38,9 +38,10 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
             )
         },
     )?;
-    // A recording its recorder cut (a stop, a client that went away) folds to what the client
-    // held at the cut, not at the stream's end: said, as `check` says it.
-    if let Some(Recorded::Events { cut: Some(cut), .. }) = recorded {
+    // A recording its recorder cut (a stop, a client that went away), or whose call found
+    // the answer ended early, folds to what the client held at the cut, not at the stream's
+    // end: said, as `check` says it.
+    if let Some(cut) = input.path().and_then(super::cut_when_recorded) {
         say!(
             "warning: {}",
             agui_lens_core::check::recorded::folded_cut(

@@ -755,15 +755,10 @@ impl io::Write for ReportOut {
     }
 }
 
-/// Why the recording at `path` holds part of its stream, when its recorder cut it (a stop, a
-/// client that went away, a recorder killed part way: see
-/// [`agui_lens_core::check::recorded::CUT_FILE`]).
+/// Why the recording at `path` holds part of its stream, when it does (see
+/// [`agui_lens_core::check::recorded::part_recorded`]).
 pub(crate) fn cut_when_recorded(path: &Path) -> Option<String> {
-    use agui_lens_core::check::recorded::{self, Recorded};
-    match recorded::recorded(path) {
-        Some(Recorded::Events { cut, .. }) => cut,
-        _ => None,
-    }
+    agui_lens_core::check::recorded::part_recorded(path)
 }
 
 /// Standard error for what a verdict command says beside its report ("wrote FILE", the
