@@ -1371,6 +1371,31 @@ impl Child {
         );
     }
 
+    /// Stops the command (SIGSTOP) and waits (up to 10 s) until every thread of it is
+    /// stopped: a signal sent after is held until SIGCONT. (SIGSTOP takes effect only when a
+    /// thread next enters the kernel, and a pending signal of a lower number is taken first:
+    /// a SIGINT sent right after it could be acted on before the freeze.)
+    fn freeze(&self) {
+        self.signal(libc::SIGSTOP);
+        let stopped = |task: std::fs::DirEntry| {
+            std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+                // The state follows the command name, which is in parentheses.
+                stat.rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with(['T', 't', 'Z', 'X']))
+            })
+        };
+        let started = std::time::Instant::now();
+        loop {
+            let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id()));
+            let Ok(tasks) = tasks else { return };
+            if tasks.flatten().all(stopped) {
+                return;
+            }
+            assert!(started.elapsed().as_secs() < 10, "the command did not stop");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     /// Whether a signal sent to the command is still pending, for the process or any of its
     /// threads (`/proc`): not yet delivered.
     fn has_pending_signals(&self) -> bool {
@@ -2391,7 +2416,7 @@ fn a_second_signal_that_ends_a_copy_at_once_leaves_no_temp_file() {
     let child = Child::spawn(&["cat", s(&fifo), "-o", s(&target)], None);
     feed_in_halves(&fifo, &stream, || {
         until(|| !files_under(&out).is_empty());
-        child.signal(libc::SIGSTOP);
+        child.freeze();
         child.signal(libc::SIGINT);
         child.signal(libc::SIGTERM);
         child.signal(libc::SIGCONT);
