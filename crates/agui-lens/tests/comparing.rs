@@ -1040,6 +1040,51 @@ fn flags_an_expectation_overrides_are_named() {
     }
 }
 
+/// A fold-level snapshot written before such snapshots held the runs (no `# fold: runs`)
+/// is compared as written, which cannot tell a run that errors from one that finishes: that
+/// is said at every comparison (a stream ending in RUN_ERROR matched it in silence).
+#[test]
+fn a_fold_snapshot_that_holds_no_runs_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = root().join("fixtures/recordings/pydantic-ai-full.jsonl");
+    let text = std::fs::read_to_string(&ok).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let last = lines.pop().unwrap();
+    assert!(last.contains("RUN_FINISHED"), "{last}");
+    let failed = dir.path().join("failed.jsonl");
+    let error = r#"{"type":"RUN_ERROR","message":"model crashed","code":"INTERNAL"}"#;
+    std::fs::write(&failed, format!("{}\n{error}\n", lines.join("\n"))).unwrap();
+    let snap = dir.path().join("run.snap");
+    let (ok, failed, snap) = (
+        ok.to_str().unwrap(),
+        failed.to_str().unwrap(),
+        snap.to_str().unwrap(),
+    );
+    let (code, _, stderr) = run(&[
+        "snapshot", ok, "--expect", snap, "--update", "--level", "fold",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["snapshot", failed, "--expect", snap]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("fold: runs"), "{stderr}");
+    let written = std::fs::read_to_string(snap).unwrap();
+    let older: String = written
+        .lines()
+        .filter(|line| *line != "# fold: runs" && !line.starts_with("{\"runs\""))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(older, written);
+    std::fs::write(snap, older).unwrap();
+    for stream in [ok, failed] {
+        let (code, _, stderr) = run(&["snapshot", stream, "--expect", snap]);
+        assert_eq!(code, 0, "{stream}: {stderr}");
+        assert!(
+            stderr.contains("warning:") && stderr.contains("`# fold: runs`"),
+            "{stream}: {stderr}"
+        );
+    }
+}
+
 /// `fold` of a history of several threads shows one: it says which, and names the others
 /// (it said nothing, and the other threads looked lost).
 #[test]

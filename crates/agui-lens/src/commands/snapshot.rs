@@ -274,6 +274,17 @@ pub fn hold_items(
                     }
                 );
             }
+            if stored.level == Level::Fold && !stored.settings.fold_runs {
+                // Written before fold-level snapshots held the runs: a run that now ends in
+                // RUN_ERROR, or not at all, matches it. Compared as written, and said.
+                say!(
+                    "warning: {} was written before fold-level snapshots held how each run \
+                     ended (it has no `# fold: runs` line): a run that errors or is left open \
+                     is not told from one that finishes; review it and --update it to hold the \
+                     runs too",
+                    file.display()
+                );
+            }
             (stored.level, stored.settings.clone())
         }
         _ => (
