@@ -779,3 +779,78 @@ fn a_recording_cut_when_it_was_made_records_no_baseline() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert_eq!(std::fs::read(&baseline).unwrap(), recorded, "{stderr}");
 }
+
+/// `check` in `dir`, the inputs as given.
+fn check_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    split(
+        agui_lens()
+            .current_dir(dir)
+            .args(["check", "--color", "never"])
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// Recording a baseline from some of the inputs replaces what it held of those, not of the
+/// others: `--update-baseline` on one file erased the findings recorded of every other (the
+/// next full run called them new), and a check of one file counted the others' findings as
+/// "no longer found", which invites that update. What it held of an input that is gone is
+/// left out, and said.
+#[test]
+fn recording_part_of_the_inputs_keeps_what_the_others_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |id: &str| {
+        format!(
+            "{}\n{}\n{}\n",
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
+            format_args!(
+                r#"{{"type":"TEXT_MESSAGE_CONTENT","messageId":"{id}","delta":"orphan"}}"#
+            ),
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
+        )
+    };
+    std::fs::write(dir.path().join("a.jsonl"), stream("m9")).unwrap();
+    std::fs::write(dir.path().join("b.jsonl"), stream("m8")).unwrap();
+    let record = ["--baseline", "known.json", "--update-baseline"];
+    let (code, _, stderr) = check_in(dir.path(), &[&["a.jsonl", "b.jsonl"][..], &record].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = check_in(dir.path(), &["a.jsonl", "--baseline", "known.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("no longer found"), "{stderr}");
+    let (code, _, stderr) = check_in(dir.path(), &[&["a.jsonl"][..], &record].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("1 of inputs not checked in this run kept"),
+        "{stderr}"
+    );
+    let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
+    assert!(held.contains("\"b.jsonl\""), "{held}");
+    let (code, stdout, stderr) = check_in(
+        dir.path(),
+        &["a.jsonl", "b.jsonl", "--baseline", "known.json"],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+
+    // Fixed in a, checked alone: a's finding is no longer found, b's is not looked for.
+    let fixed: Vec<String> = stream("m9")
+        .lines()
+        .filter(|line| !line.contains("orphan"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(dir.path().join("a.jsonl"), fixed.concat()).unwrap();
+    let (code, _, stderr) = check_in(dir.path(), &["a.jsonl", "--baseline", "known.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("; 1 recorded no longer found"), "{stderr}");
+
+    // b gone: what the baseline held of it goes, and that is said.
+    std::fs::remove_file(dir.path().join("b.jsonl")).unwrap();
+    let (code, _, stderr) = check_in(dir.path(), &[&["a.jsonl"][..], &record].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("1 finding recorded of inputs no longer there left out"),
+        "{stderr}"
+    );
+    let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
+    assert!(!held.contains("b.jsonl"), "{held}");
+}

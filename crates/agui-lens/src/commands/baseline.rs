@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use crate::cli::BaselineArgs;
 use agui_lens_core::check::diagnostic::{Diagnostic, Severity};
 use agui_lens_core::check::engine::Stats;
-use agui_lens_core::report::baseline::{Baseline, Recorder};
+use agui_lens_core::report::baseline::{Baseline, Carried, Recorder};
 
 /// What a run does with its findings and a baseline.
 pub struct Gate {
@@ -24,11 +24,16 @@ pub struct Gate {
     /// Why the findings recorded are not all there would be, when they are not (a case
     /// that could not ask its agent): such a record is not written.
     incomplete: Option<String>,
+    /// The inputs checked in this run, keyed as findings' paths are, when the command says
+    /// which (`check`): a baseline's findings of other inputs were not looked for, and
+    /// recording keeps them. None: every finding it holds is of this run (`test`).
+    checked: Option<Vec<String>>,
 }
 
 enum Mode {
     Hold(Baseline),
-    Record(Recorder),
+    /// Recording, with the text of the baseline it replaces, if there was one.
+    Record(Recorder, Option<String>),
 }
 
 impl Gate {
@@ -42,6 +47,7 @@ impl Gate {
             // Only a baseline, or nothing, is replaced: a path naming a stream or a config by
             // mistake keeps what it holds.
             // (A link that leads nowhere is a baseline yet to be made where it leads.)
+            let mut old = None;
             match super::read_whole(path) {
                 Ok(bytes) if !bytes.iter().all(u8::is_ascii_whitespace) => {
                     let text = String::from_utf8_lossy(&bytes);
@@ -52,10 +58,11 @@ impl Gate {
                             path.display()
                         );
                     }
+                    old = Some(text.into_owned());
                 }
                 _ => {}
             }
-            Mode::Record(Recorder::default())
+            Mode::Record(Recorder::default(), old)
         } else {
             let text = super::read_whole_text(path)
                 .map_err(|e| agui_lens_core::read::plainly(path, e))
@@ -101,7 +108,22 @@ impl Gate {
             held_total: 0,
             unadopted_errors: 0,
             incomplete: None,
+            checked: None,
         }))
+    }
+
+    /// Says that the input named `name` (a file, or a capture's stream: its file is taken)
+    /// is checked in this run: the baseline's findings of it are looked for, and replaced
+    /// when recording; those of inputs never named so are neither.
+    pub fn checked(&mut self, name: &str) {
+        let key = agui_lens_core::report::baseline::input_key(name);
+        self.checked.get_or_insert_with(Vec::new).push(key);
+    }
+
+    /// As [`Gate::checked`], for a capture's stream named by its call.
+    pub fn checked_call(&mut self, file: &str, call: &str) {
+        let key = agui_lens_core::report::baseline::call_key(file, call);
+        self.checked.get_or_insert_with(Vec::new).push(key);
     }
 
     /// Names a stream of a browser capture by its call, which keys its findings (see
@@ -109,7 +131,7 @@ impl Gate {
     pub fn name_call(&mut self, stream: &str, file: &str, call: &str) {
         match &mut self.mode {
             Mode::Hold(baseline) => baseline.name_call(stream, file, call),
-            Mode::Record(recorder) => recorder.name_call(stream, file, call),
+            Mode::Record(recorder, _) => recorder.name_call(stream, file, call),
         }
     }
 
@@ -117,7 +139,7 @@ impl Gate {
     /// every finding is shown and recorded.
     pub fn keep(&mut self, d: &Diagnostic) -> bool {
         match &mut self.mode {
-            Mode::Record(recorder) => {
+            Mode::Record(recorder, _) => {
                 if !recorder.record(d) && d.severity == Severity::Error {
                     self.unadopted_errors += 1;
                 }
@@ -144,7 +166,7 @@ impl Gate {
     /// passes, as what it found is what the baseline now holds. An input with no events is
     /// never recorded, and still fails.
     pub fn recorded_all(&self) -> bool {
-        matches!(self.mode, Mode::Record(_)) && self.unadopted_errors == 0
+        matches!(self.mode, Mode::Record(..)) && self.unadopted_errors == 0
     }
 
     /// Says that the run could not find all it would have (`why`): a baseline being recorded
@@ -165,7 +187,7 @@ impl Gate {
         let mut err = std::io::stderr().lock();
         let stopped = agui_lens_core::stop::requested();
         match self.mode {
-            Mode::Record(_) if stopped => {
+            Mode::Record(..) if stopped => {
                 let _ = writeln!(
                     err,
                     "stopped by {}: the baseline {} (the findings of what was not read would be missing from it)",
@@ -173,7 +195,7 @@ impl Gate {
                     super::left_unwritten(&self.path)
                 );
             }
-            Mode::Record(_) if self.incomplete.is_some() => {
+            Mode::Record(..) if self.incomplete.is_some() => {
                 let _ = writeln!(
                     err,
                     "{}: the baseline {} (what was not found would be missing from it, and \
@@ -182,17 +204,51 @@ impl Gate {
                     super::left_unwritten(&self.path)
                 );
             }
-            Mode::Record(recorder) => {
+            Mode::Record(mut recorder, old) => {
+                // What it held of inputs not checked here is kept (while they are there).
+                let carried = match (&old, &self.checked) {
+                    (Some(old), Some(checked)) => recorder.carry_over(old, checked, input_there),
+                    _ => Carried::default(),
+                };
                 write_atomically(&self.path, recorder.render().as_bytes())?;
-                let _ = writeln!(
+                let plural = agui_lens_core::report::plural;
+                let _ = write!(
                     err,
                     "wrote {}: {} recorded",
                     self.path.display(),
-                    agui_lens_core::report::plural(recorder.findings(), "finding")
+                    plural(recorder.findings(), "finding")
                 );
+                if carried.kept > 0 {
+                    let _ = write!(
+                        err,
+                        " ({} of inputs not checked in this run kept as they were)",
+                        carried.kept
+                    );
+                }
+                let _ = writeln!(err);
+                if carried.gone > 0 {
+                    let _ = writeln!(
+                        err,
+                        "{} recorded of inputs no longer there left out",
+                        plural(carried.gone, "finding")
+                    );
+                }
+                if carried.older > 0 {
+                    let _ = writeln!(
+                        err,
+                        "{} recorded of inputs not checked in this run left out: the file was \
+                         written by an earlier version, whose fingerprints this one does not \
+                         make (check every input to record them again)",
+                        plural(carried.older, "finding")
+                    );
+                }
             }
             Mode::Hold(baseline) => {
-                let unmet = baseline.unmet();
+                // Only what was looked for can be missed.
+                let unmet = match &self.checked {
+                    Some(checked) => baseline.unmet_of(checked),
+                    None => baseline.unmet(),
+                };
                 if self.held_total > 0 || unmet > 0 {
                     let _ = write!(
                         err,
@@ -213,6 +269,16 @@ impl Gate {
         }
         Ok(())
     }
+}
+
+/// Whether the input a baseline's finding is keyed by is still there: its file, or the file
+/// of a capture's stream (`x.har (POST …, call 1)`, `x.har#2`); what is no file (a URL) is.
+fn input_there(path: &str) -> bool {
+    path.contains("://")
+        || std::iter::once(path)
+            .chain(path.match_indices(" (").map(|(i, _)| &path[..i]))
+            .chain(path.find('#').map(|i| &path[..i]))
+            .any(|file| Path::new(file).exists())
 }
 
 /// Takes held findings off a count.

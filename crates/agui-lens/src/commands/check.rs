@@ -290,12 +290,16 @@ pub fn check_inputs(
     };
     reporter.start_run(inputs.len())?;
     for input in inputs {
+        if let Some(gate) = gate.as_deref_mut() {
+            gate.checked(&input.spec.display_name());
+        }
         if let InputSpec::HarEntry { path, .. } = &input.spec {
             let name = input.spec.display_name();
             let file = path.to_string_lossy();
             reporter.stream_within(&name, &file)?;
             if let (Some(gate), Some(call)) = (gate.as_deref_mut(), &input.call) {
                 gate.name_call(&name, &file, call);
+                gate.checked_call(&file, call);
             }
         }
     }
