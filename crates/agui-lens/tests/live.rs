@@ -3087,6 +3087,60 @@ fn a_case_input_goes_out_as_written() {
     assert_eq!(sent, json!({"hello": 1}));
 }
 
+/// The snapshot of an error answer that echoes the input it refuses holds the ids the run
+/// minted as the keys they were sent as: it matches the next run's answer (it failed at
+/// every run after the one that wrote it, on the fresh runId in the body).
+#[test]
+fn an_error_snapshot_does_not_hold_the_ids_a_run_minted() {
+    let server = Server::start(Script {
+        head: "HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\n\
+               Transfer-Encoding: chunked\r\n"
+            .into(),
+        steps: vec![Step::Send(
+            br#"{"detail":[{"msg":"Field required","loc":["body","threadId"],"input":{"runId":"{runId}"}}]}"#
+                .to_vec(),
+        )],
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "no-thread.json",
+        r#"{"runId":"x","messages":[{"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#,
+    );
+    write(
+        dir,
+        "suite.toml",
+        &format!(
+            "[[case]]\nname = \"refused\"\nurl = \"{}\"\ninput = \"no-thread.json\"\n\
+             expect_status = 422\nsnapshot = \"refused.snap\"\n",
+            server.url("/")
+        ),
+    );
+    let (code, stdout, stderr) = split(
+        suite_command(dir)
+            .arg("--update-snapshots")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let snapshot = std::fs::read_to_string(dir.join("refused.snap")).unwrap();
+    assert!(snapshot.contains("{runId}"), "{snapshot}");
+    assert!(!snapshot.contains("run-"), "{snapshot}");
+    for _ in 0..2 {
+        let (code, stdout, stderr) = split(suite_command(dir).output().unwrap());
+        assert_eq!(code, 0, "{stdout}{stderr}");
+    }
+    // Each run sent a fresh id.
+    let sent: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["runId"].clone())
+        .collect();
+    assert_eq!(sent.len(), 3);
+    assert!(sent[0] != sent[1] && sent[1] != sent[2], "{sent:?}");
+}
+
 /// A recording named as a folder is refused before the agent is called (the call was made,
 /// then the recording could not be created).
 #[test]

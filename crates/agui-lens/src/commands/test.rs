@@ -834,6 +834,32 @@ fn error_item(status: u16, content_type: Option<&str>, body: &[u8]) -> Value {
     json!({"status": status, "contentType": content_type, "body": body})
 }
 
+/// Writes the ids a run minted for its input (its `threadId` and `runId`), wherever a string of
+/// `item` holds them, as the key they were sent as (`{runId}`): the same answer to another run
+/// is then the same item.
+fn forget_minted_ids(item: &mut Value, input: &Value) {
+    let minted: Vec<(String, &str)> = ["threadId", "runId"]
+        .into_iter()
+        .filter_map(|key| Some((format!("{{{key}}}"), input.get(key)?.as_str()?)))
+        .filter(|(_, id)| !id.is_empty())
+        .collect();
+    fn walk(value: &mut Value, minted: &[(String, &str)]) {
+        match value {
+            Value::String(text) => {
+                for (key, id) in minted {
+                    if text.contains(id) {
+                        *text = text.replace(id, key);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| walk(item, minted)),
+            Value::Object(members) => members.values_mut().for_each(|item| walk(item, minted)),
+            _ => {}
+        }
+    }
+    walk(item, &minted);
+}
+
 /// Where a turn's recording goes: into the artifacts directory, or a temporary file when only
 /// a snapshot needs it.
 struct Recording {
@@ -1253,8 +1279,12 @@ fn run_turn(
                 if shared.update && !expectations.may_update {
                     outcome.notes.push(not_updated(snapshot));
                 }
-                // An error answer's snapshot holds its status and body.
-                let item = error_item(status, exchange.content_type.as_deref(), &head.bytes());
+                // An error answer's snapshot holds its status and body, without the ids this
+                // run minted (an agent may echo the input it refuses): they differ each run.
+                let mut item = error_item(status, exchange.content_type.as_deref(), &head.bytes());
+                if !case.fixed_ids {
+                    forget_minted_ids(&mut item, &input.value);
+                }
                 match expectations.snapshot_items(snapshot, case, |_, settings| {
                     let items = Normalizer::events(settings.clone(), &[item]);
                     Ok((items, HalvesRead::default()))
