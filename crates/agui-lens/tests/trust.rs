@@ -5612,6 +5612,23 @@ fn an_output_named_by_a_descriptor_is_written_where_it_is() {
     assert_eq!(lines[2], "after", "{held}");
 }
 
+/// A copy into a FIFO says first what is wrong with its input: an input that is not there
+/// waited for the FIFO's reader (forever, with none) before it was said.
+#[test]
+fn a_copy_into_a_fifo_says_a_missing_input_without_waiting_for_a_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("out.jsonl");
+    make_fifo(&fifo);
+    let missing = dir.path().join("missing.jsonl");
+    let child = Child::spawn(&["cat", s(&missing), "-o", s(&fifo)], None);
+    let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("missing.jsonl") && stderr.contains("No such file"),
+        "{stderr}"
+    );
+}
+
 /// `cat -o FIFO` caught no signal: a stop while it waited for a reader, or for room in the
 /// FIFO, killed it with nothing said. It ends with the signal's status, and says so.
 #[test]

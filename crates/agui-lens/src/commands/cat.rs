@@ -254,7 +254,18 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                     super::left_unwritten(path)
                 }
             };
-            // A file is replaced by a finished temp file.
+            // A file is replaced by a finished temp file. A FIFO's open waits for its reader:
+            // an input that is not there, or a regular file that cannot be read, is said
+            // first. (An input that is itself a FIFO is opened once, by the reading.)
+            if let (true, InputSpec::File(input)) = (stream, &input) {
+                let opened = std::fs::metadata(input).and_then(|meta| match meta.is_file() {
+                    true => std::fs::File::open(input).map(drop),
+                    false => Ok(()),
+                });
+                opened
+                    .map_err(|e| read::plainly(input, e))
+                    .with_context(|| format!("opening {}", input.display()))?;
+            }
             let (file, temp): (Box<dyn Write + Send>, _) = if stream {
                 (Box::new(super::open_stream(path)?), None)
             } else {
