@@ -124,6 +124,71 @@ fn start_remover() {
     });
 }
 
+/// Writes to stdout: odd while one is under way (each adds one as it begins and one as it
+/// ends). See [`to_stdout`].
+static STDOUT_WRITES: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `write`, a write to stdout, so that a stop asked for while it waits on a reader that
+/// takes no more (a pipe or a terminal no one reads) ends the process once the wait has
+/// lasted [`crate::commands::FIFO_GRACE`] after the stop: stdout is shared with the shell, so
+/// it cannot be made non-blocking, and a caught signal restarts the write (it held the
+/// command through every SIGTERM). The temp files of outputs under way are removed first, and
+/// the exit status is the stop's (128 + the signal's number).
+pub fn to_stdout<T>(write: impl FnOnce() -> T) -> T {
+    start_stdout_watch();
+    STDOUT_WRITES.fetch_add(1, Ordering::SeqCst);
+    let done = write();
+    STDOUT_WRITES.fetch_add(1, Ordering::SeqCst);
+    done
+}
+
+/// Starts the thread that ends the process when a stop finds a write to stdout that does not
+/// end (see [`to_stdout`]).
+fn start_stdout_watch() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        let watch = move || {
+            let tick = std::time::Duration::from_millis(100);
+            // The write under way when the stop was first seen, and since when.
+            let mut stuck: Option<(u64, std::time::Instant)> = None;
+            loop {
+                std::thread::sleep(tick);
+                let writes = STDOUT_WRITES.load(Ordering::SeqCst);
+                if !agui_lens_core::stop::requested() || writes % 2 == 0 {
+                    stuck = None;
+                    continue;
+                }
+                match stuck {
+                    Some((at, since)) if at == writes => {
+                        if since.elapsed() >= crate::commands::FIFO_GRACE {
+                            break;
+                        }
+                    }
+                    _ => stuck = Some((writes, std::time::Instant::now())),
+                }
+            }
+            for temp in TEMPS.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+                let _ = std::fs::remove_file(temp);
+            }
+            let signal = agui_lens_core::stop::signal().unwrap_or(libc::SIGTERM);
+            let said = format!(
+                "agui-lens: stopped by {} while stdout took no more (its reader stopped \
+                 reading): what stdout holds is cut short\n",
+                agui_lens_core::stop::signal_name()
+            );
+            // SAFETY: writing bytes this thread owns to stderr, then ending the process
+            // without running exit handlers (one would flush stdout, and wait on it again).
+            unsafe {
+                libc::write(2, said.as_ptr().cast(), said.len());
+                libc::_exit(128 + signal);
+            }
+        };
+        let _ = std::thread::Builder::new()
+            .name("stdout-watch".into())
+            .spawn(watch);
+    });
+}
+
 /// The signals that ask to stop.
 const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 

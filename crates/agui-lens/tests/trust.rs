@@ -4233,6 +4233,64 @@ fn many_runs(runs: usize) -> String {
     stream
 }
 
+/// A stop while stdout is a pipe its reader stopped reading ends the command once the write
+/// has waited a few seconds more (the FIFO's grace), says so, and exits with the stop's status:
+/// the caught signal restarted the blocked write, and SIGTERM (twice) never ended `cat` or
+/// `check`.
+#[test]
+fn a_stop_while_stdout_takes_no_more_ends_the_command() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("many.jsonl");
+    write(&input, many_runs(4_000).as_bytes());
+    // A report larger than a pipe holds: a finding for each of many events.
+    let orphans = dir.path().join("orphans.jsonl");
+    let mut text = String::from("{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+    for i in 0..2_000 {
+        text.push_str(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m{i}\",\"delta\":\"x\"}}\n"
+        ));
+    }
+    write(&orphans, text.as_bytes());
+    for command in [
+        &["cat", s(&input)][..],
+        &["check", s(&orphans), "--format", "json"],
+        &["inspect", s(&input), "--format", "json"],
+    ] {
+        // stdout a pipe no one reads: it fills, and the command waits on it.
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+            .args(command)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        // SAFETY: kill on the pid of a child this test owns and has not waited for.
+        assert_eq!(
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
+            0
+        );
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(30) {
+                let _ = child.kill();
+                panic!("{command:?}: SIGTERM did not end it");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        drop(stdout);
+        let mut said = String::new();
+        stderr.read_to_string(&mut said).unwrap();
+        assert_eq!(status.code(), Some(143), "{command:?}: {said}");
+        assert!(said.contains("stdout took no more"), "{command:?}: {said}");
+    }
+}
+
 /// A stop while a compacted stream goes out to a FIFO whose reader has stopped reading ends
 /// the command at once, and says the output was stopped, not written: the write waited for
 /// room through every signal (SIGTERM did nothing; only SIGKILL ended it, or a reader that

@@ -209,8 +209,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             // Ctrl-C or SIGTERM ends the copy (while the input is awaited too): what was
             // written stays on stdout, and is said to be cut short.
             let caught = crate::signals::Caught::begin();
-            let stdout = io::stdout().lock();
-            let mut writer = EventWriter::new(stdout, format, Compression::None)?;
+            let mut writer = EventWriter::new(super::Stdout, format, Compression::None)?;
             let unread = copy(&input, &read, &mut filter, &mut writer, "stdout");
             if agui_lens_core::stop::requested() {
                 let _ = writer.finish().and_then(|mut out| out.flush());

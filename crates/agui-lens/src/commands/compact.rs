@@ -1609,7 +1609,7 @@ fn commit(
         bail!("interrupted: {name} was left as it was");
     }
     match target {
-        Target::Stdout => copy_out(&temp, io::stdout().lock()).map(|()| None),
+        Target::Stdout => copy_out(&temp, super::Stdout).map(|()| None),
         Target::Stream(path) => copy_out(&temp, super::open_stream(path)?).map(|()| None),
         Target::File(path) if same_bytes(temp.path(), path)? => {
             Ok(Some(format!("{} already holds it", path.display())))

@@ -89,7 +89,7 @@ fn descriptor_named(path: &Path) -> Option<libc::c_int> {
 }
 
 /// How long a command that writes as it stops waits for a reader of a FIFO.
-const FIFO_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const FIFO_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Whether a wait for a FIFO's reader, begun `since`, is given up: at a stop (Ctrl-C,
 /// SIGTERM), or, for a command that was stopping already (writing as it stops), past
@@ -671,6 +671,20 @@ pub(crate) fn writing_stdout(
     written
 }
 
+/// Standard output, each write of it watched (see [`crate::signals::to_stdout`]): a stop while
+/// a write waits on a reader that takes no more ends the command.
+pub(crate) struct Stdout;
+
+impl io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        crate::signals::to_stdout(|| io::stdout().lock().write(buf))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        crate::signals::to_stdout(|| io::stdout().lock().flush())
+    }
+}
+
 /// A writer that refuses to write once a stop was asked for. (Its error is no `Interrupted`,
 /// which `write_all` would try again.)
 struct UntilStopped<W>(W);
@@ -742,7 +756,7 @@ impl io::Write for ReportOut {
         if self.gone {
             return Ok(buf.len());
         }
-        let done = io::stdout().write(buf);
+        let done = crate::signals::to_stdout(|| io::stdout().write(buf));
         self.kept(done, buf.len())
     }
 
@@ -750,7 +764,7 @@ impl io::Write for ReportOut {
         if self.gone {
             return Ok(());
         }
-        let done = io::stdout().flush().map(|()| 0);
+        let done = crate::signals::to_stdout(|| io::stdout().flush()).map(|()| 0);
         self.kept(done, 0).map(drop)
     }
 }
