@@ -795,8 +795,8 @@ fn check_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
 /// Recording a baseline from some of the inputs replaces what it held of those, not of the
 /// others: `--update-baseline` on one file erased the findings recorded of every other (the
 /// next full run called them new), and a check of one file counted the others' findings as
-/// "no longer found", which invites that update. What it held of an input that is gone is
-/// left out, and said.
+/// "no longer found", which invites that update. An input is the same file however it is
+/// named; a run from another folder, whose keys name no file from there, loses nothing.
 #[test]
 fn recording_part_of_the_inputs_keeps_what_the_others_hold() {
     let dir = tempfile::tempdir().unwrap();
@@ -843,14 +843,32 @@ fn recording_part_of_the_inputs_keeps_what_the_others_hold() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("; 1 recorded no longer found"), "{stderr}");
 
-    // b gone: what the baseline held of it goes, and that is said.
-    std::fs::remove_file(dir.path().join("b.jsonl")).unwrap();
-    let (code, _, stderr) = check_in(dir.path(), &[&["a.jsonl"][..], &record].concat());
+    // The same file named another way is the same input: its fixed finding is replaced,
+    // and the finding that comes back is new.
+    std::fs::create_dir(dir.path().join("tools")).unwrap();
+    let (code, _, stderr) = check_in(dir.path(), &[&["tools/../a.jsonl"][..], &record].concat());
     assert_eq!(code, 0, "{stderr}");
-    assert!(
-        stderr.contains("1 finding recorded of inputs no longer there left out"),
-        "{stderr}"
-    );
     let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
-    assert!(!held.contains("b.jsonl"), "{held}");
+    assert!(!held.contains("\"a.jsonl\""), "{held}");
+    assert!(held.contains("\"b.jsonl\""), "{held}");
+    std::fs::write(dir.path().join("a.jsonl"), stream("m9")).unwrap();
+    let (code, stdout, stderr) = check_in(
+        dir.path(),
+        &["a.jsonl", "b.jsonl", "--baseline", "known.json"],
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+
+    // Recorded from another folder, where the keys name no file: nothing is lost.
+    let (code, _, stderr) = check_in(
+        &dir.path().join("tools"),
+        &[
+            "../a.jsonl",
+            "--baseline",
+            "../known.json",
+            "--update-baseline",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
+    assert!(held.contains("\"b.jsonl\""), "{held}");
 }

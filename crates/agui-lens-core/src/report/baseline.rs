@@ -210,19 +210,19 @@ impl Baseline {
         self.left.values().sum()
     }
 
-    /// How many recorded findings of the inputs `checked` (keys, see [`input_key`]) were not
-    /// met: those of an input this run did not read were not looked for.
-    pub fn unmet_of(&self, checked: &[String]) -> u64 {
+    /// How many recorded findings of the inputs checked in this run (`checked`, given a
+    /// finding's key) were not met: those of an input this run did not read were not looked
+    /// for.
+    pub fn unmet_where(&self, checked: impl Fn(&str) -> bool) -> u64 {
         self.left
             .iter()
-            .filter(|((_, path, _), _)| checked.iter().any(|input| of_input(path, input)))
+            .filter(|((_, path, _), _)| checked(path))
             .map(|(_, n)| n)
             .sum()
     }
 }
 
-/// The key of an input checked in this run, for [`Baseline::unmet_of`] and
-/// [`Recorder::carry_over`]: its file, keyed as a finding's path is.
+/// The key of an input checked in this run, as a finding's path is keyed.
 pub fn input_key(name: &str) -> String {
     same_file_key(name)
 }
@@ -233,9 +233,9 @@ pub fn call_key(file: &str, call: &str) -> String {
     format!("{} ({call})", same_file_key(file))
 }
 
-/// Whether a finding keyed at `path` is of the input keyed `input`: the file itself, or a
-/// stream within it (`x.har (POST …, call 1)`, `x.har#2`).
-fn of_input(path: &str, input: &str) -> bool {
+/// Whether a finding keyed at `path` is of the input keyed `input`, by their text: the input
+/// itself, or a stream within it (`x.har (POST …, call 1)`, `x.har#2`).
+pub fn of_input(path: &str, input: &str) -> bool {
     path.strip_prefix(input)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with(" (") || rest.starts_with('#'))
 }
@@ -244,10 +244,8 @@ fn of_input(path: &str, input: &str) -> bool {
 /// did not check.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Carried {
-    /// Kept: the input is still there.
+    /// Kept as they were.
     pub kept: u64,
-    /// Left out: the input is gone.
-    pub gone: u64,
     /// Left out: the file was written by an earlier version, whose fingerprints this one
     /// does not make.
     pub older: u64,
@@ -285,39 +283,31 @@ impl Recorder {
     }
 
     /// Keeps the findings the baseline `old` (its file's text) recorded of inputs this run did
-    /// not check (none of `checked`, keys as [`input_key`] makes them) while the input is
-    /// still there (`there`, given its key): recording part of the inputs replaces what the
-    /// baseline held of those, not of the others. A finding of an input that is gone is
-    /// left out; so is every one of a file of an earlier version.
-    pub fn carry_over(
-        &mut self,
-        old: &str,
-        checked: &[String],
-        there: impl Fn(&str) -> bool,
-    ) -> Carried {
+    /// not check (`checked`, given a finding's key, says which it did): recording part of the
+    /// inputs replaces what the baseline held of those, not of the others. Those of a file of
+    /// an earlier version are left out (their fingerprints are not this version's).
+    pub fn carry_over(&mut self, old: &str, checked: impl Fn(&str) -> bool) -> Carried {
         let mut carried = Carried::default();
         let Ok(file) = serde_json::from_str::<File>(old) else {
             return carried;
         };
         for entry in file.findings {
             let path = self.here.key(&entry.path);
-            if checked.iter().any(|input| of_input(&path, input)) {
+            if checked(&path) {
                 continue;
             }
             if file.version != VERSION {
                 carried.older += entry.count;
-            } else if !there(&path) {
-                carried.gone += entry.count;
-            } else {
-                carried.kept += entry.count;
-                let key = (entry.rule.clone(), path.clone(), entry.fingerprint.clone());
-                let kept = self.entries.entry(key).or_insert(Entry {
-                    path,
-                    count: 0,
-                    ..entry.clone()
-                });
-                kept.count = kept.count.saturating_add(entry.count);
+                continue;
             }
+            carried.kept += entry.count;
+            let key = (entry.rule.clone(), path.clone(), entry.fingerprint.clone());
+            let kept = self.entries.entry(key).or_insert(Entry {
+                path,
+                count: 0,
+                ..entry.clone()
+            });
+            kept.count = kept.count.saturating_add(entry.count);
         }
         carried
     }

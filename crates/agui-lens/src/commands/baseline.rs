@@ -24,10 +24,10 @@ pub struct Gate {
     /// Why the findings recorded are not all there would be, when they are not (a case
     /// that could not ask its agent): such a record is not written.
     incomplete: Option<String>,
-    /// The inputs checked in this run, keyed as findings' paths are, when the command says
-    /// which (`check`): a baseline's findings of other inputs were not looked for, and
-    /// recording keeps them. None: every finding it holds is of this run (`test`).
-    checked: Option<Vec<String>>,
+    /// The inputs checked in this run, when the command says which (`check`): a baseline's
+    /// findings of other inputs were not looked for, and recording keeps them. None: every
+    /// finding it holds is of this run (`test`).
+    checked: Option<Checked>,
 }
 
 enum Mode {
@@ -116,14 +116,22 @@ impl Gate {
     /// is checked in this run: the baseline's findings of it are looked for, and replaced
     /// when recording; those of inputs never named so are neither.
     pub fn checked(&mut self, name: &str) {
-        let key = agui_lens_core::report::baseline::input_key(name);
-        self.checked.get_or_insert_with(Vec::new).push(key);
+        let checked = self.checked.get_or_insert_with(Checked::default);
+        checked
+            .keys
+            .push(agui_lens_core::report::baseline::input_key(name));
+        if let Ok(file) = std::fs::canonicalize(name) {
+            checked.files.push(file);
+        }
     }
 
     /// As [`Gate::checked`], for a capture's stream named by its call.
     pub fn checked_call(&mut self, file: &str, call: &str) {
         let key = agui_lens_core::report::baseline::call_key(file, call);
-        self.checked.get_or_insert_with(Vec::new).push(key);
+        self.checked
+            .get_or_insert_with(Checked::default)
+            .keys
+            .push(key);
     }
 
     /// Names a stream of a browser capture by its call, which keys its findings (see
@@ -207,7 +215,7 @@ impl Gate {
             Mode::Record(mut recorder, old) => {
                 // What it held of inputs not checked here is kept (while they are there).
                 let carried = match (&old, &self.checked) {
-                    (Some(old), Some(checked)) => recorder.carry_over(old, checked, input_there),
+                    (Some(old), Some(checked)) => recorder.carry_over(old, |p| checked.holds(p)),
                     _ => Carried::default(),
                 };
                 write_atomically(&self.path, recorder.render().as_bytes())?;
@@ -221,18 +229,12 @@ impl Gate {
                 if carried.kept > 0 {
                     let _ = write!(
                         err,
-                        " ({} of inputs not checked in this run kept as they were)",
+                        " ({} of inputs not checked in this run kept as they were; to drop \
+                         those of inputs that are gone, record from every input into a new file)",
                         carried.kept
                     );
                 }
                 let _ = writeln!(err);
-                if carried.gone > 0 {
-                    let _ = writeln!(
-                        err,
-                        "{} recorded of inputs no longer there left out",
-                        plural(carried.gone, "finding")
-                    );
-                }
                 if carried.older > 0 {
                     let _ = writeln!(
                         err,
@@ -246,7 +248,7 @@ impl Gate {
             Mode::Hold(baseline) => {
                 // Only what was looked for can be missed.
                 let unmet = match &self.checked {
-                    Some(checked) => baseline.unmet_of(checked),
+                    Some(checked) => baseline.unmet_where(|p| checked.holds(p)),
                     None => baseline.unmet(),
                 };
                 if self.held_total > 0 || unmet > 0 {
@@ -271,14 +273,29 @@ impl Gate {
     }
 }
 
-/// Whether the input a baseline's finding is keyed by is still there: its file, or the file
-/// of a capture's stream (`x.har (POST …, call 1)`, `x.har#2`); what is no file (a URL) is.
-fn input_there(path: &str) -> bool {
-    path.contains("://")
-        || std::iter::once(path)
-            .chain(path.match_indices(" (").map(|(i, _)| &path[..i]))
-            .chain(path.find('#').map(|i| &path[..i]))
-            .any(|file| Path::new(file).exists())
+/// The inputs a run checked: their keys (a file's, a capture's stream's by its call) and the
+/// files, as the file system names them (a folder reached through a link, `a/../b`).
+#[derive(Default)]
+struct Checked {
+    keys: Vec<String>,
+    files: Vec<PathBuf>,
+}
+
+impl Checked {
+    /// Whether a baseline's finding keyed `path` is of an input checked here. A key that is a
+    /// file's name is that file, compared as the file system names it (`streams/a.jsonl`
+    /// checked as `tools/../streams/a.jsonl`; not `a.jsonl (copy)`, a file of its own, when
+    /// `a.jsonl` is checked); any other (a capture's stream, a file not found from here) is
+    /// compared as written.
+    fn holds(&self, path: &str) -> bool {
+        let file = Path::new(path);
+        if file.is_file() {
+            return std::fs::canonicalize(file).is_ok_and(|file| self.files.contains(&file));
+        }
+        self.keys
+            .iter()
+            .any(|input| agui_lens_core::report::baseline::of_input(path, input))
+    }
 }
 
 /// Takes held findings off a count.
