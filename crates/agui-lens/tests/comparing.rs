@@ -1083,6 +1083,12 @@ fn a_fold_snapshot_that_holds_no_runs_says_so() {
             "{stream}: {stderr}"
         );
     }
+    // Updated as the warning says, it holds the runs.
+    let (code, _, stderr) = run(&["snapshot", ok, "--expect", snap, "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read_to_string(snap).unwrap(), written);
+    let (code, _, stderr) = run(&["snapshot", failed, "--expect", snap]);
+    assert_eq!(code, 1, "{stderr}");
 }
 
 /// `fold` of a history of several threads shows one: it says which, and names the others

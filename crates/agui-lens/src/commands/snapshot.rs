@@ -274,7 +274,7 @@ pub fn hold_items(
                     }
                 );
             }
-            if stored.level == Level::Fold && !stored.settings.fold_runs {
+            if stored.level == Level::Fold && !stored.settings.fold_runs && !request.update {
                 // Written before fold-level snapshots held the runs: a run that now ends in
                 // RUN_ERROR, or not at all, matches it. Compared as written, and said.
                 say!(
@@ -285,7 +285,16 @@ pub fn hold_items(
                     file.display()
                 );
             }
-            (stored.level, stored.settings.clone())
+            let mut settings = stored.settings.clone();
+            if request.update {
+                // Rewritten, it is written the current way (what it keeps, redacts and takes
+                // for ids stay): ids in payloads, escaped tokens, the runs at the fold level.
+                let current = Settings::current();
+                settings.payload_ids |= current.payload_ids;
+                settings.escape_tokens |= current.escape_tokens;
+                settings.fold_runs |= current.fold_runs;
+            }
+            (stored.level, settings)
         }
         _ => (
             request.level.unwrap_or(Level::Compact),
