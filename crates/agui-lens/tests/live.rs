@@ -2008,8 +2008,9 @@ fn frames_under_a_generic_content_type_are_read_as_frames() {
 /// A recording whose call lost the connection holds part of a stream, as one its recorder
 /// cut: `snapshot` holds it to no expectation and makes none of it, `diff` and `fold` say it
 /// (they passed it as the stream: two recordings cut at the same place matched the
-/// snapshot made of the first, exit 0). The same for an exchange folder whose findings say
-/// so, and for the raw recording.
+/// snapshot made of the first, exit 0). The same for the raw recording, and for an exchange
+/// folder whose findings say so, named as its file or through a link (`check` and `cat` of it
+/// passed it whole).
 #[test]
 fn a_recording_whose_connection_was_lost_is_held_to_no_expectation() {
     let events: Vec<u8> = clean_run();
@@ -2079,9 +2080,24 @@ fn a_recording_whose_connection_was_lost_is_held_to_no_expectation() {
     std::fs::copy(at("r1.jsonl"), exchange.join("events.jsonl")).unwrap();
     std::fs::copy(at("r1.jsonl.findings.txt"), exchange.join("findings.jsonl")).unwrap();
     let events = exchange.join("events.jsonl");
-    let (code, _, stderr) = lens(&["snapshot", events.to_str().unwrap(), "--expect", &snap]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("transport/connection-lost"), "{stderr}");
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&events, &link).unwrap();
+    for named in [&events, &link] {
+        let named = named.to_str().unwrap();
+        let (code, _, stderr) = lens(&["snapshot", named, "--expect", &snap]);
+        assert_eq!(code, 2, "{named}: {stderr}");
+        assert!(stderr.contains("transport/connection-lost"), "{stderr}");
+        // Checked named alone, it is no whole stream either (the check read no word of the
+        // exchange's findings, and passed it).
+        let (code, stdout, stderr) = lens(&["check", named]);
+        assert_eq!(code, 2, "{named}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("cut when it was recorded") && stderr.contains("connection-lost"),
+            "{stderr}"
+        );
+        let (code, _, stderr) = lens(&["cat", named, "-o", &at("copy.jsonl")]);
+        assert_eq!(code, 1, "{named}: {stderr}");
+    }
 }
 
 #[test]

@@ -362,20 +362,13 @@ pub fn folded_cut(name: &str, cut: &str) -> String {
 /// Why the recording at `path` holds part of its stream, when it does: its recorder cut it (a
 /// stop, a client that went away: see [`CUT_FILE`]), or the call that recorded it found the
 /// answer ended early (a connection lost, a timeout: see [`cut_by_call`]), in the findings
-/// `run` wrote beside it or in its exchange's `findings.jsonl`.
+/// `run` wrote beside it or in its exchange's `findings.jsonl` (which [`recorded`] reads as
+/// the exchange's cut).
 pub fn part_recorded(path: &Path) -> Option<String> {
     let Some(Recorded::Events { cut, findings, .. }) = recorded(path) else {
         return None;
     };
-    cut.or_else(|| {
-        let exchange = || {
-            let name = path.file_name()?;
-            (name == "events.jsonl" || name == "response.raw")
-                .then(|| path.parent().map(|folder| folder.join("findings.jsonl")))?
-        };
-        let findings = findings.or_else(exchange)?;
-        cut_by_call(&findings)
-    })
+    cut.or_else(|| cut_by_call(findings.as_deref()?))
 }
 
 /// What is said of a recording that holds part of its stream when it is compared: it is
@@ -560,7 +553,12 @@ fn recorded_as_named(path: &Path) -> Option<Recorded> {
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
                 .filter(Value::is_object);
-            let cut = cut_said(&folder.join(CUT_FILE)).map(|(why, _)| why);
+            // Cut by its recorder, or ended early as the call found (a connection lost, a
+            // timeout: in the exchange's findings, which a check of its stream file does not
+            // read): either way it holds part of the stream.
+            let cut = cut_said(&folder.join(CUT_FILE))
+                .map(|(why, _)| why)
+                .or_else(|| cut_by_call(&folder.join("findings.jsonl")));
             Some(Recorded::Events {
                 request: request.map(Arc::new),
                 cut,
