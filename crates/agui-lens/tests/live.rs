@@ -3104,33 +3104,67 @@ fn a_case_input_goes_out_as_written() {
 }
 
 /// The snapshot of an error answer that echoes the input it refuses holds the ids the run
-/// minted as the keys they were sent as: it matches the next run's answer (it failed at
-/// every run after the one that wrote it, on the fresh runId in the body).
+/// minted (its threadId and runId, a message's id) as keys (`{runId}`), in values and in
+/// members' names: it matches the next run's answer (it failed at every run after the one
+/// that wrote it, on the fresh ids in the body).
 #[test]
 fn an_error_snapshot_does_not_hold_the_ids_a_run_minted() {
-    let server = Server::start(Script {
-        head: "HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\n\
-               Transfer-Encoding: chunked\r\n"
-            .into(),
-        steps: vec![Step::Send(
-            br#"{"detail":[{"msg":"Field required","loc":["body","threadId"],"input":{"runId":"{runId}"}}]}"#
-                .to_vec(),
-        )],
+    use std::io::{Read, Write};
+    // An agent that refuses every input with a 422 echoing it whole, and naming its run.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let seen = sent.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            let body = loop {
+                let n = stream.read(&mut buf).unwrap_or(0);
+                if n == 0 {
+                    break None;
+                }
+                request.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&request).into_owned();
+                let Some((head, body)) = text.split_once("\r\n\r\n") else {
+                    continue;
+                };
+                let len = head
+                    .lines()
+                    .find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                if body.len() >= len {
+                    break Some(body[..len].to_owned());
+                }
+            };
+            let Some(body) = body else { continue };
+            let input: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            seen.lock().unwrap().push(input.clone());
+            let run = input["runId"].as_str().unwrap_or("").to_owned();
+            let answer =
+                json!({"detail": [{"msg": "refused", "input": input}], "runs": {run: "bad"}})
+                    .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
     });
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     write(
         dir,
-        "no-thread.json",
-        r#"{"runId":"x","messages":[{"id":"u1","role":"user","content":"hi"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#,
-    );
-    write(
-        dir,
         "suite.toml",
         &format!(
-            "[[case]]\nname = \"refused\"\nurl = \"{}\"\ninput = \"no-thread.json\"\n\
-             expect_status = 422\nsnapshot = \"refused.snap\"\n",
-            server.url("/")
+            "[[case]]\nname = \"refused\"\nurl = \"{url}\"\nmessage = \"hi\"\n\
+             expect_status = 422\nsnapshot = \"refused.snap\"\n"
         ),
     );
     let (code, stdout, stderr) = split(
@@ -3142,19 +3176,18 @@ fn an_error_snapshot_does_not_hold_the_ids_a_run_minted() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     let snapshot = std::fs::read_to_string(dir.join("refused.snap")).unwrap();
     assert!(snapshot.contains("{runId}"), "{snapshot}");
-    assert!(!snapshot.contains("run-"), "{snapshot}");
     for _ in 0..2 {
         let (code, stdout, stderr) = split(suite_command(dir).output().unwrap());
-        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert_eq!(code, 0, "{stdout}{stderr}\n{snapshot}");
     }
-    // Each run sent a fresh id.
-    let sent: Vec<Value> = server
-        .requests()
-        .iter()
-        .map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["runId"].clone())
-        .collect();
+    // Each run sent fresh ids.
+    let sent = sent.lock().unwrap();
     assert_eq!(sent.len(), 3);
-    assert!(sent[0] != sent[1] && sent[1] != sent[2], "{sent:?}");
+    assert!(sent[0]["runId"] != sent[1]["runId"], "{sent:?}");
+    assert!(
+        sent[0]["messages"][0]["id"] != sent[1]["messages"][0]["id"],
+        "{sent:?}"
+    );
 }
 
 /// A recording named as a folder is refused before the agent is called (the call was made,

@@ -834,30 +834,63 @@ fn error_item(status: u16, content_type: Option<&str>, body: &[u8]) -> Value {
     json!({"status": status, "contentType": content_type, "body": body})
 }
 
-/// Writes the ids a run minted for its input (its `threadId` and `runId`), wherever a string of
-/// `item` holds them, as the key they were sent as (`{runId}`): the same answer to another run
-/// is then the same item.
+/// Writes the ids a run minted for its input (its `threadId` and `runId`, a later turn's
+/// message ids: any `kind-UUID` the input holds), wherever a string or a member's name of
+/// `item` holds them, as `{threadId}`, `{runId}`, `{id 1}`, … (numbered in the input's order):
+/// the same answer to another run is then the same item.
 fn forget_minted_ids(item: &mut Value, input: &Value) {
-    let minted: Vec<(String, &str)> = ["threadId", "runId"]
+    let mut minted: Vec<(String, String)> = ["threadId", "runId"]
         .into_iter()
-        .filter_map(|key| Some((format!("{{{key}}}"), input.get(key)?.as_str()?)))
+        .filter_map(|key| Some((format!("{{{key}}}"), input.get(key)?.as_str()?.to_owned())))
         .filter(|(_, id)| !id.is_empty())
         .collect();
-    fn walk(value: &mut Value, minted: &[(String, &str)]) {
+    fn gather(value: &Value, minted: &mut Vec<(String, String)>) {
         match value {
-            Value::String(text) => {
-                for (key, id) in minted {
-                    if text.contains(id) {
-                        *text = text.replace(id, key);
-                    }
-                }
+            Value::String(text)
+                if looks_minted(text) && !minted.iter().any(|(_, id)| id == text) =>
+            {
+                let key = format!("{{id {}}}", minted.len() + 1);
+                minted.push((key, text.clone()));
             }
-            Value::Array(items) => items.iter_mut().for_each(|item| walk(item, minted)),
-            Value::Object(members) => members.values_mut().for_each(|item| walk(item, minted)),
+            Value::Array(items) => items.iter().for_each(|item| gather(item, minted)),
+            Value::Object(members) => members.values().for_each(|item| gather(item, minted)),
             _ => {}
         }
     }
-    walk(item, &minted);
+    gather(input, &mut minted);
+    let forget = |text: &str| {
+        let mut text = text.to_owned();
+        for (key, id) in &minted {
+            if text.contains(id.as_str()) {
+                text = text.replace(id.as_str(), key);
+            }
+        }
+        text
+    };
+    fn walk(value: &mut Value, forget: &dyn Fn(&str) -> String) {
+        match value {
+            Value::String(text) => *text = forget(text),
+            Value::Array(items) => items.iter_mut().for_each(|item| walk(item, forget)),
+            Value::Object(members) => {
+                let taken = std::mem::take(members);
+                for (name, mut item) in taken {
+                    walk(&mut item, forget);
+                    members.insert(forget(&name), item);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(item, &forget);
+}
+
+/// Whether `text` is an id as a suite mints them: a word, a dash, a UUID.
+fn looks_minted(text: &str) -> bool {
+    text.split_once('-').is_some_and(|(kind, rest)| {
+        !kind.is_empty()
+            && kind.bytes().all(|b| b.is_ascii_alphabetic())
+            && uuid_at(rest.as_bytes()) == Some(rest.len())
+    })
 }
 
 /// Where a turn's recording goes: into the artifacts directory, or a temporary file when only
