@@ -199,7 +199,7 @@ pub const PROTO_UNDECODABLE: Rule = Rule {
     why: "The official decoder throws on a message that does not parse, names no event, \
           carries two, or whose base event names another type than its envelope; the client \
           ends the stream there.",
-    example: "(binary) a frame of 1 byte, 0x0B: a field of wire type 3, which no event has",
+    example: "(binary) a frame of 1 byte, 0x0B: a group (wire type 3) that never ends",
     tier: Tier::Must,
     spec: spec!("basic/transports/http-protobuf.mdx#the-wire-schema"),
     capability: None,

@@ -389,10 +389,12 @@ fn json_list(bytes: &[u8], skips: &mut Skips) -> Result<Vec<Value>, String> {
 pub fn key(buf: &mut &[u8], whole: usize) -> Result<(u32, u8), String> {
     let at = whole - buf.len();
     let key = decode_varint(buf).map_err(|_| format!("a broken field key at byte {at}"))?;
-    let number = (key >> 3) as u32;
-    if number == 0 {
-        return Err(format!("field number 0 at byte {at}"));
+    // A key is a 32-bit varint; field numbers run from 1 to 2^29 - 1.
+    let number = key >> 3;
+    if number == 0 || number > MAX_FIELD {
+        return Err(format!("field number {number} at byte {at}"));
     }
+    let number = number as u32;
     Ok((number, (key & 7) as u8))
 }
 
@@ -425,12 +427,29 @@ fn string(buf: &mut &[u8], number: u32) -> Result<String, String> {
         .map_err(|_| format!("field {number} is a string that is not UTF-8"))
 }
 
-/// Steps over a field this build does not read.
+/// The largest field number protobuf allows.
+const MAX_FIELD: u64 = (1 << 29) - 1;
+
+/// Steps over a field this build does not read. A group (wire type 3, long deprecated) is
+/// stepped over to its end, as protobuf decoders step over an unknown one.
 pub fn skip(wire: u8, buf: &mut &[u8], number: u32) -> Result<(), String> {
     let len = match wire {
         0 => return varint(buf).map(|_| ()),
         1 => 8,
         2 => varint(buf)? as usize,
+        3 => loop {
+            if buf.is_empty() {
+                return Err(format!("group {number} runs past the message's end"));
+            }
+            let (inner, wire) = key(buf, buf.len())?;
+            if wire == 4 {
+                if inner == number {
+                    return Ok(());
+                }
+                return Err(format!("group {number} is ended as group {inner}"));
+            }
+            skip(wire, buf, inner)?;
+        },
         5 => 4,
         wire => {
             return Err(format!(

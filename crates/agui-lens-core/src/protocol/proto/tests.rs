@@ -186,8 +186,8 @@ fn broken_messages_are_refused_with_a_reason() {
     let mut wrong = encode_event(&end).unwrap().bytes;
     wrong[0] = encode_event(&start).unwrap().bytes[0];
     assert!(decode_event(&wrong).unwrap_err().contains("declares"));
-    // Wire type 3 (a group) where no event has one.
-    assert!(decode_event(&[0x0b]).unwrap_err().contains("wire type 3"));
+    // A group (wire type 3) that never ends.
+    assert!(decode_event(&[0x0b]).unwrap_err().contains("group 1"));
 }
 
 #[test]
@@ -392,6 +392,39 @@ fn what_decoding_passes_over_is_counted() {
     let skips = skips_of(&twice);
     assert_eq!(skips.count, 2);
     assert_eq!(skips.first.unwrap().number, 15);
+}
+
+/// A group (wire type 3, deprecated) the definitions do not have is passed over to its end,
+/// as the official decoder passes over it, and counted; one that never ends, or ends as
+/// another, does not decode. A field number past 2^29 - 1 is no protobuf at all.
+#[test]
+fn a_group_is_passed_over_and_a_field_number_past_the_limit_refused() {
+    let custom = |body: Vec<u8>| field(11, 2, &body);
+    let base = |inner: &[u8]| field(1, 2, inner);
+    let ty = field(1, 0, &[10]); // CUSTOM
+    let name = |n: &str| field(2, 2, n.as_bytes());
+    // Group 12: start (12 << 3 | 3), a varint field 1 inside, end (12 << 3 | 4).
+    let group = [vec![0x63], field(1, 0, &[5]), vec![0x64]].concat();
+    let with_group = custom([base(&ty), name("x"), group.clone()].concat());
+    assert_eq!(event_of(&with_group), json!({"type":"CUSTOM","name":"x"}));
+    let skips = skips_of(&with_group);
+    assert_eq!((skips.count, skips.first.unwrap().number), (1, 12));
+    let unended = custom([base(&ty), name("x"), vec![0x63], field(1, 0, &[5])].concat());
+    assert!(decode_event(&unended).is_err());
+    let crossed = custom([base(&ty), name("x"), vec![0x63, 0x6c]].concat());
+    assert!(decode_event(&crossed).is_err());
+    // A key past 32 bits (F8 FF FF FF FF 0F: field 2^37 - 1, which a 32-bit reading took
+    // for 2^32 - 1), a varint.
+    let past = custom(
+        [
+            base(&ty),
+            name("x"),
+            vec![0xF8, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 1],
+        ]
+        .concat(),
+    );
+    let err = decode_event(&past).unwrap_err();
+    assert!(err.contains("field number"), "{err}");
 }
 
 /// A field the JSON event leaves out that the message cannot leave out (a list, a string, an
