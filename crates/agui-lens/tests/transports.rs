@@ -1954,8 +1954,8 @@ fn official_client_reads_in(body: &Path, content_type: &str, size: Option<usize>
 /// A protobuf message may carry a field the definitions do not have: every decoder passes
 /// over it in silence (the official client reads the stream whole), so what it held reaches
 /// no one. `check` warns at that frame in every format; `cat` says its copy lacks it (exit
-/// 1); `compact` refuses to write the stream back without it, leaving a file as it was, and
-/// compacts it when told to drop it.
+/// 1), `diff` that the events compared lack it; `compact` refuses to write the stream back
+/// without it, leaving a file as it was, and compacts it when told to drop it.
 #[test]
 fn a_field_protobuf_passes_over_is_said_and_not_dropped_unasked() {
     let dir = tempfile::tempdir().unwrap();
@@ -2004,6 +2004,16 @@ fn a_field_protobuf_passes_over_is_said_and_not_dropped_unasked() {
             stderr.contains("not the whole input") && stderr.contains(rule),
             "{stderr}"
         );
+    }
+    // Compared event by event or compacted, the events lack the field: said (the two
+    // streams "meant the same" in silence); folded, what a client ends with is the same.
+    let clean = dir.path().join("clean.jsonl");
+    let (code, _, _) = run(&["cat", pb, "-o", clean.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    for level in ["events", "compact", "fold"] {
+        let (code, _, stderr) = run(&["diff", "--level", level, pb, clean.to_str().unwrap()]);
+        assert_eq!(code, 0, "{level}: {stderr}");
+        assert_eq!(stderr.contains(rule), level != "fold", "{level}: {stderr}");
     }
     // A copy of the events before it is whole.
     let (code, stdout, stderr) = run(&["cat", pb, "--to", "1"]);

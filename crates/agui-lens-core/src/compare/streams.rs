@@ -164,7 +164,9 @@ fn compacted(
     // (and compaction then starts from the state it sent).
     let mut carrier = RequestCarrier::of(&opened);
     let mut failures = ClientFailures::default();
+    let mut skipped = crate::compact::SkippedFields::default();
     let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
+        skipped.note(frame);
         match event {
             Some(event) => {
                 collected.reading = event.loc.line;
@@ -202,11 +204,20 @@ fn compacted(
     if warn {
         warn_failed_status(&opened);
         warn_unreadable(&input.display_name(), &stats);
+        warn_skipped(&input.display_name(), &skipped);
     }
     compactor.finish(&mut collected)?;
     // Last, with no line: how the stream was answered, when that failed it.
     collected.items.extend(failed_response(&opened));
     Ok(collected)
+}
+
+/// Says that protobuf frames of `name` carried fields passed over in reading them: the
+/// events compared lack them (a client drops them too, so what it ends with is the same).
+fn warn_skipped(name: &str, skipped: &crate::compact::SkippedFields) {
+    if let Some(said) = skipped.said(name, "compared") {
+        crate::check::stream::warn(said);
+    }
 }
 
 /// Streams are compared only where what was read can be told apart: a half of a UTF-16 pair
@@ -526,7 +537,9 @@ fn normalized_noting(
             // A capture's request is its stream's first RUN_STARTED's input, as `cat` writes
             // the stream out.
             let mut carrier = RequestCarrier::of(&opened);
+            let mut skipped = crate::compact::SkippedFields::default();
             let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
+                skipped.note(frame);
                 items.extend(client_stops(frame));
                 items.push(match event {
                     Some(event) => carrier
@@ -540,6 +553,7 @@ fn normalized_noting(
             seen.note(&opened, &stats)?;
             warn_failed_status(&opened);
             warn_unreadable(&name, &stats);
+            warn_skipped(&name, &skipped);
             items.extend(failed_response(&opened));
             Ok(Normalizer::events_owned(settings.clone(), items))
         }
