@@ -1977,22 +1977,15 @@ fn a_field_protobuf_passes_over_is_said_and_not_dropped_unasked() {
             "{format}: {stdout}"
         );
     }
-    let (_, stdout, _) = run(&["check", "--format", "json", pb]);
-    let report: Value = serde_json::from_str(&stdout).unwrap();
-    let found: Vec<&Value> = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["rule"] == rule)
-        .collect();
-    assert_eq!(found.len(), 1, "{stdout}");
-    assert_eq!(found[0]["event_index"], 2, "{stdout}");
+    let found = findings_of(Path::new(pb), rule);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["event_index"], 2, "{found:?}");
     assert!(
         found[0]["message"]
             .as_str()
             .unwrap()
             .contains("field 99 of ag_ui.TextMessageContentEvent"),
-        "{stdout}"
+        "{found:?}"
     );
 
     // A copy lacks the field, in either format, and says so.
@@ -2031,7 +2024,7 @@ fn a_field_protobuf_passes_over_is_said_and_not_dropped_unasked() {
     assert_eq!(code, 0, "{stderr}");
     let (code, stdout, stderr) = run(&["check", "--format", "json", pb]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(!stdout.contains(rule), "{stdout}");
+    assert!(!stdout.contains(rule), "{found:?}");
 }
 
 /// `@ag-ui/client` ends a protobuf stream at a frame over 10 MiB, and the run is lost from
@@ -2069,17 +2062,10 @@ fn a_frame_over_the_official_clients_limit_is_said() {
         assert_eq!(code, 0, "{format}: {stdout}{stderr}");
         assert!(stdout.contains(rule), "{format}: {stdout}");
     }
-    let (_, stdout, _) = run(&["check", "--format", "json", pb]);
-    let report: Value = serde_json::from_str(&stdout).unwrap();
-    let found: Vec<&Value> = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["rule"] == rule)
-        .collect();
-    assert_eq!(found.len(), 1, "{stdout}");
-    assert_eq!(found[0]["severity"], "warning", "{stdout}");
-    assert_eq!(found[0]["event_index"], 2, "{stdout}");
+    let found = findings_of(Path::new(pb), rule);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["severity"], "warning", "{found:?}");
+    assert_eq!(found[0]["event_index"], 2, "{found:?}");
 
     // Back to JSON Lines and to protobuf again: the copy is whole, and said to be too large
     // for the client.
