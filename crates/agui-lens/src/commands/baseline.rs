@@ -112,9 +112,9 @@ impl Gate {
         }))
     }
 
-    /// Says that the input named `name` (a file, or a capture's stream: its file is taken)
-    /// is checked in this run: the baseline's findings of it are looked for, and replaced
-    /// when recording; those of inputs never named so are neither.
+    /// Says that the input named `name` (a file, or a capture's stream by its name, as
+    /// `x.har#2`) is checked in this run: the baseline's findings of it are looked for, and
+    /// replaced when recording; those of inputs never named so are neither.
     pub fn checked(&mut self, name: &str) {
         let checked = self.checked.get_or_insert_with(Checked::default);
         checked
@@ -213,7 +213,7 @@ impl Gate {
                 );
             }
             Mode::Record(mut recorder, old) => {
-                // What it held of inputs not checked here is kept (while they are there).
+                // What it held of inputs not checked here is kept.
                 let carried = match (&old, &self.checked) {
                     (Some(old), Some(checked)) => recorder.carry_over(old, |p| checked.holds(p)),
                     _ => Carried::default(),
