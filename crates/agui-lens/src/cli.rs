@@ -945,7 +945,7 @@ impl ReadArgs {
         if let Ok(value) = serde_json::from_str(given) {
             return Ok(Some(value));
         }
-        let text = crate::commands::read_whole_text(std::path::Path::new(given))
+        let text = agui_lens_core::read::read_whole_text(std::path::Path::new(given))
             .map_err(|e| agui_lens_core::read::plainly(std::path::Path::new(given), e))
             .with_context(|| {
                 format!("--initial-state {given}: neither JSON nor a file that can be read")

@@ -48,7 +48,7 @@ pub fn load(source: &str, base: Option<&Path>) -> Result<Capabilities> {
             Some(base) => base.join(source),
             None => Path::new(source).to_path_buf(),
         };
-        crate::commands::read_whole_text(&path)
+        agui_lens_core::read::read_whole_text(&path)
             .map_err(|e| agui_lens_core::read::plainly(&path, e))
             .with_context(|| format!("reading the capabilities declaration {source}"))?
     };

@@ -134,7 +134,7 @@ static STDOUT_WRITES: AtomicU64 = AtomicU64::new(0);
 /// it cannot be made non-blocking, and a caught signal restarts the write (it held the
 /// command through every SIGTERM). The temp files of outputs under way are removed first, and
 /// the exit status is the stop's (128 + the signal's number).
-pub fn to_stdout<T>(write: impl FnOnce() -> T) -> T {
+pub(crate) fn to_stdout<T>(write: impl FnOnce() -> T) -> T {
     start_stdout_watch();
     STDOUT_WRITES.fetch_add(1, Ordering::SeqCst);
     let done = write();

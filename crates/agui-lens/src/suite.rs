@@ -490,7 +490,7 @@ fn resolve(
     let input = match (case.input, case.message) {
         (Some(file), None) => {
             let file = base.join(file);
-            let body = crate::commands::read_whole(&file)
+            let body = agui_lens_core::read::read_whole(&file)
                 .map_err(|e| agui_lens_core::read::plainly(&file, e))
                 .with_context(|| format!("reading {}", file.display()))?;
             AgentInput::from_bytes(body).with_context(|| format!("reading {}", file.display()))?

@@ -48,7 +48,7 @@ impl Gate {
             // mistake keeps what it holds.
             // (A link that leads nowhere is a baseline yet to be made where it leads.)
             let mut old = None;
-            match super::read_whole(path) {
+            match agui_lens_core::read::read_whole(path) {
                 Ok(bytes) if !bytes.iter().all(u8::is_ascii_whitespace) => {
                     let text = String::from_utf8_lossy(&bytes);
                     if let Err(why) = Baseline::parse(&text) {
@@ -64,7 +64,7 @@ impl Gate {
             }
             Mode::Record(Recorder::default(), old)
         } else {
-            let text = super::read_whole_text(path)
+            let text = agui_lens_core::read::read_whole_text(path)
                 .map_err(|e| agui_lens_core::read::plainly(path, e))
                 .with_context(|| {
                     format!(

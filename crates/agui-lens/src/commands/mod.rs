@@ -461,23 +461,15 @@ pub(crate) fn record_request(
         .map(|m| m.len())
         .unwrap_or_default();
     let refused = match refused {
-        Some(status) => Some((status, recording_digest(&read_whole(recording)?))),
+        Some(status) => Some((
+            status,
+            recording_digest(&agui_lens_core::read::read_whole(recording)?),
+        )),
         None => None,
     };
     let mut text = request_record(request, size, refused).to_string();
     text.push('\n');
     write_bytes(&request_file_of(recording), text.as_bytes())
-}
-
-/// Reads the file at `path` whole, up to what such a file holds
-/// ([`agui_lens_core::read::read_whole`]).
-pub(crate) fn read_whole(path: &Path) -> io::Result<Vec<u8>> {
-    agui_lens_core::read::read_whole(path)
-}
-
-/// [`read_whole`] as text.
-pub(crate) fn read_whole_text(path: &Path) -> io::Result<String> {
-    agui_lens_core::read::read_whole_text(path)
 }
 
 /// [`write_file`] of bytes held whole.
@@ -967,7 +959,7 @@ pub(crate) fn refuse_junit_over_other(path: &std::path::Path) -> Result<()> {
     if is_stream(path) {
         return Ok(());
     }
-    let bytes = match read_whole(path) {
+    let bytes = match agui_lens_core::read::read_whole(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return junit_can_be_written(path),
         Err(e) => {

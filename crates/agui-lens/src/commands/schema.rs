@@ -103,7 +103,7 @@ fn exported_there(path: &Path, stock: &SchemaSet, rel: &str, doc: &Value) -> The
         // Written through, it would change a file elsewhere (or make one outside the folder).
         return There::Users("it is a link, which an export does not write through".to_owned());
     }
-    let bytes = match super::read_whole(path) {
+    let bytes = match agui_lens_core::read::read_whole(path) {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return There::Nothing,
         // A folder, a file that cannot be read: writing it says why it fails.

@@ -231,7 +231,7 @@ pub fn hold_items(
 ) -> Result<Verdict> {
     // Compared with, a link that leads nowhere is no snapshot still to be written but an
     // error; updated, it is where the snapshot is made (as for any file written).
-    let read = super::read_whole_text(file);
+    let read = agui_lens_core::read::read_whole_text(file);
     let read = if request.update {
         read
     } else {
@@ -549,13 +549,13 @@ fn accept(file: &Path, reason: Option<&str>) -> Result<Outcome> {
 
 /// Makes a pending snapshot the expectation, its header carrying `reason` (and no other).
 fn promote(new_file: &Path, file: &Path, reason: Option<&str>) -> Result<()> {
-    let text = super::read_whole_text(new_file)
+    let text = agui_lens_core::read::read_whole_text(new_file)
         .with_context(|| format!("reading {}", new_file.display()))?;
     let mut snapshot = Snapshot::parse(&text)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("reading {}", new_file.display()))?;
     // Only a snapshot is replaced, as `--update` writes over no other file.
-    match super::read_whole(file) {
+    match agui_lens_core::read::read_whole(file) {
         Ok(bytes) => {
             if let Err(why) = std::str::from_utf8(&bytes)
                 .map_err(|e| e.to_string())
@@ -609,7 +609,7 @@ fn review(dir: &Path, reason: Option<&str>, args: &SnapshotArgs) -> Result<Outco
         let file = new_file.with_extension("");
         // One that cannot be read is named and left as it is; the others are still offered.
         let read = |path: &Path| -> Result<Snapshot> {
-            let text = super::read_whole_text(path)
+            let text = agui_lens_core::read::read_whole_text(path)
                 .map_err(|e| read::plainly(path, e))
                 .with_context(|| format!("reading {}", path.display()))?;
             Snapshot::parse(&text)

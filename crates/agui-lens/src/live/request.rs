@@ -75,7 +75,9 @@ impl Payload {
     pub fn bytes(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
         match self {
             Payload::Bytes(bytes) => Ok(std::borrow::Cow::Borrowed(bytes)),
-            Payload::File(path) => crate::commands::read_whole(path).map(std::borrow::Cow::Owned),
+            Payload::File(path) => {
+                agui_lens_core::read::read_whole(path).map(std::borrow::Cow::Owned)
+            }
         }
     }
 }
@@ -92,7 +94,7 @@ impl AgentInput {
     /// its parsed form is held (the bytes are read whole to parse them, which is many times
     /// faster than parsing from a reader, and dropped).
     pub fn from_file(path: &std::path::Path) -> Result<AgentInput, RequestError> {
-        let bytes = crate::commands::read_whole(path).map_err(|e| {
+        let bytes = agui_lens_core::read::read_whole(path).map_err(|e| {
             RequestError::Unreadable(agui_lens_core::read::plainly(path, e).to_string())
         })?;
         let value: Value = serde_json::from_slice(&bytes)
