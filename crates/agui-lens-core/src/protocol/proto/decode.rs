@@ -222,6 +222,7 @@ impl Tables {
         skips: &mut Skips,
     ) -> Result<Map<String, Value>, String> {
         let t = &self.tables[table];
+        let _nested = Nested::enter()?;
         let mut out = Map::new();
         for field in t.fields.values() {
             if field.list {
@@ -309,6 +310,7 @@ pub fn number_value(n: f64) -> Value {
 
 /// A `google.protobuf.Value`; `None` when it holds nothing.
 fn json_value(bytes: &[u8], skips: &mut Skips) -> Result<Option<Value>, String> {
+    let _nested = Nested::enter()?;
     let mut buf = bytes;
     let mut found = None;
     while !buf.is_empty() {
@@ -337,6 +339,7 @@ fn json_value(bytes: &[u8], skips: &mut Skips) -> Result<Option<Value>, String> 
 
 /// A `google.protobuf.Struct`: its entries, each a key and a value.
 fn json_object(bytes: &[u8], skips: &mut Skips) -> Result<Map<String, Value>, String> {
+    let _nested = Nested::enter()?;
     let mut buf = bytes;
     let mut out = Map::new();
     while !buf.is_empty() {
@@ -372,6 +375,7 @@ fn json_object(bytes: &[u8], skips: &mut Skips) -> Result<Map<String, Value>, St
 
 /// A `google.protobuf.ListValue`.
 fn json_list(bytes: &[u8], skips: &mut Skips) -> Result<Vec<Value>, String> {
+    let _nested = Nested::enter()?;
     let mut buf = bytes;
     let mut out = Vec::new();
     while !buf.is_empty() {
@@ -427,6 +431,61 @@ fn string(buf: &mut &[u8], number: u32) -> Result<String, String> {
         .map_err(|_| format!("field {number} is a string that is not UTF-8"))
 }
 
+/// How deep messages (and groups) may nest: past it a message does not decode, as the official
+/// decoders refuse it (a crafted frame of nested groups or values ran the stack out).
+pub const MAX_DEPTH: usize = 100;
+
+thread_local! {
+    /// How many messages are being decoded, one inside the other, on this thread.
+    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One more message being decoded inside the others, for as long as it lives; refused past
+/// [`MAX_DEPTH`].
+struct Nested;
+
+impl Nested {
+    fn enter() -> Result<Nested, String> {
+        DEPTH.with(|depth| {
+            if depth.get() >= MAX_DEPTH {
+                return Err(format!("messages nest deeper than {MAX_DEPTH}"));
+            }
+            depth.set(depth.get() + 1);
+            Ok(Nested)
+        })
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        DEPTH.with(|depth| depth.set(depth.get().saturating_sub(1)));
+    }
+}
+
+/// Steps over a group begun as field `number` to its end, the groups inside it with it (one
+/// loop, however deep: no recursion a crafted frame could run out of stack with).
+fn skip_group(buf: &mut &[u8], number: u32) -> Result<(), String> {
+    let mut open = vec![number];
+    while let Some(&innermost) = open.last() {
+        if buf.is_empty() {
+            return Err(format!("group {innermost} runs past the message's end"));
+        }
+        let (inner, wire) = key(buf, buf.len())?;
+        match wire {
+            3 if open.len() >= MAX_DEPTH => {
+                return Err(format!("groups nest deeper than {MAX_DEPTH}"));
+            }
+            3 => open.push(inner),
+            4 if inner == innermost => {
+                open.pop();
+            }
+            4 => return Err(format!("group {innermost} is ended as group {inner}")),
+            wire => skip(wire, buf, inner)?,
+        }
+    }
+    Ok(())
+}
+
 /// The largest field number protobuf allows.
 const MAX_FIELD: u64 = (1 << 29) - 1;
 
@@ -437,19 +496,7 @@ pub fn skip(wire: u8, buf: &mut &[u8], number: u32) -> Result<(), String> {
         0 => return varint(buf).map(|_| ()),
         1 => 8,
         2 => varint(buf)? as usize,
-        3 => loop {
-            if buf.is_empty() {
-                return Err(format!("group {number} runs past the message's end"));
-            }
-            let (inner, wire) = key(buf, buf.len())?;
-            if wire == 4 {
-                if inner == number {
-                    return Ok(());
-                }
-                return Err(format!("group {number} is ended as group {inner}"));
-            }
-            skip(wire, buf, inner)?;
-        },
+        3 => return skip_group(buf, number),
         5 => 4,
         wire => {
             return Err(format!(

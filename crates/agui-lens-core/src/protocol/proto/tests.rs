@@ -427,6 +427,52 @@ fn a_group_is_passed_over_and_a_field_number_past_the_limit_refused() {
     assert!(err.contains("field number"), "{err}");
 }
 
+/// A length-delimited field with a length of any size (the tests' `field` takes one byte).
+fn long_field(number: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    prost::encoding::encode_key(number, prost::encoding::WireType::LengthDelimited, &mut out);
+    prost::encoding::encode_varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Groups or values nested past what the official decoders take do not decode, and nothing
+/// recurses on them: 100,000 nested groups in one frame ran the stack out (the process
+/// aborted). Nested as deep as a real value is, they decode.
+#[test]
+fn nesting_past_the_limit_is_refused_not_followed_down() {
+    let custom = |body: Vec<u8>| long_field(11, &body);
+    let base = |inner: &[u8]| field(1, 2, inner);
+    let ty = field(1, 0, &[10]); // CUSTOM
+    let name = |n: &str| field(2, 2, n.as_bytes());
+    let groups = |depth: usize| {
+        [vec![0x63; depth], vec![0x64; depth]].concat() // group 12, opened and closed
+    };
+    let shallow = custom([base(&ty), name("x"), groups(10)].concat());
+    assert_eq!(skips_of(&shallow).count, 1);
+    let deep = custom([base(&ty), name("x"), groups(100_000)].concat());
+    let err = decode_event(&deep).unwrap_err();
+    assert!(err.contains("nest deeper"), "{err}");
+
+    // `value`: a Value holding a list holding a Value … holding true.
+    let values = |depth: usize| {
+        let mut value = field(4, 0, &[1]);
+        for _ in 0..depth {
+            value = long_field(6, &long_field(1, &value));
+        }
+        value
+    };
+    let fine = custom([base(&ty), name("x"), long_field(3, &values(20))].concat());
+    let mut expected = json!(true);
+    for _ in 0..20 {
+        expected = json!([expected]);
+    }
+    assert_eq!(event_of(&fine)["value"], expected);
+    let deep = custom([base(&ty), name("x"), long_field(3, &values(50_000))].concat());
+    let err = decode_event(&deep).unwrap_err();
+    assert!(err.contains("nest deeper"), "{err}");
+}
+
 /// A field the JSON event leaves out that the message cannot leave out (a list, a string, an
 /// object it always carries) reads back with a value: named with what it reads back as,
 /// since a required field left out is a schema error the copy would hide. The run input's
