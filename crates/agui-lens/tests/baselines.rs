@@ -858,7 +858,17 @@ fn recording_part_of_the_inputs_keeps_what_the_others_hold() {
     );
     assert_eq!(code, 1, "{stdout}{stderr}");
 
-    // Recorded from another folder, where the keys name no file: nothing is lost.
+    // A hard link to b is b: recorded through it, b's finding is replaced, not kept twice.
+    std::fs::hard_link(dir.path().join("b.jsonl"), dir.path().join("b-link.jsonl")).unwrap();
+    let (code, _, stderr) = check_in(dir.path(), &[&["b-link.jsonl"][..], &record].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
+    assert!(!held.contains("\"b.jsonl\""), "{held}");
+    let (code, _, stderr) = check_in(dir.path(), &[&["a.jsonl", "b.jsonl"][..], &record].concat());
+    assert_eq!(code, 0, "{stderr}");
+
+    // Recorded from another folder, where the keys name no file: nothing is lost, and that
+    // the keys could not be told is said.
     let (code, _, stderr) = check_in(
         &dir.path().join("tools"),
         &[
@@ -869,6 +879,7 @@ fn recording_part_of_the_inputs_keeps_what_the_others_hold() {
         ],
     );
     assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("not found from this folder"), "{stderr}");
     let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
     assert!(held.contains("\"b.jsonl\""), "{held}");
 }

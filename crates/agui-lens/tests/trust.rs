@@ -5685,6 +5685,10 @@ fn a_copy_into_a_fifo_says_a_missing_input_without_waiting_for_a_reader() {
         stderr.contains("missing.jsonl") && stderr.contains("No such file"),
         "{stderr}"
     );
+    let child = Child::spawn(&["cat", s(dir.path()), "-o", s(&fifo)], None);
+    let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("is a directory"), "{stderr}");
 }
 
 /// `cat -o FIFO` caught no signal: a stop while it waited for a reader, or for room in the

@@ -246,6 +246,8 @@ pub fn of_input(path: &str, input: &str) -> bool {
 pub struct Carried {
     /// Kept as they were.
     pub kept: u64,
+    /// Of those, the findings whose input names no file from here (`there` said so).
+    pub unfound: u64,
     /// Left out: the file was written by an earlier version, whose fingerprints this one
     /// does not make.
     pub older: u64,
@@ -285,8 +287,14 @@ impl Recorder {
     /// Keeps the findings the baseline `old` (its file's text) recorded of inputs this run did
     /// not check (`checked`, given a finding's key, says which it did): recording part of the
     /// inputs replaces what the baseline held of those, not of the others. Those of a file of
-    /// an earlier version are left out (their fingerprints are not this version's).
-    pub fn carry_over(&mut self, old: &str, checked: impl Fn(&str) -> bool) -> Carried {
+    /// an earlier version are left out (their fingerprints are not this version's). `there`
+    /// says whether a key names an input found from here, to count those that do not.
+    pub fn carry_over(
+        &mut self,
+        old: &str,
+        checked: impl Fn(&str) -> bool,
+        there: impl Fn(&str) -> bool,
+    ) -> Carried {
         let mut carried = Carried::default();
         let Ok(file) = serde_json::from_str::<File>(old) else {
             return carried;
@@ -301,6 +309,9 @@ impl Recorder {
                 continue;
             }
             carried.kept += entry.count;
+            if !there(&path) {
+                carried.unfound += entry.count;
+            }
             let key = (entry.rule.clone(), path.clone(), entry.fingerprint.clone());
             let kept = self.entries.entry(key).or_insert(Entry {
                 path,

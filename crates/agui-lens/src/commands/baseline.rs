@@ -120,18 +120,21 @@ impl Gate {
         checked
             .keys
             .push(agui_lens_core::report::baseline::input_key(name));
-        if let Ok(file) = std::fs::canonicalize(name) {
+        if let Some(file) = file_id(Path::new(name)) {
             checked.files.push(file);
         }
     }
 
     /// As [`Gate::checked`], for a capture's stream named by its call.
     pub fn checked_call(&mut self, file: &str, call: &str) {
-        let key = agui_lens_core::report::baseline::call_key(file, call);
-        self.checked
-            .get_or_insert_with(Checked::default)
+        let checked = self.checked.get_or_insert_with(Checked::default);
+        checked
             .keys
-            .push(key);
+            .push(agui_lens_core::report::baseline::call_key(file, call));
+        // Named another way (`tools/../cap.har`, a link), the capture's streams are the same.
+        if let Some(id) = file_id(Path::new(file)) {
+            checked.calls.push((id, call.to_owned()));
+        }
     }
 
     /// Names a stream of a browser capture by its call, which keys its findings (see
@@ -215,7 +218,9 @@ impl Gate {
             Mode::Record(mut recorder, old) => {
                 // What it held of inputs not checked here is kept.
                 let carried = match (&old, &self.checked) {
-                    (Some(old), Some(checked)) => recorder.carry_over(old, |p| checked.holds(p)),
+                    (Some(old), Some(checked)) => {
+                        recorder.carry_over(old, |p| checked.holds(p), input_there)
+                    }
                     _ => Carried::default(),
                 };
                 write_atomically(&self.path, recorder.render().as_bytes())?;
@@ -235,6 +240,18 @@ impl Gate {
                     );
                 }
                 let _ = writeln!(err);
+                if carried.unfound > 0 {
+                    // Keys are made relative to the folder a baseline is recorded from: from
+                    // another, what they name cannot be told, and nothing is dropped.
+                    let _ = writeln!(
+                        err,
+                        "warning: {} kept name inputs not found from this folder: a \
+                         baseline's paths are relative to the folder it was recorded from; \
+                         record it from there (or from every input into a new file), or a \
+                         finding fixed here may stay held",
+                        plural(carried.unfound, "finding")
+                    );
+                }
                 if carried.older > 0 {
                     let _ = writeln!(
                         err,
@@ -273,12 +290,33 @@ impl Gate {
     }
 }
 
+/// Whether the input a baseline's finding is keyed by is found from here: its file, or the
+/// file of a capture's stream (`x.har (POST …, call 1)`, `x.har#2`); what is no file (a URL)
+/// is taken as found.
+fn input_there(path: &str) -> bool {
+    path.contains("://")
+        || std::iter::once(path)
+            .chain(path.match_indices(" (").map(|(i, _)| &path[..i]))
+            .chain(path.find('#').map(|i| &path[..i]))
+            .any(|file| Path::new(file).exists())
+}
+
 /// The inputs a run checked: their keys (a file's, a capture's stream's by its call) and the
-/// files, as the file system names them (a folder reached through a link, `a/../b`).
+/// files themselves (however they were named: a folder reached through a link, `a/../b`, a
+/// hard link).
 #[derive(Default)]
 struct Checked {
     keys: Vec<String>,
-    files: Vec<PathBuf>,
+    files: Vec<(u64, u64)>,
+    /// Captures' streams: the capture file and the call.
+    calls: Vec<((u64, u64), String)>,
+}
+
+/// A file's identity: its device and inode.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    meta.is_file().then(|| (meta.dev(), meta.ino()))
 }
 
 impl Checked {
@@ -288,9 +326,15 @@ impl Checked {
     /// `a.jsonl` is checked); any other (a capture's stream, a file not found from here) is
     /// compared as written.
     fn holds(&self, path: &str) -> bool {
-        let file = Path::new(path);
-        if file.is_file() {
-            return std::fs::canonicalize(file).is_ok_and(|file| self.files.contains(&file));
+        if let Some(file) = file_id(Path::new(path)) {
+            return self.files.contains(&file);
+        }
+        // A capture's stream: `FILE (CALL)`, FILE a capture checked here, CALL one checked.
+        for (at, _) in path.match_indices(" (") {
+            let (file, call) = (&path[..at], &path[at + 2..]);
+            if let (Some(id), Some(call)) = (file_id(Path::new(file)), call.strip_suffix(')')) {
+                return self.calls.iter().any(|(i, c)| *i == id && c == call);
+            }
         }
         self.keys
             .iter()

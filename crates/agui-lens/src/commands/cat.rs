@@ -257,7 +257,11 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             // an input that is not there, or a regular file that cannot be read, is said
             // first. (An input that is itself a FIFO is opened once, by the reading.)
             if let (true, InputSpec::File(input)) = (stream, &input) {
-                let opened = std::fs::metadata(input).and_then(|meta| match meta.is_file() {
+                let meta = std::fs::metadata(input);
+                if meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
+                    bail!("{} is a directory", input.display());
+                }
+                let opened = meta.and_then(|meta| match meta.is_file() {
                     true => std::fs::File::open(input).map(drop),
                     false => Ok(()),
                 });
