@@ -29,7 +29,7 @@ use agui_lens_core::check::rules::protocol::{DEFAULT_STATE_LIMIT, ProtocolOption
 use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::check::stream::{for_each_fed, holding_warnings, not_a_stream, require_events};
 use agui_lens_core::compact::verify::{count_errors_of, judge, read_back, verification_levels_for};
-use agui_lens_core::compact::{Compactor, Level as CompactLevel, lost_frames};
+use agui_lens_core::compact::{Compactor, Level as CompactLevel};
 use agui_lens_core::compare::Level as CompareLevel;
 use agui_lens_core::compare::comparison::plain;
 use agui_lens_core::compare::normalize::Settings;
@@ -902,33 +902,15 @@ fn compact_source(
         compacted.head = head;
         return Ok(compacted);
     }
-    if stats.unreadable > 0 && !drop_unreadable {
-        // As the command does: what cannot be read as an event cannot be written back as one.
-        compacted.outcome =
-            Outcome::Refused(lost_frames(stats.unreadable, &name, "drop_unreadable=True"));
-        return Ok(compacted);
-    }
-    if merged > 0 && !drop_unreadable {
-        compacted.outcome = Outcome::Refused(agui_lens_core::compact::merged_frames(
-            &name,
-            "drop_unreadable=True",
-        ));
-        return Ok(compacted);
-    }
-    if skipped.frames > 0 && !drop_unreadable {
-        compacted.outcome = Outcome::Refused(agui_lens_core::compact::skipped_fields(
-            skipped.frames,
-            &name,
-            "drop_unreadable=True",
-        ));
-        return Ok(compacted);
-    }
-    if compacted.dropped > 0 && !drop_unreadable {
-        compacted.outcome = Outcome::Refused(agui_lens_core::compact::failing_chunks(
-            compacted.dropped,
-            &name,
-            "drop_unreadable=True",
-        ));
+    // Refused for what would be left out, as the command refuses it.
+    let unkept = agui_lens_core::compact::Unkept {
+        unreadable: stats.unreadable,
+        merged,
+        skipped: skipped.frames,
+        failing: compacted.dropped,
+    };
+    if !drop_unreadable && let Some(why) = unkept.refusal(&name, "drop_unreadable=True") {
+        compacted.outcome = Outcome::Refused(why);
         return Ok(compacted);
     }
     let folded = compactor
@@ -972,8 +954,7 @@ fn compact_source(
     ctx.protocol.state = initial;
     let back = read_back(&ctx, &read, format, Box::new(Cursor::new(written.clone())))?;
     compacted.errors = back.errors.clone();
-    let dropped =
-        drop_unreadable && stats.unreadable + merged + skipped.frames + compacted.dropped > 0;
+    let dropped = drop_unreadable && unkept.any();
     let count = || count_errors_of(&ctx, source.open()?);
     let judged = match judge(&folded, &back, (level, dropped, raised), count)? {
         Some(why) => Some(why),

@@ -92,6 +92,49 @@ pub fn merged_frames(name: &str, how_to_force: &str) -> String {
     )
 }
 
+/// What a compaction could not carry over of its input, counted as it was read: each a reason
+/// not to write the compacted stream in its place unless told to drop it (one order of
+/// reasons for the command and for Python's `compact`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unkept {
+    /// Frames that could not be read as events.
+    pub unreadable: u64,
+    /// SSE frames the official client reads as one with the frame before.
+    pub merged: u64,
+    /// Protobuf frames whose fields were passed over in reading them.
+    pub skipped: u64,
+    /// Chunk events the official client fails on, left out.
+    pub failing: u64,
+}
+
+impl Unkept {
+    /// Whether anything would be left out.
+    pub fn any(&self) -> bool {
+        self.unreadable + self.merged + self.skipped + self.failing > 0
+    }
+
+    /// Why the compacted `name` may not replace it, the first reason there is; `how_to_drop`
+    /// names the option that compacts it anyway.
+    pub fn refusal(&self, name: &str, how_to_drop: &str) -> Option<String> {
+        if self.unreadable > 0 {
+            // What cannot be read as an event cannot be written back as one.
+            Some(lost_frames(self.unreadable, name, how_to_drop))
+        } else if self.merged > 0 {
+            // The client fails on the original's framing; written back framed with LF, the
+            // compacted stream would read whole, and the evidence would be gone.
+            Some(merged_frames(name, how_to_drop))
+        } else if self.skipped > 0 {
+            // Read, the fields were passed over: written back, they would be gone.
+            Some(skipped_fields(self.skipped, name, how_to_drop))
+        } else if self.failing > 0 {
+            // The original makes a client fail; left out, the evidence would be gone.
+            Some(failing_chunks(self.failing, name, how_to_drop))
+        } else {
+            None
+        }
+    }
+}
+
 /// Why a stream whose protobuf frames carried fields passed over in reading them
 /// (`framing/proto-unknown-field`) is not compacted: the events read lack them, so the
 /// compacted stream would too. `how_to_force` names the option that compacts it anyway.

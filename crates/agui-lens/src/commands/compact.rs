@@ -26,7 +26,7 @@ use agui_lens_core::compact::verify::{
     self, Current, ReadBack, Tee, Verifier, count_errors, read_back, verification_levels,
     verification_levels_for,
 };
-use agui_lens_core::compact::{Compactor, Level, failing_chunks, lost_frames};
+use agui_lens_core::compact::{Compactor, Level};
 use agui_lens_core::fold::Folded;
 
 /// What each thread of a stream folds to, in the order threads came.
@@ -1143,33 +1143,16 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         report.refused = Some(format!("{err:#}"));
         return Ok(report);
     }
-    if unreadable > 0 && !settings.drop_unreadable {
-        // What cannot be read as an event cannot be written back as one: compacting would
-        // lose it.
-        report.refused = Some(lost_frames(unreadable, &name, "--drop-unreadable"));
-        return Ok(report);
-    }
-    if merged > 0 && !settings.drop_unreadable {
-        // The official client fails on the original's framing; written back framed with
-        // LF, the compacted stream would read whole, and the evidence would be gone.
-        report.refused = Some(agui_lens_core::compact::merged_frames(
-            &name,
-            "--drop-unreadable",
-        ));
-        return Ok(report);
-    }
-    if skipped > 0 && !settings.drop_unreadable {
-        // Read, the fields were passed over: written back, they would be gone.
-        report.refused = Some(agui_lens_core::compact::skipped_fields(
-            skipped,
-            &name,
-            "--drop-unreadable",
-        ));
-        return Ok(report);
-    }
-    if dropped > 0 && !settings.drop_unreadable {
-        // The original makes a client fail; left out, the evidence would be gone.
-        report.refused = Some(failing_chunks(dropped, &name, "--drop-unreadable"));
+    let unkept = agui_lens_core::compact::Unkept {
+        unreadable,
+        merged,
+        skipped,
+        failing: dropped,
+    };
+    if !settings.drop_unreadable
+        && let Some(why) = unkept.refusal(&name, "--drop-unreadable")
+    {
+        report.refused = Some(why);
         return Ok(report);
     }
     if let Some(why) = agui_lens_core::write::refusal_for_losses(&losses, format) {
@@ -1243,7 +1226,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         Target::Stdout | Target::Stream(_) => None,
     };
     // Left out as asked (--drop-unreadable): the errors of what was dropped go with it.
-    let dropped = settings.drop_unreadable && dropped + unreadable + merged + skipped > 0;
+    let dropped = settings.drop_unreadable && unkept.any();
     std::thread::scope(|s| {
         let synced = synced.map(|file| s.spawn(move || file.sync_all()));
         let verified = verify_written(
