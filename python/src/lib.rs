@@ -529,7 +529,7 @@ fn fold(
             pick(threads, thread.as_deref())
         });
         // Cut by its recorder, or ended early as its call found: said, as the command says it.
-        let part = source.path.as_deref().and_then(recorded::part_recorded);
+        let part = recorded::part_of(recording.cut.as_deref(), recording.findings.as_deref());
         if let Some(cut) = part {
             warnings.push(recorded::folded_cut(&source.name, &cut));
         }

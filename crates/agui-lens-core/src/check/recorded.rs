@@ -333,21 +333,25 @@ pub fn rewrite_refusal(
 /// recorder cut does.
 pub fn cut_by_call(findings: &Path) -> Option<String> {
     let text = crate::read::read_beside_text(findings).ok()?;
-    let ending = [
-        RuleId::TransportConnectionLost,
-        RuleId::TransportIdleTimeout,
-        RuleId::TransportTimeout,
-    ];
     text.lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .find_map(|finding| {
             let rule = finding.get("rule").and_then(Value::as_str)?;
             let message = finding.get("message").and_then(Value::as_str).unwrap_or("");
-            ending
-                .iter()
-                .any(|id| id.name() == rule)
+            RuleId::from_name(rule)
+                .is_some_and(ends_the_call)
                 .then(|| format!("{rule}: {message}, as {} says", findings.display()))
         })
+}
+
+/// Whether a finding of `rule` says the call was cut off, by time or by the connection: the
+/// recording holds part of the stream, and `test` reports it as an error of the environment
+/// (a JUnit `<error>`), not a failure of the agent's answer.
+pub fn ends_the_call(rule: RuleId) -> bool {
+    matches!(
+        rule,
+        RuleId::TransportTimeout | RuleId::TransportIdleTimeout | RuleId::TransportConnectionLost
+    )
 }
 
 /// What is said of a recording its recorder cut when it is folded: it folds to what the
@@ -368,7 +372,12 @@ pub fn part_recorded(path: &Path) -> Option<String> {
     let Some(Recorded::Events { cut, findings, .. }) = recorded(path) else {
         return None;
     };
-    cut.or_else(|| cut_by_call(findings.as_deref()?))
+    part_of(cut.as_deref(), findings.as_deref())
+}
+
+/// [`part_recorded`], of a recording already looked at: its cut, and the findings beside it.
+pub fn part_of(cut: Option<&str>, findings: Option<&Path>) -> Option<String> {
+    cut.map(str::to_owned).or_else(|| cut_by_call(findings?))
 }
 
 /// What is said of a recording that holds part of its stream when it is compared: it is

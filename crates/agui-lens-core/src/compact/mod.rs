@@ -156,18 +156,16 @@ pub struct SkippedFields {
 }
 
 impl SkippedFields {
-    /// Counts `frame` if its reading passed over fields; says whether it did.
-    pub fn note(&mut self, frame: &crate::read::Frame) -> bool {
-        let crate::read::FrameKind::Data {
+    /// Counts `frame` if its reading passed over fields.
+    pub fn note(&mut self, frame: &crate::read::Frame) {
+        if let crate::read::FrameKind::Data {
             caveat: crate::read::Caveat::ProtoSkipped { skips, .. },
             ..
         } = frame.kind
-        else {
-            return false;
-        };
-        self.first.get_or_insert((frame.line, skips));
-        self.frames += 1;
-        true
+        {
+            self.first.get_or_insert((frame.line, skips));
+            self.frames += 1;
+        }
     }
 
     /// What reading `name` lost of them, when it lost anything: `done` says what was made

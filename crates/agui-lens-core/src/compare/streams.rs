@@ -373,14 +373,11 @@ fn client_stops(frame: &Frame) -> Option<Value> {
             "the official client reads this SSE frame and the one before as one (no two LFs part \
              them) and ends the stream"
         }
-        Caveat::SseOverClientLimit { .. } | Caveat::OverClientLimit { .. } => {
-            "a frame over the official client's 10 MiB buffer: it ends the stream there"
-        }
-        Caveat::ProtoSkipped { len, .. } if *len > read::CLIENT_FRAME_LIMIT => {
+        caveat if caveat.over_client_limit() => {
             "a frame over the official client's 10 MiB buffer: it ends the stream there"
         }
         // Fields passed over are dropped by every client too: the events are what it reads.
-        Caveat::None | Caveat::Unterminated | Caveat::ProtoSkipped { .. } => return None,
+        _ => return None,
     };
     Some(json!({ "client_fails": why }))
 }

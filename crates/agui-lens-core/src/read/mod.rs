@@ -126,6 +126,18 @@ pub enum Caveat {
     SseOverClientLimit { len: u64 },
 }
 
+impl Caveat {
+    /// Whether the official client ends the stream at this frame for its size (SSE text or a
+    /// protobuf frame over its buffer).
+    pub fn over_client_limit(&self) -> bool {
+        match *self {
+            Caveat::OverClientLimit { .. } | Caveat::SseOverClientLimit { .. } => true,
+            Caveat::ProtoSkipped { len, .. } => len > CLIENT_FRAME_LIMIT,
+            Caveat::None | Caveat::Unterminated | Caveat::SseMerged { .. } => false,
+        }
+    }
+}
+
 /// The largest protobuf frame, its 4-byte length included, that `@ag-ui/client` reads: it ends
 /// the whole stream with an error at a frame whose length names more (`parseProtoStream`).
 pub const CLIENT_FRAME_LIMIT: u64 = 10 * 1024 * 1024;

@@ -257,14 +257,12 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
             // an input that is not there, or a regular file that cannot be read, is said
             // first. (An input that is itself a FIFO is opened once, by the reading.)
             if let (true, InputSpec::File(input)) = (stream, &input) {
-                let meta = std::fs::metadata(input);
-                if meta.as_ref().is_ok_and(std::fs::Metadata::is_dir) {
-                    bail!("{} is a directory", input.display());
-                }
-                let opened = meta.and_then(|meta| match meta.is_file() {
-                    true => std::fs::File::open(input).map(drop),
-                    false => Ok(()),
-                });
+                let opened = match std::fs::metadata(input) {
+                    Ok(meta) if meta.is_dir() => bail!("{} is a directory", input.display()),
+                    Ok(meta) if meta.is_file() => std::fs::File::open(input).map(drop),
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(e),
+                };
                 opened
                     .map_err(|e| read::plainly(input, e))
                     .with_context(|| format!("opening {}", input.display()))?;

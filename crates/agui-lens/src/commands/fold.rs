@@ -41,7 +41,13 @@ pub fn run(args: &FoldArgs) -> Result<Outcome> {
     // A recording its recorder cut (a stop, a client that went away), or whose call found
     // the answer ended early, folds to what the client held at the cut, not at the stream's
     // end: said, as `check` says it.
-    if let Some(cut) = input.path().and_then(super::cut_when_recorded) {
+    let part = match &recorded {
+        Some(Recorded::Events { cut, findings, .. }) => {
+            agui_lens_core::check::recorded::part_of(cut.as_deref(), findings.as_deref())
+        }
+        _ => None,
+    };
+    if let Some(cut) = part {
         say!(
             "warning: {}",
             agui_lens_core::check::recorded::folded_cut(

@@ -748,7 +748,7 @@ impl io::Write for ReportOut {
         if self.gone {
             return Ok(buf.len());
         }
-        let done = crate::signals::to_stdout(|| io::stdout().write(buf));
+        let done = Stdout.write(buf);
         self.kept(done, buf.len())
     }
 
@@ -756,7 +756,7 @@ impl io::Write for ReportOut {
         if self.gone {
             return Ok(());
         }
-        let done = crate::signals::to_stdout(|| io::stdout().flush()).map(|()| 0);
+        let done = Stdout.flush().map(|()| 0);
         self.kept(done, 0).map(drop)
     }
 }

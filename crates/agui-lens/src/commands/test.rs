@@ -1234,7 +1234,9 @@ fn run_turn(
         }
         expectations.status(exchange.status, exchange.body_excerpt.clone());
         if exchange.status.is_none()
-            && let Some(cut) = found.iter().find(|d| is_cut(d.rule))
+            && let Some(cut) = found
+                .iter()
+                .find(|d| agui_lens_core::check::recorded::ends_the_call(d.rule))
         {
             // No response head came in time, or the connection closed first: as below.
             outcome.error = Some(format!("{}: {}", cut.rule, cut.message));
@@ -1242,7 +1244,10 @@ fn run_turn(
         if streamed {
             // Cut off (by time or the connection) is an error of the environment whenever it
             // came, before the first event too: not a stream the agent chose not to send.
-            if let Some(cut) = found.iter().find(|d| is_cut(d.rule)) {
+            if let Some(cut) = found
+                .iter()
+                .find(|d| agui_lens_core::check::recorded::ends_the_call(d.rule))
+            {
                 outcome.error = Some(format!("{}: {}", cut.rule, cut.message));
             } else if exchange.known_events == 0 {
                 expectations.report(
@@ -1423,15 +1428,6 @@ fn not_updated(snapshot: &Path) -> String {
     format!(
         "{} was not updated: the case failed before its answer could stand as the expectation",
         snapshot.display()
-    )
-}
-
-/// Whether a finding says the call was cut off (by time or the connection): an error of the
-/// environment, reported as a JUnit `<error>`, not a failure of the agent's answer.
-fn is_cut(rule: RuleId) -> bool {
-    matches!(
-        rule,
-        RuleId::TransportTimeout | RuleId::TransportIdleTimeout | RuleId::TransportConnectionLost
     )
 }
 
