@@ -1315,20 +1315,32 @@ struct Child {
     child: std::process::Child,
     stdout: Option<std::thread::JoinHandle<String>>,
     stderr: Option<std::thread::JoinHandle<String>>,
+    /// The command's stdout held open and never read (see [`Child::spawn_unread_stdout`]).
+    _unread: Option<std::process::ChildStdout>,
 }
 
 impl Child {
     fn spawn(args: &[&str], tmp: Option<&Path>) -> Child {
-        Child::start(args, tmp, None)
+        Child::start(args, tmp, None, true)
+    }
+
+    /// As [`Child::spawn`], its stdout a pipe no one reads: once full, the command waits on it.
+    fn spawn_unread_stdout(args: &[&str]) -> Child {
+        Child::start(args, None, None, false)
     }
 
     /// As [`Child::spawn`], started with `signal` ignored, as a shell without job control
     /// starts a background job with SIGINT ignored.
     fn spawn_ignoring(args: &[&str], signal: libc::c_int) -> Child {
-        Child::start(args, None, Some(signal))
+        Child::start(args, None, Some(signal), true)
     }
 
-    fn start(args: &[&str], tmp: Option<&Path>, ignored: Option<libc::c_int>) -> Child {
+    fn start(
+        args: &[&str],
+        tmp: Option<&Path>,
+        ignored: Option<libc::c_int>,
+        read_stdout: bool,
+    ) -> Child {
         use std::io::Read;
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"));
         crate::common::with_default_signals(&mut command, ignored);
@@ -1348,13 +1360,21 @@ impl Child {
         let mut child = command.spawn().unwrap();
         let mut out = child.stdout.take().unwrap();
         let mut err = child.stderr.take().unwrap();
+        let (stdout, unread) = match read_stdout {
+            true => (
+                std::thread::spawn(move || {
+                    let mut s = String::new();
+                    let _ = out.read_to_string(&mut s);
+                    s
+                }),
+                None,
+            ),
+            false => (std::thread::spawn(String::new), Some(out)),
+        };
         Child {
             child,
-            stdout: Some(std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = out.read_to_string(&mut s);
-                s
-            })),
+            stdout: Some(stdout),
+            _unread: unread,
             stderr: Some(std::thread::spawn(move || {
                 let mut s = String::new();
                 let _ = err.read_to_string(&mut s);
@@ -4239,7 +4259,6 @@ fn many_runs(runs: usize) -> String {
 /// `check`.
 #[test]
 fn a_stop_while_stdout_takes_no_more_ends_the_command() {
-    use std::io::Read;
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("many.jsonl");
     write(&input, many_runs(4_000).as_bytes());
@@ -4258,35 +4277,11 @@ fn a_stop_while_stdout_takes_no_more_ends_the_command() {
         &["inspect", s(&input), "--format", "json"],
     ] {
         // stdout a pipe no one reads: it fills, and the command waits on it.
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"))
-            .args(command)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let mut stderr = child.stderr.take().unwrap();
+        let child = Child::spawn_unread_stdout(command);
         std::thread::sleep(std::time::Duration::from_millis(500));
-        // SAFETY: kill on the pid of a child this test owns and has not waited for.
-        assert_eq!(
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
-            0
-        );
-        let started = std::time::Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if started.elapsed() > std::time::Duration::from_secs(30) {
-                let _ = child.kill();
-                panic!("{command:?}: SIGTERM did not end it");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        };
-        drop(stdout);
-        let mut said = String::new();
-        stderr.read_to_string(&mut said).unwrap();
-        assert_eq!(status.code(), Some(143), "{command:?}: {said}");
+        child.signal(libc::SIGTERM);
+        let (code, _, said) = child.wait(std::time::Duration::from_secs(30));
+        assert_eq!(code, 143, "{command:?}: {said}");
         assert!(said.contains("stdout took no more"), "{command:?}: {said}");
     }
 }
@@ -5678,17 +5673,18 @@ fn a_copy_into_a_fifo_says_a_missing_input_without_waiting_for_a_reader() {
     let fifo = dir.path().join("out.jsonl");
     make_fifo(&fifo);
     let missing = dir.path().join("missing.jsonl");
-    let child = Child::spawn(&["cat", s(&missing), "-o", s(&fifo)], None);
-    let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
-    assert_eq!(code, 2, "{stdout}{stderr}");
-    assert!(
-        stderr.contains("missing.jsonl") && stderr.contains("No such file"),
-        "{stderr}"
-    );
-    let child = Child::spawn(&["cat", s(dir.path()), "-o", s(&fifo)], None);
-    let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
-    assert_eq!(code, 2, "{stdout}{stderr}");
-    assert!(stderr.contains("is a directory"), "{stderr}");
+    for (input, said) in [
+        (missing.as_path(), "No such file"),
+        (dir.path(), "is a directory"),
+    ] {
+        let child = Child::spawn(&["cat", s(input), "-o", s(&fifo)], None);
+        let (code, stdout, stderr) = child.wait(std::time::Duration::from_secs(20));
+        assert_eq!(code, 2, "{stdout}{stderr}");
+        assert!(
+            stderr.contains(s(input)) && stderr.contains(said),
+            "{stderr}"
+        );
+    }
 }
 
 /// `cat -o FIFO` caught no signal: a stop while it waited for a reader, or for room in the
