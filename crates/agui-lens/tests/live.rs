@@ -2098,6 +2098,38 @@ fn a_recording_whose_connection_was_lost_is_held_to_no_expectation() {
         let (code, _, stderr) = lens(&["cat", named, "-o", &at("copy.jsonl")]);
         assert_eq!(code, 1, "{named}: {stderr}");
     }
+
+    // The same findings beside another stream (a folder copied over, a whole answer recorded
+    // again into it): they speak of 3 events where it holds the whole run, and are stale, not
+    // the word that it was cut.
+    let other = dir.path().join("002");
+    std::fs::create_dir(&other).unwrap();
+    for name in ["request.json", "findings.jsonl"] {
+        std::fs::copy(exchange.join(name), other.join(name)).unwrap();
+    }
+    let answer = String::from_utf8(clean_run()).unwrap();
+    let answer = answer.replace("{threadId}", "t").replace("{runId}", "r");
+    std::fs::write(other.join("response.raw"), &answer).unwrap();
+    let jsonl: String = answer
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|event| format!("{event}\n"))
+        .collect();
+    assert_eq!(jsonl.lines().count(), 5);
+    let events = other.join("events.jsonl");
+    std::fs::write(&events, jsonl).unwrap();
+    let events = events.to_str().unwrap();
+    let (code, stdout, stderr) = lens(&["check", events]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stderr.contains("cut when it was recorded"), "{stderr}");
+    assert!(
+        stderr.contains("stale") && stderr.contains("findings.jsonl"),
+        "{stderr}"
+    );
+    let snap = at("other.snap");
+    let (code, _, stderr) = lens(&["snapshot", events, "--expect", &snap, "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("stale"), "{stderr}");
 }
 
 #[test]

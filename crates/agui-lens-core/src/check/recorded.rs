@@ -332,16 +332,82 @@ pub fn rewrite_refusal(
 /// the whole call was allowed. The recording then holds part of a stream, as one its
 /// recorder cut does.
 pub fn cut_by_call(findings: &Path) -> Option<String> {
+    call_cut(findings).map(|(said, _)| said)
+}
+
+/// [`cut_by_call`], with the number of events the finding says had come when the call was
+/// cut, when it says one.
+fn call_cut(findings: &Path) -> Option<(String, Option<u64>)> {
     let text = crate::read::read_beside_text(findings).ok()?;
     text.lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .find_map(|finding| {
             let rule = finding.get("rule").and_then(Value::as_str)?;
             let message = finding.get("message").and_then(Value::as_str).unwrap_or("");
-            RuleId::from_name(rule)
-                .is_some_and(ends_the_call)
-                .then(|| format!("{rule}: {message}, as {} says", findings.display()))
+            RuleId::from_name(rule).is_some_and(ends_the_call).then(|| {
+                let said = format!("{rule}: {message}, as {} says", findings.display());
+                (said, events_when_cut(message))
+            })
         })
+}
+
+/// How many events had come when a call was cut, as its finding's message says it ("… after
+/// 366 bytes and 5 events …", or "before the response head arrived": none).
+fn events_when_cut(message: &str) -> Option<u64> {
+    if message.contains("before the response head arrived") {
+        return Some(0);
+    }
+    let words: Vec<&str> = message.split_whitespace().collect();
+    words.windows(6).find_map(|w| match w {
+        ["after", _, "byte" | "bytes", "and", n, event] if event.starts_with("event") => {
+            n.parse().ok()
+        }
+        _ => None,
+    })
+}
+
+/// The cut an exchange's findings say the call found ([`cut_by_call`]), when they are about
+/// the answer recorded in `folder`: findings that speak of another number of events than its
+/// `events.jsonl` holds are of another answer (a folder copied over, an exchange recorded into
+/// it again), said stale, and the stream is checked as it is.
+fn exchange_cut_by_call(folder: &Path) -> Option<String> {
+    let findings = folder.join("findings.jsonl");
+    let (said, then) = call_cut(&findings)?;
+    let recorded = folder.join("events.jsonl");
+    let now = std::fs::File::open(&recorded).and_then(count_lines).ok();
+    if let (Some(then), Some(now)) = (then, now)
+        && then != now
+    {
+        crate::check::stream::warn(format!(
+            "{} says the answer was cut after {} when it was recorded; {} holds {}, and is \
+             checked as it is (remove the stale {})",
+            findings.display(),
+            crate::text::plural(then, "event"),
+            recorded.display(),
+            crate::text::plural(now, "event"),
+            findings.display()
+        ));
+        return None;
+    }
+    Some(said)
+}
+
+/// How many lines `file` holds (the last one with or without its end).
+fn count_lines(mut file: std::fs::File) -> std::io::Result<u64> {
+    use std::io::Read as _;
+    let mut buf = vec![0; 64 * 1024];
+    let (mut lines, mut last) = (0u64, b'\n');
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    Ok(lines + u64::from(last != b'\n'))
 }
 
 /// Whether a finding of `rule` says the call was cut off, by time or by the connection: the
@@ -567,7 +633,7 @@ fn recorded_as_named(path: &Path) -> Option<Recorded> {
             // read): either way it holds part of the stream.
             let cut = cut_said(&folder.join(CUT_FILE))
                 .map(|(why, _)| why)
-                .or_else(|| cut_by_call(&folder.join("findings.jsonl")));
+                .or_else(|| exchange_cut_by_call(folder));
             Some(Recorded::Events {
                 request: request.map(Arc::new),
                 cut,
@@ -951,6 +1017,35 @@ mod tests {
     use crate::check::catalog::Levels;
     use crate::check::schema::SchemaSet;
     use crate::check::stream::holding_warnings;
+
+    /// The number of events a cut call's finding names, in each form `run`, `test` and the
+    /// proxy write it; none where it names none.
+    #[test]
+    fn the_events_a_cut_finding_names_are_read() {
+        for (message, events) in [
+            (
+                "Peer disconnected after 366 bytes and 5 events, before the response ended",
+                Some(5),
+            ),
+            (
+                "reset after 1 byte and 1 event, before the response ended",
+                Some(1),
+            ),
+            (
+                "nothing arrived for 2 s after 40 bytes and 0 events (--idle-timeout)",
+                Some(0),
+            ),
+            (
+                "the response was still going after 1.5 s before the response head arrived \
+                 (--timeout)",
+                Some(0),
+            ),
+            ("the connection was lost", None),
+            ("after many bytes and some events", None),
+        ] {
+            assert_eq!(events_when_cut(message), events, "{message}");
+        }
+    }
 
     fn exchange(dir: &Path, name: &str) -> std::path::PathBuf {
         let at = dir.join(name);
