@@ -633,6 +633,24 @@ fn a_script_that_is_no_stream_is_refused() {
     assert!(stderr.contains("streem"), "{stderr}");
 }
 
+/// A protobuf recording whose frames carry fields the definitions lack is served without
+/// them (its events are encoded again), and serve says so as it starts: a client of the
+/// replay sees less than one of the recorded agent did.
+#[test]
+fn a_protobuf_recording_served_without_fields_it_carried_says_so() {
+    let server = Served::start(&["fixtures/invalid/framing/proto-unknown-field.pb", "--once"]);
+    let mut response = ureq::post(&server.url)
+        .header("Content-Type", "application/json")
+        .send(r#"{"threadId":"t","runId":"r","messages":[],"state":{},"tools":[],"context":[],"forwardedProps":{}}"#)
+        .unwrap();
+    response.body_mut().read_to_string().unwrap();
+    let (_, stdout, stderr) = server.finish();
+    assert!(
+        stderr.contains("framing/proto-unknown-field") && stderr.contains("served lack them"),
+        "{stdout}\n{stderr}"
+    );
+}
+
 /// Two servers on port 0 get two ports, and each answers.
 #[test]
 fn two_servers_at_once_listen_on_two_free_ports() {

@@ -31,7 +31,7 @@ use agui_lens_core::check::request::{
     input_findings, next_turn_findings, request_body, sent_findings, unreadable_body,
 };
 use agui_lens_core::check::rules::protocol::DEFAULT_STATE_LIMIT;
-use agui_lens_core::check::stream::{for_each_event, require_events};
+use agui_lens_core::check::stream::{for_each_opened_frame, require_events};
 use agui_lens_core::fold::{Folded, Folder};
 use agui_lens_core::protocol::event::{Event, Location};
 use agui_lens_core::protocol::proto;
@@ -111,13 +111,21 @@ fn load_turn(input: &InputSpec) -> Result<Turn> {
         entry: None,
     };
     let mut events = Vec::new();
-    let (opened, stats) = for_each_event(input, &read, |event, _| {
-        if event.value.is_object() {
+    let mut opened = agui_lens_core::read::open(input, &read)?;
+    // Served, the events are encoded again: fields a protobuf recording carried that the
+    // definitions lack are not in them.
+    let mut skipped = agui_lens_core::compact::SkippedFields::default();
+    let stats = for_each_opened_frame(&mut opened, read.max_line, |event, _, frame| {
+        skipped.note(frame);
+        if let Some(event) = event.filter(|event| event.value.is_object()) {
             events.push(event.whole_value().into_owned());
         }
         Ok(())
     })?;
     require_events(&opened, &stats)?;
+    if let Some(said) = skipped.said(&opened.name, "served") {
+        say!("warning: {said}");
+    }
     let status = opened.capture.as_ref().and_then(|c| c.failed_answer());
     Ok(Turn {
         name: opened.name.to_string(),
