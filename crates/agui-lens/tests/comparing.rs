@@ -1083,6 +1083,22 @@ fn a_fold_snapshot_that_holds_no_runs_says_so() {
             "{stream}: {stderr}"
         );
     }
+    // A stream that means something else leaves for review what --update would write: its
+    // fold with the runs (it was written in the older way, and accepting it kept that).
+    let other = dir.path().join("other.jsonl");
+    assert!(text.contains(r#""delta":""#));
+    std::fs::write(
+        &other,
+        text.replacen(r#""delta":""#, r#""delta":"Changed: "#, 1),
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["snapshot", other.to_str().unwrap(), "--expect", snap]);
+    assert_eq!(code, 1, "{stderr}");
+    let pending = std::fs::read_to_string(format!("{snap}.new")).unwrap();
+    assert!(
+        pending.lines().any(|line| line == "# fold: runs") && pending.contains("Changed: "),
+        "{pending}"
+    );
     // Updated as the warning says, it holds the runs.
     let (code, _, stderr) = run(&["snapshot", ok, "--expect", snap, "--update"]);
     assert_eq!(code, 0, "{stderr}");

@@ -1316,7 +1316,7 @@ struct Child {
     stdout: Option<std::thread::JoinHandle<String>>,
     stderr: Option<std::thread::JoinHandle<String>>,
     /// The command's stdout held open and never read (see [`Child::spawn_unread_stdout`]).
-    _unread: Option<std::process::ChildStdout>,
+    unread: Option<std::process::ChildStdout>,
 }
 
 impl Child {
@@ -1374,7 +1374,7 @@ impl Child {
         Child {
             child,
             stdout: Some(stdout),
-            _unread: unread,
+            unread,
             stderr: Some(std::thread::spawn(move || {
                 let mut s = String::new();
                 let _ = err.read_to_string(&mut s);
@@ -1413,6 +1413,28 @@ impl Child {
             }
             assert!(started.elapsed().as_secs() < 10, "the command did not stop");
             std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Waits (up to 60 s) until the stdout no one reads holds as much as a pipe does: the
+    /// command then waits on its next write (see [`Child::spawn_unread_stdout`]).
+    fn wait_until_stdout_full(&self) {
+        use std::os::fd::AsRawFd as _;
+        let out = self.unread.as_ref().expect("a stdout no one reads");
+        let started = std::time::Instant::now();
+        loop {
+            let mut held: libc::c_int = 0;
+            // SAFETY: FIONREAD into a local, on a descriptor this value owns, open.
+            unsafe { libc::ioctl(out.as_raw_fd(), libc::FIONREAD, &mut held) };
+            // (A write of up to 4 KiB waits for room for all of it.)
+            if held > 65536 - 4096 {
+                return;
+            }
+            assert!(
+                started.elapsed().as_secs() < 60,
+                "stdout never filled: it holds {held} bytes"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
 
@@ -4271,14 +4293,41 @@ fn a_stop_while_stdout_takes_no_more_ends_the_command() {
         ));
     }
     write(&orphans, text.as_bytes());
+    // Two streams that differ in every delta: a diff larger than a pipe holds (`diff`, and
+    // `snapshot` showing how a stream differs from its expectation, died by the signal with
+    // nothing said).
+    let differing = |name: &str, word: &str| {
+        let mut text =
+            String::from("{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+        for i in 0..3_000 {
+            text.push_str(&format!(
+                "{{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m{i}\",\"role\":\"assistant\"}}\n\
+                 {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m{i}\",\"delta\":\"{word}{i}\"}}\n\
+                 {{\"type\":\"TEXT_MESSAGE_END\",\"messageId\":\"m{i}\"}}\n"
+            ));
+        }
+        text.push_str("{\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n");
+        let path = dir.path().join(name);
+        write(&path, text.as_bytes());
+        path
+    };
+    let (a, b) = (differing("a.jsonl", "one"), differing("b.jsonl", "two"));
+    let snap = dir.path().join("a.snap");
+    let (code, _, stderr) = run(&["snapshot", s(&a), "--expect", s(&snap), "--update"]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines = ["--max-lines", "1000000"];
+    let diff = [&["diff", s(&a), s(&b), "--level", "events"][..], &lines].concat();
+    let differs = [&["snapshot", s(&b), "--expect", s(&snap)][..], &lines].concat();
     for command in [
         &["cat", s(&input)][..],
         &["check", s(&orphans), "--format", "json"],
         &["inspect", s(&input), "--format", "json"],
+        &diff,
+        &differs,
     ] {
         // stdout a pipe no one reads: it fills, and the command waits on it.
         let child = Child::spawn_unread_stdout(command);
-        std::thread::sleep(std::time::Duration::from_millis(500));
+        child.wait_until_stdout_full();
         child.signal(libc::SIGTERM);
         let (code, _, said) = child.wait(std::time::Duration::from_secs(30));
         assert_eq!(code, 143, "{command:?}: {said}");

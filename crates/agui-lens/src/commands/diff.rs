@@ -92,9 +92,7 @@ pub fn run(args: &DiffArgs) -> Result<Outcome> {
             })
         },
     )?;
-    let mut out = super::ReportOut::default();
-    out.write_all(shown.as_bytes())?;
-    out.flush()?;
+    super::writing_stdout("the diff", |out| Ok(out.write_all(shown.as_bytes())?))?;
     Ok(if diff.comparison.equal {
         Outcome::Clean
     } else {

@@ -227,7 +227,7 @@ pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> R
 pub fn hold_items(
     file: &Path,
     request: &Hold,
-    make: impl FnOnce(Level, &Settings) -> Result<(Vec<Value>, HalvesRead)>,
+    mut make: impl FnMut(Level, &Settings) -> Result<(Vec<Value>, HalvesRead)>,
 ) -> Result<Verdict> {
     // Compared with, a link that leads nowhere is no snapshot still to be written but an
     // error; updated, it is where the snapshot is made (as for any file written).
@@ -285,15 +285,11 @@ pub fn hold_items(
                     file.display()
                 );
             }
-            let mut settings = stored.settings.clone();
-            if request.update {
-                // Rewritten, it is written the current way (what it keeps, redacts and takes
-                // for ids stay): ids in payloads, escaped tokens, the runs at the fold level.
-                let current = Settings::current();
-                settings.payload_ids |= current.payload_ids;
-                settings.escape_tokens |= current.escape_tokens;
-                settings.fold_runs |= current.fold_runs;
-            }
+            let settings = if request.update {
+                written_now(&stored.settings)
+            } else {
+                stored.settings.clone()
+            };
             (stored.level, settings)
         }
         _ => (
@@ -393,7 +389,26 @@ pub fn hold_items(
                 clear_pending()?;
                 return Ok(Verdict::Updated);
             }
-            write_pending(&current.render())?;
+            // For review, what --update would write: a snapshot written in an older way (a
+            // fold without the runs) is made again the current way, or accepting it would
+            // keep the older way (its warnings were said when it was first made).
+            let now = written_now(&current.settings);
+            if now == current.settings {
+                write_pending(&current.render())?;
+            } else {
+                let (made, _) =
+                    agui_lens_core::check::stream::holding_warnings(|| make(level, &now));
+                let (items, HalvesRead { halves, range }) = made?;
+                let pending = Snapshot {
+                    level,
+                    settings: now,
+                    reason: current.reason.clone(),
+                    items,
+                    halves,
+                    range,
+                };
+                write_pending(&pending.render())?;
+            }
             Ok(Verdict::Changed {
                 pending: new_file,
                 stored: stored.items,
@@ -401,6 +416,18 @@ pub fn hold_items(
             })
         }
     }
+}
+
+/// The settings a snapshot stored with `stored` is written with now: what it keeps, redacts
+/// and takes for ids stay, and what this build adds to every snapshot it writes is added
+/// (ids in payloads, escaped tokens, the runs at the fold level).
+fn written_now(stored: &Settings) -> Settings {
+    let current = Settings::current();
+    let mut settings = stored.clone();
+    settings.payload_ids |= current.payload_ids;
+    settings.escape_tokens |= current.escape_tokens;
+    settings.fold_runs |= current.fold_runs;
+    settings
 }
 
 /// Whether the file at `path` starts as a snapshot file does.
@@ -517,8 +544,7 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
                     Ok(text)
                 },
             )?;
-            let mut out = super::ReportOut::default();
-            out.write_all(shown.as_bytes())?;
+            super::writing_stdout("the difference", |out| Ok(out.write_all(shown.as_bytes())?))?;
             writeln!(
                 err,
                 "the stream no longer matches {}: wrote {} (accept it with `agui-lens snapshot accept {}`)",

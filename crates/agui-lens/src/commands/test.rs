@@ -1324,7 +1324,7 @@ fn run_turn(
                     forget_minted_ids(&mut item, &input.value);
                 }
                 match expectations.snapshot_items(snapshot, case, |_, settings| {
-                    let items = Normalizer::events(settings.clone(), &[item]);
+                    let items = Normalizer::events(settings.clone(), std::slice::from_ref(&item));
                     Ok((items, HalvesRead::default()))
                 }) {
                     Ok(Some(note)) => outcome.notes.push(note),
@@ -1674,7 +1674,7 @@ impl<'a> Expectations<'a> {
         &mut self,
         file: &Path,
         case: &Case,
-        make: impl FnOnce(CompareLevel, &NormalizeSettings) -> Result<(Vec<Value>, HalvesRead)>,
+        make: impl FnMut(CompareLevel, &NormalizeSettings) -> Result<(Vec<Value>, HalvesRead)>,
     ) -> Result<Option<String>> {
         let request = Hold {
             update: self.shared.update && self.may_update,
