@@ -524,7 +524,7 @@ fn a_number_inside_a_name_tells_findings_apart() {
     let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
     assert_eq!(code, 0, "{stderr}");
     let recorded = std::fs::read_to_string(dir.join("known.json")).unwrap();
-    assert!(recorded.contains("\"version\": 3"), "{recorded}");
+    assert!(recorded.contains("\"version\": 4"), "{recorded}");
 
     // The same findings, moved down: held back.
     std::fs::write(
@@ -664,7 +664,7 @@ fn a_browser_capture_is_held_to_its_calls_not_its_entries_indexes() {
         assert!(stdout.contains("pairing/tool-call"), "{format}: {stdout}");
     }
     let recorded = std::fs::read_to_string(dir.join("known.json")).unwrap();
-    assert!(recorded.contains("\"version\": 3"), "{recorded}");
+    assert!(recorded.contains("\"version\": 4"), "{recorded}");
     // A call that failed (a 500) and was made again takes no number: the calls after it keep
     // theirs, and their known findings.
     std::fs::write(&har, capture(&[("POST", &clean), ("POST", &broken)])).unwrap();
@@ -687,7 +687,7 @@ fn a_browser_capture_is_held_to_its_calls_not_its_entries_indexes() {
 
     // A version 2 file keyed the calls by their entries: read so, and said.
     let by_entry = recorded
-        .replace("\"version\": 3", "\"version\": 2")
+        .replace("\"version\": 4", "\"version\": 2")
         .replace(
             "session.har (POST https://app.example/agent, call 1)",
             "session.har#1 (POST https://app.example/agent)",
@@ -792,6 +792,77 @@ fn check_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A baseline names its inputs from its own folder, so that it means the same from any
+/// folder: recorded from a subfolder, `a.jsonl` there was taken for the `a.jsonl` recorded
+/// from above, whose findings were replaced (the next run called them new), and a check from
+/// the subfolder held nothing back.
+#[test]
+fn a_baseline_names_its_inputs_from_its_own_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &str| {
+        format!(
+            "{}\n{extra}{}\n",
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
+        )
+    };
+    let orphan = r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m9","delta":"orphan"}"#;
+    std::fs::write(dir.path().join("a.jsonl"), run(&format!("{orphan}\n"))).unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("a.jsonl"), run("")).unwrap();
+    let record = ["--baseline", "known.json", "--update-baseline"];
+    let (code, _, stderr) = check_in(dir.path(), &[&["a.jsonl"][..], &record].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let written = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
+    assert!(written.contains("\"version\": 4"), "{written}");
+
+    // From the subfolder: its own a.jsonl is checked, the one above kept.
+    let (code, _, stderr) = check_in(
+        &sub,
+        &[
+            "a.jsonl",
+            "--baseline",
+            "../known.json",
+            "--update-baseline",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("kept as they were"), "{stderr}");
+    assert!(!stderr.contains("not found from this folder"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("known.json")).unwrap(),
+        written
+    );
+    let (code, stdout, stderr) = check_in(dir.path(), &["a.jsonl", "--baseline", "known.json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Held back from the subfolder as from above, and the baseline's own a.jsonl is still
+    // the one above when the subfolder's is checked.
+    let (code, stdout, stderr) = check_in(&sub, &["../a.jsonl", "--baseline", "../known.json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stderr.contains("1 known finding held back"), "{stderr}");
+    let (code, stdout, stderr) = check_in(&sub, &["a.jsonl", "--baseline", "../known.json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stderr.contains("no longer found"), "{stderr}");
+
+    // Recorded from the subfolder whole, the keys are still named from the baseline's folder.
+    let (code, _, stderr) = check_in(
+        &sub,
+        &[
+            "../a.jsonl",
+            "a.jsonl",
+            "--baseline",
+            "../known.json",
+            "--update-baseline",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("known.json")).unwrap(),
+        written
+    );
+}
+
 /// Recording a baseline from some of the inputs replaces what it held of those, not of the
 /// others: `--update-baseline` on one file erased the findings recorded of every other (the
 /// next full run called them new), and a check of one file counted the others' findings as
@@ -867,8 +938,16 @@ fn recording_part_of_the_inputs_keeps_what_the_others_hold() {
     let (code, _, stderr) = check_in(dir.path(), &[&["a.jsonl", "b.jsonl"][..], &record].concat());
     assert_eq!(code, 0, "{stderr}");
 
-    // Recorded from another folder, where the keys name no file: nothing is lost, and that
-    // the keys could not be told is said.
+    // Recorded from another folder, a file of a version that named inputs from the folder it
+    // was recorded from (which it does not say): an input found from the file's folder is
+    // named from there; one found from neither is kept, and that it could not be told is said.
+    let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
+    let mut older: Value = serde_json::from_str(&held).unwrap();
+    older["version"] = 3.into();
+    let mut gone = older["findings"][0].clone();
+    gone["path"] = "gone.jsonl".into();
+    older["findings"].as_array_mut().unwrap().push(gone);
+    std::fs::write(dir.path().join("known.json"), older.to_string()).unwrap();
     let (code, _, stderr) = check_in(
         &dir.path().join("tools"),
         &[
@@ -879,7 +958,13 @@ fn recording_part_of_the_inputs_keeps_what_the_others_hold() {
         ],
     );
     assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("not found from this folder"), "{stderr}");
+    assert!(
+        stderr.contains("warning: 1 finding kept name inputs not found from this folder"),
+        "{stderr}"
+    );
     let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
-    assert!(held.contains("\"b.jsonl\""), "{held}");
+    assert!(
+        held.contains("\"b.jsonl\"") && held.contains("gone.jsonl"),
+        "{held}"
+    );
 }

@@ -31,8 +31,9 @@ use crate::check::catalog::RuleId;
 use crate::check::diagnostic::Diagnostic;
 
 /// The file's format version written: 2 keeps digits inside names in the fingerprint, 3 keys
-/// a browser capture's streams by their calls.
-pub const VERSION: u64 = 3;
+/// a browser capture's streams by their calls, 4 names inputs from the file's own folder
+/// (earlier versions named them from the folder the baseline was recorded from).
+pub const VERSION: u64 = 4;
 
 /// One recorded finding and how many times it was seen.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,8 +107,14 @@ impl Here {
 }
 
 impl Baseline {
-    /// Parses a baseline file. Errors name what is wrong.
+    /// Parses a baseline file, its inputs named as written. Errors name what is wrong.
     pub fn parse(text: &str) -> Result<Baseline, String> {
+        Baseline::parse_at(text, None)
+    }
+
+    /// Parses the baseline file at `file`: the inputs a version 4 file names from its folder
+    /// are named from the current folder, as findings' paths are.
+    pub fn parse_at(text: &str, file_path: Option<&std::path::Path>) -> Result<Baseline, String> {
         let file: File = serde_json::from_str(text).map_err(|e| {
             // serde's own words name the parser's types (`struct File`): the file's shape
             // is said instead, with where reading it failed.
@@ -141,9 +148,11 @@ impl Baseline {
         }
         let mut left = BTreeMap::new();
         let here = Here::default();
+        let folders = Folders::of_version(file.version, file_path);
         for entry in file.findings {
+            let path = folders.to_here(&entry.path);
             let count = left
-                .entry((entry.rule, here.key(&entry.path), entry.fingerprint))
+                .entry((entry.rule, here.key(&path), entry.fingerprint))
                 .or_insert(0u64);
             *count = count.saturating_add(entry.count);
         }
@@ -246,7 +255,8 @@ pub fn of_input(path: &str, input: &str) -> bool {
 pub struct Carried {
     /// Kept as they were.
     pub kept: u64,
-    /// Of those, the findings whose input names no file from here (`there` said so).
+    /// Of those, the findings of a file of an earlier version (which named inputs from the
+    /// folder it was recorded from) whose input names no file from here (`there` said so).
     pub unfound: u64,
     /// Left out: the file was written by an earlier version, whose fingerprints this one
     /// does not make.
@@ -291,7 +301,7 @@ impl Recorder {
     /// says whether a key names an input found from here, to count those that do not.
     pub fn carry_over(
         &mut self,
-        old: &str,
+        (old, at): (&str, &std::path::Path),
         checked: impl Fn(&str) -> bool,
         there: impl Fn(&str) -> bool,
     ) -> Carried {
@@ -299,17 +309,32 @@ impl Recorder {
         let Ok(file) = serde_json::from_str::<File>(old) else {
             return carried;
         };
+        let folders = Folders(Folders::of(at));
         for entry in file.findings {
-            let path = self.here.key(&entry.path);
+            let from_file = folders.to_here(&entry.path);
+            let path = if file.version >= 4 {
+                from_file
+            } else if !there(&entry.path) && there(&from_file) {
+                // An earlier version named inputs from the folder it was recorded from, which
+                // it does not say: one found from the file's folder (where most are recorded),
+                // and not from here, is named from there.
+                from_file
+            } else {
+                entry.path.clone()
+            };
+            let path = self.here.key(&path);
             if checked(&path) {
                 continue;
             }
-            if file.version != VERSION {
+            // (Version 4 changed how inputs are named, not fingerprints.)
+            if file.version < 3 {
                 carried.older += entry.count;
                 continue;
             }
             carried.kept += entry.count;
-            if !there(&path) {
+            // (An input a version 4 file names that is not found is gone: what it names from
+            // here is what it named where it was recorded.)
+            if file.version < 4 && !there(&path) {
                 carried.unfound += entry.count;
             }
             let key = (entry.rule.clone(), path.clone(), entry.fingerprint.clone());
@@ -323,21 +348,120 @@ impl Recorder {
         carried
     }
 
-    /// The baseline file: entries sorted by path, rule and fingerprint, so that a rewritten
-    /// baseline differs from the old one only where findings changed.
-    pub fn render(&self) -> String {
-        let mut findings: Vec<Entry> = self.entries.values().cloned().collect();
+    /// The baseline file to be written at `at` (its folder there): entries sorted by path,
+    /// rule and fingerprint, so that a rewritten baseline differs from the old one only where
+    /// findings changed. Inputs are named from the file's folder; when that folder and the
+    /// current one cannot both be found, from the current one, in a version 3 file.
+    pub fn render(&self, at: &std::path::Path) -> String {
+        let folders = Folders::of(at);
+        let version = if folders.is_some() { VERSION } else { 3 };
+        let folders = Folders(folders);
+        let mut findings: Vec<Entry> = self
+            .entries
+            .values()
+            .map(|entry| Entry {
+                path: folders.to_file(&entry.path),
+                ..entry.clone()
+            })
+            .collect();
         findings.sort_by(|a, b| {
             (&a.path, &a.rule, &a.fingerprint).cmp(&(&b.path, &b.rule, &b.fingerprint))
         });
-        let file = File {
-            version: VERSION,
-            findings,
-        };
+        let file = File { version, findings };
         let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
         text.push('\n');
         text
     }
+}
+
+/// The folder of a baseline file and the current folder, both as the file system names them
+/// (links resolved): a version 4 file names its inputs from its folder, findings name them
+/// from the current one. None when either cannot be found; inputs are then named as written.
+struct Folders(Option<(std::path::PathBuf, std::path::PathBuf)>);
+
+impl Folders {
+    fn of(file: &std::path::Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+        let folder = file
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let folder = std::fs::canonicalize(folder).ok()?;
+        let here = std::fs::canonicalize(std::env::current_dir().ok()?).ok()?;
+        Some((folder, here))
+    }
+
+    /// The folders of the file at `file`, of `version`: none before 4, whose inputs are named
+    /// from the folder the file was recorded from, which it does not say.
+    fn of_version(version: u64, file: Option<&std::path::Path>) -> Folders {
+        Folders(file.filter(|_| version >= 4).and_then(Folders::of))
+    }
+
+    /// An input named in the file, named from here.
+    fn to_here(&self, key: &str) -> String {
+        match &self.0 {
+            Some((file, here)) => rebase(key, file, here),
+            None => key.to_owned(),
+        }
+    }
+
+    /// An input named from here, named in the file.
+    fn to_file(&self, key: &str) -> String {
+        match &self.0 {
+            Some((file, here)) => rebase(key, here, file),
+            None => key.to_owned(),
+        }
+    }
+}
+
+/// `key`, an input named from the folder `from`, named from the folder `to` (both absolute,
+/// as the file system names them): the file's path before what a capture's stream adds to it
+/// (` (POST …, call 1)`, `#2`) is moved; what is no relative path (a URL, an absolute path,
+/// stdin) stays as it is.
+fn rebase(key: &str, from: &std::path::Path, to: &std::path::Path) -> String {
+    use std::path::Component;
+    let end = [key.find(" ("), key.find('#')]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(key.len());
+    let (file, rest) = key.split_at(end);
+    if from == to
+        || file.contains("://")
+        || file.starts_with('/')
+        || file == "-"
+        || file.starts_with('<')
+    {
+        return key.to_owned();
+    }
+    let names = |path: &std::path::Path| -> Vec<String> {
+        path.components()
+            .filter_map(|part| match part {
+                Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut at = names(from);
+    for part in std::path::Path::new(file).components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                at.pop();
+            }
+            Component::Normal(name) => at.push(name.to_string_lossy().into_owned()),
+            Component::RootDir | Component::Prefix(_) => return key.to_owned(),
+        }
+    }
+    let to = names(to);
+    let common = at.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = vec![".."; to.len() - common];
+    parts.extend(at[common..].iter().map(String::as_str));
+    let moved = if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    };
+    format!("{moved}{rest}")
 }
 
 /// A finding's path as a baseline keys it: one file named as `captures/a.jsonl`,
@@ -483,6 +607,7 @@ pub fn hash_of(parts: &[&str]) -> String {
 mod tests {
     use super::*;
     use crate::check::catalog::Severity;
+    use std::path::Path;
 
     fn finding(line: u64, message: &str) -> Diagnostic {
         let mut d = Diagnostic::whole_input(
@@ -503,7 +628,7 @@ mod tests {
         recorder.record(&finding(4, "TOOL_CALL_END for c1 at event 3 has no start"));
         recorder.record(&finding(9, "TOOL_CALL_END for c1 at event 8 has no start"));
         assert_eq!(recorder.findings(), 2);
-        let text = recorder.render();
+        let text = recorder.render(std::path::Path::new("known.json"));
         let mut baseline = Baseline::parse(&text).unwrap();
         // Both moved down a line, and a third of the same kind is new.
         assert!(baseline.admits(&finding(5, "TOOL_CALL_END for c1 at event 4 has no start")));
@@ -583,7 +708,8 @@ mod tests {
         assert!(!baseline.admits(&recorded));
         let mut recorder = Recorder::default();
         recorder.record(&recorded);
-        let rewritten = Baseline::parse(&recorder.render()).unwrap();
+        let rewritten =
+            Baseline::parse(&recorder.render(std::path::Path::new("known.json"))).unwrap();
         assert_eq!(rewritten.version(), VERSION);
     }
 
@@ -630,9 +756,40 @@ mod tests {
             );
         }
         assert!(
-            Baseline::parse(r#"{"version":4,"findings":[]}"#)
+            Baseline::parse(r#"{"version":5,"findings":[]}"#)
                 .unwrap_err()
-                .contains("version 4")
+                .contains("version 5")
+        );
+    }
+
+    /// An input named from one folder is named from another as the same file; what is no
+    /// file's relative path is left as written.
+    #[test]
+    fn inputs_are_named_from_another_folder() {
+        let (top, sub) = (Path::new("/w"), Path::new("/w/sub"));
+        for (key, from_sub) in [
+            ("a.jsonl", "../a.jsonl"),
+            ("sub/a.jsonl", "a.jsonl"),
+            ("sub", "."),
+            ("./x/../b.jsonl", "../b.jsonl"),
+            (
+                "c.har (POST https://app/x, call 1)",
+                "../c.har (POST https://app/x, call 1)",
+            ),
+            (
+                "sub/c.har#2 (POST https://app/x)",
+                "c.har#2 (POST https://app/x)",
+            ),
+            ("../other/a.jsonl", "../../other/a.jsonl"),
+        ] {
+            assert_eq!(rebase(key, top, sub), from_sub, "{key}");
+        }
+        for key in ["https://agent/run", "/abs/a.jsonl", "-", "<stdin>"] {
+            assert_eq!(rebase(key, top, sub), key);
+        }
+        assert_eq!(
+            rebase("a.jsonl", Path::new("/w/x"), Path::new("/w/y")),
+            "../x/a.jsonl"
         );
     }
 }

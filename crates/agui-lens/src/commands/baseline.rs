@@ -72,7 +72,7 @@ impl Gate {
                         path.display()
                     )
                 })?;
-            let baseline = Baseline::parse(&text)
+            let baseline = Baseline::parse_at(&text, Some(path))
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("in {}", path.display()))?;
             if baseline.version() == 1 {
@@ -219,11 +219,15 @@ impl Gate {
                 // What it held of inputs not checked here is kept.
                 let carried = match (&old, &self.checked) {
                     (Some(old), Some(checked)) => {
-                        recorder.carry_over(old, |p| checked.holds(p), input_there)
+                        recorder.carry_over((old, &self.path), |p| checked.holds(p), input_there)
                     }
                     _ => Carried::default(),
                 };
-                write_atomically(&self.path, recorder.render().as_bytes())?;
+                // Its inputs are named from its folder, which is made first when it is new.
+                if let Some(folder) = self.path.parent().filter(|f| !f.as_os_str().is_empty()) {
+                    super::create_folders(folder)?;
+                }
+                write_atomically(&self.path, recorder.render(&self.path).as_bytes())?;
                 let plural = agui_lens_core::report::plural;
                 let _ = write!(
                     err,
@@ -241,14 +245,15 @@ impl Gate {
                 }
                 let _ = writeln!(err);
                 if carried.unfound > 0 {
-                    // Keys are made relative to the folder a baseline is recorded from: from
-                    // another, what they name cannot be told, and nothing is dropped.
+                    // A file of an earlier version named inputs from the folder it was
+                    // recorded from: from another, what they name cannot be told, and nothing
+                    // is dropped.
                     let _ = writeln!(
                         err,
-                        "warning: {} kept name inputs not found from this folder: a \
-                         baseline's paths are relative to the folder it was recorded from; \
-                         record it from there (or from every input into a new file), or a \
-                         finding fixed here may stay held",
+                        "warning: {} kept name inputs not found from this folder: the \
+                         baseline was written by an earlier version, whose paths are relative \
+                         to the folder it was recorded from; record it from there (or from \
+                         every input into a new file), or a finding fixed here may stay held",
                         plural(carried.unfound, "finding")
                     );
                 }
