@@ -941,12 +941,40 @@ fn a_recording_checks_as_what_was_forwarded() {
     let clean = String::from_utf8(clean_run()).unwrap();
     let broken = clean.replace(r#""delta":"Hello""#, r#""delta":7"#);
     let body = r#"{"threadId":"t1","runId":"r1","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{},"protocolVersion":"1.1"}"#;
+    // Events of a type no one knows, or of none: they were left out of events.jsonl, and
+    // `check DIR` passed the exchange the proxy failed.
+    let odd: String = clean
+        .split_inclusive("\n\n")
+        .enumerate()
+        .map(|(i, frame)| match i {
+            1 => format!(
+                "data: {{\"type\":\"MY_OWN_TYPE\",\"x\":1}}\n\ndata: {{\"foo\":1}}\n\n{frame}"
+            ),
+            _ => frame.to_owned(),
+        })
+        .collect();
+    assert!(odd.contains("MY_OWN_TYPE"));
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("exchanges");
-    for stream in [&clean, &broken] {
+    for stream in [&clean, &broken, &odd] {
         let (proxy, _, _agent) = one_exchange(stream.clone().into_bytes(), &record, body, true);
         proxy.finish();
     }
+    let kept = std::fs::read_to_string(record.join("003/events.jsonl")).unwrap();
+    assert!(
+        kept.contains("MY_OWN_TYPE") && kept.contains(r#"{"foo":1}"#),
+        "{kept}"
+    );
+    let odd_one = record.join("003");
+    for format in ["human", "json", "jsonl", "github", "junit", "sarif"] {
+        let (code, stdout, stderr) = run(&["check", "--format", format, odd_one.to_str().unwrap()]);
+        assert_eq!(code, 1, "{format}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("schema/unknown-event-type") && stdout.contains("schema/missing-type"),
+            "{format}: {stdout}"
+        );
+    }
+    std::fs::remove_dir_all(&odd_one).unwrap();
     assert!(!record.join("001/findings.jsonl").exists(), "nothing found");
     let found = std::fs::read_to_string(record.join("002/findings.jsonl")).unwrap();
     assert!(found.contains("schema/"), "{found}");

@@ -1265,7 +1265,8 @@ fn accepted_transports(request: &Request) -> Vec<Transport> {
         .collect()
 }
 
-/// The events of a forwarded body read as `format`, as JSON values, and what its first
+/// The events of a forwarded body read as `format` (each frame that holds JSON), as JSON
+/// values, and what its first
 /// RUN_STARTED says against the ids `sent` (threadId, runId).
 fn events_of(
     path: &Arc<str>,
@@ -1291,9 +1292,9 @@ fn events_of(
                 let Some(event) = parse_event(path, &batch, frame, DEFAULT_MAX_LINE) else {
                     continue;
                 };
-                if event.kind.is_some() {
-                    events.push(event.whole_value().into_owned());
-                }
+                // Every event read, of a type no one knows or of none too: events.jsonl is
+                // checked in place of the body, and what is wrong with them is found there.
+                events.push(event.whole_value().into_owned());
                 if !run_started && event.kind == Some(EventType::RunStarted) {
                     run_started = true;
                     mismatch = id_mismatch(sent, &event, batch.bytes(frame));
