@@ -2099,6 +2099,17 @@ fn a_recording_whose_connection_was_lost_is_held_to_no_expectation() {
         assert_eq!(code, 1, "{named}: {stderr}");
     }
 
+    // Blank lines are no events: the findings still speak of the events it holds.
+    let mut with_blanks = std::fs::read(&events).unwrap();
+    with_blanks.extend_from_slice(b"\n  \n");
+    std::fs::write(&events, with_blanks).unwrap();
+    let (code, stdout, stderr) = lens(&["check", events.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("cut when it was recorded") && !stderr.contains("stale"),
+        "{stderr}"
+    );
+
     // The same findings beside another stream (a folder copied over, a whole answer recorded
     // again into it): they speak of 3 events where it holds the whole run, and are stale, not
     // the word that it was cut.

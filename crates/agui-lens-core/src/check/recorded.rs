@@ -374,7 +374,7 @@ fn exchange_cut_by_call(folder: &Path) -> Option<String> {
     let findings = folder.join("findings.jsonl");
     let (said, then) = call_cut(&findings)?;
     let recorded = folder.join("events.jsonl");
-    let now = std::fs::File::open(&recorded).and_then(count_lines).ok();
+    let now = std::fs::File::open(&recorded).and_then(count_events).ok();
     if let (Some(then), Some(now)) = (then, now)
         && then != now
     {
@@ -392,11 +392,11 @@ fn exchange_cut_by_call(folder: &Path) -> Option<String> {
     Some(said)
 }
 
-/// How many lines `file` holds (the last one with or without its end).
-fn count_lines(mut file: std::fs::File) -> std::io::Result<u64> {
+/// How many events a JSONL file holds: its lines that hold more than white space.
+fn count_events(mut file: std::fs::File) -> std::io::Result<u64> {
     use std::io::Read as _;
     let mut buf = vec![0; 64 * 1024];
-    let (mut lines, mut last) = (0u64, b'\n');
+    let (mut lines, mut filled) = (0u64, false);
     loop {
         let n = match file.read(&mut buf) {
             Ok(0) => break,
@@ -404,10 +404,16 @@ fn count_lines(mut file: std::fs::File) -> std::io::Result<u64> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
-        last = buf[n - 1];
+        for &byte in &buf[..n] {
+            if byte == b'\n' {
+                lines += u64::from(filled);
+                filled = false;
+            } else if !byte.is_ascii_whitespace() {
+                filled = true;
+            }
+        }
     }
-    Ok(lines + u64::from(last != b'\n'))
+    Ok(lines + u64::from(filled))
 }
 
 /// Whether a finding of `rule` says the call was cut off, by time or by the connection: the
