@@ -1040,6 +1040,76 @@ fn flags_an_expectation_overrides_are_named() {
     }
 }
 
+/// An update with a flag changes what that flag names and keeps the rest of the stored
+/// header: `--update --keep timestamp` wrote a fold-level snapshot at the compact level and
+/// without its redaction, a secret the redaction kept out of the file then in it. A
+/// redaction given is added to the stored ones.
+#[test]
+fn an_update_with_a_flag_keeps_the_rest_of_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("s.jsonl");
+    std::fs::write(
+        &stream,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","timestamp":5}"#,
+            "\n",
+            r#"{"type":"STATE_SNAPSHOT","snapshot":{"apiKey":"sk-SECRET-123","user":"ann"}}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let snap = dir.path().join("s.snap");
+    let (stream, snap) = (stream.to_str().unwrap(), snap.to_str().unwrap());
+    let (code, _, stderr) = run(&[
+        "snapshot",
+        stream,
+        "--expect",
+        snap,
+        "--update",
+        "--level",
+        "fold",
+        "--redact",
+        "/state/apiKey",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let first = std::fs::read_to_string(snap).unwrap();
+    assert!(!first.contains("sk-SECRET"), "{first}");
+    for flags in [
+        &["--keep", "timestamp"][..],
+        &["--redact", "/state/user"],
+        &["--id-key", "user"],
+    ] {
+        let mut args = vec!["snapshot", stream, "--expect", snap, "--update"];
+        args.extend_from_slice(flags);
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, 0, "{flags:?}: {stderr}");
+        let written = std::fs::read_to_string(snap).unwrap();
+        assert!(
+            !written.contains("sk-SECRET")
+                && written.contains("# level: fold")
+                && written.contains("# redact: /state/apiKey"),
+            "{flags:?}: {written}"
+        );
+    }
+    let written = std::fs::read_to_string(snap).unwrap();
+    assert!(
+        written.contains("# redact: /state/user") && !written.contains("ann"),
+        "{written}"
+    );
+    // A level given is the level written; the header's settings stay.
+    let (code, _, stderr) = run(&[
+        "snapshot", stream, "--expect", snap, "--update", "--level", "events",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let written = std::fs::read_to_string(snap).unwrap();
+    assert!(
+        written.contains("# level: events") && written.contains("# redact: /state/apiKey"),
+        "{written}"
+    );
+}
+
 /// A fold-level snapshot written before such snapshots held the runs (no `# fold: runs`)
 /// is compared as written, which cannot tell a run that errors from one that finishes: that
 /// is said at every comparison (a stream ending in RUN_ERROR matched it in silence).

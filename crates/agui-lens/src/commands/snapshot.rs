@@ -191,7 +191,8 @@ pub struct Hold {
     /// Level for a new snapshot, or for an updated one when given; an existing snapshot is
     /// compared at its own.
     pub level: Option<Level>,
-    /// Normalisation for a new snapshot, or for an updated one when given.
+    /// Normalisation for a new snapshot; for an updated one, what it changes of the stored
+    /// header (an empty list changes nothing: see [`merged`]).
     pub settings: Option<Settings>,
 }
 
@@ -292,6 +293,11 @@ pub fn hold_items(
             };
             (stored.level, settings)
         }
+        // Updated with flags: each changes what it names, the rest of the header stays.
+        (Some(stored), true) => (
+            request.level.unwrap_or(stored.level),
+            merged(&written_now(&stored.settings), request.settings.as_ref()),
+        ),
         _ => (
             request.level.unwrap_or(Level::Compact),
             request.settings.clone().unwrap_or_else(Settings::current),
@@ -428,6 +434,37 @@ fn written_now(stored: &Settings) -> Settings {
     settings.escape_tokens |= current.escape_tokens;
     settings.fold_runs |= current.fold_runs;
     settings
+}
+
+/// The settings of a stored snapshot updated with flags (`given`): a flag given replaces what
+/// the header held of it (its kept fields, id patterns, id keys, unordered types); a
+/// redaction given is added to the header's, which stay (an update that dropped one wrote into
+/// the file what it kept out: removing one takes a snapshot written anew).
+fn merged(stored: &Settings, given: Option<&Settings>) -> Settings {
+    let Some(given) = given else {
+        return stored.clone();
+    };
+    let pick = |given: &Vec<String>, stored: &Vec<String>| {
+        if given.is_empty() {
+            stored.clone()
+        } else {
+            given.clone()
+        }
+    };
+    let mut redact = stored.redact.clone();
+    for selector in &given.redact {
+        if !redact.contains(selector) {
+            redact.push(selector.clone());
+        }
+    }
+    Settings {
+        keep: pick(&given.keep, &stored.keep),
+        redact,
+        id_patterns: pick(&given.id_patterns, &stored.id_patterns),
+        id_keys: pick(&given.id_keys, &stored.id_keys),
+        unordered: pick(&given.unordered, &stored.unordered),
+        ..stored.clone()
+    }
 }
 
 /// Whether the file at `path` starts as a snapshot file does.
