@@ -894,21 +894,27 @@ fn compact_source(
     .with_context(|| format!("compacting {name}"))?;
     compacted.events_in = stats.events;
     compacted.bytes_read = opened.reader.bytes_read();
-    compacted.unreadable = stats.unreadable;
+    let halves = stats.unread_halves;
+    compacted.unreadable = stats.unreadable - halves;
     compacted.dropped = compactor.dropped();
     compacted.kept_deltas = compactor.kept_deltas();
+    // Refused for what would be left out, as the command refuses it.
+    let unkept = agui_lens_core::compact::Unkept {
+        unreadable: compacted.unreadable,
+        merged,
+        skipped: skipped.frames,
+        failing: compacted.dropped,
+        halves,
+    };
+    if let Some(why) = unkept.refusal_always(&name) {
+        compacted.outcome = Outcome::Refused(why);
+        return Ok(compacted);
+    }
     if stats.known == 0 {
         compacted.outcome = Outcome::NotAStream(not_a_stream(&name, read_as, &head));
         compacted.head = head;
         return Ok(compacted);
     }
-    // Refused for what would be left out, as the command refuses it.
-    let unkept = agui_lens_core::compact::Unkept {
-        unreadable: stats.unreadable,
-        merged,
-        skipped: skipped.frames,
-        failing: compacted.dropped,
-    };
     if !drop_unreadable && let Some(why) = unkept.refusal(&name, "drop_unreadable=True") {
         compacted.outcome = Outcome::Refused(why);
         return Ok(compacted);

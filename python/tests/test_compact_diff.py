@@ -198,3 +198,20 @@ def test_a_rule_the_caller_makes_an_error_is_not_merged_away(tmp_path):
             agui_lens.compact(path, level=level, rules=rules)
     with pytest.raises(agui_lens.AguiLensError, match="no/such"):
         agui_lens.compaction(path, rules={"no/such": "deny"})
+
+
+def test_events_holding_half_a_utf16_pair_are_never_dropped(tmp_path):
+    # An emoji cut in two across deltas is JSON a client reads, and joins: compaction can
+    # neither write such a half back nor leave the events out, asked to drop what it cannot
+    # read or not (it dropped them, and the message's text with them).
+    lone = FIXTURES / "invalid" / "framing" / "lone-surrogate.jsonl"
+    for drop in (False, True):
+        done = agui_lens.compaction(lone, drop_unreadable=drop)
+        assert done.status == "refused", done
+        assert "half of a UTF-16 surrogate pair" in done.reason, done
+    # A stream whose only event holds one is refused, not called no stream.
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\\ud83d"}\n')
+    done = agui_lens.compaction(one, drop_unreadable=True)
+    assert done.status == "refused", done
+    assert "half of a UTF-16 surrogate pair" in done.reason, done

@@ -35,6 +35,9 @@ pub struct ReadStats {
     pub halves: bool,
     /// Read keeping halves: a frame held a character of the range they are read into.
     pub stand_in_range: bool,
+    /// Of the `unreadable` frames, those that are events holding half of a UTF-16 pair
+    /// (`framing/lone-surrogate`), read not keeping halves: JSON a client reads.
+    pub unread_halves: u64,
 }
 
 impl ReadStats {
@@ -229,6 +232,12 @@ fn feed(
                     }
                     Item::Event(None, _) => {
                         stats.unreadable += 1;
+                        if halves == Halves::Unread
+                            && crate::check::parse::value_keeping_halves(batch.bytes(frame))
+                                .is_ok_and(|value| value.is_object())
+                        {
+                            stats.unread_halves += 1;
+                        }
                         if let Err(err) = unreadable(batch, frame) {
                             failed = Some(err);
                             return Err(io::Error::other("stopped"));

@@ -105,12 +105,29 @@ pub struct Unkept {
     pub skipped: u64,
     /// Chunk events the official client fails on, left out.
     pub failing: u64,
+    /// Events holding half of a UTF-16 pair: never left out (see [`Unkept::refusal_always`]).
+    pub halves: u64,
 }
 
 impl Unkept {
     /// Whether anything would be left out.
     pub fn any(&self) -> bool {
-        self.unreadable + self.merged + self.skipped + self.failing > 0
+        self.unreadable + self.merged + self.skipped + self.failing + self.halves > 0
+    }
+
+    /// Why `name` is not compacted whatever is asked: events that hold half of a UTF-16 pair
+    /// (an emoji a delta cut in two, which a client joins as it appends) are JSON a client
+    /// reads, which compaction can neither write back nor leave out (their text would go).
+    pub fn refusal_always(&self, name: &str) -> Option<String> {
+        (self.halves > 0).then(|| {
+            format!(
+                "{} hold half of a UTF-16 surrogate pair (framing/lone-surrogate; `agui-lens \
+                 check {name}` says where): a client joins such halves as it appends text, \
+                 a compacted stream cannot carry them, and leaving the events out would lose \
+                 their text, so it is not compacted, whatever is asked",
+                crate::text::plural(self.halves, "event")
+            )
+        })
     }
 
     /// Why the compacted `name` may not replace it, the first reason there is; `how_to_drop`

@@ -1077,6 +1077,7 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         dropped,
         kept_deltas,
         unreadable,
+        halves,
         merged,
         skipped,
         events_in,
@@ -1117,6 +1118,17 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         unchanged: None,
         over_limit,
     };
+    let unkept = agui_lens_core::compact::Unkept {
+        unreadable,
+        merged,
+        skipped,
+        failing: dropped,
+        halves,
+    };
+    if let Some(why) = unkept.refusal_always(&name) {
+        report.refused = Some(why);
+        return Ok(report);
+    }
     if known == 0 {
         // Not a stream (an error body, a sidecar, an empty or binary file): whatever it
         // holds, it is left exactly as it is, and nothing is made from it.
@@ -1143,12 +1155,6 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
         report.refused = Some(format!("{err:#}"));
         return Ok(report);
     }
-    let unkept = agui_lens_core::compact::Unkept {
-        unreadable,
-        merged,
-        skipped,
-        failing: dropped,
-    };
     if !settings.drop_unreadable
         && let Some(why) = unkept.refusal(&name, "--drop-unreadable")
     {
@@ -1347,6 +1353,9 @@ struct FirstPass {
     kept_deltas: u64,
     /// Frames that could not be read as events.
     unreadable: u64,
+    /// Events holding half of a UTF-16 pair, which compaction does not read (not counted in
+    /// `unreadable`).
+    halves: u64,
     /// SSE frames the official client reads as one with the frame before, and fails on
     /// (`framing/sse-frames-merged`).
     merged: u64,
@@ -1419,6 +1428,7 @@ fn first_pass(
     let mut merged = 0u64;
     let mut skipped = agui_lens_core::compact::SkippedFields::default();
     let unreadable;
+    let mut halves = 0;
     match check.filter(|_| matches!(input, InputSpec::Stdin)) {
         Some(ctx) => {
             let mut engine = Engine::new(ctx, name.clone(), std::mem::take(&mut opened.head));
@@ -1503,7 +1513,8 @@ fn first_pass(
             events_in = stats.events;
             known = stats.known;
             bytes_in = stats.bytes;
-            unreadable = stats.unreadable;
+            halves = stats.unread_halves;
+            unreadable = stats.unreadable - halves;
         }
     }
     let dropped = compactor.dropped();
@@ -1523,6 +1534,7 @@ fn first_pass(
         dropped,
         kept_deltas,
         unreadable,
+        halves,
         merged,
         skipped: skipped.frames,
         events_in,
