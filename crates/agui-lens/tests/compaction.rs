@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{fifo, root, run};
+use crate::common::{agui_lens, fifo, root, run, split};
 
 fn recordings() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/valid"))
@@ -516,6 +516,22 @@ fn events_holding_half_a_utf16_pair_are_never_dropped() {
         }
     }
     assert_eq!(std::fs::read(&file).unwrap(), original);
+    // From stdin, where the events are checked as they are read: the halves were written as
+    // U+FFFD, the emoji lost.
+    for flags in [&[][..], &["--drop-unreadable"]] {
+        let output = agui_lens()
+            .args([&["compact", "-"][..], flags].concat())
+            .write_stdin(original.clone())
+            .output()
+            .unwrap();
+        let (code, stdout, stderr) = split(output);
+        assert_eq!(code, 1, "{flags:?}: {stdout}{stderr}");
+        assert!(stdout.is_empty(), "{flags:?}: {stdout}");
+        assert!(
+            stderr.contains("half of a UTF-16 surrogate pair"),
+            "{flags:?}: {stderr}"
+        );
+    }
 }
 
 /// Whether `agui-lens check` finds half a UTF-16 pair in the stream.

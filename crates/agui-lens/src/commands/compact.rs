@@ -1452,6 +1452,8 @@ fn first_pass(
                 engine.check_batch_with(&batch, &mut found, |event, raw| {
                     events_in += 1;
                     known += u64::from(event.kind.is_some());
+                    // Read with U+FFFD for half a UTF-16 pair: not what the stream holds.
+                    halves += u64::from(event.mended);
                     if failure.is_none() {
                         failure = push(&mut compactor, event, None, raw, writer).err();
                     }
