@@ -942,13 +942,19 @@ fn a_recording_checks_as_what_was_forwarded() {
     let broken = clean.replace(r#""delta":"Hello""#, r#""delta":7"#);
     let body = r#"{"threadId":"t1","runId":"r1","state":{},"messages":[],"tools":[],"context":[],"forwardedProps":{},"protocolVersion":"1.1"}"#;
     // Events of a type no one knows, or of none: they were left out of events.jsonl, and
-    // `check DIR` passed the exchange the proxy failed.
+    // `check DIR` passed the exchange the proxy failed. And an emoji cut in two across
+    // deltas (half a UTF-16 pair each, JSON a client reads and joins): left out, the
+    // message's text lost.
     let odd: String = clean
         .split_inclusive("\n\n")
         .enumerate()
         .map(|(i, frame)| match i {
             1 => format!(
                 "data: {{\"type\":\"MY_OWN_TYPE\",\"x\":1}}\n\ndata: {{\"foo\":1}}\n\n{frame}"
+            ),
+            3 => format!(
+                "data: {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\" \\ud83d\"}}\n\n\
+                 data: {{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"\\ude00\"}}\n\n{frame}"
             ),
             _ => frame.to_owned(),
         })
@@ -962,9 +968,13 @@ fn a_recording_checks_as_what_was_forwarded() {
     }
     let kept = std::fs::read_to_string(record.join("003/events.jsonl")).unwrap();
     assert!(
-        kept.contains("MY_OWN_TYPE") && kept.contains(r#"{"foo":1}"#),
+        kept.contains("MY_OWN_TYPE") && kept.contains(r#"{"foo":1}"#) && kept.contains(r#"\ud83d"#),
         "{kept}"
     );
+    assert_eq!(kept.lines().count(), 9, "{kept}");
+    let (code, folded, stderr) = run(&["fold", record.join("003/events.jsonl").to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(folded.contains("Hello \u{1F600}"), "{folded}");
     let odd_one = record.join("003");
     for format in ["human", "json", "jsonl", "github", "junit", "sarif"] {
         let (code, stdout, stderr) = run(&["check", "--format", format, odd_one.to_str().unwrap()]);

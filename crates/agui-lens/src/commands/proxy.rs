@@ -968,12 +968,12 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
     )));
 
     // What the client holds now, for its thread's next request.
-    let (events, mismatch) = match (&input, read_as) {
+    let (lines, events, mismatch) = match (&input, read_as) {
         (Some(input), Some(format)) => {
             let ids = |key: &str| input.get(key).and_then(Value::as_str);
             events_of(&path, &body, format, (ids("threadId"), ids("runId")))
         }
-        _ => (Vec::new(), None),
+        _ => (Vec::new(), Vec::new(), None),
     };
     let streamed = read_as.is_some();
     if let Some(input) = &input {
@@ -1008,7 +1008,8 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
             late.push(d);
         }
         if let Some(why) = upstream_cut {
-            let so_far = Some((body.len() as u64, events.len() as u64));
+            // (As many as events.jsonl will hold: see `recorded::exchange_cut_by_call`.)
+            let so_far = Some((body.len() as u64, lines.len() as u64));
             late.extend(cut_finding(&path, &Cut::ConnectionLost(why), so_far));
         }
         late.extend(mismatch);
@@ -1043,7 +1044,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         }
     }
     if let Some(at) = slot.as_deref() {
-        let refused = !status.is_success() && events.is_empty();
+        let refused = !status.is_success() && lines.is_empty();
         // Cut by the client, or by the proxy's own stop: the stream's end is not the agent's.
         let cut_here = match &record_failed {
             Some(failed) => Some(format!(
@@ -1058,7 +1059,7 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         };
         let recorded = record(
             at,
-            (!refused).then_some(&events[..]),
+            (!refused).then_some(&lines[..]),
             &exchange_findings,
             cut_here.as_deref(),
         );
@@ -1265,21 +1266,21 @@ fn accepted_transports(request: &Request) -> Vec<Transport> {
         .collect()
 }
 
-/// The events of a forwarded body read as `format` (each frame that holds JSON), as JSON
-/// values, and what its first
-/// RUN_STARTED says against the ids `sent` (threadId, runId).
+/// The events of a forwarded body read as `format`: as `events.jsonl`'s lines (every frame
+/// that holds an event, see [`event_line`]), as JSON values (those that read as events), and
+/// what its first RUN_STARTED says against the ids `sent` (threadId, runId).
 fn events_of(
     path: &Arc<str>,
     body: &[u8],
     format: InputFormat,
     sent: (Option<&str>, Option<&str>),
-) -> (Vec<Value>, Option<Diagnostic>) {
+) -> (Vec<Vec<u8>>, Vec<Value>, Option<Diagnostic>) {
     let options = ReadOptions {
         format: Some(format),
         max_line: DEFAULT_MAX_LINE,
         entry: None,
     };
-    let mut events = Vec::new();
+    let (mut lines, mut events) = (Vec::new(), Vec::new());
     let mut mismatch = None;
     let mut run_started = false;
     let body = Box::new(io::Cursor::new(body.to_vec()));
@@ -1289,7 +1290,9 @@ fn events_of(
         let mut batch = Batch::default();
         while opened.reader.next_batch(&mut batch).unwrap_or(false) {
             for frame in &batch.frames {
-                let Some(event) = parse_event(path, &batch, frame, DEFAULT_MAX_LINE) else {
+                let (line, event) = event_line(path, &batch, frame, format);
+                lines.extend(line);
+                let Some(event) = event else {
                     continue;
                 };
                 // Every event read, of a type no one knows or of none too: events.jsonl is
@@ -1302,7 +1305,42 @@ fn events_of(
             }
         }
     }
-    (events, mismatch)
+    (lines, events, mismatch)
+}
+
+/// A frame of a body read as `format` as a line of `events.jsonl`, when it holds an event,
+/// and the event, when it reads as one: the event as read (a key given twice written once,
+/// as a client reads it; a protobuf message as the JSON event it decodes to), or, for an
+/// event that holds half of a UTF-16 pair (which reads as no event here, and a JSON value
+/// cannot hold), its JSON as it came, line ends between its tokens made spaces (such events
+/// were left out, and the text of the message they end with).
+fn event_line(
+    path: &Arc<str>,
+    batch: &Batch,
+    frame: &agui_lens_core::read::Frame,
+    format: InputFormat,
+) -> (
+    Option<Vec<u8>>,
+    Option<agui_lens_core::protocol::event::Event>,
+) {
+    let event = parse_event(path, batch, frame, DEFAULT_MAX_LINE);
+    let raw = batch.bytes(frame);
+    let line = match (&event, format) {
+        (Some(event), _) => serde_json::to_vec(&*event.whole_value()).ok(),
+        (None, InputFormat::Proto) => None,
+        (None, _) => agui_lens_core::check::parse::value_keeping_halves(raw)
+            .ok()
+            .map(|_| raw.to_vec()),
+    };
+    let line = line.map(|mut line| {
+        for byte in &mut line {
+            if matches!(*byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
+        }
+        line
+    });
+    (line, event)
 }
 
 /// Past the numbers an exchange's folder is given.
@@ -1386,13 +1424,14 @@ const FORWARDED_IN_PART: &str =
 fn finish_abandoned(at: &std::path::Path, grace: Duration) -> Result<()> {
     use agui_lens_core::read::{self, Batch, FrameKind, InputSpec, ReadOptions};
     let raw = at.join("response.raw");
-    let mut events: Vec<Value> = Vec::new();
+    let mut lines = Vec::new();
     if let Ok(mut opened) = read::open(&InputSpec::File(raw), &ReadOptions::default()) {
+        let (name, format) = (opened.name.clone(), opened.format);
         let mut batch = Batch::default();
         while opened.reader.next_batch(&mut batch)? {
             for frame in &batch.frames {
                 if let FrameKind::Data { .. } = frame.kind {
-                    events.extend(serde_json::from_slice::<Value>(batch.bytes(frame)).ok());
+                    lines.extend(event_line(&name, &batch, frame, format).0);
                 }
             }
         }
@@ -1404,7 +1443,7 @@ fn finish_abandoned(at: &std::path::Path, grace: Duration) -> Result<()> {
     );
     record(
         at,
-        (!events.is_empty()).then_some(&events[..]),
+        (!lines.is_empty()).then_some(&lines[..]),
         &[],
         Some(&why),
     )
@@ -1418,7 +1457,7 @@ fn finish_abandoned(at: &std::path::Path, grace: Duration) -> Result<()> {
 /// instead. No header is written (they may carry credentials).
 fn record(
     at: &std::path::Path,
-    events: Option<&[Value]>,
+    lines: Option<&[Vec<u8>]>,
     findings: &[Diagnostic],
     cut: Option<&str>,
 ) -> Result<()> {
@@ -1430,10 +1469,10 @@ fn record(
             format!("{why}\n"),
         )?;
     }
-    if let Some(events) = events {
+    if let Some(lines) = lines {
         let mut jsonl = Vec::new();
-        for event in events {
-            serde_json::to_writer(&mut jsonl, event)?;
+        for line in lines {
+            jsonl.extend_from_slice(line);
             jsonl.push(b'\n');
         }
         std::fs::write(at.join("events.jsonl"), jsonl)?;
