@@ -534,6 +534,42 @@ fn events_holding_half_a_utf16_pair_are_never_dropped() {
     }
 }
 
+/// The body of a recorded exchange (the proxy's `NNN/response.raw`, one whose recorder
+/// ended before its `events.jsonl` was written) is a record of the bytes that came, which the
+/// exchange's findings name: copied as it is, never rewritten (`--mirror` compacted it, where
+/// Python's `compact_tree` copied it).
+#[test]
+fn the_body_of_a_recorded_exchange_is_never_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let exchange = dir.path().join("ex/001");
+    std::fs::create_dir_all(&exchange).unwrap();
+    let body = std::fs::read(root().join("fixtures/recordings/agui-sdk-full.sse")).unwrap();
+    std::fs::write(exchange.join("response.raw"), &body).unwrap();
+    std::fs::write(
+        exchange.join("request.json"),
+        r#"{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],"state":{},"forwardedProps":{}}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (code, _, stderr) = run(&[
+        "compact",
+        dir.path().join("ex").to_str().unwrap(),
+        "--mirror",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(code <= 1, "{stderr}");
+    assert_eq!(
+        std::fs::read(out.join("001/response.raw")).unwrap(),
+        body,
+        "{stderr}"
+    );
+    assert!(stderr.contains("recorded exchange"), "{stderr}");
+    let raw = exchange.join("response.raw");
+    let (_, _, stderr) = run(&["compact", "--in-place", raw.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&raw).unwrap(), body, "{stderr}");
+}
+
 /// Whether `agui-lens check` finds half a UTF-16 pair in the stream.
 fn lone_surrogates(path: &Path) -> bool {
     let (_, stdout, _) = run(&["check", "--format", "json", path.to_str().unwrap()]);

@@ -984,6 +984,18 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             ..
         }) = recorded(path)
     {
+        if path.file_name().is_some_and(|name| name == "response.raw") {
+            // The bytes that came, which the exchange's findings name (one whose recorder
+            // ended before its events.jsonl was written): a record, not a stream to rewrite.
+            return Ok(Report {
+                skipped: Some(
+                    "it is the body of a recorded exchange, the bytes that came, which its \
+                     findings name: compact does not rewrite it"
+                        .into(),
+                ),
+                ..Report::unread(path)
+            });
+        }
         request = sent;
         if let Some(why) = rewrite_refusal(cut.as_deref(), findings.as_deref(), refused) {
             return Ok(Report {
