@@ -327,12 +327,13 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
             "the request recorded beside its stream: mirrored with it",
             size_before=len(data),
         )
-    if not _agui_lens.walk_reads(posixpath.basename(path)):
-        # As `compact DIR --mirror`: a walk reads streams by their names; any other file
-        # (a raw body `run --record-raw` or the proxy recorded, byte for byte, whose findings
-        # name its lines) is copied as it is.
-        row = _row(rel, "skipped", "not a name a walk reads as a stream: copied as it is",
-                   size_before=len(data))
+    hidden = any(part.startswith(".") for part in rel.split("/"))
+    if hidden or not _agui_lens.walk_reads(posixpath.basename(path)):
+        # As `compact DIR --mirror`: a walk reads streams by their names, outside hidden
+        # files and folders; any other file (a raw body `run --record-raw` or the proxy
+        # recorded, byte for byte, whose findings name its lines) is copied as it is.
+        why = "hidden, which a walk passes over" if hidden else "not a name a walk reads as a stream"
+        row = _row(rel, "skipped", f"{why}: copied as it is", size_before=len(data))
         other = _other_bytes_there(fs_out, out, data) if settings["copy_unchanged"] else None
         if other is not None:
             return _refused(row, other)

@@ -369,6 +369,25 @@ def test_a_file_compaction_cannot_read_is_still_mirrored(tmp_path):
     assert rows["run.jsonl"]["status"] == "compacted", rows
 
 
+def test_hidden_files_are_copied_as_the_command_line_mirrors_them(tmp_path):
+    # A walk passes over hidden files and folders: `compact DIR --mirror` copies them as they
+    # are, and the mirror compacted them.
+    source = tmp_path / "tree"
+    (source / ".cache").mkdir(parents=True)
+    stream = (FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes()
+    for rel in (".hidden.jsonl", ".cache/run.jsonl", "run.jsonl"):
+        (source / rel).write_bytes(stream)
+    rows = {r["path"]: r for r in compact_tree(str(source), str(tmp_path / "m"))}
+    ran = cli("compact", str(source), "--mirror", "-o", str(tmp_path / "cli"), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    for rel in (".hidden.jsonl", ".cache/run.jsonl"):
+        assert rows[rel]["status"] == "skipped", rows
+        assert (tmp_path / "m" / rel).read_bytes() == stream
+        assert (tmp_path / "cli" / rel).read_bytes() == stream
+    assert rows["run.jsonl"]["status"] == "compacted", rows
+    assert (tmp_path / "m" / "run.jsonl").read_bytes() == (tmp_path / "cli" / "run.jsonl").read_bytes()
+
+
 def test_a_users_file_in_the_mirror_is_left_as_it_was(tmp_path):
     # A note of the user's where a stream's copy would go (compacted, or refused and copied
     # as it is) was replaced, row "compacted"; the command line refuses it.
