@@ -861,6 +861,35 @@ fn a_baseline_names_its_inputs_from_its_own_folder() {
         std::fs::read_to_string(dir.path().join("known.json")).unwrap(),
         written
     );
+
+    // A name that begins with `#` or ` (` is a name, not what a capture's stream adds to its
+    // file's (`sub/#x.jsonl` was kept as `sub#x.jsonl`, and a file of that name held back).
+    let odd = "#x (1).jsonl";
+    std::fs::write(sub.join(odd), run(&format!("{orphan}\n"))).unwrap();
+    let (code, _, stderr) = check_in(
+        &sub,
+        &[odd, "--baseline", "../known.json", "--update-baseline"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
+    assert!(held.contains("\"sub/#x (1).jsonl\""), "{held}");
+    let (code, stdout, stderr) = check_in(&sub, &[odd, "--baseline", "../known.json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    std::fs::write(
+        dir.path().join("sub#x (1).jsonl"),
+        run(&format!("{orphan}\n")),
+    )
+    .unwrap();
+    let (code, stdout, stderr) =
+        check_in(dir.path(), &["sub#x (1).jsonl", "--baseline", "known.json"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+
+    // Through a link to the baseline, its inputs are named from the folder of the file it
+    // leads to.
+    std::os::unix::fs::symlink(dir.path().join("known.json"), sub.join("link.json")).unwrap();
+    let (code, stdout, stderr) = check_in(&sub, &["../a.jsonl", "--baseline", "link.json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stderr.contains("1 known finding held back"), "{stderr}");
 }
 
 /// Recording a baseline from some of the inputs replaces what it held of those, not of the

@@ -381,11 +381,17 @@ struct Folders(Option<(std::path::PathBuf, std::path::PathBuf)>);
 
 impl Folders {
     fn of(file: &std::path::Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-        let folder = file
-            .parent()
-            .filter(|folder| !folder.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        let folder = std::fs::canonicalize(folder).ok()?;
+        // A link to the file names its inputs from the folder of the file it leads to.
+        let folder = match std::fs::canonicalize(file) {
+            Ok(file) => file.parent()?.to_path_buf(),
+            Err(_) => {
+                let folder = file
+                    .parent()
+                    .filter(|folder| !folder.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new("."));
+                std::fs::canonicalize(folder).ok()?
+            }
+        };
         let here = std::fs::canonicalize(std::env::current_dir().ok()?).ok()?;
         Some((folder, here))
     }
@@ -413,18 +419,31 @@ impl Folders {
     }
 }
 
+/// Where what a capture's stream adds to its file's path begins in a key (` (POST
+/// https://…, call 1)`; `#2` or `#2 (POST …)` in files of version 2), or the key's end: a
+/// `#` or ` (` elsewhere is part of a name.
+fn file_end(key: &str) -> usize {
+    let call = key.match_indices(" (").map(|(at, _)| at).find(|&at| {
+        let rest = &key[at + 2..];
+        let method = rest.bytes().take_while(u8::is_ascii_uppercase).count();
+        method > 0 && rest[method..].starts_with(' ') && rest.contains("://") && key.ends_with(')')
+    });
+    let entry = key.rfind('#').filter(|&at| {
+        let rest = &key[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && (digits == rest.len() || call == Some(at + 1 + digits))
+    });
+    entry.or(call).unwrap_or(key.len())
+}
+
 /// `key`, an input named from the folder `from`, named from the folder `to` (both absolute,
 /// as the file system names them): the file's path before what a capture's stream adds to it
-/// (` (POST …, call 1)`, `#2`) is moved; what is no relative path (a URL, an absolute path,
-/// stdin) stays as it is.
+/// (see [`file_end`]) is moved, its folder as the file system names it when it is there (a
+/// `..` after a link goes where the link leads), as written when not; what is no relative
+/// path (a URL, an absolute path, stdin) stays as it is.
 fn rebase(key: &str, from: &std::path::Path, to: &std::path::Path) -> String {
     use std::path::Component;
-    let end = [key.find(" ("), key.find('#')]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(key.len());
-    let (file, rest) = key.split_at(end);
+    let (file, rest) = key.split_at(file_end(key));
     if from == to
         || file.contains("://")
         || file.starts_with('/')
@@ -442,14 +461,25 @@ fn rebase(key: &str, from: &std::path::Path, to: &std::path::Path) -> String {
             .collect()
     };
     let mut at = names(from);
-    for part in std::path::Path::new(file).components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                at.pop();
+    let joined = from.join(file);
+    let found = joined.file_name().zip(
+        joined
+            .parent()
+            .and_then(|folder| std::fs::canonicalize(folder).ok()),
+    );
+    if let Some((name, folder)) = found {
+        at = names(&folder);
+        at.push(name.to_string_lossy().into_owned());
+    } else {
+        for part in std::path::Path::new(file).components() {
+            match part {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    at.pop();
+                }
+                Component::Normal(name) => at.push(name.to_string_lossy().into_owned()),
+                Component::RootDir | Component::Prefix(_) => return key.to_owned(),
             }
-            Component::Normal(name) => at.push(name.to_string_lossy().into_owned()),
-            Component::RootDir | Component::Prefix(_) => return key.to_owned(),
         }
     }
     let to = names(to);
@@ -781,6 +811,16 @@ mod tests {
                 "c.har#2 (POST https://app/x)",
             ),
             ("../other/a.jsonl", "../../other/a.jsonl"),
+            ("sub/#x.jsonl", "#x.jsonl"),
+            ("#x.jsonl", "../#x.jsonl"),
+            ("sub/ (y).jsonl", " (y).jsonl"),
+            ("sub/#b/c.jsonl", "#b/c.jsonl"),
+            ("d#1/a.jsonl", "../d#1/a.jsonl"),
+            (
+                "c.har#2 (POST https://app/x)",
+                "../c.har#2 (POST https://app/x)",
+            ),
+            ("c.har#2", "../c.har#2"),
         ] {
             assert_eq!(rebase(key, top, sub), from_sub, "{key}");
         }
