@@ -656,12 +656,40 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
 /// the run clean: a CI job that stops the proxy got a green report for a hung agent).
 #[test]
 fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
-    let two = [
-        frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}","protocolVersion":"1.0"}"#),
-        frame(r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#),
-    ]
-    .concat();
-    let agent = Server::start(Script::sse(vec![Step::Send(two), Step::Hang]));
+    silent_agent_stopped(false);
+}
+
+/// As [`a_stop_while_the_agent_is_silent_keeps_the_body_so_far`], the agent answering in
+/// protobuf: the events that came are recorded too (they were read as JSON, and none was).
+#[test]
+fn a_stop_while_a_protobuf_agent_is_silent_keeps_its_events() {
+    silent_agent_stopped(true);
+}
+
+fn silent_agent_stopped(proto: bool) {
+    let events = [
+        r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+    ];
+    let (two, script): (Vec<u8>, fn(Vec<Step>) -> Script) = if proto {
+        use agui_lens_core::protocol::proto::{encode_event, push_frame};
+        let mut out = Vec::new();
+        for event in events {
+            let event: Value = serde_json::from_str(event).unwrap();
+            push_frame(&encode_event(&event).unwrap().bytes, &mut out);
+        }
+        let script = |steps| Script {
+            head: "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.ag-ui.event+proto\r\n\
+                   Transfer-Encoding: chunked\r\n"
+                .to_owned(),
+            steps,
+        };
+        (out, script)
+    } else {
+        (events.map(frame).concat(), Script::sse)
+    };
+    let sent = two.len() as u64;
+    let agent = Server::start(script(vec![Step::Send(two), Step::Hang]));
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("exchanges");
     let record_arg = record.to_string_lossy();
@@ -685,7 +713,13 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
     let client = std::thread::spawn(move || {
         use std::io::Read;
         let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
-        let mut response = ureq::post(&url).send(body).unwrap();
+        let mut response = ureq::post(&url)
+            .header(
+                "Accept",
+                "application/vnd.ag-ui.event+proto, text/event-stream",
+            )
+            .send(body)
+            .unwrap();
         let mut reader = response.body_mut().as_reader();
         let mut buf = [0u8; 4096];
         let n = reader.read(&mut buf).unwrap_or(0);
@@ -697,9 +731,9 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
     // The body is on disk while the exchange goes on (it was written only at its end): once
     // all the agent sent is there, the proxy waits on the silent agent, and is stopped there.
     let raw_path = record.join("001/response.raw");
-    let whole = |raw: &str| raw.contains("RUN_STARTED") && raw.contains("TEXT_MESSAGE_START");
+    let whole = |raw: &std::path::Path| std::fs::metadata(raw).is_ok_and(|m| m.len() == sent);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !whole(&std::fs::read_to_string(&raw_path).unwrap_or_default()) {
+    while !whole(&raw_path) {
         assert!(
             std::time::Instant::now() < deadline,
             "the body was not written as it came"
@@ -715,11 +749,7 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
     let (code, _, stderr) = proxy.finish();
     assert!(stopped.elapsed() < Duration::from_secs(10), "{stderr}");
     assert_eq!(code, 130, "{stderr}");
-    let raw = std::fs::read_to_string(&raw_path).unwrap_or_default();
-    assert!(
-        whole(&raw),
-        "the body so far was not kept ({raw:?}): {stderr}"
-    );
+    assert!(whole(&raw_path), "the body so far was not kept: {stderr}");
     assert!(stderr.contains("left unfinished"), "{stderr}");
     let sarif: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let invocation = &sarif["runs"][0]["invocations"][0];

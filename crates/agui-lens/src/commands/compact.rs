@@ -984,6 +984,13 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
             ..
         }) = recorded(path)
     {
+        request = sent;
+        if let Some(why) = rewrite_refusal(cut.as_deref(), findings.as_deref(), refused) {
+            return Ok(Report {
+                skipped: Some(why),
+                ..Report::unread(path)
+            });
+        }
         if path.file_name().is_some_and(|name| name == "response.raw") {
             // The bytes that came, which the exchange's findings name (one whose recorder
             // ended before its events.jsonl was written): a record, not a stream to rewrite.
@@ -993,13 +1000,6 @@ fn compact_one(settings: &Settings<'_>, input: &InputSpec, target: &Target) -> R
                      findings name: compact does not rewrite it"
                         .into(),
                 ),
-                ..Report::unread(path)
-            });
-        }
-        request = sent;
-        if let Some(why) = rewrite_refusal(cut.as_deref(), findings.as_deref(), refused) {
-            return Ok(Report {
-                skipped: Some(why),
                 ..Report::unread(path)
             });
         }
