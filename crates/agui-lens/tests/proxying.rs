@@ -671,25 +671,25 @@ fn silent_agent_stopped(proto: bool) {
         r#"{"type":"RUN_STARTED","threadId":"t","runId":"r","protocolVersion":"1.0"}"#,
         r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
     ];
-    let (two, script): (Vec<u8>, fn(Vec<Step>) -> Script) = if proto {
+    let (two, content_type) = if proto {
         use agui_lens_core::protocol::proto::{encode_event, push_frame};
         let mut out = Vec::new();
         for event in events {
             let event: Value = serde_json::from_str(event).unwrap();
             push_frame(&encode_event(&event).unwrap().bytes, &mut out);
         }
-        let script = |steps| Script {
-            head: "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.ag-ui.event+proto\r\n\
-                   Transfer-Encoding: chunked\r\n"
-                .to_owned(),
-            steps,
-        };
-        (out, script)
+        (out, "application/vnd.ag-ui.event+proto")
     } else {
-        (events.map(frame).concat(), Script::sse)
+        (events.map(frame).concat(), "text/event-stream")
     };
     let sent = two.len() as u64;
-    let agent = Server::start(script(vec![Step::Send(two), Step::Hang]));
+    let script = Script {
+        head: format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n"
+        ),
+        steps: vec![Step::Send(two), Step::Hang],
+    };
+    let agent = Server::start(script);
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("exchanges");
     let record_arg = record.to_string_lossy();
