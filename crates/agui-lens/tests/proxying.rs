@@ -660,7 +660,7 @@ fn a_stop_while_the_agent_is_silent_keeps_the_body_so_far() {
 }
 
 /// As [`a_stop_while_the_agent_is_silent_keeps_the_body_so_far`], the agent answering in
-/// protobuf: the events that came are recorded too (they were read as JSON, and none was).
+/// protobuf: the events that came are recorded too.
 #[test]
 fn a_stop_while_a_protobuf_agent_is_silent_keeps_its_events() {
     silent_agent_stopped(true);
