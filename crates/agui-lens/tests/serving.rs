@@ -651,6 +651,47 @@ fn a_protobuf_recording_served_without_fields_it_carried_says_so() {
     );
 }
 
+/// Frames serve cannot send again (events holding half of a UTF-16 pair, which it cannot
+/// encode; JSON that is no event object) are said as it starts: they were left out of the
+/// replay in silence, a message's text with them.
+#[test]
+fn frames_a_replay_leaves_out_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("split.jsonl");
+    std::fs::write(
+        &stream,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"a\ud83d"}"#,
+            "\n",
+            r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"\ude00b"}"#,
+            "\n",
+            "[1, 2]\n",
+            r#"{"type":"TEXT_MESSAGE_END","messageId":"m"}"#,
+            "\n",
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let server = Served::start(&[stream.to_str().unwrap(), "--once"]);
+    let mut response = ureq::post(&server.url)
+        .header("Content-Type", "application/json")
+        .send(r#"{"threadId":"t","runId":"r","messages":[],"state":{},"tools":[],"context":[],"forwardedProps":{}}"#)
+        .unwrap();
+    response.body_mut().read_to_string().unwrap();
+    let (_, stdout, stderr) = server.finish();
+    assert!(
+        stderr.contains("3 frames are not served")
+            && stderr.contains("2 events hold half of a UTF-16 surrogate pair")
+            && stderr.contains("1 is no event at all"),
+        "{stdout}\n{stderr}"
+    );
+}
+
 /// Two servers on port 0 get two ports, and each answers.
 #[test]
 fn two_servers_at_once_listen_on_two_free_ports() {

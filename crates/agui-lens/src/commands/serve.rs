@@ -115,16 +115,54 @@ fn load_turn(input: &InputSpec) -> Result<Turn> {
     // Served, the events are encoded again: fields a protobuf recording carried that the
     // definitions lack are not in them.
     let mut skipped = agui_lens_core::compact::SkippedFields::default();
+    let mut no_object = 0u64;
     let stats = for_each_opened_frame(&mut opened, read.max_line, |event, _, frame| {
         skipped.note(frame);
-        if let Some(event) = event.filter(|event| event.value.is_object()) {
-            events.push(event.whole_value().into_owned());
+        match event {
+            Some(event) if event.value.is_object() => {
+                events.push(event.whole_value().into_owned());
+            }
+            Some(_) => no_object += 1,
+            None => {}
         }
         Ok(())
     })?;
     require_events(&opened, &stats)?;
     if let Some(said) = skipped.said(&opened.name, "served") {
         say!("warning: {said}");
+    }
+    // What a client of the replay does not get of the recording.
+    let left_out = stats.unreadable + no_object;
+    if left_out > 0 {
+        let plural = agui_lens_core::text::plural;
+        let is = |n: u64| if n == 1 { "is" } else { "are" };
+        let mut why = Vec::new();
+        if stats.unread_halves > 0 {
+            why.push(format!(
+                "{} hold half of a UTF-16 surrogate pair (framing/lone-surrogate), which serve \
+                 cannot encode again",
+                plural(stats.unread_halves, "event")
+            ));
+        }
+        if no_object > 0 {
+            why.push(format!(
+                "{no_object} {} JSON that is no event object",
+                is(no_object)
+            ));
+        }
+        let unreadable = stats.unreadable - stats.unread_halves;
+        if unreadable > 0 {
+            why.push(format!("{unreadable} {} no event at all", is(unreadable)));
+        }
+        say!(
+            "warning: {}: {} {} not served: {} (`agui-lens check {}` says where); a client of \
+             the replay gets less than the recording holds",
+            opened.name,
+            plural(left_out, "frame"),
+            is(left_out),
+            why.join(", "),
+            opened.name
+        );
     }
     let status = opened.capture.as_ref().and_then(|c| c.failed_answer());
     Ok(Turn {
