@@ -892,6 +892,50 @@ fn a_baseline_names_its_inputs_from_its_own_folder() {
     assert!(stderr.contains("1 known finding held back"), "{stderr}");
 }
 
+/// Two runs recording into one baseline at once keep each other's findings: each kept what
+/// the file held when it began, and the last to end wrote over what the other recorded.
+#[test]
+fn runs_recording_at_once_keep_each_others_findings() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |id: &str| {
+        format!(
+            "{}\n{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"{id}\",\"delta\":\"x\"}}\n{}\n",
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
+            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
+        )
+    };
+    std::fs::write(dir.path().join("b.jsonl"), stream("m8")).unwrap();
+    let record = ["--baseline", "known.json", "--update-baseline"];
+    // The first reads its stream from stdin, which stays open while the second runs whole.
+    let mut first = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+        .current_dir(dir.path())
+        .args([&["check", "-", "--color", "never"][..], &record].concat())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = first.stdin.take().unwrap();
+    input.write_all(stream("m9").as_bytes()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (code, _, stderr) = check_in(dir.path(), &[&["b.jsonl"][..], &record].concat());
+    assert_eq!(code, 0, "{stderr}");
+    drop(input);
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let held = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
+    assert!(
+        held.contains("\"b.jsonl\"") && held.contains("\"-\""),
+        "{held}"
+    );
+}
+
 /// Recording a baseline from some of the inputs replaces what it held of those, not of the
 /// others: `--update-baseline` on one file erased the findings recorded of every other (the
 /// next full run called them new), and a check of one file counted the others' findings as

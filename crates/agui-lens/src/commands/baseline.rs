@@ -32,8 +32,8 @@ pub struct Gate {
 
 enum Mode {
     Hold(Baseline),
-    /// Recording, with the text of the baseline it replaces, if there was one.
-    Record(Recorder, Option<String>),
+    /// Recording (what the baseline holds is read when it is written: see [`Gate::finish`]).
+    Record(Recorder),
 }
 
 impl Gate {
@@ -45,24 +45,9 @@ impl Gate {
         };
         let mode = if args.update_baseline {
             // Only a baseline, or nothing, is replaced: a path naming a stream or a config by
-            // mistake keeps what it holds.
-            // (A link that leads nowhere is a baseline yet to be made where it leads.)
-            let mut old = None;
-            match agui_lens_core::read::read_whole(path) {
-                Ok(bytes) if !bytes.iter().all(u8::is_ascii_whitespace) => {
-                    let text = String::from_utf8_lossy(&bytes);
-                    if let Err(why) = Baseline::parse(&text) {
-                        bail!(
-                            "--baseline {} is no baseline ({why}): --update-baseline replaces \
-                             only a baseline; name another file",
-                            path.display()
-                        );
-                    }
-                    old = Some(text.into_owned());
-                }
-                _ => {}
-            }
-            Mode::Record(Recorder::default(), old)
+            // mistake keeps what it holds (refused now, before anything is checked).
+            baseline_there(path)?;
+            Mode::Record(Recorder::default())
         } else {
             let text = agui_lens_core::read::read_whole_text(path)
                 .map_err(|e| agui_lens_core::read::plainly(path, e))
@@ -142,7 +127,7 @@ impl Gate {
     pub fn name_call(&mut self, stream: &str, file: &str, call: &str) {
         match &mut self.mode {
             Mode::Hold(baseline) => baseline.name_call(stream, file, call),
-            Mode::Record(recorder, _) => recorder.name_call(stream, file, call),
+            Mode::Record(recorder) => recorder.name_call(stream, file, call),
         }
     }
 
@@ -150,7 +135,7 @@ impl Gate {
     /// every finding is shown and recorded.
     pub fn keep(&mut self, d: &Diagnostic) -> bool {
         match &mut self.mode {
-            Mode::Record(recorder, _) => {
+            Mode::Record(recorder) => {
                 if !recorder.record(d) && d.severity == Severity::Error {
                     self.unadopted_errors += 1;
                 }
@@ -215,18 +200,17 @@ impl Gate {
                     super::left_unwritten(&self.path)
                 );
             }
-            Mode::Record(mut recorder, old) => {
-                // What it held of inputs not checked here is kept.
+            Mode::Record(mut recorder) => {
+                // What it holds of inputs not checked here is kept: read now, under its lock,
+                // for a run that recorded into it meanwhile wrote what it found there.
+                let _locked = lock_baseline(&self.path)?;
+                let old = baseline_there(&self.path)?;
                 let carried = match (&old, &self.checked) {
                     (Some(old), Some(checked)) => {
                         recorder.carry_over((old, &self.path), |p| checked.holds(p), input_there)
                     }
                     _ => Carried::default(),
                 };
-                // Its inputs are named from its folder, which is made first when it is new.
-                if let Some(folder) = self.path.parent().filter(|f| !f.as_os_str().is_empty()) {
-                    super::create_folders(folder)?;
-                }
                 write_atomically(&self.path, recorder.render(&self.path).as_bytes())?;
                 let plural = agui_lens_core::report::plural;
                 let _ = write!(
@@ -292,6 +276,59 @@ impl Gate {
             }
         }
         Ok(())
+    }
+}
+
+/// Holds the baseline at `path` against another run that records into it (`flock` on the
+/// file, waited for), from before it is read until it is replaced: runs recording at once each
+/// keep what the others wrote. A new one is made empty to be held (read as none), in its
+/// folder, made as needed (its inputs are named from there). The lock is on the file the path
+/// names when it is taken: one replaced meanwhile is held anew.
+fn lock_baseline(path: &Path) -> Result<std::fs::File> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::MetadataExt as _;
+    if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
+        super::create_folders(folder)?;
+    }
+    loop {
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .with_context(|| format!("opening {} to record into it", path.display()))?;
+        // SAFETY: flock on a file descriptor this `File` owns, open for the whole call.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err).with_context(|| format!("locking {}", path.display()));
+        }
+        let held = file.metadata()?;
+        let there = std::fs::metadata(path);
+        if there.is_ok_and(|there| there.dev() == held.dev() && there.ino() == held.ino()) {
+            return Ok(file);
+        }
+    }
+}
+
+/// The text of the baseline at `path`, or none (no file, an empty one, a link that leads
+/// nowhere: a baseline yet to be made); an error for a file that holds something else, which
+/// `--update-baseline` does not replace.
+fn baseline_there(path: &Path) -> Result<Option<String>> {
+    match agui_lens_core::read::read_whole(path) {
+        Ok(bytes) if !bytes.iter().all(u8::is_ascii_whitespace) => {
+            let text = String::from_utf8_lossy(&bytes);
+            if let Err(why) = Baseline::parse(&text) {
+                bail!(
+                    "--baseline {} is no baseline ({why}): --update-baseline replaces only a \
+                     baseline; name another file",
+                    path.display()
+                );
+            }
+            Ok(Some(text.into_owned()))
+        }
+        _ => Ok(None),
     }
 }
 
