@@ -892,6 +892,43 @@ fn a_baseline_names_its_inputs_from_its_own_folder() {
     assert!(stderr.contains("1 known finding held back"), "{stderr}");
 }
 
+/// A baseline in another folder than the one its inputs are checked from holds back what it
+/// recorded, checked the same way again, and nothing else: a file named `..#1` was taken for
+/// the folder `..` and what a capture adds (`#1`), and held back a file never recorded; an
+/// input in a folder reached through a link was written by the folder the link leads to, and
+/// its findings were new at every run.
+#[test]
+fn a_baseline_in_another_folder_holds_what_it_recorded_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = format!(
+        "{}\n{}\n{}\n",
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
+        r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
+    );
+    for folder in ["sub", "other", "real"] {
+        std::fs::create_dir(dir.path().join(folder)).unwrap();
+    }
+    std::os::unix::fs::symlink("real", dir.path().join("link")).unwrap();
+    for file in ["sub/..#1", "real/a.jsonl"] {
+        std::fs::write(dir.path().join(file), &bad).unwrap();
+    }
+    for input in ["sub/..#1", "link/a.jsonl"] {
+        let args = [input, "--baseline", "other/base.json"];
+        let (code, _, stderr) = check_in(dir.path(), &[&args[..], &["--update-baseline"]].concat());
+        assert_eq!(code, 0, "{input}: {stderr}");
+        let (code, stdout, stderr) = check_in(dir.path(), &args);
+        assert_eq!(code, 0, "{input}: {stdout}{stderr}");
+    }
+    // A file of the same name in the baseline's folder was never recorded.
+    std::fs::write(dir.path().join("other/..#1"), &bad).unwrap();
+    let (code, stdout, stderr) = check_in(
+        &dir.path().join("other"),
+        &["..#1", "--baseline", "base.json"],
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+}
+
 /// Two runs recording into one baseline at once keep each other's findings: each kept what
 /// the file held when it began, and the last to end wrote over what the other recorded.
 #[test]
@@ -934,6 +971,57 @@ fn runs_recording_at_once_keep_each_others_findings() {
         held.contains("\"b.jsonl\"") && held.contains("\"-\""),
         "{held}"
     );
+}
+
+/// A run that waits for another recording into its baseline says so, and a stop meanwhile
+/// ends it with the baseline as it was (it waited in silence through SIGTERM, then wrote).
+/// A baseline the user may not write is replaced all the same, as any file written is.
+#[test]
+fn a_run_waiting_for_the_baseline_is_said_and_stopped() {
+    use std::os::fd::AsRawFd as _;
+    let dir = tempfile::tempdir().unwrap();
+    let stream = format!(
+        "{}\n{}\n{}\n",
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
+        r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
+    );
+    std::fs::write(dir.path().join("a.jsonl"), stream).unwrap();
+    let record = ["a.jsonl", "--baseline", "known.json", "--update-baseline"];
+    let (code, _, stderr) = check_in(dir.path(), &record);
+    assert_eq!(code, 0, "{stderr}");
+    let known = dir.path().join("known.json");
+    let mut readonly = std::fs::metadata(&known).unwrap().permissions();
+    readonly.set_readonly(true);
+    std::fs::set_permissions(&known, readonly).unwrap();
+    let before = std::fs::read(&known).unwrap();
+    let held = std::fs::File::open(&known).unwrap();
+    // SAFETY: flock on a descriptor this test owns, open until the end of the test.
+    assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let waiting = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+        .current_dir(dir.path())
+        .args(["check", "--color", "never"])
+        .args(record)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(waiting.id() as libc::pid_t, libc::SIGTERM) };
+    let out = waiting.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{said}");
+    assert!(
+        said.contains("waiting for another agui-lens recording into")
+            && said.contains("left as it was"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&known).unwrap(), before);
+    drop(held);
+    let (code, _, stderr) = check_in(dir.path(), &record);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("wrote known.json"), "{stderr}");
 }
 
 /// Recording a baseline from some of the inputs replaces what it held of those, not of the

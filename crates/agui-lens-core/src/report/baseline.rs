@@ -433,14 +433,23 @@ fn file_end(key: &str) -> usize {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         digits > 0 && (digits == rest.len() || call == Some(at + 1 + digits))
     });
-    entry.or(call).unwrap_or(key.len())
+    // (Split so, a name such as `..#1` or `sub/#2` would leave no file's name before it.)
+    let names_a_file = |at: &usize| {
+        let before = &key[..*at];
+        let name = before.rsplit('/').next().unwrap_or_default();
+        !matches!(name, "" | "." | "..")
+    };
+    entry
+        .filter(names_a_file)
+        .or(call.filter(names_a_file))
+        .unwrap_or(key.len())
 }
 
 /// `key`, an input named from the folder `from`, named from the folder `to` (both absolute,
 /// as the file system names them): the file's path before what a capture's stream adds to it
-/// (see [`file_end`]) is moved, its folder as the file system names it when it is there (a
-/// `..` after a link goes where the link leads), as written when not; what is no relative
-/// path (a URL, an absolute path, stdin) stays as it is.
+/// (see [`file_end`]) is moved, its `..` taken back a folder as written (after a link, where
+/// the link leads: the file's folder as the file system names it); what is no relative path
+/// (a URL, an absolute path, stdin) stays as it is.
 fn rebase(key: &str, from: &std::path::Path, to: &std::path::Path) -> String {
     use std::path::Component;
     let (file, rest) = key.split_at(file_end(key));
@@ -461,26 +470,38 @@ fn rebase(key: &str, from: &std::path::Path, to: &std::path::Path) -> String {
             .collect()
     };
     let mut at = names(from);
-    let joined = from.join(file);
-    let found = joined.file_name().zip(
-        joined
-            .parent()
-            .and_then(|folder| std::fs::canonicalize(folder).ok()),
-    );
-    if let Some((name, folder)) = found {
+    let mut walked = from.to_path_buf();
+    let mut through_link = false;
+    for part in std::path::Path::new(file).components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if std::fs::symlink_metadata(&walked).is_ok_and(|m| m.file_type().is_symlink()) {
+                    through_link = true;
+                    break;
+                }
+                walked.pop();
+                at.pop();
+            }
+            Component::Normal(name) => {
+                walked.push(name);
+                at.push(name.to_string_lossy().into_owned());
+            }
+            Component::RootDir | Component::Prefix(_) => return key.to_owned(),
+        }
+    }
+    if through_link {
+        // A `..` after a link goes where the link leads, not back: the file's folder as the
+        // file system names it (as written when it cannot be found).
+        let joined = from.join(file);
+        let found = joined
+            .file_name()
+            .zip(joined.parent().and_then(|f| std::fs::canonicalize(f).ok()));
+        let Some((name, folder)) = found else {
+            return key.to_owned();
+        };
         at = names(&folder);
         at.push(name.to_string_lossy().into_owned());
-    } else {
-        for part in std::path::Path::new(file).components() {
-            match part {
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    at.pop();
-                }
-                Component::Normal(name) => at.push(name.to_string_lossy().into_owned()),
-                Component::RootDir | Component::Prefix(_) => return key.to_owned(),
-            }
-        }
     }
     let to = names(to);
     let common = at.iter().zip(&to).take_while(|(a, b)| a == b).count();
@@ -821,6 +842,9 @@ mod tests {
                 "../c.har#2 (POST https://app/x)",
             ),
             ("c.har#2", "../c.har#2"),
+            ("sub/..#1", "..#1"),
+            ("sub/.#1", ".#1"),
+            ("#1", "../#1"),
         ] {
             assert_eq!(rebase(key, top, sub), from_sub, "{key}");
         }

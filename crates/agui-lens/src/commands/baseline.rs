@@ -280,35 +280,52 @@ impl Gate {
 }
 
 /// Holds the baseline at `path` against another run that records into it (`flock` on the
-/// file, waited for), from before it is read until it is replaced: runs recording at once each
-/// keep what the others wrote. A new one is made empty to be held (read as none), in its
-/// folder, made as needed (its inputs are named from there). The lock is on the file the path
-/// names when it is taken: one replaced meanwhile is held anew.
+/// file), from before it is read until it is replaced: runs recording at once each keep what
+/// the others wrote. The file a link leads to is held; a new one is made empty to be held
+/// (read as none), its folders as needed (its inputs are named from there). One replaced
+/// meanwhile is held anew. Waiting, a stop ends the run with the baseline left as it was.
 fn lock_baseline(path: &Path) -> Result<std::fs::File> {
-    use std::os::fd::AsRawFd as _;
     use std::os::unix::fs::MetadataExt as _;
-    if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
-        super::create_folders(folder)?;
-    }
+    let path = super::replaced(path);
+    super::create_folders(super::directory_of(&path))?;
+    let mut said = false;
+    let waited = std::time::Instant::now();
     loop {
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .with_context(|| format!("opening {} to record into it", path.display()))?;
-        // SAFETY: flock on a file descriptor this `File` owns, open for the whole call.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            let err = std::io::Error::last_os_error();
-            if err.kind() == std::io::ErrorKind::Interrupted {
-                continue;
+        // Read-only when it is there: a baseline the user may not write is still replaced
+        // (in a folder they may write), as any file written is.
+        let file = match std::fs::File::open(&path) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&path),
+            opened => opened,
+        }
+        .with_context(|| format!("opening {} to record into it", path.display()))?;
+        if super::run::try_lock(&file).with_context(|| format!("locking {}", path.display()))? {
+            let held = file.metadata()?;
+            let there = std::fs::metadata(&path);
+            if there.is_ok_and(|there| there.dev() == held.dev() && there.ino() == held.ino()) {
+                return Ok(file);
             }
-            return Err(err).with_context(|| format!("locking {}", path.display()));
+            continue;
         }
-        let held = file.metadata()?;
-        let there = std::fs::metadata(path);
-        if there.is_ok_and(|there| there.dev() == held.dev() && there.ino() == held.ino()) {
-            return Ok(file);
+        if agui_lens_core::stop::requested() {
+            bail!(
+                "stopped by {} while another agui-lens recorded into {}: the baseline {}",
+                agui_lens_core::stop::signal_name(),
+                path.display(),
+                super::left_unwritten(&path)
+            );
         }
+        if !said && waited.elapsed() > std::time::Duration::from_secs(1) {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "agui-lens: waiting for another agui-lens recording into {}",
+                path.display()
+            );
+            said = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
