@@ -121,11 +121,12 @@ impl Unkept {
     pub fn refusal_always(&self, name: &str) -> Option<String> {
         (self.halves > 0).then(|| {
             format!(
-                "{} hold half of a UTF-16 surrogate pair (framing/lone-surrogate; `agui-lens \
+                "{} {} half of a UTF-16 surrogate pair (framing/lone-surrogate; `agui-lens \
                  check {name}` says where): a client joins such halves as it appends text, \
                  a compacted stream cannot carry them, and leaving the events out would lose \
                  their text, so it is not compacted, whatever is asked",
-                crate::text::plural(self.halves, "event")
+                crate::text::plural(self.halves, "event"),
+                if self.halves == 1 { "holds" } else { "hold" }
             )
         })
     }

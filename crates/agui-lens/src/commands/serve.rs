@@ -139,9 +139,14 @@ fn load_turn(input: &InputSpec) -> Result<Turn> {
         let mut why = Vec::new();
         if stats.unread_halves > 0 {
             why.push(format!(
-                "{} hold half of a UTF-16 surrogate pair (framing/lone-surrogate), which serve \
+                "{} {} half of a UTF-16 surrogate pair (framing/lone-surrogate), which serve \
                  cannot encode again",
-                plural(stats.unread_halves, "event")
+                plural(stats.unread_halves, "event"),
+                if stats.unread_halves == 1 {
+                    "holds"
+                } else {
+                    "hold"
+                }
             ));
         }
         if no_object > 0 {
