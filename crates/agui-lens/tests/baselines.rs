@@ -920,6 +920,35 @@ fn a_baseline_in_another_folder_holds_what_it_recorded_and_nothing_else() {
         let (code, stdout, stderr) = check_in(dir.path(), &args);
         assert_eq!(code, 0, "{input}: {stdout}{stderr}");
     }
+    // Named with a `..`, after a folder or after a link: the same command holds it back (its
+    // key took the `..` back, the finding's did not), and the key names where the file is.
+    std::fs::create_dir_all(dir.path().join("deep/in")).unwrap();
+    std::os::unix::fs::symlink("deep/in", dir.path().join("lnk")).unwrap();
+    std::fs::write(dir.path().join("deep/y.jsonl"), &bad).unwrap();
+    for input in ["sub/../real/a.jsonl", "lnk/../y.jsonl"] {
+        for baseline in ["other/dots.json", "dots.json"] {
+            let args = [input, "--baseline", baseline];
+            let (code, _, stderr) =
+                check_in(dir.path(), &[&args[..], &["--update-baseline"]].concat());
+            assert_eq!(code, 0, "{input} {baseline}: {stderr}");
+            let (code, stdout, stderr) = check_in(dir.path(), &args);
+            assert_eq!(code, 0, "{input} {baseline}: {stdout}{stderr}");
+        }
+    }
+    let held = std::fs::read_to_string(dir.path().join("dots.json")).unwrap();
+    assert!(held.contains("\"deep/y.jsonl\""), "{held}");
+    // The link gone, another recording keeps the key where the file is, and a new file where
+    // the `..` as written would lead is no recorded one.
+    std::fs::remove_file(dir.path().join("lnk")).unwrap();
+    std::fs::write(dir.path().join("sub/y.jsonl"), &bad).unwrap();
+    let (code, _, stderr) = check_in(
+        &dir.path().join("sub"),
+        &["..#1", "--baseline", "../dots.json", "--update-baseline"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = check_in(dir.path(), &["sub/y.jsonl", "--baseline", "dots.json"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+
     // A file of the same name in the baseline's folder was never recorded.
     std::fs::write(dir.path().join("other/..#1"), &bad).unwrap();
     let (code, stdout, stderr) = check_in(

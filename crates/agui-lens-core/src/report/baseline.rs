@@ -72,7 +72,7 @@ pub struct Recorder {
 /// (see [`Baseline::name_call`]).
 #[derive(Clone, Debug, Default)]
 struct Here {
-    folder: std::sync::OnceLock<Option<std::path::PathBuf>>,
+    folder: std::sync::OnceLock<(Option<std::path::PathBuf>, Option<std::path::PathBuf>)>,
     /// A stream's name (`session.har#2`) → its key (`session.har (POST …, call 1)`).
     calls: std::collections::HashMap<String, String>,
 }
@@ -92,12 +92,8 @@ impl Here {
     }
 
     fn file_key(&self, path: &str) -> String {
-        same_file_key_in(
-            path,
-            self.folder
-                .get_or_init(|| std::env::current_dir().ok())
-                .as_deref(),
-        )
+        let (here, canonical) = self.folder.get_or_init(Folder::current);
+        same_file_key_in(path, here.as_deref(), canonical.as_deref())
     }
 
     fn name_call(&mut self, stream: &str, file: &str, call: &str) {
@@ -451,7 +447,6 @@ fn file_end(key: &str) -> usize {
 /// the link leads: the file's folder as the file system names it); what is no relative path
 /// (a URL, an absolute path, stdin) stays as it is.
 fn rebase(key: &str, from: &std::path::Path, to: &std::path::Path) -> String {
-    use std::path::Component;
     let (file, rest) = key.split_at(file_end(key));
     if from == to
         || file.contains("://")
@@ -461,24 +456,42 @@ fn rebase(key: &str, from: &std::path::Path, to: &std::path::Path) -> String {
     {
         return key.to_owned();
     }
-    let names = |path: &std::path::Path| -> Vec<String> {
-        path.components()
-            .filter_map(|part| match part {
-                Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
-                _ => None,
-            })
-            .collect()
-    };
+    match folders_of(std::path::Path::new(file), from) {
+        Some(at) => format!("{}{rest}", named_from(to, &at)),
+        None => key.to_owned(),
+    }
+}
+
+/// The names of a folder's path, from the root.
+fn names(path: &std::path::Path) -> Vec<String> {
+    path.components()
+        .filter_map(|part| match part {
+            std::path::Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where the relative path `file` leads from the folder `from` (absolute, as the file system
+/// names it), as the names of its path from the root: `.` dropped, `..` taken back a folder
+/// as written, except right after a link, where the file system decides (the file's folder
+/// as it names it; none when it cannot be found, nor for an absolute path).
+fn folders_of(file: &std::path::Path, from: &std::path::Path) -> Option<Vec<String>> {
+    use std::path::Component;
     let mut at = names(from);
     let mut walked = from.to_path_buf();
-    let mut through_link = false;
-    for part in std::path::Path::new(file).components() {
+    for part in file.components() {
         match part {
             Component::CurDir => {}
             Component::ParentDir => {
                 if std::fs::symlink_metadata(&walked).is_ok_and(|m| m.file_type().is_symlink()) {
-                    through_link = true;
-                    break;
+                    let joined = from.join(file);
+                    let (name, folder) = joined
+                        .file_name()
+                        .zip(joined.parent().and_then(|f| std::fs::canonicalize(f).ok()))?;
+                    let mut at = names(&folder);
+                    at.push(name.to_string_lossy().into_owned());
+                    return Some(at);
                 }
                 walked.pop();
                 at.pop();
@@ -487,32 +500,23 @@ fn rebase(key: &str, from: &std::path::Path, to: &std::path::Path) -> String {
                 walked.push(name);
                 at.push(name.to_string_lossy().into_owned());
             }
-            Component::RootDir | Component::Prefix(_) => return key.to_owned(),
+            Component::RootDir | Component::Prefix(_) => return None,
         }
     }
-    if through_link {
-        // A `..` after a link goes where the link leads, not back: the file's folder as the
-        // file system names it (as written when it cannot be found).
-        let joined = from.join(file);
-        let found = joined
-            .file_name()
-            .zip(joined.parent().and_then(|f| std::fs::canonicalize(f).ok()));
-        let Some((name, folder)) = found else {
-            return key.to_owned();
-        };
-        at = names(&folder);
-        at.push(name.to_string_lossy().into_owned());
-    }
+    Some(at)
+}
+
+/// The path `at` (names from the root) named from the folder `to` (absolute).
+fn named_from(to: &std::path::Path, at: &[String]) -> String {
     let to = names(to);
     let common = at.iter().zip(&to).take_while(|(a, b)| a == b).count();
     let mut parts: Vec<&str> = vec![".."; to.len() - common];
     parts.extend(at[common..].iter().map(String::as_str));
-    let moved = if parts.is_empty() {
+    if parts.is_empty() {
         ".".to_owned()
     } else {
         parts.join("/")
-    };
-    format!("{moved}{rest}")
+    }
 }
 
 /// A finding's path as a baseline keys it: one file named as `captures/a.jsonl`,
@@ -520,32 +524,59 @@ fn rebase(key: &str, from: &std::path::Path, to: &std::path::Path) -> String {
 /// folder named another way holds the same findings. What is no file path (a URL, a suite's
 /// case) is kept as written.
 pub fn same_file_key(path: &str) -> String {
-    same_file_key_in(path, std::env::current_dir().ok().as_deref())
+    let (here, canonical) = Folder::current();
+    same_file_key_in(path, here.as_deref(), canonical.as_deref())
 }
 
-/// [`same_file_key`] with the current folder given.
-fn same_file_key_in(path: &str, here: Option<&std::path::Path>) -> String {
+/// The current folder as named and as the file system names it (links resolved).
+struct Folder;
+
+impl Folder {
+    fn current() -> (Option<std::path::PathBuf>, Option<std::path::PathBuf>) {
+        let here = std::env::current_dir().ok();
+        let canonical = here.as_ref().and_then(|h| std::fs::canonicalize(h).ok());
+        (here, canonical)
+    }
+}
+
+/// [`same_file_key`] with the current folder given, as named and as the file system names it.
+fn same_file_key_in(
+    path: &str,
+    here: Option<&std::path::Path>,
+    canonical: Option<&std::path::Path>,
+) -> String {
     use std::path::{Component, Path};
-    if path.contains("://") {
+    let (file, rest) = path.split_at(file_end(path));
+    if file.contains("://") || file == "-" || file.starts_with('<') {
         return path.to_owned();
     }
-    let mut path = Path::new(path);
-    if let Some(inside) = here.and_then(|here| path.strip_prefix(here).ok()) {
-        path = inside;
+    let written = Path::new(file);
+    // Under the current folder (as named, or as the file system names it), named from it.
+    let inside = [here, canonical]
+        .into_iter()
+        .flatten()
+        .find_map(|here| written.strip_prefix(here).ok());
+    let relative = inside.unwrap_or(written);
+    if let Some(here) = canonical.filter(|_| !relative.is_absolute())
+        && let Some(at) = folders_of(relative, here)
+    {
+        return format!("{}{rest}", named_from(here, &at));
     }
+    // As written (an absolute path elsewhere, a `..` after a link that leads nowhere).
     let mut parts: Vec<String> = Vec::new();
-    for part in path.components() {
+    for part in relative.components() {
         match part {
             Component::CurDir => {}
             Component::RootDir => parts.push(String::new()),
             other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
         }
     }
-    match parts.as_slice() {
+    let named = match parts.as_slice() {
         [] => ".".to_owned(),
         [root] if root.is_empty() => "/".to_owned(),
         _ => parts.join("/"),
-    }
+    };
+    format!("{named}{rest}")
 }
 
 /// Whether a finding may be recorded in a baseline: not one that says an input (or a suite
