@@ -192,7 +192,7 @@ pub struct Hold {
     /// compared at its own.
     pub level: Option<Level>,
     /// Normalisation for a new snapshot; for an updated one, what it changes of the stored
-    /// header (an empty list changes nothing: see [`merged`]).
+    /// header (an empty list changes nothing: a flag changes what it names, a redaction is added).
     pub settings: Option<Settings>,
 }
 
