@@ -792,6 +792,21 @@ fn check_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A run of thread t1 holding `events` (JSONL lines, each with its line end) between its
+/// start (protocol 1.0) and its end.
+fn run_holding(events: &str) -> String {
+    format!(
+        "{}\n{events}{}\n",
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
+    )
+}
+
+/// A run with one error: a tool call ended that never started.
+fn run_with_an_error() -> String {
+    run_holding("{\"type\":\"TOOL_CALL_END\",\"toolCallId\":\"c1\"}\n")
+}
+
 /// A baseline names its inputs from its own folder, so that it means the same from any
 /// folder: recorded from a subfolder, `a.jsonl` there was taken for the `a.jsonl` recorded
 /// from above, whose findings were replaced (the next run called them new), and a check from
@@ -799,13 +814,7 @@ fn check_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
 #[test]
 fn a_baseline_names_its_inputs_from_its_own_folder() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |extra: &str| {
-        format!(
-            "{}\n{extra}{}\n",
-            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
-            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
-        )
-    };
+    let run = run_holding;
     let orphan = r#"{"type":"TEXT_MESSAGE_CONTENT","messageId":"m9","delta":"orphan"}"#;
     std::fs::write(dir.path().join("a.jsonl"), run(&format!("{orphan}\n"))).unwrap();
     let sub = dir.path().join("sub");
@@ -900,12 +909,7 @@ fn a_baseline_names_its_inputs_from_its_own_folder() {
 #[test]
 fn a_baseline_in_another_folder_holds_what_it_recorded_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = format!(
-        "{}\n{}\n{}\n",
-        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
-        r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
-        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
-    );
+    let bad = run_with_an_error();
     for folder in ["sub", "other", "real"] {
         std::fs::create_dir(dir.path().join(folder)).unwrap();
     }
@@ -965,11 +969,9 @@ fn runs_recording_at_once_keep_each_others_findings() {
     use std::io::Write as _;
     let dir = tempfile::tempdir().unwrap();
     let stream = |id: &str| {
-        format!(
-            "{}\n{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"{id}\",\"delta\":\"x\"}}\n{}\n",
-            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
-            r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
-        )
+        run_holding(&format!(
+            "{{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"{id}\",\"delta\":\"x\"}}\n"
+        ))
     };
     std::fs::write(dir.path().join("b.jsonl"), stream("m8")).unwrap();
     let record = ["--baseline", "known.json", "--update-baseline"];
@@ -1009,13 +1011,7 @@ fn runs_recording_at_once_keep_each_others_findings() {
 fn a_run_waiting_for_the_baseline_is_said_and_stopped() {
     use std::os::fd::AsRawFd as _;
     let dir = tempfile::tempdir().unwrap();
-    let stream = format!(
-        "{}\n{}\n{}\n",
-        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
-        r#"{"type":"TOOL_CALL_END","toolCallId":"c1"}"#,
-        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#
-    );
-    std::fs::write(dir.path().join("a.jsonl"), stream).unwrap();
+    std::fs::write(dir.path().join("a.jsonl"), run_with_an_error()).unwrap();
     let record = ["a.jsonl", "--baseline", "known.json", "--update-baseline"];
     let (code, _, stderr) = check_in(dir.path(), &record);
     assert_eq!(code, 0, "{stderr}");

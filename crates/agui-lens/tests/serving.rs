@@ -638,13 +638,7 @@ fn a_script_that_is_no_stream_is_refused() {
 /// replay sees less than one of the recorded agent did.
 #[test]
 fn a_protobuf_recording_served_without_fields_it_carried_says_so() {
-    let server = Served::start(&["fixtures/invalid/framing/proto-unknown-field.pb", "--once"]);
-    let mut response = ureq::post(&server.url)
-        .header("Content-Type", "application/json")
-        .send(r#"{"threadId":"t","runId":"r","messages":[],"state":{},"tools":[],"context":[],"forwardedProps":{}}"#)
-        .unwrap();
-    response.body_mut().read_to_string().unwrap();
-    let (_, stdout, stderr) = server.finish();
+    let (stdout, stderr) = served_once("fixtures/invalid/framing/proto-unknown-field.pb");
     assert!(
         stderr.contains("framing/proto-unknown-field") && stderr.contains("served lack them"),
         "{stdout}\n{stderr}"
@@ -677,19 +671,25 @@ fn frames_a_replay_leaves_out_are_said() {
         ),
     )
     .unwrap();
-    let server = Served::start(&[stream.to_str().unwrap(), "--once"]);
-    let mut response = ureq::post(&server.url)
-        .header("Content-Type", "application/json")
-        .send(r#"{"threadId":"t","runId":"r","messages":[],"state":{},"tools":[],"context":[],"forwardedProps":{}}"#)
-        .unwrap();
-    response.body_mut().read_to_string().unwrap();
-    let (_, stdout, stderr) = server.finish();
+    let (stdout, stderr) = served_once(stream.to_str().unwrap());
     assert!(
         stderr.contains("3 frames are not served")
             && stderr.contains("2 events hold half of a UTF-16 surrogate pair")
             && stderr.contains("1 is no event at all"),
         "{stdout}\n{stderr}"
     );
+}
+
+/// `serve SCRIPT --once` asked for one turn (thread t, run r): what it said on stdout and stderr.
+fn served_once(script: &str) -> (String, String) {
+    let server = Served::start(&[script, "--once"]);
+    let mut response = ureq::post(&server.url)
+        .header("Content-Type", "application/json")
+        .send(r#"{"threadId":"t","runId":"r","messages":[],"state":{},"tools":[],"context":[],"forwardedProps":{}}"#)
+        .unwrap();
+    response.body_mut().read_to_string().unwrap();
+    let (_, stdout, stderr) = server.finish();
+    (stdout, stderr)
 }
 
 /// Two servers on port 0 get two ports, and each answers.
