@@ -245,6 +245,84 @@ fn a_suite_adopts_a_baseline_too() {
     );
 }
 
+/// A suite recorded in part (`--case`), or a second suite recorded into the same baseline,
+/// keeps what the baseline held of the cases it did not run: it replaced the whole file, and
+/// the next full run failed on findings known and recorded.
+#[test]
+fn a_suite_recorded_in_part_keeps_the_other_cases_findings() {
+    use crate::common::server::{Script, Server, Step, clean_run};
+    let odd = String::from_utf8(clean_run()).unwrap().replacen(
+        "\"role\":\"assistant\"",
+        "\"role\":\"assistant\",\"mood\":\"calm\"",
+        1,
+    );
+    let server = Server::start(Script::sse(vec![Step::Send(odd.into_bytes())]));
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let case = |name: &str| {
+        format!(
+            "[[case]]\nname = \"{name}\"\nurl = \"{}\"\nmessage = \"hi\"\ndeny = [\"schema/unknown-field\"]\n",
+            server.url("/")
+        )
+    };
+    std::fs::write(
+        dir.join("suite.toml"),
+        case("one") + &case("two") + &case("two (slow)"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("other.toml"), case("elsewhere")).unwrap();
+    let test = |args: &[&str]| {
+        split(
+            agui_lens()
+                .current_dir(dir)
+                .args(["test", "--color", "never"])
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    let known = ["--baseline", "ci/known.json"];
+    let record = |args: &[&str]| {
+        let mut all = vec![args[0]];
+        all.extend(known);
+        all.push("--update-baseline");
+        all.extend(&args[1..]);
+        let (code, stdout, stderr) = test(&all);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        stderr
+    };
+    let held = |suite: &str| {
+        let (code, stdout, stderr) = test(&[suite, known[0], known[1]]);
+        (code, format!("{stdout}{stderr}"))
+    };
+    let stderr = record(&["suite.toml"]);
+    assert!(stderr.contains("3 findings recorded"), "{stderr}");
+    assert_eq!(held("suite.toml").0, 0);
+    // One case recorded again: the other two are kept, and said to be.
+    let stderr = record(&["suite.toml", "--case", "one"]);
+    assert!(
+        stderr.contains("3 findings recorded (2 of cases not run here kept"),
+        "{stderr}"
+    );
+    let (code, out) = held("suite.toml");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("3 known findings held back"), "{out}");
+    // A case whose name begins as another's is not that case.
+    let stderr = record(&["suite.toml", "--case", "two"]);
+    assert!(stderr.contains("(2 of cases not run here"), "{stderr}");
+    let (code, out) = held("suite.toml");
+    assert_eq!(code, 0, "{out}");
+    // Another suite into the same file keeps this one's.
+    let stderr = record(&["other.toml"]);
+    assert!(stderr.contains("(3 of cases not run here"), "{stderr}");
+    let (code, out) = held("suite.toml");
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = held("other.toml");
+    assert_eq!(code, 0, "{out}");
+    // Held or not, a run speaks only of its own cases' findings as no longer found.
+    assert!(!out.contains("no longer found"), "{out}");
+}
+
 /// A baseline is written as every file agui-lens writes: readable by whoever may read a new
 /// file (0666 less the umask, not a temp file's 0600), into folders made as needed, and
 /// nothing but the baseline is left beside it.

@@ -26,7 +26,7 @@ pub struct Gate {
     incomplete: Option<String>,
     /// The inputs checked in this run, when the command says which (`check`): a baseline's
     /// findings of other inputs were not looked for, and recording keeps them. None: every
-    /// finding it holds is of this run (`test`).
+    /// finding it holds is of this run.
     checked: Option<Checked>,
 }
 
@@ -108,6 +108,20 @@ impl Gate {
         if let Some(file) = file_id(Path::new(name)) {
             checked.files.push(file);
         }
+    }
+
+    /// Says which cases of a suite this run runs, by their turns' names (as their findings
+    /// are keyed): the baseline's findings of other cases (left out by `--case`, of another
+    /// suite recording into the same file, gone from the suite) were not looked for, and
+    /// recording keeps them. Cases are named exactly: `two` is not `two (slow)`.
+    pub fn running_cases(&mut self, names: impl IntoIterator<Item = String>) {
+        let checked = self.checked.get_or_insert_with(Checked::default);
+        checked.cases = Some(
+            names
+                .into_iter()
+                .map(|name| agui_lens_core::report::baseline::input_key(&name))
+                .collect(),
+        );
     }
 
     /// As [`Gate::checked`], for a capture's stream named by its call.
@@ -219,7 +233,15 @@ impl Gate {
                     self.path.display(),
                     plural(recorder.findings(), "finding")
                 );
-                if carried.kept > 0 {
+                let suite = self.checked.as_ref().is_some_and(|c| c.cases.is_some());
+                if carried.kept > 0 && suite {
+                    let _ = write!(
+                        err,
+                        " ({} of cases not run here kept as they were; to drop those of cases \
+                         that are gone, record every case into a new file)",
+                        carried.kept
+                    );
+                } else if carried.kept > 0 {
                     let _ = write!(
                         err,
                         " ({} of inputs not checked in this run kept as they were; to drop \
@@ -369,6 +391,9 @@ struct Checked {
     files: Vec<(u64, u64)>,
     /// Captures' streams: the capture file and the call.
     calls: Vec<((u64, u64), String)>,
+    /// A suite's: the keys of the cases run, which name no file (a case named as a file
+    /// beside it is still the case).
+    cases: Option<Vec<String>>,
 }
 
 /// A file's identity: its device and inode.
@@ -385,6 +410,9 @@ impl Checked {
     /// `a.jsonl` is checked); any other (a capture's stream, a file not found from here) is
     /// compared as written.
     fn holds(&self, path: &str) -> bool {
+        if let Some(cases) = &self.cases {
+            return cases.iter().any(|case| case == path);
+        }
         if let Some(file) = file_id(Path::new(path)) {
             return self.files.contains(&file);
         }

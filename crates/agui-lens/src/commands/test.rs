@@ -147,6 +147,14 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
     };
     // A baseline that cannot be read stops the suite before any agent is called.
     let mut gate = Gate::load(&args.baseline)?;
+    if let Some(gate) = gate.as_mut() {
+        gate.running_cases(
+            suite
+                .cases
+                .iter()
+                .flat_map(|case| case.turns.iter().map(|turn| case.turn_name(turn))),
+        );
+    }
     if args.update_snapshots
         && args.reason.is_none()
         && std::env::var_os("CI").is_some_and(|v| !v.is_empty())
