@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import pathlib
 import posixpath
+import stat
 import time
 import uuid
 from typing import Any, Iterable, Mapping, Optional
@@ -338,7 +339,7 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
         if other is not None:
             return _refused(row, other)
         if settings["copy_unchanged"]:
-            _write(fs_out, out, data)
+            _write(fs_out, out, data, (fs_in, path), copy=True)
             _copy_request(fs_in, fs_out, path, out)
             row.update(mirrored="copied", size_after=len(data))
         return row
@@ -393,19 +394,24 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
         # its row's error, and the mirror still holds it as it is, as the command line's
         # --mirror does: nothing of the tree is missing from the mirror.
         if settings["copy_unchanged"]:
-            _write(fs_out, out, data)
+            _write(fs_out, out, data, (fs_in, path), copy=True)
             row.update(mirrored="copied", size_after=len(data))
     elif done.data is not None:
-        _write(fs_out, out, done.data)
+        _write(fs_out, out, done.data, (fs_in, path))
         row.update(
             mirrored="compacted" if done.status == "compacted" else "as read",
             size_after=len(done.data),
         )
     elif settings["copy_unchanged"]:
-        _write(fs_out, out, data)
+        _write(fs_out, out, data, (fs_in, path), copy=True)
         row.update(mirrored="copied", size_after=len(data))
     if done is not None and done.request_file is not None:
-        _write(fs_out, out + _REQUEST_SUFFIX, done.request_file.encode())
+        _write(
+            fs_out,
+            out + _REQUEST_SUFFIX,
+            done.request_file.encode(),
+            (fs_in, path + _REQUEST_SUFFIX),
+        )
     elif settings["copy_unchanged"]:
         _copy_request(fs_in, fs_out, path, out)
     return row
@@ -482,7 +488,8 @@ def _users_request(fs, path: str) -> Optional[str]:
 def _copy_request(fs_in, fs_out, path: str, out: str) -> None:
     """The request recorded beside a stream copied unchanged, copied with it."""
     if fs_in.isfile(path + _REQUEST_SUFFIX):
-        _write(fs_out, out + _REQUEST_SUFFIX, fs_in.cat_file(path + _REQUEST_SUFFIX))
+        request = path + _REQUEST_SUFFIX
+        _write(fs_out, out + _REQUEST_SUFFIX, fs_in.cat_file(request), (fs_in, request), copy=True)
 
 
 def _compacted(data, path, rel, suffix, local, fs_in, settings):
@@ -523,11 +530,16 @@ def _compacted(data, path, rel, suffix, local, fs_in, settings):
     return done, row
 
 
-def _write(fs, path: str, data: bytes) -> None:
+def _write(fs, path: str, data: bytes, like=None, copy: bool = False) -> None:
     """Replaces ``path`` with ``data`` whole: through a temp file synced and renamed over it
     on a local disk, in one write elsewhere. On a local disk a file that already holds
     ``data`` (an earlier run's) is left alone, as the command line leaves it, rather than
-    replaced by a copy of itself that every backup of the mirror would copy again."""
+    replaced by a copy of itself that every backup of the mirror would copy again.
+
+    Permissions, on a local disk, are the command line's: a file replaced keeps its own; a
+    new one made from ``like`` (``(fs, path)`` of the tree's file, when on a local disk) gets
+    that file's, as a copy (``copy``) or within those a new file gets (a compaction): a private
+    recording stays private in the mirror, an executable stays one."""
     parent = posixpath.dirname(path)
     if _is_local(fs):
         if _holds(path, data):
@@ -538,6 +550,9 @@ def _write(fs, path: str, data: bytes) -> None:
         temp = os.path.join(parent, f".{stem}.agui-lens-{uuid.uuid4().hex}.tmp")
         try:
             with open(temp, "wb") as file:
+                mode = _mode_for(file, path, like, copy)
+                if mode is not None:
+                    os.fchmod(file.fileno(), mode)
                 file.write(data)
                 # On the disk before it is named: a crash leaves the old file or the new one
                 # whole, never a renamed empty one (as the command line does).
@@ -552,6 +567,27 @@ def _write(fs, path: str, data: bytes) -> None:
     if parent:
         fs.makedirs(parent, exist_ok=True)
     fs.pipe_file(path, data)
+
+
+def _mode_for(temp, path: str, like, copy: bool) -> Optional[int]:
+    """The permissions the file written at ``path`` through ``temp`` (open, made with those of
+    a new file) is to have; None to keep the new file's (see :func:`_write`)."""
+    try:
+        if not os.path.islink(path):
+            return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        pass
+    if like is None or not _is_local(like[0]):
+        return None
+    try:
+        source = os.stat(like[1])
+    except OSError:
+        return None
+    if not stat.S_ISREG(source.st_mode):
+        return None
+    if copy:
+        return source.st_mode & 0o777
+    return os.fstat(temp.fileno()).st_mode & source.st_mode & 0o777
 
 
 def _holds(path: str, data: bytes) -> bool:

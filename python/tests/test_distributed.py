@@ -388,6 +388,32 @@ def test_hidden_files_are_copied_as_the_command_line_mirrors_them(tmp_path):
     assert (tmp_path / "m" / "run.jsonl").read_bytes() == (tmp_path / "cli" / "run.jsonl").read_bytes()
 
 
+def test_the_mirror_keeps_each_files_permissions_as_the_command_line_does(tmp_path):
+    # The mirror's files were written with a new file's permissions: a private recording
+    # (0600) became readable by everyone, an executable lost its +x. `compact --mirror` keeps
+    # them; a file replaced in the mirror keeps its own.
+    source = tmp_path / "tree"
+    source.mkdir()
+    stream = (FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes()
+    files = {"private.jsonl": (stream, 0o600), "creds.txt": (b"token\n", 0o600),
+             "replay.sh": (b"#!/bin/sh\n", 0o755), "shared.jsonl": (stream, 0o644)}
+    for name, (data, mode) in files.items():
+        (source / name).write_bytes(data)
+        os.chmod(source / name, mode)
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "shared.jsonl").write_bytes(b"")
+    os.chmod(tmp_path / "m" / "shared.jsonl", 0o640)
+    rows = {r["path"]: r for r in compact_tree(str(source), str(tmp_path / "m"))}
+    assert rows["private.jsonl"]["status"] == "compacted", rows
+    ran = cli("compact", str(source), "--mirror", "-o", str(tmp_path / "cli"), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    mode = lambda path: oct(path.stat().st_mode & 0o777)  # noqa: E731
+    for name in ("private.jsonl", "creds.txt", "replay.sh"):
+        assert mode(tmp_path / "m" / name) == mode(source / name), name
+        assert mode(tmp_path / "m" / name) == mode(tmp_path / "cli" / name), name
+    assert mode(tmp_path / "m" / "shared.jsonl") == oct(0o640)
+
+
 def test_a_users_file_in_the_mirror_is_left_as_it_was(tmp_path):
     # A note of the user's where a stream's copy would go (compacted, or refused and copied
     # as it is) was replaced, row "compacted"; the command line refuses it.
