@@ -357,8 +357,16 @@ class Checker:
         return [Diagnostic._from_record(r) for r in json.loads(text)]
 
     @property
+    def finished(self) -> bool:
+        """Whether ``finish`` has run: the stream's end has been checked."""
+        return self.counts is not None
+
+    @property
     def ok(self) -> bool:
-        return not any(d.severity == "error" for d in self.diagnostics)
+        """Whether the stream passed: it was finished and nothing found is an error. Before
+        ``finish`` it is False, as only the end tells whether a run was left open (an agent
+        that raised halfway, a loop left early, never finished it)."""
+        return self.finished and not any(d.severity == "error" for d in self.diagnostics)
 
 
 def events(

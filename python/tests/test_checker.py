@@ -218,3 +218,34 @@ def test_a_checker_fed_no_event_says_what_it_was_fed():
             expected = agui_lens.check(items, input=input)
             assert view(checker.diagnostics) == view(expected.diagnostics), items
             assert "empty" not in " ".join(d.message for d in checker.diagnostics), items
+
+
+def test_a_stream_not_finished_is_not_ok():
+    # `ok` said True for a stream whose run was left open: an agent that raised inside
+    # feed_all, or a loop that broke out of it, never reached finish().
+    start = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+    text = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
+
+    def agent():
+        yield start
+        yield text
+        raise RuntimeError("the model went away")
+
+    checker = agui_lens.Checker()
+    with pytest.raises(RuntimeError):
+        for _ in checker.feed_all(agent()):
+            pass
+    assert not checker.ok
+    assert not checker.finished
+    left = agui_lens.Checker()
+    for _ in left.feed_all([start, text]):
+        break
+    assert not left.ok
+    assert not left.finished
+    # Finished, it says what check() says of the same events.
+    left.finish()
+    assert left.finished and left.ok == agui_lens.check([start, text]).ok is False
+    whole = agui_lens.Checker()
+    for _ in whole.feed_all([start, {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}]):
+        pass
+    assert whole.finished and whole.ok
