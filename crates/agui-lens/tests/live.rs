@@ -4035,3 +4035,56 @@ fn a_baseline_holds_back_no_expectation_of_a_suite() {
     assert!(stdout.contains("suite/status-mismatch"), "{stdout}");
     assert!(stdout.contains("suite/snapshot-mismatch"), "{stdout}");
 }
+
+/// What an agent says (a RUN_ERROR's message) and what a suite names (a case) reach a CI log
+/// on lines of their own: a line break and `::error …` in either wrote a workflow command,
+/// colour codes a green `test result: ok.` of their own. Each is shown escaped, in `run`'s
+/// and `test`'s words, in every format that writes lines for a person.
+#[test]
+fn what_an_agent_says_writes_no_line_of_its_own_into_a_ci_log() {
+    let said =
+        "boom\n::error file=README.md,line=1::PWNED\n\u{1b}[32mtest result: ok. 9 passed\u{1b}[0m";
+    let error = json!({"type": "RUN_ERROR", "message": said, "code": "X\n::warning::code"});
+    let mut body = frame(r#"{"type":"RUN_STARTED","threadId":"{threadId}","runId":"{runId}"}"#);
+    body.extend(frame(&error.to_string()));
+    let server = Server::start(Script::sse(vec![Step::Send(body)]));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("suite.toml"),
+        format!(
+            "[[case]]\nname = \"agent\"\nurl = \"{0}\"\nmessage = \"hi\"\n\n[[case]]\nname = \"evil\\n::error file=x.toml,line=1::INJECTED\"\nurl = \"{0}\"\nmessage = \"hi\"\n",
+            server.url("/")
+        ),
+    )
+    .unwrap();
+    let injected = |out: &str| {
+        out.lines().any(|line| {
+            line.starts_with("::error file=README")
+                || line.starts_with("::error file=x.toml")
+                || line.starts_with("::warning::code")
+                || line.starts_with("\u{1b}[32mtest result")
+        }) || out.contains('\u{1b}')
+    };
+    let (_, stdout, stderr) = run_url(&server.url("/"), &[]);
+    let out = format!("{stdout}{stderr}");
+    assert!(!injected(&out), "{out}");
+    assert!(
+        out.contains("RUN_ERROR (X\\n::warning::code): boom\\n::error"),
+        "{out}"
+    );
+    for format in ["human", "github"] {
+        let (_, stdout, stderr) = split(
+            agui_lens()
+                .current_dir(dir.path())
+                .args(["test", "suite.toml", "--color", "never", "--format", format])
+                .output()
+                .unwrap(),
+        );
+        let out = format!("{stdout}{stderr}");
+        assert!(!injected(&out), "{format}: {out}");
+        assert!(
+            out.contains("case evil\\n::error file=x.toml"),
+            "{format}: {out}"
+        );
+    }
+}

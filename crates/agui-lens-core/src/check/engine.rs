@@ -16,6 +16,7 @@ use crate::protocol::event::{Event, EventType, Location};
 use crate::read::delta::{self, Delta};
 use crate::read::pipeline::pipelined;
 use crate::read::{Batch, Frame, FrameKind, FrameReader, describe_non_stream};
+use crate::report::human::visible_path;
 
 /// How many findings are held back while no event has been seen, in case the input turns
 /// out not to be a stream at all (then one `framing/no-events` says so instead).
@@ -278,6 +279,10 @@ impl RunFailures {
             1 => "the run ended".to_owned(),
             n => format!("{n} runs ended, the last"),
         };
+        // The agent's words, on one line and with nothing a terminal acts on: a message
+        // holding a line break and `::error …` or colour codes wrote lines of its own into a
+        // CI log (a workflow command, a false `test result: ok`).
+        let (code, message) = (visible_path(&code), visible_path(message));
         Some(format!("{runs} in RUN_ERROR{code}: {message}"))
     }
 }

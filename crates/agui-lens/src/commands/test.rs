@@ -253,6 +253,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
                 Format::Human => {
                     writeln!(out, "{}", suite::human_line(&case, color))?;
                     for note in &case.notes {
+                        let note = agui_lens_core::report::human::visible_path(note);
                         writeln!(out, "    {note}")?;
                     }
                     out.flush()?;

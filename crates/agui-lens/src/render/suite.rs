@@ -120,14 +120,21 @@ pub fn human_line(case: &CaseOutcome, color: bool) -> String {
         (false, true) => paint("ok", color, |s| s.green().to_string()),
         (false, false) => paint("FAILED", color, |s| s.red().bold().to_string()),
     };
-    let mut line = format!("case {} ... {verdict} ({}", case.name, secs(case.elapsed));
+    // A case's name and what went wrong (which may quote the agent) on one line, with
+    // nothing a terminal or a CI log acts on: a line break in either wrote a line of its own.
+    let visible = agui_lens_core::report::human::visible_path;
+    let mut line = format!(
+        "case {} ... {verdict} ({}",
+        visible(&case.name),
+        secs(case.elapsed)
+    );
     if case.passed && case.stats.warnings > 0 {
         line.push_str(&format!(", {}", plural(case.stats.warnings, "warning")));
     }
     line.push(')');
     if let Some(why) = case.why() {
         line.push_str(": ");
-        line.push_str(&why);
+        line.push_str(&visible(&why));
     }
     line
 }
