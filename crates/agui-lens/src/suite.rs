@@ -347,6 +347,7 @@ impl Suite {
         }
         let base = path.parent().unwrap_or(Path::new(""));
         let mut names = BTreeSet::new();
+        let mut turn_names: BTreeMap<String, String> = BTreeMap::new();
         let mut snapshots: BTreeMap<PathBuf, (String, usize)> = BTreeMap::new();
         let mut cases = Vec::new();
         for spanned in file.cases {
@@ -358,6 +359,19 @@ impl Suite {
             }
             let resolved = resolve(case, cases.len(), line, &text, base, &env)
                 .with_context(|| format!("{where_}: in the case starting here"))?;
+            // A turn is reported (and its findings kept in a baseline) by its name: a case
+            // named `chat / turn 2` beside a conversation `chat` would be one with its turn.
+            for turn in &resolved.turns {
+                let name = resolved.turn_name(turn);
+                if let Some(other) = turn_names.insert(name.clone(), resolved.name.clone()) {
+                    bail!(
+                        "{where_}: case {:?} turn {} is named {name:?}, as is a turn of case \
+                         {other:?}: their results and findings would be one; rename one",
+                        resolved.name,
+                        turn.number
+                    );
+                }
+            }
             for turn in &resolved.turns {
                 let Some(snapshot) = &turn.snapshot else {
                     continue;
@@ -948,6 +962,19 @@ resume = { payload = { approved = true } }
             err.contains("suite.toml:6") && err.contains("second case"),
             "{err}"
         );
+        // A case named as another's turn is reported as that turn, in either order.
+        let conversation = "[[case]]\nname = \"a\"\nurl = \"http://x/\"\nmessage = \"m\"\n[[case.turn]]\nmessage = \"n\"\n";
+        let alone = "[[case]]\nname = \"a / turn 2\"\nurl = \"http://x/\"\nmessage = \"m\"\n";
+        for suite in [
+            format!("{conversation}\n{alone}"),
+            format!("{alone}\n{conversation}"),
+        ] {
+            let err = format!("{:#}", load(&suite).unwrap_err());
+            assert!(
+                err.contains("is named \"a / turn 2\", as is a turn of case"),
+                "{err}"
+            );
+        }
         // Two answers held to one snapshot file: an update keeps the last, and the next
         // run fails the other. Spelt another way, it is the same file.
         let shared = "[[case]]\nname = \"a\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"s.snap\"\n\n[[case]]\nname = \"b\"\nurl = \"http://x/\"\nmessage = \"m\"\nsnapshot = \"./x/../s.snap\"\n";

@@ -270,7 +270,7 @@ fn a_suite_recorded_in_part_keeps_the_other_cases_findings() {
         case("one") + &case("two") + &case("two (slow)"),
     )
     .unwrap();
-    std::fs::write(dir.join("other.toml"), case("elsewhere")).unwrap();
+    std::fs::write(dir.join("other.toml"), case("one")).unwrap();
     let test = |args: &[&str]| {
         split(
             agui_lens()
@@ -298,6 +298,26 @@ fn a_suite_recorded_in_part_keeps_the_other_cases_findings() {
     let stderr = record(&["suite.toml"]);
     assert!(stderr.contains("3 findings recorded"), "{stderr}");
     assert_eq!(held("suite.toml").0, 0);
+    // Keyed by the suite and the case, named from the baseline's folder.
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ci/known.json")).unwrap()).unwrap();
+    let keys: Vec<&str> = written["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            r#"../suite.toml (case "one")"#,
+            r#"../suite.toml (case "two (slow)")"#,
+            r#"../suite.toml (case "two")"#
+        ]
+    );
+    // Another suite's case of the same name is not this one: never recorded, it fails.
+    let (code, out) = held("other.toml");
+    assert_eq!(code, 1, "{out}");
     // One case recorded again: the other two are kept, and said to be.
     let stderr = record(&["suite.toml", "--case", "one"]);
     assert!(
@@ -312,7 +332,7 @@ fn a_suite_recorded_in_part_keeps_the_other_cases_findings() {
     assert!(stderr.contains("(2 of cases not run here"), "{stderr}");
     let (code, out) = held("suite.toml");
     assert_eq!(code, 0, "{out}");
-    // Another suite into the same file keeps this one's.
+    // Recorded into the same file, it keeps this one's.
     let stderr = record(&["other.toml"]);
     assert!(stderr.contains("(3 of cases not run here"), "{stderr}");
     let (code, out) = held("suite.toml");
@@ -321,6 +341,38 @@ fn a_suite_recorded_in_part_keeps_the_other_cases_findings() {
     assert_eq!(code, 0, "{out}");
     // Held or not, a run speaks only of its own cases' findings as no longer found.
     assert!(!out.contains("no longer found"), "{out}");
+
+    // A baseline of version 4 keyed a case by its name alone: it is read so, and said to be;
+    // recorded again, its entries are replaced by the suite's keys.
+    let legacy: Vec<Value> = keys
+        .iter()
+        .zip(written["findings"].as_array().unwrap())
+        .map(|(key, entry)| {
+            let name = key
+                .strip_prefix(r#"../suite.toml (case ""#)
+                .and_then(|k| k.strip_suffix("\")"))
+                .unwrap();
+            let mut entry = entry.clone();
+            entry["path"] = Value::from(format!("../{name}"));
+            entry
+        })
+        .collect();
+    let legacy = serde_json::json!({"version": 4, "findings": legacy});
+    std::fs::write(dir.join("ci/known.json"), legacy.to_string()).unwrap();
+    let (code, out) = held("suite.toml");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("keys a suite's cases by their names alone (version 4)"),
+        "{out}"
+    );
+    let stderr = record(&["suite.toml"]);
+    assert!(
+        stderr.contains("wrote ci/known.json: 3 findings recorded\n"),
+        "{stderr}"
+    );
+    let (code, out) = held("suite.toml");
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("names alone"), "{out}");
 }
 
 /// A baseline is written as every file agui-lens writes: readable by whoever may read a new
@@ -602,7 +654,7 @@ fn a_number_inside_a_name_tells_findings_apart() {
     let (code, _, stderr) = check(dir, &["--baseline", "known.json", "--update-baseline"]);
     assert_eq!(code, 0, "{stderr}");
     let recorded = std::fs::read_to_string(dir.join("known.json")).unwrap();
-    assert!(recorded.contains("\"version\": 4"), "{recorded}");
+    assert!(recorded.contains("\"version\": 5"), "{recorded}");
 
     // The same findings, moved down: held back.
     std::fs::write(
@@ -742,7 +794,7 @@ fn a_browser_capture_is_held_to_its_calls_not_its_entries_indexes() {
         assert!(stdout.contains("pairing/tool-call"), "{format}: {stdout}");
     }
     let recorded = std::fs::read_to_string(dir.join("known.json")).unwrap();
-    assert!(recorded.contains("\"version\": 4"), "{recorded}");
+    assert!(recorded.contains("\"version\": 5"), "{recorded}");
     // A call that failed (a 500) and was made again takes no number: the calls after it keep
     // theirs, and their known findings.
     std::fs::write(&har, capture(&[("POST", &clean), ("POST", &broken)])).unwrap();
@@ -765,7 +817,7 @@ fn a_browser_capture_is_held_to_its_calls_not_its_entries_indexes() {
 
     // A version 2 file keyed the calls by their entries: read so, and said.
     let by_entry = recorded
-        .replace("\"version\": 4", "\"version\": 2")
+        .replace("\"version\": 5", "\"version\": 2")
         .replace(
             "session.har (POST https://app.example/agent, call 1)",
             "session.har#1 (POST https://app.example/agent)",
@@ -902,7 +954,7 @@ fn a_baseline_names_its_inputs_from_its_own_folder() {
     let (code, _, stderr) = check_in(dir.path(), &[&["a.jsonl"][..], &record].concat());
     assert_eq!(code, 0, "{stderr}");
     let written = std::fs::read_to_string(dir.path().join("known.json")).unwrap();
-    assert!(written.contains("\"version\": 4"), "{written}");
+    assert!(written.contains("\"version\": 5"), "{written}");
 
     // From the subfolder: its own a.jsonl is checked, the one above kept.
     let (code, _, stderr) = check_in(

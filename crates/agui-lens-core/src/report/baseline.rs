@@ -32,8 +32,10 @@ use crate::check::diagnostic::Diagnostic;
 
 /// The file's format version written: 2 keeps digits inside names in the fingerprint, 3 keys
 /// a browser capture's streams by their calls, 4 names inputs from the file's own folder
-/// (earlier versions named them from the folder the baseline was recorded from).
-pub const VERSION: u64 = 4;
+/// (earlier versions named them from the folder the baseline was recorded from), 5 keys a
+/// suite's cases by the suite and the case ([`case_key`]; earlier versions by the case's name
+/// alone, so that two suites' cases of one name, recorded into one file, held each other's).
+pub const VERSION: u64 = 5;
 
 /// One recorded finding and how many times it was seen.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,7 +110,7 @@ impl Baseline {
         Baseline::parse_at(text, None)
     }
 
-    /// Parses the baseline file at `file`: the inputs a version 4 file names from its folder
+    /// Parses the baseline file at `file`: the inputs a version 4 (or later) file names from its folder
     /// are named from the current folder, as findings' paths are.
     pub fn parse_at(text: &str, file_path: Option<&std::path::Path>) -> Result<Baseline, String> {
         let file: File = serde_json::from_str(text).map_err(|e| {
@@ -238,6 +240,21 @@ pub fn call_key(file: &str, call: &str) -> String {
     format!("{} ({call})", same_file_key(file))
 }
 
+/// What a suite's case adds to the suite's path in a key: `suite.toml (case "checkout")`.
+const CASE: &str = " (case \"";
+
+/// The key of the findings of a suite's case (one turn's name: `checkout`, `chat / turn 2`)
+/// from version 5 on: the suite's file and the case, so that two suites with a case of one
+/// name each keep their own.
+pub fn case_key(suite: &str, case: &str) -> String {
+    call_key(suite, &case_call(case))
+}
+
+/// What follows the suite in a case's key, as [`Baseline::name_call`] takes it.
+pub fn case_call(case: &str) -> String {
+    format!("case {case:?}")
+}
+
 /// Whether a finding keyed at `path` is of the input keyed `input`, by their text: the input
 /// itself, or a stream within it (`x.har (POST …, call 1)`, `x.har#2`).
 pub fn of_input(path: &str, input: &str) -> bool {
@@ -328,7 +345,7 @@ impl Recorder {
                 continue;
             }
             carried.kept += entry.count;
-            // (An input a version 4 file names that is not found is gone: what it names from
+            // (An input a version 4+ file names that is not found is gone: what it names from
             // here is what it named where it was recorded.)
             if file.version < 4 && !there(&path) {
                 carried.unfound += entry.count;
@@ -416,9 +433,13 @@ impl Folders {
 }
 
 /// Where what a capture's stream adds to its file's path begins in a key (` (POST
-/// https://…, call 1)`; `#2` or `#2 (POST …)` in files of version 2), or the key's end: a
-/// `#` or ` (` elsewhere is part of a name.
+/// https://…, call 1)`; `#2` or `#2 (POST …)` in files of version 2; a suite's case, ` (case
+/// "…")`), or the key's end: a `#` or ` (` elsewhere is part of a name.
 fn file_end(key: &str) -> usize {
+    // A suite's case (version 5): what follows is the case's name, slashes and all.
+    if let Some(at) = key.find(CASE).filter(|_| key.ends_with("\")")) {
+        return at;
+    }
     let call = key.match_indices(" (").map(|(at, _)| at).find(|&at| {
         let rest = &key[at + 2..];
         let method = rest.bytes().take_while(u8::is_ascii_uppercase).count();
@@ -838,9 +859,9 @@ mod tests {
             );
         }
         assert!(
-            Baseline::parse(r#"{"version":5,"findings":[]}"#)
+            Baseline::parse(r#"{"version":6,"findings":[]}"#)
                 .unwrap_err()
-                .contains("version 5")
+                .contains("version 6")
         );
     }
 

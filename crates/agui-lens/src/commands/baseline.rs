@@ -114,14 +114,40 @@ impl Gate {
     /// are keyed): the baseline's findings of other cases (left out by `--case`, of another
     /// suite recording into the same file, gone from the suite) were not looked for, and
     /// recording keeps them. Cases are named exactly: `two` is not `two (slow)`.
-    pub fn running_cases(&mut self, names: impl IntoIterator<Item = String>) {
-        let checked = self.checked.get_or_insert_with(Checked::default);
-        checked.cases = Some(
-            names
-                .into_iter()
-                .map(|name| agui_lens_core::report::baseline::input_key(&name))
-                .collect(),
-        );
+    ///
+    /// From version 5 a case's findings are keyed by the suite (`suite`, its path as given)
+    /// and the case; a baseline of an earlier version, which keyed them by the case's name
+    /// alone, is read so (and said to be), and recorded anew keyed by both.
+    pub fn running_cases(&mut self, suite: &str, names: impl IntoIterator<Item = String>) {
+        use agui_lens_core::report::baseline::{case_call, case_key, input_key};
+        let by_name_alone = match &self.mode {
+            Mode::Hold(baseline) => baseline.version() < 5,
+            Mode::Record(..) => false,
+        };
+        let mut cases = Cases::default();
+        for name in names {
+            if !by_name_alone {
+                self.name_call(&name, suite, &case_call(&name));
+            }
+            cases.keys.push(case_key(suite, &name));
+            cases.names.push(input_key(&name));
+        }
+        if by_name_alone {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "agui-lens: {} keys a suite's cases by their names alone (version {}): a case \
+                 of the same name in another suite is held back by its record. It is read as \
+                 written; rewrite it with --update-baseline to key them by the suite too \
+                 (version {})",
+                self.path.display(),
+                match &self.mode {
+                    Mode::Hold(baseline) => baseline.version(),
+                    Mode::Record(..) => 0,
+                },
+                agui_lens_core::report::baseline::VERSION
+            );
+        }
+        self.checked.get_or_insert_with(Checked::default).cases = Some(cases);
     }
 
     /// As [`Gate::checked`], for a capture's stream named by its call.
@@ -391,9 +417,16 @@ struct Checked {
     files: Vec<(u64, u64)>,
     /// Captures' streams: the capture file and the call.
     calls: Vec<((u64, u64), String)>,
-    /// A suite's: the keys of the cases run, which name no file (a case named as a file
-    /// beside it is still the case).
-    cases: Option<Vec<String>>,
+    /// A suite's: the cases run.
+    cases: Option<Cases>,
+}
+
+/// The cases of a suite a run runs, as their findings are keyed: by the suite and the case
+/// (version 5), or by the case's name alone (earlier versions).
+#[derive(Default)]
+struct Cases {
+    keys: Vec<String>,
+    names: Vec<String>,
 }
 
 /// A file's identity: its device and inode.
@@ -411,7 +444,10 @@ impl Checked {
     /// compared as written.
     fn holds(&self, path: &str) -> bool {
         if let Some(cases) = &self.cases {
-            return cases.iter().any(|case| case == path);
+            // (A key of an earlier version that names a file is that file's.)
+            return cases.keys.iter().any(|case| case == path)
+                || (cases.names.iter().any(|case| case == path)
+                    && std::fs::symlink_metadata(path).is_err());
         }
         if let Some(file) = file_id(Path::new(path)) {
             return self.files.contains(&file);

@@ -149,6 +149,7 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
     let mut gate = Gate::load(&args.baseline)?;
     if let Some(gate) = gate.as_mut() {
         gate.running_cases(
+            &args.suite.to_string_lossy(),
             suite
                 .cases
                 .iter()
