@@ -1339,6 +1339,11 @@ fn updating_snapshots_keeps_them_from_a_failed_answer() {
         ),
         ("/half", Script::sse(vec![Step::Send(cut), Step::Close])),
         ("/ended", Script::sse(vec![Step::Send(ended)])),
+        ("/empty", Script::sse(vec![])),
+        (
+            "/page",
+            Script::fixed("200 OK", "text/html", "<html><body>Sign in</body></html>"),
+        ),
     ]);
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
@@ -1358,23 +1363,26 @@ fn updating_snapshots_keeps_them_from_a_failed_answer() {
     let (code, stdout, stderr) = test("/ok", true);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let reviewed = std::fs::read_to_string(dir.join("s.snap")).unwrap();
-    for route in ["/e500", "/half", "/ended"] {
-        let _ = std::fs::remove_file(dir.join("s.snap.new"));
-        let (code, stdout, stderr) = test(route, true);
-        assert_eq!(code, 1, "{route}: {stdout}{stderr}");
-        assert!(!stdout.contains("updated s.snap"), "{route}: {stdout}");
-        assert!(
-            stdout.contains("s.snap was not updated"),
-            "{route}: {stdout}"
-        );
-        assert_eq!(
-            std::fs::read_to_string(dir.join("s.snap")).unwrap(),
-            reviewed,
-            "{route}"
-        );
-        if route != "/e500" {
-            // Nor is half a stream left pending, for `snapshot accept` to make it the
-            // expectation with no word of the cut.
+    for route in ["/e500", "/half", "/ended", "/empty", "/page"] {
+        for update in [true, false] {
+            let _ = std::fs::remove_file(dir.join("s.snap.new"));
+            let (code, stdout, stderr) = test(route, update);
+            // A case that fails (exit 1), not a tool that could not run (exit 2: an answer
+            // with no events was compared, and read as no stream).
+            assert_eq!(code, 1, "{route}: {stdout}{stderr}");
+            assert!(!stdout.contains("updated s.snap"), "{route}: {stdout}");
+            assert_eq!(
+                stdout.contains("s.snap was not updated"),
+                update,
+                "{route}: {stdout}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(dir.join("s.snap")).unwrap(),
+                reviewed,
+                "{route}"
+            );
+            // Nor is the answer left pending, for `snapshot accept` to make half a stream or
+            // an error page the expectation.
             assert!(!dir.join("s.snap.new").exists(), "{route}: {stdout}");
             assert!(
                 stdout.contains("s.snap was not compared"),
@@ -1384,6 +1392,24 @@ fn updating_snapshots_keeps_them_from_a_failed_answer() {
     }
     let (code, stdout, stderr) = test("/ok", false);
     assert_eq!(code, 0, "{stdout}{stderr}");
+
+    // A case that expects an error status, answered with a stream: not compared either.
+    write(
+        dir,
+        "suite.toml",
+        "[[case]]\nname = \"snap\"\nurl_env = \"AGUI_TEST_URL\"\nmessage = \"hi\"\nsnapshot = \"e.snap\"\nexpect_status = 500\n",
+    );
+    let (code, stdout, stderr) = test("/e500", true);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let refusal = std::fs::read_to_string(dir.join("e.snap")).unwrap();
+    let (code, stdout, stderr) = test("/ok", false);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("e.snap was not compared"), "{stdout}");
+    assert!(!dir.join("e.snap.new").exists(), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("e.snap")).unwrap(),
+        refusal
+    );
 }
 
 /// `--update-baseline` when a case's agent cannot be asked leaves the baseline as it was: the

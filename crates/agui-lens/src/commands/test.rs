@@ -1299,6 +1299,11 @@ fn run_turn(
                          held to no expectation",
                         snapshot.display()
                     ));
+                } else if exchange.known_events == 0 || mismatch(&expectations) {
+                    // Nor is an answer the case does not take (no events, a status it does
+                    // not expect): left pending, it was one `snapshot accept` away from being
+                    // the expectation, and compared, read as a tool error (exit 2).
+                    outcome.notes.push(not_compared(snapshot));
                 } else {
                     match expectations.snapshot(snapshot, record, case) {
                         Ok(Some(note)) => outcome.notes.push(note),
@@ -1333,13 +1338,20 @@ fn run_turn(
                 if !case.fixed_ids {
                     forget_minted_ids(&mut item, &input.value);
                 }
-                match expectations.snapshot_items(snapshot, case, |_, settings| {
-                    let items = Normalizer::events(settings.clone(), std::slice::from_ref(&item));
-                    Ok((items, HalvesRead::default()))
-                }) {
-                    Ok(Some(note)) => outcome.notes.push(note),
-                    Ok(None) => {}
-                    Err(e) => outcome.failure = Some(format!("{e:#}")),
+                if !expectations.may_update {
+                    // An error page where a stream was expected is no answer to hold to the
+                    // snapshot, nor to leave pending for `snapshot accept`.
+                    outcome.notes.push(not_compared(snapshot));
+                } else {
+                    match expectations.snapshot_items(snapshot, case, |_, settings| {
+                        let items =
+                            Normalizer::events(settings.clone(), std::slice::from_ref(&item));
+                        Ok((items, HalvesRead::default()))
+                    }) {
+                        Ok(Some(note)) => outcome.notes.push(note),
+                        Ok(None) => {}
+                        Err(e) => outcome.failure = Some(format!("{e:#}")),
+                    }
                 }
             }
         }
@@ -1431,6 +1443,16 @@ fn uuid_at(bytes: &[u8]) -> Option<usize> {
     }
     let ends = bytes.get(at).is_none_or(|b| !b.is_ascii_alphanumeric());
     ends.then_some(at)
+}
+
+/// Why an answer was not held to its snapshot: the case does not take it (its status, or no
+/// events), which its findings say.
+fn not_compared(snapshot: &Path) -> String {
+    format!(
+        "{} was not compared: the case does not take this answer (see its findings), and no \
+         answer it does not take is held to its expectation or left pending as one",
+        snapshot.display()
+    )
 }
 
 /// Why `--update-snapshots` left a snapshot as it was.
