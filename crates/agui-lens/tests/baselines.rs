@@ -1284,3 +1284,44 @@ fn recording_part_of_the_inputs_keeps_what_the_others_hold() {
         "{held}"
     );
 }
+
+/// `--junit F` and `--baseline F --update-baseline` name one file, not there yet: the run
+/// went ahead, the baseline was not recorded (the report was there first, and is no
+/// baseline), and the report left in its place was green. Refused before anything is read.
+#[test]
+fn a_report_and_a_baseline_written_to_one_file_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir(dir.join("captures")).unwrap();
+    std::fs::write(dir.join("captures/a.jsonl"), KNOWN).unwrap();
+    std::fs::write(
+        dir.join("suite.toml"),
+        "[[case]]\nname = \"a\"\nurl = \"http://127.0.0.1:9/\"\nmessage = \"hi\"\n",
+    )
+    .unwrap();
+    let record = ["--baseline", "out.json", "--update-baseline"];
+    for (command, junit) in [
+        (&["check", "captures"][..], "out.json"),
+        (&["check", "captures"][..], "./sub/../out.json"),
+        (&["test", "suite.toml"][..], "out.json"),
+    ] {
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let (code, stdout, stderr) = split(
+            agui_lens()
+                .current_dir(dir)
+                .args(command)
+                .args(record)
+                .args(["--junit", junit])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(code, 2, "{command:?} {junit}: {stdout}{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "--junit {junit} is an input (named by --baseline)"
+            )),
+            "{command:?}: {stderr}"
+        );
+        assert!(!dir.join("out.json").exists(), "{command:?} {junit}");
+    }
+}

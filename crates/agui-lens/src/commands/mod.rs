@@ -928,6 +928,22 @@ pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     matches!((file_id(a), file_id(b)), (Some(a), Some(b)) if a == b)
 }
 
+/// Whether two paths name one place, whether a file is there or not (a baseline about to be
+/// recorded): the same name in the same folder, its links followed.
+fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
+    if a.as_os_str() == "-" || b.as_os_str() == "-" {
+        return false;
+    }
+    let place = |path: &std::path::Path| {
+        let folder = match path.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => folder,
+            _ => std::path::Path::new("."),
+        };
+        Some(std::fs::canonicalize(folder).ok()?.join(path.file_name()?))
+    };
+    matches!((place(a), place(b)), (Some(a), Some(b)) if a == b)
+}
+
 /// Refuses an output that names one of the command's inputs (through links too): writing it
 /// would destroy what the command reads, before or while it is read. `inputs` are each a path
 /// and the flag or argument that names it.
@@ -937,7 +953,7 @@ pub(crate) fn refuse_output_over_input(
     inputs: &[(&std::path::Path, &str)],
 ) -> Result<()> {
     for (input, named_by) in inputs {
-        if same_file(output, input) {
+        if same_file(output, input) || same_place(output, input) {
             anyhow::bail!(
                 "{flag} {} is an input (named by {named_by}): writing it would destroy what is \
                  read; name another file",

@@ -58,7 +58,11 @@ struct Shared<'a> {
 
 pub fn run(args: &TestArgs) -> Result<Outcome> {
     if let Some(junit) = &args.junit {
-        super::refuse_output_over_input(junit, "--junit", &[(&args.suite, "SUITE")])?;
+        // (Nor the baseline: a report written there in its place, for a suite that did not
+        // begin, would be read as no baseline.)
+        let mut read = vec![(args.suite.as_path(), "SUITE")];
+        read.extend(args.baseline.baseline.as_deref().map(|b| (b, "--baseline")));
+        super::refuse_output_over_input(junit, "--junit", &read)?;
     }
     let mut begun = false;
     run_suite(args, &mut begun).map_err(|err| if begun { err } else { not_begun(args, err) })
