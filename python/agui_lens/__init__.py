@@ -208,6 +208,20 @@ def _events_items(events: Iterable[Any]) -> list:
     return [_frame(event) for event in events]
 
 
+def _text_bytes(text: str) -> bytes:
+    """A stream given as text, as the bytes a file of it holds: bytes that were no UTF-8 and
+    read with ``surrogateescape`` are those bytes again; a lone surrogate is written as UTF-8
+    writes no text (``surrogatepass``), so both are reported as in a file, not raised."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def _source(source: Any, name: Optional[str], entry: Optional[int] = None) -> dict:
     """The keyword arguments that tell the extension what to read."""
     if entry is not None:
@@ -224,7 +238,7 @@ def _source(source: Any, name: Optional[str], entry: Optional[int] = None) -> di
             path = os.fsdecode(path)
         return {"path": path, "name": name}
     if isinstance(source, str):
-        return {"data": source.encode("utf-8"), "name": name or BYTES_NAME}
+        return {"data": _text_bytes(source), "name": name or BYTES_NAME}
     if isinstance(source, (bytes, bytearray, memoryview)):
         return {"data": bytes(source), "name": name or BYTES_NAME}
     if isinstance(source, Mapping) or hasattr(source, "model_dump"):
@@ -266,8 +280,16 @@ def _protocol(protocol: Any) -> Optional[str]:
 def _input_json(input: Any) -> Optional[str]:
     if input is None:
         return None
-    if isinstance(input, (str, bytes)):
-        return input.decode() if isinstance(input, bytes) else input
+    if isinstance(input, str):
+        return input
+    if isinstance(input, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(input).decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise AguiLensError(
+                f"reading the RunAgentInput: it is no UTF-8 text (byte 0x{err.object[err.start]:02x} "
+                f"at {err.start}), as JSON must be"
+            ) from None
     return event_json(input)
 
 

@@ -241,3 +241,44 @@ def test_rules_as_pairs_and_a_protocol_that_is_no_text():
         agui_lens.check(VALID, rules=["schema/*"])
     with pytest.raises(TypeError, match='"1.1", "1.0" or "0.x", not float'):
         agui_lens.check(VALID, protocol=1.0)
+
+
+def test_text_that_is_no_unicode_is_read_as_a_file_of_it_would_be(tmp_path):
+    # A stream given as text holding a lone surrogate (or bytes read with surrogateescape)
+    # raised a bare UnicodeEncodeError from every entry point; the same bytes in a file are
+    # findings. Each call now says of the text what it says of the file.
+    start = '{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n'
+    end = '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n'
+    texts = {
+        "lone": start + '{"type":"CUSTOM","name":"x","value":"\ud800"}\n' + end,
+        "escaped": (start.encode() + b'{"type":"CUSTOM","name":"x","value":"\xff"}\n'
+                    + end.encode()).decode("utf-8", "surrogateescape"),
+    }
+    for kind, text in texts.items():
+        file = tmp_path / f"{kind}.jsonl"
+        file.write_bytes(text.encode("utf-8", "surrogateescape" if kind == "escaped" else "surrogatepass"))
+        from_text, from_file = agui_lens.check(text), agui_lens.check(file)
+        assert [d.rule for d in from_text.diagnostics] == [d.rule for d in from_file.diagnostics], kind
+        assert not from_text.ok, kind
+        for call in (agui_lens.fold, agui_lens.events, agui_lens.compact):
+            try:
+                call(text)
+            except agui_lens.AguiLensError:
+                pass
+        assert agui_lens.compaction(text).status == agui_lens.compaction(file).status, kind
+        agui_lens.diff(text, file)
+
+
+def test_an_input_that_is_no_utf8_is_an_error_that_says_so():
+    # `input=` as bytes that are no UTF-8 raised a bare UnicodeDecodeError.
+    for input in (b'{"threadId":"t","state":{"k":"\xe9"}}', bytearray(b"\xff")):
+        with pytest.raises(agui_lens.AguiLensError, match="no UTF-8 text"):
+            agui_lens.check([], input=input)
+        with pytest.raises(agui_lens.AguiLensError, match="no UTF-8 text"):
+            agui_lens.Checker(input=input)
+    assert agui_lens.check(
+        [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}],
+        input=bytearray(b'{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],'
+                        b'"state":{},"forwardedProps":{}}'),
+    ).ok
