@@ -414,6 +414,28 @@ def test_the_mirror_keeps_each_files_permissions_as_the_command_line_does(tmp_pa
     assert mode(tmp_path / "m" / "shared.jsonl") == oct(0o640)
 
 
+def test_a_name_that_is_no_utf8_is_mirrored_as_the_command_line_mirrors_it(tmp_path):
+    # Such a name raised a bare UnicodeEncodeError in the row, and the file (a stream or not)
+    # was missing from the mirror.
+    source = tmp_path / "tree"
+    source.mkdir()
+    stream = (FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes()
+    root = os.fsencode(source)
+    for name, data in ((b"run\xff.jsonl", stream), (b"notes\xff.txt", b"a note\n")):
+        with open(os.path.join(root, name), "wb") as file:
+            file.write(data)
+    rows = {r["path"]: r for r in compact_tree(str(source), str(tmp_path / "m"))}
+    assert rows[os.fsdecode(b"run\xff.jsonl")]["status"] == "compacted", rows
+    assert rows[os.fsdecode(b"notes\xff.txt")]["status"] == "skipped", rows
+    ran = cli("compact", str(source), "--mirror", "-o", str(tmp_path / "cli"), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    mirror, by_cli = os.fsencode(tmp_path / "m"), os.fsencode(tmp_path / "cli")
+    assert sorted(os.listdir(mirror)) == sorted(os.listdir(by_cli)) == [b"notes\xff.txt", b"run\xff.jsonl"]
+    for name in os.listdir(by_cli):
+        with open(os.path.join(mirror, name), "rb") as a, open(os.path.join(by_cli, name), "rb") as b:
+            assert a.read() == b.read(), name
+
+
 def test_a_users_file_in_the_mirror_is_left_as_it_was(tmp_path):
     # A note of the user's where a stream's copy would go (compacted, or refused and copied
     # as it is) was replaced, row "compacted"; the command line refuses it.
