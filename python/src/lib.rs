@@ -846,7 +846,10 @@ fn compact_source(
         errors: Default::default(),
         carried: None,
     };
-    if source.path.as_deref().is_some_and(read::is_har_file) {
+    // A capture, given as a file or as bytes (a tree elsewhere than a local disk), whatever
+    // it holds: bytes of one with two streams, or none, raised where the file was skipped.
+    let har_bytes = matches!(&source.data, Some(Data::Bytes(bytes)) if read::is_har_bytes(bytes));
+    if har_bytes || source.path.as_deref().is_some_and(read::is_har_file) {
         return Ok(compacted);
     }
     let recording = source.recording();

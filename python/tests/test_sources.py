@@ -209,6 +209,30 @@ def test_entry_picks_a_stream_of_a_capture_from_a_path_or_bytes(tmp_path, empty_
             agui_lens.check(capture, entry=wrong)
 
 
+def test_a_capture_given_as_bytes_is_skipped_by_compaction_as_its_file_is(tmp_path):
+    # compaction() of a capture's bytes (as compact_tree reads a tree that is no local disk)
+    # raised for a capture of two streams, where its file is skipped: rows told the same
+    # tree apart by where it was stored.
+    capture = capture_of_two_streams(tmp_path)
+    data = capture.read_bytes()
+    one = json.loads(data)
+    one["log"]["entries"] = one["log"]["entries"][:1]
+    none = json.loads(data)
+    none["log"]["entries"] = []
+    for kind, source in (
+        ("two streams", data),
+        ("compressed", gzip.compress(data)),
+        ("one stream", json.dumps(one).encode()),
+        ("no stream", json.dumps(none).encode()),
+    ):
+        done = agui_lens.compaction(source)
+        assert done.status == "skipped", (kind, done)
+        assert "browser capture" in done.reason, (kind, done)
+        assert done.data is None
+        (tmp_path / "c.har").write_bytes(source)
+        assert agui_lens.compaction(tmp_path / "c.har").status == "skipped", kind
+
+
 @pytest.mark.filterwarnings("ignore::agui_lens.AguiLensWarning")
 def test_a_capture_answered_with_an_error_status_is_no_clean_stream(tmp_path, empty_dir):
     """A capture's stream whose response had an error status was never read by its client:

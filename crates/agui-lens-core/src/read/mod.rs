@@ -965,7 +965,17 @@ pub fn is_har_file(path: &Path) -> bool {
     let Ok(file) = File::open(path) else {
         return false;
     };
-    let Ok((_, decoded)) = detect::decompress(Box::new(file)) else {
+    opens_a_har(Box::new(file))
+}
+
+/// Whether bytes (compressed or not) hold a browser capture (HAR), as [`is_har_file`] judges
+/// a file.
+pub fn is_har_bytes(bytes: &[u8]) -> bool {
+    opens_a_har(Box::new(std::io::Cursor::new(bytes.to_vec())))
+}
+
+fn opens_a_har(raw: Box<dyn Read + Send>) -> bool {
+    let Ok((_, decoded)) = detect::decompress(raw) else {
         return false;
     };
     let mut head = Vec::new();
