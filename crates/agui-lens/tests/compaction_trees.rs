@@ -454,3 +454,31 @@ fn a_compacted_copy_keeps_its_sources_permissions() {
         assert_eq!(mode, 0o440, "{}: {mode:o}", copy.display());
     }
 }
+
+/// A place in the output that cannot be written (a folder where a compacted file goes) is
+/// said with the file and the place: "error: Is a directory (os error 21)" named neither,
+/// under a summary that says each failure is named above.
+#[test]
+fn a_place_that_cannot_be_written_is_named_with_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::create_dir_all(dir.join("t")).unwrap();
+    std::fs::create_dir_all(dir.join("o/a.jsonl")).unwrap();
+    let stream = std::fs::read(root().join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
+    std::fs::write(dir.join("t/a.jsonl"), &stream).unwrap();
+    std::fs::write(dir.join("t/c.jsonl"), &stream).unwrap();
+    let (code, _, stderr) = split(
+        crate::common::agui_lens()
+            .current_dir(dir)
+            .args(["compact", "t", "-o", "o/"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("error: writing the compacted t/a.jsonl to o/a.jsonl: "),
+        "{stderr}"
+    );
+    assert!(dir.join("o/c.jsonl").is_file());
+    assert_eq!(std::fs::read(dir.join("t/a.jsonl")).unwrap(), stream);
+}

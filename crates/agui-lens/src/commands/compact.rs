@@ -1617,33 +1617,42 @@ fn commit(
     if stop::requested() {
         bail!("interrupted: {name} was left as it was");
     }
-    match target {
-        Target::Stdout => copy_out(&temp, super::Stdout).map(|()| None),
-        Target::Stream(path) => copy_out(&temp, super::open_stream(path)?).map(|()| None),
-        Target::File(path) if same_bytes(temp.path(), path)? => {
-            Ok(Some(format!("{} already holds it", path.display())))
-        }
-        Target::File(path) => {
-            if !path.exists() {
-                take_permissions(&temp, input)?;
+    // (In a closure: an error of any step, a `?` too, says what it was writing, and where;
+    // "Is a directory" alone named no file.)
+    let write = || -> Result<Option<String>> {
+        match target {
+            Target::Stdout => copy_out(&temp, super::Stdout).map(|()| None),
+            Target::Stream(path) => copy_out(&temp, super::open_stream(path)?).map(|()| None),
+            Target::File(path) if same_bytes(temp.path(), path)? => {
+                Ok(Some(format!("{} already holds it", path.display())))
             }
-            let others = other_names(path);
-            persist(temp, path)?;
-            if others > 0 {
-                let names = if others == 1 {
-                    "1 other name (a hard link): it keeps".to_owned()
-                } else {
-                    format!("{others} other names (hard links): they keep")
-                };
-                say!(
-                    "warning: {} had {names} the stream as it was (the compacted one is a new file)",
-                    path.display()
-                );
+            Target::File(path) => {
+                if !path.exists() {
+                    take_permissions(&temp, input)?;
+                }
+                let others = other_names(path);
+                persist(temp, path)?;
+                if others > 0 {
+                    let names = if others == 1 {
+                        "1 other name (a hard link): it keeps".to_owned()
+                    } else {
+                        format!("{others} other names (hard links): they keep")
+                    };
+                    say!(
+                        "warning: {} had {names} the stream as it was (the compacted one is a new file)",
+                        path.display()
+                    );
+                }
+                Ok(None)
             }
-            Ok(None)
         }
-    }
-    .with_context(|| format!("writing the compacted {name}"))
+    };
+    write().with_context(|| match target {
+        Target::File(path) | Target::Stream(path) => {
+            format!("writing the compacted {name} to {}", path.display())
+        }
+        Target::Stdout => format!("writing the compacted {name}"),
+    })
 }
 
 /// Gives a compacted file that is new in the output its source's permissions, within those a
