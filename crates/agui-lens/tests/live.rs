@@ -4114,3 +4114,47 @@ fn what_an_agent_says_writes_no_line_of_its_own_into_a_ci_log() {
         );
     }
 }
+
+/// A case that could not be asked (an agent nobody listens for) is said at the case's line
+/// in SARIF and in GitHub's annotations, as every other format says it: it lost its line
+/// there, and a dashboard pointed at the top of the suite.
+#[test]
+fn a_case_that_could_not_be_asked_keeps_its_line_in_every_format() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("suite.toml"),
+        format!("# cases\n\n[[case]]\nname = \"gone\"\nurl = \"http://127.0.0.1:{port}/\"\nmessage = \"hi\"\n"),
+    )
+    .unwrap();
+    let test = |format: &str| {
+        split(
+            agui_lens()
+                .current_dir(dir.path())
+                .args(["test", "suite.toml", "--format", format])
+                .output()
+                .unwrap(),
+        )
+    };
+    let (code, stdout, _) = test("sarif");
+    assert_eq!(code, 1, "{stdout}");
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{stdout}");
+    for result in results {
+        assert_eq!(
+            result["locations"][0]["physicalLocation"]["region"]["startLine"], 3,
+            "{stdout}"
+        );
+    }
+    let (code, stdout, _) = test("github");
+    assert_eq!(code, 1, "{stdout}");
+    let annotation = stdout.lines().find(|l| l.starts_with("::error ")).unwrap();
+    assert!(
+        annotation.starts_with("::error file=suite.toml,line=3,"),
+        "{stdout}"
+    );
+}

@@ -115,7 +115,7 @@ impl Reporter for Github {
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
         // Each message names the file already.
-        let mut properties = self.place(&file.path, None).0;
+        let mut properties = self.place(&file.path, file.line).0;
         properties.push("title=agui-lens".to_owned());
         let properties = properties.join(",");
         if let Some(failure) = file.failure_text() {

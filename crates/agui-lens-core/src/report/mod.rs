@@ -72,6 +72,10 @@ pub struct FileSummary {
     /// refused): that it holds no event is no sign that nothing was checked.
     #[serde(skip)]
     pub no_stream_owed: bool,
+    /// The line of the input what is said of it belongs to (a suite's case), for the formats
+    /// that point at lines (SARIF, GitHub's annotations).
+    #[serde(skip)]
+    pub line: Option<u64>,
     /// What a user wants to know about the input that is no finding, said in every format:
     /// a live run that ended in RUN_ERROR (the protocol's way to say a run failed), a file
     /// beside a recording left out. (`remarks` in JSON: `notes` there counts the findings of
@@ -117,6 +121,7 @@ impl FileSummary {
             call: false,
             recorded_findings: false,
             no_stream_owed: false,
+            line: None,
             notes: Vec::new(),
         }
     }

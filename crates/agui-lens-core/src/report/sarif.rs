@@ -197,8 +197,12 @@ impl Reporter for Sarif {
     }
 
     fn end_file(&mut self, file: &FileSummary) -> io::Result<()> {
+        let mut location = json!({"physicalLocation": {"artifactLocation": {"uri": uri(self.containers.place(&file.path).file)}}});
+        if let Some(line) = file.line {
+            location["physicalLocation"]["region"] = json!({"startLine": line});
+        }
         for note in &file.notes {
-            let location = json!({"physicalLocation": {"artifactLocation": {"uri": uri(self.containers.place(&file.path).file)}}});
+            let location = location.clone();
             self.notifications.push(json!({
                 "level": "note",
                 "message": {"text": format!("{}: {note}", file.path)},
@@ -216,7 +220,6 @@ impl Reporter for Sarif {
             ),
             (None, None) => return Ok(()),
         };
-        let location = json!({"physicalLocation": {"artifactLocation": {"uri": uri(self.containers.place(&file.path).file)}}});
         if level == "error" {
             // A result too: a dashboard shows results, not notifications.
             let fingerprint = super::baseline::hash_of(&[NOT_READ, &file.path]);

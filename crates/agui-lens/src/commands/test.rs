@@ -365,8 +365,10 @@ fn run_suite(args: &TestArgs, begun: &mut bool) -> Result<Outcome> {
                         case.stats,
                         why.map(|why| format!("case \"{}\": {why}", case.name)),
                     );
-                    // Said as "SUITE: case …", not as a file that could not be read.
+                    // Said as "SUITE: case …", not as a file that could not be read, at
+                    // the case's line.
                     said.interrupted = true;
+                    said.line = Some(case.line);
                     said.notes = case
                         .notes
                         .iter()
