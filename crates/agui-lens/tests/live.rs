@@ -4098,7 +4098,15 @@ fn what_an_agent_says_writes_no_line_of_its_own_into_a_ci_log() {
         out.contains("RUN_ERROR (X\\n::warning::code): boom\\n::error"),
         "{out}"
     );
-    for format in ["human", "github"] {
+    // Where the format escapes for itself (JSON), the agent's words are kept as they came.
+    let (_, report, _) = run_json(&server.url("/"), &[]);
+    let remarks = report.to_string();
+    assert!(
+        remarks.contains(r"boom\n::error file=README.md"),
+        "{remarks}"
+    );
+    assert!(!remarks.contains(r"boom\\n"), "{remarks}");
+    for format in ["human", "github", "junit"] {
         let (_, stdout, stderr) = split(
             agui_lens()
                 .current_dir(dir.path())
@@ -4109,7 +4117,7 @@ fn what_an_agent_says_writes_no_line_of_its_own_into_a_ci_log() {
         let out = format!("{stdout}{stderr}");
         assert!(!injected(&out), "{format}: {out}");
         assert!(
-            out.contains("case evil\\n::error file=x.toml"),
+            out.contains("evil\\n::error file=x.toml") || out.contains("evil&#10;::error"),
             "{format}: {out}"
         );
     }

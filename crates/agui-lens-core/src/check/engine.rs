@@ -16,7 +16,6 @@ use crate::protocol::event::{Event, EventType, Location};
 use crate::read::delta::{self, Delta};
 use crate::read::pipeline::pipelined;
 use crate::read::{Batch, Frame, FrameKind, FrameReader, describe_non_stream};
-use crate::report::human::visible_path;
 
 /// How many findings are held back while no event has been seen, in case the input turns
 /// out not to be a stream at all (then one `framing/no-events` says so instead).
@@ -279,10 +278,8 @@ impl RunFailures {
             1 => "the run ended".to_owned(),
             n => format!("{n} runs ended, the last"),
         };
-        // The agent's words, on one line and with nothing a terminal acts on: a message
-        // holding a line break and `::error …` or colour codes wrote lines of its own into a
-        // CI log (a workflow command, a false `test result: ok`).
-        let (code, message) = (visible_path(&code), visible_path(message));
+        // (The agent's words as they came: each format that writes lines for a person shows
+        // them on one line, see `report::human::visible_path`.)
         Some(format!("{runs} in RUN_ERROR{code}: {message}"))
     }
 }

@@ -68,7 +68,9 @@ impl Reporter for Human {
         for remark in &file.notes {
             let label = self.paint("remark", Paint::Bold);
             let arrow = self.paint("-->", Paint::Frame);
-            writeln!(self.out, "{label}: {}", visible(remark))?;
+            // On one line: a remark may quote an agent (a RUN_ERROR's message), whose line
+            // breaks wrote lines of their own into a CI log (`::error …`).
+            writeln!(self.out, "{label}: {}", visible_path(remark))?;
             writeln!(self.out, "  {arrow} {}", visible_path(&file.path))?;
         }
         if self.verdicts.is_some() {

@@ -70,10 +70,14 @@ pub fn xml_attr(text: &str) -> String {
         .replace('\t', "&#9;")
 }
 
+/// A finding as the text of a report's element. What it quotes (a message naming an input or
+/// a case, the input's name) is kept on its line: a CI step prints the report, and a line
+/// break in a name began a line of its own there (`::error …`, a workflow command).
 pub fn describe(d: &Diagnostic) -> String {
-    let mut text = format!("{}[{}]: {}", d.severity, d.rule, d.message);
+    let one_line = crate::report::human::visible_path;
+    let mut text = format!("{}[{}]: {}", d.severity, d.rule, one_line(&d.message));
     if let Some(line) = d.line {
-        text.push_str(&format!("\n  at {}:{line}", d.path));
+        text.push_str(&format!("\n  at {}:{line}", one_line(&d.path)));
     }
     if let Some(ty) = &d.event_type {
         text.push_str(&format!(" ({ty})"));
@@ -156,7 +160,7 @@ impl Reporter for Junit {
                 cases,
                 "    <testcase name=\"read\" classname=\"{path}\">\n      <error message=\"{}\">{}</error>\n    </testcase>\n",
                 xml_attr(failure),
-                xml_escape(failure),
+                xml_escape(&crate::report::human::visible_path(failure)),
             );
         }
         if tests == 0 {
@@ -171,7 +175,11 @@ impl Reporter for Junit {
             .iter()
             .filter(|d| d.severity == Severity::Warning)
             .map(describe)
-            .chain(file.notes.iter().cloned())
+            .chain(
+                file.notes
+                    .iter()
+                    .map(|note| crate::report::human::visible_path(note).into_owned()),
+            )
             .collect();
         let system_out = if said.is_empty() {
             String::new()

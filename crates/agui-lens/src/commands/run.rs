@@ -638,9 +638,10 @@ pub fn summary_line(name: &str, exchange: &Exchange) -> String {
         Some(at) => format!("first event after {}", precise(at)),
         None => "no event".to_owned(),
     };
+    // (The agent's words on one line: see `visible_path`.)
     let failed = exchange
         .run_failed()
-        .map(|failed| format!("; {failed}"))
+        .map(|failed| format!("; {}", agui_lens_core::report::human::visible_path(&failed)))
         .unwrap_or_default();
     format!(
         "POST {name}: {answer}, {first}, {} in all; {}: {}, {}{failed}",

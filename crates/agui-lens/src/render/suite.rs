@@ -239,7 +239,11 @@ pub fn junit(suite: &Path, cases: &[CaseOutcome], elapsed: Duration) -> String {
         {
             output.push(details);
         }
-        output.extend(case.notes.iter().map(|note| xml_escape(note)));
+        output.extend(
+            case.notes
+                .iter()
+                .map(|note| xml_escape(&agui_lens_core::report::human::visible_path(note))),
+        );
         if !output.is_empty() {
             let _ = writeln!(
                 inner,
