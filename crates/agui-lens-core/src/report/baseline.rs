@@ -195,6 +195,13 @@ impl Baseline {
     /// Whether the finding was recorded (and not yet met as often as recorded): it is then
     /// known, and held back.
     pub fn admits(&mut self, d: &Diagnostic) -> bool {
+        let key = self.here.key(&d.path);
+        self.admits_as(d, key)
+    }
+
+    /// As [`Baseline::admits`], the finding's input keyed `key` (a suite's case by its name
+    /// alone, as files before version 5 keyed it).
+    pub fn admits_as(&mut self, d: &Diagnostic, key: String) -> bool {
         if !adoptable(d) {
             return false;
         }
@@ -202,7 +209,7 @@ impl Baseline {
             1 => fingerprint_v1(d),
             _ => fingerprint(d),
         };
-        let key = (d.rule.name().to_owned(), self.here.key(&d.path), print);
+        let key = (d.rule.name().to_owned(), key, print);
         match self.left.get_mut(&key) {
             Some(n) if *n > 0 => {
                 *n -= 1;

@@ -116,23 +116,20 @@ impl Gate {
     /// recording keeps them. Cases are named exactly: `two` is not `two (slow)`.
     ///
     /// From version 5 a case's findings are keyed by the suite (`suite`, its path as given)
-    /// and the case; a baseline of an earlier version, which keyed them by the case's name
-    /// alone, is read so (and said to be), and recorded anew keyed by both.
+    /// and the case. What a file holds keyed by a case's name alone (recorded before version 5,
+    /// and kept since by runs that did not record that case) still holds that case's findings
+    /// back, of any suite, until the case is recorded again: then it is keyed by both.
     pub fn running_cases(&mut self, suite: &str, names: impl IntoIterator<Item = String>) {
         use agui_lens_core::report::baseline::{case_call, case_key, input_key};
-        let by_name_alone = match &self.mode {
-            Mode::Hold(baseline) => baseline.version() < 5,
-            Mode::Record(..) => false,
-        };
         let mut cases = Cases::default();
         for name in names {
-            if !by_name_alone {
-                self.name_call(&name, suite, &case_call(&name));
-            }
+            self.name_call(&name, suite, &case_call(&name));
             cases.keys.push(case_key(suite, &name));
             cases.names.push(input_key(&name));
         }
-        if by_name_alone {
+        if let Mode::Hold(baseline) = &self.mode
+            && baseline.version() < 5
+        {
             let _ = writeln!(
                 std::io::stderr().lock(),
                 "agui-lens: {} keys a suite's cases by their names alone (version {}): a case \
@@ -140,10 +137,7 @@ impl Gate {
                  written; rewrite it with --update-baseline to key them by the suite too \
                  (version {})",
                 self.path.display(),
-                match &self.mode {
-                    Mode::Hold(baseline) => baseline.version(),
-                    Mode::Record(..) => 0,
-                },
+                baseline.version(),
                 agui_lens_core::report::baseline::VERSION
             );
         }
@@ -182,7 +176,11 @@ impl Gate {
                 true
             }
             Mode::Hold(baseline) => {
-                if baseline.admits(d) {
+                // A suite's case, by the suite and the case, else by its name alone (as
+                // files before version 5 keyed it: see [`Gate::running_cases`]).
+                let by_name = || agui_lens_core::report::baseline::input_key(&d.path);
+                let suite = self.checked.as_ref().is_some_and(|c| c.cases.is_some());
+                if baseline.admits(d) || (suite && baseline.admits_as(d, by_name())) {
                     self.held.count(d);
                     self.held_total += 1;
                     false
@@ -261,10 +259,11 @@ impl Gate {
                 );
                 let suite = self.checked.as_ref().is_some_and(|c| c.cases.is_some());
                 if carried.kept > 0 && suite {
+                    // (What it keeps may be a check's too: inputs and cases share a file.)
                     let _ = write!(
                         err,
-                        " ({} of cases not run here kept as they were; to drop those of cases \
-                         that are gone, record every case into a new file)",
+                        " ({} of cases not run here, or of other inputs, kept as they were; to \
+                         drop those that are gone, record every case into a new file)",
                         carried.kept
                     );
                 } else if carried.kept > 0 {

@@ -929,17 +929,27 @@ pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 }
 
 /// Whether two paths name one place, whether a file is there or not (a baseline about to be
-/// recorded): the same name in the same folder, its links followed.
+/// recorded): the same name in the same folder, links followed (a link to a file yet to be
+/// written too: writing through it writes that file).
 fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
     if a.as_os_str() == "-" || b.as_os_str() == "-" {
         return false;
     }
     let place = |path: &std::path::Path| {
-        let folder = match path.parent() {
-            Some(folder) if !folder.as_os_str().is_empty() => folder,
-            _ => std::path::Path::new("."),
-        };
-        Some(std::fs::canonicalize(folder).ok()?.join(path.file_name()?))
+        let mut path = path.to_path_buf();
+        // (A bound on links to links: a loop of them names no place.)
+        for _ in 0..40 {
+            let folder = match path.parent() {
+                Some(folder) if !folder.as_os_str().is_empty() => folder,
+                _ => std::path::Path::new("."),
+            };
+            let at = std::fs::canonicalize(folder).ok()?.join(path.file_name()?);
+            match std::fs::read_link(&at) {
+                Ok(to) => path = at.parent()?.join(to),
+                Err(_) => return Some(at),
+            }
+        }
+        None
     };
     matches!((place(a), place(b)), (Some(a), Some(b)) if a == b)
 }
