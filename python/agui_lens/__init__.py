@@ -224,6 +224,10 @@ def _text_bytes(text: str) -> bytes:
 
 def _source(source: Any, name: Optional[str], entry: Optional[int] = None) -> dict:
     """The keyword arguments that tell the extension what to read."""
+    if isinstance(name, str):
+        # A name that is no Unicode (a file's read with surrogateescape) with U+FFFD for what
+        # is not: it names the input in findings, and raised where it was passed on.
+        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if entry is not None:
         if isinstance(entry, bool) or not isinstance(entry, int) or entry < 0:
             raise TypeError(f"entry is a HAR entry's index (an int from 0), not {entry!r}")
@@ -281,7 +285,7 @@ def _input_json(input: Any) -> Optional[str]:
     if input is None:
         return None
     if isinstance(input, str):
-        return input
+        return _unicode_input(input)
     if isinstance(input, (bytes, bytearray, memoryview)):
         try:
             return bytes(input).decode("utf-8")
@@ -290,7 +294,22 @@ def _input_json(input: Any) -> Optional[str]:
                 f"reading the RunAgentInput: it is no UTF-8 text (byte 0x{err.object[err.start]:02x} "
                 f"at {err.start}), as JSON must be"
             ) from None
-    return event_json(input)
+    return _unicode_input(event_json(input))
+
+
+def _unicode_input(text: str) -> str:
+    """The RunAgentInput's text, when it is Unicode: a lone surrogate (a str or a dict's value
+    holding one) is said to be what no RunAgentInput may hold (it raised a bare
+    UnicodeEncodeError)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise AguiLensError(
+            f"reading the RunAgentInput: it holds half of a UTF-16 surrogate pair "
+            f"(U+{ord(err.object[err.start]):04X} at {err.start}), which no JSON text sent "
+            "as UTF-8 can"
+        ) from None
+    return text
 
 
 def check(

@@ -282,3 +282,18 @@ def test_an_input_that_is_no_utf8_is_an_error_that_says_so():
         input=bytearray(b'{"threadId":"t","runId":"r","messages":[],"tools":[],"context":[],'
                         b'"state":{},"forwardedProps":{}}'),
     ).ok
+
+
+def test_an_input_or_a_name_holding_half_a_surrogate_pair_is_no_bare_error():
+    # A lone surrogate in input= (text or a dict's value) or in name= raised a bare
+    # UnicodeEncodeError.
+    stream = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+              {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}]
+    for input in ('{"threadId":"\ud800"}', {"threadId": "\ud800"}):
+        with pytest.raises(agui_lens.AguiLensError, match="surrogate pair"):
+            agui_lens.check(stream, input=input)
+        with pytest.raises(agui_lens.AguiLensError, match="surrogate pair"):
+            agui_lens.Checker(input=input)
+    named = agui_lens.check(stream, name="run\udcff.jsonl")
+    assert named.ok
+    assert agui_lens.fold(stream, name="x\udcff.jsonl") == agui_lens.fold(stream)
