@@ -146,8 +146,9 @@ pub fn exit_statuses(path: &[&str]) -> Option<Vec<ExitStatus>> {
         ["test"] => vec![
             (
                 0,
-                "every case passed; with --update-baseline, whatever was found (it is \
-                 recorded), unless an agent could not be reached or answered with no stream",
+                "every case passed; with --update-baseline, whatever findings it recorded \
+                 (what a case expects and did not get, a snapshot or a status, still fails; \
+                 so does an agent that could not be reached or answered with no stream)",
             ),
             (
                 1,

@@ -54,7 +54,7 @@ pub fn decompress(
         Ok((
             Compression::Gzip,
             Box::new(Decoded {
-                inner: flate2::read::MultiGzDecoder::new(whole),
+                inner: GzipMembers::new(whole),
                 format: "gzip",
             }),
         ))
@@ -80,6 +80,76 @@ fn zstd_decoder(_: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
         io::ErrorKind::Unsupported,
         "the input is zstd-compressed, and this build reads no zstd (the `zstd` feature)",
     ))
+}
+
+/// Gzip data of one member or more (as `cat a.gz b.gz` makes), read one member after the
+/// other. What follows the last member and is none (bytes appended to a whole file) is said
+/// as that: read as a member cut short, it was called a truncated file.
+struct GzipMembers<R: Read> {
+    member: Option<flate2::bufread::GzDecoder<io::BufReader<R>>>,
+    /// What follows the last member, once found: said at every read after it (a reader that
+    /// looked ahead and went on must not take it for the end).
+    appended: Option<String>,
+}
+
+impl<R: Read> GzipMembers<R> {
+    fn new(raw: R) -> Self {
+        GzipMembers {
+            // (The buffer flate2's own reader of several members takes.)
+            member: Some(flate2::bufread::GzDecoder::new(
+                io::BufReader::with_capacity(32 * 1024, raw),
+            )),
+            appended: None,
+        }
+    }
+}
+
+impl<R: Read> Read for GzipMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use io::BufRead;
+        if let Some(said) = &self.appended {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, said.clone()));
+        }
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This member ended whole: another follows, or nothing.
+            let mut rest = self.member.take().expect("a member").into_inner();
+            let next = loop {
+                match rest.fill_buf() {
+                    Ok(next) => break next,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            };
+            if next.is_empty() {
+                return Ok(0);
+            }
+            if next[0] != GZIP_MAGIC[0] || next.get(1).is_some_and(|&b| b != GZIP_MAGIC[1]) {
+                let mut after = 0u64;
+                loop {
+                    let len = rest.fill_buf()?.len();
+                    if len == 0 {
+                        break;
+                    }
+                    after += len as u64;
+                    rest.consume(len);
+                }
+                let said = format!(
+                    "{after} bytes after the end of the compressed data are none: something \
+                     was appended to a whole file"
+                );
+                self.appended = Some(said.clone());
+                return Err(io::Error::new(io::ErrorKind::InvalidData, said));
+            }
+            self.member = Some(flate2::bufread::GzDecoder::new(rest));
+        }
+    }
 }
 
 /// A decoder whose errors say that the compressed data is at fault, and how.
@@ -811,7 +881,7 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(b"{\"a\":1}\n").unwrap();
         let bytes = gz.finish().unwrap();
-        let (kind, mut reader) = decompress(Box::new(io::Cursor::new(bytes))).unwrap();
+        let (kind, mut reader) = decompress(Box::new(io::Cursor::new(bytes.clone()))).unwrap();
         let mut out = String::new();
         reader.read_to_string(&mut out).unwrap();
         assert_eq!((kind, out.as_str()), (Compression::Gzip, "{\"a\":1}\n"));
@@ -829,6 +899,25 @@ mod tests {
         let mut out = String::new();
         reader.read_to_string(&mut out).unwrap();
         assert_eq!((kind, out.as_str()), (Compression::None, "x"));
+
+        // Members one after the other are one stream; what follows the last and is none is
+        // said as that, and a member cut short as a truncated file.
+        let read = |bytes: Vec<u8>| {
+            let (_, mut reader) = decompress(Box::new(io::Cursor::new(bytes))).unwrap();
+            let mut out = String::new();
+            reader.read_to_string(&mut out).map(|_| out)
+        };
+        let two = [bytes.clone(), bytes.clone()].concat();
+        assert_eq!(read(two).unwrap(), "{\"a\":1}\n{\"a\":1}\n");
+        let appended = [bytes.clone(), b"garbage\n".to_vec()].concat();
+        let said = read(appended).unwrap_err().to_string();
+        assert!(
+            said.contains("8 bytes after the end of the compressed data are none"),
+            "{said}"
+        );
+        let cut = bytes[..bytes.len() - 3].to_vec();
+        let said = read(cut).unwrap_err().to_string();
+        assert!(said.contains("ends early"), "{said}");
     }
 
     #[test]
