@@ -165,8 +165,14 @@ def event_json(event: Any) -> str:
 
 
 def _looks_like_content(text: str) -> bool:
-    stripped = text.lstrip("\ufeff \t\r\n")
-    return "\n" in text or stripped.startswith(("{", "[", "data:"))
+    if "\n" in text:
+        return True
+    stripped = text.lstrip("\ufeff \t\r")
+    if not stripped.startswith(("{", "[", "data:")):
+        return False
+    # A file of that name (`[draft] run.jsonl`, `{id}.jsonl`) is that file: checked as its
+    # name, it was a failing stream of one unreadable frame.
+    return not os.path.lexists(text)
 
 
 def _one_line(text: str) -> str:

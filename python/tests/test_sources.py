@@ -334,3 +334,16 @@ def test_an_event_holding_half_a_utf16_pair_is_read_as_cat_reads_it():
     expected = [json.loads(line) for line in lone.read_text().splitlines()]
     assert agui_lens.events(lone) == expected
     assert any(e.get("delta") == "Done \ud83d" for e in agui_lens.events(lone))
+
+
+def test_a_file_named_as_content_begins_is_that_file(tmp_path, monkeypatch):
+    # A str naming a file whose name begins as content does (`[draft] run.jsonl`) was read
+    # as the stream's text: one unreadable frame, a failing stream named <bytes>.
+    stream = (FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes()
+    monkeypatch.chdir(tmp_path)
+    for name in ("[draft] run.jsonl", "{id}.jsonl", "data: x.sse"):
+        (tmp_path / name).write_bytes(stream)
+        assert agui_lens.check(name).ok, name
+        assert agui_lens.check(str(tmp_path / name)).ok, name
+    # Content is content still.
+    assert not agui_lens.check('[{"type":"RUN_STARTED","threadId":"t","runId":"r"}]').ok
