@@ -2150,3 +2150,40 @@ fn a_difference_hidden_by_invisible_characters_is_shown() {
         );
     }
 }
+
+/// A stream that ends inside a run with nothing that says it was cut (a body that ended
+/// cleanly mid-run) is held to no snapshot, as `test` holds such an answer to none:
+/// `snapshot --update` made half a stream the expectation, exit 0, with no word.
+#[test]
+fn half_a_stream_is_no_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let whole = std::fs::read_to_string(root().join("fixtures/valid/agui-sdk-full.jsonl")).unwrap();
+    let lines: Vec<&str> = whole.lines().collect();
+    std::fs::write(
+        dir.join("half.jsonl"),
+        lines[..lines.len() / 2].join("\n") + "\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("whole.jsonl"), &whole).unwrap();
+    let snapshot = |stream: &str, update: bool| {
+        let mut cmd = agui_lens();
+        cmd.current_dir(dir)
+            .args(["snapshot", stream, "--expect", "e.snap"]);
+        if update {
+            cmd.arg("--update");
+        }
+        split(cmd.output().unwrap())
+    };
+    for update in [true, false] {
+        let (code, _, stderr) = snapshot("half.jsonl", update);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains("half.jsonl ends inside a run"), "{stderr}");
+        assert!(!dir.join("e.snap").exists() && !dir.join("e.snap.new").exists());
+    }
+    let (code, _, stderr) = snapshot("whole.jsonl", true);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = snapshot("half.jsonl", false);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!dir.join("e.snap.new").exists(), "{stderr}");
+}

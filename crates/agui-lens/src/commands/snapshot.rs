@@ -508,6 +508,19 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
             stream.display()
         );
     }
+    // Nor is a stream that ends inside a run with nothing that says it was cut (a body that
+    // ended cleanly mid-run, as `serve --truncate` ends one): `test` holds such an answer to
+    // no snapshot, and `snapshot --update` made it the expectation, exit 0.
+    if ends_inside_a_run(stream, &read) {
+        writeln!(
+            super::Said,
+            "{} ends inside a run (no RUN_FINISHED or RUN_ERROR after its last RUN_STARTED): \
+             half a stream is held to no expectation; nothing was compared or written \
+             (record the stream whole)",
+            stream.display()
+        )?;
+        return Ok(Outcome::Findings);
+    }
     // Stopped while the stream is read, nothing is compared or written.
     let unread = format!("the end of {}", stream.display());
     let verdict = hold_items(file, &request, |level, settings| {
@@ -592,6 +605,32 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
             Ok(Outcome::Findings)
         }
     }
+}
+
+/// Whether the stream's last RUN_STARTED has no RUN_FINISHED or RUN_ERROR after it: a file
+/// read once more before it is compared (a FIFO or stdin, read once, is not looked into). A
+/// stream that cannot be read is left for the reading that compares it to say so.
+fn ends_inside_a_run(stream: &Path, read: &ReadOptions) -> bool {
+    if !std::fs::metadata(stream).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(mut opened) = read::open(&read::InputSpec::named(stream), read) else {
+        return false;
+    };
+    let mut open = false;
+    let read = agui_lens_core::check::stream::for_each_opened_frame(
+        &mut opened,
+        read.max_line,
+        |event, _, _| {
+            match event.and_then(|e| e.type_name()) {
+                Some("RUN_STARTED") => open = true,
+                Some("RUN_FINISHED" | "RUN_ERROR") => open = false,
+                _ => {}
+            }
+            Ok(())
+        },
+    );
+    read.is_ok() && open
 }
 
 fn accept(file: &Path, reason: Option<&str>) -> Result<Outcome> {
