@@ -228,12 +228,20 @@ def _text_bytes(text: str) -> bytes:
         return text.encode("utf-8", "surrogatepass")
 
 
+def _shown(name: str) -> str:
+    """A name that is no Unicode (a file's, read with surrogateescape; half of a surrogate
+    pair) with U+FFFD for what is not: it names an input in findings, and raised a bare
+    UnicodeEncodeError where it was passed on."""
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def _source(source: Any, name: Optional[str], entry: Optional[int] = None) -> dict:
     """The keyword arguments that tell the extension what to read."""
     if isinstance(name, str):
-        # A name that is no Unicode (a file's read with surrogateescape) with U+FFFD for what
-        # is not: it names the input in findings, and raised where it was passed on.
-        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        name = _shown(name)
     if entry is not None:
         if isinstance(entry, bool) or not isinstance(entry, int) or entry < 0:
             raise TypeError(f"entry is a HAR entry's index (an int from 0), not {entry!r}")
@@ -371,7 +379,10 @@ class Checker:
         name: str = EVENTS_NAME,
     ):
         self._inner = _agui_lens.Checker(
-            name=name, input=_input_json(input), protocol=_protocol(protocol), rules=_rules(rules)
+            name=_shown(name) if isinstance(name, str) else name,
+            input=_input_json(input),
+            protocol=_protocol(protocol),
+            rules=_rules(rules),
         )
         self.diagnostics: list[Diagnostic] = []
         self.counts: Optional[dict] = None
@@ -653,7 +664,12 @@ def diff(a: Source, b: Source, *, level: str = "compact", max_lines: int = 400) 
             labels.append(kwargs["name"])
         try:
             equal, text, document, said = _agui_lens.diff(
-                paths[0], paths[1], labels[0], labels[1], level=level, max_lines=max_lines
+                paths[0],
+                paths[1],
+                _shown(labels[0]),
+                _shown(labels[1]),
+                level=level,
+                max_lines=max_lines,
             )
         except AguiLensError as err:
             # Said of the side's label, not of a temp file that is gone when the caller reads it.

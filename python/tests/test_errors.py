@@ -297,3 +297,15 @@ def test_an_input_or_a_name_holding_half_a_surrogate_pair_is_no_bare_error():
     named = agui_lens.check(stream, name="run\udcff.jsonl")
     assert named.ok
     assert agui_lens.fold(stream, name="x\udcff.jsonl") == agui_lens.fold(stream)
+    for name in ("run\udcff.jsonl", "run\ud800.jsonl"):
+        checker = agui_lens.Checker(name=name)
+        checker.feed_all(stream)
+    # A file whose name is no UTF-8, compared with itself.
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, os.fsdecode(b"r\xff.jsonl"))
+        with open(path, "w") as out:
+            out.write("".join(json.dumps(e) + "\n" for e in stream))
+        assert agui_lens.diff(path, path).equal
