@@ -191,15 +191,21 @@ fn a_baseline_holds_back_known_findings_and_fails_new_ones() {
     );
 }
 
-#[test]
-fn a_suite_adopts_a_baseline_too() {
+/// An agent whose every run holds one unknown field (a warning, an error where a case denies
+/// `schema/unknown-field`).
+fn agent_with_an_unknown_field() -> crate::common::server::Server {
     use crate::common::server::{Script, Server, Step, clean_run};
     let odd = String::from_utf8(clean_run()).unwrap().replacen(
         "\"role\":\"assistant\"",
         "\"role\":\"assistant\",\"mood\":\"calm\"",
         1,
     );
-    let server = Server::start(Script::sse(vec![Step::Send(odd.into_bytes())]));
+    Server::start(Script::sse(vec![Step::Send(odd.into_bytes())]))
+}
+
+#[test]
+fn a_suite_adopts_a_baseline_too() {
+    let server = agent_with_an_unknown_field();
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     std::fs::write(
@@ -250,13 +256,7 @@ fn a_suite_adopts_a_baseline_too() {
 /// the next full run failed on findings known and recorded.
 #[test]
 fn a_suite_recorded_in_part_keeps_the_other_cases_findings() {
-    use crate::common::server::{Script, Server, Step, clean_run};
-    let odd = String::from_utf8(clean_run()).unwrap().replacen(
-        "\"role\":\"assistant\"",
-        "\"role\":\"assistant\",\"mood\":\"calm\"",
-        1,
-    );
-    let server = Server::start(Script::sse(vec![Step::Send(odd.into_bytes())]));
+    let server = agent_with_an_unknown_field();
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let case = |name: &str| {
