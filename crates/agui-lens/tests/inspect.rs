@@ -1061,3 +1061,32 @@ fn what_cannot_be_seen_is_shown_as_an_escape() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("bad\\x0devil"), "{stdout}");
 }
+
+/// A run's error message (and an interrupt's reason) is the agent's: shown on its field's
+/// line, a line break in it began a line of its own (`::error …`, a workflow command in a CI
+/// log that prints `inspect`).
+#[test]
+fn an_agents_error_message_stays_on_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = dir.path().join("failed.jsonl");
+    std::fs::write(
+        &stream,
+        concat!(
+            r#"{"type":"RUN_STARTED","threadId":"t","runId":"r"}"#,
+            "\n",
+            r#"{"type":"RUN_ERROR","message":"boom\n::error file=x,line=1::injected","code":"E\n::warning::x"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = inspect(&[stream.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !stdout.lines().any(|line| line.starts_with("::")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(r"boom\n::error file=x,line=1::injected (E\n::warning::x)"),
+        "{stdout}"
+    );
+}

@@ -11,7 +11,7 @@ use super::{
     StateChangeView, SubagentView, ToolCallView,
 };
 use agui_lens_core::check::diagnostic::Severity;
-use agui_lens_core::report::human::{Visible, visible};
+use agui_lens_core::report::human::{Visible, visible, visible_path};
 use agui_lens_core::text::human_bytes;
 
 /// Lines of text shown before folding.
@@ -227,7 +227,8 @@ impl<'a> Human<'a> {
                     None => "success (no outcome given)".to_owned(),
                     Some(outcome) => describe_outcome(outcome),
                 };
-                self.field("outcome", &outcome)?;
+                // (An agent's words, on the field's line: see the error's below.)
+                self.field("outcome", &visible_path(&outcome))?;
             }
             "error" => {
                 let error = run.error.as_ref();
@@ -240,7 +241,10 @@ impl<'a> Human<'a> {
                     .and_then(Value::as_str)
                     .map(|c| format!(" ({c})"))
                     .unwrap_or_default();
-                let text = self.paint(&format!("{message}{code}"), |s| s.red());
+                // On the field's line: a line break in the agent's message began a line of
+                // its own (`::error …`, a workflow command in a CI log).
+                let said = visible_path(&format!("{message}{code}")).into_owned();
+                let text = self.paint(&said, |s| s.red());
                 self.field("error", &text)?;
             }
             "open" => self.field("outcome", "none: the stream ends inside the run")?,
