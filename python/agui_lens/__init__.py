@@ -18,6 +18,7 @@ A *source* is any of:
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import tempfile
@@ -448,7 +449,10 @@ def events(
     (``FILE.findings.txt``), which the events alone do not carry (``cat`` exits 1). A
     browser capture's stream comes with the request that asked for it, as its first
     RUN_STARTED's ``input`` (where a stream carries a run's RunAgentInput), as ``cat`` writes
-    it; ``entry`` picks one of several, as ``--entry N`` does."""
+    it; ``entry`` picks one of several, as ``--entry N`` does. Numbers are Python's: one past
+    a float's range (``1e400``) reads as ``inf``, with an ``AguiLensWarning``, and a long
+    decimal is rounded as ``float`` rounds it (``check``/``compact``/``fold`` of the source
+    itself keep every digit)."""
     kwargs = _source(source, name, entry)
     if format is not None:
         kwargs["format"] = format
@@ -469,7 +473,29 @@ def events(
             f"{frames} of {kwargs.get('name') or kwargs.get('path') or 'the data'} could not "
             "be read as events: agui_lens.check says which; skip_unreadable=True leaves them out"
         )
-    return [json.loads(text) for text in texts]
+    # A number past a float's range (1e400) is JSON, and Python reads it as inf, which no
+    # JSON writes back: fed to check() or compact(), the event was an invalid one (a false
+    # red). Said, with where to keep every digit.
+    lost = []
+
+    def number(text: str) -> float:
+        value = float(text)
+        if math.isinf(value):
+            lost.append(text)
+        return value
+
+    read = [json.loads(text, parse_float=number) for text in texts]
+    if lost:
+        count = "1 number" if len(lost) == 1 else f"{len(lost)} numbers"
+        warnings.warn(
+            f"{kwargs.get('name') or kwargs.get('path') or 'the data'}: {count} past a float's "
+            f"range ({lost[0][:40]}) read as inf, which JSON cannot hold: an event holding one "
+            "is no JSON written back (check, compact and fold read the source itself, every "
+            "digit kept)",
+            AguiLensWarning,
+            stacklevel=2,
+        )
+    return read
 
 
 def fold(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import warnings
 
 import pytest
 
@@ -309,3 +310,20 @@ def test_an_input_or_a_name_holding_half_a_surrogate_pair_is_no_bare_error():
         with open(path, "w") as out:
             out.write("".join(json.dumps(e) + "\n" for e in stream))
         assert agui_lens.diff(path, path).equal
+
+
+def test_a_number_past_a_floats_range_is_said_by_events(tmp_path):
+    # events() read 1e400 as inf with no word; fed back, the event was no JSON (a false red).
+    path = tmp_path / "big.jsonl"
+    path.write_text(
+        '{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n'
+        '{"type":"STATE_SNAPSHOT","snapshot":{"huge":1e400,"pi":3.14}}\n'
+        '{"type":"RUN_FINISHED","threadId":"t","runId":"r"}\n'
+    )
+    assert agui_lens.check(path).ok
+    with pytest.warns(agui_lens.AguiLensWarning, match=r"1 number past a float's range \(1e\+?400\)"):
+        read = agui_lens.events(path)
+    assert read[1]["snapshot"]["pi"] == 3.14
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agui_lens.events(FIXTURES / "valid" / "agui-sdk-full.jsonl")
