@@ -232,7 +232,8 @@ def _text_bytes(text: str) -> bytes:
 def _shown(name: str) -> str:
     """A name that is no Unicode (a file's, read with surrogateescape; half of a surrogate
     pair) with U+FFFD for what is not: it names an input in findings, and raised a bare
-    UnicodeEncodeError where it was passed on."""
+    UnicodeEncodeError where it was passed on. (Its extension stays: all a walk reads a name
+    by, in ``agui_lens.distributed`` too.)"""
     try:
         return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:

@@ -329,7 +329,7 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
             size_before=len(data),
         )
     hidden = any(part.startswith(".") for part in rel.split("/"))
-    if hidden or not _agui_lens.walk_reads(_shown(posixpath.basename(path))):
+    if hidden or not _agui_lens.walk_reads(agui_lens._shown(posixpath.basename(path))):
         # As `compact DIR --mirror`: a walk reads streams by their names, outside hidden
         # files and folders; any other file (a raw body `run --record-raw` or the proxy
         # recorded, byte for byte, whose findings name its lines) is copied as it is.
@@ -366,7 +366,7 @@ def _compact_file(fs_in, fs_out, path, rel, out, size, settings) -> dict:
     users = _users_file(fs_out, out) if compacted_out or settings["copy_unchanged"] else None
     if not compacted_out and settings["copy_unchanged"]:
         name = posixpath.basename(path)
-        if _agui_lens.what_no_stream_holds(data, _shown(name)) is not None:
+        if _agui_lens.what_no_stream_holds(data, agui_lens._shown(name)) is not None:
             # What holds no stream (a sidecar) goes only where nothing is, an empty file or the
             # same bytes, as the command line copies it.
             users = None
@@ -472,7 +472,7 @@ def _users_file(fs, path: str) -> Optional[str]:
     held = _held(fs, path)
     if held is None:
         return None
-    return _agui_lens.what_no_stream_holds(held, _shown(posixpath.basename(path)))
+    return _agui_lens.what_no_stream_holds(held, agui_lens._shown(posixpath.basename(path)))
 
 
 def _users_request(fs, path: str) -> Optional[str]:
@@ -528,13 +528,6 @@ def _compacted(data, path, rel, suffix, local, fs_in, settings):
             bytes_after=done.bytes_after,
         )
     return done, row
-
-
-def _shown(name: str) -> str:
-    """A file's name as text the core takes: one that is no UTF-8 (read by Python with
-    ``surrogateescape``) with U+FFFD for what is not, which leaves its extension, all that a
-    walk reads it by (it raised, and the file was left out of the mirror)."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _write(fs, path: str, data: bytes, like=None, copy: bool = False) -> None:

@@ -971,7 +971,10 @@ pub fn is_har_file(path: &Path) -> bool {
 /// Whether bytes (compressed or not) hold a browser capture (HAR), as [`is_har_file`] judges
 /// a file.
 pub fn is_har_bytes(bytes: &[u8]) -> bool {
-    opens_a_har(Box::new(std::io::Cursor::new(bytes.to_vec())))
+    // The head is all that is looked at: a copy of the first 64 KiB, compressed or not, holds
+    // it (not of a history of many MB).
+    let head = &bytes[..bytes.len().min(64 * 1024)];
+    opens_a_har(Box::new(std::io::Cursor::new(head.to_vec())))
 }
 
 fn opens_a_har(raw: Box<dyn Read + Send>) -> bool {
