@@ -2186,4 +2186,36 @@ fn half_a_stream_is_no_snapshot() {
     let (code, _, stderr) = snapshot("half.jsonl", false);
     assert_eq!(code, 1, "{stderr}");
     assert!(!dir.join("e.snap.new").exists(), "{stderr}");
+    // Read once, from stdin or a FIFO, half a stream is told as it is compared (it was
+    // written as the expectation, exit 0).
+    let half = lines[..lines.len() / 2].join("\n") + "\n";
+    let output = agui_lens()
+        .current_dir(dir)
+        .args(["snapshot", "-", "--expect", "piped.snap", "--update"])
+        .write_stdin(half.clone())
+        .output()
+        .unwrap();
+    let (code, _, stderr) = split(output);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("ends inside a run"), "{stderr}");
+    assert!(!dir.join("piped.snap").exists() && !dir.join("piped.snap.new").exists());
+    #[cfg(unix)]
+    {
+        let fifo = dir.join("fifo");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let writer = std::thread::spawn(move || std::fs::write(fifo, half).unwrap());
+        let (code, _, stderr) = snapshot("fifo", true);
+        writer.join().unwrap();
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains("fifo ends inside a run"), "{stderr}");
+        assert!(!dir.join("e.snap.new").exists(), "{stderr}");
+        let (code, _, stderr) = snapshot("whole.jsonl", false);
+        assert_eq!(code, 0, "the expectation stays as it was: {stderr}");
+    }
 }

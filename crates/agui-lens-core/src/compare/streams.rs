@@ -169,6 +169,7 @@ fn compacted(
         skipped.note(frame);
         match event {
             Some(event) => {
+                seen.run(event);
                 collected.reading = event.loc.line;
                 for failure in client_stops(frame).into_iter().chain(failures.of(event)) {
                     collected.items.push(failure);
@@ -228,9 +229,20 @@ struct Seen {
     /// The first stream read that held a half, and the first that held such a character.
     halves: Option<String>,
     range: Option<String>,
+    /// Whether the last RUN_STARTED read so far has no RUN_FINISHED or RUN_ERROR after it.
+    inside_run: bool,
 }
 
 impl Seen {
+    /// Follows the runs' lifecycle, event by event, for [`ReadNotes::ends_inside_run`].
+    fn run(&mut self, event: &Event) {
+        match event.kind {
+            Some(EventType::RunStarted) => self.inside_run = true,
+            Some(EventType::RunFinished | EventType::RunError) => self.inside_run = false,
+            _ => {}
+        }
+    }
+
     fn note(&mut self, opened: &Opened, stats: &ReadStats) -> Result<()> {
         if stats.halves {
             self.halves.get_or_insert_with(|| opened.name.to_string());
@@ -489,28 +501,33 @@ pub fn normalized(
     normalized_reading(path, read, level, settings).map(|(items, _)| items)
 }
 
-/// What a stream's reading held that items made of it cannot tell apart from another's
-/// (see [`crate::read::halves`]): half a UTF-16 pair, whose stand-ins the items then hold, and
-/// characters of the range those are taken from. What holds such items beside others (a
-/// snapshot file) tells them apart with it.
+/// What a stream's reading held that items made of it cannot tell: half a UTF-16 pair, whose
+/// stand-ins the items then hold, and characters of the range those are taken from (see
+/// [`crate::read::halves`]; what holds such items beside others, a snapshot file, tells them
+/// apart with it); and whether the stream ended inside a run, which no level's items say (a
+/// fold's runs do, where they are kept).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HalvesRead {
+pub struct ReadNotes {
     pub halves: bool,
     pub range: bool,
+    /// Its last RUN_STARTED has no RUN_FINISHED or RUN_ERROR after it: half a stream, told
+    /// by the reading that makes the items (a FIFO or stdin is read once).
+    pub ends_inside_run: bool,
 }
 
-/// [`normalized`], with what its reading held of halves and their range.
+/// [`normalized`], with what its reading held (see [`ReadNotes`]).
 pub fn normalized_reading(
     path: &Path,
     read: &ReadOptions,
     level: Level,
     settings: &Settings,
-) -> Result<(Vec<Value>, HalvesRead)> {
+) -> Result<(Vec<Value>, ReadNotes)> {
     let mut seen = Seen::default();
     let items = normalized_noting(path, read, level, settings, &mut seen)?;
-    let read = HalvesRead {
+    let read = ReadNotes {
         halves: seen.halves.is_some(),
         range: seen.range.is_some(),
+        ends_inside_run: seen.inside_run,
     };
     Ok((items, read))
 }
@@ -538,6 +555,9 @@ fn normalized_noting(
             let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
                 skipped.note(frame);
                 items.extend(client_stops(frame));
+                if let Some(event) = event {
+                    seen.run(event);
+                }
                 items.push(match event {
                     Some(event) => carrier
                         .carried(event)
@@ -580,6 +600,7 @@ fn normalized_noting(
             let stats = for_each_opened_frame(&mut opened, read.max_line, |event, raw, frame| {
                 match event {
                     Some(event) => {
+                        seen.run(event);
                         unreadable.extend(client_stops(frame));
                         unreadable.extend(failures.of(event));
                         // (Repeated keys are not looked for: the event is checked as read.)

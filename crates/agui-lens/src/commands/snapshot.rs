@@ -28,7 +28,7 @@ use super::diff::{Level, settings as normalize_settings};
 use crate::cli::{SnapshotAction, SnapshotArgs};
 use agui_lens_core::compare::comparison::{compare, render, summary, unified_diff};
 use agui_lens_core::compare::normalize::{Selector, Settings, drop_empty_input_lists};
-use agui_lens_core::compare::streams::{HalvesRead, normalized_reading};
+use agui_lens_core::compare::streams::{ReadNotes, normalized_reading};
 use agui_lens_core::read::{self, DEFAULT_MAX_LINE, ReadOptions};
 
 const MAGIC: &str = "# agui-lens snapshot 1";
@@ -213,6 +213,9 @@ pub enum Verdict {
         stored: Vec<Value>,
         current: Vec<Value>,
     },
+    /// The stream ends inside a run (no RUN_FINISHED or RUN_ERROR after its last
+    /// RUN_STARTED): half a stream, neither compared nor written.
+    EndsInsideRun,
 }
 
 /// Holds a stream to a snapshot file, the way `agui-lens snapshot` does: a missing or
@@ -228,7 +231,7 @@ pub fn hold(stream: &Path, read: &ReadOptions, file: &Path, request: &Hold) -> R
 pub fn hold_items(
     file: &Path,
     request: &Hold,
-    mut make: impl FnMut(Level, &Settings) -> Result<(Vec<Value>, HalvesRead)>,
+    mut make: impl FnMut(Level, &Settings) -> Result<(Vec<Value>, ReadNotes)>,
 ) -> Result<Verdict> {
     // Compared with, a link that leads nowhere is no snapshot still to be written but an
     // error; updated, it is where the snapshot is made (as for any file written).
@@ -303,7 +306,19 @@ pub fn hold_items(
             request.settings.clone().unwrap_or_else(Settings::current),
         ),
     };
-    let (items, HalvesRead { halves, range }) = make(level, &settings)?;
+    let (
+        items,
+        ReadNotes {
+            halves,
+            range,
+            ends_inside_run,
+        },
+    ) = make(level, &settings)?;
+    // Half a stream (a body that ended cleanly mid-run, as `serve --truncate` ends one) is no
+    // expectation, nor held to one: it was made the expectation, exit 0.
+    if ends_inside_run {
+        return Ok(Verdict::EndsInsideRun);
+    }
     // A half on one side and a character of the range it is read into on the other cannot be
     // told apart: not compared, as `diff` does not compare them.
     if let Some(stored) = &stored {
@@ -404,7 +419,7 @@ pub fn hold_items(
             } else {
                 let (made, _) =
                     agui_lens_core::check::stream::holding_warnings(|| make(level, &now));
-                let (items, HalvesRead { halves, range }) = made?;
+                let (items, ReadNotes { halves, range, .. }) = made?;
                 let pending = Snapshot {
                     level,
                     settings: now,
@@ -508,19 +523,6 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
             stream.display()
         );
     }
-    // Nor is a stream that ends inside a run with nothing that says it was cut (a body that
-    // ended cleanly mid-run, as `serve --truncate` ends one): `test` holds such an answer to
-    // no snapshot, and `snapshot --update` made it the expectation, exit 0.
-    if ends_inside_a_run(stream, &read) {
-        writeln!(
-            super::Said,
-            "{} ends inside a run (no RUN_FINISHED or RUN_ERROR after its last RUN_STARTED): \
-             half a stream is held to no expectation; nothing was compared or written \
-             (record the stream whole)",
-            stream.display()
-        )?;
-        return Ok(Outcome::Findings);
-    }
     // Stopped while the stream is read, nothing is compared or written.
     let unread = format!("the end of {}", stream.display());
     let verdict = hold_items(file, &request, |level, settings| {
@@ -542,6 +544,18 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
     let mut err = super::Said;
     match verdict {
         Verdict::Matches => Ok(Outcome::Clean),
+        // Nor is one that ends inside a run with nothing that says it was cut (`test` holds
+        // such an answer to no snapshot either).
+        Verdict::EndsInsideRun => {
+            writeln!(
+                err,
+                "{} ends inside a run (no RUN_FINISHED or RUN_ERROR after its last RUN_STARTED): \
+                 half a stream is held to no expectation; nothing was compared or written \
+                 (record the stream whole)",
+                stream.display()
+            )?;
+            Ok(Outcome::Findings)
+        }
         Verdict::Written => {
             writeln!(err, "wrote {}", file.display())?;
             Ok(Outcome::Clean)
@@ -605,32 +619,6 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
             Ok(Outcome::Findings)
         }
     }
-}
-
-/// Whether the stream's last RUN_STARTED has no RUN_FINISHED or RUN_ERROR after it: a file
-/// read once more before it is compared (a FIFO or stdin, read once, is not looked into). A
-/// stream that cannot be read is left for the reading that compares it to say so.
-fn ends_inside_a_run(stream: &Path, read: &ReadOptions) -> bool {
-    if !std::fs::metadata(stream).is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let Ok(mut opened) = read::open(&read::InputSpec::named(stream), read) else {
-        return false;
-    };
-    let mut open = false;
-    let read = agui_lens_core::check::stream::for_each_opened_frame(
-        &mut opened,
-        read.max_line,
-        |event, _, _| {
-            match event.and_then(|e| e.type_name()) {
-                Some("RUN_STARTED") => open = true,
-                Some("RUN_FINISHED" | "RUN_ERROR") => open = false,
-                _ => {}
-            }
-            Ok(())
-        },
-    );
-    read.is_ok() && open
 }
 
 fn accept(file: &Path, reason: Option<&str>) -> Result<Outcome> {

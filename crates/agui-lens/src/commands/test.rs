@@ -34,7 +34,7 @@ use agui_lens_core::check::schema::SchemaSet;
 use agui_lens_core::compare::Level as CompareLevel;
 use agui_lens_core::compare::comparison::compare;
 use agui_lens_core::compare::normalize::{Normalizer, Settings as NormalizeSettings};
-use agui_lens_core::compare::streams::{HalvesRead, normalized_reading};
+use agui_lens_core::compare::streams::{ReadNotes, normalized_reading};
 use agui_lens_core::fold::next::{Additions, next_input, pending_calls};
 use agui_lens_core::fold::{Folded, Folder};
 use agui_lens_core::protocol::event::{Event, EventType};
@@ -1352,7 +1352,7 @@ fn run_turn(
                     match expectations.snapshot_items(snapshot, case, |_, settings| {
                         let items =
                             Normalizer::events(settings.clone(), std::slice::from_ref(&item));
-                        Ok((items, HalvesRead::default()))
+                        Ok((items, ReadNotes::default()))
                     }) {
                         Ok(Some(note)) => outcome.notes.push(note),
                         Ok(None) => {}
@@ -1712,7 +1712,7 @@ impl<'a> Expectations<'a> {
         &mut self,
         file: &Path,
         case: &Case,
-        make: impl FnMut(CompareLevel, &NormalizeSettings) -> Result<(Vec<Value>, HalvesRead)>,
+        make: impl FnMut(CompareLevel, &NormalizeSettings) -> Result<(Vec<Value>, ReadNotes)>,
     ) -> Result<Option<String>> {
         let request = Hold {
             update: self.shared.update && self.may_update,
@@ -1725,6 +1725,15 @@ impl<'a> Expectations<'a> {
                       snapshot accept FILE`, or run the suite with --update-snapshots";
         match hold_items(file, &request, make)? {
             Verdict::Matches => Ok(None),
+            // Answers that end inside a run are failed before they are held to a snapshot.
+            Verdict::EndsInsideRun => {
+                self.report(
+                    RuleId::SuiteSnapshotMismatch,
+                    format!("the stream ends inside a run: it is not held to {shown}"),
+                    "record the stream whole",
+                );
+                Ok(None)
+            }
             Verdict::Written => Ok(Some(format!("wrote {shown}"))),
             Verdict::Updated => Ok(Some(format!("updated {shown}"))),
             Verdict::New { pending } => {
