@@ -523,6 +523,38 @@ fn a_baseline_holds_however_the_folder_is_named() {
         assert_eq!(code, 0, "{named}: {stdout}{stderr}");
         assert!(rules_in(&stdout).is_empty(), "{named}: {stdout}");
     }
+    // Reached through a link to its folder, a link to it or a hard link, the file is the one
+    // recorded, and held back: it was said to be the recorded input ("no longer found") and
+    // its findings failed the run.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("captures", dir.join("linked")).unwrap();
+        std::fs::create_dir(dir.join("other")).unwrap();
+        std::os::unix::fs::symlink("../captures/a.jsonl", dir.join("other/b.jsonl")).unwrap();
+        std::fs::hard_link(dir.join("captures/a.jsonl"), dir.join("other/c.jsonl")).unwrap();
+        let held = |named: &str, baseline: &str| {
+            let (code, stdout, stderr) =
+                check_in(dir, &[named, "--baseline", baseline, "--format", "json"]);
+            assert_eq!(code, 0, "{named}: {stdout}{stderr}");
+            assert!(rules_in(&stdout).is_empty(), "{named}: {stdout}");
+            assert!(!stderr.contains("no longer found"), "{named}: {stderr}");
+        };
+        for named in ["linked/a.jsonl", "linked", "other/b.jsonl", "other/c.jsonl"] {
+            held(named, "known.json");
+        }
+        // Recorded through the link, it holds the file by its own name too.
+        let (code, _, stderr) = check_in(
+            dir,
+            &[
+                "linked/a.jsonl",
+                "--baseline",
+                "through.json",
+                "--update-baseline",
+            ],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        held("captures/a.jsonl", "through.json");
+    }
 }
 
 /// A suite's baseline holds a finding of the case it was found in: the same finding in

@@ -219,6 +219,21 @@ impl Baseline {
         }
     }
 
+    /// The key of the finding's input here: its path named as the file's keys are (a
+    /// capture's stream by its call).
+    pub fn key_of(&self, d: &Diagnostic) -> String {
+        self.here.key(&d.path)
+    }
+
+    /// The files the baseline holds findings of, named as its keys name them (before what a
+    /// capture's stream or a suite's case adds to a file's name; see [`key_file`]).
+    pub fn input_files(&self) -> std::collections::BTreeSet<&str> {
+        self.left
+            .keys()
+            .map(|(_, path, _)| key_file(path).0)
+            .collect()
+    }
+
     /// How many recorded findings were not met: fixed since the baseline was written.
     pub fn unmet(&self) -> u64 {
         self.left.values().sum()
@@ -437,6 +452,12 @@ impl Folders {
             None => key.to_owned(),
         }
     }
+}
+
+/// A key split into its file's path and what a capture's stream or a suite's case adds to it
+/// (` (POST https://…, call 1)`, ` (case "checkout")`; empty for a file of its own).
+pub fn key_file(key: &str) -> (&str, &str) {
+    key.split_at(file_end(key))
 }
 
 /// Where what a capture's stream adds to its file's path begins in a key (` (POST

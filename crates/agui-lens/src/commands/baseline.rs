@@ -2,6 +2,7 @@
 //! `--update-baseline` records today's findings instead. See `agui_lens_core::report::baseline`
 //! for what makes two findings the same.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +29,9 @@ pub struct Gate {
     /// findings of other inputs were not looked for, and recording keeps them. None: every
     /// finding it holds is of this run.
     checked: Option<Checked>,
+    /// The files a held baseline names, by identity, once a finding was not held by its
+    /// input's name (see [`admitted_as_the_same_file`]).
+    named_files: Option<HashMap<(u64, u64), Vec<String>>>,
 }
 
 enum Mode {
@@ -94,6 +98,7 @@ impl Gate {
             unadopted_errors: 0,
             incomplete: None,
             checked: None,
+            named_files: None,
         }))
     }
 
@@ -180,7 +185,10 @@ impl Gate {
                 // files before version 5 keyed it: see [`Gate::running_cases`]).
                 let by_name = || agui_lens_core::report::baseline::input_key(&d.path);
                 let suite = self.checked.as_ref().is_some_and(|c| c.cases.is_some());
-                if baseline.admits(d) || (suite && baseline.admits_as(d, by_name())) {
+                if baseline.admits(d)
+                    || (suite && baseline.admits_as(d, by_name()))
+                    || admitted_as_the_same_file(baseline, &mut self.named_files, d)
+                {
                     self.held.count(d);
                     self.held_total += 1;
                     false
@@ -396,6 +404,39 @@ fn baseline_there(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// Whether the baseline holds the finding by another name of its input's file: recorded as
+/// `captures/a.jsonl` and checked through a link to the folder, a link to the file or a hard
+/// link (or the other way round), it was said to be the recorded input and failed the run.
+/// `named` caches the files the baseline names, by identity.
+fn admitted_as_the_same_file(
+    baseline: &mut Baseline,
+    named: &mut Option<HashMap<(u64, u64), Vec<String>>>,
+    d: &Diagnostic,
+) -> bool {
+    use agui_lens_core::report::baseline::key_file;
+    let key = baseline.key_of(d);
+    let (file, rest) = key_file(&key);
+    let Some(id) = file_id(Path::new(file)) else {
+        return false;
+    };
+    let named = named.get_or_insert_with(|| {
+        let mut named: HashMap<(u64, u64), Vec<String>> = HashMap::new();
+        for file in baseline.input_files() {
+            if let Some(id) = file_id(Path::new(file)) {
+                named.entry(id).or_default().push(file.to_owned());
+            }
+        }
+        named
+    });
+    let Some(names) = named.get(&id) else {
+        return false;
+    };
+    names
+        .iter()
+        .filter(|name| name.as_str() != file)
+        .any(|name| baseline.admits_as(d, format!("{name}{rest}")))
+}
+
 /// Whether the input a baseline's finding is keyed by is found from here: its file, or the
 /// file of a capture's stream (`x.har (POST …, call 1)`, `x.har#2`); what is no file (a URL)
 /// is taken as found.
@@ -428,6 +469,16 @@ struct Cases {
     names: Vec<String>,
 }
 
+/// Whether two keys name one input: as written, or the same file (a suite reached through a
+/// link) with the same stream or case of it.
+fn same_input(one: &str, other: &str) -> bool {
+    use agui_lens_core::report::baseline::key_file;
+    let ((one, one_rest), (other, other_rest)) = (key_file(one), key_file(other));
+    (one, one_rest) == (other, other_rest)
+        || (one_rest == other_rest
+            && file_id(Path::new(one)).is_some_and(|id| file_id(Path::new(other)) == Some(id)))
+}
+
 /// A file's identity: its device and inode.
 fn file_id(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
@@ -444,7 +495,7 @@ impl Checked {
     fn holds(&self, path: &str) -> bool {
         if let Some(cases) = &self.cases {
             // (A key of an earlier version that names a file is that file's.)
-            return cases.keys.iter().any(|case| case == path)
+            return cases.keys.iter().any(|case| same_input(case, path))
                 || (cases.names.iter().any(|case| case == path)
                     && std::fs::symlink_metadata(path).is_err());
         }
