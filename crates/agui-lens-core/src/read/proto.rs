@@ -222,6 +222,10 @@ impl FrameReader for ProtoReader {
                             );
                             self.note(ProtoProblem::TooLong, message);
                             self.skip = len as u64;
+                        } else if len == 0 {
+                            // Whole as it is (the body may end here): an empty message.
+                            self.push(Pending::Message(Vec::new()));
+                            self.next_frame_starts();
                         } else {
                             self.len = Some(len);
                         }
@@ -380,6 +384,37 @@ mod tests {
             );
             let indexes: Vec<u64> = got.iter().map(|(f, _)| f.index).collect();
             assert_eq!(indexes, [0, 1, 2, 3, 4, 5]);
+        }
+    }
+
+    /// A frame of no bytes is whole wherever it stands: an empty message, which does not
+    /// decode. Last in the body it was said to be cut ("0 of its 0 bytes arrived").
+    #[test]
+    fn an_empty_frame_is_whole_at_the_end_too() {
+        let good = json!({"type":"STEP_STARTED","stepName":"s"});
+        let mut input = body(std::slice::from_ref(&good));
+        input.extend([0, 0, 0, 0]);
+        for only in [false, true] {
+            let input = if only {
+                &input[input.len() - 4..]
+            } else {
+                &input[..]
+            };
+            for chunk in [1, 3, 1 << 20] {
+                let got = frames(InputFormat::Proto, input, chunk, 1 << 20);
+                let last = got.last().map(|(f, _)| &f.kind);
+                assert!(
+                    matches!(
+                        last,
+                        Some(FrameKind::Proto {
+                            problem: ProtoProblem::Undecodable,
+                            ..
+                        })
+                    ),
+                    "only {only}, chunk {chunk}: {last:?}"
+                );
+                assert_eq!(got.len(), if only { 1 } else { 2 });
+            }
         }
     }
 
