@@ -206,8 +206,10 @@ pub struct RunStats {
 /// Writes the statistics as aligned tables.
 pub fn render(stats: &Stats, full: bool, out: &mut dyn Write) -> io::Result<()> {
     let unreadable = stats.frames - stats.events;
+    // The events' own bytes as JSON, whatever carried them (SSE's framing, a protobuf
+    // capture's smaller frames, compression): a .pb's size was shown as if it were its own.
     let mut head = format!(
-        "{}: {}, {}",
+        "{}: {}, {} as JSON",
         stats.path,
         plural(stats.events, "event"),
         human_bytes(stats.bytes)
