@@ -5755,3 +5755,67 @@ fn a_stop_ends_a_copy_into_a_fifo_and_says_so() {
     assert_eq!(exit, 143, "{stdout}{stderr}");
     assert!(stderr.contains("stopped by SIGTERM"), "{stderr}");
 }
+
+/// A run killed hard (SIGKILL: the OOM killer, a CI job's hard timeout) had no word in its
+/// reports: the last run's green `--junit` (or a server's `--report`) stood, and a CI step
+/// that publishes it after the kill showed a pass. While a run is under way its report files
+/// say it has not ended, as an error; the run's own report replaces that at its end.
+#[test]
+fn a_run_killed_hard_leaves_no_earlier_green_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.xml");
+    let good = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let (code, _, stderr) = run(&["check", s(&good), "--junit", s(&report)]);
+    assert_eq!(code, 0, "{stderr}");
+    let green = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        green.contains("errors=\"0\"") && green.contains("failures=\"0\""),
+        "{green}"
+    );
+    let under_way = |path: &Path| {
+        std::fs::read_to_string(path).is_ok_and(|text| text.contains("has not ended"))
+    };
+    // An input no one writes into: the run waits there until it is killed.
+    let fifo = dir.path().join("stream.fifo");
+    make_fifo(&fifo);
+    let child = Child::spawn(&["check", s(&fifo), "--junit", s(&report)], None);
+    until(|| under_way(&report));
+    child.signal(libc::SIGKILL);
+    let (code, _, _) = child.wait(std::time::Duration::from_secs(30));
+    assert_ne!(code, 0);
+    let left = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        left.contains("<error") && !left.contains("errors=\"0\""),
+        "{left}"
+    );
+    // A server's report, the same.
+    let served = dir.path().join("served.json");
+    let child = Child::spawn(
+        &[
+            "serve",
+            s(&good),
+            "--listen",
+            "127.0.0.1:0",
+            "--report",
+            s(&served),
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    until(|| under_way(&served));
+    child.signal(libc::SIGKILL);
+    child.wait(std::time::Duration::from_secs(30));
+    let left: Value = serde_json::from_str(&std::fs::read_to_string(&served).unwrap()).unwrap();
+    assert_eq!(left["summary"]["unreadable"], 1, "{left}");
+    assert!(
+        left["files"][0]["failure"]
+            .as_str()
+            .unwrap()
+            .contains("has not ended")
+    );
+    // A run that ends writes its own report over it.
+    let (code, _, stderr) = run(&["check", s(&good), "--junit", s(&report)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), green);
+}

@@ -32,6 +32,7 @@ pub fn run(args: &CheckArgs, matches: &ArgMatches) -> Result<Outcome> {
         return check(args, matches, None);
     };
     refuse_junit_over(junit, args)?;
+    super::report_under_way(junit, agui_lens_core::report::Format::Junit, "check")?;
     let buffer = super::serve::Buffer::default();
     match check(args, matches, Some(buffer.clone())) {
         Ok(outcome) => {

@@ -1236,6 +1236,30 @@ pub(crate) fn not_begun_report(
     Ok(bytes)
 }
 
+/// Puts at `path`, before a run begins, a report saying the run is under way and has not
+/// ended, as an error: killed where it can do nothing (SIGKILL, the OOM killer, a CI job's
+/// hard timeout), the run leaves that, not the last run's green report, which a CI step
+/// published as a pass. The run's own report replaces it at its end. Only a file, or a path
+/// with nothing there, is written: a FIFO's reader takes one report, the run's.
+pub(crate) fn report_under_way(
+    path: &Path,
+    format: agui_lens_core::report::Format,
+    name: &str,
+) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Ok(()),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Ok(()),
+        _ => {}
+    }
+    let why = anyhow::anyhow!(
+        "this run (process {}) has not ended: a report that still says so was left by a run \
+         stopped before its end (killed), which wrote nothing of what it found",
+        std::process::id()
+    );
+    let bytes = not_begun_report(format, name, &why)?;
+    write_bytes(path, &bytes)
+}
+
 /// The `--report` of a `serve` or `proxy` that could not do its job at all (no port to listen
 /// on, a script it cannot serve): the reason, as an input that failed, in the format asked
 /// for. A CI step that uploads the report finds one, and it is no pass. The error is

@@ -149,6 +149,8 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         let read: Vec<_> = read.iter().map(|(p, by)| (p.as_path(), *by)).collect();
         super::refuse_output_over_input(report, "--report", &read)?;
         super::refuse_report_over_other(report)?;
+        let name = format!("proxy {}", args.upstream);
+        super::report_under_way(report, args.format, &name)?;
     }
     if let Some(dir) = &args.record {
         super::create_folders(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -349,6 +349,8 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         read.extend(settings_files.iter().map(|(p, by)| (p.as_path(), *by)));
         super::refuse_output_over_input(report, "--report", &read)?;
         super::refuse_report_over_other(report)?;
+        let name = format!("serve {}", args.script.display());
+        super::report_under_way(report, args.format, &name)?;
     }
     let not_begun = |err| {
         let name = format!("serve {}", args.script.display());

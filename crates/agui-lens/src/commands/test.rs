@@ -63,6 +63,11 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         let mut read = vec![(args.suite.as_path(), "SUITE")];
         read.extend(args.baseline.baseline.as_deref().map(|b| (b, "--baseline")));
         super::refuse_output_over_input(junit, "--junit", &read)?;
+        // (A file that holds something else is said when the suite does not begin.)
+        if super::refuse_junit_over_other(junit).is_ok() {
+            let name = format!("test {}", args.suite.display());
+            super::report_under_way(junit, Format::Junit, &name)?;
+        }
     }
     let mut begun = false;
     run_suite(args, &mut begun).map_err(|err| if begun { err } else { not_begun(args, err) })
