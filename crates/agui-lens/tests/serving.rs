@@ -292,6 +292,64 @@ fn a_client_that_hangs_up_is_said_to() {
     assert!(failure.contains("not served whole"), "{doc}");
 }
 
+/// Stopped (Ctrl-C) while a turn's body is under way, serve said the turn was served: its
+/// report counted the whole stream's events, no failure, a passing "conforms" testcase. The
+/// turn is said cut by the stop, in every report.
+#[test]
+fn a_turn_cut_by_stopping_the_server_is_said_to_be() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["json", "junit"] {
+        let report = dir.path().join(format!("serve.{format}"));
+        let served = Served::start(&[
+            "fixtures/recordings/pydantic-ai-full.jsonl",
+            "--once",
+            "--drip",
+            "0.1",
+            "--report",
+            &report.to_string_lossy(),
+            "--format",
+            format,
+        ]);
+        let address = served
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned();
+        let mut client = std::net::TcpStream::connect(&address).unwrap();
+        let body = r#"{"threadId":"t","runId":"r","messages":[]}"#;
+        write!(
+            client,
+            "POST / HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains("RUN_STARTED") {
+            let n = client.read(&mut buf).unwrap();
+            assert!(n > 0);
+            got.extend_from_slice(&buf[..n]);
+        }
+        // SAFETY: kill on the pid of a child the test owns and has not waited for.
+        unsafe { libc::kill(served.child.id() as libc::pid_t, libc::SIGINT) };
+        let (code, stdout, stderr) = served.finish();
+        drop(client);
+        assert_eq!(code, 130, "{stdout}{stderr}");
+        assert!(stderr.contains("not served whole"), "{stderr}");
+        let text = std::fs::read_to_string(&report).unwrap();
+        assert!(text.contains("stopped while"), "{text}");
+        if format == "json" {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(doc["summary"]["interrupted"], 1, "{doc}");
+            assert_ne!(doc["files"][0]["events"], 42, "{doc}");
+        } else {
+            assert!(!text.contains("errors=\"0\""), "{text}");
+        }
+    }
+}
+
 /// A client that hangs up during `--pause` is seen to go at once, not when the pause ends
 /// and the next write fails: its retry waited for the turn (up to 10 s) meanwhile. Here the
 /// pause is ten minutes and `--once` ends as soon as the turn is seen cut.

@@ -317,6 +317,9 @@ struct Shared {
     asked: Option<agui_lens_core::protocol::version::Version>,
     threads: Mutex<(u64, HashMap<String, ThreadState>)>,
     to_main: Mutex<mpsc::Sender<Note>>,
+    /// Turns whose body is being written, or was cut by a stop (Ctrl-C, SIGTERM): one the
+    /// stop came to is not served whole, whether or not its thread has said so yet.
+    serving: std::sync::atomic::AtomicU64,
 }
 
 /// What a connection thread tells the main thread.
@@ -384,6 +387,7 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
         asked: args.rules.protocol,
         threads: Mutex::new((0, HashMap::new())),
         to_main: Mutex::new(to_main),
+        serving: std::sync::atomic::AtomicU64::new(0),
     });
 
     let color = use_color(args.color);
@@ -466,8 +470,27 @@ pub fn run(args: &ServeArgs, matches: &ArgMatches) -> Result<Outcome> {
     }
     let name: Arc<str> = Arc::from(format!("serve {}", args.script.display()));
     // Under `--once`, a script not served whole is no clean run, however the requests were.
-    let failure = (args.once && !unserved.is_empty()).then(|| unserved.join("; "));
+    let mut failure = (args.once && !unserved.is_empty()).then(|| unserved.join("; "));
+    // Nor is one stopped while a turn was under way: that turn was cut (it was reported as
+    // served, its whole stream counted).
+    let cut = shared.serving.load(std::sync::atomic::Ordering::SeqCst);
+    let stopped_during = agui_lens_core::stop::requested() && cut > 0;
+    if stopped_during {
+        let why = format!(
+            "stopped while {} being served: not served whole",
+            match cut {
+                1 => "a turn was".to_owned(),
+                n => format!("{n} turns were"),
+            }
+        );
+        say!("serve: {why}");
+        failure = Some(match failure {
+            Some(earlier) => format!("{earlier}; {why}"),
+            None => why,
+        });
+    }
     let mut file = FileSummary::checked(name.clone(), stats, failure.clone());
+    file.interrupted = stopped_during;
     file.notes = script_notes;
     let mut summary = Summary::default();
     summary.add(&file);
@@ -893,6 +916,8 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
             if proto { "protobuf" } else { "SSE" }
         ),
     }));
+    let serving = &shared.serving;
+    serving.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let result = respond(
         &mut stream,
         &events,
@@ -900,8 +925,13 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
         turn.status.as_deref().unwrap_or("200 OK"),
         faults,
     );
+    // A turn a stop cut stays counted (see `Shared::serving`).
+    if !matches!(result, Ok(Body::Stopped)) {
+        serving.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
     match &result {
-        Ok(Some((sent, total))) => {
+        Ok(Body::Stopped) => {}
+        Ok(Body::ClientGone(sent, total)) => {
             let why = format!(
                 "{path}: the client went away after {sent} of the body's {total} bytes: the \
                  turn was not served whole"
@@ -913,7 +943,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> Result<()> {
             }
         }
         // Served whole, or cut as the faults asked: the client holds what it was sent.
-        Ok(None) => {
+        Ok(Body::Written) => {
             ending.served = Some(folded);
             if faults.status.is_none() {
                 shared.tell(Note::Served(events.len() as u64));
@@ -1211,16 +1241,25 @@ fn steps(frames: Vec<Vec<u8>>, faults: &Faults) -> Vec<Step> {
     steps
 }
 
+/// How a turn's body ended.
+enum Body {
+    /// Written to its end, or cut as the faults asked.
+    Written,
+    /// The client went away after so many bytes of the body's so many.
+    ClientGone(u64, u64),
+    /// A stop (Ctrl-C, SIGTERM) came before its end.
+    Stopped,
+}
+
 /// Answers with `events` as a stream under `status` (the status line's code and reason),
-/// spoiled as `faults` asks. Returns how many bytes of how many the body had when the client
-/// went away before its end.
+/// spoiled as `faults` asks.
 fn respond(
     stream: &mut TcpStream,
     events: &[Value],
     proto: bool,
     status: &str,
     faults: &Faults,
-) -> Result<Option<(u64, u64)>> {
+) -> Result<Body> {
     if let Some(code) = faults.status {
         let reason = match code {
             400 => "Bad Request",
@@ -1243,7 +1282,7 @@ fn respond(
             "text/html; charset=utf-8",
             &body,
         )?;
-        return Ok(None);
+        return Ok(Body::Written);
     }
     let content_type = faults.content_type.clone().unwrap_or_else(|| {
         if proto {
@@ -1269,14 +1308,14 @@ fn respond(
     let mut first = true;
     for step in steps {
         if agui_lens_core::stop::requested() {
-            return Ok(None);
+            return Ok(Body::Stopped);
         }
         match step {
             Step::Data(bytes) => {
                 if !first {
                     if let Some(drip) = faults.drip {
                         if !wait_for_client(stream, drip) {
-                            return Ok(Some((sent, total)));
+                            return Ok(Body::ClientGone(sent, total));
                         }
                     }
                 }
@@ -1288,7 +1327,7 @@ fn respond(
                     // The client went away: its business, not a failure of serve, but said:
                     // the turn was not served whole.
                     if gone(&err) {
-                        return Ok(Some((sent, total)));
+                        return Ok(Body::ClientGone(sent, total));
                     }
                     return Err(err.into());
                 }
@@ -1298,19 +1337,19 @@ fn respond(
             // held up until the pause ended and the next write failed.
             Step::Pause(pause) => {
                 if !wait_for_client(stream, pause) {
-                    return Ok(Some((sent, total)));
+                    return Ok(Body::ClientGone(sent, total));
                 }
             }
-            Step::Cut => return Ok(None),
+            Step::Cut => return Ok(Body::Written),
             Step::Reset => {
                 reset(stream);
-                return Ok(None);
+                return Ok(Body::Written);
             }
         }
     }
     match stream.write_all(b"0\r\n\r\n").and_then(|()| stream.flush()) {
         Err(err) if !gone(&err) => Err(err.into()),
-        _ => Ok(None),
+        _ => Ok(Body::Written),
     }
 }
 
