@@ -620,6 +620,11 @@ fn a_stop_halfway_keeps_what_was_forwarded() {
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(doc["summary"]["stopped_by"], "SIGINT", "{doc}");
     assert!(!doc.to_string().contains("unterminated-run"), "{doc}");
+    // The exchange the stop cut is said so in the report itself, as the recording says it:
+    // it was `interrupted: 0`, no failure, and its JUnit "conforms" testcase passed.
+    assert_eq!(doc["summary"]["interrupted"], 1, "{doc}");
+    let failure = doc["files"][0]["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains("cut by the stop"), "{doc}");
     // Checked later, the recording says what the proxy said: the cut was the proxy's. Its
     // findings are findings only (the stop is in `cut.txt`): they were written with the
     // report's `stopped_by` record, which `check DIR` could not read, and failed.

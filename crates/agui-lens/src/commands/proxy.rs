@@ -81,6 +81,9 @@ struct Shared {
     /// Exchanges whose client went away before the stream's end: checked only as far as it
     /// came, which the report says.
     cut_by_clients: std::sync::atomic::AtomicU64,
+    /// Exchanges the proxy's own stop cut before the stream's end: not checked whole, which
+    /// the report says as an interruption (its recording's `cut.txt` says the same).
+    cut_by_stop: std::sync::atomic::AtomicU64,
     /// What is known of an exchange under way before its end, by its number (a failed status,
     /// forwarded with the head): said at its end with the rest, or at a stop the exchange does
     /// not outlive, by whichever takes it first.
@@ -191,6 +194,7 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
         to_main: Mutex::new(to_main),
         not_forwarded: std::sync::atomic::AtomicU64::new(0),
         cut_by_clients: std::sync::atomic::AtomicU64::new(0),
+        cut_by_stop: std::sync::atomic::AtomicU64::new(0),
         unsettled: Mutex::new(HashMap::new()),
     });
     let mut live = crate::render::reporter(
@@ -319,6 +323,22 @@ pub fn run(args: &ProxyArgs, matches: &ArgMatches) -> Result<Outcome> {
     }
     while let Ok(note) = notes.try_recv() {
         take(note, &mut done)?;
+    }
+    let mut unfinished = unfinished;
+    // Nor does one the stop cut as its stream came (it was reported as any other).
+    let stopped = shared.cut_by_stop.load(std::sync::atomic::Ordering::SeqCst);
+    if stopped > 0 {
+        let why = format!(
+            "interrupted by {}: {} cut by the stop before the stream's end, checked only as \
+             far as it came",
+            agui_lens_core::stop::signal_name(),
+            agui_lens_core::text::plural(stopped, "exchange"),
+        );
+        say!("proxy: {why}");
+        unfinished = Some(match unfinished {
+            Some(left) => format!("{left}; {why}"),
+            None => why,
+        });
     }
     live.flush()?;
     drop(live);
@@ -925,6 +945,9 @@ fn exchange(mut client: TcpStream, shared: &Shared) -> Result<bool> {
         if agui_lens_core::stop::requested() {
             cut = Some("stopped".into());
             cut_by.set(CutBy::STOP);
+            shared
+                .cut_by_stop
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             break;
         }
     }
