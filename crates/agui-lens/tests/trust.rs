@@ -5819,3 +5819,45 @@ fn a_run_killed_hard_leaves_no_earlier_green_report() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(std::fs::read_to_string(&report).unwrap(), green);
 }
+
+/// A recording `run --record` is still writing (it holds the file's lock) was said to be cut
+/// because "its recorder was killed", which invites taking away the word beside it. It is said
+/// to be under way; like any part of a stream it is still no whole answer.
+#[test]
+fn a_recording_under_way_is_said_to_be() {
+    let server = hanging_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("rec.jsonl");
+    let child = Child::spawn(
+        &[
+            "run",
+            &server.url("/"),
+            "--message",
+            "hi",
+            "--record",
+            s(&target),
+        ],
+        None,
+    );
+    until(|| std::fs::read(&target).is_ok_and(|b| b.windows(11).any(|w| w == b"RUN_STARTED")));
+    for command in ["check", "compact"] {
+        let mut args = vec![command, s(&target)];
+        if command == "compact" {
+            args.push("--in-place");
+        }
+        let (code, stdout, stderr) = run(&args);
+        assert_eq!(code, 2, "{command}: {stdout}{stderr}");
+        let said = format!("{stdout}{stderr}");
+        assert!(
+            said.contains("is recording into it now"),
+            "{command}: {said}"
+        );
+        assert!(!said.contains("killed"), "{command}: {said}");
+    }
+    child.signal(libc::SIGINT);
+    child.wait(std::time::Duration::from_secs(30));
+    // Ended, the recorder's word beside it says why it was cut.
+    let (code, stdout, stderr) = run(&["check", s(&target)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(!format!("{stdout}{stderr}").contains("recording into it now"));
+}

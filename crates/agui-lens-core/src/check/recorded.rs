@@ -64,6 +64,31 @@ pub const CUT_FILE: &str = "cut.txt";
 pub const UNFINISHED: &str = "not finished: the recording ended before its recorder could \
      end it (it was killed, or could write no more)";
 
+/// What is said in place of [`UNFINISHED`] of a recording whose recorder holds it now: it is
+/// not finished yet, and its recorder was not killed.
+pub const UNDER_WAY: &str = "not finished yet: another agui-lens is recording into it now";
+
+/// How to tell whether a recorder holds the recording at a path now (its lock, which this
+/// library has no way of its own to look at): given once by the program, see
+/// [`tell_recording_now_by`].
+static RECORDING_NOW: std::sync::OnceLock<fn(&Path) -> bool> = std::sync::OnceLock::new();
+
+/// Gives the way to tell whether a recorder holds a recording now (the program's look at the
+/// file's lock): a recording under way is then said to be, not to have been killed.
+pub fn tell_recording_now_by(probe: fn(&Path) -> bool) {
+    let _ = RECORDING_NOW.set(probe);
+}
+
+/// What a recording's word of its cut says, read now: [`UNFINISHED`] of a recording whose
+/// recorder holds it is [`UNDER_WAY`].
+fn read_now(cut: String, path: &Path) -> String {
+    if cut == UNFINISHED && RECORDING_NOW.get().is_some_and(|now| now(path)) {
+        UNDER_WAY.to_owned()
+    } else {
+        cut
+    }
+}
+
 /// What is added to the name of a stream file `run --record` wrote for the file beside it
 /// that says the recorder cut the stream (`run.jsonl.cut.txt`), as [`CUT_FILE`] does in a
 /// recorded exchange's folder.
@@ -593,7 +618,7 @@ fn recorded_as_named(path: &Path) -> Option<Recorded> {
         let said = cut_file_of(path);
         let cut = cut_said(&said).and_then(|(cut, size)| {
             let what = format!("says {} was cut when it was recorded", path.display());
-            (!replaced_since(&said, path, size, &what)).then_some(cut)
+            (!replaced_since(&said, path, size, &what)).then(|| read_now(cut, path))
         });
         // The request it answers.
         let (request, refused) = recorded_request(path).unzip();

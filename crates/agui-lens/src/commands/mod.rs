@@ -1184,6 +1184,8 @@ pub(crate) fn file_id(path: &std::path::Path) -> Option<(u64, u64)> {
 
 /// Runs the command the user asked for.
 pub fn run(cli: &Cli, matches: &ArgMatches) -> Result<Outcome> {
+    // A recording whose recorder holds it now is said to be under way, not killed.
+    agui_lens_core::check::recorded::tell_recording_now_by(run::held_by_a_recorder);
     let sub = matches.subcommand().map(|(_, m)| m).unwrap_or(matches);
     match &cli.command {
         Command::Check(args) => check::run(args, sub),

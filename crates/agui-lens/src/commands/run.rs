@@ -758,6 +758,18 @@ pub(super) fn try_lock(file: &File) -> io::Result<bool> {
     }
 }
 
+/// Whether a recorder holds the recording at `path` now: its lock is taken. Looked at with a
+/// shared lock, let go at once (the file is closed on return).
+pub(crate) fn held_by_a_recorder(path: &std::path::Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    // SAFETY: flock on a file descriptor this `File` owns, open for its whole call.
+    let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+    !taken && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+}
+
 impl Drop for Recording {
     /// A file made for a call that never answered is taken away again.
     fn drop(&mut self) {
