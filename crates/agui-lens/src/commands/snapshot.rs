@@ -523,6 +523,9 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
             stream.display()
         );
     }
+    // Caught from here to the end (the stored snapshot read, the comparison, the writing):
+    // a stop outside the stream's reading ended the command with nothing said.
+    let _caught = crate::signals::Caught::begin();
     // Stopped while the stream is read, nothing is compared or written.
     let unread = format!("the end of {}", stream.display());
     let verdict = hold_items(file, &request, |level, settings| {
