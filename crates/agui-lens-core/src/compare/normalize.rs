@@ -429,9 +429,11 @@ impl Normalizer {
 /// empty when nothing was sent), and what a client holds is the same either way. Dropped
 /// from a RUN_STARTED's input: in what is compared, and in snapshots stored before it was.
 /// So is a plain success outcome (one naming no pending calls) from a RUN_FINISHED and from a
-/// folded run.
+/// folded run, and a role an event names that is what its absence means (see
+/// [`drop_default_role`]).
 pub fn drop_empty_input_lists(item: &mut Value) {
     drop_success_outcome(item);
+    drop_default_role(item);
     // A folded stream's runs, as a snapshot of the fold level stores them.
     if let Some(Value::Array(runs)) = item.get_mut("runs") {
         for run in runs.iter_mut().filter_map(Value::as_object_mut) {
@@ -451,6 +453,23 @@ pub fn drop_empty_input_lists(item: &mut Value) {
                 input.remove(list);
             }
         }
+    }
+}
+
+/// A role that says what its absence says: a text message's start (or chunk) is the
+/// assistant's unless it names another role, and a tool call's result is the tool's (the
+/// only role it may name). Encoders write them or leave them out: two streams that differ
+/// only so were called different, though a client ends with the same messages.
+fn drop_default_role(item: &mut Value) {
+    let default = match item.get("type").and_then(Value::as_str) {
+        Some("TEXT_MESSAGE_START" | "TEXT_MESSAGE_CHUNK") => "assistant",
+        Some("TOOL_CALL_RESULT") => "tool",
+        _ => return,
+    };
+    if let Some(map) = item.as_object_mut()
+        && map.get("role").and_then(Value::as_str) == Some(default)
+    {
+        map.remove("role");
     }
 }
 
@@ -838,6 +857,40 @@ mod tests {
                     none,
                     normalize_all(&finished(Some(other)), settings.clone())
                 );
+            }
+        }
+    }
+
+    /// A role that says what its absence says compares as its absence: an assistant's text
+    /// message start or chunk, a tool call's result; another role does not.
+    #[test]
+    fn a_default_role_is_no_role() {
+        for (event, default, other) in [
+            (
+                json!({"type": "TEXT_MESSAGE_START", "messageId": "m"}),
+                "assistant",
+                "user",
+            ),
+            (
+                json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a"}),
+                "assistant",
+                "user",
+            ),
+            (
+                json!({"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "c", "content": "x"}),
+                "tool",
+                "user",
+            ),
+        ] {
+            for settings in [Settings::default(), Settings::current()] {
+                let with = |role: &str| {
+                    let mut event = event.clone();
+                    event["role"] = json!(role);
+                    normalize_all(&[event], settings.clone())
+                };
+                let none = normalize_all(std::slice::from_ref(&event), settings.clone());
+                assert_eq!(none, with(default), "{event}");
+                assert_ne!(none, with(other), "{event}");
             }
         }
     }
