@@ -274,6 +274,38 @@ fn a_run_that_is_not_there_is_said_and_fails() {
     );
 }
 
+/// A run another run's events cut into (a second RUN_STARTED before the first run's end, or
+/// another run's RUN_FINISHED in its place) is not copied whole, and that is said (exit 1):
+/// `--run r1` wrote r1's first two events, `--run r2` ran on to r1's RUN_FINISHED, exit 0.
+#[test]
+fn a_run_cut_into_by_another_is_said_not_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("tangled.jsonl");
+    let lines = [
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}"#,
+        r#"{"type":"RUN_STARTED","threadId":"t2","runId":"r2"}"#,
+        r#"{"type":"TEXT_MESSAGE_START","messageId":"m2","role":"assistant"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m1"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+        r#"{"type":"TEXT_MESSAGE_END","messageId":"m2"}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t2","runId":"r2"}"#,
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let input = input.to_str().unwrap();
+    for (run_id, said) in [
+        ("r1", "run r1 had not ended when run r2 began"),
+        ("r2", "run r2 was ended by the RUN_FINISHED of run r1"),
+    ] {
+        let (code, stdout, stderr) = run(&["cat", "--run", run_id, input]);
+        assert_eq!(code, 1, "{run_id}: {stdout}{stderr}");
+        assert!(stderr.contains(said), "{run_id}: {stderr}");
+        assert!(stderr.contains("not all of run"), "{run_id}: {stderr}");
+    }
+    // A stream of runs one after the other is copied as before.
+    cat(&["--run", "run-full-1", FULL]);
+}
+
 /// A selection that keeps no event (`--from` past the end, a `--type` no event has, a run's
 /// events of no such type) fails as `--run nope` does: said, exit 1, an output file left as it
 /// was. It used to write an empty file and exit 0, which `fold` then calls no stream.

@@ -45,6 +45,9 @@ pub struct Filter {
     late_unread: u64,
     /// Events kept so far.
     kept: u64,
+    /// How another run's events cut into the `--run` asked for, when they did (the stream
+    /// is then no sequence of runs): the copy is not all of that run.
+    tangled: Option<String>,
 }
 
 impl Filter {
@@ -57,6 +60,7 @@ impl Filter {
             pending_unread: 0,
             late_unread: 0,
             kept: 0,
+            tangled: None,
         }
     }
 
@@ -75,6 +79,11 @@ impl Filter {
         self.selection.run.as_deref().filter(|_| !self.found_run)
     }
 
+    /// How another run cut into the `--run` asked for, if one did.
+    pub fn tangled(&self) -> Option<&str> {
+        self.tangled.as_deref()
+    }
+
     /// Whether the event is kept. Must see every event in order (runs are tracked).
     pub fn keep(&mut self, event: &Event) -> bool {
         let kept = self.selects(event);
@@ -85,6 +94,26 @@ impl Filter {
     fn selects(&mut self, event: &Event) -> bool {
         let mut in_run = true;
         if let Some(want) = &self.selection.run {
+            let other = event
+                .str_field("runId")
+                .filter(|id| *id != want.as_str() && self.in_run && self.tangled.is_none());
+            let index = event.loc.index;
+            match (event.kind, other) {
+                (Some(EventType::RunStarted), Some(other)) => {
+                    self.tangled = Some(format!(
+                        "run {want} had not ended when run {other} began (event {index}): the \
+                         copy ends there"
+                    ));
+                }
+                (Some(EventType::RunFinished | EventType::RunError), Some(other)) => {
+                    let ty = event.type_name().unwrap_or_default();
+                    self.tangled = Some(format!(
+                        "run {want} was ended by the {ty} of run {other} (event {index}): the \
+                         copy ends there"
+                    ));
+                }
+                _ => {}
+            }
             match event.kind {
                 Some(EventType::RunStarted) => {
                     self.in_run = event.str_field("runId") == Some(want.as_str());
@@ -232,7 +261,7 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                 return Ok(kept_nothing(&args.path, None));
             }
             warn_over_limit(over_limit);
-            Ok(report_losses(&notes, format, &unread))
+            Ok(tangled_run(&filter, report_losses(&notes, format, &unread)))
         }
         Some(path) => {
             if let InputSpec::File(input) = &input {
@@ -313,9 +342,22 @@ pub fn run(args: &CatArgs) -> Result<Outcome> {
                 persist(temp, path).with_context(|| format!("writing {}", path.display()))?;
             }
             warn_over_limit(over_limit);
-            Ok(report_losses(&notes, format, &unread))
+            Ok(tangled_run(&filter, report_losses(&notes, format, &unread)))
         }
     }
+}
+
+/// Says when another run cut into the `--run` asked for: the copy is then not all of that
+/// run (exit 1).
+fn tangled_run(filter: &Filter, outcome: Outcome) -> Outcome {
+    let (Some(tangled), Some(run)) = (filter.tangled(), filter.selection.run.as_deref()) else {
+        return outcome;
+    };
+    say!(
+        "cat: the output is not all of run {run}: {tangled} (`agui-lens check` says what is \
+         wrong with the stream)"
+    );
+    Outcome::Findings
 }
 
 /// A protobuf frame written whole that the official client cannot read: a warning, as the
