@@ -1090,3 +1090,31 @@ fn an_agents_error_message_stays_on_its_line() {
         "{stdout}"
     );
 }
+
+/// An input that cannot be read (missing, empty, no stream) gives `--format json` one
+/// document saying why, as `check` and `diff` give: stdout was empty, and a program reading
+/// it met a parse error.
+#[test]
+fn json_says_why_there_is_no_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "not a stream\n").unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    for path in [&empty, &notes, &missing] {
+        let path = path.to_str().unwrap();
+        for stats in [false, true] {
+            let mut args = vec![path, "--format", "json"];
+            if stats {
+                args.push("--stats");
+            }
+            let (code, stdout, stderr) = inspect(&args);
+            assert_eq!(code, 2, "{path}: {stdout}{stderr}");
+            let document: serde_json::Value = serde_json::from_str(&stdout)
+                .unwrap_or_else(|e| panic!("{path} {stats}: {e}: {stdout:?} {stderr}"));
+            assert_eq!(document["path"], path, "{document}");
+            assert!(document["error"].as_str().is_some_and(|e| !e.is_empty()));
+        }
+    }
+}

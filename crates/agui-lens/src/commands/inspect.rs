@@ -25,6 +25,28 @@ use agui_lens_core::protocol::event::Event;
 use agui_lens_core::read::{self, Frame, InputSpec, ReadOptions};
 
 pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
+    let mut began_writing = false;
+    let result = inspect(args, matches, &mut began_writing);
+    if let Err(err) = &result
+        && !began_writing
+        && args.format == crate::cli::ViewFormat::Json
+        && args.html.is_none()
+    {
+        // A reader of the JSON gets a document that says why there is no view (as `check`
+        // and `diff` give one), not an empty stdout.
+        let document = serde_json::json!({
+            "path": InputSpec::named(&args.path).display_name(),
+            "error": format!("{err:#}"),
+        });
+        let mut out = super::ReportOut::default();
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&document)?);
+        let _ = out.flush();
+    }
+    result
+}
+
+/// [`run`], which says on stdout why there is no view when `began_writing` is still false.
+fn inspect(args: &InspectArgs, matches: &ArgMatches, began_writing: &mut bool) -> Result<Outcome> {
     let Settings {
         levels,
         schemas,
@@ -172,6 +194,7 @@ pub fn run(args: &InspectArgs, matches: &ArgMatches) -> Result<Outcome> {
     let states = inspector.take_state_frames();
     let mut inspection = inspector.finish();
     inspection.failure = failure.clone();
+    *began_writing = true;
     write(args, &inspection, counts, page.zip(states))?;
     if let Some(failure) = failure {
         let _ = writeln!(
