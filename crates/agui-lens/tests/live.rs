@@ -1059,6 +1059,62 @@ fn check_follow_reports_appended_events_as_they_arrive() {
     assert!(stderr.contains("--follow takes a file"), "{stderr}");
 }
 
+/// A recording `run --record` made is followed as `check` reads it: with what the call found
+/// beside it (`FILE.findings.txt`: an answer sent as text/html passed `--follow`, exit 0, in
+/// every format) and the request it answers (`FILE.request.txt`: the state its deltas start
+/// from; without it they were "before any known state").
+#[test]
+fn check_follow_reads_a_recording_as_check_does() {
+    let body: String = [
+        r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"}"#,
+        r#"{"type":"STATE_DELTA","delta":[{"op":"replace","path":"/counter","value":1}]}"#,
+        r#"{"type":"RUN_FINISHED","threadId":"t1","runId":"r1"}"#,
+    ]
+    .iter()
+    .map(|e| format!("data: {e}\n\n"))
+    .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.json");
+    std::fs::write(
+        &input,
+        r#"{"threadId":"t1","runId":"r1","state":{"counter":0},"messages":[],"tools":[],"context":[],"forwardedProps":{}}"#,
+    )
+    .unwrap();
+    let input = input.to_str().unwrap();
+    for (content_type, code) in [("text/html", 1), ("text/event-stream", 0)] {
+        let server = Server::start(Script::fixed("200 OK", content_type, &body));
+        let rec = dir
+            .path()
+            .join(format!("{}.jsonl", content_type.replace('/', "-")));
+        let rec = rec.to_str().unwrap();
+        let url = server.url("/");
+        let (ran, _, stderr) = lens(&["run", &url, "--input", input, "--record", rec]);
+        assert_eq!(ran, code, "{stderr}");
+        for format in ["human", "json", "sarif", "junit"] {
+            let (followed, stdout, stderr) = lens(&[
+                "check",
+                "--follow",
+                "--idle-timeout",
+                "1",
+                "--format",
+                format,
+                rec,
+            ]);
+            assert_eq!(followed, code, "{content_type} {format}: {stdout}{stderr}");
+            if format == "sarif" {
+                // (SARIF lists every rule.)
+                continue;
+            }
+            assert_eq!(
+                stdout.contains("transport/content-type"),
+                code == 1,
+                "{content_type} {format}: {stdout}"
+            );
+            assert!(!stdout.contains("no-baseline"), "{format}: {stdout}");
+        }
+    }
+}
+
 /// A followed path that cannot be opened (missing, a folder) is an input that could not be
 /// read, in every format, as without --follow: the reports were empty.
 #[test]

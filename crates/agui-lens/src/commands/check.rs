@@ -188,13 +188,14 @@ fn follow(
     let name = InputSpec::File(path.clone()).display_name();
     reporter.start_file(&name)?;
     // A path that cannot be opened is an input that could not be read, in every format.
+    let mut emit = |diagnostics: &[Diagnostic]| {
+        for d in diagnostics {
+            reporter.diagnostic(d)?;
+        }
+        reporter.flush()
+    };
     let file = match read::open_follow(path, read, idle, agui_lens_core::stop::requested) {
-        Ok(opened) => check_opened(ctx, opened, false, &mut |diagnostics| {
-            for d in diagnostics {
-                reporter.diagnostic(d)?;
-            }
-            reporter.flush()
-        })?,
+        Ok(opened) => follow_recording(ctx, path, opened, &mut emit)?,
         Err(err) => failed(name, Stats::default(), format!("{err:#}")),
     };
     finish_file(&mut run, &file, reporter)?;
@@ -202,6 +203,68 @@ fn follow(
         agui_lens_core::stop::requested().then(agui_lens_core::stop::signal_name);
     reporter.finish(&run.summary)?;
     Ok(run)
+}
+
+/// Checks a followed file as `check` reads it, when it is a recording `run --record` made:
+/// from the request it answers (its state, where the recorder wrote it: the file was there
+/// when the following began) and, once the stream ends, with what the call found and how the
+/// recorder cut it, which the recorder writes at its end (an answer sent as text/html passed
+/// `--follow`, its error beside it).
+fn follow_recording(
+    ctx: &Context<'_>,
+    path: &Path,
+    opened: read::Opened,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<FileSummary> {
+    use agui_lens_core::check::opened::check_answer_to;
+    let events = |found| match found {
+        Some(Recorded::Events {
+            request,
+            cut,
+            findings,
+            ..
+        }) => Some((request, cut, findings)),
+        _ => None,
+    };
+    let Some((request, cut, _)) = events(recorded::recorded(path)) else {
+        // Nothing beside it yet: a recording whose recorder writes what is beside it at its
+        // end is read again once the stream ends.
+        let mut file = check_opened(ctx, opened, false, emit)?;
+        after_following(ctx, path, &mut file, None, emit)?;
+        return Ok(file);
+    };
+    // A recorder still at work (it holds the file) has not said how it ends: its word is
+    // read at the end.
+    let cut = cut.filter(|cut| cut != recorded::UNDER_WAY);
+    let given_cut = cut.is_some();
+    let mut file = check_answer_to(ctx, opened, false, request, cut, false, emit)?;
+    after_following(ctx, path, &mut file, Some(given_cut), emit)?;
+    Ok(file)
+}
+
+/// What a recorder wrote beside a followed recording by the stream's end: the call's
+/// findings, added; its cut, when none was given to the check (`given_cut`), said as the
+/// check of a cut recording says it.
+fn after_following(
+    ctx: &Context<'_>,
+    path: &Path,
+    file: &mut FileSummary,
+    given_cut: Option<bool>,
+    emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
+) -> io::Result<()> {
+    let Some(Recorded::Events { cut, findings, .. }) = recorded::recorded(path) else {
+        return Ok(());
+    };
+    if let Some(findings) = &findings {
+        recorded::add_run_findings(ctx, findings, file, emit)?;
+    }
+    if let (Some(cut), false) = (cut, given_cut.unwrap_or(false)) {
+        if file.failure.is_none() {
+            file.failure = Some(format!("cut when it was recorded: {cut}"));
+        }
+        file.interrupted = true;
+    }
+    Ok(())
 }
 
 /// What checking needs from the flags and the nearest agui-lens.toml: rule levels, schemas,
