@@ -5861,3 +5861,42 @@ fn a_recording_under_way_is_said_to_be() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(!format!("{stdout}{stderr}").contains("recording into it now"));
 }
+
+/// The word that a run is under way goes only where the report replaces it: not into
+/// `/dev/stdout` redirected to a file (the run's report came after it, two documents, the first
+/// an error), and a walk does not read the `--junit` file it writes (a fresh tree with its
+/// report inside failed on the word).
+#[test]
+fn the_word_that_a_run_is_under_way_stays_out_of_its_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = root().join("fixtures/valid/agui-sdk-full.jsonl");
+    let out = dir.path().join("out.txt");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_agui-lens"))
+        .args([
+            "check",
+            s(&good),
+            "--format",
+            "json",
+            "--junit",
+            "/dev/stdout",
+        ])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.matches("<testsuites").count(), 1, "{text}");
+    assert!(!text.contains("has not ended"), "{text}");
+    let caps = dir.path().join("caps");
+    place("agui-sdk-full.jsonl", &caps.join("a.jsonl"));
+    for name in ["report.json", "report.jsonl", "report.sse"] {
+        let report = caps.join(name);
+        for _ in 0..2 {
+            let (code, stdout, stderr) = run(&["check", s(&caps), "--junit", s(&report)]);
+            assert_eq!(code, 0, "{name}: {stdout}{stderr}");
+            assert!(!stdout.contains(name), "{name}: {stdout}");
+        }
+        std::fs::remove_file(&report).unwrap();
+    }
+}

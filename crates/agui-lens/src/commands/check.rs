@@ -113,7 +113,20 @@ fn check(
             recorded_failures: true,
             ..inputs::Walk::from_args(&args.walk)
         };
-        let inputs = inputs::each_file_once(inputs::expand(&paths, &walk)?);
+        let mut inputs = inputs::expand(&paths, &walk)?;
+        // A walk passes over the `--junit` file it writes into (it says the run is under way
+        // while it runs, and holds the last run's report before): read as an input, it failed
+        // the run.
+        if let Some(junit) = &args.junit {
+            inputs.retain(|input| {
+                input.explicit
+                    || !input
+                        .spec
+                        .path()
+                        .is_some_and(|p| super::same_place(p, junit))
+            });
+        }
+        let inputs = inputs::each_file_once(inputs);
         let inputs = inputs::findings_with_their_streams(inputs);
         let inputs = inputs::open_captures(inputs, args.read.entry);
         // Ctrl-C or SIGTERM stops the reading; what was read is reported (exit 130, 143).

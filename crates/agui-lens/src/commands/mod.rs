@@ -931,7 +931,7 @@ pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 /// Whether two paths name one place, whether a file is there or not (a baseline about to be
 /// recorded): the same name in the same folder, links followed (a link to a file yet to be
 /// written too: writing through it writes that file).
-fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
+pub(crate) fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
     if a.as_os_str() == "-" || b.as_os_str() == "-" {
         return false;
     }
@@ -1253,6 +1253,11 @@ pub(crate) fn report_under_way(
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Ok(()),
         _ => {}
     }
+    // Nor a descriptor (`/dev/stdout` redirected to a file is a file): what is written there
+    // stays, and the run's report came after the word that it had not ended.
+    if reaches_a_descriptor(path) {
+        return Ok(());
+    }
     let why = anyhow::anyhow!(
         "this run (process {}) has not ended: a report that still says so was left by a run \
          stopped before its end (killed), which wrote nothing of what it found",
@@ -1260,6 +1265,26 @@ pub(crate) fn report_under_way(
     );
     let bytes = not_begun_report(format, name, &why)?;
     write_bytes(path, &bytes)
+}
+
+/// Whether `path`, or a link on the way from it, names a device or a process's descriptor
+/// (`/dev/stdout`, `/proc/self/fd/1`): written into, not replaced.
+fn reaches_a_descriptor(path: &Path) -> bool {
+    let mut path = path.to_path_buf();
+    // (A bound on links to links.)
+    for _ in 0..40 {
+        if path.starts_with("/dev") || path.starts_with("/proc") {
+            return true;
+        }
+        match std::fs::read_link(&path) {
+            Ok(to) => {
+                let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                path = folder.join(to);
+            }
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// The `--report` of a `serve` or `proxy` that could not do its job at all (no port to listen
