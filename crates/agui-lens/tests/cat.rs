@@ -302,6 +302,32 @@ fn a_run_cut_into_by_another_is_said_not_whole() {
         assert!(stderr.contains(said), "{run_id}: {stderr}");
         assert!(stderr.contains("not all of run"), "{run_id}: {stderr}");
     }
+    // A run with no runId, or the run itself again, before its end.
+    for (second, said) in [
+        (
+            r#"{"type":"RUN_STARTED","threadId":"t1"}"#,
+            "run r1 had not ended when a run with no runId began",
+        ),
+        (
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#,
+            "run r1 began again before its end",
+        ),
+    ] {
+        let lines = [
+            lines[0],
+            r#"{"type":"STEP_STARTED","stepName":"a"}"#,
+            second,
+            r#"{"type":"STEP_FINISHED","stepName":"a"}"#,
+            lines[5],
+            r#"{"type":"STEP_STARTED","stepName":"b"}"#,
+            lines[5],
+        ];
+        let input = dir.path().join("again.jsonl");
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let (code, stdout, stderr) = run(&["cat", "--run", "r1", input.to_str().unwrap()]);
+        assert_eq!(code, 1, "{second}: {stdout}{stderr}");
+        assert!(stderr.contains(said), "{second}: {stderr}");
+    }
     // A stream of runs one after the other is copied as before.
     cat(&["--run", "run-full-1", FULL]);
 }

@@ -94,25 +94,29 @@ impl Filter {
     fn selects(&mut self, event: &Event) -> bool {
         let mut in_run = true;
         if let Some(want) = &self.selection.run {
-            let other = event
-                .str_field("runId")
-                .filter(|id| *id != want.as_str() && self.in_run && self.tangled.is_none());
-            let index = event.loc.index;
-            match (event.kind, other) {
-                (Some(EventType::RunStarted), Some(other)) => {
-                    self.tangled = Some(format!(
-                        "run {want} had not ended when run {other} began (event {index}): the \
-                         copy ends there"
-                    ));
-                }
-                (Some(EventType::RunFinished | EventType::RunError), Some(other)) => {
-                    let ty = event.type_name().unwrap_or_default();
-                    self.tangled = Some(format!(
-                        "run {want} was ended by the {ty} of run {other} (event {index}): the \
-                         copy ends there"
-                    ));
-                }
-                _ => {}
+            if self.in_run && self.tangled.is_none() {
+                let index = event.loc.index;
+                let run_id = event.str_field("runId");
+                self.tangled = match (event.kind, run_id) {
+                    (Some(EventType::RunStarted), Some(id)) if id == want.as_str() => Some(
+                        format!("run {want} began again before its end (event {index})"),
+                    ),
+                    (Some(EventType::RunStarted), id) => Some(format!(
+                        "run {want} had not ended when {} began (event {index}): the copy ends \
+                         before it",
+                        id.map_or("a run with no runId".to_owned(), |id| format!("run {id}"))
+                    )),
+                    (Some(EventType::RunFinished | EventType::RunError), Some(id))
+                        if id != want.as_str() =>
+                    {
+                        Some(format!(
+                            "run {want} was ended by the {} of run {id} (event {index}): the \
+                             copy ends with it",
+                            event.type_name().unwrap_or_default()
+                        ))
+                    }
+                    _ => None,
+                };
             }
             match event.kind {
                 Some(EventType::RunStarted) => {
