@@ -411,6 +411,12 @@ pub fn holds_events(mut opened: Opened) -> std::result::Result<(), String> {
 /// frame's message (inside or right after its length) is said to be that
 /// (`framing/proto-truncated`), not "binary data".
 pub fn describe_no_events(format: InputFormat, head: &[u8]) -> String {
+    // A frame of no bytes is whole: an empty message, which names no event.
+    if format == InputFormat::Proto && head == [0; crate::protocol::proto::PREFIX_LEN] {
+        return "a protobuf body of one empty frame (its length 0): an empty message names no \
+                event (framing/proto-undecodable)"
+            .to_owned();
+    }
     if format == InputFormat::Proto
         && !head.is_empty()
         && head.len() <= crate::protocol::proto::PREFIX_LEN

@@ -416,6 +416,14 @@ mod tests {
                 assert_eq!(got.len(), if only { 1 } else { 2 });
             }
         }
+        // Said so of a body that holds nothing else, by every command that needs events; a
+        // body cut inside its first length or message is still cut.
+        let said = crate::read::describe_no_events(InputFormat::Proto, &[0, 0, 0, 0]);
+        assert!(said.contains("proto-undecodable"), "{said}");
+        for cut in [&[0, 0][..], &[0, 0, 0, 5]] {
+            let said = crate::read::describe_no_events(InputFormat::Proto, cut);
+            assert!(said.contains("proto-truncated"), "{said}");
+        }
     }
 
     /// `@ag-ui/client` reads a frame of 10 MiB, its length included, and ends the stream at
