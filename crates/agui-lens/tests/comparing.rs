@@ -1169,6 +1169,22 @@ fn a_fold_snapshot_that_holds_no_runs_says_so() {
         pending.lines().any(|line| line == "# fold: runs") && pending.contains("Changed: "),
         "{pending}"
     );
+    // Piped in, the stream cannot be read again for that: what is left for review is written
+    // the snapshot's way, and said (it was "- holds no AG-UI events", exit 2, nothing left).
+    std::fs::remove_file(format!("{snap}.new")).unwrap();
+    let output = agui_lens()
+        .args(["snapshot", "-", "--expect", snap])
+        .write_stdin(std::fs::read(&other).unwrap())
+        .output()
+        .unwrap();
+    let (code, _, stderr) = split(output);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("could not be read a second time"),
+        "{stderr}"
+    );
+    let pending = std::fs::read_to_string(format!("{snap}.new")).unwrap();
+    assert!(pending.contains("Changed: "), "{pending}");
     // Updated as the warning says, it holds the runs.
     let (code, _, stderr) = run(&["snapshot", ok, "--expect", snap, "--update"]);
     assert_eq!(code, 0, "{stderr}");

@@ -419,16 +419,31 @@ pub fn hold_items(
             } else {
                 let (made, _) =
                     agui_lens_core::check::stream::holding_warnings(|| make(level, &now));
-                let (items, ReadNotes { halves, range, .. }) = made?;
-                let pending = Snapshot {
-                    level,
-                    settings: now,
-                    reason: current.reason.clone(),
-                    items,
-                    halves,
-                    range,
-                };
-                write_pending(&pending.render())?;
+                match made {
+                    Ok((items, ReadNotes { halves, range, .. })) => {
+                        let pending = Snapshot {
+                            level,
+                            settings: now,
+                            reason: current.reason.clone(),
+                            items,
+                            halves,
+                            range,
+                        };
+                        write_pending(&pending.render())?;
+                    }
+                    // Read once only (stdin, a FIFO): the result for review is written the
+                    // way the snapshot is (it was an error, exit 2, and none was written).
+                    Err(err) => {
+                        say!(
+                            "note: the stream could not be read a second time to write the \
+                             result for review the current way ({err:#}): {} holds it the way \
+                             {} is written; hold a file to it to have it written the current way",
+                            new_file.display(),
+                            file.display()
+                        );
+                        write_pending(&current.render())?;
+                    }
+                }
             }
             Ok(Verdict::Changed {
                 pending: new_file,
