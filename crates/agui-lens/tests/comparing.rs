@@ -1185,6 +1185,31 @@ fn a_fold_snapshot_that_holds_no_runs_says_so() {
     );
     let pending = std::fs::read_to_string(format!("{snap}.new")).unwrap();
     assert!(pending.contains("Changed: "), "{pending}");
+    // From a FIFO, the same (a second reading waited for a writer that never came).
+    #[cfg(unix)]
+    {
+        std::fs::remove_file(format!("{snap}.new")).unwrap();
+        let fifo = dir.path().join("fifo");
+        crate::common::make_fifo(&fifo);
+        let bytes = std::fs::read(&other).unwrap();
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, bytes).unwrap())
+        };
+        let output = agui_lens()
+            .args(["snapshot", fifo.to_str().unwrap(), "--expect", snap])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        writer.join().unwrap();
+        let (code, _, stderr) = split(output);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains("could not be read a second time"),
+            "{stderr}"
+        );
+        assert!(std::path::Path::new(&format!("{snap}.new")).exists());
+    }
     // Updated as the warning says, it holds the runs.
     let (code, _, stderr) = run(&["snapshot", ok, "--expect", snap, "--update"]);
     assert_eq!(code, 0, "{stderr}");

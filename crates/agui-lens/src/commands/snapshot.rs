@@ -543,7 +543,15 @@ fn check(args: &SnapshotArgs) -> Result<Outcome> {
     let _caught = crate::signals::Caught::begin();
     // Stopped while the stream is read, nothing is compared or written.
     let unread = format!("the end of {}", stream.display());
+    // Stdin or a FIFO is read once: a second reading (the result for review of a snapshot
+    // written the older way) waited on a FIFO for a writer that never came.
+    let rereadable = std::fs::metadata(stream).is_ok_and(|m| m.is_file());
+    let mut readings = 0;
     let verdict = hold_items(file, &request, |level, settings| {
+        readings += 1;
+        if readings > 1 && !rereadable {
+            anyhow::bail!("{} is read once only", stream.display());
+        }
         super::reading(
             &unread,
             || {
