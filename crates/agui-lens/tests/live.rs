@@ -1081,11 +1081,19 @@ fn check_follow_reads_a_recording_as_check_does() {
     )
     .unwrap();
     let input = input.to_str().unwrap();
-    for (content_type, code) in [("text/html", 1), ("text/event-stream", 0)] {
-        let server = Server::start(Script::fixed("200 OK", content_type, &body));
-        let rec = dir
-            .path()
-            .join(format!("{}.jsonl", content_type.replace('/', "-")));
+    let page = "<html><body>Oops</body></html>";
+    for (content_type, body, code) in [
+        ("text/html", body.as_str(), 1),
+        ("text/event-stream", body.as_str(), 0),
+        // A page, no stream: no finding of the page's own (it was "an empty body").
+        ("text/html", page, 1),
+    ] {
+        let server = Server::start(Script::fixed("200 OK", content_type, body));
+        let rec = dir.path().join(format!(
+            "{}-{}.jsonl",
+            content_type.replace('/', "-"),
+            body.len()
+        ));
         let rec = rec.to_str().unwrap();
         let url = server.url("/");
         let (ran, _, stderr) = lens(&["run", &url, "--input", input, "--record", rec]);
@@ -1111,6 +1119,7 @@ fn check_follow_reads_a_recording_as_check_does() {
                 "{content_type} {format}: {stdout}"
             );
             assert!(!stdout.contains("no-baseline"), "{format}: {stdout}");
+            assert!(!stdout.contains("no-events"), "{format}: {stdout}");
         }
     }
 }

@@ -230,39 +230,39 @@ fn follow_recording(
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     use agui_lens_core::check::opened::check_answer_to;
-    let events = |found| match found {
-        Some(Recorded::Events {
-            request,
-            cut,
-            findings,
-            ..
-        }) => Some((request, cut, findings)),
-        _ => None,
-    };
-    let Some((request, cut, _)) = events(recorded::recorded(path)) else {
+    let Some(Recorded::Events {
+        request,
+        cut,
+        findings,
+        no_stream,
+        refused,
+    }) = recorded::recorded(path)
+    else {
         // Nothing beside it yet: a recording whose recorder writes what is beside it at its
         // end is read again once the stream ends.
         let mut file = check_opened(ctx, opened, false, emit)?;
-        after_following(ctx, path, &mut file, None, emit)?;
+        after_following(ctx, path, &mut file, emit)?;
         return Ok(file);
     };
-    // A recorder still at work (it holds the file) has not said how it ends: its word is
-    // read at the end.
-    let cut = cut.filter(|cut| cut != recorded::UNDER_WAY);
-    let given_cut = cut.is_some();
-    let mut file = check_answer_to(ctx, opened, false, request, cut, false, emit)?;
-    after_following(ctx, path, &mut file, Some(given_cut), emit)?;
+    if cut.as_deref() != Some(recorded::UNDER_WAY) {
+        // Its recorder has ended: read as `check` reads it.
+        let findings = findings.as_deref();
+        return recorded::check_recording(
+            ctx, opened, false, request, cut, findings, no_stream, refused, emit,
+        );
+    }
+    // A recorder still at work (it holds the file) says how it ends at its end.
+    let mut file = check_answer_to(ctx, opened, false, request, None, false, emit)?;
+    after_following(ctx, path, &mut file, emit)?;
     Ok(file)
 }
 
 /// What a recorder wrote beside a followed recording by the stream's end: the call's
-/// findings, added; its cut, when none was given to the check (`given_cut`), said as the
-/// check of a cut recording says it.
+/// findings, added; its cut, said as the check of a cut recording says it.
 fn after_following(
     ctx: &Context<'_>,
     path: &Path,
     file: &mut FileSummary,
-    given_cut: Option<bool>,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<()> {
     let Some(Recorded::Events { cut, findings, .. }) = recorded::recorded(path) else {
@@ -271,7 +271,7 @@ fn after_following(
     if let Some(findings) = &findings {
         recorded::add_run_findings(ctx, findings, file, emit)?;
     }
-    if let (Some(cut), false) = (cut, given_cut.unwrap_or(false)) {
+    if let Some(cut) = cut {
         if file.failure.is_none() {
             file.failure = Some(format!("cut when it was recorded: {cut}"));
         }
