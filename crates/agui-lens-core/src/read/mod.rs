@@ -412,10 +412,17 @@ pub fn holds_events(mut opened: Opened) -> std::result::Result<(), String> {
 /// (`framing/proto-truncated`), not "binary data".
 pub fn describe_no_events(format: InputFormat, head: &[u8]) -> String {
     // A frame of no bytes is whole: an empty message, which names no event.
-    if format == InputFormat::Proto && head == [0; crate::protocol::proto::PREFIX_LEN] {
-        return "a protobuf body of one empty frame (its length 0): an empty message names no \
-                event (framing/proto-undecodable)"
-            .to_owned();
+    let prefix = crate::protocol::proto::PREFIX_LEN;
+    if format == InputFormat::Proto
+        && !head.is_empty()
+        && head.len() % prefix == 0
+        && head.iter().all(|&b| b == 0)
+    {
+        return format!(
+            "a protobuf body of {} (each of length 0): an empty message names no event \
+             (framing/proto-undecodable)",
+            crate::report::plural((head.len() / prefix) as u64, "empty frame"),
+        );
     }
     if format == InputFormat::Proto
         && !head.is_empty()

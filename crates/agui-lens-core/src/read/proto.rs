@@ -418,8 +418,10 @@ mod tests {
         }
         // Said so of a body that holds nothing else, by every command that needs events; a
         // body cut inside its first length or message is still cut.
-        let said = crate::read::describe_no_events(InputFormat::Proto, &[0, 0, 0, 0]);
-        assert!(said.contains("proto-undecodable"), "{said}");
+        for empty in [&[0u8; 4][..], &[0; 8]] {
+            let said = crate::read::describe_no_events(InputFormat::Proto, empty);
+            assert!(said.contains("proto-undecodable"), "{said}");
+        }
         for cut in [&[0, 0][..], &[0, 0, 0, 5]] {
             let said = crate::read::describe_no_events(InputFormat::Proto, cut);
             assert!(said.contains("proto-truncated"), "{said}");

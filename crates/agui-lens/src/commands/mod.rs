@@ -1267,13 +1267,25 @@ pub(crate) fn report_under_way(
     write_bytes(path, &bytes)
 }
 
+/// Whether the report at `path` still holds the word [`report_under_way`] put there.
+pub(crate) fn still_under_way(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|bytes| {
+        let mark = format!("this run (process {}) has not ended", std::process::id());
+        bytes
+            .windows(mark.len())
+            .any(|window| window == mark.as_bytes())
+    })
+}
+
 /// Whether `path`, or a link on the way from it, names a device or a process's descriptor
 /// (`/dev/stdout`, `/proc/self/fd/1`): written into, not replaced.
 fn reaches_a_descriptor(path: &Path) -> bool {
     let mut path = path.to_path_buf();
     // (A bound on links to links.)
     for _ in 0..40 {
-        if path.starts_with("/dev") || path.starts_with("/proc") {
+        // (`/dev/shm` holds files as any folder does.)
+        if (path.starts_with("/dev") && !path.starts_with("/dev/shm")) || path.starts_with("/proc")
+        {
             return true;
         }
         match std::fs::read_link(&path) {

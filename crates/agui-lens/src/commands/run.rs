@@ -744,11 +744,30 @@ fn say_unfinished(path: &std::path::Path) -> Result<()> {
 }
 
 /// Takes the file's lock (`flock`, exclusive), if no other open file holds it: held until
-/// every handle of this open file is closed, the process's end included.
+/// every handle of this open file is closed, the process's end included. A look at the lock
+/// ([`held_by_a_recorder`], by a check of the recording) holds it for an instant: found taken,
+/// it is tried again for a moment before another recorder is taken to hold it.
 pub(super) fn try_lock(file: &File) -> io::Result<bool> {
+    for _ in 0..20 {
+        if flock(file, libc::LOCK_EX)? {
+            return Ok(true);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    Ok(false)
+}
+
+/// Whether a recorder holds the recording at `path` now: its lock is taken. Looked at with a
+/// shared lock, let go at once (the file is closed on return).
+pub(crate) fn held_by_a_recorder(path: &std::path::Path) -> bool {
+    File::open(path).is_ok_and(|file| matches!(flock(&file, libc::LOCK_SH), Ok(false)))
+}
+
+/// `flock(operation)` without waiting: false when another open file holds the lock.
+fn flock(file: &File, operation: libc::c_int) -> io::Result<bool> {
     use std::os::fd::AsRawFd;
     // SAFETY: flock on a file descriptor this `File` owns, open for its whole call.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+    if unsafe { libc::flock(file.as_raw_fd(), operation | libc::LOCK_NB) } == 0 {
         return Ok(true);
     }
     let err = io::Error::last_os_error();
@@ -756,18 +775,6 @@ pub(super) fn try_lock(file: &File) -> io::Result<bool> {
         io::ErrorKind::WouldBlock => Ok(false),
         _ => Err(err),
     }
-}
-
-/// Whether a recorder holds the recording at `path` now: its lock is taken. Looked at with a
-/// shared lock, let go at once (the file is closed on return).
-pub(crate) fn held_by_a_recorder(path: &std::path::Path) -> bool {
-    use std::os::fd::AsRawFd;
-    let Ok(file) = File::open(path) else {
-        return false;
-    };
-    // SAFETY: flock on a file descriptor this `File` owns, open for its whole call.
-    let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
-    !taken && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
 }
 
 impl Drop for Recording {

@@ -70,7 +70,19 @@ pub fn run(args: &TestArgs) -> Result<Outcome> {
         }
     }
     let mut begun = false;
-    run_suite(args, &mut begun).map_err(|err| if begun { err } else { not_begun(args, err) })
+    run_suite(args, &mut begun).map_err(|err| {
+        if !begun {
+            return not_begun(args, err);
+        }
+        // Ended by an error once under way: its `--junit` says so, not that it was killed.
+        match &args.junit {
+            Some(junit) if super::still_under_way(junit) => {
+                let name = format!("test {}", args.suite.display());
+                super::report_not_begun(Some(junit), Format::Junit, &name, err)
+            }
+            _ => err,
+        }
+    })
 }
 
 /// A suite that could not be run (one that does not read, a baseline that does not, an agent
