@@ -429,8 +429,8 @@ impl Normalizer {
 /// empty when nothing was sent), and what a client holds is the same either way. Dropped
 /// from a RUN_STARTED's input: in what is compared, and in snapshots stored before it was.
 /// So is a plain success outcome (one naming no pending calls) from a RUN_FINISHED and from a
-/// folded run, and a role an event names that is what its absence means (see
-/// [`drop_default_role`]).
+/// folded run, and a role an event names that is what its absence means (`assistant` on a
+/// text message's start or chunk, `tool` on a tool call's result).
 pub fn drop_empty_input_lists(item: &mut Value) {
     drop_success_outcome(item);
     drop_default_role(item);
