@@ -5900,3 +5900,48 @@ fn the_word_that_a_run_is_under_way_stays_out_of_its_way() {
         std::fs::remove_file(&report).unwrap();
     }
 }
+
+/// Followed while `run --record` writes it, a recording is read as the recorder leaves it:
+/// stopped, the recorder says so beside it at its end, and the follow that ends after it says
+/// the stream was cut there (it charged the agent with a run left open).
+#[test]
+fn a_recording_followed_while_it_is_written_is_read_as_its_recorder_leaves_it() {
+    let server = hanging_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("rec.jsonl");
+    let recorder = Child::spawn(
+        &[
+            "run",
+            &server.url("/"),
+            "--message",
+            "hi",
+            "--record",
+            s(&target),
+        ],
+        None,
+    );
+    until(|| std::fs::read(&target).is_ok_and(|b| b.windows(11).any(|w| w == b"RUN_STARTED")));
+    let follower = Child::spawn(
+        &[
+            "check",
+            "--follow",
+            "--idle-timeout",
+            "3",
+            "--format",
+            "json",
+            s(&target),
+        ],
+        None,
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    recorder.signal(libc::SIGINT);
+    let (code, _, stderr) = recorder.wait(std::time::Duration::from_secs(30));
+    assert_eq!(code, 130, "{stderr}");
+    let (code, stdout, stderr) = follower.wait(std::time::Duration::from_secs(60));
+    let doc: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    assert_eq!(code, 2, "{doc}");
+    let failure = doc["files"][0]["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains("cut when it was recorded"), "{doc}");
+    assert!(!doc.to_string().contains("unterminated-run"), "{doc}");
+}

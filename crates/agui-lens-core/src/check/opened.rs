@@ -152,6 +152,13 @@ fn check_answer(
     let interrupted = read.as_ref().is_some_and(crate::stop::is_reading_stopped);
     let failure = read.map(|err| format!("reading {name}: {err}"));
     let stopped = failure.is_some() && (crate::stop::requested() || interrupted);
+    // A cut the recorder says only at its end (see `Opened::late_cut`).
+    let mut answering = answering;
+    if answering.cut.is_none()
+        && let Some(late) = &opened.late_cut
+    {
+        answering.cut = late();
+    }
     answering.after(&mut engine, stopped, &mut found);
     let cut = answering.cut;
     let known = engine.known_events();

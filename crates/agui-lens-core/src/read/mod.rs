@@ -460,6 +460,9 @@ pub struct Opened {
     /// (see [`halves`]), for what folds the stream as a client does; otherwise such an event
     /// is left unread.
     pub keep_halves: bool,
+    /// How the side that records the input cut it, asked once it has been read to its end
+    /// (a recording followed while its recorder writes it says at its end how it ended).
+    pub late_cut: Option<Box<dyn Fn() -> Option<String> + Send>>,
 }
 
 /// An input that can be read again from its start: a file, or a stream of a browser capture.
@@ -877,6 +880,7 @@ fn open_reader_of(
         reopen: None,
         piped: false,
         keep_halves: false,
+        late_cut: None,
     })
 }
 
@@ -897,6 +901,7 @@ pub fn open_items(name: Arc<str>, items: Vec<Vec<u8>>, options: &ReadOptions) ->
         reopen: None,
         piped: false,
         keep_halves: false,
+        late_cut: None,
     }
 }
 

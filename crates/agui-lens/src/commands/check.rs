@@ -226,10 +226,17 @@ fn follow(
 fn follow_recording(
     ctx: &Context<'_>,
     path: &Path,
-    opened: read::Opened,
+    mut opened: read::Opened,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<FileSummary> {
     use agui_lens_core::check::opened::check_answer_to;
+    // How the recorder cut it, asked once the stream has been read (still recording: not
+    // finished yet), so that what only the end tells is not charged to the agent.
+    let at = path.to_path_buf();
+    opened.late_cut = Some(Box::new(move || match recorded::recorded(&at) {
+        Some(Recorded::Events { cut, .. }) => cut,
+        _ => None,
+    }));
     let Some(Recorded::Events {
         request,
         cut,
@@ -258,24 +265,19 @@ fn follow_recording(
 }
 
 /// What a recorder wrote beside a followed recording by the stream's end: the call's
-/// findings, added; its cut, said as the check of a cut recording says it.
+/// findings, added (its cut is asked by the check itself: see `read::Opened::late_cut`).
 fn after_following(
     ctx: &Context<'_>,
     path: &Path,
     file: &mut FileSummary,
     emit: &mut dyn FnMut(&[Diagnostic]) -> io::Result<()>,
 ) -> io::Result<()> {
-    let Some(Recorded::Events { cut, findings, .. }) = recorded::recorded(path) else {
-        return Ok(());
-    };
-    if let Some(findings) = &findings {
-        recorded::add_run_findings(ctx, findings, file, emit)?;
-    }
-    if let Some(cut) = cut {
-        if file.failure.is_none() {
-            file.failure = Some(format!("cut when it was recorded: {cut}"));
-        }
-        file.interrupted = true;
+    if let Some(Recorded::Events {
+        findings: Some(findings),
+        ..
+    }) = recorded::recorded(path)
+    {
+        recorded::add_run_findings(ctx, &findings, file, emit)?;
     }
     Ok(())
 }
