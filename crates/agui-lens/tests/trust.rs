@@ -1521,6 +1521,28 @@ fn until(mut ready: impl FnMut() -> bool) {
 
 /// A server that sends the start of a run and then stays silent, as an agent that thinks for
 /// a long time does.
+/// `run --record RECORD` against `server` (a [`hanging_agent`]), once `written` (the file the
+/// recording goes into) holds the start of its answer: the recorder waits there, holding it.
+fn recording_under_way(
+    server: &crate::common::server::Server,
+    record: &Path,
+    written: &Path,
+) -> Child {
+    let child = Child::spawn(
+        &[
+            "run",
+            &server.url("/"),
+            "--message",
+            "hi",
+            "--record",
+            s(record),
+        ],
+        None,
+    );
+    until(|| std::fs::read(written).is_ok_and(|b| b.windows(11).any(|w| w == b"RUN_STARTED")));
+    child
+}
+
 fn hanging_agent() -> crate::common::server::Server {
     use crate::common::server::{Script, Server, Step, frame};
     let head = [
@@ -5406,18 +5428,7 @@ fn a_cut_or_a_lost_report_is_said() {
     write(&target, b"");
     let link = dir.path().join("latest.jsonl");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let child = Child::spawn(
-        &[
-            "run",
-            &server.url("/"),
-            "--message",
-            "hi",
-            "--record",
-            s(&link),
-        ],
-        None,
-    );
-    until(|| std::fs::read(&target).is_ok_and(|b| b.windows(11).any(|w| w == b"RUN_STARTED")));
+    let child = recording_under_way(&server, &link, &target);
     std::thread::sleep(std::time::Duration::from_millis(200));
     child.signal(libc::SIGKILL);
     let _ = child.wait(std::time::Duration::from_secs(10));
@@ -5828,18 +5839,7 @@ fn a_recording_under_way_is_said_to_be() {
     let server = hanging_agent();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("rec.jsonl");
-    let child = Child::spawn(
-        &[
-            "run",
-            &server.url("/"),
-            "--message",
-            "hi",
-            "--record",
-            s(&target),
-        ],
-        None,
-    );
-    until(|| std::fs::read(&target).is_ok_and(|b| b.windows(11).any(|w| w == b"RUN_STARTED")));
+    let child = recording_under_way(&server, &target, &target);
     for command in ["check", "compact"] {
         let mut args = vec![command, s(&target)];
         if command == "compact" {
@@ -5909,18 +5909,7 @@ fn a_recording_followed_while_it_is_written_is_read_as_its_recorder_leaves_it() 
     let server = hanging_agent();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("rec.jsonl");
-    let recorder = Child::spawn(
-        &[
-            "run",
-            &server.url("/"),
-            "--message",
-            "hi",
-            "--record",
-            s(&target),
-        ],
-        None,
-    );
-    until(|| std::fs::read(&target).is_ok_and(|b| b.windows(11).any(|w| w == b"RUN_STARTED")));
+    let recorder = recording_under_way(&server, &target, &target);
     let follower = Child::spawn(
         &[
             "check",
