@@ -1259,18 +1259,23 @@ pub(crate) fn report_under_way(
         return Ok(());
     }
     let why = anyhow::anyhow!(
-        "this run (process {}) has not ended: a report that still says so was left by a run \
-         stopped before its end (killed), which wrote nothing of what it found",
-        std::process::id()
+        "{}: a report that still says so was left by a run stopped before its end (killed), \
+         which wrote nothing of what it found",
+        under_way_words()
     );
     let bytes = not_begun_report(format, name, &why)?;
     write_bytes(path, &bytes)
 }
 
+/// What [`report_under_way`] says of this run, and [`still_under_way`] looks for.
+fn under_way_words() -> String {
+    format!("this run (process {}) has not ended", std::process::id())
+}
+
 /// Whether the report at `path` still holds the word [`report_under_way`] put there.
 pub(crate) fn still_under_way(path: &Path) -> bool {
     std::fs::read(path).is_ok_and(|bytes| {
-        let mark = format!("this run (process {}) has not ended", std::process::id());
+        let mark = under_way_words();
         bytes
             .windows(mark.len())
             .any(|window| window == mark.as_bytes())
