@@ -245,6 +245,8 @@ def _walk(fs, root: str):
                     rows.append(_row(rel, "skipped", "a link to a folder: not entered"))
                 else:
                     pending.append(path)
+            elif kind == "file" and _temp_file_of_ours(posixpath.basename(path)):
+                rows.append(_row(rel, "skipped", TEMP_FILE))
             elif kind == "file":
                 files.append((path, rel, entry.get("size")))
             elif entry.get("islink"):
@@ -252,6 +254,26 @@ def _walk(fs, root: str):
             else:
                 rows.append(_row(rel, "skipped", f"not a regular file ({kind})"))
     return files, rows
+
+
+TEMP_FILE = (
+    "a temp file of an agui-lens write that has not ended (killed before its file was put "
+    "in place, or under way now): not copied"
+)
+
+
+def _temp_file_of_ours(name: str) -> bool:
+    """Whether ``name`` is one a write of ours gives its temp file: the command line's
+    ``.NAME.XXXXXX.tmp``, or ``.NAME.agui-lens-HEX.tmp`` as :func:`_write` names it."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return False
+    stem, _, random = name[1:-4].rpartition(".")
+    if not stem:
+        return False
+    if random.startswith("agui-lens-"):
+        digits = random[len("agui-lens-") :]
+        return len(digits) == 32 and all(c in "0123456789abcdef" for c in digits)
+    return len(random) == 6 and random.isascii() and random.isalnum()
 
 
 def _relative(path: str, root: str) -> str:

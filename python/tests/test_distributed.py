@@ -388,6 +388,32 @@ def test_hidden_files_are_copied_as_the_command_line_mirrors_them(tmp_path):
     assert (tmp_path / "m" / "run.jsonl").read_bytes() == (tmp_path / "cli" / "run.jsonl").read_bytes()
 
 
+def test_a_temp_file_a_killed_write_left_is_not_mirrored(tmp_path):
+    # A write killed before its end leaves its temp file beside its target, half written: the
+    # command line's (`.NAME.XXXXXX.tmp`) or this package's (`.NAME.agui-lens-HEX.tmp`). Both
+    # mirrors copied it as the user's; both leave it out, and say so.
+    source = tmp_path / "tree"
+    source.mkdir()
+    stream = (FIXTURES / "valid" / "agui-sdk-full.jsonl").read_bytes()
+    (source / "run.jsonl").write_bytes(stream)
+    temps = (".run.jsonl.aB3xY9.tmp", ".run.jsonl.agui-lens-" + "0f" * 16 + ".tmp")
+    for rel in temps:
+        (source / rel).write_bytes(stream[: len(stream) // 2])
+    (source / ".notes.tmp").write_bytes(b"the user's\n")
+    rows = {r["path"]: r for r in compact_tree(str(source), str(tmp_path / "m"))}
+    ran = cli("compact", str(source), "--mirror", "-o", str(tmp_path / "cli"), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    for rel in temps:
+        assert rows[rel]["status"] == "skipped", rows
+        assert rows[rel]["mirrored"] is None, rows
+        assert "temp file" in rows[rel]["reason"], rows
+        assert not (tmp_path / "m" / rel).exists()
+        assert not (tmp_path / "cli" / rel).exists()
+        assert rel.encode() in ran.stderr, ran.stderr
+    for mirror in ("m", "cli"):
+        assert (tmp_path / mirror / ".notes.tmp").read_bytes() == b"the user's\n"
+
+
 def test_the_mirror_keeps_each_files_permissions_as_the_command_line_does(tmp_path):
     # The mirror's files were written with a new file's permissions: a private recording
     # (0600) became readable by everyone, an executable lost its +x. `compact --mirror` keeps

@@ -482,3 +482,41 @@ fn a_place_that_cannot_be_written_is_named_with_its_file() {
     assert!(dir.join("o/c.jsonl").is_file());
     assert_eq!(std::fs::read(dir.join("t/a.jsonl")).unwrap(), stream);
 }
+
+/// A write killed before its end (SIGKILL, the machine gone) leaves its temp file beside the
+/// file it was to replace, `.NAME.XXXXXX.tmp`, half written. `--mirror` copied it into the
+/// copy as if it were the user's: it is said and left out; a file of the user's named like
+/// it in another way is copied as any other.
+#[test]
+fn a_mirror_leaves_out_a_temp_file_a_killed_write_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("captures");
+    std::fs::create_dir_all(&root).unwrap();
+    let stream = std::fs::read(crate::common::root().join("fixtures/valid/agui-sdk-full.jsonl"));
+    let stream = stream.unwrap();
+    std::fs::write(root.join("run.jsonl"), &stream).unwrap();
+    std::fs::write(
+        root.join(".run.jsonl.aB3xY9.tmp"),
+        &stream[..stream.len() / 2],
+    )
+    .unwrap();
+    let users = [".run.jsonl.tmp", ".notes.tmp", "run.jsonl.aB3xY9.tmp"];
+    for name in users {
+        std::fs::write(root.join(name), "the user's\n").unwrap();
+    }
+    let out = dir.path().join("out");
+    for run in 0..2 {
+        let (code, _, stderr) =
+            crate::common::run(&["compact", s(&root), "-o", s(&out), "--mirror"]);
+        assert_eq!(code, 0, "run {run}: {stderr}");
+        assert!(!out.join(".run.jsonl.aB3xY9.tmp").exists(), "{stderr}");
+        assert!(
+            stderr.contains(".run.jsonl.aB3xY9.tmp") && stderr.contains("not copied"),
+            "{stderr}"
+        );
+        for name in users {
+            assert_eq!(std::fs::read(out.join(name)).unwrap(), b"the user's\n");
+        }
+        assert_eq!(fold(&out.join("run.jsonl")), fold(&root.join("run.jsonl")));
+    }
+}

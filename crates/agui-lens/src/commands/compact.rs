@@ -416,7 +416,8 @@ fn lies_in(path: &Path, dir: &Path) -> bool {
 }
 
 /// `--mirror`: copies each file of the folders compacted (hidden, ignored and excluded ones
-/// too: they are not compacted, not lost) and each file named, that no compacted stream was
+/// too: they are not compacted, not lost; a temp file of ours a killed write left is not) and
+/// each file named, that no compacted stream was
 /// written for, into OUT at its path there, unless OUT holds the same bytes there already. A
 /// link that leads to no file (to a folder, or nowhere) is copied as a link with the same
 /// target, and folders are made, empty ones too. An entry that cannot be copied (unreadable,
@@ -453,6 +454,17 @@ fn mirror(
             return Ok(Outcome::Failed);
         }
         let (source, done) = match &entry {
+            Entry::File(source, _) if super::named_as_a_temp_file_of_ours(source) => {
+                say!(
+                    "{}",
+                    visible(&format!(
+                        "note: {}: a temp file of an agui-lens write that has not ended (killed \
+                         before its file was put in place, or under way now): not copied",
+                        source.display()
+                    ))
+                );
+                continue;
+            }
             Entry::File(source, relative) => {
                 // OUT inside a folder compacted: what it holds are the copies, not more to copy.
                 let target = output.join(relative);

@@ -563,6 +563,27 @@ pub(crate) fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     Ok(temp)
 }
 
+/// Whether `path` is named as [`temp_beside`] names its temp files, `.NAME.XXXXXX.tmp` (or as
+/// the Python package's mirror names its own, `.NAME.agui-lens-HEX.tmp`, 32 hex digits): one a
+/// write left that ended before its file was put in place (killed), or one being written now.
+pub(crate) fn named_as_a_temp_file_of_ours(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+        return false;
+    };
+    let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    rest.rsplit_once('.').is_some_and(|(stem, random)| {
+        let ours = match random.strip_prefix("agui-lens-") {
+            Some(hex) => {
+                hex.len() == 32 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            }
+            None => random.len() == 6 && random.bytes().all(|b| b.is_ascii_alphanumeric()),
+        };
+        !stem.is_empty() && ours
+    })
+}
+
 /// The most of a file's name a temp file beside it carries.
 const TEMP_NAME_PART: usize = 200;
 
